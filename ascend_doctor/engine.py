@@ -1,0 +1,297 @@
+"""The engine: gather facts concurrently (each probe bounded in time), run the selected checks, build the report."""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from concurrent.futures import Future
+from datetime import datetime, timezone
+from functools import cached_property
+from typing import Any, Callable, Iterable, Optional
+
+from pydantic import BaseModel
+
+from ascend_doctor import __version__
+from ascend_doctor.config import Config
+from ascend_doctor.errors import FactUnavailable
+from ascend_doctor.host import Host
+from ascend_doctor.options import RunOptions
+from ascend_doctor.probes import load_probes
+from ascend_doctor.redact import redact_text
+from ascend_doctor.registry import Check, Registry
+from ascend_doctor.report import (
+    Evidence,
+    Finding,
+    HostSummary,
+    Report,
+    Severity,
+    Status,
+    Waiver,
+    build_report,
+    finding_level,
+)
+
+
+class Outcome(BaseModel):
+    """What a check function returns; the engine adds code, title, severity, docs."""
+
+    status: Status
+    message: str
+    evidence: list[Evidence] = []
+    remediation: Optional[str] = None
+    details: dict[str, Any] = {}
+
+
+def ev(source: str, excerpt: str = "", limit: int = 1500) -> Evidence:
+    """Evidence with the excerpt trimmed to `limit` characters and secrets masked."""
+    excerpt = excerpt if len(excerpt) <= limit else excerpt[:limit] + f"\n… ({len(excerpt) - limit} more characters)"
+    return Evidence(source=source, excerpt=redact_text(excerpt))
+
+
+class FactStore:
+    """Computes facts on first request, each probe in its own daemon thread, memoised, bounded by a timeout.
+
+    Daemon threads (not a pool) so that a probe stuck in pure Python can never keep the process alive; every host
+    call carries its own timeout anyway.
+    """
+
+    def __init__(self, host: Host, options: RunOptions, probes: Optional[dict[str, Callable]] = None,
+                 preset: Optional[dict[str, Any]] = None):
+        self.host = host
+        self.options = options
+        self.probes = probes if probes is not None else load_probes()
+        self._futures: dict[str, Future] = {}
+        self._started: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self.durations: dict[str, float] = {}
+        for name, value in (preset or {}).items():
+            f: Future = Future()
+            f.set_result(value)
+            self._futures[name] = f
+            self._started[name] = time.monotonic()
+
+    def start(self, name: str) -> Future:
+        with self._lock:
+            fut = self._futures.get(name)
+            if fut is not None:
+                return fut
+            fut = Future()
+            self._futures[name] = fut
+            self._started[name] = time.monotonic()
+        func = self.probes.get(name)
+        if func is None:
+            fut.set_exception(FactUnavailable(name, f"no probe provides fact {name!r}"))
+            return fut
+
+        def work() -> None:
+            t0 = time.monotonic()
+            try:
+                fut.set_result(func(self.host, self))
+            except FactUnavailable as exc:
+                fut.set_exception(exc)
+            except Exception as exc:  # a probe bug: the fact is unavailable, the run goes on
+                tb = traceback.format_exc()
+                err = FactUnavailable(name, f"probe crashed: {type(exc).__name__}: {exc}")
+                err.traceback = tb  # type: ignore[attr-defined]
+                fut.set_exception(err)
+            finally:
+                self.durations[name] = round(time.monotonic() - t0, 4)
+
+        threading.Thread(target=work, name=f"probe-{name}", daemon=True).start()
+        return fut
+
+    def start_all(self, names: Iterable[str]) -> None:
+        for n in names:
+            self.start(n)
+
+    def fact(self, name: str) -> Any:
+        """The fact's value; raises FactUnavailable when its probe failed or ran out of time."""
+        fut = self.start(name)
+        remaining = self.options.probe_timeout - (time.monotonic() - self._started[name])
+        try:
+            return fut.result(timeout=max(remaining, 0.0))
+        except FactUnavailable:
+            raise
+        except TimeoutError:
+            raise FactUnavailable(name, f"probe did not finish within {self.options.probe_timeout:g}s") from None
+        except Exception as exc:  # concurrent.futures.TimeoutError on 3.9/3.10
+            if type(exc).__name__ == "TimeoutError":
+                raise FactUnavailable(name, f"probe did not finish within {self.options.probe_timeout:g}s") from None
+            raise
+
+    def try_fact(self, name: str) -> Any:
+        """The fact, or None when unavailable."""
+        try:
+            return self.fact(name)
+        except FactUnavailable:
+            return None
+
+
+class CheckContext:
+    """What a check sees: facts, the matrix, the host policy, the options, and outcome helpers."""
+
+    def __init__(self, facts: FactStore, options: RunOptions):
+        self._facts = facts
+        self.options = options
+
+    def fact(self, name: str) -> Any:
+        return self._facts.fact(name)
+
+    def try_fact(self, name: str) -> Any:
+        return self._facts.try_fact(name)
+
+    @cached_property
+    def policy(self):
+        from ascend_doctor.policy import load_policy
+
+        return load_policy()
+
+    @cached_property
+    def matrix(self):
+        from ascend_doctor.matrix import load_matrix
+
+        return load_matrix(self.options.matrix)
+
+    # Outcome helpers -------------------------------------------------------------------------------------------
+    @staticmethod
+    def ok(message: str, evidence: Iterable[Evidence] = (), **details) -> Outcome:
+        return Outcome(status=Status.PASS, message=message, evidence=list(evidence), details=details)
+
+    @staticmethod
+    def fail(message: str, evidence: Iterable[Evidence] = (), remediation: Optional[str] = None, **details) -> Outcome:
+        return Outcome(status=Status.FAIL, message=message, evidence=list(evidence), remediation=remediation,
+                       details=details)
+
+    @staticmethod
+    def warn(message: str, evidence: Iterable[Evidence] = (), remediation: Optional[str] = None, **details) -> Outcome:
+        return Outcome(status=Status.WARN, message=message, evidence=list(evidence), remediation=remediation,
+                       details=details)
+
+    @staticmethod
+    def unknown(message: str, evidence: Iterable[Evidence] = (), **details) -> Outcome:
+        return Outcome(status=Status.UNKNOWN, message=message, evidence=list(evidence), details=details)
+
+    @staticmethod
+    def skip(message: str, evidence: Iterable[Evidence] = (), **details) -> Outcome:
+        return Outcome(status=Status.SKIP, message=message, evidence=list(evidence), details=details)
+
+
+def finding_from(c: Check, outcome: Outcome, *, severity: Optional[Severity] = None,
+                 duration_ms: Optional[float] = None, node: Optional[str] = None) -> Finding:
+    """Turn a check's outcome into a Finding: the engine adds identity, severity, docs and default remediation."""
+    sev = severity or c.severity
+    remediation = outcome.remediation
+    if remediation is None and outcome.status in (Status.FAIL, Status.WARN):
+        remediation = c.section("How to fix") or None
+    return Finding(
+        code=c.code,
+        slug=c.slug,
+        title=c.title,
+        family=c.family,
+        status=outcome.status,
+        severity=sev,
+        level=finding_level(outcome.status, sev),
+        message=redact_text(outcome.message),
+        evidence=outcome.evidence,
+        remediation=redact_text(remediation) if remediation else None,
+        docs=c.docs_ref,
+        node=node,
+        duration_ms=duration_ms,
+        details=outcome.details,
+    )
+
+
+def evaluate(c: Check, ctx: CheckContext) -> Finding:
+    """Run one check: FactUnavailable becomes `unknown`, any other exception an `error` finding with traceback."""
+    t0 = time.monotonic()
+    try:
+        out = c.func(ctx)
+        if not isinstance(out, Outcome):
+            raise TypeError(f"check returned {type(out).__name__}, not an Outcome")
+    except FactUnavailable as exc:
+        out = Outcome(status=Status.UNKNOWN, message=f"could not establish {exc.fact}: {exc.reason}",
+                      details={"missing_fact": exc.fact})
+    except Exception as exc:
+        out = Outcome(status=Status.ERROR, message=f"the check crashed: {type(exc).__name__}: {exc}",
+                      details={"traceback": traceback.format_exc()})
+    return finding_from(c, out, duration_ms=round((time.monotonic() - t0) * 1000, 2))
+
+
+def apply_config(findings: list[Finding], config: Config, today: Optional[datetime] = None) -> list[str]:
+    """Lower severities and mark waivers in place; returns run notes (e.g. expired waivers)."""
+    notes: list[str] = []
+    today_d = (today or datetime.now(timezone.utc)).date()
+    for f in findings:
+        lowered = config.severity.get(f.code)
+        if lowered is not None and lowered.rank < f.severity.rank:
+            f.severity = lowered
+            f.level = finding_level(f.status, lowered)
+        w = config.waiver_for(f.code)
+        if w is None:
+            continue
+        if w.expires is not None and w.expires < today_d:
+            notes.append(f"waiver for {f.code} expired on {w.expires.isoformat()} and no longer applies "
+                         f"(reason was: {w.reason})")
+            continue
+        if f.status in (Status.FAIL, Status.WARN, Status.ERROR, Status.UNKNOWN):
+            f.waived = Waiver(reason=w.reason, expires=w.expires.isoformat() if w.expires else None)
+    return notes
+
+
+def host_summary(host: Host, redact_hostname: bool = False) -> HostSummary:
+    info = host.system()
+    return HostSummary(
+        hostname="<redacted>" if redact_hostname else (info.hostname or "unknown"),
+        os=info.os,
+        kernel=info.kernel,
+        machine=info.machine,
+        source=host.describe(),
+    )
+
+
+def run_static(host: Host, registry: Registry, options: RunOptions, config: Optional[Config] = None,
+               extra_findings: Iterable[Finding] = (), command: str = "check",
+               linted_command: Optional[list[str]] = None, preset_facts: Optional[dict[str, Any]] = None,
+               started: Optional[tuple[datetime, float]] = None) -> Report:
+    """Select checks, gather the facts they need concurrently, evaluate them, and build the report."""
+    config = config or Config()
+    started_at, t0 = started or (datetime.now(timezone.utc), time.monotonic())
+    checks = registry.select(options.select, options.ignore, stage="static")
+    facts = FactStore(host, options, preset=preset_facts)
+    facts.start_all(sorted({n for c in checks for n in c.needs}))
+    ctx = CheckContext(facts, options)
+    findings = [evaluate(c, ctx) for c in checks]
+    findings.extend(extra_findings)
+    notes = apply_config(findings, config)
+    return build_report(
+        tool_version=__version__,
+        host=host_summary(host, options.redact_hostname),
+        started_at=started_at,
+        duration_s=time.monotonic() - t0,
+        fail_on=options.fail_on,
+        findings=findings,
+        command=command,
+        notes=notes,
+        linted_command=linted_command,
+    )
+
+
+def finalize(report: Report, extra: Iterable[Finding], config: Optional[Config] = None,
+             duration_s: Optional[float] = None) -> Report:
+    """A new report with `extra` findings appended (e.g. the smoke stage), counts and exit code recomputed."""
+    extra = list(extra)
+    notes = list(report.notes)
+    if config is not None:
+        notes += apply_config(extra, config)
+    return build_report(
+        tool_version=report.tool_version,
+        host=report.host,
+        started_at=report.started_at,
+        duration_s=duration_s if duration_s is not None else report.duration_s,
+        fail_on=report.fail_on,
+        findings=[*report.findings, *extra],
+        command=report.command,
+        notes=notes,
+        linted_command=report.linted_command,
+    )

@@ -1,0 +1,20 @@
+"""Error types that cross module boundaries, and the exit codes they map to."""
+
+
+class InputError(Exception):
+    """A problem with what the user gave us (option, snapshot, matrix, config): exit 2, one line, no traceback."""
+
+    exit_code = 2
+
+
+class ParseError(ValueError):
+    """A vendor-output parser could not understand its input. Parsers raise only this."""
+
+
+class FactUnavailable(Exception):
+    """A check asked for a fact that its probe could not establish; the engine turns it into `unknown`."""
+
+    def __init__(self, fact: str, reason: str):
+        super().__init__(f"{fact}: {reason}")
+        self.fact = fact
+        self.reason = reason

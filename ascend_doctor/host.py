@@ -1,0 +1,175 @@
+"""The host seam: the only door to the machine.
+
+Probes ask a `Host` for command output, file contents, directory listings, disk usage, the environment and the
+installed Python distributions of an interpreter. Every answer is a plain result object — failures (not found,
+permission denied, timeout, undecodable bytes, huge output) are values, never exceptions — so the same probe code
+runs against the real machine (`LocalHost`), a recorder (`RecordingHost`) and a snapshot (`ReplayHost`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Protocol
+
+from pydantic import BaseModel, Field
+
+# Error kinds shared by every result type.
+NOT_FOUND = "not_found"
+PERMISSION_DENIED = "permission_denied"
+TIMEOUT = "timeout"
+OS_ERROR = "os_error"
+NOT_RECORDED = "not_recorded"  # replay: the snapshot has no answer for this question
+
+DEFAULT_MAX_OUTPUT = 4 * 1024 * 1024  # bytes kept per stream / file; the rest is dropped and flagged
+
+
+class CommandResult(BaseModel):
+    """What running one argv produced."""
+
+    argv: list[str]
+    returncode: Optional[int] = None
+    stdout: str = ""
+    stderr: str = ""
+    error: Optional[str] = Field(None, description="not_found | permission_denied | timeout | os_error | not_recorded")
+    error_message: str = ""
+    truncated: bool = False
+    duration_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.returncode == 0
+
+    @property
+    def display(self) -> str:
+        return " ".join(self.argv)
+
+    def why_not(self) -> str:
+        """One line saying why this command gave no usable output."""
+        if self.error == NOT_FOUND:
+            return f"`{self.argv[0]}` not found"
+        if self.error == TIMEOUT:
+            return f"`{self.display}` timed out after {self.duration_s:.1f}s"
+        if self.error:
+            return f"`{self.display}`: {self.error_message or self.error}"
+        if self.returncode != 0:
+            tail = (self.stderr or self.stdout).strip().splitlines()
+            return f"`{self.display}` exited {self.returncode}" + (f": {tail[-1][:200]}" if tail else "")
+        return ""
+
+
+class FileResult(BaseModel):
+    path: str
+    content: Optional[str] = None
+    error: Optional[str] = None
+    error_message: str = ""
+    truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.content is not None
+
+
+class DirResult(BaseModel):
+    path: str
+    entries: Optional[list[str]] = None
+    error: Optional[str] = None
+    error_message: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.entries is not None
+
+
+class LinkResult(BaseModel):
+    """Symlink resolution: `target` is os.readlink, `resolved` the fully resolved real path."""
+
+    path: str
+    target: Optional[str] = None
+    resolved: Optional[str] = None
+    error: Optional[str] = None
+
+
+class DiskResult(BaseModel):
+    path: str
+    total_bytes: Optional[int] = None
+    free_bytes: Optional[int] = None
+    error: Optional[str] = None
+    error_message: str = ""
+
+
+class Distribution(BaseModel):
+    name: str
+    version: str
+    requires: list[str] = Field(default_factory=list)
+    location: Optional[str] = None
+
+
+class PythonEnv(BaseModel):
+    """An interpreter and its installed distributions, read from metadata only (nothing is imported)."""
+
+    executable: str = ""
+    version: str = ""
+    implementation: str = ""
+    soabi: Optional[str] = None
+    abiflags: str = ""
+    pointer_bits: Optional[int] = None
+    machine: str = ""
+    libc: str = ""
+    libc_version: str = ""
+    purelib: str = ""
+    platlib: str = ""
+    distributions: list[Distribution] = Field(default_factory=list)
+    error: Optional[str] = None
+    error_message: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def dist(self, name: str) -> Optional[Distribution]:
+        """The installed distribution called `name` (PEP 503 normalised), if any."""
+        want = normalize_name(name)
+        for d in self.distributions:
+            if normalize_name(d.name) == want:
+                return d
+        return None
+
+
+class SystemInfo(BaseModel):
+    hostname: str = ""
+    os: str = ""
+    kernel: str = ""
+    machine: str = ""
+    cpu_count: Optional[int] = None
+
+
+def normalize_name(name: str) -> str:
+    """PEP 503 normalisation: torch_npu == torch-npu == Torch.NPU."""
+    import re
+
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+class Host(Protocol):
+    """Everything that touches the machine. Implementations never raise for machine-side failures."""
+
+    def run(self, argv: list[str], timeout: float = 10.0) -> CommandResult: ...
+
+    def read_file(self, path: str, max_bytes: int = DEFAULT_MAX_OUTPUT) -> FileResult: ...
+
+    def list_dir(self, path: str) -> DirResult: ...
+
+    def readlink(self, path: str) -> LinkResult: ...
+
+    def disk_usage(self, path: str) -> DiskResult: ...
+
+    def env(self) -> dict[str, str]: ...
+
+    def python_env(self, python: Optional[str] = None, timeout: float = 20.0) -> PythonEnv: ...
+
+    def system(self) -> SystemInfo: ...
+
+    def describe(self) -> str: ...
+
+
+def jsonable(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(mode="json")

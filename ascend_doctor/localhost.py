@@ -1,0 +1,254 @@
+"""LocalHost: the real machine behind the host seam, and the one subprocess chokepoint of the tool."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import platform
+import signal
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from typing import Optional
+
+from ascend_doctor.host import (
+    DEFAULT_MAX_OUTPUT,
+    NOT_FOUND,
+    OS_ERROR,
+    PERMISSION_DENIED,
+    TIMEOUT,
+    CommandResult,
+    DirResult,
+    DiskResult,
+    FileResult,
+    LinkResult,
+    PythonEnv,
+    SystemInfo,
+)
+
+# Vendor tools live in sbin dirs that a non-root PATH often lacks (npu-smi is installed to /usr/local/sbin).
+EXTRA_BIN_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/sbin", "/usr/local/Ascend/driver/tools")
+
+FORBID_ENV = "ASCEND_DOCTOR_FORBID_LOCALHOST"  # set by the test suite: unit tests must not touch the real machine
+
+# Runs inside the *target* interpreter (the serving environment, maybe not ours): stdlib only, imports nothing
+# heavy. importlib.metadata reads dist-info files; torch/torch_npu/vllm are never imported.
+PYINFO_SCRIPT = r"""
+import json, platform, struct, sys, sysconfig
+try:
+    from importlib import metadata as md
+except ImportError:
+    md = None
+dists = []
+seen = set()
+if md is not None:
+    for d in md.distributions():
+        try:
+            name = d.metadata["Name"]
+        except Exception:
+            name = None
+        if not name or name.lower() in seen:
+            continue
+        seen.add(name.lower())
+        try:
+            loc = str(d.locate_file(""))
+        except Exception:
+            loc = None
+        dists.append({"name": name, "version": d.version or "", "requires": list(d.requires or []), "location": loc})
+libc, libc_ver = platform.libc_ver()
+paths = sysconfig.get_paths()
+print(json.dumps({
+    "executable": sys.executable,
+    "version": platform.python_version(),
+    "implementation": platform.python_implementation(),
+    "soabi": sysconfig.get_config_var("SOABI"),
+    "abiflags": getattr(sys, "abiflags", ""),
+    "pointer_bits": struct.calcsize("P") * 8,
+    "machine": platform.machine(),
+    "libc": libc,
+    "libc_version": libc_ver,
+    "purelib": paths.get("purelib", ""),
+    "platlib": paths.get("platlib", ""),
+    "distributions": dists,
+}))
+"""
+
+
+def _errkind(exc: OSError) -> str:
+    if isinstance(exc, FileNotFoundError) or exc.errno == errno.ENOENT:
+        return NOT_FOUND
+    if isinstance(exc, PermissionError) or exc.errno in (errno.EACCES, errno.EPERM):
+        return PERMISSION_DENIED
+    return OS_ERROR
+
+
+def _decode(data: bytes) -> str:
+    # Vendor tools print GBK on some images; never fail on bytes, keep what is readable.
+    return data.decode("utf-8", errors="replace")
+
+
+class _CappedReader(threading.Thread):
+    """Drains a pipe to EOF, keeping at most `cap` bytes, so a chatty child can neither block nor eat memory."""
+
+    def __init__(self, stream, cap: int):
+        super().__init__(daemon=True)
+        self.stream = stream
+        self.cap = cap
+        self.chunks: list[bytes] = []
+        self.kept = 0
+        self.truncated = False
+
+    def run(self) -> None:
+        try:
+            while True:
+                chunk = self.stream.read(65536)
+                if not chunk:
+                    break
+                room = self.cap - self.kept
+                if room > 0:
+                    self.chunks.append(chunk[:room])
+                    self.kept += min(room, len(chunk))
+                if len(chunk) > room:
+                    self.truncated = True
+        except (OSError, ValueError):
+            pass
+
+    def text(self) -> str:
+        return _decode(b"".join(self.chunks))
+
+
+class LocalHost:
+    """The machine this process runs on."""
+
+    def __init__(self, max_output: int = DEFAULT_MAX_OUTPUT):
+        if os.environ.get(FORBID_ENV):
+            raise RuntimeError("LocalHost is forbidden here (tests must use a ReplayHost or a fake root)")
+        self.max_output = max_output
+
+    def describe(self) -> str:
+        return "local"
+
+    def _which(self, name: str) -> Optional[str]:
+        if os.sep in name:
+            return name
+        path = os.environ.get("PATH", os.defpath) + os.pathsep + os.pathsep.join(EXTRA_BIN_DIRS)
+        return shutil.which(name, path=path)
+
+    def run(self, argv: list[str], timeout: float = 10.0) -> CommandResult:
+        """Run argv (never through a shell) in its own process group; kill the whole group on timeout."""
+        argv = [str(a) for a in argv]
+        start = time.monotonic()
+        exe = self._which(argv[0])
+        if exe is None:
+            return CommandResult(argv=argv, error=NOT_FOUND, error_message=f"{argv[0]}: command not found")
+        try:
+            proc = subprocess.Popen(
+                [exe, *argv[1:]],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # own process group: a timeout kills grandchildren too
+                env={**os.environ, "LC_ALL": "C", "LANG": "C"},
+            )
+        except OSError as exc:
+            return CommandResult(argv=argv, error=_errkind(exc), error_message=str(exc),
+                                 duration_s=time.monotonic() - start)
+        out = _CappedReader(proc.stdout, self.max_output)
+        err = _CappedReader(proc.stderr, self.max_output)
+        out.start()
+        err.start()
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            proc.wait()
+        # A grandchild that left the group could hold the pipe open: don't wait for it forever.
+        out.join(timeout=0.5)
+        err.join(timeout=0.5)
+        for s in (proc.stdout, proc.stderr):
+            try:
+                s.close()
+            except OSError:
+                pass
+        duration = time.monotonic() - start
+        result = CommandResult(
+            argv=argv,
+            returncode=None if timed_out else proc.returncode,
+            stdout=out.text(),
+            stderr=err.text(),
+            truncated=out.truncated or err.truncated,
+            duration_s=round(duration, 4),
+        )
+        if timed_out:
+            result.error = TIMEOUT
+            result.error_message = f"killed after {timeout:g}s"
+        elif proc.returncode is not None and proc.returncode < 0:
+            result.error_message = f"killed by signal {signal.Signals(-proc.returncode).name}" \
+                if -proc.returncode in signal.valid_signals() else f"killed by signal {-proc.returncode}"
+        return result
+
+    def read_file(self, path: str, max_bytes: int = DEFAULT_MAX_OUTPUT) -> FileResult:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(max_bytes + 1)
+        except OSError as exc:
+            return FileResult(path=path, error=_errkind(exc), error_message=exc.strerror or str(exc))
+        truncated = len(data) > max_bytes
+        return FileResult(path=path, content=_decode(data[:max_bytes]), truncated=truncated)
+
+    def list_dir(self, path: str) -> DirResult:
+        try:
+            return DirResult(path=path, entries=sorted(os.listdir(path)))
+        except OSError as exc:
+            return DirResult(path=path, error=_errkind(exc), error_message=exc.strerror or str(exc))
+
+    def readlink(self, path: str) -> LinkResult:
+        if not os.path.lexists(path):
+            return LinkResult(path=path, error=NOT_FOUND)
+        target = os.readlink(path) if os.path.islink(path) else None
+        return LinkResult(path=path, target=target, resolved=os.path.realpath(path))
+
+    def disk_usage(self, path: str) -> DiskResult:
+        try:
+            st = os.statvfs(path)
+        except OSError as exc:
+            return DiskResult(path=path, error=_errkind(exc), error_message=exc.strerror or str(exc))
+        return DiskResult(path=path, total_bytes=st.f_blocks * st.f_frsize, free_bytes=st.f_bavail * st.f_frsize)
+
+    def env(self) -> dict[str, str]:
+        return dict(os.environ)
+
+    def python_env(self, python: Optional[str] = None, timeout: float = 20.0) -> PythonEnv:
+        """Dump interpreter facts and installed distributions by running a stdlib-only script in `python`."""
+        exe = python or sys.executable
+        res = self.run([exe, "-I", "-c", PYINFO_SCRIPT], timeout=timeout)
+        if not res.ok:
+            return PythonEnv(executable=exe, error=res.error or "exit", error_message=res.why_not())
+        try:
+            data = json.loads(res.stdout.strip().splitlines()[-1])
+            return PythonEnv.model_validate(data)
+        except (ValueError, IndexError) as exc:
+            return PythonEnv(executable=exe, error=OS_ERROR, error_message=f"unreadable metadata dump: {exc}")
+
+    def system(self) -> SystemInfo:
+        u = platform.uname()
+        return SystemInfo(hostname=socket.gethostname(), os=_os_name(self), kernel=u.release, machine=u.machine,
+                          cpu_count=os.cpu_count())
+
+
+def _os_name(host: LocalHost) -> str:
+    res = host.read_file("/etc/os-release")
+    if res.ok:
+        for line in res.content.splitlines():
+            if line.startswith("PRETTY_NAME="):
+                return line.split("=", 1)[1].strip().strip('"')
+    return platform.system()

@@ -1,0 +1,24 @@
+"""Run options: what the CLI flags and the config file's [options] table can set."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ascend_doctor.report import Severity
+
+
+class RunOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    fail_on: Severity = Severity.ERROR
+    select: list[str] = Field(default_factory=list)
+    ignore: list[str] = Field(default_factory=list)
+    probe_timeout: float = Field(10.0, gt=0, description="Seconds each probe may take")
+    python: Optional[str] = Field(None, description="Interpreter of the serving environment (default: this one)")
+    model_dir: Optional[str] = Field(None, description="Where the model weights live (disk-space check)")
+    matrix: list[str] = Field(default_factory=list, description="Extra matrix TOML files layered over the shipped one")
+    checks_dirs: list[str] = Field(default_factory=list)
+    redact_hostname: bool = False
+    import_probe: bool = Field(True, description="Run `import torch, torch_npu` in a child of the serving python")

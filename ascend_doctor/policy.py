@@ -1,0 +1,45 @@
+"""Host policy: thresholds the host checks compare against, as data (matrices/host-policy.toml)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Optional
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ascend_doctor.errors import InputError
+from ascend_doctor.paths import builtin_matrices_dir
+from ascend_doctor.tomlread import pydantic_error_line, read_toml
+
+POLICY_FILE = "host-policy.toml"
+
+
+class Threshold(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    minimum: float
+    recommended: Optional[float] = None
+    source: str
+    note: str = ""
+
+
+class HostPolicy(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int
+    nofile_soft: Threshold
+    nofile_hard: Threshold
+    shm_gib: Threshold
+    mem_available_gib: Threshold
+    disk_free_gib: Threshold
+    python_bits: Threshold
+
+
+@lru_cache(maxsize=4)
+def load_policy(path: Optional[str] = None) -> HostPolicy:
+    p = path or str(builtin_matrices_dir() / POLICY_FILE)
+    data = read_toml(p, "host policy")
+    try:
+        return HostPolicy.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(f"host policy {p}: {pydantic_error_line(exc)}") from None

@@ -1,0 +1,39 @@
+"""Probes: turn host answers into typed facts.
+
+A probe is `fn(host, ctx) -> fact` registered with `@probe("name")`. It may ask for other facts with
+`ctx.fact("other")`. When it cannot establish its fact it raises `FactUnavailable(name, why)`; checks that need
+that fact then report `unknown` with the reason. Parsing lives in `ascend_doctor.parsers` as pure functions.
+Every module in this package is imported by `load_probes()`, so a new probe module needs no registration.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Any, Callable
+
+PROBES: dict[str, Callable[..., Any]] = {}
+
+
+def probe(name: str):
+    """Register a probe function under the fact name it produces."""
+
+    def deco(func):
+        if name in PROBES and PROBES[name] is not func:
+            raise RuntimeError(f"duplicate probe {name!r}")
+        PROBES[name] = func
+        return func
+
+    return deco
+
+
+_loaded = False
+
+
+def load_probes() -> dict[str, Callable[..., Any]]:
+    global _loaded
+    if not _loaded:
+        for mod in pkgutil.iter_modules(__path__):
+            importlib.import_module(f"{__name__}.{mod.name}")
+        _loaded = True
+    return PROBES

@@ -1,0 +1,228 @@
+"""Checks: how they are declared, loaded (built-in dir, --checks-dir, entry points — one loader) and selected.
+
+A check is a function decorated with `@check(...)` whose docstring is its documentation:
+
+    @check("HOST101", "selinux-mode", severity="error", needs=["selinux"])
+    def selinux_mode(ctx):
+        '''SELinux is not enforcing
+
+        Why it matters: ...
+        How to fix: ...
+        '''
+        fact = ctx.fact("selinux")          # raises FactUnavailable -> the engine reports `unknown`
+        return ctx.fail("...", evidence=[...])
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import re
+import sys
+import textwrap
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Callable, Iterable, Optional
+
+from ascend_doctor.errors import InputError
+from ascend_doctor.paths import builtin_checks_dir
+from ascend_doctor.report import Severity
+
+_CODE = re.compile(r"^([A-Z]+)(\d{3})$")
+_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+# Checks registered by the module being loaded right now (the decorator appends here).
+_pending: list["Check"] = []
+
+
+@dataclass
+class Check:
+    code: str
+    slug: str
+    severity: Severity
+    func: Callable
+    needs: tuple[str, ...] = ()
+    stage: str = "static"  # "static": runs in `check`; "smoke": produced by the live smoke stage
+    doc: str = ""
+    source: str = "built-in"
+    module: str = ""
+
+    @property
+    def family(self) -> str:
+        return _CODE.match(self.code).group(1)
+
+    @property
+    def title(self) -> str:
+        return self.doc.strip().splitlines()[0].strip() if self.doc.strip() else self.slug
+
+    def section(self, name: str) -> str:
+        """Text of a doc section such as 'Why it matters' or 'How to fix' ('' when absent)."""
+        return doc_section(self.doc, name)
+
+    @property
+    def docs_ref(self) -> str:
+        return f"ascend-doctor explain {self.code}"
+
+
+def doc_section(doc: str, name: str) -> str:
+    lines = doc.splitlines()
+    out: list[str] = []
+    grabbing = False
+    head = re.compile(r"^\s*([A-Z][A-Za-z' ]+):\s*(.*)$")
+    for line in lines:
+        m = head.match(line)
+        if m and m.group(1).strip() in ("Why it matters", "How to fix", "What it checks", "Evidence"):
+            if grabbing:
+                break
+            if m.group(1).strip() == name:
+                grabbing = True
+                if m.group(2).strip():
+                    out.append(m.group(2).strip())
+            continue
+        if grabbing:
+            out.append(line.strip())
+    return "\n".join(out).strip()
+
+
+def check(code: str, slug: str, *, severity: str = "error", needs: Iterable[str] = (), stage: str = "static"):
+    """Declare a check. The decorated function's docstring is its doc (title, 'Why it matters', 'How to fix')."""
+
+    def deco(func: Callable) -> Callable:
+        _pending.append(
+            Check(
+                code=code,
+                slug=slug,
+                severity=Severity(severity),
+                func=func,
+                needs=tuple(needs),
+                stage=stage,
+                doc=textwrap.dedent(inspect.getdoc(func) or ""),
+                module=getattr(func, "__module__", ""),
+            )
+        )
+        return func
+
+    return deco
+
+
+class Registry:
+    """All loaded checks by code. Rejects duplicate codes and undocumented checks."""
+
+    def __init__(self) -> None:
+        self.checks: dict[str, Check] = {}
+
+    def add(self, c: Check) -> None:
+        where = f"{c.source} ({c.module})"
+        if not _CODE.match(c.code):
+            raise InputError(f"check code {c.code!r} from {where} must be LETTERS+3 digits, e.g. HOST101")
+        if not _SLUG.match(c.slug):
+            raise InputError(f"check {c.code} from {where}: slug {c.slug!r} must be kebab-case")
+        if c.code in self.checks:
+            other = self.checks[c.code]
+            raise InputError(f"duplicate check code {c.code}: {where} and {other.source} ({other.module})")
+        if not c.doc.strip() or not c.section("Why it matters") or not c.section("How to fix"):
+            raise InputError(f"check {c.code} from {where} has no doc: its docstring needs a title line, "
+                             "'Why it matters:' and 'How to fix:' sections")
+        self.checks[c.code] = c
+
+    def all(self) -> list[Check]:
+        return sorted(self.checks.values(), key=lambda c: (c.family, c.code))
+
+    def get(self, code: str) -> Optional[Check]:
+        code = code.upper()
+        if code in self.checks:
+            return self.checks[code]
+        for c in self.checks.values():
+            if c.slug == code.lower():
+                return c
+        return None
+
+    def select(self, select: Iterable[str] = (), ignore: Iterable[str] = (), stage: Optional[str] = None) -> list[Check]:
+        """Checks whose code starts with any `select` prefix (all when empty) and with no `ignore` prefix."""
+        sel = [s.strip().upper() for s in select if s.strip()]
+        ign = [s.strip().upper() for s in ignore if s.strip()]
+        for p in sel + ign:
+            if not any(c.code.startswith(p) or c.slug.upper() == p for c in self.checks.values()):
+                raise InputError(f"unknown check code or prefix {p!r} (see `ascend-doctor list`)")
+
+        def hit(c: Check, prefixes: list[str]) -> bool:
+            return any(c.code.startswith(p) or c.slug.upper() == p for p in prefixes)
+
+        return [
+            c for c in self.all()
+            if (not sel or hit(c, sel)) and not hit(c, ign) and (stage is None or c.stage == stage)
+        ]
+
+
+def _load_file(path: Path, source: str, namespace: str) -> list[Check]:
+    name = f"ascend_doctor_checks.{namespace}.{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise InputError(f"cannot load checks from {path}")
+    module = importlib.util.module_from_spec(spec)
+    start = len(_pending)
+    try:
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    except InputError:
+        raise
+    except Exception as exc:  # a broken plugin file is the user's input, not our crash
+        del _pending[start:]
+        raise InputError(f"cannot load checks from {path}: {type(exc).__name__}: {exc}") from None
+    found = _pending[start:]
+    del _pending[start:]
+    for c in found:
+        c.source = source
+    return found
+
+
+def load_dir(directory: Path, source: str) -> list[Check]:
+    """Load every `*.py` (not starting with `_`) in `directory`."""
+    if not directory.is_dir():
+        raise InputError(f"checks directory {directory} does not exist")
+    namespace = re.sub(r"\W", "_", str(directory.resolve()))
+    found: list[Check] = []
+    for path in sorted(directory.glob("*.py")):
+        if not path.name.startswith("_"):
+            found.extend(_load_file(path, source, namespace))
+    return found
+
+
+def load_entry_points(group: str = "ascend_doctor.checks") -> list[Check]:
+    """Checks from installed plugins: each entry point names a module (or callable) that registers checks."""
+    found: list[Check] = []
+    try:
+        eps = metadata.entry_points(group=group)
+    except TypeError:  # Python 3.9
+        eps = metadata.entry_points().get(group, [])
+    for ep in eps:
+        start = len(_pending)
+        try:
+            obj = ep.load()
+            if callable(obj) and not inspect.ismodule(obj):
+                obj()
+        except Exception as exc:
+            del _pending[start:]
+            raise InputError(f"check plugin {ep.name!r} ({ep.value}) failed to load: {type(exc).__name__}: {exc}") \
+                from None
+        new = _pending[start:]
+        del _pending[start:]
+        for c in new:
+            c.source = f"plugin:{ep.name}"
+        found.extend(new)
+    return found
+
+
+def load_registry(checks_dirs: Iterable[str | Path] = (), entry_points: bool = True) -> Registry:
+    """Built-in checks, then --checks-dir modules, then entry-point plugins, all through the same registry."""
+    reg = Registry()
+    for c in load_dir(builtin_checks_dir(), "built-in"):
+        reg.add(c)
+    for d in checks_dirs:
+        for c in load_dir(Path(d), f"dir:{d}"):
+            reg.add(c)
+    if entry_points:
+        for c in load_entry_points():
+            reg.add(c)
+    return reg

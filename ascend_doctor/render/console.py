@@ -1,0 +1,88 @@
+"""Rich console renderer: findings grouped by family, details for what needs attention, one summary line.
+
+Colour follows rich's rules: off when NO_COLOR is set or stdout is not a terminal.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import OrderedDict
+from typing import Optional, TextIO
+
+from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
+
+from ascend_doctor.report import Finding, Report, Status
+
+_ICON = {
+    Status.PASS: ("✔", "green"),
+    Status.WARN: ("▲", "yellow"),
+    Status.FAIL: ("✘", "red"),
+    Status.SKIP: ("-", "dim"),
+    Status.UNKNOWN: ("?", "magenta"),
+    Status.ERROR: ("!", "bold red"),
+}
+
+
+def make_console(file: Optional[TextIO] = None) -> Console:
+    f = file or sys.stdout
+    is_tty = hasattr(f, "isatty") and f.isatty()
+    return Console(file=f, highlight=False, soft_wrap=False, width=None if is_tty else 110)
+
+
+def _finding(console: Console, f: Finding, verbose: bool) -> None:
+    icon, style = _ICON[f.status]
+    node = f"[{escape(f.node)}] " if f.node else ""
+    waived = " [dim](waived)[/dim]" if f.waived else ""
+    console.print(f"  [{style}]{icon} {f.status.value:<7}[/{style}] [bold]{f.code}[/bold] {node}{escape(f.title)}"
+                  f"{waived}")
+    console.print(Text("      " + f.message, style="dim" if f.status == Status.PASS else ""))
+    attention = f.status in (Status.FAIL, Status.WARN, Status.ERROR, Status.UNKNOWN)
+    if attention or verbose:
+        for e in f.evidence[:4]:
+            excerpt = e.excerpt.strip()
+            if len(excerpt) > 600 and not verbose:
+                excerpt = excerpt[:600] + " …"
+            console.print(Text(f"      seen: {e.source}", style="cyan"))
+            for line in excerpt.splitlines()[: (40 if verbose else 8)]:
+                console.print(Text("        " + line, style="dim"))
+        if f.remediation and f.status in (Status.FAIL, Status.WARN):
+            first, *rest = f.remediation.strip().splitlines() or [""]
+            console.print(Text("      fix:  " + first, style="green"))
+            for line in rest[:12]:
+                console.print(Text("            " + line, style="green"))
+        if f.waived:
+            console.print(Text(f"      waived: {f.waived.reason}" + (f" (until {f.waived.expires})"
+                                                                     if f.waived.expires else ""), style="dim"))
+        if f.status == Status.ERROR and verbose and f.details.get("traceback"):
+            console.print(Text(str(f.details["traceback"]), style="dim"))
+
+
+def render_console(report: Report, file: Optional[TextIO] = None, verbose: bool = False,
+                   only_problems: bool = False) -> None:
+    console = make_console(file)
+    h = report.host
+    console.print(f"[bold]ascend-doctor {report.tool_version}[/bold] — {escape(report.command)} on "
+                  f"{escape(h.hostname)} ({escape(h.machine or '?')}, {escape(h.os or '?')}) [dim]{escape(h.source)}"
+                  f"[/dim]")
+    groups: "OrderedDict[str, list[Finding]]" = OrderedDict()
+    for f in report.findings:
+        groups.setdefault(f.family, []).append(f)
+    for family, items in groups.items():
+        shown = [f for f in items if not only_problems or f.status != Status.PASS]
+        if not shown:
+            continue
+        console.print(f"\n[bold underline]{family}[/bold underline]")
+        for f in shown:
+            _finding(console, f, verbose)
+    for note in report.notes:
+        console.print(Text(f"\nnote: {note}", style="yellow"))
+    c = report.counts
+    parts = [f"{c.pass_} passed", f"{c.warn} warnings", f"{c.fail} failed", f"{c.unknown} unknown",
+             f"{c.error} errors", f"{c.skip} skipped"]
+    if c.waived:
+        parts.append(f"{c.waived} waived")
+    verdict = "[green]OK[/green]" if report.exit_code == 0 else "[red]NOT READY[/red]"
+    console.print(f"\n{verdict} — {', '.join(parts)} in {report.duration_s:.2f}s "
+                  f"(fail-on: {report.fail_on.value}, exit {report.exit_code})")

@@ -1,0 +1,275 @@
+"""Snapshots: record what a host answered (`collect`) and answer it back offline (`--replay`).
+
+Format (JSON, `format: "ascend-doctor-snapshot"`, `version: 1`) — see docs/snapshot-format.md. Every section is
+optional, so a user can hand-build a snapshot from pasted outputs: a question the snapshot has no answer for is
+answered as "not found" (a command that is not installed, a file that does not exist).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ascend_doctor import __version__
+from ascend_doctor.errors import InputError
+from ascend_doctor.host import (
+    DEFAULT_MAX_OUTPUT,
+    NOT_FOUND,
+    NOT_RECORDED,
+    CommandResult,
+    DirResult,
+    DiskResult,
+    FileResult,
+    Host,
+    LinkResult,
+    PythonEnv,
+    SystemInfo,
+)
+from ascend_doctor.redact import redact_argv, redact_env, redact_text
+
+SNAPSHOT_FORMAT = "ascend-doctor-snapshot"
+SNAPSHOT_VERSION = 1
+DEFAULT_PYTHON_KEY = "default"  # the interpreter that serves, when --python was not given
+
+
+class CommandEntry(BaseModel):
+    """One recorded command. Hand-built snapshots usually give only argv, stdout and maybe returncode."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    argv: list[str]
+    returncode: Optional[int] = 0
+    stdout: str = ""
+    stderr: str = ""
+    error: Optional[str] = None
+    error_message: str = ""
+    truncated: bool = False
+    duration_s: float = 0.0
+
+
+class FileEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    content: Optional[str] = None
+    error: Optional[str] = None
+    error_message: str = ""
+    truncated: bool = False
+
+
+class DirEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    entries: Optional[list[str]] = None
+    error: Optional[str] = None
+    error_message: str = ""
+
+
+class LinkEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    target: Optional[str] = None
+    resolved: Optional[str] = None
+    error: Optional[str] = None
+
+
+class DiskEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    total_bytes: Optional[int] = None
+    free_bytes: Optional[int] = None
+    error: Optional[str] = None
+    error_message: str = ""
+
+
+class Snapshot(BaseModel):
+    """Everything a host answered, keyed by the question."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: str = SNAPSHOT_FORMAT
+    version: int = SNAPSHOT_VERSION
+    tool_version: str = __version__
+    collected_at: Optional[datetime] = None
+    description: str = Field("", description="Free text: what this host is (example hosts document themselves here)")
+    system: SystemInfo = Field(default_factory=SystemInfo)
+    env: dict[str, str] = Field(default_factory=dict)
+    commands: list[CommandEntry] = Field(default_factory=list)
+    files: dict[str, FileEntry] = Field(default_factory=dict)
+    dirs: dict[str, DirEntry] = Field(default_factory=dict)
+    links: dict[str, LinkEntry] = Field(default_factory=dict)
+    disk: dict[str, DiskEntry] = Field(default_factory=dict)
+    python_envs: dict[str, PythonEnv] = Field(default_factory=dict)
+
+    def dump(self) -> str:
+        return json.dumps(self.model_dump(mode="json", exclude_none=False), indent=1, ensure_ascii=False) + "\n"
+
+
+def load_snapshot(path: str | Path) -> Snapshot:
+    """Read and validate a snapshot file; any problem is an InputError naming the file."""
+    p = Path(path)
+    try:
+        raw = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read snapshot {p}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"snapshot {p} is not UTF-8 text") from None
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"snapshot {p} is not valid JSON (truncated?): {exc.msg} at line {exc.lineno}") from None
+    if not isinstance(data, dict) or data.get("format") != SNAPSHOT_FORMAT:
+        raise InputError(f"{p} is not an ascend-doctor snapshot (expected \"format\": \"{SNAPSHOT_FORMAT}\")")
+    if data.get("version") != SNAPSHOT_VERSION:
+        raise InputError(
+            f"snapshot {p} has format version {data.get('version')!r}; this ascend-doctor reads version "
+            f"{SNAPSHOT_VERSION} (re-run `ascend-doctor collect` with this version)"
+        )
+    try:
+        return Snapshot.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"])
+        raise InputError(f"snapshot {p}: {loc}: {err['msg']}") from None
+
+
+class ReplayHost:
+    """Answers every host question from a snapshot; unanswered questions read as 'not found'."""
+
+    def __init__(self, snapshot: Snapshot, label: str = "snapshot"):
+        self.snapshot = snapshot
+        self.label = label
+        self._commands: dict[tuple[str, ...], CommandEntry] = {}
+        for c in snapshot.commands:
+            self._commands.setdefault(tuple(c.argv), c)
+
+    def describe(self) -> str:
+        return f"replay:{self.label}"
+
+    def run(self, argv: list[str], timeout: float = 10.0) -> CommandResult:
+        entry = self._commands.get(tuple(str(a) for a in argv))
+        if entry is None:
+            return CommandResult(argv=list(argv), error=NOT_FOUND,
+                                 error_message=f"{argv[0]}: not in snapshot (command not found)")
+        return CommandResult(**entry.model_dump())
+
+    def read_file(self, path: str, max_bytes: int = DEFAULT_MAX_OUTPUT) -> FileResult:
+        entry = self.snapshot.files.get(path)
+        if entry is None:
+            return FileResult(path=path, error=NOT_FOUND, error_message="No such file (not in snapshot)")
+        content = entry.content
+        truncated = entry.truncated
+        if content is not None and len(content) > max_bytes:
+            content, truncated = content[:max_bytes], True
+        return FileResult(path=path, content=content, error=entry.error, error_message=entry.error_message,
+                          truncated=truncated)
+
+    def list_dir(self, path: str) -> DirResult:
+        entry = self.snapshot.dirs.get(path)
+        if entry is None:
+            return DirResult(path=path, error=NOT_FOUND, error_message="No such directory (not in snapshot)")
+        return DirResult(path=path, **entry.model_dump())
+
+    def readlink(self, path: str) -> LinkResult:
+        entry = self.snapshot.links.get(path)
+        if entry is not None:
+            return LinkResult(path=path, **entry.model_dump())
+        # Not a recorded link: a recorded file or directory still exists, as itself.
+        if path in self.snapshot.files or path in self.snapshot.dirs:
+            return LinkResult(path=path, resolved=path)
+        return LinkResult(path=path, error=NOT_FOUND)
+
+    def disk_usage(self, path: str) -> DiskResult:
+        entry = self.snapshot.disk.get(path)
+        if entry is None:
+            return DiskResult(path=path, error=NOT_RECORDED, error_message="not in snapshot")
+        return DiskResult(path=path, **entry.model_dump())
+
+    def env(self) -> dict[str, str]:
+        return dict(self.snapshot.env)
+
+    def python_env(self, python: Optional[str] = None, timeout: float = 20.0) -> PythonEnv:
+        key = python or DEFAULT_PYTHON_KEY
+        env = self.snapshot.python_envs.get(key)
+        if env is None and python is None and len(self.snapshot.python_envs) == 1:
+            env = next(iter(self.snapshot.python_envs.values()))
+        if env is None:
+            return PythonEnv(executable=python or "", error=NOT_RECORDED,
+                             error_message=f"no python environment {key!r} in snapshot")
+        return env.model_copy(deep=True)
+
+    def system(self) -> SystemInfo:
+        return self.snapshot.system
+
+
+class RecordingHost:
+    """Wraps a host and writes every answer into a Snapshot (secrets redacted as they are recorded)."""
+
+    def __init__(self, inner: Host):
+        self.inner = inner
+        self._lock = threading.Lock()
+        self.snapshot = Snapshot(collected_at=datetime.now(timezone.utc))
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    def run(self, argv: list[str], timeout: float = 10.0) -> CommandResult:
+        res = self.inner.run(argv, timeout)
+        entry = CommandEntry(**{**res.model_dump(), "argv": redact_argv(res.argv),
+                                "stdout": redact_text(res.stdout), "stderr": redact_text(res.stderr)})
+        with self._lock:
+            self.snapshot.commands.append(entry)
+        return res
+
+    def read_file(self, path: str, max_bytes: int = DEFAULT_MAX_OUTPUT) -> FileResult:
+        res = self.inner.read_file(path, max_bytes)
+        with self._lock:
+            self.snapshot.files[path] = FileEntry(content=redact_text(res.content) if res.content else res.content,
+                                                  error=res.error, error_message=res.error_message,
+                                                  truncated=res.truncated)
+        return res
+
+    def list_dir(self, path: str) -> DirResult:
+        res = self.inner.list_dir(path)
+        with self._lock:
+            self.snapshot.dirs[path] = DirEntry(entries=res.entries, error=res.error, error_message=res.error_message)
+        return res
+
+    def readlink(self, path: str) -> LinkResult:
+        res = self.inner.readlink(path)
+        with self._lock:
+            self.snapshot.links[path] = LinkEntry(target=res.target, resolved=res.resolved, error=res.error)
+        return res
+
+    def disk_usage(self, path: str) -> DiskResult:
+        res = self.inner.disk_usage(path)
+        with self._lock:
+            self.snapshot.disk[path] = DiskEntry(total_bytes=res.total_bytes, free_bytes=res.free_bytes,
+                                                 error=res.error, error_message=res.error_message)
+        return res
+
+    def env(self) -> dict[str, str]:
+        env = self.inner.env()
+        with self._lock:
+            self.snapshot.env = redact_env(env)
+        return env
+
+    def python_env(self, python: Optional[str] = None, timeout: float = 20.0) -> PythonEnv:
+        res = self.inner.python_env(python, timeout)
+        with self._lock:
+            self.snapshot.python_envs[python or DEFAULT_PYTHON_KEY] = res
+        return res
+
+    def system(self) -> SystemInfo:
+        res = self.inner.system()
+        with self._lock:
+            self.snapshot.system = res
+        return res
+
+
+def snapshot_to_dict(s: Snapshot) -> dict[str, Any]:
+    return json.loads(s.dump())

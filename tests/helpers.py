@@ -1,0 +1,53 @@
+"""Test helpers: the shared corpus (../shared/corpus, skipped when absent) and running one check on given facts."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "tests" / "data"
+CORPUS = Path(os.environ.get("ASCEND_DOCTOR_CORPUS", REPO.parent / "shared" / "corpus"))
+
+
+def corpus_files(kind: str) -> list[Path]:
+    """Files of one corpus KIND folder (empty when the corpus is absent, as on a plain clone)."""
+    d = CORPUS / kind
+    return sorted(p for p in d.glob("*") if p.is_file()) if d.is_dir() else []
+
+
+def corpus_params(kind: str):
+    """pytest.param per corpus file, or one skipped param when the corpus is absent."""
+    files = corpus_files(kind)
+    if not files:
+        return [pytest.param(None, marks=pytest.mark.skip(reason=f"../shared/corpus/{kind} not present"))]
+    return [pytest.param(p, id=p.name) for p in files]
+
+
+def read_corpus(path: Path) -> tuple[dict[str, str], str]:
+    """(header fields, verbatim sample) of a corpus file: '# SOURCE/# KIND/# NOTES' lines, a blank line, the text."""
+    text = path.read_text(encoding="utf-8")
+    head, _, body = text.partition("\n\n")
+    fields = {}
+    for line in head.splitlines():
+        if line.startswith("# ") and ":" in line:
+            k, _, v = line[2:].partition(":")
+            fields[k.strip()] = v.strip()
+    return fields, body
+
+
+def run_check(code: str, facts: dict[str, Any], options: Optional[dict] = None, registry=None):
+    """Evaluate one check with facts given by hand (no probes, no host). Missing facts -> the unknown path."""
+    from ascend_doctor.engine import CheckContext, FactStore, evaluate
+    from ascend_doctor.options import RunOptions
+    from ascend_doctor.registry import load_registry
+
+    reg = registry or load_registry(entry_points=False)
+    c = reg.get(code)
+    assert c is not None, f"no check {code}"
+    opts = RunOptions(**(options or {}))
+    store = FactStore(host=None, options=opts, probes={}, preset=facts)  # type: ignore[arg-type]
+    return evaluate(c, CheckContext(store, opts))
