@@ -1,0 +1,47 @@
+"""`ascend-doctor parse KIND FILE`: show what the doctor understands of one vendor output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ascend_doctor.errors import InputError, ParseError
+from ascend_doctor.parsers import parser_kinds
+
+
+@click.command()
+@click.argument("kind", metavar="KIND")
+@click.argument("file", metavar="FILE")
+@click.option("--format", "fmt", type=click.Choice(["console", "json"]), default="console")
+def parse(kind, file, fmt):
+    """Parse a captured vendor output (FILE, or - for stdin) and print the facts understood.
+
+    KIND is one of: npu-smi-info, npu-smi-health, npu-smi-board, npu-smi-topo, npu-smi-map, hccn-tool,
+    version-cfg, toolkit-install-info, driver-version-info, firmware-version-info (see `parse --help`).
+    Exit 0 when understood (an error capture such as `dcmi module initialize failed` is understood: its `error`
+    field is set), 2 when the input is not what KIND expects.
+    """
+    kinds = parser_kinds()
+    if kind not in kinds:
+        raise InputError(f"unknown KIND {kind!r}; one of: {', '.join(sorted(kinds))}")
+    func, expects = kinds[kind]
+    try:
+        text = click.get_text_stream("stdin").read() if file == "-" else Path(file).read_text(
+            encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise InputError(f"cannot read {file}: {exc.strerror or exc}") from None
+    try:
+        fact = func(text)
+    except ParseError as exc:
+        raise InputError(f"{file} is not {expects}: {exc}") from None
+    data = fact.model_dump(mode="json")
+    if fmt == "json":
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        from rich.pretty import Pretty
+
+        from ascend_doctor.render.console import make_console
+
+        make_console().print(Pretty(data, expand_all=False))
