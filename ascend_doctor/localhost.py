@@ -36,8 +36,11 @@ EXTRA_BIN_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/sbin", "/u
 FORBID_ENV = "ASCEND_DOCTOR_FORBID_LOCALHOST"  # set by the test suite: unit tests must not touch the real machine
 
 # Runs inside the *target* interpreter (the serving environment, maybe not ours): stdlib only, imports nothing
-# heavy. importlib.metadata reads dist-info files; torch/torch_npu/vllm are never imported.
+# heavy. importlib.metadata reads dist-info files; torch/torch_npu/vllm are never imported. Not `-I`: the server
+# runs with the environment's PYTHONPATH and user site, so the dump must see the same distributions.
 PYINFO_SCRIPT = r"""
+import sys
+sys.path[:] = [p for p in sys.path if p not in ("", ".")]  # never pick up modules from the cwd
 import json, platform, struct, sys, sysconfig
 try:
     from importlib import metadata as md
@@ -230,7 +233,7 @@ class LocalHost:
     def python_env(self, python: Optional[str] = None, timeout: float = 20.0) -> PythonEnv:
         """Dump interpreter facts and installed distributions by running a stdlib-only script in `python`."""
         exe = python or sys.executable
-        res = self.run([exe, "-I", "-c", PYINFO_SCRIPT], timeout=timeout)
+        res = self.run([exe, "-c", PYINFO_SCRIPT], timeout=timeout)
         if not res.ok:
             return PythonEnv(executable=exe, error=res.error or "exit", error_message=res.why_not())
         try:

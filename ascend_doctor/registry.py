@@ -82,7 +82,9 @@ def doc_section(doc: str, name: str) -> str:
             continue
         if grabbing:
             out.append(line.strip())
-    return "\n".join(out).strip()
+    # Re-flow the docstring's hard-wrapped lines into paragraphs (blank lines separate them).
+    paragraphs = "\n".join(out).strip().split("\n\n")
+    return "\n".join(" ".join(p.split()) for p in paragraphs if p.strip())
 
 
 def check(code: str, slug: str, *, severity: str = "error", needs: Iterable[str] = (), stage: str = "static"):

@@ -6,6 +6,7 @@ Colour follows rich's rules: off when NO_COLOR is set or stdout is not a termina
 from __future__ import annotations
 
 import sys
+import textwrap
 from collections import OrderedDict
 from typing import Optional, TextIO
 
@@ -31,13 +32,24 @@ def make_console(file: Optional[TextIO] = None) -> Console:
     return Console(file=f, highlight=False, soft_wrap=False, width=None if is_tty else 110)
 
 
+def _para(console: Console, first: str, text: str, style: str = "", rest: Optional[str] = None) -> None:
+    """Print `text` wrapped to the console width, the first line after `first`, the others indented to match."""
+    indent = rest if rest is not None else " " * len(first)
+    width = max(console.width, 40)
+    for i, paragraph in enumerate(text.splitlines() or [""]):
+        lines = textwrap.wrap(paragraph, width=width, initial_indent=first if i == 0 else indent,
+                              subsequent_indent=indent, break_on_hyphens=False, break_long_words=False) or [indent]
+        for line in lines:
+            console.print(Text(line, style=style), soft_wrap=True)
+
+
 def _finding(console: Console, f: Finding, verbose: bool) -> None:
     icon, style = _ICON[f.status]
     node = f"[{escape(f.node)}] " if f.node else ""
     waived = " [dim](waived)[/dim]" if f.waived else ""
     console.print(f"  [{style}]{icon} {f.status.value:<7}[/{style}] [bold]{f.code}[/bold] {node}{escape(f.title)}"
                   f"{waived}")
-    console.print(Text("      " + f.message, style="dim" if f.status == Status.PASS else ""))
+    _para(console, "      ", f.message, style="dim" if f.status == Status.PASS else "")
     attention = f.status in (Status.FAIL, Status.WARN, Status.ERROR, Status.UNKNOWN)
     if attention or verbose:
         for e in f.evidence[:4]:
@@ -46,15 +58,12 @@ def _finding(console: Console, f: Finding, verbose: bool) -> None:
                 excerpt = excerpt[:600] + " …"
             console.print(Text(f"      seen: {e.source}", style="cyan"))
             for line in excerpt.splitlines()[: (40 if verbose else 8)]:
-                console.print(Text("        " + line, style="dim"))
+                console.print(Text("        " + line, style="dim"), soft_wrap=True)
         if f.remediation and f.status in (Status.FAIL, Status.WARN):
-            first, *rest = f.remediation.strip().splitlines() or [""]
-            console.print(Text("      fix:  " + first, style="green"))
-            for line in rest[:12]:
-                console.print(Text("            " + line, style="green"))
+            _para(console, "      fix:  ", f.remediation.strip(), style="green")
         if f.waived:
-            console.print(Text(f"      waived: {f.waived.reason}" + (f" (until {f.waived.expires})"
-                                                                     if f.waived.expires else ""), style="dim"))
+            _para(console, "      waived: ", f.waived.reason + (f" (until {f.waived.expires})" if f.waived.expires
+                                                               else ""), style="dim")
         if f.status == Status.ERROR and verbose and f.details.get("traceback"):
             console.print(Text(str(f.details["traceback"]), style="dim"))
 

@@ -1,0 +1,337 @@
+"""Host-level facts: interpreter, SELinux, limits, /dev/shm, memory, disk, time sync, gcc, container, PCIe links.
+
+Everything goes through the `host` seam, so the same code reads this machine, a fake root, or a snapshot.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from pydantic import BaseModel, Field
+
+from ascend_doctor.errors import FactUnavailable
+from ascend_doctor.host import NOT_FOUND, PythonEnv
+from ascend_doctor.probes import probe
+
+HUAWEI_PCI_VENDOR = "0x19e5"
+
+
+@probe("system")
+def system_probe(host, ctx):
+    return host.system()
+
+
+@probe("env")
+def env_probe(host, ctx) -> dict:
+    return host.env()
+
+
+@probe("python")
+def python_probe(host, ctx) -> PythonEnv:
+    """The serving interpreter (`--python`, default: ours) and its installed distributions, from metadata only."""
+    env = host.python_env(ctx.options.python, timeout=ctx.options.probe_timeout)
+    if not env.ok:
+        raise FactUnavailable("python", env.error_message or env.error or "interpreter did not answer")
+    return env
+
+
+# SELinux -----------------------------------------------------------------------------------------------------------
+class SelinuxFact(BaseModel):
+    enforce_file: Optional[str] = Field(None, description="content of /sys/fs/selinux/enforce ('1' enforcing)")
+    config_mode: Optional[str] = Field(None, description="SELINUX= in /etc/selinux/config")
+    getenforce: Optional[str] = None
+    kernel_has_selinux: bool = False
+
+    @property
+    def mode(self) -> Optional[str]:
+        """enforcing | permissive | disabled, or None when nothing can tell."""
+        if self.getenforce:
+            return self.getenforce.strip().lower()
+        if self.enforce_file is not None:
+            return "enforcing" if self.enforce_file.strip() == "1" else "permissive"
+        if not self.kernel_has_selinux and self.config_mode is None:
+            return "disabled"
+        return None
+
+
+@probe("selinux")
+def selinux_probe(host, ctx) -> SelinuxFact:
+    fact = SelinuxFact()
+    enforce = host.read_file("/sys/fs/selinux/enforce")
+    if enforce.ok:
+        fact.enforce_file = enforce.content.strip()
+        fact.kernel_has_selinux = True
+    else:
+        fact.kernel_has_selinux = host.list_dir("/sys/fs/selinux").ok
+    cfg = host.read_file("/etc/selinux/config")
+    if cfg.ok:
+        m = re.search(r"^\s*SELINUX\s*=\s*(\w+)", cfg.content, re.MULTILINE)
+        fact.config_mode = m.group(1).lower() if m else None
+    res = host.run(["getenforce"], timeout=min(ctx.options.probe_timeout, 5))
+    if res.ok and res.stdout.strip():
+        fact.getenforce = res.stdout.strip().splitlines()[0]
+    return fact
+
+
+# Limits --------------------------------------------------------------------------------------------------------------
+class LimitsFact(BaseModel):
+    nofile_soft: Optional[int] = None  # None = unlimited
+    nofile_hard: Optional[int] = None
+    raw_line: str = ""
+
+
+def _limit(v: str) -> Optional[int]:
+    return None if v == "unlimited" else int(v)
+
+
+@probe("limits")
+def limits_probe(host, ctx) -> LimitsFact:
+    """Open-file limits of this process: the shell/unit that runs the doctor runs `vllm serve` the same way."""
+    res = host.read_file("/proc/self/limits")
+    if not res.ok:
+        raise FactUnavailable("limits", f"/proc/self/limits: {res.error_message or res.error}")
+    for line in res.content.splitlines():
+        m = re.match(r"^Max open files\s+(\S+)\s+(\S+)", line)
+        if m:
+            return LimitsFact(nofile_soft=_limit(m.group(1)), nofile_hard=_limit(m.group(2)), raw_line=line.strip())
+    raise FactUnavailable("limits", "no 'Max open files' line in /proc/self/limits")
+
+
+# /dev/shm, memory, disk ----------------------------------------------------------------------------------------------
+class ShmFact(BaseModel):
+    total_bytes: Optional[int] = None
+    free_bytes: Optional[int] = None
+    mounted: bool = True
+    mount_line: str = ""
+
+
+@probe("shm")
+def shm_probe(host, ctx) -> ShmFact:
+    du = host.disk_usage("/dev/shm")
+    mounts = host.read_file("/proc/mounts")
+    line = ""
+    if mounts.ok:
+        line = next((ln for ln in mounts.content.splitlines() if len(ln.split()) > 1 and ln.split()[1] == "/dev/shm"),
+                    "")
+    if du.error:
+        if du.error == NOT_FOUND:
+            return ShmFact(mounted=False, mount_line=line)
+        raise FactUnavailable("shm", f"/dev/shm: {du.error_message or du.error}")
+    return ShmFact(total_bytes=du.total_bytes, free_bytes=du.free_bytes, mount_line=line)
+
+
+class MemoryFact(BaseModel):
+    total_kib: int
+    available_kib: Optional[int] = None
+    hugepages_total: Optional[int] = None
+    hugepage_size_kib: Optional[int] = None
+
+
+@probe("memory")
+def memory_probe(host, ctx) -> MemoryFact:
+    res = host.read_file("/proc/meminfo")
+    if not res.ok:
+        raise FactUnavailable("memory", f"/proc/meminfo: {res.error_message or res.error}")
+    vals = {}
+    for line in res.content.splitlines():
+        m = re.match(r"^(\w+):\s+(\d+)", line)
+        if m:
+            vals[m.group(1)] = int(m.group(2))
+    if "MemTotal" not in vals:
+        raise FactUnavailable("memory", "no MemTotal in /proc/meminfo")
+    return MemoryFact(total_kib=vals["MemTotal"], available_kib=vals.get("MemAvailable"),
+                      hugepages_total=vals.get("HugePages_Total"), hugepage_size_kib=vals.get("Hugepagesize"))
+
+
+class DiskPlace(BaseModel):
+    role: str
+    path: str
+    measured_path: str = ""
+    total_bytes: Optional[int] = None
+    free_bytes: Optional[int] = None
+    error: Optional[str] = None
+
+
+class DiskFact(BaseModel):
+    places: list[DiskPlace] = Field(default_factory=list)
+
+
+def _disk_places(env: dict, model_dir: Optional[str]) -> list[tuple[str, str]]:
+    home = env.get("HOME", "/root")
+    hf = env.get("HF_HUB_CACHE") or (env["HF_HOME"] + "/hub" if env.get("HF_HOME") else home + "/.cache/huggingface")
+    ms = env.get("MODELSCOPE_CACHE") or home + "/.cache/modelscope"
+    places = []
+    if model_dir:
+        places.append(("model dir (--model-dir)", model_dir))
+    places.append(("Hugging Face cache", hf))
+    places.append(("ModelScope cache", ms))
+    if env.get("VLLM_CACHE_ROOT"):
+        places.append(("vLLM cache", env["VLLM_CACHE_ROOT"]))
+    return places
+
+
+@probe("disk")
+def disk_probe(host, ctx) -> DiskFact:
+    """Free space where weights and caches live; a path not created yet is measured at its nearest parent."""
+    fact = DiskFact()
+    for role, path in _disk_places(host.env(), ctx.options.model_dir):
+        probe_path = path
+        du = host.disk_usage(probe_path)
+        while du.error == NOT_FOUND and probe_path not in ("/", ""):
+            probe_path = probe_path.rstrip("/").rsplit("/", 1)[0] or "/"
+            du = host.disk_usage(probe_path)
+        fact.places.append(DiskPlace(role=role, path=path, measured_path=probe_path, total_bytes=du.total_bytes,
+                                     free_bytes=du.free_bytes, error=du.error_message or du.error))
+    return fact
+
+
+# Time synchronisation ------------------------------------------------------------------------------------------------
+class TimeSyncFact(BaseModel):
+    synchronized: Optional[bool] = None
+    via: str = ""
+    seen: list[str] = Field(default_factory=list, description="what each source said (for evidence)")
+
+
+@probe("timesync")
+def timesync_probe(host, ctx) -> TimeSyncFact:
+    """Ask timedatectl, then chrony, then ntpd; `synchronized=None` when none of them can tell."""
+    t = min(ctx.options.probe_timeout, 5)
+    fact = TimeSyncFact()
+    res = host.run(["timedatectl", "show", "-p", "NTPSynchronized", "-p", "NTP"], timeout=t)
+    if res.ok and "NTPSynchronized=" in res.stdout:
+        vals = dict(ln.split("=", 1) for ln in res.stdout.splitlines() if "=" in ln)
+        fact.seen.append(f"timedatectl: {res.stdout.strip()}")
+        fact.synchronized, fact.via = vals.get("NTPSynchronized") == "yes", "systemd (timedatectl)"
+        if fact.synchronized:
+            return fact
+    else:
+        fact.seen.append(f"timedatectl: {res.why_not() or 'no NTPSynchronized field'}")
+    res = host.run(["chronyc", "tracking"], timeout=t)
+    if res.ok:
+        m = re.search(r"Leap status\s*:\s*(.+)", res.stdout)
+        fact.seen.append("chronyc tracking: " + (m.group(0) if m else res.stdout.strip()[:200]))
+        if m:
+            fact.synchronized, fact.via = m.group(1).strip().lower() == "normal", "chrony"
+            return fact
+    else:
+        fact.seen.append(f"chronyc: {res.why_not()}")
+    res = host.run(["ntpstat"], timeout=t)
+    if res.error is None and res.returncode is not None:
+        fact.seen.append(f"ntpstat: exit {res.returncode}: {res.stdout.strip()[:200]}")
+        # ntpstat exit codes: 0 synchronised, 1 not synchronised, 2 cannot tell
+        if res.returncode in (0, 1):
+            fact.synchronized, fact.via = res.returncode == 0, "ntpd (ntpstat)"
+            return fact
+    else:
+        fact.seen.append(f"ntpstat: {res.why_not()}")
+    flag = host.read_file("/run/systemd/timesync/synchronized")
+    if flag.ok:
+        fact.seen.append("/run/systemd/timesync/synchronized exists")
+        fact.synchronized, fact.via = True, "systemd-timesyncd"
+    return fact
+
+
+# gcc ------------------------------------------------------------------------------------------------------------------
+class GccFact(BaseModel):
+    found: bool
+    version: Optional[str] = None
+    first_line: str = ""
+
+
+@probe("gcc")
+def gcc_probe(host, ctx) -> GccFact:
+    res = host.run(["gcc", "--version"], timeout=min(ctx.options.probe_timeout, 5))
+    if res.error == NOT_FOUND:
+        return GccFact(found=False)
+    if not res.ok:
+        raise FactUnavailable("gcc", res.why_not())
+    first = res.stdout.strip().splitlines()[0] if res.stdout.strip() else ""
+    m = re.search(r"(\d+\.\d+(?:\.\d+)?)\s*$", first) or re.search(r"\s(\d+\.\d+\.\d+)", first)
+    return GccFact(found=True, version=m.group(1) if m else None, first_line=first)
+
+
+# Container -----------------------------------------------------------------------------------------------------------
+class ContainerFact(BaseModel):
+    in_container: bool
+    runtime: Optional[str] = Field(None, description="docker | podman | containerd | kubernetes | lxc | None")
+    kubernetes: bool = False
+    signals: list[str] = Field(default_factory=list)
+
+
+@probe("container")
+def container_probe(host, ctx) -> ContainerFact:
+    """Container or bare host, from the marks runtimes leave (/.dockerenv, /run/.containerenv, cgroup paths, env)."""
+    signals: list[str] = []
+    runtime: Optional[str] = None
+    env = host.env()
+    if host.read_file("/.dockerenv").ok:
+        signals.append("/.dockerenv exists")
+        runtime = "docker"
+    if host.read_file("/run/.containerenv").ok:
+        signals.append("/run/.containerenv exists")
+        runtime = "podman"
+    if env.get("container"):
+        signals.append(f"env container={env['container']}")
+        runtime = runtime or env["container"]
+    cg = host.read_file("/proc/1/cgroup")
+    if cg.ok:
+        for word, name in (("kubepods", "kubernetes"), ("docker", "docker"), ("containerd", "containerd"),
+                           ("libpod", "podman"), ("lxc", "lxc")):
+            if word in cg.content:
+                signals.append(f"/proc/1/cgroup mentions {word}")
+                runtime = runtime or name
+                break
+    kube = bool(env.get("KUBERNETES_SERVICE_HOST"))
+    if kube:
+        signals.append("env KUBERNETES_SERVICE_HOST is set")
+    return ContainerFact(in_container=bool(signals), runtime=runtime or ("kubernetes" if kube else None),
+                         kubernetes=kube or runtime == "kubernetes", signals=signals)
+
+
+# PCIe ------------------------------------------------------------------------------------------------------------------
+class PcieLink(BaseModel):
+    slot: str
+    device_id: str = ""
+    pci_class: str = ""
+    current_width: Optional[int] = None
+    max_width: Optional[int] = None
+    current_speed: str = ""
+    max_speed: str = ""
+
+
+class PcieFact(BaseModel):
+    sysfs_readable: bool
+    devices: list[PcieLink] = Field(default_factory=list)
+
+
+def speed_gts(s: str) -> Optional[float]:
+    m = re.match(r"\s*([\d.]+)\s*GT/s", s)
+    return float(m.group(1)) if m else None
+
+
+@probe("pcie")
+def pcie_probe(host, ctx) -> PcieFact:
+    """Link width/speed of every Huawei (vendor 0x19e5) PCI function, from sysfs."""
+    base = "/sys/bus/pci/devices"
+    listing = host.list_dir(base)
+    if not listing.ok:
+        return PcieFact(sysfs_readable=False)
+    fact = PcieFact(sysfs_readable=True)
+    for slot in listing.entries:
+        vendor = host.read_file(f"{base}/{slot}/vendor")
+        if not vendor.ok or vendor.content.strip().lower() != HUAWEI_PCI_VENDOR:
+            continue
+
+        def rd(name: str) -> str:
+            r = host.read_file(f"{base}/{slot}/{name}")
+            return r.content.strip() if r.ok else ""
+
+        def num(name: str) -> Optional[int]:
+            v = rd(name)
+            return int(v) if v.isdigit() else None
+
+        fact.devices.append(PcieLink(slot=slot, device_id=rd("device"), pci_class=rd("class"),
+                                     current_width=num("current_link_width"), max_width=num("max_link_width"),
+                                     current_speed=rd("current_link_speed"), max_speed=rd("max_link_speed")))
+    return fact

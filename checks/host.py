@@ -1,0 +1,308 @@
+"""HOST checks: the machine under the stack — interpreter, SELinux, limits, shared memory, RAM, disk, clock, PCIe.
+
+Thresholds come from matrices/host-policy.toml (ctx.policy), never from code.
+"""
+
+from __future__ import annotations
+
+from ascend_doctor.engine import ev
+from ascend_doctor.probes.host_facts import speed_gts
+from ascend_doctor.registry import check
+
+GIB = 1024 ** 3
+
+
+def _gib(n: float) -> str:
+    return f"{n / GIB:.1f} GiB"
+
+
+@check("HOST101", "python-interpreter", severity="error", needs=["python"])
+def python_interpreter(ctx):
+    """The serving Python is a 64-bit CPython with a standard ABI
+
+    What it checks: the interpreter given with --python (default: the one running the doctor) — implementation,
+    version, SOABI/ABI flags, pointer size, machine, glibc — read by running a stdlib-only script in it.
+
+    Why it matters: torch_npu and vllm-ascend ship only CPython wheels for 64-bit aarch64/x86_64 with the default
+    ABI. A 32-bit, PyPy, debug (`d`) or free-threaded (`t`) interpreter cannot load them, and pip silently falls back
+    to building from source, which fails far from the cause.
+
+    How to fix: create the serving environment from a 64-bit CPython 3.10/3.11 (the vllm-ascend images use
+    3.11): e.g. `python3.11 -m venv /opt/vllm && /opt/vllm/bin/pip install vllm-ascend`, then point the doctor at it
+    with `--python /opt/vllm/bin/python`.
+    """
+    py = ctx.fact("python")
+    desc = (f"{py.implementation} {py.version} ({py.machine}, {py.pointer_bits}-bit, SOABI {py.soabi}, "
+            f"abiflags {py.abiflags!r}, {py.libc or 'libc ?'} {py.libc_version})")
+    evidence = [ev(f"python: {py.executable}", desc)]
+    problems = []
+    if py.implementation != "CPython":
+        problems.append(f"{py.implementation} is not CPython")
+    if py.pointer_bits is not None and py.pointer_bits < ctx.policy.python_bits.minimum:
+        problems.append(f"{py.pointer_bits}-bit interpreter")
+    if "d" in (py.abiflags or ""):
+        problems.append("debug build (abiflags 'd')")
+    if "t" in (py.abiflags or ""):
+        problems.append("free-threaded build (abiflags 't'): no torch_npu wheels")
+    if py.machine and py.machine not in ("aarch64", "x86_64", "arm64", "AMD64"):
+        problems.append(f"machine {py.machine} has no torch_npu wheels")
+    if problems:
+        return ctx.fail("Interpreter cannot load torch_npu/vllm-ascend wheels: " + "; ".join(problems), evidence)
+    return ctx.ok(desc, evidence)
+
+
+@check("HOST102", "selinux-mode", severity="error", needs=["selinux"])
+def selinux_mode(ctx):
+    """SELinux is not enforcing
+
+    What it checks: /sys/fs/selinux/enforce, `getenforce` where present, and SELINUX= in /etc/selinux/config.
+
+    Why it matters: with SELinux enforcing, the NPU device nodes (/dev/davinci*, /dev/devmm_svm, /dev/hisi_hdc)
+    and the driver's shared memory are denied to the serving process or its container; the symptom is
+    `dcmi module initialize failed` or a device-open error long after start-up.
+
+    How to fix: `setenforce 0` now, and `SELINUX=permissive` (or `disabled`) in /etc/selinux/config so it survives
+    a reboot — or write a policy module that allows the Ascend devices if enforcing is mandatory (then waive this
+    check in ascend-doctor.toml with the reason).
+    """
+    s = ctx.fact("selinux")
+    evidence = []
+    if s.enforce_file is not None:
+        evidence.append(ev("file: /sys/fs/selinux/enforce", s.enforce_file))
+    if s.getenforce:
+        evidence.append(ev("cmd: getenforce", s.getenforce))
+    if s.config_mode:
+        evidence.append(ev("file: /etc/selinux/config", f"SELINUX={s.config_mode}"))
+    mode = s.mode
+    if mode is None:
+        return ctx.unknown("SELinux state could not be determined", evidence)
+    if mode == "enforcing":
+        return ctx.fail("SELinux is enforcing", evidence)
+    if s.config_mode == "enforcing":
+        return ctx.warn(f"SELinux is {mode} now but /etc/selinux/config says enforcing: it returns at the next boot",
+                        evidence, remediation="Set SELINUX=permissive in /etc/selinux/config.")
+    if not evidence:
+        evidence.append(ev("file: /sys/fs/selinux", "absent: the kernel has no SELinux"))
+    return ctx.ok(f"SELinux is {mode}", evidence)
+
+
+@check("HOST103", "open-files-limit", severity="error", needs=["limits"])
+def open_files_limit(ctx):
+    """Open-file limit (ulimit -n) is high enough for vLLM
+
+    What it checks: the soft and hard `Max open files` of this process (/proc/self/limits) against the host policy
+    (matrices/host-policy.toml, seed checklist: >= 65535). Run the doctor the way the server runs (same unit,
+    container or shell) so it sees the same limits.
+
+    Why it matters: vLLM holds a descriptor per client socket, per ZMQ queue and per shared-memory segment of every
+    worker; at 1024 a loaded multi-NPU server fails with `OSError: [Errno 24] Too many open files`.
+
+    How to fix: `ulimit -n 65535` before `vllm serve`; `LimitNOFILE=65535` in the systemd unit; `docker run
+    --ulimit nofile=65535:65535`; in Kubernetes, raise the container runtime's default (containerd `LimitNOFILE`).
+    """
+    lim = ctx.fact("limits")
+    pol = ctx.policy
+    evidence = [ev("file: /proc/self/limits", lim.raw_line)]
+    soft_ok = lim.nofile_soft is None or lim.nofile_soft >= pol.nofile_soft.minimum
+    hard_ok = lim.nofile_hard is None or lim.nofile_hard >= pol.nofile_hard.minimum
+    show = f"soft {lim.nofile_soft or 'unlimited'}, hard {lim.nofile_hard or 'unlimited'}"
+    if not hard_ok:
+        return ctx.fail(f"open-file limit {show}: hard limit below {int(pol.nofile_hard.minimum)} "
+                        "(needs root to raise)", evidence)
+    if not soft_ok:
+        return ctx.fail(f"open-file limit {show}: soft limit below {int(pol.nofile_soft.minimum)}", evidence,
+                        remediation=f"`ulimit -n {int(pol.nofile_soft.minimum)}` in the serving shell or unit "
+                                    f"(the hard limit {lim.nofile_hard or 'unlimited'} allows it).")
+    return ctx.ok(f"open-file limit {show}", evidence)
+
+
+@check("HOST104", "dev-shm-size", severity="error", needs=["shm"])
+def dev_shm_size(ctx):
+    """/dev/shm is large enough for multi-NPU workers
+
+    What it checks: the size of the /dev/shm tmpfs against the host policy (vllm-ascend documents
+    `docker run --shm-size=1g` as the minimum; large TP/PP deployments use more).
+
+    Why it matters: tensor-parallel workers exchange tensors and the multiprocessing queues through /dev/shm.
+    Docker's default of 64 MiB makes workers die with `Bus error` or hang at start-up.
+
+    How to fix: `docker run --shm-size=16g …` (or at least `--shm-size=1g`); in Kubernetes mount an
+    `emptyDir: {medium: Memory, sizeLimit: 16Gi}` at /dev/shm; on a host, `mount -o remount,size=16G /dev/shm`.
+    """
+    shm = ctx.fact("shm")
+    pol = ctx.policy.shm_gib
+    if not shm.mounted:
+        return ctx.fail("/dev/shm does not exist", [ev("path: /dev/shm", "not found")])
+    evidence = [ev("statvfs: /dev/shm", f"size {_gib(shm.total_bytes)}, free {_gib(shm.free_bytes)}"
+                                        + (f"\n{shm.mount_line}" if shm.mount_line else ""))]
+    if shm.total_bytes < pol.minimum * GIB:
+        return ctx.fail(f"/dev/shm is {_gib(shm.total_bytes)}, below the {pol.minimum:g} GiB minimum", evidence)
+    if pol.recommended and shm.total_bytes < pol.recommended * GIB:
+        return ctx.warn(f"/dev/shm is {_gib(shm.total_bytes)}: enough to start, below the recommended "
+                        f"{pol.recommended:g} GiB for large tensor-parallel deployments", evidence)
+    return ctx.ok(f"/dev/shm is {_gib(shm.total_bytes)}", evidence)
+
+
+@check("HOST105", "host-memory", severity="warning", needs=["memory"])
+def host_memory(ctx):
+    """Enough host memory is available to load the model
+
+    What it checks: MemTotal and MemAvailable in /proc/meminfo against the host policy.
+
+    Why it matters: weights are read through host memory (safetensors mmap, page cache) before they reach HBM;
+    without headroom the load swaps for an hour or the kernel OOM-kills the server during start-up.
+
+    How to fix: stop what else runs on the host, give the container a larger memory limit, or load from faster local
+    disk; check `free -g` and the memory limit of the pod/container.
+    """
+    m = ctx.fact("memory")
+    pol = ctx.policy.mem_available_gib
+    total = m.total_kib * 1024
+    avail = (m.available_kib or 0) * 1024
+    evidence = [ev("file: /proc/meminfo", f"MemTotal: {m.total_kib} kB\nMemAvailable: {m.available_kib} kB")]
+    if m.available_kib is None:
+        return ctx.unknown("MemAvailable not reported by this kernel", evidence)
+    msg = f"{_gib(avail)} available of {_gib(total)}"
+    if avail < pol.minimum * GIB:
+        return ctx.fail(f"only {msg} (policy minimum {pol.minimum:g} GiB)", evidence)
+    if pol.recommended and avail < pol.recommended * GIB:
+        return ctx.warn(f"{msg}: below the recommended {pol.recommended:g} GiB for large models", evidence)
+    return ctx.ok(msg, evidence)
+
+
+@check("HOST106", "disk-space", severity="error", needs=["disk"])
+def disk_space(ctx):
+    """Free disk space where the model and caches live
+
+    What it checks: free space on the file systems of --model-dir, the Hugging Face cache (HF_HUB_CACHE / HF_HOME)
+    and the ModelScope cache (MODELSCOPE_CACHE), against the host policy; a directory not yet created is measured at
+    its nearest existing parent.
+
+    Why it matters: a download or a compile cache that fills the disk half-way leaves a truncated safetensors file
+    and a server that fails to load with a misleading deserialisation error.
+
+    How to fix: free space (`du -sh ~/.cache/huggingface/hub/*`), or point the caches at a larger volume:
+    `export HF_HOME=/data/hf MODELSCOPE_CACHE=/data/modelscope`.
+    """
+    d = ctx.fact("disk")
+    pol = ctx.policy.disk_free_gib
+    evidence, low, tight = [], [], []
+    for p in d.places:
+        if p.free_bytes is None:
+            evidence.append(ev(f"statvfs: {p.measured_path or p.path}", f"{p.role}: {p.error}"))
+            continue
+        where = p.path if p.measured_path == p.path else f"{p.path} (measured at {p.measured_path})"
+        evidence.append(ev(f"statvfs: {p.measured_path}", f"{p.role} {where}: {_gib(p.free_bytes)} free of "
+                                                          f"{_gib(p.total_bytes)}"))
+        if p.free_bytes < pol.minimum * GIB:
+            low.append(f"{p.role} {_gib(p.free_bytes)} free")
+        elif pol.recommended and p.free_bytes < pol.recommended * GIB:
+            tight.append(f"{p.role} {_gib(p.free_bytes)} free")
+    if not any(p.free_bytes is not None for p in d.places):
+        return ctx.unknown("could not measure free space anywhere", evidence)
+    if low:
+        return ctx.fail(f"below {pol.minimum:g} GiB: " + "; ".join(low), evidence)
+    if tight:
+        return ctx.warn(f"below the recommended {pol.recommended:g} GiB: " + "; ".join(tight), evidence)
+    return ctx.ok("enough free space for model and caches", evidence)
+
+
+@check("HOST107", "time-sync", severity="warning", needs=["timesync"])
+def time_sync(ctx):
+    """The system clock is synchronised
+
+    What it checks: `timedatectl show` (NTPSynchronized), then `chronyc tracking` (Leap status), then `ntpstat`, then
+    systemd-timesyncd's flag file. Unknown when none of them exists (common inside containers: check the host).
+
+    Why it matters: multi-node HCCL and Ray rely on timeouts and heartbeats; a drifting clock makes logs from
+    different nodes impossible to line up and can trip TLS and token expiry for model downloads.
+
+    How to fix: enable a time service: `timedatectl set-ntp true` (systemd-timesyncd) or
+    `systemctl enable --now chronyd` with your site's NTP servers in /etc/chrony.conf.
+    """
+    t = ctx.fact("timesync")
+    evidence = [ev("time sync sources", "\n".join(t.seen))]
+    if t.synchronized is None:
+        return ctx.unknown("no time-sync service could be asked (timedatectl, chronyc, ntpstat absent)", evidence)
+    if not t.synchronized:
+        return ctx.fail(f"clock is not synchronised ({t.via})", evidence)
+    return ctx.ok(f"clock synchronised ({t.via})", evidence)
+
+
+@check("HOST108", "gcc-version", severity="info", needs=["gcc"])
+def gcc_version(ctx):
+    """gcc is available for source builds (information)
+
+    What it checks: `gcc --version`. Only matters when vllm-ascend, its custom ops or triton-ascend kernels are built
+    from source; prebuilt wheels and the official images do not need it.
+
+    Why it matters: installing vllm-ascend from an sdist (0.7.x/0.8.x and several later releases are sdist-only on
+    PyPI) compiles C++ ops; without a compiler pip fails with a long CMake error.
+
+    How to fix: install a compiler (`apt-get install -y gcc g++` or `yum install -y gcc gcc-c++`), or install a wheel
+    / use the official quay.io/ascend/vllm-ascend image.
+    """
+    g = ctx.fact("gcc")
+    if not g.found:
+        return ctx.warn("gcc not found: source builds of vllm-ascend will fail (wheels and images are fine)",
+                        [ev("cmd: gcc --version", "command not found")])
+    return ctx.ok(f"gcc {g.version or '?'}", [ev("cmd: gcc --version", g.first_line)])
+
+
+@check("HOST109", "container-runtime", severity="info", needs=["container"])
+def container_runtime(ctx):
+    """Container or bare host (information other checks use)
+
+    What it checks: /.dockerenv, /run/.containerenv, the `container` env var, /proc/1/cgroup and
+    KUBERNETES_SERVICE_HOST.
+
+    Why it matters: inside a container the NPU devices, the driver directory and npu-smi exist only if they were
+    mounted; the container checks use this fact to tell "not mounted" from "not installed".
+
+    How to fix: nothing to fix; this check reports what the doctor believes. If it is wrong, say so in a bug
+    report with `ascend-doctor collect` output.
+    """
+    c = ctx.fact("container")
+    evidence = [ev("container signals", "\n".join(c.signals) or "none")]
+    if c.in_container:
+        return ctx.ok(f"running in a container ({c.runtime or 'runtime unknown'})"
+                      + (" under Kubernetes" if c.kubernetes and c.runtime != "kubernetes" else ""), evidence)
+    return ctx.ok("running on the host (no container signals)", evidence)
+
+
+@check("HOST110", "pcie-link", severity="error", needs=["pcie"])
+def pcie_link(ctx):
+    """PCIe links of the Huawei devices run at full width and speed
+
+    What it checks: for every PCI function of vendor 0x19e5 (Huawei: Ascend NPUs, their NICs),
+    current_link_width/speed against max_link_width/speed in /sys/bus/pci/devices/<slot>/.
+
+    Why it matters: a card that trained at x8 or at a lower generation (bad riser, dusty slot, BIOS setting) halves
+    host↔device bandwidth: model loading and KV offload crawl on that NPU, and tensor-parallel steps wait for it.
+    Width never changes at run time, so a narrow link is a hardware fault; speed may drop at idle on some
+    platforms (ASPM), so a lower speed alone is a warning.
+
+    How to fix: reseat the card or move it to a full-width slot named in the evidence; check the BIOS PCIe settings
+    (link speed "Auto"/Gen4, ASPM off for accelerators); `lspci -vv -s <slot> | grep -E 'LnkCap|LnkSta'` confirms.
+    """
+    p = ctx.fact("pcie")
+    if not p.sysfs_readable:
+        return ctx.unknown("/sys/bus/pci/devices is not readable (container without sysfs?)")
+    if not p.devices:
+        return ctx.skip("no Huawei (0x19e5) PCI devices on this machine")
+    narrow, slow, evidence = [], [], []
+    for d in p.devices:
+        line = (f"{d.slot} device {d.device_id} class {d.pci_class}: width x{d.current_width}/x{d.max_width}, "
+                f"speed {d.current_speed or '?'} / {d.max_speed or '?'}")
+        evidence.append(ev(f"sysfs: /sys/bus/pci/devices/{d.slot}", line))
+        if d.current_width and d.max_width and d.current_width < d.max_width:
+            narrow.append(f"{d.slot} x{d.current_width} of x{d.max_width}")
+        cs, ms = speed_gts(d.current_speed), speed_gts(d.max_speed)
+        if cs and ms and cs < ms:
+            slow.append(f"{d.slot} {d.current_speed} of {d.max_speed}")
+    if narrow:
+        return ctx.fail("PCIe link width downgraded: " + "; ".join(narrow), evidence)
+    if slow:
+        return ctx.warn("PCIe link speed below maximum (idle power saving, or a slot fault): " + "; ".join(slow),
+                        evidence)
+    return ctx.ok(f"{len(p.devices)} Huawei PCI function(s) at full link width and speed", evidence)
