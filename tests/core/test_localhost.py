@@ -1,0 +1,88 @@
+"""LocalHost turns every machine-side failure into a result. These touch the real machine (marked)."""
+
+import os
+import sys
+import time
+
+import pytest
+
+from ascend_doctor.host import NOT_FOUND, PERMISSION_DENIED, TIMEOUT
+from ascend_doctor.localhost import LocalHost
+
+pytestmark = pytest.mark.localhost
+
+
+def test_missing_binary_is_a_result():
+    res = LocalHost().run(["definitely-not-a-binary-xyz", "--version"])
+    assert res.error == NOT_FOUND and not res.ok
+    assert "not found" in res.why_not()
+
+
+def test_hanging_command_is_killed_with_its_children():
+    start = time.monotonic()
+    # A child that itself spawns a grandchild holding the pipes: the whole process group must die.
+    res = LocalHost().run(["sh", "-c", "sleep 30 & sleep 30"], timeout=1)
+    elapsed = time.monotonic() - start
+    assert res.error == TIMEOUT and res.returncode is None
+    assert elapsed < 1 + 1.0, f"took {elapsed:.2f}s for a 1s timeout"
+    assert "timed out" in res.why_not()
+
+
+def test_permission_denied(tmp_path):
+    script = tmp_path / "noexec.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    os.chmod(script, 0o644)  # no execute bit: EACCES even for root
+    res = LocalHost().run([str(script)])
+    assert res.error == PERMISSION_DENIED
+
+
+def test_non_utf8_output_is_decoded_not_raised():
+    res = LocalHost().run([sys.executable, "-c", "import sys; sys.stdout.buffer.write(b'ok \\xff\\xfe\\xc3 end')"])
+    assert res.ok
+    assert res.stdout.startswith("ok ") and res.stdout.endswith(" end") and "\ufffd" in res.stdout
+
+
+def test_huge_output_is_capped_and_flagged():
+    host = LocalHost(max_output=1024 * 1024)
+    res = host.run(["head", "-c", "100000000", "/dev/zero"], timeout=30)
+    assert res.ok and res.truncated
+    assert len(res.stdout) == 1024 * 1024
+
+
+def test_nonzero_exit_keeps_output():
+    res = LocalHost().run(["sh", "-c", "echo out; echo err >&2; exit 3"])
+    assert res.returncode == 3 and res.stdout == "out\n" and res.stderr == "err\n"
+    assert "exited 3" in res.why_not()
+
+
+def test_files_dirs_links_disk(tmp_path):
+    host = LocalHost()
+    (tmp_path / "a.txt").write_bytes(b"hello \xff")
+    (tmp_path / "link").symlink_to(tmp_path / "a.txt")
+    assert host.read_file(str(tmp_path / "a.txt")).content == "hello \ufffd"
+    assert host.read_file(str(tmp_path / "missing")).error == NOT_FOUND
+    assert host.read_file(str(tmp_path / "a.txt"), max_bytes=3).truncated
+    assert host.list_dir(str(tmp_path)).entries == ["a.txt", "link"]
+    assert host.list_dir(str(tmp_path / "nope")).error == NOT_FOUND
+    link = host.readlink(str(tmp_path / "link"))
+    assert link.target == str(tmp_path / "a.txt") and link.resolved == str(tmp_path / "a.txt")
+    assert host.disk_usage(str(tmp_path)).free_bytes > 0
+
+
+def test_python_env_reads_metadata_without_imports():
+    env = LocalHost().python_env()
+    assert env.ok and env.implementation == "CPython" and env.pointer_bits == 64
+    assert env.dist("pydantic") is not None and env.dist("PYDANTIC") is not None
+
+
+def test_python_env_of_missing_interpreter():
+    env = LocalHost().python_env("/nonexistent/bin/python")
+    assert not env.ok and "not found" in env.error_message
+
+
+def test_localhost_is_forbidden_in_unit_tests_unless_marked(monkeypatch):
+    from ascend_doctor.localhost import FORBID_ENV
+
+    monkeypatch.setenv(FORBID_ENV, "1")
+    with pytest.raises(RuntimeError):
+        LocalHost()
