@@ -11,7 +11,7 @@ from typing import Optional
 from pydantic import BaseModel, Field
 
 from ascend_doctor.errors import FactUnavailable
-from ascend_doctor.host import NOT_FOUND, PythonEnv
+from ascend_doctor.host import NOT_FOUND, NOT_RECORDED, PythonEnv
 from ascend_doctor.probes import probe
 
 HUAWEI_PCI_VENDOR = "0x19e5"
@@ -178,7 +178,7 @@ def disk_probe(host, ctx) -> DiskFact:
     for role, path in _disk_places(host.env(), ctx.options.model_dir):
         probe_path = path
         du = host.disk_usage(probe_path)
-        while du.error == NOT_FOUND and probe_path not in ("/", ""):
+        while du.error in (NOT_FOUND, NOT_RECORDED) and probe_path not in ("/", ""):
             probe_path = probe_path.rstrip("/").rsplit("/", 1)[0] or "/"
             du = host.disk_usage(probe_path)
         fact.places.append(DiskPlace(role=role, path=path, measured_path=probe_path, total_bytes=du.total_bytes,
