@@ -184,7 +184,12 @@ _CFG_KEY = re.compile(r"^([a-z][a-z0-9_]*?)_(running|upgrade|installed)_version$
 @parser_kind("version-cfg", expects="a CANN version.cfg (`toolkit_running_version=[7.6.0.1.220:8.0.0]` lines)")
 def parse_version_cfg(text: str) -> VersionCfg:
     """Parse CANN `version.cfg` (new `# version: 1.0` form and the old headerless one)."""
-    return _one_of(text, _version_cfg, "version.cfg")
+    cfg = _one_of(text, _version_cfg, "version.cfg")
+    if cfg.format_version is None:
+        # clean_paste drops `# ...` lines as root prompts, so the header is looked for in the raw text.
+        m = re.search(r"^\s*(?:\d+\s+)?#\s*version\s*:\s*(\S+)", text, re.MULTILINE)
+        cfg.format_version = m.group(1) if m else None
+    return cfg
 
 
 def _version_cfg(lines: list[str]) -> VersionCfg:
