@@ -1,0 +1,285 @@
+"""`npu-smi info` (the boxed device table) -> NpuSmiInfo, and the dcmi errors npu-smi prints instead of a table.
+
+Layouts read (all seen in public captures, see tests/data/npu_smi/):
+
+* 20.x: 80 columns, `Chip    Device` second header, no Hugepages and no HBM column (Atlas 300I / Ascend 310).
+* 21.x: Hugepages column appears, still no HBM column on 310 cards.
+* 22.x-25.x: 98 columns, `Chip` second header, `Memory-Usage(MB)  HBM-Usage(MB)` (910A/910B, A2).
+* A3 (24.1.rc3.7+ on Atlas A3): `Chip  Phy-ID`, name `Ascend910`, two chip row-pairs per NPU, power `-` on chip 1.
+* 310P/310B: `Chip    Device`, power `NA`, Bus-Id `NA` on 310B boards, NPU ids like 8, 9 or 32768.
+* 26.x: wide (116 columns) and a 6th process column `Process id in container`.
+
+Rows come in pairs (NPU/Name/Health/Power/Temp/Hugepages, then Chip/Bus-Id/AICore/Memory/HBM); blank-outs such as
+an author's `...` line between pairs are skipped. Separator lines differ across versions and are ignored.
+The failure lines come from the driver's npu_smi.c (`handle_dcmi_initialization`): `dcmi model initialized failed,
+because the device is used. ret is -8020` for -8020, `dcmi module initialize failed. ret is N` for anything else.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from pydantic import BaseModel, Field
+
+from ascend_doctor.errors import ParseError
+from ascend_doctor.parsers import clean_paste, parser_kind
+
+EXPECTS = "`npu-smi info` output (a table or a dcmi error)"
+
+_HEADER = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)", re.I)
+_RET = re.compile(r"\bret(?:\s+is|\s*=|\s*:)?\s*(-?\d+)", re.I)
+_NUM = re.compile(r"^-?\d+(?:\.\d+)?$")
+_FRACTION = re.compile(r"(\d+)\s*/\s*(\d+)")
+_BUS = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$")
+_NO_PROC = re.compile(r"No running processes found in NPU\s+(\d+)", re.I)
+# Lines npu-smi prints instead of a table. Each is the complete reason a check needs; see the module docstring.
+_ERROR_MARKERS = [
+    re.compile(p, re.I)
+    for p in (
+        r"dcmi\s+mod\w*\s+initiali[sz]\w*\s+failed",
+        r"\bret is -?\d+",
+        r"Invalid (?:card|chip|device) id",
+        r"error while loading shared libraries",
+        r"Error parameter of",
+        r"npu-smi.*Permission denied",
+        r"can ?not (?:open|find) .*(?:davinci|dcmi|driver)",
+    )
+]
+
+
+class NpuSmiError(BaseModel):
+    """What npu-smi printed instead of a table; `code` is the dcmi/npu-smi return code when one is printed."""
+
+    code: Optional[int] = None
+    message: str
+
+
+class NpuChip(BaseModel):
+    """One chip's two table rows. None where this layout has no such column or prints `NA`/`-`."""
+
+    npu_id: int
+    chip_id: int
+    phy_id: Optional[int] = Field(None, description="A3 `Chip  Phy-ID` column")
+    device_id: Optional[int] = Field(None, description="`Chip  Device` column (310/310B/310P logical device)")
+    name: str
+    health: str
+    power_w: Optional[float] = None
+    temp_c: Optional[int] = None
+    hugepages_used: Optional[int] = None
+    hugepages_total: Optional[int] = None
+    aicore_pct: Optional[int] = None
+    memory_used_mb: Optional[int] = None
+    memory_total_mb: Optional[int] = None
+    hbm_used_mb: Optional[int] = None
+    hbm_total_mb: Optional[int] = None
+    bus_id: Optional[str] = None
+
+
+class NpuProcess(BaseModel):
+    npu_id: int
+    chip_id: Optional[int] = None
+    pid: int
+    name: str = Field(description="As printed; npu-smi truncates long names and may print nothing")
+    memory_mb: Optional[int] = None
+    container_pid: Optional[int] = Field(None, description="26.x `Process id in container`")
+
+
+class NpuSmiInfo(BaseModel):
+    tool_version: Optional[str] = None
+    driver_version: Optional[str] = Field(None, description="The `Version:` field (preferred over tool_version)")
+    error: Optional[NpuSmiError] = None
+    chips: list[NpuChip] = Field(default_factory=list)
+    processes: list[NpuProcess] = Field(default_factory=list)
+    layout: Optional[str] = Field(None, description="chip | chip-phy-id | chip-device (the second header row)")
+    has_process_table: bool = False
+    idle_npus: list[int] = Field(default_factory=list, description="`No running processes found in NPU N`")
+    elided: bool = Field(False, description="The paste skipped rows (`...`), so chip counts are a lower bound")
+
+    def npu_ids(self) -> list[int]:
+        """Distinct NPU ids in table order (what `-i N` takes)."""
+        seen: list[int] = []
+        for c in self.chips:
+            if c.npu_id not in seen:
+                seen.append(c.npu_id)
+        return seen
+
+
+def find_npu_smi_error(text: str) -> Optional[NpuSmiError]:
+    """The first npu-smi/dcmi failure line in `text` (with its `ret is N` code), or None."""
+    code = None
+    m = _RET.search(text)
+    if m:
+        code = int(m.group(1))
+    for line in text.splitlines():
+        line = line.strip()
+        if line and any(p.search(line) for p in _ERROR_MARKERS):
+            return NpuSmiError(code=code, message=line)
+    return None
+
+
+def _cells(line: str) -> list[str]:
+    body = line.strip()
+    if body.startswith("|"):
+        body = body[1:]
+    if body.endswith("|"):
+        body = body[:-1]
+    return [c.strip() for c in body.split("|")]
+
+
+def _num(tok: str) -> Optional[float]:
+    return float(tok) if _NUM.match(tok) else None
+
+
+def _int(tok: str) -> Optional[int]:
+    return int(tok) if re.fullmatch(r"-?\d+", tok) else None
+
+
+def _fraction(cell: str) -> tuple:
+    """All `used / total` pairs in a cell, left to right, and the cell with them removed."""
+    pairs = [(int(a), int(b)) for a, b in _FRACTION.findall(cell)]
+    return pairs, _FRACTION.sub(" ", cell).split()
+
+
+def _bad(line: str, what: str) -> ParseError:
+    return ParseError(f"expected {EXPECTS}; {what}: {line.strip()[:120]!r}")
+
+
+@parser_kind("npu-smi-info", expects=EXPECTS)
+def parse_npu_smi_info(text: str) -> NpuSmiInfo:
+    """Parse `npu-smi info`; a dcmi/driver error instead of a table gives `error` and no chips."""
+    lines = [ln.strip() for ln in clean_paste(text).split("\n")]
+    info = NpuSmiInfo()
+    header_at = None
+    for i, ln in enumerate(lines):
+        m = _HEADER.search(ln)
+        if m and ln.startswith("|"):
+            info.tool_version, info.driver_version = m.group(1), m.group(2)
+            header_at = i
+            break
+    if header_at is None:
+        err = find_npu_smi_error(text)
+        if err is None:
+            first = next((ln for ln in lines if ln), "")
+            raise ParseError(
+                f"expected {EXPECTS}: no '| npu-smi <version>  Version: <version> |' header and no dcmi error"
+                + (f" (first line: {first[:80]!r})" if first else " (input is empty)")
+            )
+        info.error = err
+        return info
+
+    section = "pre"  # pre -> chips (after the column headers) -> procs (after the process header)
+    pending: Optional[dict] = None
+    proc_cols = 0
+    last_proc: Optional[tuple] = None
+    for ln in lines[header_at + 1:]:
+        if not ln:
+            continue
+        if ln in ("...", "…") or re.fullmatch(r"[.…\s]+", ln):
+            info.elided = True
+            continue
+        if ln.startswith("+"):
+            continue  # separators: +----+, +====+, full-width +-----+ between A3 chips
+        if not ln.startswith("|"):
+            continue  # doc URLs, prompts, trailing shell output
+        cells = _cells(ln)
+        joined = " ".join(cells)
+        if re.match(r"^NPU\s+Name\b", cells[0]) and len(cells) >= 3:
+            section = "chips"
+            continue
+        if re.match(r"^Chip\b", cells[0]) and section == "chips" and ("Bus-Id" in joined or "Bus" in joined):
+            second = cells[0].split()
+            info.layout = "chip-phy-id" if "Phy-ID" in second else "chip-device" if "Device" in second else "chip"
+            continue
+        if re.match(r"^NPU\s+Chip\b", cells[0]) and "Process" in joined:
+            if pending is not None:
+                raise _bad(ln, "the last chip has only its first row")
+            section = "procs"
+            info.has_process_table = True
+            proc_cols = len(cells)
+            continue
+        m = _NO_PROC.search(joined)
+        if m:
+            info.idle_npus.append(int(m.group(1)))
+            info.has_process_table = True
+            section = "procs"
+            continue
+        if section == "chips":
+            pending = _chip_row(info, cells, pending, ln)
+        elif section == "procs":
+            last_proc = _proc_row(info, cells, proc_cols, last_proc, ln)
+        else:
+            raise _bad(ln, "a table row before the column headers")
+    if pending is not None:
+        raise ParseError(f"expected {EXPECTS}; the table ends after the first row of NPU {pending['npu_id']}")
+    if section == "pre":
+        raise ParseError(f"expected {EXPECTS}; found the version header but no '| NPU  Name | Health |' columns")
+    return info
+
+
+def _chip_row(info: NpuSmiInfo, cells: list, pending: Optional[dict], ln: str) -> Optional[dict]:
+    """Consume one chip-table row: the first of a pair is remembered, the second completes a NpuChip."""
+    if len(cells) < 3:
+        raise _bad(ln, "a chip row without Health/Bus-Id and metric columns")
+    head = cells[0].split()
+    if pending is None:
+        npu = _int(head[0]) if head else None
+        if npu is None:
+            raise _bad(ln, "a chip row that does not start with an NPU id")
+        pairs, rest = _fraction(cells[2])
+        power = rest[0] if rest else ""
+        temp = rest[1] if len(rest) > 1 else ""
+        return {
+            "npu_id": npu,
+            "name": " ".join(head[1:]),
+            "health": cells[1],
+            "power_w": _num(power),
+            "temp_c": _int(temp),
+            "hugepages_used": pairs[0][0] if pairs else None,
+            "hugepages_total": pairs[0][1] if pairs else None,
+        }
+    ids = [_int(t) for t in head]
+    if not ids or any(x is None for x in ids) or len(ids) > 2:
+        raise _bad(ln, f"the second row of NPU {pending['npu_id']} does not start with a chip id")
+    pairs, rest = _fraction(cells[2])
+    bus = cells[1]
+    chip = NpuChip(
+        **pending,
+        chip_id=ids[0],
+        phy_id=ids[1] if len(ids) == 2 and info.layout == "chip-phy-id" else None,
+        device_id=ids[1] if len(ids) == 2 and info.layout != "chip-phy-id" else None,
+        bus_id=bus if _BUS.match(bus) else None,
+        aicore_pct=_int(rest[0]) if rest else None,
+        memory_used_mb=pairs[0][0] if pairs else None,
+        memory_total_mb=pairs[0][1] if pairs else None,
+        hbm_used_mb=pairs[1][0] if len(pairs) > 1 else None,
+        hbm_total_mb=pairs[1][1] if len(pairs) > 1 else None,
+    )
+    info.chips.append(chip)
+    return None
+
+
+def _proc_row(info: NpuSmiInfo, cells: list, ncols: int, last: Optional[tuple], ln: str) -> Optional[tuple]:
+    """One process row: `NPU Chip | pid | name | memory [| pid in container]`; a blank NPU cell repeats the last."""
+    if len(cells) < 4:
+        raise _bad(ln, "a process row with fewer than 4 columns")
+    head = cells[0].split()
+    ids = [_int(t) for t in head]
+    if any(x is None for x in ids):
+        raise _bad(ln, "a process row that does not start with NPU and chip ids")
+    if not ids:
+        if last is None:
+            raise _bad(ln, "a process row without an NPU id")
+        npu, chip = last
+    else:
+        npu, chip = ids[0], ids[1] if len(ids) > 1 else None
+    pid = _int(cells[1])
+    if pid is None:
+        raise _bad(ln, "a process row without a numeric process id")
+    mem = re.match(r"\d+", cells[3])
+    container = _int(cells[4]) if len(cells) > 4 and ncols > 4 else None
+    info.processes.append(
+        NpuProcess(npu_id=npu, chip_id=chip, pid=pid, name=cells[2], memory_mb=int(mem.group()) if mem else None,
+                   container_pid=container)
+    )
+    return npu, chip
