@@ -1,0 +1,407 @@
+"""The compatibility matrix: shipped TOML data (matrices/*.toml), optional user files layered on top, and the
+queries checks ask of it ("which stack did vllm-ascend X ship with", "does CANN C go with driver D", ...).
+
+Queries answer `None` (unknown) rather than guess: a version the data does not cover is "not in the matrix yet",
+which callers turn into a warning, never a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from pydantic import ValidationError
+
+from ascend_doctor import __version__
+from ascend_doctor.errors import InputError
+from ascend_doctor.matrix_schema import (
+    ID_FIELD,
+    PARSER_KINDS,
+    TABLES,
+    Advisory,
+    DriverRule,
+    HdkPairing,
+    MatrixFile,
+    Release,
+    TorchNpuRow,
+    TorchPythonRow,
+    VllmParsers,
+    normalize_name,
+)
+from ascend_doctor.paths import builtin_matrices_dir
+from ascend_doctor.tomlread import read_toml
+from ascend_doctor.versions import Version, parse_version, try_parse_version, version_in
+
+# matrices/ also holds data that is not the compatibility matrix (host thresholds, read by ascend_doctor.policy).
+NOT_MATRIX_FILES = frozenset({"host-policy.toml"})
+VERSION_KEYED = ("vllm_ascend_release", "torch_npu", "torch_python", "vllm_parsers")
+
+
+def _row_id(table: str, row) -> object:
+    """Identity for layering: versions compare as versions (`v0.13.0` is `0.13.0`), other ids as text."""
+    value = getattr(row, ID_FIELD[table])
+    return parse_version(value) if table in VERSION_KEYED else value
+
+
+def _vkey(v: Version) -> tuple:
+    """What `==` compares: release + tags, without build number, local label or internal number."""
+    return v.main_key
+
+
+class Matrix:
+    """All rows of the shipped matrix plus any layered user files, sorted by version where rows have one."""
+
+    def __init__(self, tables: Dict[str, list], files: Sequence[str]):
+        self.files: List[str] = list(files)
+        self.releases: List[Release] = sorted(tables["vllm_ascend_release"], key=lambda r: parse_version(r.version))
+        self.torch_npu: List[TorchNpuRow] = sorted(tables["torch_npu"], key=lambda r: parse_version(r.version))
+        self.torch_python: List[TorchPythonRow] = sorted(tables["torch_python"], key=lambda r: parse_version(r.torch))
+        self.hdk: List[HdkPairing] = list(tables["cann_hdk"])
+        self.driver_rules: List[DriverRule] = list(tables["cann_driver_rule"])
+        self.parsers: List[VllmParsers] = sorted(tables["vllm_parsers"], key=lambda r: parse_version(r.vllm))
+        self.advisories: List[Advisory] = list(tables["advisory"])
+
+    # vllm-ascend releases ----------------------------------------------------------------------------------------
+    def vllm_ascend_release(self, version: str) -> Optional[Release]:
+        """The row for exactly this release (`v0.13.0rc3`, `0.13.0rc3+local` both find 0.13.0rc3), else None."""
+        v = try_parse_version(version)
+        if v is None:
+            return None
+        for row in self.releases:
+            if _vkey(parse_version(row.version)) == _vkey(v):
+                return row
+        return None
+
+    def nearest_release(self, version: str) -> Tuple[Optional[Release], str]:
+        """(row, relation): "exact"; "newer-than-matrix" (newest row); "older" (older than every row: oldest row);
+        "between" (the nearest older row); (None, "unparseable") for text that is not a version."""
+        v = try_parse_version(version)
+        if v is None or not self.releases:
+            return None, "unparseable" if v is None else "newer-than-matrix"
+        exact = self.vllm_ascend_release(version)
+        if exact is not None:
+            return exact, "exact"
+        if v > parse_version(self.releases[-1].version):
+            return self.releases[-1], "newer-than-matrix"
+        if v < parse_version(self.releases[0].version):
+            return self.releases[0], "older"
+        below = [r for r in self.releases if parse_version(r.version) < v]
+        return below[-1], "between"
+
+    def releases_for_vllm(self, vllm_version: str) -> List[Release]:
+        """vllm-ascend releases that target this vLLM release (oldest first); local labels like `+empty` ignored."""
+        v = try_parse_version(vllm_version)
+        if v is None:
+            return []
+        return [r for r in self.releases if any(_vkey(parse_version(x)) == _vkey(v) for x in r.vllm)]
+
+    # torch_npu / torch / python --------------------------------------------------------------------------------------
+    def torch_npu_row(self, torch_npu_version: str) -> Optional[TorchNpuRow]:
+        """The torch_npu row for this version: exact match first, then ignoring the local label."""
+        v = try_parse_version(torch_npu_version)
+        if v is None:
+            return None
+        for row in self.torch_npu:
+            if parse_version(row.version) == v:
+                return row
+        for row in self.torch_npu:
+            if _vkey(parse_version(row.version)) == _vkey(v):
+                return row
+        return None
+
+    def python_ok_for_torch(self, torch_version: str, python: str) -> Optional[bool]:
+        """Does this PyTorch release support this Python (`3.11` or `3.11.4`)? None when the table lacks the torch."""
+        t, p = try_parse_version(torch_version), try_parse_version(python)
+        if t is None or p is None or len(p.release) < 2:
+            return None
+        base = (tuple(t.release) + (0, 0, 0))[:3]
+        for row in self.torch_python:
+            if (tuple(parse_version(row.torch).release) + (0, 0, 0))[:3] == base and not t.is_prerelease():
+                return f"{p.release[0]}.{p.release[1]}" in row.python
+        return None
+
+    def torch_npu_wheel_has_cp(self, torch_npu_version: str, cp_tag: str, arch: Optional[str] = None) -> Optional[bool]:
+        """Does PyPI ship a torch_npu wheel for this CPython tag ("cp311", or "3.11"; optionally for one arch)?
+        None when the version is unknown or its wheels were never listed (mirror/OBS builds, old releases)."""
+        row = self.torch_npu_row(torch_npu_version)
+        if row is None or not row.wheel_cp:
+            return None
+        tag = cp_tag.strip().lower()
+        if not tag.startswith("cp"):
+            tag = "cp" + tag.replace(".", "")
+        if tag not in row.wheel_cp:
+            return False
+        if arch and tag in row.wheel_cp_arch:
+            return arch in row.wheel_cp_arch[tag]
+        return True
+
+    # CANN <-> driver ---------------------------------------------------------------------------------------------------
+    def hdk_for_cann(self, cann_version: str) -> List[HdkPairing]:
+        """Drivers sources name together with this CANN release (tested pairs), possibly one row per hardware."""
+        v = try_parse_version(cann_version)
+        if v is None:
+            return []
+        return [h for h in self.hdk if _vkey(parse_version(h.cann)) == _vkey(v)]
+
+    def cann_driver_compatible(self, cann: str, driver: str) -> Tuple[Optional[bool], str]:
+        """(True/False/None, why with source). False only where a published grid says "N"; True for a "Y" cell or a
+        tested pair; None when no source covers the combination."""
+        c, d = try_parse_version(cann), try_parse_version(driver)
+        if c is None or d is None:
+            bad = cann if c is None else driver
+            return None, f"cannot compare: {bad!r} is not a version"
+        for wanted in (False, True):
+            for rule in self.driver_rules:
+                if rule.compatible is wanted and any(version_in(c, s) for s in rule.cann) \
+                        and any(version_in(d, s) for s in rule.driver):
+                    verdict = "compatible" if wanted else "NOT compatible"
+                    return wanted, (f"CANN {cann} with driver {driver}: {verdict} per {rule.id} ({rule.note}) "
+                                    f"[source: {'; '.join(rule.source)}]")
+        pairs = self.hdk_for_cann(cann)
+        for h in pairs:
+            for listed in h.driver:
+                if _driver_matches(d, listed):
+                    return True, (f"CANN {cann} was released with driver {listed}"
+                                  f"{' (' + h.hdk + ')' if h.hdk else ''}; {driver} is that driver or a patch of it "
+                                  f"[source: {'; '.join(h.source)}]")
+        if pairs:
+            named = ", ".join(sorted({x for h in pairs for x in h.driver}))
+            return None, (f"CANN {cann} was released with driver {named} "
+                          f"[source: {'; '.join(sorted({s for h in pairs for s in h.source}))}]; {driver} is not among "
+                          f"them and no published compatibility table covers the pair")
+        return None, f"no source in the matrix pairs CANN {cann} with a driver version"
+
+    # vLLM parser names ------------------------------------------------------------------------------------------
+    def _parser_rows(self, vllm_version: str, kind: str):
+        if kind not in PARSER_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(PARSER_KINDS)}, not {kind!r}")
+        v = try_parse_version(vllm_version)
+        if v is None:
+            return None, None, None
+        for row in self.parsers:
+            if _vkey(parse_version(row.vllm)) == _vkey(v):
+                return row, None, None
+        lower = [r for r in self.parsers if parse_version(r.vllm) < v]
+        upper = [r for r in self.parsers if parse_version(r.vllm) > v]
+        return None, (lower[-1] if lower else None), (upper[0] if upper else None)
+
+    @staticmethod
+    def _complete(row: Optional[VllmParsers], kind: str) -> Optional[set]:
+        if row is None or getattr(row, kind) is None or kind in row.partial:
+            return None
+        return set(getattr(row, kind))
+
+    def parsers_in_vllm(self, vllm_version: str, kind: str) -> Optional[set]:
+        """Every name this vLLM release accepts for `kind` (tool_parser | reasoning_parser | tokenizer_mode), or None
+        when not known: release not sampled (unless both sampled neighbours agree) or list only partly extracted."""
+        exact, lower, upper = self._parser_rows(vllm_version, kind)
+        if exact is not None:
+            return self._complete(exact, kind)
+        lo, hi = self._complete(lower, kind), self._complete(upper, kind)
+        if lo is not None and lo == hi:
+            return lo
+        return None
+
+    def has_parser(self, vllm_version: str, kind: str, name: str) -> Optional[bool]:
+        """Does this vLLM release accept `name` for `kind`? True/False when the sampled releases say so, else None.
+        Between two sampled releases a name present in both counts as present, absent from both as absent."""
+        exact, lower, upper = self._parser_rows(vllm_version, kind)
+        if exact is not None:
+            return _says(exact, kind, name)
+        if lower is None or upper is None:
+            return None  # older than the oldest or newer than the newest sampled release
+        lo, hi = _says(lower, kind, name), _says(upper, kind, name)
+        return lo if lo is not None and lo == hi else None
+
+    def first_vllm_release_with(self, kind: str, name: str) -> Optional[str]:
+        """The first sampled vLLM release whose `kind` list has `name` (e.g. deepseek_v4 -> 0.20.2), or None."""
+        if kind not in PARSER_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(PARSER_KINDS)}, not {kind!r}")
+        for row in self.parsers:
+            if name in (getattr(row, kind) or []):
+                return row.vllm
+        return None
+
+    # advisories --------------------------------------------------------------------------------------------------
+    def matching_advisories(self, versions: Dict[str, str]) -> List[Advisory]:
+        """Advisories whose every condition holds. Keys: PyPI names (any spelling), "cann", "driver", "firmware",
+        "python", and "machine" (uname -m). A condition on something missing from `versions` does not hold."""
+        known = {normalize_name(k): v for k, v in versions.items() if v is not None}
+        out = []
+        for adv in self.advisories:
+            if adv.machine and known.get("machine") not in adv.machine:
+                continue
+            ok = True
+            for name, spec in adv.when.items():
+                v = try_parse_version(known.get(name))
+                if v is None or not version_in(v, spec):
+                    ok = False
+                    break
+            if ok:
+                out.append(adv)
+        return out
+
+    # "newer than the matrix" -------------------------------------------------------------------------------------
+    def known_versions(self, package: str) -> List[str]:
+        """Every version of `package` the matrix mentions (vllm-ascend, vllm, torch, torch-npu, triton-ascend, cann,
+        driver, python)."""
+        name = normalize_name(package)
+        vals: List[str] = []
+        if name == "vllm-ascend":
+            vals = [r.version for r in self.releases]
+        elif name == "vllm":
+            vals = [x for r in self.releases for x in r.vllm] + [p.vllm for p in self.parsers]
+        elif name == "torch":
+            vals = ([x for r in self.releases for x in r.torch] + [t.torch for t in self.torch_npu]
+                    + [t.torch for t in self.torch_python])
+        elif name == "torch-npu":
+            vals = [x for r in self.releases for x in r.torch_npu] + [t.version for t in self.torch_npu]
+        elif name == "triton-ascend":
+            vals = [x for r in self.releases for x in r.triton_ascend]
+        elif name == "cann":
+            vals = ([x for r in self.releases for x in r.cann] + [x for t in self.torch_npu for x in t.cann]
+                    + [h.cann for h in self.hdk])
+        elif name == "driver":
+            vals = [x for h in self.hdk for x in h.driver]
+        elif name == "python":
+            vals = [x for t in self.torch_python for x in t.python]
+        return vals
+
+    def newest_known(self, package: str) -> Optional[str]:
+        """The newest version of `package` the matrix knows, for "newer than the matrix" warnings; None if none."""
+        vals = self.known_versions(package)
+        return max(vals, key=parse_version) if vals else None
+
+
+def _driver_matches(installed: Version, listed: str) -> bool:
+    """Same driver, or a patch of it: 24.1.rc2.2 and 25.0.rc1.1 belong to the 24.1.rc2 / 25.0.rc1 HDK."""
+    lv = parse_version(listed)
+    if _vkey(installed) == _vkey(lv):
+        return True
+    return str(installed).lower().startswith(str(lv).lower() + ".")
+
+
+def _says(row: VllmParsers, kind: str, name: str) -> Optional[bool]:
+    names = getattr(row, kind)
+    if names is None:
+        return None
+    if name in names:
+        return True
+    if kind not in row.partial or name in row.absent.get(kind, []):
+        return False
+    return None
+
+
+# Loading -----------------------------------------------------------------------------------------------------------
+def _error_line(path: str, data: dict, exc: ValidationError) -> str:
+    """`matrix FILE: table[i] (id).field: message` for the first pydantic error."""
+    err = exc.errors()[0]
+    loc = list(err["loc"])
+    parts: List[str] = []
+    for i, part in enumerate(loc):
+        if isinstance(part, int):
+            label = f"[{part}]"
+            if i == 1 and loc[0] in ID_FIELD:
+                try:
+                    ident = data[loc[0]][part].get(ID_FIELD[loc[0]])
+                except (KeyError, IndexError, TypeError, AttributeError):
+                    ident = None
+                if ident is not None:
+                    label += f" ({ident})"
+            parts.append(label)
+        else:
+            parts.append(("." if parts else "") + str(part))
+    where = "".join(parts) or "(top level)"
+    msg = err["msg"]
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix):]
+    if err["type"] == "extra_forbidden":
+        msg = "unknown key"
+    elif err["type"] == "missing":
+        msg = "required key missing"
+    return f"matrix {path}: {where}: {msg}".replace("\n", " ")
+
+
+def _read_file(path: str) -> MatrixFile:
+    data = read_toml(path, "matrix file")
+    try:
+        mf = MatrixFile.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(_error_line(path, data, exc)) from None
+    if mf.min_tool_version and parse_version(mf.min_tool_version) > parse_version(__version__):
+        raise InputError(f"matrix {path}: min_tool_version: needs ascend-doctor >= {mf.min_tool_version} "
+                         f"(this is {__version__})")
+    for table in TABLES:
+        seen: Dict[object, int] = {}
+        for i, row in enumerate(getattr(mf, table)):
+            rid = _row_id(table, row)
+            if rid in seen:
+                raise InputError(f"matrix {path}: {table}[{i}] ({getattr(row, ID_FIELD[table])}).{ID_FIELD[table]}: "
+                                 f"duplicate id (also {table}[{seen[rid]}])")
+            seen[rid] = i
+    return mf
+
+
+def builtin_matrix_files() -> List[Path]:
+    """The shipped matrix files (every *.toml in matrices/ except non-matrix data such as host-policy.toml)."""
+    d = builtin_matrices_dir()
+    return sorted(p for p in d.glob("*.toml") if p.name not in NOT_MATRIX_FILES)
+
+
+def _shipped_tables() -> Tuple[Dict[str, dict], List[str]]:
+    tables: Dict[str, dict] = {t: {} for t in TABLES}
+    files = []
+    origin: Dict[Tuple[str, object], str] = {}
+    for p in builtin_matrix_files():
+        mf = _read_file(str(p))
+        for key in ("updated", "min_tool_version"):
+            if getattr(mf, key) is None:
+                raise InputError(f"matrix {p}: {key}: required key missing (shipped files carry it)")
+        for table in TABLES:
+            for row in getattr(mf, table):
+                rid = _row_id(table, row)
+                if rid in tables[table]:
+                    raise InputError(f"matrix {p}: {table} ({getattr(row, ID_FIELD[table])}): duplicate id "
+                                     f"(also in {origin[(table, rid)]})")
+                tables[table][rid] = row
+                origin[(table, rid)] = p.name
+        files.append(str(p))
+    return tables, files
+
+
+_lock = threading.Lock()
+_cache: Dict[tuple, Matrix] = {}
+
+
+def _stamp(path: str) -> tuple:
+    try:
+        st = os.stat(path)
+        return (str(Path(path).resolve()), st.st_mtime_ns, st.st_size)
+    except OSError:
+        return (path, None, None)
+
+
+def load_matrix(extra_files: Iterable[str] = ()) -> Matrix:
+    """The shipped matrix with each of `extra_files` layered on in order: a row whose id (release version, torch_npu
+    version, advisory id, ...) already exists replaces it, any other row is added. Cached per file contents.
+    Every problem is an InputError naming the file and the key path."""
+    extra = [str(f) for f in (extra_files or ())]
+    key = tuple(_stamp(p) for p in [str(f) for f in builtin_matrix_files()] + extra) + (len(extra),)
+    with _lock:
+        hit = _cache.get(key)
+    if hit is not None:
+        return hit
+    tables, files = _shipped_tables()
+    for path in extra:
+        mf = _read_file(path)
+        for table in TABLES:
+            for row in getattr(mf, table):
+                tables[table][_row_id(table, row)] = row
+        files.append(path)
+    m = Matrix({t: list(rows.values()) for t, rows in tables.items()}, files)
+    with _lock:
+        _cache[key] = m
+    return m

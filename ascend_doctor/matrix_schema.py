@@ -1,0 +1,309 @@
+"""Pydantic schema of the matrix TOML files (matrices/*.toml): every row carries a source, every version parses.
+
+Rows are validated here and nowhere else, so the query code in `ascend_doctor.matrix` can trust them: a version
+string that `ascend_doctor.versions` cannot parse, a specifier it cannot read, a row without `source`, or a key the
+schema does not know is a load-time error, not a surprise in the middle of a check.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Annotated, Dict, List, Literal, Optional
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from ascend_doctor.errors import ParseError
+from ascend_doctor.versions import SpecifierSet, parse_version
+
+SCHEMA_VERSION = 1
+
+# Hardware families as vllm-ascend names them (faqs.md, vllm_ascend/device/hardware.py): A2 = Atlas 800I/800T A2
+# (910B), A3 = Atlas 800I/800T A3, 310P = Atlas 300I Duo, A5 = Ascend 950 (950PR/950DT).
+Hardware = Literal["A2", "A3", "310P", "A5"]
+ParserKind = Literal["tool_parser", "reasoning_parser", "tokenizer_mode"]
+PARSER_KINDS = ("tool_parser", "reasoning_parser", "tokenizer_mode")
+# "wheels": binary wheels on PyPI (wheel_cp lists the CPython tags); "sdist-only"; "absent": not on PyPI at all
+# (a mirror or OBS build); "unknown": nobody checked.
+PypiState = Literal["wheels", "sdist-only", "absent", "unknown"]
+Severity = Literal["critical", "error", "warning", "info"]
+Confidence = Literal["high", "medium", "low"]
+
+# Fields of a release row that may legitimately carry more than one value when vllm-ascend's documents disagree.
+CONFLICT_FIELDS = ("cann", "torch", "torch_npu", "triton_ascend")
+
+
+def _version(text: str) -> str:
+    try:
+        parse_version(text)
+    except ParseError as exc:
+        raise ValueError(f"not a version: {exc}") from None
+    return text
+
+
+def _spec(text: str) -> str:
+    try:
+        SpecifierSet(text)
+    except ParseError as exc:
+        raise ValueError(f"not a version specifier: {exc}") from None
+    return text
+
+
+def _cp_tag(text: str) -> str:
+    if not re.fullmatch(r"cp3\d{1,2}", text):
+        raise ValueError(f"not a CPython wheel tag like 'cp311': {text!r}")
+    return text
+
+
+def _python(text: str) -> str:
+    if not re.fullmatch(r"3\.\d{1,2}", text):
+        raise ValueError(f"not a Python 'major.minor' like '3.11': {text!r}")
+    return text
+
+
+def normalize_name(name: str) -> str:
+    """PyPI name normalization (PEP 503), so `torch_npu`, `torch-npu` and `Torch.NPU` are one key."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _source(items: List[str]) -> List[str]:
+    if not items or any(not s.strip() for s in items):
+        raise ValueError("every row needs a non-empty source (repo + path/tag/issue)")
+    return items
+
+
+VersionStr = Annotated[str, AfterValidator(_version)]
+SpecStr = Annotated[str, AfterValidator(_spec)]
+CpTag = Annotated[str, AfterValidator(_cp_tag)]
+PythonMinor = Annotated[str, AfterValidator(_python)]
+Sources = Annotated[List[str], AfterValidator(_source)]
+
+
+class Row(BaseModel):
+    """Fields every row has: where it comes from, and an optional human note."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: Sources
+    note: str = ""
+
+
+def _check_conflicts(row: BaseModel, conflict: Dict[str, str], fields: tuple) -> None:
+    """A field with several values must say who says what; a conflict note needs several values."""
+    for name in fields:
+        values = getattr(row, name, None) or []
+        if len(values) > 1 and name not in conflict:
+            raise ValueError(f"{name} has {len(values)} values {values}: add conflict.{name} saying which document "
+                             "says which")
+    for name in conflict:
+        if name not in fields:
+            raise ValueError(f"conflict.{name}: only {', '.join(fields)} can carry conflicting values")
+        if len(getattr(row, name) or []) < 2:
+            raise ValueError(f"conflict.{name} given but {name} has fewer than two values")
+
+
+class Release(Row):
+    """One vllm-ascend release and the stack it was built and tested against. The first value of a list field is
+    what the release's own package pins (what pip installs); further values come from documents that disagree."""
+
+    version: VersionStr
+    listed: Literal["matrix", "tag", "pypi"]
+    commit: Optional[str] = None
+    released: Optional[date] = None
+    vllm: List[VersionStr] = Field(min_length=1)
+    python: SpecStr
+    cann: List[VersionStr] = Field(min_length=1)
+    cann_per_hardware: Dict[Hardware, VersionStr] = {}
+    torch: List[VersionStr] = []
+    torch_npu: List[VersionStr] = []
+    triton_ascend: List[VersionStr] = []
+    transformers: Optional[SpecStr] = None
+    mooncake: Optional[VersionStr] = None
+    hardware: List[Hardware] = Field(min_length=1)
+    experimental_hardware: List[Hardware] = []
+    pypi: PypiState
+    wheel_cp: List[CpTag] = []
+    conflict: Dict[str, str] = {}
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        _check_conflicts(self, self.conflict, CONFLICT_FIELDS)
+        if (self.pypi == "wheels") != bool(self.wheel_cp):
+            raise ValueError("wheel_cp must be given exactly when pypi = 'wheels'")
+        extra = set(self.experimental_hardware) - set(self.hardware)
+        if extra:
+            raise ValueError(f"experimental_hardware {sorted(extra)} not in hardware")
+        return self
+
+    @property
+    def key(self) -> str:
+        return self.version
+
+    def first(self, field: str) -> Optional[str]:
+        """The value the release's package pins for a list field (torch, torch_npu, ...), or None."""
+        values = getattr(self, field)
+        return values[0] if values else None
+
+
+class TorchNpuRow(Row):
+    """One torch_npu release: its torch, the CANN it was released with, and the CPython tags PyPI ships."""
+
+    version: VersionStr
+    listed: Literal["compatibility-table", "eol-table", "readme-history", "vllm-ascend", "pypi"]
+    branch: Optional[str] = None
+    torch: VersionStr
+    cann: List[VersionStr] = []  # empty: no source pairs it with a CANN release
+    requires_torch: Optional[SpecStr] = None
+    pypi: PypiState
+    wheel_cp: List[CpTag] = []
+    wheel_cp_arch: Dict[str, List[Literal["aarch64", "x86_64"]]] = {}  # tag -> the only arches that have it
+    conflict: Dict[str, str] = {}
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        _check_conflicts(self, self.conflict, ("cann",))
+        if (self.pypi == "wheels") != bool(self.wheel_cp):
+            raise ValueError("wheel_cp must be given exactly when pypi = 'wheels'")
+        for tag in self.wheel_cp_arch:
+            if tag not in self.wheel_cp:
+                raise ValueError(f"wheel_cp_arch.{tag}: {tag} is not in wheel_cp")
+        return self
+
+    @property
+    def key(self) -> str:
+        return self.version
+
+
+class TorchPythonRow(Row):
+    """The Python versions one PyTorch release supports (Ascend/pytorch COMPATIBILITY.en.md)."""
+
+    torch: VersionStr
+    python: List[PythonMinor] = Field(min_length=1)
+
+    @property
+    def key(self) -> str:
+        return self.torch
+
+
+class HdkPairing(Row):
+    """A driver (Ascend HDK) a source names together with one CANN release: a tested pair, not an exclusive one."""
+
+    id: str
+    cann: VersionStr
+    hardware: List[Hardware] = []  # empty: the source does not restrict it
+    driver: List[VersionStr] = Field(min_length=1)
+    firmware: Optional[VersionStr] = None
+    hdk: Optional[str] = None
+    confidence: Confidence = "high"
+    conflict: Dict[str, str] = {}
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        # Several drivers may simply all be supported (9.0.0 -> 26.0.RC1, 25.5.2, 25.5.1); only flag real disputes.
+        for name in self.conflict:
+            if name != "driver":
+                raise ValueError(f"conflict.{name}: only driver can carry conflicting values")
+        return self
+
+    @property
+    def key(self) -> str:
+        return self.id
+
+
+class DriverRule(Row):
+    """One cell block of a published CANN x HDK compatibility grid ("Y" or "N")."""
+
+    id: str
+    cann: List[SpecStr] = Field(min_length=1)
+    driver: List[SpecStr] = Field(min_length=1)
+    compatible: bool
+
+    @property
+    def key(self) -> str:
+        return self.id
+
+
+class VllmParsers(Row):
+    """Names one sampled vLLM release accepts for --tool-call-parser, --reasoning-parser, --tokenizer-mode."""
+
+    vllm: VersionStr
+    tool_parser: Optional[List[str]] = None  # None: not extracted for this release
+    reasoning_parser: Optional[List[str]] = None
+    tokenizer_mode: Optional[List[str]] = None
+    partial: List[ParserKind] = []  # kinds whose list names only some registered names
+    absent: Dict[ParserKind, List[str]] = {}  # names known to be missing
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        for kind in self.partial:
+            if getattr(self, kind) is None:
+                raise ValueError(f"partial names {kind} but {kind} is not given")
+        for kind, names in self.absent.items():
+            if kind not in self.partial:
+                raise ValueError(f"absent.{kind} is only meaningful when {kind} is partial (a complete list says it)")
+            clash = set(names) & set(getattr(self, kind) or [])
+            if clash:
+                raise ValueError(f"absent.{kind} and {kind} both name {sorted(clash)}")
+        return self
+
+    @property
+    def key(self) -> str:
+        return self.vllm
+
+
+def _when(items: Dict[str, str]) -> Dict[str, str]:
+    if not items:
+        raise ValueError("when needs at least one condition")
+    out = {}
+    for name, spec in items.items():
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+            raise ValueError(f"when: {name!r} is not a package name")
+        out[normalize_name(name)] = _spec(spec)
+    return out
+
+
+class Advisory(Row):
+    """A known-bad combination: matches when every `when` condition holds for the installed versions."""
+
+    id: Annotated[str, Field(pattern=r"^ADV-\d{4}-\d{3}$")]
+    title: str
+    severity: Severity
+    when: Annotated[Dict[str, str], AfterValidator(_when)]
+    machine: List[str] = []
+    symptom: List[str] = Field(min_length=1)
+    fix: str
+    confidence: Confidence = "high"
+
+    @property
+    def key(self) -> str:
+        return self.id
+
+
+class MatrixFile(BaseModel):
+    """One matrix TOML file: a header and any of the row tables."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int
+    updated: Optional[date] = None
+    min_tool_version: Optional[VersionStr] = None
+    vllm_ascend_release: List[Release] = []
+    torch_npu: List[TorchNpuRow] = []
+    torch_python: List[TorchPythonRow] = []
+    cann_hdk: List[HdkPairing] = []
+    cann_driver_rule: List[DriverRule] = []
+    vllm_parsers: List[VllmParsers] = []
+    advisory: List[Advisory] = []
+
+    @model_validator(mode="after")
+    def _schema(self):
+        if self.schema_version != SCHEMA_VERSION:
+            raise ValueError(f"schema_version {self.schema_version} is not supported (this ascend-doctor reads "
+                             f"{SCHEMA_VERSION})")
+        return self
+
+
+TABLES = ("vllm_ascend_release", "torch_npu", "torch_python", "cann_hdk", "cann_driver_rule", "vllm_parsers", "advisory")
+# Which field identifies a row (layering replaces rows with the same id; ids are unique per table).
+ID_FIELD = {"vllm_ascend_release": "version", "torch_npu": "version", "torch_python": "torch", "cann_hdk": "id",
+            "cann_driver_rule": "id", "vllm_parsers": "vllm", "advisory": "id"}
