@@ -1,0 +1,152 @@
+"""`ascend-doctor matrix ...`: validate the compatibility matrix (shipped or a user layer), show it, print pins."""
+
+from __future__ import annotations
+
+import json
+from typing import List, Optional
+
+import click
+
+from ascend_doctor.errors import InputError
+
+
+def _load(files: List[str]):
+    from ascend_doctor.matrix import load_matrix
+
+    return load_matrix(files)
+
+
+def _release_or_fail(m, version: str):
+    row = m.vllm_ascend_release(version)
+    if row is None:
+        nearest, rel = m.nearest_release(version)
+        hint = f"; nearest known: {nearest.version} ({rel})" if nearest is not None else ""
+        raise InputError(f"vllm-ascend {version} is not in the matrix{hint}")
+    return row
+
+
+def _joined(values: List[str]) -> str:
+    return " | ".join(values) if values else "-"
+
+
+@click.group("matrix")
+def matrix():
+    """Inspect the compatibility matrix (vllm-ascend, vLLM, torch/torch_npu, CANN, HDK, parsers, advisories)."""
+
+
+@matrix.command("validate")
+@click.argument("file", required=False, metavar="[FILE]")
+def validate(file: Optional[str]):
+    """Validate the shipped matrix, or the shipped matrix with FILE layered on top. Exit 0 when valid, 2 (with the
+    file and key path) when not."""
+    m = _load([file] if file else [])
+    click.echo(f"ok: {len(m.releases)} vllm-ascend releases, {len(m.torch_npu)} torch_npu rows, "
+               f"{len(m.hdk)} CANN/HDK pairings, {len(m.parsers)} vLLM parser lists, {len(m.advisories)} advisories "
+               f"from {len(m.files)} files")
+
+
+@matrix.command("show")
+@click.option("--vllm-ascend", "version", metavar="X", help="Show the row for this vllm-ascend release.")
+@click.option("--matrix", "extra", multiple=True, metavar="FILE", help="Matrix TOML layered over the shipped one.")
+@click.option("--format", "fmt", type=click.Choice(["console", "json"]), default="console", show_default=True)
+def show(version: Optional[str], extra, fmt: str):
+    """Print the vllm-ascend release table, or (with --vllm-ascend X) everything the matrix says about X."""
+    from rich.console import Console
+    from rich.table import Table
+
+    m = _load(list(extra))
+    if version:
+        row = _release_or_fail(m, version)
+        if fmt == "json":
+            data = row.model_dump(mode="json")
+            data["hdk_for_cann"] = [h.model_dump(mode="json") for c in row.cann for h in m.hdk_for_cann(c)]
+            npu = m.torch_npu_row(row.torch_npu[0]) if row.torch_npu else None
+            data["torch_npu_row"] = npu.model_dump(mode="json") if npu else None
+            click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+            return
+        t = Table(title=f"vllm-ascend {row.version}", show_header=False)
+        t.add_column("field", style="bold")
+        t.add_column("value", overflow="fold")
+        data = row.model_dump(mode="json")
+        data = {**{k: v for k, v in data.items() if k not in ("note", "source")}, "note": data["note"],
+                "source": data["source"]}
+        for key, value in data.items():
+            if value in (None, [], {}, ""):
+                continue
+            if isinstance(value, list):
+                value = ", ".join(value) if key in ("source", "hardware", "experimental_hardware", "wheel_cp") \
+                    else _joined(value)
+            elif isinstance(value, dict):
+                value = "; ".join(f"{k}: {v}" for k, v in value.items())
+            t.add_row(key, str(value))
+        for cann in row.cann:
+            for h in m.hdk_for_cann(cann):
+                hw = f" [{', '.join(h.hardware)}]" if h.hardware else ""
+                t.add_row(f"HDK for CANN {cann}{hw}", f"{_joined(h.driver)} ({'; '.join(h.source)})")
+        Console(soft_wrap=False).print(t)
+        return
+    if fmt == "json":
+        click.echo(json.dumps([r.model_dump(mode="json") for r in m.releases], indent=2, ensure_ascii=False))
+        return
+    t = Table(title="vllm-ascend releases (first value = what the package pins; | = documents disagree)")
+    for col in ("vllm-ascend", "vLLM", "Python", "CANN", "torch", "torch_npu", "triton-ascend", "hardware", "listed"):
+        t.add_column(col, overflow="fold")
+    for r in reversed(m.releases):
+        t.add_row(r.version, _joined(r.vllm), r.python, _joined(r.cann), _joined(r.torch), _joined(r.torch_npu),
+                  _joined(r.triton_ascend), ",".join(r.hardware), r.listed)
+    Console().print(t)
+
+
+@matrix.command("pins")
+@click.option("--vllm-ascend", "version", required=True, metavar="X", help="The vllm-ascend release to pin for.")
+@click.option("--matrix", "extra", multiple=True, metavar="FILE", help="Matrix TOML layered over the shipped one.")
+def pins(version: str, extra):
+    """Print a pip constraints file (`pip install -c FILE ...`) for vllm-ascend X: vllm, torch, torch-npu,
+    triton-ascend, transformers; the CANN, HDK and Python it needs, conflicts and sources as comments."""
+    m = _load(list(extra))
+    row = _release_or_fail(m, version)
+    out: List[str] = [f"# pip constraints for vllm-ascend {row.version} (ascend-doctor matrix; row listed in: "
+                      f"{row.listed})",
+                      f"# Python {row.python}; hardware: {', '.join(row.hardware)}"
+                      + (f" (experimental: {', '.join(row.experimental_hardware)})" if row.experimental_hardware
+                         else "")]
+    cann_line = f"# CANN {row.cann[0]}"
+    if len(row.cann) > 1:
+        cann_line += f" (also named: {', '.join(row.cann[1:])})"
+    if row.cann_per_hardware:
+        cann_line += "; images per hardware: " + ", ".join(f"{k} {v}" for k, v in row.cann_per_hardware.items())
+    out.append(cann_line)
+    for cann in row.cann:
+        pairs = m.hdk_for_cann(cann)
+        if not pairs:
+            out.append(f"# Ascend HDK (driver/firmware) for CANN {cann}: no source in the matrix pairs it")
+        for h in pairs:
+            hw = f" [{', '.join(h.hardware)}]" if h.hardware else ""
+            fw = f", firmware {h.firmware}" if h.firmware else ""
+            out.append(f"# Ascend HDK for CANN {cann}{hw}: driver {' / '.join(h.driver)}{fw} ({'; '.join(h.source)})")
+    for field, text in row.conflict.items():
+        out.append(f"# CONFLICT {field}: {text}")
+    if row.note:
+        out.append(f"# note: {row.note}")
+    out.append("# vllm-ascend does not declare vllm in its metadata: install this vLLM built with "
+               "VLLM_TARGET_DEVICE=empty first, then vllm-ascend, then `python -m pip check`.")
+    for src in row.source:
+        out.append(f"# source: {src}")
+    out.append("")
+    out.append(f"vllm-ascend=={row.version}")
+    out.append(f"vllm=={row.vllm[0]}" + (f"  # also targets: {', '.join(row.vllm[1:])}" if len(row.vllm) > 1 else ""))
+    for dist, field in (("torch", "torch"), ("torch-npu", "torch_npu"), ("triton-ascend", "triton_ascend")):
+        values = getattr(row, field)
+        if not values:
+            out.append(f"# {dist}: not pinned by this release")
+            continue
+        line = f"{dist}=={values[0]}"
+        if len(values) > 1:
+            line += f"  # other documents name: {', '.join(values[1:])}"
+        if field == "torch_npu":
+            npu = m.torch_npu_row(values[0])
+            if npu is not None and npu.pypi == "absent":
+                line += "  # " + (npu.note or "not on PyPI: needs the Huawei extra index")
+        out.append(line)
+    out.append(f"transformers{row.transformers}" if row.transformers else "# transformers: not pinned by this release")
+    click.echo("\n".join(out))
