@@ -1,0 +1,170 @@
+"""NPU facts from `npu-smi`: the device table (`npu_smi`), per-card health (`npu_health`) and topology (`npu_topo`).
+
+A missing `npu-smi` is itself the answer to "is there an Ascend driver here" (containers often lack the
+`-v /usr/local/bin/npu-smi` mount), so `npu_smi` records it instead of giving up; a *timed-out* npu-smi tells
+nothing (a wedged driver and a slow one look the same), so that fact is unavailable.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+from pydantic import BaseModel, Field
+
+from ascend_doctor.errors import FactUnavailable, ParseError
+from ascend_doctor.host import NOT_FOUND, TIMEOUT, CommandResult
+from ascend_doctor.parsers.npu_smi import NpuSmiInfo, find_npu_smi_error, parse_npu_smi_info
+from ascend_doctor.parsers.npu_smi_detail import NpuHealth, NpuTopo, parse_npu_smi_health, parse_npu_smi_topo
+from ascend_doctor.probes import probe
+
+NPU_SMI = "npu-smi"
+STDERR_TAIL_LINES = 5
+
+
+class CommandSummary(BaseModel):
+    """How one command went, without its full output (the parsed fact carries what matters)."""
+
+    argv: list[str]
+    returncode: Optional[int] = None
+    error: Optional[str] = Field(None, description="not_found | permission_denied | timeout | os_error | ...")
+    error_message: str = ""
+    stderr_tail: str = ""
+    duration_s: float = 0.0
+    why_not: str = Field("", description="One line: why it gave no usable output ('' when it did)")
+
+    @classmethod
+    def of(cls, r: CommandResult) -> "CommandSummary":
+        tail = "\n".join(r.stderr.strip().splitlines()[-STDERR_TAIL_LINES:])
+        return cls(argv=list(r.argv), returncode=r.returncode, error=r.error, error_message=r.error_message,
+                   stderr_tail=tail, duration_s=r.duration_s, why_not=r.why_not())
+
+
+class NpuSmiFact(BaseModel):
+    """`npu-smi info`: whether the tool exists, how the run went, and the parsed table or why there is none."""
+
+    found: bool = Field(description="False when npu-smi is not installed / not mounted (no Ascend driver visible)")
+    command: CommandSummary
+    info: Optional[NpuSmiInfo] = None
+    parse_error: Optional[str] = None
+
+    @property
+    def usable(self) -> bool:
+        """A table with at least one chip was read."""
+        return self.info is not None and self.info.error is None and bool(self.info.chips)
+
+    def reason(self) -> str:
+        """One line: why there is no usable table ('' when there is)."""
+        if not self.found:
+            return "npu-smi not found (no Ascend driver tools on PATH / not mounted into the container)"
+        if self.info is not None and self.info.error is not None:
+            code = f" (ret {self.info.error.code})" if self.info.error.code is not None else ""
+            return f"npu-smi failed{code}: {self.info.error.message}"
+        if self.parse_error:
+            return f"could not read npu-smi output: {self.parse_error}"
+        if self.command.why_not:
+            return self.command.why_not
+        if self.info is not None and not self.info.chips:
+            return "npu-smi listed no NPUs"
+        return ""
+
+
+def _output_text(r: CommandResult) -> str:
+    """npu-smi prints its table on stdout, but a loader failure goes to stderr: parse what there is."""
+    if r.stdout.strip():
+        return r.stdout
+    return r.stderr
+
+
+@probe("npu_smi")
+def npu_smi_probe(host, ctx) -> NpuSmiFact:
+    r = host.run([NPU_SMI, "info"], timeout=ctx.options.probe_timeout)
+    summary = CommandSummary.of(r)
+    if r.error == NOT_FOUND:
+        return NpuSmiFact(found=False, command=summary)
+    if r.error == TIMEOUT:
+        raise FactUnavailable("npu_smi", r.why_not() or "npu-smi info timed out")
+    fact = NpuSmiFact(found=True, command=summary)
+    if r.error is not None:  # permission denied / os error: the tool is there but could not run
+        return fact
+    try:
+        fact.info = parse_npu_smi_info(_output_text(r))
+    except ParseError as exc:
+        err = find_npu_smi_error(r.stderr) if r.stderr.strip() else None
+        if err is not None:
+            fact.info = NpuSmiInfo(error=err)
+        else:
+            fact.parse_error = str(exc)
+    return fact
+
+
+# -t health ---------------------------------------------------------------------------------------------------------
+class NpuHealthResult(BaseModel):
+    npu_id: int
+    command: CommandSummary
+    health: Optional[NpuHealth] = None
+    parse_error: Optional[str] = None
+
+
+class NpuHealthFact(BaseModel):
+    """`npu-smi info -t health -i N` for every NPU the table lists, run one after another within the time budget."""
+
+    results: list[NpuHealthResult] = Field(default_factory=list)
+    skipped: list[int] = Field(default_factory=list, description="NPU ids not queried: the probe ran out of time")
+
+    def by_npu(self) -> dict[int, NpuHealthResult]:
+        return {r.npu_id: r for r in self.results}
+
+
+def _usable_info(ctx, name: str) -> NpuSmiInfo:
+    fact = ctx.fact("npu_smi")  # FactUnavailable propagates: no table, no per-card questions
+    if not fact.usable:
+        raise FactUnavailable(name, fact.reason() or "npu-smi info gave no NPUs")
+    return fact.info
+
+
+@probe("npu_health")
+def npu_health_probe(host, ctx) -> NpuHealthFact:
+    start = time.monotonic()
+    budget = ctx.options.probe_timeout * 0.8  # leave the engine time to collect a partial answer
+    info = _usable_info(ctx, "npu_health")
+    out = NpuHealthFact()
+    ids = info.npu_ids()
+    for n, npu in enumerate(ids):
+        remaining = budget - (time.monotonic() - start)
+        if remaining <= 0:
+            out.skipped = ids[n:]
+            break
+        r = host.run([NPU_SMI, "info", "-t", "health", "-i", str(npu)], timeout=remaining)
+        res = NpuHealthResult(npu_id=npu, command=CommandSummary.of(r))
+        if r.error is None:
+            try:
+                res.health = parse_npu_smi_health(_output_text(r))
+                res.health.npu_id = npu
+            except ParseError as exc:
+                res.parse_error = str(exc)
+        out.results.append(res)
+    return out
+
+
+# -t topo -----------------------------------------------------------------------------------------------------------
+class NpuTopoFact(BaseModel):
+    command: CommandSummary
+    topo: Optional[NpuTopo] = None
+    parse_error: Optional[str] = None
+
+
+@probe("npu_topo")
+def npu_topo_probe(host, ctx) -> NpuTopoFact:
+    _usable_info(ctx, "npu_topo")
+    r = host.run([NPU_SMI, "info", "-t", "topo"], timeout=ctx.options.probe_timeout)
+    if r.error == TIMEOUT:
+        raise FactUnavailable("npu_topo", r.why_not())
+    fact = NpuTopoFact(command=CommandSummary.of(r))
+    if r.error is not None:
+        raise FactUnavailable("npu_topo", r.why_not())
+    try:
+        fact.topo = parse_npu_smi_topo(_output_text(r))
+    except ParseError as exc:
+        fact.parse_error = str(exc)
+    return fact
