@@ -1,0 +1,76 @@
+"""Is a tool call's `arguments` what an OpenAI client can use? A JSON object string, schema-valid, clean bytes."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Optional
+
+import jsonschema
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _controls_in(value: Any) -> list[str]:
+    """Control characters inside decoded string values (e.g. an escaped \\u0000 in a city name)."""
+    found: list[str] = []
+    if isinstance(value, str):
+        found += [repr(c) for c in _CONTROL.findall(value)]
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            found += _controls_in(k) + _controls_in(v)
+    elif isinstance(value, list):
+        for v in value:
+            found += _controls_in(v)
+    return found
+
+
+def argument_problems(arguments: Any, schema: Optional[dict]) -> list[str]:
+    """Problems with one call's arguments ([] when fine). The OpenAI contract: a string holding one JSON object."""
+    if arguments is None:
+        return ["arguments are missing"]
+    if isinstance(arguments, dict):
+        raw = None
+        problems = ["arguments are a JSON object, not a string holding JSON (OpenAI clients call json.loads on it)"]
+        value: Any = arguments
+    elif not isinstance(arguments, str):
+        return [f"arguments are a {type(arguments).__name__}, not a string holding a JSON object"]
+    else:
+        raw, problems = arguments, []
+        bad = _CONTROL.findall(raw)
+        if bad:
+            kinds = sorted({repr(c) for c in bad})
+            problems.append(f"raw arguments contain {len(bad)} control character(s) {', '.join(kinds)}")
+        stripped = raw.strip()
+        if not stripped:
+            return problems + ["arguments are an empty string"]
+        try:
+            value, end = json.JSONDecoder(strict=True).raw_decode(stripped)
+        except ValueError as exc:
+            return problems + [f"arguments are not JSON: {exc}"]
+        trailing = stripped[end:]
+        if trailing.strip(" \t\r\n"):
+            problems.append(f"{len(trailing)} trailing byte(s) after the JSON: {trailing[:40]!r}")
+    if not isinstance(value, dict):
+        return problems + [f"arguments decode to a {type(value).__name__}, not a JSON object"]
+    inner = _controls_in(value)
+    if inner:
+        problems.append(f"decoded values contain control character(s) {', '.join(sorted(set(inner)))}")
+    if schema is not None:
+        v = jsonschema.Draft202012Validator(schema)
+        for err in sorted(v.iter_errors(value), key=lambda e: list(e.path)):
+            where = "/".join(str(p) for p in err.path) or "(root)"
+            problems.append(f"schema: {where}: {err.message}")
+    return problems
+
+
+def decoded(arguments: Any) -> Any:
+    """The arguments as a Python value when they parse (for comparing stream vs non-stream), else None."""
+    if isinstance(arguments, dict):
+        return arguments
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except ValueError:
+            return None
+    return None

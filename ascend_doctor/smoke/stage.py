@@ -1,0 +1,46 @@
+"""The smoke stage: run the scenarios (and optionally the load), then evaluate the registry's stage="smoke" checks."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from ascend_doctor.engine import CheckContext, FactStore, evaluate
+from ascend_doctor.options import RunOptions
+from ascend_doctor.report import Finding
+from ascend_doctor.smoke.client import SmokeClient, api_key_from_env, normalize_base_url
+from ascend_doctor.smoke.scenarios import SmokeFacts, run_scenarios
+
+
+def gather(base_url: str, *, model: Optional[str] = None, api_key_env: Optional[str] = None, timeout: float = 60.0,
+           load: Optional[int] = None, concurrency: int = 4, sentinel: Optional[str] = None,
+           progress: Optional[Callable[[str], None]] = None, show_load_progress: bool = False) -> SmokeFacts:
+    """Run every scenario against `base_url` (and the load when `load` is given); the `smoke` fact."""
+    api_key = api_key_from_env(api_key_env)
+    with SmokeClient(base_url, api_key=api_key, timeout=timeout) as client:
+        facts = run_scenarios(client, model, sentinel=sentinel, progress=progress)
+    if load:
+        if not facts.model:
+            facts.load_not_run = "no model to load-test: " + (next(iter(facts.not_run.values()), "unresolved"))
+        else:
+            from ascend_doctor.smoke.load import run_load
+
+            facts.load = run_load(facts.base_url, facts.model, total=load, concurrency=concurrency,
+                                  timeout=timeout, api_key=api_key, show_progress=show_load_progress)
+    return facts
+
+
+def evaluate_smoke(registry, facts: SmokeFacts, options: RunOptions) -> list[Finding]:
+    """Evaluate the selected stage="smoke" checks against the gathered fact."""
+    checks = registry.select(options.select, options.ignore, stage="smoke")
+    store = FactStore(host=None, options=options, probes={}, preset={"smoke": facts})  # type: ignore[arg-type]
+    ctx = CheckContext(store, options)
+    return [evaluate(c, ctx) for c in checks]
+
+
+def smoke_findings(registry, *, base_url: str, model: Optional[str] = None, api_key_env: Optional[str] = None,
+                   timeout: float = 60.0, options: Optional[RunOptions] = None, **extra: Any) -> list[Finding]:
+    """Findings of the smoke stage for `check --smoke-url` and `smoke`."""
+    options = options or RunOptions()
+    normalize_base_url(base_url)  # a malformed URL is an input error before anything is sent
+    facts = gather(base_url, model=model, api_key_env=api_key_env, timeout=timeout, **extra)
+    return evaluate_smoke(registry, facts, options)

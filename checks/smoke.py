@@ -1,0 +1,792 @@
+"""Smoke checks (stage="smoke"): pure judgements of the `smoke` fact gathered by ascend_doctor.smoke.scenarios.
+
+SRV: the server answers at all. TOOL: tool calling works the way OpenAI clients (openai-python, LangChain, agents)
+expect. Each check names the scenario exchange(s) it judges in its evidence.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Optional
+
+from ascend_doctor.engine import ev
+from ascend_doctor.registry import check
+from ascend_doctor.smoke import scenarios as S
+from ascend_doctor.smoke.arguments import argument_problems, decoded
+from ascend_doctor.smoke.client import Exchange, error_message
+from ascend_doctor.smoke.leaks import FAMILIES, detect_leaks, remediation_for
+
+NEEDS = ["smoke"]
+NON_STREAM_TOOL = [S.NAMED, S.REQUIRED, S.AUTO, S.PARALLEL]
+STREAM_TOOL = [S.NAMED_STREAM, S.PARALLEL_STREAM]
+
+# Server error texts with a known cause (../shared/facts/error-codes.md §6).
+_KNOWN_ERRORS = [
+    ("tool choice requires --enable-auto-tool-choice",
+     "Restart vllm serve with `--enable-auto-tool-choice --tool-call-parser <parser of the model>` "
+     "(e.g. hermes for Qwen2.5, deepseek_v31/deepseek_v32/deepseek_v4 for DeepSeek)."),
+    ("must be followed by tool messages",
+     "The server did not pair the role:tool message with the assistant's tool_calls although the request sent "
+     "them in the standard shape (content null, tool_call_id equal to the call id): its chat template or request "
+     "parser drops tool messages or the tool_call_id; use the model's official chat template (`--chat-template`)."),
+    ("does not exist", "Pass the served model name with `--model` (see `GET /v1/models`)."),
+]
+
+
+def _excerpt(x: Exchange, limit: int = 1200) -> str:
+    return x.body_text[:limit] if x.body_text else (x.error or "")
+
+
+def _evid(x: Exchange, extra: str = "") -> list:
+    text = extra or _excerpt(x)
+    return [ev(x.describe(), text)]
+
+
+def _known_fix(text: str) -> Optional[str]:
+    for needle, fix in _KNOWN_ERRORS:
+        if needle.lower() in text.lower():
+            return fix
+    return None
+
+
+def _scenario(ctx, name: str):
+    """(facts, exchange) or (facts, None, skip-outcome) when the scenario did not run."""
+    facts = ctx.fact("smoke")
+    if name in facts.not_run:
+        return facts, None, ctx.skip(f"the {name} scenario did not run: {facts.not_run[name]}")
+    x = facts.get(name)
+    if x is None:
+        return facts, None, ctx.skip(f"the {name} scenario did not run")
+    return facts, x, None
+
+
+def _http_problem(ctx, x: Exchange, what: str):
+    """A fail outcome when the exchange has no usable chat completion, else None."""
+    if x.error:
+        if x.error_kind == "timeout":
+            return ctx.fail(f"{what}: no complete answer within the timeout ({x.error})", _evid(x),
+                            remediation="Raise --timeout if the model is just slow (first request compiles graphs "
+                                        "on Ascend), else read the server log for a stuck request.")
+        return ctx.fail(f"{what}: the request failed at the transport level ({x.error_kind}: {x.error})", _evid(x),
+                        remediation="Read the server log around this request: a reset or truncated response usually "
+                                    "means the worker crashed or a proxy cut the connection.")
+    if x.status != 200:
+        msg = error_message(x)
+        fix = _known_fix(msg)
+        if x.status in (401, 403):
+            fix = "The server wants an API key: export it and pass `--api-key-env VAR`."
+        return ctx.fail(f"{what}: HTTP {x.status}: {msg[:300]}", _evid(x), remediation=fix)
+    if x.stream is None and x.json_error:
+        return ctx.fail(f"{what}: HTTP 200 but the body is not JSON ({x.json_error})", _evid(x),
+                        remediation="Something between the client and vLLM (proxy, gateway) rewrote the response, or "
+                                    "the server is not OpenAI-compatible; compare with a direct request to vllm serve.")
+    if x.reply is None:
+        return ctx.fail(f"{what}: HTTP 200 but no `choices` in the response", _evid(x))
+    if x.stream is None and x.reply.choices == 0:
+        return ctx.fail(f"{what}: HTTP 200 with an empty `choices` list", _evid(x))
+    return None
+
+
+def _calls_text(x: Exchange) -> str:
+    r = x.reply
+    if r is None:
+        return _excerpt(x)
+    calls = [{"index": c.index, "id": c.id, "name": c.name, "arguments": c.arguments} for c in r.tool_calls]
+    return (f"finish_reason={r.finish_reason!r} tool_calls({r.tool_calls_field})={json.dumps(calls)[:800]}\n"
+            f"content={(r.content or '')[:300]!r}")
+
+
+def _leak_hint(x: Exchange) -> str:
+    r = x.reply
+    leaks = detect_leaks(r.content if r else None) + detect_leaks(r.reasoning if r else None, "reasoning")
+    if not leaks:
+        return ""
+    return f" — the content holds raw {FAMILIES[leaks[0].family].label} markup (see TOOL113)"
+
+
+# ----------------------------------------------------------------------------------------------------------------
+@check("SRV101", "server-reachable", severity="critical", needs=NEEDS, stage="smoke")
+def server_reachable(ctx):
+    """The OpenAI-compatible server answers at the base URL
+
+    What it checks: `GET <base-url>/models` gets any HTTP answer (connection refused, timeout or reset fail).
+    Why it matters: nothing else can be tested; a server that does not answer is down, still loading weights, or
+    listening on another address/port than the one clients use.
+    How to fix: Check that `vllm serve` is running and finished loading (log line `Application startup complete`),
+    that `--host`/`--port` match the URL (`--host 0.0.0.0` to accept remote clients), and that no firewall or
+    container port mapping is missing (`docker run -p 8000:8000`).
+    """
+    facts = ctx.fact("smoke")
+    x = facts.get(S.MODELS)
+    if x is None:
+        return ctx.skip("the models request was not made")
+    if not facts.reachable:
+        return ctx.fail(f"no answer from {facts.base_url}: {facts.unreachable_reason}", _evid(x))
+    return ctx.ok(f"{facts.base_url} answered GET /models with HTTP {x.status} in {x.latency_ms:.0f} ms", _evid(x))
+
+
+@check("SRV102", "model-served", severity="error", needs=NEEDS, stage="smoke")
+def model_served(ctx):
+    """The server lists the model under test
+
+    What it checks: `GET /v1/models` returns the OpenAI list shape and contains `--model` (when `--model` is
+    omitted and exactly one model is served, that one is tested).
+    Why it matters: clients send the model name with every request; a name the server does not serve answers 404
+    ("The model ... does not exist"), which users often misread as a broken deployment.
+    How to fix: Use a name from the list (vllm serve `--served-model-name NAME` sets it, default the model path),
+    or pass `--model NAME` to ascend-doctor when several models are served.
+    """
+    facts = ctx.fact("smoke")
+    x = facts.get(S.MODELS)
+    if x is None or not facts.reachable:
+        return ctx.skip("the server is unreachable (see SRV101)")
+    if x.error:
+        return ctx.fail(f"GET /models failed: {x.error_kind}: {x.error}", _evid(x))
+    if x.status != 200:
+        fix = ("The server wants an API key: export it and pass `--api-key-env VAR`." if x.status in (401, 403)
+               else None)
+        return ctx.fail(f"GET /models answered HTTP {x.status}: {error_message(x)[:200]}", _evid(x), remediation=fix)
+    if facts.models_served is None:
+        return ctx.fail("GET /models did not return the OpenAI list shape ({\"data\": [{\"id\": ...}]})", _evid(x))
+    served = ", ".join(facts.models_served) or "none"
+    if facts.model_source == "option" and facts.model not in facts.models_served:
+        return ctx.fail(f"model {facts.model!r} is not served; the server serves: {served}", _evid(x),
+                        remediation=f"Pass one of these with --model: {served}.")
+    if not facts.model:
+        return ctx.fail(f"cannot choose a model: {len(facts.models_served)} served ({served}); pass --model",
+                        _evid(x), remediation=f"Pass one of these with --model: {served}.")
+    how = "the only model served" if facts.model_source == "only-served" else "listed"
+    return ctx.ok(f"model {facts.model!r} is {how}", _evid(x))
+
+
+@check("SRV103", "chat-completion", severity="error", needs=NEEDS, stage="smoke")
+def chat_completion(ctx):
+    """A plain chat completion answers with text
+
+    What it checks: `POST /v1/chat/completions` without tools returns HTTP 200, one choice with non-empty string
+    `content` and a `finish_reason`.
+    Why it matters: if plain generation fails, every tool-calling failure below is a symptom of that, not of the
+    tool parser.
+    How to fix: Read the server log for this request. Empty content with HTTP 200 usually means a chat template that
+    renders nothing useful or a reasoning parser that moved everything to `reasoning_content`; pass
+    `--chat-template` with the model's official template.
+    """
+    facts, x, skip = _scenario(ctx, S.CHAT)
+    if skip:
+        return skip
+    bad = _http_problem(ctx, x, "plain chat")
+    if bad:
+        return bad
+    r = x.reply
+    if not (r.content or "").strip():
+        where = f" (text went to `{r.reasoning_field}`)" if r.reasoning else ""
+        return ctx.fail(f"plain chat returned no content{where}", _evid(x))
+    if not r.finish_reason:
+        return ctx.warn("plain chat answered but without a finish_reason", _evid(x))
+    return ctx.ok(f"plain chat answered {r.content.strip()[:60]!r} (finish_reason={r.finish_reason}, "
+                  f"{x.latency_ms:.0f} ms)", _evid(x))
+
+
+@check("SRV104", "load-test", severity="error", needs=NEEDS, stage="smoke")
+def load_test(ctx):
+    """Concurrent tool-call requests all succeed
+
+    What it checks: with `--load N --concurrency C`, N tool-call requests (stream and non-stream mixed) with C in
+    flight all return HTTP 200 with a tool call; reports p50/p95/p99 latency and time-to-first-token.
+    Why it matters: a server that answers one request can still fail under concurrency: KV-cache exhaustion,
+    preemption, request timeouts at a gateway, or a parser that breaks when streams interleave.
+    How to fix: Read the first errors in the evidence. 5xx or resets: look at the server log for OOM/preemption
+    (lower `--max-num-seqs`, raise `--gpu-memory-utilization` within HBM limits); timeouts: raise the gateway
+    timeout or lower concurrency.
+    """
+    facts = ctx.fact("smoke")
+    if facts.load is None:
+        return ctx.skip(facts.load_not_run or "load mode not requested (--load N --concurrency C)")
+    lr = facts.load
+    metrics = (f"p50 {lr.p50_ms} ms, p95 {lr.p95_ms} ms, p99 {lr.p99_ms} ms"
+               + (f", TTFT p50 {lr.ttft_p50_ms} ms" if lr.ttft_p50_ms is not None else ""))
+    summary = (f"{lr.succeeded}/{lr.requested} succeeded with {lr.concurrency} in flight in {lr.wall_s:.1f} s "
+               f"({metrics})")
+    details = lr.model_dump()
+    if lr.error_count or lr.succeeded < lr.requested or lr.stopped_early:
+        evidence = [ev(f"load: request failure {i + 1}", e) for i, e in enumerate(lr.errors[:5])]
+        if lr.stopped_early:
+            evidence.append(ev("load: stopped early", lr.stopped_early))
+        return ctx.fail(summary, evidence, **details)
+    return ctx.ok(summary, **details)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+def _tool_choice_check(ctx, name: str, what: str, allowed: set):
+    facts, x, skip = _scenario(ctx, name)
+    if skip:
+        return skip
+    bad = _http_problem(ctx, x, what)
+    if bad:
+        return bad
+    r = x.reply
+    if not r.tool_calls:
+        return ctx.fail(f"{what}: no tool call came back (finish_reason={r.finish_reason!r}){_leak_hint(x)}",
+                        _evid(x, _calls_text(x)),
+                        remediation="Start vllm serve with `--enable-auto-tool-choice --tool-call-parser <parser>` "
+                                    "matching the model; if raw markup shows in content, see TOOL113.")
+    wrong = [c.name for c in r.tool_calls if c.name not in allowed]
+    if wrong:
+        return ctx.fail(f"{what}: called {wrong}, expected one of {sorted(allowed)}", _evid(x, _calls_text(x)))
+    return ctx.ok(f"{what}: {len(r.tool_calls)} call(s) to {', '.join(str(c.name) for c in r.tool_calls)}",
+                  _evid(x, _calls_text(x)))
+
+
+@check("TOOL101", "tool-choice-named", severity="error", needs=NEEDS, stage="smoke")
+def tool_choice_named(ctx):
+    """A named tool_choice returns a call to that function
+
+    What it checks: `tool_choice={"type": "function", "function": {"name": "get_weather"}}` returns HTTP 200 with a
+    `tool_calls` entry for get_weather (arguments are judged by TOOL105, finish_reason by TOOL106).
+    Why it matters: forcing a function is how agents run a fixed step; vLLM serves it with guided decoding, so a
+    failure here points at the guided-decoding backend or the request path rather than the model.
+    How to fix: Read the error in the evidence. With vLLM, named tool choice needs no parser but does need a working
+    structured-output backend (`--guided-decoding-backend` / `--structured-outputs-config`); upgrade vLLM and
+    vllm-ascend together if the backend crashes on NPU.
+    """
+    return _tool_choice_check(ctx, S.NAMED, "named tool_choice", {"get_weather"})
+
+
+@check("TOOL102", "tool-choice-required", severity="error", needs=NEEDS, stage="smoke")
+def tool_choice_required(ctx):
+    """tool_choice "required" returns at least one tool call
+
+    What it checks: `tool_choice: "required"` returns HTTP 200 with one or more calls to offered functions.
+    Why it matters: "required" is how agent frameworks force the next step to be an action; servers that ignore it
+    answer in prose and the agent loop stalls.
+    How to fix: vLLM supports "required" from 0.8.3 (guided decoding over the tool list); older servers return 400.
+    Upgrade vLLM and vllm-ascend together, or use a named tool_choice.
+    """
+    return _tool_choice_check(ctx, S.REQUIRED, "tool_choice required", set(S.SCHEMAS))
+
+
+@check("TOOL103", "tool-choice-auto", severity="error", needs=NEEDS, stage="smoke")
+def tool_choice_auto(ctx):
+    """tool_choice "auto" calls the tool for a question that needs it
+
+    What it checks: a weather question with tools offered and `tool_choice: "auto"` returns a get_weather call.
+    A text-only answer is a warning (the model chose not to call, or the parser did not recognise the call), never
+    a pass.
+    Why it matters: "auto" is the default of every agent framework. It depends on the server's tool-call parser
+    turning the model's markup into `tool_calls`; with a missing or wrong parser the call arrives as text.
+    How to fix: Start vllm serve with `--enable-auto-tool-choice --tool-call-parser <parser>` (hermes for
+    Qwen2.5/Qwen3, qwen3_coder for Qwen3-Coder, deepseek_v3/v31/v32/v4 for DeepSeek, mistral, llama3_json) and the
+    model's official chat template; see TOOL113 for leaked markup.
+    """
+    facts, x, skip = _scenario(ctx, S.AUTO)
+    if skip:
+        return skip
+    bad = _http_problem(ctx, x, "tool_choice auto")
+    if bad:
+        return bad
+    r = x.reply
+    if not r.tool_calls:
+        return ctx.warn(f"tool_choice auto: answered in text instead of calling get_weather{_leak_hint(x)}",
+                        _evid(x, _calls_text(x)))
+    wrong = [c.name for c in r.tool_calls if c.name not in S.SCHEMAS]
+    if wrong:
+        return ctx.fail(f"tool_choice auto: called unknown function(s) {wrong}", _evid(x, _calls_text(x)))
+    if not any(c.name == "get_weather" for c in r.tool_calls):
+        return ctx.warn(f"tool_choice auto: called {[c.name for c in r.tool_calls]}, not get_weather",
+                        _evid(x, _calls_text(x)))
+    return ctx.ok(f"tool_choice auto: called get_weather ({len(r.tool_calls)} call(s))", _evid(x, _calls_text(x)))
+
+
+@check("TOOL104", "tool-choice-none", severity="error", needs=NEEDS, stage="smoke")
+def tool_choice_none(ctx):
+    """tool_choice "none" answers in text without a call
+
+    What it checks: with tools offered and `tool_choice: "none"`, the answer has text content and no tool_calls.
+    Why it matters: clients use "none" to make the model summarise after tools ran; a call here loops the agent.
+    How to fix: vLLM honours "none" by not parsing tool calls (0.8.x+ also drops tools from the prompt with
+    `--exclude-tools-when-tool-choice-none`); upgrade if calls still come back.
+    """
+    facts, x, skip = _scenario(ctx, S.NONE)
+    if skip:
+        return skip
+    bad = _http_problem(ctx, x, "tool_choice none")
+    if bad:
+        return bad
+    r = x.reply
+    if r.tool_calls:
+        return ctx.fail(f"tool_choice none: {len(r.tool_calls)} tool call(s) came back anyway",
+                        _evid(x, _calls_text(x)))
+    if not (r.content or "").strip():
+        return ctx.fail("tool_choice none: no text content either", _evid(x, _calls_text(x)))
+    return ctx.ok(f"tool_choice none: text answer, no call ({(r.content or '').strip()[:60]!r})", _evid(x))
+
+
+def _all_calls(facts, names):
+    for n in names:
+        x = facts.get(n)
+        if x is None or x.reply is None or x.error or x.status != 200:
+            continue
+        for c in x.reply.tool_calls:
+            yield n, x, c
+
+
+@check("TOOL105", "tool-call-arguments", severity="error", needs=NEEDS, stage="smoke")
+def tool_call_arguments(ctx):
+    """Tool-call arguments are a clean JSON object valid against the tool's schema
+
+    What it checks: every call's `function.arguments` (non-streamed, and assembled from stream deltas) is a string
+    holding exactly one JSON object — no NUL or other control characters, no trailing bytes after the JSON — that
+    validates against the tool's declared JSON Schema.
+    Why it matters: clients run `json.loads(arguments)` and validate it; NUL padding, trailing garbage or a second
+    object (two calls glued together) make the call fail on the client even though the server said HTTP 200.
+    How to fix: Trailing bytes/NULs or glued objects are tool-parser bugs: upgrade vLLM/vllm-ascend (vllm-ascend
+    ships parser patches, e.g. patch_deepseek_v4_tool_call_parser.py in v0.23.0) or switch to the parser matching
+    the model. Schema violations under auto: use a named tool_choice or a stronger model.
+    """
+    facts = ctx.fact("smoke")
+    checked = 0
+    problems: list[tuple[str, Exchange, str]] = []
+    for name, x, c in _all_calls(facts, NON_STREAM_TOOL + STREAM_TOOL):
+        checked += 1
+        for p in argument_problems(c.arguments, S.SCHEMAS.get(c.name or "")):
+            problems.append((name, x, f"{name} call {c.name!r} (id {c.id!r}): {p}"))
+    if not checked:
+        if all(n in facts.not_run for n in NON_STREAM_TOOL):
+            return ctx.skip(f"no tool-call scenario ran: {facts.not_run.get(S.NAMED, 'not run')}")
+        return ctx.unknown("no tool call came back in any scenario, so there were no arguments to examine")
+    if problems:
+        seen, evidence = set(), []
+        for name, x, _ in problems:
+            if name not in seen:
+                seen.add(name)
+                evidence.append(ev(x.describe(), _calls_text(x)))
+        return ctx.fail(f"{len(problems)} problem(s) in tool-call arguments: " + "; ".join(p for _, _, p in problems[:4]),
+                        evidence)
+    return ctx.ok(f"all {checked} tool call(s) carry a clean, schema-valid JSON object")
+
+
+@check("TOOL106", "tool-call-finish-reason", severity="error", needs=NEEDS, stage="smoke")
+def tool_call_finish_reason(ctx):
+    """finish_reason agrees with the tool calls
+
+    What it checks: a response with tool calls ends with `finish_reason: "tool_calls"` (a forced named call may
+    say "stop", as OpenAI and vLLM do: warning), and `finish_reason: "tool_calls"` never comes with an empty
+    `tool_calls` list; "length" with calls means the arguments were cut.
+    Why it matters: agent loops branch on finish_reason. "stop" with calls drops the calls; "tool_calls" with none
+    is the signature of a parser that stripped the call markup (vllm#24140: content ' get_current_weather
+    arguments_get_current_weather ', tool_calls []).
+    How to fix: Empty calls with "tool_calls": the tool-call special tokens were removed before parsing
+    (skip_special_tokens) or the parser does not match the model — use the model's parser (TOOL113 names it).
+    "stop" under auto/required: upgrade vLLM (its serving layer sets "tool_calls" when the parser found calls).
+    "length": raise max_tokens.
+    """
+    facts = ctx.fact("smoke")
+    fails, warns, seen = [], [], 0
+    evidence = []
+    for name in NON_STREAM_TOOL + STREAM_TOOL:
+        x = facts.get(name)
+        if x is None or x.reply is None or x.error or x.status != 200:
+            continue
+        seen += 1
+        r = x.reply
+        fr = r.finish_reason
+        problem = None
+        if r.tool_calls and fr == "length":
+            problem = (fails, f"{name}: finish_reason 'length' with {len(r.tool_calls)} call(s): arguments cut off")
+        elif r.tool_calls and fr != "tool_calls":
+            forced = name in (S.NAMED, S.NAMED_STREAM) and fr == "stop"
+            problem = (warns if forced else fails,
+                       f"{name}: {len(r.tool_calls)} call(s) but finish_reason {fr!r}"
+                       + (" (forced named call)" if forced else ""))
+        elif not r.tool_calls and fr == "tool_calls":
+            residue = [t for t in S.SCHEMAS if t in (r.content or "")]
+            problem = (fails, f"{name}: finish_reason 'tool_calls' but tool_calls is {r.tool_calls_field}/empty"
+                       + (f"; content holds residue of the call ({residue})" if residue else ""))
+        if problem:
+            problem[0].append(problem[1])
+            evidence.append(ev(x.describe(), _calls_text(x)))
+    if not seen:
+        return ctx.skip("no tool-call scenario returned a response to examine")
+    if fails:
+        return ctx.fail("; ".join(fails + warns), evidence)
+    if warns:
+        return ctx.warn("; ".join(warns), evidence,
+                        remediation="Clients that branch on finish_reason == 'tool_calls' miss forced calls; "
+                                    "have them check `message.tool_calls` instead (OpenAI itself answers forced "
+                                    "calls with 'stop').")
+    return ctx.ok(f"finish_reason matched the tool calls in {seen} response(s)")
+
+
+@check("TOOL107", "tool-call-ids", severity="error", needs=NEEDS, stage="smoke")
+def tool_call_ids(ctx):
+    """Every tool call has a unique id and type "function"
+
+    What it checks: each call carries a non-empty `id`, ids are unique within a response (fail) and across the
+    responses of this run (warning), `type` is "function" (warning when missing), and a deprecated
+    `message.function_call`, when still sent, names the same function as `tool_calls[0]` (warning).
+    Why it matters: the client answers each call with a role:tool message keyed by `tool_call_id`; a missing or
+    repeated id sends a tool result to the wrong call, or the server rejects the history.
+    How to fix: Upgrade vLLM/vllm-ascend (vLLM issues random `chatcmpl-tool-…` ids; DeepSeek/Kimi parsers derive
+    ids from the model text and older releases repeated them); a gateway that rewrites responses must keep ids.
+    """
+    facts = ctx.fact("smoke")
+    fails, warns, evidence = [], [], []
+    all_ids: Counter = Counter()
+    n = 0
+    for name in NON_STREAM_TOOL + STREAM_TOOL:
+        x = facts.get(name)
+        if x is None or x.reply is None or x.error or x.status != 200 or not x.reply.tool_calls:
+            continue
+        ids = [c.id for c in x.reply.tool_calls]
+        n += len(ids)
+        bad = False
+        if any(not i for i in ids):
+            fails.append(f"{name}: {sum(1 for i in ids if not i)} call(s) without an id")
+            bad = True
+        dup = [i for i, k in Counter(i for i in ids if i).items() if k > 1]
+        if dup:
+            fails.append(f"{name}: id(s) {dup} repeated within one response")
+            bad = True
+        if any(c.type not in ("function",) for c in x.reply.tool_calls):
+            warns.append(f"{name}: call type {[c.type for c in x.reply.tool_calls]} (expected 'function')")
+            bad = True
+        legacy = x.reply.legacy_function_call
+        if legacy is not None and legacy.get("name") != x.reply.tool_calls[0].name:
+            warns.append(f"{name}: the deprecated message.function_call names {legacy.get('name')!r} while "
+                         f"tool_calls[0] names {x.reply.tool_calls[0].name!r}")
+            bad = True
+        all_ids.update(set(i for i in ids if i))
+        if bad:
+            evidence.append(ev(x.describe(), _calls_text(x)))
+    if not n:
+        return ctx.skip("no tool calls came back to examine")
+    across = [i for i, k in all_ids.items() if k > 1]
+    if across:
+        warns.append(f"id(s) {across[:3]} reused across different responses")
+    if fails:
+        return ctx.fail("; ".join(fails + warns), evidence)
+    if warns:
+        return ctx.warn("; ".join(warns), evidence)
+    return ctx.ok(f"{n} tool call(s), each with its own id and type 'function'")
+
+
+@check("TOOL108", "stream-framing", severity="error", needs=NEEDS, stage="smoke")
+def stream_framing(ctx):
+    """Streamed tool calls use well-formed SSE ending in [DONE]
+
+    What it checks: `stream: true` answers `text/event-stream` whose lines are `data: {json}` events, with exactly
+    one `finish_reason`, terminated by `data: [DONE]` and nothing after it; HTTP 200 with no events fails.
+    Why it matters: openai-python and every SSE client stop at `[DONE]`; a missing terminator hangs the client until
+    its timeout, a malformed line raises mid-answer, and duplicate finish_reasons end the turn early.
+    How to fix: Streams cut short or malformed usually come from a proxy buffering or rewriting SSE (disable
+    buffering, e.g. nginx `proxy_buffering off;`) or a worker crash mid-stream (server log). Test directly against
+    vllm serve to tell them apart.
+    """
+    facts = ctx.fact("smoke")
+    fails, warns, evidence, seen = [], [], [], 0
+    skip_reason = None
+    for name in STREAM_TOOL:
+        if name in facts.not_run or facts.get(name) is None:
+            skip_reason = facts.not_run.get(name, "not run")
+            continue
+        x = facts.get(name)
+        seen += 1
+        bad = _http_problem(ctx, x, name)
+        if bad:
+            fails.append(bad.message)
+            evidence.append(_evid(x)[0])
+            continue
+        s = x.stream
+        mine = []
+        if s is None:
+            mine.append(f"{name}: asked for a stream, got a non-SSE body ({x.content_type or 'no content-type'})")
+        else:
+            if s.events == 0:
+                mine.append(f"{name}: HTTP 200 but the stream carried no events")
+            if s.framing_errors:
+                mine.append(f"{name}: {len(s.framing_errors)} framing error(s): {s.framing_errors[0]}")
+            if not s.done:
+                mine.append(f"{name}: the stream ended without `data: [DONE]`")
+            if s.data_after_done:
+                mine.append(f"{name}: events after `data: [DONE]`")
+            if s.events and len(s.finish_reasons) != 1:
+                mine.append(f"{name}: {len(s.finish_reasons)} finish_reason(s) {s.finish_reasons} (expected 1)")
+            if "text/event-stream" not in x.content_type:
+                warns.append(f"{name}: content-type {x.content_type!r}, not text/event-stream")
+        if mine:
+            fails.extend(mine)
+            evidence.append(ev(x.describe(), _excerpt(x, 1500)))
+    if not seen:
+        return ctx.skip(f"no streaming scenario ran: {skip_reason}")
+    if fails:
+        return ctx.fail("; ".join(fails), evidence)
+    if warns:
+        return ctx.warn("; ".join(warns), evidence)
+    return ctx.ok(f"{seen} stream(s): well-formed SSE, one finish_reason, terminated by [DONE]")
+
+
+@check("TOOL109", "stream-tool-deltas", severity="error", needs=NEEDS, stage="smoke")
+def stream_tool_deltas(ctx):
+    """Streamed tool-call deltas assemble into the same call as the non-streamed answer
+
+    What it checks: in the named-tool stream every `delta.tool_calls` entry has an `index`; `id` and `function.name`
+    are sent once per call (repeats warn, a different value for the same index fails); the argument fragments
+    concatenate to a JSON object equal to the non-streamed call's arguments (a difference is a warning: greedy
+    decoding is not bit-exact across batch shapes).
+    Why it matters: clients accumulate deltas by `index`; a missing index, or an id/name that changes mid-stream,
+    produces phantom or merged calls — the classic "works without stream, breaks with stream" parser bug.
+    How to fix: Upgrade vLLM/vllm-ascend to a release whose streaming parser for the model is fixed (vllm-ascend
+    v0.23.0 patches the deepseek_v4 streaming parser); meanwhile clients can set `stream: false` for tool turns.
+    """
+    facts, x, skip = _scenario(ctx, S.NAMED_STREAM)
+    if skip:
+        return skip
+    bad = _http_problem(ctx, x, "named tool_choice stream")
+    if bad:
+        return bad
+    s, r = x.stream, x.reply
+    if s is None:
+        return ctx.fail("asked for a stream, got a non-SSE body", _evid(x))
+    evidence = [ev(x.describe(), _excerpt(x, 1500))]
+    if not r.tool_calls:
+        return ctx.fail(f"the stream carried no tool-call deltas{_leak_hint(x)}", evidence)
+    fails = []
+    if s.deltas_without_index:
+        fails.append(f"{s.deltas_without_index} tool-call delta(s) without `index`")
+    fails += [f"conflicting id: {c}" for c in s.id_conflicts] + [f"conflicting name: {c}" for c in s.name_conflicts]
+    first = r.tool_calls[0]
+    if not first.id:
+        fails.append("no `id` for the streamed call")
+    if not first.name:
+        fails.append("no `function.name` for the streamed call")
+    streamed = decoded(first.arguments)
+    if not isinstance(streamed, dict):
+        fails.append(f"streamed arguments do not assemble to a JSON object: {str(first.arguments)[:120]!r}")
+    if fails:
+        return ctx.fail("; ".join(fails), evidence)
+    warns = []
+    if s.id_repeats:
+        warns.append(f"the call id was sent again in {len(s.id_repeats)} later delta(s) ({s.id_repeats[0]})")
+    if s.name_repeats:
+        warns.append(f"function.name was sent again in {len(s.name_repeats)} later delta(s) ({s.name_repeats[0]})")
+    ref = facts.get(S.NAMED)
+    if ref is not None and ref.reply is not None and ref.reply.tool_calls:
+        plain = decoded(ref.reply.tool_calls[0].arguments)
+        if plain != streamed:
+            warns.append(f"streamed arguments {json.dumps(streamed)[:120]} differ from the non-streamed "
+                         f"{json.dumps(plain)[:120]}")
+            evidence.append(ev(ref.describe(), _calls_text(ref)))
+    if warns:
+        return ctx.warn("; ".join(warns[:4]), evidence,
+                        remediation="Repeated ids/names are tolerated by openai-python but not by every client; "
+                                    "a difference from the non-streamed call means clients see different calls "
+                                    "depending on `stream` — check the parser's streaming path.")
+    return ctx.ok(f"stream deltas assemble to {first.name}({json.dumps(streamed)[:80]}), equal to the non-streamed "
+                  "call", evidence)
+
+
+@check("TOOL110", "parallel-tool-calls", severity="error", needs=NEEDS, stage="smoke")
+def parallel_tool_calls(ctx):
+    """Two independent lookups come back as two calls with distinct ids and indices
+
+    What it checks: "weather in Paris and in Tokyo" (tool_choice auto, parallel_tool_calls true), streamed and not,
+    returns ≥ 2 calls; ids are unique and, in the stream, each call has its own `index` (two different ids on one
+    index means two calls were merged). Fewer than two calls is a warning (the model chose so).
+    Why it matters: agents fan out independent calls; merged or duplicated calls lose one lookup or glue two
+    argument objects into one unparsable string.
+    How to fix: Use a parser that supports multiple calls for the model (hermes, qwen3_coder, deepseek_v3x/v4,
+    llama3_json handle lists); duplicated indices/ids are parser bugs fixed in later vLLM/vllm-ascend releases.
+    """
+    facts = ctx.fact("smoke")
+    fails, warns, evidence, oks, seen = [], [], [], [], 0
+    reason = None
+    for name in (S.PARALLEL, S.PARALLEL_STREAM):
+        if name in facts.not_run or facts.get(name) is None:
+            reason = facts.not_run.get(name, "not run")
+            continue
+        x = facts.get(name)
+        seen += 1
+        bad = _http_problem(ctx, x, name)
+        if bad:
+            fails.append(bad.message)
+            evidence.append(_evid(x)[0])
+            continue
+        r = x.reply
+        mine = []
+        if x.stream is not None and (x.stream.events == 0 or not x.stream.done):
+            fails.append(f"{name}: the stream broke off ({x.stream.events} event(s), "
+                         f"{'with' if x.stream.done else 'no'} [DONE]; see TOOL108)")
+            evidence.append(_evid(x)[0])
+            continue
+        ids = [c.id for c in r.tool_calls if c.id]
+        if len(ids) != len(set(ids)):
+            mine.append(f"{name}: repeated ids {ids}")
+        if x.stream is not None:
+            if x.stream.id_conflicts:
+                mine.append(f"{name}: two calls share an index ({x.stream.id_conflicts[0]})")
+            if x.stream.name_conflicts:
+                mine.append(f"{name}: {x.stream.name_conflicts[0]}")
+        else:
+            idx = [c.index for c in r.tool_calls if c.index is not None]
+            if len(idx) != len(set(idx)):
+                mine.append(f"{name}: repeated indices {idx}")
+        if mine:
+            fails.extend(mine)
+            evidence.append(ev(x.describe(), _calls_text(x) if x.stream is None else _excerpt(x, 1500)))
+        elif len(r.tool_calls) < 2:
+            warns.append(f"{name}: {len(r.tool_calls)} call(s) for two independent lookups{_leak_hint(x)}")
+            evidence.append(ev(x.describe(), _calls_text(x)))
+        else:
+            oks.append(f"{name}: {len(r.tool_calls)} calls")
+    if not seen:
+        return ctx.skip(f"the parallel scenarios did not run: {reason}")
+    if fails:
+        return ctx.fail("; ".join(fails + warns), evidence)
+    if warns:
+        return ctx.warn("; ".join(warns + oks), evidence)
+    return ctx.ok("; ".join(oks) + ", distinct ids and indices")
+
+
+@check("TOOL111", "tool-round-trip", severity="error", needs=NEEDS, stage="smoke")
+def tool_round_trip(ctx):
+    """A tool result sent back on the server's own call id reaches the model
+
+    What it checks: the assistant message with the server's own `tool_calls` (content null) plus a `role: tool`
+    message with that `tool_call_id` and a unique sentinel value is accepted (HTTP 200) and answered with text, no
+    new call, mentioning the sentinel. A missing sentinel is a warning: the tool result may not reach the model.
+    Why it matters: this is the second half of every tool turn. Chat templates that cannot render tool_calls or
+    tool messages either crash (500), reject the history (400 "must be followed by tool messages") or silently drop
+    the result, and the model then invents an answer.
+    How to fix: 400/422: the server's request validation rejects the standard shape — upgrade vLLM; "must be
+    followed by tool messages": the template/parser loses tool_call_id; 500: the chat template fails on tool
+    messages (pass the model's official template with `--chat-template`, and for Mistral
+    `--tokenizer-mode mistral`). Missing sentinel: check that the template renders role:tool content.
+    """
+    facts, x, skip = _scenario(ctx, S.ROUNDTRIP)
+    if skip:
+        return skip
+    if x.error:
+        return _http_problem(ctx, x, "round trip")
+    if x.status != 200:
+        msg = error_message(x)
+        evidence = _evid(x)
+        compat = facts.get(S.ROUNDTRIP_COMPAT)
+        hint = ""
+        if compat is not None:
+            evidence.append(ev(compat.describe(), _excerpt(compat, 600)))
+            if compat.ok:
+                hint = (" The same history with assistant content \"\" instead of null was accepted, so clients can "
+                        "work around it by sending an empty string")
+                if compat.reply is not None and compat.reply.tool_calls:
+                    hint += (f" (the model then called {[c.name for c in compat.reply.tool_calls]} again instead of "
+                             "answering)")
+                elif compat.reply is not None and facts.sentinel and facts.sentinel in (compat.reply.content or ""):
+                    hint += " (and the answer then used the tool result)"
+                hint += "."
+            else:
+                hint = " The same history with assistant content \"\" was rejected too."
+        if "must be followed by tool messages" in msg.lower():
+            return ctx.fail(f"the server rejected the tool result: HTTP {x.status}: {msg[:300]}.{hint}", evidence,
+                            remediation=_known_fix(msg))
+        low = msg.lower()
+        if 400 <= x.status < 500 or "validation error" in low:
+            null_content = "content" in low and ("valid string" in low or "none" in low or "null" in low)
+            what = ("it requires a string `content` on the assistant message that carries tool_calls (OpenAI allows "
+                    "null)" if null_content else "its request validation refuses the OpenAI message shape")
+            as500 = (f" — and reports that request-validation error as HTTP {x.status} instead of 400/422"
+                     if x.status >= 500 else "")
+            return ctx.fail(f"the server rejected the standard tool-result history (assistant tool_calls with "
+                            f"content null + role:tool): {what}{as500}.{hint} Server said: {msg[:300]}", evidence,
+                            remediation="Upgrade the server (vLLM accepts content null with tool_calls) or fix the "
+                                        "gateway schema in front of it; until then clients must send content \"\".")
+        return ctx.fail(f"the server failed while rendering the tool-result history: HTTP {x.status}: {msg[:300]}."
+                        f"{hint}", evidence,
+                        remediation="The chat template cannot render assistant tool_calls or role:tool messages: pass "
+                                    "the model's official template with `--chat-template` (server log has the "
+                                    "Jinja error).")
+    bad = _http_problem(ctx, x, "round trip")
+    if bad:
+        return bad
+    r = x.reply
+    text = (r.content or "").strip()
+    if r.tool_calls:
+        return ctx.warn(f"after the tool result the model called {[c.name for c in r.tool_calls]} again instead of "
+                        "answering", _evid(x, _calls_text(x)))
+    if not text:
+        return ctx.fail("the answer after the tool result has no text content", _evid(x, _calls_text(x)))
+    sentinel = facts.sentinel or ""
+    if sentinel and sentinel not in text:
+        return ctx.warn(f"the answer does not mention the tool result's sentinel {sentinel}: the tool result may not "
+                        f"reach the model (answer: {text[:120]!r})", _evid(x),
+                        remediation="Check that the chat template renders role:tool messages (look for the tool "
+                                    "content in the rendered prompt, vllm serve logs it with "
+                                    "`--enable-log-requests`); small models may also just ignore it.")
+    return ctx.ok(f"tool result on call id {x.request.get('answers_call_id')!r} accepted and used "
+                  f"(sentinel {sentinel} in the answer)", _evid(x))
+
+
+@check("TOOL112", "tool-irrelevance", severity="warning", needs=NEEDS, stage="smoke")
+def tool_irrelevance(ctx):
+    """An unrelated question gets an answer, not a tool call
+
+    What it checks: with tools offered and `tool_choice: "auto"`, "What is the capital of Italy?" is answered in
+    text with no call.
+    Why it matters: a server/template that forces calls whenever tools are present (e.g. "required" applied to
+    "auto") makes agents call tools for everything.
+    How to fix: Check that the serve command does not force tool use (chat template or gateway injecting
+    tool_choice) and that `--tool-call-parser` matches the model; otherwise it is model behaviour.
+    """
+    facts, x, skip = _scenario(ctx, S.IRRELEVANT)
+    if skip:
+        return skip
+    bad = _http_problem(ctx, x, "irrelevant question")
+    if bad:
+        return bad
+    r = x.reply
+    if r.tool_calls:
+        return ctx.warn(f"a question needing no tool got {len(r.tool_calls)} call(s) "
+                        f"({[c.name for c in r.tool_calls]})", _evid(x, _calls_text(x)))
+    if not (r.content or "").strip():
+        return ctx.warn("a question needing no tool got neither text nor a call", _evid(x, _calls_text(x)))
+    return ctx.ok(f"answered in text without a call ({r.content.strip()[:60]!r})", _evid(x))
+
+
+@check("TOOL113", "tool-markup-leak", severity="error", needs=NEEDS, stage="smoke")
+def tool_markup_leak(ctx):
+    """No raw tool-call or reasoning markup leaks into content
+
+    What it checks: `content`, `reasoning_content` and `reasoning` of every answer (streamed ones assembled) for
+    DeepSeek V3/V3.1 tokens (`<｜tool▁calls▁begin｜>`), DSML (`<｜DSML｜function_calls>`, `<｜DSML｜tool_calls>`,
+    spaced and doubled-bar variants), hermes `<tool_call>`, Qwen3 XML `<function=`, Mistral `[TOOL_CALLS]`,
+    Llama `<|python_tag|>`, and `<think>` in content.
+    Why it matters: leaked markup means the server's tool-call (or reasoning) parser is missing or wrong for the
+    model: the call is shown to the user as text and never executed (e.g. DeepSeek V4 DSML on a vLLM without the
+    deepseek_v4 parser, freelens-ai-extension#127).
+    How to fix: Start vllm serve with the `--tool-call-parser` (and `--reasoning-parser`, `--tokenizer-mode`) of the
+    detected family — the finding names them and the first vLLM release that ships them.
+    """
+    facts = ctx.fact("smoke")
+    leaks, evidence, scanned = [], [], 0
+    for name, x in facts.exchanges.items():
+        r = x.reply
+        if r is None:
+            continue
+        scanned += 1
+        found = detect_leaks(r.content, "content") + detect_leaks(r.reasoning, r.reasoning_field or "reasoning")
+        for lk in found:
+            leaks.append((name, lk))
+            evidence.append(ev(f"{x.describe()} {lk.field}", lk.excerpt))
+    if not scanned:
+        if facts.not_run:
+            return ctx.skip(f"no answer to scan: {next(iter(facts.not_run.values()))}")
+        return ctx.unknown("no answer came back to scan for markup")
+    if not leaks:
+        return ctx.ok(f"no tool-call or reasoning markup in the content of {scanned} answer(s)")
+    families = list(dict.fromkeys(lk.family for _, lk in leaks))
+    msg = "; ".join(f"{FAMILIES[lk.family].label} in {name}.{lk.field} ({lk.marker!r})" for name, lk in leaks[:4])
+    remediation = "\n".join(remediation_for(f) for f in families)
+    details = {"families": families, "parsers": [FAMILIES[f].tool_parser for f in families]}
+    if families == ["think"]:
+        return ctx.warn(f"raw markup leaked: {msg}", evidence[:4], remediation=remediation, **details)
+    return ctx.fail(f"raw markup leaked: {msg}", evidence[:4], remediation=remediation, **details)
