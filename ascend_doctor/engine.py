@@ -105,19 +105,22 @@ class FactStore:
         for n in names:
             self.start(n)
 
+    def timeout_for(self, name: str) -> float:
+        """This probe's time budget: --probe-timeout, or the probe's own minimum when that is larger."""
+        return max(self.options.probe_timeout, getattr(self.probes.get(name), "min_timeout", 0.0) or 0.0)
+
     def fact(self, name: str) -> Any:
         """The fact's value; raises FactUnavailable when its probe failed or ran out of time."""
         fut = self.start(name)
-        remaining = self.options.probe_timeout - (time.monotonic() - self._started[name])
+        budget = self.timeout_for(name)
+        remaining = budget - (time.monotonic() - self._started[name])
         try:
             return fut.result(timeout=max(remaining, 0.0))
         except FactUnavailable:
             raise
-        except TimeoutError:
-            raise FactUnavailable(name, f"probe did not finish within {self.options.probe_timeout:g}s") from None
-        except Exception as exc:  # concurrent.futures.TimeoutError on 3.9/3.10
-            if type(exc).__name__ == "TimeoutError":
-                raise FactUnavailable(name, f"probe did not finish within {self.options.probe_timeout:g}s") from None
+        except Exception as exc:  # TimeoutError (3.11+) / concurrent.futures.TimeoutError (3.9, 3.10)
+            if isinstance(exc, TimeoutError) or type(exc).__name__ == "TimeoutError":
+                raise FactUnavailable(name, f"probe did not finish within {budget:g}s") from None
             raise
 
     def try_fact(self, name: str) -> Any:

@@ -15,12 +15,17 @@ from typing import Any, Callable
 PROBES: dict[str, Callable[..., Any]] = {}
 
 
-def probe(name: str):
-    """Register a probe function under the fact name it produces."""
+def probe(name: str, min_timeout: float = 0.0):
+    """Register a probe function under the fact name it produces.
+
+    `min_timeout`: seconds this probe may take even when --probe-timeout is lower (e.g. importing torch_npu in a
+    child process legitimately takes several seconds).
+    """
 
     def deco(func):
         if name in PROBES and PROBES[name] is not func:
             raise RuntimeError(f"duplicate probe {name!r}")
+        func.min_timeout = min_timeout
         PROBES[name] = func
         return func
 

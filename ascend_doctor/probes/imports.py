@@ -1,0 +1,101 @@
+"""The isolated import probe: `import torch, torch_npu` in a child of the serving interpreter, with a timeout.
+
+The doctor never imports torch or torch_npu itself: the import takes seconds and, when CANN and the driver disagree,
+it segfaults. In a child process a crash is just a fact: the signal, the last lines of stderr, or the ImportError's
+message, which the TORCH checks map to a likely cause.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from typing import Optional
+
+from pydantic import BaseModel, Field
+
+from ascend_doctor.errors import FactUnavailable
+from ascend_doctor.host import TIMEOUT
+from ascend_doctor.probes import probe
+
+IMPORT_TIMEOUT = 90.0  # torch_npu's first import on a cold page cache takes 10-30 s on real Atlas hosts
+
+# Runs in the serving interpreter. Prints one JSON line; faulthandler writes a Python traceback on SIGSEGV/SIGABRT.
+IMPORT_SCRIPT = r"""
+import sys
+sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+import faulthandler, json, time
+faulthandler.enable()
+out = {}
+t0 = time.time()
+def stage(name):
+    # One line per step, flushed: if the next step segfaults, the parent still knows how far it got.
+    out["stage"] = name
+    print("ASCEND_DOCTOR_STAGE " + name, flush=True)
+try:
+    stage("torch")
+    import torch
+    out["torch"] = torch.__version__
+    stage("torch_npu")
+    import torch_npu
+    out["torch_npu"] = getattr(torch_npu, "__version__", "?")
+    stage("device")
+    out["npu_available"] = bool(torch.npu.is_available())
+    out["device_count"] = int(torch.npu.device_count())
+    stage("done")
+except BaseException as exc:
+    out["error_type"] = type(exc).__name__
+    out["error"] = str(exc)[:4000]
+out["seconds"] = round(time.time() - t0, 3)
+print("ASCEND_DOCTOR_IMPORT " + json.dumps(out), flush=True)
+"""
+
+
+class ImportProbeFact(BaseModel):
+    ran: bool = Field(description="False when skipped (torch not installed, or --no-import-probe)")
+    skipped_reason: str = ""
+    python: str = ""
+    stage: Optional[str] = Field(None, description="torch | torch_npu | device | done: how far the import got")
+    torch: Optional[str] = None
+    torch_npu: Optional[str] = None
+    npu_available: Optional[bool] = None
+    device_count: Optional[int] = None
+    error_type: Optional[str] = None
+    error: Optional[str] = None
+    returncode: Optional[int] = None
+    signal: Optional[str] = None
+    timed_out: bool = False
+    stderr_tail: str = ""
+    seconds: Optional[float] = None
+
+
+@probe("import_probe", min_timeout=IMPORT_TIMEOUT + 5)
+def import_probe(host, ctx) -> ImportProbeFact:
+    if not ctx.options.import_probe:
+        return ImportProbeFact(ran=False, skipped_reason="disabled with --no-import-probe")
+    py = ctx.fact("python")
+    exe = ctx.options.python or py.executable
+    if py.dist("torch") is None or py.dist("torch-npu") is None:
+        missing = [n for n in ("torch", "torch-npu") if py.dist(n) is None]
+        return ImportProbeFact(ran=False, python=exe, skipped_reason=f"not installed: {', '.join(missing)}")
+    res = host.run([exe, "-c", IMPORT_SCRIPT], timeout=IMPORT_TIMEOUT)
+    if res.error and res.error != TIMEOUT:
+        raise FactUnavailable("import_probe", res.why_not())
+    fact = ImportProbeFact(ran=True, python=exe, returncode=res.returncode, timed_out=res.error == TIMEOUT,
+                           stderr_tail="\n".join(res.stderr.strip().splitlines()[-25:]))
+    if res.returncode is not None and res.returncode < 0:
+        try:
+            fact.signal = signal.Signals(-res.returncode).name
+        except ValueError:
+            fact.signal = f"signal {-res.returncode}"
+    for line in res.stdout.splitlines():
+        if line.startswith("ASCEND_DOCTOR_STAGE "):
+            fact.stage = line.split(" ", 1)[1].strip()
+        elif line.startswith("ASCEND_DOCTOR_IMPORT "):
+            try:
+                data = json.loads(line.split(" ", 1)[1])
+            except ValueError:
+                continue
+            for k, v in data.items():
+                if k in ImportProbeFact.model_fields:
+                    setattr(fact, k, v)
+    return fact
