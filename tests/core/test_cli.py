@@ -157,3 +157,21 @@ def test_check_on_this_machine_completes_and_collect_replays(tmp_path):
     # The same machine, live and replayed, reaches the same verdicts (memory/disk may move by a few bytes only).
     assert {k: v for k, v in replayed.items() if k.startswith("HOST")} == \
            {k: v for k, v in live.items() if k.startswith("HOST")}
+
+
+def test_internal_error_exits_3_and_still_writes_the_report(snap, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    import ascend_doctor.engine as engine
+    from ascend_doctor.cli import cli
+
+    def broken(*a, **k):
+        raise RuntimeError("engine exploded")
+
+    monkeypatch.setattr(engine, "run_static", broken)
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(cli, ["check", "--replay", str(snap), "--format", "json", "-o", str(out)])
+    assert res.exit_code == 3
+    rep = json.loads(out.read_text())
+    assert rep["exit_code"] == 3 and rep["findings"][0]["status"] == "error"
+    assert "engine exploded" in rep["findings"][0]["message"]
