@@ -12,7 +12,7 @@ import re
 from datetime import datetime
 from typing import Optional
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from ascend_doctor.errors import ParseError
 from ascend_doctor.parsers import clean_paste, parser_kind
@@ -77,10 +77,12 @@ class HccnDevice(BaseModel):
     empty: list[str] = Field(default_factory=list, description="Subcommands that printed nothing for this device")
     unparsed: list[str] = Field(default_factory=list)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def link_up(self) -> Optional[bool]:
         return None if self.link_status is None else self.link_status == "UP"
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def net_health_ok(self) -> Optional[bool]:
         return None if self.net_health is None else self.net_health.lower() == "success"

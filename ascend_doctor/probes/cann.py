@@ -14,7 +14,7 @@ import posixpath
 import re
 from typing import Optional
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from ascend_doctor.errors import ParseError
 from ascend_doctor.host import NOT_FOUND
@@ -97,6 +97,7 @@ class NnalFact(BaseModel):
     cxx_abi: Optional[int] = Field(None, description="0 or 1, from the cxx_abi_N in ATB_HOME_PATH")
     searched: list[str] = Field(default_factory=list)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def version(self) -> Optional[str]:
         return self.info.version if self.info else None
@@ -132,10 +133,12 @@ class DriverFact(BaseModel):
     firmware_error: Optional[str] = None
     lib64_present: Optional[bool] = Field(None, description="<driver>/lib64 exists (None: could not tell)")
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def version(self) -> Optional[str]:
         return self.version_info.version if self.version_info else None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def firmware_version(self) -> Optional[str]:
         return self.firmware.version if self.firmware else None

@@ -236,3 +236,12 @@ def test_corpus_every_capture_understood(path):
     _, text = read_corpus(path)
     out = parse_hccn_conf(text) if "hccn-conf" in path.name else parse_hccn_tool(text)
     assert out.devices or getattr(out, "unattributed", None)
+
+
+def test_json_carries_derived_verdicts_and_round_trips():
+    from ascend_doctor.parsers.hccn import HccnToolOutput
+
+    data = parse_hccn_tool(fixture("collector_8dev_mixed.txt")).model_dump(mode="json")
+    assert data["devices"]["1"]["link_up"] is False and data["devices"]["0"]["net_health_ok"] is True
+    again = HccnToolOutput.model_validate(data)
+    assert again.device(1).net_health == "Fault" and again.device(3).empty == ["link"]
