@@ -73,6 +73,8 @@ class HccnDevice(BaseModel):
     routes: list[Route] = Field(default_factory=list)
     hw_stats: dict[str, int] = Field(default_factory=dict)
     ping: Optional[PingResult] = None
+    other: dict[str, dict[str, str]] = Field(
+        default_factory=dict, description="Other subcommands (`-tls -g`, `-mac -g`, ...): `key: value` lines verbatim")
     commands: list[str] = Field(default_factory=list, description="Subcommands whose output was seen (link, ip, ...)")
     empty: list[str] = Field(default_factory=list, description="Subcommands that printed nothing for this device")
     unparsed: list[str] = Field(default_factory=list)
@@ -106,7 +108,7 @@ def _detect(lines: list[str]) -> Optional[str]:
                ("packets transmitted", "ping"), (" ping ", "ping"), ("qp_alloc", "hw_stats"),
                ("pd_alloc", "hw_stats")]
     for marker, cmd in markers:
-        if marker in joined or joined.startswith(marker.strip()):
+        if marker in joined:
             return cmd
     return None
 
@@ -229,6 +231,12 @@ def _apply(dev: HccnDevice, cmd: Optional[str], lines: list[str]) -> bool:
                 p.transmitted, p.received, p.loss_percent = int(m.group(1)), int(m.group(2)), float(m.group(3))
         dev.ping = p
         understood = p.target is not None or p.transmitted is not None
+    elif cmd is not None:  # a subcommand without a dedicated reader: keep its `key: value` lines
+        kv, bad = _kv(lines)
+        if kv:
+            dev.other.setdefault(cmd, {}).update(kv)
+            understood = True
+        dev.unparsed.extend(bad)
     else:
         dev.unparsed.extend(ln.strip() for ln in lines)
     return understood

@@ -152,9 +152,14 @@ def _resolve(host, path: str) -> CannCandidate:
     if link.error is None:
         cand.exists = True
         cand.link_target = link.target
-        resolved = link.resolved
-        if not resolved and link.target:
-            resolved = posixpath.normpath(posixpath.join(posixpath.dirname(path), link.target))
+        resolved, hop = link.resolved, link
+        # A hand-built snapshot may give only `target`: follow the chain (latest -> cann -> cann-8.5.0) ourselves.
+        for _ in range(8):
+            if resolved or not hop.target:
+                break
+            nxt = posixpath.normpath(posixpath.join(posixpath.dirname(hop.path), hop.target))
+            hop = host.readlink(nxt)
+            resolved = hop.resolved or (nxt if not hop.target else None)
         cand.resolved = resolved or path
     elif host.list_dir(path).ok or host.read_file(f"{path}/version.cfg").ok:
         cand.exists = True

@@ -245,3 +245,12 @@ def test_json_carries_derived_verdicts_and_round_trips():
     assert data["devices"]["1"]["link_up"] is False and data["devices"]["0"]["net_health_ok"] is True
     again = HccnToolOutput.model_validate(data)
     assert again.device(1).net_health == "Fault" and again.device(3).empty == ["link"]
+
+
+def test_other_subcommands_keep_key_values():
+    # Line formats written from memory of the vendor docs, not from a capture: the test only pins that
+    # subcommands without a dedicated reader keep their `key: value` lines instead of failing.
+    dev = parse_hccn_tool(fixture("tls_gateway.txt")).device(7)
+    assert dev.other["gateway"] == {"default gateway": "10.20.7.1, ifname:eth7"}
+    assert dev.other["tls"]["dev_id"].startswith("7, tls switch[0]")
+    assert dev.commands == ["tls", "gateway"]

@@ -269,3 +269,19 @@ def test_driver_version_info_unreadable_and_firmware_garbage():
     assert fact.found is False
     assert "Permission denied" in fact.version_info_error
     assert fact.firmware is None and fact.firmware_error
+
+
+def test_symlink_chain_given_only_as_targets():
+    """latest -> /usr/local/Ascend/cann -> cann-8.5.0, recorded without `resolved` (a hand-written snapshot)."""
+    root = f"{A}/cann-8.5.0"
+    snap = Snapshot(
+        system={"machine": "aarch64"},
+        links={f"{TK}/latest": {"target": f"{A}/cann"}, f"{A}/cann": {"target": "cann-8.5.0"}},
+        dirs={root: {"entries": ["aarch64-linux"]}},
+        files={f"{root}/aarch64-linux/ascend_toolkit_install.info": {
+            "content": data("toolkit_install_8.5.0_cann_layout.info")}})
+    fact = run(cann_probe, snap)
+    assert fact.found and fact.version == "8.5.0"
+    assert [i.root for i in fact.installs] == [root]
+    assert sorted(fact.active.aliases) == sorted([f"{TK}/latest", f"{A}/cann"])
+    assert fact.ld_library_path_has_toolkit is False
