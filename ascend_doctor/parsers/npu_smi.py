@@ -95,6 +95,7 @@ class NpuSmiInfo(BaseModel):
     has_process_table: bool = False
     idle_npus: list[int] = Field(default_factory=list, description="`No running processes found in NPU N`")
     elided: bool = Field(False, description="The paste skipped rows (`...`), so chip counts are a lower bound")
+    warnings: list[str] = Field(default_factory=list, description="Process rows that could not be read")
 
     def npu_ids(self) -> list[int]:
         """Distinct NPU ids in table order (what `-i N` takes)."""
@@ -180,8 +181,8 @@ def parse_npu_smi_info(text: str) -> NpuSmiInfo:
             continue
         if ln.startswith("+"):
             continue  # separators: +----+, +====+, full-width +-----+ between A3 chips
-        if not ln.startswith("|"):
-            continue  # doc URLs, prompts, trailing shell output
+        if not ln.startswith("|") or _HEADER.search(ln):
+            break  # the table is over: a doc URL, a prompt, the rest of a collect_env, a second capture
         cells = _cells(ln)
         joined = " ".join(cells)
         if re.match(r"^NPU\s+Name\b", cells[0]) and len(cells) >= 3:
@@ -207,7 +208,11 @@ def parse_npu_smi_info(text: str) -> NpuSmiInfo:
         if section == "chips":
             pending = _chip_row(info, cells, pending, ln)
         elif section == "procs":
-            last_proc = _proc_row(info, cells, proc_cols, last_proc, ln)
+            # a process row we cannot read must not cost the chip table, which is what checks need most
+            try:
+                last_proc = _proc_row(info, cells, proc_cols, last_proc, ln)
+            except ParseError as exc:
+                info.warnings.append(str(exc))
         else:
             raise _bad(ln, "a table row before the column headers")
     if pending is not None:

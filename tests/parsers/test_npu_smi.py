@@ -178,9 +178,6 @@ def test_elided_rows_are_tolerated_and_flagged():
         # a row whose first cell is not an NPU id
         "| npu-smi 24.1.rc2   Version: 24.1.rc2 |\n| NPU   Name | Health | Power(W) Temp(C) Hugepages-Usage(page)|\n"
         "| Chip | Bus-Id | AICore(%) Memory-Usage(MB) HBM-Usage(MB) |\n| x  910B3 | OK | 90.1  40  0 / 0 |\n",
-        # a process row without a pid
-        "| npu-smi 24.1.rc2   Version: 24.1.rc2 |\n| NPU   Name | Health | Power(W) Temp(C) Hugepages-Usage(page)|\n"
-        "| NPU  Chip | Process id | Process name | Process memory(MB) |\n| 0  0 | abc | python | 10 |\n",
     ],
 )
 def test_garbage_raises_one_line_parse_error(text):
@@ -188,6 +185,23 @@ def test_garbage_raises_one_line_parse_error(text):
         parse_npu_smi_info(text)
     msg = str(exc.value)
     assert "\n" not in msg and "npu-smi info" in msg
+
+
+def test_unreadable_process_row_keeps_the_chips():
+    text = fixture("info_a3_2npu_4chip_25.2.1.txt").replace("| 2209          | python3", "| abc           | python3", 1)
+    info = parse_npu_smi_info(text)
+    assert len(info.chips) == 4
+    assert [p.chip_id for p in info.processes] == [1]
+    assert len(info.warnings) == 1 and "process id" in info.warnings[0]
+
+
+def test_table_ends_at_first_non_table_line():
+    text = fixture("info_container_npu4-7.txt") + "CANN:\n| conda | table | row |\n" + fixture("info_a3_2npu_4chip_25.2.1.txt")
+    info = parse_npu_smi_info(text)
+    assert info.npu_ids() == [4, 5, 6, 7] and info.driver_version == "23.0.3" and info.warnings == []
+    # two captures back to back: the second header ends the first table
+    info = parse_npu_smi_info(fixture("info_container_npu4-7.txt") + fixture("info_a3_2npu_4chip_25.2.1.txt"))
+    assert info.npu_ids() == [4, 5, 6, 7] and info.layout == "chip"
 
 
 def test_find_error_ignores_tables():
