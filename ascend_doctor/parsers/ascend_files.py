@@ -254,7 +254,8 @@ class InstallInfo(BaseModel):
 _INSTALL_KEYS = ("package_name", "version", "innerversion", "compatible_version", "arch", "os", "path")
 
 
-@parser_kind("toolkit-install-info", expects="an ascend_toolkit_install.info (`package_name=`, `version=`, `arch=` lines)")
+@parser_kind("toolkit-install-info",
+             expects="an ascend_toolkit_install.info (`package_name=`, `version=`, `arch=` lines)")
 def parse_install_info(text: str) -> InstallInfo:
     """Parse `<root>/<arch>-linux/ascend_toolkit_install.info` and its nnae/toolbox siblings."""
     return _one_of(text, _install_info, "_install.info")
@@ -335,7 +336,8 @@ class FirmwareVersionInfo(BaseModel):
     ignored: list[str] = Field(default_factory=list)
 
 
-@parser_kind("firmware-version-info", expects="the firmware's version.info (`Version=7.1.0.11.220`, `firmware_version=`)")
+@parser_kind("firmware-version-info",
+             expects="the firmware's version.info (`Version=7.1.0.11.220`, `firmware_version=`)")
 def parse_firmware_version_info(text: str) -> FirmwareVersionInfo:
     """Parse the NPU firmware's `version.info`."""
     return _one_of(text, _firmware_version_info, "firmware/")
@@ -362,7 +364,7 @@ def _firmware_version_info(lines: list[str]) -> FirmwareVersionInfo:
 # --- per-component CANN version.info ------------------------------------------------------------------------------
 
 class ComponentVersionInfo(BaseModel):
-    """`<cann root>/<component>/version.info`, e.g. toolkit/version.info: `Version=8.2.0.0.201`, `version_dir=8.2.RC1`."""
+    """`<cann root>/<component>/version.info`, e.g. toolkit/: `Version=8.2.0.0.201`, `version_dir=8.2.RC1`."""
 
     version: Optional[str] = Field(None, description="Internal build number, e.g. 8.2.0.0.201")
     version_dir: Optional[str] = Field(None, description="The CANN release this component belongs to, e.g. 8.2.RC1")

@@ -245,7 +245,8 @@ def _read_install(host, root: str, host_arch: Optional[str]) -> CannInstall:
         inst.arch = norm_arch(inst.arch_dirs[0][: -len("-linux")])
 
     if inst.version_cfg and inst.version_cfg.cann_version:
-        inst.version, inst.version_source = inst.version_cfg.cann_version, f"version.cfg {inst.version_cfg.cann_version_source}"
+        inst.version = inst.version_cfg.cann_version
+        inst.version_source = f"version.cfg {inst.version_cfg.cann_version_source}"
     elif inst.install_info and inst.install_info.version:
         inst.version, inst.version_source = inst.install_info.version, inst.install_info_path
     else:

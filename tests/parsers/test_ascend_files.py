@@ -187,7 +187,8 @@ ALL = [parse_version_cfg, parse_install_info, parse_driver_version_info, parse_f
 
 @pytest.mark.parametrize("func", ALL, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("text", ["", "   \n\n", "hello world", "<html><body>502 Bad Gateway</body></html>",
-                                  "GARBAGE", "{\"version\": 1}"], ids=["empty", "blank", "words", "html", "file", "json"])
+                                  "GARBAGE", "{\"version\": 1}"],
+                         ids=["empty", "blank", "words", "html", "file", "json"])
 def test_garbage_raises_one_line_parse_error(func, text):
     if text == "GARBAGE":
         text = fixture("garbage.txt")
@@ -203,7 +204,7 @@ def test_kinds_registered():
         assert k in kinds
 
 
-# --- corpus golden facts ------------------------------------------------------------------------------------------------
+# --- corpus golden facts --------------------------------------------------------------------------------------------
 
 def corpus(name_part: str) -> str:
     files = [p for p in corpus_files("cann_version") + corpus_files("collect_env") if name_part in p.name]

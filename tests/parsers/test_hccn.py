@@ -97,7 +97,7 @@ def test_route_status_lldp():
     assert dev.lldp["Maximum Frame Size TLV"] == "9216"
 
 
-# --- hccn.conf ----------------------------------------------------------------------------------------------------------
+# --- hccn.conf ------------------------------------------------------------------------------------------------------
 
 def test_hccn_conf():
     conf = parse_hccn_conf(fixture("hccn_conf_8dev.conf"))
@@ -110,7 +110,7 @@ def test_hccn_conf():
     assert conf.elided is False
 
 
-# --- garbage ------------------------------------------------------------------------------------------------------------
+# --- garbage --------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["", "\n \n", "hello world", "NOT_HCCN", "Segmentation fault (core dumped)"],
                          ids=["empty", "blank", "words", "npu-smi", "segv"])
@@ -133,7 +133,7 @@ def test_kinds_registered():
     assert "hccn-tool" in kinds and "hccn-conf" in kinds
 
 
-# --- corpus golden facts --------------------------------------------------------------------------------------------------
+# --- corpus golden facts --------------------------------------------------------------------------------------------
 
 def corpus(name_part: str) -> str:
     files = [p for p in corpus_files("hccn_tool") if name_part in p.name]

@@ -220,7 +220,7 @@ def test_nnal_absent():
     assert f"{A}/nnal/atb/latest/version.info" in fact.nnal.searched
 
 
-# --- driver -------------------------------------------------------------------------------------------------------------
+# --- driver ---------------------------------------------------------------------------------------------------------
 
 def driver_snapshot(**over) -> Snapshot:
     files = {"/etc/ascend_install.info": {"content": data("ascend_install.info")},
