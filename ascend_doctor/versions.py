@@ -33,6 +33,8 @@ not pick ones to install:
   `<8.1` excludes `8.1.RC1` and `<3.13` excludes `3.13.0rc1` (PEP 440 also does the latter).
   A tag written as its own dotted segment (`8.0.RC2`, `24.1.rc3`) takes a component slot; `-beta.2`, `rc1`
   glued to a number and `.devN` qualify the release before them and take none.
+* `==X.Y.*` matches on release numbers (`==8.5.*` admits 8.5.0, 8.5.1, 8.5.RC1); `==26.0.RC1.*` (a tagged prefix)
+  admits that RC and its patches and builds (26.0.rc1, 26.0.rc1.1, 26.0.RC1.B020), not 26.0.RC10 or 26.0.0.
 """
 
 from __future__ import annotations
@@ -300,6 +302,13 @@ def _padded(rel: tuple, n: int) -> tuple:
     return tuple(rel[:n]) + (0,) * max(0, n - len(rel))
 
 
+def _stripped(rel: tuple) -> tuple:
+    out = list(rel)
+    while out and out[-1] == 0:
+        out.pop()
+    return tuple(out)
+
+
 def _is_final(v: Version) -> bool:
     return not v._tokens and v.build is None and v.local is None
 
@@ -328,7 +337,7 @@ _CLAUSE_RE = re.compile(r"^(===|==|!=|~=|>=|<=|>|<)?\s*(\S+)$")
 
 
 class _Clause:
-    __slots__ = ("op", "text", "bound", "prefix")
+    __slots__ = ("op", "text", "bound", "prefix", "tag_prefix")
 
     def __init__(self, text: str, whole: str):
         m = _CLAUSE_RE.match(text)
@@ -338,6 +347,7 @@ class _Clause:
         vtext = m.group(2)
         self.text = text
         self.prefix: Optional[tuple] = None
+        self.tag_prefix: Optional[Version] = None
         self.bound: Optional[Version] = None
         if self.op == "===":
             return
@@ -347,9 +357,17 @@ class _Clause:
             head = vtext[:-2]
             if head[:1] in "vV":
                 head = head[1:]
-            if not re.fullmatch(r"\d+(?:\.\d+)*", head):
-                raise ParseError(f"expected numbers before '.*' in a specifier, got {whole!r}")
-            self.prefix = tuple(int(x) for x in head.split("."))
+            if re.fullmatch(r"\d+(?:\.\d+)*", head):
+                self.prefix = tuple(int(x) for x in head.split("."))
+                return
+            # `==26.0.RC1.*`: that RC and every patch/build of it (26.0.rc1.1), not 26.0.RC10 or 26.0.0
+            try:
+                self.tag_prefix = Version(head)
+            except ParseError:
+                raise ParseError(f"expected a version before '.*' in a specifier, got {whole!r}") from None
+            if not self.tag_prefix._tokens or self.tag_prefix.local or self.tag_prefix.build or \
+                    self.tag_prefix.internal:
+                raise ParseError(f"expected numbers or a tagged version (8.5.RC1) before '.*', got {whole!r}")
             return
         try:
             self.bound = Version(vtext)
@@ -364,6 +382,11 @@ class _Clause:
             return v.raw == self.text[3:].strip()
         if self.prefix is not None:
             hit = _padded(v.release, len(self.prefix)) == self.prefix
+            return hit if op == "==" else not hit
+        if self.tag_prefix is not None:
+            t = self.tag_prefix
+            n = len(t._tokens)
+            hit = _stripped(v.release) == _stripped(t.release) and v._tokens[:n] == t._tokens
             return hit if op == "==" else not hit
         b = self.bound
         assert b is not None

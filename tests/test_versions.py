@@ -152,6 +152,15 @@ def test_immutable():
         ("8.6.0", "==8.5.*", False),
         ("8.5.0", "!=8.5.*", False),
         ("8.3.RC2", "!=8.5.*", True),
+        ("26.0.rc1", "==26.0.RC1.*", True),
+        ("26.0.rc1.1", "==26.0.RC1.*", True),
+        ("26.0.RC1.B020", "==26.0.RC1.*", True),
+        ("26.0.rc10", "==26.0.RC1.*", False),
+        ("26.0.0", "==26.0.RC1.*", False),
+        ("26.0.rc2", "==26.0.RC1.*", False),
+        ("26.0.rc1.1", "==26.0.RC1", False),
+        ("26.0.rc1.1", "!=26.0.RC1.*", False),
+        ("8.1.RC1.alpha001", "==8.1.RC1.*", True),
         # python ranges and upper bounds
         ("3.11.14", ">=3.10,<3.13", True),
         ("3.13.0", ">=3.10,<3.13", False),
@@ -192,7 +201,8 @@ def test_specifiers(version, spec, expected):
     assert SpecifierSet(spec).contains(parse_version(version)) is expected
 
 
-@pytest.mark.parametrize("spec", [">=", "=>8.0", ">=8.0,", "==8.RC*", ">=8.5.*", "~=2", "abc def", ">= 8.0 junk"])
+@pytest.mark.parametrize("spec", [">=", "=>8.0", ">=8.0,", "==8.RC*", ">=8.5.*", "~=2", "abc def", ">= 8.0 junk", "==2.5.1+cpu.*",
+                                  "==junk.*"])
 def test_bad_specifiers_raise(spec):
     with pytest.raises(ParseError):
         SpecifierSet(spec)
