@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sys
 
 import pytest
 from packaging.version import Version as PepVersion
@@ -277,14 +276,12 @@ def test_corpus_scan_finds_the_known_strings():
 
 
 def _matrix_values():
-    from pathlib import Path
+    from ascend_doctor.tomlread import read_toml
 
     path = CORPUS.parent / "facts" / "matrix-draft.toml"
-    if not path.is_file() or sys.version_info < (3, 11):
+    if not path.is_file():
         return []
-    import tomllib
-
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data = read_toml(path)
     keys = {"vllm_ascend", "vllm", "cann", "cann_docker_a2", "torch", "torch_npu", "driver", "firmware_910b",
             "triton_ascend"}
     out = set()
@@ -300,7 +297,6 @@ def _matrix_values():
                         out.add((k, word.rstrip(".:")))
             if "python" in row:
                 out.add(("python-spec", str(row["python"]).split()[0]))
-    _ = Path
     return sorted(out)
 
 
