@@ -25,6 +25,13 @@ def _release_or_fail(m, version: str):
     return row
 
 
+def _console():
+    """A console at least 132 columns wide: the table has nine version columns and is often piped to a file."""
+    from rich.console import Console
+
+    return Console(width=max(Console().width, 132))
+
+
 def _joined(values: List[str]) -> str:
     return " | ".join(values) if values else "-"
 
@@ -51,7 +58,6 @@ def validate(file: Optional[str]):
 @click.option("--format", "fmt", type=click.Choice(["console", "json"]), default="console", show_default=True)
 def show(version: Optional[str], extra, fmt: str):
     """Print the vllm-ascend release table, or (with --vllm-ascend X) everything the matrix says about X."""
-    from rich.console import Console
     from rich.table import Table
 
     m = _load(list(extra))
@@ -83,18 +89,18 @@ def show(version: Optional[str], extra, fmt: str):
             for h in m.hdk_for_cann(cann):
                 hw = f" [{', '.join(h.hardware)}]" if h.hardware else ""
                 t.add_row(f"HDK for CANN {cann}{hw}", f"{_joined(h.driver)} ({'; '.join(h.source)})")
-        Console(soft_wrap=False).print(t)
+        _console().print(t)
         return
     if fmt == "json":
         click.echo(json.dumps([r.model_dump(mode="json") for r in m.releases], indent=2, ensure_ascii=False))
         return
     t = Table(title="vllm-ascend releases (first value = what the package pins; | = documents disagree)")
     for col in ("vllm-ascend", "vLLM", "Python", "CANN", "torch", "torch_npu", "triton-ascend", "hardware", "listed"):
-        t.add_column(col, overflow="fold")
+        t.add_column(col, overflow="fold", no_wrap=col == "vllm-ascend")
     for r in reversed(m.releases):
         t.add_row(r.version, _joined(r.vllm), r.python, _joined(r.cann), _joined(r.torch), _joined(r.torch_npu),
                   _joined(r.triton_ascend), ",".join(r.hardware), r.listed)
-    Console().print(t)
+    _console().print(t)
 
 
 @matrix.command("pins")

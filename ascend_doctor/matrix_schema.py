@@ -258,7 +258,10 @@ def _when(items: Dict[str, str]) -> Dict[str, str]:
     for name, spec in items.items():
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
             raise ValueError(f"when: {name!r} is not a package name")
-        out[normalize_name(name)] = _spec(spec)
+        try:
+            out[normalize_name(name)] = _spec(spec)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
     return out
 
 

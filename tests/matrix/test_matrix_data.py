@@ -1,0 +1,114 @@
+"""The shipped matrix files: valid, complete headers, every version and specifier parses, rows hang together."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from ascend_doctor.matrix import builtin_matrix_files, load_matrix
+from ascend_doctor.matrix_schema import TABLES, MatrixFile
+from ascend_doctor.tomlread import read_toml
+from ascend_doctor.versions import SpecifierSet, parse_version
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+# Fields holding one version / a list of versions / a specifier, per table (what the schema validates; here checked
+# independently on the raw TOML so a schema slip cannot hide a bad string).
+VERSION_FIELDS = {
+    "vllm_ascend_release": ("version", "vllm", "cann", "torch", "torch_npu", "triton_ascend", "mooncake"),
+    "torch_npu": ("version", "torch", "cann"),
+    "torch_python": ("torch",),
+    "cann_hdk": ("cann", "driver", "firmware"),
+    "vllm_parsers": ("vllm",),
+}
+SPEC_FIELDS = {"vllm_ascend_release": ("python", "transformers"), "torch_npu": ("requires_torch",),
+               "cann_driver_rule": ("cann", "driver")}
+
+
+@pytest.fixture(scope="module")
+def m():
+    return load_matrix()
+
+
+def test_shipped_files_found_and_policy_excluded():
+    names = [p.name for p in builtin_matrix_files()]
+    assert {"vllm-ascend.toml", "torch-npu.toml", "cann-hdk.toml", "vllm-parsers.toml", "advisories.toml"} <= set(names)
+    assert "host-policy.toml" not in names
+
+
+@pytest.mark.parametrize("path", builtin_matrix_files(), ids=lambda p: p.name)
+def test_each_file_validates_with_header(path):
+    data = read_toml(path)
+    mf = MatrixFile.model_validate(data)
+    assert mf.schema_version == 1 and mf.updated is not None and mf.min_tool_version is not None
+
+
+@pytest.mark.parametrize("path", builtin_matrix_files(), ids=lambda p: p.name)
+def test_every_version_and_specifier_parses(path):
+    with open(path, "rb") as fh:
+        data = tomllib.load(fh)
+    count = 0
+    for table in TABLES:
+        for row in data.get(table, []):
+            assert row.get("source"), (path.name, table, row)
+            for field in VERSION_FIELDS.get(table, ()):
+                value = row.get(field)
+                for v in ([value] if isinstance(value, str) else value or []):
+                    parse_version(v)
+                    count += 1
+            for field in SPEC_FIELDS.get(table, ()):
+                value = row.get(field)
+                for s in ([value] if isinstance(value, str) else value or []):
+                    SpecifierSet(s)
+                    count += 1
+            for s in row.get("when", {}).values():
+                SpecifierSet(s)
+                count += 1
+            for v in row.get("cann_per_hardware", {}).values():
+                parse_version(v)
+    assert count > 0
+
+
+def test_row_counts(m):
+    assert len(m.releases) == 49  # 40 official + 5 tag-only + 4 PyPI-only
+    assert len({r.version for r in m.releases}) == 49
+    assert len(m.parsers) == 14
+    assert len(m.advisories) >= 10
+    assert len({a.id for a in m.advisories}) == len(m.advisories)
+
+
+def test_release_pins_have_torch_npu_rows(m):
+    """Every torch_npu a release names is a torch_npu row, and built for the release's torch."""
+    for r in m.releases:
+        for npu in r.torch_npu:
+            row = m.torch_npu_row(npu)
+            assert row is not None, (r.version, npu)
+            assert r.torch and parse_version(row.torch) == parse_version(r.torch[0]), (r.version, npu)
+
+
+def test_release_python_range_has_wheels(m):
+    """Where a release ships wheels, each wheel's Python lies inside the release's Python range."""
+    for r in m.releases:
+        for tag in r.wheel_cp:
+            py = f"3.{tag[3:]}"
+            assert SpecifierSet(r.python).contains(py), (r.version, tag, r.python)
+
+
+def test_hardware_history(m):
+    assert m.vllm_ascend_release("0.9.2rc1").hardware == ["A2"]
+    assert "A3" in m.vllm_ascend_release("0.10.0rc1").hardware
+    assert "A5" not in m.vllm_ascend_release("0.20.2rc1").hardware
+    assert "A5" in m.vllm_ascend_release("0.21.0rc1").hardware
+    assert m.vllm_ascend_release("0.21.0rc1").cann_per_hardware == {"310P": "9.1.0-beta.1"}
+
+
+def test_wheel_availability(m):
+    assert m.vllm_ascend_release("0.7.3").pypi == "sdist-only"
+    assert m.vllm_ascend_release("0.11.0").wheel_cp == ["cp39", "cp310", "cp311"]
+    assert m.vllm_ascend_release("0.20.2rc1").wheel_cp == ["cp310", "cp311"]
+    assert m.vllm_ascend_release("0.26.0rc1").wheel_cp == ["cp310", "cp311", "cp312"]
+    assert m.vllm_ascend_release("0.23.0.post1").pypi == "sdist-only"

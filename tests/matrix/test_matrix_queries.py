@@ -1,0 +1,193 @@
+"""The query API checks call, on the shipped data with real version strings."""
+
+from __future__ import annotations
+
+import pytest
+
+from ascend_doctor.matrix import load_matrix
+
+
+@pytest.fixture(scope="module")
+def m():
+    return load_matrix()
+
+
+def test_load_is_cached(m):
+    assert load_matrix() is m
+    assert load_matrix([]) is m
+
+
+# vllm-ascend releases ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text", ["0.13.0rc3", "v0.13.0rc3", "V0.13.0rc3", " 0.13.0rc3 ", "0.13.0rc3+local"])
+def test_release_lookup_is_tolerant(m, text):
+    assert m.vllm_ascend_release(text).version == "0.13.0rc3"
+
+
+def test_release_lookup_misses(m):
+    assert m.vllm_ascend_release("0.13.1") is None
+    assert m.vllm_ascend_release("not a version") is None
+
+
+@pytest.mark.parametrize("text, version, relation", [
+    ("0.18.0", "0.18.0", "exact"),
+    ("0.31.0", "0.30.0rc2", "newer-than-matrix"),
+    ("0.30.0", "0.30.0rc2", "newer-than-matrix"),
+    ("0.13.1.dev5+gabcdef", "0.13.0", "between"),
+    ("0.19.0", "0.18.0", "between"),
+    ("0.6.0", "0.7.1rc1", "older"),
+])
+def test_nearest_release(m, text, version, relation):
+    row, rel = m.nearest_release(text)
+    assert (row.version, rel) == (version, relation)
+
+
+def test_nearest_release_unparseable(m):
+    assert m.nearest_release("main") == (None, "unparseable")
+
+
+def test_releases_for_vllm(m):
+    assert [r.version for r in m.releases_for_vllm("0.13.0")] == ["0.13.0rc1", "0.13.0rc2", "0.13.0rc3", "0.13.0"]
+    assert [r.version for r in m.releases_for_vllm("0.13.0+empty")] == ["0.13.0rc1", "0.13.0rc2", "0.13.0rc3", "0.13.0"]
+    assert [r.version for r in m.releases_for_vllm("0.10.1")] == ["0.10.1rc1"]
+    assert [r.version for r in m.releases_for_vllm("0.10.1.1")] == ["0.10.1rc1"]
+    assert [r.version for r in m.releases_for_vllm("0.14.1")] == ["0.14.0rc1"]
+    assert m.releases_for_vllm("0.14.0") == []
+
+
+# torch_npu / torch / python -----------------------------------------------------------------------------------------
+def test_torch_npu_row(m):
+    row = m.torch_npu_row("2.10.0.post4")
+    assert row.torch == "2.10.0" and row.cann == ["9.1.0"] and row.requires_torch == "==2.10.0"
+    assert m.torch_npu_row("2.9.0.post1+git4c901a4").pypi == "absent"
+    assert m.torch_npu_row("2.9.0.post1").version == "2.9.0.post1+git4c901a4"  # local label ignored as a fallback
+    assert m.torch_npu_row("2.14.0").cann == []  # on PyPI, pairing unknown
+    assert m.torch_npu_row("2.99.0") is None
+
+
+def test_python_ok_for_torch(m):
+    assert m.python_ok_for_torch("2.8.0", "3.12") is True
+    assert m.python_ok_for_torch("2.8.0+cpu", "3.12.4") is True
+    assert m.python_ok_for_torch("2.5.1", "3.12") is False
+    assert m.python_ok_for_torch("2.9.0", "3.9") is False
+    assert m.python_ok_for_torch("2.99.0", "3.11") is None
+    assert m.python_ok_for_torch("2.8.0", "three") is None
+
+
+def test_torch_npu_wheel_cp(m):
+    # torch_npu 2.8.0 (vllm-ascend 0.12.0rc1/0.13.0rc1) has no cp312 wheel: those releases cannot run on 3.12.
+    assert m.torch_npu_wheel_has_cp("2.8.0", "cp312") is False
+    assert m.torch_npu_wheel_has_cp("2.8.0", "cp311") is True
+    assert m.torch_npu_wheel_has_cp("2.8.0", "3.11") is True
+    assert m.torch_npu_wheel_has_cp("2.9.0.post9", "cp314") is True
+    assert m.torch_npu_wheel_has_cp("2.10.0.post6", "cp312") is True
+    assert m.torch_npu_wheel_has_cp("2.10.0.post6", "cp312", arch="aarch64") is True
+    assert m.torch_npu_wheel_has_cp("2.10.0.post6", "cp312", arch="x86_64") is False
+    assert m.torch_npu_wheel_has_cp("2.7.1.dev20250724", "cp311") is None  # not on PyPI
+    assert m.torch_npu_wheel_has_cp("2.99.0", "cp311") is None
+
+
+# CANN <-> driver -------------------------------------------------------------------------------------------------------
+def test_hdk_for_cann(m):
+    pairs = m.hdk_for_cann("7.0.0")
+    assert sorted((tuple(h.hardware), tuple(h.driver)) for h in pairs) == [(("310P",), ("23.0.1",)),
+                                                                            (("A2",), ("23.0.3",))]
+    assert m.hdk_for_cann("8.0.RC3")[0].driver == ["24.1.rc2"]
+    assert m.hdk_for_cann("8.5.0")[0].driver == ["25.5.0", "25.5.1"]
+    assert m.hdk_for_cann("9.2.0_20260930220649") == []  # 9.2.0 final: no pairing
+    assert m.hdk_for_cann("8.3.RC2") == []
+
+
+@pytest.mark.parametrize("cann, driver, verdict", [
+    ("9.1.0", "25.0.rc1.1", False),   # 9.1.1 notes: 9.1.X x 25.0.X = N
+    ("9.1.1", "25.0.rc1", False),
+    ("9.1.1", "25.2.1", True),
+    ("9.0.1", "25.0.rc1", True),      # 9.1.1 notes: 9.0.X x 25.0.X = Y
+    ("8.5.2", "26.1.0", True),
+    ("9.0.0", "26.0.rc1", True),      # upper/lower case RC
+    ("8.0.0", "24.1.rc2.2", True),    # patch of the tested 24.1.rc2
+    ("8.2.RC1", "25.0.rc1.1", True),
+    ("8.0.0", "24.1.rc3", None),      # not the tested pair, no grid covers it
+    ("8.3.RC2", "25.0.rc1", None),    # no source pairs 8.3.x
+    ("garbage", "25.0.rc1", None),
+])
+def test_cann_driver_compatible(m, cann, driver, verdict):
+    got, why = m.cann_driver_compatible(cann, driver)
+    assert got is verdict, why
+    assert why
+    if verdict is not None:
+        assert "source:" in why
+
+
+# vLLM parser names -----------------------------------------------------------------------------------------------
+def test_first_vllm_release_with(m):
+    assert m.first_vllm_release_with("tool_parser", "deepseek_v4") == "0.20.2"
+    assert m.first_vllm_release_with("tool_parser", "deepseek_v32") == "0.13.0"
+    assert m.first_vllm_release_with("tool_parser", "deepseek_v31") == "0.10.2"
+    assert m.first_vllm_release_with("tool_parser", "qwen3_xml") == "0.11.0"
+    assert m.first_vllm_release_with("tool_parser", "deepseek_v41") == "0.33.0"
+    assert m.first_vllm_release_with("reasoning_parser", "deepseek_v4") == "0.20.2"
+    assert m.first_vllm_release_with("tokenizer_mode", "deepseek_v32") == "0.13.0"
+    assert m.first_vllm_release_with("tool_parser", "no_such_parser") is None
+    with pytest.raises(ValueError):
+        m.first_vllm_release_with("parser", "hermes")
+
+
+def test_parsers_in_vllm(m):
+    tools = m.parsers_in_vllm("0.13.0", "tool_parser")
+    assert "deepseek_v32" in tools and "deepseek_v4" not in tools and "hermes" in tools
+    assert "deepseek_v4" in m.parsers_in_vllm("0.23.0", "tool_parser")
+    assert "minimax" not in m.parsers_in_vllm("0.33.0", "tool_parser")
+    assert m.parsers_in_vllm("0.13.0", "tokenizer_mode") == {"auto", "hf", "slow", "mistral", "deepseek_v32"}
+    assert m.parsers_in_vllm("0.23.0", "reasoning_parser") is None  # only partly extracted
+    assert m.parsers_in_vllm("0.10.1.1", "reasoning_parser") is None  # not extracted
+    assert m.parsers_in_vllm("0.15.0", "tool_parser") is None  # not sampled, neighbours differ
+    assert m.parsers_in_vllm("0.13.0+empty", "tool_parser") == tools
+    assert m.parsers_in_vllm("0.99.0", "tool_parser") is None
+
+
+def test_has_parser(m):
+    assert m.has_parser("0.13.0", "tool_parser", "deepseek_v4") is False
+    assert m.has_parser("0.20.2", "tool_parser", "deepseek_v4") is True
+    assert m.has_parser("0.15.0", "tool_parser", "deepseek_v32") is True   # in 0.13.0 and 0.18.0
+    assert m.has_parser("0.15.0", "tool_parser", "deepseek_v4") is False   # in neither neighbour
+    assert m.has_parser("0.20.0", "tool_parser", "deepseek_v4") is None    # 0.19.1 no, 0.20.2 yes
+    assert m.has_parser("0.19.1", "reasoning_parser", "deepseek_v4") is False  # partial list, known absent
+    assert m.has_parser("0.19.1", "reasoning_parser", "qwen3") is None         # partial list, not extracted
+    assert m.has_parser("0.99.0", "tool_parser", "hermes") is None
+
+
+# advisories ---------------------------------------------------------------------------------------------------------
+def test_set_random_seed_advisory(m):
+    ids = [a.id for a in m.matching_advisories({"vllm-ascend": "0.14.0rc1", "vllm": "0.13.0"})]
+    assert ids == ["ADV-2026-001"]
+    adv = m.matching_advisories({"vllm_ascend": "0.18.0", "vllm": "0.13.0+empty"})[0]
+    assert "set_random_seed" in adv.symptom[0] and adv.severity == "critical"
+    assert m.matching_advisories({"vllm-ascend": "0.13.0", "vllm": "0.13.0"}) == []
+    assert m.matching_advisories({"vllm-ascend": "0.13.0rc3", "vllm": "0.13.0"}) == []
+    assert m.matching_advisories({"vllm-ascend": "0.14.0rc1", "vllm": "0.14.1"}) == []
+    assert m.matching_advisories({"vllm-ascend": "0.14.0rc1"}) == []  # vllm unknown: cannot hold
+
+
+def test_advisories_with_cann_driver_machine(m):
+    ids = lambda v: [a.id for a in m.matching_advisories(v)]  # noqa: E731
+    assert ids({"vllm-ascend": "0.18.0", "cann": "8.5.1", "machine": "x86_64"}) == ["ADV-2026-005"]
+    assert ids({"vllm-ascend": "0.18.0", "cann": "8.5.1", "machine": "aarch64"}) == []
+    assert ids({"vllm-ascend": "0.18.0", "cann": "8.5.1"}) == []
+    assert ids({"vllm-ascend": "0.21.0rc1", "driver": "24.1.rc3", "cann": "8.3.RC2"}) == ["ADV-2026-006",
+                                                                                           "ADV-2026-007"]
+    assert ids({"vllm-ascend": "0.21.0rc1", "driver": "25.5.1", "cann": "9.0.0"}) == []
+    assert ids({"vllm-ascend": "0.11.0", "torch": "2.8.0"}) == ["ADV-2026-002"]
+    assert ids({"vllm-ascend": "0.11.0", "torch": "2.7.1"}) == []
+    assert ids({"torch_npu": "2.7.1", "cann": "8.3.RC1"}) == ["ADV-2026-009"]
+
+
+# newest known -------------------------------------------------------------------------------------------------------
+def test_newest_known(m):
+    assert m.newest_known("vllm-ascend") == "0.30.0rc2"
+    assert m.newest_known("vllm") == "0.33.0"
+    assert m.newest_known("torch_npu") == "2.14.0"
+    assert m.newest_known("torch-npu") == "2.14.0"
+    assert m.newest_known("cann") == "9.2.0"
+    assert m.newest_known("driver") == "26.1.1"
+    assert m.newest_known("python") == "3.14"
+    assert m.newest_known("something-else") is None
