@@ -97,6 +97,18 @@ class NpuSmiInfo(BaseModel):
     elided: bool = Field(False, description="The paste skipped rows (`...`), so chip counts are a lower bound")
     warnings: list[str] = Field(default_factory=list, description="Process rows that could not be read")
 
+    def unhealthy(self) -> list[NpuChip]:
+        """Chips whose Health column is not `OK` (Warning, Alarm, Critical, ...)."""
+        return [c for c in self.chips if c.health.upper() != "OK"]
+
+    def pids(self) -> list[int]:
+        """Distinct process ids holding an NPU, in table order (one tensor-parallel engine shows on many chips)."""
+        seen: list[int] = []
+        for p in self.processes:
+            if p.pid not in seen:
+                seen.append(p.pid)
+        return seen
+
     def npu_ids(self) -> list[int]:
         """Distinct NPU ids in table order (what `-i N` takes)."""
         seen: list[int] = []

@@ -19,6 +19,9 @@ from ascend_doctor.parsers.npu_smi_detail import NpuHealth, NpuTopo, parse_npu_s
 from ascend_doctor.probes import probe
 
 NPU_SMI = "npu-smi"
+# Tried in order when `npu-smi` is not on PATH (non-login shells, systemd units): the driver installs it in
+# /usr/local/sbin on some boards (Atlas 200I) and vllm-ascend's docker run mounts /usr/local/bin/npu-smi.
+NPU_SMI_FALLBACKS = ("/usr/local/bin/npu-smi", "/usr/local/sbin/npu-smi")
 STDERR_TAIL_LINES = 5
 
 
@@ -44,6 +47,7 @@ class NpuSmiFact(BaseModel):
     """`npu-smi info`: whether the tool exists, how the run went, and the parsed table or why there is none."""
 
     found: bool = Field(description="False when npu-smi is not installed / not mounted (no Ascend driver visible)")
+    tool: str = Field(NPU_SMI, description="The npu-smi that answered (bare name, or a fallback absolute path)")
     command: CommandSummary
     info: Optional[NpuSmiInfo] = None
     parse_error: Optional[str] = None
@@ -79,12 +83,19 @@ def _output_text(r: CommandResult) -> str:
 @probe("npu_smi")
 def npu_smi_probe(host, ctx) -> NpuSmiFact:
     r = host.run([NPU_SMI, "info"], timeout=ctx.options.probe_timeout)
+    tool = NPU_SMI
+    for path in NPU_SMI_FALLBACKS:
+        if r.error != NOT_FOUND:
+            break
+        alt = host.run([path, "info"], timeout=ctx.options.probe_timeout)
+        if alt.error != NOT_FOUND:
+            r, tool = alt, path
     summary = CommandSummary.of(r)
     if r.error == NOT_FOUND:
         return NpuSmiFact(found=False, command=summary)
     if r.error == TIMEOUT:
         raise FactUnavailable("npu_smi", r.why_not() or "npu-smi info timed out")
-    fact = NpuSmiFact(found=True, command=summary)
+    fact = NpuSmiFact(found=True, tool=tool, command=summary)
     if r.error is not None:  # permission denied / os error: the tool is there but could not run
         return fact
     try:
@@ -115,27 +126,31 @@ class NpuHealthFact(BaseModel):
     def by_npu(self) -> dict[int, NpuHealthResult]:
         return {r.npu_id: r for r in self.results}
 
+    def unhealthy(self) -> list[NpuHealthResult]:
+        """Cards that answered with a Health Status other than OK."""
+        return [r for r in self.results if r.health and r.health.health and r.health.health.upper() != "OK"]
 
-def _usable_info(ctx, name: str) -> NpuSmiInfo:
+
+def _usable(ctx, name: str) -> NpuSmiFact:
     fact = ctx.fact("npu_smi")  # FactUnavailable propagates: no table, no per-card questions
     if not fact.usable:
         raise FactUnavailable(name, fact.reason() or "npu-smi info gave no NPUs")
-    return fact.info
+    return fact
 
 
 @probe("npu_health")
 def npu_health_probe(host, ctx) -> NpuHealthFact:
     start = time.monotonic()
     budget = ctx.options.probe_timeout * 0.8  # leave the engine time to collect a partial answer
-    info = _usable_info(ctx, "npu_health")
+    smi = _usable(ctx, "npu_health")
     out = NpuHealthFact()
-    ids = info.npu_ids()
+    ids = smi.info.npu_ids()
     for n, npu in enumerate(ids):
         remaining = budget - (time.monotonic() - start)
         if remaining <= 0:
             out.skipped = ids[n:]
             break
-        r = host.run([NPU_SMI, "info", "-t", "health", "-i", str(npu)], timeout=remaining)
+        r = host.run([smi.tool, "info", "-t", "health", "-i", str(npu)], timeout=remaining)
         res = NpuHealthResult(npu_id=npu, command=CommandSummary.of(r))
         if r.error is None:
             try:
@@ -156,8 +171,8 @@ class NpuTopoFact(BaseModel):
 
 @probe("npu_topo")
 def npu_topo_probe(host, ctx) -> NpuTopoFact:
-    _usable_info(ctx, "npu_topo")
-    r = host.run([NPU_SMI, "info", "-t", "topo"], timeout=ctx.options.probe_timeout)
+    smi = _usable(ctx, "npu_topo")
+    r = host.run([smi.tool, "info", "-t", "topo"], timeout=ctx.options.probe_timeout)
     if r.error == TIMEOUT:
         raise FactUnavailable("npu_topo", r.why_not())
     fact = NpuTopoFact(command=CommandSummary.of(r))

@@ -155,3 +155,20 @@ def test_npu_topo_garbage_and_missing():
     s = store(CommandEntry(argv=INFO, stdout=fixture("info_a2_8x910B3_tp4_procs.txt")))
     with pytest.raises(FactUnavailable, match="npu_topo"):
         s.fact("npu_topo")
+
+
+def test_npu_smi_fallback_path_when_not_on_path():
+    sbin = "/usr/local/sbin/npu-smi"
+    s = store(CommandEntry(argv=[sbin, "info"], stdout=fixture("info_310b1_edge_bus_na.txt")),
+              CommandEntry(argv=[sbin, "info", "-t", "health", "-i", "0"], stdout=fixture("health_critical_spaces.txt")))
+    fact = s.fact("npu_smi")
+    assert fact.found and fact.tool == sbin and fact.command.argv == [sbin, "info"]
+    health = s.fact("npu_health")
+    assert [r.npu_id for r in health.unhealthy()] == [0]
+    assert health.results[0].command.argv[0] == sbin
+
+
+def test_unhealthy_and_pids_helpers():
+    fact = store(CommandEntry(argv=INFO, stdout=fixture("info_a2_8x910B3_tp4_procs.txt"))).fact("npu_smi")
+    assert [(c.npu_id, c.health) for c in fact.info.unhealthy()] == [(5, "Warning")]
+    assert fact.info.pids() == [1843021, 77013]
