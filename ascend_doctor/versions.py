@@ -135,6 +135,10 @@ class Version:
     def __setattr__(self, name, value):
         raise AttributeError("Version is immutable")
 
+    def __reduce__(self):
+        # immutable slots object: rebuild from the text (pickle, copy, multiprocessing)
+        return (Version, (self.raw,))
+
     def base(self) -> tuple:
         """Numeric release part: `8.0.RC3` -> (8, 0), `24.1.rc3.7` -> (24, 1), `8.0.0` -> (8, 0, 0)."""
         return self.release

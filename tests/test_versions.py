@@ -117,7 +117,12 @@ def test_try_parse_none():
     assert try_parse_version("8.0.RC3") == parse_version("8.0.RC3")
 
 
-def test_immutable():
+def test_immutable_but_copyable():
+    import copy
+    import pickle
+
+    w = parse_version("7.6.0.1.220:8.0.RC3+x")
+    assert copy.deepcopy(w) == w and pickle.loads(pickle.dumps(w)) == w and str(copy.copy(w)) == w.raw
     v = parse_version("8.0.0")
     with pytest.raises(AttributeError):
         v.raw = "9"  # type: ignore[misc]
