@@ -23,7 +23,7 @@ Ordering (tags are case-insensitive; a leading `v` is dropped):
 * innerversions `V100R001C19SPC001B124` order by their numbers (V, R, C, SPC, B; an absent part is 0);
   compare them only with each other.
 
-Specifiers (`SpecifierSet`) follow PEP 440 with two deliberate differences, because they check installed versions,
+Specifiers (`SpecifierSet`) follow PEP 440 with these deliberate differences, because they check installed versions,
 not pick ones to install:
 
 * pre-releases are never excluded by default (an installed `8.0.RC3` is what it is).
