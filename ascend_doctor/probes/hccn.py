@@ -9,6 +9,7 @@ not mounted into containers — then that is the fact.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from typing import Any, Optional
 
@@ -23,6 +24,7 @@ HCCN_TOOL_PATHS = ("/usr/local/Ascend/driver/tools/hccn_tool", "hccn_tool")
 HCCN_CONF = "/etc/hccn.conf"
 BASE_COMMANDS = ("link", "ip", "net_health")
 PER_COMMAND_TIMEOUT = 5.0
+PARALLEL_DEVICES = 4
 
 
 class HccnFact(BaseModel):
@@ -69,11 +71,51 @@ def _device_ids(host, ctx, conf: Optional[HccnConf]) -> tuple[list[int], str]:
     return [], "none"
 
 
+class _DeviceRun(BaseModel):
+    """What asking hccn_tool about one device produced."""
+
+    outputs: list[str] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    skipped: list[str] = Field(default_factory=list)
+    tool: Optional[str] = None
+    tool_missing: bool = False
+
+
+def _ask_device(host, dev_id: int, tools: list[str], deadline: float) -> _DeviceRun:
+    """Run the base commands for one device (plus -link_stat when its port is unhealthy)."""
+    run = _DeviceRun()
+    commands = list(BASE_COMMANDS)
+    for cmd in commands:  # may grow by link_stat while iterating
+        remaining = deadline - time.monotonic()
+        if remaining <= 0.5:
+            run.skipped.append(f"-i {dev_id} -{cmd} -g")
+            continue
+        for tool in tools:
+            result = host.run([tool, "-i", str(dev_id), f"-{cmd}", "-g"], timeout=min(PER_COMMAND_TIMEOUT, remaining))
+            if result.error != NOT_FOUND:
+                tools = [tool]  # this one exists: use it from now on
+                break
+        if result.error == NOT_FOUND:
+            run.tool_missing = True
+            return run
+        run.tool = tools[0]
+        if not result.ok:
+            run.errors.append(result.why_not())
+        if result.ok or (result.error != TIMEOUT and result.stdout.strip()):
+            # An empty answer is kept too: the parser records it under `empty`.
+            run.outputs.append(f"hccn_tool -i {dev_id} -{cmd} -g\n{result.stdout}\n")
+        if cmd == BASE_COMMANDS[-1]:
+            dev = _parse(run.outputs, dev_id)
+            # A DOWN link or unhealthy network: the flap history says since when.
+            if dev and (dev.link_up is False or dev.net_health_ok is False):
+                commands.append("link_stat")
+    return run
+
+
 @probe("hccn")
 def hccn_probe(host, ctx) -> HccnFact:
     """Run `hccn_tool -i N -link/-ip/-net_health -g` per device (bounded by the probe timeout) and read hccn.conf."""
-    start = time.monotonic()
-    budget = ctx.options.probe_timeout * 0.8  # leave the engine time to collect the result
+    deadline = time.monotonic() + ctx.options.probe_timeout * 0.8  # leave the engine time to collect the result
     fact = HccnFact()
     res = host.read_file(HCCN_CONF)
     if res.ok:
@@ -89,38 +131,47 @@ def hccn_probe(host, ctx) -> HccnFact:
         fact.tool_error = "no NPU device ids known (npu-smi, /etc/hccn.conf, /dev/davinciN all silent)"
         return fact
 
-    tools = list(HCCN_TOOL_PATHS)
+    # The first device finds out which hccn_tool exists; an A3 has 16 devices, so the rest are asked a few at a
+    # time (daemon threads, like the engine's: every host.run carries its own timeout anyway).
+    first = _ask_device(host, fact.device_ids[0], list(HCCN_TOOL_PATHS), deadline)
+    if first.tool_missing:
+        fact.tool_error = f"hccn_tool not found (tried {', '.join(HCCN_TOOL_PATHS)})"
+        return fact
+    runs: dict[int, _DeviceRun] = {fact.device_ids[0]: first}
+    pending = list(fact.device_ids[1:])
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                if not pending:
+                    return
+                dev_id = pending.pop(0)
+            result = _ask_device(host, dev_id, [first.tool] if first.tool else list(HCCN_TOOL_PATHS), deadline)
+            with lock:
+                runs[dev_id] = result
+
+    threads = [threading.Thread(target=worker, name="hccn-tool", daemon=True)
+               for _ in range(min(PARALLEL_DEVICES, len(pending)))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=max(deadline - time.monotonic(), 0.0) + 0.2)
+
+    fact.tool_found, fact.tool = first.tool is not None, first.tool
+    with lock:
+        runs = dict(runs)
     for dev_id in fact.device_ids:
-        outputs: list[str] = []
-        commands = list(BASE_COMMANDS)
-        for cmd in commands:  # may grow by link_stat while iterating
-            remaining = budget - (time.monotonic() - start)
-            if remaining <= 0.5:
-                fact.skipped.append(f"-i {dev_id} -{cmd} -g")
-                continue
-            for tool in tools:
-                result = host.run([tool, "-i", str(dev_id), f"-{cmd}", "-g"],
-                                  timeout=min(PER_COMMAND_TIMEOUT, remaining))
-                if result.error != NOT_FOUND:
-                    tools = [tool]  # this one exists: use it from now on
-                    break
-            if result.error == NOT_FOUND:
-                fact.tool_error = f"hccn_tool not found (tried {', '.join(HCCN_TOOL_PATHS)})"
-                return fact
-            fact.tool_found, fact.tool = True, tools[0]
-            if not result.ok:
-                fact.errors.setdefault(dev_id, []).append(result.why_not())
-            if result.ok or (result.error != TIMEOUT and result.stdout.strip()):
-                # An empty answer is kept too: the parser records it under `empty`.
-                outputs.append(f"hccn_tool -i {dev_id} -{cmd} -g\n{result.stdout}\n")
-            if cmd == BASE_COMMANDS[-1]:
-                dev = _parse(outputs, dev_id)
-                # A DOWN link or unhealthy network: the flap history says since when.
-                if dev and (dev.link_up is False or dev.net_health_ok is False):
-                    commands.append("link_stat")
-        if outputs:
+        run = runs.get(dev_id)
+        if run is None:  # never started, or still waiting on hccn_tool at the deadline
+            fact.skipped.extend(f"-i {dev_id} -{c} -g" for c in BASE_COMMANDS)
+            continue
+        fact.skipped.extend(run.skipped)
+        if run.errors:
+            fact.errors[dev_id] = list(run.errors)
+        if run.outputs:
             try:
-                dev = parse_hccn_tool("".join(outputs), device_id=dev_id).device(dev_id)
+                dev = parse_hccn_tool("".join(run.outputs), device_id=dev_id).device(dev_id)
                 if dev is not None:
                     fact.devices[dev_id] = dev
             except ParseError as exc:

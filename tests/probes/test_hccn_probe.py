@@ -131,3 +131,26 @@ def test_tiny_budget_skips_commands_instead_of_overrunning():
 def test_garbage_hccn_conf():
     fact = run(Snapshot(files={"/etc/hccn.conf": {"content": "this is not a config\n"}}))
     assert fact.conf_found and fact.conf is None and "hccn.conf" in fact.conf_error
+
+
+def test_a3_sixteen_devices_on_path_tool_one_down():
+    commands = [c for d in range(16) if d != 9 for c in healthy(d, tool="hccn_tool")]
+    commands += [cmd(9, "link", "link status: DOWN\n", "hccn_tool"), cmd(9, "ip", "", "hccn_tool"),
+                 cmd(9, "net_health", "net health status: Init\n", "hccn_tool"),
+                 cmd(9, "link_stat", "[devid 9]link up count       : 0\n", "hccn_tool")]
+    fact = run(Snapshot(commands=commands), npu_smi=chips(*[(d // 2, d) for d in range(16)]))
+    assert fact.device_ids == list(range(16)) and fact.tool == "hccn_tool"
+    assert sorted(fact.devices) == list(range(16))
+    down = [d for d, dev in fact.devices.items() if not dev.link_up]
+    assert down == [9]
+    assert fact.device(9).net_health == "Init" and fact.device(9).link_stat.link_up_count == 0
+    assert fact.device(15).ipaddr == "10.20.15.10"
+    assert fact.errors == {} and fact.skipped == []
+
+
+def test_tiny_budget_with_many_devices_skips_all_in_order():
+    commands = [c for d in range(3) for c in healthy(d)]
+    fact = run(Snapshot(commands=commands, dirs={"/dev": {"entries": ["davinci0", "davinci1", "davinci2"]}}),
+               timeout=0.1)
+    assert fact.skipped == [f"-i {d} -{c} -g" for d in range(3) for c in ("link", "ip", "net_health")]
+    assert fact.devices == {}
