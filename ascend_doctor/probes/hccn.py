@@ -1,9 +1,10 @@
 """HCCN: per-NPU RoCE link state, IP and network health from `hccn_tool`, and the `/etc/hccn.conf` plan.
 
-Multi-node vLLM (and any HCCL collective that leaves the box) needs every NPU's RoCE port UP, addressed and
-`net health status: Success`; a DOWN link or `Fault` shows up later as HCCL EI0006 socket timeouts
-(vllm-ascend#486). `hccn_tool` ships with the driver (`/usr/local/Ascend/driver/tools/hccn_tool`), and is usually
-not mounted into containers — then that is the fact.
+vllm-ascend's multi-node checklist (docs/source/installation.md) is exactly this: `hccn_tool -i N -link -g` must say
+UP and `-net_health -g` success on every device (A2 0..7, A3 0..15). When it does not, HCCL fails later with socket
+timeouts (EI0006, vllm-ascend#486, whose CANN solution text also points at hccn_tool). `hccn_tool` ships with the
+driver (`/usr/local/Ascend/driver/tools/hccn_tool`); vllm-ascend's all-cards `docker run` mounts it, and a container
+started without that mount has none — then that is the fact.
 """
 
 from __future__ import annotations
