@@ -94,7 +94,7 @@ def _calls_text(x: Exchange) -> str:
         return _excerpt(x)
     calls = [{"index": c.index, "id": c.id, "name": c.name, "arguments": c.arguments} for c in r.tool_calls]
     return (f"finish_reason={r.finish_reason!r} tool_calls({r.tool_calls_field})={json.dumps(calls)[:800]}\n"
-            f"content={(r.content or '')[:300]!r}")
+            f"content={r.content[:300] if r.content is not None else None!r}")
 
 
 def _leak_hint(x: Exchange) -> str:
@@ -573,7 +573,7 @@ def stream_tool_deltas(ctx):
     ref = facts.get(S.NAMED)
     if ref is not None and ref.reply is not None and ref.reply.tool_calls:
         plain = decoded(ref.reply.tool_calls[0].arguments)
-        if plain != streamed:
+        if isinstance(plain, dict) and plain != streamed:
             warns.append(f"streamed arguments {json.dumps(streamed)[:120]} differ from the non-streamed "
                          f"{json.dumps(plain)[:120]}")
             evidence.append(ev(ref.describe(), _calls_text(ref)))
@@ -785,7 +785,11 @@ def tool_markup_leak(ctx):
         return ctx.ok(f"no tool-call or reasoning markup in the content of {scanned} answer(s)")
     families = list(dict.fromkeys(lk.family for _, lk in leaks))
     msg = "; ".join(f"{FAMILIES[lk.family].label} in {name}.{lk.field} ({lk.marker!r})" for name, lk in leaks[:4])
-    remediation = "\n".join(remediation_for(f) for f in families)
+    try:
+        matrix = ctx.matrix  # the shipped matrix plus any --matrix layers
+    except Exception:  # an unavailable matrix degrades the remediation text, never the verdict
+        matrix = None
+    remediation = "\n".join(remediation_for(f, matrix) for f in families)
     details = {"families": families, "parsers": [FAMILIES[f].tool_parser for f in families]}
     if families == ["think"]:
         return ctx.warn(f"raw markup leaked: {msg}", evidence[:4], remediation=remediation, **details)

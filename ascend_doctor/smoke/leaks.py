@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 BAR = "[｜|]"
 
@@ -98,19 +98,21 @@ def detect_leaks(text: Optional[str], field: str = "content") -> list[Leak]:
     return list(found.values())
 
 
-def _first_release(kind: str, name: str) -> Optional[str]:
+def _first_release(kind: str, name: str, matrix: Any = None) -> Optional[str]:
     """First vLLM release with `name` of `kind`, from the compatibility matrix; None if the matrix is unavailable."""
     try:
-        from ascend_doctor.matrix import load_matrix
+        if matrix is None:
+            from ascend_doctor.matrix import load_matrix
 
-        release = load_matrix().first_vllm_release_with(kind, name)
+            matrix = load_matrix()
+        release = matrix.first_vllm_release_with(kind, name)
     except Exception:  # the matrix module may be absent or broken: degrade the text, never crash a check
         return None
     return str(release) if release else None
 
 
-def remediation_for(family: str) -> str:
-    """The serve flags the family needs and the first vLLM release that has them (from the matrix)."""
+def remediation_for(family: str, matrix: Any = None) -> str:
+    """The serve flags the family needs and the first vLLM release that has them (from `matrix`, default shipped)."""
     fam = FAMILIES[family]
     if fam.key == "think":
         return ("Reasoning tags are reaching `content`: start vllm serve with `--reasoning-parser <name>` for this "
@@ -129,13 +131,13 @@ def remediation_for(family: str) -> str:
                        ("tokenizer_mode", fam.tokenizer_mode)):
         if not name:
             continue
-        release = _first_release(kind, name)
+        release = _first_release(kind, name, matrix)
         if release:
             parts.append(f"{kind.replace('_', ' ')} `{name}` first ships in vLLM {release}")
         else:
             unknown = True
     if parts:
-        text += " " + "; ".join(parts) + (
+        text += " Per the compatibility matrix, " + "; ".join(parts) + (
             " — upgrade vLLM and vllm-ascend together to at least that release if `vllm serve` rejects the name "
             "(`invalid tool call parser`).")
     if unknown:

@@ -1,0 +1,94 @@
+"""`ascend-doctor smoke`: tool-calling smoke test (and optional load) against a live OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from datetime import datetime, timezone
+from urllib.parse import urlsplit
+
+import click
+
+from ascend_doctor.errors import InputError
+
+_EXIT_HELP = """\b
+Exit codes:
+  0  nothing at or above --fail-on (default: error)
+  1  findings at or above --fail-on
+  2  usage or input error (bad URL, unset --api-key-env variable, unknown check code)
+  3  internal error of ascend-doctor itself
+"""
+
+
+@click.command("smoke", epilog=_EXIT_HELP)
+@click.option("--base-url", required=True, metavar="URL",
+              help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (only this URL is contacted).")
+@click.option("--model", metavar="NAME", help="Model to test (default: the only model the server lists).")
+@click.option("--api-key-env", metavar="VAR", help="Environment variable holding the API key (never printed).")
+@click.option("--timeout", type=float, default=60.0, show_default=True, metavar="SECONDS",
+              help="Per-request timeout (streams included).")
+@click.option("--load", "load", type=int, default=None, metavar="N", help="Also send N tool-call requests ...")
+@click.option("--concurrency", type=int, default=8, show_default=True, metavar="C", help="... with C in flight.")
+@click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (comma-separated).")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes.")
+@click.option("--checks-dir", "checks_dirs", multiple=True, metavar="DIR", help="Load extra checks from DIR.")
+@click.option("--config", "config_path", metavar="FILE", help="Config file (default: ./ascend-doctor.toml).")
+@click.option("--fail-on", type=click.Choice(["critical", "error", "warning", "info"]), default=None,
+              help="Lowest severity that makes the exit code 1 (default: error).")
+@click.option("--format", "fmt", type=click.Choice(["console", "json", "junit", "github"]), default="console",
+              show_default=True)
+@click.option("-o", "--output", metavar="FILE", help="Write the report (in --format) to FILE.")
+@click.option("-v", "--verbose", is_flag=True, help="Show evidence for passing checks too.")
+def smoke(base_url, model, api_key_env, timeout, load, concurrency, select, ignore, checks_dirs, config_path,
+          fail_on, fmt, output, verbose):
+    """Smoke-test tool calling on a live vLLM (or any OpenAI-compatible) server: named/required/auto/none
+    tool_choice, argument JSON, streaming deltas, parallel calls, the tool-result round trip, markup leaks."""
+    from ascend_doctor import __version__
+    from ascend_doctor.cli import EXIT_INTERNAL, _split, build_options, emit, internal_error_report
+    from ascend_doctor.config import load_config, validate_against
+    from ascend_doctor.engine import apply_config
+    from ascend_doctor.registry import load_registry
+    from ascend_doctor.report import HostSummary, build_report
+    from ascend_doctor.smoke.client import api_key_from_env, normalize_base_url
+    from ascend_doctor.smoke.stage import evaluate_smoke, gather
+
+    started_at, t0 = datetime.now(timezone.utc), time.monotonic()
+    url = normalize_base_url(base_url)
+    if timeout <= 0:
+        raise InputError("--timeout must be a positive number of seconds")
+    if load is not None and load < 1:
+        raise InputError("--load must be at least 1")
+    if concurrency < 1:
+        raise InputError("--concurrency must be at least 1")
+    api_key_from_env(api_key_env)  # unset variable -> input error before anything is sent
+    config = load_config(config_path)
+    options = build_options(config, select=_split(select), ignore=_split(ignore), fail_on=fail_on,
+                            checks_dirs=list(checks_dirs))
+    registry = load_registry(options.checks_dirs)
+    validate_against(config, registry)
+    registry.select(options.select, options.ignore, stage="smoke")  # unknown codes -> InputError now
+
+    try:
+        progress = None
+        if sys.stderr.isatty() and fmt == "console":
+            progress = lambda name: click.echo(f"  smoke: {name} …", err=True)  # noqa: E731
+        facts = gather(url, model=model, api_key_env=api_key_env, timeout=timeout, load=load,
+                       concurrency=concurrency, progress=progress, show_load_progress=sys.stderr.isatty())
+        findings = evaluate_smoke(registry, facts, options)
+        notes = apply_config(findings, config)
+        report = build_report(tool_version=__version__,
+                              host=HostSummary(hostname=urlsplit(url).hostname or "unknown", source="smoke:" + url),
+                              started_at=started_at, duration_s=time.monotonic() - t0, fail_on=options.fail_on,
+                              findings=findings, command="smoke", notes=notes)
+    except InputError:
+        raise
+    except Exception as exc:
+        if os.environ.get("ASCEND_DOCTOR_DEBUG"):
+            raise
+        report = internal_error_report(exc, "smoke", started_at, t0, options.fail_on.value)
+        emit(report, fmt, output, verbose)
+        click.echo(f"ascend-doctor: internal error: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(EXIT_INTERNAL)
+    emit(report, fmt, output, verbose)
+    sys.exit(report.exit_code)

@@ -1,0 +1,160 @@
+"""Load mode: N tool-call requests (stream and non-stream alternating) with C in flight, bounded in time.
+
+Each request is bounded by the per-request timeout (asyncio.wait_for around the whole exchange, streams
+included); the run as a whole by `deadline` (default: enough waves of C requests, each at most one timeout).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import sys
+import time
+from typing import Optional
+
+import httpx
+
+from ascend_doctor.smoke.client import USER_AGENT, normalize_base_url, parse_sse, reply_from_stream
+from ascend_doctor.smoke.scenarios import LoadResult, tool_call_payload
+
+MAX_ERRORS_KEPT = 5
+
+
+def percentile(values: list[float], q: float) -> Optional[float]:
+    """Nearest-rank percentile (q in 0..100) of `values`, rounded to 0.1 ms; None when empty."""
+    if not values:
+        return None
+    s = sorted(values)
+    k = max(1, math.ceil(q / 100 * len(s)))
+    return round(s[k - 1], 1)
+
+
+async def _one(client: httpx.AsyncClient, payload: dict, stream: bool) -> tuple[float, Optional[float]]:
+    """One request; returns (latency_ms, ttft_ms) or raises with a one-line reason."""
+    t0 = time.monotonic()
+    ttft = None
+    if not stream:
+        resp = await client.post("chat/completions", json=payload)
+        if resp.status_code != 200:
+            raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:200]}")
+        try:
+            body = resp.json()
+            calls = body["choices"][0]["message"].get("tool_calls") or []
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise RuntimeError(f"unusable body ({type(exc).__name__}): {resp.text[:200]}") from None
+        if not calls:
+            raise RuntimeError(f"no tool call in the answer: {resp.text[:200]}")
+        return (time.monotonic() - t0) * 1000, None
+    chunks: list[str] = []
+    async with client.stream("POST", "chat/completions", json=payload) as resp:
+        if resp.status_code != 200:
+            body = (await resp.aread()).decode("utf-8", "replace")
+            raise RuntimeError(f"HTTP {resp.status_code}: {body[:200]}")
+        async for text in resp.aiter_text():
+            if text and ttft is None:
+                ttft = (time.monotonic() - t0) * 1000
+            chunks.append(text)
+    payloads, info = parse_sse("".join(chunks))
+    reply = reply_from_stream(payloads, info)
+    if not info.done:
+        raise RuntimeError(f"stream ended without [DONE] after {info.events} event(s)")
+    if info.framing_errors:
+        raise RuntimeError(f"stream framing: {info.framing_errors[0]}")
+    if not reply.tool_calls:
+        raise RuntimeError("stream carried no tool call")
+    return (time.monotonic() - t0) * 1000, ttft
+
+
+async def run_load_async(base_url: str, model: str, *, total: int, concurrency: int, timeout: float,
+                         api_key: Optional[str] = None, deadline: Optional[float] = None,
+                         show_progress: bool = False, transport: Optional[httpx.AsyncBaseTransport] = None
+                         ) -> LoadResult:
+    """Run the load; never raises for server behaviour."""
+    concurrency = max(1, min(concurrency, total))
+    result = LoadResult(requested=total, concurrency=concurrency)
+    budget = deadline if deadline is not None else timeout * (math.ceil(total / concurrency) + 1)
+    headers = {"User-Agent": USER_AGENT}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    latencies: list[float] = []
+    ttfts: list[float] = []
+    queue: asyncio.Queue = asyncio.Queue()
+    for i in range(total):
+        queue.put_nowait(i)
+    progress = None
+    task_id = None
+    if show_progress:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        progress = Progress(TextColumn("load"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                            transient=True)
+        task_id = progress.add_task("load", total=total)
+        progress.start()
+
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    t_start = time.monotonic()
+    async with httpx.AsyncClient(base_url=normalize_base_url(base_url), headers=headers, limits=limits,
+                                 timeout=httpx.Timeout(timeout), trust_env=False, follow_redirects=False,
+                                 transport=transport) as client:
+        payloads = {False: tool_call_payload(model, False), True: tool_call_payload(model, True)}
+
+        async def worker() -> None:
+            while True:
+                try:
+                    i = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                stream = i % 2 == 1
+                try:
+                    lat, ttft = await asyncio.wait_for(_one(client, payloads[stream], stream), timeout)
+                    latencies.append(lat)
+                    result.succeeded += 1
+                    if ttft is not None:
+                        ttfts.append(ttft)
+                except asyncio.CancelledError:
+                    raise
+                except BaseException as exc:  # noqa: BLE001 — every failure is a data point, not a crash
+                    if isinstance(exc, asyncio.TimeoutError):
+                        reason = f"timeout: no complete answer within {timeout:g}s"
+                    else:
+                        reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                    result.error_count += 1
+                    if len(result.errors) < MAX_ERRORS_KEPT:
+                        result.errors.append(f"request {i} ({'stream' if stream else 'non-stream'}): {reason}")
+                finally:
+                    result.completed += 1
+                    result.streamed += int(stream)
+                    if progress is not None:
+                        progress.advance(task_id)
+
+        workers = [asyncio.ensure_future(worker()) for _ in range(concurrency)]
+        try:
+            await asyncio.wait_for(asyncio.gather(*workers), budget)
+        except asyncio.TimeoutError:
+            result.stopped_early = (f"the run exceeded its {budget:g}s budget after {result.completed}/{total} "
+                                    "requests; the rest were cancelled")
+        finally:
+            for w in workers:
+                w.cancel()
+            if progress is not None:
+                progress.stop()
+    result.wall_s = round(time.monotonic() - t_start, 3)
+    result.p50_ms, result.p95_ms, result.p99_ms = (percentile(latencies, q) for q in (50, 95, 99))
+    result.ttft_p50_ms, result.ttft_p95_ms = percentile(ttfts, 50), percentile(ttfts, 95)
+    return result
+
+
+def run_load(base_url: str, model: str, *, total: int, concurrency: int, timeout: float,
+             api_key: Optional[str] = None, deadline: Optional[float] = None,
+             show_progress: Optional[bool] = None) -> LoadResult:
+    """Synchronous wrapper; the progress bar shows only when stderr is a terminal (unless forced)."""
+    if show_progress is None:
+        show_progress = sys.stderr.isatty()
+    return asyncio.run(run_load_async(base_url, model, total=total, concurrency=concurrency, timeout=timeout,
+                                      api_key=api_key, deadline=deadline, show_progress=show_progress))
+
+
+def summary_json(result: LoadResult) -> str:
+    """Compact one-line summary (bench output)."""
+    return json.dumps({k: v for k, v in result.model_dump().items() if k != "errors"})
