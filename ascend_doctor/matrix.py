@@ -274,6 +274,14 @@ class Matrix:
         vals = self.known_versions(package)
         return max(vals, key=parse_version) if vals else None
 
+    def newer_than_matrix(self, package: str, version: str) -> Optional[bool]:
+        """True when `version` is newer than every version of `package` the matrix knows ("not in the matrix yet":
+        warn, do not fail); None when the package is not covered or the version does not parse."""
+        newest, v = self.newest_known(package), try_parse_version(version)
+        if newest is None or v is None:
+            return None
+        return _vkey(v) > _vkey(parse_version(newest))  # a build or local label of a known version is not newer
+
 
 def _driver_matches(installed: Version, listed: str) -> bool:
     """Same driver, or a patch of it: 24.1.rc2.2 and 25.0.rc1.1 belong to the 24.1.rc2 / 25.0.rc1 HDK."""

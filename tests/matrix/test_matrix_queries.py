@@ -191,3 +191,14 @@ def test_newest_known(m):
     assert m.newest_known("driver") == "26.1.1"
     assert m.newest_known("python") == "3.14"
     assert m.newest_known("something-else") is None
+
+
+def test_newer_than_matrix(m):
+    assert m.newer_than_matrix("vllm-ascend", "0.31.0") is True
+    assert m.newer_than_matrix("vllm-ascend", "0.30.0rc2") is False
+    assert m.newer_than_matrix("vllm-ascend", "0.30.0") is True  # final after the newest rc
+    assert m.newer_than_matrix("cann", "9.2.0_20260930220649") is False  # a build of 9.2.0 is not newer
+    assert m.newer_than_matrix("torch_npu", "2.15.0") is True
+    assert m.newer_than_matrix("driver", "24.1.rc3") is False
+    assert m.newer_than_matrix("vllm", "main") is None
+    assert m.newer_than_matrix("numpy", "2.0") is None
