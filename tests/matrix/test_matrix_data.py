@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 
 import pytest
@@ -112,3 +113,11 @@ def test_wheel_availability(m):
     assert m.vllm_ascend_release("0.20.2rc1").wheel_cp == ["cp310", "cp311"]
     assert m.vllm_ascend_release("0.26.0rc1").wheel_cp == ["cp310", "cp311", "cp312"]
     assert m.vllm_ascend_release("0.23.0.post1").pypi == "sdist-only"
+
+
+def test_every_source_names_a_repo_or_registry(m):
+    """A source is `owner/repo[@commit]:path`, `owner/repo#issue`, or a `pypi:` artefact: something one can open."""
+    rows = (m.releases + m.torch_npu + m.torch_python + m.hdk + m.driver_rules + m.parsers + m.advisories)
+    for row in rows:
+        for s in row.source:
+            assert s.startswith("pypi:") or re.match(r"[\w.-]+/[\w.-]+([@#:]|$)", s), (row, s)
