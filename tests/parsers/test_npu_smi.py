@@ -196,7 +196,8 @@ def test_unreadable_process_row_keeps_the_chips():
 
 
 def test_table_ends_at_first_non_table_line():
-    text = fixture("info_container_npu4-7.txt") + "CANN:\n| conda | table | row |\n" + fixture("info_a3_2npu_4chip_25.2.1.txt")
+    text = (fixture("info_container_npu4-7.txt") + "CANN:\n| conda | table | row |\n"
+            + fixture("info_a3_2npu_4chip_25.2.1.txt"))
     info = parse_npu_smi_info(text)
     assert info.npu_ids() == [4, 5, 6, 7] and info.driver_version == "23.0.3" and info.warnings == []
     # two captures back to back: the second header ends the first table

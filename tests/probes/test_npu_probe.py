@@ -160,7 +160,8 @@ def test_npu_topo_garbage_and_missing():
 def test_npu_smi_fallback_path_when_not_on_path():
     sbin = "/usr/local/sbin/npu-smi"
     s = store(CommandEntry(argv=[sbin, "info"], stdout=fixture("info_310b1_edge_bus_na.txt")),
-              CommandEntry(argv=[sbin, "info", "-t", "health", "-i", "0"], stdout=fixture("health_critical_spaces.txt")))
+              CommandEntry(argv=[sbin, "info", "-t", "health", "-i", "0"],
+                           stdout=fixture("health_critical_spaces.txt")))
     fact = s.fact("npu_smi")
     assert fact.found and fact.tool == sbin and fact.command.argv == [sbin, "info"]
     health = s.fact("npu_health")
