@@ -206,7 +206,8 @@ def test_specifiers(version, spec, expected):
 
 
 @pytest.mark.parametrize(
-    "spec", [">=", "=>8.0", ">=8.0,", "==8.RC*", ">=8.5.*", "~=2", "abc def", ">= 8.0 junk", "==2.5.1+cpu.*", "==junk.*"]
+    "spec",
+    [">=", "=>8.0", ">=8.0,", "==8.RC*", ">=8.5.*", "~=2", "abc def", ">= 8.0 junk", "==2.5.1+cpu.*", "==junk.*"],
 )
 def test_bad_specifiers_raise(spec):
     with pytest.raises(ParseError):
