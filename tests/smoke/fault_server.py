@@ -97,6 +97,7 @@ class ScriptedServer:
         self.dirs = ([FAULTS / fault] if fault else []) + [GOOD]
         self.overrides = overrides or {}
         self.requests: list[tuple[str, Any]] = []
+        self.auth_headers: list[Optional[str]] = []
         self._lock = threading.Lock()
         self._httpd: Optional[ThreadingHTTPServer] = None
         self._thread: Optional[threading.Thread] = None
@@ -134,6 +135,7 @@ class ScriptedServer:
                 key = classify(method, self.path, body)
                 with server._lock:
                     server.requests.append((key, body))
+                    server.auth_headers.append(self.headers.get("authorization"))
                 t = server.transcript(key)
                 if key in ("roundtrip", "roundtrip_compat") and (t or {}).get("status", 200) == 200:
                     problem = _roundtrip_mismatch(body)

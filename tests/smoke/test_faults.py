@@ -1,0 +1,242 @@
+"""Fault injection: the scripted server replays tests/data/smoke transcripts; each fault yields its finding."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from ascend_doctor.options import RunOptions
+from ascend_doctor.registry import load_registry
+from ascend_doctor.report import Status
+from ascend_doctor.smoke import scenarios as S
+from ascend_doctor.smoke.stage import evaluate_smoke, gather, smoke_findings
+from tests.smoke.fault_server import GOOD, ScriptedServer
+
+REG = load_registry(entry_points=False)
+
+
+def run(server: ScriptedServer, timeout: float = 10.0, **kw):
+    facts = gather(server.base_url, timeout=timeout, **kw)
+    findings = evaluate_smoke(REG, facts, RunOptions())
+    return facts, {f.code: f for f in findings}
+
+
+def not_passing(findings) -> dict[str, str]:
+    return {c: f.status.value for c, f in findings.items() if f.status != Status.PASS and c != "SRV104"}
+
+
+def test_well_behaved_transcript_passes_every_check():
+    with ScriptedServer() as srv:
+        facts, found = run(srv, load=8, concurrency=4)
+        keys = srv.keys()
+        bodies = dict(srv.requests)
+    assert {c for c in found} == {c.code for c in REG.select(stage="smoke")}
+    assert not_passing(found) == {}
+    assert found["SRV104"].status == Status.PASS  # the load ran too
+    assert set(keys) >= {"models", "chat", "named", "named_stream", "required", "auto", "none", "parallel",
+                         "parallel_stream", "roundtrip", "irrelevant"}
+    assert "roundtrip_compat" not in keys  # only sent when the standard shape is refused
+    # The round trip answered the server's OWN call: same id, arguments as sent, content null.
+    named_id = json.loads((GOOD / "named.json").read_text())["json"]["choices"][0]["message"]["tool_calls"][0]["id"]
+    rt = bodies["roundtrip"]["messages"]
+    assistant = next(m for m in rt if m["role"] == "assistant")
+    tool = next(m for m in rt if m["role"] == "tool")
+    assert assistant["content"] is None and assistant["tool_calls"][0]["id"] == named_id
+    assert tool["tool_call_id"] == named_id and facts.sentinel in tool["content"]
+    # Every request is deterministic and bounded.
+    for key, body in srv.requests:
+        if body:
+            assert body["temperature"] == 0 and 0 < body["max_tokens"] <= 2 * S.TOOL_TOKENS
+
+
+# fault -> every finding that must not pass (code -> status); everything else must pass.
+FAULTS = {
+    "dsml_leak": {"TOOL113": "fail", "TOOL103": "warn"},
+    "nul_args": {"TOOL105": "fail"},
+    "stop_with_calls": {"TOOL106": "fail"},
+    "empty_tool_calls": {"TOOL106": "fail", "TOOL102": "fail"},
+    "roundtrip_400": {"TOOL111": "fail"},
+    "malformed_sse": {"TOOL108": "fail", "TOOL109": "fail"},
+    "missing_done": {"TOOL108": "fail"},
+    "empty_stream": {"TOOL108": "fail", "TOOL109": "fail"},
+    "dup_indices": {"TOOL110": "fail", "TOOL105": "fail"},
+    "http_500": {"SRV103": "fail"},
+    "slow": {"TOOL101": "fail"},
+    "reset": {"TOOL103": "fail"},
+    "non_json": {"SRV103": "fail"},
+}
+MESSAGES = {
+    "dsml_leak": ("TOOL113", "DSML"),
+    "nul_args": ("TOOL105", "'\\x00'"),
+    "stop_with_calls": ("TOOL106", "finish_reason 'stop'"),
+    "empty_tool_calls": ("TOOL106", "residue"),
+    "roundtrip_400": ("TOOL111", "must be followed by tool messages"),
+    "malformed_sse": ("TOOL108", "framing"),
+    "missing_done": ("TOOL108", "[DONE]"),
+    "empty_stream": ("TOOL108", "no events"),
+    "dup_indices": ("TOOL110", "share an index"),
+    "http_500": ("SRV103", "HTTP 500"),
+    "slow": ("TOOL101", "timeout"),
+    "reset": ("TOOL103", "reset"),
+    "non_json": ("SRV103", "not JSON"),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_fault_yields_its_finding(fault):
+    with ScriptedServer(fault) as srv:
+        facts, found = run(srv, timeout=1.0 if fault == "slow" else 10.0)
+    assert not_passing(found) == FAULTS[fault]
+    assert all(f.status != Status.ERROR for f in found.values()), "a check crashed"
+    code, needle = MESSAGES[fault]
+    assert needle in found[code].message
+    assert found[code].evidence, "a failing smoke finding must show what was seen"
+    if found[code].status == Status.FAIL:
+        assert found[code].remediation
+
+
+def test_dsml_leak_remediation_names_the_parser_and_release():
+    from ascend_doctor.matrix import load_matrix
+
+    with ScriptedServer("dsml_leak") as srv:
+        _, found = run(srv)
+    rem = found["TOOL113"].remediation
+    assert "--tool-call-parser deepseek_v4" in rem and "--tokenizer-mode deepseek_v4" in rem
+    assert load_matrix().first_vllm_release_with("tool_parser", "deepseek_v4") in rem
+    assert found["TOOL113"].details["parsers"] == ["deepseek_v4"]
+
+
+def _completion(message, finish):
+    return {"status": 200, "json": {"id": "x", "object": "chat.completion", "model": "scripted-model", "choices": [
+        {"index": 0, "message": dict(role="assistant", **message), "finish_reason": finish}]}}
+
+
+def _call(cid, name="get_weather", args='{"city": "Paris"}'):
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+
+
+OVERRIDES = [
+    # (overrides, code, status, message needle)
+    ({"auto": _completion({"content": "It is probably sunny."}, "stop")}, "TOOL103", "warn", "instead of calling"),
+    ({"none": _completion({"content": None, "tool_calls": [_call("c1")]}, "tool_calls")}, "TOOL104", "fail",
+     "came back anyway"),
+    ({"irrelevant": _completion({"content": None, "tool_calls": [_call("c2")]}, "tool_calls")}, "TOOL112", "warn",
+     "got 1 call"),
+    ({"roundtrip": _completion({"content": "It is sunny in Paris."}, "stop")}, "TOOL111", "warn",
+     "may not reach the model"),
+    ({"roundtrip": _completion({"content": None, "tool_calls": [_call("c3")]}, "tool_calls")}, "TOOL111", "warn",
+     "again instead of answering"),
+    ({"roundtrip": {"status": 500, "json": {"error": {"message": "1 validation error: messages.2.content: Input "
+                                                                  "should be a valid string (input None)"}}}},
+     "TOOL111", "fail", "instead of 400/422"),
+    ({"roundtrip": {"status": 500, "json": {"error": {"message": "jinja2 UndefinedError: 'dict object' has no "
+                                                                  "attribute 'content'"}}}},
+     "TOOL111", "fail", "rendering the tool-result history"),
+    ({"named": _completion({"content": None, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris", '
+                                                          '"unit": "celsius"}'}}]}, "stop")},
+     "TOOL106", "warn", "forced named call"),
+    ({"parallel": _completion({"content": None, "tool_calls": [_call("same"), _call("same", args='{"city": "Tokyo"}')]},
+                              "tool_calls")}, "TOOL107", "fail", "repeated within one response"),
+    ({"auto": {"status": 200, "json": {"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+        "role": "assistant", "content": None, "tool_calls": [_call("c9")],
+        "function_call": {"name": "get_time:", "arguments": "{}"}}}]}}}, "TOOL107", "warn", "function_call"),
+    ({"parallel": _completion({"content": None, "tool_calls": [_call("p1")]}, "tool_calls")}, "TOOL110", "warn",
+     "1 call(s) for two independent lookups"),
+    ({"chat": _completion({"content": "", "reasoning_content": "thinking..."}, "stop")}, "SRV103", "fail",
+     "reasoning_content"),
+    ({"none": _completion({"content": "<think>no tools</think>Sunny, probably."}, "stop")}, "TOOL113", "warn",
+     "<think>"),
+    ({"auto": {"status": 400, "json": {"object": "error", "message": "\"auto\" tool choice requires "
+                                       "--enable-auto-tool-choice and --tool-call-parser to be set", "code": 400}}},
+     "TOOL103", "fail", "HTTP 400"),
+    ({"required": _completion({"content": None, "tool_calls": [_call("r1", args='{"city": "Par')]}, "length")},
+     "TOOL106", "fail", "cut off"),
+]
+
+
+@pytest.mark.parametrize("overrides,code,status,needle", OVERRIDES,
+                         ids=[f"{o[1]}-{i}" for i, o in enumerate(OVERRIDES)])
+def test_scripted_deviation(overrides, code, status, needle):
+    with ScriptedServer(overrides=overrides) as srv:
+        _, found = run(srv)
+    f = found[code]
+    assert f.status.value == status, f.message
+    assert needle in f.message
+    assert all(x.status != Status.ERROR for x in found.values())
+
+
+def test_auto_tool_choice_error_maps_to_the_serve_flags():
+    ov = {"auto": {"status": 400, "json": {"object": "error", "message": "\"auto\" tool choice requires "
+                                           "--enable-auto-tool-choice and --tool-call-parser to be set"}}}
+    with ScriptedServer(overrides=ov) as srv:
+        _, found = run(srv)
+    assert "--enable-auto-tool-choice" in found["TOOL103"].remediation
+
+
+def test_unreachable_server_fails_once_and_skips_the_rest():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    facts = gather(f"http://127.0.0.1:{port}/v1", timeout=2.0, load=5)
+    found = {f.code: f for f in evaluate_smoke(REG, facts, RunOptions())}
+    assert found["SRV101"].status == Status.FAIL and "connect" in found["SRV101"].message
+    others = {c: f.status for c, f in found.items() if c != "SRV101"}
+    assert set(others.values()) == {Status.SKIP}
+    assert "unreachable" in found["TOOL101"].message
+
+
+def test_wrong_model_lists_the_served_names_and_skips_the_scenarios():
+    with ScriptedServer() as srv:
+        facts, found = run(srv, model="no-such-model")
+        keys = srv.keys()
+    assert keys == ["models"]
+    assert found["SRV102"].status == Status.FAIL
+    assert "scripted-model" in found["SRV102"].message
+    assert found["TOOL101"].status == Status.SKIP and "not served" in found["TOOL101"].message
+
+
+def test_several_models_without_model_option():
+    models = {"status": 200, "json": {"object": "list", "data": [{"id": "a"}, {"id": "b"}]}}
+    with ScriptedServer(overrides={"models": models}) as srv:
+        _, found = run(srv)
+    assert found["SRV102"].status == Status.FAIL and "a, b" in found["SRV102"].message
+    assert found["SRV103"].status == Status.SKIP
+
+
+def test_models_401_points_at_the_api_key():
+    with ScriptedServer(overrides={"models": {"status": 401, "json": {"error": {"message": "Unauthorized"}}}}) as srv:
+        _, found = run(srv, model="scripted-model")
+    assert found["SRV102"].status == Status.FAIL and "--api-key-env" in found["SRV102"].remediation
+
+
+def test_api_key_is_sent_but_never_reported(monkeypatch):
+    secret = "sk-smoke-9d8c7b6a5f4e3d2c1b0a"
+    monkeypatch.setenv("SMOKE_KEY", secret)
+    ov = {"chat": {"status": 500, "json": {"error": {"message": f"bad key Authorization: Bearer {secret}"}}}}
+    with ScriptedServer(overrides=ov) as srv:
+        findings = smoke_findings(REG, base_url=srv.base_url, api_key_env="SMOKE_KEY", timeout=10.0,
+                                  options=RunOptions())
+        auth = set(srv.auth_headers)
+    assert auth == {f"Bearer {secret}"}
+    dumped = json.dumps([f.model_dump(mode="json") for f in findings])
+    assert secret not in dumped
+    assert any(f.code == "SRV103" and f.status == Status.FAIL for f in findings)
+
+
+def test_select_and_ignore_apply_to_the_smoke_stage():
+    with ScriptedServer("dsml_leak") as srv:
+        only = smoke_findings(REG, base_url=srv.base_url, timeout=10.0, options=RunOptions(select=["TOOL113"]))
+        rest = smoke_findings(REG, base_url=srv.base_url, timeout=10.0, options=RunOptions(ignore=["TOOL"]))
+    assert [f.code for f in only] == ["TOOL113"] and only[0].status == Status.FAIL
+    assert {f.code[:3] for f in rest} == {"SRV"}
+
+
+def test_checks_without_the_smoke_fact_are_unknown():
+    from tests.helpers import run_check
+
+    f = run_check("TOOL101", {})
+    assert f.status == Status.UNKNOWN and "smoke" in f.message
