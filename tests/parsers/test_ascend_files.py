@@ -292,3 +292,35 @@ def test_corpus_never_crashes(path):
         except ParseError:
             pass
     assert understood >= 1
+
+
+# --- the strings these parsers hand on are ones ascend_doctor.versions understands --------------------------------
+
+def _extracted_versions(text: str) -> list[str]:
+    found = []
+    for func, fields in ((parse_version_cfg, ("cann_version",)), (parse_install_info, ("version",)),
+                         (parse_driver_version_info, ("version", "package_version")),
+                         (parse_firmware_version_info, ("version", "package_version")),
+                         (parse_component_version_info, ("version", "version_dir")),
+                         (parse_nnal_version_info, ("version", "build_version"))):
+        try:
+            fact = func(text)
+        except ParseError:
+            continue
+        found += [getattr(fact, f) for f in fields if getattr(fact, f)]
+    return found
+
+
+def test_extracted_versions_are_orderable():
+    from ascend_doctor.versions import cann_version_from_cfg_value, parse_innerversion, try_parse_version
+
+    texts = [p.read_text(encoding="utf-8") for p in sorted(D.glob("*")) if p.name != "garbage.txt"]
+    texts += [read_corpus(p)[1] for p in corpus_files("cann_version")]
+    versions = [v for t in texts for v in _extracted_versions(t)]
+    assert len(versions) >= 20
+    assert [v for v in versions if try_parse_version(v) is None] == []
+    cfg = parse_version_cfg(fixture("version_cfg_8.1.RC1.cfg"))
+    raw = cfg.components["toolkit"].running.raw
+    assert cann_version_from_cfg_value(raw) == cfg.cann_version
+    inner = parse_driver_version_info(fixture("driver_version_25.0.rc1.1.info")).innerversion
+    assert parse_innerversion(inner)["C"] == 21
