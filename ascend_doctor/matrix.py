@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ascend_doctor import __version__
 from ascend_doctor.errors import InputError
@@ -43,6 +43,21 @@ def _row_id(table: str, row) -> object:
     """Identity for layering: versions compare as versions (`v0.13.0` is `0.13.0`), other ids as text."""
     value = getattr(row, ID_FIELD[table])
     return parse_version(value) if table in VERSION_KEYED else value
+
+
+class StackItem(BaseModel):
+    """One component of an installed stack compared with the release row of the installed vllm-ascend."""
+
+    component: str  # PyPI name, or "cann" / "python"
+    installed: Optional[str]
+    expected: List[str]  # versions, first = what the package pins; or one specifier for python / transformers
+    status: str  # ok | alternative (a value another vllm-ascend document names) | mismatch | unpinned | unknown
+    conflict: str = ""
+
+
+# (component, Release field) compared by `Matrix.compare_stack`; python and transformers are specifiers.
+STACK_FIELDS = (("vllm", "vllm"), ("torch", "torch"), ("torch-npu", "torch_npu"), ("triton-ascend", "triton_ascend"),
+                ("cann", "cann"), ("python", "python"), ("transformers", "transformers"))
 
 
 def _vkey(v: Version) -> tuple:
@@ -96,6 +111,35 @@ class Matrix:
         if v is None:
             return []
         return [r for r in self.releases if any(_vkey(parse_version(x)) == _vkey(v) for x in r.vllm)]
+
+    def compare_stack(self, versions: Dict[str, str]) -> List[StackItem]:
+        """Each component of `versions` (PyPI names + "cann", "python") against the row of the installed
+        vllm-ascend (`versions["vllm-ascend"]`); [] when that release is not in the matrix (see nearest_release)."""
+        known = {normalize_name(k): v for k, v in versions.items() if v}
+        row = self.vllm_ascend_release(known.get("vllm-ascend", ""))
+        if row is None:
+            return []
+        out = []
+        for component, field in STACK_FIELDS:
+            installed = known.get(component)
+            value = getattr(row, field)
+            expected = value if isinstance(value, list) else ([value] if value else [])
+            v = try_parse_version(installed)
+            if not expected:
+                status = "unpinned"
+            elif v is None:
+                status = "unknown"
+            elif isinstance(value, str):
+                status = "ok" if version_in(v, value) else "mismatch"
+            elif version_in(v, f"=={expected[0]}"):
+                status = "ok"
+            elif any(version_in(v, f"=={e}") for e in expected[1:]):
+                status = "alternative"
+            else:
+                status = "mismatch"
+            out.append(StackItem(component=component, installed=installed, expected=expected, status=status,
+                                 conflict=row.conflict.get(field, "")))
+        return out
 
     # torch_npu / torch / python --------------------------------------------------------------------------------------
     def torch_npu_row(self, torch_npu_version: str) -> Optional[TorchNpuRow]:

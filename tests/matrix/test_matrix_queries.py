@@ -202,3 +202,21 @@ def test_newer_than_matrix(m):
     assert m.newer_than_matrix("driver", "24.1.rc3") is False
     assert m.newer_than_matrix("vllm", "main") is None
     assert m.newer_than_matrix("numpy", "2.0") is None
+
+
+def test_compare_stack(m):
+    items = {i.component: i for i in m.compare_stack({
+        "vllm_ascend": "0.18.0", "vllm": "0.18.0+empty", "torch": "2.9.0+cpu", "torch-npu": "2.9.0.post1+git4c901a4",
+        "cann": "8.5.0", "python": "3.12.3"})}
+    assert items["vllm"].status == "ok"
+    assert items["torch"].status == "ok"
+    assert items["torch-npu"].status == "alternative" and "OBS" in items["torch-npu"].conflict
+    assert items["cann"].status == "alternative" and "README" in items["cann"].conflict
+    assert items["python"].status == "mismatch" and items["python"].expected == [">=3.10,<3.12"]
+    assert items["triton-ascend"].status == "unknown"  # not given
+    assert items["transformers"].status == "unknown"
+    items = {i.component: i for i in m.compare_stack({"vllm-ascend": "0.10.0rc1", "torch-npu": "2.7.1"})}
+    assert items["torch-npu"].status == "mismatch" and items["torch-npu"].expected == ["2.7.1.dev20250724"]
+    assert items["triton-ascend"].status == "unpinned"
+    assert m.compare_stack({"vllm-ascend": "0.99.0"}) == []
+    assert m.compare_stack({"vllm": "0.13.0"}) == []
