@@ -12,18 +12,26 @@ from ascend_doctor.parsers import parser_kinds
 
 
 @click.command()
-@click.argument("kind", metavar="KIND")
-@click.argument("file", metavar="FILE")
+@click.argument("kind", metavar="KIND", required=False)
+@click.argument("file", metavar="FILE", required=False)
 @click.option("--format", "fmt", type=click.Choice(["console", "json"]), default="console")
-def parse(kind, file, fmt):
+@click.option("--list", "list_kinds", is_flag=True, help="List every KIND and what it expects.")
+def parse(kind, file, fmt, list_kinds):
     """Parse a captured vendor output (FILE, or - for stdin) and print the facts understood.
 
-    KIND is one of: npu-smi-info, npu-smi-health, npu-smi-board, npu-smi-topo, npu-smi-map, hccn-tool,
-    version-cfg, toolkit-install-info, driver-version-info, firmware-version-info (see `parse --help`).
+    KIND names the output, e.g. npu-smi-info, npu-smi-health, npu-smi-board, npu-smi-topo, npu-smi-map,
+    hccn-tool, hccn-conf, version-cfg, toolkit-install-info, driver-version-info, firmware-version-info
+    (`ascend-doctor parse --list` prints them all with what each expects).
     Exit 0 when understood (an error capture such as `dcmi module initialize failed` is understood: its `error`
     field is set), 2 when the input is not what KIND expects.
     """
     kinds = parser_kinds()
+    if list_kinds:
+        for name in sorted(kinds):
+            click.echo(f"{name:<24} {kinds[name][1]}")
+        return
+    if not kind or not file:
+        raise InputError("usage: ascend-doctor parse KIND FILE (see --list for the kinds)")
     if kind not in kinds:
         raise InputError(f"unknown KIND {kind!r}; one of: {', '.join(sorted(kinds))}")
     func, expects = kinds[kind]
@@ -35,7 +43,7 @@ def parse(kind, file, fmt):
     try:
         fact = func(text)
     except ParseError as exc:
-        raise InputError(f"{file} is not {expects}: {exc}") from None
+        raise InputError(f"{file}: {exc}") from None
     data = fact.model_dump(mode="json")
     if fmt == "json":
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))

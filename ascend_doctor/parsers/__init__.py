@@ -31,19 +31,33 @@ def parser_kinds() -> dict[str, tuple[Callable[[str], BaseModel], str]]:
     return KINDS
 
 
+# Commands users paste with their prompt; a bare `# word` line is only a prompt when the word is one of these.
+_PASTED_COMMANDS = ("npu-smi", "hccn_tool", "cat", "ls", "pip", "pip3", "python", "python3", "sudo", "docker",
+                    "for", "echo", "grep", "vllm", "ll", "find", "export", "source", "cd")
+
+
 def clean_paste(text: str) -> str:
     """Undo common paste artefacts: CRLF, tabs, `cat -n` line numbers, and shell prompt lines.
 
-    Only strips `cat -n` numbering when every non-empty line carries it, so a table is never mangled.
+    `cat -n` numbering is stripped only when every non-empty line carries it (a tab after the number, or, where the
+    tab became spaces, numbers that count 1, 2, 3, ...), so a table is never mangled. A prompt line is one with a
+    `user@host`/`[user@host dir]`/`(venv)` prefix before `#`/`$`/`>`, or a bare `#`/`$` followed by a known command
+    (`# npu-smi info`, `$npu-smi info`) — never a `# comment` such as version.cfg's `# version: 1.0`.
     """
     import re
 
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
-    numbered = re.compile(r"^\s*\d+\t")
     nonempty = [ln for ln in lines if ln.strip()]
-    if nonempty and all(numbered.match(ln) for ln in nonempty):
-        lines = [numbered.sub("", ln, count=1) for ln in lines]
+    tabbed = re.compile(r"^\s*\d+\t")
+    spaced = re.compile(r"^\s*(\d+) +")
+    if nonempty and all(tabbed.match(ln) for ln in nonempty):
+        lines = [tabbed.sub("", ln, count=1) for ln in lines]
+    elif nonempty and all(spaced.match(ln) for ln in nonempty):
+        numbers = [int(spaced.match(ln).group(1)) for ln in nonempty]
+        if numbers == list(range(1, len(numbers) + 1)) and len(numbers) > 1:
+            lines = [spaced.sub("", ln, count=1) if ln.strip() else ln for ln in lines]
     lines = [ln.replace("\t", "    ") for ln in lines]
-    prompt = re.compile(r"^\s*(\[[^\]]*\]\s*)?([\w.@:/~-]*[#$>])\s+\S")
-    return "\n".join(ln for ln in lines if not prompt.match(ln))
+    with_host = re.compile(r"^\s*(\([^)]*\)\s*)?(\[[^\]]*\]|[\w.-]+@[\w.-]+(:[^\s#$>]*)?)\s*[#$>]\s*\S")
+    bare = re.compile(r"^\s*(\([^)]*\)\s*)?[#$>]\s*(" + "|".join(re.escape(c) for c in _PASTED_COMMANDS) + r")(\s|$)")
+    return "\n".join(ln for ln in lines if not (with_host.match(ln) or bare.match(ln)))
