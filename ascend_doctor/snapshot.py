@@ -8,6 +8,7 @@ answered as "not found" (a command that is not installed, a file that does not e
 from __future__ import annotations
 
 import json
+import re
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,6 +36,24 @@ from ascend_doctor.redact import redact_argv, redact_env, redact_text
 SNAPSHOT_FORMAT = "ascend-doctor-snapshot"
 SNAPSHOT_VERSION = 1
 DEFAULT_PYTHON_KEY = "default"  # the interpreter that serves, when --python was not given
+
+
+_SCRIPT_MARK = re.compile(r"^# ascend-doctor-script: ([\w.-]+)$", re.MULTILINE)
+
+
+def canonical_argv(argv: list[str]) -> list[str]:
+    """argv as snapshots store it: an inline `-c` script of ours is replaced by `<script:NAME>`.
+
+    Our child-process scripts (e.g. the torch_npu import probe) carry a `# ascend-doctor-script: NAME` line, so a
+    snapshot stays valid when the script's text changes and a hand-built snapshot can name it.
+    """
+    out = [str(a) for a in argv]
+    for i in range(len(out) - 1):
+        if out[i] == "-c":
+            m = _SCRIPT_MARK.search(out[i + 1])
+            if m:
+                out[i + 1] = f"<script:{m.group(1)}>"
+    return out
 
 
 class CommandEntry(BaseModel):
@@ -145,13 +164,13 @@ class ReplayHost:
         self.label = label
         self._commands: dict[tuple[str, ...], CommandEntry] = {}
         for c in snapshot.commands:
-            self._commands.setdefault(tuple(c.argv), c)
+            self._commands.setdefault(tuple(canonical_argv(c.argv)), c)
 
     def describe(self) -> str:
         return f"replay:{self.label}"
 
     def run(self, argv: list[str], timeout: float = 10.0) -> CommandResult:
-        entry = self._commands.get(tuple(str(a) for a in argv))
+        entry = self._commands.get(tuple(canonical_argv(argv)))
         if entry is None:
             return CommandResult(argv=list(argv), error=NOT_FOUND,
                                  error_message=f"{argv[0]}: not in snapshot (command not found)")
@@ -219,7 +238,7 @@ class RecordingHost:
 
     def run(self, argv: list[str], timeout: float = 10.0) -> CommandResult:
         res = self.inner.run(argv, timeout)
-        entry = CommandEntry(**{**res.model_dump(), "argv": redact_argv(res.argv),
+        entry = CommandEntry(**{**res.model_dump(), "argv": redact_argv(canonical_argv(res.argv)),
                                 "stdout": redact_text(res.stdout), "stderr": redact_text(res.stderr)})
         with self._lock:
             self.snapshot.commands.append(entry)

@@ -21,6 +21,7 @@ IMPORT_TIMEOUT = 90.0  # torch_npu's first import on a cold page cache takes 10-
 
 # Runs in the serving interpreter. Prints one JSON line; faulthandler writes a Python traceback on SIGSEGV/SIGABRT.
 IMPORT_SCRIPT = r"""
+# ascend-doctor-script: import-probe
 import sys
 sys.path[:] = [p for p in sys.path if p not in ("", ".")]
 import faulthandler, json, time

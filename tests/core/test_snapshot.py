@@ -83,3 +83,16 @@ def test_hand_built_minimal_snapshot_is_valid(tmp_path):
                              "commands": [{"argv": ["npu-smi", "info"], "stdout": "..."}]}))
     snap = load_snapshot(p)
     assert snap.commands[0].returncode == 0
+
+
+def test_inline_scripts_are_stored_by_name():
+    from ascend_doctor.probes.imports import IMPORT_SCRIPT
+    from ascend_doctor.snapshot import canonical_argv
+
+    assert canonical_argv(["/py", "-c", IMPORT_SCRIPT]) == ["/py", "-c", "<script:import-probe>"]
+    assert canonical_argv(["/py", "-c", "print(1)"]) == ["/py", "-c", "print(1)"]
+    snap = Snapshot(commands=[CommandEntry(argv=["/py", "-c", "<script:import-probe>"], stdout="ok")])
+    assert ReplayHost(snap).run(["/py", "-c", IMPORT_SCRIPT]).stdout == "ok"
+    rec = RecordingHost(ReplayHost(snap))
+    rec.run(["/py", "-c", IMPORT_SCRIPT])
+    assert rec.snapshot.commands[0].argv == ["/py", "-c", "<script:import-probe>"]
