@@ -41,3 +41,5 @@ def test_wheel_installs_and_finds_builtin_checks_and_matrices(tmp_path):
     # Every TOML in the source tree's matrices/ shipped.
     shipped = {p.name for p in Path(where[1]).glob("*.toml")}
     assert shipped == {p.name for p in (REPO / "matrices").glob("*.toml")}
+    # The shipped matrix loads and validates from the installed copy.
+    sh(str(venv / "bin" / "ascend-doctor"), "matrix", "validate", cwd=work)
