@@ -1,0 +1,113 @@
+"""Ascend device nodes under /dev and the driver pieces a container needs mounted (fact `devices`).
+
+vllm-ascend's `docker run` (docs/source/installation.md) passes `--device /dev/davinciN`, `/dev/davinci_manager`,
+`/dev/devmm_svm`, `/dev/hisi_hdc` and mounts `/usr/local/dcmi`, `/usr/local/bin/npu-smi`,
+`/usr/local/Ascend/driver/lib64/`, `/usr/local/Ascend/driver/version.info`, `/etc/ascend_install.info` (plus
+`/usr/local/Ascend/driver/tools/hccn_tool` for all-card images). This probe records which of them exist, and their
+kind: `docker run -v SRC:DST` with a SRC missing on the host creates an empty *directory* at DST, so "npu-smi is a
+directory" or "lib64 is empty" means the mount source was wrong on the host.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from pydantic import BaseModel, Field
+
+from ascend_doctor.errors import FactUnavailable
+from ascend_doctor.host import NOT_FOUND
+from ascend_doctor.probes import probe
+
+NODE_NAMES = ("davinci_manager", "devmm_svm", "hisi_hdc", "ascend_manager", "user_config")
+NPU_SMI_PATHS = ("/usr/local/bin/npu-smi", "/usr/local/sbin/npu-smi")
+DCMI_DIR = "/usr/local/dcmi"
+DRIVER_LIB64 = "/usr/local/Ascend/driver/lib64"
+DRIVER_VERSION_INFO = "/usr/local/Ascend/driver/version.info"
+ASCEND_INSTALL_INFO = "/etc/ascend_install.info"
+HCCN_TOOL = "/usr/local/Ascend/driver/tools/hccn_tool"
+_DAVINCI = re.compile(r"^davinci(\d+)$")
+
+
+class PathState(BaseModel):
+    """What is at one path: missing, a file, a directory (with how many entries), or unreadable."""
+
+    path: str
+    exists: bool = False
+    kind: Optional[str] = Field(None, description="file | dir | None (missing or could not tell)")
+    entries: Optional[int] = Field(None, description="Number of entries when it is a readable directory")
+    error: Optional[str] = Field(None, description="Why it could not be read, when it exists but is unreadable")
+
+    def describe(self) -> str:
+        """One line for evidence, e.g. '/usr/local/dcmi: directory, 3 entries'."""
+        if not self.exists:
+            return f"{self.path}: missing" + (f" ({self.error})" if self.error else "")
+        if self.kind == "dir":
+            return f"{self.path}: directory, {self.entries} entries" if self.entries is not None else \
+                f"{self.path}: directory"
+        if self.kind == "file":
+            return f"{self.path}: file"
+        return f"{self.path}: exists" + (f" ({self.error})" if self.error else "")
+
+
+class DevicesFact(BaseModel):
+    dev_listed: bool = Field(description="False when /dev could not be listed (then node presence is unknown)")
+    dev_error: Optional[str] = None
+    davinci: list[int] = Field(default_factory=list, description="N of every /dev/davinciN, sorted")
+    nodes: dict[str, bool] = Field(default_factory=dict, description="davinci_manager, devmm_svm, hisi_hdc, ...")
+    dcmi: PathState
+    npu_smi: list[PathState] = Field(default_factory=list, description="/usr/local/bin and /usr/local/sbin npu-smi")
+    driver_lib64: PathState
+    driver_version_info: PathState
+    ascend_install_info: PathState
+    hccn_tool: PathState
+
+    def has(self, node: str) -> bool:
+        return bool(self.nodes.get(node))
+
+    @property
+    def npu_smi_present(self) -> bool:
+        """An npu-smi *file* at one of the usual places (a directory there is a broken mount)."""
+        return any(p.exists and p.kind != "dir" for p in self.npu_smi)
+
+
+def _state(host, path: str, read: bool = False) -> PathState:
+    """Existence and kind of `path`, asking: a directory listing, then (small text files) its content, then readlink.
+
+    A program (npu-smi, hccn_tool) is never read: readlink answers existence without recording its bytes.
+    """
+    d = host.list_dir(path)
+    if d.ok:
+        return PathState(path=path, exists=True, kind="dir", entries=len(d.entries or []))
+    if read:
+        f = host.read_file(path, max_bytes=4096)
+        if f.ok:
+            return PathState(path=path, exists=True, kind="file")
+        if f.error not in (NOT_FOUND, None):  # e.g. permission denied: it is there, we may not read it
+            return PathState(path=path, exists=True, error=f.error_message or f.error)
+    link = host.readlink(path)
+    if link.error is None and (link.resolved or link.target):
+        return PathState(path=path, exists=True, kind="file")
+    return PathState(path=path)
+
+
+@probe("devices")
+def devices_probe(host, ctx) -> DevicesFact:
+    """List /dev for the Ascend nodes and look at the driver paths a container must have mounted."""
+    dev = host.list_dir("/dev")
+    if not dev.ok and dev.error != NOT_FOUND:
+        raise FactUnavailable("devices", f"cannot list /dev: {dev.error_message or dev.error}")
+    entries = dev.entries or []
+    davinci = sorted(int(m.group(1)) for e in entries for m in [_DAVINCI.match(e)] if m)
+    return DevicesFact(
+        dev_listed=dev.ok,
+        dev_error=None if dev.ok else (dev.error_message or dev.error),
+        davinci=davinci,
+        nodes={n: n in entries for n in NODE_NAMES},
+        dcmi=_state(host, DCMI_DIR),
+        npu_smi=[_state(host, p) for p in NPU_SMI_PATHS],
+        driver_lib64=_state(host, DRIVER_LIB64),
+        driver_version_info=_state(host, DRIVER_VERSION_INFO, read=True),
+        ascend_install_info=_state(host, ASCEND_INSTALL_INFO, read=True),
+        hccn_tool=_state(host, HCCN_TOOL),
+    )
