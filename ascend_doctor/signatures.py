@@ -315,9 +315,9 @@ class _Compiled:
                     out.update(self.by_literal.get((ci, p), ()))
         return sorted(out)
 
-    def first_matches(self, text: str) -> Dict[int, Tuple[int, str]]:
-        """signature index -> (offset of its first matching line, that line)."""
-        found: Dict[int, Tuple[int, str]] = {}
+    def first_matches(self, text: str) -> Dict[int, Tuple[int, str, int]]:
+        """signature index -> (offset of its first matching line, that line, column of the match)."""
+        found: Dict[int, Tuple[int, str, int]] = {}
         for start in self.candidate_lines(text):
             if len(found) == len(self.sigs):
                 break
@@ -326,8 +326,10 @@ class _Compiled:
             if line.endswith("\r"):
                 line = line[:-1]
             for i in self._suspects(line):
-                if i not in found and self.regex[i].search(line):
-                    found[i] = (start, line)
+                if i not in found:
+                    m = self.regex[i].search(line)
+                    if m:
+                        found[i] = (start, line, m.start())
         return found
 
 
@@ -336,9 +338,15 @@ def _compiled(path: str) -> _Compiled:
     return _Compiled(_load(path))
 
 
-def _trim(line: str) -> str:
+def _trim(line: str, col: int) -> str:
+    """The line without surrounding blanks; a long line is cut to a window that keeps the match in view."""
     s = line.strip()
-    return s if len(s) <= _EXCERPT_MAX else s[: _EXCERPT_MAX - 1] + "…"
+    if len(s) <= _EXCERPT_MAX:
+        return s
+    col = max(0, col - (len(line) - len(line.lstrip())))
+    a = max(0, min(col - _EXCERPT_MAX // 3, len(s) - _EXCERPT_MAX))
+    b = a + _EXCERPT_MAX
+    return ("…" if a else "") + s[a:b] + ("…" if b < len(s) else "")
 
 
 def diagnose(text: str, kinds: Tuple[str, ...] = ("error", "warning"), path: Optional[str] = None) -> List[Match]:
@@ -352,12 +360,12 @@ def diagnose(text: str, kinds: Tuple[str, ...] = ("error", "warning"), path: Opt
                        for i in found)
     keep = [i for i in found
             if comp.sigs[i].kind in kinds and not (specific_hit and comp.sigs[i].priority == "fallback")]
-    keep.sort(key=lambda i: (found[i][0], i))
+    keep.sort(key=lambda i: (found[i][0], found[i][2], i))
     out: List[Match] = []
     last_off, last_line = 0, 1
     for i in keep:  # line numbers counted incrementally: one pass over the text at most
-        off, line = found[i]
+        off, line, col = found[i]
         last_line += text.count("\n", last_off, off)
         last_off = off
-        out.append(Match(signature=comp.sigs[i], excerpt=_trim(line), line=last_line))
+        out.append(Match(signature=comp.sigs[i], excerpt=_trim(line, col), line=last_line))
     return out

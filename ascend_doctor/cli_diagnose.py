@@ -1,0 +1,93 @@
+"""`ascend-doctor diagnose LOGFILE|-`: explain a failing log with the error-signature catalogue.
+
+Exit codes follow the CLI contract: 0 nothing of kind `error` matched, 1 something did, 2 unreadable input or an
+invalid catalogue (InputError, handled by the command group).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import List, Optional
+
+import click
+
+from ascend_doctor import signatures
+from ascend_doctor.errors import InputError
+
+JSON_SCHEMA_VERSION = 1
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan", "positive": "green"}
+
+
+def read_log(path: str) -> str:
+    """The log text of PATH ('-' for stdin); undecodable bytes are replaced, unreadable files raise InputError."""
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read()
+    except OSError as exc:
+        raise InputError(f"cannot read log {path}: {exc.strerror or exc}") from None
+    # Logs mix UTF-8 with binary junk (progress bars, truncated writes): never refuse them for that.
+    return data.decode("utf-8", errors="replace")
+
+
+def _row(m: signatures.Match) -> dict:
+    s = m.signature
+    return {"id": s.id, "kind": s.kind, "priority": s.priority, "family": s.family, "component": s.component,
+            "code": s.code, "name": s.name, "line": m.line, "excerpt": m.excerpt, "meaning": s.meaning, "fix": s.fix,
+            "source": s.source, "confidence": s.confidence}
+
+
+def _render_console(matches: List[signatures.Match], label: str, show_all: bool) -> None:
+    from rich.markup import escape
+
+    from ascend_doctor.render.console import make_console
+
+    con = make_console()
+    if not matches:
+        what = "signature" if show_all else "error or warning signature"
+        con.print(f"[green]No known {what} found in {escape(label)}.[/green]")
+        return
+    for m in matches:
+        s = m.signature
+        style = _STYLE.get(s.kind, "")
+        code = f"{escape(s.code)} " if s.code else ""
+        fallback = " [dim](generic)[/dim]" if s.priority == "fallback" else ""
+        con.print(f"[{style}]{s.kind.upper():<8}[/{style}] [bold]{code}[/bold]{escape(s.id)}{fallback}"
+                  f"  [dim]{escape(s.component)}[/dim]")
+        con.print(f"  [cyan]line {m.line}:[/cyan] {escape(m.excerpt)}", soft_wrap=True)
+        con.print(f"  meaning: {escape(s.meaning)}", soft_wrap=True)
+        con.print(f"  fix:     {escape(s.fix)}", soft_wrap=True)
+        con.print(f"  [dim]source:  {escape(s.source)} ({s.confidence})[/dim]", soft_wrap=True)
+        con.print("")
+    counts = {k: sum(1 for m in matches if m.signature.kind == k) for k in signatures.KINDS}
+    parts = [f"{n} {k}" for k, n in counts.items() if n]
+    con.print(f"{escape(label)}: " + ", ".join(parts))
+
+
+@click.command("diagnose")
+@click.argument("logfile", metavar="LOGFILE|-")
+@click.option("--format", "fmt", type=click.Choice(["console", "json"]), default="console", show_default=True)
+@click.option("--all", "show_all", is_flag=True, help="Also show info and positive signatures (harmless lines, "
+                                                          "healthy signals).")
+@click.option("--signatures", "catalogue", metavar="FILE",
+              help="Use this signature catalogue instead of the shipped one.")
+def diagnose(logfile: str, fmt: str, show_all: bool, catalogue: Optional[str]) -> None:
+    """Match a log (vllm serve, torch_npu, CANN, HCCL, npu-smi) against known error signatures: code, meaning, fix."""
+    text = read_log(logfile)
+    kinds = signatures.KINDS if show_all else ("error", "warning")
+    matches = signatures.diagnose(text, kinds=kinds, path=catalogue)
+    label = "stdin" if logfile == "-" else logfile
+    exit_code = 1 if any(m.signature.kind == "error" for m in matches) else 0
+    if fmt == "json":
+        doc = {"schema_version": JSON_SCHEMA_VERSION, "log": label, "exit_code": exit_code,
+               "matches": [_row(m) for m in matches]}
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+    else:
+        _render_console(matches, label, show_all)
+    sys.exit(exit_code)
+
+
+diagnose_cmd = diagnose  # for `from ascend_doctor.cli_diagnose import diagnose_cmd`
