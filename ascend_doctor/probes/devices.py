@@ -111,3 +111,34 @@ def devices_probe(host, ctx) -> DevicesFact:
         ascend_install_info=_state(host, ASCEND_INSTALL_INFO, read=True),
         hccn_tool=_state(host, HCCN_TOOL),
     )
+
+
+# Helpers the NPU, container and HCCL checks share (check modules are loaded by path and cannot import each other).
+def parse_device_ids(value: str, ranges: bool) -> tuple[list[int], list[str]]:
+    """Ids in a comma list ('0,1'; with `ranges` also '0-3' and the device-plugin form 'Ascend910-2'), and the
+    items that are not ids. ASCEND_RT_VISIBLE_DEVICES takes plain numbers; ASCEND_VISIBLE_DEVICES all three forms."""
+    ids: list[int] = []
+    bad: list[str] = []
+    for tok in (t.strip() for t in value.split(",")):
+        r = re.fullmatch(r"(\d+)-(\d+)", tok) if ranges else None
+        m = re.fullmatch(r"(?:Ascend[0-9A-Za-z]*-)?(\d+)" if ranges else r"(\d+)", tok)
+        if r and int(r.group(1)) <= int(r.group(2)):
+            ids.extend(range(int(r.group(1)), int(r.group(2)) + 1))
+        elif m:
+            ids.append(int(m.group(1)))
+        else:
+            bad.append(tok or "(empty item)")
+    return ids, bad
+
+
+def planned_device_count(env: Optional[dict], npu_smi) -> Optional[int]:
+    """How many NPUs a server here will use: ASCEND_RT_VISIBLE_DEVICES when set and readable, else the chips
+    `npu-smi info` lists (None when neither is known)."""
+    rt = (env or {}).get("ASCEND_RT_VISIBLE_DEVICES")
+    if rt is not None and rt.strip():
+        ids, bad = parse_device_ids(rt, ranges=False)
+        if not bad:
+            return len(set(ids))
+    if npu_smi is not None and getattr(npu_smi, "usable", False):
+        return len(npu_smi.info.chips)
+    return None
