@@ -177,7 +177,7 @@ def run_scenarios(client: SmokeClient, model: Optional[str], *, sentinel: Option
     note(MODELS)
     mx = client.get(MODELS, "models")
     facts.exchanges[MODELS] = mx
-    if mx.error and mx.error_kind in ("connect", "timeout", "reset", "other"):
+    if mx.error:  # refused, timed out, reset, or something that does not speak HTTP
         facts.unreachable_reason = f"{mx.error_kind}: {mx.error}"
         for s in CHAT_SCENARIOS:
             facts.not_run[s] = f"the server at {client.base_url} is unreachable ({mx.error_kind})"
