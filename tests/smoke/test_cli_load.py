@@ -109,3 +109,20 @@ def test_load_rejects_answers_without_a_tool_call():
     with ScriptedServer(overrides=ov) as srv:
         res = run_load(srv.base_url, "scripted-model", total=4, concurrency=2, timeout=5.0, show_progress=False)
     assert res.error_count == 2 and "no tool call" in res.errors[0]
+
+
+def test_check_with_smoke_url_appends_the_smoke_findings():
+    from tests.helpers import REPO
+
+    snap = REPO / "examples" / "healthy-a2.snapshot.json"
+    if not snap.is_file():
+        pytest.skip("examples/healthy-a2.snapshot.json not present")
+    with ScriptedServer("dsml_leak") as srv:
+        r = CliRunner().invoke(cli, ["check", "--replay", str(snap), "--smoke-url", srv.base_url, "--format", "json",
+                                     "--smoke-timeout", "10"])
+    assert r.exit_code in (0, 1), r.output
+    rep = json.loads(r.stdout if hasattr(r, "stdout") else r.output)
+    smoke = {f["code"]: f["status"] for f in rep["findings"] if f["family"] in ("SRV", "TOOL")}
+    assert smoke["TOOL113"] == "fail" and smoke["SRV101"] == "pass"
+    assert r.exit_code == 1  # the leak is an error-level failure
+    assert any(f["family"] not in ("SRV", "TOOL") for f in rep["findings"])  # the static checks ran too
