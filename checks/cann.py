@@ -1,0 +1,283 @@
+"""CANN checks: the CANN toolkit — found, self-consistent, built for this CPU, sourced, NNAL/ATB, and its driver.
+
+Facts: `cann` (every CANN install the probe found, the active one, LD_LIBRARY_PATH, NNAL), `driver`, `npu_smi`,
+`python` (is vllm-ascend installed), `env`. CANN ↔ driver judgements come only from the matrix
+(`matrix.cann_driver_compatible`): a pairing no source covers is unknown, never a failure.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ascend_doctor.engine import ev
+from ascend_doctor.registry import check
+from ascend_doctor.versions import try_parse_version, version_in
+
+TOOLKIT_SET_ENV = "/usr/local/Ascend/ascend-toolkit/set_env.sh"
+CANN_SET_ENV = "/usr/local/Ascend/cann/set_env.sh"  # CANN >= 8.5 layout (matrix-facts §3.2a)
+NNAL_SET_ENV = "/usr/local/Ascend/nnal/atb/set_env.sh"
+
+
+def set_env_script(version: Optional[str]) -> str:
+    """The set_env.sh to source for this CANN version (the cann/ layout from 8.5 on)."""
+    v = try_parse_version(version)
+    if v is not None and version_in(v, ">=8.5"):
+        return CANN_SET_ENV
+    return TOOLKIT_SET_ENV
+
+
+def source_fix(version: Optional[str]) -> str:
+    script = set_env_script(version)
+    other = TOOLKIT_SET_ENV if script == CANN_SET_ENV else CANN_SET_ENV
+    return (f"`source {script}` in the shell, unit or container entrypoint that starts `vllm serve` "
+            f"(`{other}` on {'older' if script == CANN_SET_ENV else 'CANN >= 8.5'} layouts), and "
+            f"`source {NNAL_SET_ENV}` when NNAL is installed; in a Dockerfile put both in the ENTRYPOINT script or "
+            f"~/.bashrc of the serving user.")
+
+
+def cann_evidence(c) -> list:
+    """Evidence for the active CANN install: where, which version and from which file, the arch."""
+    if not c.found or c.active is None:
+        return [ev("CANN paths searched", "\n".join(c.searched) or "none")]
+    a = c.active
+    lines = [f"root: {a.root}" + (f" (via {', '.join(a.aliases)})" if a.aliases else ""),
+             f"version: {a.version} (from {a.version_source})"]
+    if a.arch or a.arch_dirs:
+        lines.append(f"arch: {a.arch or '?'} (dirs: {', '.join(a.arch_dirs) or '-'})")
+    if len(c.installs) > 1:
+        lines.append("other installs: " + ", ".join(f"{i.root} ({i.version})" for i in c.installs[1:]))
+    return [ev(f"file: {a.version_cfg_path or a.install_info_path or a.root}", "\n".join(lines))]
+
+
+@check("CANN101", "cann-installed", severity="critical", needs=["cann"])
+def cann_installed(ctx):
+    """The CANN toolkit is installed in a known layout
+
+    What it checks: every place CANN can be — what set_env.sh exported (ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME,
+    ASCEND_OPP_PATH …), /usr/local/Ascend/ascend-toolkit/latest (CANN ≤ 8.3), /usr/local/Ascend/cann and
+    cann-<ver> (CANN ≥ 8.5), ~/Ascend for non-root installs, the NNAE runtime — and reads version.cfg /
+    <arch>-linux/ascend_toolkit_install.info for the version.
+
+    Why it matters: torch_npu and vllm-ascend load CANN's libraries (libascendcl.so, libhccl.so, the operator
+    packages) at import; without CANN the import fails with `libascendcl.so: cannot open shared object file`.
+
+    How to fix: install the CANN toolkit and kernels package the vllm-ascend release names (`ascend-doctor matrix
+    pins --vllm-ascend X` prints it): `./Ascend-cann-toolkit_<ver>_linux-<arch>.run --install` and
+    `./Ascend-cann-kernels-910b_<ver>_linux-<arch>.run --install`, or start from the `quay.io/ascend/cann` /
+    `quay.io/ascend/vllm-ascend` image.
+    """
+    c = ctx.fact("cann")
+    if not c.found:
+        return ctx.fail("CANN toolkit not found in any known location (searched: " + ", ".join(c.searched) + ")",
+                        cann_evidence(c))
+    a = c.active
+    return ctx.ok(f"CANN {c.version or '(version unknown)'} at {a.root}", cann_evidence(c))
+
+
+def _arch_line(c) -> str:
+    # The probe words the arch mismatch this way (ascend_doctor/probes/cann.py); CANN103 reports it.
+    return f"CANN at {c.active.root} is built for {c.arch} but this host is {c.host_arch}" if c.active else ""
+
+
+def _nnal_line(c) -> str:
+    # The probe's NNAL-vs-CANN wording; CANN105 reports it.
+    n = c.nnal
+    if n.info is None:
+        return ""
+    return (f"NNAL/ATB {n.info.version} ({n.version_info_path}) was built for another CANN "
+            f"than the active CANN {c.version}")
+
+
+@check("CANN102", "cann-consistent", severity="error", needs=["cann"])
+def cann_consistent(ctx):
+    """The CANN install agrees with itself (version files, symlinks, environment)
+
+    What it checks: the disagreements the CANN probe found: version.cfg vs ascend_toolkit_install.info, a `latest`
+    or `cann` symlink resolving to a directory named for another version, components of version.cfg running
+    different versions (a half-finished upgrade), ASCEND_* variables pointing at different installs or at
+    directories that do not exist.
+
+    Why it matters: the version a tool reports (and that ascend-doctor judges) is then not the one whose libraries
+    get loaded. vllm-ascend#10525: a user sourced /usr/local/Ascend/cann/set_env.sh and collect_env printed no
+    CANN version, because it looked in the other layout. Mixed component versions fail at operator compile time.
+
+    How to fix: finish or redo the upgrade so one CANN version is installed consistently
+    (`./Ascend-cann-toolkit_<ver>_linux-<arch>.run --upgrade`), point `latest` at it, open a fresh shell and source
+    only that install's set_env.sh; unset stale ASCEND_HOME_PATH / ASCEND_TOOLKIT_HOME / ASCEND_OPP_PATH.
+    """
+    c = ctx.fact("cann")
+    if not c.found:
+        return ctx.skip("CANN not found (see CANN101)", cann_evidence(c))
+    skip = {_arch_line(c), _nnal_line(c)}
+    issues = [i for i in c.inconsistencies if i not in skip]
+    evidence = cann_evidence(c)
+    if c.env:
+        evidence.append(ev("env: ASCEND_*", "\n".join(f"{k}={v}" for k, v in c.env.items())))
+    if issues:
+        evidence.append(ev("CANN probe", "\n".join(issues)))
+        return ctx.fail(f"CANN install is inconsistent: {issues[0]}"
+                        + (f" (+{len(issues) - 1} more)" if len(issues) > 1 else ""), evidence)
+    return ctx.ok(f"CANN {c.version}: version files, symlinks and environment agree", evidence)
+
+
+@check("CANN103", "cann-arch", severity="critical", needs=["cann"])
+def cann_arch(ctx):
+    """The CANN toolkit is built for this machine's CPU architecture
+
+    What it checks: the toolkit's arch (`arch=` in <arch>-linux/ascend_toolkit_install.info, else its single
+    <arch>-linux directory) against `uname -m`.
+
+    Why it matters: an x86_64 toolkit on an aarch64 Atlas 800 (or the reverse, e.g. copied from another host or a
+    multi-arch image pulled for the wrong platform) cannot load a single library: every import of torch_npu fails.
+
+    How to fix: install the CANN packages built for this architecture
+    (`Ascend-cann-toolkit_<ver>_linux-aarch64.run` on Atlas 800 A2/A3), or pull the image for the right platform
+    (`docker pull --platform linux/arm64 quay.io/ascend/vllm-ascend:<tag>`).
+    """
+    c = ctx.fact("cann")
+    if not c.found:
+        return ctx.skip("CANN not found (see CANN101)", cann_evidence(c))
+    evidence = cann_evidence(c) + [ev("uname -m", c.host_arch or "unknown")]
+    if c.arch_mismatch is None:
+        return ctx.unknown(f"could not tell the toolkit arch ({c.arch or 'no arch in install info'}) or the host arch "
+                           f"({c.host_arch or 'unknown'})", evidence)
+    if c.arch_mismatch:
+        return ctx.fail(f"CANN at {c.active.root} is built for {c.arch} but this machine is {c.host_arch}", evidence)
+    return ctx.ok(f"CANN is built for {c.arch}, like this machine", evidence)
+
+
+@check("CANN104", "cann-env-sourced", severity="error", needs=["cann", "env"])
+def cann_env_sourced(ctx):
+    """The CANN environment is sourced (set_env.sh) in the serving environment
+
+    What it checks: LD_LIBRARY_PATH contains the active toolkit's lib64 (what `set_env.sh` adds). The doctor sees the
+    environment it runs in: run it from the same shell, unit or container entrypoint as `vllm serve`.
+
+    Why it matters: torch_npu finds libascendcl.so, libhccl.so and the operator packages only through the variables
+    set_env.sh exports; without them `import torch_npu` fails with `ImportError: libhccl.so: cannot open shared
+    object file` (Ascend/pytorch FAQ) or `libascendcl.so: cannot open shared object file`.
+
+    How to fix: `source /usr/local/Ascend/ascend-toolkit/set_env.sh` (CANN ≤ 8.3) or
+    `source /usr/local/Ascend/cann/set_env.sh` (CANN ≥ 8.5), plus `source /usr/local/Ascend/nnal/atb/set_env.sh`,
+    in the shell, systemd unit (a wrapper script) or container entrypoint that starts `vllm serve`.
+    """
+    c = ctx.fact("cann")
+    if not c.found:
+        return ctx.skip("CANN not found (see CANN101)", cann_evidence(c))
+    env = ctx.try_fact("env") or {}
+    ld = env.get("LD_LIBRARY_PATH")
+    evidence = cann_evidence(c) + [ev("env: LD_LIBRARY_PATH", ld if ld is not None else "(not set)")]
+    if c.ld_library_path_has_toolkit is None:
+        return ctx.unknown("could not tell whether LD_LIBRARY_PATH holds the toolkit's lib64", evidence)
+    if not c.ld_library_path_has_toolkit:
+        lib = f"{c.active.root}/lib64"
+        return ctx.fail(f"CANN environment not sourced: LD_LIBRARY_PATH does not contain {lib}", evidence,
+                        remediation=source_fix(c.version))
+    return ctx.ok(f"CANN environment sourced (LD_LIBRARY_PATH has {c.active.root} lib64)", evidence)
+
+
+@check("CANN105", "nnal-atb", severity="error", needs=["cann", "python"])
+def nnal_atb(ctx):
+    """NNAL/ATB is installed and sourced where vllm-ascend needs it
+
+    What it checks: when vllm-ascend is installed, that NNAL/ATB exists (/usr/local/Ascend/nnal/atb/latest/
+    version.info, or where ATB_HOME_PATH points), that its set_env.sh was sourced (ATB_HOME_PATH set), and that it
+    was built for the active CANN version.
+
+    Why it matters: vllm-ascend's attention and fused operators come from ATB (libatb.so). Missing or not sourced:
+    `ImportError: libatb.so: cannot open shared object file` or `RuntimeError: Failed to infer device type`
+    (vllm-ascend#152, #130, FAQ). An ATB older than torch_npu expects: `undefined symbol: _ZN3atb…` (vllm-ascend#117).
+
+    How to fix: install the NNAL package of the same CANN version
+    (`./Ascend-cann-nnal_<cann-ver>_linux-<arch>.run --install`) and `source /usr/local/Ascend/nnal/atb/set_env.sh`
+    after the toolkit's set_env.sh, in the environment that starts `vllm serve`.
+    """
+    c = ctx.fact("cann")
+    py = ctx.try_fact("python")
+    n = c.nnal
+    va = py.dist("vllm-ascend") if py is not None else None
+    lines = [f"searched: {', '.join(n.searched) or '-'}"]
+    if n.found:
+        lines.append(f"found: {n.version_info_path}: version {n.version or '?'}"
+                     + (f" (build {n.info.build_version})" if n.info and n.info.build_version else ""))
+    lines.append(f"ATB_HOME_PATH={n.atb_home_path or '(not set)'}")
+    evidence = [ev("NNAL/ATB", "\n".join(lines))]
+    if va is not None:
+        evidence.append(ev(f"distribution: vllm-ascend {va.version}", "installed in the serving interpreter"))
+    if py is not None and va is None:
+        return ctx.skip("vllm-ascend is not installed: NNAL/ATB not needed", evidence)
+    if not n.found:
+        if py is None:
+            return ctx.unknown("NNAL/ATB not found, and whether vllm-ascend is installed could not be established",
+                               evidence)
+        return ctx.fail("NNAL/ATB not found, but vllm-ascend needs it (libatb.so)", evidence)
+    if n.error:
+        return ctx.warn(f"NNAL/ATB found but its version.info is unreadable: {n.error}", evidence)
+    if not n.atb_home_path:
+        return ctx.fail(f"NNAL/ATB {n.version or ''} installed but not sourced (ATB_HOME_PATH not set): "
+                        "libatb.so will not be found", evidence,
+                        remediation=f"`source {NNAL_SET_ENV}` after the CANN set_env.sh in the environment that "
+                                    "starts `vllm serve`.")
+    if n.version and c.version and _nnal_line(c) in c.inconsistencies:
+        return ctx.warn(f"NNAL/ATB {n.version} was built for another CANN than the active CANN {c.version}",
+                        evidence, remediation=f"Install Ascend-cann-nnal_{c.version}_linux-<arch>.run to match "
+                                              f"CANN {c.version}, then `source {NNAL_SET_ENV}`.")
+    return ctx.ok(f"NNAL/ATB {n.version or '?'} installed and sourced", evidence)
+
+
+def driver_version_of(ctx) -> tuple:
+    """(driver version, evidence) from driver version.info, else from npu-smi; (None, evidence) when neither."""
+    drv = ctx.try_fact("driver")
+    if drv is not None and drv.found and drv.version:
+        return drv.version, ev(f"file: {drv.driver_dir}/version.info", f"Version={drv.version}")
+    smi = ctx.try_fact("npu_smi")
+    if smi is not None and smi.info is not None and (smi.info.driver_version or smi.info.tool_version):
+        v = smi.info.driver_version or smi.info.tool_version
+        return v, ev(f"cmd: {smi.tool} info", f"Version: {v}")
+    return None, ev("driver", "no driver version.info and no npu-smi version")
+
+
+@check("CANN106", "cann-driver-compatible", severity="error", needs=["cann", "driver", "npu_smi"])
+def cann_driver_compatible(ctx):
+    """CANN and the NPU driver (Ascend HDK) are a compatible pair
+
+    What it checks: the active CANN version with the driver version, against the matrix: published CANN × HDK
+    compatibility grids (hicann/release-management release notes) and the driver each CANN release was published
+    with (Ascend/docs package_info.js). A pair no source covers is reported as unknown, never as a failure.
+
+    Why it matters: CANN's runtime talks to the driver through a versioned interface; a CANN newer than the driver
+    supports fails at device open (`aclInit`/`SetDevice` errors such as 507033/EE1001) or crashes importing
+    torch_npu, and vllm-ascend features state HDK minimums (e.g. FULL_AND_PIECEWISE graph mode needs HDK 25.5.1+).
+
+    How to fix: install the Ascend HDK driver/firmware released with your CANN (`ascend-doctor matrix pins
+    --vllm-ascend X` lists it; https://www.hiascend.com/hardware/firmware-drivers), or install the CANN release
+    that supports your driver. Drivers are backward compatible with older CANN within the published grid.
+    """
+    c = ctx.fact("cann")
+    if not c.found or not c.version:
+        return ctx.skip("CANN not found or its version unknown (see CANN101)", cann_evidence(c))
+    drv_v, drv_ev = driver_version_of(ctx)
+    evidence = cann_evidence(c) + [drv_ev]
+    if drv_v is None:
+        return ctx.unknown("no driver version to compare CANN with (see DRV101/DRV102)", evidence)
+    m = ctx.matrix
+    verdict, why = m.cann_driver_compatible(c.version, drv_v)
+    evidence.append(ev("matrix: CANN ↔ HDK", why))
+    if verdict is True:
+        return ctx.ok(f"CANN {c.version} with driver {drv_v}: compatible", evidence)
+    if verdict is False:
+        return ctx.fail(f"CANN {c.version} is NOT compatible with driver {drv_v}", evidence)
+    if m.newer_than_matrix("cann", c.version):
+        return ctx.warn(f"CANN {c.version} is not in the matrix yet (newest known {m.newest_known('cann')}): "
+                        f"its driver requirements cannot be checked", evidence,
+                        remediation="Check the CANN release notes' compatibility table for driver "
+                                    f"{drv_v}, or layer a matrix row with `--matrix`.")
+    pairs = m.hdk_for_cann(c.version)
+    dv = try_parse_version(drv_v)
+    listed = [try_parse_version(x) for h in pairs for x in h.driver]
+    listed = [x for x in listed if x is not None]
+    if dv is not None and listed and all(dv.main_key < x.main_key for x in listed):
+        oldest = min(listed)
+        return ctx.warn(f"driver {drv_v} is older than every driver CANN {c.version} was published with "
+                        f"(oldest: {oldest}); no published table says whether it works", evidence)
+    return ctx.unknown(f"CANN {c.version} with driver {drv_v}: no source covers this pair", evidence)

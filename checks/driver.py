@@ -1,0 +1,213 @@
+"""DRV checks: the NPU driver and firmware (Ascend HDK) under CANN — present, readable, and matched to each other.
+
+Facts: `driver` (/usr/local/Ascend/driver/version.info, /etc/ascend_install.info, firmware version.info) and
+`npu_smi` (the `Version:` in the `npu-smi info` header). Formats: matrix-facts §3.2 (d)-(g).
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+from ascend_doctor.engine import ev
+from ascend_doctor.registry import check
+from ascend_doctor.versions import try_parse_version
+
+DRIVER_INSTALL_FIX = (
+    "Install the Ascend HDK driver and firmware for your board from https://www.hiascend.com/hardware/firmware-drivers "
+    "(as root: `./Ascend-hdk-910b-npu-driver_<ver>_linux-<arch>.run --full --install-for-all`, then "
+    "`./Ascend-hdk-910b-npu-firmware_<fw>.run --full`, then reboot). In a container, mount the host's driver: "
+    "`-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/ "
+    "-v /usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info "
+    "-v /etc/ascend_install.info:/etc/ascend_install.info -v /usr/local/bin/npu-smi:/usr/local/bin/npu-smi "
+    "-v /usr/local/dcmi:/usr/local/dcmi` plus `--device /dev/davinci_manager --device /dev/devmm_svm "
+    "--device /dev/hisi_hdc --device /dev/davinciN`."
+)
+
+
+def driver_version_info_evidence(drv) -> list:
+    """Evidence lines for the driver's version.info (what was read, or where it was looked for)."""
+    if drv.version_info is not None:
+        vi = drv.version_info
+        lines = [f"Version={vi.version}"]
+        if vi.package_version:
+            lines.append(f"package_version={vi.package_version}")
+        if vi.innerversion:
+            lines.append(f"Innerversion={vi.innerversion}")
+        if vi.compatible_version_fw:
+            lines.append(f"compatible_version_fw=[{vi.compatible_version_fw.raw}]")
+        return [ev(f"file: {drv.driver_dir}/version.info", "\n".join(lines))]
+    what = drv.version_info_error or "not found"
+    return [ev("files searched", "\n".join(f"{p}: {what if p in what else 'not found'}" for p in drv.searched)
+               or "no path searched")]
+
+
+def _smi_version(smi) -> Optional[str]:
+    if smi is None or smi.info is None:
+        return None
+    return smi.info.driver_version or smi.info.tool_version
+
+
+def _smi_evidence(smi) -> list:
+    if smi is None:
+        return []
+    if not smi.found:
+        return [ev(f"cmd: {smi.tool} info", "command not found (npu-smi is neither installed nor mounted)")]
+    v = _smi_version(smi)
+    if v:
+        return [ev(f"cmd: {smi.tool} info", f"Version: {v}")]
+    return [ev(f"cmd: {smi.tool} info", smi.reason() or "no version in the header")]
+
+
+@check("DRV101", "driver-present", severity="critical", needs=["driver", "npu_smi"])
+def driver_present(ctx):
+    """An Ascend NPU driver is installed (or mounted into this container)
+
+    What it checks: /usr/local/Ascend/driver/version.info (or the Driver_Install_Path_Param of
+    /etc/ascend_install.info), the driver's lib64 directory, and whether `npu-smi` exists. No driver file and no
+    npu-smi means this machine (or container) has no Ascend driver.
+
+    Why it matters: without the driver nothing can open an NPU: torch_npu fails at import or at the first
+    `torch.npu` call, and vllm-ascend falls back to errors like `RuntimeError: Failed to infer device type`. Inside
+    a container the driver is not installed but bind-mounted from the host; a missing mount looks exactly like a
+    machine without NPUs.
+
+    How to fix: Install the Ascend HDK driver and firmware for your board from
+    https://www.hiascend.com/hardware/firmware-drivers (as root:
+    `./Ascend-hdk-910b-npu-driver_<ver>_linux-<arch>.run --full --install-for-all`, then
+    `./Ascend-hdk-910b-npu-firmware_<fw>.run --full`, then reboot). In a container, mount the host's driver:
+    `-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/
+    -v /usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info
+    -v /etc/ascend_install.info:/etc/ascend_install.info -v /usr/local/bin/npu-smi:/usr/local/bin/npu-smi
+    -v /usr/local/dcmi:/usr/local/dcmi` plus the /dev/davinci* devices (see vllm-ascend's installation guide).
+    """
+    drv = ctx.fact("driver")
+    smi = ctx.try_fact("npu_smi")
+    evidence = driver_version_info_evidence(drv) + _smi_evidence(smi)
+    if drv.found:
+        return ctx.ok(f"Ascend driver {drv.version} found at {drv.driver_dir}", evidence)
+    smi_found = smi is not None and smi.found
+    file_there = bool(drv.version_info_error)  # present but unreadable / unparseable
+    if drv.lib64_present:
+        evidence.append(ev(f"dir: {drv.driver_dir}/lib64", "present"))
+    if smi_found or file_there or drv.lib64_present:
+        seen = [s for s, on in (("npu-smi", smi_found), (f"{drv.driver_dir}/lib64", drv.lib64_present),
+                                ("an unreadable version.info", file_there)) if on]
+        return ctx.warn(f"Ascend driver present ({', '.join(seen)}) but its version.info could not be read: "
+                        "the driver version cannot be checked", evidence,
+                        remediation="Mount or restore /usr/local/Ascend/driver/version.info "
+                                    "(`-v /usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info` "
+                                    "in `docker run`) and make it readable by the serving user.")
+    if smi is None:
+        return ctx.unknown("no driver version.info found, and whether npu-smi exists could not be established",
+                           evidence)
+    return ctx.fail("No Ascend driver found: no /usr/local/Ascend/driver/version.info and no npu-smi on this "
+                    "machine (or in this container)", evidence, remediation=DRIVER_INSTALL_FIX)
+
+
+@check("DRV102", "driver-version", severity="error", needs=["driver", "npu_smi"])
+def driver_version(ctx):
+    """The NPU driver version can be read and the loaded driver matches the installed one
+
+    What it checks: `Version=` in the driver's version.info parses as an Ascend version (e.g. `24.1.rc3`,
+    `25.0.rc1.1`, `25.5.1`), and agrees with the `Version:` that `npu-smi info` reports for the loaded driver.
+
+    Why it matters: every later judgement (CANN ↔ driver, firmware range, advisories) needs the driver version. A
+    version.info that disagrees with npu-smi means the driver was upgraded on disk but the old kernel module is still
+    loaded (no reboot yet), or the container mounts another host's version.info: user-space and kernel parts then
+    disagree and device initialisation fails with errors far from the cause.
+
+    How to fix: reboot after a driver upgrade so that npu-smi and /usr/local/Ascend/driver/version.info agree; in a container mount the host's
+    /usr/local/Ascend/driver/version.info read-only. Reinstall the driver package if version.info is damaged.
+    """
+    drv = ctx.fact("driver")
+    smi = ctx.try_fact("npu_smi")
+    evidence = driver_version_info_evidence(drv) + _smi_evidence(smi)
+    smi_v = _smi_version(smi)
+    if not drv.found:
+        if drv.version_info_error:
+            return ctx.fail(f"driver version.info is unreadable: {drv.version_info_error}", evidence)
+        if smi_v:
+            return ctx.warn(f"driver version.info not found; npu-smi reports driver {smi_v} (mount "
+                            "/usr/local/Ascend/driver/version.info so tools that read it, e.g. torch_npu's "
+                            "get_cann_version('DRIVER'), see it)", evidence)
+        return ctx.skip("no Ascend driver found (see DRV101)", evidence)
+    v = drv.version
+    if not v or try_parse_version(v) is None:
+        return ctx.fail(f"driver version.info has an unreadable Version={v!r}", evidence)
+    if smi_v and try_parse_version(smi_v) is not None and \
+            try_parse_version(smi_v).main_key != try_parse_version(v).main_key:
+        return ctx.fail(f"installed driver {v} ({drv.driver_dir}/version.info) but npu-smi reports {smi_v}: the "
+                        "loaded driver is not the installed one (reboot pending, or another host's version.info)",
+                        evidence)
+    newer = ctx.matrix.newer_than_matrix("driver", v)
+    note = f" (newer than every driver in the matrix, newest known {ctx.matrix.newest_known('driver')})" \
+        if newer else ""
+    return ctx.ok(f"driver {v}" + (", npu-smi agrees" if smi_v else "") + note, evidence)
+
+
+def _in_range(v, lo: str, hi: str) -> Optional[bool]:
+    """Vendor range `[lo,hi]`; a bound ending with `.` means "this prefix" (`[24.1,24.1.]` = any 24.1.x)."""
+    low, high = try_parse_version(lo.rstrip(".")), try_parse_version(hi.rstrip("."))
+    if low is None or high is None:
+        return None
+    text = str(v).lower()
+    if hi.endswith(".") and text.startswith(hi.lower()):
+        return True
+    above = v >= low or text.startswith(lo.rstrip(".").lower() + ".")
+    below = v <= high or text.startswith(hi.rstrip(".").lower() + ".")
+    return above and below
+
+
+@check("DRV103", "firmware-compatible", severity="error", needs=["driver"])
+def firmware_compatible(ctx):
+    """The NPU firmware is within the range the driver accepts
+
+    What it checks: the firmware version (/usr/local/Ascend/firmware/version.info `Version=`) against the driver's
+    `compatible_version_fw=[min,max]` (driver version.info), and, when the firmware lists them, the driver against
+    the firmware's `compatible_version_drv` ranges.
+
+    Why it matters: driver and firmware ship together in one Ascend HDK release; upgrading only one of them leaves a
+    pair the vendor never supports, and the cards fail to initialise (npu-smi shows them unhealthy or missing) or
+    fail under load.
+
+    How to fix: install the firmware from the same Ascend HDK release as the driver
+    (`./Ascend-hdk-<board>-npu-firmware_<ver>.run --full`; on upgrade the HDK guide installs the firmware first,
+    then the driver) and reboot. Check with `cat /usr/local/Ascend/firmware/version.info` and
+    `cat /usr/local/Ascend/driver/version.info`.
+    """
+    drv = ctx.fact("driver")
+    if not drv.found:
+        return ctx.skip("no readable Ascend driver version.info (see DRV101/DRV102)", driver_version_info_evidence(drv))
+    evidence = driver_version_info_evidence(drv)
+    if drv.firmware is None or not drv.firmware_version:
+        why = drv.firmware_error or "not found (containers usually do not mount it: run the check on the host)"
+        evidence.append(ev(f"file: {drv.firmware_path or '/usr/local/Ascend/firmware/version.info'}", why))
+        return ctx.unknown("firmware version unknown: " + why, evidence)
+    fw = drv.firmware
+    fw_lines = [f"Version={fw.version}"] + ([f"package_version={fw.package_version}"] if fw.package_version else [])
+    if fw.compatible_version_drv:
+        fw_lines.append("compatible_version_drv=" + ",".join(f"[{r.raw}]" for r in fw.compatible_version_drv))
+    evidence.append(ev(f"file: {drv.firmware_path}", "\n".join(fw_lines)))
+    fw_v, drv_v = try_parse_version(fw.version), try_parse_version(drv.version)
+    problems: List[str] = []
+    checked = 0
+    rng = drv.version_info.compatible_version_fw
+    if rng is not None and fw_v is not None:
+        ok = _in_range(fw_v, rng.min, rng.max)
+        if ok is not None:
+            checked += 1
+            if not ok:
+                problems.append(f"firmware {fw.version} is outside the driver's compatible_version_fw [{rng.raw}]")
+    if fw.compatible_version_drv and drv_v is not None:
+        hits = [_in_range(drv_v, r.min, r.max) for r in fw.compatible_version_drv]
+        if any(h is not None for h in hits):
+            checked += 1
+            if not any(hits):
+                problems.append(f"driver {drv.version} is in none of the firmware's compatible_version_drv ranges")
+    if problems:
+        return ctx.fail("; ".join(problems), evidence)
+    if not checked:
+        return ctx.unknown(f"firmware {fw.version}: the driver's version.info has no readable compatible_version_fw "
+                           "range to check it against", evidence)
+    return ctx.ok(f"firmware {fw.version} is within the range driver {drv.version} accepts"
+                  + (f" [{rng.raw}]" if rng is not None else ""), evidence)

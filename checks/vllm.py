@@ -1,0 +1,326 @@
+"""VLLM checks: vLLM ↔ vllm-ascend, the installed release's pins vs what is installed, advisories, pip check.
+
+Facts: `python` (distributions from metadata), `env` (VLLM_VERSION), `cann`, `driver`, `npu_smi`. Every verdict comes
+from a matrix query (`vllm_ascend_release`, `nearest_release`, `releases_for_vllm`, `compare_stack`,
+`matching_advisories`) and cites the row's source; a vllm-ascend newer than the matrix is a warning, never a
+failure.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Optional, Tuple
+
+from ascend_doctor.depcheck import find_conflicts, load_allowlist
+from ascend_doctor.engine import ev
+from ascend_doctor.host import normalize_name
+from ascend_doctor.registry import check
+from ascend_doctor.versions import try_parse_version, version_in
+
+INSTALL_VLLM = ("`git clone --depth 1 --branch v{v} https://github.com/vllm-project/vllm && cd vllm && "
+                "VLLM_TARGET_DEVICE=empty pip install -v .` (vLLM without CUDA, as vllm-ascend's installation guide "
+                "does), then reinstall vllm-ascend's pins and run `python -m pip check`")
+
+
+def _src(row) -> str:
+    return "; ".join(row.source)
+
+
+def release_evidence(row) -> object:
+    """One evidence line with what the matrix row of a vllm-ascend release says, and its source."""
+    parts = [f"vLLM {' | '.join(row.vllm)}", f"Python {row.python}", f"CANN {' | '.join(row.cann)}"]
+    for label, field in (("torch", "torch"), ("torch_npu", "torch_npu"), ("triton-ascend", "triton_ascend")):
+        vals = getattr(row, field)
+        if vals:
+            parts.append(f"{label} {' | '.join(vals)}")
+    if row.transformers:
+        parts.append(f"transformers {row.transformers}")
+    text = "; ".join(parts) + f" [source: {_src(row)}]"
+    for field, why in row.conflict.items():
+        text += f"\nCONFLICT {field}: {why}"
+    return ev(f"matrix: vllm-ascend {row.version} row", text)
+
+
+def _is_dev_build(version: str) -> bool:
+    """A dev/editable/local vLLM build (`0.11.0+empty`, `0.1.dev1+gbdb2cdd`, `0.13.1.dev5+g12ab.d2026`)."""
+    v = try_parse_version(version)
+    return v is None or v.local is not None or bool(re.search(r"\.?dev\d*", version, re.I))
+
+
+def vllm_version_seen(ctx, py) -> Tuple[Optional[str], Optional[str], list]:
+    """(installed vLLM version, VLLM_VERSION override, evidence). vllm-ascend uses VLLM_VERSION instead of
+    vllm.__version__ when it is set (vllm_ascend/envs.py, utils.py vllm_version_is)."""
+    vl = py.dist("vllm")
+    env = ctx.try_fact("env") or {}
+    override = (env.get("VLLM_VERSION") or "").strip() or None
+    evidence = [ev(f"distribution: vllm", f"{vl.version}" + (f" ({vl.location})" if vl.location else ""))
+                if vl else ev("distribution: vllm", "not installed")]
+    if override:
+        evidence.append(ev("env: VLLM_VERSION", override))
+    return (vl.version if vl else None), override, evidence
+
+
+@check("VLLM101", "vllm-ascend-pair", severity="critical", needs=["python", "env"])
+def vllm_ascend_pair(ctx):
+    """vLLM is the release the installed vllm-ascend targets
+
+    What it checks: the installed vllm (or VLLM_VERSION when set) against the vLLM release(s) of the installed
+    vllm-ascend's matrix row (vllm-ascend's versioning policy, tags' Dockerfiles). vllm-ascend does not declare
+    vllm in its package metadata, so pip never checks this. Dev/editable vLLM builds (`0.11.0+empty`,
+    `0.1.dev1+g…`) cannot be judged: vllm-ascend itself needs VLLM_VERSION for them.
+
+    Why it matters: vllm-ascend patches vLLM internals that move every release; the wrong vLLM fails at start-up with
+    `ImportError: cannot import name 'set_random_seed' from 'vllm.utils.torch_utils'` (vllm-ascend ≥ 0.14 on vLLM
+    0.13), `No module named 'vllm.v1.attention.backends…'` (#9305) and similar (#7058, #9672). A dev vLLM version
+    string makes vllm-ascend raise `Invalid vllm version … Set the environment variable VLLM_VERSION` (FAQ).
+
+    How to fix: install the vLLM release the row names, built without CUDA:
+    `git clone --depth 1 --branch vX.Y.Z https://github.com/vllm-project/vllm && cd vllm &&
+    VLLM_TARGET_DEVICE=empty pip install -v .`; or install the vllm-ascend release made for your vLLM
+    (`ascend-doctor matrix show`); for a source build of vLLM `export VLLM_VERSION=X.Y.Z` (the release it is based on).
+    """
+    py = ctx.fact("python")
+    va = py.dist("vllm-ascend")
+    if va is None:
+        return ctx.skip("vllm-ascend is not installed")
+    installed, override, evidence = vllm_version_seen(ctx, py)
+    evidence.insert(0, ev("distribution: vllm-ascend", va.version + (f" ({va.location})" if va.location else "")))
+    m = ctx.matrix
+    if installed is None:
+        row = m.vllm_ascend_release(va.version)
+        want = row.vllm[0] if row else "the release vllm-ascend targets"
+        return ctx.fail(f"vllm-ascend {va.version} is installed but vllm is not (vllm-ascend is a vLLM plugin)",
+                        evidence + ([release_evidence(row)] if row else []),
+                        remediation="Install " + INSTALL_VLLM.format(v=want) + ".")
+    row, relation = m.nearest_release(va.version)
+    if relation == "unparseable":
+        return ctx.unknown(f"vllm-ascend version {va.version!r} is not a version", evidence)
+    if relation != "exact":
+        known = m.releases_for_vllm(override or installed)
+        hint = f"; releases made for vLLM {override or installed}: {', '.join(r.version for r in known)}" \
+            if known else ""
+        if relation == "newer-than-matrix":
+            return ctx.warn(f"vllm-ascend {va.version} is not in the matrix yet (newest known {row.version}): its "
+                            f"vLLM cannot be checked{hint}", evidence,
+                            remediation="Check vllm-ascend's docs/source/community/versioning_policy.md for the vLLM "
+                                        "this release targets, or layer a matrix row with `--matrix`.")
+        return ctx.unknown(f"vllm-ascend {va.version} is not in the matrix (nearest known {row.version}){hint}",
+                           evidence)
+    evidence.append(release_evidence(row))
+    seen = override or installed
+    dev = _is_dev_build(installed) and not override
+    if dev:
+        v = try_parse_version(installed)
+        base_ok = v is not None and any(version_in(v, f"=={x}") for x in row.vllm)
+        hint = (f"set `export VLLM_VERSION={row.vllm[0]}`" if base_ok else
+                f"set `export VLLM_VERSION=<the vLLM release it is built from>` (vllm-ascend {va.version} targets "
+                f"vLLM {' or '.join(row.vllm)})")
+        return ctx.warn(f"vLLM {installed} is a dev/editable build: its version cannot be judged against vllm-ascend "
+                        f"{va.version} (which targets vLLM {' or '.join(row.vllm)}), and vllm-ascend's own version "
+                        f"checks misread it; {hint}", evidence,
+                        remediation=f"{hint[0].upper() + hint[1:]} in the serving environment, or install the vLLM "
+                                    f"release itself: " + INSTALL_VLLM.format(v=row.vllm[0]) + ".")
+    sv = try_parse_version(seen)
+    if sv is None:
+        return ctx.unknown(f"vLLM version {seen!r} is not a version", evidence)
+    if any(version_in(sv, f"=={x}") for x in row.vllm):
+        via = f" (VLLM_VERSION={override}; installed {installed})" if override else ""
+        return ctx.ok(f"vllm-ascend {va.version} with vLLM {seen}{via}: the release it targets", evidence)
+    others = m.releases_for_vllm(seen)
+    alt = f"; or `pip install vllm-ascend=={others[-1].version}`, the release made for vLLM {seen}" if others else ""
+    return ctx.fail(f"vllm-ascend {va.version} targets vLLM {' or '.join(row.vllm)}, but vLLM {seen} is "
+                    + ("declared with VLLM_VERSION" if override else "installed"), evidence,
+                    remediation="Install " + INSTALL_VLLM.format(v=row.vllm[0]) + alt + ".")
+
+
+PIP_COMPONENTS = ("torch", "torch-npu", "triton-ascend", "transformers")
+
+
+def _pip_spec(item) -> str:
+    exp = item.expected[0]
+    return f"'{item.component}{exp}'" if item.component == "transformers" else f"{item.component}=={exp}"
+
+
+@check("VLLM102", "release-pins", severity="error", needs=["python", "cann"])
+def release_pins(ctx):
+    """The installed stack matches what the installed vllm-ascend release was built and tested with
+
+    What it checks: torch, torch_npu, triton-ascend, transformers, Python and CANN against the installed
+    vllm-ascend's matrix row (its requirements pins, versioning-policy matrix, Dockerfile CANN). Where vllm-ascend's
+    own documents disagree (e.g. v0.13.0: README says CANN 8.3.rc2, installation guide 8.5.0) the row carries both
+    values and the conflict is reported as such.
+
+    Why it matters: vllm-ascend's compiled custom ops and patches target exactly this stack. A torch pulled in by
+    `pip install vllm` (vllm-ascend#5710, #7587: NPU falls back to CPU), a newer transformers, or an older CANN
+    fails at start-up or at the first request.
+
+    How to fix: reinstall the pins the finding prints (e.g. `pip install torch==2.8.0 torch-npu==2.8.0.post2
+    triton-ascend==3.2.0 'transformers>=4.57.4,<5'`), or generate a constraints file:
+    `ascend-doctor matrix pins --vllm-ascend X > constraints.txt && pip install -c constraints.txt vllm-ascend==X`;
+    install the CANN release named there; use a Python the row allows.
+    """
+    py = ctx.fact("python")
+    va = py.dist("vllm-ascend")
+    if va is None:
+        return ctx.skip("vllm-ascend is not installed")
+    m = ctx.matrix
+    row = m.vllm_ascend_release(va.version)
+    if row is None:
+        return ctx.skip(f"vllm-ascend {va.version} is not in the matrix (see VLLM101)")
+    c = ctx.try_fact("cann")
+    versions: Dict[str, str] = {"vllm-ascend": va.version, "python": py.version}
+    for name in PIP_COMPONENTS:
+        d = py.dist(name)
+        if d is not None:
+            versions[name] = d.version
+    if c is not None and c.found and c.version:
+        versions["cann"] = c.version
+    items = [i for i in m.compare_stack(versions) if i.component != "vllm"]  # vLLM: VLLM101
+    evidence = [release_evidence(row)]
+    lines, fails, warns, notes, pip_fix = [], [], [], [], []
+    for i in items:
+        exp = " | ".join(i.expected) if i.expected else "-"
+        lines.append(f"{i.component}: installed {i.installed or '-'}, row {exp} -> {i.status}")
+        if i.status == "mismatch":
+            fails.append(f"{i.component} {i.installed} (row: {exp})")
+            if i.component in PIP_COMPONENTS:
+                pip_fix.append(_pip_spec(i))
+        elif i.status == "alternative":
+            warns.append(f"{i.component} {i.installed} is only what another vllm-ascend document names (the package "
+                         f"pins {i.expected[0]}; CONFLICT in vllm-ascend's docs: {i.conflict})")
+        elif i.status == "unknown" and i.installed is None:
+            if i.component in PIP_COMPONENTS:
+                fails.append(f"{i.component} not installed (row: {exp})")
+                pip_fix.append(_pip_spec(i))
+            else:
+                notes.append(f"{i.component} unknown (not found)")
+        elif i.status == "unknown":
+            notes.append(f"{i.component} {i.installed!r} is not a version")
+    evidence.append(ev(f"installed vs vllm-ascend {row.version}", "\n".join(lines)))
+    if fails:
+        fix = []
+        if pip_fix:
+            fix.append(f"`pip install {' '.join(pip_fix)}`, then `python -m pip check`")
+        if any(f.startswith("python ") for f in fails):
+            fix.append(f"a venv from a Python within {row.python} (e.g. `python3.11 -m venv /opt/vllm`)")
+        if any(f.startswith("cann ") for f in fails):
+            fix.append(f"CANN {row.cann[0]} (toolkit, kernels, NNAL; image quay.io/ascend/cann)")
+        fix.append(f"or all at once: `ascend-doctor matrix pins --vllm-ascend {row.version} > c.txt && "
+                   f"pip install -c c.txt vllm-ascend=={row.version}`")
+        return ctx.fail(f"vllm-ascend {va.version} was built for another stack: " + "; ".join(fails)
+                        + (f"; also: {'; '.join(warns)}" if warns else ""), evidence, remediation="Install " +
+                        "; ".join(fix) + ".")
+    if warns:
+        return ctx.warn("; ".join(warns), evidence,
+                        remediation=f"Prefer what the vllm-ascend {row.version} package pins "
+                                    f"(`ascend-doctor matrix pins --vllm-ascend {row.version}`).")
+    checked = [i.component for i in items if i.status in ("ok", "alternative")]
+    if not checked:
+        return ctx.unknown(f"nothing of vllm-ascend {row.version}'s stack could be compared", evidence)
+    return ctx.ok(f"{', '.join(checked)} match vllm-ascend {row.version}"
+                  + (f" ({'; '.join(notes)})" if notes else ""), evidence)
+
+
+@check("VLLM103", "advisories", severity="error", needs=["python", "cann", "driver", "npu_smi"])
+def advisories(ctx):
+    """No known-bad combination (advisory) matches the installed stack
+
+    What it checks: every advisory row of the matrix (matrices/advisories.toml) against the installed versions:
+    all Python distributions, CANN, the NPU driver and firmware, Python, and the CPU architecture. Each matching
+    advisory is reported with its id, symptom, fix and source.
+
+    Why it matters: some combinations pass every version rule yet fail in a known way, e.g. vllm-ascend ≥ 0.14.0rc1
+    on vLLM 0.13.0 → `ImportError: cannot import name 'set_random_seed' from 'vllm.utils.torch_utils'` (ADV-2026-001),
+    or vLLM from PyPI replacing the torch vllm-ascend pins (vllm-ascend#5710).
+
+    How to fix: apply the fix each advisory names (`ascend-doctor matrix pins --vllm-ascend X` prints a consistent
+    stack).
+    """
+    py = ctx.fact("python")
+    versions: Dict[str, str] = {}
+    for d in py.distributions:
+        versions.setdefault(normalize_name(d.name), d.version)
+    versions["python"] = py.version
+    if py.machine:
+        versions["machine"] = py.machine
+    c = ctx.try_fact("cann")
+    if c is not None and c.found and c.version:
+        versions["cann"] = c.version
+    drv = ctx.try_fact("driver")
+    if drv is not None and drv.found and drv.version:
+        versions["driver"] = drv.version
+        if drv.firmware_version:
+            versions["firmware"] = drv.firmware_version
+    else:
+        smi = ctx.try_fact("npu_smi")
+        if smi is not None and smi.info is not None and smi.info.driver_version:
+            versions["driver"] = smi.info.driver_version
+    m = ctx.matrix
+    shown = {k: versions[k] for k in ("vllm-ascend", "vllm", "torch", "torch-npu", "triton-ascend", "transformers",
+                                      "cann", "driver", "firmware", "python", "machine") if k in versions}
+    evidence = [ev("versions judged", "\n".join(f"{k} {v}" for k, v in shown.items()))]
+    hits = m.matching_advisories(versions)
+    if not hits:
+        return ctx.ok(f"none of the {len(m.advisories)} advisories matches this stack", evidence)
+    for a in hits:
+        evidence.append(ev(f"advisory {a.id} [{a.severity}]",
+                           f"{a.title}\nwhen: {', '.join(f'{k} {v}' for k, v in a.when.items())}"
+                           + (f" on {', '.join(a.machine)}" if a.machine else "")
+                           + "\nsymptom: " + "\n         ".join(a.symptom)
+                           + f"\nfix: {a.fix}\nsource: {'; '.join(a.source)}"))
+    msg = "; ".join(f"{a.id} [{a.severity}] {a.title} (symptom: {a.symptom[0]})" for a in hits)
+    fix = "\n".join(f"{a.id}: {a.fix}" for a in hits)
+    if any(a.severity in ("critical", "error") for a in hits):
+        return ctx.fail(f"{len(hits)} known-bad combination(s): {msg}", evidence, remediation=fix,
+                        advisories=[a.id for a in hits])
+    return ctx.warn(f"{len(hits)} advisory(ies) apply: {msg}", evidence, remediation=fix,
+                    advisories=[a.id for a in hits])
+
+
+# Distributions whose broken requirements break serving; other conflicts warn.
+STACK = frozenset({"vllm", "vllm-ascend", "torch", "torch-npu", "triton-ascend", "transformers", "torchvision",
+                   "torchaudio", "tokenizers", "safetensors", "huggingface-hub", "numpy", "mooncake-transfer-engine"})
+
+
+@check("VLLM104", "pip-check", severity="error", needs=["python"])
+def pip_check(ctx):
+    """Installed distributions' requirements are met (`pip check`), minus documented-harmless conflicts
+
+    What it checks: every installed distribution's `Requires-Dist` (markers evaluated for the serving interpreter)
+    against what is installed, like `python -m pip check`, from metadata only. Conflicts vllm-ascend documents as
+    harmless are allowed by data (matrices/depcheck/dependency-allowlist.toml: vLLM's CUDA torch pin,
+    vllm-ascend#754) and shown as allowed. A conflict involving the serving stack fails; others warn.
+
+    Why it matters: vllm-ascend's installation guide ends with `python -m pip check` for a reason: a missing or wrong
+    torch-npu, triton-ascend or transformers fails at import or at the first request, far from the cause.
+
+    How to fix: install what the conflict lines ask for (e.g. `pip install torch-npu==2.8.0.post2`), reinstalling
+    vllm-ascend's pins last, and re-run `python -m pip check`.
+    """
+    py = ctx.fact("python")
+    conflicts = find_conflicts(py, load_allowlist())
+    real = [c for c in conflicts if not c.allowed_by]
+    allowed = [c for c in conflicts if c.allowed_by]
+    evidence = []
+    if real:
+        evidence.append(ev(f"pip check ({py.executable or 'python'})", "\n".join(c.line() for c in real)))
+    if allowed:
+        evidence.append(ev("allowed conflicts (matrices/depcheck/dependency-allowlist.toml)", "\n".join(
+            f"{c.line()}\n  allowed by {c.allowed_by}: {c.allowed_reason} [source: {'; '.join(c.allowed_source)}]"
+            for c in allowed)))
+    if not real:
+        return ctx.ok(f"no broken requirements among {len(py.distributions)} distributions"
+                      + (f" ({len(allowed)} documented-harmless conflict(s) allowed)" if allowed else ""), evidence)
+    stack = [c for c in real if normalize_name(c.requirer) in STACK or c.name in STACK]
+    wants: List[str] = []
+    for c in stack or real:
+        spec = f"'{c.requirement}'" if any(ch in c.requirement for ch in "<>!~,[") else c.requirement
+        if spec not in wants:
+            wants.append(spec)
+    fix = f"`pip install {' '.join(wants)}` (then reinstall vllm-ascend's pins if they moved) and `python -m pip check`."
+    summary = "; ".join(c.line() for c in (stack or real)[:3]) + (" …" if len(stack or real) > 3 else "")
+    if stack:
+        return ctx.fail(f"{len(real)} broken requirement(s), {len(stack)} in the serving stack: {summary}", evidence,
+                        remediation=fix)
+    return ctx.warn(f"{len(real)} broken requirement(s) outside the serving stack: {summary}", evidence,
+                    remediation=fix)
