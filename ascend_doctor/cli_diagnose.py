@@ -41,11 +41,22 @@ def _row(m: signatures.Match) -> dict:
 
 
 def _render_console(matches: List[signatures.Match], label: str, show_all: bool) -> None:
+    import textwrap
+
     from rich.markup import escape
+    from rich.text import Text
 
     from ascend_doctor.render.console import make_console
 
     con = make_console()
+    width = max(con.width, 60)
+
+    def para(head: str, body: str, style: str = "") -> None:
+        lines = textwrap.wrap(body, width=width, initial_indent=head, subsequent_indent=" " * len(head),
+                              break_on_hyphens=False, break_long_words=False) or [head]
+        for line in lines:
+            con.print(Text(line, style=style), soft_wrap=True)
+
     if not matches:
         what = "signature" if show_all else "error or warning signature"
         con.print(f"[green]No known {what} found in {escape(label)}.[/green]")
@@ -58,9 +69,9 @@ def _render_console(matches: List[signatures.Match], label: str, show_all: bool)
         con.print(f"[{style}]{s.kind.upper():<8}[/{style}] [bold]{code}[/bold]{escape(s.id)}{fallback}"
                   f"  [dim]{escape(s.component)}[/dim]")
         con.print(f"  [cyan]line {m.line}:[/cyan] {escape(m.excerpt)}", soft_wrap=True)
-        con.print(f"  meaning: {escape(s.meaning)}", soft_wrap=True)
-        con.print(f"  fix:     {escape(s.fix)}", soft_wrap=True)
-        con.print(f"  [dim]source:  {escape(s.source)} ({s.confidence})[/dim]", soft_wrap=True)
+        para("  meaning: ", s.meaning)
+        para("  fix:     ", s.fix)
+        para("  source:  ", f"{s.source} ({s.confidence})", style="dim")
         con.print("")
     counts = {k: sum(1 for m in matches if m.signature.kind == k) for k in signatures.KINDS}
     parts = [f"{n} {k}" for k, n in counts.items() if n]
