@@ -38,6 +38,17 @@ def _excerpt(x: Exchange, limit: int = 1200) -> str:
     return x.body_text[:limit] if x.body_text else (x.error or "")
 
 
+def _sse_excerpt(x: Exchange, lines: int = 12) -> str:
+    """The stream lines that matter: tool-call deltas, finish reasons, [DONE], and anything that is not `data:`."""
+    keep = [ln for ln in x.body_text.splitlines() if ln.strip() and (
+        "tool_calls" in ln or '"finish_reason": "' in ln or '"finish_reason":"' in ln or "[DONE]" in ln
+        or not ln.startswith("data:"))]
+    if not keep:
+        return _excerpt(x)
+    more = f"\n… ({len(keep) - lines} more relevant lines)" if len(keep) > lines else ""
+    return "\n".join(keep[:lines]) + more
+
+
 def _evid(x: Exchange, extra: str = "") -> list:
     text = extra or _excerpt(x)
     return [ev(x.describe(), text)]
@@ -516,7 +527,7 @@ def stream_framing(ctx):
                 warns.append(f"{name}: content-type {x.content_type!r}, not text/event-stream")
         if mine:
             fails.extend(mine)
-            evidence.append(ev(x.describe(), _excerpt(x, 1500)))
+            evidence.append(ev(x.describe(), _sse_excerpt(x)))
     if not seen:
         return ctx.skip(f"no streaming scenario ran: {skip_reason}")
     if fails:
@@ -548,7 +559,7 @@ def stream_tool_deltas(ctx):
     s, r = x.stream, x.reply
     if s is None:
         return ctx.fail("asked for a stream, got a non-SSE body", _evid(x))
-    evidence = [ev(x.describe(), _excerpt(x, 1500))]
+    evidence = [ev(x.describe(), _sse_excerpt(x))]
     if not r.tool_calls:
         return ctx.fail(f"the stream carried no tool-call deltas{_leak_hint(x)}", evidence)
     fails = []
@@ -633,7 +644,7 @@ def parallel_tool_calls(ctx):
                 mine.append(f"{name}: repeated indices {idx}")
         if mine:
             fails.extend(mine)
-            evidence.append(ev(x.describe(), _calls_text(x) if x.stream is None else _excerpt(x, 1500)))
+            evidence.append(ev(x.describe(), _calls_text(x) if x.stream is None else _sse_excerpt(x)))
         elif len(r.tool_calls) < 2:
             warns.append(f"{name}: {len(r.tool_calls)} call(s) for two independent lookups{_leak_hint(x)}")
             evidence.append(ev(x.describe(), _calls_text(x)))
