@@ -1,0 +1,164 @@
+"""CANN checks on hand-built facts (layouts and versions from matrix-facts §3.2: 8.0.0 ascend-toolkit/latest,
+8.5.0 cann-8.5.0 with cann/ and latest symlinks)."""
+
+from ascend_doctor.host import Distribution, PythonEnv
+from ascend_doctor.parsers.ascend_files import parse_driver_version_info, parse_nnal_version_info
+from ascend_doctor.probes.cann import CannFact, CannInstall, DriverFact, NnalFact
+from ascend_doctor.report import Status
+from tests.helpers import run_check
+
+ROOT80 = "/usr/local/Ascend/ascend-toolkit/8.0.0"
+ROOT85 = "/usr/local/Ascend/cann-8.5.0"
+
+
+def cann(version="8.0.0", root=ROOT80, arch="aarch64", host_arch="aarch64", sourced=True, nnal=None,
+         inconsistencies=(), aliases=None):
+    inst = CannInstall(root=root, aliases=aliases or ["/usr/local/Ascend/ascend-toolkit/latest"],
+                       version=version, version_source="version.cfg toolkit_running_version",
+                       version_cfg_path=f"{root}/version.cfg", arch=arch, arch_dirs=[f"{arch}-linux"])
+    return CannFact(found=True, searched=["/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/cann"],
+                    installs=[inst], active=inst, version=version, arch=arch, host_arch=host_arch,
+                    arch_mismatch=(arch != host_arch) if arch and host_arch else None,
+                    ld_library_path_has_toolkit=sourced, nnal=nnal or NnalFact(),
+                    inconsistencies=list(inconsistencies))
+
+
+NOT_FOUND = CannFact(found=False, searched=["/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/cann",
+                                            "/root/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/nnae/latest"])
+PY_VA = PythonEnv(executable="/opt/v/bin/python", version="3.11.7", machine="aarch64",
+                  distributions=[Distribution(name="vllm_ascend", version="0.13.0")])
+PY_NO_VA = PythonEnv(executable="/opt/v/bin/python", version="3.11.7", machine="aarch64",
+                     distributions=[Distribution(name="torch", version="2.8.0")])
+NNAL_85 = NnalFact(found=True, version_info_path="/usr/local/Ascend/nnal/atb/latest/version.info",
+                   info=parse_nnal_version_info("Ascend-cann-atb : 8.5.0\nAscend-cann-atb Version : 8.5.0.B100\n"),
+                   atb_home_path="/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1", cxx_abi=1,
+                   searched=["/usr/local/Ascend/nnal/atb/latest/version.info"])
+
+
+def driver(version):
+    return DriverFact(found=True, version_info=parse_driver_version_info(f"Version={version}\npackage_version={version}\n"))
+
+
+# CANN101 --------------------------------------------------------------------------------------------------------
+def test_cann_installed():
+    f = run_check("CANN101", {"cann": cann()})
+    assert f.status == Status.PASS and "8.0.0" in f.message and ROOT80 in f.message
+
+
+def test_cann_missing_lists_where_it_looked():
+    f = run_check("CANN101", {"cann": NOT_FOUND})
+    assert f.status == Status.FAIL and "/usr/local/Ascend/cann" in f.message and "nnae" in f.message
+    assert run_check("CANN101", {}).status == Status.UNKNOWN
+
+
+# CANN102 --------------------------------------------------------------------------------------------------------
+def test_cann_consistent_pass_and_fail():
+    assert run_check("CANN102", {"cann": cann()}).status == Status.PASS
+    bad = cann(version="8.5.0", root=ROOT85, inconsistencies=[
+        "/usr/local/Ascend/ascend-toolkit/latest resolves to /usr/local/Ascend/cann-8.5.0, a directory named for "
+        "8.5.0, but its files say CANN 8.3.RC2"])
+    f = run_check("CANN102", {"cann": bad})
+    assert f.status == Status.FAIL and "8.3.RC2" in f.message
+    assert run_check("CANN102", {}).status == Status.UNKNOWN
+    assert run_check("CANN102", {"cann": NOT_FOUND}).status == Status.SKIP
+
+
+def test_cann_consistent_leaves_arch_and_nnal_to_their_checks():
+    c = cann(arch="x86_64")
+    c.inconsistencies.append(f"CANN at {ROOT80} is built for x86_64 but this host is aarch64")
+    assert run_check("CANN102", {"cann": c}).status == Status.PASS
+    assert run_check("CANN103", {"cann": c}).status == Status.FAIL
+
+
+# CANN103 --------------------------------------------------------------------------------------------------------
+def test_cann_arch():
+    assert run_check("CANN103", {"cann": cann()}).status == Status.PASS
+    f = run_check("CANN103", {"cann": cann(arch="x86_64")})
+    assert f.status == Status.FAIL and "x86_64" in f.message and "aarch64" in f.message
+    assert run_check("CANN103", {"cann": cann(arch=None)}).status == Status.UNKNOWN
+    assert run_check("CANN103", {}).status == Status.UNKNOWN
+
+
+# CANN104 --------------------------------------------------------------------------------------------------------
+def test_cann_env_sourced_pass():
+    f = run_check("CANN104", {"cann": cann(), "env": {"LD_LIBRARY_PATH": f"{ROOT80}/lib64:/usr/local/Ascend/driver/lib64"}})
+    assert f.status == Status.PASS
+
+
+def test_cann_env_not_sourced_names_the_right_script():
+    f = run_check("CANN104", {"cann": cann(sourced=False), "env": {}})
+    assert f.status == Status.FAIL and "source /usr/local/Ascend/ascend-toolkit/set_env.sh" in f.remediation
+    f = run_check("CANN104", {"cann": cann(version="8.5.0", root=ROOT85, sourced=False), "env": {}})
+    assert "source /usr/local/Ascend/cann/set_env.sh" in f.remediation
+    assert any(e.source == "env: LD_LIBRARY_PATH" and "not set" in e.excerpt for e in f.evidence)
+
+
+def test_cann_env_unknown():
+    assert run_check("CANN104", {"cann": cann(sourced=None), "env": {}}).status == Status.UNKNOWN
+    assert run_check("CANN104", {}).status == Status.UNKNOWN
+
+
+# CANN105 --------------------------------------------------------------------------------------------------------
+def test_nnal_present_and_sourced():
+    f = run_check("CANN105", {"cann": cann(version="8.5.0", root=ROOT85, nnal=NNAL_85), "python": PY_VA})
+    assert f.status == Status.PASS and "8.5.0" in f.message
+
+
+def test_nnal_missing_with_vllm_ascend_fails():
+    f = run_check("CANN105", {"cann": cann(nnal=NnalFact(searched=["/usr/local/Ascend/nnal/atb/latest/version.info"])),
+                              "python": PY_VA})
+    assert f.status == Status.FAIL and "libatb" in f.message
+
+
+def test_nnal_installed_but_not_sourced_fails():
+    nnal = NNAL_85.model_copy(update={"atb_home_path": None})
+    f = run_check("CANN105", {"cann": cann(version="8.5.0", root=ROOT85, nnal=nnal), "python": PY_VA})
+    assert f.status == Status.FAIL and "nnal/atb/set_env.sh" in f.remediation
+
+
+def test_nnal_for_another_cann_warns():
+    c = cann(version="8.3.RC2", nnal=NNAL_85)
+    c.inconsistencies.append(f"NNAL/ATB 8.5.0 ({NNAL_85.version_info_path}) was built for another CANN than the "
+                             "active CANN 8.3.RC2")
+    assert run_check("CANN105", {"cann": c, "python": PY_VA}).status == Status.WARN
+
+
+def test_nnal_skip_and_unknown():
+    assert run_check("CANN105", {"cann": cann(), "python": PY_NO_VA}).status == Status.SKIP
+    assert run_check("CANN105", {"cann": cann()}).status == Status.UNKNOWN  # no python fact, no NNAL
+    assert run_check("CANN105", {}).status == Status.UNKNOWN
+
+
+# CANN106 --------------------------------------------------------------------------------------------------------
+def test_cann_driver_tested_pair_passes_with_source():
+    f = run_check("CANN106", {"cann": cann(version="8.5.0", root=ROOT85), "driver": driver("25.5.1")})
+    assert f.status == Status.PASS
+    assert any("hicann/release-management" in e.excerpt for e in f.evidence)
+
+
+def test_cann_driver_published_n_fails():
+    # CANN 9.1.1 release notes: CANN 9.1.X with HDK 25.0.X is "N".
+    f = run_check("CANN106", {"cann": cann(version="9.1.1", root="/usr/local/Ascend/cann-9.1.1"),
+                              "driver": driver("25.0.rc1.1")})
+    assert f.status == Status.FAIL and "NOT compatible" in f.message
+
+
+def test_cann_driver_uncovered_pair_is_unknown_not_fail():
+    f = run_check("CANN106", {"cann": cann(version="8.3.RC2"), "driver": driver("24.1.rc3")})
+    assert f.status == Status.UNKNOWN and "no source" in f.message
+
+
+def test_cann_driver_older_than_published_driver_warns():
+    f = run_check("CANN106", {"cann": cann(version="8.5.0", root=ROOT85), "driver": driver("23.0.3")})
+    assert f.status == Status.WARN and "older" in f.message
+
+
+def test_cann_driver_newer_than_matrix_warns():
+    f = run_check("CANN106", {"cann": cann(version="99.0.0"), "driver": driver("25.5.1")})
+    assert f.status == Status.WARN and "not in the matrix yet" in f.message
+
+
+def test_cann_driver_unknown_and_skip():
+    assert run_check("CANN106", {"cann": cann()}).status == Status.UNKNOWN  # no driver version anywhere
+    assert run_check("CANN106", {"cann": NOT_FOUND}).status == Status.SKIP
+    assert run_check("CANN106", {}).status == Status.UNKNOWN
