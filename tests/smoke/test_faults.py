@@ -117,7 +117,30 @@ def _call(cid, name="get_weather", args='{"city": "Paris"}'):
     return {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
 
 
+def _stream(*deltas, finishes=("tool_calls",), done=True, ctype=None):
+    ev = [{"choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+    ev += [{"choices": [{"index": 0, "delta": {}, "finish_reason": f}]} for f in finishes]
+    t = {"status": 200, "sse": ev + (["[DONE]"] if done else [])}
+    if ctype:
+        t["headers"] = {"content-type": ctype}
+    return t
+
+
+_TC = {"index": 0, "id": "s1", "type": "function", "function": {"name": "get_weather", "arguments": ""}}
+_ARGS = '{"city": "Paris", "unit": "celsius"}'
+
 OVERRIDES = [
+    ({"named_stream": _stream(dict(tool_calls=[_TC]), dict(tool_calls=[{"function": {"arguments": _ARGS}}]))},
+     "TOOL109", "fail", "without `index`"),
+    ({"named_stream": _stream(dict(tool_calls=[_TC]), dict(tool_calls=[{"index": 0, "function": {
+        "arguments": '{"city": "Lyon"}'}}]))}, "TOOL109", "warn", "differ from the non-streamed"),
+    ({"named_stream": _stream(dict(tool_calls=[_TC]), dict(tool_calls=[{"index": 0, "function": {
+        "name": "get_time", "arguments": _ARGS}}]))}, "TOOL109", "fail", "conflicting name"),
+    ({"named_stream": _stream(dict(tool_calls=[_TC]), dict(tool_calls=[{"index": 0, "function": {"arguments": _ARGS}}]),
+                              finishes=("tool_calls", "stop"))}, "TOOL108", "fail", "2 finish_reason(s)"),
+    ({"named_stream": _stream(dict(tool_calls=[_TC]), dict(tool_calls=[{"index": 0, "function": {"arguments": _ARGS}}]),
+                              ctype="application/json")}, "TOOL108", "warn", "not text/event-stream"),
+    ({"chat": _completion({"content": "ready"}, None)}, "SRV103", "warn", "without a finish_reason"),
     # (overrides, code, status, message needle)
     ({"auto": _completion({"content": "It is probably sunny."}, "stop")}, "TOOL103", "warn", "instead of calling"),
     ({"none": _completion({"content": None, "tool_calls": [_call("c1")]}, "tool_calls")}, "TOOL104", "fail",
