@@ -30,6 +30,8 @@ Exit codes:
               help="Per-request timeout (streams included).")
 @click.option("--load", "load", type=int, default=None, metavar="N", help="Also send N tool-call requests ...")
 @click.option("--concurrency", type=int, default=8, show_default=True, metavar="C", help="... with C in flight.")
+@click.option("--load-deadline", type=float, default=None, metavar="SECONDS",
+              help="Stop the load after this long (default: one --timeout per wave of C requests, plus one).")
 @click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (comma-separated).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes.")
 @click.option("--checks-dir", "checks_dirs", multiple=True, metavar="DIR", help="Load extra checks from DIR.")
@@ -40,7 +42,7 @@ Exit codes:
               show_default=True)
 @click.option("-o", "--output", metavar="FILE", help="Write the report (in --format) to FILE.")
 @click.option("-v", "--verbose", is_flag=True, help="Show evidence for passing checks too.")
-def smoke(base_url, model, api_key_env, timeout, load, concurrency, select, ignore, checks_dirs, config_path,
+def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadline, select, ignore, checks_dirs, config_path,
           fail_on, fmt, output, verbose):
     """Smoke-test tool calling on a live vLLM (or any OpenAI-compatible) server: named/required/auto/none
     tool_choice, argument JSON, streaming deltas, parallel calls, the tool-result round trip, markup leaks."""
@@ -61,6 +63,8 @@ def smoke(base_url, model, api_key_env, timeout, load, concurrency, select, igno
         raise InputError("--load must be at least 1")
     if concurrency < 1:
         raise InputError("--concurrency must be at least 1")
+    if load_deadline is not None and load_deadline <= 0:
+        raise InputError("--load-deadline must be a positive number of seconds")
     api_key_from_env(api_key_env)  # unset variable -> input error before anything is sent
     config = load_config(config_path)
     options = build_options(config, select=_split(select), ignore=_split(ignore), fail_on=fail_on,
@@ -74,7 +78,8 @@ def smoke(base_url, model, api_key_env, timeout, load, concurrency, select, igno
         if sys.stderr.isatty() and fmt == "console":
             progress = lambda name: click.echo(f"  smoke: {name} …", err=True)  # noqa: E731
         facts = gather(url, model=model, api_key_env=api_key_env, timeout=timeout, load=load,
-                       concurrency=concurrency, progress=progress, show_load_progress=sys.stderr.isatty())
+                       concurrency=concurrency, load_deadline=load_deadline, progress=progress,
+                       show_load_progress=sys.stderr.isatty())
         findings = evaluate_smoke(registry, facts, options)
         notes = apply_config(findings, config)
         report = build_report(tool_version=__version__,

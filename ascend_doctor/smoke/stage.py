@@ -12,7 +12,7 @@ from ascend_doctor.smoke.scenarios import SmokeFacts, run_scenarios
 
 
 def gather(base_url: str, *, model: Optional[str] = None, api_key_env: Optional[str] = None, timeout: float = 60.0,
-           load: Optional[int] = None, concurrency: int = 4, sentinel: Optional[str] = None,
+           load: Optional[int] = None, concurrency: int = 4, load_deadline: Optional[float] = None, sentinel: Optional[str] = None,
            progress: Optional[Callable[[str], None]] = None, show_load_progress: bool = False) -> SmokeFacts:
     """Run every scenario against `base_url` (and the load when `load` is given); the `smoke` fact."""
     api_key = api_key_from_env(api_key_env)
@@ -25,7 +25,8 @@ def gather(base_url: str, *, model: Optional[str] = None, api_key_env: Optional[
             from ascend_doctor.smoke.load import run_load
 
             facts.load = run_load(facts.base_url, facts.model, total=load, concurrency=concurrency,
-                                  timeout=timeout, api_key=api_key, show_progress=show_load_progress)
+                                  timeout=timeout, api_key=api_key, deadline=load_deadline,
+                                  show_progress=show_load_progress)
     return facts
 
 

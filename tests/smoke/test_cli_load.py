@@ -68,6 +68,7 @@ def test_load_option_reports_percentiles():
     (["--base-url", "http://127.0.0.1:9/v1", "--select", "NOPE999"], "NOPE999"),
     (["--base-url", "http://127.0.0.1:9/v1", "--load", "0"], "--load"),
     (["--base-url", "http://127.0.0.1:9/v1", "--timeout", "0"], "--timeout"),
+    (["--base-url", "http://127.0.0.1:9/v1", "--load", "5", "--load-deadline", "-1"], "--load-deadline"),
 ])
 def test_input_errors_exit_2_with_one_line(args, needle):
     r = CliRunner().invoke(cli, ["smoke", *args])
@@ -101,6 +102,18 @@ def test_load_is_bounded_by_timeout_and_deadline():
         cut = asyncio.run(run_load_async(srv.base_url, "scripted-model", total=50, concurrency=2, timeout=5.0,
                                          deadline=0.5))
     assert cut.stopped_early and cut.completed < 50
+
+
+def test_load_deadline_option_stops_the_load_early():
+    ov = {"named": {"delay_s": 0.4, "status": 200, "json": {}}, "named_stream": {"delay_s": 0.4, "status": 200,
+                                                                                  "sse": ["[DONE]"]}}
+    with ScriptedServer(overrides=ov) as srv:
+        r = invoke("smoke", "--base-url", srv.base_url, "--format", "json", "--select", "SRV104", "--load", "40",
+                   "--concurrency", "2", "--load-deadline", "0.5")
+    f = json.loads(r.output)["findings"][0]
+    assert r.exit_code == 1 and f["status"] == "fail"
+    assert f["details"]["stopped_early"] and f["details"]["completed"] < 40
+    assert any(e["source"] == "load: stopped early" for e in f["evidence"])
 
 
 def test_load_rejects_answers_without_a_tool_call():
