@@ -37,7 +37,8 @@ FIX_8005_HOST = ("reboot if the driver or firmware was upgraded since the last b
                  "the driver loaded.")
 FIX_8005_CONTAINER = ("start the container with the device nodes and driver mounts of vllm-ascend's docker run: "
                       "`--device /dev/davinci_manager --device /dev/devmm_svm --device /dev/hisi_hdc --device "
-                      "/dev/davinciN -v /usr/local/dcmi:/usr/local/dcmi -v /usr/local/bin/npu-smi:/usr/local/bin/npu-smi "
+                      "/dev/davinciN -v /usr/local/dcmi:/usr/local/dcmi "
+                      "-v /usr/local/bin/npu-smi:/usr/local/bin/npu-smi "
                       "-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/ -v "
                       "/usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info -v "
                       "/etc/ascend_install.info:/etc/ascend_install.info`; run as root or a user in HwHiAiUser; make "

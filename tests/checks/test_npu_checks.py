@@ -48,7 +48,8 @@ def health_result(npu: int, status: str = "OK", codes=(), info=(), error=None) -
 
 # NPU101 npu-health ---------------------------------------------------------------------------------------------------
 def test_health_all_ok_passes():
-    f = run_check("NPU101", {"npu_smi": smi(), "npu_health": NpuHealthFact(results=[health_result(n) for n in range(8)])})
+    hf = NpuHealthFact(results=[health_result(n) for n in range(8)])
+    f = run_check("NPU101", {"npu_smi": smi(), "npu_health": hf})
     assert f.status == Status.PASS and "8 NPU(s), 8 chip(s)" in f.message
 
 
