@@ -1,0 +1,326 @@
+"""Understanding a `vllm serve` command line without running or importing vLLM (pure: text in, ServeCommand out).
+
+Recognised forms:
+  vllm serve MODEL [options]                                  (any path to the `vllm` console script)
+  python -m vllm.entrypoints.openai.api_server --model MODEL [options]
+  python -m vllm.entrypoints.cli.main serve MODEL [options]
+  env K=V ... <one of the above>                              (the assignments are recorded in `env`)
+
+Options follow vLLM's FlexibleArgumentParser: `--flag value`, `--flag=value`, underscores or dashes
+(`--tensor_parallel_size` == `--tensor-parallel-size`), `--no-<flag>` for BooleanOptionalAction flags, the short aliases
+of vllm/engine/arg_utils.py (0.13.0: `-tp -pp -dp -dcp -pcp -q -n -r -cc -ac -O` and the `-dp*` family) and
+`--config FILE` (a YAML file of the same options; the command line wins over the file, as in vLLM).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any, Callable, Optional
+
+from pydantic import BaseModel, Field
+
+from ascend_doctor.redact import REDACTED, is_secret_name, redact_argv
+
+# Short aliases, from vllm/engine/arg_utils.py and vllm/entrypoints/cli/serve.py (vLLM 0.13.0 sdist).
+SHORT_ALIASES = {
+    "-tp": "tensor_parallel_size",
+    "-pp": "pipeline_parallel_size",
+    "-dp": "data_parallel_size",
+    "-dcp": "decode_context_parallel_size",
+    "-pcp": "prefill_context_parallel_size",
+    "-dpn": "data_parallel_rank",
+    "-dpr": "data_parallel_start_rank",
+    "-dpl": "data_parallel_size_local",
+    "-dpa": "data_parallel_address",
+    "-dpp": "data_parallel_rpc_port",
+    "-dpb": "data_parallel_backend",
+    "-dph": "data_parallel_hybrid_lb",
+    "-dpe": "data_parallel_external_lb",
+    "-q": "quantization",
+    "-n": "nnodes",
+    "-r": "node_rank",
+    "-cc": "compilation_config",
+    "-ac": "attention_config",
+    "-O": "compilation_config",
+}
+
+# Options that take no value (store_true / BooleanOptionalAction): the `bool` fields of EngineArgs
+# (vllm/engine/arg_utils.py) and FrontendArgs (vllm/entrypoints/openai/cli_args.py) in vLLM 0.13.0, plus flags of
+# older releases still seen in deployment scripts (--enable-reasoning, --disable-log-requests, --use-v2-block-manager).
+BOOLEAN_OPTIONS = frozenset("""
+aggregate_engine_logging allow_credentials async_scheduling calculate_kv_scales cudagraph_metrics
+data_parallel_external_lb data_parallel_hybrid_lb disable_cascade_attn disable_chunked_mm_input
+disable_custom_all_reduce disable_fastapi_docs disable_frontend_multiprocessing disable_hybrid_kv_cache_manager
+disable_log_stats disable_nccl_for_dp_synchronization disable_sliding_window disable_uvicorn_access_log
+enable_auto_tool_choice enable_chunked_prefill enable_dbo enable_eplb enable_expert_parallel
+enable_force_include_usage enable_layerwise_nvtx_tracing enable_log_outputs enable_log_requests enable_lora
+enable_mm_embeds enable_prefix_caching enable_prompt_embeds enable_prompt_tokens_details enable_request_id_headers
+enable_server_load_tracking enable_sleep_mode enable_ssl_refresh enable_tokenizer_info_endpoint enforce_eager
+exclude_tools_when_tool_choice_none fully_sharded_loras interleave_mm_strings kv_cache_metrics
+kv_sharing_fast_prefill log_error_stack ray_workers_use_nsight return_tokens_as_token_ids skip_mm_profiling
+skip_tokenizer_init tokens_only trust_remote_code trust_request_chat_template use_tqdm_on_load headless
+enable_reasoning disable_log_requests use_v2_block_manager enable_lora_bias
+""".split())
+
+# Options that take one or more values (nargs="+"): every value up to the next option belongs to them.
+MULTI_VALUE_OPTIONS = frozenset({"served_model_name", "api_key", "middleware", "allowed_origins", "allowed_methods",
+                                 "allowed_headers", "lora_modules", "prompt_adapters"})
+
+API_SERVER_MODULES = ("vllm.entrypoints.openai.api_server",)
+CLI_MODULES = ("vllm.entrypoints.cli.main", "vllm")
+DEFAULT_MODEL = "Qwen/Qwen3-0.6B"  # vllm/config/model.py default `model` (0.13.0), used when none is given
+_ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+class ServeCommand(BaseModel):
+    """A parsed `vllm serve` command line. Option keys are vLLM's dest names (`tensor_parallel_size`)."""
+
+    argv: list[str] = Field(description="The command line as given, secrets redacted")
+    recognized: bool = Field(False, description="True when this is a vllm serve / api_server command")
+    entry: str = Field("", description="'vllm serve' | 'api_server' | 'cli.main serve' | '' (not vLLM)")
+    model: Optional[str] = None
+    model_defaulted: bool = Field(False, description="No model given: vLLM falls back to its default model")
+    options: dict[str, Any] = Field(default_factory=dict, description="dest -> value (str, or bool for flags)")
+    option_sources: dict[str, str] = Field(default_factory=dict, description="dest -> 'cli' | 'config: FILE'")
+    unknown_args: list[str] = Field(default_factory=list, description="Positionals vLLM would reject")
+    env: dict[str, str] = Field(default_factory=dict, description="`env K=V` assignments before the command")
+    config_file: Optional[str] = None
+    config_error: Optional[str] = None
+    notes: list[str] = Field(default_factory=list)
+
+    def has(self, name: str) -> bool:
+        return _dest(name) in self.options
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.options.get(_dest(name), default)
+
+    def flag(self, name: str) -> bool:
+        """A boolean option's value (`--x` True, `--no-x` False, `x: true` in --config)."""
+        v = self.options.get(_dest(name))
+        if isinstance(v, bool):
+            return v
+        if isinstance(v, str):
+            return v.strip().lower() in ("1", "true", "yes", "on")
+        return False
+
+    def int_opt(self, name: str) -> Optional[int]:
+        """An integer option, or None when absent; raises ValueError when present but not an integer."""
+        v = self.options.get(_dest(name))
+        if v is None or isinstance(v, bool):
+            return None
+        return int(str(v).strip())
+
+    def float_opt(self, name: str) -> Optional[float]:
+        v = self.options.get(_dest(name))
+        if v is None or isinstance(v, bool):
+            return None
+        return float(str(v).strip())
+
+    def source(self, name: str) -> str:
+        """Where an option came from, for evidence: `--flag value` or `FILE: key`."""
+        d = _dest(name)
+        src = self.option_sources.get(d, "cli")
+        flag = "--" + d.replace("_", "-")
+        if src == "cli":
+            v = self.options.get(d)
+            return flag if isinstance(v, bool) else f"{flag} {v}"
+        return f"{src}: {d.replace('_', '-')}: {self.options.get(d)}"
+
+    @property
+    def display(self) -> str:
+        return " ".join(self.argv)
+
+
+def _dest(name: str) -> str:
+    return name.lstrip("-").replace("-", "_")
+
+
+def _is_python(arg: str) -> bool:
+    return bool(re.match(r"^python[0-9.]*$", os.path.basename(arg)))
+
+
+def _find_entry(argv: list[str]) -> tuple[str, int]:
+    """(entry kind, index of the first option argument), or ('', -1) when this is not a vLLM server command."""
+    if not argv:
+        return "", -1
+    base = os.path.basename(argv[0])
+    if base == "vllm" and len(argv) > 1 and argv[1] == "serve":
+        return "vllm serve", 2
+    if _is_python(argv[0]):
+        i = 1
+        while i < len(argv) and argv[i].startswith("-") and argv[i] != "-m":
+            i += 1  # interpreter flags such as -u, -O, -X dev (values after -X/-W are rare here)
+        if i + 1 < len(argv) and argv[i] == "-m":
+            mod = argv[i + 1]
+            if mod in API_SERVER_MODULES:
+                return "api_server", i + 2
+            if mod in CLI_MODULES and i + 2 < len(argv) and argv[i + 2] == "serve":
+                return "cli.main serve", i + 3
+    return "", -1
+
+
+def _scalar(text: str) -> Any:
+    """A YAML scalar: quoted string, true/false, null, number kept as text, or a flow list as a JSON-ish list."""
+    t = text.strip()
+    if not t:
+        return ""
+    if (t[0] == t[-1]) and t[0] in "\"'" and len(t) >= 2:
+        return t[1:-1]
+    low = t.lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    if low in ("null", "~"):
+        return None
+    if t.startswith("[") or t.startswith("{"):
+        try:
+            return json.loads(t)
+        except ValueError:
+            return t
+    return t
+
+
+def read_flat_yaml(text: str) -> dict[str, Any]:
+    """Minimal safe reader for vLLM's --config YAML: flat `key: value` lines, comments, quotes, booleans.
+
+    Nested mappings and block lists are not supported (PyYAML is not a dependency); raises ValueError naming the line.
+    """
+    out: dict[str, Any] = {}
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.split(" #", 1)[0].rstrip() if not raw.lstrip().startswith("#") else ""
+        if not line.strip() or line.strip() in ("---", "..."):
+            continue
+        if line[0] in " \t" or line.lstrip().startswith("- "):
+            raise ValueError(f"line {n}: nested or block YAML is not supported by the minimal reader: {raw.strip()!r}")
+        key, sep, value = line.partition(":")
+        if not sep or not key.strip():
+            raise ValueError(f"line {n}: expected `key: value`, got {raw.strip()!r}")
+        if not value.strip():
+            raise ValueError(f"line {n}: key {key.strip()!r} has no inline value (nested YAML is not supported)")
+        out[key.strip().strip("\"'")] = _scalar(value)
+    return out
+
+
+def parse_serve_command(argv: list[str], read_text: Optional[Callable[[str], Optional[str]]] = None,
+                        keep_secrets: bool = False) -> ServeCommand:
+    """Parse `argv` (the command after `--`). `read_text(path)` returns a file's text or None (for --config).
+
+    Values of secret options (`--api-key`, `--hf-token`) are replaced by `<redacted>` unless `keep_secrets`.
+    """
+    argv = list(argv)
+    env: dict[str, str] = {}
+    rest = argv
+    if rest and os.path.basename(rest[0]) == "env":
+        rest = rest[1:]
+        while rest and _ENV_ASSIGN.match(rest[0]):
+            k, _, v = rest[0].partition("=")
+            env[k] = v
+            rest = rest[1:]
+    cmd = ServeCommand(argv=redact_argv(argv), env=env)
+    entry, start = _find_entry(rest)
+    cmd.entry = entry
+    cmd.recognized = bool(entry)
+    # Options are parsed even for a command that is not vLLM (e.g. a wrapper script taking --host/--port).
+    args = rest[start:] if entry else rest[1:]
+    positionals: list[str] = []
+    cli_opts: dict[str, Any] = {}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        i += 1
+        if a == "--":
+            positionals.extend(args[i:])
+            break
+        if not a.startswith("-") or a == "-" or re.match(r"^-\d", a):
+            positionals.append(a)
+            continue
+        if a.startswith("--"):
+            name, eq, value = a[2:].partition("=")
+            dest = _dest(name)
+        else:
+            name, eq, value = a.partition("=")
+            dest = SHORT_ALIASES.get(name)
+            if dest is None and name.startswith("-O") and len(name) > 2:
+                dest, eq, value = "compilation_config", "=", name[2:]  # -O3, -O.mode=3
+            if dest is None:
+                cmd.notes.append(f"unrecognised short option {a!r}")
+                dest = _dest(name)
+        if eq:
+            cli_opts[dest] = value
+            continue
+        base = dest[3:] if dest.startswith("no_") else dest
+        if base in BOOLEAN_OPTIONS:
+            cli_opts[base] = not dest.startswith("no_")
+            continue
+        if base in MULTI_VALUE_OPTIONS:
+            values = []
+            while i < len(args) and not args[i].startswith("-"):
+                values.append(args[i])
+                i += 1
+            cli_opts[dest] = values[0] if len(values) == 1 else (values or True)
+            continue
+        if i < len(args) and not (args[i].startswith("-") and not re.match(r"^-\d", args[i])):
+            cli_opts[dest] = args[i]
+            i += 1
+        else:
+            cli_opts[dest] = True  # a flag we do not know takes no value here
+    # --config FILE: lower precedence than the command line.
+    options: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    cfg = cli_opts.pop("config", None)
+    if isinstance(cfg, str) and cmd.recognized:
+        cmd.config_file = cfg
+        text = read_text(cfg) if read_text else None
+        if text is None:
+            cmd.config_error = f"cannot read --config {cfg}"
+        else:
+            try:
+                for k, v in read_flat_yaml(text).items():
+                    d = _dest(k)
+                    if d in ("model", "model_tag") and v is not None:
+                        d = "model"
+                    options[d] = v
+                    sources[d] = f"{cfg}"
+            except ValueError as exc:
+                cmd.config_error = f"--config {cfg}: {exc}"
+    elif cfg is not None:
+        cli_opts["config"] = cfg
+    for k, v in cli_opts.items():
+        options[k] = v
+        sources[k] = "cli"
+    model = None
+    if cmd.recognized and entry != "api_server" and positionals:
+        model = positionals.pop(0)
+        sources["model"] = "cli"
+    if model is None and isinstance(options.get("model"), str):
+        model = options["model"]
+    options.pop("model", None)
+    if cmd.recognized:
+        if model is None:
+            cmd.model_defaulted = True
+            cmd.notes.append(f"no model given: vLLM serves its default {DEFAULT_MODEL}")
+            model = DEFAULT_MODEL
+        cmd.model = model
+    if not keep_secrets:
+        for k in list(options):
+            if is_secret_name(k) and options[k] not in (None, True, False):
+                options[k] = REDACTED
+    cmd.options = options
+    cmd.option_sources = {k: v for k, v in sources.items() if k in options}
+    cmd.unknown_args = positionals
+    return cmd
+
+
+def served_address(cmd: ServeCommand) -> tuple[str, int]:
+    """(host, port) a client on this machine reaches the server at: --host/--port, default 127.0.0.1:8000."""
+    host = str(cmd.get("host") or "127.0.0.1")
+    if host in ("0.0.0.0", "::", "", "[::]"):
+        host = "127.0.0.1"
+    try:
+        port = int(str(cmd.get("port") or 8000))
+    except ValueError:
+        port = 8000
+    return host, port

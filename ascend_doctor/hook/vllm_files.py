@@ -1,0 +1,284 @@
+"""What the INSTALLED vLLM / vllm-ascend / transformers accept, read from their source files as text (never imported).
+
+Every parser here is a pure function `source text -> names` using `ast` (nothing is executed); `read_installed()`
+finds the files under a site-packages directory through two callables (so the probe can route them through the host
+seam). Where each list lives (verified against the vLLM sdists, see ../shared/facts/matrix-facts.md §4):
+
+  tool parsers       vllm/tool_parsers/__init__.py `_TOOL_PARSERS_TO_REGISTER` (>= 0.13.0);
+                     `@ToolParserManager.register_module(...)` in vllm/entrypoints/openai/tool_parsers/*.py (older)
+  reasoning parsers  vllm/reasoning/__init__.py `_REASONING_PARSERS_TO_REGISTER` (0.13.0);
+                     `@ReasoningParserManager.register_module(...)` in vllm/reasoning/*.py (older)
+  tokenizer modes    `TokenizerMode = Literal[...]` in vllm/config/model.py (0.13.0) or vllm/config.py (older)
+  architectures      the `_*_MODELS` dicts of vllm/model_executor/models/registry.py,
+                     plus `ModelRegistry.register_model("Arch", ...)` calls in vllm_ascend/**
+  model types        transformers/models/auto/configuration_auto.py `CONFIG_MAPPING_NAMES`,
+                     plus vllm/transformers_utils/config.py `_CONFIG_REGISTRY` (vLLM's own configs, e.g. deepseek_v32)
+  env variables      vllm/envs.py `environment_variables`, vllm_ascend/envs.py `env_variables`
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+from typing import Callable, Iterable, Optional
+
+from pydantic import BaseModel, Field
+
+ReadText = Callable[[str], Optional[str]]
+ListDir = Callable[[str], Optional[list]]
+
+
+class NameList(BaseModel):
+    """Names read from the installed files, and where they came from (or why they could not be read)."""
+
+    names: Optional[list[str]] = None
+    source: str = ""
+    why_not: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.names is not None
+
+
+class InstalledVllm(BaseModel):
+    """The `vllm_files` fact."""
+
+    site_packages: Optional[str] = None
+    vllm_dir: Optional[str] = None
+    vllm_version: Optional[str] = None
+    vllm_ascend_version: Optional[str] = None
+    transformers_version: Optional[str] = None
+    tool_parsers: NameList = Field(default_factory=NameList)
+    reasoning_parsers: NameList = Field(default_factory=NameList)
+    tokenizer_modes: NameList = Field(default_factory=NameList)
+    architectures: NameList = Field(default_factory=NameList)
+    vllm_model_types: NameList = Field(default_factory=NameList)
+    transformers_model_types: NameList = Field(default_factory=NameList)
+    vllm_env_vars: NameList = Field(default_factory=NameList)
+    vllm_ascend_env_vars: NameList = Field(default_factory=NameList)
+
+
+# Pure parsers ------------------------------------------------------------------------------------------------------
+def _tree(text: str) -> ast.Module:
+    return ast.parse(text)
+
+
+def _str_keys(node: ast.AST) -> list[str]:
+    """String keys of a dict display, `dict(k=...)`/`LazyConfigDict(k=...)` call or `OrderedDict([("k", v), ...])`."""
+    if isinstance(node, ast.Dict):
+        keys: list[str] = []
+        for k, v in zip(node.keys, node.values):
+            if k is None:  # **other_dict: its keys come from elsewhere in the same module
+                continue
+            if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                keys.append(k.value)
+        return keys
+    if isinstance(node, ast.Call):
+        out = [kw.arg for kw in node.keywords if kw.arg]
+        for arg in node.args:
+            if isinstance(arg, (ast.List, ast.Tuple)):
+                for el in arg.elts:
+                    if isinstance(el, ast.Tuple) and el.elts and isinstance(el.elts[0], ast.Constant) \
+                            and isinstance(el.elts[0].value, str):
+                        out.append(el.elts[0].value)
+            elif isinstance(arg, ast.Dict):
+                out.extend(_str_keys(arg))
+        return out
+    return []
+
+
+def module_dict_keys(text: str, name: str) -> Optional[list[str]]:
+    """Keys of the module-level dict assigned to `name` (plain or annotated assignment); None when absent."""
+    for node in _tree(text).body:
+        targets: list[ast.AST] = []
+        value = None
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            return _str_keys(value)
+    return None
+
+
+def module_dicts_matching(text: str, pred: Callable[[str], bool]) -> dict[str, list[str]]:
+    """Every module-level dict whose name satisfies `pred`: name -> string keys."""
+    out: dict[str, list[str]] = {}
+    for node in _tree(text).body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        for t in targets:
+            if isinstance(t, ast.Name) and pred(t.id) and isinstance(value, (ast.Dict, ast.Call)):
+                out[t.id] = _str_keys(value)
+    return out
+
+
+def _const_strings(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []
+
+
+def registered_names(text: str, manager: str) -> list[str]:
+    """Names in `@<manager>.register_module("a")` / `(["a", "b"])` / `(name="a")` decorators and calls."""
+    out: list[str] = []
+    for node in ast.walk(_tree(text)):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in ("register_module", "register_lazy_module") \
+                and isinstance(f.value, ast.Name) and f.value.id == manager:
+            if node.args:
+                out.extend(_const_strings(node.args[0]))
+            for kw in node.keywords:
+                if kw.arg == "name":
+                    out.extend(_const_strings(kw.value))
+    return out
+
+
+def literal_alias(text: str, name: str) -> Optional[list[str]]:
+    """The strings of `name = Literal["a", "b"]` (module level), or None when absent."""
+    for node in _tree(text).body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets) and isinstance(value, ast.Subscript):
+            sl = value.slice
+            if isinstance(sl, ast.Index):  # Python 3.8 AST shape
+                sl = sl.value  # type: ignore[attr-defined]
+            return _const_strings(sl) if isinstance(sl, (ast.Tuple, ast.Constant)) else []
+    return None
+
+
+def register_model_calls(text: str) -> list[str]:
+    """Architectures passed to `ModelRegistry.register_model("Arch", ...)`."""
+    out: list[str] = []
+    for node in ast.walk(_tree(text)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "register_model" and node.args:
+            out.extend(_const_strings(node.args[0]))
+    return out
+
+
+def _is_models_dict(name: str) -> bool:
+    return name.startswith("_") and name.endswith("_MODELS") and name != "_PREVIOUSLY_SUPPORTED_MODELS"
+
+
+def model_registry_architectures(text: str) -> list[str]:
+    """Architectures in vllm/model_executor/models/registry.py (every `_*_MODELS` dict, not the removed ones)."""
+    names: list[str] = []
+    for keys in module_dicts_matching(text, _is_models_dict).values():
+        names.extend(keys)
+    return sorted(set(names))
+
+
+# Reading an installed tree -----------------------------------------------------------------------------------------
+def _safe(parse: Callable[[str], Optional[list[str]]], text: str, path: str) -> NameList:
+    try:
+        names = parse(text)
+    except SyntaxError as exc:
+        return NameList(why_not=f"{path}: not parseable Python ({exc.msg}, line {exc.lineno})")
+    if names is None:
+        return NameList(why_not=f"{path}: the expected table is not in this file")
+    return NameList(names=sorted(set(names)), source=path)
+
+
+def _from_first(read: ReadText, candidates: Iterable[tuple[str, Callable[[str], Optional[list[str]]]]]) -> NameList:
+    tried = []
+    for path, parse in candidates:
+        text = read(path)
+        if text is None:
+            tried.append(path)
+            continue
+        res = _safe(parse, text, path)
+        if res.ok:
+            return res
+        tried.append(res.why_not)
+    return NameList(why_not="not found: " + "; ".join(tried))
+
+
+def _from_decorators(read: ReadText, listdir: ListDir, directory: str, manager: str) -> NameList:
+    entries = listdir(directory)
+    if entries is None:
+        return NameList(why_not=f"{directory} not found")
+    names: list[str] = []
+    for e in sorted(entries):
+        if e.endswith(".py"):
+            text = read(posixpath.join(directory, e))
+            if text is not None and manager in text:
+                try:
+                    names.extend(registered_names(text, manager))
+                except SyntaxError:
+                    continue
+    if not names:
+        return NameList(why_not=f"no @{manager}.register_module(...) in {directory}/*.py")
+    return NameList(names=sorted(set(names)), source=f"{directory}/*.py (@{manager}.register_module)")
+
+
+def read_installed(site_packages: str, read: ReadText, listdir: ListDir) -> InstalledVllm:
+    """Read every table from the vllm / vllm_ascend / transformers trees under `site_packages`."""
+    j = posixpath.join
+    fact = InstalledVllm(site_packages=site_packages)
+    vllm = j(site_packages, "vllm")
+    if listdir(vllm) is not None:
+        fact.vllm_dir = vllm
+        new_tools = j(vllm, "tool_parsers", "__init__.py")
+        fact.tool_parsers = _from_first(read, [(new_tools, lambda t: module_dict_keys(t, "_TOOL_PARSERS_TO_REGISTER"))])
+        if not fact.tool_parsers.ok:
+            old = _from_decorators(read, listdir, j(vllm, "entrypoints", "openai", "tool_parsers"), "ToolParserManager")
+            fact.tool_parsers = old if old.ok else NameList(why_not=f"{fact.tool_parsers.why_not}; {old.why_not}")
+        reasoning_init = j(vllm, "reasoning", "__init__.py")
+        fact.reasoning_parsers = _from_first(
+            read, [(reasoning_init, lambda t: module_dict_keys(t, "_REASONING_PARSERS_TO_REGISTER"))])
+        if not fact.reasoning_parsers.ok:
+            old = _from_decorators(read, listdir, j(vllm, "reasoning"), "ReasoningParserManager")
+            fact.reasoning_parsers = old if old.ok else NameList(
+                why_not=f"{fact.reasoning_parsers.why_not}; {old.why_not}")
+        fact.tokenizer_modes = _from_first(read, [
+            (j(vllm, "config", "model.py"), lambda t: literal_alias(t, "TokenizerMode")),
+            (j(vllm, "config.py"), lambda t: literal_alias(t, "TokenizerMode")),
+        ])
+        fact.architectures = _from_first(
+            read, [(j(vllm, "model_executor", "models", "registry.py"), model_registry_architectures)])
+        fact.vllm_model_types = _from_first(
+            read, [(j(vllm, "transformers_utils", "config.py"), lambda t: module_dict_keys(t, "_CONFIG_REGISTRY"))])
+        fact.vllm_env_vars = _from_first(read, [(j(vllm, "envs.py"), lambda t: module_dict_keys(t, "environment_variables"))])
+    else:
+        why = f"{vllm} not found"
+        for k in ("tool_parsers", "reasoning_parsers", "tokenizer_modes", "architectures", "vllm_model_types",
+                  "vllm_env_vars"):
+            setattr(fact, k, NameList(why_not=why))
+    va = j(site_packages, "vllm_ascend")
+    if listdir(va) is not None:
+        fact.vllm_ascend_env_vars = _from_first(read, [(j(va, "envs.py"), lambda t: module_dict_keys(t, "env_variables"))])
+        extra = _ascend_registered_models(read, listdir, va)
+        if extra and fact.architectures.ok:
+            fact.architectures = NameList(names=sorted(set(fact.architectures.names or []) | set(extra)),
+                                          source=fact.architectures.source + f" + {va}/** (ModelRegistry.register_model)")
+    else:
+        fact.vllm_ascend_env_vars = NameList(why_not=f"{va} not found")
+    tf_auto = j(site_packages, "transformers", "models", "auto", "configuration_auto.py")
+    fact.transformers_model_types = _from_first(read, [(tf_auto, lambda t: module_dict_keys(t, "CONFIG_MAPPING_NAMES"))])
+    return fact
+
+
+def _ascend_registered_models(read: ReadText, listdir: ListDir, va: str) -> list[str]:
+    """Architectures vllm-ascend registers out of tree (vllm_ascend/__init__.py, vllm_ascend/models/__init__.py)."""
+    out: list[str] = []
+    for path in (posixpath.join(va, "__init__.py"), posixpath.join(va, "models", "__init__.py")):
+        text = read(path)
+        if text and "register_model" in text:
+            try:
+                out.extend(register_model_calls(text))
+            except SyntaxError:
+                continue
+    return out

@@ -1,0 +1,159 @@
+"""Facts for the `vllm serve` lint: what the installed vLLM accepts (`vllm_files`) and the served model's files
+(`serve_model`). Both read through the host seam; nothing is imported.
+
+`serve_cmd` itself is not probed: `ascend-doctor exec` parses the command line and presets it.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from typing import Any, Optional
+
+from pydantic import BaseModel, Field
+
+from ascend_doctor.errors import FactUnavailable
+from ascend_doctor.hook.vllm_files import InstalledVllm, read_installed
+from ascend_doctor.probes import probe
+
+MODEL_FILES_MAX = 4 * 1024 * 1024
+
+
+def _reader(host):
+    def read(path: str) -> Optional[str]:
+        r = host.read_file(path)
+        return r.content if r.ok else None
+
+    def listdir(path: str) -> Optional[list]:
+        r = host.list_dir(path)
+        return r.entries if r.ok else None
+
+    return read, listdir
+
+
+@probe("vllm_files")
+def vllm_files_probe(host, ctx) -> InstalledVllm:
+    """Parser names, tokenizer modes, architectures, model types and env var names of the serving python's vLLM."""
+    py = ctx.fact("python")
+    vllm = py.dist("vllm")
+    site = (vllm.location if vllm and vllm.location else None) or py.purelib or py.platlib
+    if not site:
+        raise FactUnavailable("vllm_files", "the serving python reported no site-packages directory")
+    read, listdir = _reader(host)
+    fact = read_installed(site, read, listdir)
+    fact.vllm_version = vllm.version if vllm else None
+    va = py.dist("vllm-ascend")
+    fact.vllm_ascend_version = va.version if va else None
+    tf = py.dist("transformers")
+    fact.transformers_version = tf.version if tf else None
+    if tf is not None and tf.location and tf.location != site and not fact.transformers_model_types.ok:
+        again = read_installed(tf.location, read, listdir).transformers_model_types
+        if again.ok:
+            fact.transformers_model_types = again
+    return fact
+
+
+class ServeModelFact(BaseModel):
+    """The served model's directory: config.json, tokenizer_config.json's chat template, template and quant files."""
+
+    model: str
+    path: Optional[str] = Field(None, description="The directory read ('' when the model is not on this machine)")
+    resolved_from: str = Field("", description="local directory | Hugging Face cache")
+    why_not: str = Field("", description="Why no directory was found")
+    files: list[str] = Field(default_factory=list)
+    config: Optional[dict[str, Any]] = None
+    config_error: Optional[str] = None
+    tokenizer_chat_template: Optional[str] = None
+    chat_template_files: dict[str, str] = Field(default_factory=dict, description="chat_template.jinja/.json content")
+    quant_description_files: list[str] = Field(default_factory=list)
+    quant_type: Optional[str] = Field(None, description="`model_quant_type` of the quant description (e.g. W8A8)")
+    chat_template_arg: Optional[str] = Field(None, description="--chat-template: the file's text, or the inline text")
+    chat_template_arg_error: Optional[str] = None
+
+
+def _json(host, path: str) -> tuple[Optional[Any], Optional[str]]:
+    r = host.read_file(path, max_bytes=MODEL_FILES_MAX)
+    if not r.ok:
+        return None, f"{path}: {r.error_message or r.error}"
+    try:
+        return json.loads(r.content), None
+    except ValueError as exc:
+        return None, f"{path}: not valid JSON ({exc})"
+
+
+def _hf_cache_dir(host, env: dict, model: str) -> Optional[str]:
+    """`<HF cache>/models--org--name/snapshots/<rev>` for a repo id (the ref in refs/main, else the only snapshot)."""
+    hub = env.get("HF_HUB_CACHE") or posixpath.join(
+        env.get("HF_HOME") or posixpath.join(env.get("HOME") or "/root", ".cache", "huggingface"), "hub")
+    repo = posixpath.join(hub, "models--" + model.replace("/", "--"))
+    snaps = host.list_dir(posixpath.join(repo, "snapshots"))
+    if not snaps.ok or not snaps.entries:
+        return None
+    ref = host.read_file(posixpath.join(repo, "refs", "main"))
+    rev = ref.content.strip() if ref.ok and ref.content.strip() in snaps.entries else sorted(snaps.entries)[-1]
+    return posixpath.join(repo, "snapshots", rev)
+
+
+def _template_text(value: Any) -> Optional[str]:
+    """tokenizer_config.json `chat_template`: a string, or a list of {name, template} (all joined)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(str(t.get("template", "")) for t in value if isinstance(t, dict))
+    return None
+
+
+@probe("serve_model")
+def serve_model_probe(host, ctx) -> ServeModelFact:
+    cmd = ctx.fact("serve_cmd")
+    if not cmd.recognized or not cmd.model:
+        raise FactUnavailable("serve_model", "no vllm serve model to read")
+    fact = ServeModelFact(model=cmd.model)
+    listing = host.list_dir(cmd.model)
+    if listing.ok:
+        fact.path, fact.resolved_from, fact.files = cmd.model, "local directory", sorted(listing.entries or [])
+    elif not cmd.model.startswith("/") and cmd.model.count("/") == 1:
+        cached = _hf_cache_dir(host, host.env(), cmd.model)
+        if cached:
+            listing = host.list_dir(cached)
+            fact.path, fact.resolved_from, fact.files = cached, "Hugging Face cache", sorted(listing.entries or [])
+        else:
+            fact.why_not = (f"{cmd.model} is not a local directory and is not in the Hugging Face cache "
+                            "(vLLM would download it at start-up)")
+    else:
+        fact.why_not = f"{cmd.model}: {listing.error_message or listing.error or 'not a directory'}"
+    tmpl = cmd.get("chat_template")
+    if isinstance(tmpl, str) and tmpl:
+        if "{{" in tmpl or "{%" in tmpl:
+            fact.chat_template_arg = tmpl  # vLLM accepts the template inline
+        else:
+            r = host.read_file(tmpl, max_bytes=MODEL_FILES_MAX)
+            if r.ok:
+                fact.chat_template_arg = r.content
+            else:
+                fact.chat_template_arg_error = f"--chat-template {tmpl}: {r.error_message or r.error}"
+    if fact.path is None:
+        return fact
+    j = posixpath.join
+    if "config.json" in fact.files:
+        fact.config, fact.config_error = _json(host, j(fact.path, "config.json"))
+        if fact.config is not None and not isinstance(fact.config, dict):
+            fact.config, fact.config_error = None, f"{j(fact.path, 'config.json')}: not a JSON object"
+    else:
+        fact.config_error = f"{j(fact.path, 'config.json')}: no such file"
+    if "tokenizer_config.json" in fact.files:
+        tc, _ = _json(host, j(fact.path, "tokenizer_config.json"))
+        if isinstance(tc, dict):
+            fact.tokenizer_chat_template = _template_text(tc.get("chat_template"))
+    for name in ("chat_template.jinja", "chat_template.json"):
+        if name in fact.files:
+            r = host.read_file(j(fact.path, name), max_bytes=MODEL_FILES_MAX)
+            if r.ok:
+                fact.chat_template_files[name] = r.content
+    fact.quant_description_files = [f for f in fact.files
+                                    if f.startswith("quant_model_description") and f.endswith(".json")]
+    if fact.quant_description_files:
+        desc, _ = _json(host, j(fact.path, fact.quant_description_files[0]))
+        if isinstance(desc, dict) and desc.get("model_quant_type"):
+            fact.quant_type = str(desc["model_quant_type"])
+    return fact

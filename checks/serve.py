@@ -1,0 +1,845 @@
+"""SERVE checks: lint one `vllm serve` command line against this machine and the INSTALLED vLLM/vllm-ascend.
+
+They run when `ascend-doctor exec -- vllm serve …` presets the `serve_cmd` fact; under plain `ascend-doctor check`
+they are skipped. Names (parsers, tokenizer modes, architectures, model types, env vars) come from the installed
+packages' files read as text (`vllm_files` fact); when those files cannot be read, the matrix's per-release tables
+stand in and the evidence says so.
+
+  SERVE1xx  flags vLLM checks at start-up (parser names, tokenizer mode, auto tool choice)
+  SERVE2xx  the model directory (config.json, architecture, parser family, quantization, chat template)
+  SERVE3xx  sizing against the NPUs (TP x PP, attention heads, max-model-len, HBM)
+  SERVE4xx  the environment the server inherits
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+from typing import Any, Optional
+
+from ascend_doctor.engine import ev
+from ascend_doctor.registry import check
+from ascend_doctor.versions import try_parse_version
+
+SKIP_NO_CMD = "no vllm serve command to lint (use `ascend-doctor exec -- vllm serve …`)"
+CMD_NEEDS = ["serve_cmd"]
+
+
+def _cmd(ctx):
+    """(serve_cmd, None) or (None, skip outcome)."""
+    cmd = ctx.try_fact("serve_cmd")
+    if cmd is None:
+        return None, ctx.skip(SKIP_NO_CMD)
+    if not cmd.recognized:
+        return None, ctx.skip(f"not a vLLM server command, nothing to lint: {cmd.display[:200]}")
+    return cmd, None
+
+
+def _cmd_ev(cmd) -> Any:
+    return ev("command line", cmd.display)
+
+
+def _server_env(ctx, cmd) -> dict:
+    """The environment the server will inherit: ours (or the snapshot's) plus `env K=V` on the command line."""
+    env = dict(ctx.try_fact("env") or {})
+    env.update(cmd.env)
+    return env
+
+
+def _vllm_version(ctx) -> Optional[str]:
+    files = ctx.try_fact("vllm_files")
+    if files is not None and files.vllm_version:
+        return files.vllm_version
+    py = ctx.try_fact("python")
+    d = py.dist("vllm") if py is not None else None
+    return d.version if d else None
+
+
+def _stack(ctx) -> str:
+    py = ctx.try_fact("python")
+    parts = []
+    for name in ("vllm", "vllm-ascend"):
+        d = py.dist(name) if py is not None else None
+        if d is not None:
+            parts.append(f"{name} {d.version}")
+    return ", ".join(parts) or "vLLM (version unknown)"
+
+
+def _names(ctx, attr: str, kind: Optional[str]):
+    """(set of names or None, evidence source, note) from the installed files, else the matrix (kind given)."""
+    files = ctx.try_fact("vllm_files")
+    nl = getattr(files, attr) if files is not None else None
+    if nl is not None and nl.ok:
+        return set(nl.names), f"file: {nl.source}", ""
+    why = nl.why_not if nl is not None else "the installed vLLM files could not be read"
+    version = _vllm_version(ctx)
+    if kind and version:
+        names = ctx.matrix.parsers_in_vllm(version, kind)
+        if names is not None:
+            return set(names), f"matrix: vLLM {version} ({kind} table)", f"installed files not read ({why})"
+        return None, "", f"{why}; the matrix has no complete {kind} list for vLLM {version}"
+    return None, "", why if version or not kind else f"{why}; vLLM is not installed in the serving python"
+
+
+def _upgrade_hint(ctx, kind: str, name: str) -> tuple[str, Optional[str]]:
+    """(sentence naming the first vLLM / vllm-ascend release with `name`, that vllm-ascend release)."""
+    first = ctx.matrix.first_vllm_release_with(kind, name)
+    if not first:
+        return f"no vLLM release in the matrix registers {name!r}", None
+    ascend = [r.version for r in ctx.matrix.releases_for_vllm(first)]
+    if ascend:
+        return (f"{name!r} first appears in vLLM {first}, which vllm-ascend v{ascend[0]} pairs with", ascend[0])
+    return f"{name!r} first appears in vLLM {first}", None
+
+
+def _name_check(ctx, option: str, attr: str, kind: str, plugin_option: str):
+    cmd, skip = _cmd(ctx)
+    if skip:
+        return skip
+    flag = "--" + option.replace("_", "-")
+    name = cmd.get(option)
+    if not isinstance(name, str) or not name:
+        return ctx.skip(f"{flag} not given")
+    names, source, note = _names(ctx, attr, kind)
+    evidence = [ev("command line", cmd.source(option))]
+    if names is None:
+        return ctx.unknown(f"cannot tell which {flag} values the installed vLLM accepts: {note}", evidence)
+    evidence.append(ev(source, ", ".join(sorted(names)) + (f"\n({note})" if note else "")))
+    if name in names:
+        return ctx.ok(f"{flag} {name} is registered in the installed {_stack(ctx)}", evidence)
+    hint, ascend = _upgrade_hint(ctx, kind, name)
+    close = difflib.get_close_matches(name, sorted(names), n=3, cutoff=0.6)
+    version = _vllm_version(ctx)
+    first = ctx.matrix.first_vllm_release_with(kind, name)
+    newer = (first and version and try_parse_version(first) and try_parse_version(version)
+             and try_parse_version(first) > try_parse_version(version))
+    msg = f"{flag} {name} is not registered in the installed {_stack(ctx)}: vLLM will refuse to start"
+    if newer:
+        msg += f"; {hint}"
+    if cmd.has(plugin_option):
+        return ctx.warn(msg + f" unless --{plugin_option.replace('_', '-')} registers it", evidence)
+    fixes = []
+    if newer:
+        target = f"vllm-ascend v{ascend} (vLLM {first})" if ascend else f"vLLM {first}"
+        fixes.append(f"upgrade the serving stack to {target} or newer (e.g. image quay.io/ascend/vllm-ascend:"
+                     f"v{ascend})" if ascend else f"upgrade the serving stack to {target} or newer")
+    if close:
+        fixes.append(f"or use a name this vLLM has: {', '.join(close)}")
+    elif not newer:
+        fixes.append(f"use one of: {', '.join(sorted(names))}")
+    rem = "; ".join(fixes)
+    return ctx.fail(msg, evidence, remediation=(rem[:1].upper() + rem[1:] + ".") if rem else None,
+                    missing=name, first_vllm=first, vllm_ascend=ascend)
+
+
+@check("SERVE101", "serve-tool-parser-known", severity="error",
+       needs=["serve_cmd", "vllm_files", "python"])
+def tool_parser_known(ctx):
+    """The --tool-call-parser exists in the installed vLLM
+
+    What it checks: the `--tool-call-parser` name against the parsers the installed vLLM registers
+    (`_TOOL_PARSERS_TO_REGISTER` in vllm/tool_parsers/__init__.py from 0.13.0; `@ToolParserManager.register_module`
+    in vllm/entrypoints/openai/tool_parsers/*.py before), read as text; the matrix's per-release table when the files
+    are not readable.
+
+    Why it matters: an unknown name stops vLLM at start-up with `KeyError: invalid tool call parser: <name>`. The
+    classic case is `deepseek_v4` on a vllm-ascend v0.13.0rc3 image (vLLM 0.13.0): the parser only exists from vLLM
+    0.20.2 (vllm-ascend#8875).
+
+    How to fix: upgrade to the vllm-ascend release the finding names (its vLLM registers the parser), or pick a
+    parser the installed vLLM has; a parser plugin file can be loaded with `--tool-parser-plugin FILE`.
+    """
+    return _name_check(ctx, "tool_call_parser", "tool_parsers", "tool_parser", "tool_parser_plugin")
+
+
+@check("SERVE102", "serve-reasoning-parser-known", severity="error",
+       needs=["serve_cmd", "vllm_files", "python"])
+def reasoning_parser_known(ctx):
+    """The --reasoning-parser exists in the installed vLLM
+
+    What it checks: the `--reasoning-parser` name against `_REASONING_PARSERS_TO_REGISTER` in
+    vllm/reasoning/__init__.py (or the `@ReasoningParserManager.register_module` decorators of older releases).
+
+    Why it matters: vLLM refuses to start with an unknown reasoning parser; `deepseek_v4` needs vLLM 0.20.2+.
+
+    How to fix: upgrade to the vllm-ascend release the finding names, or use a reasoning parser the installed vLLM
+    has (`deepseek_r1`, `deepseek_v3`, `qwen3`, …); plugins load with `--reasoning-parser-plugin FILE`.
+    """
+    return _name_check(ctx, "reasoning_parser", "reasoning_parsers", "reasoning_parser", "reasoning_parser_plugin")
+
+
+@check("SERVE103", "serve-tokenizer-mode-known", severity="error",
+       needs=["serve_cmd", "vllm_files", "python"])
+def tokenizer_mode_known(ctx):
+    """The --tokenizer-mode exists in the installed vLLM
+
+    What it checks: `--tokenizer-mode` against the `TokenizerMode` Literal of vllm/config/model.py (vllm/config.py
+    in older releases).
+
+    Why it matters: vLLM rejects an unknown mode (argparse choices before 0.12; `No tokenizer registered for
+    tokenizer_mode=…` after). DeepSeek-V3.2 / V4 need their own modes (`deepseek_v32` from vLLM 0.13.0,
+    `deepseek_v4` from 0.20.2) because they ship no Jinja chat template.
+
+    How to fix: upgrade to the release the finding names, or drop `--tokenizer-mode` to use `auto`.
+    """
+    return _name_check(ctx, "tokenizer_mode", "tokenizer_modes", "tokenizer_mode", "tokenizer_mode_plugin")
+
+
+@check("SERVE104", "serve-auto-tool-choice", severity="error", needs=CMD_NEEDS)
+def auto_tool_choice(ctx):
+    """--enable-auto-tool-choice and --tool-call-parser are given together
+
+    What it checks: that the two flags appear together on the command line (or in --config).
+
+    Why it matters: `--enable-auto-tool-choice` without a parser stops vLLM at start-up with `TypeError: Error:
+    --enable-auto-tool-choice requires --tool-call-parser`. A parser without `--enable-auto-tool-choice` starts, but
+    every request with `tool_choice: "auto"` — the OpenAI SDK default when `tools` are sent — fails with `"auto"
+    tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`.
+
+    How to fix: pass both: `--enable-auto-tool-choice --tool-call-parser <parser of the model>`.
+    """
+    cmd, skip = _cmd(ctx)
+    if skip:
+        return skip
+    auto = cmd.flag("enable_auto_tool_choice")
+    parser = cmd.get("tool_call_parser")
+    evidence = [_cmd_ev(cmd)]
+    if auto and not parser:
+        return ctx.fail("--enable-auto-tool-choice without --tool-call-parser: vLLM exits at start-up with "
+                        "`TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser`", evidence,
+                        remediation="Add `--tool-call-parser <name>` for the model (e.g. hermes for Qwen, "
+                                    "deepseek_v31/deepseek_v32/deepseek_v4 for DeepSeek), or drop "
+                                    "--enable-auto-tool-choice.")
+    if parser and not auto:
+        return ctx.fail(f"--tool-call-parser {parser} without --enable-auto-tool-choice: requests with "
+                        "tool_choice \"auto\" (the default when tools are sent) are refused with `\"auto\" tool "
+                        "choice requires --enable-auto-tool-choice and --tool-call-parser to be set`", evidence,
+                        remediation=f"Add `--enable-auto-tool-choice` next to `--tool-call-parser {parser}`.")
+    if not parser:
+        return ctx.skip("tool calling is not enabled (neither flag given)")
+    return ctx.ok(f"--enable-auto-tool-choice with --tool-call-parser {parser}", evidence)
+
+
+# Model directory -----------------------------------------------------------------------------------------------
+def _model(ctx):
+    """(cmd, model fact, None) or (.., .., outcome to return)."""
+    cmd, skip = _cmd(ctx)
+    if skip:
+        return None, None, skip
+    m = ctx.fact("serve_model")
+    if m.path is None:
+        return cmd, m, ctx.unknown(f"model {m.model} not readable on this machine: {m.why_not}")
+    return cmd, m, None
+
+
+def _config(ctx, m) -> dict:
+    """config.json with --hf-overrides merged (vLLM applies them before validating)."""
+    cfg = dict(m.config or {})
+    cmd = ctx.try_fact("serve_cmd")
+    ov = cmd.get("hf_overrides") if cmd is not None else None
+    if isinstance(ov, str):
+        try:
+            ov = json.loads(ov)
+        except ValueError:
+            ov = None
+    if isinstance(ov, dict):
+        cfg.update(ov)
+    return cfg
+
+
+def _text_cfg(cfg: dict) -> dict:
+    """The language model's config (multimodal models nest it under text_config)."""
+    t = cfg.get("text_config")
+    return t if isinstance(t, dict) else cfg
+
+
+@check("SERVE201", "serve-model-type-known", severity="error", needs=["serve_cmd", "serve_model", "vllm_files"])
+def model_type_known(ctx):
+    """The model's config.json is readable and its model_type is known to the installed transformers/vLLM
+
+    What it checks: `config.json` in the model directory (or its Hugging Face cache snapshot) parses, has a
+    `model_type`, and that type is in transformers' `CONFIG_MAPPING_NAMES` (configuration_auto.py) or in vLLM's own
+    `_CONFIG_REGISTRY` (vllm/transformers_utils/config.py) — or the model brings its code (`auto_map`) and
+    `--trust-remote-code` is given.
+
+    Why it matters: otherwise vLLM stops while loading the config with `ValueError: The checkpoint you are trying to
+    load has model type `deepseek_v4` but Transformers does not recognize this architecture` — after the container
+    was scheduled and the weights mounted.
+
+    How to fix: install the transformers (and vLLM) release the model card asks for — for DeepSeek-V4 a vllm-ascend
+    image whose vLLM registers `deepseek_v4` — or, for models that ship their own code, add `--trust-remote-code`.
+    """
+    cmd, m, out = _model(ctx)
+    if out:
+        return out
+    if m.config is None:
+        return ctx.fail(f"config.json of {m.path} cannot be read: {m.config_error}",
+                        [ev(f"dir: {m.path}", ", ".join(m.files[:40]))],
+                        remediation="Point vllm serve at the directory that holds config.json and the weights "
+                                    "(a complete download: `huggingface-cli download <repo> --local-dir DIR`).")
+    cfg = _config(ctx, m)
+    mt = cfg.get("model_type")
+    evidence = [ev(f"file: {m.path}/config.json", f"model_type: {mt!r}, architectures: {cfg.get('architectures')}")]
+    if not mt:
+        return ctx.fail(f"{m.path}/config.json has no model_type", evidence)
+    files = ctx.try_fact("vllm_files")
+    known: set = set()
+    sources = []
+    for attr, label in (("transformers_model_types", "transformers"), ("vllm_model_types", "vLLM config registry")):
+        nl = getattr(files, attr) if files is not None else None
+        if nl is not None and nl.ok:
+            known |= set(nl.names)
+            sources.append(f"{label}: {nl.source}")
+    tf_ok = files is not None and files.transformers_model_types.ok
+    if mt in known:
+        return ctx.ok(f"model_type {mt} is known ({'; '.join(sources)})", evidence)
+    auto_map = isinstance(cfg.get("auto_map"), dict)
+    if auto_map and cmd.flag("trust_remote_code"):
+        return ctx.ok(f"model_type {mt} comes with the model's own code (auto_map) and --trust-remote-code is given",
+                      evidence)
+    if not tf_ok:
+        why = files.transformers_model_types.why_not if files is not None else "installed files not read"
+        return ctx.unknown(f"cannot tell whether the installed transformers knows model_type {mt}: {why}", evidence)
+    evidence.append(ev(sources[0], f"{len(known)} model types; closest: "
+                                   f"{', '.join(difflib.get_close_matches(mt, sorted(known), n=5, cutoff=0.5))}"))
+    tf = files.transformers_version or "?"
+    if auto_map:
+        return ctx.fail(f"model_type {mt} is not built into transformers {tf}; the model ships its own code "
+                        "(auto_map) but --trust-remote-code is not given", evidence,
+                        remediation="Add `--trust-remote-code` (after reviewing the model's Python files).")
+    return ctx.fail(f"Transformers {tf} does not recognize this architecture: {mt} (nor does the installed vLLM's "
+                    "config registry): vLLM will stop while loading the config", evidence,
+                    model_type=mt)
+
+
+@check("SERVE202", "serve-architecture-supported", severity="error",
+       needs=["serve_cmd", "serve_model", "vllm_files"])
+def architecture_supported(ctx):
+    """The model's architecture has an implementation in the installed vLLM (or vllm-ascend)
+
+    What it checks: `architectures` in config.json against the `_*_MODELS` registry dicts of
+    vllm/model_executor/models/registry.py plus the `ModelRegistry.register_model` calls of vllm_ascend.
+
+    Why it matters: an architecture vLLM does not implement falls back to the Transformers backend (slow, often
+    unsupported on NPU) or fails with `Model architectures ['…'] are not supported for now`.
+
+    How to fix: upgrade to a vLLM/vllm-ascend release that lists the architecture (see the model's recipe in the
+    vllm-ascend docs), or use `--model-impl transformers` knowingly.
+    """
+    cmd, m, out = _model(ctx)
+    if out:
+        return out
+    if m.config is None:
+        return ctx.unknown(f"config.json of {m.path} cannot be read: {m.config_error}")
+    archs = _config(ctx, m).get("architectures") or []
+    evidence = [ev(f"file: {m.path}/config.json", f"architectures: {archs}")]
+    if not archs:
+        return ctx.unknown("config.json lists no architectures", evidence)
+    names, source, note = _names(ctx, "architectures", None)
+    if names is None:
+        return ctx.unknown(f"cannot read the installed vLLM's model registry: {note}", evidence)
+    hit = [a for a in archs if a in names]
+    if hit:
+        return ctx.ok(f"vLLM implements {', '.join(hit)} ({source})", evidence)
+    evidence.append(ev(source, f"{len(names)} architectures; closest: "
+                               f"{', '.join(difflib.get_close_matches(archs[0], sorted(names), n=5, cutoff=0.5))}"))
+    if str(cmd.get("model_impl") or "") == "transformers":
+        return ctx.warn(f"the installed {_stack(ctx)} has no native implementation of {', '.join(archs)}; "
+                        "--model-impl transformers uses the Transformers backend", evidence)
+    return ctx.fail(f"the installed {_stack(ctx)} has no implementation of {', '.join(archs)}", evidence)
+
+
+# model_type -> tool parsers that read that family's tool-call markup (matrix-facts §4.1/§4.3).
+MODEL_TOOL_PARSERS = {
+    "deepseek_v3": {"deepseek_v3", "deepseek_v31"},  # DeepSeek-V3/R1 and V3.1 share model_type deepseek_v3
+    "deepseek_v32": {"deepseek_v32"},
+    "deepseek_v4": {"deepseek_v4"},
+    "kimi_k2": {"kimi_k2"},
+    "glm4_moe": {"glm45", "glm47"},
+    "qwen2": {"hermes"},
+    "qwen2_moe": {"hermes"},
+    "qwen3": {"hermes", "qwen3_xml", "qwen3_coder", "qwen3_json"},
+    "qwen3_moe": {"hermes", "qwen3_coder", "qwen3_xml", "qwen3_json"},
+}
+_V31_NAME = re.compile(r"v3[._-]?1(?![0-9])|terminus", re.IGNORECASE)
+
+
+@check("SERVE203", "serve-parser-model-family", severity="error", needs=["serve_cmd", "serve_model"])
+def parser_model_family(ctx):
+    """The tool-call parser matches the model family
+
+    What it checks: `--tool-call-parser` against the model's `model_type` (config.json): DeepSeek-V3/R1 →
+    deepseek_v3, V3.1 → deepseek_v31, V3.2 → deepseek_v32, V4 → deepseek_v4, Qwen → hermes / qwen3_coder, Kimi-K2 →
+    kimi_k2, GLM-4.5 → glm45. Families not in the table pass unjudged.
+
+    Why it matters: each family writes tool calls in its own markup (`<｜tool▁call▁begin｜>`, DSML `<｜DSML｜invoke>`,
+    `<tool_call>`…). With the wrong parser the server answers 200 but the call arrives as raw markup in `content` and
+    `tool_calls` is empty (vllm#26897: a V3.2 model served with deepseek_v31).
+
+    How to fix: use the parser the finding names (and the matching `--reasoning-parser` / `--tokenizer-mode`).
+    """
+    cmd, m, out = _model(ctx)
+    if out:
+        return out
+    parser = cmd.get("tool_call_parser")
+    if not isinstance(parser, str):
+        return ctx.skip("--tool-call-parser not given")
+    if m.config is None:
+        return ctx.unknown(f"config.json of {m.path} cannot be read: {m.config_error}")
+    mt = _config(ctx, m).get("model_type")
+    evidence = [ev(f"file: {m.path}/config.json", f"model_type: {mt!r}"), ev("command line", cmd.source("tool_call_parser"))]
+    want = MODEL_TOOL_PARSERS.get(str(mt))
+    if want is None:
+        return ctx.ok(f"no family rule for model_type {mt}; --tool-call-parser {parser} not judged", evidence)
+    if mt == "deepseek_v3" and parser in want:
+        v31 = bool(_V31_NAME.search(m.model))
+        expected = "deepseek_v31" if v31 else "deepseek_v3"
+        if parser != expected:
+            return ctx.warn(f"the model name {m.model!r} suggests DeepSeek-{'V3.1' if v31 else 'V3/R1'}, whose calls "
+                            f"{expected} parses; {parser} expects the other call shape", evidence,
+                            remediation=f"Use `--tool-call-parser {expected}` unless this checkpoint is really the "
+                                        "other release.")
+    if parser not in want:
+        return ctx.fail(f"--tool-call-parser {parser} does not read the tool-call markup of model_type {mt}: calls "
+                        "will arrive as raw text in `content`", evidence,
+                        remediation=f"Use `--tool-call-parser {' or '.join(sorted(want))}` for this model.",
+                        expected=sorted(want))
+    return ctx.ok(f"--tool-call-parser {parser} matches model_type {mt}", evidence)
+
+
+@check("SERVE204", "serve-quantization-flag", severity="error", needs=["serve_cmd", "serve_model"])
+def quantization_flag(ctx):
+    """An Ascend-quantized checkpoint is served with --quantization ascend (and only such a checkpoint)
+
+    What it checks: a `quant_model_description*.json` in the model directory (msModelSlim output: W8A8,
+    W8A8_DYNAMIC, W4A8…), or `quantization_config.quant_method: ascend` in config.json, against `--quantization`.
+
+    Why it matters: without `--quantization ascend` vllm-ascend loads the int8 weights as if they were bf16 and fails
+    on shape/dtype mismatches (or produces garbage); with `--quantization ascend` on an unquantized checkpoint vLLM
+    stops with `Cannot find the config file for ascend`.
+
+    How to fix: add `--quantization ascend` for msModelSlim-quantized weights (e.g. `*-w8a8*` directories); drop it
+    for bf16 weights.
+    """
+    cmd, m, out = _model(ctx)
+    if out:
+        return out
+    cfg = _config(ctx, m) if m.config is not None else {}
+    qc = cfg.get("quantization_config") if isinstance(cfg.get("quantization_config"), dict) else {}
+    method = str(qc.get("quant_method") or "") if qc else ""
+    ascend_q = bool(m.quant_description_files) or method == "ascend"
+    flag = cmd.get("quantization")
+    evidence = [ev(f"dir: {m.path}", "quant description: " + (", ".join(m.quant_description_files) or "none")
+                   + (f" (model_quant_type {m.quant_type})" if m.quant_type else "")
+                   + (f"; config.json quantization_config.quant_method: {method}" if method else ""))]
+    if flag is not None:
+        evidence.append(ev("command line", cmd.source("quantization")))
+    kind = m.quant_type or "Ascend-quantized"
+    if ascend_q and flag != "ascend":
+        return ctx.fail(f"{m.path} is an Ascend {kind} checkpoint but "
+                        + (f"--quantization is {flag}" if flag else "--quantization ascend is not given"),
+                        evidence, remediation="Add `--quantization ascend` to the vllm serve command line.")
+    if flag == "ascend" and not ascend_q:
+        if m.config is None:
+            return ctx.unknown(f"config.json of {m.path} cannot be read: {m.config_error}", evidence)
+        return ctx.fail(f"--quantization ascend but {m.path} has no quant_model_description.json: vLLM stops with "
+                        "`Cannot find the config file for ascend`", evidence,
+                        remediation="Drop `--quantization ascend` for unquantized (bf16) weights, or point at the "
+                                    "msModelSlim output directory.")
+    if ascend_q:
+        return ctx.ok(f"Ascend {kind} checkpoint served with --quantization ascend", evidence)
+    return ctx.ok("unquantized checkpoint" + (f" ({method} quantization_config)" if method else "")
+                  + (f", --quantization {flag}" if flag else ""), evidence)
+
+
+_OWN_ENCODER_MODES = {"deepseek_v32", "deepseek_v4"}
+
+
+@check("SERVE205", "serve-chat-template-tools", severity="warning", needs=["serve_cmd", "serve_model"])
+def chat_template_tools(ctx):
+    """With tools enabled, the chat template renders tool definitions
+
+    What it checks: when `--enable-auto-tool-choice`/`--tool-call-parser` is given: `--chat-template FILE`, else the
+    model's `chat_template.jinja`/`.json`, else `chat_template` in tokenizer_config.json — and that it mentions
+    `tools`. DeepSeek-V3.2/V4 have no Jinja template: `--tokenizer-mode deepseek_v32|deepseek_v4` supplies the
+    encoder instead.
+
+    Why it matters: a template that ignores `tools` never shows the model the tool definitions, so it never calls
+    them; no template at all makes every chat request fail (`As of transformers v4.44, default chat template is no
+    longer allowed`).
+
+    How to fix: pass the model's official tool-aware template with `--chat-template FILE` (vLLM ships some under
+    examples/ e.g. tool_chat_template_deepseekv31.jinja), or for DeepSeek-V3.2/V4 `--tokenizer-mode <model_type>`.
+    """
+    cmd, m, out = _model(ctx)
+    if out:
+        return out
+    if not (cmd.flag("enable_auto_tool_choice") or cmd.get("tool_call_parser")):
+        return ctx.skip("tool calling is not enabled")
+    mode = cmd.get("tokenizer_mode")
+    mt = (_config(ctx, m) if m.config is not None else {}).get("model_type")
+    if mode in _OWN_ENCODER_MODES:
+        return ctx.ok(f"--tokenizer-mode {mode} encodes the chat (tools included) without a Jinja template",
+                      [ev("command line", cmd.source("tokenizer_mode"))])
+    if m.chat_template_arg_error:
+        return ctx.fail(m.chat_template_arg_error, [_cmd_ev(cmd)],
+                        remediation="Fix the --chat-template path (it is read inside the container).")
+    candidates = []
+    if m.chat_template_arg is not None:
+        candidates.append((f"--chat-template {cmd.get('chat_template')}"[:200], m.chat_template_arg))
+    for name, text in sorted(m.chat_template_files.items()):
+        candidates.append((f"file: {m.path}/{name}", text))
+    if m.tokenizer_chat_template:
+        candidates.append((f"file: {m.path}/tokenizer_config.json chat_template", m.tokenizer_chat_template))
+    if not candidates:
+        if mt in _OWN_ENCODER_MODES:
+            return ctx.warn(f"model_type {mt} ships no Jinja chat template and --tokenizer-mode {mt} is not given",
+                            [ev(f"dir: {m.path}", ", ".join(m.files[:40]))],
+                            remediation=f"Add `--tokenizer-mode {mt}` (the vLLM release must have it, see SERVE103).")
+        return ctx.warn(f"{m.path} has no chat template and no --chat-template is given: chat requests will fail",
+                        [ev(f"dir: {m.path}", ", ".join(m.files[:40]))])
+    where, text = candidates[0]
+    evidence = [ev(where, text[:600])]
+    if "tools" in text:
+        return ctx.ok(f"the chat template ({where}) renders tools", evidence)
+    return ctx.warn(f"the chat template ({where}) never mentions `tools`: the model will not see the tool "
+                    "definitions", evidence)
+
+
+# Sizing --------------------------------------------------------------------------------------------------------
+def _int_opt(cmd, name: str, default: int) -> int:
+    v = cmd.int_opt(name)
+    return default if v is None else v
+
+
+def _visible(ctx, cmd):
+    """(logical device list [(npu_id, chip)], evidence list, note) or (None, evidence, why)."""
+    from ascend_doctor.probes.devices import parse_device_ids
+
+    smi = ctx.try_fact("npu_smi")
+    evidence = []
+    if smi is None or not smi.usable:
+        return None, evidence, ("npu-smi gave no device table: " + (smi.reason() if smi is not None else
+                                                                     "npu_smi fact unavailable"))
+    chips = list(smi.info.chips)
+    evidence.append(ev("cmd: npu-smi info", f"{len(chips)} chip(s): "
+                                            + ", ".join(f"NPU {c.npu_id} chip {c.chip_id}" for c in chips)))
+    devices = ctx.try_fact("devices")
+    if devices is not None and devices.dev_listed and devices.davinci and len(devices.davinci) < len(chips):
+        evidence.append(ev("dir: /dev", "davinci nodes: " + ", ".join(f"davinci{n}" for n in devices.davinci)))
+        chips = chips[:len(devices.davinci)]
+    env = _server_env(ctx, cmd)
+    rt = env.get("ASCEND_RT_VISIBLE_DEVICES")
+    if rt is not None and rt.strip():
+        ids, bad = parse_device_ids(rt, ranges=False)
+        evidence.append(ev("env: ASCEND_RT_VISIBLE_DEVICES", rt))
+        if not bad:
+            chips = [chips[i] for i in dict.fromkeys(ids) if 0 <= i < len(chips)]
+    return chips, evidence, ""
+
+
+@check("SERVE301", "serve-parallel-fits-npus", severity="error",
+       needs=["serve_cmd", "npu_smi", "devices", "env"])
+def parallel_fits(ctx):
+    """Tensor x pipeline (x data) parallel size fits the NPUs this server can see
+
+    What it checks: `--tensor-parallel-size` × `--pipeline-parallel-size` × local data-parallel size against the
+    chips `npu-smi info` lists, narrowed to the /dev/davinciN nodes present (containers) and to
+    `ASCEND_RT_VISIBLE_DEVICES`.
+
+    Why it matters: vLLM spawns one worker per rank; with more ranks than visible NPUs the extra workers fail with
+    `Invalid device ID` / `drvErr=87`, or HCCL initialisation hangs until its timeout.
+
+    How to fix: lower `--tensor-parallel-size` to the visible count, or give the container more devices
+    (`--device /dev/davinciN`) / widen `ASCEND_RT_VISIBLE_DEVICES`; across nodes use Ray or `--nnodes`.
+    """
+    cmd, skip = _cmd(ctx)
+    if skip:
+        return skip
+    try:
+        tp = _int_opt(cmd, "tensor_parallel_size", 1)
+        pp = _int_opt(cmd, "pipeline_parallel_size", 1)
+        dp = cmd.int_opt("data_parallel_size_local") or _int_opt(cmd, "data_parallel_size", 1)
+        nnodes = _int_opt(cmd, "nnodes", 1)
+    except ValueError as exc:
+        return ctx.fail(f"a parallel size is not an integer: {exc}", [_cmd_ev(cmd)])
+    total = tp * pp * dp
+    per_node = math.ceil(total / nnodes) if nnodes > 1 and not cmd.has("data_parallel_size_local") else total
+    chips, evidence, why = _visible(ctx, cmd)
+    shape = f"TP {tp} x PP {pp}" + (f" x DP {dp}" if dp > 1 else "") + (f" over {nnodes} nodes" if nnodes > 1 else "")
+    evidence.insert(0, ev("command line", shape))
+    if chips is None:
+        return ctx.unknown(f"{shape} needs {per_node} NPU(s) here, but {why}", evidence)
+    if per_node <= len(chips):
+        return ctx.ok(f"{shape} needs {per_node} NPU(s); {len(chips)} visible", evidence)
+    msg = f"{shape} needs {per_node} NPU(s) on this machine but only {len(chips)} are visible"
+    if str(cmd.get("distributed_executor_backend") or "") == "ray":
+        return ctx.warn(msg + ": this only works when the Ray cluster spans other nodes", evidence)
+    return ctx.fail(msg, evidence, remediation=f"Use `--tensor-parallel-size {len(chips) // max(pp * dp, 1) or 1}` "
+                                               "(a divisor of the model's attention heads), or make more NPUs "
+                                               "visible (docker `--device /dev/davinciN`, ASCEND_RT_VISIBLE_DEVICES).",
+                    needed=per_node, visible=len(chips))
+
+
+@check("SERVE302", "serve-tp-divides-heads", severity="error", needs=["serve_cmd", "serve_model"])
+def tp_divides_heads(ctx):
+    """The tensor-parallel size divides the model's attention heads
+
+    What it checks: `num_attention_heads` in config.json (text_config for multimodal models) modulo
+    `--tensor-parallel-size`.
+
+    Why it matters: vLLM stops with `Total number of attention heads (N) must be divisible by tensor parallel size
+    (T)` after the workers started.
+
+    How to fix: pick a TP size that divides the head count (the finding lists the ones that fit).
+    """
+    cmd, m, out = _model(ctx)
+    if out:
+        return out
+    try:
+        tp = _int_opt(cmd, "tensor_parallel_size", 1)
+    except ValueError as exc:
+        return ctx.fail(f"--tensor-parallel-size is not an integer: {exc}", [_cmd_ev(cmd)])
+    if m.config is None:
+        return ctx.unknown(f"config.json of {m.path} cannot be read: {m.config_error}")
+    heads = _text_cfg(_config(ctx, m)).get("num_attention_heads")
+    evidence = [ev(f"file: {m.path}/config.json", f"num_attention_heads: {heads}"), ev("command line", f"TP {tp}")]
+    if not isinstance(heads, int) or heads <= 0:
+        return ctx.unknown("config.json has no num_attention_heads", evidence)
+    if heads % tp == 0:
+        return ctx.ok(f"{heads} attention heads split evenly over TP {tp}", evidence)
+    fits = [d for d in range(1, min(heads, 64) + 1) if heads % d == 0]
+    return ctx.fail(f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp})",
+                    evidence, remediation=f"Use a TP size among {fits}.")
+
+
+_LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+             "max_sequence_length", "max_seq_length", "seq_len")
+
+
+def derived_max_len(cfg: dict) -> tuple[Optional[int], str, list[str]]:
+    """(longest context vLLM derives from the config, the key it came from, rope fields used) — after
+    vllm/config/model.py `_get_and_verify_max_len` (0.13.0): the smallest length key, times the rope `factor` (yarn:
+    applied to `original_max_position_embeddings`), except for su/longrope/llama3 scaling."""
+    present = [(cfg[k], k) for k in _LEN_KEYS if isinstance(cfg.get(k), (int, float)) and cfg.get(k) > 0]
+    if not present:
+        return None, "", []
+    base, key = min(present)
+    rope = cfg.get("rope_scaling") or cfg.get("rope_parameters")
+    fields: list[str] = []
+    derived = float(base)
+    if isinstance(rope, dict):
+        rtype = rope.get("rope_type") or rope.get("type")
+        factor = rope.get("factor")
+        if rtype not in ("su", "longrope", "llama3") and isinstance(factor, (int, float)):
+            fields.append(f"rope_scaling.rope_type={rtype}")
+            if rtype == "yarn" and isinstance(rope.get("original_max_position_embeddings"), (int, float)):
+                derived = float(rope["original_max_position_embeddings"])
+                fields.append(f"rope_scaling.original_max_position_embeddings={int(derived)}")
+            derived *= factor
+            fields.append(f"rope_scaling.factor={factor}")
+    return int(derived), f"{key}={int(base)}", fields
+
+
+@check("SERVE303", "serve-max-model-len", severity="error", needs=["serve_cmd", "serve_model", "env"])
+def max_model_len(ctx):
+    """--max-model-len is within what the model config allows
+
+    What it checks: `--max-model-len` against the length vLLM derives from config.json (the smallest of
+    max_position_embeddings / seq_length / …, scaled by `rope_scaling.factor`, for yarn from
+    `original_max_position_embeddings`), including `--hf-overrides`.
+
+    Why it matters: above it vLLM stops with `User-specified max_model_len (X) is greater than the derived
+    max_model_len (Y)`; forcing it with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 gives wrong output or NaNs past the trained
+    length.
+
+    How to fix: lower `--max-model-len` to the derived value, or extend the context the supported way: rope scaling
+    via `--hf-overrides '{"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings":
+    32768}}'` for models trained for it.
+    """
+    cmd, m, out = _model(ctx)
+    if out:
+        return out
+    try:
+        want = cmd.int_opt("max_model_len")
+    except ValueError:
+        raw = str(cmd.get("max_model_len"))
+        if re.fullmatch(r"\d+[kKmM]", raw.strip()):  # vLLM accepts 32k / 1m
+            want = int(raw[:-1]) * (1024 if raw[-1] in "kK" else 1024 * 1024)
+        else:
+            return ctx.fail(f"--max-model-len {raw} is not a number", [_cmd_ev(cmd)])
+    if want is None or want == -1:
+        return ctx.skip("--max-model-len not given (vLLM derives it from the model config)")
+    if m.config is None:
+        return ctx.unknown(f"config.json of {m.path} cannot be read: {m.config_error}")
+    cfg = _text_cfg(_config(ctx, m))
+    derived, base, rope = derived_max_len(cfg)
+    evidence = [ev(f"file: {m.path}/config.json", ", ".join([base] + rope) or "no length keys"),
+                ev("command line", f"--max-model-len {want}")]
+    if derived is None:
+        return ctx.unknown("config.json has no max_position_embeddings (or equivalent)", evidence)
+    if want <= derived:
+        via = f" (via {', '.join(rope)})" if rope and want > int(base.split("=")[1]) else ""
+        return ctx.ok(f"--max-model-len {want} <= {derived} derived from the config{via}", evidence)
+    how = f"{base}" + (f" with {', '.join(rope)}" if rope else "")
+    msg = f"--max-model-len {want} is greater than the {derived} derived from config.json ({how})"
+    if _server_env(ctx, cmd).get("VLLM_ALLOW_LONG_MAX_MODEL_LEN") in ("1", "true", "True"):
+        return ctx.warn(msg + "; VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 forces it: output past the trained length is "
+                              "unreliable", evidence)
+    return ctx.fail(msg + ": vLLM refuses to start", evidence,
+                    remediation=f"Use `--max-model-len {derived}` or less (or add rope scaling via --hf-overrides "
+                                "for a model trained for it).")
+
+
+@check("SERVE304", "serve-hbm-headroom", severity="error", needs=["serve_cmd", "npu_smi", "devices", "env"])
+def hbm_headroom(ctx):
+    """Each NPU the server will use has the HBM --gpu-memory-utilization asks for
+
+    What it checks: for the NPUs the server will use (the first TP x PP visible ones), `--gpu-memory-utilization`
+    (default 0.9) × HBM total against HBM free (total − used) in `npu-smi info`.
+
+    Why it matters: vLLM reserves that fraction of every device at start-up; when another process already holds HBM
+    it stops with `ValueError: Free memory on device … is less than desired GPU memory utilization` — or, on older
+    releases, runs out of memory while allocating the KV cache.
+
+    How to fix: free the NPU (`npu-smi info` lists the process holding it), pick other devices with
+    ASCEND_RT_VISIBLE_DEVICES, or lower `--gpu-memory-utilization` to the value the finding computes.
+    """
+    cmd, skip = _cmd(ctx)
+    if skip:
+        return skip
+    try:
+        util = cmd.float_opt("gpu_memory_utilization")
+        tp = _int_opt(cmd, "tensor_parallel_size", 1)
+        pp = _int_opt(cmd, "pipeline_parallel_size", 1)
+    except ValueError as exc:
+        return ctx.fail(f"a numeric option is not a number: {exc}", [_cmd_ev(cmd)])
+    util = 0.9 if util is None else util
+    chips, evidence, why = _visible(ctx, cmd)
+    if chips is None:
+        return ctx.unknown(f"cannot compare HBM: {why}", evidence)
+    used = chips[:tp * pp] or chips[:1]
+    short, seen, fits = [], [], []
+    for c in used:
+        total = c.hbm_total_mb if c.hbm_total_mb else c.memory_total_mb
+        in_use = c.hbm_used_mb if c.hbm_total_mb else c.memory_used_mb
+        if not total or in_use is None:
+            continue
+        need, free = util * total, total - in_use
+        seen.append(f"NPU {c.npu_id} chip {c.chip_id}: {in_use}/{total} MB used")
+        fits.append(free / total)
+        if need > free:
+            short.append(f"NPU {c.npu_id} chip {c.chip_id} needs {need:.0f} MB ({util:g} x {total} MB) but has "
+                         f"{free} MB free ({in_use} MB in use)")
+    if not seen:
+        return ctx.unknown("npu-smi lists no HBM usage for these chips", evidence)
+    evidence.append(ev("cmd: npu-smi info (HBM)", "\n".join(seen)))
+    if short:
+        best = math.floor(min(fits) * 100) / 100
+        return ctx.fail(f"--gpu-memory-utilization {util:g}: " + "; ".join(short), evidence,
+                        remediation=(f"Free those NPUs (see the process table of `npu-smi info`), choose idle ones "
+                                     f"with ASCEND_RT_VISIBLE_DEVICES, or use `--gpu-memory-utilization "
+                                     f"{best:.2f}` or lower."), chips=short)
+    return ctx.ok(f"{len(seen)} NPU(s) can provide {util:g} of their HBM", evidence)
+
+
+# Environment ---------------------------------------------------------------------------------------------------
+@check("SERVE401", "serve-env-v0-engine", severity="error", needs=["serve_cmd", "env", "python"])
+def env_v0_engine(ctx):
+    """VLLM_USE_V1=0 (the removed V0 engine) is not set
+
+    What it checks: `VLLM_USE_V1` in the environment the server inherits.
+
+    Why it matters: vllm-ascend never supported the V0 engine ("V0 Engine is not supported… always set VLLM_USE_V1=1",
+    v0.9.1) and vLLM removed it (V1 default in 0.9.2rc1, V0 gone in vllm-ascend v0.10.0rc1; the variable left
+    vllm/envs.py in 0.12.0, so newer releases ignore it and only warn about an unknown variable).
+
+    How to fix: `unset VLLM_USE_V1` (remove it from the Dockerfile ENV / pod spec / unit Environment=).
+    """
+    cmd, skip = _cmd(ctx)
+    if skip:
+        return skip
+    env = _server_env(ctx, cmd)
+    v = env.get("VLLM_USE_V1")
+    if v is None:
+        return ctx.ok("VLLM_USE_V1 is not set (V1 engine)")
+    evidence = [ev("env: VLLM_USE_V1", v)]
+    version = try_parse_version(_vllm_version(ctx))
+    removed = version is not None and version >= try_parse_version("0.12.0")
+    if v.strip() == "0":
+        if removed:
+            return ctx.warn(f"VLLM_USE_V1=0 is ignored by vLLM {version} (the V0 engine is gone): remove it",
+                            evidence)
+        return ctx.fail("VLLM_USE_V1=0 selects the V0 engine, which vllm-ascend does not support", evidence)
+    if removed:
+        return ctx.warn(f"VLLM_USE_V1={v} is a leftover: vLLM {version} has no such variable", evidence)
+    return ctx.ok(f"VLLM_USE_V1={v}", evidence)
+
+
+_EXTRA_KNOWN = {"VLLM_VERSION", "VLLM_TARGET_DEVICE", "VLLM_USE_V1"}  # read by setup/plugins outside envs.py dicts
+
+
+@check("SERVE402", "serve-env-unknown-vars", severity="warning", needs=["serve_cmd", "env", "vllm_files"])
+def env_unknown_vars(ctx):
+    """Every VLLM_* / VLLM_ASCEND_* variable is one the installed release knows
+
+    What it checks: environment variables starting with `VLLM_` against the keys of `environment_variables` in
+    vllm/envs.py and `env_variables` in vllm_ascend/envs.py of the installed packages; typos get the closest known
+    name.
+
+    Why it matters: a misspelt or retired variable is silently ignored (vLLM 0.18+ only logs `Unknown vLLM
+    environment variable detected`), so the setting you think you made is not in effect — e.g.
+    `VLLM_ASCEND_ENABLE_FLASHCOMM1` moved to `--additional-config` in vllm-ascend v0.23.0.
+
+    How to fix: rename it to the name the finding suggests, or remove it.
+    """
+    cmd, skip = _cmd(ctx)
+    if skip:
+        return skip
+    env = _server_env(ctx, cmd)
+    ours = sorted(k for k in env if k.startswith("VLLM_"))
+    if not ours:
+        return ctx.ok("no VLLM_* variables set")
+    files = ctx.try_fact("vllm_files")
+    if files is None or not files.vllm_env_vars.ok:
+        why = files.vllm_env_vars.why_not if files is not None else "installed files not read"
+        return ctx.unknown(f"cannot read the installed vLLM's variable list: {why}")
+    known = set(files.vllm_env_vars.names) | _EXTRA_KNOWN
+    sources = [files.vllm_env_vars.source]
+    if files.vllm_ascend_env_vars.ok:
+        known |= set(files.vllm_ascend_env_vars.names)
+        sources.append(files.vllm_ascend_env_vars.source)
+    unknown = [k for k in ours if k not in known]
+    evidence = [ev("env", "\n".join(f"{k}={env[k]}" for k in ours)), ev("file: " + " + ".join(sources),
+                                                                      f"{len(known)} known names")]
+    if not unknown:
+        return ctx.ok(f"{len(ours)} VLLM_* variable(s), all known", evidence)
+    parts = []
+    for k in unknown:
+        close = difflib.get_close_matches(k, sorted(known), n=1, cutoff=0.75)
+        parts.append(f"{k} (did you mean {close[0]}?)" if close else k)
+    partial = "" if files.vllm_ascend_env_vars.ok else " (vllm_ascend/envs.py not read: VLLM_ASCEND_* may be known)"
+    return ctx.warn(f"unknown to the installed release{partial}: " + ", ".join(parts), evidence, unknown=unknown)
+
+
+@check("SERVE403", "serve-npu-alloc-conf", severity="info", needs=["serve_cmd", "env"])
+def npu_alloc_conf(ctx):
+    """PYTORCH_NPU_ALLOC_CONF is set for the server
+
+    What it checks: whether `PYTORCH_NPU_ALLOC_CONF` is set in the server's environment.
+
+    Why it matters: the vllm-ascend FAQ recommends `expandable_segments:True` against HBM fragmentation (out-of-memory
+    with plenty of free HBM in long runs); the tutorials set it in almost every example.
+
+    How to fix: `export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True` before `vllm serve` (ENV in the Dockerfile,
+    env in the pod spec).
+    """
+    cmd, skip = _cmd(ctx)
+    if skip:
+        return skip
+    v = _server_env(ctx, cmd).get("PYTORCH_NPU_ALLOC_CONF")
+    if v:
+        return ctx.ok(f"PYTORCH_NPU_ALLOC_CONF={v}", [ev("env: PYTORCH_NPU_ALLOC_CONF", v)])
+    return ctx.warn("PYTORCH_NPU_ALLOC_CONF is not set; expandable_segments:True avoids HBM fragmentation")

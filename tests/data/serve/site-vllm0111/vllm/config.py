@@ -1,0 +1,3 @@
+from typing import Literal
+
+TokenizerMode = Literal["auto", "slow", "mistral", "custom"]

@@ -1,0 +1,3 @@
+from .abstract_tool_parser import ToolParser, ToolParserManager
+from .hermes_tool_parser import Hermes2ProToolParser
+from .llama_tool_parser import Llama3JsonToolParser

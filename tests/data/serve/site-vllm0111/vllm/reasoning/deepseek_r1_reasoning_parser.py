@@ -1,0 +1,6 @@
+from vllm.reasoning import ReasoningParser, ReasoningParserManager
+
+
+@ReasoningParserManager.register_module("deepseek_r1")
+class DeepSeekR1ReasoningParser(ReasoningParser):
+    pass

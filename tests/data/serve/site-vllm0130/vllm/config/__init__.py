@@ -1,0 +1,1 @@
+from vllm.config.model import ModelConfig

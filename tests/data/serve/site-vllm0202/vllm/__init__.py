@@ -1,0 +1,1 @@
+"""fixture: a vLLM tree shaped like the real one (names only)."""
