@@ -325,7 +325,8 @@ def torch_npu_import(ctx):
                         "your CANN (see TORCH102).")
     if f.error_type:
         cause = found[0] if found else "see the exception"
-        return ctx.fail(f"importing {'torch' if stage == 'torch' else 'torch_npu'} failed ({f.error_type}: "
+        what = {"torch": "importing torch", "device": "asking torch.npu for devices"}.get(stage, "importing torch_npu")
+        return ctx.fail(f"{what} failed ({f.error_type}: "
                         f"{(f.error or '').splitlines()[0][:200] if f.error else ''}) — likely cause: {cause}",
                         evidence, remediation=found[1] if found else None)
     if f.returncode not in (0, None) or f.stage != "done":

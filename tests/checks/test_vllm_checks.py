@@ -1,0 +1,177 @@
+"""VLLM checks on hand-built facts: vllm-ascend release rows, compare_stack, advisories, pip check
+(values from matrix-facts §1 and §5)."""
+
+from ascend_doctor.host import Distribution, PythonEnv
+from ascend_doctor.probes.cann import CannFact, CannInstall, DriverFact
+from ascend_doctor.report import Status
+from tests.helpers import run_check
+
+
+def py(*dists, version="3.11.7", machine="aarch64"):
+    """A serving interpreter with distributions given as (name, version) or (name, version, requires)."""
+    return PythonEnv(executable="/opt/v/bin/python", version=version, implementation="CPython", machine=machine,
+                     distributions=[Distribution(name=d[0], version=d[1], requires=list(d[2]) if len(d) > 2 else [])
+                                    for d in dists])
+
+
+def cann(version):
+    inst = CannInstall(root=f"/usr/local/Ascend/cann-{version}", version=version, version_source="version.cfg")
+    return CannFact(found=True, installs=[inst], active=inst, version=version)
+
+
+# A healthy vllm-ascend 0.13.0 stack (its wheel METADATA pins, vllm built with VLLM_TARGET_DEVICE=empty).
+VA13 = [("vllm", "0.13.0"),
+        ("vllm_ascend", "0.13.0", ["torch==2.8.0", "torch-npu==2.8.0.post2", "triton-ascend==3.2.0",
+                                   "transformers<5,>=4.57.4"]),
+        ("torch", "2.8.0"), ("torch_npu", "2.8.0.post2", ["torch==2.8.0"]), ("triton-ascend", "3.2.0"),
+        ("transformers", "4.57.6")]
+
+
+def replace(stack, **versions):
+    return [(d[0], versions.get(d[0].replace("-", "_"), d[1]), *d[2:]) for d in stack]
+
+
+# VLLM101 --------------------------------------------------------------------------------------------------------
+def test_pair_ok():
+    f = run_check("VLLM101", {"python": py(*VA13), "env": {}})
+    assert f.status == Status.PASS and "0.13.0" in f.message
+    assert any("versioning_policy.md" in e.excerpt for e in f.evidence)
+
+
+def test_newer_vllm_ascend_on_vllm_0_13_fails_with_both_ways_out():
+    stack = replace(VA13, vllm_ascend="0.14.0rc1")
+    f = run_check("VLLM101", {"python": py(*stack), "env": {}})
+    assert f.status == Status.FAIL and f.severity.value == "critical" and "0.14.1" in f.message
+    assert "--branch v0.14.1" in f.remediation and "VLLM_TARGET_DEVICE=empty" in f.remediation
+    assert "pip install vllm-ascend==0.13.0" in f.remediation
+
+
+def test_dev_vllm_build_warns_and_names_vllm_version():
+    stack = replace(VA13, vllm="0.13.0+empty")
+    f = run_check("VLLM101", {"python": py(*stack), "env": {}})
+    assert f.status == Status.WARN and "VLLM_VERSION=0.13.0" in f.message
+    f = run_check("VLLM101", {"python": py(*replace(VA13, vllm="0.1.dev1+gbdb2cdd")), "env": {}})
+    assert f.status == Status.WARN and "VLLM_VERSION" in f.message and "cannot be judged" in f.message
+
+
+def test_vllm_version_override_is_judged():
+    stack = replace(VA13, vllm="0.1.dev1+gbdb2cdd")
+    assert run_check("VLLM101", {"python": py(*stack), "env": {"VLLM_VERSION": "0.13.0"}}).status == Status.PASS
+    f = run_check("VLLM101", {"python": py(*stack), "env": {"VLLM_VERSION": "0.12.0"}})
+    assert f.status == Status.FAIL and "VLLM_VERSION" in f.message
+
+
+def test_vllm_missing_fails():
+    f = run_check("VLLM101", {"python": py(*VA13[1:]), "env": {}})
+    assert f.status == Status.FAIL and "vllm is not" in f.message
+
+
+def test_vllm_ascend_newer_than_matrix_warns():
+    f = run_check("VLLM101", {"python": py(*replace(VA13, vllm_ascend="0.99.0")), "env": {}})
+    assert f.status == Status.WARN and "not in the matrix yet" in f.message
+
+
+def test_pair_skip_and_unknown():
+    assert run_check("VLLM101", {"python": py(("vllm", "0.13.0")), "env": {}}).status == Status.SKIP
+    assert run_check("VLLM101", {"python": py(*replace(VA13, vllm_ascend="0.12.5")), "env": {}}).status \
+        == Status.UNKNOWN  # between two rows: not in the matrix, nothing to judge by
+    assert run_check("VLLM101", {}).status == Status.UNKNOWN
+
+
+# VLLM102 --------------------------------------------------------------------------------------------------------
+def test_release_pins_ok():
+    f = run_check("VLLM102", {"python": py(*VA13), "cann": cann("8.5.0")})
+    assert f.status == Status.PASS and "torch-npu" in f.message and "cann" in f.message
+
+
+def test_cuda_torch_from_pypi_vllm_fails_with_pip_pin():
+    # vllm 0.13.0 from PyPI pulls torch 2.9.0 (vllm-ascend#5710).
+    f = run_check("VLLM102", {"python": py(*replace(VA13, torch="2.9.0")), "cann": cann("8.5.0")})
+    assert f.status == Status.FAIL and "torch 2.9.0" in f.message
+    assert "pip install torch==2.8.0" in f.remediation and "matrix pins --vllm-ascend 0.13.0" in f.remediation
+
+
+def test_missing_pinned_package_and_wrong_python_fail():
+    stack = [d for d in VA13 if d[0] != "triton-ascend"]
+    f = run_check("VLLM102", {"python": py(*stack, version="3.12.3"), "cann": cann("8.5.0")})
+    assert f.status == Status.FAIL and "triton-ascend not installed" in f.message and "python 3.12.3" in f.message
+    assert "triton-ascend==3.2.0" in f.remediation and ">=3.10,<3.12" in f.remediation
+
+
+def test_value_only_another_document_names_is_a_reported_conflict():
+    # vllm-ascend 0.13.0: README says CANN 8.3.rc2, installation guide and matrix 8.5.0.
+    f = run_check("VLLM102", {"python": py(*VA13), "cann": cann("8.3.RC2")})
+    assert f.status == Status.WARN and "CONFLICT" in f.message and "README" in f.message
+
+
+def test_release_pins_skip_and_unknown():
+    assert run_check("VLLM102", {"python": py(("torch", "2.8.0")), "cann": cann("8.5.0")}).status == Status.SKIP
+    assert run_check("VLLM102", {"python": py(*replace(VA13, vllm_ascend="0.99.0"))}).status == Status.SKIP
+    assert run_check("VLLM102", {}).status == Status.UNKNOWN
+
+
+# VLLM103 --------------------------------------------------------------------------------------------------------
+def test_no_advisory_matches():
+    f = run_check("VLLM103", {"python": py(*VA13), "cann": cann("8.5.0")})
+    assert f.status == Status.PASS and "advisories" in f.message
+
+
+def test_set_random_seed_advisory_reported_with_symptom_fix_and_source():
+    stack = replace(VA13, vllm_ascend="0.14.0rc1", torch="2.9.0", torch_npu="2.9.0")
+    f = run_check("VLLM103", {"python": py(*stack), "cann": cann("8.5.0")})
+    assert f.status == Status.FAIL and "ADV-2026-001" in f.message and "set_random_seed" in f.message
+    ev = next(e for e in f.evidence if "ADV-2026-001" in e.source)
+    assert "fix:" in ev.excerpt and "vllm-project/vllm-ascend@52d4acf" in ev.excerpt
+    assert f.details["advisories"] == ["ADV-2026-001"]
+
+
+def test_every_matching_advisory_is_reported():
+    # vllm-ascend 0.21.0rc1 on HDK 24.1 and CANN 8.3.RC2: both FULL_AND_PIECEWISE known issues (#9572, #9962).
+    stack = replace(VA13, vllm_ascend="0.21.0rc1", vllm="0.21.0", torch="2.10.0", torch_npu="2.10.0")
+    from ascend_doctor.parsers.ascend_files import parse_driver_version_info
+    drv = DriverFact(found=True, version_info=parse_driver_version_info("Version=24.1.rc3\n"))
+    f = run_check("VLLM103", {"python": py(*stack), "cann": cann("8.3.RC2"), "driver": drv})
+    assert f.status == Status.WARN and "ADV-2026-006" in f.message and "ADV-2026-007" in f.message
+    assert f.details["advisories"] == ["ADV-2026-006", "ADV-2026-007"]
+    assert sum("advisory ADV-" in e.source for e in f.evidence) == 2
+
+
+def test_warning_advisory_warns_on_its_machine_only():
+    stack = replace(VA13, vllm_ascend="0.18.0", vllm="0.18.0", torch="2.9.0", torch_npu="2.9.0")
+    f = run_check("VLLM103", {"python": py(*stack, machine="x86_64"), "cann": cann("8.5.1")})
+    assert f.status == Status.WARN and "ADV-2026-005" in f.message
+    assert run_check("VLLM103", {"python": py(*stack, machine="aarch64"), "cann": cann("8.5.1")}).status \
+        == Status.PASS
+
+
+def test_advisories_unknown_without_python():
+    assert run_check("VLLM103", {}).status == Status.UNKNOWN
+
+
+# VLLM104 --------------------------------------------------------------------------------------------------------
+def test_pip_check_clean():
+    assert run_check("VLLM104", {"python": py(*VA13)}).status == Status.PASS
+
+
+def test_pip_check_allows_the_documented_cuda_torch_pin():
+    stack = [("vllm", "0.13.0", ["torch==2.9.0"])] + VA13[1:]
+    f = run_check("VLLM104", {"python": py(*stack)})
+    assert f.status == Status.PASS and "allowed" in f.message
+    assert any("vllm-ascend#754" in e.excerpt for e in f.evidence)
+
+
+def test_pip_check_missing_torch_npu_fails():
+    stack = [d for d in VA13 if d[0] != "torch_npu"]
+    f = run_check("VLLM104", {"python": py(*stack)})
+    assert f.status == Status.FAIL and "torch-npu==2.8.0.post2, which is not installed" in f.message
+    assert "pip install torch-npu==2.8.0.post2" in f.remediation
+
+
+def test_pip_check_conflict_outside_stack_warns():
+    stack = VA13 + [("jupyterlab", "4.2.0", ["jinja2>=3.0.3"]), ("jinja2", "2.11.3")]
+    f = run_check("VLLM104", {"python": py(*stack)})
+    assert f.status == Status.WARN and "jinja2" in f.message and "'jinja2>=3.0.3'" in f.remediation
+
+
+def test_pip_check_unknown_without_python():
+    assert run_check("VLLM104", {}).status == Status.UNKNOWN
