@@ -1,4 +1,4 @@
-"""Error-signature catalogue (matrices/error-signatures.toml) and the log matcher behind `ascend-doctor diagnose`.
+"""Error-signature catalogue (matrices/signatures/error-signatures.toml) and the log matcher of `diagnose`.
 
 Each signature is a Python regex matched against single lines of a log (re.MULTILINE semantics: `^`/`$` are the
 line's ends). Specific signatures decide the diagnosis; fallback signatures (generic decoders such as "NPU function
@@ -30,7 +30,8 @@ except ImportError:  # pragma: no cover - Python 3.9/3.10
     import sre_constants as _sre_c  # type: ignore[no-redef]
     import sre_parse as _sre_parse  # type: ignore[no-redef]
 
-SIGNATURES_FILE = "error-signatures.toml"
+# In a subdirectory of matrices/: ascend_doctor.matrix reads every matrices/*.toml as a compatibility matrix.
+SIGNATURES_FILE = "signatures/error-signatures.toml"
 KINDS = ("error", "warning", "info", "positive")
 _EXCERPT_MAX = 300
 _MIN_LITERAL = 3  # shorter required literals ("E", "ret") would make almost every line a candidate

@@ -120,7 +120,8 @@ def test_bad_regex_names_file_entry_and_key(tmp_path):
 def test_duplicate_id_names_both_entries(tmp_path):
     path = _write(tmp_path, GOOD.format(id="twice", pattern="a", source="s"),
                   GOOD.format(id="twice", pattern="b", source="s"))
-    with pytest.raises(InputError, match=r"signature\[1\] \(id 'twice'\)\.id: duplicate id \(first at signature\[0\]\)"):
+    dup = r"signature\[1\] \(id 'twice'\)\.id: duplicate id \(first at signature\[0\]\)"
+    with pytest.raises(InputError, match=dup):
         load_signatures(path)
 
 

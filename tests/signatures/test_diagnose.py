@@ -130,7 +130,8 @@ def test_info_fallback_decoders_show_with_all_kinds_when_nothing_specific():
 
 def test_priority_with_a_custom_catalogue(tmp_path):
     rows = []
-    for sid, prio, kind, pat in (("generic", "fallback", "error", r"failed"), ("exact", "specific", "error", r"disk \w+ failed"),
+    for sid, prio, kind, pat in (("generic", "fallback", "error", r"failed"),
+                                 ("exact", "specific", "error", r"disk \w+ failed"),
                                  ("hint", "specific", "info", r"hint")):
         rows.append(f'[[signature]]\nid = "{sid}"\nfamily = "t"\nkind = "{kind}"\npriority = "{prio}"\n'
                     f'component = "t"\npattern = \'{pat}\'\nmeaning = "m"\nfix = "f"\nsource = "s"\n'
@@ -144,13 +145,15 @@ def test_priority_with_a_custom_catalogue(tmp_path):
 
 # -- ordering, line numbers, excerpts --------------------------------------------------------------------------
 def test_ordered_by_first_occurrence_with_line_numbers():
-    text = "\n".join(["ok", "EI0006: socket", "ok", "ImportError: libatb.so: cannot open shared object file", "EI0006 again"])
+    text = "\n".join(["ok", "EI0006: socket", "ok", "ImportError: libatb.so: cannot open shared object file",
+                      "EI0006 again"])
     got = diagnose(text)
     assert [(m.signature.id, m.line) for m in got] == [("hccl-EI0006", 2), ("pta-libatb-missing", 4)]
 
 
 def test_same_line_matches_ordered_by_column():
-    line = "EE1001: The argument is invalid.Reason: Set visible device failed, invalid device=3, input visible devices:3"
+    line = ("EE1001: The argument is invalid.Reason: Set visible device failed, invalid device=3, "
+            "input visible devices:3")
     assert ids(diagnose(line)) == ["cann-EE1001", "cann-EE1001-visible-device"]
 
 
