@@ -204,6 +204,9 @@ def container_hccn_tool(ctx):
                         "checked from this container", evidence, remediation=f"add `{HCCN_FLAG}` to docker run.")
     if not counts:
         return ctx.unknown(f"{what}; cannot tell how many NPUs this container will use", evidence)
+    if max(counts) == 0:
+        return ctx.skip(f"{what}; no NPU is visible in this container at all (CTR101 reports the device nodes)",
+                        evidence)
     return ctx.skip(f"{what}; not needed with a single NPU and no multi-node variables", evidence)
 
 

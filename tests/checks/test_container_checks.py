@@ -189,3 +189,90 @@ def test_npu_smi_absent_in_container_is_left_to_ctr102():
     absent = NpuSmiFact(found=False, command=CommandSummary(argv=["npu-smi", "info"], error="not_found"))
     f = run_check("CTR104", {"container": DOCKER, "npu_smi": absent})
     assert f.status == Status.SKIP and "CTR102" in f.message
+
+
+# End to end: real probes on replayed snapshots, then the NPU/CTR/HCCL checks --------------------------------------
+def _table(n: int) -> str:
+    """A hand-written `npu-smi info` of n idle 910B3 (24.1.rc3 layout)."""
+    rows = []
+    for i in range(n):
+        rows.append(f"| {i}     910B3               | OK            | 98.6        45                "
+                    "0    / 0             |")
+        rows.append(f"| 0                         | 0000:{0xC1 + i:02X}:00.0  | 0           0    / 0          "
+                    "3314 / 65536         |")
+        rows.append("+" + "=" * 27 + "+" + "=" * 15 + "+" + "=" * 52 + "+")
+    return "\n".join([
+        "+------------------------------------------------------------------------------------------------+",
+        "| npu-smi 24.1.rc3                 Version: 24.1.rc3                                             |",
+        "+---------------------------+---------------+----------------------------------------------------+",
+        "| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|",
+        "| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |",
+        "+===========================+===============+====================================================+",
+        *rows,
+    ]) + "\n"
+
+
+def _report(snapshot, select=("NPU", "CTR", "HCCL")):
+    from ascend_doctor.engine import run_static
+    from ascend_doctor.options import RunOptions
+    from ascend_doctor.registry import load_registry
+    from ascend_doctor.snapshot import ReplayHost
+
+    rep = run_static(ReplayHost(snapshot), load_registry(entry_points=False), RunOptions(select=list(select)))
+    return {f.code: f for f in rep.findings}
+
+
+def test_replay_container_started_without_mounts():
+    from ascend_doctor.snapshot import CommandEntry, DirEntry, FileEntry, Snapshot
+
+    snap = Snapshot(
+        env={"ASCEND_RT_VISIBLE_DEVICES": "0,1"},
+        files={"/.dockerenv": FileEntry(content="")},
+        dirs={"/dev": DirEntry(entries=["console", "davinci0", "davinci1", "null", "shm"])},
+        links={"/usr/local/bin/npu-smi": {"resolved": "/usr/local/bin/npu-smi"}},
+        commands=[CommandEntry(argv=["npu-smi", "info"], returncode=255, stdout=E8005 + "\n")],
+    )
+    f = _report(snap)
+    assert f["CTR101"].status == Status.FAIL and "/dev/davinci_manager" in f["CTR101"].message
+    assert f["CTR102"].status == Status.FAIL and "-v /usr/local/dcmi:/usr/local/dcmi" in f["CTR102"].remediation
+    assert f["CTR104"].status == Status.FAIL and "-8005 because the container lacks /dev/davinci_manager" \
+        in f["CTR104"].message
+    assert f["NPU102"].status == Status.SKIP  # the container check owns this error
+    assert f["NPU101"].status == Status.UNKNOWN and "-8005" in f["NPU101"].message
+    assert f["CTR103"].status == Status.WARN  # two NPUs, no hccn_tool
+    assert f["HCCL101"].status == Status.UNKNOWN and "CTR103" in f["HCCL101"].message
+    assert f["HCCL105"].status == Status.WARN
+
+
+def test_replay_healthy_host_with_eight_npus():
+    from ascend_doctor.snapshot import CommandEntry, DirEntry, FileEntry, Snapshot
+
+    tool = "/usr/local/Ascend/driver/tools/hccn_tool"
+    commands = [CommandEntry(argv=["npu-smi", "info"], stdout=_table(8))]
+    for d in range(8):
+        commands += [
+            CommandEntry(argv=["npu-smi", "info", "-t", "health", "-i", str(d)],
+                         stdout="\tHealth Status                  : OK\n\tError Code                     : NA\n"
+                                "\tError Information              : NA\n"),
+            CommandEntry(argv=[tool, "-i", str(d), "-link", "-g"], stdout="link status: UP\n"),
+            CommandEntry(argv=[tool, "-i", str(d), "-ip", "-g"],
+                         stdout=f"ipaddr:10.20.{d}.10\nnetmask:255.255.255.0\n"),
+            CommandEntry(argv=[tool, "-i", str(d), "-net_health", "-g"], stdout="net health status: Success\n"),
+        ]
+    conf = "".join(f"address_{d}=10.20.{d}.10\nnetmask_{d}=255.255.255.0\n" for d in range(8))
+    snap = Snapshot(env={"HCCL_CONNECT_TIMEOUT": "1200", "HCCL_EXEC_TIMEOUT": "3600"},
+                    files={"/etc/hccn.conf": FileEntry(content=conf)},
+                    dirs={"/dev": DirEntry(entries=[f"davinci{d}" for d in range(8)]
+                                           + ["davinci_manager", "devmm_svm", "hisi_hdc"])},
+                    commands=commands)
+    f = _report(snap)
+    for code in ("NPU101", "NPU102", "NPU103", "NPU104", "HCCL101", "HCCL102", "HCCL103", "HCCL104", "HCCL105"):
+        assert f[code].status == Status.PASS, (code, f[code].message)
+    for code in ("CTR101", "CTR102", "CTR103", "CTR104"):
+        assert f[code].status == Status.SKIP
+
+
+def test_hccn_tool_missing_with_no_npu_at_all_skips_to_ctr101():
+    d = devices(davinci=[], hccn_tool=missing("/usr/local/Ascend/driver/tools/hccn_tool"))
+    f = run_check("CTR103", {"container": DOCKER, "devices": d, "env": {}})
+    assert f.status == Status.SKIP and "CTR101" in f.message
