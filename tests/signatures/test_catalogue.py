@@ -11,13 +11,14 @@ import pytest
 from ascend_doctor.errors import InputError
 from ascend_doctor.paths import builtin_matrices_dir
 from ascend_doctor.signatures import SIGNATURES_FILE, diagnose, load_signatures
+from tests.helpers import CORPUS
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-FACTS = Path(__file__).resolve().parents[3] / "shared" / "facts" / "error-codes.toml"
+FACTS = CORPUS.parent / "facts" / "error-codes.toml"  # ../shared/facts, beside the corpus
 SHIPPED = builtin_matrices_dir() / SIGNATURES_FILE
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from ascend_doctor import signatures as S
 from ascend_doctor.signatures import KINDS, diagnose, load_signatures
-from tests.helpers import DATA, corpus_files, corpus_params, read_corpus
+from tests.helpers import CORPUS, DATA, corpus_files, corpus_params, read_corpus
 
 HAND = DATA / "signatures"
 
@@ -186,7 +186,7 @@ def brute_force(text: str) -> set:
     return {s.id for s in load_signatures() if any(re.search(s.pattern, ln, re.MULTILINE) for ln in lines)}
 
 
-FACTS_MD = Path(__file__).resolve().parents[3] / "shared" / "facts" / "error-codes.md"
+FACTS_MD = CORPUS.parent / "facts" / "error-codes.md"
 
 
 def _texts():
