@@ -114,7 +114,9 @@ def hccn_link_up(ctx):
     What it checks: `hccn_tool -i N -link -g` for every NPU (link status UP), and the flap history
     (`-link_stat -g`, newest record) where the probe read it: a port not DOWN now whose latest record is LINK DOWN
     warns (it flapped). When more than one NPU will be used and hccn_tool is missing on the host, it warns that
-    multi-card HCCL cannot be verified. See the module notes for when DOWN fails and when it only warns.
+    multi-card HCCL cannot be verified. Skips with one NPU. A DOWN port fails when a multi-node variable is set
+    (HCCL_IF_IP, HCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, TP_SOCKET_IFNAME, RAY_ADDRESS, HCCL_INTRA_ROCE_ENABLE=1) and
+    only warns otherwise: the NPUs of one Atlas 800 node talk over HCCS, not over these ports.
 
     Why it matters: HCCL between nodes runs over these RoCE ports; a DOWN port makes the communicator set-up time
     out (`EI0006` socket timeout, vllm-ascend#486) minutes into start-up, and a flapping one breaks a running server.
@@ -161,8 +163,8 @@ def hccn_net_health(ctx):
     """Every NPU network port reports net health Success
 
     What it checks: `hccn_tool -i N -net_health -g` for every NPU: anything but `Success` (Fault, Socket failed,
-    Init, Unknown, ...) is reported with the device and the value. Skips with one NPU; see the module notes for fail
-    vs warn.
+    Init, Unknown, ...) is reported with the device and the value. Skips with one NPU. Fails when a multi-node
+    variable is set (as HCCL101), warns otherwise.
 
     Why it matters: net_health is the driver's probe of the detect address (netdetect) through the RoCE port; a
     Fault or Socket failed port cannot reach the network HCCL needs between nodes.
@@ -193,7 +195,8 @@ def hccn_ip_config(ctx):
     """Every NPU network port has an IP address, and no two share one
 
     What it checks: `hccn_tool -i N -ip -g` for every NPU: an address and netmask are set (an empty answer means
-    none), and no address appears on two devices. Skips with one NPU; see the module notes for fail vs warn.
+    none), and no address appears on two devices. Skips with one NPU. Fails when a multi-node variable is set (as
+    HCCL101), warns otherwise.
 
     Why it matters: HCCL addresses each rank's NPU by this IP (the cluster's rank table is built from it); a port
     without one cannot join, and a duplicate makes two ranks answer for the same address — connections hang or go to

@@ -82,7 +82,11 @@ def no_table(ctx, smi, what: str):
 
 
 def logical_count(info) -> int:
-    """Devices the runtime numbers 0..n-1: one per chip row (A3 and 300I Duo cards have two chips per NPU)."""
+    """Devices the runtime numbers 0..n-1: one per chip row (A3 and 300I Duo cards have two chips per NPU).
+
+    Inside a container the runtime numbers the devices it was given from 0 while npu-smi keeps the host's NPU ids
+    (vllm-ascend#3963 shows NPU 2 as the only card of a container); ASCEND_RT_VISIBLE_DEVICES takes the former.
+    """
     return len(info.chips)
 
 
