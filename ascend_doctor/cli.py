@@ -302,6 +302,7 @@ def _register_optional_commands() -> None:
     import importlib
 
     for mod, attr in (("ascend_doctor.cli_parse", "parse"), ("ascend_doctor.cli_matrix", "matrix"),
+                      ("ascend_doctor.cli_diagnose", "diagnose"),
                       ("ascend_doctor.smoke.cli", "smoke"), ("ascend_doctor.hook.cli", "exec_cmd"),
                       ("ascend_doctor.fleet.cli", "fleet"), ("ascend_doctor.fleet.cli", "diff")):
         try:
