@@ -162,3 +162,64 @@ def test_cann_driver_unknown_and_skip():
     assert run_check("CANN106", {"cann": cann()}).status == Status.UNKNOWN  # no driver version anywhere
     assert run_check("CANN106", {"cann": NOT_FOUND}).status == Status.SKIP
     assert run_check("CANN106", {}).status == Status.UNKNOWN
+
+
+# End to end: the real probes on a replayed CANN 8.5 host, then the checks on their facts ------------------------
+def _host_facts(arch="aarch64", sourced=True, nnal_version="8.5.0", machine="aarch64"):
+    from ascend_doctor.engine import FactStore
+    from ascend_doctor.host import SystemInfo
+    from ascend_doctor.options import RunOptions
+    from ascend_doctor.snapshot import DirEntry, FileEntry, LinkEntry, ReplayHost, Snapshot
+
+    cfg = "# version: 1.0\n" + "".join(f"{c}_running_version=[8.5.0.1.100:8.5.0]\n{c}_upgrade_version=[8.5.0.1.100:"
+                                       f"8.5.0]\n{c}_installed_version=[8.5.0.1.100:8.5.0]\n"
+                                       for c in ("runtime", "compiler", "hccl", "opp", "toolkit"))
+    info = (f"package_name=Ascend-cann-toolkit\nversion=8.5.0\ninnerversion=V100R001C25SPC001B212\n"
+            f"compatible_version=[V100R001C15],[V100R001C18],[V100R001C19],[V100R001C20],[V100R001C21],[V100R001C23]"
+            f",[V100R001C25]\narch={arch}\nos=linux\npath={ROOT85}/{arch}-linux\n")
+    env = {"ASCEND_HOME_PATH": "/usr/local/Ascend/cann", "HOME": "/root"}
+    if sourced:
+        env["LD_LIBRARY_PATH"] = "/usr/local/Ascend/driver/lib64:/usr/local/Ascend/cann/lib64:/usr/local/lib"
+        env["ATB_HOME_PATH"] = "/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1"
+    snap = Snapshot(
+        system=SystemInfo(hostname="a2-node-01", os="Ubuntu 22.04", machine=machine),
+        env=env,
+        files={f"{ROOT85}/version.cfg": FileEntry(content=cfg),
+               f"{ROOT85}/{arch}-linux/ascend_toolkit_install.info": FileEntry(content=info),
+               "/usr/local/Ascend/nnal/atb/latest/version.info": FileEntry(
+                   content=f"Ascend-cann-atb : {nnal_version}\nAscend-cann-atb Version : {nnal_version}.B100\n"
+                           f"Platform : {arch}\n"),
+               "/usr/local/Ascend/driver/version.info": FileEntry(
+                   content="Version=25.5.1\nascendhal_version=7.35.23\nInnerversion=V100R001C25SPC001B212\n"
+                           "compatible_version=[V100R001C15],[V100R001C17],[V100R001C18],[V100R001C19],"
+                           "[V100R001C20],[V100R001C21],[V100R001C23],[V100R001C25]\n"
+                           "compatible_version_fw=[7.0.0,7.9.99]\npackage_version=25.5.1\n")},
+        dirs={"/usr/local/Ascend": DirEntry(entries=["ascend-toolkit", "cann", "cann-8.5.0", "driver", "nnal"]),
+              "/usr/local/Ascend/ascend-toolkit": DirEntry(entries=["latest", "set_env.sh"]),
+              ROOT85: DirEntry(entries=[f"{arch}-linux", "lib64", "set_env.sh", "version.cfg"]),
+              "/usr/local/Ascend/driver/lib64": DirEntry(entries=["libascend_hal.so"])},
+        links={"/usr/local/Ascend/cann": LinkEntry(target="cann-8.5.0", resolved=ROOT85),
+               "/usr/local/Ascend/ascend-toolkit/latest": LinkEntry(target="/usr/local/Ascend/cann",
+                                                                    resolved=ROOT85)},
+    )
+    store = FactStore(ReplayHost(snap), RunOptions())
+    return {"cann": store.fact("cann"), "driver": store.fact("driver"), "env": env, "python": PY_VA}
+
+
+def test_end_to_end_healthy_cann_8_5_host():
+    facts = _host_facts()
+    assert facts["cann"].version == "8.5.0", facts["cann"]
+    for code in ("CANN101", "CANN102", "CANN103", "CANN104", "CANN105", "CANN106"):
+        f = run_check(code, facts)
+        assert f.status == Status.PASS, (code, f.message)
+
+
+def test_end_to_end_broken_cann_8_5_host():
+    facts = _host_facts(arch="x86_64", sourced=False, nnal_version="8.3.RC2")
+    assert run_check("CANN103", facts).status == Status.FAIL
+    f = run_check("CANN104", facts)
+    assert f.status == Status.FAIL and "source /usr/local/Ascend/cann/set_env.sh" in f.remediation
+    assert run_check("CANN105", facts).status == Status.FAIL  # installed but ATB_HOME_PATH not set
+    # The probe lists the arch and NNAL disagreements too; they are CANN103's and CANN105's business, not CANN102's.
+    assert len(facts["cann"].inconsistencies) == 2
+    assert run_check("CANN102", facts).status == Status.PASS
