@@ -20,6 +20,7 @@ import re
 from typing import Any, Optional
 
 from ascend_doctor.engine import ev
+from ascend_doctor.redact import REDACTED, is_secret_name
 from ascend_doctor.registry import check
 from ascend_doctor.versions import try_parse_version
 
@@ -33,7 +34,7 @@ def _cmd(ctx):
     if cmd is None:
         return None, ctx.skip(SKIP_NO_CMD)
     if not cmd.recognized:
-        return None, ctx.skip(f"not a vLLM server command, nothing to lint: {cmd.display[:200]}")
+        return None, ctx.skip("not a vllm serve / api_server command line: nothing to lint")
     return cmd, None
 
 
@@ -812,7 +813,8 @@ def env_unknown_vars(ctx):
         known |= set(files.vllm_ascend_env_vars.names)
         sources.append(files.vllm_ascend_env_vars.source)
     unknown = [k for k in ours if k not in known]
-    evidence = [ev("env", "\n".join(f"{k}={env[k]}" for k in ours)), ev("file: " + " + ".join(sources),
+    shown = "\n".join(f"{k}={REDACTED if is_secret_name(k) else env[k]}" for k in ours)
+    evidence = [ev("env", shown), ev("file: " + " + ".join(sources),
                                                                       f"{len(known)} known names")]
     if not unknown:
         return ctx.ok(f"{len(ours)} VLLM_* variable(s), all known", evidence)

@@ -1,0 +1,251 @@
+"""`ascend-doctor exec [options] -- COMMAND …`: the pre-deploy hook in front of `vllm serve`."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from ascend_doctor.cli import EXIT_INTERNAL, EXIT_HELP, host_options, prepare
+from ascend_doctor.errors import InputError
+from ascend_doctor.hook import exec as hook_exec
+from ascend_doctor.hook.cmdline import ServeCommand, parse_serve_command, served_address
+
+EXEC_HELP = EXIT_HELP + """
+\b
+When nothing is at or above --fail-on, ascend-doctor replaces itself with COMMAND (same PID, signals, exit code,
+stdin/stdout/stderr). Otherwise it prints the report to stderr and exits 1 without starting COMMAND.
+ASCEND_DOCTOR_SKIP=1 skips the checks (said loudly on stderr; --report records it). With --smoke, COMMAND runs as
+a child: exit status is COMMAND's (128+N when signal N ended it).
+"""
+
+
+def _say(msg: str) -> None:
+    sys.stderr.write(f"ascend-doctor: {msg}\n")
+    sys.stderr.flush()
+
+
+def _text_reader(host):
+    def read(path: str) -> Optional[str]:
+        r = host.read_file(path)
+        return r.content if r.ok else None
+
+    return read
+
+
+def infer_python(host, cmd: ServeCommand, raw: list[str]) -> Optional[str]:
+    """The interpreter that will serve: `python -m …`'s argv[0], or the `vllm` script's shebang (found on PATH)."""
+    if not cmd.recognized:
+        return None
+    argv = list(raw)
+    if argv and posixpath.basename(argv[0]) == "env":
+        argv = argv[1:]
+        while argv and "=" in argv[0] and not argv[0].startswith("-"):
+            argv = argv[1:]
+    if not argv:
+        return None
+    first = argv[0]
+    if cmd.entry != "vllm serve":
+        return first if "/" in first else _on_path(host, first)
+    script = first if "/" in first else _on_path(host, first)
+    if not script:
+        return None
+    r = host.read_file(script, max_bytes=512)
+    if r.ok and r.content.startswith("#!"):
+        line = r.content.splitlines()[0][2:].strip().split()
+        if line and posixpath.basename(line[0]) == "env" and len(line) > 1:
+            return _on_path(host, line[1])
+        return line[0] if line else None
+    return None
+
+
+def _on_path(host, name: str) -> Optional[str]:
+    for d in (host.env().get("PATH") or "").split(os.pathsep):
+        if d:
+            p = posixpath.join(d, name)
+            if host.read_file(p, max_bytes=2).ok:
+                return p
+    return None
+
+
+def _write_report(report, fmt: str, output: Optional[str], report_path: Optional[str], verbose: bool) -> None:
+    """JSON to --report, `fmt` to -o (or to stderr when no -o): stdout belongs to the command."""
+    from ascend_doctor.render.console import render_console
+    from ascend_doctor.render.github import render_github
+    from ascend_doctor.render.json_out import render_json
+    from ascend_doctor.render.junit import render_junit
+
+    renderers = {"json": render_json, "junit": render_junit, "github": render_github}
+    for path, kind in ((report_path, "json"), (output, fmt)):
+        if not path:
+            continue
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            if kind == "console":
+                with open(path, "w", encoding="utf-8") as fh:
+                    render_console(report, file=fh, verbose=verbose)
+            else:
+                Path(path).write_text(renderers[kind](report), encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot write report to {path}: {exc.strerror or exc}") from None
+    if fmt == "console" or output:
+        render_console(report, file=sys.stderr, verbose=verbose, only_problems=not verbose)
+    else:
+        sys.stderr.write(renderers[fmt](report))
+        sys.stderr.flush()
+
+
+def _skipped_report(host, options, linted: list[str], started_at: datetime, t0: float):
+    from ascend_doctor import __version__
+    from ascend_doctor.engine import host_summary
+    from ascend_doctor.report import build_report
+
+    return build_report(tool_version=__version__, host=host_summary(host, options.redact_hostname),
+                        started_at=started_at, duration_s=time.monotonic() - t0, fail_on=options.fail_on,
+                        findings=[], command="exec", linted_command=linted,
+                        notes=[f"{hook_exec.SKIP_ENV}=1: checks skipped, the command was started unchecked"])
+
+
+@click.command("exec", epilog=EXEC_HELP, context_settings={"allow_interspersed_args": False,
+                                                           "help_option_names": ["-h", "--help"]})
+@host_options
+@click.option("--report", "report_path", metavar="FILE", help="Write the JSON report to FILE before starting COMMAND.")
+@click.option("--smoke", is_flag=True, help="Start COMMAND as a child, wait until it is healthy, run the tool-calling "
+                                            "smoke, report, keep serving.")
+@click.option("--strict", is_flag=True, help="With --smoke: stop the server and exit 1 when the smoke fails.")
+@click.option("--health-timeout", type=float, default=1800.0, show_default=True, metavar="SECONDS",
+              help="With --smoke: how long the server may take to answer /health or /v1/models.")
+@click.option("--smoke-timeout", type=float, default=60.0, show_default=True, help="Per-request timeout of the smoke.")
+@click.option("--api-key-env", metavar="VAR", help="Env var holding the server's API key for the smoke (default: the "
+                                                   "command's --api-key, else VLLM_API_KEY when set).")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- COMMAND [ARGS]...")
+def exec_cmd(replay, python, model_dir, matrix, checks_dirs, select, ignore, config_path, fail_on, probe_timeout,
+             redact_hostname, no_import_probe, fmt, output, verbose, report_path, smoke, strict, health_timeout,
+             smoke_timeout, api_key_env, command):
+    """Lint COMMAND (e.g. `vllm serve …`) against this machine, then exec it — or refuse with exit 1."""
+    from ascend_doctor.engine import finalize, run_static
+
+    argv = list(command)
+    started_at, t0 = datetime.now(timezone.utc), time.monotonic()
+    config, options, registry, host = prepare(replay, python, model_dir, matrix, checks_dirs, select, ignore,
+                                              config_path, fail_on, probe_timeout, redact_hostname, no_import_probe)
+    read = _text_reader(host)
+    cmd = parse_serve_command(argv, read_text=read)
+    if hook_exec.skip_requested():
+        _say(f"WARNING: {hook_exec.SKIP_ENV}=1 — ALL CHECKS SKIPPED, starting the command unchecked: {cmd.display}")
+        if report_path or output:
+            _write_report(_skipped_report(host, options, cmd.argv, started_at, t0), fmt, output, report_path, False)
+        if smoke:
+            return _supervise(argv, cmd, None, registry, options, config, fmt, output, report_path, verbose,
+                              strict=False, health_timeout=health_timeout, smoke_timeout=smoke_timeout,
+                              api_key_env=api_key_env, t0=t0, run_smoke=False)
+        sys.exit(hook_exec.become(argv))
+    if options.python is None and not replay:
+        inferred = infer_python(host, cmd, argv)
+        if inferred:
+            options = options.model_copy(update={"python": inferred})
+    try:
+        report = run_static(host, registry, options, config, command="exec", linted_command=cmd.argv,
+                            preset_facts={"serve_cmd": cmd}, started=(started_at, t0))
+        notes = list(report.notes)
+        if options.python:
+            notes.append(f"serving python: {options.python}")
+        notes += [f"command line: {n}" for n in cmd.notes]
+        if cmd.config_error:
+            notes.append(f"command line: {cmd.config_error}")
+        report = report.model_copy(update={"notes": notes})
+    except InputError:
+        raise
+    except Exception as exc:
+        if os.environ.get("ASCEND_DOCTOR_DEBUG"):
+            raise
+        from ascend_doctor.cli import internal_error_report
+
+        report = internal_error_report(exc, "exec", started_at, t0, options.fail_on.value)
+        _write_report(report, fmt, output, report_path, verbose)
+        _say(f"internal error: {type(exc).__name__}: {exc}; not starting the command "
+             f"(set {hook_exec.SKIP_ENV}=1 to bypass the checks)")
+        sys.exit(EXIT_INTERNAL)
+    if report.exit_code != 0:
+        _write_report(report, fmt, output, report_path, verbose)
+        _say(f"NOT starting the command: findings at or above --fail-on {report.fail_on.value} "
+             f"(set {hook_exec.SKIP_ENV}=1 to bypass)")
+        sys.exit(report.exit_code)
+    if smoke:
+        return _supervise(argv, cmd, report, registry, options, config, fmt, output, report_path, verbose,
+                          strict=strict, health_timeout=health_timeout, smoke_timeout=smoke_timeout,
+                          api_key_env=api_key_env, t0=t0, run_smoke=True, finalize=finalize)
+    _write_report(report, fmt, output, report_path, verbose)
+    _say(f"checks passed ({_summary(report)}); exec: {cmd.display}")
+    sys.exit(hook_exec.become(argv))
+
+
+def _summary(report) -> str:
+    c = report.counts
+    return f"{c.pass_} passed, {c.warn} warnings, {c.fail} failed, {c.unknown} unknown, {c.skip} skipped"
+
+
+def _smoke_key_env(cmd_secret: ServeCommand, api_key_env: Optional[str]) -> Optional[str]:
+    """The env var name the smoke client reads the key from: --api-key-env, the command's --api-key, VLLM_API_KEY."""
+    if api_key_env:
+        return api_key_env
+    key = cmd_secret.get("api_key")
+    if isinstance(key, list):
+        key = key[0] if key else None
+    if isinstance(key, str) and key:
+        os.environ["ASCEND_DOCTOR_EXEC_API_KEY"] = key  # our own process only; the child already has its argv
+        return "ASCEND_DOCTOR_EXEC_API_KEY"
+    return "VLLM_API_KEY" if os.environ.get("VLLM_API_KEY") else None
+
+
+def _supervise(argv, cmd, report, registry, options, config, fmt, output, report_path, verbose, *, strict,
+               health_timeout, smoke_timeout, api_key_env, t0, run_smoke, finalize=None):
+    host, port = served_address(cmd)
+    base = f"http://{host}:{port}"
+    sup = hook_exec.Supervisor(argv, _say)
+    try:
+        sup.start()
+    except OSError as exc:
+        _say(f"cannot start {argv[0]}: {exc.strerror or exc}")
+        sys.exit(127 if isinstance(exc, FileNotFoundError) else 126)
+    _say(f"started pid {sup.child.pid}: {cmd.display}; waiting for {base} (up to {health_timeout:g}s)")
+    healthy, what = sup.wait_healthy(base, health_timeout)
+    _say(what)
+    if not healthy:
+        if sup.child.poll() is not None:
+            sys.exit(sup.wait())
+        if sup.received or strict:
+            _say("stopping the server")
+            sys.exit(sup.stop() if sup.received else 1)
+        _say("the smoke did not run; the server keeps running")
+        sys.exit(sup.wait())
+    if run_smoke:
+        from ascend_doctor.smoke.stage import smoke_findings
+
+        secret_cmd = parse_serve_command(argv, keep_secrets=True)
+        served = cmd.get("served_model_name")
+        model = served[0] if isinstance(served, list) else served if isinstance(served, str) else None
+        try:
+            extra = smoke_findings(registry, base_url=f"{base}/v1", model=model,
+                                   api_key_env=_smoke_key_env(secret_cmd, api_key_env), timeout=smoke_timeout,
+                                   options=options)
+        except InputError as exc:
+            _say(f"smoke not run: {exc}")
+            extra = []
+        report = finalize(report, extra, config, duration_s=time.monotonic() - t0)
+        _write_report(report, fmt, output, report_path, verbose)
+        if report.exit_code != 0:
+            if strict:
+                _say("smoke FAILED (--strict): stopping the server")
+                sup.stop()
+                sys.exit(report.exit_code)
+            _say("smoke FAILED; the server keeps running (use --strict to stop it)")
+        else:
+            _say(f"smoke passed ({_summary(report)}); serving")
+    sys.exit(sup.wait())

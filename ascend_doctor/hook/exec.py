@@ -1,0 +1,130 @@
+"""The pre-deploy hook: lint, then become the command (os.execvp) — or, with --smoke, supervise it.
+
+`become()` replaces this process with the command: same PID, the command's own signal handling and exit code, the
+same stdin/stdout/stderr. Our report goes to stderr only, so the server's stdout stays clean.
+
+`Supervisor` (--smoke) starts the command as a child in its own session, forwards SIGTERM/SIGINT/SIGHUP/SIGQUIT to
+it, waits (bounded) for `GET /health` or `/v1/models` on the command's --host/--port, and then waits for the child,
+exiting with its exit code (128+N when a signal N ended it).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from typing import Callable, Optional
+
+FORWARDED_SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"))
+                          if s is not None)
+SKIP_ENV = "ASCEND_DOCTOR_SKIP"
+
+
+def skip_requested(env: Optional[dict] = None) -> bool:
+    """True when ASCEND_DOCTOR_SKIP is set to a true-ish value (1, true, yes)."""
+    v = (env if env is not None else os.environ).get(SKIP_ENV, "")
+    return v.strip().lower() in ("1", "true", "yes", "on")
+
+
+def become(argv: list[str]) -> int:
+    """Replace this process with `argv` (PATH lookup like a shell). Returns only on failure: 127 not found, 126 not
+    executable (the shell's codes), after saying why on stderr."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execvp(argv[0], argv)
+    except FileNotFoundError:
+        sys.stderr.write(f"ascend-doctor: {argv[0]}: command not found\n")
+        return 127
+    except PermissionError:
+        sys.stderr.write(f"ascend-doctor: {argv[0]}: permission denied\n")
+        return 126
+    except OSError as exc:
+        sys.stderr.write(f"ascend-doctor: cannot execute {argv[0]}: {exc.strerror or exc}\n")
+        return 126
+    return 126  # not reached
+
+
+def exit_code_of(returncode: int) -> int:
+    """A Popen returncode as a shell exit status: -N (killed by signal N) becomes 128+N."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def probe_health(base: str, timeout: float = 2.0) -> Optional[str]:
+    """The first of `{base}/health`, `{base}/v1/models` that answers 200, or None."""
+    for path in ("/health", "/v1/models"):
+        try:
+            with urllib.request.urlopen(base + path, timeout=timeout) as resp:  # noqa: S310 (http to our child)
+                if resp.status == 200:
+                    return path
+        except (urllib.error.URLError, OSError, ValueError):
+            continue
+    return None
+
+
+class Supervisor:
+    """Run the command as a child with signals forwarded; wait for it to become healthy; wait for it to end."""
+
+    def __init__(self, argv: list[str], log: Callable[[str], None]):
+        self.argv = argv
+        self.log = log
+        self.child: Optional[subprocess.Popen] = None
+        self._old: dict = {}
+        self.received: list[int] = []
+
+    def start(self) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # Own session: a terminal's Ctrl-C reaches us once and we forward it once (no double SIGINT to vLLM).
+        self.child = subprocess.Popen(self.argv, start_new_session=True)
+        for s in FORWARDED_SIGNALS:
+            self._old[s] = signal.signal(s, self._forward)
+
+    def _forward(self, signum, frame) -> None:
+        self.received.append(signum)
+        if self.child is not None and self.child.poll() is None:
+            try:
+                self.child.send_signal(signum)
+            except ProcessLookupError:
+                pass
+
+    def wait_healthy(self, base: str, deadline_s: float, interval: float = 0.5) -> tuple[bool, str]:
+        """(healthy, what happened): polls until the server answers, the child exits or the deadline passes."""
+        assert self.child is not None
+        end = time.monotonic() + deadline_s
+        while True:
+            rc = self.child.poll()
+            if rc is not None:
+                return False, f"the command exited with status {exit_code_of(rc)} before it became healthy"
+            if self.received:
+                return False, f"signal {self.received[0]} received while waiting for the server"
+            hit = probe_health(base)
+            if hit:
+                return True, f"{base}{hit} answered 200"
+            if time.monotonic() >= end:
+                return False, f"{base} did not answer /health or /v1/models within {deadline_s:g}s"
+            time.sleep(interval)
+
+    def stop(self, grace_s: float = 30.0) -> int:
+        """SIGTERM the child, SIGKILL after `grace_s`; its exit status."""
+        assert self.child is not None
+        if self.child.poll() is None:
+            self.child.terminate()
+            try:
+                self.child.wait(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                self.child.kill()
+        return exit_code_of(self.child.wait())
+
+    def wait(self) -> int:
+        """Wait for the child to end (signals keep being forwarded); its exit status."""
+        assert self.child is not None
+        while True:
+            try:
+                return exit_code_of(self.child.wait())
+            except InterruptedError:  # pragma: no cover (PEP 475 retries for us)
+                continue

@@ -1,0 +1,409 @@
+"""SERVE checks on hand-built facts: fixture vLLM/transformers trees and model dirs under tests/data/serve."""
+
+from __future__ import annotations
+
+import functools
+from typing import Optional
+
+import pytest
+
+from ascend_doctor.hook.cmdline import parse_serve_command
+from ascend_doctor.hook.vllm_files import read_installed
+from ascend_doctor.host import Distribution, PythonEnv
+from ascend_doctor.parsers.npu_smi import NpuChip, NpuSmiInfo
+from ascend_doctor.probes.npu import CommandSummary, NpuSmiFact
+from ascend_doctor.probes.serve import serve_model_probe
+from ascend_doctor.report import Status
+from tests.helpers import DATA
+from tests.helpers import run_check as _run_check
+from tests.hook.dirhost import DirHost
+
+SERVE = DATA / "serve"
+MODELS = SERVE / "models"
+V4 = str(MODELS / "DeepSeek-V4-Flash-w8a8-mtp")
+V32 = str(MODELS / "DeepSeek-V3.2")
+V31 = str(MODELS / "DeepSeek-V3.1")
+QWEN = str(MODELS / "Qwen3-8B")
+PLAIN = str(MODELS / "Plain-NoTools")
+
+STACKS = {
+    "site-vllm0130": {"vllm": "0.13.0", "vllm-ascend": "0.13.0rc3", "transformers": "4.57.1"},
+    "site-vllm0202": {"vllm": "0.20.2", "vllm-ascend": "0.20.2rc1", "transformers": "4.57.1"},
+}
+
+
+def python_env(site: str = "site-vllm0130", purelib: Optional[str] = None) -> PythonEnv:
+    dists = [Distribution(name=k, version=v) for k, v in STACKS.get(site, STACKS["site-vllm0130"]).items()]
+    return PythonEnv(executable="/opt/vllm/bin/python", version="3.11.10", implementation="CPython",
+                     purelib=purelib or str(SERVE / site), distributions=dists)
+
+
+def disk_read(path: str):
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def disk_list(path: str):
+    import os
+
+    try:
+        return os.listdir(path)
+    except OSError:
+        return None
+
+
+def npu(n: int = 8, used_mb: int = 3000, total_mb: int = 65536, busy: Optional[dict] = None) -> NpuSmiFact:
+    chips = [NpuChip(npu_id=i, chip_id=0, name="910B3", health="OK", hbm_used_mb=(busy or {}).get(i, used_mb),
+                     hbm_total_mb=total_mb) for i in range(n)]
+    return NpuSmiFact(found=True, command=CommandSummary(argv=["npu-smi", "info"], returncode=0),
+                      info=NpuSmiInfo(chips=chips))
+
+
+class _Store:
+    def __init__(self, facts):
+        self.facts = facts
+
+    def fact(self, name):
+        return self.facts[name]
+
+
+def facts(command: str, *, site: str = "site-vllm0130", env: Optional[dict] = None, npus: Optional[NpuSmiFact] = None,
+          files: bool = True, model: bool = True) -> dict:
+    """Every fact the SERVE checks use, for `command` (a vllm serve line) on a fixture stack."""
+    cmd = parse_serve_command(command.split(), read_text=disk_read)
+    py = python_env(site)
+    out = {"serve_cmd": cmd, "python": py, "env": dict(env or {}), "npu_smi": npus or npu()}
+    if files:
+        installed = read_installed(py.purelib, disk_read, disk_list)
+        installed.vllm_version = py.dist("vllm").version
+        installed.vllm_ascend_version = py.dist("vllm-ascend").version
+        installed.transformers_version = py.dist("transformers").version
+        out["vllm_files"] = installed
+    if model and cmd.recognized:
+        out["serve_model"] = serve_model_probe(DirHost(env=env), _Store({"serve_cmd": cmd}))
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _registry():
+    from ascend_doctor.registry import load_registry
+
+    return load_registry(entry_points=False)
+
+
+def run_check(code: str, f: dict):
+    return _run_check(code, f, registry=_registry())
+
+
+def status(code: str, f: dict) -> Status:
+    return run_check(code, f).status
+
+
+ALL = ["SERVE101", "SERVE102", "SERVE103", "SERVE104", "SERVE201", "SERVE202", "SERVE203", "SERVE204", "SERVE205",
+       "SERVE301", "SERVE302", "SERVE303", "SERVE304", "SERVE401", "SERVE402", "SERVE403"]
+
+
+@pytest.mark.parametrize("code", ALL)
+def test_skipped_without_a_serve_command(code):
+    """Plain `ascend-doctor check`: no serve_cmd fact -> skip, never unknown."""
+    f = run_check(code, {"python": python_env(), "env": {}, "npu_smi": npu()})
+    assert f.status == Status.SKIP
+    assert "ascend-doctor exec" in f.message
+
+
+@pytest.mark.parametrize("code", ALL)
+def test_skipped_for_a_command_that_is_not_vllm(code):
+    f = run_check(code, {"serve_cmd": parse_serve_command(["python3", "app.py", "--port", "8000"]),
+                         "python": python_env(), "env": {}, "npu_smi": npu()})
+    assert f.status == Status.SKIP
+
+
+# SERVE101-103: names exist in the installed vLLM ----------------------------------------------------------------
+SEED = (f"vllm serve {V4} --tensor-parallel-size 8 --enable-auto-tool-choice --tool-call-parser deepseek_v4 "
+        "--reasoning-parser deepseek_v4 --quantization ascend")
+
+
+def test_seed_story_deepseek_v4_parser_on_old_image():
+    f = run_check("SERVE101", facts(SEED))
+    assert f.status == Status.FAIL
+    assert "deepseek_v4" in f.message and "0.20.2" in f.message and "0.20.2rc1" in f.message
+    assert "v0.20.2rc1" in f.remediation
+    assert f.details["first_vllm"] == "0.20.2"
+    assert any("tool_parsers/__init__.py" in e.source for e in f.evidence)  # read from the installed files
+
+
+def test_tool_parser_present_on_new_stack():
+    f = run_check("SERVE101", facts(SEED, site="site-vllm0202"))
+    assert f.status == Status.PASS
+
+
+def test_tool_parser_typo_suggests_close_names():
+    f = run_check("SERVE101", facts(f"vllm serve {QWEN} --enable-auto-tool-choice --tool-call-parser hermess"))
+    assert f.status == Status.FAIL
+    assert "hermes" in f.remediation
+
+
+def test_tool_parser_falls_back_to_the_matrix_when_files_are_absent():
+    f = facts(SEED)
+    del f["vllm_files"]
+    out = run_check("SERVE101", f)
+    assert out.status == Status.FAIL
+    assert any(e.source.startswith("matrix: vLLM 0.13.0") for e in out.evidence)
+
+
+def test_tool_parser_unknown_without_files_or_version():
+    f = facts(SEED)
+    del f["vllm_files"]
+    f["python"] = PythonEnv(purelib="/nowhere")
+    assert status("SERVE101", f) == Status.UNKNOWN
+
+
+def test_tool_parser_plugin_downgrades_to_warn():
+    f = facts(SEED + " --tool-parser-plugin /opt/plugins/dsv4.py")
+    assert status("SERVE101", f) == Status.WARN
+
+
+def test_reasoning_parser_fail_and_pass():
+    assert status("SERVE102", facts(SEED)) == Status.FAIL
+    assert status("SERVE102", facts(SEED, site="site-vllm0202")) == Status.PASS
+    f = facts(SEED)
+    del f["vllm_files"]
+    f["python"] = PythonEnv(purelib="/nowhere")
+    assert status("SERVE102", f) == Status.UNKNOWN
+
+
+def test_tokenizer_mode_fail_pass_unknown_skip():
+    line = f"vllm serve {V4} --tokenizer-mode deepseek_v4"
+    out = run_check("SERVE103", facts(line))
+    assert out.status == Status.FAIL and "0.20.2" in out.message
+    assert status("SERVE103", facts(line, site="site-vllm0202")) == Status.PASS
+    f = facts(line)
+    del f["vllm_files"]
+    f["python"] = PythonEnv(purelib="/nowhere")
+    assert status("SERVE103", f) == Status.UNKNOWN
+    assert status("SERVE103", facts(f"vllm serve {V4}")) == Status.SKIP
+
+
+def test_old_layout_decorators_are_read():
+    f = facts(f"vllm serve {QWEN} --enable-auto-tool-choice --tool-call-parser deepseek_v32", site="site-vllm0111")
+    out = run_check("SERVE101", f)
+    assert out.status == Status.FAIL
+    assert any("register_module" in e.source for e in out.evidence)
+    f = facts(f"vllm serve {QWEN} --enable-auto-tool-choice --tool-call-parser llama4_json", site="site-vllm0111")
+    assert status("SERVE101", f) == Status.PASS
+
+
+# SERVE104: the flag pair -----------------------------------------------------------------------------------------
+def test_parser_without_auto_tool_choice_fails():
+    out = run_check("SERVE104", facts(f"vllm serve {QWEN} --tool-call-parser hermes"))
+    assert out.status == Status.FAIL
+    assert "--enable-auto-tool-choice" in out.remediation
+
+
+def test_auto_tool_choice_without_parser_fails_with_vllm_error_text():
+    out = run_check("SERVE104", facts(f"vllm serve {QWEN} --enable-auto-tool-choice"))
+    assert out.status == Status.FAIL
+    assert "--enable-auto-tool-choice requires --tool-call-parser" in out.message
+
+
+def test_auto_tool_choice_pair_pass_and_skip():
+    assert status("SERVE104", facts(f"vllm serve {QWEN} --enable-auto-tool-choice --tool-call-parser hermes")) \
+        == Status.PASS
+    assert status("SERVE104", facts(f"vllm serve {QWEN}")) == Status.SKIP
+
+
+def test_auto_tool_choice_from_config_file(tmp_path):
+    cfg = tmp_path / "serve.yaml"
+    cfg.write_text("enable-auto-tool-choice: true\ntool_call_parser: hermes\n")
+    assert status("SERVE104", facts(f"vllm serve {QWEN} --config {cfg}")) == Status.PASS
+
+
+# SERVE201/202: model_type and architecture ----------------------------------------------------------------------
+def test_unknown_model_type_fails_like_transformers():
+    out = run_check("SERVE201", facts(f"vllm serve {V4}"))
+    assert out.status == Status.FAIL
+    assert "Transformers 4.57.1 does not recognize this architecture: deepseek_v4" in out.message
+
+
+def test_model_type_known_via_transformers_or_vllm_registry():
+    assert status("SERVE201", facts(f"vllm serve {QWEN}")) == Status.PASS
+    assert status("SERVE201", facts(f"vllm serve {V32}")) == Status.PASS  # vLLM's own _CONFIG_REGISTRY
+    assert status("SERVE201", facts(f"vllm serve {V4}", site="site-vllm0202")) == Status.PASS
+
+
+def test_model_type_unknown_when_model_not_on_machine_or_files_absent():
+    assert status("SERVE201", facts("vllm serve /models/not-here")) == Status.UNKNOWN
+    f = facts(f"vllm serve {V4}")
+    del f["vllm_files"]
+    assert status("SERVE201", f) == Status.UNKNOWN
+
+
+def test_missing_config_json_fails(tmp_path):
+    (tmp_path / "model.safetensors").write_text("")
+    assert status("SERVE201", facts(f"vllm serve {tmp_path}")) == Status.FAIL
+
+
+def test_architecture_supported_pass_fail_unknown():
+    assert status("SERVE202", facts(f"vllm serve {V32}")) == Status.PASS
+    out = run_check("SERVE202", facts(f"vllm serve {V4}"))
+    assert out.status == Status.FAIL and "DeepseekV4ForCausalLM" in out.message
+    assert status("SERVE202", facts(f"vllm serve {V4}", site="site-vllm0202")) == Status.PASS
+    f = facts(f"vllm serve {V4}")
+    del f["vllm_files"]
+    assert status("SERVE202", f) == Status.UNKNOWN
+
+
+# SERVE203: parser family ------------------------------------------------------------------------------------------
+def test_parser_family_mismatch_fails():
+    out = run_check("SERVE203", facts(f"vllm serve {V32} --enable-auto-tool-choice --tool-call-parser deepseek_v31"))
+    assert out.status == Status.FAIL and "deepseek_v32" in out.remediation
+    out = run_check("SERVE203", facts(f"vllm serve {V4} --enable-auto-tool-choice --tool-call-parser hermes"))
+    assert out.status == Status.FAIL
+
+
+def test_parser_family_pass_warn_unknown():
+    assert status("SERVE203", facts(f"vllm serve {V4} --enable-auto-tool-choice --tool-call-parser deepseek_v4")) \
+        == Status.PASS
+    assert status("SERVE203", facts(f"vllm serve {V31} --enable-auto-tool-choice --tool-call-parser deepseek_v3")) \
+        == Status.WARN  # the directory name says V3.1, whose calls deepseek_v31 reads
+    assert status("SERVE203", facts("vllm serve /models/absent --tool-call-parser hermes")) == Status.UNKNOWN
+
+
+# SERVE204: quantization -------------------------------------------------------------------------------------------
+def test_w8a8_without_quantization_ascend_fails():
+    out = run_check("SERVE204", facts(f"vllm serve {V4} --tensor-parallel-size 8"))
+    assert out.status == Status.FAIL
+    assert "W8A8_DYNAMIC" in out.message and "--quantization ascend" in out.remediation
+
+
+def test_quantization_pass_and_reverse_fail_and_unknown():
+    assert status("SERVE204", facts(f"vllm serve {V4} --quantization ascend")) == Status.PASS
+    assert status("SERVE204", facts(f"vllm serve {V4} -q ascend")) == Status.PASS
+    assert status("SERVE204", facts(f"vllm serve {QWEN} --quantization ascend")) == Status.FAIL
+    assert status("SERVE204", facts(f"vllm serve {QWEN}")) == Status.PASS
+    assert status("SERVE204", facts("vllm serve /models/absent --quantization ascend")) == Status.UNKNOWN
+
+
+# SERVE205: chat template --------------------------------------------------------------------------------------------
+def test_chat_template_tools():
+    tools = "--enable-auto-tool-choice --tool-call-parser hermes"
+    assert status("SERVE205", facts(f"vllm serve {QWEN} {tools}")) == Status.PASS
+    assert status("SERVE205", facts(f"vllm serve {PLAIN} {tools}")) == Status.WARN
+    assert status("SERVE205", facts(f"vllm serve {V32} --enable-auto-tool-choice --tool-call-parser deepseek_v32"))\
+        == Status.WARN
+    assert status("SERVE205", facts(f"vllm serve {V32} --enable-auto-tool-choice --tool-call-parser deepseek_v32 "
+                                    "--tokenizer-mode deepseek_v32")) == Status.PASS
+    assert status("SERVE205", facts(f"vllm serve {PLAIN}")) == Status.SKIP
+    assert status("SERVE205", facts(f"vllm serve /models/absent {tools}")) == Status.UNKNOWN
+
+
+def test_chat_template_argument_file(tmp_path):
+    t = tmp_path / "tool_chat.jinja"
+    t.write_text("{% if tools %}{{ tools | tojson }}{% endif %}")
+    tools = "--enable-auto-tool-choice --tool-call-parser hermes"
+    assert status("SERVE205", facts(f"vllm serve {PLAIN} {tools} --chat-template {t}")) == Status.PASS
+    assert status("SERVE205", facts(f"vllm serve {PLAIN} {tools} --chat-template {tmp_path}/nope.jinja")) \
+        == Status.FAIL
+
+
+# SERVE301: TP x PP vs visible NPUs ----------------------------------------------------------------------------------
+def test_tp_larger_than_visible_npus_in_container_fails():
+    f = facts(f"vllm serve {V4} --tensor-parallel-size 8", env={"ASCEND_RT_VISIBLE_DEVICES": "0,1,2,3"})
+    out = run_check("SERVE301", f)
+    assert out.status == Status.FAIL
+    assert "needs 8" in out.message and "only 4" in out.message
+
+
+def test_parallel_fits_pass_short_alias_and_pp():
+    assert status("SERVE301", facts(f"vllm serve {V4} -tp 4 -pp 2")) == Status.PASS
+    assert status("SERVE301", facts(f"vllm serve {V4} -tp 8 -pp 2")) == Status.FAIL
+
+
+def test_parallel_fits_ray_warns_and_unknown_without_npu_smi():
+    assert status("SERVE301", facts(f"vllm serve {V4} -tp 16 --distributed-executor-backend ray")) == Status.WARN
+    f = facts(f"vllm serve {V4} -tp 8")
+    f["npu_smi"] = NpuSmiFact(found=False, command=CommandSummary(argv=["npu-smi", "info"], error="not_found"))
+    assert status("SERVE301", f) == Status.UNKNOWN
+
+
+# SERVE302: heads ---------------------------------------------------------------------------------------------------
+def test_tp_divides_heads():
+    assert status("SERVE302", facts(f"vllm serve {QWEN} -tp 4")) == Status.PASS
+    out = run_check("SERVE302", facts(f"vllm serve {QWEN} -tp 3"))
+    assert out.status == Status.FAIL and "(32)" in out.message
+    assert status("SERVE302", facts("vllm serve /models/absent -tp 3")) == Status.UNKNOWN
+
+
+# SERVE303: max-model-len ----------------------------------------------------------------------------------------------
+def test_max_model_len():
+    assert status("SERVE303", facts(f"vllm serve {QWEN} --max-model-len 32768")) == Status.PASS
+    out = run_check("SERVE303", facts(f"vllm serve {QWEN} --max-model-len 131072"))
+    assert out.status == Status.FAIL and "40960" in out.message
+    rope = '{"rope_scaling":{"rope_type":"yarn","factor":4.0,"original_max_position_embeddings":32768}}'
+    assert status("SERVE303", facts(f"vllm serve {QWEN} --max-model-len 131072 --hf-overrides {rope}")) == Status.PASS
+    out = run_check("SERVE303", facts(f"vllm serve {V4} --max-model-len 300000"))
+    assert out.status == Status.FAIL and "rope_scaling.factor=40" in out.message
+    assert status("SERVE303", facts(f"vllm serve {QWEN} --max-model-len 131072",
+                                    env={"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"})) == Status.WARN
+    assert status("SERVE303", facts(f"vllm serve {QWEN} --max-model-len 32k")) == Status.PASS
+    assert status("SERVE303", facts(f"vllm serve {QWEN}")) == Status.SKIP
+    assert status("SERVE303", facts("vllm serve /models/absent --max-model-len 4096")) == Status.UNKNOWN
+
+
+# SERVE304: HBM ----------------------------------------------------------------------------------------------------
+def test_hbm_headroom_fails_naming_chip_and_mb():
+    f = facts(f"vllm serve {QWEN} -tp 2", npus=npu(busy={1: 20000}))
+    out = run_check("SERVE304", f)
+    assert out.status == Status.FAIL
+    assert "NPU 1 chip 0" in out.message and "45536 MB free" in out.message
+    assert "--gpu-memory-utilization 0.69" in out.remediation
+
+
+def test_hbm_headroom_pass_lower_util_and_unknown():
+    assert status("SERVE304", facts(f"vllm serve {QWEN} -tp 2")) == Status.PASS
+    assert status("SERVE304", facts(f"vllm serve {QWEN} -tp 2 --gpu-memory-utilization 0.6",
+                                    npus=npu(busy={1: 20000}))) == Status.PASS
+    # the busy chip is not among the ones the server uses once ASCEND_RT_VISIBLE_DEVICES skips it
+    assert status("SERVE304", facts(f"vllm serve {QWEN} -tp 2", npus=npu(busy={1: 20000}),
+                                    env={"ASCEND_RT_VISIBLE_DEVICES": "2,3"})) == Status.PASS
+    f = facts(f"vllm serve {QWEN} -tp 2")
+    f["npu_smi"] = NpuSmiFact(found=False, command=CommandSummary(argv=["npu-smi", "info"], error="not_found"))
+    assert status("SERVE304", f) == Status.UNKNOWN
+
+
+# SERVE4xx: environment ----------------------------------------------------------------------------------------------
+def test_v0_engine():
+    old = facts(f"vllm serve {QWEN}", env={"VLLM_USE_V1": "0"})
+    old["python"] = PythonEnv(distributions=[Distribution(name="vllm", version="0.9.1")])
+    del old["vllm_files"]
+    assert status("SERVE401", old) == Status.FAIL
+    assert status("SERVE401", facts(f"vllm serve {QWEN}", env={"VLLM_USE_V1": "0"})) == Status.WARN
+    assert status("SERVE401", facts(f"vllm serve {QWEN}")) == Status.PASS
+    assert status("SERVE401", facts(f"env VLLM_USE_V1=0 vllm serve {QWEN}")) == Status.WARN  # env K=V prefix
+
+
+def test_unknown_vllm_variables_get_a_suggestion():
+    out = run_check("SERVE402", facts(f"vllm serve {QWEN}", env={"VLLM_ASCEND_ENABLE_FLASHCOM1": "1",
+                                                                  "VLLM_WORKER_MULTIPROC_METHOD": "spawn"}))
+    assert out.status == Status.WARN
+    assert "did you mean VLLM_ASCEND_ENABLE_FLASHCOMM1" in out.message
+    assert out.details["unknown"] == ["VLLM_ASCEND_ENABLE_FLASHCOM1"]
+
+
+def test_known_variables_pass_and_unknown_without_files():
+    assert status("SERVE402", facts(f"vllm serve {QWEN}", env={"VLLM_ASCEND_ENABLE_NZ": "0", "VLLM_VERSION": "0.13.0"})) \
+        == Status.PASS
+    f = facts(f"vllm serve {QWEN}", env={"VLLM_FOO": "1"})
+    del f["vllm_files"]
+    assert status("SERVE402", f) == Status.UNKNOWN
+
+
+def test_npu_alloc_conf():
+    assert status("SERVE403", facts(f"vllm serve {QWEN}")) == Status.WARN
+    assert status("SERVE403", facts(f"vllm serve {QWEN}",
+                                    env={"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"})) == Status.PASS
+    f = run_check("SERVE403", facts(f"vllm serve {QWEN}"))
+    assert f.level is not None and f.level.value == "info"  # never blocks the hook at the default --fail-on
