@@ -6,7 +6,7 @@ Facts: `driver` (/usr/local/Ascend/driver/version.info, /etc/ascend_install.info
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Optional
 
 from ascend_doctor.engine import ev
 from ascend_doctor.registry import check
@@ -163,8 +163,8 @@ def firmware_compatible(ctx):
     """The NPU firmware is within the range the driver accepts
 
     What it checks: the firmware version (/usr/local/Ascend/firmware/version.info `Version=`) against the driver's
-    `compatible_version_fw=[min,max]` (driver version.info), and, when the firmware lists them, the driver against
-    the firmware's `compatible_version_drv` ranges.
+    `compatible_version_fw=[min,max]` (driver version.info). The firmware's own `compatible_version_drv` list is
+    shown as evidence but not judged (its bound syntax is undocumented).
 
     Why it matters: driver and firmware ship together in one Ascend HDK release; upgrading only one of them leaves a
     pair the vendor never supports, and the cards fail to initialise (npu-smi shows them unhealthy or missing) or
@@ -188,26 +188,18 @@ def firmware_compatible(ctx):
     if fw.compatible_version_drv:
         fw_lines.append("compatible_version_drv=" + ",".join(f"[{r.raw}]" for r in fw.compatible_version_drv))
     evidence.append(ev(f"file: {drv.firmware_path}", "\n".join(fw_lines)))
-    fw_v, drv_v = try_parse_version(fw.version), try_parse_version(drv.version)
-    problems: List[str] = []
-    checked = 0
+    fw_v = try_parse_version(fw.version)
     rng = drv.version_info.compatible_version_fw
-    if rng is not None and fw_v is not None:
-        ok = _in_range(fw_v, rng.min, rng.max)
-        if ok is not None:
-            checked += 1
-            if not ok:
-                problems.append(f"firmware {fw.version} is outside the driver's compatible_version_fw [{rng.raw}]")
-    if fw.compatible_version_drv and drv_v is not None:
-        hits = [_in_range(drv_v, r.min, r.max) for r in fw.compatible_version_drv]
-        if any(h is not None for h in hits):
-            checked += 1
-            if not any(hits):
-                problems.append(f"driver {drv.version} is in none of the firmware's compatible_version_drv ranges")
-    if problems:
-        return ctx.fail("; ".join(problems), evidence)
-    if not checked:
+    # Only the driver's numeric [min,max] firmware range decides. The firmware's own compatible_version_drv list is
+    # evidence only: its trailing-dot bounds are not documented, and a real HDK 23.0.7 pair ([23.0.0,23.0.0.] listed
+    # by the firmware shipped with driver 23.0.7; Ascend/mind-cluster faultdiag fixture) contradicts a prefix reading.
+    if rng is None or fw_v is None:
         return ctx.unknown(f"firmware {fw.version}: the driver's version.info has no readable compatible_version_fw "
                            "range to check it against", evidence)
-    return ctx.ok(f"firmware {fw.version} is within the range driver {drv.version} accepts"
-                  + (f" [{rng.raw}]" if rng is not None else ""), evidence)
+    ok = _in_range(fw_v, rng.min, rng.max)
+    if ok is None:
+        return ctx.unknown(f"the driver's compatible_version_fw [{rng.raw}] is not a version range", evidence)
+    if not ok:
+        return ctx.fail(f"firmware {fw.version} is outside the range driver {drv.version} accepts "
+                        f"(compatible_version_fw [{rng.raw}])", evidence)
+    return ctx.ok(f"firmware {fw.version} is within the range driver {drv.version} accepts [{rng.raw}]", evidence)

@@ -1,11 +1,15 @@
 """DRV checks on hand-built driver / npu-smi facts (values modelled on vllm-ascend#451 and matrix-facts §3.2)."""
 
+import pytest
+
+from ascend_doctor.errors import ParseError
+
 from ascend_doctor.parsers.ascend_files import parse_driver_version_info, parse_firmware_version_info
 from ascend_doctor.parsers.npu_smi import NpuSmiInfo
 from ascend_doctor.probes.cann import DriverFact
 from ascend_doctor.probes.npu import CommandSummary, NpuSmiFact
 from ascend_doctor.report import Status
-from tests.helpers import run_check
+from tests.helpers import corpus_params, read_corpus, run_check
 
 DRIVER_TEXT = """Version=24.1.rc3
 ascendhal_version=7.35.23
@@ -94,8 +98,7 @@ def test_firmware_within_range_passes():
 def test_firmware_outside_driver_range_fails():
     f = run_check("DRV103", {"driver": drv(FW_NEW)})
     assert f.status == Status.FAIL
-    assert "outside the driver's compatible_version_fw" in f.message
-    assert "compatible_version_drv" in f.message  # and the firmware does not list driver 24.1 either
+    assert "outside the range driver 24.1.rc3 accepts" in f.message and "7.0.0,7.5.99" in f.message
 
 
 def test_firmware_unknown_without_firmware_file_or_fact():
@@ -103,3 +106,27 @@ def test_firmware_unknown_without_firmware_file_or_fact():
     assert f.status == Status.UNKNOWN and "containers" in f.message
     assert run_check("DRV103", {}).status == Status.UNKNOWN
     assert run_check("DRV103", {"driver": NO_DRV}).status == Status.SKIP
+
+
+def test_firmware_range_without_driver_range_is_unknown():
+    d = drv(FW_OK)
+    d.version_info = parse_driver_version_info("Version=24.1.rc3\npackage_version=24.1.rc3\n")
+    assert run_check("DRV103", {"driver": d}).status == Status.UNKNOWN
+
+
+@pytest.mark.parametrize("path", corpus_params("cann_version"))
+def test_real_driver_firmware_pairs_from_the_corpus(path):
+    """Driver (and firmware) version.info pastes from real hosts: each pair shipped in one HDK, so it must pass."""
+    _, body = read_corpus(path)
+    try:
+        vi = parse_driver_version_info(body)
+    except ParseError:
+        pytest.skip("no driver version.info in this sample")
+    d = DriverFact(found=True, version_info=vi)
+    try:
+        d.firmware_path, d.firmware = "/usr/local/Ascend/firmware/version.info", parse_firmware_version_info(body)
+    except ParseError:
+        pass
+    assert run_check("DRV102", {"driver": d, "npu_smi": smi(found=False)}).status == Status.PASS
+    f = run_check("DRV103", {"driver": d})
+    assert f.status == (Status.PASS if d.firmware else Status.UNKNOWN), f.message
