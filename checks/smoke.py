@@ -775,7 +775,7 @@ def tool_markup_leak(ctx):
     model: the call is shown to the user as text and never executed (e.g. DeepSeek V4 DSML on a vLLM without the
     deepseek_v4 parser, freelens-ai-extension#127).
     How to fix: Start vllm serve with the `--tool-call-parser` (and `--reasoning-parser`, `--tokenizer-mode`) of the
-    detected family — the finding names them and the first vLLM release that ships them.
+    detected family — the finding names them and the first vLLM release (in the matrix) that has them.
     """
     facts = ctx.fact("smoke")
     leaks, evidence, scanned = [], [], 0

@@ -35,6 +35,8 @@ Exit codes:
 @click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (comma-separated).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes.")
 @click.option("--checks-dir", "checks_dirs", multiple=True, metavar="DIR", help="Load extra checks from DIR.")
+@click.option("--matrix", "matrix", multiple=True, metavar="FILE",
+              help="Extra matrix TOML layered over the shipped one (parser release data for TOOL113).")
 @click.option("--config", "config_path", metavar="FILE", help="Config file (default: ./ascend-doctor.toml).")
 @click.option("--fail-on", type=click.Choice(["critical", "error", "warning", "info"]), default=None,
               help="Lowest severity that makes the exit code 1 (default: error).")
@@ -42,8 +44,8 @@ Exit codes:
               show_default=True)
 @click.option("-o", "--output", metavar="FILE", help="Write the report (in --format) to FILE.")
 @click.option("-v", "--verbose", is_flag=True, help="Show evidence for passing checks too.")
-def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadline, select, ignore, checks_dirs, config_path,
-          fail_on, fmt, output, verbose):
+def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadline, select, ignore, checks_dirs,
+          matrix, config_path, fail_on, fmt, output, verbose):
     """Smoke-test tool calling on a live vLLM (or any OpenAI-compatible) server: named/required/auto/none
     tool_choice, argument JSON, streaming deltas, parallel calls, the tool-result round trip, markup leaks."""
     from ascend_doctor import __version__
@@ -68,10 +70,14 @@ def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadlin
     api_key_from_env(api_key_env)  # unset variable -> input error before anything is sent
     config = load_config(config_path)
     options = build_options(config, select=_split(select), ignore=_split(ignore), fail_on=fail_on,
-                            checks_dirs=list(checks_dirs))
+                            checks_dirs=list(checks_dirs), matrix=list(matrix))
     registry = load_registry(options.checks_dirs)
     validate_against(config, registry)
     registry.select(options.select, options.ignore, stage="smoke")  # unknown codes -> InputError now
+    if options.matrix:
+        from ascend_doctor.matrix import load_matrix
+
+        load_matrix(options.matrix)  # an invalid user matrix is an input error, before anything is sent
 
     try:
         progress = None

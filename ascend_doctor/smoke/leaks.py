@@ -133,11 +133,11 @@ def remediation_for(family: str, matrix: Any = None) -> str:
             continue
         release = _first_release(kind, name, matrix)
         if release:
-            parts.append(f"{kind.replace('_', ' ')} `{name}` first ships in vLLM {release}")
+            parts.append(f"{kind.replace('_', ' ')} `{name}` first appears in vLLM {release}")
         else:
             unknown = True
     if parts:
-        text += " Per the compatibility matrix, " + "; ".join(parts) + (
+        text += " Among the vLLM releases in the compatibility matrix, " + "; ".join(parts) + (
             " — upgrade vLLM and vllm-ascend together to at least that release if `vllm serve` rejects the name "
             "(`invalid tool call parser`).")
     if unknown:

@@ -69,6 +69,7 @@ def test_load_option_reports_percentiles():
     (["--base-url", "http://127.0.0.1:9/v1", "--load", "0"], "--load"),
     (["--base-url", "http://127.0.0.1:9/v1", "--timeout", "0"], "--timeout"),
     (["--base-url", "http://127.0.0.1:9/v1", "--load", "5", "--load-deadline", "-1"], "--load-deadline"),
+    (["--base-url", "http://127.0.0.1:9/v1", "--matrix", "/nonexistent/m.toml"], "/nonexistent/m.toml"),
 ])
 def test_input_errors_exit_2_with_one_line(args, needle):
     r = CliRunner().invoke(cli, ["smoke", *args])

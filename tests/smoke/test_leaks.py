@@ -144,7 +144,7 @@ def test_remediation_degrades_without_the_matrix(monkeypatch):
     text = remediation_for("deepseek_v32")
     assert "--tool-call-parser deepseek_v32" in text and "--tokenizer-mode deepseek_v32" in text
     assert "could not say" in text
-    assert "first ships in vLLM" not in text
+    assert "first appears in vLLM" not in text
 
 
 def test_remediation_with_a_matrix_that_lacks_the_name():
