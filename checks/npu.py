@@ -186,6 +186,8 @@ def npu_health(ctx):
                         unhealthy=[c.npu_id for c in info.unhealthy()])
     n_npu, n_chip = len(info.npu_ids()), len(info.chips)
     suffix = " (table elided: at least this many)" if info.elided else ""
+    if health is not None and health.skipped:
+        suffix += f"; `-t health` detail not read for NPU {','.join(map(str, health.skipped))} (out of time)"
     return ctx.ok(f"{n_npu} NPU(s), {n_chip} chip(s) report Health OK{suffix}", evidence)
 
 

@@ -92,6 +92,12 @@ def test_health_unknown_without_table():
     assert f.status == Status.UNKNOWN and "-8005" in f.message
 
 
+def test_health_detail_skipped_is_noted():
+    hf = NpuHealthFact(results=[health_result(0)], skipped=[1])
+    f = run_check("NPU101", {"npu_smi": smi([chip(0), chip(1)]), "npu_health": hf})
+    assert f.status == Status.PASS and "not read for NPU 1" in f.message
+
+
 def test_health_elided_table_passes_with_lower_bound_note():
     f = run_check("NPU101", {"npu_smi": smi([chip(0), chip(1), chip(7)], elided=True)})
     assert f.status == Status.PASS and "at least" in f.message
