@@ -191,6 +191,10 @@ def chat_completion(ctx):
         return bad
     r = x.reply
     if not (r.content or "").strip():
+        if r.reasoning and r.finish_reason == "length":
+            # A reasoning model spent the whole (small) budget thinking: generation works, the answer was cut.
+            return ctx.ok(f"plain chat generated only `{r.reasoning_field}` before max_tokens (finish_reason "
+                          "length) — a reasoning model thinking first", _evid(x))
         where = f" (text went to `{r.reasoning_field}`)" if r.reasoning else ""
         return ctx.fail(f"plain chat returned no content{where}", _evid(x))
     if not r.finish_reason:

@@ -53,9 +53,10 @@ Q_PARALLEL = ("What is the weather in Paris and what is the weather in Tokyo? "
 Q_IRRELEVANT = "What is the capital of Italy? Answer with one word."
 Q_CHAT = "Reply with the single word: ready"
 
-CHAT_TOKENS = 32
-TOOL_TOKENS = 160
-ANSWER_TOKENS = 96
+# Bounded, but with room for reasoning models that think before answering (finish_reason 'length' is judged).
+CHAT_TOKENS = 64
+TOOL_TOKENS = 256
+ANSWER_TOKENS = 128
 
 # Scenario names (the keys of SmokeFacts.exchanges).
 MODELS = "models"

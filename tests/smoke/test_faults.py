@@ -141,6 +141,8 @@ OVERRIDES = [
     ({"named_stream": _stream(dict(tool_calls=[_TC]), dict(tool_calls=[{"index": 0, "function": {"arguments": _ARGS}}]),
                               ctype="application/json")}, "TOOL108", "warn", "not text/event-stream"),
     ({"chat": _completion({"content": "ready"}, None)}, "SRV103", "warn", "without a finish_reason"),
+    ({"chat": _completion({"content": None, "reasoning_content": "The user wants one word..."}, "length")},
+     "SRV103", "pass", "reasoning model"),
     # (overrides, code, status, message needle)
     ({"auto": _completion({"content": "It is probably sunny."}, "stop")}, "TOOL103", "warn", "instead of calling"),
     ({"none": _completion({"content": None, "tool_calls": [_call("c1")]}, "tool_calls")}, "TOOL104", "fail",
