@@ -91,7 +91,7 @@ def vllm_ascend_pair(ctx):
         want = row.vllm[0] if row else "the release vllm-ascend targets"
         return ctx.fail(f"vllm-ascend {va.version} is installed but vllm is not (vllm-ascend is a vLLM plugin)",
                         evidence + ([release_evidence(row)] if row else []),
-                        remediation="Install " + INSTALL_VLLM.format(v=want) + ".")
+                        remediation=f"Install vLLM {want}: " + INSTALL_VLLM.format(v=want) + ".")
     row, relation = m.nearest_release(va.version)
     if relation == "unparseable":
         return ctx.unknown(f"vllm-ascend version {va.version!r} is not a version", evidence)
@@ -108,18 +108,29 @@ def vllm_ascend_pair(ctx):
                            evidence)
     evidence.append(release_evidence(row))
     seen = override or installed
-    dev = _is_dev_build(installed) and not override
-    if dev:
+    if _is_dev_build(installed) and not override:
         v = try_parse_version(installed)
+        is_dev = v is None or "dev" in installed.lower()
         base_ok = v is not None and any(version_in(v, f"=={x}") for x in row.vllm)
-        hint = (f"set `export VLLM_VERSION={row.vllm[0]}`" if base_ok else
-                f"set `export VLLM_VERSION=<the vLLM release it is built from>` (vllm-ascend {va.version} targets "
-                f"vLLM {' or '.join(row.vllm)})")
-        return ctx.warn(f"vLLM {installed} is a dev/editable build: its version cannot be judged against vllm-ascend "
-                        f"{va.version} (which targets vLLM {' or '.join(row.vllm)}), and vllm-ascend's own version "
-                        f"checks misread it; {hint}", evidence,
-                        remediation=f"{hint[0].upper() + hint[1:]} in the serving environment, or install the vLLM "
-                                    f"release itself: " + INSTALL_VLLM.format(v=row.vllm[0]) + ".")
+        if base_ok:  # `0.13.0+empty`: what `VLLM_TARGET_DEVICE=empty pip install .` records in the metadata
+            hint = f"`export VLLM_VERSION={row.vllm[0]}`"
+            why = (f"vLLM {installed} is a local build of {row.vllm[0]}, the release vllm-ascend {va.version} "
+                   f"targets, but a local/dev version string cannot be judged exactly and vllm-ascend's own version "
+                   f"checks (vllm_version_is) may misread it; set {hint}")
+        elif is_dev:  # `0.1.dev1+gbdb2cdd`: a git checkout without release tags
+            hint = ("`export VLLM_VERSION=<the vLLM release it is built from>` (vllm-ascend "
+                    f"{va.version} targets vLLM {' or '.join(row.vllm)})")
+            why = (f"vLLM {installed} is a dev/editable build: its version cannot be judged against vllm-ascend "
+                   f"{va.version} (which targets vLLM {' or '.join(row.vllm)}), and vllm-ascend fails with "
+                   f"`Invalid vllm version … Set the environment variable VLLM_VERSION`; set {hint}")
+        else:
+            hint = ""
+            why = ""
+        if why:
+            return ctx.warn(why, evidence,
+                            remediation=f"Set {hint} in the serving environment, or install the vLLM release itself: "
+                                        + INSTALL_VLLM.format(v=row.vllm[0]) + ".")
+        # a local label on another release (`0.12.0+empty` for a 0.13 plugin): judged by its base below
     sv = try_parse_version(seen)
     if sv is None:
         return ctx.unknown(f"vLLM version {seen!r} is not a version", evidence)
@@ -130,7 +141,7 @@ def vllm_ascend_pair(ctx):
     alt = f"; or `pip install vllm-ascend=={others[-1].version}`, the release made for vLLM {seen}" if others else ""
     return ctx.fail(f"vllm-ascend {va.version} targets vLLM {' or '.join(row.vllm)}, but vLLM {seen} is "
                     + ("declared with VLLM_VERSION" if override else "installed"), evidence,
-                    remediation="Install " + INSTALL_VLLM.format(v=row.vllm[0]) + alt + ".")
+                    remediation=f"Install vLLM {row.vllm[0]}: " + INSTALL_VLLM.format(v=row.vllm[0]) + alt + ".")
 
 
 PIP_COMPONENTS = ("torch", "torch-npu", "triton-ascend", "transformers")
@@ -200,16 +211,17 @@ def release_pins(ctx):
     if fails:
         fix = []
         if pip_fix:
-            fix.append(f"`pip install {' '.join(pip_fix)}`, then `python -m pip check`")
+            fix.append(f"run `pip install {' '.join(pip_fix)}`, then `python -m pip check`")
         if any(f.startswith("python ") for f in fails):
-            fix.append(f"a venv from a Python within {row.python} (e.g. `python3.11 -m venv /opt/vllm`)")
+            fix.append(f"create the venv from a Python within {row.python} (e.g. `python3.11 -m venv /opt/vllm`)")
         if any(f.startswith("cann ") for f in fails):
-            fix.append(f"CANN {row.cann[0]} (toolkit, kernels, NNAL; image quay.io/ascend/cann)")
+            fix.append(f"install CANN {row.cann[0]} (toolkit, kernels, NNAL; image quay.io/ascend/cann)")
         fix.append(f"or all at once: `ascend-doctor matrix pins --vllm-ascend {row.version} > c.txt && "
                    f"pip install -c c.txt vllm-ascend=={row.version}`")
+        text = "; ".join(fix) + "."
         return ctx.fail(f"vllm-ascend {va.version} was built for another stack: " + "; ".join(fails)
-                        + (f"; also: {'; '.join(warns)}" if warns else ""), evidence, remediation="Install " +
-                        "; ".join(fix) + ".")
+                        + (f"; also: {'; '.join(warns)}" if warns else ""), evidence,
+                        remediation=text[0].upper() + text[1:])
     if warns:
         return ctx.warn("; ".join(warns), evidence,
                         remediation=f"Prefer what the vllm-ascend {row.version} package pins "

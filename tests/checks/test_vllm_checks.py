@@ -54,6 +54,11 @@ def test_dev_vllm_build_warns_and_names_vllm_version():
     assert f.status == Status.WARN and "VLLM_VERSION" in f.message and "cannot be judged" in f.message
 
 
+def test_local_build_of_another_release_fails():
+    f = run_check("VLLM101", {"python": py(*replace(VA13, vllm="0.12.0+empty")), "env": {}})
+    assert f.status == Status.FAIL and "0.12.0+empty" in f.message
+
+
 def test_vllm_version_override_is_judged():
     stack = replace(VA13, vllm="0.1.dev1+gbdb2cdd")
     assert run_check("VLLM101", {"python": py(*stack), "env": {"VLLM_VERSION": "0.13.0"}}).status == Status.PASS
