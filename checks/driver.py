@@ -116,7 +116,8 @@ def driver_version(ctx):
     loaded (no reboot yet), or the container mounts another host's version.info: user-space and kernel parts then
     disagree and device initialisation fails with errors far from the cause.
 
-    How to fix: reboot after a driver upgrade so that npu-smi and /usr/local/Ascend/driver/version.info agree; in a container mount the host's
+    How to fix: reboot after a driver upgrade so that npu-smi and /usr/local/Ascend/driver/version.info agree; in a
+    container mount the host's
     /usr/local/Ascend/driver/version.info read-only. Reinstall the driver package if version.info is damaged.
     """
     drv = ctx.fact("driver")

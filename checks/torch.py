@@ -317,8 +317,8 @@ def torch_npu_import(ctx):
                         "Check `npu-smi info` for processes holding the NPUs and stop them; if npu-smi itself hangs, "
                         "the driver needs a reset/reboot.")
     if f.signal:
-        cause = found[0] if found else "CANN and the NPU driver do not match (a segfault in the import is the typical " \
-                                       "symptom), or torch_npu was built for another CANN"
+        cause = found[0] if found else ("CANN and the NPU driver do not match (a segfault in the import is the "
+                                        "typical symptom), or torch_npu was built for another CANN")
         return ctx.fail(f"importing torch/torch_npu crashed with {f.signal} at stage '{stage}': {cause}", evidence,
                         remediation=found[1] if found else
                         "Install the HDK driver released with your CANN (see CANN106) and the torch_npu built for "

@@ -154,7 +154,7 @@ def _pip_spec(item) -> str:
 
 @check("VLLM102", "release-pins", severity="error", needs=["python", "cann"])
 def release_pins(ctx):
-    """The installed stack matches what the installed vllm-ascend release was built and tested with
+    """The installed stack matches the installed vllm-ascend release's pins
 
     What it checks: torch, torch_npu, triton-ascend, transformers, Python and CANN against the installed
     vllm-ascend's matrix row (its requirements pins, versioning-policy matrix, Dockerfile CANN). Where vllm-ascend's
@@ -329,7 +329,8 @@ def pip_check(ctx):
         spec = f"'{c.requirement}'" if any(ch in c.requirement for ch in "<>!~,[") else c.requirement
         if spec not in wants:
             wants.append(spec)
-    fix = f"`pip install {' '.join(wants)}` (then reinstall vllm-ascend's pins if they moved) and `python -m pip check`."
+    fix = (f"`pip install {' '.join(wants)}` (then reinstall vllm-ascend's pins if they moved) and "
+           "`python -m pip check`.")
     summary = "; ".join(c.line() for c in (stack or real)[:3]) + (" …" if len(stack or real) > 3 else "")
     if stack:
         return ctx.fail(f"{len(real)} broken requirement(s), {len(stack)} in the serving stack: {summary}", evidence,

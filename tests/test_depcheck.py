@@ -64,7 +64,8 @@ def test_local_label_satisfies_exact_pin():
 
 
 def test_unreadable_requirement_and_version_are_not_conflicts():
-    assert find_conflicts(env(("a", "1.0", ["not a requirement ;;"]), ("b", "1.0", ["c>=1"]), ("c", "weird!", []))) == []
+    dists = [("a", "1.0", ["not a requirement ;;"]), ("b", "1.0", ["c>=1"]), ("c", "weird!", [])]
+    assert find_conflicts(env(*dists)) == []
 
 
 def test_shipped_allowlist_allows_the_documented_torch_pin():

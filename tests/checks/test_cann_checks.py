@@ -36,7 +36,8 @@ NNAL_85 = NnalFact(found=True, version_info_path="/usr/local/Ascend/nnal/atb/lat
 
 
 def driver(version):
-    return DriverFact(found=True, version_info=parse_driver_version_info(f"Version={version}\npackage_version={version}\n"))
+    text = f"Version={version}\npackage_version={version}\n"
+    return DriverFact(found=True, version_info=parse_driver_version_info(text))
 
 
 # CANN101 --------------------------------------------------------------------------------------------------------
@@ -81,7 +82,8 @@ def test_cann_arch():
 
 # CANN104 --------------------------------------------------------------------------------------------------------
 def test_cann_env_sourced_pass():
-    f = run_check("CANN104", {"cann": cann(), "env": {"LD_LIBRARY_PATH": f"{ROOT80}/lib64:/usr/local/Ascend/driver/lib64"}})
+    env = {"LD_LIBRARY_PATH": f"{ROOT80}/lib64:/usr/local/Ascend/driver/lib64"}
+    f = run_check("CANN104", {"cann": cann(), "env": env})
     assert f.status == Status.PASS
 
 

@@ -20,7 +20,8 @@ compatible_version=[V100R001C13],[V100R001C15],[V100R001C17],[V100R001C18],[V100
 compatible_version_fw=[7.0.0,7.5.99]
 package_version=24.1.rc3
 """
-FW_OK = "Version=7.5.0.1.129\nfirmware_version=1.0\npackage_version=24.1.rc3\ncompatible_version_drv=[23.0.0,23.0.0.],[24.0,24.0.],[24.1,24.1.]\n"
+FW_OK = ("Version=7.5.0.1.129\nfirmware_version=1.0\npackage_version=24.1.rc3\n"
+         "compatible_version_drv=[23.0.0,23.0.0.],[24.0,24.0.],[24.1,24.1.]\n")
 FW_NEW = "Version=7.7.0.1.231\nfirmware_version=1.0\npackage_version=25.0.rc1.1\ncompatible_version_drv=[25.0,25.0.]\n"
 
 
