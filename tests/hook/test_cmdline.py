@@ -1,0 +1,123 @@
+"""The vllm serve command-line parser: forms, flag shapes, aliases, --config YAML, redaction."""
+
+from __future__ import annotations
+
+import pytest
+
+from ascend_doctor.hook.cmdline import (BOOLEAN_OPTIONS, DEFAULT_MODEL, SHORT_ALIASES, parse_serve_command,
+                                        read_flat_yaml, served_address)
+
+SEED = ("vllm serve /models/DeepSeek-V4-Flash-w8a8-mtp --tensor-parallel-size 8 --enable-auto-tool-choice "
+        "--tool-call-parser deepseek_v4 --reasoning-parser deepseek_v4 --quantization ascend").split()
+
+
+def test_seed_command():
+    c = parse_serve_command(SEED)
+    assert c.recognized and c.entry == "vllm serve"
+    assert c.model == "/models/DeepSeek-V4-Flash-w8a8-mtp"
+    assert c.int_opt("tensor-parallel-size") == 8
+    assert c.flag("enable_auto_tool_choice") is True
+    assert c.get("tool_call_parser") == "deepseek_v4" and c.get("quantization") == "ascend"
+    assert c.unknown_args == [] and c.argv == SEED
+
+
+def test_api_server_module_form_and_equals():
+    c = parse_serve_command(["python3", "-u", "-m", "vllm.entrypoints.openai.api_server", "--model=/m/Qwen3-8B",
+                             "--tensor_parallel_size=2", "--port", "9000"])
+    assert c.entry == "api_server" and c.model == "/m/Qwen3-8B"
+    assert c.int_opt("tensor_parallel_size") == 2
+    assert served_address(c) == ("127.0.0.1", 9000)
+
+
+def test_cli_main_form_and_env_prefix():
+    c = parse_serve_command(["env", "VLLM_USE_V1=0", "HF_TOKEN=hf_secretsecretsecret1234", "/opt/venv/bin/python",
+                             "-m", "vllm.entrypoints.cli.main", "serve", "Qwen/Qwen3-8B", "-tp", "2"])
+    assert c.entry == "cli.main serve" and c.model == "Qwen/Qwen3-8B"
+    assert c.env["VLLM_USE_V1"] == "0"
+    assert "hf_secretsecretsecret1234" not in " ".join(c.argv)
+
+
+def test_booleans_no_prefix_and_unknown_flags():
+    c = parse_serve_command("vllm serve m --enforce-eager --no-enable-prefix-caching --some-new-flag --port 1".split())
+    assert c.options["enforce_eager"] is True
+    assert c.options["enable_prefix_caching"] is False
+    assert c.options["some_new_flag"] is True  # unknown flag followed by another option: a flag
+    assert c.int_opt("port") == 1
+
+
+def test_boolean_before_model_does_not_eat_it():
+    c = parse_serve_command("vllm serve --trust-remote-code /models/x -tp 2".split())
+    assert c.model == "/models/x" and c.flag("trust_remote_code")
+
+
+@pytest.mark.parametrize("alias,dest", [("-tp", "tensor_parallel_size"), ("-pp", "pipeline_parallel_size"),
+                                        ("-dp", "data_parallel_size"), ("-q", "quantization")])
+def test_short_aliases(alias, dest):
+    c = parse_serve_command(["vllm", "serve", "m", alias, "4"])
+    assert c.options[dest] == "4"
+
+
+def test_short_aliases_are_the_ones_vllm_declares():
+    # vLLM 0.13.0 vllm/engine/arg_utils.py declares exactly these (plus -O handled as a prefix).
+    assert {"-tp", "-pp", "-dp", "-dcp", "-pcp", "-q", "-n", "-r", "-cc", "-ac"} <= set(SHORT_ALIASES)
+    assert "enable_auto_tool_choice" in BOOLEAN_OPTIONS and "tensor_parallel_size" not in BOOLEAN_OPTIONS
+
+
+def test_O_level_and_negative_numbers():
+    c = parse_serve_command("vllm serve m -O3 --seed -1".split())
+    assert c.options["compilation_config"] == "3" and c.options["seed"] == "-1"
+
+
+def test_multi_value_served_model_name():
+    c = parse_serve_command("vllm serve m --served-model-name a b --port 1".split())
+    assert c.options["served_model_name"] == ["a", "b"] and c.unknown_args == []
+
+
+def test_default_model_and_unknown_positionals():
+    c = parse_serve_command(["vllm", "serve", "--port", "8000"])
+    assert c.model == DEFAULT_MODEL and c.model_defaulted
+    c = parse_serve_command(["vllm", "serve", "m", "extra"])
+    assert c.unknown_args == ["extra"]
+
+
+def test_not_vllm():
+    c = parse_serve_command(["bash", "-c", "vllm serve x"])
+    assert not c.recognized and c.model is None
+    c = parse_serve_command(["python3", "server.py", "--port", "8123"])
+    assert not c.recognized and served_address(c) == ("127.0.0.1", 8123)
+
+
+def test_secrets_redacted_but_tokenizer_mode_kept():
+    c = parse_serve_command("vllm serve m --api-key sk-abcdefghijklmnop --tokenizer-mode deepseek_v4".split())
+    assert c.options["api_key"] == "<redacted>" and c.options["tokenizer_mode"] == "deepseek_v4"
+    assert "sk-abcdefghijklmnop" not in c.display and "deepseek_v4" in c.display
+    c = parse_serve_command("vllm serve m --api-key=k1".split(), keep_secrets=True)
+    assert c.options["api_key"] == "k1"
+    assert parse_serve_command("vllm serve m --api-key=k1".split()).argv[-1] == "--api-key=<redacted>"
+
+
+def test_config_yaml_with_cli_precedence():
+    files = {"/etc/serve.yaml": "# vLLM config\nmodel: /models/from-yaml\ntensor-parallel-size: 8\n"
+                                "enable_auto_tool_choice: true\ntool-call-parser: 'hermes'  # comment\nport: 8001\n"}
+    c = parse_serve_command(["vllm", "serve", "--config", "/etc/serve.yaml", "--port", "9000"], read_text=files.get)
+    assert c.model == "/models/from-yaml"
+    assert c.int_opt("tensor_parallel_size") == 8 and c.flag("enable_auto_tool_choice")
+    assert c.get("tool_call_parser") == "hermes"
+    assert c.int_opt("port") == 9000 and c.option_sources["port"] == "cli"
+    assert c.option_sources["tensor_parallel_size"] == "/etc/serve.yaml"
+    assert "/etc/serve.yaml" in c.source("tensor_parallel_size")
+
+
+def test_config_unreadable_or_nested():
+    c = parse_serve_command(["vllm", "serve", "m", "--config", "/nope.yaml"], read_text=lambda p: None)
+    assert c.config_error and "/nope.yaml" in c.config_error
+    c = parse_serve_command(["vllm", "serve", "m", "--config", "/c.yaml"],
+                            read_text=lambda p: "compilation-config:\n  level: 3\n")
+    assert c.config_error and "nested" in c.config_error
+
+
+def test_flat_yaml_reader():
+    assert read_flat_yaml("---\na: 1\nb: \"x y\"\nc: false\nd: [1, 2]\ne: null\n") == \
+        {"a": "1", "b": "x y", "c": False, "d": [1, 2], "e": None}
+    with pytest.raises(ValueError):
+        read_flat_yaml("- item\n")

@@ -1,0 +1,184 @@
+"""Reading the installed vLLM / vllm-ascend / transformers as text: fixture trees, the probe, a real sdist (slow)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from ascend_doctor.engine import FactStore
+from ascend_doctor.hook.vllm_files import (literal_alias, model_registry_architectures, module_dict_keys,
+                                           read_installed, registered_names)
+from ascend_doctor.host import Distribution, PythonEnv
+from ascend_doctor.options import RunOptions
+from ascend_doctor.probes.serve import serve_model_probe, vllm_files_probe
+from tests.helpers import DATA
+from tests.hook.dirhost import DirHost
+
+SERVE = DATA / "serve"
+
+
+def _read(p):
+    try:
+        return Path(p).read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+def _list(p):
+    try:
+        return os.listdir(p)
+    except OSError:
+        return None
+
+
+def test_new_layout_tables():
+    f = read_installed(str(SERVE / "site-vllm0130"), _read, _list)
+    assert "deepseek_v32" in f.tool_parsers.names and "deepseek_v4" not in f.tool_parsers.names
+    assert f.tool_parsers.source.endswith("vllm/tool_parsers/__init__.py")
+    assert "deepseek_r1" in f.reasoning_parsers.names
+    assert f.tokenizer_modes.names == ["auto", "deepseek_v32", "hf", "mistral", "slow"]
+    assert "DeepseekV32ForCausalLM" in f.architectures.names
+    assert "PanguProMoEForCausalLM" in f.architectures.names  # registered by vllm_ascend
+    assert "Phi3SmallForCausalLM" not in f.architectures.names  # _PREVIOUSLY_SUPPORTED_MODELS
+    assert "deepseek_v32" in f.vllm_model_types.names
+    assert "qwen3" in f.transformers_model_types.names and "deepseek_v4" not in f.transformers_model_types.names
+    assert "VLLM_HOST_IP" in f.vllm_env_vars.names
+    assert "VLLM_ASCEND_ENABLE_NZ" in f.vllm_ascend_env_vars.names
+
+
+def test_old_layout_decorators():
+    f = read_installed(str(SERVE / "site-vllm0111"), _read, _list)
+    assert f.tool_parsers.names == ["deepseek_v31", "hermes", "llama3_json", "llama4_json"]
+    assert "register_module" in f.tool_parsers.source
+    assert f.reasoning_parsers.names == ["deepseek_r1"]
+    assert f.tokenizer_modes.names == ["auto", "custom", "mistral", "slow"]
+    assert not f.transformers_model_types.ok and "configuration_auto.py" in f.transformers_model_types.why_not
+
+
+def test_absent_tree_says_why():
+    f = read_installed("/nonexistent/site-packages", _read, _list)
+    assert not f.tool_parsers.ok and "not found" in f.tool_parsers.why_not
+    assert not f.vllm_ascend_env_vars.ok
+
+
+def test_parsers_never_execute_code():
+    hostile = "import os\nos.system('touch /tmp/pwned')\n_TOOL_PARSERS_TO_REGISTER = {'a': ('b', 'C')}\n"
+    assert module_dict_keys(hostile, "_TOOL_PARSERS_TO_REGISTER") == ["a"]
+    assert registered_names("@ToolParserManager.register_module(name=['x', 'y'])\nclass A: pass\n",
+                            "ToolParserManager") == ["x", "y"]
+    assert literal_alias("from typing import Literal\nX = Literal['a']\n", "X") == ["a"]
+    assert literal_alias("Y = 1\n", "X") is None
+    assert model_registry_architectures("_A_MODELS = {'M': ('m', 'M')}\n_B = {**_A_MODELS}\n") == ["M"]
+
+
+def test_unparseable_file_is_reported():
+    f = read_installed("/site", lambda p: "def (" if p.endswith("__init__.py") else None,
+                       lambda p: ["__init__.py"] if p == "/site/vllm" else None)
+    assert not f.tool_parsers.ok and "not parseable" in f.tool_parsers.why_not
+
+
+def test_probe_reads_through_the_host():
+    site = str(SERVE / "site-vllm0130")
+    py = PythonEnv(purelib=site, distributions=[Distribution(name="vllm", version="0.13.0"),
+                                                Distribution(name="transformers", version="4.57.1")])
+    host = DirHost(python=py)
+    store = FactStore(host, RunOptions(), probes={"python": lambda h, c: h.python_env()})
+    fact = vllm_files_probe(host, store)
+    assert fact.vllm_version == "0.13.0" and fact.tool_parsers.ok
+    assert any(p.endswith("vllm/tool_parsers/__init__.py") for p in host.reads)
+
+
+def test_serve_model_probe_hf_cache(tmp_path):
+    from ascend_doctor.hook.cmdline import parse_serve_command
+
+    snap = tmp_path / "hub" / "models--Qwen--Qwen3-8B" / "snapshots" / "abc123"
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text('{"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"]}')
+    (tmp_path / "hub" / "models--Qwen--Qwen3-8B" / "refs").mkdir()
+    (tmp_path / "hub" / "models--Qwen--Qwen3-8B" / "refs" / "main").write_text("abc123")
+    cmd = parse_serve_command(["vllm", "serve", "Qwen/Qwen3-8B"])
+    host = DirHost(env={"HF_HUB_CACHE": str(tmp_path / "hub")})
+    store = FactStore(host, RunOptions(), probes={}, preset={"serve_cmd": cmd})
+    m = serve_model_probe(host, store)
+    assert m.resolved_from == "Hugging Face cache" and m.config["model_type"] == "qwen3"
+    m = serve_model_probe(DirHost(env={"HF_HUB_CACHE": str(tmp_path / "empty")}), store)
+    assert m.path is None and "Hugging Face cache" in m.why_not
+
+
+# A real vLLM release (slow tier): the sdist from PyPI, cached; skipped when it cannot be downloaded. ---------------
+SDIST_CACHE = Path(os.environ.get("ASCEND_DOCTOR_SDIST_CACHE", Path.home() / ".cache" / "ascend-doctor" / "sdists"))
+
+
+def _vllm_sdist(version: str) -> Path:
+    """The cached sdist, else `pip download` it; vLLM's metadata step needs torch, so when pip gives up after the
+    download (it then deletes the archive) fetch the same file through PyPI's simple index (PEP 691 JSON), checking
+    its sha256."""
+    want = SDIST_CACHE / f"vllm-{version}.tar.gz"
+    if want.is_file():
+        return want
+    SDIST_CACHE.mkdir(parents=True, exist_ok=True)
+    try:
+        subprocess.run([sys.executable, "-m", "pip", "download", f"vllm=={version}", "--no-deps", "--no-binary",
+                        ":all:", "--no-build-isolation", "-d", str(SDIST_CACHE)], capture_output=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    if not want.is_file():
+        try:
+            _fetch_from_simple_index("vllm", version, want)
+        except Exception as exc:  # offline, proxy, changed API: this tier is optional
+            pytest.skip(f"vllm=={version} sdist could not be downloaded into {SDIST_CACHE}: {exc}")
+    return want
+
+
+def _fetch_from_simple_index(name: str, version: str, dest: Path) -> None:
+    import hashlib
+    import json
+    import urllib.request
+
+    req = urllib.request.Request(f"https://pypi.org/simple/{name}/",
+                                 headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        files = json.load(r)["files"]
+    sdist = next(f for f in files if f["filename"] == dest.name)
+    part = dest.with_suffix(".part")
+    h = hashlib.sha256()
+    with urllib.request.urlopen(sdist["url"], timeout=120) as r, open(part, "wb") as fh:
+        for chunk in iter(lambda: r.read(1 << 20), b""):
+            h.update(chunk)
+            fh.write(chunk)
+    if h.hexdigest() != sdist["hashes"]["sha256"]:
+        part.unlink()
+        raise ValueError("sha256 mismatch")
+    part.rename(dest)
+
+
+@pytest.mark.slow
+def test_real_vllm_0_13_0_sdist(tmp_path):
+    archive = _vllm_sdist("0.13.0")
+    with tarfile.open(archive) as tf:
+        wanted = [m for m in tf.getmembers() if m.isfile() and "/vllm/" in m.name and m.name.endswith(".py")
+                  and ("/tool_parsers/" in m.name or "/reasoning/" in m.name or m.name.endswith(
+                      ("/config/model.py", "/models/registry.py", "/transformers_utils/config.py", "/vllm/envs.py")))]
+        for m in wanted:  # only regular files with relative names under the tree: nothing escapes tmp_path
+            if m.name.startswith("/") or ".." in Path(m.name).parts:
+                continue
+            tf.extract(m, tmp_path)
+    root = tmp_path / "vllm-0.13.0"
+    f = read_installed(str(root), _read, _list)
+    assert "deepseek_v32" in f.tool_parsers.names
+    assert "deepseek_v4" not in f.tool_parsers.names
+    assert "hermes" in f.tool_parsers.names
+    assert "deepseek_r1" in f.reasoning_parsers.names and "deepseek_v4" not in f.reasoning_parsers.names
+    assert "deepseek_v32" in f.tokenizer_modes.names and "deepseek_v4" not in f.tokenizer_modes.names
+    assert "DeepseekV32ForCausalLM" in f.architectures.names
+    assert "deepseek_v32" in f.vllm_model_types.names
+    assert "VLLM_USE_V1" not in f.vllm_env_vars.names and "VLLM_HOST_IP" in f.vllm_env_vars.names
+    # the matrix's 0.13.0 row was extracted from the same sdist: the two must agree
+    from ascend_doctor.matrix import load_matrix
+
+    assert set(f.tool_parsers.names) == load_matrix().parsers_in_vllm("0.13.0", "tool_parser")
