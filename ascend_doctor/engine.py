@@ -256,11 +256,11 @@ def host_summary(host: Host, redact_hostname: bool = False) -> HostSummary:
 def run_static(host: Host, registry: Registry, options: RunOptions, config: Optional[Config] = None,
                extra_findings: Iterable[Finding] = (), command: str = "check",
                linted_command: Optional[list[str]] = None, preset_facts: Optional[dict[str, Any]] = None,
-               started: Optional[tuple[datetime, float]] = None) -> Report:
-    """Select checks, gather the facts they need concurrently, evaluate them, and build the report."""
+               started: Optional[tuple[datetime, float]] = None, stages: tuple[str, ...] = ("static",)) -> Report:
+    """Select the checks of `stages`, gather the facts they need concurrently, evaluate them, build the report."""
     config = config or Config()
     started_at, t0 = started or (datetime.now(timezone.utc), time.monotonic())
-    checks = registry.select(options.select, options.ignore, stage="static")
+    checks = registry.select(options.select, options.ignore, stage=stages)
     facts = FactStore(host, options, preset=preset_facts)
     facts.start_all(sorted({n for c in checks for n in c.needs}))
     ctx = CheckContext(facts, options)

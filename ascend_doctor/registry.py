@@ -23,7 +23,7 @@ import textwrap
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Optional, Union
 
 from ascend_doctor.errors import InputError
 from ascend_doctor.paths import builtin_checks_dir
@@ -43,7 +43,9 @@ class Check:
     severity: Severity
     func: Callable
     needs: tuple[str, ...] = ()
-    stage: str = "static"  # "static": runs in `check`; "smoke": produced by the live smoke stage
+    # "static": runs in `check`; "serve": the `vllm serve` lint, run by `exec` (it needs the command line);
+    # "smoke": judges the live smoke stage's results.
+    stage: str = "static"
     doc: str = ""
     source: str = "built-in"
     module: str = ""
@@ -140,8 +142,11 @@ class Registry:
                 return c
         return None
 
-    def select(self, select: Iterable[str] = (), ignore: Iterable[str] = (), stage: Optional[str] = None) -> list[Check]:
-        """Checks whose code starts with any `select` prefix (all when empty) and with no `ignore` prefix."""
+    def select(self, select: Iterable[str] = (), ignore: Iterable[str] = (),
+               stage: Optional[Union[str, tuple[str, ...]]] = None) -> list[Check]:
+        """Checks whose code starts with any `select` prefix (all when empty), with no `ignore` prefix, in `stage`
+        (one name or a tuple of names; None = every stage)."""
+        stages = (stage,) if isinstance(stage, str) else stage
         sel = [s.strip().upper() for s in select if s.strip()]
         ign = [s.strip().upper() for s in ignore if s.strip()]
         for p in sel + ign:
@@ -153,7 +158,7 @@ class Registry:
 
         return [
             c for c in self.all()
-            if (not sel or hit(c, sel)) and not hit(c, ign) and (stage is None or c.stage == stage)
+            if (not sel or hit(c, sel)) and not hit(c, ign) and (stages is None or c.stage in stages)
         ]
 
 
