@@ -120,6 +120,18 @@ def _documented_pairs(m, npu_version: str, cann: str) -> List[str]:
     return out
 
 
+def _torch_npu_for_cann(m, cann: str, torch: Optional[str]):
+    """The newest torch_npu row paired with this CANN, preferring PyPI wheels and the installed torch."""
+    v = try_parse_version(cann)
+    if v is None:
+        return None
+    rows = [r for r in m.torch_npu if any(version_in(v, f"=={x}") for x in r.cann)]
+    rows = [r for r in rows if r.pypi == "wheels"] or rows  # prefer what `pip install` can actually fetch
+    same = [r for r in rows if torch and try_parse_version(torch) and version_in(torch, f"=={r.torch}")]
+    pick = same or rows
+    return max(pick, key=lambda r: try_parse_version(r.version)) if pick else None
+
+
 @check("TORCH102", "torch-npu-cann", severity="error", needs=["python", "cann"])
 def torch_npu_cann(ctx):
     """torch_npu is built for the installed CANN
@@ -162,8 +174,12 @@ def torch_npu_cann(ctx):
     cv = try_parse_version(c.version)
     paired = [try_parse_version(x) for x in row.cann]
     paired = [p for p in paired if p is not None]
-    fix = (f"Install CANN {row.cann[0]} (toolkit, kernels and NNAL) for torch_npu {npu.version}, or the torch_npu "
-           f"built for CANN {c.version} (Ascend/pytorch COMPATIBILITY.md).")
+    torch = py.dist("torch")
+    alt = _torch_npu_for_cann(m, c.version, torch.version if torch else None)
+    other = (f"`pip install torch=={alt.torch} torch-npu=={alt.version}` (built for CANN {', '.join(alt.cann)}; "
+             f"source: {_row_source(alt)})" if alt else f"the torch_npu built for CANN {c.version} "
+                                                           "(Ascend/pytorch COMPATIBILITY.md)")
+    fix = f"Install CANN {row.cann[0]} (toolkit, kernels and NNAL) for torch_npu {npu.version}, or {other}."
     if cv is not None and paired and all(cv.main_key < p.main_key for p in paired):
         return ctx.fail(f"CANN {c.version} is older than the CANN {', '.join(row.cann)} torch_npu {npu.version} is "
                         "built for (undefined-symbol errors at import)", evidence, remediation=fix)
@@ -205,6 +221,11 @@ def python_supported(ctx):
     fails, warns, oks = [], [], []
     if torch is not None:
         ok = m.python_ok_for_torch(torch.version, py.version)
+        for r in m.torch_python:  # the row that answered, for its source
+            if try_parse_version(torch.version) and version_in(torch.version, f"=={r.torch}"):
+                evidence.append(ev(f"matrix: PyTorch {r.torch} Pythons", f"{', '.join(r.python)} "
+                                                                         f"[source: {_row_source(r)}]"))
+                break
         if ok is False:
             fails.append(f"PyTorch {torch.version} does not support Python {py.version}")
         elif ok:

@@ -75,6 +75,8 @@ def test_torch_npu_cann_vllm_ascend_release_pair_passes():
 def test_torch_npu_on_older_cann_fails():
     f = run_check("TORCH102", {"python": py(TORCH_29, NPU_29), "cann": cann("8.2.RC1")})
     assert f.status == Status.FAIL and "older" in f.message
+    # Either way out, exactly: CANN 8.5.0, or the newest PyPI torch_npu built for CANN 8.2.RC1 (table: 2.6.0).
+    assert "Install CANN 8.5.0" in f.remediation and "`pip install torch==2.6.0 torch-npu==2.6.0`" in f.remediation
 
 
 def test_torch_npu_on_newer_undocumented_cann_warns():
