@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import posixpath
 import sys
 import time
 from datetime import datetime, timezone
@@ -16,6 +15,7 @@ from ascend_doctor.cli import EXIT_INTERNAL, EXIT_HELP, host_options, prepare
 from ascend_doctor.errors import InputError
 from ascend_doctor.hook import exec as hook_exec
 from ascend_doctor.hook.cmdline import ServeCommand, parse_serve_command, served_address
+from ascend_doctor.hook.exec import infer_python
 
 EXEC_HELP = EXIT_HELP + """
 \b
@@ -37,41 +37,6 @@ def _text_reader(host):
         return r.content if r.ok else None
 
     return read
-
-
-def infer_python(host, cmd: ServeCommand, raw: list[str]) -> Optional[str]:
-    """The interpreter that will serve: `python -m …`'s argv[0], or the `vllm` script's shebang (found on PATH)."""
-    if not cmd.recognized:
-        return None
-    argv = list(raw)
-    if argv and posixpath.basename(argv[0]) == "env":
-        argv = argv[1:]
-        while argv and "=" in argv[0] and not argv[0].startswith("-"):
-            argv = argv[1:]
-    if not argv:
-        return None
-    first = argv[0]
-    if cmd.entry != "vllm serve":
-        return first if "/" in first else _on_path(host, first)
-    script = first if "/" in first else _on_path(host, first)
-    if not script:
-        return None
-    r = host.read_file(script, max_bytes=512)
-    if r.ok and r.content.startswith("#!"):
-        line = r.content.splitlines()[0][2:].strip().split()
-        if line and posixpath.basename(line[0]) == "env" and len(line) > 1:
-            return _on_path(host, line[1])
-        return line[0] if line else None
-    return None
-
-
-def _on_path(host, name: str) -> Optional[str]:
-    for d in (host.env().get("PATH") or "").split(os.pathsep):
-        if d:
-            p = posixpath.join(d, name)
-            if host.read_file(p, max_bytes=2).ok:
-                return p
-    return None
 
 
 def _write_report(report, fmt: str, output: Optional[str], report_path: Optional[str], verbose: bool) -> None:

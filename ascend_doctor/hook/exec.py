@@ -11,6 +11,7 @@ exiting with its exit code (128+N when a signal N ended it).
 from __future__ import annotations
 
 import os
+import posixpath
 import signal
 import subprocess
 import sys
@@ -18,6 +19,8 @@ import time
 import urllib.error
 import urllib.request
 from typing import Callable, Optional
+
+from ascend_doctor.hook.cmdline import ServeCommand
 
 FORWARDED_SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"))
                           if s is not None)
@@ -28,6 +31,41 @@ def skip_requested(env: Optional[dict] = None) -> bool:
     """True when ASCEND_DOCTOR_SKIP is set to a true-ish value (1, true, yes)."""
     v = (env if env is not None else os.environ).get(SKIP_ENV, "")
     return v.strip().lower() in ("1", "true", "yes", "on")
+
+
+def infer_python(host, cmd: ServeCommand, raw: list[str]) -> Optional[str]:
+    """The interpreter that will serve: `python -m …`'s argv[0], or the `vllm` script's shebang (found on PATH)."""
+    if not cmd.recognized:
+        return None
+    argv = list(raw)
+    if argv and posixpath.basename(argv[0]) == "env":
+        argv = argv[1:]
+        while argv and "=" in argv[0] and not argv[0].startswith("-"):
+            argv = argv[1:]
+    if not argv:
+        return None
+    first = argv[0]
+    if cmd.entry != "vllm serve":
+        return first if "/" in first else _on_path(host, first)
+    script = first if "/" in first else _on_path(host, first)
+    if not script:
+        return None
+    r = host.read_file(script, max_bytes=512)
+    if r.ok and r.content.startswith("#!"):
+        line = r.content.splitlines()[0][2:].strip().split()
+        if line and posixpath.basename(line[0]) == "env" and len(line) > 1:
+            return _on_path(host, line[1])
+        return line[0] if line else None
+    return None
+
+
+def _on_path(host, name: str) -> Optional[str]:
+    for d in (host.env().get("PATH") or "").split(os.pathsep):
+        if d:
+            p = posixpath.join(d, name)
+            if host.read_file(p, max_bytes=2).ok:
+                return p
+    return None
 
 
 def become(argv: list[str]) -> int:

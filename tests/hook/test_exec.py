@@ -1,0 +1,251 @@
+"""`ascend-doctor exec`: becomes the command (same PID, stdio, signals, exit code), refuses without running it,
+the ASCEND_DOCTOR_SKIP bypass, --report, and --smoke against a scripted server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ascend_doctor.hook.cmdline import parse_serve_command
+from ascend_doctor.hook.exec import exit_code_of, infer_python, skip_requested
+from tests.helpers import REPO
+from tests.hook.dirhost import DirHost
+
+HEALTHY = str(REPO / "examples" / "healthy-a2.snapshot.json")
+BASE = [sys.executable, "-m", "ascend_doctor", "exec", "--replay", HEALTHY]
+
+
+def _env(**extra) -> dict:
+    env = dict(os.environ)
+    env.pop("ASCEND_DOCTOR_SKIP", None)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+@pytest.fixture
+def fake_vllm(tmp_path) -> Path:
+    """`<tmp>/bin/vllm`: tests/hook/fake_vllm.py run by this interpreter (basename `vllm`, so it is linted)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    exe = bindir / "vllm"
+    exe.write_text(f"#!{sys.executable}\nimport runpy\n"
+                   f"runpy.run_path({str(REPO / 'tests' / 'hook' / 'fake_vllm.py')!r}, run_name='__main__')\n")
+    exe.chmod(0o755)
+    return exe
+
+
+CHILD = textwrap.dedent("""
+    import os, signal, sys, time
+    signal.signal(signal.SIGTERM, lambda s, f: sys.exit(42))
+    print(os.getpid(), flush=True)
+    line = sys.stdin.readline()
+    print("echo " + line.strip(), flush=True)
+    while True:
+        time.sleep(0.05)
+""")
+
+
+def test_exec_keeps_pid_stdio_and_signals(tmp_path):
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    proc = subprocess.Popen(BASE + ["--select", "SERVE", "--", sys.executable, str(script)], cwd=REPO, env=_env(),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline().strip()
+        assert first == str(proc.pid), f"not the same process: {first!r} vs {proc.pid}; stderr: {proc.stderr.read()}"
+        proc.stdin.write("hello\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "echo hello"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 42
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    err = proc.stderr.read()
+    assert "checks passed" in err and "exec:" in err
+
+
+def test_exec_passes_exit_code_and_keeps_stdout_clean(tmp_path):
+    r = subprocess.run(BASE + ["--select", "SERVE", "--", sys.executable, "-c", "print('only me'); raise SystemExit(7)"],
+                       cwd=REPO, env=_env(), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 7
+    assert r.stdout == "only me\n"  # the report went to stderr
+
+
+def test_command_not_found_is_127(tmp_path):
+    r = subprocess.run(BASE + ["--select", "SERVE", "--", str(tmp_path / "no-such-binary")], cwd=REPO, env=_env(),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 127 and "command not found" in r.stderr
+
+
+def test_refusal_does_not_run_the_command(tmp_path, fake_vllm):
+    marker = tmp_path / "started"
+    report = tmp_path / "out" / "report.json"
+    argv = [str(fake_vllm), "serve", "/models/Qwen3-8B", "--tool-call-parser", "hermes", "--api-key", "sk-s3cr3t0123456"]
+    r = subprocess.run(BASE + ["--select", "SERVE", "--report", str(report), "--"] + argv, cwd=REPO,
+                       env=_env(FAKE_VLLM_MARKER=marker), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1
+    assert not marker.exists()
+    assert r.stdout == ""
+    assert "SERVE104" in r.stderr and "NOT starting the command" in r.stderr
+    data = json.loads(report.read_text())
+    assert data["command"] == "exec" and data["exit_code"] == 1
+    assert data["linted_command"][-1] == "<redacted>" and "sk-s3cr3t0123456" not in report.read_text()
+    assert data["linted_command"][:3] == [str(fake_vllm), "serve", "/models/Qwen3-8B"]
+
+
+def test_passing_lint_execs_and_report_is_written_first(tmp_path, fake_vllm):
+    marker = tmp_path / "started"
+    report = tmp_path / "report.json"
+    argv = [str(fake_vllm), "serve", "/models/Qwen3-8B", "--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
+    r = subprocess.run(BASE + ["--select", "SERVE", "--report", str(report), "--"] + argv, cwd=REPO,
+                       env=_env(FAKE_VLLM_MARKER=marker, FAKE_VLLM_REPORT=report, FAKE_VLLM_EXIT=3),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 3
+    assert marker.read_text().endswith("--tool-call-parser hermes")
+    assert r.stdout == "report-exists\n"
+    data = json.loads(report.read_text())
+    assert data["exit_code"] == 0 and data["linted_command"] == argv
+    assert {f["code"]: f["status"] for f in data["findings"]}["SERVE104"] == "pass"
+
+
+def test_skip_env_bypasses_loudly_and_report_says_so(tmp_path, fake_vllm):
+    marker = tmp_path / "started"
+    report = tmp_path / "report.json"
+    argv = [str(fake_vllm), "serve", "/models/Qwen3-8B", "--tool-call-parser", "hermes"]
+    r = subprocess.run(BASE + ["--select", "SERVE", "--report", str(report), "--"] + argv, cwd=REPO,
+                       env=_env(FAKE_VLLM_MARKER=marker, ASCEND_DOCTOR_SKIP="1"),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and marker.exists()
+    assert "ASCEND_DOCTOR_SKIP=1" in r.stderr and "SKIPPED" in r.stderr
+    data = json.loads(report.read_text())
+    assert data["findings"] == [] and any("ASCEND_DOCTOR_SKIP=1" in n for n in data["notes"])
+    assert data["linted_command"] == argv
+
+
+def test_fail_on_warning_refuses_on_a_warning(tmp_path, fake_vllm):
+    marker = tmp_path / "started"
+    argv = ["env", "VLLM_USE_V1=1", str(fake_vllm), "serve", "/models/Qwen3-8B"]  # a leftover: SERVE401 warns
+    ok = subprocess.run(BASE + ["--select", "SERVE401", "--"] + argv, cwd=REPO, env=_env(FAKE_VLLM_MARKER=marker),
+                        capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0 and marker.exists()  # a warning is below the default --fail-on error
+    marker.unlink()
+    r = subprocess.run(BASE + ["--select", "SERVE401", "--fail-on", "warning", "--format", "json", "--"] + argv,
+                       cwd=REPO, env=_env(FAKE_VLLM_MARKER=marker), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and not marker.exists()
+    finding = json.loads(r.stderr[:r.stderr.rindex("}") + 1])["findings"][0]
+    assert finding["code"] == "SERVE401" and finding["status"] == "warn"
+
+
+# --smoke ----------------------------------------------------------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _smoke(tmp_path, fake_vllm, fault, *extra):
+    marker = tmp_path / "signal"
+    report = tmp_path / "smoke.json"
+    port = _free_port()
+    argv = [str(fake_vllm), "serve", "/models/Qwen3-8B", "--host", "0.0.0.0", "--port", str(port),
+            "--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
+    proc = subprocess.Popen(BASE + ["--select", "SERVE,SRV,TOOL", "--smoke", "--health-timeout", "60",
+                                    "--smoke-timeout", "20", "--report", str(report), *extra, "--"] + argv,
+                            cwd=REPO, env=_env(FAKE_VLLM_MODE="serve", FAKE_VLLM_FAULT=fault or "",
+                                               FAKE_VLLM_MARKER=marker),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return proc, marker, report
+
+
+def _wait_for(proc, text: str) -> str:
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if text in line:
+            return "".join(seen)
+    raise AssertionError("".join(seen))
+
+
+def test_smoke_passes_then_keeps_serving_and_forwards_sigterm(tmp_path, fake_vllm):
+    proc, marker, report = _smoke(tmp_path, fake_vllm, None)
+    try:
+        _wait_for(proc, "smoke passed")
+        data = json.loads(report.read_text())
+        codes = {f["code"] for f in data["findings"]}
+        assert "TOOL101" in codes and "SERVE104" in codes and data["exit_code"] == 0
+        assert proc.poll() is None  # still serving
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0  # the child's exit code
+        assert marker.read_text() == "sigterm"  # the child got the forwarded SIGTERM
+        assert "fake vllm serving" in proc.stdout.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_smoke_failure_strict_stops_the_server(tmp_path, fake_vllm):
+    proc, marker, report = _smoke(tmp_path, fake_vllm, "dsml_leak", "--strict")
+    try:
+        assert proc.wait(timeout=120) == 1
+        assert marker.read_text() == "sigterm"
+        data = json.loads(report.read_text())
+        assert data["exit_code"] == 1
+        assert any(f["code"].startswith("TOOL") and f["status"] == "fail" for f in data["findings"])
+        assert "stopping the server" in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_smoke_failure_without_strict_keeps_serving(tmp_path, fake_vllm):
+    proc, marker, report = _smoke(tmp_path, fake_vllm, "dsml_leak")
+    try:
+        _wait_for(proc, "keeps running")
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_smoke_child_exiting_early_passes_its_code(tmp_path, fake_vllm):
+    port = _free_port()
+    r = subprocess.run(BASE + ["--select", "SERVE", "--smoke", "--health-timeout", "60", "--",
+                               str(fake_vllm), "serve", "/m", "--port", str(port)],
+                       cwd=REPO, env=_env(FAKE_VLLM_MODE="marker", FAKE_VLLM_EXIT=5), capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 5 and "exited with status 5 before it became healthy" in r.stderr
+
+
+# units ----------------------------------------------------------------------------------------------------------
+def test_exit_code_of_and_skip_requested():
+    assert exit_code_of(-15) == 143 and exit_code_of(3) == 3
+    assert skip_requested({"ASCEND_DOCTOR_SKIP": "1"}) and not skip_requested({"ASCEND_DOCTOR_SKIP": "0"})
+    assert not skip_requested({})
+
+
+def test_infer_python_from_shebang_and_module_form(tmp_path):
+    bindir = tmp_path / "venv" / "bin"
+    bindir.mkdir(parents=True)
+    (bindir / "vllm").write_text("#!/opt/vllm/bin/python3.11\nfrom vllm.entrypoints.cli.main import main\n")
+    host = DirHost(env={"PATH": f"/nonexistent:{bindir}"})
+    cmd = parse_serve_command(["vllm", "serve", "m"])
+    assert infer_python(host, cmd, ["vllm", "serve", "m"]) == "/opt/vllm/bin/python3.11"
+    argv = ["env", "A=1", "/opt/py/bin/python", "-m", "vllm.entrypoints.openai.api_server", "--model", "m"]
+    assert infer_python(host, parse_serve_command(argv), argv) == "/opt/py/bin/python"
+    assert infer_python(host, parse_serve_command(["bash"]), ["bash"]) is None
