@@ -164,9 +164,10 @@ def cann_env_sourced(ctx):
     c = ctx.fact("cann")
     if not c.found:
         return ctx.skip("CANN not found (see CANN101)", cann_evidence(c))
-    env = ctx.try_fact("env") or {}
-    ld = env.get("LD_LIBRARY_PATH")
-    evidence = cann_evidence(c) + [ev("env: LD_LIBRARY_PATH", ld if ld is not None else "(not set)")]
+    env = ctx.try_fact("env")
+    ld = env.get("LD_LIBRARY_PATH") if env is not None else None
+    seen = ld if ld is not None else ("(not set)" if env is not None else "(environment not available)")
+    evidence = cann_evidence(c) + [ev("env: LD_LIBRARY_PATH", seen)]
     if c.ld_library_path_has_toolkit is None:
         return ctx.unknown("could not tell whether LD_LIBRARY_PATH holds the toolkit's lib64", evidence)
     if not c.ld_library_path_has_toolkit:
