@@ -53,7 +53,7 @@ def vllm_version_seen(ctx, py) -> Tuple[Optional[str], Optional[str], list]:
     vl = py.dist("vllm")
     env = ctx.try_fact("env") or {}
     override = (env.get("VLLM_VERSION") or "").strip() or None
-    evidence = [ev(f"distribution: vllm", f"{vl.version}" + (f" ({vl.location})" if vl.location else ""))
+    evidence = [ev("distribution: vllm", f"{vl.version}" + (f" ({vl.location})" if vl.location else ""))
                 if vl else ev("distribution: vllm", "not installed")]
     if override:
         evidence.append(ev("env: VLLM_VERSION", override))

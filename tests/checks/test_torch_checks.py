@@ -1,7 +1,5 @@
 """TORCH checks on hand-built facts: pairs from Ascend/pytorch's table and PyPI metadata (matrix-facts §2)."""
 
-import pytest
-
 from ascend_doctor.host import Distribution, PythonEnv
 from ascend_doctor.probes.cann import CannFact, CannInstall
 from ascend_doctor.probes.imports import ImportProbeFact
