@@ -224,11 +224,34 @@ def _from_decorators(read: ReadText, listdir: ListDir, directory: str, manager: 
     return NameList(names=sorted(set(names)), source=f"{directory}/*.py (@{manager}.register_module)")
 
 
-def read_installed(site_packages: str, read: ReadText, listdir: ListDir) -> InstalledVllm:
-    """Read every table from the vllm / vllm_ascend / transformers trees under `site_packages`."""
+def editable_root(site_packages: str, dist: str, read: ReadText, listdir: ListDir) -> Optional[str]:
+    """Source checkout of an editable install (`pip install -e`, as the vllm-ascend images install vLLM and
+    vllm-ascend): the `file://` URL in `<dist>-<version>.dist-info/direct_url.json` (PEP 610) when editable."""
+    import json
+    from urllib.parse import unquote, urlsplit
+
+    prefix = dist.replace("-", "_").lower() + "-"
+    for e in listdir(site_packages) or []:
+        if e.lower().startswith(prefix) and e.endswith(".dist-info"):
+            text = read(posixpath.join(site_packages, e, "direct_url.json"))
+            try:
+                info = json.loads(text) if text else None
+            except ValueError:
+                info = None
+            if isinstance(info, dict) and (info.get("dir_info") or {}).get("editable") \
+                    and str(info.get("url", "")).startswith("file://"):
+                return unquote(urlsplit(info["url"]).path)
+    return None
+
+
+def read_installed(site_packages: str, read: ReadText, listdir: ListDir,
+                   roots: Optional[dict] = None) -> InstalledVllm:
+    """Read every table from the vllm / vllm_ascend / transformers trees under `site_packages` (or, per package,
+    under `roots[package]`, e.g. the checkout of an editable install)."""
     j = posixpath.join
+    roots = roots or {}
     fact = InstalledVllm(site_packages=site_packages)
-    vllm = j(site_packages, "vllm")
+    vllm = j(roots.get("vllm", site_packages), "vllm")
     if listdir(vllm) is not None:
         fact.vllm_dir = vllm
         new_tools = j(vllm, "tool_parsers", "__init__.py")
@@ -257,7 +280,7 @@ def read_installed(site_packages: str, read: ReadText, listdir: ListDir) -> Inst
         for k in ("tool_parsers", "reasoning_parsers", "tokenizer_modes", "architectures", "vllm_model_types",
                   "vllm_env_vars"):
             setattr(fact, k, NameList(why_not=why))
-    va = j(site_packages, "vllm_ascend")
+    va = j(roots.get("vllm_ascend", site_packages), "vllm_ascend")
     if listdir(va) is not None:
         fact.vllm_ascend_env_vars = _from_first(read, [(j(va, "envs.py"), lambda t: module_dict_keys(t, "env_variables"))])
         extra = _ascend_registered_models(read, listdir, va)
@@ -266,7 +289,7 @@ def read_installed(site_packages: str, read: ReadText, listdir: ListDir) -> Inst
                                           source=fact.architectures.source + f" + {va}/** (ModelRegistry.register_model)")
     else:
         fact.vllm_ascend_env_vars = NameList(why_not=f"{va} not found")
-    tf_auto = j(site_packages, "transformers", "models", "auto", "configuration_auto.py")
+    tf_auto = j(roots.get("transformers", site_packages), "transformers", "models", "auto", "configuration_auto.py")
     fact.transformers_model_types = _from_first(read, [(tf_auto, lambda t: module_dict_keys(t, "CONFIG_MAPPING_NAMES"))])
     return fact
 

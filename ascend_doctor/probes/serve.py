@@ -13,7 +13,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, Field
 
 from ascend_doctor.errors import FactUnavailable
-from ascend_doctor.hook.vllm_files import InstalledVllm, read_installed
+from ascend_doctor.hook.vllm_files import InstalledVllm, editable_root, read_installed
 from ascend_doctor.probes import probe
 
 MODEL_FILES_MAX = 4 * 1024 * 1024
@@ -40,7 +40,14 @@ def vllm_files_probe(host, ctx) -> InstalledVllm:
     if not site:
         raise FactUnavailable("vllm_files", "the serving python reported no site-packages directory")
     read, listdir = _reader(host)
-    fact = read_installed(site, read, listdir)
+    roots = {}
+    for dist, pkg in (("vllm", "vllm"), ("vllm-ascend", "vllm_ascend")):
+        d = py.dist(dist)
+        where = (d.location if d and d.location else None) or site
+        root = editable_root(where, dist, read, listdir) if d is not None else None
+        if root and listdir(posixpath.join(root, pkg)) is not None:
+            roots[pkg] = root
+    fact = read_installed(site, read, listdir, roots=roots)
     fact.vllm_version = vllm.version if vllm else None
     va = py.dist("vllm-ascend")
     fact.vllm_ascend_version = va.version if va else None

@@ -182,3 +182,26 @@ def test_real_vllm_0_13_0_sdist(tmp_path):
     from ascend_doctor.matrix import load_matrix
 
     assert set(f.tool_parsers.names) == load_matrix().parsers_in_vllm("0.13.0", "tool_parser")
+
+
+def test_probe_follows_editable_installs(tmp_path):
+    """vllm-ascend images `pip install -e` vLLM and vllm-ascend: the code is in the checkout, not site-packages."""
+    import shutil
+
+    site = tmp_path / "site-packages"
+    (site / "vllm-0.13.0+empty.dist-info").mkdir(parents=True)
+    checkout = tmp_path / "vllm workspace" / "vllm"
+    shutil.copytree(SERVE / "site-vllm0130" / "vllm", checkout / "vllm")
+    url = "file://" + str(checkout).replace(" ", "%20")
+    (site / "vllm-0.13.0+empty.dist-info" / "direct_url.json").write_text(
+        '{"url": "%s", "dir_info": {"editable": true}}' % url)
+    py = PythonEnv(purelib=str(site), distributions=[Distribution(name="vllm", version="0.13.0+empty",
+                                                                  location=str(site))])
+    host = DirHost(python=py)
+    store = FactStore(host, RunOptions(), probes={"python": lambda h, c: h.python_env()})
+    fact = vllm_files_probe(host, store)
+    assert fact.vllm_dir == str(checkout / "vllm")
+    assert fact.tool_parsers.ok and "deepseek_v32" in fact.tool_parsers.names
+    # not editable: stays in site-packages (where nothing is installed here)
+    (site / "vllm-0.13.0+empty.dist-info" / "direct_url.json").write_text('{"url": "file:///x", "dir_info": {}}')
+    assert not vllm_files_probe(host, store).tool_parsers.ok
