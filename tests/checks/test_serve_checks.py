@@ -407,3 +407,36 @@ def test_npu_alloc_conf():
                                     env={"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"})) == Status.PASS
     f = run_check("SERVE403", facts(f"vllm serve {QWEN}"))
     assert f.level is not None and f.level.value == "info"  # never blocks the hook at the default --fail-on
+
+
+def test_tp_larger_than_davinci_nodes_mounted_into_the_container():
+    from ascend_doctor.probes.devices import DevicesFact, PathState
+
+    def devices(ids):
+        p = PathState(path="/x", exists=True)
+        return DevicesFact(dev_listed=True, davinci=ids, dcmi=p, driver_lib64=p, driver_version_info=p,
+                           ascend_install_info=p, hccn_tool=p)
+
+    f = facts(f"vllm serve {V4} --tensor-parallel-size 8 --quantization ascend")
+    f["devices"] = devices([0, 1, 2, 3])
+    out = run_check("SERVE301", f)
+    assert out.status == Status.FAIL and "only 4 are visible" in out.message
+    assert any("davinci3" in e.excerpt for e in out.evidence)
+    f["devices"] = devices(list(range(8)))
+    assert status("SERVE301", f) == Status.PASS
+
+
+def test_seed_command_end_to_end_on_the_old_stack():
+    """The user story's exact line on a vllm-ascend 0.13.0rc3 stack with 4 NPUs visible: every seed failure shows."""
+    from ascend_doctor.engine import run_static
+    from ascend_doctor.options import RunOptions
+
+    line = (f"vllm serve {V4} --tensor-parallel-size 8 --enable-auto-tool-choice --tool-call-parser deepseek_v4 "
+            "--reasoning-parser deepseek_v4")  # and no --quantization ascend
+    f = facts(line, env={"ASCEND_RT_VISIBLE_DEVICES": "0,1,2,3"})
+    report = run_static(host=DirHost(env={}), registry=_registry(), options=RunOptions(select=["SERVE"]),
+                        command="exec", linted_command=f["serve_cmd"].argv, preset_facts=f)
+    by = {x.code: x.status for x in report.findings}
+    for code in ("SERVE101", "SERVE102", "SERVE201", "SERVE202", "SERVE204", "SERVE301"):
+        assert by[code] == Status.FAIL, (code, by)
+    assert report.exit_code == 1 and report.linted_command == line.split()
