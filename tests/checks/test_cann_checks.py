@@ -225,3 +225,10 @@ def test_end_to_end_broken_cann_8_5_host():
     # The probe lists the arch and NNAL disagreements too; they are CANN103's and CANN105's business, not CANN102's.
     assert len(facts["cann"].inconsistencies) == 2
     assert run_check("CANN102", facts).status == Status.PASS
+
+
+def test_nnal_unreadable_version_info_warns():
+    nnal = NnalFact(found=True, version_info_path="/usr/local/Ascend/nnal/atb/latest/version.info",
+                    error="/usr/local/Ascend/nnal/atb/latest/version.info: no `Ascend-cann-<pkg> : <version>` line",
+                    atb_home_path="/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_0")
+    assert run_check("CANN105", {"cann": cann(nnal=nnal), "python": PY_VA}).status == Status.WARN

@@ -174,3 +174,8 @@ def test_import_causes_without_signature_catalogue(monkeypatch):
     f = run_check("TORCH104", probe(stage="torch_npu", error_type="ImportError", npu_available=None,
                                     error="libhccl.so: cannot open shared object file: No such file or directory"))
     assert f.status == Status.FAIL and "set_env.sh" in f.message and "set_env.sh" in f.remediation
+
+
+def test_torch_npu_newer_than_matrix_cann_warns():
+    f = run_check("TORCH102", {"python": py(("torch", "2.99.0"), ("torch_npu", "2.99.0")), "cann": cann("9.1.0")})
+    assert f.status == Status.WARN and "not in the matrix yet" in f.message
