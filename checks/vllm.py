@@ -66,8 +66,9 @@ def vllm_ascend_pair(ctx):
 
     What it checks: the installed vllm (or VLLM_VERSION when set) against the vLLM release(s) of the installed
     vllm-ascend's matrix row (vllm-ascend's versioning policy, tags' Dockerfiles). vllm-ascend does not declare
-    vllm in its package metadata, so pip never checks this. Dev/editable vLLM builds (`0.11.0+empty`,
-    `0.1.dev1+g…`) cannot be judged: vllm-ascend itself needs VLLM_VERSION for them.
+    vllm in its package metadata, so pip never checks this. A `VLLM_TARGET_DEVICE=empty` build (`0.13.0+empty`, the
+    documented install) is judged by its release; dev/editable builds (`0.1.dev1+g…`) cannot be judged: vllm-ascend
+    itself needs VLLM_VERSION for them.
 
     Why it matters: vllm-ascend patches vLLM internals that move every release; the wrong vLLM fails at start-up with
     `ImportError: cannot import name 'set_random_seed' from 'vllm.utils.torch_utils'` (vllm-ascend ≥ 0.14 on vLLM
@@ -112,12 +113,12 @@ def vllm_ascend_pair(ctx):
         v = try_parse_version(installed)
         is_dev = v is None or "dev" in installed.lower()
         base_ok = v is not None and any(version_in(v, f"=={x}") for x in row.vllm)
-        if base_ok:  # `0.13.0+empty`: what `VLLM_TARGET_DEVICE=empty pip install .` records in the metadata
-            hint = f"`export VLLM_VERSION={row.vllm[0]}`"
-            why = (f"vLLM {installed} is a local build of {row.vllm[0]}, the release vllm-ascend {va.version} "
-                   f"targets, but a local/dev version string cannot be judged exactly and vllm-ascend's own version "
-                   f"checks (vllm_version_is) may misread it; set {hint}")
-        elif is_dev:  # `0.1.dev1+gbdb2cdd`: a git checkout without release tags
+        if base_ok and not is_dev:
+            # `0.13.0+empty` is what vLLM's own setup records for `VLLM_TARGET_DEVICE=empty pip install .`, the
+            # build vllm-ascend's installation guide prescribes: the documented path, judged by its release.
+            return ctx.ok(f"vllm-ascend {va.version} with vLLM {installed}: a VLLM_TARGET_DEVICE=empty build of "
+                          f"{row.vllm[0]}, the release it targets", evidence)
+        if is_dev:  # `0.1.dev1+gbdb2cdd`: a git checkout without release tags
             hint = ("`export VLLM_VERSION=<the vLLM release it is built from>` (vllm-ascend "
                     f"{va.version} targets vLLM {' or '.join(row.vllm)})")
             why = (f"vLLM {installed} is a dev/editable build: its version cannot be judged against vllm-ascend "

@@ -204,7 +204,7 @@ def healthy_a2() -> dict:
         "ATB_HOME_PATH": f"{ASCEND}/nnal/atb/latest/atb/cxx_abi_0",
         "ASCEND_RT_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7",
         "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True",
-        "HCCL_CONNECT_TIMEOUT": "1200", "HCCL_EXEC_TIMEOUT": "1200",
+        "HCCL_CONNECT_TIMEOUT": "1200", "HCCL_EXEC_TIMEOUT": "3600",
         "HF_HOME": "/data/hf", "HF_TOKEN": "<redacted>",
     }
     files = {

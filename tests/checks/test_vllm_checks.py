@@ -46,10 +46,10 @@ def test_newer_vllm_ascend_on_vllm_0_13_fails_with_both_ways_out():
     assert "pip install vllm-ascend==0.13.0" in f.remediation
 
 
-def test_dev_vllm_build_warns_and_names_vllm_version():
-    stack = replace(VA13, vllm="0.13.0+empty")
+def test_empty_target_build_of_the_right_release_passes_and_dev_build_warns():
+    stack = replace(VA13, vllm="0.13.0+empty")  # VLLM_TARGET_DEVICE=empty, as vllm-ascend's install guide says
     f = run_check("VLLM101", {"python": py(*stack), "env": {}})
-    assert f.status == Status.WARN and "VLLM_VERSION=0.13.0" in f.message
+    assert f.status == Status.PASS and "VLLM_TARGET_DEVICE=empty build of 0.13.0" in f.message
     f = run_check("VLLM101", {"python": py(*replace(VA13, vllm="0.1.dev1+gbdb2cdd")), "env": {}})
     assert f.status == Status.WARN and "VLLM_VERSION" in f.message and "cannot be judged" in f.message
 
