@@ -223,6 +223,55 @@ def auto_tool_choice(ctx):
     return ctx.ok(f"--enable-auto-tool-choice with --tool-call-parser {parser}", evidence)
 
 
+@check("SERVE105", "serve-options-known", severity="error", needs=["serve_cmd", "vllm_files"])
+def options_known(ctx):
+    """Every option on the command line is one the installed vLLM defines
+
+    What it checks: each `--option` (and each key of `--config FILE`) against the options the installed vLLM
+    declares — the fields of EngineArgs/FrontendArgs and the `add_argument(...)` calls in vllm/engine/arg_utils.py and
+    vllm/entrypoints/openai/cli_args.py — accepting unambiguous prefixes as argparse does, and naming the closest
+    option for a typo. Positional words after the model are reported too.
+
+    Why it matters: vLLM stops at once with `vllm serve: error: unrecognized arguments: --tensor-parallel-sizes 8`;
+    an option from a newer release (or one that was removed, e.g. `--enable-reasoning` after 0.10) fails the same way.
+
+    How to fix: correct the spelling the finding suggests, or drop options the installed release does not have.
+    """
+    cmd, skip = _cmd(ctx)
+    if skip:
+        return skip
+    files = ctx.try_fact("vllm_files")
+    evidence = [_cmd_ev(cmd)]
+    extra = [f"unexpected positional argument(s) {' '.join(cmd.unknown_args)}"] if cmd.unknown_args else []
+    if cmd.config_error:
+        extra.append(cmd.config_error)
+    if files is None or not files.cli_options.ok:
+        why = files.cli_options.why_not if files is not None else "installed files not read"
+        if extra:
+            return ctx.fail("; ".join(extra), evidence)
+        return ctx.unknown(f"cannot read the installed vLLM's option definitions: {why}", evidence)
+    names = set(files.cli_options.names)
+    evidence.append(ev(f"file: {files.cli_options.source}", f"{len(names)} option names"))
+    typos, unknown = [], []
+    for dest in cmd.options:
+        opt = dest.replace("_", "-").split(".", 1)[0].rstrip("+")
+        if opt in names or len([n for n in names if n.startswith(opt)]) == 1:
+            continue
+        close = difflib.get_close_matches(opt, sorted(names), n=1, cutoff=0.8)
+        where = "" if cmd.option_sources.get(dest, "cli") == "cli" else f" (in {cmd.option_sources[dest]})"
+        if close:
+            typos.append(f"--{opt}{where} (did you mean --{close[0]}?)")
+        else:
+            unknown.append(f"--{opt}{where}")
+    if typos or extra:
+        return ctx.fail("vLLM will stop with `unrecognized arguments`: " + "; ".join(typos + extra + unknown),
+                        evidence, unknown=typos + unknown)
+    if unknown:
+        return ctx.warn("not defined by the installed vLLM (as far as its argument files say): " + ", ".join(unknown),
+                        evidence, unknown=unknown)
+    return ctx.ok(f"{len(cmd.options)} option(s), all defined by the installed vLLM", evidence)
+
+
 # Model directory -----------------------------------------------------------------------------------------------
 def _model(ctx):
     """(cmd, model fact, None) or (.., .., outcome to return)."""

@@ -55,6 +55,7 @@ class InstalledVllm(BaseModel):
     vllm_model_types: NameList = Field(default_factory=NameList)
     transformers_model_types: NameList = Field(default_factory=NameList)
     vllm_env_vars: NameList = Field(default_factory=NameList)
+    cli_options: NameList = Field(default_factory=NameList, description="`vllm serve` option names, without `--`")
     vllm_ascend_env_vars: NameList = Field(default_factory=NameList)
 
 
@@ -169,6 +170,33 @@ def register_model_calls(text: str) -> list[str]:
     return out
 
 
+ARG_CLASSES = ("EngineArgs", "AsyncEngineArgs", "FrontendArgs", "BaseFrontendArgs")
+# Where `vllm serve` gets its options (0.7.3 … 0.13.0): EngineArgs fields, FrontendArgs fields (0.10+), and the
+# explicit `add_argument("--…")` calls of the same files.
+CLI_OPTION_FILES = ("engine/arg_utils.py", "entrypoints/openai/cli_args.py", "entrypoints/cli/serve.py",
+                    "entrypoints/openai/api_server.py")
+
+
+def cli_option_names(text: str) -> list[str]:
+    """Option names (dashes, no leading `--`) a vLLM argument module defines: the fields of its *Args dataclasses
+    (`no-<name>` too for bool fields, BooleanOptionalAction) and every `add_argument("--…", "-…")` string."""
+    out: set[str] = set()
+    for node in ast.walk(_tree(text)):
+        if isinstance(node, ast.ClassDef) and node.name in ARG_CLASSES:
+            for st in node.body:
+                if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) \
+                        and not st.target.id.startswith("_"):
+                    name = st.target.id.replace("_", "-")
+                    out.add(name)
+                    if "id='bool'" in ast.dump(st.annotation):  # bool, bool | None, Optional[bool]
+                        out.add("no-" + name)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
+            for a in node.args:
+                if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("-"):
+                    out.add(a.value.lstrip("-"))
+    return sorted(out)
+
+
 def _is_models_dict(name: str) -> bool:
     return name.startswith("_") and name.endswith("_MODELS") and name != "_PREVIOUSLY_SUPPORTED_MODELS"
 
@@ -275,10 +303,11 @@ def read_installed(site_packages: str, read: ReadText, listdir: ListDir,
         fact.vllm_model_types = _from_first(
             read, [(j(vllm, "transformers_utils", "config.py"), lambda t: module_dict_keys(t, "_CONFIG_REGISTRY"))])
         fact.vllm_env_vars = _from_first(read, [(j(vllm, "envs.py"), lambda t: module_dict_keys(t, "environment_variables"))])
+        fact.cli_options = _cli_options(read, vllm)
     else:
         why = f"{vllm} not found"
         for k in ("tool_parsers", "reasoning_parsers", "tokenizer_modes", "architectures", "vllm_model_types",
-                  "vllm_env_vars"):
+                  "vllm_env_vars", "cli_options"):
             setattr(fact, k, NameList(why_not=why))
     va = j(roots.get("vllm_ascend", site_packages), "vllm_ascend")
     if listdir(va) is not None:
@@ -292,6 +321,28 @@ def read_installed(site_packages: str, read: ReadText, listdir: ListDir,
     tf_auto = j(roots.get("transformers", site_packages), "transformers", "models", "auto", "configuration_auto.py")
     fact.transformers_model_types = _from_first(read, [(tf_auto, lambda t: module_dict_keys(t, "CONFIG_MAPPING_NAMES"))])
     return fact
+
+
+def _cli_options(read: ReadText, vllm: str) -> NameList:
+    names: set[str] = set()
+    used, problems = [], []
+    for rel in CLI_OPTION_FILES:
+        path = posixpath.join(vllm, rel)
+        text = read(path)
+        if text is None:
+            continue
+        try:
+            found = cli_option_names(text)
+        except SyntaxError as exc:
+            problems.append(f"{path}: not parseable Python ({exc.msg})")
+            continue
+        if found:
+            names.update(found)
+            used.append(path)
+    if not posixpath.join(vllm, CLI_OPTION_FILES[0]) in used:
+        return NameList(why_not=f"{posixpath.join(vllm, CLI_OPTION_FILES[0])} not readable" +
+                        (f" ({'; '.join(problems)})" if problems else ""))
+    return NameList(names=sorted(names), source=" + ".join(used))
 
 
 def _ascend_registered_models(read: ReadText, listdir: ListDir, va: str) -> list[str]:

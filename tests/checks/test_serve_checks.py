@@ -102,7 +102,7 @@ def status(code: str, f: dict) -> Status:
     return run_check(code, f).status
 
 
-ALL = ["SERVE101", "SERVE102", "SERVE103", "SERVE104", "SERVE201", "SERVE202", "SERVE203", "SERVE204", "SERVE205",
+ALL = ["SERVE101", "SERVE102", "SERVE103", "SERVE104", "SERVE105", "SERVE201", "SERVE202", "SERVE203", "SERVE204", "SERVE205",
        "SERVE301", "SERVE302", "SERVE303", "SERVE304", "SERVE401", "SERVE402", "SERVE403"]
 
 
@@ -440,3 +440,25 @@ def test_seed_command_end_to_end_on_the_old_stack():
     for code in ("SERVE101", "SERVE102", "SERVE201", "SERVE202", "SERVE204", "SERVE301"):
         assert by[code] == Status.FAIL, (code, by)
     assert report.exit_code == 1 and report.linted_command == line.split()
+
+
+# SERVE105: options the installed vLLM defines -----------------------------------------------------------------
+def test_option_typo_fails_with_suggestion():
+    out = run_check("SERVE105", facts(f"vllm serve {QWEN} --tensor-parallel-sizes 2"))
+    assert out.status == Status.FAIL and "did you mean --tensor-parallel-size" in out.message
+
+
+def test_options_known_pass_prefix_aliases_and_config_keys(tmp_path):
+    assert status("SERVE105", facts(f"vllm serve {QWEN} -tp 2 --enable-auto-tool-choice --tool-call-parser hermes "
+                                    "--no-enable-prefix-caching --max-model-len 4096 --port 8000")) == Status.PASS
+    assert status("SERVE105", facts(f"vllm serve {QWEN} --gpu-memory 0.8")) == Status.PASS  # unique prefix
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("tensor-parallel-sise: 2\n")
+    out = run_check("SERVE105", facts(f"vllm serve {QWEN} --config {cfg}"))
+    assert out.status == Status.FAIL and str(cfg) in out.message
+
+
+def test_options_unknown_warns_positional_fails_and_unknown_without_files():
+    assert status("SERVE105", facts(f"vllm serve {QWEN} --totally-new-feature")) == Status.WARN
+    assert status("SERVE105", facts(f"vllm serve {QWEN} stray-word")) == Status.FAIL
+    assert status("SERVE105", facts(f"vllm serve {QWEN} -tp 2", site="site-vllm0111")) == Status.UNKNOWN

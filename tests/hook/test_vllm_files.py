@@ -163,7 +163,8 @@ def test_real_vllm_0_13_0_sdist(tmp_path):
     with tarfile.open(archive) as tf:
         wanted = [m for m in tf.getmembers() if m.isfile() and "/vllm/" in m.name and m.name.endswith(".py")
                   and ("/tool_parsers/" in m.name or "/reasoning/" in m.name or m.name.endswith(
-                      ("/config/model.py", "/models/registry.py", "/transformers_utils/config.py", "/vllm/envs.py")))]
+                      ("/config/model.py", "/models/registry.py", "/transformers_utils/config.py", "/vllm/envs.py",
+                       "/engine/arg_utils.py", "/openai/cli_args.py")))]
         for m in wanted:  # only regular files with relative names under the tree: nothing escapes tmp_path
             if m.name.startswith("/") or ".." in Path(m.name).parts:
                 continue
@@ -178,6 +179,8 @@ def test_real_vllm_0_13_0_sdist(tmp_path):
     assert "DeepseekV32ForCausalLM" in f.architectures.names
     assert "deepseek_v32" in f.vllm_model_types.names
     assert "VLLM_USE_V1" not in f.vllm_env_vars.names and "VLLM_HOST_IP" in f.vllm_env_vars.names
+    assert {"tensor-parallel-size", "tp", "enable-auto-tool-choice", "tool-call-parser", "served-model-name",
+            "no-enable-prefix-caching", "config", "port"} <= set(f.cli_options.names)
     # the matrix's 0.13.0 row was extracted from the same sdist: the two must agree
     from ascend_doctor.matrix import load_matrix
 
