@@ -218,25 +218,53 @@ def _scalar(text: str) -> Any:
     return t
 
 
-def read_flat_yaml(text: str) -> dict[str, Any]:
-    """Minimal safe reader for vLLM's --config YAML: flat `key: value` lines, comments, quotes, booleans.
+def read_flat_yaml(text: str) -> tuple[dict[str, Any], list[str]]:
+    """Minimal safe reader for vLLM's --config YAML: `key: value` lines, comments, quotes, booleans, flow lists/maps.
 
-    Nested mappings and block lists are not supported (PyYAML is not a dependency); raises ValueError naming the line.
+    Returns (values, skipped): keys whose value is a nested block (mapping or `- item` list) are listed in `skipped`
+    with their value unread. Raises ValueError naming the line for text that is not `key: value` at all.
     """
     out: dict[str, Any] = {}
+    skipped: list[str] = []
+    current_block: Optional[str] = None
     for n, raw in enumerate(text.splitlines(), 1):
-        line = raw.split(" #", 1)[0].rstrip() if not raw.lstrip().startswith("#") else ""
+        if raw.lstrip().startswith("#"):
+            continue
+        line = raw.split(" #", 1)[0].rstrip()
         if not line.strip() or line.strip() in ("---", "..."):
             continue
-        if line[0] in " \t" or line.lstrip().startswith("- "):
-            raise ValueError(f"line {n}: nested or block YAML is not supported by the minimal reader: {raw.strip()!r}")
+        if line[0] in " \t" or line.startswith("- "):
+            if current_block is None:
+                raise ValueError(f"line {n}: indented or list line outside a key: {raw.strip()!r}")
+            continue  # the nested value of current_block
         key, sep, value = line.partition(":")
         if not sep or not key.strip():
             raise ValueError(f"line {n}: expected `key: value`, got {raw.strip()!r}")
+        key = key.strip().strip("\"'")
         if not value.strip():
-            raise ValueError(f"line {n}: key {key.strip()!r} has no inline value (nested YAML is not supported)")
-        out[key.strip().strip("\"'")] = _scalar(value)
-    return out
+            current_block = key
+            skipped.append(key)
+            continue
+        current_block = None
+        out[key] = _scalar(value)
+    return out, skipped
+
+
+def load_config_yaml(text: str) -> tuple[dict[str, Any], list[str]]:
+    """PyYAML's safe_load when importable (vLLM itself depends on it), else the minimal reader."""
+    try:
+        import yaml  # type: ignore[import-untyped]
+    except ImportError:
+        return read_flat_yaml(text)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(str(exc).replace("\n", " ")) from None
+    if data is None:
+        return {}, []
+    if not isinstance(data, dict):
+        raise ValueError("the file is not a mapping of option: value")
+    return {str(k): v for k, v in data.items()}, []
 
 
 def parse_serve_command(argv: list[str], read_text: Optional[Callable[[str], Optional[str]]] = None,
@@ -314,12 +342,16 @@ def parse_serve_command(argv: list[str], read_text: Optional[Callable[[str], Opt
             cmd.config_error = f"cannot read --config {cfg}"
         else:
             try:
-                for k, v in read_flat_yaml(text).items():
+                values, skipped = load_config_yaml(text)
+                for k, v in values.items():
                     d = _dest(k)
                     if d in ("model", "model_tag") and v is not None:
                         d = "model"
                     options[d] = v
                     sources[d] = f"{cfg}"
+                if skipped:
+                    cmd.notes.append(f"--config {cfg}: nested values of {', '.join(skipped)} not read "
+                                     "(install PyYAML for a full read)")
             except ValueError as exc:
                 cmd.config_error = f"--config {cfg}: {exc}"
     elif cfg is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from ascend_doctor.hook.cmdline import (BOOLEAN_OPTIONS, DEFAULT_MODEL, SHORT_ALIASES, parse_serve_command,
@@ -108,16 +110,26 @@ def test_config_yaml_with_cli_precedence():
     assert "/etc/serve.yaml" in c.source("tensor_parallel_size")
 
 
-def test_config_unreadable_or_nested():
+def test_config_unreadable_or_malformed():
     c = parse_serve_command(["vllm", "serve", "m", "--config", "/nope.yaml"], read_text=lambda p: None)
     assert c.config_error and "/nope.yaml" in c.config_error
-    c = parse_serve_command(["vllm", "serve", "m", "--config", "/c.yaml"],
-                            read_text=lambda p: "compilation-config:\n  level: 3\n")
-    assert c.config_error and "nested" in c.config_error
+    c = parse_serve_command(["vllm", "serve", "m", "--config", "/c.yaml"], read_text=lambda p: "just words\n")
+    assert c.config_error and "/c.yaml" in c.config_error
+
+
+def test_config_nested_values(monkeypatch):
+    text = "compilation-config:\n  level: 3\nport: 8001\n"
+    c = parse_serve_command(["vllm", "serve", "m", "--config", "/c.yaml"], read_text=lambda p: text)
+    assert c.config_error is None and c.int_opt("port") == 8001
+    # without PyYAML the minimal reader keeps the flat keys and says which nested ones it skipped
+    monkeypatch.setitem(sys.modules, "yaml", None)
+    c = parse_serve_command(["vllm", "serve", "m", "--config", "/c.yaml"], read_text=lambda p: text)
+    assert c.config_error is None and c.int_opt("port") == 8001
+    assert any("compilation-config" in n for n in c.notes)
 
 
 def test_flat_yaml_reader():
-    assert read_flat_yaml("---\na: 1\nb: \"x y\"\nc: false\nd: [1, 2]\ne: null\n") == \
-        {"a": "1", "b": "x y", "c": False, "d": [1, 2], "e": None}
+    assert read_flat_yaml("---\na: 1\nb: \"x y\"\nc: false\nd: [1, 2]\ne: null\nf:\n  - x\n") == \
+        ({"a": "1", "b": "x y", "c": False, "d": [1, 2], "e": None}, ["f"])
     with pytest.raises(ValueError):
         read_flat_yaml("- item\n")
