@@ -75,12 +75,17 @@ def build_options(config, **cli: Any):
 
 def emit(report, fmt: str, output: Optional[str], verbose: bool = False, quiet: bool = False) -> None:
     """Write the report in `fmt` to `output` (and the console view to stdout), or `fmt` to stdout."""
-    from ascend_doctor.render.console import render_console
-    from ascend_doctor.render.github import render_github
-    from ascend_doctor.render.json_out import render_json
-    from ascend_doctor.render.junit import render_junit
+    import importlib
 
-    text_renderers: dict[str, Callable] = {"json": render_json, "junit": render_junit, "github": render_github}
+    # Import only the renderer in use (rich and xml.etree cost start-up time a JSON gate does not need).
+    def render_console(*a, **k):
+        return importlib.import_module("ascend_doctor.render.console").render_console(*a, **k)
+
+    modules = {"json": ("json_out", "render_json"), "junit": ("junit", "render_junit"),
+               "github": ("github", "render_github")}
+    text_renderers: dict[str, Callable] = {
+        name: (lambda r, m=m, f=f: getattr(importlib.import_module(f"ascend_doctor.render.{m}"), f)(r))
+        for name, (m, f) in modules.items()}
     if output:
         path = Path(output)
         try:
@@ -297,24 +302,47 @@ def schema(snapshot):
     click.echo(json.dumps(model.model_json_schema(by_alias=True), indent=2))
 
 
-def _register_optional_commands() -> None:
-    """Subcommands that live in their own modules (parse, matrix, smoke, exec, fleet, diff) register here."""
+# Subcommands that live in their own modules, imported only when invoked (or listed by --help): `check` must not pay
+# for httpx (smoke), ray (fleet) or the hook's modules. name -> (module, attribute).
+LAZY_COMMANDS = {
+    "parse": ("ascend_doctor.cli_parse", "parse"),
+    "matrix": ("ascend_doctor.cli_matrix", "matrix"),
+    "diagnose": ("ascend_doctor.cli_diagnose", "diagnose"),
+    "smoke": ("ascend_doctor.smoke.cli", "smoke"),
+    "exec": ("ascend_doctor.hook.cli", "exec_cmd"),
+    "fleet": ("ascend_doctor.fleet.cli", "fleet"),
+    "diff": ("ascend_doctor.fleet.cli", "diff"),
+}
+
+
+def _lazy_command(name: str):
     import importlib
 
-    for mod, attr in (("ascend_doctor.cli_parse", "parse"), ("ascend_doctor.cli_matrix", "matrix"),
-                      ("ascend_doctor.cli_diagnose", "diagnose"),
-                      ("ascend_doctor.smoke.cli", "smoke"), ("ascend_doctor.hook.cli", "exec_cmd"),
-                      ("ascend_doctor.fleet.cli", "fleet"), ("ascend_doctor.fleet.cli", "diff")):
-        try:
-            module = importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name and mod.startswith(exc.name):
-                continue  # that capability is not built (yet)
-            raise
-        cli.add_command(getattr(module, attr))
+    mod, attr = LAZY_COMMANDS[name]
+    try:
+        module = importlib.import_module(mod)
+    except ModuleNotFoundError as exc:
+        if exc.name and mod.startswith(exc.name):
+            return None  # that capability is not built (yet)
+        raise
+    return getattr(module, attr, None)
 
 
-_register_optional_commands()
+def _list_lazy(self, ctx):
+    names = set(click.Group.list_commands(self, ctx))
+    names.update(n for n in LAZY_COMMANDS if _lazy_command(n) is not None)
+    return sorted(names)
+
+
+def _get_lazy(self, ctx, name):
+    cmd = click.Group.get_command(self, ctx, name)
+    if cmd is None and name in LAZY_COMMANDS:
+        cmd = _lazy_command(name)
+    return cmd
+
+
+DoctorGroup.list_commands = _list_lazy  # type: ignore[method-assign]
+DoctorGroup.get_command = _get_lazy  # type: ignore[method-assign]
 
 
 def main(argv: Optional[list[str]] = None) -> None:

@@ -327,7 +327,9 @@ def torch_npu_import(ctx):
     if f.stderr_tail:
         evidence.append(ev("stderr (last lines)", f.stderr_tail))
     text = "\n".join(x for x in (f"{f.error_type or ''}: {f.error or ''}", f.stderr_tail) if x)
-    found = _diagnose(text)
+    # Only a failed import has something to diagnose (the catalogue costs ~0.3 s to load: not on the happy path).
+    failed = bool(f.error or f.signal or f.timed_out or (f.returncode not in (0, None)))
+    found = _diagnose(text) if failed else None
     stage = f.stage or "start"
     if found:
         evidence.append(ev(f"known cause [source: {found[2]}]", found[3]))

@@ -6,7 +6,6 @@ import json
 import re
 from typing import Any, Optional
 
-import jsonschema
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -57,6 +56,8 @@ def argument_problems(arguments: Any, schema: Optional[dict]) -> list[str]:
     if inner:
         problems.append(f"decoded values contain control character(s) {', '.join(sorted(set(inner)))}")
     if schema is not None:
+        import jsonschema  # only the smoke stage validates arguments; keep `check` start-up light
+
         v = jsonschema.Draft202012Validator(schema)
         for err in sorted(v.iter_errors(value), key=lambda e: list(e.path)):
             where = "/".join(str(p) for p in err.path) or "(root)"

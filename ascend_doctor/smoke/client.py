@@ -12,7 +12,6 @@ import time
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
-import httpx
 from pydantic import BaseModel, Field
 
 from ascend_doctor.errors import InputError
@@ -125,6 +124,8 @@ def api_key_from_env(var: Optional[str]) -> Optional[str]:
 
 
 def _error_kind(exc: BaseException) -> str:
+    import httpx
+
     if isinstance(exc, httpx.TimeoutException):
         return "timeout"
     if isinstance(exc, httpx.ConnectError):
@@ -303,11 +304,19 @@ def reply_from_stream(payloads: list[Any], info: StreamInfo) -> Reply:
     return r
 
 
+def _httpx():
+    import httpx
+
+    return httpx
+
+
 class SmokeClient:
     """A bounded, synchronous client for one base URL."""
 
     def __init__(self, base_url: str, *, api_key: Optional[str] = None, timeout: float = 60.0,
-                 transport: Optional[httpx.BaseTransport] = None):
+                 transport: Optional["httpx.BaseTransport"] = None):
+        import httpx  # imported here: `check` without --smoke-url should not pay for httpx
+
         self.base_url = normalize_base_url(base_url)
         self.timeout = timeout
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
@@ -363,7 +372,7 @@ class SmokeClient:
                     if len(raw) < MAX_BODY:
                         raw.extend(chunk[:MAX_BODY - len(raw)])
                     if time.monotonic() > deadline:
-                        raise httpx.ReadTimeout(f"response not complete after {self.timeout:g}s")
+                        raise _httpx().ReadTimeout(f"response not complete after {self.timeout:g}s")
         except Exception as exc:  # transport trouble is a fact about the server, not a crash
             x.error_kind = _error_kind(exc)
             x.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
