@@ -149,7 +149,7 @@ def tool_parser_known(ctx):
     classic case is `deepseek_v4` on a vllm-ascend v0.13.0rc3 image (vLLM 0.13.0): the parser only exists from vLLM
     0.20.2 (vllm-ascend#8875).
 
-    How to fix: upgrade to the vllm-ascend release the finding names (its vLLM registers the parser), or pick a
+    How to fix: Upgrade to the vllm-ascend release the finding names (its vLLM registers the parser), or pick a
     parser the installed vLLM has; a parser plugin file can be loaded with `--tool-parser-plugin FILE`.
     """
     return _name_check(ctx, "tool_call_parser", "tool_parsers", "tool_parser", "tool_parser_plugin")
@@ -165,7 +165,7 @@ def reasoning_parser_known(ctx):
 
     Why it matters: vLLM refuses to start with an unknown reasoning parser; `deepseek_v4` needs vLLM 0.20.2+.
 
-    How to fix: upgrade to the vllm-ascend release the finding names, or use a reasoning parser the installed vLLM
+    How to fix: Upgrade to the vllm-ascend release the finding names, or use a reasoning parser the installed vLLM
     has (`deepseek_r1`, `deepseek_v3`, `qwen3`, …); plugins load with `--reasoning-parser-plugin FILE`.
     """
     return _name_check(ctx, "reasoning_parser", "reasoning_parsers", "reasoning_parser", "reasoning_parser_plugin")
@@ -183,7 +183,7 @@ def tokenizer_mode_known(ctx):
     tokenizer_mode=…` after). DeepSeek-V3.2 / V4 need their own modes (`deepseek_v32` from vLLM 0.13.0,
     `deepseek_v4` from 0.20.2) because they ship no Jinja chat template.
 
-    How to fix: upgrade to the release the finding names, or drop `--tokenizer-mode` to use `auto`.
+    How to fix: Upgrade to the release the finding names, or drop `--tokenizer-mode` to use `auto`.
     """
     return _name_check(ctx, "tokenizer_mode", "tokenizer_modes", "tokenizer_mode", "tokenizer_mode_plugin")
 
@@ -199,7 +199,7 @@ def auto_tool_choice(ctx):
     every request with `tool_choice: "auto"` — the OpenAI SDK default when `tools` are sent — fails with `"auto"
     tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`.
 
-    How to fix: pass both: `--enable-auto-tool-choice --tool-call-parser <parser of the model>`.
+    How to fix: Pass both: `--enable-auto-tool-choice --tool-call-parser <parser of the model>`.
     """
     cmd, skip = _cmd(ctx)
     if skip:
@@ -235,7 +235,7 @@ def options_known(ctx):
     Why it matters: vLLM stops at once with `vllm serve: error: unrecognized arguments: --tensor-parallel-sizes 8`;
     an option from a newer release (or one that was removed, e.g. `--enable-reasoning` after 0.10) fails the same way.
 
-    How to fix: correct the spelling the finding suggests, or drop options the installed release does not have.
+    How to fix: Correct the spelling the finding suggests, or drop options the installed release does not have.
     """
     cmd, skip = _cmd(ctx)
     if skip:
@@ -318,7 +318,7 @@ def model_type_known(ctx):
     load has model type `deepseek_v4` but Transformers does not recognize this architecture` — after the container
     was scheduled and the weights mounted.
 
-    How to fix: install the transformers (and vLLM) release the model card asks for — for DeepSeek-V4 a vllm-ascend
+    How to fix: Install the transformers (and vLLM) release the model card asks for — for DeepSeek-V4 a vllm-ascend
     image whose vLLM registers `deepseek_v4` — or, for models that ship their own code, add `--trust-remote-code`.
     """
     cmd, m, out = _model(ctx)
@@ -375,7 +375,7 @@ def architecture_supported(ctx):
     Why it matters: an architecture vLLM does not implement falls back to the Transformers backend (slow, often
     unsupported on NPU) or fails with `Model architectures ['…'] are not supported for now`.
 
-    How to fix: upgrade to a vLLM/vllm-ascend release that lists the architecture (see the model's recipe in the
+    How to fix: Upgrade to a vLLM/vllm-ascend release that lists the architecture (see the model's recipe in the
     vllm-ascend docs), or use `--model-impl transformers` knowingly.
     """
     cmd, m, out = _model(ctx)
@@ -428,7 +428,7 @@ def parser_model_family(ctx):
     `<tool_call>`…). With the wrong parser the server answers 200 but the call arrives as raw markup in `content` and
     `tool_calls` is empty (vllm#26897: a V3.2 model served with deepseek_v31).
 
-    How to fix: use the parser the finding names (and the matching `--reasoning-parser` / `--tokenizer-mode`).
+    How to fix: Use the parser the finding names (and the matching `--reasoning-parser` / `--tokenizer-mode`).
     """
     cmd, m, out = _model(ctx)
     if out:
@@ -470,7 +470,7 @@ def quantization_flag(ctx):
     on shape/dtype mismatches (or produces garbage); with `--quantization ascend` on an unquantized checkpoint vLLM
     stops with `Cannot find the config file for ascend`.
 
-    How to fix: add `--quantization ascend` for msModelSlim-quantized weights (e.g. `*-w8a8*` directories); drop it
+    How to fix: Add `--quantization ascend` for msModelSlim-quantized weights (e.g. `*-w8a8*` directories); drop it
     for bf16 weights.
     """
     cmd, m, out = _model(ctx)
@@ -500,8 +500,10 @@ def quantization_flag(ctx):
                                     "msModelSlim output directory.")
     if ascend_q:
         return ctx.ok(f"Ascend {kind} checkpoint served with --quantization ascend", evidence)
-    return ctx.ok("unquantized checkpoint" + (f" ({method} quantization_config)" if method else "")
-                  + (f", --quantization {flag}" if flag else ""), evidence)
+    if method:
+        return ctx.ok(f"not an Ascend-quantized checkpoint; config.json declares quant_method {method}, which vLLM "
+                      "reads from config.json" + (f" (--quantization {flag})" if flag else ""), evidence)
+    return ctx.ok("unquantized checkpoint" + (f", --quantization {flag}" if flag else ""), evidence)
 
 
 _OWN_ENCODER_MODES = {"deepseek_v32", "deepseek_v4"}
@@ -520,7 +522,7 @@ def chat_template_tools(ctx):
     them; no template at all makes every chat request fail (`As of transformers v4.44, default chat template is no
     longer allowed`).
 
-    How to fix: pass the model's official tool-aware template with `--chat-template FILE` (vLLM ships some under
+    How to fix: Pass the model's official tool-aware template with `--chat-template FILE` (vLLM ships some under
     examples/ e.g. tool_chat_template_deepseekv31.jinja), or for DeepSeek-V3.2/V4 `--tokenizer-mode <model_type>`.
     """
     cmd, m, out = _model(ctx)
@@ -602,7 +604,7 @@ def parallel_fits(ctx):
     Why it matters: vLLM spawns one worker per rank; with more ranks than visible NPUs the extra workers fail with
     `Invalid device ID` / `drvErr=87`, or HCCL initialisation hangs until its timeout.
 
-    How to fix: lower `--tensor-parallel-size` to the visible count, or give the container more devices
+    How to fix: Lower `--tensor-parallel-size` to the visible count, or give the container more devices
     (`--device /dev/davinciN`) / widen `ASCEND_RT_VISIBLE_DEVICES`; across nodes use Ray or `--nnodes`.
     """
     cmd, skip = _cmd(ctx)
@@ -627,9 +629,10 @@ def parallel_fits(ctx):
     msg = f"{shape} needs {per_node} NPU(s) on this machine but only {len(chips)} are visible"
     if str(cmd.get("distributed_executor_backend") or "") == "ray":
         return ctx.warn(msg + ": this only works when the Ray cluster spans other nodes", evidence)
-    return ctx.fail(msg, evidence, remediation=f"Use `--tensor-parallel-size {len(chips) // max(pp * dp, 1) or 1}` "
-                                               "(a divisor of the model's attention heads), or make more NPUs "
-                                               "visible (docker `--device /dev/davinciN`, ASCEND_RT_VISIBLE_DEVICES).",
+    return ctx.fail(msg, evidence, remediation=f"Use at most `--tensor-parallel-size {len(chips) // max(pp * dp, 1) or 1}` "
+                                               "(it must also divide the attention heads, see SERVE302), or make "
+                                               "more NPUs visible (docker `--device /dev/davinciN`, "
+                                               "ASCEND_RT_VISIBLE_DEVICES).",
                     needed=per_node, visible=len(chips))
 
 
@@ -643,7 +646,7 @@ def tp_divides_heads(ctx):
     Why it matters: vLLM stops with `Total number of attention heads (N) must be divisible by tensor parallel size
     (T)` after the workers started.
 
-    How to fix: pick a TP size that divides the head count (the finding lists the ones that fit).
+    How to fix: Pick a TP size that divides the head count (the finding lists the ones that fit).
     """
     cmd, m, out = _model(ctx)
     if out:
@@ -705,7 +708,7 @@ def max_model_len(ctx):
     max_model_len (Y)`; forcing it with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 gives wrong output or NaNs past the trained
     length.
 
-    How to fix: lower `--max-model-len` to the derived value, or extend the context the supported way: rope scaling
+    How to fix: Lower `--max-model-len` to the derived value, or extend the context the supported way: rope scaling
     via `--hf-overrides '{"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings":
     32768}}'` for models trained for it.
     """
@@ -754,7 +757,7 @@ def hbm_headroom(ctx):
     it stops with `ValueError: Free memory on device … is less than desired GPU memory utilization` — or, on older
     releases, runs out of memory while allocating the KV cache.
 
-    How to fix: free the NPU (`npu-smi info` lists the process holding it), pick other devices with
+    How to fix: Free the NPU (`npu-smi info` lists the process holding it), pick other devices with
     ASCEND_RT_VISIBLE_DEVICES, or lower `--gpu-memory-utilization` to the value the finding computes.
     """
     cmd, skip = _cmd(ctx)
@@ -843,7 +846,7 @@ def env_unknown_vars(ctx):
     environment variable detected`), so the setting you think you made is not in effect — e.g.
     `VLLM_ASCEND_ENABLE_FLASHCOMM1` moved to `--additional-config` in vllm-ascend v0.23.0.
 
-    How to fix: rename it to the name the finding suggests, or remove it.
+    How to fix: Rename it to the name the finding suggests, or remove it.
     """
     cmd, skip = _cmd(ctx)
     if skip:
