@@ -362,8 +362,7 @@ def container_missing_devices() -> dict:
 
 
 def a3_busy() -> dict:
-    """Atlas 800I A3: 8 NPUs x 2 chips (16 x 64 GB). Another team's processes still hold HBM on chips 0-3, and
-    ASCEND_RT_VISIBLE_DEVICES asks for all 16."""
+    """Atlas 800I A3: 8 NPUs x 2 chips (16 x 64 GB). Another team's processes still hold HBM on chips 0-3."""
     s = healthy_a2()
     s["system"]["hostname"] = "a3-node-02"
     buses = [f"0000:{b:02X}:00.0" for b in (0x9D, 0x9F, 0x99, 0x9B, 0x95, 0x97, 0x91, 0x93,
@@ -420,7 +419,7 @@ def build(name: str) -> dict:
     func, summary = EXAMPLES[name]
     snap = func()
     expected = json.loads(expected_path().read_text()).get(name, {}) if expected_path().exists() else {}
-    lines = [summary, "", "Expected findings (every other check passes, is skipped, or is info):"]
+    lines = [summary, "", "Expected findings (every other check passes or is skipped):"]
     lines += [f"  {code}: {status}" for code, status in sorted(expected.items())] or ["  (none)"]
     snap["description"] = "\n".join(lines)
     return copy.deepcopy(snap)
