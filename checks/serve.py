@@ -421,12 +421,12 @@ def parser_model_family(ctx):
     """The tool-call parser matches the model family
 
     What it checks: `--tool-call-parser` against the model's `model_type` (config.json): DeepSeek-V3/R1 →
-    deepseek_v3, V3.1 → deepseek_v31, V3.2 → deepseek_v32, V4 → deepseek_v4, Qwen → hermes / qwen3_coder, Kimi-K2 →
-    kimi_k2, GLM-4.5 → glm45. Families not in the table pass unjudged.
+    deepseek_v3, V3.1 → deepseek_v31, V3.2 → deepseek_v32, V4 → deepseek_v4, Qwen → hermes / qwen3_coder,
+    Kimi-K2 → kimi_k2, GLM-4.5 → glm45. Families not in the table pass unjudged.
 
-    Why it matters: each family writes tool calls in its own markup (`<｜tool▁call▁begin｜>`, DSML `<｜DSML｜invoke>`,
-    `<tool_call>`…). With the wrong parser the server answers 200 but the call arrives as raw markup in `content` and
-    `tool_calls` is empty (vllm#26897: a V3.2 model served with deepseek_v31).
+    Why it matters: each family writes tool calls in its own markup (`<｜tool▁call▁begin｜>`, DSML
+    `<｜DSML｜invoke>`, `<tool_call>`…). With the wrong parser the server answers 200 but the call arrives as raw
+    markup in `content` and `tool_calls` is empty (vllm#26897: a V3.2 model served with deepseek_v31).
 
     How to fix: Use the parser the finding names (and the matching `--reasoning-parser` / `--tokenizer-mode`).
     """
@@ -439,7 +439,8 @@ def parser_model_family(ctx):
     if m.config is None:
         return ctx.unknown(f"config.json of {m.path} cannot be read: {m.config_error}")
     mt = _config(ctx, m).get("model_type")
-    evidence = [ev(f"file: {m.path}/config.json", f"model_type: {mt!r}"), ev("command line", cmd.source("tool_call_parser"))]
+    evidence = [ev(f"file: {m.path}/config.json", f"model_type: {mt!r}"),
+                ev("command line", cmd.source("tool_call_parser"))]
     want = MODEL_TOOL_PARSERS.get(str(mt))
     if want is None:
         return ctx.ok(f"no family rule for model_type {mt}; --tool-call-parser {parser} not judged", evidence)
@@ -629,10 +630,10 @@ def parallel_fits(ctx):
     msg = f"{shape} needs {per_node} NPU(s) on this machine but only {len(chips)} are visible"
     if str(cmd.get("distributed_executor_backend") or "") == "ray":
         return ctx.warn(msg + ": this only works when the Ray cluster spans other nodes", evidence)
-    return ctx.fail(msg, evidence, remediation=f"Use at most `--tensor-parallel-size {len(chips) // max(pp * dp, 1) or 1}` "
-                                               "(it must also divide the attention heads, see SERVE302), or make "
-                                               "more NPUs visible (docker `--device /dev/davinciN`, "
-                                               "ASCEND_RT_VISIBLE_DEVICES).",
+    fit = len(chips) // max(pp * dp, 1) or 1
+    return ctx.fail(msg, evidence, remediation=f"Use at most `--tensor-parallel-size {fit}` (it must also divide the "
+                                               "attention heads, see SERVE302), or make more NPUs visible (docker "
+                                               "`--device /dev/davinciN`, ASCEND_RT_VISIBLE_DEVICES).",
                     needed=per_node, visible=len(chips))
 
 

@@ -302,7 +302,8 @@ def read_installed(site_packages: str, read: ReadText, listdir: ListDir,
             read, [(j(vllm, "model_executor", "models", "registry.py"), model_registry_architectures)])
         fact.vllm_model_types = _from_first(
             read, [(j(vllm, "transformers_utils", "config.py"), lambda t: module_dict_keys(t, "_CONFIG_REGISTRY"))])
-        fact.vllm_env_vars = _from_first(read, [(j(vllm, "envs.py"), lambda t: module_dict_keys(t, "environment_variables"))])
+        fact.vllm_env_vars = _from_first(
+            read, [(j(vllm, "envs.py"), lambda t: module_dict_keys(t, "environment_variables"))])
         fact.cli_options = _cli_options(read, vllm)
     else:
         why = f"{vllm} not found"
@@ -311,15 +312,18 @@ def read_installed(site_packages: str, read: ReadText, listdir: ListDir,
             setattr(fact, k, NameList(why_not=why))
     va = j(roots.get("vllm_ascend", site_packages), "vllm_ascend")
     if listdir(va) is not None:
-        fact.vllm_ascend_env_vars = _from_first(read, [(j(va, "envs.py"), lambda t: module_dict_keys(t, "env_variables"))])
+        fact.vllm_ascend_env_vars = _from_first(
+            read, [(j(va, "envs.py"), lambda t: module_dict_keys(t, "env_variables"))])
         extra = _ascend_registered_models(read, listdir, va)
         if extra and fact.architectures.ok:
-            fact.architectures = NameList(names=sorted(set(fact.architectures.names or []) | set(extra)),
-                                          source=fact.architectures.source + f" + {va}/** (ModelRegistry.register_model)")
+            fact.architectures = NameList(
+                names=sorted(set(fact.architectures.names or []) | set(extra)),
+                source=fact.architectures.source + f" + {va}/** (ModelRegistry.register_model)")
     else:
         fact.vllm_ascend_env_vars = NameList(why_not=f"{va} not found")
     tf_auto = j(roots.get("transformers", site_packages), "transformers", "models", "auto", "configuration_auto.py")
-    fact.transformers_model_types = _from_first(read, [(tf_auto, lambda t: module_dict_keys(t, "CONFIG_MAPPING_NAMES"))])
+    fact.transformers_model_types = _from_first(
+        read, [(tf_auto, lambda t: module_dict_keys(t, "CONFIG_MAPPING_NAMES"))])
     return fact
 
 

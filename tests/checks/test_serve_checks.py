@@ -102,8 +102,8 @@ def status(code: str, f: dict) -> Status:
     return run_check(code, f).status
 
 
-ALL = ["SERVE101", "SERVE102", "SERVE103", "SERVE104", "SERVE105", "SERVE201", "SERVE202", "SERVE203", "SERVE204", "SERVE205",
-       "SERVE301", "SERVE302", "SERVE303", "SERVE304", "SERVE401", "SERVE402", "SERVE403"]
+ALL = ["SERVE101", "SERVE102", "SERVE103", "SERVE104", "SERVE105", "SERVE201", "SERVE202", "SERVE203", "SERVE204",
+       "SERVE205", "SERVE301", "SERVE302", "SERVE303", "SERVE304", "SERVE401", "SERVE402", "SERVE403"]
 
 
 @pytest.mark.parametrize("code", ALL)
@@ -394,8 +394,8 @@ def test_unknown_vllm_variables_get_a_suggestion():
 
 
 def test_known_variables_pass_and_unknown_without_files():
-    assert status("SERVE402", facts(f"vllm serve {QWEN}", env={"VLLM_ASCEND_ENABLE_NZ": "0", "VLLM_VERSION": "0.13.0"})) \
-        == Status.PASS
+    env = {"VLLM_ASCEND_ENABLE_NZ": "0", "VLLM_VERSION": "0.13.0"}
+    assert status("SERVE402", facts(f"vllm serve {QWEN}", env=env)) == Status.PASS
     f = facts(f"vllm serve {QWEN}", env={"VLLM_FOO": "1"})
     del f["vllm_files"]
     assert status("SERVE402", f) == Status.UNKNOWN

@@ -76,8 +76,9 @@ def test_exec_keeps_pid_stdio_and_signals(tmp_path):
 
 
 def test_exec_passes_exit_code_and_keeps_stdout_clean(tmp_path):
-    r = subprocess.run(BASE + ["--select", "SERVE", "--", sys.executable, "-c", "print('only me'); raise SystemExit(7)"],
-                       cwd=REPO, env=_env(), capture_output=True, text=True, timeout=120)
+    child = [sys.executable, "-c", "print('only me'); raise SystemExit(7)"]
+    r = subprocess.run(BASE + ["--select", "SERVE", "--"] + child, cwd=REPO, env=_env(), capture_output=True,
+                       text=True, timeout=120)
     assert r.returncode == 7
     assert r.stdout == "only me\n"  # the report went to stderr
 
@@ -91,7 +92,8 @@ def test_command_not_found_is_127(tmp_path):
 def test_refusal_does_not_run_the_command(tmp_path, fake_vllm):
     marker = tmp_path / "started"
     report = tmp_path / "out" / "report.json"
-    argv = [str(fake_vllm), "serve", "/models/Qwen3-8B", "--tool-call-parser", "hermes", "--api-key", "sk-s3cr3t0123456"]
+    argv = [str(fake_vllm), "serve", "/models/Qwen3-8B", "--tool-call-parser", "hermes",
+            "--api-key", "sk-s3cr3t0123456"]
     r = subprocess.run(BASE + ["--select", "SERVE", "--report", str(report), "--"] + argv, cwd=REPO,
                        env=_env(FAKE_VLLM_MARKER=marker), capture_output=True, text=True, timeout=120)
     assert r.returncode == 1
