@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import posixpath
+import re
 from typing import Callable, Iterable, Optional
 
 from pydantic import BaseModel, Field
@@ -89,8 +90,16 @@ def _str_keys(node: ast.AST) -> list[str]:
 
 
 def module_dict_keys(text: str, name: str) -> Optional[list[str]]:
-    """Keys of the module-level dict assigned to `name` (plain or annotated assignment); None when absent."""
-    for node in _tree(text).body:
+    """Keys of the module-level dict assigned to `name` (plain or annotated assignment); None when absent.
+
+    A file `ast` cannot parse (e.g. recorded into a snapshot whose secret masking rewrote `VLLM_API_KEY: str`) is
+    read by pattern: the `"key":` / `key=` lines between `name … = {` (or `(`) and the closing bracket at column 0.
+    """
+    try:
+        tree = _tree(text)
+    except SyntaxError:
+        return _dict_keys_by_pattern(text, name)
+    for node in tree.body:
         targets: list[ast.AST] = []
         value = None
         if isinstance(node, ast.Assign):
@@ -100,6 +109,22 @@ def module_dict_keys(text: str, name: str) -> Optional[list[str]]:
         if any(isinstance(t, ast.Name) and t.id == name for t in targets):
             return _str_keys(value)
     return None
+
+
+def _dict_keys_by_pattern(text: str, name: str) -> Optional[list[str]]:
+    m = re.search(rf"^{re.escape(name)}\b[^\n=]*=\s*[\w.\[\], ]*([{{(])\s*$", text, re.MULTILINE)
+    if m is None:
+        return None
+    closing = "}" if m.group(1) == "{" else ")"
+    body = text[m.end():]
+    end = re.search(rf"^\{closing}", body, re.MULTILINE)
+    body = body[:end.start()] if end else body
+    pattern = r"^( +)[\"']([^\"']+)[\"']\s*:" if closing == "}" else r"^( +)([A-Za-z_]\w*)\s*=[^=]"
+    found = re.findall(pattern, body, re.MULTILINE)
+    if not found:
+        return []
+    indent = min(len(i) for i, _ in found)  # top-level keys only, not keys inside the values
+    return [k for i, k in found if len(i) == indent]
 
 
 def module_dicts_matching(text: str, pred: Callable[[str], bool]) -> dict[str, list[str]]:
@@ -194,6 +219,26 @@ def cli_option_names(text: str) -> list[str]:
             for a in node.args:
                 if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("-"):
                     out.add(a.value.lstrip("-"))
+    return sorted(out)
+
+
+_FIELD_LINE = re.compile(r"^    ([a-z_][a-z0-9_]*)\s*:\s*([^=\n]*)", re.MULTILINE)
+_ADD_ARGUMENT = re.compile(r"add_argument\(\s*((?:[\"'][^\"']+[\"']\s*,\s*)+)")
+
+
+def cli_option_names_lenient(text: str) -> list[str]:
+    """The same names by regular expressions, for a file `ast` cannot parse — e.g. one recorded into a snapshot
+    whose secret masking rewrote `api_key: list[str] | None` (the 4-space-indented `name: type` lines of any
+    class count as fields: a superset, which only errs towards accepting an option)."""
+    out: set[str] = set()
+    for name, ann in _FIELD_LINE.findall(text):
+        if name.startswith("_"):
+            continue
+        out.add(name.replace("_", "-"))
+        if re.search(r"\bbool\b", ann):
+            out.add("no-" + name.replace("_", "-"))
+    for group in _ADD_ARGUMENT.findall(text):
+        out.update(s.lstrip("-") for s in re.findall(r"[\"'](-[^\"']+)[\"']", group))
     return sorted(out)
 
 
@@ -338,15 +383,15 @@ def _cli_options(read: ReadText, vllm: str) -> NameList:
         try:
             found = cli_option_names(text)
         except SyntaxError as exc:
-            problems.append(f"{path}: not parseable Python ({exc.msg})")
-            continue
+            found = cli_option_names_lenient(text)
+            problems.append(f"{path}: not parseable Python ({exc.msg}), option names read by pattern")
         if found:
             names.update(found)
             used.append(path)
     if not posixpath.join(vllm, CLI_OPTION_FILES[0]) in used:
         return NameList(why_not=f"{posixpath.join(vllm, CLI_OPTION_FILES[0])} not readable" +
                         (f" ({'; '.join(problems)})" if problems else ""))
-    return NameList(names=sorted(names), source=" + ".join(used))
+    return NameList(names=sorted(names), source=" + ".join(used) + (f" ({'; '.join(problems)})" if problems else ""))
 
 
 def _ascend_registered_models(read: ReadText, listdir: ListDir, va: str) -> list[str]:

@@ -76,10 +76,21 @@ def test_parsers_never_execute_code():
     assert model_registry_architectures("_A_MODELS = {'M': ('m', 'M')}\n_B = {**_A_MODELS}\n") == ["M"]
 
 
+def test_dict_keys_by_pattern_when_ast_cannot_parse():
+    text = ('environment_variables: dict[str, Callable[[], Any]] = {\n'
+            '    "VLLM_A": lambda: os.getenv("VLLM_A",\n        default="x"),\n'
+            '    "VLLM_B": lambda: {\n        "nested": 1},\n}\nbroken(((\n'
+            '_CONFIG_REGISTRY: dict = LazyConfigDict(\n    a="A",\n    b="B",\n)\n')
+    assert module_dict_keys(text, "environment_variables") == ["VLLM_A", "VLLM_B"]
+    assert module_dict_keys(text, "_CONFIG_REGISTRY") == ["a", "b"]
+    assert module_dict_keys(text, "absent") is None
+
+
 def test_unparseable_file_is_reported():
     f = read_installed("/site", lambda p: "def (" if p.endswith("__init__.py") else None,
                        lambda p: ["__init__.py"] if p == "/site/vllm" else None)
-    assert not f.tool_parsers.ok and "not parseable" in f.tool_parsers.why_not
+    assert not f.tool_parsers.ok and "/site/vllm/tool_parsers/__init__.py" in f.tool_parsers.why_not
+    assert not f.tokenizer_modes.ok
 
 
 def test_probe_reads_through_the_host():
@@ -181,6 +192,18 @@ def test_real_vllm_0_13_0_sdist(tmp_path):
     assert "VLLM_USE_V1" not in f.vllm_env_vars.names and "VLLM_HOST_IP" in f.vllm_env_vars.names
     assert {"tensor-parallel-size", "tp", "enable-auto-tool-choice", "tool-call-parser", "served-model-name",
             "no-enable-prefix-caching", "config", "port"} <= set(f.cli_options.names)
+    # a snapshot masks `api_key: …` in recorded files; the pattern reader still finds every option
+    from ascend_doctor.hook.vllm_files import cli_option_names, cli_option_names_lenient
+    from ascend_doctor.redact import redact_text
+
+    for rel in ("vllm/entrypoints/openai/cli_args.py", "vllm/engine/arg_utils.py"):
+        text = (root / rel).read_text(encoding="utf-8")
+        assert set(cli_option_names(text)) <= set(cli_option_names_lenient(redact_text(text))), rel
+    # …and the dict tables read by pattern equal the ast reading (envs.py is one the masking breaks)
+    for rel, name in (("vllm/envs.py", "environment_variables"), ("vllm/tool_parsers/__init__.py",
+                      "_TOOL_PARSERS_TO_REGISTER"), ("vllm/transformers_utils/config.py", "_CONFIG_REGISTRY")):
+        text = (root / rel).read_text(encoding="utf-8")
+        assert sorted(module_dict_keys(redact_text(text) + "\n(((\n", name)) == sorted(module_dict_keys(text, name))
     # the matrix's 0.13.0 row was extracted from the same sdist: the two must agree
     from ascend_doctor.matrix import load_matrix
 
@@ -208,3 +231,23 @@ def test_probe_follows_editable_installs(tmp_path):
     # not editable: stays in site-packages (where nothing is installed here)
     (site / "vllm-0.13.0+empty.dist-info" / "direct_url.json").write_text('{"url": "file:///x", "dir_info": {}}')
     assert not vllm_files_probe(host, store).tool_parsers.ok
+
+
+def test_collected_snapshot_replays_the_same_tables():
+    """`collect` runs this probe, so a snapshot carries the vLLM files: `exec --replay` lints like the node would."""
+    from ascend_doctor.snapshot import RecordingHost, ReplayHost, Snapshot
+
+    site = str(SERVE / "site-vllm0130")
+    py = PythonEnv(purelib=site, distributions=[Distribution(name="vllm", version="0.13.0"),
+                                                Distribution(name="vllm-ascend", version="0.13.0rc3"),
+                                                Distribution(name="transformers", version="4.57.1")])
+    rec = RecordingHost(DirHost(python=py))
+    live = vllm_files_probe(rec, FactStore(rec, RunOptions(), probes={"python": lambda h, c: h.python_env()}))
+    snap = Snapshot.model_validate_json(rec.snapshot.dump())
+    replay = ReplayHost(snap)
+    again = vllm_files_probe(replay, FactStore(replay, RunOptions(), probes={"python": lambda h, c: h.python_env()}))
+    names = lambda f: {k: v["names"] for k, v in f.model_dump().items() if isinstance(v, dict)}  # noqa: E731
+    assert names(again) == names(live)
+    assert again.tool_parsers.ok and again.vllm_env_vars.ok and "api-key" in again.cli_options.names
+    # the snapshot's secret masking rewrote `api_key: Optional[...]`: the option names were read by pattern
+    assert "read by pattern" in again.cli_options.source
