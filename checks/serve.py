@@ -582,7 +582,9 @@ def _visible(ctx, cmd):
     devices = ctx.try_fact("devices")
     if devices is not None and devices.dev_listed and devices.davinci and len(devices.davinci) < len(chips):
         evidence.append(ev("dir: /dev", "davinci nodes: " + ", ".join(f"davinci{n}" for n in devices.davinci)))
-        chips = chips[:len(devices.davinci)]
+        # /dev/davinciN is the physical id (A3: `Chip Phy-ID`; one chip per NPU elsewhere: the NPU id)
+        mounted = [c for c in chips if (c.phy_id if c.phy_id is not None else c.npu_id) in set(devices.davinci)]
+        chips = mounted if len(mounted) == len(devices.davinci) else chips[:len(devices.davinci)]
     env = _server_env(ctx, cmd)
     rt = env.get("ASCEND_RT_VISIBLE_DEVICES")
     if rt is not None and rt.strip():

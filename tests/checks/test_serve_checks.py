@@ -424,6 +424,11 @@ def test_tp_larger_than_davinci_nodes_mounted_into_the_container():
     assert any("davinci3" in e.excerpt for e in out.evidence)
     f["devices"] = devices(list(range(8)))
     assert status("SERVE301", f) == Status.PASS
+    # the container got davinci4..7 and davinci5 is busy: the HBM check looks at those chips, not NPU 0..3
+    f = facts(f"vllm serve {QWEN} -tp 4", npus=npu(busy={5: 30000}))
+    f["devices"] = devices([4, 5, 6, 7])
+    out = run_check("SERVE304", f)
+    assert out.status == Status.FAIL and "NPU 5 chip 0" in out.message
 
 
 def test_seed_command_end_to_end_on_the_old_stack():
