@@ -1,0 +1,95 @@
+"""Turn the nodes' answers into one fleet Report: every static check node by node, then the FLEET checks.
+
+Evaluation happens here, on the driver, from the snapshots the nodes sent: each node's facts are read by the probes
+over a ReplayHost (so a node needs only the package, never the checks or the matrix), fed to `run_static` for the
+per-node checks and, together with every other node's, to the FLEET checks as the preset facts `fleet_nodes` /
+`fleet_node`.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from typing import Iterable, Optional
+
+from ascend_doctor import __version__
+from ascend_doctor.config import Config
+from ascend_doctor.engine import run_static
+from ascend_doctor.fleet.facts import FLEET_FACTS, available, gather, summarize
+from ascend_doctor.fleet.model import FleetNode, NodeResult
+from ascend_doctor.options import RunOptions
+from ascend_doctor.registry import Registry
+from ascend_doctor.report import Finding, HostSummary, Report, build_report
+from ascend_doctor.snapshot import ReplayHost, Snapshot
+
+
+def unique_names(results: list[NodeResult]) -> None:
+    """Make node names unique in place (two nodes reporting one hostname get `#2`, `#3` suffixes)."""
+    seen: dict[str, int] = {}
+    for r in results:
+        base = r.name or "node"
+        seen[base] = seen.get(base, 0) + 1
+        if seen[base] > 1:
+            r.name = f"{base}#{seen[base]}"
+
+
+def _timing(r: NodeResult) -> dict:
+    t: dict = {}
+    if r.ray_node_id:
+        t["ray_node_id"] = r.ray_node_id
+    if r.address:
+        t["address"] = r.address
+    if r.sent_at is not None and r.received_at is not None:
+        t["round_trip_s"] = round(r.received_at - r.sent_at, 4)
+    if r.started_at is not None and r.ended_at is not None:
+        t["collect_s"] = round(r.ended_at - r.started_at, 4)
+    if r.clock_offset_s is not None:
+        t["clock_offset_s"] = round(r.clock_offset_s, 6)
+        t["clock_uncertainty_s"] = round(r.clock_uncertainty_s or 0.0, 6)
+    return t
+
+
+def fleet_nodes(results: list[NodeResult], options: RunOptions) -> tuple[list[FleetNode], dict[str, ReplayHost]]:
+    """The FLEET checks' view of every node, and a ReplayHost per reachable node."""
+    nodes, hosts = [], {}
+    for r in results:
+        node = FleetNode(name=r.name, reachable=r.reachable, error=r.error, error_kind=r.error_kind, source=r.source,
+                         clock_offset_s=r.clock_offset_s, clock_uncertainty_s=r.clock_uncertainty_s,
+                         timing=_timing(r), fake=r.fake)
+        if r.snapshot is not None:
+            host = ReplayHost(r.snapshot, label=r.name)
+            hosts[r.name] = host
+            node.facts = gather(host, options, FLEET_FACTS)
+            node.summary = summarize(node.facts)
+        nodes.append(node)
+    return nodes, hosts
+
+
+def fleet_report(results: list[NodeResult], registry: Registry, options: RunOptions,
+                 config: Optional[Config] = None, source: str = "fleet", notes: Iterable[str] = (),
+                 started: Optional[tuple[datetime, float]] = None) -> Report:
+    """One Report (command "fleet") with `node` set on every finding: static checks per node, then FLEET checks."""
+    started_at, t0 = started or (datetime.now(timezone.utc), time.monotonic())
+    unique_names(results)
+    nodes, hosts = fleet_nodes(results, options)
+    findings: list[Finding] = []
+    run_notes = list(notes)
+    for node in nodes:
+        host = hosts.get(node.name)
+        if host is not None:
+            rep = run_static(host, registry, options, config, preset_facts=available(node.facts))
+            findings.extend(f.model_copy(update={"node": node.name}) for f in rep.findings)
+            run_notes.extend(f"{node.name}: {n}" for n in rep.notes)
+        fleet_host = host or ReplayHost(Snapshot(), label=node.name)
+        rep = run_static(fleet_host, registry, options, config, stages=("fleet",),
+                         preset_facts={"fleet_nodes": nodes, "fleet_node": node.name})
+        findings.extend(f.model_copy(update={"node": node.name}) for f in rep.findings)
+    fakes = [n.name for n in nodes if n.fake]
+    if fakes:
+        run_notes.append(f"test/demo hook: {', '.join(fakes)} served replayed snapshots instead of collecting "
+                         "(ASCEND_DOCTOR_FLEET_FAKE_SNAPSHOTS)")
+    reachable = sum(1 for n in nodes if n.reachable)
+    host = HostSummary(hostname=f"{len(nodes)} node(s), {reachable} answered", source=source)
+    return build_report(tool_version=__version__, host=host, started_at=started_at,
+                        duration_s=time.monotonic() - t0, fail_on=options.fail_on, findings=findings,
+                        command="fleet", notes=list(dict.fromkeys(run_notes)))

@@ -1,0 +1,77 @@
+"""What a fleet run knows about each node: the snapshot it sent (or why it sent none), and when.
+
+`NodeResult` is what a runner (Ray, or a glob of snapshot files) hands over; `FleetNode` is what the FLEET checks see
+(preset fact `fleet_nodes`, with `fleet_node` naming the node being judged).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ascend_doctor.snapshot import Snapshot
+
+# How a node failed to answer (FLEET101's details.kind).
+DEAD = "dead"            # Ray reported the node dead (or the task died with it)
+TIMEOUT = "timeout"      # no answer within the per-node timeout
+TASK_ERROR = "task_error"  # the collect task raised
+UNREADABLE = "unreadable"  # a snapshot file that could not be read
+
+
+@dataclass
+class NodeResult:
+    """One node's answer as the runner got it. Times are wall-clock epoch seconds."""
+
+    name: str
+    snapshot: Optional[Snapshot] = None
+    error: Optional[str] = None
+    error_kind: Optional[str] = None
+    source: str = ""                      # "ray node <id>" or the snapshot path
+    ray_node_id: Optional[str] = None
+    address: Optional[str] = None
+    sent_at: Optional[float] = None       # driver clock: task submitted
+    received_at: Optional[float] = None   # driver clock: result in hand
+    started_at: Optional[float] = None    # node clock: task began
+    ended_at: Optional[float] = None      # node clock: task ended
+    clock_offset_s: Optional[float] = None       # node clock minus driver clock (best estimate)
+    clock_uncertainty_s: Optional[float] = None  # the offset is within ± this
+    fake: bool = False                    # served by the test/demo hook, not collected
+
+    @property
+    def reachable(self) -> bool:
+        return self.snapshot is not None
+
+
+@dataclass
+class FleetNode:
+    """A node as the FLEET checks see it: its facts (probes run on the driver over its snapshot) and summary."""
+
+    name: str
+    reachable: bool
+    error: Optional[str] = None
+    error_kind: Optional[str] = None
+    source: str = ""
+    facts: dict[str, Any] = field(default_factory=dict)       # fact name -> value or facts.Unavailable
+    summary: dict[str, dict[str, Optional[str]]] = field(default_factory=dict)  # facts.summarize()
+    clock_offset_s: Optional[float] = None
+    clock_uncertainty_s: Optional[float] = None
+    timing: dict[str, Any] = field(default_factory=dict)
+    fake: bool = False
+
+    def item(self, group: str, key: str) -> Optional[str]:
+        return self.summary.get(group, {}).get(key)
+
+
+def clock_estimate(sent_at: float, started_at: float, ended_at: float, received_at: float) -> tuple[float, float]:
+    """(offset, uncertainty) of a node clock against the driver's, NTP-style, from one round trip.
+
+    The node read `started_at` and `ended_at` (its clock) at real moments inside [sent_at, received_at] (driver
+    clock), `ended_at - started_at` apart. So offset = node - driver lies in [ended_at - received_at,
+    started_at - sent_at]; the midpoint is the estimate and half the width (round trip minus the task's own time,
+    halved) the uncertainty. No assumption about symmetric network delay is needed for the bound.
+    """
+    lo = ended_at - received_at
+    hi = started_at - sent_at
+    if hi < lo:  # clocks stepped during the task, or a rate difference: keep a valid (tiny) interval
+        lo, hi = hi, lo
+    return (lo + hi) / 2.0, (hi - lo) / 2.0
