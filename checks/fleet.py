@@ -312,6 +312,9 @@ def clock_skew(ctx):
     me, nodes = _me(ctx)
     if not me.reachable:
         return _skip_unreachable(ctx, me)
+    if not any(n.clock_offset_s is not None for n in nodes):
+        return ctx.skip("clock skew is measured only by `fleet --ray-address` (snapshot files gathered at different "
+                        "times have no common clock reference)")
     if me.clock_offset_s is None:
         return ctx.unknown(f"no clock measurement for {me.name} (snapshot files have no common clock reference; "
                            "run `ascend-doctor fleet --ray-address` to measure)")

@@ -58,7 +58,10 @@ def _v(x: Any) -> Optional[str]:
 
 
 def _gib(n: Optional[int]) -> Optional[str]:
-    return None if n is None else f"{n / 1024 ** 3:.1f} GiB"
+    """Bytes as GiB, or MiB below 1 GiB (a 64 MiB /dev/shm must not read as 0.1 GiB)."""
+    if n is None:
+        return None
+    return f"{n / 1024 ** 3:.1f} GiB" if n >= 1024 ** 3 else f"{n / 1024 ** 2:.0f} MiB"
 
 
 def npu_models(smi: Any) -> Optional[str]:

@@ -1,0 +1,160 @@
+"""`ascend-doctor fleet` and `ascend-doctor diff` (lazy subcommands: `check` never imports this module or Ray)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from ascend_doctor.cli import EXIT_HELP, EXIT_INTERNAL, FORMATS, _split, build_options, internal_error_report
+from ascend_doctor.errors import InputError
+
+_TEXT_RENDERERS = {"json": ("json_out", "render_json"), "junit": ("junit", "render_junit"),
+                   "github": ("github", "render_github")}
+
+
+def _text(report, fmt: str) -> str:
+    mod, func = _TEXT_RENDERERS[fmt]
+    return getattr(importlib.import_module(f"ascend_doctor.render.{mod}"), func)(report)
+
+
+def emit_fleet(report, fmt: str, output: Optional[str], verbose: bool = False) -> None:
+    """Like the CLI's `emit`, with the fleet table as the console view."""
+    from ascend_doctor.fleet.render import render_fleet
+
+    if output:
+        try:
+            path = Path(output)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if fmt == "console":
+                with open(path, "w", encoding="utf-8") as fh:
+                    render_fleet(report, file=fh, verbose=verbose)
+            else:
+                path.write_text(_text(report, fmt), encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot write report to {output}: {exc.strerror or exc}") from None
+        render_fleet(report, verbose=verbose)
+    elif fmt == "console":
+        render_fleet(report, verbose=verbose)
+    else:
+        sys.stdout.write(_text(report, fmt))
+    sys.stdout.flush()
+
+
+def _hard_exit(code: int) -> None:
+    """Leave without ray.shutdown(), which can block on a task stuck on a frozen node (ray-notes)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+@click.command(epilog=EXIT_HELP)
+@click.option("--ray-address", metavar="ADDRESS", help="Check every alive node of this Ray cluster ('auto': the one "
+                                                        "this machine belongs to; or HOST:PORT of the head's GCS).")
+@click.option("--snapshots", "snapshots", multiple=True, metavar="GLOB",
+              help="Snapshot files of the nodes (`ascend-doctor collect` run by ssh/pdsh/Ansible/k8s); repeatable.")
+@click.option("--node-timeout", type=float, default=60.0, show_default=True, metavar="SECONDS",
+              help="Ray: a node that has not answered within this time is a finding (FLEET101).")
+@click.option("--python", "python", metavar="PATH", help="Ray: interpreter of the serving environment on the nodes.")
+@click.option("--model-dir", metavar="DIR", help="Ray: model weights directory on the nodes.")
+@click.option("--matrix", "matrix", multiple=True, metavar="FILE", help="Extra matrix TOML layered over the shipped one.")
+@click.option("--checks-dir", "checks_dirs", multiple=True, metavar="DIR", help="Load extra checks from *.py in DIR.")
+@click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (e.g. FLEET).")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes.")
+@click.option("--config", "config_path", metavar="FILE", help="Config file (default: ./ascend-doctor.toml if present).")
+@click.option("--fail-on", type=click.Choice(["critical", "error", "warning", "info"]), default=None)
+@click.option("--probe-timeout", type=float, default=None, metavar="SECONDS", help="Ray: per-probe timeout on the nodes.")
+@click.option("--no-import-probe", "no_import_probe", is_flag=True, default=False,
+              help="Ray: do not run the isolated `import torch, torch_npu` child process on the nodes.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="console", show_default=True)
+@click.option("-o", "--output", metavar="FILE", help="Write the report (in --format) to FILE; fleet table on stdout.")
+@click.option("-v", "--verbose", is_flag=True, help="List skipped findings too.")
+def fleet(ray_address, snapshots, node_timeout, python, model_dir, matrix, checks_dirs, select, ignore, config_path,
+          fail_on, probe_timeout, no_import_probe, fmt, output, verbose):
+    """Check every node of a multi-node deployment and find the odd node out: every static check node by node,
+    plus FLEET checks across nodes (versions, NPUs, HCCL IPs, clock skew, environment)."""
+    from ascend_doctor.config import load_config, validate_against
+    from ascend_doctor.registry import load_registry
+
+    if bool(ray_address) == bool(snapshots):
+        raise InputError("give exactly one of --ray-address ADDRESS or --snapshots GLOB")
+    started_at, t0 = datetime.now(timezone.utc), time.monotonic()
+    config = load_config(config_path)
+    options = build_options(config, python=python, model_dir=model_dir, matrix=list(matrix),
+                            checks_dirs=list(checks_dirs), select=_split(select), ignore=_split(ignore),
+                            fail_on=fail_on, probe_timeout=probe_timeout,
+                            import_probe=False if no_import_probe else None)
+    registry = load_registry(options.checks_dirs)
+    validate_against(config, registry)
+    registry.select(options.select, options.ignore)
+    if options.matrix:
+        from ascend_doctor.matrix import load_matrix
+
+        load_matrix(options.matrix)
+    if node_timeout <= 0:
+        raise InputError("--node-timeout must be positive")
+
+    stuck = False
+    try:
+        from ascend_doctor.fleet.evaluate import fleet_report
+
+        if snapshots:
+            from ascend_doctor.fleet.files import results_from_files
+
+            results, source, notes = results_from_files(list(snapshots)), "snapshots: " + " ".join(snapshots), []
+        else:
+            from ascend_doctor.fleet.ray_runner import fake_from_env, run_on_ray
+
+            run = run_on_ray(ray_address, options, node_timeout=node_timeout, fake=fake_from_env(dict(os.environ)))
+            results, source, notes, stuck = run.results, f"ray: {ray_address}", run.notes, run.stuck
+        report = fleet_report(results, registry, options, config, source=source, notes=notes,
+                              started=(started_at, t0))
+    except InputError:
+        raise
+    except Exception as exc:
+        if os.environ.get("ASCEND_DOCTOR_DEBUG"):
+            raise
+        report = internal_error_report(exc, "fleet", started_at, t0, options.fail_on.value)
+        emit_fleet(report, fmt, output, verbose)
+        click.echo(f"ascend-doctor: internal error: {type(exc).__name__}: {exc}", err=True)
+        _hard_exit(EXIT_INTERNAL) if ray_address else sys.exit(EXIT_INTERNAL)
+    emit_fleet(report, fmt, output, verbose)
+    if stuck:
+        _hard_exit(report.exit_code)
+    sys.exit(report.exit_code)
+
+
+@click.command()
+@click.argument("a", metavar="A")
+@click.argument("b", metavar="B")
+@click.option("--format", "fmt", type=click.Choice(["console", "json"]), default="console", show_default=True)
+@click.option("-o", "--output", metavar="FILE", help="Write the diff (in --format) to FILE; console view on stdout.")
+def diff(a, b, fmt, output):
+    """What changed between two hosts or two days: two snapshots (facts compared through the probes: packages,
+    Ascend stack, host knobs, devices, env) or two JSON reports (findings whose status changed).
+
+    Exit code: 0 no difference, 1 differences, 2 unreadable input."""
+    from ascend_doctor.fleet.diff import diff_files, render_diff
+
+    result = diff_files(a, b)
+    if output:
+        try:
+            if fmt == "json":
+                Path(output).write_text(result.dump(), encoding="utf-8")
+            else:
+                with open(output, "w", encoding="utf-8") as fh:
+                    render_diff(result, file=fh)
+        except OSError as exc:
+            raise InputError(f"cannot write diff to {output}: {exc.strerror or exc}") from None
+        render_diff(result)
+    elif fmt == "json":
+        sys.stdout.write(result.dump())
+    else:
+        render_diff(result)
+    sys.exit(1 if result.count else 0)

@@ -1,0 +1,223 @@
+"""`fleet --ray-address`: one collect task per alive Ray node, pinned to it, bounded in time; snapshots come back.
+
+Measured behaviour this follows (../shared/facts/ray-notes.md, Ray 2.60):
+* `NodeAffinitySchedulingStrategy(node_id, soft=False)` always places the task on its node; `max_retries=0` makes a
+  task on a node that dies fail (NodeDiedError) instead of waiting for Ray to declare the node dead.
+* A *frozen* node never fails its task and `ray.cancel` does nothing: the driver loops on `ray.wait(timeout=…)`, drops
+  refs whose node `ray.nodes()` reports dead or whose per-node deadline passed, and never blocks on them.
+  `ray.shutdown()` can then block on the stuck task: the caller exits without it (`RayRun.stuck`).
+
+Tasks ask for `num_cpus=0`: a node whose CPUs are all reserved by the running vLLM deployment is still checked.
+
+Test/demo hook (never active unless the *driver* is given it): `fake` maps a node — by a custom resource name it
+carries, its node id, or its hostname — to a snapshot file the task on that node reads and returns instead of
+collecting (optionally after `delay_s`, touching `touch` when it starts, and shifting its clock by `clock_offset_s`).
+The CLI reads that mapping only from `ASCEND_DOCTOR_FLEET_FAKE_SNAPSHOTS` (JSON) on the driver, and the report says
+which nodes were served that way (a note and FLEET101's message), so it can never pass silently for a real check.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ascend_doctor.errors import InputError
+from ascend_doctor.fleet.model import DEAD, TASK_ERROR, TIMEOUT, NodeResult, clock_estimate
+from ascend_doctor.options import RunOptions
+
+FAKE_ENV = "ASCEND_DOCTOR_FLEET_FAKE_SNAPSHOTS"
+POLL_S = 0.5           # how often the driver re-reads ray.nodes() while tasks are pending
+CLOCK_ROUNDS = 3       # extra tiny tasks per node for a tighter clock estimate (the first task pays worker start-up)
+CLOCK_ROUND_TIMEOUT_S = 2.0
+
+
+# ---------------------------------------------------------------------------------------------------- node side
+def collect_on_node(options_json: str, fake: Optional[dict] = None) -> dict:
+    """Runs on the node: collect its snapshot (or serve the fake one) and say when, by the node's clock."""
+    import os
+
+    offset = float((fake or {}).get("clock_offset_s", 0.0))
+    started = time.time() + offset
+    if fake:
+        if fake.get("touch"):
+            with open(fake["touch"], "w") as fh:
+                fh.write(str(os.getpid()))
+        if fake.get("delay_s"):
+            time.sleep(float(fake["delay_s"]))
+        with open(fake["snapshot"], encoding="utf-8") as fh:
+            text = fh.read()
+    else:
+        from ascend_doctor.collect import collect_snapshot
+        from ascend_doctor.localhost import LocalHost
+
+        options = RunOptions.model_validate_json(options_json)
+        text = collect_snapshot(LocalHost(), options, description="ascend-doctor fleet (Ray collect task)").dump()
+    return {"snapshot": text, "started_at": started, "ended_at": time.time() + offset, "fake": bool(fake)}
+
+
+def clock_on_node(offset: float = 0.0) -> float:
+    """Runs on the node: its wall clock."""
+    return time.time() + offset
+
+
+# ---------------------------------------------------------------------------------------------------- driver side
+@dataclass
+class RayRun:
+    results: list[NodeResult] = field(default_factory=list)
+    stuck: bool = False   # some task never finished: do not call ray.shutdown(), exit the process instead
+    notes: list[str] = field(default_factory=list)
+
+
+def _fake_for(node: dict, fake: dict[str, Any]) -> Optional[dict]:
+    keys = [node.get("NodeID", ""), node.get("NodeManagerHostname", "")] + list((node.get("Resources") or {}).keys())
+    for k in keys:
+        if k in fake:
+            spec = fake[k]
+            return {"snapshot": spec} if isinstance(spec, str) else dict(spec)
+    return None
+
+
+def fake_from_env(environ: dict[str, str]) -> dict[str, Any]:
+    """The test/demo mapping from ASCEND_DOCTOR_FLEET_FAKE_SNAPSHOTS, or {} (malformed JSON is an input error)."""
+    raw = environ.get(FAKE_ENV)
+    if not raw:
+        return {}
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{FAKE_ENV} is not valid JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{FAKE_ENV} must be a JSON object mapping a node (resource, id, hostname) to a snapshot")
+    return data
+
+
+def _classify(exc: BaseException) -> tuple[str, str]:
+    name = type(exc).__name__
+    if name in ("NodeDiedError", "WorkerCrashedError", "TaskUnschedulableError", "ActorDiedError",
+                "OwnerDiedError", "ObjectLostError", "LocalRayletDiedError"):
+        return DEAD, f"the node died during the run ({name})"
+    first = str(exc).strip().splitlines()[-1] if str(exc).strip() else name
+    return TASK_ERROR, f"the collect task failed: {name}: {first[:300]}"
+
+
+def init_ray(address: str) -> Any:
+    """Connect to the cluster (InputError when Ray is missing or nothing answers there)."""
+    try:
+        import ray
+    except ImportError:
+        raise InputError("fleet --ray-address needs Ray: pip install 'ascend-doctor[fleet]'") from None
+    try:
+        ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False, ignore_reinit_error=True)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise InputError(f"cannot connect to the Ray cluster at {address!r}: {exc}") from None
+    return ray
+
+
+def run_on_ray(address: str, options: RunOptions, node_timeout: float = 60.0,
+               fake: Optional[dict[str, Any]] = None) -> RayRun:
+    """Collect every alive node concurrently; a dead, dying or silent node becomes a NodeResult with an error."""
+    ray = init_ray(address)
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    fake = fake or {}
+    run = RayRun()
+    alive = [n for n in ray.nodes() if n.get("Alive")]
+    if not alive:
+        raise InputError(f"the Ray cluster at {address!r} has no alive node")
+    collect = ray.remote(num_cpus=0, max_retries=0)(collect_on_node)
+    options_json = options.model_dump_json()
+    pending: dict[Any, NodeResult] = {}
+    deadline: dict[str, float] = {}
+    fakes: dict[str, Optional[dict]] = {}
+    for n in alive:
+        node_id = n["NodeID"]
+        res = NodeResult(name=n.get("NodeManagerHostname") or node_id[:12], ray_node_id=node_id,
+                         address=n.get("NodeManagerAddress"), source=f"ray node {node_id[:12]}")
+        fakes[node_id] = _fake_for(n, fake)
+        strategy = NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
+        res.sent_at = time.time()
+        ref = collect.options(scheduling_strategy=strategy).remote(options_json, fakes[node_id])
+        pending[ref] = res
+        deadline[node_id] = time.monotonic() + node_timeout
+        run.results.append(res)
+
+    last_poll = time.monotonic()
+    while pending:
+        soonest = min(deadline[r.ray_node_id] for r in pending.values())
+        wait_s = max(0.0, min(POLL_S, soonest - time.monotonic()))
+        ready, _ = ray.wait(list(pending), num_returns=1, timeout=wait_s)
+        for ref in ready:
+            res = pending.pop(ref)
+            res.received_at = time.time()
+            try:
+                out = ray.get(ref, timeout=0)
+                _accept(res, out)
+            except Exception as exc:  # the task's failure is the node's finding, never the run's end
+                res.error_kind, res.error = _classify(exc)
+        now = time.monotonic()
+        for ref, res in list(pending.items()):
+            if now >= deadline[res.ray_node_id]:
+                pending.pop(ref)
+                res.error_kind = TIMEOUT
+                res.error = (f"no answer within the per-node timeout of {node_timeout:g}s (the node is frozen, "
+                             "overloaded, or a probe hangs there)")
+                run.stuck = True
+        if pending and now - last_poll >= POLL_S:
+            last_poll = now
+            dead = {n["NodeID"] for n in ray.nodes() if not n.get("Alive")}
+            for ref, res in list(pending.items()):
+                if res.ray_node_id in dead:
+                    pending.pop(ref)
+                    res.error_kind, res.error = DEAD, "Ray reports the node dead (it stopped answering during the run)"
+                    run.stuck = True  # its task may never resolve
+    _measure_clocks(ray, run, fakes)
+    return run
+
+
+def _accept(res: NodeResult, out: dict) -> None:
+    from ascend_doctor.snapshot import Snapshot
+
+    res.started_at, res.ended_at, res.fake = out.get("started_at"), out.get("ended_at"), bool(out.get("fake"))
+    try:
+        res.snapshot = Snapshot.model_validate_json(out["snapshot"])
+    except (ValueError, KeyError, TypeError) as exc:
+        res.error_kind, res.error = TASK_ERROR, f"the node sent an unreadable snapshot: {str(exc)[:300]}"
+        return
+    if res.snapshot.system.hostname:
+        res.name = res.snapshot.system.hostname
+    if None not in (res.sent_at, res.started_at, res.ended_at, res.received_at):
+        res.clock_offset_s, res.clock_uncertainty_s = clock_estimate(res.sent_at, res.started_at, res.ended_at,
+                                                                     res.received_at)
+
+
+def _measure_clocks(ray, run: RayRun, fakes: dict[str, Optional[dict]]) -> None:
+    """A few tiny pinned tasks per answering node (its worker is warm now): keep the tightest clock estimate."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    answered = [r for r in run.results if r.reachable]
+    if not answered:
+        return
+    probe = ray.remote(num_cpus=0, max_retries=0)(clock_on_node)
+    for _ in range(CLOCK_ROUNDS):
+        sent: dict[Any, tuple[NodeResult, float]] = {}
+        for r in answered:
+            offset = float((fakes.get(r.ray_node_id) or {}).get("clock_offset_s", 0.0))
+            strategy = NodeAffinitySchedulingStrategy(node_id=r.ray_node_id, soft=False)
+            t = time.time()
+            sent[probe.options(scheduling_strategy=strategy).remote(offset)] = (r, t)
+        ready, not_ready = ray.wait(list(sent), num_returns=len(sent), timeout=CLOCK_ROUND_TIMEOUT_S)
+        if not_ready:
+            run.stuck = True
+        for ref in ready:
+            received = time.time()
+            r, t_sent = sent[ref]
+            try:
+                node_t = ray.get(ref, timeout=0)
+            except Exception:
+                continue
+            off, unc = clock_estimate(t_sent, node_t, node_t, received)
+            if r.clock_uncertainty_s is None or unc < r.clock_uncertainty_s:
+                r.clock_offset_s, r.clock_uncertainty_s = off, unc

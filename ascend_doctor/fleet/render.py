@@ -1,0 +1,120 @@
+"""Console view of a fleet Report: one row per node, one column per check whose verdict is not the same clean pass
+everywhere, so the odd node out shows at a glance; then what to do, check by check. Computed from the report's
+findings only (status, node, details.value) — nothing is re-evaluated here."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Optional, TextIO
+
+from rich.markup import escape
+from rich.table import Table
+
+from ascend_doctor.render.console import make_console
+from ascend_doctor.report import Finding, Report, Status
+
+_CELL = {
+    Status.PASS: ("✔", "green"),
+    Status.WARN: ("▲", "yellow"),
+    Status.FAIL: ("✘", "red"),
+    Status.SKIP: ("-", "dim"),
+    Status.UNKNOWN: ("?", "magenta"),
+    Status.ERROR: ("!", "bold red"),
+}
+_ATTENTION = (Status.FAIL, Status.WARN, Status.ERROR, Status.UNKNOWN)
+CELL_WIDTH = 18
+CELL_WIDTH_STATIC = 7
+
+
+def fleet_matrix(report: Report) -> tuple[list[str], list[str], dict[tuple[str, str], Finding]]:
+    """(nodes, codes of the columns, (node, code) -> finding). A column is a check that is not a pass on every node."""
+    nodes: list[str] = []
+    cells: dict[tuple[str, str], Finding] = {}
+    by_code: "OrderedDict[str, list[Finding]]" = OrderedDict()
+    for f in report.findings:
+        node = f.node or "-"
+        if node not in nodes:
+            nodes.append(node)
+        cells[(node, f.code)] = f
+        by_code.setdefault(f.code, []).append(f)
+    columns = []
+    for code, fs in by_code.items():
+        statuses = {f.status for f in fs if f.waived is None}
+        if statuses - {Status.PASS, Status.SKIP} or len(statuses) > 1:
+            columns.append(code)
+    # FLEET first (they are the cross-node view), then the rest; problems before mere differences.
+    columns.sort(key=lambda c: (not c.startswith("FLEET"),
+                                not any(cells.get((n, c)) and cells[(n, c)].status in _ATTENTION for n in nodes)))
+    return nodes, columns, cells
+
+
+def _cell(f: Optional[Finding], width: int) -> str:
+    if f is None:
+        return "[dim]·[/dim]"
+    icon, style = _CELL[f.status]
+    value = f.details.get("value") if f.status in _ATTENTION and width > CELL_WIDTH_STATIC else None
+    text = f"{icon} {value}" if value else f"{icon} {f.status.value}"
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    if f.waived is not None:
+        text += " (waived)"
+    return f"[{style}]{escape(text)}[/{style}]"
+
+
+def _width(code: str) -> int:
+    """FLEET columns show the differing value; the others only the status."""
+    return CELL_WIDTH if code.startswith("FLEET") else max(CELL_WIDTH_STATIC, len(code))
+
+
+def render_fleet(report: Report, file: Optional[TextIO] = None, verbose: bool = False) -> None:
+    console = make_console(file)
+    console.print(f"[bold]ascend-doctor {report.tool_version}[/bold] — fleet: {escape(report.host.hostname)} "
+                  f"[dim]{escape(report.host.source)}[/dim]")
+    nodes, columns, cells = fleet_matrix(report)
+    if columns:
+        node_w = max(len(n) for n in nodes) + 2
+        room, shown = max(console.width, 60) - node_w, []
+        for code in columns:
+            if room < _width(code) + 2 and shown:
+                break
+            shown.append(code)
+            room -= _width(code) + 2
+        t = Table(box=None, pad_edge=False, header_style="bold")
+        t.add_column("node", style="bold", no_wrap=True)
+        for code in shown:
+            t.add_column(code, no_wrap=True, min_width=len(code), max_width=_width(code) + 10)
+        for n in sorted(nodes):
+            t.add_row(escape(n), *(_cell(cells.get((n, c)), _width(c)) for c in shown))
+        console.print()
+        console.print(t)
+        if len(columns) > len(shown):
+            console.print(f"[dim]… and {len(columns) - len(shown)} more differing check(s): "
+                          f"{', '.join(columns[len(shown):])}[/dim]")
+    else:
+        console.print("\n[green]every check gives the same verdict on every node[/green]")
+
+    problems: "OrderedDict[str, list[Finding]]" = OrderedDict()
+    for f in report.findings:
+        if (f.status in _ATTENTION and f.waived is None) or (verbose and f.status != Status.PASS):
+            problems.setdefault(f.code, []).append(f)
+    for code, fs in problems.items():
+        first = fs[0]
+        console.print(f"\n[bold]{code}[/bold] {escape(first.title)}")
+        for f in fs:
+            icon, style = _CELL[f.status]
+            console.print(f"  [{style}]{icon} {f.status.value:<7}[/{style}] [bold]{escape(f.node or '-')}[/bold]: "
+                          f"{escape(f.message)}", soft_wrap=False)
+        fixes = list(dict.fromkeys(f.remediation for f in fs if f.remediation and f.status in (Status.FAIL,
+                                                                                                 Status.WARN)))
+        for fix in fixes[:2]:
+            console.print(f"  [green]fix:[/green] {escape(fix)}")
+    for note in report.notes:
+        console.print(f"\n[yellow]note: {escape(note)}[/yellow]")
+    c = report.counts
+    parts = [f"{c.pass_} passed", f"{c.warn} warnings", f"{c.fail} failed", f"{c.unknown} unknown",
+             f"{c.error} errors", f"{c.skip} skipped"]
+    if c.waived:
+        parts.append(f"{c.waived} waived")
+    verdict = "[green]OK[/green]" if report.exit_code == 0 else "[red]NOT READY[/red]"
+    console.print(f"\n{verdict} — {len(nodes)} node(s): {', '.join(parts)} in {report.duration_s:.2f}s "
+                  f"(fail-on: {report.fail_on.value}, exit {report.exit_code})")
