@@ -273,7 +273,16 @@ def hccl_ips_unique(ctx):
         others = [o for o in owners.get(ip, []) if o != f"{me.name} device {dev_id}"]
         if others:
             dups.append({"device": dev_id, "ip": ip, "also": others})
-            problems.append(f"device {dev_id} IP {ip} is also used by {', '.join(others)}")
+    # Group by the node(s) sharing them: a cloned hccn.conf shares every port with one other node.
+    by_nodes: dict[tuple, list[dict]] = {}
+    for d in dups:
+        by_nodes.setdefault(tuple(sorted({o.rsplit(" device ", 1)[0] for o in d["also"]})), []).append(d)
+    for other_nodes, ds in by_nodes.items():
+        if len(ds) == 1:
+            problems.append(f"device {ds[0]['device']} IP {ds[0]['ip']} is also used by {', '.join(ds[0]['also'])}")
+        else:
+            problems.append(f"{len(ds)} device IPs ({ds[0]['ip']} … {ds[-1]['ip']}, devices "
+                            f"{', '.join(str(d['device']) for d in ds)}) are also used by {', '.join(other_nodes)}")
     mismatch = []
     if hccn is not None and getattr(hccn, "conf", None):
         for dev_id, dev in sorted(hccn.devices.items()):

@@ -1,0 +1,123 @@
+"""`fleet --ray-address` on a real local Ray cluster (ray.cluster_utils.Cluster, 4 raylets on this machine).
+
+Each test runs tests/fleet/ray_helper.py in a network namespace with only loopback (`unshare -n`, then `ip link set
+lo up`), so Ray binds 127.0.0.1, and reads its JSON result. Skips, with the reason, when Ray is not importable or
+unshare is not permitted. Every wait is bounded; the helper always tears the cluster down.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+HELPER = Path(__file__).resolve().parent / "ray_helper.py"
+HELPER_TIMEOUT_S = 300
+
+pytestmark = pytest.mark.slow
+
+
+def _skip_reason() -> str:
+    if importlib.util.find_spec("ray") is None:
+        return "ray is not installed (pip install 'ascend-doctor[fleet]')"
+    if not shutil.which("unshare") or not shutil.which("ip"):
+        return "unshare/ip not available: cannot isolate Ray on loopback"
+    try:
+        r = subprocess.run(["unshare", "-n", "sh", "-c", "ip link set lo up"], capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"unshare -n failed: {exc}"
+    if r.returncode != 0:
+        return f"unshare -n not permitted here: {r.stderr.decode(errors='replace').strip()[:200]}"
+    return ""
+
+
+_REASON = _skip_reason()
+
+
+def run_helper(*args: str) -> dict:
+    """Run one scenario in a loopback-only namespace; its result dict (the fleet report under 'report')."""
+    if _REASON:
+        pytest.skip(_REASON)
+    work = tempfile.mkdtemp(prefix="fleet-")
+    tmp = tempfile.mkdtemp(prefix="rd", dir="/tmp")  # RAY_TMPDIR must be short (socket paths <= 107 bytes)
+    env = dict(os.environ, RAY_TMPDIR=tmp, RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="0")
+    cmd = f"ip link set lo up && exec {sys.executable} {HELPER} {' '.join(args[:1])} {work} {' '.join(args[1:])}"
+    proc = subprocess.Popen(["unshare", "-n", "sh", "-c", cmd], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=HELPER_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the group we started
+        proc.communicate(timeout=30)
+        pytest.fail(f"ray helper did not finish within {HELPER_TIMEOUT_S}s")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+    lines = [ln for ln in out.splitlines() if ln.startswith("FLEET_HELPER_RESULT ")]
+    assert lines, f"no result from the helper (exit {proc.returncode}):\n{err[-3000:]}"
+    result = json.loads(lines[-1].split(" ", 1)[1])
+    assert "error" not in result, result.get("traceback")
+    assert result.get("report"), f"no report; CLI exit {result.get('returncode')}: {result.get('stderr_tail')}"
+    return result
+
+
+def findings(report: dict, code: str) -> dict:
+    return {f["node"]: f for f in report["findings"] if f["code"] == code}
+
+
+def test_four_nodes_odd_cann_duplicate_ip_and_a_node_killed_mid_run():
+    r = run_helper("four")
+    rep = r["report"]
+    assert r["d_started"], "node_d's collect task never started"
+    assert r.get("cli_timed_out") is not True
+    assert rep["command"] == "fleet"
+    assert r["returncode"] == rep["exit_code"] == 1
+    assert all(f["node"] for f in rep["findings"])
+
+    reach = findings(rep, "FLEET101")
+    assert len(reach) == 4
+    dead = [f for f in reach.values() if f["status"] == "fail"]
+    assert len(dead) == 1
+    assert dead[0]["details"]["ray_node_id"] == r["node_ids"]["node_d"]
+    assert dead[0]["details"]["kind"] == "dead"
+    assert {n for n, f in reach.items() if f["status"] == "pass"} == {"fleet-a", "fleet-b", "fleet-c"}
+
+    versions = findings(rep, "FLEET102")
+    assert versions["fleet-b"]["status"] == "fail"
+    assert "CANN 8.3.RC1 on fleet-b, but 8.5.0 on 2 other node(s) (fleet-a, fleet-c)" in versions["fleet-b"]["message"]
+    assert versions["fleet-a"]["status"] == versions["fleet-c"]["status"] == "pass"
+
+    ips = findings(rep, "FLEET104")
+    assert ips["fleet-b"]["status"] == "pass"
+    for odd, other in (("fleet-a", "fleet-c"), ("fleet-c", "fleet-a")):
+        assert ips[odd]["status"] == "fail"
+        assert f"8 device IPs (192.168.100.11 … 192.168.107.11, devices 0, 1, 2, 3, 4, 5, 6, 7) are also used by " \
+               f"{other}" in ips[odd]["message"]
+
+    skew = findings(rep, "FLEET105")
+    for n in ("fleet-a", "fleet-b", "fleet-c"):
+        assert skew[n]["status"] == "pass", skew[n]["message"]
+        assert skew[n]["details"]["uncertainty_s"] < 1.0
+    assert any("test/demo hook" in n for n in rep["notes"])
+    # Bounded: the dead node is dropped long before its 60 s fake delay or the 60 s node timeout.
+    assert r["cli_s"] < 45, r
+
+
+def test_a_node_that_never_answers_times_out_as_a_finding():
+    r = run_helper("timeout")
+    rep = r["report"]
+    reach = findings(rep, "FLEET101")
+    assert reach["fleet-a"]["status"] == "pass"
+    silent = [f for f in reach.values() if f["status"] == "fail"]
+    assert len(silent) == 1 and silent[0]["details"]["kind"] == "timeout"
+    assert "no answer within the per-node timeout of 4s" in silent[0]["message"]
+    assert r["returncode"] == rep["exit_code"] == 1
+    assert r["cli_s"] < 45, r  # the 60 s task is abandoned, not waited for (and ray.shutdown is skipped)
