@@ -1,0 +1,1 @@
+"""Fleet: Ray runner, FLEET checks, fleet report and diff."""
