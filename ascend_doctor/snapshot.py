@@ -247,7 +247,8 @@ class RecordingHost:
     def read_file(self, path: str, max_bytes: int = DEFAULT_MAX_OUTPUT) -> FileResult:
         res = self.inner.read_file(path, max_bytes)
         with self._lock:
-            self.snapshot.files[path] = FileEntry(content=redact_text(res.content) if res.content else res.content,
+            content = redact_text(res.content, code=path.endswith(".py")) if res.content else res.content
+            self.snapshot.files[path] = FileEntry(content=content,
                                                   error=res.error, error_message=res.error_message,
                                                   truncated=res.truncated)
         return res

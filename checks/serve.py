@@ -135,7 +135,7 @@ def _name_check(ctx, option: str, attr: str, kind: str, plugin_option: str):
                     missing=name, first_vllm=first, vllm_ascend=ascend)
 
 
-@check("SERVE101", "serve-tool-parser-known", severity="error",
+@check("SERVE101", "serve-tool-parser-known", severity="error", stage="serve",
        needs=["serve_cmd", "vllm_files", "python"])
 def tool_parser_known(ctx):
     """The --tool-call-parser exists in the installed vLLM
@@ -155,7 +155,7 @@ def tool_parser_known(ctx):
     return _name_check(ctx, "tool_call_parser", "tool_parsers", "tool_parser", "tool_parser_plugin")
 
 
-@check("SERVE102", "serve-reasoning-parser-known", severity="error",
+@check("SERVE102", "serve-reasoning-parser-known", severity="error", stage="serve",
        needs=["serve_cmd", "vllm_files", "python"])
 def reasoning_parser_known(ctx):
     """The --reasoning-parser exists in the installed vLLM
@@ -171,7 +171,7 @@ def reasoning_parser_known(ctx):
     return _name_check(ctx, "reasoning_parser", "reasoning_parsers", "reasoning_parser", "reasoning_parser_plugin")
 
 
-@check("SERVE103", "serve-tokenizer-mode-known", severity="error",
+@check("SERVE103", "serve-tokenizer-mode-known", severity="error", stage="serve",
        needs=["serve_cmd", "vllm_files", "python"])
 def tokenizer_mode_known(ctx):
     """The --tokenizer-mode exists in the installed vLLM
@@ -188,7 +188,7 @@ def tokenizer_mode_known(ctx):
     return _name_check(ctx, "tokenizer_mode", "tokenizer_modes", "tokenizer_mode", "tokenizer_mode_plugin")
 
 
-@check("SERVE104", "serve-auto-tool-choice", severity="error", needs=CMD_NEEDS)
+@check("SERVE104", "serve-auto-tool-choice", severity="error", stage="serve", needs=CMD_NEEDS)
 def auto_tool_choice(ctx):
     """--enable-auto-tool-choice and --tool-call-parser are given together
 
@@ -223,7 +223,7 @@ def auto_tool_choice(ctx):
     return ctx.ok(f"--enable-auto-tool-choice with --tool-call-parser {parser}", evidence)
 
 
-@check("SERVE105", "serve-options-known", severity="error", needs=["serve_cmd", "vllm_files"])
+@check("SERVE105", "serve-options-known", severity="error", stage="serve", needs=["serve_cmd", "vllm_files"])
 def options_known(ctx):
     """Every option on the command line is one the installed vLLM defines
 
@@ -305,7 +305,7 @@ def _text_cfg(cfg: dict) -> dict:
     return t if isinstance(t, dict) else cfg
 
 
-@check("SERVE201", "serve-model-type-known", severity="error", needs=["serve_cmd", "serve_model", "vllm_files"])
+@check("SERVE201", "serve-model-type-known", severity="error", stage="serve", needs=["serve_cmd", "serve_model", "vllm_files"])
 def model_type_known(ctx):
     """The model's config.json is readable and its model_type is known to the installed transformers/vLLM
 
@@ -364,7 +364,7 @@ def model_type_known(ctx):
                     model_type=mt)
 
 
-@check("SERVE202", "serve-architecture-supported", severity="error",
+@check("SERVE202", "serve-architecture-supported", severity="error", stage="serve",
        needs=["serve_cmd", "serve_model", "vllm_files"])
 def architecture_supported(ctx):
     """The model's architecture has an implementation in the installed vLLM (or vllm-ascend)
@@ -416,7 +416,7 @@ MODEL_TOOL_PARSERS = {
 _V31_NAME = re.compile(r"v3[._-]?1(?![0-9])|terminus", re.IGNORECASE)
 
 
-@check("SERVE203", "serve-parser-model-family", severity="error", needs=["serve_cmd", "serve_model"])
+@check("SERVE203", "serve-parser-model-family", severity="error", stage="serve", needs=["serve_cmd", "serve_model"])
 def parser_model_family(ctx):
     """The tool-call parser matches the model family
 
@@ -460,7 +460,7 @@ def parser_model_family(ctx):
     return ctx.ok(f"--tool-call-parser {parser} matches model_type {mt}", evidence)
 
 
-@check("SERVE204", "serve-quantization-flag", severity="error", needs=["serve_cmd", "serve_model"])
+@check("SERVE204", "serve-quantization-flag", severity="error", stage="serve", needs=["serve_cmd", "serve_model"])
 def quantization_flag(ctx):
     """An Ascend-quantized checkpoint is served with --quantization ascend (and only such a checkpoint)
 
@@ -510,7 +510,7 @@ def quantization_flag(ctx):
 _OWN_ENCODER_MODES = {"deepseek_v32", "deepseek_v4"}
 
 
-@check("SERVE205", "serve-chat-template-tools", severity="warning", needs=["serve_cmd", "serve_model"])
+@check("SERVE205", "serve-chat-template-tools", severity="warning", stage="serve", needs=["serve_cmd", "serve_model"])
 def chat_template_tools(ctx):
     """With tools enabled, the chat template renders tool definitions
 
@@ -595,7 +595,7 @@ def _visible(ctx, cmd):
     return chips, evidence, ""
 
 
-@check("SERVE301", "serve-parallel-fits-npus", severity="error",
+@check("SERVE301", "serve-parallel-fits-npus", severity="error", stage="serve",
        needs=["serve_cmd", "npu_smi", "devices", "env"])
 def parallel_fits(ctx):
     """Tensor x pipeline (x data) parallel size fits the NPUs this server can see
@@ -639,7 +639,7 @@ def parallel_fits(ctx):
                     needed=per_node, visible=len(chips))
 
 
-@check("SERVE302", "serve-tp-divides-heads", severity="error", needs=["serve_cmd", "serve_model"])
+@check("SERVE302", "serve-tp-divides-heads", severity="error", stage="serve", needs=["serve_cmd", "serve_model"])
 def tp_divides_heads(ctx):
     """The tensor-parallel size divides the model's attention heads
 
@@ -699,7 +699,7 @@ def derived_max_len(cfg: dict) -> tuple[Optional[int], str, list[str]]:
     return int(derived), f"{key}={int(base)}", fields
 
 
-@check("SERVE303", "serve-max-model-len", severity="error", needs=["serve_cmd", "serve_model", "env"])
+@check("SERVE303", "serve-max-model-len", severity="error", stage="serve", needs=["serve_cmd", "serve_model", "env"])
 def max_model_len(ctx):
     """--max-model-len is within what the model config allows
 
@@ -749,7 +749,7 @@ def max_model_len(ctx):
                                 "for a model trained for it).")
 
 
-@check("SERVE304", "serve-hbm-headroom", severity="error", needs=["serve_cmd", "npu_smi", "devices", "env"])
+@check("SERVE304", "serve-hbm-headroom", severity="error", stage="serve", needs=["serve_cmd", "npu_smi", "devices", "env"])
 def hbm_headroom(ctx):
     """Each NPU the server will use has the HBM --gpu-memory-utilization asks for
 
@@ -802,7 +802,7 @@ def hbm_headroom(ctx):
 
 
 # Environment ---------------------------------------------------------------------------------------------------
-@check("SERVE401", "serve-env-v0-engine", severity="error", needs=["serve_cmd", "env", "python"])
+@check("SERVE401", "serve-env-v0-engine", severity="error", stage="serve", needs=["serve_cmd", "env", "python"])
 def env_v0_engine(ctx):
     """VLLM_USE_V1=0 (the removed V0 engine) is not set
 
@@ -837,7 +837,7 @@ def env_v0_engine(ctx):
 _EXTRA_KNOWN = {"VLLM_VERSION", "VLLM_TARGET_DEVICE", "VLLM_USE_V1"}  # read by setup/plugins outside envs.py dicts
 
 
-@check("SERVE402", "serve-env-unknown-vars", severity="warning", needs=["serve_cmd", "env", "vllm_files"])
+@check("SERVE402", "serve-env-unknown-vars", severity="warning", stage="serve", needs=["serve_cmd", "env", "vllm_files"])
 def env_unknown_vars(ctx):
     """Every VLLM_* / VLLM_ASCEND_* variable is one the installed release knows
 
@@ -881,7 +881,7 @@ def env_unknown_vars(ctx):
     return ctx.warn(f"unknown to the installed release{partial}: " + ", ".join(parts), evidence, unknown=unknown)
 
 
-@check("SERVE403", "serve-npu-alloc-conf", severity="info", needs=["serve_cmd", "env"])
+@check("SERVE403", "serve-npu-alloc-conf", severity="info", stage="serve", needs=["serve_cmd", "env"])
 def npu_alloc_conf(ctx):
     """PYTORCH_NPU_ALLOC_CONF is set for the server
 

@@ -117,7 +117,7 @@ def exec_cmd(replay, python, model_dir, matrix, checks_dirs, select, ignore, con
             options = options.model_copy(update={"python": inferred})
     try:
         report = run_static(host, registry, options, config, command="exec", linted_command=cmd.argv,
-                            preset_facts={"serve_cmd": cmd}, started=(started_at, t0))
+                            preset_facts={"serve_cmd": cmd}, started=(started_at, t0), stages=("static", "serve"))
         notes = list(report.notes)
         if options.python:
             notes.append(f"serving python: {options.python}")

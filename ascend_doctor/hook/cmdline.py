@@ -21,7 +21,7 @@ from typing import Any, Callable, Optional
 
 from pydantic import BaseModel, Field
 
-from ascend_doctor.redact import REDACTED, redact_text
+from ascend_doctor.redact import REDACTED, is_secret_option, redact_argv, redact_text
 
 # Short aliases, from vllm/engine/arg_utils.py and vllm/entrypoints/cli/serve.py (vLLM 0.13.0 sdist).
 SHORT_ALIASES = {
@@ -72,40 +72,9 @@ API_SERVER_MODULES = ("vllm.entrypoints.openai.api_server",)
 CLI_MODULES = ("vllm.entrypoints.cli.main", "vllm")
 DEFAULT_MODEL = "Qwen/Qwen3-0.6B"  # vllm/config/model.py default `model` (0.13.0), used when none is given
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-# Option dests whose value is a secret: --api-key, --hf-token, … but not --tokenizer-mode (a whole-word match; the
-# generic ascend_doctor.redact.redact_argv also masks `--tokenizer-mode X` because "token" is in the flag name).
-_SECRET_DEST = re.compile(r"(^|_)(api_key|token|secret|password|passwd|credentials?)($|_)")
-
-
-def is_secret_option(name: str) -> bool:
-    return bool(_SECRET_DEST.search(_dest(name)))
-
-
 def redact_command(argv: list[str]) -> list[str]:
     """`argv` with the values of secret options masked (`--api-key X`, `--api-key=X`, `env HF_TOKEN=X`)."""
-    out: list[str] = []
-    mask = False
-    for a in argv:
-        if mask:
-            if a.startswith("-"):
-                mask = False
-            else:
-                out.append(REDACTED)  # every value up to the next option (vLLM's --api-key takes several)
-                continue
-        if a.startswith("-") and "=" in a:
-            flag, _, _ = a.partition("=")
-            out.append(f"{flag}={REDACTED}" if is_secret_option(flag) else redact_text(a))
-            continue
-        if a.startswith("-") and is_secret_option(a):
-            out.append(a)
-            mask = True
-            continue
-        m = _ENV_ASSIGN.match(a)
-        if m and is_secret_option(a.split("=", 1)[0].lower()):
-            out.append(a.split("=", 1)[0] + "=" + REDACTED)
-            continue
-        out.append(redact_text(a))
-    return out
+    return redact_argv(argv)
 
 
 

@@ -439,7 +439,7 @@ def test_seed_command_end_to_end_on_the_old_stack():
     line = (f"vllm serve {V4} --tensor-parallel-size 8 --enable-auto-tool-choice --tool-call-parser deepseek_v4 "
             "--reasoning-parser deepseek_v4")  # and no --quantization ascend
     f = facts(line, env={"ASCEND_RT_VISIBLE_DEVICES": "0,1,2,3"})
-    report = run_static(host=DirHost(env={}), registry=_registry(), options=RunOptions(select=["SERVE"]),
+    report = run_static(host=DirHost(env={}), registry=_registry(), options=RunOptions(select=["SERVE"]), stages=("static", "serve"),
                         command="exec", linted_command=f["serve_cmd"].argv, preset_facts=f)
     by = {x.code: x.status for x in report.findings}
     for code in ("SERVE101", "SERVE102", "SERVE201", "SERVE202", "SERVE204", "SERVE301"):

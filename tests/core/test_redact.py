@@ -23,3 +23,16 @@ def test_redact_argv():
     argv = ["vllm", "serve", "m", "--api-key", "s3cr3t", "--hf-token=hf_xyz", "--port", "8000"]
     assert redact_argv(argv) == ["vllm", "serve", "m", "--api-key", REDACTED, f"--hf-token={REDACTED}",
                                  "--port", "8000"]
+
+
+def test_tokenizer_mode_is_not_a_secret_option_and_env_prefixes_are():
+    argv = ["env", "HF_TOKEN=hf_abc", "vllm", "serve", "m", "--tokenizer-mode", "deepseek_v4", "--api-key", "k1", "k2",
+            "--port", "8000"]
+    assert redact_argv(argv) == ["env", f"HF_TOKEN={REDACTED}", "vllm", "serve", "m", "--tokenizer-mode",
+                                 "deepseek_v4", "--api-key", REDACTED, REDACTED, "--port", "8000"]
+
+
+def test_python_source_keeps_its_annotations():
+    src = "VLLM_API_KEY: str | None = None\napi_key: Optional[str] = None\nT = 'sk-abcdefghijklmnop'\n"
+    out = redact_text(src, code=True)
+    assert "VLLM_API_KEY: str | None" in out and "api_key: Optional[str]" in out and "sk-abcdefghijklmnop" not in out
