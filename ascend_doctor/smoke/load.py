@@ -14,10 +14,9 @@ import sys
 import time
 from typing import Optional
 
-import httpx
-
 from ascend_doctor.smoke.client import USER_AGENT, normalize_base_url, parse_sse, reply_from_stream
 from ascend_doctor.smoke.scenarios import LoadResult, tool_call_payload
+from ascend_doctor.smoke.wire import Connection
 
 MAX_ERRORS_KEPT = 5
 
@@ -31,35 +30,26 @@ def percentile(values: list[float], q: float) -> Optional[float]:
     return round(s[k - 1], 1)
 
 
-_JSON = {"Content-Type": "application/json"}
-
-
-async def _one(client: httpx.AsyncClient, payload: bytes, stream: bool) -> tuple[float, Optional[float]]:
+async def _one(conn: Connection, payload: bytes, stream: bool) -> tuple[float, Optional[float]]:
     """One request (payload pre-serialised JSON); returns (latency_ms, ttft_ms) or raises with a one-line reason."""
-    t0 = time.monotonic()
-    ttft = None
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    resp = await conn.post("chat/completions", payload)
+    latency = (loop.time() - t0) * 1000
+    text = resp.body.decode("utf-8", "replace")
+    if resp.status != 200:
+        raise RuntimeError(f"HTTP {resp.status}: {text[:200]}")
     if not stream:
-        resp = await client.post("chat/completions", content=payload, headers=_JSON)
-        if resp.status_code != 200:
-            raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:200]}")
         try:
-            body = resp.json()
+            body = json.loads(text)
             calls = body["choices"][0]["message"].get("tool_calls") or []
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise RuntimeError(f"unusable body ({type(exc).__name__}): {resp.text[:200]}") from None
+            raise RuntimeError(f"unusable body ({type(exc).__name__}): {text[:200]}") from None
         if not calls:
-            raise RuntimeError(f"no tool call in the answer: {resp.text[:200]}")
-        return (time.monotonic() - t0) * 1000, None
-    chunks: list[str] = []
-    async with client.stream("POST", "chat/completions", content=payload, headers=_JSON) as resp:
-        if resp.status_code != 200:
-            body = (await resp.aread()).decode("utf-8", "replace")
-            raise RuntimeError(f"HTTP {resp.status_code}: {body[:200]}")
-        async for text in resp.aiter_text():
-            if text and ttft is None:
-                ttft = (time.monotonic() - t0) * 1000
-            chunks.append(text)
-    payloads, info = parse_sse("".join(chunks))
+            raise RuntimeError(f"no tool call in the answer: {text[:200]}")
+        return latency, None
+    ttft = (resp.first_byte_at - t0) * 1000 if resp.first_byte_at is not None else None
+    payloads, info = parse_sse(text)
     reply = reply_from_stream(payloads, info)
     if not info.done:
         raise RuntimeError(f"stream ended without [DONE] after {info.events} event(s)")
@@ -67,13 +57,12 @@ async def _one(client: httpx.AsyncClient, payload: bytes, stream: bool) -> tuple
         raise RuntimeError(f"stream framing: {info.framing_errors[0]}")
     if not reply.tool_calls:
         raise RuntimeError("stream carried no tool call")
-    return (time.monotonic() - t0) * 1000, ttft
+    return latency, ttft
 
 
 async def run_load_async(base_url: str, model: str, *, total: int, concurrency: int, timeout: float,
                          api_key: Optional[str] = None, deadline: Optional[float] = None,
-                         show_progress: bool = False, transport: Optional[httpx.AsyncBaseTransport] = None
-                         ) -> LoadResult:
+                         show_progress: bool = False) -> LoadResult:
     """Run the load; never raises for server behaviour."""
     concurrency = max(1, min(concurrency, total))
     result = LoadResult(requested=total, concurrency=concurrency)
@@ -96,19 +85,15 @@ async def run_load_async(base_url: str, model: str, *, total: int, concurrency: 
         task_id = progress.add_task("load", total=total)
         progress.start()
 
-    # One single-connection client per worker: httpcore's pool scans every connection on each request, which
-    # made one shared 100-connection pool CPU-bound (p50 ~0.9 s against a 50 ms server on 2 cores); C pools of
-    # one connection each keep the same C connections in flight at O(1) cost per request.
-    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    # One keep-alive connection per worker (see wire.py for why not httpx here).
     url = normalize_base_url(base_url)
     # One TLS context for all workers: building one per client (certifi load) blocks the loop for ~10-50 ms each.
     tls = ssl.create_default_context() if url.startswith("https:") else False
     payloads = {s: json.dumps(tool_call_payload(model, s)).encode() for s in (False, True)}
 
     async def worker() -> None:
-        async with httpx.AsyncClient(base_url=url, headers=headers, limits=limits, timeout=httpx.Timeout(timeout),
-                                     trust_env=False, follow_redirects=False, verify=tls,
-                                     transport=transport) as client:
+        conn = Connection(url, tls or None, headers)
+        try:
             while True:
                 try:
                     i = queue.get_nowait()
@@ -116,7 +101,7 @@ async def run_load_async(base_url: str, model: str, *, total: int, concurrency: 
                     return
                 stream = i % 2 == 1
                 try:
-                    lat, ttft = await asyncio.wait_for(_one(client, payloads[stream], stream), timeout)
+                    lat, ttft = await asyncio.wait_for(_one(conn, payloads[stream], stream), timeout)
                     latencies.append(lat)
                     result.succeeded += 1
                     if ttft is not None:
@@ -126,6 +111,7 @@ async def run_load_async(base_url: str, model: str, *, total: int, concurrency: 
                 except BaseException as exc:  # noqa: BLE001 — every failure is a data point, not a crash
                     if isinstance(exc, asyncio.TimeoutError):
                         reason = f"timeout: no complete answer within {timeout:g}s"
+                        await conn.close()  # a half-read response must not be mistaken for the next one
                     else:
                         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                     result.error_count += 1
@@ -136,6 +122,8 @@ async def run_load_async(base_url: str, model: str, *, total: int, concurrency: 
                     result.streamed += int(stream)
                     if progress is not None:
                         progress.advance(task_id)
+        finally:
+            await conn.close()
 
     t_start = time.monotonic()
     workers = [asyncio.ensure_future(worker()) for _ in range(concurrency)]
