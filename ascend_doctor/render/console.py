@@ -83,8 +83,15 @@ def render_console(report: Report, file: Optional[TextIO] = None, verbose: bool 
         if not shown:
             continue
         console.print(f"\n[bold underline]{family}[/bold underline]")
+        # Skips say "does not apply here" (no container, one NPU, no serve command): one line per family unless -v.
+        skipped = [f for f in shown if f.status == Status.SKIP and not verbose]
         for f in shown:
-            _finding(console, f, verbose)
+            if f not in skipped:
+                _finding(console, f, verbose)
+        if skipped:
+            reasons = {f.message for f in skipped}
+            why = f": {skipped[0].message}" if len(reasons) == 1 else " (-v for the reasons)"
+            _para(console, "  - skip    ", f"{', '.join(f.code for f in skipped)}{why}", style="dim")
     for note in report.notes:
         console.print(Text(f"\nnote: {note}", style="yellow"))
     c = report.counts
