@@ -120,6 +120,21 @@ def internal_error_report(exc: BaseException, command: str, started_at: datetime
     return r.model_copy(update={"exit_code": EXIT_INTERNAL})
 
 
+def guarded_run(command: str, started_at: datetime, t0: float, fail_on: str, work: Callable[[], Any]):
+    """(report, None) from `work()`, or (internal-error report, exception) when the tool itself broke.
+
+    InputError passes through (exit 2); ASCEND_DOCTOR_DEBUG=1 re-raises for the traceback.
+    """
+    try:
+        return work(), None
+    except InputError:
+        raise
+    except Exception as exc:
+        if os.environ.get("ASCEND_DOCTOR_DEBUG"):
+            raise
+        return internal_error_report(exc, command, started_at, t0, fail_on), exc
+
+
 # Common options for commands that evaluate a host ------------------------------------------------------------------
 def host_options(func):
     opts = [
@@ -201,7 +216,7 @@ def check(replay, python, model_dir, matrix, checks_dirs, select, ignore, config
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
     config, options, registry, host = prepare(replay, python, model_dir, matrix, checks_dirs, select, ignore,
                                               config_path, fail_on, probe_timeout, redact_hostname, no_import_probe)
-    try:
+    def work():
         report = run_static(host, registry, options, config, started=(started_at, t0))
         if smoke_url:
             from ascend_doctor.smoke.stage import smoke_findings
@@ -209,14 +224,12 @@ def check(replay, python, model_dir, matrix, checks_dirs, select, ignore, config
             extra = smoke_findings(registry, base_url=smoke_url, model=smoke_model, api_key_env=api_key_env,
                                    timeout=smoke_timeout, options=options)
             report = finalize(report, extra, config, duration_s=time.monotonic() - t0)
-    except InputError:
-        raise
-    except Exception as exc:
-        if os.environ.get("ASCEND_DOCTOR_DEBUG"):
-            raise
-        report = internal_error_report(exc, "check", started_at, t0, options.fail_on.value)
+        return report
+
+    report, crash = guarded_run("check", started_at, t0, options.fail_on.value, work)
+    if crash is not None:
         emit(report, fmt, output, verbose)
-        click.echo(f"ascend-doctor: internal error: {type(exc).__name__}: {exc}", err=True)
+        click.echo(f"ascend-doctor: internal error: {type(crash).__name__}: {crash}", err=True)
         sys.exit(EXIT_INTERNAL)
     emit(report, fmt, output, verbose)
     sys.exit(report.exit_code)

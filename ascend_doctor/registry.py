@@ -20,7 +20,7 @@ import inspect
 import re
 import sys
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Union

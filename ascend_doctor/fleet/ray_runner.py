@@ -26,41 +26,13 @@ from typing import Any, Optional
 
 from ascend_doctor.errors import InputError
 from ascend_doctor.fleet.model import DEAD, TASK_ERROR, TIMEOUT, NodeResult, clock_estimate
+from ascend_doctor.fleet.node_task import clock_on_node, collect_on_node
 from ascend_doctor.options import RunOptions
 
 FAKE_ENV = "ASCEND_DOCTOR_FLEET_FAKE_SNAPSHOTS"
 POLL_S = 0.5           # how often the driver re-reads ray.nodes() while tasks are pending
 CLOCK_ROUNDS = 3       # extra tiny tasks per node for a tighter clock estimate (the first task pays worker start-up)
 CLOCK_ROUND_TIMEOUT_S = 2.0
-
-
-# ---------------------------------------------------------------------------------------------------- node side
-def collect_on_node(options_json: str, fake: Optional[dict] = None) -> dict:
-    """Runs on the node: collect its snapshot (or serve the fake one) and say when, by the node's clock."""
-    import os
-
-    offset = float((fake or {}).get("clock_offset_s", 0.0))
-    started = time.time() + offset
-    if fake:
-        if fake.get("touch"):
-            with open(fake["touch"], "w") as fh:
-                fh.write(str(os.getpid()))
-        if fake.get("delay_s"):
-            time.sleep(float(fake["delay_s"]))
-        with open(fake["snapshot"], encoding="utf-8") as fh:
-            text = fh.read()
-    else:
-        from ascend_doctor.collect import collect_snapshot
-        from ascend_doctor.localhost import LocalHost
-
-        options = RunOptions.model_validate_json(options_json)
-        text = collect_snapshot(LocalHost(), options, description="ascend-doctor fleet (Ray collect task)").dump()
-    return {"snapshot": text, "started_at": started, "ended_at": time.time() + offset, "fake": bool(fake)}
-
-
-def clock_on_node(offset: float = 0.0) -> float:
-    """Runs on the node: its wall clock."""
-    return time.time() + offset
 
 
 # ---------------------------------------------------------------------------------------------------- driver side
@@ -119,8 +91,11 @@ def init_ray(address: str) -> Any:
 def run_on_ray(address: str, options: RunOptions, node_timeout: float = 60.0,
                fake: Optional[dict[str, Any]] = None) -> RayRun:
     """Collect every alive node concurrently; a dead, dying or silent node becomes a NodeResult with an error."""
+    t_init = time.monotonic()
     ray = init_ray(address)
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    t_submit = time.monotonic()
 
     fake = fake or {}
     run = RayRun()
@@ -173,7 +148,11 @@ def run_on_ray(address: str, options: RunOptions, node_timeout: float = 60.0,
                     pending.pop(ref)
                     res.error_kind, res.error = DEAD, "Ray reports the node dead (it stopped answering during the run)"
                     run.stuck = True  # its task may never resolve
+    t_clock = time.monotonic()
     _measure_clocks(ray, run, fakes)
+    answered = sum(1 for r in run.results if r.reachable)
+    run.notes.append(f"ray: connected in {t_submit - t_init:.2f}s; {answered} of {len(run.results)} node(s) answered "
+                     f"within {t_clock - t_submit:.2f}s; clocks sampled in {time.monotonic() - t_clock:.2f}s")
     return run
 
 

@@ -11,7 +11,7 @@ from typing import Optional
 
 import click
 
-from ascend_doctor.cli import EXIT_INTERNAL, EXIT_HELP, host_options, prepare
+from ascend_doctor.cli import EXIT_HELP, EXIT_INTERNAL, guarded_run, host_options, prepare
 from ascend_doctor.errors import InputError
 from ascend_doctor.hook import exec as hook_exec
 from ascend_doctor.hook.cmdline import ServeCommand, parse_serve_command, served_address
@@ -115,7 +115,7 @@ def exec_cmd(replay, python, model_dir, matrix, checks_dirs, select, ignore, con
         inferred = infer_python(host, cmd, argv)
         if inferred:
             options = options.model_copy(update={"python": inferred})
-    try:
+    def work():
         report = run_static(host, registry, options, config, command="exec", linted_command=cmd.argv,
                             preset_facts={"serve_cmd": cmd}, started=(started_at, t0), stages=("static", "serve"))
         notes = list(report.notes)
@@ -124,17 +124,12 @@ def exec_cmd(replay, python, model_dir, matrix, checks_dirs, select, ignore, con
         notes += [f"command line: {n}" for n in cmd.notes]
         if cmd.config_error:
             notes.append(f"command line: {cmd.config_error}")
-        report = report.model_copy(update={"notes": notes})
-    except InputError:
-        raise
-    except Exception as exc:
-        if os.environ.get("ASCEND_DOCTOR_DEBUG"):
-            raise
-        from ascend_doctor.cli import internal_error_report
+        return report.model_copy(update={"notes": notes})
 
-        report = internal_error_report(exc, "exec", started_at, t0, options.fail_on.value)
+    report, crash = guarded_run("exec", started_at, t0, options.fail_on.value, work)
+    if crash is not None:
         _write_report(report, fmt, output, report_path, verbose)
-        _say(f"internal error: {type(exc).__name__}: {exc}; not starting the command "
+        _say(f"internal error: {type(crash).__name__}: {crash}; not starting the command "
              f"(set {hook_exec.SKIP_ENV}=1 to bypass the checks)")
         sys.exit(EXIT_INTERNAL)
     if report.exit_code != 0:

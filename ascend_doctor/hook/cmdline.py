@@ -21,7 +21,7 @@ from typing import Any, Callable, Optional
 
 from pydantic import BaseModel, Field
 
-from ascend_doctor.redact import REDACTED, is_secret_option, redact_argv, redact_text
+from ascend_doctor.redact import REDACTED, is_secret_option, redact_argv
 
 # Short aliases, from vllm/engine/arg_utils.py and vllm/entrypoints/cli/serve.py (vLLM 0.13.0 sdist).
 SHORT_ALIASES = {

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from datetime import datetime, timezone
@@ -49,7 +48,7 @@ def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadlin
     """Smoke-test tool calling on a live vLLM (or any OpenAI-compatible) server: named/required/auto/none
     tool_choice, argument JSON, streaming deltas, parallel calls, the tool-result round trip, markup leaks."""
     from ascend_doctor import __version__
-    from ascend_doctor.cli import EXIT_INTERNAL, _split, build_options, emit, internal_error_report
+    from ascend_doctor.cli import EXIT_INTERNAL, _split, build_options, emit, guarded_run
     from ascend_doctor.config import load_config, validate_against
     from ascend_doctor.engine import apply_config
     from ascend_doctor.registry import load_registry
@@ -79,7 +78,7 @@ def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadlin
 
         load_matrix(options.matrix)  # an invalid user matrix is an input error, before anything is sent
 
-    try:
+    def work():
         progress = None
         if sys.stderr.isatty() and fmt == "console":
             progress = lambda name: click.echo(f"  smoke: {name} …", err=True)  # noqa: E731
@@ -88,18 +87,15 @@ def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadlin
                        show_load_progress=sys.stderr.isatty())
         findings = evaluate_smoke(registry, facts, options)
         notes = apply_config(findings, config)
-        report = build_report(tool_version=__version__,
-                              host=HostSummary(hostname=urlsplit(url).hostname or "unknown", source="smoke:" + url),
-                              started_at=started_at, duration_s=time.monotonic() - t0, fail_on=options.fail_on,
-                              findings=findings, command="smoke", notes=notes)
-    except InputError:
-        raise
-    except Exception as exc:
-        if os.environ.get("ASCEND_DOCTOR_DEBUG"):
-            raise
-        report = internal_error_report(exc, "smoke", started_at, t0, options.fail_on.value)
+        return build_report(tool_version=__version__,
+                            host=HostSummary(hostname=urlsplit(url).hostname or "unknown", source="smoke:" + url),
+                            started_at=started_at, duration_s=time.monotonic() - t0, fail_on=options.fail_on,
+                            findings=findings, command="smoke", notes=notes)
+
+    report, crash = guarded_run("smoke", started_at, t0, options.fail_on.value, work)
+    if crash is not None:
         emit(report, fmt, output, verbose)
-        click.echo(f"ascend-doctor: internal error: {type(exc).__name__}: {exc}", err=True)
+        click.echo(f"ascend-doctor: internal error: {type(crash).__name__}: {crash}", err=True)
         sys.exit(EXIT_INTERNAL)
     emit(report, fmt, output, verbose)
     sys.exit(report.exit_code)

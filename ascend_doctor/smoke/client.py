@@ -9,12 +9,15 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
 from ascend_doctor.errors import InputError
+
+if TYPE_CHECKING:  # httpx is imported where a request is made: `check` without --smoke-url never needs it
+    import httpx
 
 MAX_BODY = 256 * 1024  # bytes kept of any response (the excerpt in evidence is trimmed further)
 USER_AGENT = "ascend-doctor-smoke"
