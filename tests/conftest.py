@@ -1,6 +1,5 @@
 """Unit tests never touch the real machine: LocalHost refuses unless a test is marked `localhost`."""
 
-import os
 
 import pytest
 
