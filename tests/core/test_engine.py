@@ -10,7 +10,7 @@ from ascend_doctor.config import Config, WaiverRule, load_config, validate_again
 from ascend_doctor.engine import CheckContext, FactStore, apply_config, evaluate, run_static
 from ascend_doctor.errors import FactUnavailable, InputError
 from ascend_doctor.options import RunOptions
-from ascend_doctor.registry import Check, Registry, check, load_dir, load_registry
+from ascend_doctor.registry import Check, Registry, load_dir, load_registry
 from ascend_doctor.report import Severity, Status
 from ascend_doctor.snapshot import ReplayHost, Snapshot
 
