@@ -102,8 +102,9 @@ def fleet(ray_address, snapshots, node_timeout, python, model_dir, matrix, check
 
     stuck = False
     try:
-        from ascend_doctor.fleet.evaluate import fleet_report
+        from ascend_doctor.fleet.evaluate import FleetEvaluator
 
+        evaluator = FleetEvaluator(registry, options, config)
         if snapshots:
             from ascend_doctor.fleet.files import results_from_files
 
@@ -111,10 +112,10 @@ def fleet(ray_address, snapshots, node_timeout, python, model_dir, matrix, check
         else:
             from ascend_doctor.fleet.ray_runner import fake_from_env, run_on_ray
 
-            run = run_on_ray(ray_address, options, node_timeout=node_timeout, fake=fake_from_env(dict(os.environ)))
+            run = run_on_ray(ray_address, options, node_timeout=node_timeout, fake=fake_from_env(dict(os.environ)),
+                             on_result=evaluator.prepare)
             results, source, notes, stuck = run.results, f"ray: {ray_address}", run.notes, run.stuck
-        report = fleet_report(results, registry, options, config, source=source, notes=notes,
-                              started=(started_at, t0))
+        report = evaluator.report(results, source=source, notes=notes, started=(started_at, t0))
     except InputError:
         raise
     except Exception as exc:

@@ -65,31 +65,62 @@ def fleet_nodes(results: list[NodeResult], options: RunOptions) -> tuple[list[Fl
     return nodes, hosts
 
 
+class FleetEvaluator:
+    """Evaluates nodes one by one as their snapshots arrive (the Ray runner calls `prepare` from its wait loop, so the
+    driver's per-node work overlaps the slower nodes' collection), then builds the report with the FLEET checks."""
+
+    def __init__(self, registry: Registry, options: RunOptions, config: Optional[Config] = None):
+        self.registry, self.options, self.config = registry, options, config
+        self._ready: dict[int, tuple] = {}  # id(NodeResult) -> (host, facts, summary, static findings, notes)
+
+    def prepare(self, r: NodeResult) -> None:
+        """Read the node's facts and run every static check on it (idempotent; nothing for a silent node)."""
+        if r.snapshot is None or id(r) in self._ready:
+            return
+        host = ReplayHost(r.snapshot, label=r.name)
+        facts = gather(host, self.options, FLEET_FACTS)
+        rep = run_static(host, self.registry, self.options, self.config, preset_facts=available(facts))
+        self._ready[id(r)] = (host, facts, summarize(facts), rep.findings, rep.notes)
+
+    def report(self, results: list[NodeResult], source: str = "fleet", notes: Iterable[str] = (),
+               started: Optional[tuple[datetime, float]] = None) -> Report:
+        """One Report (command "fleet") with `node` set on every finding: static checks per node, then FLEET."""
+        started_at, t0 = started or (datetime.now(timezone.utc), time.monotonic())
+        unique_names(results)
+        nodes: list[FleetNode] = []
+        for r in results:
+            self.prepare(r)
+            node = FleetNode(name=r.name, reachable=r.reachable, error=r.error, error_kind=r.error_kind,
+                             source=r.source, clock_offset_s=r.clock_offset_s,
+                             clock_uncertainty_s=r.clock_uncertainty_s, timing=_timing(r), fake=r.fake)
+            if id(r) in self._ready:
+                _, node.facts, node.summary, _, _ = self._ready[id(r)]
+            nodes.append(node)
+        findings: list[Finding] = []
+        run_notes = list(notes)
+        for r, node in zip(results, nodes):
+            host = None
+            if id(r) in self._ready:
+                host, _, _, static, static_notes = self._ready[id(r)]
+                findings.extend(f.model_copy(update={"node": node.name}) for f in static)
+                run_notes.extend(f"{node.name}: {n}" for n in static_notes)
+            rep = run_static(host or ReplayHost(Snapshot(), label=node.name), self.registry, self.options,
+                             self.config, stages=("fleet",),
+                             preset_facts={"fleet_nodes": nodes, "fleet_node": node.name})
+            findings.extend(f.model_copy(update={"node": node.name}) for f in rep.findings)
+        fakes = [n.name for n in nodes if n.fake]
+        if fakes:
+            run_notes.append(f"test/demo hook: {', '.join(fakes)} served replayed snapshots instead of collecting "
+                             "(ASCEND_DOCTOR_FLEET_FAKE_SNAPSHOTS)")
+        reachable = sum(1 for n in nodes if n.reachable)
+        summary = HostSummary(hostname=f"{len(nodes)} node(s), {reachable} answered", source=source)
+        return build_report(tool_version=__version__, host=summary, started_at=started_at,
+                            duration_s=time.monotonic() - t0, fail_on=self.options.fail_on, findings=findings,
+                            command="fleet", notes=list(dict.fromkeys(run_notes)))
+
+
 def fleet_report(results: list[NodeResult], registry: Registry, options: RunOptions,
                  config: Optional[Config] = None, source: str = "fleet", notes: Iterable[str] = (),
                  started: Optional[tuple[datetime, float]] = None) -> Report:
     """One Report (command "fleet") with `node` set on every finding: static checks per node, then FLEET checks."""
-    started_at, t0 = started or (datetime.now(timezone.utc), time.monotonic())
-    unique_names(results)
-    nodes, hosts = fleet_nodes(results, options)
-    findings: list[Finding] = []
-    run_notes = list(notes)
-    for node in nodes:
-        host = hosts.get(node.name)
-        if host is not None:
-            rep = run_static(host, registry, options, config, preset_facts=available(node.facts))
-            findings.extend(f.model_copy(update={"node": node.name}) for f in rep.findings)
-            run_notes.extend(f"{node.name}: {n}" for n in rep.notes)
-        fleet_host = host or ReplayHost(Snapshot(), label=node.name)
-        rep = run_static(fleet_host, registry, options, config, stages=("fleet",),
-                         preset_facts={"fleet_nodes": nodes, "fleet_node": node.name})
-        findings.extend(f.model_copy(update={"node": node.name}) for f in rep.findings)
-    fakes = [n.name for n in nodes if n.fake]
-    if fakes:
-        run_notes.append(f"test/demo hook: {', '.join(fakes)} served replayed snapshots instead of collecting "
-                         "(ASCEND_DOCTOR_FLEET_FAKE_SNAPSHOTS)")
-    reachable = sum(1 for n in nodes if n.reachable)
-    host = HostSummary(hostname=f"{len(nodes)} node(s), {reachable} answered", source=source)
-    return build_report(tool_version=__version__, host=host, started_at=started_at,
-                        duration_s=time.monotonic() - t0, fail_on=options.fail_on, findings=findings,
-                        command="fleet", notes=list(dict.fromkeys(run_notes)))
+    return FleetEvaluator(registry, options, config).report(results, source, notes, started)

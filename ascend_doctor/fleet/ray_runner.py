@@ -22,7 +22,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ascend_doctor.errors import InputError
 from ascend_doctor.fleet.model import DEAD, TASK_ERROR, TIMEOUT, NodeResult, clock_estimate
@@ -89,8 +89,12 @@ def init_ray(address: str) -> Any:
 
 
 def run_on_ray(address: str, options: RunOptions, node_timeout: float = 60.0,
-               fake: Optional[dict[str, Any]] = None) -> RayRun:
-    """Collect every alive node concurrently; a dead, dying or silent node becomes a NodeResult with an error."""
+               fake: Optional[dict[str, Any]] = None,
+               on_result: Optional[Callable[[NodeResult], None]] = None) -> RayRun:
+    """Collect every alive node concurrently; a dead, dying or silent node becomes a NodeResult with an error.
+
+    `on_result` is called with each node's result as it arrives (the CLI evaluates it there, while slower nodes are
+    still collecting)."""
     t_init = time.monotonic()
     ray = init_ray(address)
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -129,9 +133,12 @@ def run_on_ray(address: str, options: RunOptions, node_timeout: float = 60.0,
             res.received_at = time.time()
             try:
                 out = ray.get(ref, timeout=0)
-                _accept(res, out)
             except Exception as exc:  # the task's failure is the node's finding, never the run's end
                 res.error_kind, res.error = _classify(exc)
+                continue
+            _accept(res, out)
+            if on_result is not None and res.reachable:
+                on_result(res)
         now = time.monotonic()
         for ref, res in list(pending.items()):
             if now >= deadline[res.ray_node_id]:

@@ -1,0 +1,99 @@
+"""Benchmark: wall time of `ascend-doctor fleet --ray-address` on 1 node and on 4 local nodes, and how the driver-side
+evaluation grows with the node count.
+
+    python bench/fleet_scale.py [--runs 3] [--nodes 1,4] [--eval-nodes 1,4,16,64]
+
+Part 1 (needs `pip install ray`, root for `unshare -n`): a local `ray.cluster_utils.Cluster` with N raylets on this
+machine, in a loopback-only network namespace (tests/fleet/ray_helper.py), and the real CLI run --runs times on it:
+  - mode "real":   each node's task really collects this machine (LocalHost probes, as on a real node);
+  - mode "replay": each node serves a replayed example-derived snapshot (the test hook): Ray + evaluation only.
+  The median CLI wall time per N (cluster start-up excluded) and the 4-vs-1 ratio (target <= 1.5x) are printed.
+  All N raylets share this machine's 2 cores here; on a real fleet each node collects on its own CPUs.
+Part 2 (no Ray): `fleet_report` over N replayed node snapshots in-process: the driver-side cost per node.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+HELPER = REPO / "tests" / "fleet" / "ray_helper.py"
+
+
+def ray_scale(n: int, mode: str, runs: int) -> dict:
+    work = tempfile.mkdtemp(prefix="fleetbench-")
+    tmp = tempfile.mkdtemp(prefix="rd", dir="/tmp")
+    env = dict(os.environ, RAY_TMPDIR=tmp, RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="0")
+    cmd = f"ip link set lo up && exec {sys.executable} {HELPER} scale {work} {n} {mode} {runs}"
+    try:
+        p = subprocess.run(["unshare", "-n", "sh", "-c", cmd], env=env, capture_output=True, text=True, timeout=900)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+    line = [ln for ln in p.stdout.splitlines() if ln.startswith("FLEET_HELPER_RESULT ")]
+    if not line:
+        raise SystemExit(f"helper failed (exit {p.returncode}):\n{p.stderr[-3000:]}")
+    res = json.loads(line[-1].split(" ", 1)[1])
+    if "error" in res:
+        raise SystemExit(res.get("traceback"))
+    return res
+
+
+def eval_scale(n: int) -> float:
+    sys.path.insert(0, str(REPO))
+    from ascend_doctor.fleet.evaluate import fleet_report
+    from ascend_doctor.fleet.model import NodeResult
+    from ascend_doctor.options import RunOptions
+    from ascend_doctor.registry import load_registry
+    from ascend_doctor.snapshot import Snapshot
+    from tests.fleet import nodes as N
+
+    reg = load_registry()
+    snaps = [Snapshot.model_validate(N.node(f"n{i:03d}", 1 + i % 250)) for i in range(n)]
+    fleet_report([NodeResult(name="warm", snapshot=snaps[0])], reg, RunOptions())  # warm caches (matrix, policy)
+    t0 = time.perf_counter()
+    rep = fleet_report([NodeResult(name=s.system.hostname, snapshot=s) for s in snaps], reg, RunOptions())
+    dt = time.perf_counter() - t0
+    assert len({f.node for f in rep.findings}) == n
+    return dt
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--nodes", default="1,4")
+    ap.add_argument("--modes", default="real,replay")
+    ap.add_argument("--eval-nodes", default="1,4,16,64")
+    args = ap.parse_args()
+    counts = [int(x) for x in args.nodes.split(",")]
+    for mode in args.modes.split(","):
+        medians = {}
+        for n in counts:
+            res = ray_scale(n, mode, args.runs)
+            medians[n] = statistics.median(res["cli_runs_s"])
+            print(f"ray {mode:6s} {n} node(s): fleet CLI median {medians[n]:.2f}s over {args.runs} runs "
+                  f"{res['cli_runs_s']} (exit {res['returncodes']}, answered {res['nodes_answered']}, "
+                  f"report duration {res['report_duration_s']:.2f}s; cluster up {res['cluster_up_s']:.1f}s, "
+                  f"down {res.get('shutdown_s', 0):.1f}s)", flush=True)
+            for note in res.get("notes", []):
+                if note.startswith("ray:"):
+                    print(f"    last run: {note}", flush=True)
+        if len(counts) > 1:
+            print(f"ray {mode:6s} ratio {counts[-1]} vs {counts[0]} nodes: "
+                  f"{medians[counts[-1]] / medians[counts[0]]:.2f}x (target <= 1.5x)", flush=True)
+    for n in [int(x) for x in args.eval_nodes.split(",") if x]:
+        dt = eval_scale(n)
+        print(f"driver-side evaluation of {n:3d} node(s): {dt:.2f}s ({dt / n * 1000:.0f} ms/node)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
