@@ -14,6 +14,7 @@ Scenarios:
   four     4 nodes: node_a healthy, node_b another CANN, node_c a clone of node_a's RoCE IPs, node_d killed
            (remove_node, allow_graceful=False) while its collect task runs.
   timeout  2 nodes: node_b answers only after the per-node timeout.
+  frozen   2 nodes: node_b's raylet is stopped (SIGSTOP) while its task runs; Ray declares it dead, the CLI moves on.
   scale N  N nodes, all healthy replayed snapshots (the benchmark); `real` as 3rd arg: real collect, no replay.
 """
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -85,7 +87,8 @@ def main(argv: list[str]) -> int:
     cluster = None
     started: set[int] = set()
     try:
-        labels = {"four": ["node_a", "node_b", "node_c", "node_d"], "timeout": ["node_a", "node_b"]}.get(scenario)
+        labels = {"four": ["node_a", "node_b", "node_c", "node_d"], "timeout": ["node_a", "node_b"],
+                  "frozen": ["node_a", "node_b"]}.get(scenario)
         if scenario == "scale":
             labels = [f"node_{i}" for i in range(int(argv[2]))]
         cluster = Cluster(initialize_head=True, head_node_args={
@@ -114,6 +117,10 @@ def main(argv: list[str]) -> int:
             fake = {"node_a": str(nodes.write(nodes.node("fleet-a", 11), work / "a.json")),
                     "node_b": {"snapshot": str(nodes.write(nodes.node("fleet-b", 12), work / "b.json")),
                                "delay_s": 60, "clock_offset_s": 0.0}}
+        elif scenario == "frozen":
+            fake = {"node_a": str(nodes.write(nodes.node("fleet-a", 11), work / "a.json")),
+                    "node_b": {"snapshot": str(nodes.write(nodes.node("fleet-b", 12), work / "b.json")),
+                               "delay_s": 60, "touch": str(work / "b.started")}}
         elif scenario == "scale" and not (len(argv) > 3 and argv[3] == "real"):
             fake = {label: str(nodes.write(nodes.node(f"fleet-{i}", 11 + i), work / f"{label}.json"))
                     for i, label in enumerate(labels)}
@@ -145,6 +152,16 @@ def main(argv: list[str]) -> int:
             result["d_started"] = marker.exists()
             result["killed_after_s"] = round(time.monotonic() - t0, 3)
             cluster.remove_node(handles["node_d"], allow_graceful=False)
+        frozen_pid = None
+        if scenario == "frozen":  # stop node_b's raylet (SIGSTOP) while its task runs: it never fails that task
+            marker = work / "b.started"
+            deadline = time.monotonic() + 60
+            while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.05)
+            result["b_started"] = marker.exists()
+            frozen_pid = handles["node_b"].all_processes["raylet"][0].process.pid
+            os.kill(frozen_pid, signal.SIGSTOP)
+            result["frozen_after_s"] = round(time.monotonic() - t0, 3)
         try:
             stdout, stderr = proc.communicate(timeout=CLI_TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -152,6 +169,8 @@ def main(argv: list[str]) -> int:
             stdout, stderr = proc.communicate(timeout=10)
             result["cli_timed_out"] = True
         result["cli_s"] = round(time.monotonic() - t0, 3)
+        if frozen_pid is not None:
+            os.kill(frozen_pid, signal.SIGCONT)  # let teardown stop it normally
         result["returncode"] = proc.returncode
         result["stderr_tail"] = stderr[-3000:]
         result["report"] = json.loads((work / "report.json").read_text()) if (work / "report.json").exists() else None

@@ -121,3 +121,17 @@ def test_a_node_that_never_answers_times_out_as_a_finding():
     assert "no answer within the per-node timeout of 4s" in silent[0]["message"]
     assert r["returncode"] == rep["exit_code"] == 1
     assert r["cli_s"] < 45, r  # the 60 s task is abandoned, not waited for (and ray.shutdown is skipped)
+
+
+def test_a_frozen_node_is_dropped_when_ray_declares_it_dead_and_the_cli_exits():
+    r = run_helper("frozen")
+    rep = r["report"]
+    assert r["b_started"]
+    reach = findings(rep, "FLEET101")
+    assert reach["fleet-a"]["status"] == "pass"
+    frozen = [f for f in reach.values() if f["status"] == "fail"]
+    assert len(frozen) == 1 and frozen[0]["details"]["ray_node_id"] == r["node_ids"]["node_b"]
+    assert frozen[0]["details"]["kind"] == "dead"
+    assert r["returncode"] == rep["exit_code"] == 1
+    # dropped after the GCS health checks (fast here), not after the 60 s node timeout; no hang in ray.shutdown()
+    assert r["cli_s"] < 45, r
