@@ -85,19 +85,34 @@ def _nodes_with(values: dict[str, str], value: str) -> list[str]:
     return sorted(n for n, v in values.items() if v == value)
 
 
-def _compare(me, nodes, items) -> tuple[list[dict], list[str], list[str]]:
+def _cached(nodes, key, build):
+    """`build()` once per fleet: `fleet_nodes` carries a cache shared by the per-node runs (a plain list does not)."""
+    cache = getattr(nodes, "cache", None)
+    if cache is None:
+        return build()
+    if key not in cache:
+        cache[key] = build()
+    return cache[key]
+
+
+def _item_values(nodes, label, get) -> tuple[dict[str, str], Optional[str], int]:
+    """(node -> known value, the plurality value or None, number of distinct values) of one item."""
+    values = {n.name: get(n) for n in nodes if n.reachable}
+    values = {k: v for k, v in values.items() if v is not None}
+    return values, _plurality(values) if values else None, len(set(values.values()))
+
+
+def _compare(me, nodes, items, key: str = "") -> tuple[list[dict], list[str], list[str]]:
     """For each (label, per-node value getter): how this node differs. Returns (differences, unknown labels, odd)."""
     diffs, unknown, odd_elsewhere = [], [], []
     for label, get in items:
         mine = get(me)
-        values = {n.name: get(n) for n in nodes if n.reachable}
-        values = {k: v for k, v in values.items() if v is not None}
         if mine is None:
             unknown.append(label)
             continue
-        if len(set(values.values())) <= 1:
+        values, top, distinct = _cached(nodes, ("item", key, label), lambda: _item_values(nodes, label, get))
+        if distinct <= 1:
             continue
-        top = _plurality(values)
         if top is not None and mine == top:
             others = {v for v in values.values() if v != top}
             odd_elsewhere += [f"{', '.join(_nodes_with(values, v))} ({label} {v})" for v in sorted(others)]
@@ -121,7 +136,7 @@ def _describe(me_name: str, d: dict) -> str:
 
 
 def _verdict(ctx, me, nodes, items, what: str, evidence_of):
-    diffs, unknown, odd_elsewhere = _compare(me, nodes, items)
+    diffs, unknown, odd_elsewhere = _compare(me, nodes, items, key=what)
     evidence = [evidence_of(me)]
     suffix = _others_unreachable(nodes)
     if diffs:
@@ -263,11 +278,14 @@ def hccl_ips_unique(ctx):
     if not mine:
         why = getattr(hccn, "tool_error", None) or "no device IPs from hccn_tool or /etc/hccn.conf"
         return ctx.unknown(f"no RoCE device IPs known on {me.name}: {why}" + _others_unreachable(nodes))
-    owners: dict[str, list[str]] = {}
-    for n in nodes:
-        if n.reachable:
-            for dev_id, ip in _device_ips(n).items():
-                owners.setdefault(ip, []).append(f"{n.name} device {dev_id}")
+    def build_owners() -> dict[str, list[str]]:
+        owners: dict[str, list[str]] = {}
+        for n in nodes:
+            if n.reachable:
+                for dev_id, ip in _device_ips(n).items():
+                    owners.setdefault(ip, []).append(f"{n.name} device {dev_id}")
+        return owners
+    owners = _cached(nodes, ("ip-owners",), build_owners)
     problems, dups = [], []
     for dev_id, ip in sorted(mine.items()):
         others = [o for o in owners.get(ip, []) if o != f"{me.name} device {dev_id}"]
@@ -379,17 +397,26 @@ def env_consistent(ctx):
         return _skip_unreachable(ctx, me)
     if me.facts.get("env") is None or not hasattr(me.facts.get("env"), "get"):
         return ctx.unknown(f"the environment of {me.name} is not in its snapshot")
-    names = _agree_names(nodes)
+    names = _cached(nodes, ("env-names",), lambda: _agree_names(nodes))
     items = [(var, lambda n, v=var: (n.summary.get("env", {}).get(v) or NOT_SET) if "env" in n.summary else None)
              for var in names]
-    diffs, unknown, odd_elsewhere = _compare(me, nodes, items)
+    diffs, unknown, odd_elsewhere = _compare(me, nodes, items, key="env")
     problems = [_describe(me.name, d) for d in diffs]
     shared = []
+    def build_holders() -> dict[tuple[str, str], list[str]]:
+        holders: dict[tuple[str, str], list[str]] = {}
+        for n in nodes:
+            for var in MUST_DIFFER:
+                val = n.summary.get("env", {}).get(var) if n.reachable else None
+                if val:
+                    holders.setdefault((var, val), []).append(n.name)
+        return holders
+    holders = _cached(nodes, ("must-differ",), build_holders)
     for var in MUST_DIFFER:
         mine = me.summary.get("env", {}).get(var)
         if not mine:
             continue
-        same = [n.name for n in nodes if n.reachable and n is not me and n.summary.get("env", {}).get(var) == mine]
+        same = [name for name in holders.get((var, mine), []) if name != me.name]
         if same:
             shared.append({"var": var, "value": mine, "also": same})
             problems.append(f"{var}={mine} on {me.name} is also set on {', '.join(same)} (must be each node's own "

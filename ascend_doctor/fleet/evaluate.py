@@ -16,7 +16,7 @@ from ascend_doctor import __version__
 from ascend_doctor.config import Config
 from ascend_doctor.engine import run_static
 from ascend_doctor.fleet.facts import FLEET_FACTS, available, gather, summarize
-from ascend_doctor.fleet.model import FleetNode, NodeResult
+from ascend_doctor.fleet.model import FleetNode, FleetNodes, NodeResult
 from ascend_doctor.options import RunOptions
 from ascend_doctor.registry import Registry
 from ascend_doctor.report import Finding, HostSummary, Report, build_report
@@ -51,7 +51,7 @@ def _timing(r: NodeResult) -> dict:
 
 def fleet_nodes(results: list[NodeResult], options: RunOptions) -> tuple[list[FleetNode], dict[str, ReplayHost]]:
     """The FLEET checks' view of every node, and a ReplayHost per reachable node."""
-    nodes, hosts = [], {}
+    nodes, hosts = FleetNodes(), {}
     for r in results:
         node = FleetNode(name=r.name, reachable=r.reachable, error=r.error, error_kind=r.error_kind, source=r.source,
                          clock_offset_s=r.clock_offset_s, clock_uncertainty_s=r.clock_uncertainty_s,
@@ -87,7 +87,7 @@ class FleetEvaluator:
         """One Report (command "fleet") with `node` set on every finding: static checks per node, then FLEET."""
         started_at, t0 = started or (datetime.now(timezone.utc), time.monotonic())
         unique_names(results)
-        nodes: list[FleetNode] = []
+        nodes = FleetNodes()
         for r in results:
             self.prepare(r)
             node = FleetNode(name=r.name, reachable=r.reachable, error=r.error, error_kind=r.error_kind,

@@ -62,6 +62,15 @@ class FleetNode:
         return self.summary.get(group, {}).get(key)
 
 
+class FleetNodes(list):
+    """The `fleet_nodes` fact: a list of FleetNode plus a cache the FLEET checks share across the per-node runs (each
+    node is judged against the same per-item values, computed once per fleet instead of once per node)."""
+
+    def __init__(self, nodes=()):
+        super().__init__(nodes)
+        self.cache: dict = {}
+
+
 def clock_estimate(sent_at: float, started_at: float, ended_at: float, received_at: float) -> tuple[float, float]:
     """(offset, uncertainty) of a node clock against the driver's, NTP-style, from one round trip.
 
