@@ -63,13 +63,15 @@ def _hard_exit(code: int) -> None:
               help="Ray: a node that has not answered within this time is a finding (FLEET101).")
 @click.option("--python", "python", metavar="PATH", help="Ray: interpreter of the serving environment on the nodes.")
 @click.option("--model-dir", metavar="DIR", help="Ray: model weights directory on the nodes.")
-@click.option("--matrix", "matrix", multiple=True, metavar="FILE", help="Extra matrix TOML layered over the shipped one.")
+@click.option("--matrix", "matrix", multiple=True, metavar="FILE",
+              help="Extra matrix TOML layered over the shipped one.")
 @click.option("--checks-dir", "checks_dirs", multiple=True, metavar="DIR", help="Load extra checks from *.py in DIR.")
 @click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (e.g. FLEET).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes.")
 @click.option("--config", "config_path", metavar="FILE", help="Config file (default: ./ascend-doctor.toml if present).")
 @click.option("--fail-on", type=click.Choice(["critical", "error", "warning", "info"]), default=None)
-@click.option("--probe-timeout", type=float, default=None, metavar="SECONDS", help="Ray: per-probe timeout on the nodes.")
+@click.option("--probe-timeout", type=float, default=None, metavar="SECONDS",
+              help="Ray: per-probe timeout on the nodes.")
 @click.option("--no-import-probe", "no_import_probe", is_flag=True, default=False,
               help="Ray: do not run the isolated `import torch, torch_npu` child process on the nodes.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="console", show_default=True)

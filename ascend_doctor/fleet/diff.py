@@ -1,5 +1,5 @@
-"""`diff`: what changed between two hosts or two days — two snapshots (compared fact by fact, through the probes on two
-ReplayHosts) or two JSON reports (compared finding by finding)."""
+"""`diff`: what changed between two hosts or two days — two snapshots (compared fact by fact, through the probes
+on two ReplayHosts) or two JSON reports (compared finding by finding)."""
 
 from __future__ import annotations
 

@@ -6,8 +6,8 @@ Run it inside a network namespace with only loopback, so that Ray binds 127.0.0.
     unshare -n sh -c 'ip link set lo up && exec python tests/fleet/ray_helper.py SCENARIO WORKDIR'
 
 It starts a `ray.cluster_utils.Cluster` (fast health checks, a custom resource per node), writes the nodes' replayed
-snapshots to WORKDIR, runs the real CLI (`python -m ascend_doctor fleet --ray-address … --format json -o …`) with the
-test hook ASCEND_DOCTOR_FLEET_FAKE_SNAPSHOTS mapping each node's resource to its snapshot, and always tears the
+snapshots to WORKDIR, runs the real CLI (`python -m ascend_doctor fleet --ray-address … --format json -o …`) with
+the test hook ASCEND_DOCTOR_FLEET_FAKE_SNAPSHOTS mapping each node's resource to its snapshot, and always tears the
 cluster down (then kills, by pid, any process it started that is still alive). Every wait is bounded.
 
 Scenarios:
@@ -79,7 +79,6 @@ def run_cli(address: str, fake: dict, out: Path, node_timeout: float, extra: lis
 def main(argv: list[str]) -> int:
     scenario, work = argv[0], Path(argv[1])
     work.mkdir(parents=True, exist_ok=True)
-    import ray
     from ray.cluster_utils import Cluster
 
     result: dict = {"scenario": scenario}
