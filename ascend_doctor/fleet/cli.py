@@ -12,7 +12,7 @@ from typing import Optional
 
 import click
 
-from ascend_doctor.cli import EXIT_HELP, EXIT_INTERNAL, FORMATS, _split, build_options, internal_error_report
+from ascend_doctor.cli import EXIT_HELP, EXIT_INPUT, EXIT_INTERNAL, FORMATS, _split, build_options, internal_error_report
 from ascend_doctor.errors import InputError
 
 _TEXT_RENDERERS = {"json": ("json_out", "render_json"), "junit": ("junit", "render_junit"),
@@ -61,6 +61,8 @@ def _hard_exit(code: int) -> None:
               help="Snapshot files of the nodes (`ascend-doctor collect` run by ssh/pdsh/Ansible/k8s); repeatable.")
 @click.option("--node-timeout", type=float, default=60.0, show_default=True, metavar="SECONDS",
               help="Ray: a node that has not answered within this time is a finding (FLEET101).")
+@click.option("--connect-timeout", type=float, default=30.0, show_default=True, metavar="SECONDS",
+              help="Ray: give up (exit 2) when no cluster answers at --ray-address within this time.")
 @click.option("--python", "python", metavar="PATH", help="Ray: interpreter of the serving environment on the nodes.")
 @click.option("--model-dir", metavar="DIR", help="Ray: model weights directory on the nodes.")
 @click.option("--matrix", "matrix", multiple=True, metavar="FILE",
@@ -77,7 +79,7 @@ def _hard_exit(code: int) -> None:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="console", show_default=True)
 @click.option("-o", "--output", metavar="FILE", help="Write the report (in --format) to FILE; fleet table on stdout.")
 @click.option("-v", "--verbose", is_flag=True, help="List skipped findings too.")
-def fleet(ray_address, snapshots, node_timeout, python, model_dir, matrix, checks_dirs, select, ignore, config_path,
+def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_dir, matrix, checks_dirs, select, ignore, config_path,
           fail_on, probe_timeout, no_import_probe, fmt, output, verbose):
     """Check every node of a multi-node deployment and find the odd node out: every static check node by node,
     plus FLEET checks across nodes (versions, NPUs, HCCL IPs, clock skew, environment)."""
@@ -99,8 +101,8 @@ def fleet(ray_address, snapshots, node_timeout, python, model_dir, matrix, check
         from ascend_doctor.matrix import load_matrix
 
         load_matrix(options.matrix)
-    if node_timeout <= 0:
-        raise InputError("--node-timeout must be positive")
+    if node_timeout <= 0 or connect_timeout <= 0:
+        raise InputError("--node-timeout and --connect-timeout must be positive")
 
     stuck = False
     try:
@@ -112,10 +114,15 @@ def fleet(ray_address, snapshots, node_timeout, python, model_dir, matrix, check
 
             results, source, notes = results_from_files(list(snapshots)), "snapshots: " + " ".join(snapshots), []
         else:
-            from ascend_doctor.fleet.ray_runner import fake_from_env, run_on_ray
+            from ascend_doctor.fleet.ray_runner import ConnectTimeout, fake_from_env, run_on_ray
 
-            run = run_on_ray(ray_address, options, node_timeout=node_timeout, fake=fake_from_env(dict(os.environ)),
-                             on_result=evaluator.prepare)
+            try:
+                run = run_on_ray(ray_address, options, node_timeout=node_timeout,
+                                 fake=fake_from_env(dict(os.environ)), on_result=evaluator.prepare,
+                                 connect_timeout=connect_timeout)
+            except ConnectTimeout as exc:  # ray.init is still trying in a thread: leave without ray.shutdown()
+                click.echo(f"ascend-doctor: error: {exc}", err=True)
+                _hard_exit(EXIT_INPUT)
             results, source, notes, stuck = run.results, f"ray: {ray_address}", run.notes, run.stuck
         report = evaluator.report(results, source=source, notes=notes, started=(started_at, t0))
     except InputError:

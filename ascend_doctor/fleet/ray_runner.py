@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -33,6 +34,7 @@ FAKE_ENV = "ASCEND_DOCTOR_FLEET_FAKE_SNAPSHOTS"
 POLL_S = 0.5           # how often the driver re-reads ray.nodes() while tasks are pending
 CLOCK_ROUNDS = 3       # extra tiny tasks per node for a tighter clock estimate (the first task pays worker start-up)
 CLOCK_ROUND_TIMEOUT_S = 2.0
+CONNECT_TIMEOUT_S = 30.0  # ray.init; a remote head's GCS normally answers in < 2 s
 
 
 # ---------------------------------------------------------------------------------------------------- driver side
@@ -75,28 +77,51 @@ def _classify(exc: BaseException) -> tuple[str, str]:
     return TASK_ERROR, f"the collect task failed: {name}: {first[:300]}"
 
 
-def init_ray(address: str) -> Any:
-    """Connect to the cluster (InputError when Ray is missing or nothing answers there)."""
+class ConnectTimeout(InputError):
+    """ray.init did not return in time; it keeps trying in a thread that cannot be stopped: exit the process."""
+
+
+def init_ray(address: str, timeout: float = CONNECT_TIMEOUT_S) -> Any:
+    """Connect to the cluster (InputError when Ray is missing or nothing answers there).
+
+    ray.init on an address where no GCS listens retries for minutes, so it runs in a daemon thread bounded by
+    `timeout`; on expiry ConnectTimeout tells the caller to leave without ray.shutdown().
+    """
     try:
         import ray
     except ImportError:
         raise InputError("fleet --ray-address needs Ray: pip install 'ascend-doctor[fleet]'") from None
-    try:
-        ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False, ignore_reinit_error=True)
-    except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise InputError(f"cannot connect to the Ray cluster at {address!r}: {exc}") from None
+    outcome: dict[str, BaseException] = {}
+
+    def connect() -> None:
+        try:
+            ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False, ignore_reinit_error=True)
+        except BaseException as exc:  # handed to the caller's thread
+            outcome["error"] = exc
+
+    t = threading.Thread(target=connect, name="ray-init", daemon=True)
+    t.start()
+    t.join(timeout)
+    if t.is_alive():
+        raise ConnectTimeout(f"no Ray cluster answered at {address!r} within {timeout:g}s")
+    exc = outcome.get("error")
+    if exc is not None:
+        if isinstance(exc, (ConnectionError, RuntimeError, ValueError)):
+            raise InputError(f"cannot connect to the Ray cluster at {address!r}: {exc}") from None
+        raise exc
     return ray
 
 
 def run_on_ray(address: str, options: RunOptions, node_timeout: float = 60.0,
                fake: Optional[dict[str, Any]] = None,
-               on_result: Optional[Callable[[NodeResult], None]] = None) -> RayRun:
+               on_result: Optional[Callable[[NodeResult], None]] = None,
+               connect_timeout: float = CONNECT_TIMEOUT_S) -> RayRun:
     """Collect every alive node concurrently; a dead, dying or silent node becomes a NodeResult with an error.
 
     `on_result` is called with each node's result as it arrives (the CLI evaluates it there, while slower nodes are
     still collecting)."""
     t_init = time.monotonic()
-    ray = init_ray(address)
+    ray = init_ray(address, connect_timeout)
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     t_submit = time.monotonic()

@@ -135,3 +135,22 @@ def test_a_frozen_node_is_dropped_when_ray_declares_it_dead_and_the_cli_exits():
     assert r["returncode"] == rep["exit_code"] == 1
     # dropped after the GCS health checks (fast here), not after the 60 s node timeout; no hang in ray.shutdown()
     assert r["cli_s"] < 45, r
+
+
+@pytest.mark.parametrize("address, text", [
+    ("auto", "cannot connect to the Ray cluster at 'auto'"),
+    ("127.0.0.1:6399", "no Ray cluster answered at '127.0.0.1:6399' within 3s"),
+])
+def test_no_cluster_at_the_address_is_an_input_error(address, text):
+    if _REASON:
+        pytest.skip(_REASON)
+    tmp = tempfile.mkdtemp(prefix="rd", dir="/tmp")
+    cmd = (f"ip link set lo up && exec {sys.executable} -m ascend_doctor fleet --ray-address {address} "
+           "--connect-timeout 3")
+    try:
+        r = subprocess.run(["unshare", "-n", "sh", "-c", cmd], env=dict(os.environ, RAY_TMPDIR=tmp),
+                           capture_output=True, text=True, timeout=120, cwd=str(HELPER.parents[2]))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert text in r.stderr
