@@ -178,7 +178,7 @@ def node_reachable(ctx):
         took = f" in {t['round_trip_s']:.2f}s" if t.get("round_trip_s") is not None else ""
         fake = " (served from a replayed snapshot: test/demo hook)" if me.fake else ""
         return ctx.ok(f"{me.name} answered{took}{fake}", [ev(f"fleet: {me.source}", "")], **t)
-    return ctx.fail(f"{me.name}: {me.error}", [ev(f"fleet: {me.source}", me.error or "")],
+    return ctx.fail(me.error or "no answer", [ev(f"fleet: {me.source}", me.error or "")],
                     kind=me.error_kind, value=me.error_kind or "no answer", **me.timing)
 
 

@@ -27,7 +27,7 @@ CELL_WIDTH_STATIC = 7
 
 
 def fleet_matrix(report: Report) -> tuple[list[str], list[str], dict[tuple[str, str], Finding]]:
-    """(nodes, codes of the columns, (node, code) -> finding). A column is a check that is not a pass on every node."""
+    """(nodes, codes of the columns, (node, code) -> finding): a column per check that needs attention somewhere."""
     nodes: list[str] = []
     cells: dict[tuple[str, str], Finding] = {}
     by_code: "OrderedDict[str, list[Finding]]" = OrderedDict()
@@ -37,11 +37,9 @@ def fleet_matrix(report: Report) -> tuple[list[str], list[str], dict[tuple[str, 
             nodes.append(node)
         cells[(node, f.code)] = f
         by_code.setdefault(f.code, []).append(f)
-    columns = []
-    for code, fs in by_code.items():
-        statuses = {f.status for f in fs if f.waived is None}
-        if statuses - {Status.PASS, Status.SKIP} or len(statuses) > 1:
-            columns.append(code)
+    # A column per check that needs attention on some node (a skip next to passes — e.g. on a node that did not
+    # answer — is not a difference worth a column).
+    columns = [code for code, fs in by_code.items() if any(f.status in _ATTENTION and f.waived is None for f in fs)]
     # FLEET first (they are the cross-node view), then the rest; problems before mere differences.
     columns.sort(key=lambda c: (not c.startswith("FLEET"),
                                 not any(cells.get((n, c)) and cells[(n, c)].status in _ATTENTION for n in nodes)))

@@ -38,7 +38,7 @@ def test_reachable_pass_and_dead_node_fail(three):
     assert judge("FLEET101", nodes, "n1").status.value == "pass"
     f = judge("FLEET101", nodes, "n4")
     assert f.status.value == "fail"
-    assert f.message == "n4: the node died during the run (NodeDiedError)"
+    assert f.message == "the node died during the run (NodeDiedError)"
     assert f.details["kind"] == "dead"
     # the other FLEET checks skip the dead node and say it was not compared
     assert judge("FLEET102", nodes, "n4").status.value == "skip"
