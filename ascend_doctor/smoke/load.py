@@ -19,6 +19,7 @@ from ascend_doctor.smoke.scenarios import LoadResult, tool_call_payload
 from ascend_doctor.smoke.wire import Connection
 
 MAX_ERRORS_KEPT = 5
+RAMP_STEP_S = 0.001
 
 
 def percentile(values: list[float], q: float) -> Optional[float]:
@@ -91,9 +92,10 @@ async def run_load_async(base_url: str, model: str, *, total: int, concurrency: 
     tls = ssl.create_default_context() if url.startswith("https:") else False
     payloads = {s: json.dumps(tool_call_payload(model, s)).encode() for s in (False, True)}
 
-    async def worker() -> None:
+    async def worker(delay: float) -> None:
         conn = Connection(url, tls or None, headers)
         try:
+            await asyncio.sleep(delay)
             while True:
                 try:
                     i = queue.get_nowait()
@@ -126,7 +128,10 @@ async def run_load_async(base_url: str, model: str, *, total: int, concurrency: 
             await conn.close()
 
     t_start = time.monotonic()
-    workers = [asyncio.ensure_future(worker()) for _ in range(concurrency)]
+    # Ramp-up: worker k starts k * RAMP_STEP_S after the first, so C requests do not hit the server in one burst
+    # that it must then serve in lock-step waves for the whole run (a synchronised herd measures the server's
+    # queue, not its latency). 100 workers ramp in 0.1 s.
+    workers = [asyncio.ensure_future(worker(k * RAMP_STEP_S)) for k in range(concurrency)]
     try:
         await asyncio.wait_for(asyncio.gather(*workers), budget)
     except asyncio.TimeoutError:
