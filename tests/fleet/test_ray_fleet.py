@@ -7,6 +7,7 @@ unshare is not permitted. Every wait is bounded; the helper always tears the clu
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -25,6 +26,7 @@ HELPER_TIMEOUT_S = 300
 pytestmark = pytest.mark.slow
 
 
+@functools.lru_cache(maxsize=None)
 def _skip_reason() -> str:
     if importlib.util.find_spec("ray") is None:
         return "ray is not installed (pip install 'ascend-doctor[fleet]')"
@@ -39,13 +41,10 @@ def _skip_reason() -> str:
     return ""
 
 
-_REASON = _skip_reason()
-
-
 def run_helper(*args: str) -> dict:
     """Run one scenario in a loopback-only namespace; its result dict (the fleet report under 'report')."""
-    if _REASON:
-        pytest.skip(_REASON)
+    if _skip_reason():
+        pytest.skip(_skip_reason())
     work = tempfile.mkdtemp(prefix="fleet-")
     tmp = tempfile.mkdtemp(prefix="rd", dir="/tmp")  # RAY_TMPDIR must be short (socket paths <= 107 bytes)
     env = dict(os.environ, RAY_TMPDIR=tmp, RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="0")
@@ -142,8 +141,8 @@ def test_a_frozen_node_is_dropped_when_ray_declares_it_dead_and_the_cli_exits():
     ("127.0.0.1:6399", "no Ray cluster answered at '127.0.0.1:6399' within 3s"),
 ])
 def test_no_cluster_at_the_address_is_an_input_error(address, text):
-    if _REASON:
-        pytest.skip(_REASON)
+    if _skip_reason():
+        pytest.skip(_skip_reason())
     tmp = tempfile.mkdtemp(prefix="rd", dir="/tmp")
     cmd = (f"ip link set lo up && exec {sys.executable} -m ascend_doctor fleet --ray-address {address} "
            "--connect-timeout 3")
