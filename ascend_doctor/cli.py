@@ -36,7 +36,8 @@ Exit codes:
 FORMATS = ["console", "json", "junit", "github"]
 
 
-def _split(values: tuple[str, ...]) -> list[str]:
+def split_codes(values: tuple[str, ...]) -> list[str]:
+    """`--select A,B --select C` -> ['A', 'B', 'C']."""
     out: list[str] = []
     for v in values:
         out.extend(x.strip() for x in v.split(",") if x.strip())
@@ -73,12 +74,19 @@ def build_options(config, **cli: Any):
         raise InputError(f"{where}{pydantic_error_line(exc)}") from None
 
 
-def emit(report, fmt: str, output: Optional[str], verbose: bool = False, quiet: bool = False) -> None:
-    """Write the report in `fmt` to `output` (and the console view to stdout), or `fmt` to stdout."""
+def emit(report, fmt: str, output: Optional[str], verbose: bool = False, quiet: bool = False,
+         console: Optional[Callable] = None) -> None:
+    """Write the report in `fmt` to `output` (and the console view to stdout), or `fmt` to stdout.
+
+    `console`: the console view, `fn(report, file=None, verbose=False)` (default: the per-family view; `fleet`
+    passes its node-by-check table).
+    """
     import importlib
 
     # Import only the renderer in use (rich and xml.etree cost start-up time a JSON gate does not need).
     def render_console(*a, **k):
+        if console is not None:
+            return console(*a, **k)
         return importlib.import_module("ascend_doctor.render.console").render_console(*a, **k)
 
     modules = {"json": ("json_out", "render_json"), "junit": ("junit", "render_junit"),
@@ -170,7 +178,7 @@ def prepare(replay, python, model_dir, matrix, checks_dirs, select, ignore, conf
     config = load_config(config_path)
     options = build_options(
         config, python=python, model_dir=model_dir, matrix=list(matrix), checks_dirs=list(checks_dirs),
-        select=_split(select), ignore=_split(ignore), fail_on=fail_on, probe_timeout=probe_timeout,
+        select=split_codes(select), ignore=split_codes(ignore), fail_on=fail_on, probe_timeout=probe_timeout,
         redact_hostname=redact_hostname, import_probe=False if no_import_probe else None,
     )
     registry = load_registry(options.checks_dirs)

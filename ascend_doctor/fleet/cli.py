@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 import time
@@ -12,39 +11,15 @@ from typing import Optional
 
 import click
 
-from ascend_doctor.cli import EXIT_HELP, EXIT_INPUT, EXIT_INTERNAL, FORMATS, _split, build_options, internal_error_report
+from ascend_doctor.cli import (EXIT_HELP, EXIT_INPUT, EXIT_INTERNAL, FORMATS, build_options, emit,
+                               internal_error_report, split_codes)
 from ascend_doctor.errors import InputError
 
-_TEXT_RENDERERS = {"json": ("json_out", "render_json"), "junit": ("junit", "render_junit"),
-                   "github": ("github", "render_github")}
-
-
-def _text(report, fmt: str) -> str:
-    mod, func = _TEXT_RENDERERS[fmt]
-    return getattr(importlib.import_module(f"ascend_doctor.render.{mod}"), func)(report)
-
-
 def emit_fleet(report, fmt: str, output: Optional[str], verbose: bool = False) -> None:
-    """Like the CLI's `emit`, with the fleet table as the console view."""
+    """The CLI's `emit`, with the node-by-check table as the console view."""
     from ascend_doctor.fleet.render import render_fleet
 
-    if output:
-        try:
-            path = Path(output)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if fmt == "console":
-                with open(path, "w", encoding="utf-8") as fh:
-                    render_fleet(report, file=fh, verbose=verbose)
-            else:
-                path.write_text(_text(report, fmt), encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot write report to {output}: {exc.strerror or exc}") from None
-        render_fleet(report, verbose=verbose)
-    elif fmt == "console":
-        render_fleet(report, verbose=verbose)
-    else:
-        sys.stdout.write(_text(report, fmt))
-    sys.stdout.flush()
+    emit(report, fmt, output, verbose, console=render_fleet)
 
 
 def _hard_exit(code: int) -> None:
@@ -91,7 +66,7 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
     config = load_config(config_path)
     options = build_options(config, python=python, model_dir=model_dir, matrix=list(matrix),
-                            checks_dirs=list(checks_dirs), select=_split(select), ignore=_split(ignore),
+                            checks_dirs=list(checks_dirs), select=split_codes(select), ignore=split_codes(ignore),
                             fail_on=fail_on, probe_timeout=probe_timeout,
                             import_probe=False if no_import_probe else None)
     registry = load_registry(options.checks_dirs)

@@ -48,7 +48,7 @@ def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadlin
     """Smoke-test tool calling on a live vLLM (or any OpenAI-compatible) server: named/required/auto/none
     tool_choice, argument JSON, streaming deltas, parallel calls, the tool-result round trip, markup leaks."""
     from ascend_doctor import __version__
-    from ascend_doctor.cli import EXIT_INTERNAL, _split, build_options, emit, guarded_run
+    from ascend_doctor.cli import EXIT_INTERNAL, split_codes, build_options, emit, guarded_run
     from ascend_doctor.config import load_config, validate_against
     from ascend_doctor.engine import apply_config
     from ascend_doctor.registry import load_registry
@@ -68,7 +68,7 @@ def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadlin
         raise InputError("--load-deadline must be a positive number of seconds")
     api_key_from_env(api_key_env)  # unset variable -> input error before anything is sent
     config = load_config(config_path)
-    options = build_options(config, select=_split(select), ignore=_split(ignore), fail_on=fail_on,
+    options = build_options(config, select=split_codes(select), ignore=split_codes(ignore), fail_on=fail_on,
                             checks_dirs=list(checks_dirs), matrix=list(matrix))
     registry = load_registry(options.checks_dirs)
     validate_against(config, registry)
