@@ -74,20 +74,6 @@ def cann_installed(ctx):
     return ctx.ok(f"CANN {c.version or '(version unknown)'} at {a.root}", cann_evidence(c))
 
 
-def _arch_line(c) -> str:
-    # The probe words the arch mismatch this way (ascend_doctor/probes/cann.py); CANN103 reports it.
-    return f"CANN at {c.active.root} is built for {c.arch} but this host is {c.host_arch}" if c.active else ""
-
-
-def _nnal_line(c) -> str:
-    # The probe's NNAL-vs-CANN wording; CANN105 reports it.
-    n = c.nnal
-    if n.info is None:
-        return ""
-    return (f"NNAL/ATB {n.info.version} ({n.version_info_path}) was built for another CANN "
-            f"than the active CANN {c.version}")
-
-
 @check("CANN102", "cann-consistent", severity="error", needs=["cann"])
 def cann_consistent(ctx):
     """The CANN install agrees with itself (version files, symlinks, environment)
@@ -108,8 +94,7 @@ def cann_consistent(ctx):
     c = ctx.fact("cann")
     if not c.found:
         return ctx.skip("CANN not found (see CANN101)", cann_evidence(c))
-    skip = {_arch_line(c), _nnal_line(c)}
-    issues = [i for i in c.inconsistencies if i not in skip]
+    issues = list(c.inconsistencies)
     evidence = cann_evidence(c)
     if c.env:
         evidence.append(ev("env: ASCEND_*", "\n".join(f"{k}={v}" for k, v in c.env.items())))
@@ -219,7 +204,7 @@ def nnal_atb(ctx):
                         "libatb.so will not be found", evidence,
                         remediation=f"`source {NNAL_SET_ENV}` after the CANN set_env.sh in the environment that "
                                     "starts `vllm serve`.")
-    if n.version and c.version and _nnal_line(c) in c.inconsistencies:
+    if n.version and c.version and n.cann_mismatch:
         return ctx.warn(f"NNAL/ATB {n.version} was built for another CANN than the active CANN {c.version}",
                         evidence, remediation=f"Install Ascend-cann-nnal_{c.version}_linux-<arch>.run to match "
                                               f"CANN {c.version}, then `source {NNAL_SET_ENV}`.")

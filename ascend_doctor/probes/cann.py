@@ -96,6 +96,7 @@ class NnalFact(BaseModel):
     atb_home_path: Optional[str] = Field(None, description="$ATB_HOME_PATH (set by nnal/atb/set_env.sh)")
     cxx_abi: Optional[int] = Field(None, description="0 or 1, from the cxx_abi_N in ATB_HOME_PATH")
     searched: list[str] = Field(default_factory=list)
+    cann_mismatch: Optional[bool] = Field(None, description="NNAL's version.info names another CANN than the active")
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -117,7 +118,9 @@ class CannFact(BaseModel):
     ld_library_path_has_toolkit: Optional[bool] = Field(
         None, description="LD_LIBRARY_PATH contains <active root>/lib64, i.e. set_env.sh was sourced")
     nnal: NnalFact = Field(default_factory=NnalFact)
-    inconsistencies: list[str] = Field(default_factory=list)
+    inconsistencies: list[str] = Field(
+        default_factory=list, description="Disagreements inside the install (version files, symlinks, ASCEND_* "
+                                          "variables); the arch and NNAL mismatches have their own fields")
 
 
 class DriverFact(BaseModel):
@@ -337,10 +340,7 @@ def cann_probe(host, ctx) -> CannFact:
     fact.active = fact.installs[0]
     fact.version, fact.arch = fact.active.version, fact.active.arch
     if fact.arch and fact.host_arch:
-        fact.arch_mismatch = fact.arch != fact.host_arch
-        if fact.arch_mismatch:
-            fact.inconsistencies.append(
-                f"CANN at {fact.active.root} is built for {fact.arch} but this host is {fact.host_arch}")
+        fact.arch_mismatch = fact.arch != fact.host_arch  # CANN103's business, not an `inconsistencies` line
 
     for inst in fact.installs:
         fact.inconsistencies.extend(_install_inconsistencies(inst, inst.aliases[0]))
@@ -361,11 +361,8 @@ def cann_probe(host, ctx) -> CannFact:
     ld = [p.rstrip("/") for p in env.get("LD_LIBRARY_PATH", "").split(":") if p]
     fact.ld_library_path_has_toolkit = any(p in lib_dirs for p in ld)
     fact.nnal = _nnal(host, env)
-    if fact.nnal.info and fact.nnal.info.version and fact.version \
-            and not _same_version(fact.nnal.info.version, fact.version):
-        fact.inconsistencies.append(
-            f"NNAL/ATB {fact.nnal.info.version} ({fact.nnal.version_info_path}) was built for another CANN "
-            f"than the active CANN {fact.version}")
+    if fact.nnal.info and fact.nnal.info.version and fact.version:  # CANN105's business
+        fact.nnal.cann_mismatch = not _same_version(fact.nnal.info.version, fact.version)
     return fact
 
 

@@ -66,7 +66,7 @@ def test_cann_consistent_pass_and_fail():
 
 def test_cann_consistent_leaves_arch_and_nnal_to_their_checks():
     c = cann(arch="x86_64")
-    c.inconsistencies.append(f"CANN at {ROOT80} is built for x86_64 but this host is aarch64")
+    c.arch_mismatch = True
     assert run_check("CANN102", {"cann": c}).status == Status.PASS
     assert run_check("CANN103", {"cann": c}).status == Status.FAIL
 
@@ -119,9 +119,7 @@ def test_nnal_installed_but_not_sourced_fails():
 
 
 def test_nnal_for_another_cann_warns():
-    c = cann(version="8.3.RC2", nnal=NNAL_85)
-    c.inconsistencies.append(f"NNAL/ATB 8.5.0 ({NNAL_85.version_info_path}) was built for another CANN than the "
-                             "active CANN 8.3.RC2")
+    c = cann(version="8.3.RC2", nnal=NNAL_85.model_copy(update={"cann_mismatch": True}))
     assert run_check("CANN105", {"cann": c, "python": PY_VA}).status == Status.WARN
 
 
@@ -222,8 +220,8 @@ def test_end_to_end_broken_cann_8_5_host():
     f = run_check("CANN104", facts)
     assert f.status == Status.FAIL and "source /usr/local/Ascend/cann/set_env.sh" in f.remediation
     assert run_check("CANN105", facts).status == Status.FAIL  # installed but ATB_HOME_PATH not set
-    # The probe lists the arch and NNAL disagreements too; they are CANN103's and CANN105's business, not CANN102's.
-    assert len(facts["cann"].inconsistencies) == 2
+    # The arch and NNAL disagreements are their own fields (CANN103's and CANN105's business), not CANN102's.
+    assert facts["cann"].arch_mismatch and facts["cann"].nnal.cann_mismatch and facts["cann"].inconsistencies == []
     assert run_check("CANN102", facts).status == Status.PASS
 
 
