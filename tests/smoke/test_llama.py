@@ -174,3 +174,25 @@ def test_load_streams_are_cut_by_concurrent_requests(llama):
     assert lr.completed == 4 and lr.error_count >= 1
     assert all("(stream)" in e for e in lr.errors)
     assert lr.succeeded >= 2  # both non-stream requests
+
+
+def test_check_with_smoke_url_merges_both_stages_on_the_real_server(tmp_path):
+    """`check --replay <example> --smoke-url <llama>`: static and live findings in one report, one exit code."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    out = tmp_path / "report.json"
+    with LlamaServer(PY) as srv:
+        r = subprocess.run([sys.executable, "-m", "ascend_doctor", "check", "--replay",
+                            str(REPO / "examples" / "healthy-a2.snapshot.json"), "--smoke-url", srv.base_url,
+                            "--smoke-timeout", "180", "--format", "json", "-o", str(out)],
+                           capture_output=True, text=True, cwd=REPO, timeout=600)
+    report = json.loads(out.read_text())
+    families = {f["family"] for f in report["findings"]}
+    assert {"HOST", "CANN", "SRV", "TOOL"} <= families
+    by = {f["code"]: f["status"] for f in report["findings"]}
+    assert by["SRV101"] == "pass" and by["TOOL102"] == "fail"  # the static host is healthy; the server is not
+    assert r.returncode == report["exit_code"] == 1
