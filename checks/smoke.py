@@ -72,6 +72,27 @@ def _scenario(ctx, name: str):
     return facts, x, None
 
 
+def _answered(ctx, facts, names, fails: list, evidence: list):
+    """(how many of `names` ran, [(name, exchange) that answered], why the others did not run).
+
+    A scenario that ran but failed at the HTTP/transport level is recorded in `fails`/`evidence` here.
+    """
+    ran, usable, reason = 0, [], None
+    for name in names:
+        x = facts.get(name)
+        if name in facts.not_run or x is None:
+            reason = facts.not_run.get(name, "not run")
+            continue
+        ran += 1
+        bad = _http_problem(ctx, x, name)
+        if bad:
+            fails.append(bad.message)
+            evidence.append(_evid(x)[0])
+        else:
+            usable.append((name, x))
+    return ran, usable, reason
+
+
 def _http_problem(ctx, x: Exchange, what: str):
     """A fail outcome when the exchange has no usable chat completion, else None."""
     if x.error:
@@ -499,19 +520,9 @@ def stream_framing(ctx):
     vllm serve to tell them apart.
     """
     facts = ctx.fact("smoke")
-    fails, warns, evidence, seen = [], [], [], 0
-    skip_reason = None
-    for name in STREAM_TOOL:
-        if name in facts.not_run or facts.get(name) is None:
-            skip_reason = facts.not_run.get(name, "not run")
-            continue
-        x = facts.get(name)
-        seen += 1
-        bad = _http_problem(ctx, x, name)
-        if bad:
-            fails.append(bad.message)
-            evidence.append(_evid(x)[0])
-            continue
+    fails, warns, evidence = [], [], []
+    seen, usable, skip_reason = _answered(ctx, facts, STREAM_TOOL, fails, evidence)
+    for name, x in usable:
         s = x.stream
         mine = []
         if s is None:
@@ -614,19 +625,9 @@ def parallel_tool_calls(ctx):
     llama3_json handle lists); duplicated indices/ids are parser bugs fixed in later vLLM/vllm-ascend releases.
     """
     facts = ctx.fact("smoke")
-    fails, warns, evidence, oks, seen = [], [], [], [], 0
-    reason = None
-    for name in (S.PARALLEL, S.PARALLEL_STREAM):
-        if name in facts.not_run or facts.get(name) is None:
-            reason = facts.not_run.get(name, "not run")
-            continue
-        x = facts.get(name)
-        seen += 1
-        bad = _http_problem(ctx, x, name)
-        if bad:
-            fails.append(bad.message)
-            evidence.append(_evid(x)[0])
-            continue
+    fails, warns, evidence, oks = [], [], [], []
+    seen, usable, reason = _answered(ctx, facts, (S.PARALLEL, S.PARALLEL_STREAM), fails, evidence)
+    for name, x in usable:
         r = x.reply
         mine = []
         if x.stream is not None and (x.stream.events == 0 or not x.stream.done):
