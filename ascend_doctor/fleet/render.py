@@ -10,7 +10,7 @@ from typing import Optional, TextIO
 from rich.markup import escape
 from rich.table import Table
 
-from ascend_doctor.render.console import make_console
+from ascend_doctor.render.console import make_console, summary_line
 from ascend_doctor.report import Finding, Report, Status
 
 _CELL = {
@@ -108,11 +108,4 @@ def render_fleet(report: Report, file: Optional[TextIO] = None, verbose: bool = 
             console.print(f"  [green]fix:[/green] {escape(fix)}")
     for note in report.notes:
         console.print(f"\n[yellow]note: {escape(note)}[/yellow]")
-    c = report.counts
-    parts = [f"{c.pass_} passed", f"{c.warn} warnings", f"{c.fail} failed", f"{c.unknown} unknown",
-             f"{c.error} errors", f"{c.skip} skipped"]
-    if c.waived:
-        parts.append(f"{c.waived} waived")
-    verdict = "[green]OK[/green]" if report.exit_code == 0 else "[red]NOT READY[/red]"
-    console.print(f"\n{verdict} — {len(nodes)} node(s): {', '.join(parts)} in {report.duration_s:.2f}s "
-                  f"(fail-on: {report.fail_on.value}, exit {report.exit_code})")
+    console.print("\n" + summary_line(report, scope=f"{len(nodes)} node(s): "))

@@ -94,11 +94,16 @@ def render_console(report: Report, file: Optional[TextIO] = None, verbose: bool 
             _para(console, "  - skip    ", f"{', '.join(f.code for f in skipped)}{why}", style="dim")
     for note in report.notes:
         console.print(Text(f"\nnote: {note}", style="yellow"))
+    console.print("\n" + summary_line(report))
+
+
+def summary_line(report: Report, scope: str = "") -> str:
+    """`OK — 12 passed, … in 0.4s (fail-on: error, exit 0)` (rich markup), from the report's own counts."""
     c = report.counts
     parts = [f"{c.pass_} passed", f"{c.warn} warnings", f"{c.fail} failed", f"{c.unknown} unknown",
              f"{c.error} errors", f"{c.skip} skipped"]
     if c.waived:
         parts.append(f"{c.waived} waived")
     verdict = "[green]OK[/green]" if report.exit_code == 0 else "[red]NOT READY[/red]"
-    console.print(f"\n{verdict} — {', '.join(parts)} in {report.duration_s:.2f}s "
-                  f"(fail-on: {report.fail_on.value}, exit {report.exit_code})")
+    return (f"{verdict} — {scope}{', '.join(parts)} in {report.duration_s:.2f}s "
+            f"(fail-on: {report.fail_on.value}, exit {report.exit_code})")

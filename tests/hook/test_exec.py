@@ -4,43 +4,25 @@ the ASCEND_DOCTOR_SKIP bypass, --report, and --smoke against a scripted server o
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
-import pytest
 
 from ascend_doctor.hook.cmdline import parse_serve_command
 from ascend_doctor.hook.exec import exit_code_of, infer_python, skip_requested
 from tests.helpers import REPO
 from tests.hook.dirhost import DirHost
+from tests.hook.shared import _env
 
 HEALTHY = str(REPO / "examples" / "healthy-a2.snapshot.json")
 BASE = [sys.executable, "-m", "ascend_doctor", "exec", "--replay", HEALTHY]
 
 
-def _env(**extra) -> dict:
-    env = dict(os.environ)
-    env.pop("ASCEND_DOCTOR_SKIP", None)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    env.update({k: str(v) for k, v in extra.items()})
-    return env
 
 
-@pytest.fixture
-def fake_vllm(tmp_path) -> Path:
-    """`<tmp>/bin/vllm`: tests/hook/fake_vllm.py run by this interpreter (basename `vllm`, so it is linted)."""
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    exe = bindir / "vllm"
-    exe.write_text(f"#!{sys.executable}\nimport runpy\n"
-                   f"runpy.run_path({str(REPO / 'tests' / 'hook' / 'fake_vllm.py')!r}, run_name='__main__')\n")
-    exe.chmod(0o755)
-    return exe
 
 
 CHILD = textwrap.dedent("""

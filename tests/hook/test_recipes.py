@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import REPO
+from tests.hook.shared import _env
 
 RECIPES = REPO / "docs" / "recipes"
 HEALTHY = str(REPO / "examples" / "healthy-a2.snapshot.json")
@@ -19,23 +19,8 @@ BROKEN = str(REPO / "examples" / "broken-host.snapshot.json")
 DOCTOR = [sys.executable, "-m", "ascend_doctor"]
 
 
-def _env(**extra) -> dict:
-    env = dict(os.environ)
-    env.pop("ASCEND_DOCTOR_SKIP", None)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    env.update({k: str(v) for k, v in extra.items()})
-    return env
 
 
-@pytest.fixture
-def fake_vllm(tmp_path) -> Path:
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    exe = bindir / "vllm"
-    exe.write_text(f"#!{sys.executable}\nimport runpy\n"
-                   f"runpy.run_path({str(REPO / 'tests' / 'hook' / 'fake_vllm.py')!r}, run_name='__main__')\n")
-    exe.chmod(0o755)
-    return exe
 
 
 def runnable(argv: list[str], *, replay: str, tmp_path: Path, fake_vllm: Path = None) -> list[str]:
