@@ -8,7 +8,7 @@ runs against the real machine (`LocalHost`), a recorder (`RecordingHost`) and a 
 
 from __future__ import annotations
 
-from typing import Any, Optional, Protocol
+from typing import Optional, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -169,7 +169,3 @@ class Host(Protocol):
     def system(self) -> SystemInfo: ...
 
     def describe(self) -> str: ...
-
-
-def jsonable(model: BaseModel) -> dict[str, Any]:
-    return model.model_dump(mode="json")

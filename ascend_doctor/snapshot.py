@@ -12,7 +12,7 @@ import re
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -289,7 +289,3 @@ class RecordingHost:
         with self._lock:
             self.snapshot.system = res
         return res
-
-
-def snapshot_to_dict(s: Snapshot) -> dict[str, Any]:
-    return json.loads(s.dump())

@@ -117,10 +117,3 @@ class FleetEvaluator:
         return build_report(tool_version=__version__, host=summary, started_at=started_at,
                             duration_s=time.monotonic() - t0, fail_on=self.options.fail_on, findings=findings,
                             command="fleet", notes=list(dict.fromkeys(run_notes)))
-
-
-def fleet_report(results: list[NodeResult], registry: Registry, options: RunOptions,
-                 config: Optional[Config] = None, source: str = "fleet", notes: Iterable[str] = (),
-                 started: Optional[tuple[datetime, float]] = None) -> Report:
-    """One Report (command "fleet") with `node` set on every finding: static checks per node, then FLEET checks."""
-    return FleetEvaluator(registry, options, config).report(results, source, notes, started)
