@@ -54,6 +54,7 @@ __all__ = [
     "try_parse_version",
     "version_in",
     "cann_version_from_cfg_value",
+    "split_cfg_value",
     "parse_innerversion",
 ]
 
@@ -455,12 +456,23 @@ def version_in(version: Union[str, Version], spec: str) -> bool:
     return SpecifierSet(spec).contains(version)
 
 
+def split_cfg_value(value: str) -> tuple[Optional[str], Optional[str]]:
+    """(internal build, CANN version) of a version.cfg value: `[7.6.0.1.220:8.0.0]` -> ("7.6.0.1.220", "8.0.0").
+
+    The CANN version is the text after the last `:` inside the brackets (matrix-facts §3.2b); the old form
+    `[1.84.15.1.310:6.0.1]` reads the same way; a value without `:` is all CANN version. Nothing is validated here.
+    """
+    text = (value or "").strip()
+    m = re.search(r"\[([^\]]*)\]", text)
+    if m:
+        text = m.group(1).strip()
+    internal, sep, cann = text.rpartition(":")
+    return (internal.strip() or None) if sep else None, cann.strip() or None
+
+
 def cann_version_from_cfg_value(value: str) -> str:
     """The CANN version in a version.cfg value: `[7.6.0.1.220:8.0.0]` or `7.6.0.1.220:8.0.0` -> `8.0.0`."""
-    text = (value or "").strip()
-    if text.startswith("[") and text.endswith("]"):
-        text = text[1:-1].strip()
-    cann = text.rpartition(":")[2].strip()
+    cann = split_cfg_value(value)[1]
     if not cann:
         raise ParseError(f"expected a version.cfg value like '[7.6.0.1.220:8.0.0]', got {value!r}")
     Version(cann)  # validate

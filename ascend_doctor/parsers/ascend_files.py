@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from ascend_doctor.errors import ParseError
 from ascend_doctor.parsers import clean_paste, parser_kind
+from ascend_doctor.versions import split_cfg_value
 
 # `cat -n` prints "%6d\t"; pasted through a browser the tab often becomes two spaces (vllm-ascend#451).
 _LINE_NO = re.compile(r"^\s*\d{1,5}(?:\t| {2,})(?=\S)")
@@ -167,15 +168,9 @@ class VersionCfg(BaseModel):
 
 
 def cfg_value(raw: str) -> CfgVersion:
-    """`[7.6.0.1.220:8.0.0]` -> CfgVersion; the CANN version is the text after the last `:` (matrix-facts §3.2b)."""
-    inner = raw.strip()
-    m = re.search(r"\[([^\]]*)\]", inner)
-    if m:
-        inner = m.group(1).strip()
-    if ":" in inner:
-        internal, _, version = inner.rpartition(":")
-        return CfgVersion(raw=raw, internal=internal.strip() or None, version=version.strip() or None)
-    return CfgVersion(raw=raw, version=inner or None)
+    """`[7.6.0.1.220:8.0.0]` -> CfgVersion (the split is versions.split_cfg_value's, the one place that knows it)."""
+    internal, version = split_cfg_value(raw)
+    return CfgVersion(raw=raw, internal=internal, version=version)
 
 
 _CFG_KEY = re.compile(r"^([a-z][a-z0-9_]*?)_(running|upgrade|installed)_version$")
