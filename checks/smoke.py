@@ -72,6 +72,15 @@ def _scenario(ctx, name: str):
     return facts, x, None
 
 
+def _answered_scenario(ctx, name: str, what: str):
+    """(facts, exchange, None), or (facts, exchange, outcome) when the scenario did not run (skip) or did not answer
+    with a usable chat completion (fail)."""
+    facts, x, skip = _scenario(ctx, name)
+    if skip:
+        return facts, x, skip
+    return facts, x, _http_problem(ctx, x, what)
+
+
 def _answered(ctx, facts, names, fails: list, evidence: list):
     """(how many of `names` ran, [(name, exchange) that answered], why the others did not run).
 
@@ -204,12 +213,9 @@ def chat_completion(ctx):
     renders nothing useful or a reasoning parser that moved everything to `reasoning_content`; pass
     `--chat-template` with the model's official template.
     """
-    facts, x, skip = _scenario(ctx, S.CHAT)
-    if skip:
-        return skip
-    bad = _http_problem(ctx, x, "plain chat")
-    if bad:
-        return bad
+    facts, x, early = _answered_scenario(ctx, S.CHAT, "plain chat")
+    if early:
+        return early
     r = x.reply
     if not (r.content or "").strip():
         if r.reasoning and r.finish_reason == "length":
@@ -255,12 +261,9 @@ def load_test(ctx):
 
 # ----------------------------------------------------------------------------------------------------------------
 def _tool_choice_check(ctx, name: str, what: str, allowed: set):
-    facts, x, skip = _scenario(ctx, name)
-    if skip:
-        return skip
-    bad = _http_problem(ctx, x, what)
-    if bad:
-        return bad
+    facts, x, early = _answered_scenario(ctx, name, what)
+    if early:
+        return early
     r = x.reply
     if not r.tool_calls:
         return ctx.fail(f"{what}: no tool call came back (finish_reason={r.finish_reason!r}){_leak_hint(x)}",
@@ -315,12 +318,9 @@ def tool_choice_auto(ctx):
     Qwen2.5/Qwen3, qwen3_coder for Qwen3-Coder, deepseek_v3/v31/v32/v4 for DeepSeek, mistral, llama3_json) and the
     model's official chat template; see TOOL113 for leaked markup.
     """
-    facts, x, skip = _scenario(ctx, S.AUTO)
-    if skip:
-        return skip
-    bad = _http_problem(ctx, x, "tool_choice auto")
-    if bad:
-        return bad
+    facts, x, early = _answered_scenario(ctx, S.AUTO, "tool_choice auto")
+    if early:
+        return early
     r = x.reply
     if not r.tool_calls:
         return ctx.warn(f"tool_choice auto: answered in text instead of calling get_weather{_leak_hint(x)}",
@@ -343,12 +343,9 @@ def tool_choice_none(ctx):
     How to fix: vLLM honours "none" by not parsing tool calls (0.8.x+ also drops tools from the prompt with
     `--exclude-tools-when-tool-choice-none`); upgrade if calls still come back.
     """
-    facts, x, skip = _scenario(ctx, S.NONE)
-    if skip:
-        return skip
-    bad = _http_problem(ctx, x, "tool_choice none")
-    if bad:
-        return bad
+    facts, x, early = _answered_scenario(ctx, S.NONE, "tool_choice none")
+    if early:
+        return early
     r = x.reply
     if r.tool_calls:
         return ctx.fail(f"tool_choice none: {len(r.tool_calls)} tool call(s) came back anyway",
@@ -565,12 +562,9 @@ def stream_tool_deltas(ctx):
     How to fix: Upgrade vLLM/vllm-ascend to a release whose streaming parser for the model is fixed (vllm-ascend
     v0.23.0 patches the deepseek_v4 streaming parser); meanwhile clients can set `stream: false` for tool turns.
     """
-    facts, x, skip = _scenario(ctx, S.NAMED_STREAM)
-    if skip:
-        return skip
-    bad = _http_problem(ctx, x, "named tool_choice stream")
-    if bad:
-        return bad
+    facts, x, early = _answered_scenario(ctx, S.NAMED_STREAM, "named tool_choice stream")
+    if early:
+        return early
     s, r = x.stream, x.reply
     if s is None:
         return ctx.fail("asked for a stream, got a non-SSE body", _evid(x))
@@ -753,12 +747,9 @@ def tool_irrelevance(ctx):
     How to fix: Check that the serve command does not force tool use (chat template or gateway injecting
     tool_choice) and that `--tool-call-parser` matches the model; otherwise it is model behaviour.
     """
-    facts, x, skip = _scenario(ctx, S.IRRELEVANT)
-    if skip:
-        return skip
-    bad = _http_problem(ctx, x, "irrelevant question")
-    if bad:
-        return bad
+    facts, x, early = _answered_scenario(ctx, S.IRRELEVANT, "irrelevant question")
+    if early:
+        return early
     r = x.reply
     if r.tool_calls:
         return ctx.warn(f"a question needing no tool got {len(r.tool_calls)} call(s) "
