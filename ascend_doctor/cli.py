@@ -57,10 +57,10 @@ def make_host(replay: Optional[str]):
 
 def build_options(config, **cli: Any):
     """Config-file [options] first, then whatever was given on the command line."""
-    from pydantic import ValidationError
+    from ascend_doctor.records import ValidationError
 
     from ascend_doctor.options import RunOptions
-    from ascend_doctor.tomlread import pydantic_error_line
+    from ascend_doctor.tomlread import error_line
 
     merged = dict(config.options)
     for key, value in cli.items():
@@ -71,7 +71,7 @@ def build_options(config, **cli: Any):
         return RunOptions.model_validate(merged)
     except ValidationError as exc:
         where = f"config file {config.path}: options." if config.path else "option "
-        raise InputError(f"{where}{pydantic_error_line(exc)}") from None
+        raise InputError(f"{where}{error_line(exc)}") from None
 
 
 def emit(report, fmt: str, output: Optional[str], verbose: bool = False, quiet: bool = False,

@@ -17,35 +17,30 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from ascend_doctor.records import Check, Field, Record, ValidationError
 
 from ascend_doctor.errors import InputError
 from ascend_doctor.report import Severity
-from ascend_doctor.tomlread import pydantic_error_line, read_toml
+from ascend_doctor.tomlread import error_line, read_toml
 
 CONFIG_NAME = "ascend-doctor.toml"
 
 
-class WaiverRule(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+def _reason_not_blank(v: str) -> str:
+    if not v.strip():
+        raise ValueError("a waiver needs a reason")
+    return v
 
+
+class WaiverRule(Record, extra="forbid"):
     code: str
-    reason: str = Field(min_length=1)
+    reason: Annotated[str, Check(_reason_not_blank)] = Field(min_length=1)
     expires: Optional[date] = None
 
-    @field_validator("reason")
-    @classmethod
-    def _reason_not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("a waiver needs a reason")
-        return v
 
-
-class Config(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class Config(Record, extra="forbid"):
     options: dict[str, Any] = Field(default_factory=dict)
     severity: dict[str, Severity] = Field(default_factory=dict)
     waive: list[WaiverRule] = Field(default_factory=list)
@@ -69,7 +64,7 @@ def load_config(path: Optional[str], cwd: Optional[Path] = None) -> Config:
     try:
         cfg = Config.model_validate(data)
     except ValidationError as exc:
-        raise InputError(f"config file {path}: {pydantic_error_line(exc)}") from None
+        raise InputError(f"config file {path}: {error_line(exc)}") from None
     cfg.path = path
     cfg.severity = {k.upper(): v for k, v in cfg.severity.items()}
     return cfg

@@ -18,11 +18,11 @@ from __future__ import annotations
 import re
 from datetime import date
 from pathlib import Path
-from typing import Dict, List, Literal, Optional
+from typing import Annotated, Dict, List, Literal, Optional
 
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from ascend_doctor.records import Check, Field, Record, ValidationError
 
 from ascend_doctor.errors import InputError, ParseError
 from ascend_doctor.host import PythonEnv, normalize_name
@@ -50,40 +50,31 @@ def _spec(text: str) -> str:
     return text
 
 
-class AllowRule(BaseModel):
+def _when(v: Dict[str, str]) -> Dict[str, str]:
+    return {normalize_name(k): _spec(s) for k, s in v.items()}
+
+
+def _sources(v: List[str]) -> List[str]:
+    if any(not s.strip() for s in v):
+        raise ValueError("every source must name a repo + issue/path")
+    return v
+
+
+class AllowRule(Record, extra="forbid", frozen=True):
     """One documented-harmless conflict: `requirer`'s requirement on `requirement` may be unmet when `when` holds."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
-    requirer: str = Field(min_length=1, description="Distribution whose requirement is unmet (e.g. vllm)")
-    requirement: str = Field(min_length=1, description="Distribution it requires (e.g. torch)")
-    when: Dict[str, str] = Field(default_factory=dict,
-                                 description="Installed-version conditions that must all hold, e.g. vllm-ascend")
+    requirer: Annotated[str, Check(normalize_name)] = Field(
+        min_length=1, description="Distribution whose requirement is unmet (e.g. vllm)")
+    requirement: Annotated[str, Check(normalize_name)] = Field(
+        min_length=1, description="Distribution it requires (e.g. torch)")
+    when: Annotated[Dict[str, str], Check(_when)] = Field(
+        default_factory=dict, description="Installed-version conditions that must all hold, e.g. vllm-ascend")
     reason: str = Field(min_length=1)
-    source: List[str] = Field(min_length=1)
-
-    @field_validator("requirer", "requirement")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        return normalize_name(v)
-
-    @field_validator("when")
-    @classmethod
-    def _when(cls, v: Dict[str, str]) -> Dict[str, str]:
-        return {normalize_name(k): _spec(s) for k, s in v.items()}
-
-    @field_validator("source")
-    @classmethod
-    def _sources(cls, v: List[str]) -> List[str]:
-        if any(not s.strip() for s in v):
-            raise ValueError("every source must name a repo + issue/path")
-        return v
+    source: Annotated[List[str], Check(_sources)] = Field(min_length=1)
 
 
-class AllowList(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class AllowList(Record, extra="forbid"):
     schema_version: Literal[1]
     updated: date
     allow: List[AllowRule] = Field(default_factory=list)
@@ -108,7 +99,7 @@ def load_allowlist(path: Optional[str] = None) -> AllowList:
 
 # --- conflicts --------------------------------------------------------------------------------------------------
 
-class Conflict(BaseModel):
+class Conflict(Record):
     """One unmet requirement, worded like `pip check`."""
 
     requirer: str

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from functools import cached_property
 from typing import Any, Callable, Iterable, Optional
 
-from pydantic import BaseModel
+from ascend_doctor.records import Record
 
 from ascend_doctor import __version__
 from ascend_doctor.config import Config
@@ -33,7 +33,7 @@ from ascend_doctor.report import (
 )
 
 
-class Outcome(BaseModel):
+class Outcome(Record):
     """What a check function returns; the engine adds code, title, severity, docs."""
 
     status: Status

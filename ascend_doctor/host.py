@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional, Protocol
 
-from pydantic import BaseModel, Field
+from ascend_doctor.records import Record, Field
 
 # Error kinds shared by every result type.
 NOT_FOUND = "not_found"
@@ -22,7 +22,7 @@ NOT_RECORDED = "not_recorded"  # replay: the snapshot has no answer for this que
 DEFAULT_MAX_OUTPUT = 4 * 1024 * 1024  # bytes kept per stream / file; the rest is dropped and flagged
 
 
-class CommandResult(BaseModel):
+class CommandResult(Record):
     """What running one argv produced."""
 
     argv: list[str]
@@ -56,7 +56,7 @@ class CommandResult(BaseModel):
         return ""
 
 
-class FileResult(BaseModel):
+class FileResult(Record):
     path: str
     content: Optional[str] = None
     error: Optional[str] = None
@@ -68,7 +68,7 @@ class FileResult(BaseModel):
         return self.content is not None
 
 
-class DirResult(BaseModel):
+class DirResult(Record):
     path: str
     entries: Optional[list[str]] = None
     error: Optional[str] = None
@@ -79,7 +79,7 @@ class DirResult(BaseModel):
         return self.entries is not None
 
 
-class LinkResult(BaseModel):
+class LinkResult(Record):
     """Symlink resolution: `target` is os.readlink, `resolved` the fully resolved real path."""
 
     path: str
@@ -88,7 +88,7 @@ class LinkResult(BaseModel):
     error: Optional[str] = None
 
 
-class DiskResult(BaseModel):
+class DiskResult(Record):
     path: str
     total_bytes: Optional[int] = None
     free_bytes: Optional[int] = None
@@ -96,14 +96,14 @@ class DiskResult(BaseModel):
     error_message: str = ""
 
 
-class Distribution(BaseModel):
+class Distribution(Record):
     name: str
     version: str
     requires: list[str] = Field(default_factory=list)
     location: Optional[str] = None
 
 
-class PythonEnv(BaseModel):
+class PythonEnv(Record):
     """An interpreter and its installed distributions, read from metadata only (nothing is imported)."""
 
     executable: str = ""
@@ -134,7 +134,7 @@ class PythonEnv(BaseModel):
         return None
 
 
-class SystemInfo(BaseModel):
+class SystemInfo(Record):
     hostname: str = ""
     os: str = ""
     kernel: str = ""

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from pydantic import BaseModel, ValidationError
+from ascend_doctor.records import Record, ValidationError
 
 from ascend_doctor import __version__
 from ascend_doctor.errors import InputError
@@ -45,7 +45,7 @@ def _row_id(table: str, row) -> object:
     return parse_version(value) if table in VERSION_KEYED else value
 
 
-class StackItem(BaseModel):
+class StackItem(Record):
     """One component of an installed stack compared with the release row of the installed vllm-ascend."""
 
     component: str  # PyPI name, or "cann" / "python"

@@ -1,4 +1,4 @@
-"""Pydantic schema of the matrix TOML files (matrices/*.toml): every row carries a source, every version parses.
+"""Schema of the matrix TOML files (matrices/*.toml): every row carries a source, every version parses.
 
 Rows are validated here and nowhere else, so the query code in `ascend_doctor.matrix` can trust them: a version
 string that `ascend_doctor.versions` cannot parse, a specifier it cannot read, a row without `source`, or a key the
@@ -11,7 +11,7 @@ import re
 from datetime import date
 from typing import Annotated, Dict, List, Literal, Optional
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from ascend_doctor.records import Check, Field, Record
 
 from ascend_doctor.errors import ParseError
 from ascend_doctor.versions import SpecifierSet, parse_version
@@ -72,23 +72,21 @@ def _source(items: List[str]) -> List[str]:
     return items
 
 
-VersionStr = Annotated[str, AfterValidator(_version)]
-SpecStr = Annotated[str, AfterValidator(_spec)]
-CpTag = Annotated[str, AfterValidator(_cp_tag)]
-PythonMinor = Annotated[str, AfterValidator(_python)]
-Sources = Annotated[List[str], AfterValidator(_source)]
+VersionStr = Annotated[str, Check(_version)]
+SpecStr = Annotated[str, Check(_spec)]
+CpTag = Annotated[str, Check(_cp_tag)]
+PythonMinor = Annotated[str, Check(_python)]
+Sources = Annotated[List[str], Check(_source)]
 
 
-class Row(BaseModel):
+class Row(Record, extra="forbid", frozen=True):
     """Fields every row has: where it comes from, and an optional human note."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     source: Sources
     note: str = ""
 
 
-def _check_conflicts(row: BaseModel, conflict: Dict[str, str], fields: tuple) -> None:
+def _check_conflicts(row: Record, conflict: Dict[str, str], fields: tuple) -> None:
     """A field with several values must say who says what; a conflict note needs several values."""
     for name in fields:
         values = getattr(row, name, None) or []
@@ -125,15 +123,13 @@ class Release(Row):
     wheel_cp: List[CpTag] = []
     conflict: Dict[str, str] = {}
 
-    @model_validator(mode="after")
-    def _consistent(self):
+    def after_validate(self) -> None:
         _check_conflicts(self, self.conflict, CONFLICT_FIELDS)
         if (self.pypi == "wheels") != bool(self.wheel_cp):
             raise ValueError("wheel_cp must be given exactly when pypi = 'wheels'")
         extra = set(self.experimental_hardware) - set(self.hardware)
         if extra:
             raise ValueError(f"experimental_hardware {sorted(extra)} not in hardware")
-        return self
 
     @property
     def key(self) -> str:
@@ -159,15 +155,13 @@ class TorchNpuRow(Row):
     wheel_cp_arch: Dict[str, List[Literal["aarch64", "x86_64"]]] = {}  # tag -> the only arches that have it
     conflict: Dict[str, str] = {}
 
-    @model_validator(mode="after")
-    def _consistent(self):
+    def after_validate(self) -> None:
         _check_conflicts(self, self.conflict, ("cann",))
         if (self.pypi == "wheels") != bool(self.wheel_cp):
             raise ValueError("wheel_cp must be given exactly when pypi = 'wheels'")
         for tag in self.wheel_cp_arch:
             if tag not in self.wheel_cp:
                 raise ValueError(f"wheel_cp_arch.{tag}: {tag} is not in wheel_cp")
-        return self
 
     @property
     def key(self) -> str:
@@ -197,13 +191,11 @@ class HdkPairing(Row):
     confidence: Confidence = "high"
     conflict: Dict[str, str] = {}
 
-    @model_validator(mode="after")
-    def _consistent(self):
+    def after_validate(self) -> None:
         # Several drivers may simply all be supported (9.0.0 -> 26.0.RC1, 25.5.2, 25.5.1); only flag real disputes.
         for name in self.conflict:
             if name != "driver":
                 raise ValueError(f"conflict.{name}: only driver can carry conflicting values")
-        return self
 
     @property
     def key(self) -> str:
@@ -233,8 +225,7 @@ class VllmParsers(Row):
     partial: List[ParserKind] = []  # kinds whose list names only some registered names
     absent: Dict[ParserKind, List[str]] = {}  # names known to be missing
 
-    @model_validator(mode="after")
-    def _consistent(self):
+    def after_validate(self) -> None:
         for kind in self.partial:
             if getattr(self, kind) is None:
                 raise ValueError(f"partial names {kind} but {kind} is not given")
@@ -244,7 +235,6 @@ class VllmParsers(Row):
             clash = set(names) & set(getattr(self, kind) or [])
             if clash:
                 raise ValueError(f"absent.{kind} and {kind} both name {sorted(clash)}")
-        return self
 
     @property
     def key(self) -> str:
@@ -268,10 +258,10 @@ def _when(items: Dict[str, str]) -> Dict[str, str]:
 class Advisory(Row):
     """A known-bad combination: matches when every `when` condition holds for the installed versions."""
 
-    id: Annotated[str, Field(pattern=r"^ADV-\d{4}-\d{3}$")]
+    id: str = Field(pattern=r"^ADV-\d{4}-\d{3}$")
     title: str
     severity: Severity
-    when: Annotated[Dict[str, str], AfterValidator(_when)]
+    when: Annotated[Dict[str, str], Check(_when)]
     machine: List[str] = []
     symptom: List[str] = Field(min_length=1)
     fix: str
@@ -282,10 +272,8 @@ class Advisory(Row):
         return self.id
 
 
-class MatrixFile(BaseModel):
+class MatrixFile(Record, extra="forbid"):
     """One matrix TOML file: a header and any of the row tables."""
-
-    model_config = ConfigDict(extra="forbid")
 
     schema_version: int
     updated: Optional[date] = None
@@ -298,12 +286,10 @@ class MatrixFile(BaseModel):
     vllm_parsers: List[VllmParsers] = []
     advisory: List[Advisory] = []
 
-    @model_validator(mode="after")
-    def _schema(self):
+    def after_validate(self) -> None:
         if self.schema_version != SCHEMA_VERSION:
             raise ValueError(f"schema_version {self.schema_version} is not supported (this ascend-doctor reads "
                              f"{SCHEMA_VERSION})")
-        return self
 
 
 TABLES = ("vllm_ascend_release", "torch_npu", "torch_python", "cann_hdk", "cann_driver_rule", "vllm_parsers", "advisory")

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from ascend_doctor.records import Record, Field
 
 from ascend_doctor.report import Severity
 
 
-class RunOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class RunOptions(Record, extra="forbid"):
     fail_on: Severity = Severity.ERROR
     select: list[str] = Field(default_factory=list)
     ignore: list[str] = Field(default_factory=list)

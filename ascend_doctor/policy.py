@@ -5,27 +5,23 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Optional
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from ascend_doctor.records import Record, ValidationError
 
 from ascend_doctor.errors import InputError
 from ascend_doctor.paths import builtin_matrices_dir
-from ascend_doctor.tomlread import pydantic_error_line, read_toml
+from ascend_doctor.tomlread import error_line, read_toml
 
 POLICY_FILE = "host-policy.toml"
 
 
-class Threshold(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class Threshold(Record, extra="forbid"):
     minimum: float
     recommended: Optional[float] = None
     source: str
     note: str = ""
 
 
-class HostPolicy(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class HostPolicy(Record, extra="forbid"):
     schema_version: int
     nofile_soft: Threshold
     nofile_hard: Threshold
@@ -42,4 +38,4 @@ def load_policy(path: Optional[str] = None) -> HostPolicy:
     try:
         return HostPolicy.model_validate(data)
     except ValidationError as exc:
-        raise InputError(f"host policy {p}: {pydantic_error_line(exc)}") from None
+        raise InputError(f"host policy {p}: {error_line(exc)}") from None

@@ -10,7 +10,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from ascend_doctor.records import Record, Field
 
 SCHEMA_VERSION = "1.0"
 
@@ -42,26 +42,20 @@ class Severity(str, Enum):
 _SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2, Severity.CRITICAL: 3}
 
 
-class Evidence(BaseModel):
+class Evidence(Record, extra="forbid"):
     """What was seen and where: a command, a file, an env var, an HTTP exchange."""
-
-    model_config = ConfigDict(extra="forbid")
 
     source: str = Field(description="Where it was seen: 'cmd: npu-smi info', 'file: /etc/...', 'env: VAR', 'http: POST /v1/...'")
     excerpt: str = Field("", description="The relevant part of what was seen (trimmed, secrets redacted)")
 
 
-class Waiver(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class Waiver(Record, extra="forbid"):
     reason: str
     expires: Optional[str] = None
 
 
-class Finding(BaseModel):
+class Finding(Record, extra="forbid"):
     """One check's verdict on this host (or node, for fleet runs)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     code: str = Field(description="Stable check code, e.g. HOST101")
     slug: str = Field(description="Stable human name, e.g. selinux-mode")
@@ -84,9 +78,7 @@ class Finding(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict, description="Machine-readable extras (traceback, metrics)")
 
 
-class HostSummary(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class HostSummary(Record, extra="forbid"):
     hostname: str = Field(description="May be '<redacted>' with --redact-hostname")
     os: str = ""
     kernel: str = ""
@@ -94,7 +86,7 @@ class HostSummary(BaseModel):
     source: str = Field("local", description="'local', or 'replay:<snapshot path>'")
 
 
-class Counts(BaseModel):
+class Counts(Record, extra="forbid"):
     pass_: int = Field(0, alias="pass")
     warn: int = 0
     fail: int = 0
@@ -103,13 +95,9 @@ class Counts(BaseModel):
     error: int = 0
     waived: int = 0
 
-    model_config = ConfigDict(populate_by_name=True, extra="forbid")
 
-
-class Report(BaseModel):
+class Report(Record, extra="forbid"):
     """Everything one run concluded. Renderers print it; they compute nothing."""
-
-    model_config = ConfigDict(extra="forbid")
 
     schema_version: str = SCHEMA_VERSION
     tool: str = "ascend-doctor"

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Dict, FrozenSet, List, Literal, Optional, Tuple
+from typing import Annotated, Dict, FrozenSet, List, Literal, Optional, Tuple
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from ascend_doctor.records import Check, Field, Record, ValidationError
 
 from ascend_doctor.errors import InputError
 from ascend_doctor.paths import builtin_matrices_dir
-from ascend_doctor.tomlread import pydantic_error_line, read_toml
+from ascend_doctor.tomlread import error_line, read_toml
 
 try:  # Python 3.11+
     from re import _constants as _sre_c  # type: ignore[attr-defined]
@@ -38,10 +38,22 @@ _EXCERPT_MAX = 300
 _MIN_LITERAL = 3  # shorter required literals ("E", "ret") would make almost every line a candidate
 
 
-class Signature(BaseModel):
-    """One known log signature: what it means and what to change."""
+def _compiles(v: str) -> str:
+    try:
+        re.compile(v, re.MULTILINE)
+    except re.error as exc:
+        raise ValueError(f"pattern does not compile: {exc}") from None
+    return v
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+
+def _source_not_blank(v: str) -> str:
+    if not v.strip():
+        raise ValueError("source must name where the signature comes from")
+    return v
+
+
+class Signature(Record, extra="forbid", frozen=True):
+    """One known log signature: what it means and what to change."""
 
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
     family: str = Field(min_length=1)
@@ -50,34 +62,16 @@ class Signature(BaseModel):
     component: str = Field(min_length=1)
     code: Optional[str] = None
     name: Optional[str] = None  # vendor symbol, e.g. ACL_ERROR_RT_INVALID_DEVICEID
-    pattern: str = Field(min_length=1)
+    pattern: Annotated[str, Check(_compiles)] = Field(min_length=1)
     meaning: str = Field(min_length=1)
     fix: str = Field(min_length=1)
-    source: str = Field(min_length=1)
+    source: Annotated[str, Check(_source_not_blank)] = Field(min_length=1)
     confidence: Literal["vendor-doc", "vendor-code", "issue", "inferred"]
     note: str = ""
 
-    @field_validator("pattern")
-    @classmethod
-    def _compiles(cls, v: str) -> str:
-        try:
-            re.compile(v, re.MULTILINE)
-        except re.error as exc:
-            raise ValueError(f"pattern does not compile: {exc}") from None
-        return v
 
-    @field_validator("source")
-    @classmethod
-    def _source_not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("source must name where the signature comes from")
-        return v
-
-
-class Match(BaseModel):
+class Match(Record, frozen=True):
     """A signature found in a log: the first line that matched (trimmed) and its 1-based line number."""
-
-    model_config = ConfigDict(frozen=True)
 
     signature: Signature
     excerpt: str
@@ -112,7 +106,7 @@ def _load(path: str) -> Tuple[Signature, ...]:
         try:
             sig = Signature.model_validate(row)
         except ValidationError as exc:
-            raise InputError(f"{what} {path}: {where}.{pydantic_error_line(exc)}") from None
+            raise InputError(f"{what} {path}: {where}.{error_line(exc)}") from None
         if sig.id in seen:
             raise InputError(f"{what} {path}: {where}.id: duplicate id (first at signature[{seen[sig.id]}])")
         seen[sig.id] = i

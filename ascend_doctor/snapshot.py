@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from ascend_doctor.records import Record, Field, ValidationError
 
 from ascend_doctor import __version__
 from ascend_doctor.errors import InputError
@@ -56,10 +56,8 @@ def canonical_argv(argv: list[str]) -> list[str]:
     return out
 
 
-class CommandEntry(BaseModel):
+class CommandEntry(Record, extra="forbid"):
     """One recorded command. Hand-built snapshots usually give only argv, stdout and maybe returncode."""
-
-    model_config = ConfigDict(extra="forbid")
 
     argv: list[str]
     returncode: Optional[int] = 0
@@ -71,44 +69,34 @@ class CommandEntry(BaseModel):
     duration_s: float = 0.0
 
 
-class FileEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class FileEntry(Record, extra="forbid"):
     content: Optional[str] = None
     error: Optional[str] = None
     error_message: str = ""
     truncated: bool = False
 
 
-class DirEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DirEntry(Record, extra="forbid"):
     entries: Optional[list[str]] = None
     error: Optional[str] = None
     error_message: str = ""
 
 
-class LinkEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class LinkEntry(Record, extra="forbid"):
     target: Optional[str] = None
     resolved: Optional[str] = None
     error: Optional[str] = None
 
 
-class DiskEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class DiskEntry(Record, extra="forbid"):
     total_bytes: Optional[int] = None
     free_bytes: Optional[int] = None
     error: Optional[str] = None
     error_message: str = ""
 
 
-class Snapshot(BaseModel):
+class Snapshot(Record, extra="forbid"):
     """Everything a host answered, keyed by the question."""
-
-    model_config = ConfigDict(extra="forbid")
 
     format: str = SNAPSHOT_FORMAT
     version: int = SNAPSHOT_VERSION

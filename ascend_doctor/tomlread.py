@@ -27,8 +27,8 @@ def read_toml(path: str | Path, what: str = "file") -> dict[str, Any]:
         raise InputError(f"{what} {p} is not UTF-8 text") from None
 
 
-def pydantic_error_line(exc: Exception) -> str:
-    """'key.sub: message' for the first error of a pydantic ValidationError."""
+def error_line(exc: Exception) -> str:
+    """'key.sub: message' for the first error of a records.ValidationError."""
     err = exc.errors()[0]  # type: ignore[attr-defined]
     loc = ".".join(str(x) for x in err["loc"])
     return f"{loc}: {err['msg']}"

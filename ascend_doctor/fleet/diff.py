@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
-from pydantic import BaseModel, Field
+from ascend_doctor.records import Record, Field
 
 from ascend_doctor.errors import InputError
 from ascend_doctor.fleet.facts import DIFF_FACTS, GROUPS, gather, summarize
@@ -18,20 +18,20 @@ DIFF_FORMAT = "ascend-doctor-diff"
 DIFF_VERSION = 1
 
 
-class Change(BaseModel):
+class Change(Record):
     item: str
     a: Optional[str] = Field(None, description="Value on side A (null: absent there)")
     b: Optional[str] = Field(None, description="Value on side B (null: absent there)")
     change: str = Field(description="changed | added (only in B) | removed (only in A)")
 
 
-class Side(BaseModel):
+class Side(Record):
     path: str
     hostname: str = ""
     when: Optional[str] = Field(None, description="collected_at (snapshot) or started_at (report)")
 
 
-class DiffResult(BaseModel):
+class DiffResult(Record):
     format: str = DIFF_FORMAT
     version: int = DIFF_VERSION
     kind: str = Field(description="snapshot | report")
@@ -91,7 +91,7 @@ def diff_snapshots(path_a: str, path_b: str, options: Optional[RunOptions] = Non
 
 
 def _report_items(path: str) -> tuple[Side, dict[str, dict[str, Optional[str]]]]:
-    from pydantic import ValidationError
+    from ascend_doctor.records import ValidationError
 
     from ascend_doctor.report import Report
 

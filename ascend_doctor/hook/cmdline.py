@@ -19,7 +19,7 @@ import os
 import re
 from typing import Any, Callable, Optional
 
-from pydantic import BaseModel, Field
+from ascend_doctor.records import Record, Field
 
 from ascend_doctor.redact import REDACTED, is_secret_option, redact_argv
 
@@ -78,7 +78,7 @@ def redact_command(argv: list[str]) -> list[str]:
 
 
 
-class ServeCommand(BaseModel):
+class ServeCommand(Record):
     """A parsed `vllm serve` command line. Option keys are vLLM's dest names (`tensor_parallel_size`)."""
 
     argv: list[str] = Field(description="The command line as given, secrets redacted")

@@ -23,13 +23,13 @@ import posixpath
 import re
 from typing import Callable, Iterable, Optional
 
-from pydantic import BaseModel, Field
+from ascend_doctor.records import Record, Field
 
 ReadText = Callable[[str], Optional[str]]
 ListDir = Callable[[str], Optional[list]]
 
 
-class NameList(BaseModel):
+class NameList(Record):
     """Names read from the installed files, and where they came from (or why they could not be read)."""
 
     names: Optional[list[str]] = None
@@ -41,7 +41,7 @@ class NameList(BaseModel):
         return self.names is not None
 
 
-class InstalledVllm(BaseModel):
+class InstalledVllm(Record):
     """The `vllm_files` fact."""
 
     site_packages: Optional[str] = None

@@ -1,4 +1,4 @@
-"""Pure parsers: vendor text -> typed facts (pydantic). Each raises only `ascend_doctor.errors.ParseError`.
+"""Pure parsers: vendor text -> typed facts (records). Each raises only `ascend_doctor.errors.ParseError`.
 
 Modules register the kinds `ascend-doctor parse KIND FILE` understands with `@parser_kind("npu-smi-info")`.
 Every module in this package is imported by `parser_kinds()`, so a new parser module needs no registration.
@@ -10,13 +10,13 @@ import importlib
 import pkgutil
 from typing import Callable
 
-from pydantic import BaseModel
+from ascend_doctor.records import Record
 
-KINDS: dict[str, tuple[Callable[[str], BaseModel], str]] = {}
+KINDS: dict[str, tuple[Callable[[str], Record], str]] = {}
 
 
 def parser_kind(name: str, expects: str):
-    """Register `fn(text) -> BaseModel` as `ascend-doctor parse <name>`; `expects` says what input it wants."""
+    """Register `fn(text) -> Record` as `ascend-doctor parse <name>`; `expects` says what input it wants."""
 
     def deco(func):
         KINDS[name] = (func, expects)
@@ -25,7 +25,7 @@ def parser_kind(name: str, expects: str):
     return deco
 
 
-def parser_kinds() -> dict[str, tuple[Callable[[str], BaseModel], str]]:
+def parser_kinds() -> dict[str, tuple[Callable[[str], Record], str]]:
     for mod in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{mod.name}")
     return KINDS

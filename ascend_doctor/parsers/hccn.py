@@ -12,7 +12,7 @@ import re
 from datetime import datetime
 from typing import Optional
 
-from pydantic import BaseModel, Field, computed_field
+from ascend_doctor.records import Record, Field
 
 from ascend_doctor.errors import ParseError
 from ascend_doctor.parsers import clean_paste, parser_kind
@@ -24,12 +24,12 @@ _LINK_RECORD = re.compile(r"^\s*(\w{3}\s+\w{3}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}\s
 _KV = re.compile(r"^\s*([^:]+?)\s*:\s*(.*?)\s*$")
 
 
-class LinkEvent(BaseModel):
+class LinkEvent(Record):
     time: str = Field(description="As printed, e.g. 'Tue Aug  1 14:44:40 2022' (whitespace collapsed)")
     status: str = Field(description="UP or DOWN")
 
 
-class LinkStat(BaseModel):
+class LinkStat(Record):
     """`hccn_tool -i N -link_stat -g`: link flap history (printed newest first)."""
 
     current_time: Optional[str] = None
@@ -38,7 +38,7 @@ class LinkStat(BaseModel):
     latest: Optional[LinkEvent] = Field(None, description="The most recent record (by timestamp, else the first)")
 
 
-class Route(BaseModel):
+class Route(Record):
     destination: str
     gateway: str
     genmask: str
@@ -46,7 +46,7 @@ class Route(BaseModel):
     iface: str = ""
 
 
-class PingResult(BaseModel):
+class PingResult(Record):
     """`hccn_tool -i N -ping -g address X`."""
 
     target: Optional[str] = None
@@ -56,7 +56,7 @@ class PingResult(BaseModel):
     times_ms: list[float] = Field(default_factory=list)
 
 
-class HccnDevice(BaseModel):
+class HccnDevice(Record, computed=("link_up", "net_health_ok")):
     """Everything read about one NPU's RoCE port."""
 
     device_id: Optional[int] = None
@@ -79,18 +79,16 @@ class HccnDevice(BaseModel):
     empty: list[str] = Field(default_factory=list, description="Subcommands that printed nothing for this device")
     unparsed: list[str] = Field(default_factory=list)
 
-    @computed_field  # type: ignore[prop-decorator]
     @property
     def link_up(self) -> Optional[bool]:
         return None if self.link_status is None else self.link_status == "UP"
 
-    @computed_field  # type: ignore[prop-decorator]
     @property
     def net_health_ok(self) -> Optional[bool]:
         return None if self.net_health is None else self.net_health.lower() == "success"
 
 
-class HccnToolOutput(BaseModel):
+class HccnToolOutput(Record):
     devices: dict[int, HccnDevice] = Field(default_factory=dict)
     unattributed: Optional[HccnDevice] = Field(None, description="Output that named no device (`-i` not seen)")
 
@@ -312,7 +310,7 @@ def parse_hccn_tool(text: str, device_id: Optional[int] = None) -> HccnToolOutpu
 
 # --- /etc/hccn.conf -------------------------------------------------------------------------------------------------
 
-class HccnConfDevice(BaseModel):
+class HccnConfDevice(Record):
     device_id: int
     address: Optional[str] = None
     netmask: Optional[str] = None
@@ -321,7 +319,7 @@ class HccnConfDevice(BaseModel):
     other: dict[str, str] = Field(default_factory=dict, description="send_arp_status, arp_*, ... verbatim")
 
 
-class HccnConf(BaseModel):
+class HccnConf(Record):
     """`/etc/hccn.conf`: the RoCE IP configuration `hccn_tool -cfg` wrote, per device id."""
 
     devices: dict[int, HccnConfDevice] = Field(default_factory=dict)

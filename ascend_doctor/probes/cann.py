@@ -14,7 +14,7 @@ import posixpath
 import re
 from typing import Optional
 
-from pydantic import BaseModel, Field, computed_field
+from ascend_doctor.records import Record, Field
 
 from ascend_doctor.errors import ParseError
 from ascend_doctor.host import NOT_FOUND
@@ -59,7 +59,7 @@ def _err(res) -> str:
 
 # --- facts ------------------------------------------------------------------------------------------------------
 
-class CannCandidate(BaseModel):
+class CannCandidate(Record):
     """One place CANN might be, and what is there."""
 
     path: str
@@ -69,7 +69,7 @@ class CannCandidate(BaseModel):
     resolved: Optional[str] = Field(None, description="Fully resolved real directory")
 
 
-class CannInstall(BaseModel):
+class CannInstall(Record):
     """One real CANN directory (several candidates may resolve to it) and what its files say."""
 
     root: str = Field(description="Resolved directory")
@@ -88,7 +88,7 @@ class CannInstall(BaseModel):
     version_source: Optional[str] = None
 
 
-class NnalFact(BaseModel):
+class NnalFact(Record, computed=("version",)):
     found: bool = False
     version_info_path: Optional[str] = None
     info: Optional[NnalVersionInfo] = None
@@ -98,13 +98,12 @@ class NnalFact(BaseModel):
     searched: list[str] = Field(default_factory=list)
     cann_mismatch: Optional[bool] = Field(None, description="NNAL's version.info names another CANN than the active")
 
-    @computed_field  # type: ignore[prop-decorator]
     @property
     def version(self) -> Optional[str]:
         return self.info.version if self.info else None
 
 
-class CannFact(BaseModel):
+class CannFact(Record):
     found: bool = False
     searched: list[str] = Field(default_factory=list, description="Every candidate path looked at")
     candidates: list[CannCandidate] = Field(default_factory=list)
@@ -123,7 +122,7 @@ class CannFact(BaseModel):
                                           "variables); the arch and NNAL mismatches have their own fields")
 
 
-class DriverFact(BaseModel):
+class DriverFact(Record, computed=("version", "firmware_version")):
     found: bool = False
     driver_dir: str = f"{ASCEND}/driver"
     searched: list[str] = Field(default_factory=list)
@@ -136,12 +135,10 @@ class DriverFact(BaseModel):
     firmware_error: Optional[str] = None
     lib64_present: Optional[bool] = Field(None, description="<driver>/lib64 exists (None: could not tell)")
 
-    @computed_field  # type: ignore[prop-decorator]
     @property
     def version(self) -> Optional[str]:
         return self.version_info.version if self.version_info else None
 
-    @computed_field  # type: ignore[prop-decorator]
     @property
     def firmware_version(self) -> Optional[str]:
         return self.firmware.version if self.firmware else None

@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any, Optional
 
-from pydantic import BaseModel, Field
+from ascend_doctor.records import Record, Field
 
 from ascend_doctor.errors import ParseError
 from ascend_doctor.host import NOT_FOUND, TIMEOUT
@@ -28,7 +28,7 @@ PER_COMMAND_TIMEOUT = 5.0
 PARALLEL_DEVICES = 4
 
 
-class HccnFact(BaseModel):
+class HccnFact(Record):
     tool: Optional[str] = Field(None, description="The hccn_tool that answered (absolute path or bare name)")
     tool_found: bool = False
     tool_error: Optional[str] = Field(None, description="Why hccn_tool gave nothing, when it did not")
@@ -72,7 +72,7 @@ def _device_ids(host, ctx, conf: Optional[HccnConf]) -> tuple[list[int], str]:
     return [], "none"
 
 
-class _DeviceRun(BaseModel):
+class _DeviceRun(Record):
     """What asking hccn_tool about one device produced."""
 
     outputs: list[str] = Field(default_factory=list)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from pydantic import BaseModel, Field
+from ascend_doctor.records import Record, Field
 
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.host import NOT_FOUND, NOT_RECORDED, PythonEnv
@@ -37,7 +37,7 @@ def python_probe(host, ctx) -> PythonEnv:
 
 
 # SELinux -----------------------------------------------------------------------------------------------------------
-class SelinuxFact(BaseModel):
+class SelinuxFact(Record):
     enforce_file: Optional[str] = Field(None, description="content of /sys/fs/selinux/enforce ('1' enforcing)")
     config_mode: Optional[str] = Field(None, description="SELINUX= in /etc/selinux/config")
     getenforce: Optional[str] = None
@@ -75,7 +75,7 @@ def selinux_probe(host, ctx) -> SelinuxFact:
 
 
 # Limits --------------------------------------------------------------------------------------------------------------
-class LimitsFact(BaseModel):
+class LimitsFact(Record):
     nofile_soft: Optional[int] = None  # None = unlimited
     nofile_hard: Optional[int] = None
     raw_line: str = ""
@@ -99,7 +99,7 @@ def limits_probe(host, ctx) -> LimitsFact:
 
 
 # /dev/shm, memory, disk ----------------------------------------------------------------------------------------------
-class ShmFact(BaseModel):
+class ShmFact(Record):
     total_bytes: Optional[int] = None
     free_bytes: Optional[int] = None
     mounted: bool = True
@@ -121,7 +121,7 @@ def shm_probe(host, ctx) -> ShmFact:
     return ShmFact(total_bytes=du.total_bytes, free_bytes=du.free_bytes, mount_line=line)
 
 
-class MemoryFact(BaseModel):
+class MemoryFact(Record):
     total_kib: int
     available_kib: Optional[int] = None
     hugepages_total: Optional[int] = None
@@ -144,7 +144,7 @@ def memory_probe(host, ctx) -> MemoryFact:
                       hugepages_total=vals.get("HugePages_Total"), hugepage_size_kib=vals.get("Hugepagesize"))
 
 
-class DiskPlace(BaseModel):
+class DiskPlace(Record):
     role: str
     path: str
     measured_path: str = ""
@@ -153,7 +153,7 @@ class DiskPlace(BaseModel):
     error: Optional[str] = None
 
 
-class DiskFact(BaseModel):
+class DiskFact(Record):
     places: list[DiskPlace] = Field(default_factory=list)
 
 
@@ -187,7 +187,7 @@ def disk_probe(host, ctx) -> DiskFact:
 
 
 # Time synchronisation ------------------------------------------------------------------------------------------------
-class TimeSyncFact(BaseModel):
+class TimeSyncFact(Record):
     synchronized: Optional[bool] = None
     via: str = ""
     seen: list[str] = Field(default_factory=list, description="what each source said (for evidence)")
@@ -233,7 +233,7 @@ def timesync_probe(host, ctx) -> TimeSyncFact:
 
 
 # gcc ------------------------------------------------------------------------------------------------------------------
-class GccFact(BaseModel):
+class GccFact(Record):
     found: bool
     version: Optional[str] = None
     first_line: str = ""
@@ -252,7 +252,7 @@ def gcc_probe(host, ctx) -> GccFact:
 
 
 # Container -----------------------------------------------------------------------------------------------------------
-class ContainerFact(BaseModel):
+class ContainerFact(Record):
     in_container: bool
     runtime: Optional[str] = Field(None, description="docker | podman | containerd | kubernetes | lxc | None")
     kubernetes: bool = False
@@ -290,7 +290,7 @@ def container_probe(host, ctx) -> ContainerFact:
 
 
 # PCIe ------------------------------------------------------------------------------------------------------------------
-class PcieLink(BaseModel):
+class PcieLink(Record):
     slot: str
     device_id: str = ""
     pci_class: str = ""
@@ -300,7 +300,7 @@ class PcieLink(BaseModel):
     max_speed: str = ""
 
 
-class PcieFact(BaseModel):
+class PcieFact(Record):
     sysfs_readable: bool
     devices: list[PcieLink] = Field(default_factory=list)
 

@@ -11,7 +11,7 @@ import json
 import signal
 from typing import Optional
 
-from pydantic import BaseModel, Field
+from ascend_doctor.records import Record, Field
 
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.host import TIMEOUT
@@ -51,7 +51,7 @@ print("ASCEND_DOCTOR_IMPORT " + json.dumps(out), flush=True)
 """
 
 
-class ImportProbeFact(BaseModel):
+class ImportProbeFact(Record):
     ran: bool = Field(description="False when skipped (torch not installed, or --no-import-probe)")
     skipped_reason: str = ""
     python: str = ""

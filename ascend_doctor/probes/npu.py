@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Optional
 
-from pydantic import BaseModel, Field
+from ascend_doctor.records import Record, Field
 
 from ascend_doctor.errors import FactUnavailable, ParseError
 from ascend_doctor.host import NOT_FOUND, TIMEOUT, CommandResult
@@ -25,7 +25,7 @@ NPU_SMI_FALLBACKS = ("/usr/local/bin/npu-smi", "/usr/local/sbin/npu-smi")
 STDERR_TAIL_LINES = 5
 
 
-class CommandSummary(BaseModel):
+class CommandSummary(Record):
     """How one command went, without its full output (the parsed fact carries what matters)."""
 
     argv: list[str]
@@ -43,7 +43,7 @@ class CommandSummary(BaseModel):
                    stderr_tail=tail, duration_s=r.duration_s, why_not=r.why_not())
 
 
-class NpuSmiFact(BaseModel):
+class NpuSmiFact(Record):
     """`npu-smi info`: whether the tool exists, how the run went, and the parsed table or why there is none."""
 
     found: bool = Field(description="False when npu-smi is not installed / not mounted (no Ascend driver visible)")
@@ -110,14 +110,14 @@ def npu_smi_probe(host, ctx) -> NpuSmiFact:
 
 
 # -t health ---------------------------------------------------------------------------------------------------------
-class NpuHealthResult(BaseModel):
+class NpuHealthResult(Record):
     npu_id: int
     command: CommandSummary
     health: Optional[NpuHealth] = None
     parse_error: Optional[str] = None
 
 
-class NpuHealthFact(BaseModel):
+class NpuHealthFact(Record):
     """`npu-smi info -t health -i N` for every NPU the table lists, run one after another within the time budget."""
 
     results: list[NpuHealthResult] = Field(default_factory=list)
@@ -163,7 +163,7 @@ def npu_health_probe(host, ctx) -> NpuHealthFact:
 
 
 # -t topo -----------------------------------------------------------------------------------------------------------
-class NpuTopoFact(BaseModel):
+class NpuTopoFact(Record):
     command: CommandSummary
     topo: Optional[NpuTopo] = None
     parse_error: Optional[str] = None

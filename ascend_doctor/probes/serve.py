@@ -10,7 +10,7 @@ import json
 import posixpath
 from typing import Any, Optional
 
-from pydantic import BaseModel, Field
+from ascend_doctor.records import Record, Field
 
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.hook.vllm_files import InstalledVllm, editable_root, read_installed
@@ -60,7 +60,7 @@ def vllm_files_probe(host, ctx) -> InstalledVllm:
     return fact
 
 
-class ServeModelFact(BaseModel):
+class ServeModelFact(Record):
     """The served model's directory: config.json, tokenizer_config.json's chat template, template and quant files."""
 
     model: str

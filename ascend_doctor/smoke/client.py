@@ -1,4 +1,4 @@
-"""HTTP exchanges with the server under test, recorded as pydantic facts (never raising on server misbehaviour).
+"""HTTP exchanges with the server under test, recorded as typed facts (never raising on server misbehaviour).
 
 Only the base URL the user gave is contacted: no redirects are followed and proxy/env settings are ignored
 (`trust_env=False`). The API key comes from the environment variable the user named and is never recorded.
@@ -12,7 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any, Optional
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field
+from ascend_doctor.records import Record, Field
 
 from ascend_doctor.errors import InputError
 
@@ -23,7 +23,7 @@ MAX_BODY = 256 * 1024  # bytes kept of any response (the excerpt in evidence is 
 USER_AGENT = "ascend-doctor-smoke"
 
 
-class ToolCall(BaseModel):
+class ToolCall(Record):
     """One tool call as the server sent it (arguments kept raw: string, object, or whatever came)."""
 
     index: Optional[int] = None
@@ -33,7 +33,7 @@ class ToolCall(BaseModel):
     arguments: Any = None
 
 
-class StreamInfo(BaseModel):
+class StreamInfo(Record):
     """What the SSE stream looked like, beyond the message it assembles to."""
 
     events: int = 0
@@ -49,7 +49,7 @@ class StreamInfo(BaseModel):
     indices: list[int] = Field(default_factory=list, description="tool-call indices in order of first appearance")
 
 
-class Reply(BaseModel):
+class Reply(Record):
     """The assistant message of choice 0, from a JSON body or assembled from stream deltas."""
 
     content: Optional[str] = None
@@ -63,7 +63,7 @@ class Reply(BaseModel):
         None, description="the deprecated message.function_call, when the server still sends it")
 
 
-class Exchange(BaseModel):
+class Exchange(Record):
     """One request/response with the server: a scenario's raw fact."""
 
     name: str

@@ -10,7 +10,7 @@ import json
 import random
 from typing import Any, Callable, Optional
 
-from pydantic import BaseModel, Field
+from ascend_doctor.records import Record, Field
 
 from ascend_doctor.smoke.client import Exchange, SmokeClient, ToolCall
 
@@ -75,7 +75,7 @@ CHAT_SCENARIOS = [CHAT, NAMED, NAMED_STREAM, REQUIRED, AUTO, NONE, PARALLEL, PAR
                   IRRELEVANT]
 
 
-class LoadResult(BaseModel):
+class LoadResult(Record):
     """What `--load N --concurrency C` measured."""
 
     requested: int
@@ -94,7 +94,7 @@ class LoadResult(BaseModel):
     stopped_early: Optional[str] = None
 
 
-class SmokeFacts(BaseModel):
+class SmokeFacts(Record):
     """Everything the smoke scenarios observed: the `smoke` fact."""
 
     base_url: str

@@ -181,7 +181,7 @@ def _host_facts(arch="aarch64", sourced=True, nnal_version="8.5.0", machine="aar
     if sourced:
         env["LD_LIBRARY_PATH"] = "/usr/local/Ascend/driver/lib64:/usr/local/Ascend/cann/lib64:/usr/local/lib"
         env["ATB_HOME_PATH"] = "/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1"
-    snap = Snapshot(
+    snap = Snapshot.model_validate(dict(
         system=SystemInfo(hostname="a2-node-01", os="Ubuntu 22.04", machine=machine),
         env=env,
         files={f"{ROOT85}/version.cfg": FileEntry(content=cfg),
@@ -201,7 +201,7 @@ def _host_facts(arch="aarch64", sourced=True, nnal_version="8.5.0", machine="aar
         links={"/usr/local/Ascend/cann": LinkEntry(target="cann-8.5.0", resolved=ROOT85),
                "/usr/local/Ascend/ascend-toolkit/latest": LinkEntry(target="/usr/local/Ascend/cann",
                                                                     resolved=ROOT85)},
-    )
+    ))
     store = FactStore(ReplayHost(snap), RunOptions())
     return {"cann": store.fact("cann"), "driver": store.fact("driver"), "env": env, "python": PY_VA}
 

@@ -225,13 +225,13 @@ def _report(snapshot, select=("NPU", "CTR", "HCCL")):
 def test_replay_container_started_without_mounts():
     from ascend_doctor.snapshot import CommandEntry, DirEntry, FileEntry, Snapshot
 
-    snap = Snapshot(
+    snap = Snapshot.model_validate(dict(
         env={"ASCEND_RT_VISIBLE_DEVICES": "0,1"},
         files={"/.dockerenv": FileEntry(content="")},
         dirs={"/dev": DirEntry(entries=["console", "davinci0", "davinci1", "null", "shm"])},
         links={"/usr/local/bin/npu-smi": {"resolved": "/usr/local/bin/npu-smi"}},
         commands=[CommandEntry(argv=["npu-smi", "info"], returncode=255, stdout=E8005 + "\n")],
-    )
+    ))
     f = _report(snap)
     assert f["CTR101"].status == Status.FAIL and "/dev/davinci_manager" in f["CTR101"].message
     assert f["CTR102"].status == Status.FAIL and "-v /usr/local/dcmi:/usr/local/dcmi" in f["CTR102"].remediation
@@ -260,11 +260,11 @@ def test_replay_healthy_host_with_eight_npus():
             CommandEntry(argv=[tool, "-i", str(d), "-net_health", "-g"], stdout="net health status: Success\n"),
         ]
     conf = "".join(f"address_{d}=10.20.{d}.10\nnetmask_{d}=255.255.255.0\n" for d in range(8))
-    snap = Snapshot(env={"HCCL_CONNECT_TIMEOUT": "1200", "HCCL_EXEC_TIMEOUT": "3600"},
+    snap = Snapshot.model_validate(dict(env={"HCCL_CONNECT_TIMEOUT": "1200", "HCCL_EXEC_TIMEOUT": "3600"},
                     files={"/etc/hccn.conf": FileEntry(content=conf)},
                     dirs={"/dev": DirEntry(entries=[f"davinci{d}" for d in range(8)]
                                            + ["davinci_manager", "devmm_svm", "hisi_hdc"])},
-                    commands=commands)
+                    commands=commands))
     f = _report(snap)
     for code in ("NPU101", "NPU102", "NPU103", "NPU104", "HCCL101", "HCCL102", "HCCL103", "HCCL104", "HCCL105"):
         assert f[code].status == Status.PASS, (code, f[code].message)

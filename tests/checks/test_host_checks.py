@@ -117,7 +117,7 @@ def facts_of(snapshot, *names, **opts):
 
 
 def test_probes_on_a_fake_root():
-    snap = Snapshot(
+    snap = Snapshot.model_validate(dict(
         env={"HOME": "/home/svc", "HF_HOME": "/data/hf"},
         files={
             "/sys/fs/selinux/enforce": FileEntry(content="1\n"),
@@ -143,7 +143,7 @@ def test_probes_on_a_fake_root():
               "/home/svc": DiskEntry(total_bytes=100 * GIB, free_bytes=20 * GIB)},
         commands=[CommandEntry(argv=["getenforce"], stdout="Enforcing\n"),
                   CommandEntry(argv=["chronyc", "tracking"], stdout="Reference ID    : A9FEA97B\nLeap status     : Normal\n")],
-    )
+    ))
     selinux, limits, shm, mem, disk, ts, ctr, pcie = facts_of(
         snap, "selinux", "limits", "shm", "memory", "disk", "timesync", "container", "pcie")
     assert selinux.mode == "enforcing" and selinux.config_mode == "enforcing"

@@ -22,7 +22,7 @@ def run(*args, cwd=None, env=None):
 
 @pytest.fixture()
 def snap(tmp_path):
-    s = Snapshot(
+    s = Snapshot.model_validate(dict(
         system={"hostname": "node-7", "os": "Ubuntu 22.04", "kernel": "5.15", "machine": "aarch64"},
         env={"HOME": "/root", "OPENAI_API_KEY": "sk-should-never-appear-123456"},
         files={"/proc/self/limits": FileEntry(content="Max open files            1024                 1024                 files\n"),
@@ -30,7 +30,7 @@ def snap(tmp_path):
         disk={"/dev/shm": DiskEntry(total_bytes=32 * GIB, free_bytes=32 * GIB),
               "/root": DiskEntry(total_bytes=1000 * GIB, free_bytes=800 * GIB)},
         commands=[CommandEntry(argv=["chronyc", "tracking"], stdout="Leap status     : Normal\n")],
-    )
+    ))
     p = tmp_path / "host.snapshot.json"
     p.write_text(s.dump())
     return p

@@ -2,7 +2,7 @@
 
 import textwrap
 import time
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 
 import pytest
 
@@ -87,7 +87,7 @@ def test_warn_is_capped_at_warning_level_and_fail_on():
     rep = run_static(ReplayHost(Snapshot()), reg, RunOptions())
     f = rep.findings[0]
     assert f.level == Severity.WARNING and rep.exit_code == 0
-    rep = run_static(ReplayHost(Snapshot()), reg, RunOptions(fail_on="warning"))
+    rep = run_static(ReplayHost(Snapshot()), reg, RunOptions(fail_on=Severity.WARNING))
     assert rep.exit_code == 1 and rep.counts.warn == 1
 
 
@@ -97,8 +97,8 @@ def test_severity_lowering_and_waivers():
     reg.add(_mk("TEST302", lambda ctx: ctx.fail("bad too"), severity="error"))
     reg.add(_mk("TEST303", lambda ctx: ctx.fail("still bad"), severity="error"))
     cfg = Config(severity={"TEST301": Severity.WARNING},
-                 waive=[WaiverRule(code="TEST302", reason="known, ticket OPS-1", expires="2999-01-01"),
-                        WaiverRule(code="TEST303", reason="old excuse", expires="2020-01-01")])
+                 waive=[WaiverRule(code="TEST302", reason="known, ticket OPS-1", expires=date(2999, 1, 1)),
+                        WaiverRule(code="TEST303", reason="old excuse", expires=date(2020, 1, 1))])
     rep = run_static(ReplayHost(Snapshot()), reg, RunOptions(), cfg)
     by = {f.code: f for f in rep.findings}
     assert by["TEST301"].severity == Severity.WARNING and by["TEST301"].level == Severity.WARNING

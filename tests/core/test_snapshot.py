@@ -18,8 +18,8 @@ from ascend_doctor.snapshot import (
 
 
 def test_replay_answers_recorded_and_not_found_for_the_rest():
-    snap = Snapshot(commands=[CommandEntry(argv=["npu-smi", "info"], stdout="table")],
-                    files={"/etc/x": FileEntry(content="hi")}, env={"A": "1"})
+    snap = Snapshot.model_validate(dict(commands=[CommandEntry(argv=["npu-smi", "info"], stdout="table")],
+                    files={"/etc/x": FileEntry(content="hi")}, env={"A": "1"}))
     host = ReplayHost(snap)
     assert host.run(["npu-smi", "info"]).stdout == "table"
     assert host.run(["hccn_tool", "-i", "0"]).error == NOT_FOUND
@@ -32,11 +32,11 @@ def test_replay_answers_recorded_and_not_found_for_the_rest():
 
 
 def test_recording_round_trip_and_redaction(tmp_path):
-    inner = ReplayHost(Snapshot(
+    inner = ReplayHost(Snapshot.model_validate(dict(
         commands=[CommandEntry(argv=["tool", "--api-key", "abc"], stdout="Authorization: Bearer sk-0123456789abcdef")],
         files={"/f": FileEntry(content="x")},
         env={"HF_TOKEN": "hf_0123456789abcdefghij", "PATH": "/bin"},
-    ))
+    )))
     rec = RecordingHost(inner)
     rec.run(["tool", "--api-key", "abc"])
     rec.read_file("/f")
@@ -91,7 +91,7 @@ def test_inline_scripts_are_stored_by_name():
 
     assert canonical_argv(["/py", "-c", IMPORT_SCRIPT]) == ["/py", "-c", "<script:import-probe>"]
     assert canonical_argv(["/py", "-c", "print(1)"]) == ["/py", "-c", "print(1)"]
-    snap = Snapshot(commands=[CommandEntry(argv=["/py", "-c", "<script:import-probe>"], stdout="ok")])
+    snap = Snapshot.model_validate(dict(commands=[CommandEntry(argv=["/py", "-c", "<script:import-probe>"], stdout="ok")]))
     assert ReplayHost(snap).run(["/py", "-c", IMPORT_SCRIPT]).stdout == "ok"
     rec = RecordingHost(ReplayHost(snap))
     rec.run(["/py", "-c", IMPORT_SCRIPT])

@@ -39,7 +39,7 @@ def old_layout(version: str = "8.0.0", cfg_version: Optional[str] = None, arch: 
              f"{root}/{arch}-linux/ascend_toolkit_install.info": {"content": install_info(cfg_version or version,
                                                                                           arch, root)}}
     files.update(extra.pop("files", {}))
-    return Snapshot(
+    return Snapshot.model_validate(dict(
         system={"machine": machine},
         env=env if env is not None else {
             "ASCEND_HOME_PATH": f"{TK}/latest", "ASCEND_TOOLKIT_HOME": f"{TK}/latest",
@@ -49,7 +49,7 @@ def old_layout(version: str = "8.0.0", cfg_version: Optional[str] = None, arch: 
               TK: {"entries": [version, "latest", "set_env.sh"]},
               root: {"entries": ["bin", "lib64", f"{arch}-linux", "opp", "version.cfg"]}},
         links={f"{TK}/latest": {"target": version, "resolved": root}},
-        files=files, **extra)
+        files=files, **extra))
 
 
 def run(func, snap: Snapshot, preset: Optional[dict] = None):
@@ -82,7 +82,7 @@ def test_old_layout_sourced_env_is_consistent():
 
 def test_cann_85_layout_with_cann_symlinks_and_no_version_cfg():
     root = f"{A}/cann-8.5.0"
-    snap = Snapshot(
+    snap = Snapshot.model_validate(dict(
         system={"machine": "aarch64"},
         env={"ASCEND_HOME_PATH": f"{A}/cann", "LD_LIBRARY_PATH": f"{A}/cann/lib64:{A}/cann/lib64/plugin/nnengine"},
         dirs={A: {"entries": ["ascend-toolkit", "cann", "cann-8.5.0", "driver"]},
@@ -91,7 +91,7 @@ def test_cann_85_layout_with_cann_symlinks_and_no_version_cfg():
         links={f"{A}/cann": {"target": "cann-8.5.0", "resolved": root},
                f"{TK}/latest": {"target": f"{A}/cann", "resolved": root}},
         files={f"{root}/aarch64-linux/ascend_toolkit_install.info": {
-            "content": data("toolkit_install_8.5.0_cann_layout.info")}})
+            "content": data("toolkit_install_8.5.0_cann_layout.info")}}))
     fact = run(cann_probe, snap)
     assert fact.found and fact.version == "8.5.0" and fact.arch == "aarch64"
     assert len(fact.installs) == 1
@@ -145,7 +145,7 @@ def test_ld_library_path_of_another_install_does_not_count():
 
 
 def test_no_cann_at_all():
-    fact = run(cann_probe, Snapshot(system={"machine": "x86_64"}))
+    fact = run(cann_probe, Snapshot.model_validate(dict(system={"machine": "x86_64"})))
     assert fact.found is False
     assert fact.version is None and fact.active is None and fact.installs == []
     assert f"{TK}/latest" in fact.searched and f"{A}/cann" in fact.searched
@@ -227,8 +227,8 @@ def driver_snapshot(**over) -> Snapshot:
              f"{A}/driver/version.info": {"content": data("driver_version_25.0.rc1.1.info")},
              f"{A}/firmware/version.info": {"content": data("firmware_version_7.7.0.1.231.info")}}
     files.update(over.pop("files", {}))
-    return Snapshot(files={k: v for k, v in files.items() if v is not None},
-                    dirs={f"{A}/driver/lib64": {"entries": ["common", "driver"]}}, **over)
+    return Snapshot.model_validate(dict(files={k: v for k, v in files.items() if v is not None},
+                    dirs={f"{A}/driver/lib64": {"entries": ["common", "driver"]}}, **over))
 
 
 def test_driver_firmware_install_info():
@@ -252,9 +252,9 @@ def test_driver_missing_is_a_fact():
 def test_driver_in_custom_install_path():
     info = data("ascend_install.info").replace("Driver_Install_Path_Param=/usr/local/Ascend",
                                                "Driver_Install_Path_Param=/data/ai/Ascend")
-    snap = Snapshot(files={"/etc/ascend_install.info": {"content": info},
+    snap = Snapshot.model_validate(dict(files={"/etc/ascend_install.info": {"content": info},
                            "/data/ai/Ascend/driver/version.info": {"content": data("driver_version_25.0.rc1.1.info")}},
-                    dirs={"/data/ai/Ascend/driver/lib64": {"entries": []}})
+                    dirs={"/data/ai/Ascend/driver/lib64": {"entries": []}}))
     fact = run(driver_probe, snap)
     assert fact.found and fact.driver_dir == "/data/ai/Ascend/driver"
     assert fact.searched[0] == "/data/ai/Ascend/driver/version.info"
@@ -274,12 +274,12 @@ def test_driver_version_info_unreadable_and_firmware_garbage():
 def test_symlink_chain_given_only_as_targets():
     """latest -> /usr/local/Ascend/cann -> cann-8.5.0, recorded without `resolved` (a hand-written snapshot)."""
     root = f"{A}/cann-8.5.0"
-    snap = Snapshot(
+    snap = Snapshot.model_validate(dict(
         system={"machine": "aarch64"},
         links={f"{TK}/latest": {"target": f"{A}/cann"}, f"{A}/cann": {"target": "cann-8.5.0"}},
         dirs={root: {"entries": ["aarch64-linux"]}},
         files={f"{root}/aarch64-linux/ascend_toolkit_install.info": {
-            "content": data("toolkit_install_8.5.0_cann_layout.info")}})
+            "content": data("toolkit_install_8.5.0_cann_layout.info")}}))
     fact = run(cann_probe, snap)
     assert fact.found and fact.version == "8.5.0"
     assert [i.root for i in fact.installs] == [root]

@@ -47,7 +47,7 @@ def test_registered():
 
 def test_ids_from_hccn_conf_all_healthy():
     commands = [c for d in range(4) for c in healthy(d)]
-    fact = run(Snapshot(files={"/etc/hccn.conf": {"content": conf()}}, commands=commands))
+    fact = run(Snapshot.model_validate(dict(files={"/etc/hccn.conf": {"content": conf()}}, commands=commands)))
     assert fact.device_id_source == "hccn.conf" and fact.device_ids == [0, 1, 2, 3]
     assert fact.tool_found and fact.tool == TOOL
     assert all(fact.device(d).link_up and fact.device(d).net_health_ok for d in range(4))
@@ -65,7 +65,7 @@ def test_link_down_and_fault_fetch_link_stat():
                              cmd(1, "ip", "ipaddr:10.20.1.10\nnetmask:255.255.255.0\n"),
                              cmd(1, "net_health", "net health status: Fault\n"),
                              cmd(1, "link_stat", link_stat)]
-    fact = run(Snapshot(commands=commands), npu_smi=chips((0, None), (1, None)))
+    fact = run(Snapshot.model_validate(dict(commands=commands)), npu_smi=chips((0, None), (1, None)))
     assert fact.device_id_source == "npu_smi" and fact.device_ids == [0, 1]
     d1 = fact.device(1)
     assert d1.link_up is False and d1.net_health == "Fault" and d1.net_health_ok is False
@@ -75,21 +75,21 @@ def test_link_down_and_fault_fetch_link_stat():
 
 def test_a3_uses_phy_ids():
     commands = healthy(4) + healthy(5)
-    fact = run(Snapshot(commands=commands), npu_smi=chips((2, 4), (2, 5)))
+    fact = run(Snapshot.model_validate(dict(commands=commands)), npu_smi=chips((2, 4), (2, 5)))
     assert fact.device_ids == [4, 5]
     assert sorted(fact.devices) == [4, 5]
 
 
 def test_hccn_tool_on_path_only():
-    fact = run(Snapshot(commands=healthy(0, tool="hccn_tool"), dirs={"/dev": {"entries": ["davinci0",
+    fact = run(Snapshot.model_validate(dict(commands=healthy(0, tool="hccn_tool"), dirs={"/dev": {"entries": ["davinci0",
                                                                                           "davinci_manager",
-                                                                                          "devmm_svm", "hisi_hdc"]}}))
+                                                                                          "devmm_svm", "hisi_hdc"]}})))
     assert fact.device_id_source == "/dev/davinciN" and fact.device_ids == [0]
     assert fact.tool == "hccn_tool" and fact.device(0).link_up is True
 
 
 def test_hccn_tool_missing_is_a_fact():
-    fact = run(Snapshot(files={"/etc/hccn.conf": {"content": conf()}}))
+    fact = run(Snapshot.model_validate(dict(files={"/etc/hccn.conf": {"content": conf()}})))
     assert fact.tool_found is False and fact.tool is None
     assert "not found" in fact.tool_error
     assert fact.devices == {}
@@ -107,7 +107,7 @@ def test_failing_and_empty_commands_are_recorded():
     commands = [cmd(0, "link", "link status: UP\n"),
                 cmd(0, "ip", ""),  # EMPTY answer: no IP configured
                 cmd(0, "net_health", "", returncode=255, stderr="Device ID is invalid\n")]
-    fact = run(Snapshot(commands=commands, dirs={"/dev": {"entries": ["davinci0"]}}))
+    fact = run(Snapshot.model_validate(dict(commands=commands, dirs={"/dev": {"entries": ["davinci0"]}})))
     d0 = fact.device(0)
     assert d0.link_up is True and d0.ipaddr is None and "ip" in d0.empty
     assert d0.net_health is None
@@ -117,19 +117,19 @@ def test_failing_and_empty_commands_are_recorded():
 
 def test_timed_out_command_is_an_error_not_a_result():
     commands = [cmd(0, "link", "", returncode=None, error="timeout", duration_s=5.0)] + healthy(0)[1:]
-    fact = run(Snapshot(commands=commands, dirs={"/dev": {"entries": ["davinci0"]}}))
+    fact = run(Snapshot.model_validate(dict(commands=commands, dirs={"/dev": {"entries": ["davinci0"]}})))
     assert "timed out" in fact.errors[0][0]
     assert fact.device(0).link_status is None and fact.device(0).ipaddr == "10.20.0.10"
 
 
 def test_tiny_budget_skips_commands_instead_of_overrunning():
-    fact = run(Snapshot(commands=healthy(0), dirs={"/dev": {"entries": ["davinci0"]}}), timeout=0.1)
+    fact = run(Snapshot.model_validate(dict(commands=healthy(0), dirs={"/dev": {"entries": ["davinci0"]}})), timeout=0.1)
     assert fact.skipped == ["-i 0 -link -g", "-i 0 -ip -g", "-i 0 -net_health -g"]
     assert fact.devices == {}
 
 
 def test_garbage_hccn_conf():
-    fact = run(Snapshot(files={"/etc/hccn.conf": {"content": "this is not a config\n"}}))
+    fact = run(Snapshot.model_validate(dict(files={"/etc/hccn.conf": {"content": "this is not a config\n"}})))
     assert fact.conf_found and fact.conf is None and "hccn.conf" in fact.conf_error
 
 
@@ -138,7 +138,7 @@ def test_a3_sixteen_devices_on_path_tool_one_down():
     commands += [cmd(9, "link", "link status: DOWN\n", "hccn_tool"), cmd(9, "ip", "", "hccn_tool"),
                  cmd(9, "net_health", "net health status: Init\n", "hccn_tool"),
                  cmd(9, "link_stat", "[devid 9]link up count       : 0\n", "hccn_tool")]
-    fact = run(Snapshot(commands=commands), npu_smi=chips(*[(d // 2, d) for d in range(16)]))
+    fact = run(Snapshot.model_validate(dict(commands=commands)), npu_smi=chips(*[(d // 2, d) for d in range(16)]))
     assert fact.device_ids == list(range(16)) and fact.tool == "hccn_tool"
     assert sorted(fact.devices) == list(range(16))
     down = [d for d, dev in fact.devices.items() if not dev.link_up]
@@ -150,7 +150,7 @@ def test_a3_sixteen_devices_on_path_tool_one_down():
 
 def test_tiny_budget_with_many_devices_skips_all_in_order():
     commands = [c for d in range(3) for c in healthy(d)]
-    fact = run(Snapshot(commands=commands, dirs={"/dev": {"entries": ["davinci0", "davinci1", "davinci2"]}}),
+    fact = run(Snapshot.model_validate(dict(commands=commands, dirs={"/dev": {"entries": ["davinci0", "davinci1", "davinci2"]}})),
                timeout=0.1)
     assert fact.skipped == [f"-i {d} -{c} -g" for d in range(3) for c in ("link", "ip", "net_health")]
     assert fact.devices == {}
