@@ -8,7 +8,6 @@ descriptions, `extra` policy) and asks pydantic for the schema. Imported only by
 from __future__ import annotations
 
 import typing
-from enum import Enum
 from typing import Any, Dict
 
 from pydantic import BaseModel, ConfigDict, create_model

@@ -11,7 +11,6 @@ that differ), every node that disagrees with another fails: nothing tells which 
 
 from __future__ import annotations
 
-import statistics
 from typing import Optional
 
 from ascend_doctor.engine import ev
@@ -347,6 +346,8 @@ def clock_skew(ctx):
                            "run `ascend-doctor fleet --ray-address` to measure)")
     measured = [n for n in nodes if n.reachable and n.clock_offset_s is not None]
     ref_node = sorted(measured, key=lambda n: n.clock_offset_s)[(len(measured) - 1) // 2]
+    import statistics  # here, not at the top: a static check loads this module too
+
     ref = statistics.median_low([n.clock_offset_s for n in measured])
     dev = me.clock_offset_s - ref
     unc = (me.clock_uncertainty_s or 0.0) + (ref_node.clock_uncertainty_s or 0.0 if ref_node is not me else 0.0)

@@ -15,7 +15,6 @@ from ascend_doctor.registry import check
 from ascend_doctor.smoke import scenarios as S
 from ascend_doctor.smoke.arguments import argument_problems, decoded
 from ascend_doctor.smoke.client import Exchange, error_message
-from ascend_doctor.smoke.leaks import FAMILIES, detect_leaks, remediation_for
 
 NEEDS = ["smoke"]
 NON_STREAM_TOOL = [S.NAMED, S.REQUIRED, S.AUTO, S.PARALLEL]
@@ -139,11 +138,13 @@ def _calls_text(x: Exchange) -> str:
 
 
 def _leak_hint(x: Exchange) -> str:
+    from ascend_doctor.smoke import leaks as L  # imported here: a static check loads this module but runs no smoke
+
     r = x.reply
-    leaks = detect_leaks(r.content if r else None) + detect_leaks(r.reasoning if r else None, "reasoning")
+    leaks = L.detect_leaks(r.content if r else None) + L.detect_leaks(r.reasoning if r else None, "reasoning")
     if not leaks:
         return ""
-    return f" — the content holds raw {FAMILIES[leaks[0].family].label} markup (see TOOL113)"
+    return f" — the content holds raw {L.FAMILIES[leaks[0].family].label} markup (see TOOL113)"
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -773,6 +774,8 @@ def tool_markup_leak(ctx):
     How to fix: Start vllm serve with the `--tool-call-parser` (and `--reasoning-parser`, `--tokenizer-mode`) of the
     detected family — the finding names them and the first vLLM release (in the matrix) that has them.
     """
+    from ascend_doctor.smoke import leaks as L
+
     facts = ctx.fact("smoke")
     leaks, evidence, scanned = [], [], 0
     for name, x in facts.exchanges.items():
@@ -780,7 +783,7 @@ def tool_markup_leak(ctx):
         if r is None:
             continue
         scanned += 1
-        found = detect_leaks(r.content, "content") + detect_leaks(r.reasoning, r.reasoning_field or "reasoning")
+        found = L.detect_leaks(r.content, "content") + L.detect_leaks(r.reasoning, r.reasoning_field or "reasoning")
         for lk in found:
             leaks.append((name, lk))
             evidence.append(ev(f"{x.describe()} {lk.field}", lk.excerpt))
@@ -791,13 +794,13 @@ def tool_markup_leak(ctx):
     if not leaks:
         return ctx.ok(f"no tool-call or reasoning markup in the content of {scanned} answer(s)")
     families = list(dict.fromkeys(lk.family for _, lk in leaks))
-    msg = "; ".join(f"{FAMILIES[lk.family].label} in {name}.{lk.field} ({lk.marker!r})" for name, lk in leaks[:4])
+    msg = "; ".join(f"{L.FAMILIES[lk.family].label} in {name}.{lk.field} ({lk.marker!r})" for name, lk in leaks[:4])
     try:
         matrix = ctx.matrix  # the shipped matrix plus any --matrix layers
     except Exception:  # an unavailable matrix degrades the remediation text, never the verdict
         matrix = None
-    remediation = "\n".join(remediation_for(f, matrix) for f in families)
-    details = {"families": families, "parsers": [FAMILIES[f].tool_parser for f in families]}
+    remediation = "\n".join(L.remediation_for(f, matrix) for f in families)
+    details = {"families": families, "parsers": [L.FAMILIES[f].tool_parser for f in families]}
     if families == ["think"]:
         return ctx.warn(f"raw markup leaked: {msg}", evidence[:4], remediation=remediation, **details)
     return ctx.fail(f"raw markup leaked: {msg}", evidence[:4], remediation=remediation, **details)
