@@ -19,9 +19,8 @@ from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
-from ascend_doctor.records import Check, Field, Record, ValidationError
-
 from ascend_doctor.errors import InputError
+from ascend_doctor.records import Check, Field, Record, ValidationError
 from ascend_doctor.report import Severity
 from ascend_doctor.tomlread import error_line, read_toml
 

@@ -22,11 +22,12 @@ from typing import Annotated, Dict, List, Literal, Optional
 
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
-from ascend_doctor.records import Check, Field, Record, ValidationError
 
+from ascend_doctor import diskcache, records, versions
 from ascend_doctor.errors import InputError, ParseError
 from ascend_doctor.host import PythonEnv, normalize_name
 from ascend_doctor.paths import builtin_matrices_dir
+from ascend_doctor.records import Check, Field, Record, ValidationError
 from ascend_doctor.tomlread import read_toml
 from ascend_doctor.versions import SpecifierSet, try_parse_version, version_in
 
@@ -83,6 +84,10 @@ class AllowList(Record, extra="forbid"):
 def load_allowlist(path: Optional[str] = None) -> AllowList:
     """The validated allow-list (the shipped one by default); problems are InputErrors naming the file."""
     p = str(path or allowlist_path())
+    return diskcache.memo("allowlist", [p], [__file__, records.__file__, versions.__file__], lambda: _read_allowlist(p))
+
+
+def _read_allowlist(p: str) -> AllowList:
     data = read_toml(p, "dependency allow-list")
     try:
         al = AllowList.model_validate(data)

@@ -2,7 +2,7 @@
 
 Why: reading and validating the shipped matrix (five TOML files, ~1,300 version strings) is a third of a static
 `check` once pydantic is gone; its result depends only on those files and on the code that validates them. The cache
-key is a SHA-256 over both, so an edited matrix, a new release or a changed schema simply misses.
+key covers the bytes of both, so an edited matrix, a new release or a changed schema simply misses.
 
 Where: `$ASCEND_DOCTOR_CACHE_DIR`, else `$XDG_CACHE_HOME/ascend-doctor`, else `~/.cache/ascend-doctor`.
 `ASCEND_DOCTOR_CACHE_DIR=off` disables it. Everything here fails soft: an unwritable directory, a corrupt or
@@ -12,11 +12,12 @@ user's own (it is by default); a file that does not unpickle to what the caller 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
+import sys
 from pathlib import Path
-from typing import Any, Iterable, Optional
+import zlib
+from typing import Any, Callable, Iterable, Optional
 
 ENV = "ASCEND_DOCTOR_CACHE_DIR"
 
@@ -25,22 +26,41 @@ def cache_dir() -> Optional[Path]:
     """The cache directory, or None when caching is off."""
     env = os.environ.get(ENV)
     if env:
-        return None if env.strip().lower() in ("off", "0", "none", "") else Path(env)
+        return None if env.strip().lower() in ("off", "0", "none") else Path(env)
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg) if xdg else Path.home() / ".cache"
     return base / "ascend-doctor"
 
 
 def content_key(paths: Iterable[Path], salt: str = "") -> Optional[str]:
-    """SHA-256 over `salt` and each file's name and bytes; None when a file cannot be read (no caching then)."""
-    h = hashlib.sha256(salt.encode())
+    """A key over `salt` and each file's name, size and CRC-32 + Adler-32 of its bytes; None when a file cannot be
+    read (no caching then). Not a cryptographic hash, on purpose: the files are our own (an accidental edit must miss,
+    nobody forges a collision in their own cache), and importing hashlib alone would cost more than the key."""
+    parts = [salt]
     for p in paths:
         try:
             data = Path(p).read_bytes()
         except OSError:
             return None
-        h.update(b"\0" + str(Path(p).name).encode() + b"\0" + len(data).to_bytes(8, "big") + data)
-    return h.hexdigest()
+        parts.append(f"{Path(p).name}:{len(data)}:{zlib.crc32(data):08x}{zlib.adler32(data):08x}")
+    return "|".join(parts)
+
+
+def _entry(d: Path, kind: str, key: str) -> Path:
+    return d / f"{kind}-{zlib.crc32(key.encode()):08x}{zlib.adler32(key.encode()):08x}.pickle"
+
+
+def memo(kind: str, files: Iterable[Path], code: Iterable[str], build: Callable[[], Any]) -> Any:
+    """`build()`, or its cached result while `files` and the `code` that reads them (module files) are unchanged.
+    Exceptions from `build()` propagate and nothing is stored."""
+    salt = f"{sys.version}|" + "|".join(code)
+    key = content_key([Path(f) for f in files] + [Path(c) for c in code], salt)
+    hit = load(kind, key)
+    if hit is not None:
+        return hit
+    value = build()
+    store(kind, key, value)
+    return value
 
 
 def load(kind: str, key: Optional[str]) -> Any:
@@ -49,7 +69,7 @@ def load(kind: str, key: Optional[str]) -> Any:
     if d is None or key is None:
         return None
     try:
-        with open(d / f"{kind}-{key[:40]}.pickle", "rb") as fh:
+        with open(_entry(d, kind, key), "rb") as fh:
             stored_key, value = pickle.load(fh)
     except Exception:  # missing, unreadable, truncated, from another Python: all just a miss
         return None
@@ -69,7 +89,10 @@ def store(kind: str, key: Optional[str], value: Any) -> None:
         try:
             with os.fdopen(fd, "wb") as fh:
                 pickle.dump((key, value), fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, d / f"{kind}-{key[:40]}.pickle")
+            os.replace(tmp, _entry(d, kind, key))
+            for old in d.glob(f"{kind}-*.pickle"):  # entries for files or code that have since changed
+                if old != _entry(d, kind, key):
+                    old.unlink()
         except BaseException:
             try:
                 os.unlink(tmp)

@@ -10,14 +10,13 @@ from datetime import datetime, timezone
 from functools import cached_property
 from typing import Any, Callable, Iterable, Optional
 
-from ascend_doctor.records import Record
-
 from ascend_doctor import __version__
 from ascend_doctor.config import Config
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.host import Host
 from ascend_doctor.options import RunOptions
 from ascend_doctor.probes import load_probes
+from ascend_doctor.records import Record
 from ascend_doctor.redact import redact_text
 from ascend_doctor.registry import Check, Registry
 from ascend_doctor.report import (

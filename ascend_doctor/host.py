@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional, Protocol
 
-from ascend_doctor.records import Record, Field
+from ascend_doctor.records import Field, Record
 
 # Error kinds shared by every result type.
 NOT_FOUND = "not_found"

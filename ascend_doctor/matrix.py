@@ -13,8 +13,6 @@ import threading
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ascend_doctor.records import Record, ValidationError
-
 from ascend_doctor import __version__, diskcache, matrix_schema, records, versions
 from ascend_doctor.errors import InputError
 from ascend_doctor.matrix_schema import (
@@ -32,6 +30,7 @@ from ascend_doctor.matrix_schema import (
     normalize_name,
 )
 from ascend_doctor.paths import builtin_matrices_dir
+from ascend_doctor.records import Record, ValidationError
 from ascend_doctor.tomlread import read_toml
 from ascend_doctor.versions import Version, parse_version, try_parse_version, version_in
 
@@ -428,15 +427,9 @@ def _shipped_tables() -> Tuple[Dict[str, dict], List[str]]:
 def _shipped_tables_cached() -> Tuple[Dict[str, dict], List[str]]:
     """`_shipped_tables()`, from the on-disk cache when neither the files nor the code that validates them changed
     (saves ~80 ms of TOML parsing and validation per run; see ascend_doctor.diskcache)."""
-    files = builtin_matrix_files()
-    code = [Path(m.__file__) for m in (sys.modules[__name__], matrix_schema, records, versions)]  # type: ignore
-    key = diskcache.content_key(code + files, salt=f"{__version__}|{sys.version}")
-    hit = diskcache.load("matrix", key)
-    if isinstance(hit, tuple) and len(hit) == 2 and hit[1] == [str(p) for p in files]:
-        return hit
-    tables, names = _shipped_tables()
-    diskcache.store("matrix", key, (tables, names))
-    return tables, names
+    code = [str(m.__file__) for m in (sys.modules[__name__], sys.modules["ascend_doctor"], matrix_schema, records,
+                                      versions)]
+    return diskcache.memo("matrix", builtin_matrix_files(), code, _shipped_tables)
 
 
 _lock = threading.Lock()

@@ -11,9 +11,8 @@ import re
 from datetime import date
 from typing import Annotated, Dict, List, Literal, Optional
 
-from ascend_doctor.records import Check, Field, Record
-
 from ascend_doctor.errors import ParseError
+from ascend_doctor.records import Check, Field, Record
 from ascend_doctor.versions import SpecifierSet, parse_version
 
 SCHEMA_VERSION = 1

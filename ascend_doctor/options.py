@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ascend_doctor.records import Record, Field
-
+from ascend_doctor.records import Field, Record
 from ascend_doctor.report import Severity
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Optional
 
-from ascend_doctor.records import Record, ValidationError
-
+from ascend_doctor import diskcache, records
 from ascend_doctor.errors import InputError
 from ascend_doctor.paths import builtin_matrices_dir
+from ascend_doctor.records import Record, ValidationError
 from ascend_doctor.tomlread import error_line, read_toml
 
 POLICY_FILE = "host-policy.toml"
@@ -34,6 +34,10 @@ class HostPolicy(Record, extra="forbid"):
 @lru_cache(maxsize=4)
 def load_policy(path: Optional[str] = None) -> HostPolicy:
     p = path or str(builtin_matrices_dir() / POLICY_FILE)
+    return diskcache.memo("host-policy", [p], [__file__, records.__file__], lambda: _read_policy(p))
+
+
+def _read_policy(p: str) -> HostPolicy:
     data = read_toml(p, "host policy")
     try:
         return HostPolicy.model_validate(data)

@@ -68,8 +68,8 @@ class Field:
         if self.default_factory is not None:
             return self.default_factory()
         d = self.default
-        # A list/dict/set default is copied per instance, as pydantic does.
-        return copy.copy(d) if isinstance(d, (list, dict, set)) else d
+        # A mutable default (list, dict, set, record) is copied per instance, deeply, as pydantic does.
+        return copy.deepcopy(d) if isinstance(d, (list, dict, set, Record)) else d
 
 
 class Check:
@@ -382,7 +382,8 @@ def _validate(tp: Any, value: Any, loc: Tuple[Any, ...], coerce: bool) -> Any:  
         raise ValidationError(loc, f"expected one of {', '.join(repr(a) for a in allowed)}, got {value!r}",
                               "literal_error")
     if origin in (list, typing.List, set, frozenset, tuple):
-        if not isinstance(value, (list, tuple)) or (not coerce and not isinstance(value, origin)):
+        accepted = (list, tuple, set, frozenset) if origin in (set, frozenset) else (list, tuple)
+        if not isinstance(value, accepted) or (not coerce and not isinstance(value, origin)):
             raise ValidationError(loc, f"expected a list, got {_describe(value)}", "list_type")
         args = typing.get_args(tp)
         if origin is tuple:

@@ -15,7 +15,6 @@ from pydantic import Field as PydanticField
 
 from ascend_doctor.records import Check, Record, type_hints
 
-
 def _mirror_type(tp: Any, cache: Dict[type, type]) -> Any:
     """The annotation with every Record replaced by its pydantic mirror and Check markers dropped."""
     if isinstance(tp, type) and issubclass(tp, Record):

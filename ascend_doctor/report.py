@@ -10,7 +10,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Any, Optional
 
-from ascend_doctor.records import Record, Field
+from ascend_doctor.records import Field, Record
 
 SCHEMA_VERSION = "1.0"
 

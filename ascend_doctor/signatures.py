@@ -18,10 +18,9 @@ import re
 from functools import lru_cache
 from typing import Annotated, Dict, FrozenSet, List, Literal, Optional, Tuple
 
-from ascend_doctor.records import Check, Field, Record, ValidationError
-
 from ascend_doctor.errors import InputError
 from ascend_doctor.paths import builtin_matrices_dir
+from ascend_doctor.records import Check, Field, Record, ValidationError
 from ascend_doctor.tomlread import error_line, read_toml
 
 try:  # Python 3.11+

@@ -14,8 +14,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
-from ascend_doctor.records import Record, Field, ValidationError
-
 from ascend_doctor import __version__
 from ascend_doctor.errors import InputError
 from ascend_doctor.host import (
@@ -31,6 +29,7 @@ from ascend_doctor.host import (
     PythonEnv,
     SystemInfo,
 )
+from ascend_doctor.records import Field, Record, ValidationError
 from ascend_doctor.redact import redact_argv, redact_env, redact_text
 
 SNAPSHOT_FORMAT = "ascend-doctor-snapshot"

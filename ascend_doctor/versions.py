@@ -199,7 +199,7 @@ class Version:
 
 def _safe_key(text: str) -> tuple:
     try:
-        return Version(text)._key
+        return parse_version(text)._key
     except ParseError:
         return ((_NUM, -1), text)
 
@@ -284,9 +284,18 @@ def _tokenize(core: str, raw: str):
     return tuple(release), tokens
 
 
+_PARSED: dict = {}  # text -> Version; a static check parses the same few hundred strings ~1,500 times
+
+
 def parse_version(text: str) -> Version:
-    """Parse any version string this tool meets; raises ParseError on garbage."""
-    return Version(text)
+    """Parse any version string this tool meets; raises ParseError on garbage. Memoised (Versions are immutable)."""
+    v = _PARSED.get(text) if isinstance(text, str) else None
+    if v is None:
+        v = Version(text)
+        if len(_PARSED) > 20000:
+            _PARSED.clear()
+        _PARSED[text] = v
+    return v
 
 
 def try_parse_version(text: Optional[str]) -> Optional[Version]:
@@ -294,13 +303,13 @@ def try_parse_version(text: Optional[str]) -> Optional[Version]:
     if text is None:
         return None
     try:
-        return Version(text)
+        return parse_version(text)
     except ParseError:
         return None
 
 
 def _as_version(v: Union[str, Version]) -> Version:
-    return v if isinstance(v, Version) else Version(v)
+    return v if isinstance(v, Version) else parse_version(v)
 
 
 def _padded(rel: tuple, n: int) -> tuple:
@@ -367,7 +376,7 @@ class _Clause:
                 return
             # `==26.0.RC1.*`: that RC and every patch/build of it (26.0.rc1.1), not 26.0.RC10 or 26.0.0
             try:
-                self.tag_prefix = Version(head)
+                self.tag_prefix = parse_version(head)
             except ParseError:
                 raise ParseError(f"expected a version before '.*' in a specifier, got {whole!r}") from None
             if not self.tag_prefix._tokens or self.tag_prefix.local or self.tag_prefix.build or \
@@ -375,7 +384,7 @@ class _Clause:
                 raise ParseError(f"expected numbers or a tagged version (8.5.RC1) before '.*', got {whole!r}")
             return
         try:
-            self.bound = Version(vtext)
+            self.bound = parse_version(vtext)
         except ParseError as exc:
             raise ParseError(f"expected a version specifier like '>=8.0.RC1', got {whole!r}: {exc}") from None
         if self.op == "~=" and len(self.bound.release) < 2:

@@ -7,11 +7,10 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
-from ascend_doctor.records import Record, Field
-
 from ascend_doctor.errors import InputError
 from ascend_doctor.fleet.facts import DIFF_FACTS, GROUPS, gather, summarize
 from ascend_doctor.options import RunOptions
+from ascend_doctor.records import Field, Record
 from ascend_doctor.snapshot import SNAPSHOT_FORMAT, ReplayHost, load_snapshot
 
 DIFF_FORMAT = "ascend-doctor-diff"

@@ -19,8 +19,7 @@ import os
 import re
 from typing import Any, Callable, Optional
 
-from ascend_doctor.records import Record, Field
-
+from ascend_doctor.records import Field, Record
 from ascend_doctor.redact import REDACTED, is_secret_option, redact_argv
 
 # Short aliases, from vllm/engine/arg_utils.py and vllm/entrypoints/cli/serve.py (vLLM 0.13.0 sdist).

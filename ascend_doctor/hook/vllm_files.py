@@ -23,7 +23,7 @@ import posixpath
 import re
 from typing import Callable, Iterable, Optional
 
-from ascend_doctor.records import Record, Field
+from ascend_doctor.records import Field, Record
 
 ReadText = Callable[[str], Optional[str]]
 ListDir = Callable[[str], Optional[list]]

@@ -13,10 +13,9 @@ import re
 from collections import Counter
 from typing import Optional
 
-from ascend_doctor.records import Record, Field
-
 from ascend_doctor.errors import ParseError
 from ascend_doctor.parsers import clean_paste, parser_kind
+from ascend_doctor.records import Field, Record
 from ascend_doctor.versions import split_cfg_value
 
 # `cat -n` prints "%6d\t"; pasted through a browser the tab often becomes two spaces (vllm-ascend#451).

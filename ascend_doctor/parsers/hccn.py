@@ -12,10 +12,9 @@ import re
 from datetime import datetime
 from typing import Optional
 
-from ascend_doctor.records import Record, Field
-
 from ascend_doctor.errors import ParseError
 from ascend_doctor.parsers import clean_paste, parser_kind
+from ascend_doctor.records import Field, Record
 
 # `hccn_tool -i 3 -ip -g`, possibly behind a prompt or a full path; `-ping -g address X` too.
 _CMD = re.compile(r"hccn_tool\s+(?:.*?\s)?-i\s+(\d+)\s+-(\w+)")

@@ -20,10 +20,9 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ascend_doctor.records import Record, Field
-
 from ascend_doctor.errors import ParseError
 from ascend_doctor.parsers import clean_paste, parser_kind
+from ascend_doctor.records import Field, Record
 
 EXPECTS = "`npu-smi info` output (a table or a dcmi error)"
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ascend_doctor.records import Record, Field
-
 from ascend_doctor.errors import ParseError
 from ascend_doctor.parsers import clean_paste, parser_kind
 from ascend_doctor.parsers.npu_smi import NpuSmiError, find_npu_smi_error
+from ascend_doctor.records import Field, Record
 
 _CMD = re.compile(r"npu-smi\s+info\b(.*)$")
 _KV = re.compile(r"^([A-Za-z][^:]*?)\s*:\s?(.*)$")

@@ -14,8 +14,6 @@ import posixpath
 import re
 from typing import Optional
 
-from ascend_doctor.records import Record, Field
-
 from ascend_doctor.errors import ParseError
 from ascend_doctor.host import NOT_FOUND
 from ascend_doctor.parsers.ascend_files import (
@@ -35,6 +33,7 @@ from ascend_doctor.parsers.ascend_files import (
     parse_version_cfg,
 )
 from ascend_doctor.probes import probe
+from ascend_doctor.records import Field, Record
 
 ASCEND = "/usr/local/Ascend"
 # Env vars set_env.sh exports that name the CANN root (ASCEND_OPP_PATH names <root>/opp).

@@ -13,11 +13,10 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ascend_doctor.records import Record, Field
-
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.host import NOT_FOUND
 from ascend_doctor.probes import probe
+from ascend_doctor.records import Field, Record
 
 NODE_NAMES = ("davinci_manager", "devmm_svm", "hisi_hdc", "ascend_manager", "user_config")
 NPU_SMI_PATHS = ("/usr/local/bin/npu-smi", "/usr/local/sbin/npu-smi")

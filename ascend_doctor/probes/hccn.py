@@ -14,12 +14,11 @@ import threading
 import time
 from typing import Any, Optional
 
-from ascend_doctor.records import Record, Field
-
 from ascend_doctor.errors import ParseError
 from ascend_doctor.host import NOT_FOUND, TIMEOUT
 from ascend_doctor.parsers.hccn import HccnConf, HccnDevice, parse_hccn_conf, parse_hccn_tool
 from ascend_doctor.probes import probe
+from ascend_doctor.records import Field, Record
 
 HCCN_TOOL_PATHS = ("/usr/local/Ascend/driver/tools/hccn_tool", "hccn_tool")
 HCCN_CONF = "/etc/hccn.conf"

@@ -8,11 +8,10 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ascend_doctor.records import Record, Field
-
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.host import NOT_FOUND, NOT_RECORDED, PythonEnv
 from ascend_doctor.probes import probe
+from ascend_doctor.records import Field, Record
 
 HUAWEI_PCI_VENDOR = "0x19e5"
 

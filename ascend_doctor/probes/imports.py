@@ -11,11 +11,10 @@ import json
 import signal
 from typing import Optional
 
-from ascend_doctor.records import Record, Field
-
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.host import TIMEOUT
 from ascend_doctor.probes import probe
+from ascend_doctor.records import Field, Record
 
 IMPORT_TIMEOUT = 90.0  # torch_npu's first import on a cold page cache takes 10-30 s on real Atlas hosts
 

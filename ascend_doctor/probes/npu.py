@@ -10,13 +10,12 @@ from __future__ import annotations
 import time
 from typing import Optional
 
-from ascend_doctor.records import Record, Field
-
 from ascend_doctor.errors import FactUnavailable, ParseError
 from ascend_doctor.host import NOT_FOUND, TIMEOUT, CommandResult
 from ascend_doctor.parsers.npu_smi import NpuSmiInfo, find_npu_smi_error, parse_npu_smi_info
 from ascend_doctor.parsers.npu_smi_detail import NpuHealth, NpuTopo, parse_npu_smi_health, parse_npu_smi_topo
 from ascend_doctor.probes import probe
+from ascend_doctor.records import Field, Record
 
 NPU_SMI = "npu-smi"
 # Tried in order when `npu-smi` is not on PATH (non-login shells, systemd units): the driver installs it in

@@ -10,11 +10,10 @@ import json
 import posixpath
 from typing import Any, Optional
 
-from ascend_doctor.records import Record, Field
-
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.hook.vllm_files import InstalledVllm, editable_root, read_installed
 from ascend_doctor.probes import probe
+from ascend_doctor.records import Field, Record
 
 MODEL_FILES_MAX = 4 * 1024 * 1024
 

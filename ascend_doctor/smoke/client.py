@@ -12,9 +12,8 @@ import time
 from typing import TYPE_CHECKING, Any, Optional
 from urllib.parse import urlsplit
 
-from ascend_doctor.records import Record, Field
-
 from ascend_doctor.errors import InputError
+from ascend_doctor.records import Field, Record
 
 if TYPE_CHECKING:  # httpx is imported where a request is made: `check` without --smoke-url never needs it
     import httpx

@@ -10,8 +10,7 @@ import json
 import random
 from typing import Any, Callable, Optional
 
-from ascend_doctor.records import Record, Field
-
+from ascend_doctor.records import Field, Record
 from ascend_doctor.smoke.client import Exchange, SmokeClient, ToolCall
 
 WEATHER_TOOL = {

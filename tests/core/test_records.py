@@ -169,9 +169,6 @@ def test_unknown_field_is_a_type_error():
         Inner(n=1, bogus=2)
 
 
-@pytest.mark.xfail(strict=True, reason="records.Field.make_default copies only list/dict/set defaults (shallowly): a "
-                   "Record instance default is one object shared by every instance, so mutating one record's nested "
-                   "default changes the others (pydantic deep-copies defaults); no production record uses one yet")
 def test_record_instance_default_is_not_shared():
     a, b = HoldsRecordDefault(), HoldsRecordDefault()
     a.inner.n = 5
@@ -253,8 +250,6 @@ def test_without_strict_mode_construction_is_unchecked(monkeypatch):
     assert Outer(name="o", inner={"n": 1}).inner == {"n": 1}
 
 
-@pytest.mark.xfail(strict=True, reason="records._validate: the list/tuple/set/frozenset branch only accepts list or "
-                   "tuple values, so a set[str] field refuses a set (strict construction and model_validate)")
 def test_set_field_accepts_a_set(monkeypatch):
     monkeypatch.setenv("ASCEND_DOCTOR_STRICT_RECORDS", "1")
     assert SetHolder(names={"a"}).names == {"a"}
