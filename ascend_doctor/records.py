@@ -33,6 +33,7 @@ from enum import Enum
 from pathlib import PurePath
 from typing import Any, Callable, ClassVar, Dict, Optional, Tuple
 
+_INF = float("inf")
 _UnionType = getattr(types, "UnionType", typing.Union)  # `X | Y` annotations (3.10+)
 _MISSING: Any = type("_Missing", (), {"__repr__": lambda self: "<required>"})()
 
@@ -238,6 +239,8 @@ def _dump_value(value: Any, json_mode: bool, by_alias: bool, exclude_none: bool)
                 for k, v in value.items()}
     if not json_mode:
         return value
+    if isinstance(value, float) and (value != value or value in (_INF, -_INF)):
+        return None  # JSON has no NaN/Infinity (pydantic writes null too)
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, datetime):

@@ -553,3 +553,13 @@ def test_report_json_schema():
     counts = schema["$defs"]["Counts"]["properties"]
     assert "pass" in counts and "pass_" not in counts
     json.dumps(schema)
+
+
+def test_json_dump_writes_null_for_nan_and_infinity():
+    class Metrics(Record):
+        p50: float = 0.0
+        extra: dict = {}
+
+    m = Metrics(p50=float("nan"), extra={"p95": float("inf"), "ok": 1.5})
+    assert json.loads(m.model_dump_json()) == {"p50": None, "extra": {"p95": None, "ok": 1.5}}
+    assert m.model_dump()["extra"]["p95"] == float("inf")  # python mode keeps the value
