@@ -6,8 +6,8 @@ key covers the bytes of both, so an edited matrix, a new release or a changed sc
 
 Where: `$ASCEND_DOCTOR_CACHE_DIR`, else `$XDG_CACHE_HOME/ascend-doctor`, else `~/.cache/ascend-doctor`.
 `ASCEND_DOCTOR_CACHE_DIR=off` disables it. Everything here fails soft: an unwritable directory, a corrupt or
-foreign entry only costs the time of doing the work again. Entries are pickles, so the directory must be the
-user's own (it is by default); a file that does not unpickle to what the caller expects is ignored.
+foreign entry only costs the time of doing the work again. Entries are pickles: one is read only when this user owns
+it and nobody else can write it (see `_trusted`), and one whose stored key differs is ignored.
 """
 
 from __future__ import annotations
@@ -23,13 +23,25 @@ ENV = "ASCEND_DOCTOR_CACHE_DIR"
 
 
 def cache_dir() -> Optional[Path]:
-    """The cache directory, or None when caching is off."""
+    """The cache directory, or None when caching is off (or no home directory can be found)."""
     env = os.environ.get(ENV)
     if env:
         return None if env.strip().lower() in ("off", "0", "none") else Path(env)
     xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
+    try:
+        base = Path(xdg) if xdg else Path.home() / ".cache"
+    except (RuntimeError, KeyError, OSError):  # no HOME and no passwd entry (some containers)
+        return None
     return base / "ascend-doctor"
+
+
+def _trusted(fh) -> bool:
+    """Only unpickle an entry this user wrote and nobody else can rewrite (a shared ASCEND_DOCTOR_CACHE_DIR such as
+    /tmp must not let another user plant a pickle)."""
+    if not hasattr(os, "getuid"):
+        return True
+    st = os.fstat(fh.fileno())
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
 def content_key(paths: Iterable[Path], salt: str = "") -> Optional[str]:
@@ -70,6 +82,8 @@ def load(kind: str, key: Optional[str]) -> Any:
         return None
     try:
         with open(_entry(d, kind, key), "rb") as fh:
+            if not _trusted(fh):
+                return None
             stored_key, value = pickle.load(fh)
     except Exception:  # missing, unreadable, truncated, from another Python: all just a miss
         return None
@@ -84,7 +98,7 @@ def store(kind: str, key: Optional[str], value: Any) -> None:
     import tempfile  # only on a miss
 
     try:
-        d.mkdir(parents=True, exist_ok=True)
+        d.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{kind}-", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:

@@ -204,3 +204,28 @@ def test_layered_file_over_a_warm_cache_does_not_leak_into_the_cached_tables(cac
     warm = matrix.load_matrix()
     assert warm.vllm_ascend_release("0.31.0rc1") is None and golden not in warm.files
     assert _summary(warm) == _summary(cold)
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX ownership")
+def test_entry_writable_by_others_is_not_unpickled(tmp_path, monkeypatch):
+    monkeypatch.setenv(diskcache.ENV, str(tmp_path))
+    key = diskcache.content_key([], "salt")
+    diskcache.store("kind", key, {"v": 1})
+    (entry,) = tmp_path.glob("kind-*.pickle")
+    assert diskcache.load("kind", key) == {"v": 1}
+    entry.chmod(0o666)  # anyone could have replaced it
+    assert diskcache.load("kind", key) is None
+    entry.chmod(0o600)
+    assert diskcache.load("kind", key) == {"v": 1}
+
+
+def test_no_home_directory_disables_the_cache(monkeypatch):
+    monkeypatch.delenv(diskcache.ENV, raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+
+    def no_home():
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(diskcache.Path, "home", staticmethod(no_home))
+    assert diskcache.cache_dir() is None
+    assert diskcache.load("kind", "k") is None
