@@ -104,8 +104,9 @@ def _is_classvar(annotation: Any) -> bool:
 
 
 class Record:
-    """Base class of the doctor's data types. Subclass keywords: `extra` ("ignore", the default as in pydantic, or "forbid": unknown keys
-    in validated data), `frozen` (assignment raises), `computed` (names of properties that `model_dump` includes)."""
+    """Base class of the doctor's data types. Subclass keywords: `extra` (unknown keys in validated data: "ignore",
+    the default as in pydantic, or "forbid"), `frozen` (assignment raises), `computed` (names of properties that
+    `model_dump` includes)."""
 
     model_fields: ClassVar[Dict[str, Field]] = {}
     __record_extra__: ClassVar[str] = "ignore"

@@ -91,7 +91,7 @@ def test_inline_scripts_are_stored_by_name():
 
     assert canonical_argv(["/py", "-c", IMPORT_SCRIPT]) == ["/py", "-c", "<script:import-probe>"]
     assert canonical_argv(["/py", "-c", "print(1)"]) == ["/py", "-c", "print(1)"]
-    snap = Snapshot.model_validate(dict(commands=[CommandEntry(argv=["/py", "-c", "<script:import-probe>"], stdout="ok")]))
+    snap = Snapshot(commands=[CommandEntry(argv=["/py", "-c", "<script:import-probe>"], stdout="ok")])
     assert ReplayHost(snap).run(["/py", "-c", IMPORT_SCRIPT]).stdout == "ok"
     rec = RecordingHost(ReplayHost(snap))
     rec.run(["/py", "-c", IMPORT_SCRIPT])

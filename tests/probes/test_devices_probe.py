@@ -56,7 +56,7 @@ def test_full_container_everything_present():
 
 
 def test_bare_container_nothing_mounted():
-    f = fact_of(Snapshot.model_validate(dict(dirs={"/dev": DirEntry(entries=["console", "null", "pts", "shm", "zero"])})))
+    f = fact_of(Snapshot(dirs={"/dev": DirEntry(entries=["console", "null", "pts", "shm", "zero"])}))
     assert f.dev_listed and f.davinci == [] and not any(f.nodes.values())
     assert not f.dcmi.exists and not f.npu_smi_present and not f.driver_lib64.exists
     assert not f.driver_version_info.exists and not f.ascend_install_info.exists and not f.hccn_tool.exists
@@ -81,14 +81,14 @@ def test_unreadable_file_still_exists():
 
 
 def test_atlas_200i_nodes_and_sbin_npu_smi():
-    snap = Snapshot.model_validate(dict(dirs={"/dev": DirEntry(entries=["ascend_manager", "davinci0", "user_config", "null"])},
-                    links={"/usr/local/sbin/npu-smi": LinkEntry(resolved="/usr/local/sbin/npu-smi")}))
+    snap = Snapshot(dirs={"/dev": DirEntry(entries=["ascend_manager", "davinci0", "user_config", "null"])},
+                    links={"/usr/local/sbin/npu-smi": LinkEntry(resolved="/usr/local/sbin/npu-smi")})
     f = fact_of(snap)
     assert f.has("ascend_manager") and f.has("user_config") and f.davinci == [0]
     assert f.npu_smi_present and f.npu_smi[1].exists
 
 
 def test_dev_unreadable_is_unavailable():
-    snap = Snapshot.model_validate(dict(dirs={"/dev": DirEntry(error="permission_denied", error_message="Permission denied")}))
+    snap = Snapshot(dirs={"/dev": DirEntry(error="permission_denied", error_message="Permission denied")})
     with pytest.raises(FactUnavailable, match="Permission denied"):
         fact_of(snap)

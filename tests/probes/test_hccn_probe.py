@@ -81,9 +81,8 @@ def test_a3_uses_phy_ids():
 
 
 def test_hccn_tool_on_path_only():
-    fact = run(Snapshot.model_validate(dict(commands=healthy(0, tool="hccn_tool"), dirs={"/dev": {"entries": ["davinci0",
-                                                                                          "davinci_manager",
-                                                                                          "devmm_svm", "hisi_hdc"]}})))
+    dev = {"entries": ["davinci0", "davinci_manager", "devmm_svm", "hisi_hdc"]}
+    fact = run(Snapshot.model_validate(dict(commands=healthy(0, tool="hccn_tool"), dirs={"/dev": dev})))
     assert fact.device_id_source == "/dev/davinciN" and fact.device_ids == [0]
     assert fact.tool == "hccn_tool" and fact.device(0).link_up is True
 
@@ -123,7 +122,8 @@ def test_timed_out_command_is_an_error_not_a_result():
 
 
 def test_tiny_budget_skips_commands_instead_of_overrunning():
-    fact = run(Snapshot.model_validate(dict(commands=healthy(0), dirs={"/dev": {"entries": ["davinci0"]}})), timeout=0.1)
+    snap = Snapshot.model_validate(dict(commands=healthy(0), dirs={"/dev": {"entries": ["davinci0"]}}))
+    fact = run(snap, timeout=0.1)
     assert fact.skipped == ["-i 0 -link -g", "-i 0 -ip -g", "-i 0 -net_health -g"]
     assert fact.devices == {}
 
@@ -150,7 +150,7 @@ def test_a3_sixteen_devices_on_path_tool_one_down():
 
 def test_tiny_budget_with_many_devices_skips_all_in_order():
     commands = [c for d in range(3) for c in healthy(d)]
-    fact = run(Snapshot.model_validate(dict(commands=commands, dirs={"/dev": {"entries": ["davinci0", "davinci1", "davinci2"]}})),
-               timeout=0.1)
+    dev = {"entries": ["davinci0", "davinci1", "davinci2"]}
+    fact = run(Snapshot.model_validate(dict(commands=commands, dirs={"/dev": dev})), timeout=0.1)
     assert fact.skipped == [f"-i {d} -{c} -g" for d in range(3) for c in ("link", "ip", "net_health")]
     assert fact.devices == {}

@@ -130,8 +130,8 @@ class _Ctx:
 
 
 def test_npu_health_stops_when_budget_is_spent():
-    host = ReplayHost(Snapshot.model_validate(dict(commands=[CommandEntry(argv=INFO, stdout=fixture("info_a2_8x910B3_tp4_procs.txt")),
-                                         CommandEntry(argv=health_argv(0), stdout=fixture("health_ok_tab.txt"))])))
+    host = ReplayHost(Snapshot(commands=[CommandEntry(argv=INFO, stdout=fixture("info_a2_8x910B3_tp4_procs.txt")),
+                                         CommandEntry(argv=health_argv(0), stdout=fixture("health_ok_tab.txt"))]))
     # a budget of a nanosecond is spent by the time the table is read: nothing is run, every NPU is listed skipped
     fact = npu_health_probe(host, _Ctx(host, 1e-9))
     assert fact.results == [] and fact.skipped == list(range(8))
