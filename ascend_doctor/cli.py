@@ -250,15 +250,20 @@ def check(replay, python, model_dir, matrix, checks_dirs, select, ignore, config
 @click.option("--probe-timeout", type=float, default=10.0, show_default=True)
 @click.option("--description", default="", help="Free text stored in the snapshot (what this host is).")
 @click.option("--no-import-probe", "no_import_probe", is_flag=True, default=False)
-def collect(output, python, model_dir, probe_timeout, description, no_import_probe):
-    """Record everything the probes see into a snapshot (secrets redacted), for --replay, bug reports and fleets."""
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- vllm serve ...]")
+def collect(output, python, model_dir, probe_timeout, description, no_import_probe, command):
+    """Record everything the probes see into a snapshot (secrets redacted), for --replay, bug reports and fleets.
+
+    Given the `vllm serve` command line after `--`, also record what `exec` reads for it (the model directory's
+    config files, a --config YAML, the serving interpreter), so `exec --replay` can judge the model-level checks.
+    """
     from ascend_doctor.collect import collect_snapshot
     from ascend_doctor.localhost import LocalHost
     from ascend_doctor.options import RunOptions
 
     options = RunOptions(python=python, model_dir=model_dir, probe_timeout=probe_timeout,
                          import_probe=not no_import_probe)
-    snap = collect_snapshot(LocalHost(), options, description=description)
+    snap = collect_snapshot(LocalHost(), options, description=description, serve_argv=list(command) or None)
     try:
         Path(output).write_text(snap.dump(), encoding="utf-8")
     except OSError as exc:

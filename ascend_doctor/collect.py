@@ -2,21 +2,49 @@
 
 from __future__ import annotations
 
+from typing import Optional, Sequence
+
 from ascend_doctor.engine import FactStore
-from ascend_doctor.errors import FactUnavailable
+from ascend_doctor.errors import FactUnavailable, InputError
 from ascend_doctor.host import Host
 from ascend_doctor.options import RunOptions
 from ascend_doctor.probes import load_probes
 from ascend_doctor.snapshot import RecordingHost, Snapshot
 
 
-def collect_snapshot(host: Host, options: RunOptions, description: str = "") -> Snapshot:
-    """Record every probe's questions and the host's answers (secrets redacted as they are recorded)."""
+def collect_snapshot(host: Host, options: RunOptions, description: str = "",
+                     serve_argv: Optional[Sequence[str]] = None) -> Snapshot:
+    """Record every probe's questions and the host's answers (secrets redacted as they are recorded).
+
+    With `serve_argv` (the `vllm serve …` line that will run on this node) the serve probes run as well, as
+    `ascend-doctor exec` would run them: the snapshot then also holds the model directory's listing and config files
+    (config.json, tokenizer_config.json, chat templates, quantisation description), a `--config` YAML, and the serving
+    interpreter `exec` would infer. `exec --replay SNAPSHOT -- COMMAND` on another machine then judges the model-level
+    checks (SERVE2xx) instead of reporting them unknown. The command line itself is not stored.
+    """
     rec = RecordingHost(host)
     rec.system()
     rec.env()
-    store = FactStore(rec, options)
-    names = sorted(load_probes())
+    preset = {}
+    if serve_argv:
+        from ascend_doctor.hook.cmdline import parse_serve_command
+        from ascend_doctor.hook.exec import infer_python
+
+        def read(path: str) -> Optional[str]:
+            r = rec.read_file(path)
+            return r.content if r.ok else None
+
+        cmd = parse_serve_command(list(serve_argv), read_text=read)
+        if not cmd.recognized:
+            raise InputError(f"collect -- COMMAND: {' '.join(serve_argv)[:200]!r} is not a `vllm serve …` (or "
+                             "`python -m vllm.entrypoints.openai.api_server …`) command line")
+        if options.python is None:
+            inferred = infer_python(rec, cmd, list(serve_argv))
+            if inferred:
+                options = options.model_copy(update={"python": inferred})
+        preset["serve_cmd"] = cmd
+    store = FactStore(rec, options, preset=preset)
+    names = sorted(n for n in load_probes() if n not in preset)
     store.start_all(names)
     for name in names:
         try:
