@@ -426,7 +426,7 @@ def _shipped_tables() -> Tuple[Dict[str, dict], List[str]]:
 
 def _shipped_tables_cached() -> Tuple[Dict[str, dict], List[str]]:
     """`_shipped_tables()`, from the on-disk cache when neither the files nor the code that validates them changed
-    (saves ~80 ms of TOML parsing and validation per run; see ascend_doctor.diskcache)."""
+    (saves ~50 ms of TOML parsing and validation per run; see ascend_doctor.diskcache)."""
     code = [str(m.__file__) for m in (sys.modules[__name__], sys.modules["ascend_doctor"], matrix_schema, records,
                                       versions)]
     return diskcache.memo("matrix", builtin_matrix_files(), code, _shipped_tables)
