@@ -9,7 +9,7 @@ machine, in a loopback-only network namespace (tests/fleet/ray_helper.py), and t
   - mode "replay": each node serves a replayed example-derived snapshot (the test hook): Ray + evaluation only.
   The median CLI wall time per N (cluster start-up excluded) and the 4-vs-1 ratio (target <= 1.5x) are printed.
   All N raylets share this machine's 2 cores here; on a real fleet each node collects on its own CPUs.
-Part 2 (no Ray): `fleet_report` over N replayed node snapshots in-process: the driver-side cost per node.
+Part 2 (no Ray): `FleetEvaluator.report` over N replayed node snapshots in-process: the driver-side cost per node.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def ray_scale(n: int, mode: str, runs: int) -> dict:
 
 def eval_scale(n: int) -> float:
     sys.path.insert(0, str(REPO))
-    from ascend_doctor.fleet.evaluate import fleet_report
+    from ascend_doctor.fleet.evaluate import FleetEvaluator
     from ascend_doctor.fleet.model import NodeResult
     from ascend_doctor.options import RunOptions
     from ascend_doctor.registry import load_registry
@@ -59,9 +59,9 @@ def eval_scale(n: int) -> float:
 
     reg = load_registry()
     snaps = [Snapshot.model_validate(N.node(f"n{i:03d}", 1 + i % 250)) for i in range(n)]
-    fleet_report([NodeResult(name="warm", snapshot=snaps[0])], reg, RunOptions())  # warm caches (matrix, policy)
+    FleetEvaluator(reg, RunOptions()).report([NodeResult(name="warm", snapshot=snaps[0])])  # warm matrix, policy
     t0 = time.perf_counter()
-    rep = fleet_report([NodeResult(name=s.system.hostname, snapshot=s) for s in snaps], reg, RunOptions())
+    rep = FleetEvaluator(reg, RunOptions()).report([NodeResult(name=s.system.hostname, snapshot=s) for s in snaps])
     dt = time.perf_counter() - t0
     assert len({f.node for f in rep.findings}) == n
     return dt
