@@ -46,22 +46,52 @@ try:
     from importlib import metadata as md
 except ImportError:
     md = None
+def headers(d):
+    # Only the header block of METADATA/PKG-INFO: `d.metadata` runs the email parser over the whole file (the long
+    # description included) and `d.version`/`d.requires` parse it again, 3 parses of ~130 files in a vLLM env.
+    text = None
+    for fname in ("METADATA", "PKG-INFO"):
+        try:
+            text = d.read_text(fname)
+        except Exception:
+            text = None
+        if text:
+            break
+    out = {}
+    key = None
+    for line in (text or "").replace("\r\n", "\n").split("\n"):
+        if not line.strip():
+            break
+        if line[0] in " \t" and key:
+            out[key][-1] += " " + line.strip()
+            continue
+        key, sep, value = line.partition(":")
+        if not sep:
+            key = None
+            continue
+        key = key.strip().lower()
+        out.setdefault(key, []).append(value.strip())
+    return out
 dists = []
 seen = set()
 if md is not None:
     for d in md.distributions():
-        try:
-            name = d.metadata["Name"]
-        except Exception:
-            name = None
+        h = headers(d)
+        name = (h.get("name") or [None])[0]
         if not name or name.lower() in seen:
             continue
         seen.add(name.lower())
+        requires = h.get("requires-dist")
+        if requires is None:
+            try:
+                requires = list(d.requires or [])  # egg-info keeps them in requires.txt
+            except Exception:
+                requires = []
         try:
             loc = str(d.locate_file(""))
         except Exception:
             loc = None
-        dists.append({"name": name, "version": d.version or "", "requires": list(d.requires or []), "location": loc})
+        dists.append({"name": name, "version": (h.get("version") or [""])[0], "requires": requires, "location": loc})
 libc, libc_ver = platform.libc_ver()
 paths = sysconfig.get_paths()
 print(json.dumps({
