@@ -1,13 +1,14 @@
-"""On-disk cache for work that depends only on file contents: the validated shipped matrix.
+"""On-disk cache for work that depends only on file contents: the validated shipped matrix, host policy, allow-list.
 
-Why: reading and validating the shipped matrix (five TOML files, ~1,300 version strings) is a third of a static
+Why: reading and validating the shipped matrix (five TOML files, ~1,300 version strings) is ~50 ms of a ~0.3 s static
 `check` once pydantic is gone; its result depends only on those files and on the code that validates them. The cache
 key covers the bytes of both, so an edited matrix, a new release or a changed schema simply misses.
 
 Where: `$ASCEND_DOCTOR_CACHE_DIR`, else `$XDG_CACHE_HOME/ascend-doctor`, else `~/.cache/ascend-doctor`.
 `ASCEND_DOCTOR_CACHE_DIR=off` disables it. Everything here fails soft: an unwritable directory, a corrupt or
 foreign entry only costs the time of doing the work again. Entries are pickles: one is read only when this user owns
-it and nobody else can write it (see `_trusted`), and one whose stored key differs is ignored.
+it and nobody else can write it (see `_trusted`), and one whose stored key differs is ignored. Each kind keeps its
+KEEP newest entries.
 """
 
 from __future__ import annotations
@@ -90,6 +91,24 @@ def load(kind: str, key: Optional[str]) -> Any:
     return value if stored_key == key else None
 
 
+KEEP = 4  # entries per kind: a few ascend-doctor or Python versions sharing one home do not evict each other
+
+
+def _prune(d: Path, kind: str) -> None:
+    """Drop all but the KEEP newest entries of `kind` (older ones are for files or code that have since changed)."""
+    entries = []
+    for path in d.glob(f"{kind}-*.pickle"):
+        try:
+            entries.append((path.stat().st_mtime, path))
+        except OSError:
+            continue
+    for _, path in sorted(entries, reverse=True)[KEEP:]:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+
 def store(kind: str, key: Optional[str], value: Any) -> None:
     """Write atomically (temp file + rename); any failure is ignored."""
     d = cache_dir()
@@ -104,9 +123,7 @@ def store(kind: str, key: Optional[str], value: Any) -> None:
             with os.fdopen(fd, "wb") as fh:
                 pickle.dump((key, value), fh, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, _entry(d, kind, key))
-            for old in d.glob(f"{kind}-*.pickle"):  # entries for files or code that have since changed
-                if old != _entry(d, kind, key):
-                    old.unlink()
+            _prune(d, kind)
         except BaseException:
             try:
                 os.unlink(tmp)

@@ -229,3 +229,16 @@ def test_no_home_directory_disables_the_cache(monkeypatch):
     monkeypatch.setattr(diskcache.Path, "home", staticmethod(no_home))
     assert diskcache.cache_dir() is None
     assert diskcache.load("kind", "k") is None
+
+
+def test_store_keeps_the_newest_entries_of_a_kind(tmp_path, monkeypatch):
+    monkeypatch.setenv(diskcache.ENV, str(tmp_path))
+    keys = [diskcache.content_key([], f"salt-{i}") for i in range(diskcache.KEEP + 2)]
+    for i, key in enumerate(keys):
+        diskcache.store("kind", key, i)
+        for path in tmp_path.glob("kind-*.pickle"):  # make the order of writes visible to mtime
+            os.utime(path, (path.stat().st_atime, path.stat().st_mtime - 1))
+    diskcache.store("other", keys[0], "x")
+    assert len(list(tmp_path.glob("kind-*.pickle"))) == diskcache.KEEP
+    assert [diskcache.load("kind", k) for k in keys] == [None, None, 2, 3, 4, 5]
+    assert diskcache.load("other", keys[0]) == "x"
