@@ -27,14 +27,10 @@ def collect_snapshot(host: Host, options: RunOptions, description: str = "",
     rec.env()
     preset = {}
     if serve_argv:
-        from ascend_doctor.hook.cmdline import parse_serve_command
+        from ascend_doctor.hook.cmdline import host_text_reader, parse_serve_command
         from ascend_doctor.hook.exec import infer_python
 
-        def read(path: str) -> Optional[str]:
-            r = rec.read_file(path)
-            return r.content if r.ok else None
-
-        cmd = parse_serve_command(list(serve_argv), read_text=read)
+        cmd = parse_serve_command(list(serve_argv), read_text=host_text_reader(rec))
         if not cmd.recognized:
             raise InputError(f"collect -- COMMAND: {' '.join(serve_argv)[:200]!r} is not a `vllm serve …` (or "
                              "`python -m vllm.entrypoints.openai.api_server …`) command line")

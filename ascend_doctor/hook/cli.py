@@ -14,7 +14,7 @@ import click
 from ascend_doctor.cli import EXIT_HELP, EXIT_INTERNAL, guarded_run, host_options, prepare
 from ascend_doctor.errors import InputError
 from ascend_doctor.hook import exec as hook_exec
-from ascend_doctor.hook.cmdline import ServeCommand, parse_serve_command, served_address
+from ascend_doctor.hook.cmdline import ServeCommand, host_text_reader, parse_serve_command, served_address
 from ascend_doctor.hook.exec import infer_python
 
 EXEC_HELP = EXIT_HELP + """
@@ -29,14 +29,6 @@ a child: exit status is COMMAND's (128+N when signal N ended it).
 def _say(msg: str) -> None:
     sys.stderr.write(f"ascend-doctor: {msg}\n")
     sys.stderr.flush()
-
-
-def _text_reader(host):
-    def read(path: str) -> Optional[str]:
-        r = host.read_file(path)
-        return r.content if r.ok else None
-
-    return read
 
 
 def _write_report(report, fmt: str, output: Optional[str], report_path: Optional[str], verbose: bool) -> None:
@@ -100,8 +92,7 @@ def exec_cmd(replay, python, model_dir, matrix, checks_dirs, select, ignore, con
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
     config, options, registry, host = prepare(replay, python, model_dir, matrix, checks_dirs, select, ignore,
                                               config_path, fail_on, probe_timeout, redact_hostname, no_import_probe)
-    read = _text_reader(host)
-    cmd = parse_serve_command(argv, read_text=read)
+    cmd = parse_serve_command(argv, read_text=host_text_reader(host))
     if hook_exec.skip_requested():
         _say(f"WARNING: {hook_exec.SKIP_ENV}=1 — ALL CHECKS SKIPPED, starting the command unchecked: {cmd.display}")
         if report_path or output:

@@ -235,6 +235,15 @@ def load_config_yaml(text: str) -> tuple[dict[str, Any], list[str]]:
     return {str(k): v for k, v in data.items()}, []
 
 
+def host_text_reader(host) -> Callable[[str], Optional[str]]:
+    """`read_text` for parse_serve_command over a Host: a file's text, or None when it cannot be read."""
+    def read(path: str) -> Optional[str]:
+        r = host.read_file(path)
+        return r.content if r.ok else None
+
+    return read
+
+
 def parse_serve_command(argv: list[str], read_text: Optional[Callable[[str], Optional[str]]] = None,
                         keep_secrets: bool = False) -> ServeCommand:
     """Parse `argv` (the command after `--`). `read_text(path)` returns a file's text or None (for --config).
