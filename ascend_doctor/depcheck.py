@@ -23,13 +23,14 @@ from typing import Annotated, Dict, List, Literal, Optional
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 
-from ascend_doctor import diskcache, records, versions
+from ascend_doctor import diskcache, matrix_schema, records, versions
 from ascend_doctor.errors import InputError, ParseError
 from ascend_doctor.host import PythonEnv, normalize_name
+from ascend_doctor.matrix_schema import check_specifier
 from ascend_doctor.paths import builtin_matrices_dir
 from ascend_doctor.records import Check, Field, Record, ValidationError
 from ascend_doctor.tomlread import read_toml
-from ascend_doctor.versions import SpecifierSet, try_parse_version, version_in
+from ascend_doctor.versions import try_parse_version, version_in
 
 # A sub-directory, not matrices/*.toml: ascend_doctor.matrix loads every top-level matrices/*.toml as a matrix file
 # (only host-policy.toml is excluded), and this file is not one.
@@ -43,16 +44,8 @@ def allowlist_path() -> Path:
 
 # --- allow-list schema ------------------------------------------------------------------------------------------
 
-def _spec(text: str) -> str:
-    try:
-        SpecifierSet(text)
-    except ParseError as exc:
-        raise ValueError(f"not a version specifier: {exc}") from None
-    return text
-
-
 def _when(v: Dict[str, str]) -> Dict[str, str]:
-    return {normalize_name(k): _spec(s) for k, s in v.items()}
+    return {normalize_name(k): check_specifier(s) for k, s in v.items()}
 
 
 def _sources(v: List[str]) -> List[str]:
@@ -84,7 +77,8 @@ class AllowList(Record, extra="forbid"):
 def load_allowlist(path: Optional[str] = None) -> AllowList:
     """The validated allow-list (the shipped one by default); problems are InputErrors naming the file."""
     p = str(path or allowlist_path())
-    return diskcache.memo("allowlist", [p], [__file__, records.__file__, versions.__file__], lambda: _read_allowlist(p))
+    code = [__file__, records.__file__, versions.__file__, matrix_schema.__file__]
+    return diskcache.memo("allowlist", [p], code, lambda: _read_allowlist(p))
 
 
 def _read_allowlist(p: str) -> AllowList:

@@ -40,7 +40,8 @@ def _version(text: str) -> str:
     return text
 
 
-def _spec(text: str) -> str:
+def check_specifier(text: str) -> str:
+    """`text` if it is a version specifier ascend_doctor.versions reads, else ValueError (a field check)."""
     try:
         SpecifierSet(text)
     except ParseError as exc:
@@ -72,7 +73,7 @@ def _source(items: List[str]) -> List[str]:
 
 
 VersionStr = Annotated[str, Check(_version)]
-SpecStr = Annotated[str, Check(_spec)]
+SpecStr = Annotated[str, Check(check_specifier)]
 CpTag = Annotated[str, Check(_cp_tag)]
 PythonMinor = Annotated[str, Check(_python)]
 Sources = Annotated[List[str], Check(_source)]
@@ -248,7 +249,7 @@ def _when(items: Dict[str, str]) -> Dict[str, str]:
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
             raise ValueError(f"when: {name!r} is not a package name")
         try:
-            out[normalize_name(name)] = _spec(spec)
+            out[normalize_name(name)] = check_specifier(spec)
         except ValueError as exc:
             raise ValueError(f"{name}: {exc}") from None
     return out
