@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -22,7 +24,7 @@ from typing import Annotated, Any, Optional
 from ascend_doctor.errors import InputError
 from ascend_doctor.records import Check, Field, Record, ValidationError
 from ascend_doctor.report import Severity
-from ascend_doctor.tomlread import error_line, read_toml
+from ascend_doctor.tomlread import error_line, read_toml_with_stat
 
 CONFIG_NAME = "ascend-doctor.toml"
 
@@ -52,14 +54,51 @@ class Config(Record, extra="forbid"):
         return None
 
 
+# Options that make the doctor load or run code: honoured from an implicitly found config only when it is trusted.
+CODE_OPTIONS = ("checks_dirs", "python")
+
+
+def untrusted_reason(st) -> Optional[str]:
+    """Why a config file with this `os.stat` result may not make us run code, or None when it may: it must belong to
+    the invoking user (or root) and be writable by nobody else (git's safe.directory idea)."""
+    if not hasattr(os, "getuid"):
+        return None
+    if st.st_uid not in (os.getuid(), 0):
+        try:
+            import pwd
+
+            owner = pwd.getpwuid(st.st_uid).pw_name
+        except (ImportError, KeyError):
+            owner = str(st.st_uid)
+        return f"it belongs to {owner} (uid {st.st_uid}), not to you (uid {os.getuid()}) or root"
+    if st.st_mode & 0o022:
+        who = "group- and world-" if st.st_mode & 0o022 == 0o022 else ("group-" if st.st_mode & 0o020 else "world-")
+        return f"it is {who}writable (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
 def load_config(path: Optional[str], cwd: Optional[Path] = None) -> Config:
-    """The config at `path`, or ./ascend-doctor.toml when present, or an empty config."""
-    if path is None:
+    """The config at `path`, or ./ascend-doctor.toml when present, or an empty config.
+
+    A config found in the working directory (not named with --config) may set `checks_dirs` or `python` — options that
+    load or run code — only when it is trusted (`untrusted_reason`); otherwise the run stops with one line saying why
+    and how to trust it. Running the doctor as root in a cloned or shared directory must not run someone else's code.
+    """
+    implicit = path is None
+    if implicit:
         candidate = (cwd or Path.cwd()) / CONFIG_NAME
         if not candidate.is_file():
             return Config()
         path = str(candidate)
-    data = read_toml(path, "config file")
+    data, st = read_toml_with_stat(path, "config file")
+    if implicit and st is not None:
+        named = [k for k in CODE_OPTIONS if k in (data.get("options") or {})]
+        why = untrusted_reason(st) if named else None
+        if why:
+            raise InputError(
+                f"config file {path} sets {', '.join('options.' + k for k in named)}, which load or run code, but "
+                f"{why}: pass it explicitly with `--config {path}` if you trust it, or fix its owner/mode "
+                f"(`chown $(id -un) {path}; chmod go-w {path}`)")
     try:
         cfg = Config.model_validate(data)
     except ValidationError as exc:

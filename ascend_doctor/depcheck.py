@@ -23,7 +23,6 @@ from typing import Annotated, Dict, List, Literal, Optional
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 
-from ascend_doctor import diskcache, matrix_schema, records, versions
 from ascend_doctor.errors import InputError, ParseError
 from ascend_doctor.host import PythonEnv, normalize_name
 from ascend_doctor.matrix_schema import check_specifier
@@ -77,11 +76,6 @@ class AllowList(Record, extra="forbid"):
 def load_allowlist(path: Optional[str] = None) -> AllowList:
     """The validated allow-list (the shipped one by default); problems are InputErrors naming the file."""
     p = str(path or allowlist_path())
-    code = [__file__, records.__file__, versions.__file__, matrix_schema.__file__]
-    return diskcache.memo("allowlist", [p], code, lambda: _read_allowlist(p))
-
-
-def _read_allowlist(p: str) -> AllowList:
     data = read_toml(p, "dependency allow-list")
     try:
         al = AllowList.model_validate(data)

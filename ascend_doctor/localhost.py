@@ -6,12 +6,12 @@ import errno
 import json
 import os
 import platform
+import selectors
 import signal
 import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 from typing import Optional
 
@@ -120,38 +120,49 @@ def _errkind(exc: OSError) -> str:
 
 
 def _decode(data: bytes) -> str:
-    # Vendor tools print GBK on some images; never fail on bytes, keep what is readable.
-    return data.decode("utf-8", errors="replace")
+    # Vendor tools print GBK on some images, paths and values may hold any byte: never fail on bytes, and lose none.
+    # surrogateescape keeps each undecodable byte as a lone surrogate (os.fsencode gives it back); the writers show it
+    # as \xNN and snapshots keep it as a JSON escape (ascend_doctor.textsafe).
+    return data.decode("utf-8", errors="surrogateescape")
 
 
-class _CappedReader(threading.Thread):
-    """Drains a pipe to EOF, keeping at most `cap` bytes, so a chatty child can neither block nor eat memory."""
+class _Drain:
+    """Reads one pipe without blocking, keeping at most `cap` bytes (a chatty child can neither block nor eat memory)."""
 
-    def __init__(self, stream, cap: int):
-        super().__init__(daemon=True)
-        self.stream = stream
+    def __init__(self, fd: int, cap: int):
+        self.fd = fd
         self.cap = cap
         self.chunks: list[bytes] = []
         self.kept = 0
         self.truncated = False
+        self.eof = False
 
-    def run(self) -> None:
+    def read(self) -> None:
         try:
-            while True:
-                chunk = self.stream.read(65536)
-                if not chunk:
-                    break
-                room = self.cap - self.kept
-                if room > 0:
-                    self.chunks.append(chunk[:room])
-                    self.kept += min(room, len(chunk))
-                if len(chunk) > room:
-                    self.truncated = True
-        except (OSError, ValueError):
-            pass
+            chunk = os.read(self.fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.eof = True
+            return
+        room = self.cap - self.kept
+        if room > 0:
+            self.chunks.append(chunk[:room])
+            self.kept += min(room, len(chunk))
+        if len(chunk) > room:
+            self.truncated = True
 
     def text(self) -> str:
         return _decode(b"".join(self.chunks))
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:  # already gone (ESRCH), or not ours
+        pass
 
 
 class LocalHost:
@@ -172,9 +183,16 @@ class LocalHost:
         return shutil.which(name, path=path)
 
     def run(self, argv: list[str], timeout: float = 10.0) -> CommandResult:
-        """Run argv (never through a shell) in its own process group; kill the whole group on timeout."""
+        """Run argv (never through a shell) in its own session; at most `timeout` seconds, whatever it forks.
+
+        The deadline covers the child *and* its pipes: a grandchild that keeps stdout open (a daemon forked by a
+        vendor tool, `cmd & sleep`) cannot hold us past it. At the deadline the whole process group is killed and the
+        result says "timed out"; when the child ends on time, whatever it left behind in its group is killed too, so
+        no process of ours outlives the call.
+        """
         argv = [str(a) for a in argv]
         start = time.monotonic()
+        deadline = start + timeout
         exe = self._which(argv[0])
         if exe is None:
             return CommandResult(argv=argv, error=NOT_FOUND, error_message=f"{argv[0]}: command not found")
@@ -184,34 +202,47 @@ class LocalHost:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                start_new_session=True,  # own process group: a timeout kills grandchildren too
+                start_new_session=True,  # own session and process group: a timeout kills grandchildren too
                 env={**os.environ, "LC_ALL": "C", "LANG": "C"},
             )
         except OSError as exc:
             return CommandResult(argv=argv, error=_errkind(exc), error_message=str(exc),
                                  duration_s=time.monotonic() - start)
-        out = _CappedReader(proc.stdout, self.max_output)
-        err = _CappedReader(proc.stderr, self.max_output)
-        out.start()
-        err.start()
+        drains = {}
+        sel = selectors.DefaultSelector()
+        for stream in (proc.stdout, proc.stderr):
+            fd = stream.fileno()
+            os.set_blocking(fd, False)
+            drains[fd] = _Drain(fd, self.max_output)
+            sel.register(fd, selectors.EVENT_READ)
+        out, err = drains[proc.stdout.fileno()], drains[proc.stderr.fileno()]
         timed_out = False
         try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            proc.wait()
-        # A grandchild that left the group could hold the pipe open: don't wait for it forever.
-        out.join(timeout=0.5)
-        err.join(timeout=0.5)
-        for s in (proc.stdout, proc.stderr):
-            try:
-                s.close()
-            except OSError:
-                pass
+            while not (out.eof and err.eof):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    timed_out = True
+                    break
+                for key, _ in sel.select(timeout=remaining):
+                    d = drains[key.fd]
+                    d.read()
+                    if d.eof:
+                        sel.unregister(key.fd)
+            if not timed_out:
+                try:
+                    proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+        finally:
+            _kill_group(proc.pid)  # on time or not: nothing we started stays behind
+            if proc.poll() is None:
+                proc.wait()
+            sel.close()
+            for stream in (proc.stdout, proc.stderr):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
         duration = time.monotonic() - start
         result = CommandResult(
             argv=argv,
@@ -223,7 +254,10 @@ class LocalHost:
         )
         if timed_out:
             result.error = TIMEOUT
-            result.error_message = f"killed after {timeout:g}s"
+            held = proc.returncode is not None and proc.returncode >= 0 and not (out.eof and err.eof)
+            result.error_message = (f"killed after {timeout:g}s" if not held else
+                                    f"exited {proc.returncode}, but a process it started kept its output open; "
+                                    f"killed after {timeout:g}s")
         elif proc.returncode is not None and proc.returncode < 0:
             result.error_message = f"killed by signal {signal.Signals(-proc.returncode).name}" \
                 if -proc.returncode in signal.valid_signals() else f"killed by signal {-proc.returncode}"

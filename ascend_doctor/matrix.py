@@ -8,12 +8,11 @@ which callers turn into a warning, never a failure.
 from __future__ import annotations
 
 import os
-import sys
 import threading
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ascend_doctor import __version__, diskcache, matrix_schema, records, versions
+from ascend_doctor import __version__
 from ascend_doctor.errors import InputError
 from ascend_doctor.matrix_schema import (
     ID_FIELD,
@@ -424,14 +423,6 @@ def _shipped_tables() -> Tuple[Dict[str, dict], List[str]]:
     return tables, files
 
 
-def _shipped_tables_cached() -> Tuple[Dict[str, dict], List[str]]:
-    """`_shipped_tables()`, from the on-disk cache when neither the files nor the code that validates them changed
-    (saves ~50 ms of TOML parsing and validation per run; see ascend_doctor.diskcache)."""
-    code = [str(m.__file__) for m in (sys.modules[__name__], sys.modules["ascend_doctor"], matrix_schema, records,
-                                      versions)]
-    return diskcache.memo("matrix", builtin_matrix_files(), code, _shipped_tables)
-
-
 _lock = threading.Lock()
 _cache: Dict[tuple, Matrix] = {}
 
@@ -454,7 +445,7 @@ def load_matrix(extra_files: Iterable[str] = ()) -> Matrix:
         hit = _cache.get(key)
     if hit is not None:
         return hit
-    tables, files = _shipped_tables_cached()
+    tables, files = _shipped_tables()
     for path in extra:
         mf = _read_file(path)
         for table in TABLES:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Optional
 
-from ascend_doctor import diskcache, records
 from ascend_doctor.errors import InputError
 from ascend_doctor.paths import builtin_matrices_dir
 from ascend_doctor.records import Record, ValidationError
@@ -34,10 +33,6 @@ class HostPolicy(Record, extra="forbid"):
 @lru_cache(maxsize=4)
 def load_policy(path: Optional[str] = None) -> HostPolicy:
     p = path or str(builtin_matrices_dir() / POLICY_FILE)
-    return diskcache.memo("host-policy", [p], [__file__, records.__file__], lambda: _read_policy(p))
-
-
-def _read_policy(p: str) -> HostPolicy:
     data = read_toml(p, "host policy")
     try:
         return HostPolicy.model_validate(data)

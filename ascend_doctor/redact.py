@@ -1,9 +1,20 @@
-"""Secret redaction for snapshots, reports and evidence. Applied before anything is written or printed."""
+"""Secret redaction for snapshots, reports, evidence and every other output. One place knows what a secret looks like.
+
+Three layers, all applied by `redact_text`:
+- values this run knows to be secrets (`register_secret`: the smoke's API key, the values of secret-named environment
+  variables), masked wherever they appear, whatever their shape — a server that echoes the key back leaks nothing;
+- well-known token shapes (`sk-…`, `hf_…`, `ghp_…`) and URL credentials (`scheme://user:pass@host`, the password may
+  hold `/` and `@`);
+- `name: value` / `name=value` forms in free text: Authorization headers, api keys, passwords, secrets, tokens (not
+  applied to Python source, where they are type annotations).
+The output writers run every string of what they write through it (`redact_tree`), so a new output path cannot forget.
+"""
 
 from __future__ import annotations
 
 import re
-from typing import Iterable
+import threading
+from typing import Any, Iterable
 
 REDACTED = "<redacted>"
 
@@ -12,18 +23,67 @@ _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", r
 # ...but not these, which carry no secret and which checks need to see.
 _NOT_SECRET = {"KEYTIMEOUT", "HCCL_CONNECT_TIMEOUT", "SSH_AUTH_SOCK_DIR"}
 
-_PATTERNS = [
-    # The first two are `name: value` forms, not applied to Python source (see redact_text's code=True).
+# A value shorter than this is not masked by value: masking every "1" or "yes" would destroy the report, and a
+# secret that short is not a secret anyway.
+MIN_SECRET_LEN = 6
+
+_VALUE = r"[^\s'\",;<>]+"
+_PATTERNS_FREE_TEXT = [
     # Authorization / API-key headers in any text (curl -H, logged requests).
     (re.compile(r"(?i)(authorization\s*[:=]\s*)(bearer\s+|basic\s+|token\s+)?([^\s'\",]+)"), r"\1\2" + REDACTED),
     (re.compile(r"(?i)((?:x-)?api[-_]?key\s*[:=]\s*)([^\s'\",]+)"), r"\1" + REDACTED),
+    # password=…, passwd: …, secret=…, token=…, client_secret: "…" in logs, stderr and config text.
+    (re.compile(r"(?i)\b((?:[a-z0-9]+[_-])*(?:password|passwd|pwd|secret|token|passphrase|access[_-]?key)"
+                r"[\"']?\s*[:=]\s*[\"']?)(" + _VALUE + ")"), r"\1" + REDACTED),
+]
+_PATTERNS_ANY_TEXT = [
     # Well-known token shapes.
     (re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"), REDACTED),
     (re.compile(r"\bhf_[A-Za-z0-9]{16,}"), REDACTED),
     (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), REDACTED),
-    # URL credentials: scheme://user:pass@host
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@]+:)([^\s@/]+)(@)"), r"\1" + REDACTED + r"\3"),
+    # URL credentials: scheme://user:password@host — the password runs to the first `@` that is followed by a whole
+    # host (up to `/`, `?`, `#`, a space or the end), so one holding `/` or `@` (redis://cache:Re/dis@Pass9@host:6379)
+    # is masked whole while an `@` later in the path (…@registry.npmjs.org/@scope) is not taken for it.
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@'\"<>]+:)([^\s'\"<>]+?)(@[^\s@/?#'\"<>]+)(?=[/?#\s'\"<>]|$)"),
+     r"\1" + REDACTED + r"\3"),
 ]
+_PATTERNS = _PATTERNS_FREE_TEXT + _PATTERNS_ANY_TEXT
+
+_known_lock = threading.Lock()
+_known: set[str] = set()
+_known_re: "re.Pattern[str] | None" = None
+
+
+def register_secret(value: object) -> None:
+    """Remember `value` as a secret of this run: every later `redact_text` masks it wherever it appears."""
+    global _known_re
+    if not isinstance(value, str):
+        return
+    value = value.strip()
+    if len(value) < MIN_SECRET_LEN or value == REDACTED:
+        return
+    with _known_lock:
+        if value in _known:
+            return
+        _known.add(value)
+        # Longest first, so a secret that contains another is masked whole.
+        _known_re = re.compile("|".join(re.escape(v) for v in sorted(_known, key=len, reverse=True)))
+
+
+def forget_secrets() -> None:
+    """Drop every registered secret (tests; a long-lived process between runs)."""
+    global _known_re
+    with _known_lock:
+        _known.clear()
+        _known_re = None
+
+
+def register_env_secrets(env: dict[str, str]) -> None:
+    """Register the values of secret-named variables of `env` (HF_TOKEN, OPENAI_API_KEY, DB_PASSWORD …)."""
+    for k, v in env.items():
+        if is_secret_name(k):
+            register_secret(v)
+
 
 # Command-line options whose value is a secret (`--api-key X`, `--hf-token=X`), as whole words of the option's dest:
 # `--tokenizer-mode` is not one.
@@ -44,14 +104,41 @@ def is_secret_name(name: str) -> bool:
 def redact_text(text: str, code: bool = False) -> str:
     """Mask secrets that appear inline in free text.
 
-    `code=True` (Python source read from installed packages) masks only token shapes and URL credentials: the
-    `api_key: …` pattern would rewrite type annotations such as `VLLM_API_KEY: str | None` and break parsing.
+    `code=True` (Python source read from installed packages) masks only known values, token shapes and URL
+    credentials: the `name: value` patterns would rewrite type annotations such as `VLLM_API_KEY: str | None` and
+    break parsing.
     """
-    if not text:
+    if not text or not isinstance(text, str):
         return text
-    for pat, repl in (_PATTERNS[2:] if code else _PATTERNS):
+    known = _known_re
+    if known is not None:
+        text = known.sub(REDACTED, text)
+    for pat, repl in (_PATTERNS_ANY_TEXT if code else _PATTERNS):
         text = pat.sub(repl, text)
     return text
+
+
+def redact_tree(data: Any) -> Any:
+    """A copy of a JSON-like tree (dicts, lists, strings) with every string redacted; a string under a secret-named
+    key (`HF_TOKEN`, `api_key`, `password`) is masked whole."""
+    if isinstance(data, str):
+        return redact_text(data)
+    if isinstance(data, dict):
+        return {k: (REDACTED if isinstance(v, str) and v and is_secret_key(k) else redact_tree(v))
+                for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [redact_tree(v) for v in data]
+    return data
+
+
+def is_secret_key(key: object) -> bool:
+    """A mapping key whose value is a secret: an environment-style name (`HF_TOKEN`) or an option-style one
+    (`api_key`, `password`); field names such as `tokenizer_mode` or `max_tokens` are not."""
+    if not isinstance(key, str):
+        return False
+    if key.isupper():
+        return is_secret_name(key)
+    return bool(_SECRET_DEST.search(key.replace("-", "_").lower()))
 
 
 def redact_env(env: dict[str, str]) -> dict[str, str]:

@@ -31,6 +31,7 @@ from ascend_doctor.host import (
 )
 from ascend_doctor.records import Field, Record, ValidationError
 from ascend_doctor.redact import redact_argv, redact_env, redact_text
+from ascend_doctor.textsafe import dump_json, undecodable_note, undecodable_paths
 
 SNAPSHOT_FORMAT = "ascend-doctor-snapshot"
 SNAPSHOT_VERSION = 1
@@ -110,9 +111,18 @@ class Snapshot(Record, extra="forbid"):
     links: dict[str, LinkEntry] = Field(default_factory=dict)
     disk: dict[str, DiskEntry] = Field(default_factory=dict)
     python_envs: dict[str, PythonEnv] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list, description="What the recorder wants a reader to know (where "
+                             "bytes were not UTF-8, what timed out)")
 
     def dump(self) -> str:
-        return json.dumps(self.model_dump(mode="json", exclude_none=False), indent=1, ensure_ascii=False) + "\n"
+        """The snapshot as JSON; undecodable bytes stay lossless as `\\udcNN` escapes, and `notes` says where."""
+        data = self.model_dump(mode="json", exclude_none=False)
+        places = undecodable_paths({k: v for k, v in data.items() if k != "notes"})
+        if places:
+            note = undecodable_note(places)
+            if note not in data["notes"]:
+                data["notes"] = [*data["notes"], note]
+        return dump_json(data, indent=1) + "\n"
 
 
 def load_snapshot(path: str | Path) -> Snapshot:

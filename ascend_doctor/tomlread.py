@@ -2,29 +2,44 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from ascend_doctor.errors import InputError
 
 
-def read_toml(path: str | Path, what: str = "file") -> dict[str, Any]:
-    # Imported here: with the shipped data files cached (ascend_doctor.diskcache), a static check reads no TOML.
+def _tomllib():
+    # Imported here: a run that reads no TOML does not pay for it.
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
+    return tomllib
+
+
+def read_toml_with_stat(path: str | Path, what: str = "file") -> tuple[dict[str, Any], Optional[os.stat_result]]:
+    """The parsed TOML and the `fstat` of the very file descriptor it was read from (no check-then-read race)."""
+    tomllib = _tomllib()
     p = Path(path)
     try:
         with open(p, "rb") as fh:
-            return tomllib.load(fh)
+            st = os.fstat(fh.fileno())
+            return tomllib.load(fh), st
     except OSError as exc:
         raise InputError(f"cannot read {what} {p}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{what} {p} is not valid TOML: {exc}") from None
     except UnicodeDecodeError:
         raise InputError(f"{what} {p} is not UTF-8 text") from None
+    except RecursionError:
+        raise InputError(f"{what} {p} is nested too deeply to read") from None
+
+
+def read_toml(path: str | Path, what: str = "file") -> dict[str, Any]:
+    """The parsed TOML of `path`; every problem is one InputError naming the file."""
+    return read_toml_with_stat(path, what)[0]
 
 
 def error_line(exc: Exception) -> str:

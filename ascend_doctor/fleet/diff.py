@@ -11,7 +11,9 @@ from ascend_doctor.errors import InputError
 from ascend_doctor.fleet.facts import DIFF_FACTS, GROUPS, gather, summarize
 from ascend_doctor.options import RunOptions
 from ascend_doctor.records import Field, Record
+from ascend_doctor.redact import REDACTED, is_secret_key
 from ascend_doctor.snapshot import SNAPSHOT_FORMAT, ReplayHost, load_snapshot
+from ascend_doctor.textsafe import dump_json
 
 DIFF_FORMAT = "ascend-doctor-diff"
 DIFF_VERSION = 1
@@ -40,7 +42,7 @@ class DiffResult(Record):
     count: int = 0
 
     def dump(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n"
+        return dump_json(self.model_dump(mode="json"), indent=1) + "\n"
 
 
 def _kind(path: str) -> str:
@@ -70,6 +72,8 @@ def compare_items(a: dict[str, dict[str, Optional[str]]], b: dict[str, dict[str,
             if in_a and in_b and va == vb:
                 continue
             kind = "changed" if in_a and in_b else ("removed" if in_a else "added")
+            if is_secret_key(item):  # say that a token changed, never what it was or became
+                va, vb = (REDACTED if va else va), (REDACTED if vb else vb)
             changes.append(Change(item=item, a=va, b=vb, change=kind))
         if changes:
             out[g] = changes

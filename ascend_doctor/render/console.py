@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from ascend_doctor.report import Finding, Report, Status
+from ascend_doctor.textsafe import escape_text
 
 _ICON = {
     Status.PASS: ("✔", "green"),
@@ -26,10 +27,23 @@ _ICON = {
 }
 
 
+class _EscapingStream:
+    """A text stream that writes undecodable bytes (lone surrogates) as `\\xNN` instead of raising on encode."""
+
+    def __init__(self, inner: TextIO):
+        self._inner = inner
+
+    def write(self, text: str) -> int:
+        return self._inner.write(escape_text(text))
+
+    def __getattr__(self, name: str):
+        return getattr(self._inner, name)
+
+
 def make_console(file: Optional[TextIO] = None) -> Console:
     f = file or sys.stdout
     is_tty = hasattr(f, "isatty") and f.isatty()
-    return Console(file=f, highlight=False, soft_wrap=False, width=None if is_tty else 110)
+    return Console(file=_EscapingStream(f), highlight=False, soft_wrap=False, width=None if is_tty else 110)
 
 
 def _para(console: Console, first: str, text: str, style: str = "", rest: Optional[str] = None) -> None:

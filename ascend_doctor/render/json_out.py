@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ascend_doctor.report import Report
+from ascend_doctor.textsafe import dump_json
 
 
 def render_json(report: Report) -> str:
-    return report.model_dump_json(indent=2, by_alias=True) + "\n"
+    return dump_json(report.model_dump(mode="json", by_alias=True)) + "\n"

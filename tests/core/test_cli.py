@@ -78,7 +78,7 @@ def test_github_annotations(snap):
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["check", "--replay", "/nonexistent.json"], "cannot read snapshot"),
+    (["check", "--replay", "/nonexistent.json"], "does not exist"),
     (["check", "--select", "NOPE1"], "unknown check code or prefix"),
     (["check", "--fail-on", "sometimes"], "Invalid value for '--fail-on'"),
     (["explain", "ZZZ999"], "unknown check"),
@@ -137,7 +137,7 @@ def test_schema_list_explain():
 
 def test_help_documents_exit_codes():
     r = run("check", "--help")
-    assert "Exit codes" in r.stdout and "3  internal error" in r.stdout
+    assert "Exit codes" in r.stdout and "3    internal error" in r.stdout and "130  interrupted" in r.stdout
 
 
 @pytest.mark.localhost

@@ -1,4 +1,4 @@
-"""`ascend-doctor diagnose` through click's CliRunner, on a group built here (cli.py registers it separately)."""
+"""`ascend-doctor diagnose` through click's CliRunner, on a group built here (the root group loads it lazily)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from ascend_doctor.cli import DoctorGroup
-from ascend_doctor.cli_diagnose import diagnose, diagnose_cmd
+from ascend_doctor.cli.diagnose import diagnose
 from ascend_doctor.errors import InputError
 from tests.helpers import DATA
 
@@ -27,9 +27,8 @@ def run():
     return _run
 
 
-def test_command_object_and_alias():
+def test_command_object():
     assert isinstance(diagnose, click.Command) and diagnose.name == "diagnose"
-    assert diagnose_cmd is diagnose
 
 
 def test_error_log_exits_1_and_prints_code_meaning_fix_source_excerpt(run):

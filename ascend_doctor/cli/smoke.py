@@ -9,18 +9,12 @@ from urllib.parse import urlsplit
 
 import click
 
+from ascend_doctor.cli.exits import EXIT_HELP, exit_internal, guarded_run
+from ascend_doctor.cli.options import output_options, selection_options, split_codes, build_options
+from ascend_doctor.cli.output import emit
 from ascend_doctor.errors import InputError
 
-_EXIT_HELP = """\b
-Exit codes:
-  0  nothing at or above --fail-on (default: error)
-  1  findings at or above --fail-on
-  2  usage or input error (bad URL, unset --api-key-env variable, unknown check code)
-  3  internal error of ascend-doctor itself
-"""
-
-
-@click.command("smoke", epilog=_EXIT_HELP)
+@click.command("smoke", epilog=EXIT_HELP)
 @click.option("--base-url", required=True, metavar="URL",
               help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (only this URL is contacted).")
 @click.option("--model", metavar="NAME", help="Model to test (default: the only model the server lists).")
@@ -31,24 +25,13 @@ Exit codes:
 @click.option("--concurrency", type=int, default=8, show_default=True, metavar="C", help="... with C in flight.")
 @click.option("--load-deadline", type=float, default=None, metavar="SECONDS",
               help="Stop the load after this long (default: one --timeout per wave of C requests, plus one).")
-@click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (comma-separated).")
-@click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes.")
-@click.option("--checks-dir", "checks_dirs", multiple=True, metavar="DIR", help="Load extra checks from DIR.")
-@click.option("--matrix", "matrix", multiple=True, metavar="FILE",
-              help="Extra matrix TOML layered over the shipped one (parser release data for TOOL113).")
-@click.option("--config", "config_path", metavar="FILE", help="Config file (default: ./ascend-doctor.toml).")
-@click.option("--fail-on", type=click.Choice(["critical", "error", "warning", "info"]), default=None,
-              help="Lowest severity that makes the exit code 1 (default: error).")
-@click.option("--format", "fmt", type=click.Choice(["console", "json", "junit", "github"]), default="console",
-              show_default=True)
-@click.option("-o", "--output", metavar="FILE", help="Write the report (in --format) to FILE.")
-@click.option("-v", "--verbose", is_flag=True, help="Show evidence for passing checks too.")
-def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadline, select, ignore, checks_dirs,
-          matrix, config_path, fail_on, fmt, output, verbose):
+@selection_options
+@output_options
+def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadline, matrix, checks_dirs, select,
+          ignore, config_path, fail_on, fmt, output, verbose):
     """Smoke-test tool calling on a live vLLM (or any OpenAI-compatible) server: named/required/auto/none
     tool_choice, argument JSON, streaming deltas, parallel calls, the tool-result round trip, markup leaks."""
     from ascend_doctor import __version__
-    from ascend_doctor.cli import EXIT_INTERNAL, split_codes, build_options, emit, guarded_run
     from ascend_doctor.config import load_config, validate_against
     from ascend_doctor.engine import apply_config
     from ascend_doctor.registry import load_registry
@@ -67,18 +50,18 @@ def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadlin
     if load_deadline is not None and load_deadline <= 0:
         raise InputError("--load-deadline must be a positive number of seconds")
     api_key_from_env(api_key_env)  # unset variable -> input error before anything is sent
-    config = load_config(config_path)
-    options = build_options(config, select=split_codes(select), ignore=split_codes(ignore), fail_on=fail_on,
-                            checks_dirs=list(checks_dirs), matrix=list(matrix))
-    registry = load_registry(options.checks_dirs)
-    validate_against(config, registry)
-    registry.select(options.select, options.ignore, stage="smoke")  # unknown codes -> InputError now
-    if options.matrix:
-        from ascend_doctor.matrix import load_matrix
-
-        load_matrix(options.matrix)  # an invalid user matrix is an input error, before anything is sent
 
     def work():
+        config = load_config(config_path)
+        options = build_options(config, select=split_codes(select), ignore=split_codes(ignore), fail_on=fail_on,
+                                checks_dirs=list(checks_dirs), matrix=list(matrix))
+        registry = load_registry(options.checks_dirs)
+        validate_against(config, registry)
+        registry.select(options.select, options.ignore, stage="smoke")  # unknown codes -> InputError now
+        if options.matrix:
+            from ascend_doctor.matrix import load_matrix
+
+            load_matrix(options.matrix)  # an invalid user matrix is an input error, before anything is sent
         progress = None
         if sys.stderr.isatty() and fmt == "console":
             progress = lambda name: click.echo(f"  smoke: {name} …", err=True)  # noqa: E731
@@ -92,10 +75,8 @@ def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadlin
                             started_at=started_at, duration_s=time.monotonic() - t0, fail_on=options.fail_on,
                             findings=findings, command="smoke", notes=notes)
 
-    report, crash = guarded_run("smoke", started_at, t0, options.fail_on.value, work)
-    if crash is not None:
-        emit(report, fmt, output, verbose)
-        click.echo(f"ascend-doctor: internal error: {type(crash).__name__}: {crash}", err=True)
-        sys.exit(EXIT_INTERNAL)
+    report, crash = guarded_run("smoke", started_at, t0, fail_on or "error", work)
     emit(report, fmt, output, verbose)
+    if crash is not None:
+        exit_internal(crash)
     sys.exit(report.exit_code)

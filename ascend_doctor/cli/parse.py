@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
+from ascend_doctor.redact import redact_tree
+from ascend_doctor.textsafe import dump_json
 from ascend_doctor.errors import InputError, ParseError
 from ascend_doctor.parsers import parser_kinds
 
@@ -46,10 +47,10 @@ def parse(kind, file, fmt, list_kinds):
         raise InputError(f"{file}: {exc}") from None
     data = fact.model_dump(mode="json")
     if fmt == "json":
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        click.echo(dump_json(redact_tree(data)))
     else:
         from rich.pretty import Pretty
 
         from ascend_doctor.render.console import make_console
 
-        make_console().print(Pretty(data, expand_all=False))
+        make_console().print(Pretty(redact_tree(data), expand_all=False))

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import List, Optional
 
 import click
 
 from ascend_doctor.errors import InputError
+from ascend_doctor.textsafe import dump_json
 
 
 def _load(files: List[str]):
@@ -68,7 +68,7 @@ def show(version: Optional[str], extra, fmt: str):
             data["hdk_for_cann"] = [h.model_dump(mode="json") for c in row.cann for h in m.hdk_for_cann(c)]
             npu = m.torch_npu_row(row.torch_npu[0]) if row.torch_npu else None
             data["torch_npu_row"] = npu.model_dump(mode="json") if npu else None
-            click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+            click.echo(dump_json(data))
             return
         t = Table(title=f"vllm-ascend {row.version}", show_header=False)
         t.add_column("field", style="bold")
@@ -92,7 +92,7 @@ def show(version: Optional[str], extra, fmt: str):
         _console().print(t)
         return
     if fmt == "json":
-        click.echo(json.dumps([r.model_dump(mode="json") for r in m.releases], indent=2, ensure_ascii=False))
+        click.echo(dump_json([r.model_dump(mode="json") for r in m.releases]))
         return
     t = Table(title="vllm-ascend releases (first value = what the package pins; | = documents disagree)")
     for col in ("vllm-ascend", "vLLM", "Python", "CANN", "torch", "torch_npu", "triton-ascend", "hardware", "listed"):

@@ -6,12 +6,13 @@ import os
 import sys
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Optional
 
 import click
 
-from ascend_doctor.cli import EXIT_HELP, EXIT_INTERNAL, guarded_run, host_options, prepare
+from ascend_doctor.cli.exits import EXIT_HELP, EXIT_INTERNAL, guarded_run
+from ascend_doctor.cli.options import host_options, prepare
+from ascend_doctor.cli.output import clean_report, console_text, render_text, write_output
 from ascend_doctor.errors import InputError
 from ascend_doctor.hook import exec as hook_exec
 from ascend_doctor.hook.cmdline import ServeCommand, host_text_reader, parse_serve_command, served_address
@@ -27,35 +28,28 @@ a child: exit status is COMMAND's (128+N when signal N ended it).
 
 
 def _say(msg: str) -> None:
-    sys.stderr.write(f"ascend-doctor: {msg}\n")
+    from ascend_doctor.redact import redact_text
+    from ascend_doctor.textsafe import escape_text
+
+    sys.stderr.write(f"ascend-doctor: {escape_text(redact_text(msg))}\n")
     sys.stderr.flush()
 
 
 def _write_report(report, fmt: str, output: Optional[str], report_path: Optional[str], verbose: bool) -> None:
     """JSON to --report, `fmt` to -o (or to stderr when no -o): stdout belongs to the command."""
     from ascend_doctor.render.console import render_console
-    from ascend_doctor.render.github import render_github
-    from ascend_doctor.render.json_out import render_json
-    from ascend_doctor.render.junit import render_junit
 
-    renderers = {"json": render_json, "junit": render_junit, "github": render_github}
+    report = clean_report(report)
     for path, kind in ((report_path, "json"), (output, fmt)):
         if not path:
             continue
-        try:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            if kind == "console":
-                with open(path, "w", encoding="utf-8") as fh:
-                    render_console(report, file=fh, verbose=verbose)
-            else:
-                Path(path).write_text(renderers[kind](report), encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot write report to {path}: {exc.strerror or exc}") from None
-    if fmt == "console" or output:
+        text = console_text(render_console, report, verbose=verbose) if kind == "console" \
+            else render_text(report, kind)
+        write_output(path, text, stream=sys.stderr)
+    if fmt == "console" or (output and output != "-"):
         render_console(report, file=sys.stderr, verbose=verbose, only_problems=not verbose)
-    else:
-        sys.stderr.write(renderers[fmt](report))
-        sys.stderr.flush()
+    elif not output:
+        write_output("-", render_text(report, fmt), stream=sys.stderr)
 
 
 def _skipped_report(host, options, linted: list[str], started_at: datetime, t0: float):
@@ -90,9 +84,17 @@ def exec_cmd(replay, python, model_dir, matrix, checks_dirs, select, ignore, con
 
     argv = list(command)
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
-    config, options, registry, host = prepare(replay, python, model_dir, matrix, checks_dirs, select, ignore,
-                                              config_path, fail_on, probe_timeout, redact_hostname, no_import_probe)
-    cmd = parse_serve_command(argv, read_text=host_text_reader(host))
+
+    def setup():
+        config, options, registry, host = prepare(replay, python, model_dir, matrix, checks_dirs, select, ignore,
+                                                  config_path, fail_on, probe_timeout, redact_hostname,
+                                                  no_import_probe)
+        return config, options, registry, host, parse_serve_command(argv, read_text=host_text_reader(host))
+
+    state, crash = guarded_run("exec", started_at, t0, fail_on or "error", setup)
+    if crash is not None:
+        _refuse_internal(state, crash, fmt, output, report_path, verbose)
+    config, options, registry, host, cmd = state
     if hook_exec.skip_requested():
         _say(f"WARNING: {hook_exec.SKIP_ENV}=1 — ALL CHECKS SKIPPED, starting the command unchecked: {cmd.display}")
         if report_path or output:
@@ -102,27 +104,27 @@ def exec_cmd(replay, python, model_dir, matrix, checks_dirs, select, ignore, con
                               strict=False, health_timeout=health_timeout, smoke_timeout=smoke_timeout,
                               api_key_env=api_key_env, t0=t0, run_smoke=False)
         sys.exit(hook_exec.become(argv))
-    if options.python is None and not replay:
-        inferred = infer_python(host, cmd, argv)
-        if inferred:
-            options = options.model_copy(update={"python": inferred})
+
     def work():
-        report = run_static(host, registry, options, config, command="exec", linted_command=cmd.argv,
+        opts = options
+        if opts.python is None and not replay:
+            inferred = infer_python(host, cmd, argv)
+            if inferred:
+                opts = opts.model_copy(update={"python": inferred})
+        report = run_static(host, registry, opts, config, command="exec", linted_command=cmd.argv,
                             preset_facts={"serve_cmd": cmd}, started=(started_at, t0), stages=("static", "serve"))
         notes = list(report.notes)
-        if options.python:
-            notes.append(f"serving python: {options.python}")
+        if opts.python:
+            notes.append(f"serving python: {opts.python}")
         notes += [f"command line: {n}" for n in cmd.notes]
         if cmd.config_error:
             notes.append(f"command line: {cmd.config_error}")
-        return report.model_copy(update={"notes": notes})
+        return report.model_copy(update={"notes": notes}), opts
 
-    report, crash = guarded_run("exec", started_at, t0, options.fail_on.value, work)
+    result, crash = guarded_run("exec", started_at, t0, options.fail_on.value, work)
     if crash is not None:
-        _write_report(report, fmt, output, report_path, verbose)
-        _say(f"internal error: {type(crash).__name__}: {crash}; not starting the command "
-             f"(set {hook_exec.SKIP_ENV}=1 to bypass the checks)")
-        sys.exit(EXIT_INTERNAL)
+        _refuse_internal(result, crash, fmt, output, report_path, verbose)
+    report, options = result
     if report.exit_code != 0:
         _write_report(report, fmt, output, report_path, verbose)
         _say(f"NOT starting the command: findings at or above --fail-on {report.fail_on.value} "
@@ -135,6 +137,13 @@ def exec_cmd(replay, python, model_dir, matrix, checks_dirs, select, ignore, con
     _write_report(report, fmt, output, report_path, verbose)
     _say(f"checks passed ({_summary(report)}); exec: {cmd.display}")
     sys.exit(hook_exec.become(argv))
+
+
+def _refuse_internal(report, crash, fmt, output, report_path, verbose) -> None:
+    _write_report(report, fmt, output, report_path, verbose)
+    _say(f"internal error: {type(crash).__name__}: {crash}; not starting the command "
+         f"(set {hook_exec.SKIP_ENV}=1 to bypass the checks)")
+    sys.exit(EXIT_INTERNAL)
 
 
 def _summary(report) -> str:

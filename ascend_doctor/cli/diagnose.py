@@ -6,13 +6,14 @@ invalid catalogue (InputError, handled by the command group).
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import List, Optional
 
 import click
 
 from ascend_doctor import signatures
+from ascend_doctor.redact import redact_text, redact_tree
+from ascend_doctor.textsafe import dump_json
 from ascend_doctor.errors import InputError
 
 JSON_SCHEMA_VERSION = 1
@@ -68,7 +69,7 @@ def _render_console(matches: List[signatures.Match], label: str, show_all: bool)
         fallback = " [dim](generic)[/dim]" if s.priority == "fallback" else ""
         con.print(f"[{style}]{s.kind.upper():<8}[/{style}] [bold]{code}[/bold]{escape(s.id)}{fallback}"
                   f"  [dim]{escape(s.component)}[/dim]")
-        con.print(f"  [cyan]line {m.line}:[/cyan] {escape(m.excerpt)}", soft_wrap=True)
+        con.print(f"  [cyan]line {m.line}:[/cyan] {escape(redact_text(m.excerpt))}", soft_wrap=True)
         para("  meaning: ", s.meaning)
         para("  fix:     ", s.fix)
         para("  source:  ", f"{s.source} ({s.confidence})", style="dim")
@@ -95,10 +96,8 @@ def diagnose(logfile: str, fmt: str, show_all: bool, catalogue: Optional[str]) -
     if fmt == "json":
         doc = {"schema_version": JSON_SCHEMA_VERSION, "log": label, "exit_code": exit_code,
                "matches": [_row(m) for m in matches]}
-        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        click.echo(dump_json(redact_tree(doc)))
     else:
         _render_console(matches, label, show_all)
     sys.exit(exit_code)
 
-
-diagnose_cmd = diagnose  # for `from ascend_doctor.cli_diagnose import diagnose_cmd`

@@ -6,14 +6,15 @@ import os
 import sys
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Optional
 
 import click
 
-from ascend_doctor.cli import (EXIT_HELP, EXIT_INPUT, EXIT_INTERNAL, FORMATS, build_options, emit,
-                               internal_error_report, split_codes)
+from ascend_doctor.cli.exits import DEBUG_ENV, EXIT_HELP, EXIT_INPUT, EXIT_INTERNAL, internal_error_report, say_error
+from ascend_doctor.cli.options import build_options, output_options, selection_options, split_codes
+from ascend_doctor.cli.output import clean_record, console_text, emit, write_output
 from ascend_doctor.errors import InputError
+
 
 def emit_fleet(report, fmt: str, output: Optional[str], verbose: bool = False) -> None:
     """The CLI's `emit`, with the node-by-check table as the console view."""
@@ -40,20 +41,12 @@ def _hard_exit(code: int) -> None:
               help="Ray: give up (exit 2) when no cluster answers at --ray-address within this time.")
 @click.option("--python", "python", metavar="PATH", help="Ray: interpreter of the serving environment on the nodes.")
 @click.option("--model-dir", metavar="DIR", help="Ray: model weights directory on the nodes.")
-@click.option("--matrix", "matrix", multiple=True, metavar="FILE",
-              help="Extra matrix TOML layered over the shipped one.")
-@click.option("--checks-dir", "checks_dirs", multiple=True, metavar="DIR", help="Load extra checks from *.py in DIR.")
-@click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (e.g. FLEET).")
-@click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes.")
-@click.option("--config", "config_path", metavar="FILE", help="Config file (default: ./ascend-doctor.toml if present).")
-@click.option("--fail-on", type=click.Choice(["critical", "error", "warning", "info"]), default=None)
+@selection_options
 @click.option("--probe-timeout", type=float, default=None, metavar="SECONDS",
               help="Ray: per-probe timeout on the nodes.")
 @click.option("--no-import-probe", "no_import_probe", is_flag=True, default=False,
               help="Ray: do not run the isolated `import torch, torch_npu` child process on the nodes.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="console", show_default=True)
-@click.option("-o", "--output", metavar="FILE", help="Write the report (in --format) to FILE; fleet table on stdout.")
-@click.option("-v", "--verbose", is_flag=True, help="List skipped findings too.")
+@output_options
 def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_dir, matrix, checks_dirs, select, ignore, config_path,
           fail_on, probe_timeout, no_import_probe, fmt, output, verbose):
     """Check every node of a multi-node deployment and find the odd node out: every static check node by node,
@@ -63,6 +56,8 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
 
     if bool(ray_address) == bool(snapshots):
         raise InputError("give exactly one of --ray-address ADDRESS or --snapshots GLOB")
+    if node_timeout <= 0 or connect_timeout <= 0:
+        raise InputError("--node-timeout and --connect-timeout must be positive")
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
     config = load_config(config_path)
     options = build_options(config, python=python, model_dir=model_dir, matrix=list(matrix),
@@ -76,8 +71,6 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
         from ascend_doctor.matrix import load_matrix
 
         load_matrix(options.matrix)
-    if node_timeout <= 0 or connect_timeout <= 0:
-        raise InputError("--node-timeout and --connect-timeout must be positive")
 
     stuck = False
     try:
@@ -96,18 +89,18 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
                                  fake=fake_from_env(dict(os.environ)), on_result=evaluator.prepare,
                                  connect_timeout=connect_timeout)
             except ConnectTimeout as exc:  # ray.init is still trying in a thread: leave without ray.shutdown()
-                click.echo(f"ascend-doctor: error: {exc}", err=True)
+                say_error(str(exc))
                 _hard_exit(EXIT_INPUT)
             results, source, notes, stuck = run.results, f"ray: {ray_address}", run.notes, run.stuck
         report = evaluator.report(results, source=source, notes=notes, started=(started_at, t0))
     except InputError:
         raise
     except Exception as exc:
-        if os.environ.get("ASCEND_DOCTOR_DEBUG"):
+        if os.environ.get(DEBUG_ENV):
             raise
         report = internal_error_report(exc, "fleet", started_at, t0, options.fail_on.value)
         emit_fleet(report, fmt, output, verbose)
-        click.echo(f"ascend-doctor: internal error: {type(exc).__name__}: {exc}", err=True)
+        say_error(f"{type(exc).__name__}: {exc}", kind="internal error")
         _hard_exit(EXIT_INTERNAL) if ray_address else sys.exit(EXIT_INTERNAL)
     emit_fleet(report, fmt, output, verbose)
     if stuck:
@@ -127,19 +120,12 @@ def diff(a, b, fmt, output):
     Exit code: 0 no difference, 1 differences, 2 unreadable input."""
     from ascend_doctor.fleet.diff import diff_files, render_diff
 
-    result = diff_files(a, b)
-    if output:
-        try:
-            if fmt == "json":
-                Path(output).write_text(result.dump(), encoding="utf-8")
-            else:
-                with open(output, "w", encoding="utf-8") as fh:
-                    render_diff(result, file=fh)
-        except OSError as exc:
-            raise InputError(f"cannot write diff to {output}: {exc.strerror or exc}") from None
+    result = clean_record(diff_files(a, b), note_field=None)
+    if output and output != "-":
+        write_output(output, result.dump() if fmt == "json" else console_text(render_diff, result), what="diff")
         render_diff(result)
     elif fmt == "json":
-        sys.stdout.write(result.dump())
+        write_output("-", result.dump())
     else:
         render_diff(result)
     sys.exit(1 if result.count else 0)

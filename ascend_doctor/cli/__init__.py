@@ -1,0 +1,73 @@
+"""The `ascend-doctor` command line: one package, one module per command group.
+
+  exits.py     the exit-code contract and the mapping of errors onto it (one line, no traceback)
+  options.py   the options commands share and the set-up they share (config, run options, registry, host)
+  output.py    every output: redaction, undecodable bytes, atomic files, `-` for stdout
+  check.py     check, collect          info.py    list, explain, schema
+  exec.py      exec (the pre-deploy hook)          smoke.py   smoke
+  fleet.py     fleet, diff             parse.py   parse          matrix.py  matrix …    diagnose.py  diagnose
+
+Each command's module is imported only when that command runs (or `--help` lists them): `check` does not pay for
+httpx (smoke), Ray (fleet) or the hook.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Optional
+
+import click
+
+from ascend_doctor import __version__
+from ascend_doctor.cli.exits import EXIT_HELP, DoctorGroupMixin
+
+# name -> (module, attribute)
+COMMANDS = {
+    "check": ("ascend_doctor.cli.check", "check"),
+    "collect": ("ascend_doctor.cli.check", "collect"),
+    "list": ("ascend_doctor.cli.info", "list_checks"),
+    "explain": ("ascend_doctor.cli.info", "explain"),
+    "schema": ("ascend_doctor.cli.info", "schema"),
+    "parse": ("ascend_doctor.cli.parse", "parse"),
+    "matrix": ("ascend_doctor.cli.matrix", "matrix"),
+    "diagnose": ("ascend_doctor.cli.diagnose", "diagnose"),
+    "smoke": ("ascend_doctor.cli.smoke", "smoke"),
+    "exec": ("ascend_doctor.cli.exec", "exec_cmd"),
+    "fleet": ("ascend_doctor.cli.fleet", "fleet"),
+    "diff": ("ascend_doctor.cli.fleet", "diff"),
+}
+
+
+class DoctorGroup(DoctorGroupMixin, click.Group):
+    """The root group: commands loaded on demand, errors mapped onto the exit-code contract."""
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(COMMANDS))
+
+    def get_command(self, ctx, name):
+        cmd = super().get_command(ctx, name)
+        if cmd is None and name in COMMANDS:
+            mod, attr = COMMANDS[name]
+            cmd = getattr(importlib.import_module(mod), attr)
+        return cmd
+
+
+@click.group(cls=DoctorGroup, epilog=EXIT_HELP, context_settings={"help_option_names": ["-h", "--help"],
+                                                                   "max_content_width": 110})
+@click.version_option(__version__, prog_name="ascend-doctor")
+def cli():
+    """Will this Ascend NPU + vllm-ascend stack serve? Checks driver, firmware, CANN, torch/torch_npu,
+    vllm/vllm-ascend, host knobs, HCCL, devices and containers, then (optionally) smoke-tests the live server's
+    tool calling. Every finding says what was seen, why it matters, and the exact fix."""
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    """Console-script entry point (`ascend-doctor`, `python -m ascend_doctor`)."""
+    for stream in (sys.stdout, sys.stderr):
+        # Last line of defence: a character the terminal's encoding cannot show is escaped, never a crash.
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError):
+            pass
+    cli.main(args=argv, prog_name="ascend-doctor")

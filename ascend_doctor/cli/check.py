@@ -1,0 +1,74 @@
+"""`ascend-doctor check` (the main job) and `ascend-doctor collect` (record a host for replay)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from datetime import datetime, timezone
+
+import click
+
+from ascend_doctor.cli.exits import EXIT_HELP, exit_internal, guarded_run
+from ascend_doctor.cli.options import host_options, prepare
+from ascend_doctor.cli.output import emit, write_output
+
+
+@click.command(epilog=EXIT_HELP)
+@host_options
+@click.option("--smoke-url", metavar="URL", help="After the static checks, smoke-test this OpenAI-compatible base URL.")
+@click.option("--model", "smoke_model", metavar="NAME", help="Model name for the smoke stage.")
+@click.option("--api-key-env", metavar="VAR", help="Environment variable holding the API key for the smoke stage.")
+@click.option("--smoke-timeout", type=float, default=60.0, show_default=True, help="Per-request timeout of the smoke stage.")
+def check(replay, python, model_dir, matrix, checks_dirs, select, ignore, config_path, fail_on, probe_timeout,
+          redact_hostname, no_import_probe, fmt, output, verbose, smoke_url, smoke_model, api_key_env, smoke_timeout):
+    """Run every static check on this machine (or a --replay snapshot); with --smoke-url, the live smoke too."""
+    started_at, t0 = datetime.now(timezone.utc), time.monotonic()
+
+    def work():
+        from ascend_doctor.engine import finalize, run_static
+
+        config, options, registry, host = prepare(replay, python, model_dir, matrix, checks_dirs, select, ignore,
+                                                  config_path, fail_on, probe_timeout, redact_hostname,
+                                                  no_import_probe)
+        report = run_static(host, registry, options, config, started=(started_at, t0))
+        if smoke_url:
+            from ascend_doctor.smoke.stage import smoke_findings
+
+            extra = smoke_findings(registry, base_url=smoke_url, model=smoke_model, api_key_env=api_key_env,
+                                   timeout=smoke_timeout, options=options)
+            report = finalize(report, extra, config, duration_s=time.monotonic() - t0)
+        return report
+
+    report, crash = guarded_run("check", started_at, t0, fail_on or "error", work)
+    emit(report, fmt, output, verbose)
+    if crash is not None:
+        exit_internal(crash)
+    sys.exit(report.exit_code)
+
+
+@click.command(epilog=EXIT_HELP)
+@click.option("-o", "--output", metavar="FILE", required=True, help="Where to write the snapshot (JSON; '-': stdout).")
+@click.option("--python", "python", metavar="PATH", type=click.Path(exists=True, dir_okay=False),
+              help="Interpreter of the serving environment (default: this one).")
+@click.option("--model-dir", metavar="DIR", type=click.Path(exists=True, file_okay=False),
+              help="Model weights directory to record disk usage and config for.")
+@click.option("--probe-timeout", type=float, default=10.0, show_default=True)
+@click.option("--description", default="", help="Free text stored in the snapshot (what this host is).")
+@click.option("--no-import-probe", "no_import_probe", is_flag=True, default=False)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- vllm serve ...]")
+def collect(output, python, model_dir, probe_timeout, description, no_import_probe, command):
+    """Record everything the probes see into a snapshot (secrets redacted), for --replay, bug reports and fleets.
+
+    Given the `vllm serve` command line after `--`, also record what `exec` reads for it (the model directory's
+    config files, a --config YAML, the serving interpreter), so `exec --replay` can judge the model-level checks.
+    """
+    from ascend_doctor.collect import collect_snapshot
+    from ascend_doctor.localhost import LocalHost
+    from ascend_doctor.options import RunOptions
+
+    options = RunOptions(python=python, model_dir=model_dir, probe_timeout=probe_timeout,
+                         import_probe=not no_import_probe)
+    snap = collect_snapshot(LocalHost(), options, description=description, serve_argv=list(command) or None)
+    write_output(output, snap.dump(), what="snapshot")
+    click.echo(f"wrote {output}: {len(snap.commands)} commands, {len(snap.files)} files, {len(snap.dirs)} "
+               f"directories, {len(snap.python_envs)} python environment(s)", err=True)

@@ -1,0 +1,127 @@
+"""The exit-code contract, and the one place that maps what went wrong onto it.
+
+  0    nothing at or above --fail-on (default: error)
+  1    findings at or above --fail-on
+  2    usage or input error: bad option, missing path, unreadable snapshot, invalid matrix or config (one line)
+  3    internal error of ascend-doctor itself (the report, with an `error` finding, is still written)
+  130  interrupted (Ctrl-C)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from datetime import datetime
+from typing import Any, Callable, NoReturn
+
+import click
+
+from ascend_doctor import __version__
+from ascend_doctor.errors import InputError
+
+EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+EXIT_HELP = """\b
+Exit codes:
+  0    nothing at or above --fail-on (default: error)
+  1    findings at or above --fail-on
+  2    usage or input error (bad option, missing path, unreadable snapshot, invalid matrix or config)
+  3    internal error of ascend-doctor itself
+  130  interrupted (Ctrl-C)
+"""
+
+DEBUG_ENV = "ASCEND_DOCTOR_DEBUG"
+
+
+def say_error(message: str, kind: str = "error") -> None:
+    """One line on stderr, `ascend-doctor: error: …`, with secrets masked and undecodable bytes escaped."""
+    from ascend_doctor.redact import redact_text
+    from ascend_doctor.textsafe import escape_text
+
+    line = escape_text(redact_text(str(message))).replace("\n", " ")
+    click.echo(f"ascend-doctor: {kind}: {line}", err=True)
+
+
+def internal_error_report(exc: BaseException, command: str, started_at: datetime, t0: float, fail_on: str = "error"):
+    """A report with one `error` finding, so that the outputs are written even when the tool itself broke."""
+    from ascend_doctor.report import Finding, HostSummary, Severity, Status, build_report
+
+    f = Finding(code="DOCTOR001", slug="internal-error", title="ascend-doctor failed internally", family="DOCTOR",
+                status=Status.ERROR, severity=Severity.CRITICAL, level=Severity.CRITICAL,
+                message=f"{type(exc).__name__}: {exc}", details={"traceback": traceback.format_exc()},
+                remediation="Re-run with ASCEND_DOCTOR_DEBUG=1 and report the traceback with the snapshot "
+                            "(`ascend-doctor collect -o host.snapshot.json`).")
+    r = build_report(tool_version=__version__, host=HostSummary(hostname="unknown"), started_at=started_at,
+                     duration_s=time.monotonic() - t0, fail_on=Severity(fail_on), findings=[f], command=command)
+    return r.model_copy(update={"exit_code": EXIT_INTERNAL})
+
+
+def guarded_run(command: str, started_at: datetime, t0: float, fail_on: str, work: Callable[[], Any]):
+    """(report, None) from `work()`, or (internal-error report, exception) when the tool itself broke.
+
+    `work` holds everything after option parsing — set-up (config, registry, matrix, host) included — so an internal
+    error anywhere still produces a report. InputError passes through (exit 2); ASCEND_DOCTOR_DEBUG=1 re-raises.
+    """
+    try:
+        return work(), None
+    except (InputError, KeyboardInterrupt):
+        raise
+    except RecursionError as exc:  # deeply nested input that slipped past a loader: still our bug, still a report
+        if os.environ.get(DEBUG_ENV):
+            raise
+        return internal_error_report(exc, command, started_at, t0, fail_on), exc
+    except Exception as exc:
+        if os.environ.get(DEBUG_ENV):
+            raise
+        return internal_error_report(exc, command, started_at, t0, fail_on), exc
+
+
+def exit_internal(crash: BaseException) -> NoReturn:
+    say_error(f"{type(crash).__name__}: {crash} (set {DEBUG_ENV}=1 for the traceback)", kind="internal error")
+    sys.exit(EXIT_INTERNAL)
+
+
+class DoctorGroupMixin:
+    """Maps InputError and click's usage errors onto exit 2 with one line (not click's three-line block)."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+        try:
+            rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var,  # type: ignore[misc]
+                              standalone_mode=False, **extra)
+        except click.exceptions.Exit as exc:  # ctx.exit(n) outside click's own handling
+            rv = exc.exit_code
+        except click.exceptions.Abort:
+            say_error("interrupted", kind="stopped")
+            sys.exit(EXIT_INTERRUPTED)
+        except click.UsageError as exc:
+            hint = ""
+            if exc.ctx is not None and exc.ctx.command_path:
+                hint = f" (see `{exc.ctx.command_path} --help`)"
+            say_error(f"{exc.format_message()}{hint}")
+            sys.exit(EXIT_INPUT)
+        except click.ClickException as exc:
+            say_error(exc.format_message())
+            sys.exit(exc.exit_code if exc.exit_code else EXIT_INPUT)
+        except InputError as exc:
+            say_error(str(exc))
+            sys.exit(EXIT_INPUT)
+        except KeyboardInterrupt:
+            say_error("interrupted", kind="stopped")
+            sys.exit(EXIT_INTERRUPTED)
+        except BrokenPipeError:  # `ascend-doctor check | head`: the reader left, nothing more to say
+            try:
+                sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (keep the interpreter's final flush quiet)
+            except OSError:
+                pass
+            sys.exit(EXIT_OK)
+        except SystemExit:
+            raise
+        except Exception as exc:
+            if os.environ.get(DEBUG_ENV):
+                raise
+            exit_internal(exc)
+        if not standalone_mode:
+            return rv
+        sys.exit(rv if isinstance(rv, int) else EXIT_OK)

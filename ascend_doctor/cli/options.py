@@ -1,0 +1,172 @@
+"""The options commands share, and the set-up they share: config, run options, registry, host.
+
+A path the user names (on the command line or in `ascend-doctor.toml`) that does not exist or is the wrong kind is a
+usage error (exit 2, one line) before anything runs: a mistyped `--python` must not turn into "0 passed, 9 unknown,
+OK".
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional
+
+import click
+
+from ascend_doctor.errors import InputError
+
+FAIL_ON_CHOICES = ["critical", "error", "warning", "info"]
+
+_FILE = click.Path(exists=True, dir_okay=False, allow_dash=False)
+_DIR = click.Path(exists=True, file_okay=False)
+
+
+def split_codes(values: tuple[str, ...]) -> list[str]:
+    """`--select A,B --select C` -> ['A', 'B', 'C']."""
+    out: list[str] = []
+    for v in values:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
+def _apply(func, opts):
+    for opt in reversed(opts):
+        func = opt(func)
+    return func
+
+
+def selection_options(func):
+    """--select/--ignore/--checks-dir/--matrix/--config/--fail-on: which checks run, against what, gating how."""
+    return _apply(func, [
+        click.option("--matrix", "matrix", multiple=True, metavar="FILE", type=_FILE,
+                     help="Extra matrix TOML layered over the shipped one (repeatable)."),
+        click.option("--checks-dir", "checks_dirs", multiple=True, metavar="DIR", type=_DIR,
+                     help="Load extra checks from *.py in DIR (repeatable)."),
+        click.option("--select", multiple=True, metavar="CODES",
+                     help="Only these codes or prefixes (comma-separated, repeatable)."),
+        click.option("--ignore", multiple=True, metavar="CODES", help="Skip these codes or prefixes."),
+        click.option("--config", "config_path", metavar="FILE", type=_FILE,
+                     help="Config file (default: ./ascend-doctor.toml if present and trusted)."),
+        click.option("--fail-on", type=click.Choice(FAIL_ON_CHOICES), default=None,
+                     help="Lowest severity that makes the exit code 1 (default: error)."),
+    ])
+
+
+def output_options(func, formats: Optional[list[str]] = None):
+    from ascend_doctor.cli.output import FORMATS
+
+    return _apply(func, [
+        click.option("--format", "fmt", type=click.Choice(formats or FORMATS), default="console", show_default=True),
+        click.option("-o", "--output", metavar="FILE",
+                     help="Write the report (in --format) to FILE ('-': stdout); console view on stdout."),
+        click.option("-v", "--verbose", is_flag=True, help="Show evidence for passing checks too, and tracebacks."),
+    ])
+
+
+def host_options(func):
+    """Everything a command that evaluates a host (check, exec) takes."""
+    func = _apply(func, [
+        click.option("--replay", "replay", metavar="SNAPSHOT", type=_FILE,
+                     help="Evaluate a recorded snapshot instead of this machine."),
+        click.option("--python", "python", metavar="PATH",
+                     help="Interpreter of the serving environment (default: this one)."),
+        click.option("--model-dir", metavar="DIR", help="Model weights directory (disk-space and model checks)."),
+    ])
+    func = selection_options(func)
+    func = _apply(func, [
+        click.option("--probe-timeout", type=float, default=None, metavar="SECONDS",
+                     help="Per-probe timeout (default 10)."),
+        click.option("--redact-hostname", is_flag=True, default=None,
+                     help="Write '<redacted>' instead of the hostname."),
+        click.option("--no-import-probe", "no_import_probe", is_flag=True, default=False,
+                     help="Do not run the isolated `import torch, torch_npu` child process."),
+    ])
+    return output_options(func)
+
+
+def build_options(config, **cli: Any):
+    """Config-file [options] first, then whatever was given on the command line."""
+    from ascend_doctor.options import RunOptions
+    from ascend_doctor.records import ValidationError
+    from ascend_doctor.tomlread import error_line
+
+    merged = dict(config.options)
+    for key, value in cli.items():
+        if value is None or value == () or value == []:
+            continue
+        merged[key] = value
+    try:
+        return RunOptions.model_validate(merged)
+    except ValidationError as exc:
+        where = f"config file {config.path}: options." if config.path else "option "
+        raise InputError(f"{where}{error_line(exc)}") from None
+
+
+def make_host(replay: Optional[str]):
+    """LocalHost, or a ReplayHost over a snapshot file."""
+    if replay:
+        from ascend_doctor.snapshot import ReplayHost, load_snapshot
+
+        return ReplayHost(load_snapshot(replay), label=replay)
+    from ascend_doctor.localhost import LocalHost
+
+    return LocalHost()
+
+
+def _where(config, key: str) -> str:
+    return f"--{key.replace('_', '-')}" if key not in config.options else f"config file {config.path}: options.{key}"
+
+
+def check_local_paths(options, config) -> None:
+    """The matrix files and checks directories must exist (the command line's were checked by click already; this
+    covers the config file's)."""
+    for path in options.matrix:
+        if not os.path.isfile(path):
+            raise InputError(f"{_where(config, 'matrix')}: {path!r}: no such file")
+    for path in options.checks_dirs:
+        if not os.path.isdir(path):
+            raise InputError(f"{_where(config, 'checks_dirs')}: {path!r}: no such directory")
+
+
+def check_host_paths(options, config, replay_host=None) -> None:
+    """The serving interpreter and the model directory must exist on the host judged: on this machine, or — for a
+    replay — as an interpreter the snapshot recorded."""
+    if options.python:
+        if replay_host is not None:
+            known = sorted(replay_host.snapshot.python_envs)
+            if options.python not in known and not any(
+                    e.executable == options.python for e in replay_host.snapshot.python_envs.values()):
+                raise InputError(f"{_where(config, 'python')}: {options.python!r} is not an interpreter recorded in "
+                                 f"the snapshot (recorded: {', '.join(known) or 'none'})")
+        elif not os.path.isfile(options.python):
+            what = "is a directory" if os.path.isdir(options.python) else "no such file"
+            raise InputError(f"{_where(config, 'python')}: {options.python!r}: {what}")
+        elif not os.access(options.python, os.X_OK):
+            raise InputError(f"{_where(config, 'python')}: {options.python!r}: not executable")
+    if options.model_dir and replay_host is None and not os.path.isdir(options.model_dir):
+        what = "is a file, not a directory" if os.path.exists(options.model_dir) else "no such directory"
+        raise InputError(f"{_where(config, 'model_dir')}: {options.model_dir!r}: {what}")
+
+
+def prepare(replay, python, model_dir, matrix, checks_dirs, select, ignore, config_path, fail_on, probe_timeout,
+            redact_hostname, no_import_probe, stage: Optional[str] = None):
+    """Shared set-up for check/exec: config, options, registry, host. InputError for anything the user got wrong."""
+    from ascend_doctor.config import load_config, validate_against
+    from ascend_doctor.registry import load_registry
+
+    config = load_config(config_path)
+    options = build_options(
+        config, python=python, model_dir=model_dir, matrix=list(matrix), checks_dirs=list(checks_dirs),
+        select=split_codes(select), ignore=split_codes(ignore), fail_on=fail_on, probe_timeout=probe_timeout,
+        redact_hostname=redact_hostname, import_probe=False if no_import_probe else None,
+    )
+    check_local_paths(options, config)
+    registry = load_registry(options.checks_dirs)
+    validate_against(config, registry)
+    registry.select(options.select, options.ignore, stage=stage)  # unknown codes -> InputError before anything runs
+    if options.matrix:
+        from ascend_doctor.matrix import load_matrix
+
+        load_matrix(options.matrix)  # an invalid user matrix is an input error, before the run
+    host = make_host(replay)
+    check_host_paths(options, config, replay_host=host if replay else None)
+    return config, options, registry, host
