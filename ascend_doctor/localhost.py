@@ -7,8 +7,8 @@ import json
 import os
 import platform
 import selectors
-import signal
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -29,6 +29,7 @@ from ascend_doctor.host import (
     PythonEnv,
     SystemInfo,
 )
+from ascend_doctor.redact import register_env_secrets
 
 # Vendor tools live in sbin dirs that a non-root PATH often lacks (npu-smi is installed to /usr/local/sbin).
 EXTRA_BIN_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/sbin", "/usr/local/Ascend/driver/tools")
@@ -172,6 +173,7 @@ class LocalHost:
         if os.environ.get(FORBID_ENV):
             raise RuntimeError("LocalHost is forbidden here (tests must use a ReplayHost or a fake root)")
         self.max_output = max_output
+        register_env_secrets(os.environ)  # before any probe: their values are masked wherever they appear
 
     def describe(self) -> str:
         return "local"

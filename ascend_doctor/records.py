@@ -203,8 +203,10 @@ class Record:
 
     @classmethod
     def model_validate_json(cls, text: str | bytes):
+        from ascend_doctor.jsonread import loads
+
         try:
-            data = json.loads(text)
+            data = loads(text)
         except ValueError as exc:
             raise ValidationError((), f"invalid JSON: {exc}", "json_invalid", cls.__name__) from None
         return cls.model_validate(data)

@@ -21,7 +21,7 @@ REDACTED = "<redacted>"
 # Env var names whose values are secrets (issue #2: *KEY*, *TOKEN*, *SECRET*, *PASSWORD*, *CREDENTIAL*).
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
 # ...but not these, which carry no secret and which checks need to see.
-_NOT_SECRET = {"KEYTIMEOUT", "HCCL_CONNECT_TIMEOUT", "SSH_AUTH_SOCK_DIR"}
+_NOT_SECRET = {"KEYTIMEOUT", "HCCL_CONNECT_TIMEOUT", "SSH_AUTH_SOCK_DIR", "TOKENIZERS_PARALLELISM"}
 
 # A value shorter than this is not masked by value: masking every "1" or "yes" would destroy the report, and a
 # secret that short is not a secret anyway.

@@ -29,8 +29,14 @@ from ascend_doctor.host import (
     PythonEnv,
     SystemInfo,
 )
+from ascend_doctor.jsonread import loads
 from ascend_doctor.records import Field, Record, ValidationError
-from ascend_doctor.redact import redact_argv, redact_env, redact_text
+from ascend_doctor.redact import (
+    redact_argv,
+    redact_env,
+    redact_text,
+    register_env_secrets,
+)
 from ascend_doctor.textsafe import dump_json, undecodable_note, undecodable_paths
 
 SNAPSHOT_FORMAT = "ascend-doctor-snapshot"
@@ -135,9 +141,11 @@ def load_snapshot(path: str | Path) -> Snapshot:
     except UnicodeDecodeError:
         raise InputError(f"snapshot {p} is not UTF-8 text") from None
     try:
-        data = json.loads(raw)
+        data = loads(raw)
     except json.JSONDecodeError as exc:
         raise InputError(f"snapshot {p} is not valid JSON (truncated?): {exc.msg} at line {exc.lineno}") from None
+    except ValueError as exc:  # a 5,000-digit number, nesting deeper than Python's recursion limit
+        raise InputError(f"snapshot {p} is not a readable JSON snapshot: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != SNAPSHOT_FORMAT:
         raise InputError(f"{p} is not an ascend-doctor snapshot (expected \"format\": \"{SNAPSHOT_FORMAT}\")")
     if data.get("version") != SNAPSHOT_VERSION:
@@ -159,6 +167,7 @@ class ReplayHost:
     def __init__(self, snapshot: Snapshot, label: str = "snapshot"):
         self.snapshot = snapshot
         self.label = label
+        register_env_secrets(snapshot.env)  # a hand-built snapshot may hold real ones: masked wherever they appear
         self._commands: dict[tuple[str, ...], CommandEntry] = {}
         for c in snapshot.commands:
             self._commands.setdefault(tuple(canonical_argv(c.argv)), c)

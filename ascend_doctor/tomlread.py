@@ -35,6 +35,8 @@ def read_toml_with_stat(path: str | Path, what: str = "file") -> tuple[dict[str,
         raise InputError(f"{what} {p} is not UTF-8 text") from None
     except RecursionError:
         raise InputError(f"{what} {p} is nested too deeply to read") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits (tomllib hands it to int())
+        raise InputError(f"{what} {p} is not valid TOML: {exc}") from None
 
 
 def read_toml(path: str | Path, what: str = "file") -> dict[str, Any]:

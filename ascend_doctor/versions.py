@@ -46,6 +46,7 @@ from packaging.version import InvalidVersion
 from packaging.version import Version as _PepVersion
 
 from .errors import ParseError
+from .numbers import MAX_DIGITS
 
 __all__ = [
     "Version",
@@ -84,6 +85,8 @@ _LOCAL_RE = re.compile(r"^[A-Za-z0-9]+(?:[.\-_][A-Za-z0-9]+)*$")
 # a tag that is its own dotted segment right after the release numbers: 8.0.RC3, 24.1.rc3.7, 8.1.T6
 _SLOT_RE = re.compile(r"^\d+(?:\.\d+)*\.(?:rc|t|alpha|beta|a|b|c|pre|preview)(?:\d|\.|$)", re.I)
 _PART_RE = re.compile(r"\d+|[A-Za-z]+")
+# No version part has this many digits (a docker-tag build stamp has 14); int() of 4,301+ digits even raises.
+_LONG_NUMBER = re.compile(r"\d{%d}" % (MAX_DIGITS + 1))
 
 
 class Version:
@@ -103,6 +106,9 @@ class Version:
         raw = text.strip()
         if not raw:
             raise ParseError("expected a version string, got an empty one")
+        if _LONG_NUMBER.search(raw):
+            raise ParseError(f"expected a version string, got {raw[:40]!r}… (a number of more than {MAX_DIGITS} "
+                             "digits)")
         internal = local = build = None
         inner = _INNER_RE.match(raw)
         if inner:
@@ -198,10 +204,12 @@ class Version:
 
 
 def _safe_key(text: str) -> tuple:
+    """The key of `text` as a version, or — for an internal number that is no version (`V:8.0.0`) — a key of the same
+    shape that sorts below every version and then by its text, so any two keys compare without a TypeError."""
     try:
         return parse_version(text)._key
     except ParseError:
-        return ((_NUM, -1), text)
+        return (((-1, 0),), (), ((0, 0, text),), ())
 
 
 def _local_key(local: Optional[str]) -> tuple:

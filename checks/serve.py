@@ -14,12 +14,12 @@ stand in and the evidence says so.
 from __future__ import annotations
 
 import difflib
-import json
 import math
 import re
 from typing import Any, Optional
 
 from ascend_doctor.engine import ev
+from ascend_doctor.jsonread import loads
 from ascend_doctor.redact import REDACTED, is_secret_name
 from ascend_doctor.registry import check
 from ascend_doctor.versions import try_parse_version
@@ -291,7 +291,7 @@ def _config(ctx, m) -> dict:
     ov = cmd.get("hf_overrides") if cmd is not None else None
     if isinstance(ov, str):
         try:
-            ov = json.loads(ov)
+            ov = loads(ov)
         except ValueError:
             ov = None
     if isinstance(ov, dict):

@@ -12,9 +12,9 @@ from typing import List, Optional
 import click
 
 from ascend_doctor import signatures
+from ascend_doctor.errors import InputError
 from ascend_doctor.redact import redact_text, redact_tree
 from ascend_doctor.textsafe import dump_json
-from ascend_doctor.errors import InputError
 
 JSON_SCHEMA_VERSION = 1
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan", "positive": "green"}

@@ -12,11 +12,22 @@ import click
 
 from ascend_doctor.cli.exits import EXIT_HELP, EXIT_INTERNAL, guarded_run
 from ascend_doctor.cli.options import host_options, prepare
-from ascend_doctor.cli.output import clean_report, console_text, render_text, write_output
+from ascend_doctor.cli.output import (
+    clean_report,
+    console_text,
+    render_text,
+    write_output,
+)
 from ascend_doctor.errors import InputError
 from ascend_doctor.hook import exec as hook_exec
-from ascend_doctor.hook.cmdline import ServeCommand, host_text_reader, parse_serve_command, served_address
+from ascend_doctor.hook.cmdline import (
+    ServeCommand,
+    host_text_reader,
+    parse_serve_command,
+    served_address,
+)
 from ascend_doctor.hook.exec import infer_python
+from ascend_doctor.redact import register_secret
 
 EXEC_HELP = EXIT_HELP + """
 \b
@@ -139,6 +150,15 @@ def exec_cmd(replay, python, model_dir, matrix, checks_dirs, select, ignore, con
     sys.exit(hook_exec.become(argv))
 
 
+def _signal_name(signum: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
 def _refuse_internal(report, crash, fmt, output, report_path, verbose) -> None:
     _write_report(report, fmt, output, report_path, verbose)
     _say(f"internal error: {type(crash).__name__}: {crash}; not starting the command "
@@ -159,6 +179,7 @@ def _smoke_key_env(cmd_secret: ServeCommand, api_key_env: Optional[str]) -> Opti
     if isinstance(key, list):
         key = key[0] if key else None
     if isinstance(key, str) and key:
+        register_secret(key)
         os.environ["ASCEND_DOCTOR_EXEC_API_KEY"] = key  # our own process only; the child already has its argv
         return "ASCEND_DOCTOR_EXEC_API_KEY"
     return "VLLM_API_KEY" if os.environ.get("VLLM_API_KEY") else None
@@ -191,15 +212,29 @@ def _supervise(argv, cmd, report, registry, options, config, fmt, output, report
         secret_cmd = parse_serve_command(argv, keep_secrets=True)
         served = cmd.get("served_model_name")
         model = served[0] if isinstance(served, list) else served if isinstance(served, str) else None
+        stopped = None
         try:
-            extra = smoke_findings(registry, base_url=f"{base}/v1", model=model,
-                                   api_key_env=_smoke_key_env(secret_cmd, api_key_env), timeout=smoke_timeout,
-                                   options=options)
+            with sup.stop_on_signal():
+                extra = smoke_findings(registry, base_url=f"{base}/v1", model=model,
+                                       api_key_env=_smoke_key_env(secret_cmd, api_key_env), timeout=smoke_timeout,
+                                       options=options)
+        except hook_exec.ServerStopping as exc:
+            stopped = exc.signum
+            extra = []
         except InputError as exc:
             _say(f"smoke not run: {exc}")
             extra = []
         report = finalize(report, extra, config, duration_s=time.monotonic() - t0)
+        if stopped is not None:
+            name = _signal_name(stopped)
+            report = report.model_copy(update={"notes": [*report.notes, f"{name} arrived during the smoke: the smoke "
+                                                         "stopped (the server is shutting down)"]})
+            _write_report(report, fmt, output, report_path, verbose)
+            _say(f"{name} received: smoke stopped; waiting for the server to exit")
+            sys.exit(sup.wait())
         _write_report(report, fmt, output, report_path, verbose)
+        if sup.received:  # a signal arrived while the report was written: the server's exit decides
+            sys.exit(sup.wait())
         if report.exit_code != 0:
             if strict:
                 _say("smoke FAILED (--strict): stopping the server")

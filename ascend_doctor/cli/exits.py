@@ -46,7 +46,13 @@ def say_error(message: str, kind: str = "error") -> None:
 
 def internal_error_report(exc: BaseException, command: str, started_at: datetime, t0: float, fail_on: str = "error"):
     """A report with one `error` finding, so that the outputs are written even when the tool itself broke."""
-    from ascend_doctor.report import Finding, HostSummary, Severity, Status, build_report
+    from ascend_doctor.report import (
+        Finding,
+        HostSummary,
+        Severity,
+        Status,
+        build_report,
+    )
 
     f = Finding(code="DOCTOR001", slug="internal-error", title="ascend-doctor failed internally", family="DOCTOR",
                 status=Status.ERROR, severity=Severity.CRITICAL, level=Severity.CRITICAL,

@@ -10,8 +10,20 @@ from typing import Optional
 
 import click
 
-from ascend_doctor.cli.exits import DEBUG_ENV, EXIT_HELP, EXIT_INPUT, EXIT_INTERNAL, internal_error_report, say_error
-from ascend_doctor.cli.options import build_options, output_options, selection_options, split_codes
+from ascend_doctor.cli.exits import (
+    DEBUG_ENV,
+    EXIT_HELP,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    internal_error_report,
+    say_error,
+)
+from ascend_doctor.cli.options import (
+    build_options,
+    output_options,
+    selection_options,
+    split_codes,
+)
 from ascend_doctor.cli.output import clean_record, console_text, emit, write_output
 from ascend_doctor.errors import InputError
 
@@ -82,7 +94,11 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
 
             results, source, notes = results_from_files(list(snapshots)), "snapshots: " + " ".join(snapshots), []
         else:
-            from ascend_doctor.fleet.ray_runner import ConnectTimeout, fake_from_env, run_on_ray
+            from ascend_doctor.fleet.ray_runner import (
+                ConnectTimeout,
+                fake_from_env,
+                run_on_ray,
+            )
 
             try:
                 run = run_on_ray(ray_address, options, node_timeout=node_timeout,

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from ascend_doctor.redact import redact_tree
-from ascend_doctor.textsafe import dump_json
 from ascend_doctor.errors import InputError, ParseError
 from ascend_doctor.parsers import parser_kinds
+from ascend_doctor.redact import redact_tree
+from ascend_doctor.textsafe import dump_json
 
 
 @click.command()

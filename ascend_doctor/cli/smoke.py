@@ -10,9 +10,15 @@ from urllib.parse import urlsplit
 import click
 
 from ascend_doctor.cli.exits import EXIT_HELP, exit_internal, guarded_run
-from ascend_doctor.cli.options import output_options, selection_options, split_codes, build_options
+from ascend_doctor.cli.options import (
+    build_options,
+    output_options,
+    selection_options,
+    split_codes,
+)
 from ascend_doctor.cli.output import emit
 from ascend_doctor.errors import InputError
+
 
 @click.command("smoke", epilog=EXIT_HELP)
 @click.option("--base-url", required=True, metavar="URL",

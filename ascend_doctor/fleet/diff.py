@@ -3,12 +3,12 @@ on two ReplayHosts) or two JSON reports (compared finding by finding)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Optional
 
 from ascend_doctor.errors import InputError
 from ascend_doctor.fleet.facts import DIFF_FACTS, GROUPS, gather, summarize
+from ascend_doctor.jsonread import loads
 from ascend_doctor.options import RunOptions
 from ascend_doctor.records import Field, Record
 from ascend_doctor.redact import REDACTED, is_secret_key
@@ -47,10 +47,10 @@ class DiffResult(Record):
 
 def _kind(path: str) -> str:
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, ValueError):
         raise InputError(f"{path} is not a JSON snapshot or report") from None
     if isinstance(data, dict) and data.get("format") == SNAPSHOT_FORMAT:
         return "snapshot"
@@ -95,7 +95,6 @@ def diff_snapshots(path_a: str, path_b: str, options: Optional[RunOptions] = Non
 
 def _report_items(path: str) -> tuple[Side, dict[str, dict[str, Optional[str]]]]:
     from ascend_doctor.records import ValidationError
-
     from ascend_doctor.report import Report
 
     try:

@@ -14,11 +14,11 @@ of vllm/engine/arg_utils.py (0.13.0: `-tp -pp -dp -dcp -pcp -q -n -r -cc -ac -O`
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from typing import Any, Callable, Optional
 
+from ascend_doctor.jsonread import loads
 from ascend_doctor.records import Field, Record
 from ascend_doctor.redact import REDACTED, is_secret_option, redact_argv
 
@@ -180,7 +180,7 @@ def _scalar(text: str) -> Any:
         return None
     if t.startswith("[") or t.startswith("{"):
         try:
-            return json.loads(t)
+            return loads(t)
         except ValueError:
             return t
     return t

@@ -10,6 +10,7 @@ exiting with its exit code (128+N when a signal N ended it).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import signal
@@ -92,16 +93,31 @@ def exit_code_of(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
+# Our own child, never through a proxy: urllib honours http_proxy/https_proxy, and a proxy that does not know this
+# machine's loopback answers (or swallows) every probe, so the wait would run its full --health-timeout.
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
 def probe_health(base: str, timeout: float = 2.0) -> Optional[str]:
-    """The first of `{base}/health`, `{base}/v1/models` that answers 200, or None."""
+    """The first of `{base}/health`, `{base}/v1/models` that answers 200, or None (asked directly, no proxy)."""
     for path in ("/health", "/v1/models"):
         try:
-            with urllib.request.urlopen(base + path, timeout=timeout) as resp:  # noqa: S310 (http to our child)
+            with _DIRECT.open(base + path, timeout=timeout) as resp:  # noqa: S310 (http to our child)
                 if resp.status == 200:
                     return path
         except (urllib.error.URLError, OSError, ValueError):
             continue
     return None
+
+
+class ServerStopping(BaseException):
+    """Raised in the main thread when SIGTERM/SIGINT/… arrives during the smoke: testing a server that is shutting
+    down would only produce false failures, and the exit code must be the server's. A BaseException, like
+    KeyboardInterrupt, so the smoke client's "transport trouble is a fact" handlers do not swallow it."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"signal {signum}")
+        self.signum = signum
 
 
 class Supervisor:
@@ -113,6 +129,7 @@ class Supervisor:
         self.child: Optional[subprocess.Popen] = None
         self._old: dict = {}
         self.received: list[int] = []
+        self._interrupt = False
 
     def start(self) -> None:
         sys.stdout.flush()
@@ -129,6 +146,20 @@ class Supervisor:
                 self.child.send_signal(signum)
             except ProcessLookupError:
                 pass
+        if self._interrupt:
+            self._interrupt = False  # once: the code that handles it must not be interrupted again
+            raise ServerStopping(signum)
+
+    @contextlib.contextmanager
+    def stop_on_signal(self):
+        """Within this block a forwarded signal also raises ServerStopping here (it still reaches the child)."""
+        if self.received:
+            raise ServerStopping(self.received[0])
+        self._interrupt = True
+        try:
+            yield
+        finally:
+            self._interrupt = False
 
     def wait_healthy(self, base: str, deadline_s: float, interval: float = 0.5) -> tuple[bool, str]:
         """(healthy, what happened): polls until the server answers, the child exits or the deadline passes."""

@@ -300,15 +300,16 @@ def _from_decorators(read: ReadText, listdir: ListDir, directory: str, manager: 
 def editable_root(site_packages: str, dist: str, read: ReadText, listdir: ListDir) -> Optional[str]:
     """Source checkout of an editable install (`pip install -e`, as the vllm-ascend images install vLLM and
     vllm-ascend): the `file://` URL in `<dist>-<version>.dist-info/direct_url.json` (PEP 610) when editable."""
-    import json
     from urllib.parse import unquote, urlsplit
+
+    from ascend_doctor.jsonread import loads
 
     prefix = dist.replace("-", "_").lower() + "-"
     for e in listdir(site_packages) or []:
         if e.lower().startswith(prefix) and e.endswith(".dist-info"):
             text = read(posixpath.join(site_packages, e, "direct_url.json"))
             try:
-                info = json.loads(text) if text else None
+                info = loads(text) if text else None
             except ValueError:
                 info = None
             if isinstance(info, dict) and (info.get("dir_info") or {}).get("editable") \

@@ -46,6 +46,8 @@ def clean_paste(text: str) -> str:
     """
     import re
 
+    from ascend_doctor.numbers import int_or_none
+
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
     nonempty = [ln for ln in lines if ln.strip()]
@@ -54,7 +56,7 @@ def clean_paste(text: str) -> str:
     if nonempty and all(tabbed.match(ln) for ln in nonempty):
         lines = [tabbed.sub("", ln, count=1) for ln in lines]
     elif nonempty and all(spaced.match(ln) for ln in nonempty):
-        numbers = [int(spaced.match(ln).group(1)) for ln in nonempty]
+        numbers = [int_or_none(spaced.match(ln).group(1)) for ln in nonempty]
         if numbers == list(range(1, len(numbers) + 1)) and len(numbers) > 1:
             lines = [spaced.sub("", ln, count=1) if ln.strip() else ln for ln in lines]
     lines = [ln.replace("\t", "    ") for ln in lines]

@@ -14,6 +14,7 @@ from collections import Counter
 from typing import Optional
 
 from ascend_doctor.errors import ParseError
+from ascend_doctor.numbers import int_or_none
 from ascend_doctor.parsers import clean_paste, parser_kind
 from ascend_doctor.records import Field, Record
 from ascend_doctor.versions import split_cfg_value
@@ -44,7 +45,7 @@ def _segments(text: str) -> list[tuple[str, list[str]]]:
         seen_numbered = False
         for ln in lines:
             m = _LINE_NO.match(ln)
-            if m and int(m.group(0).split()[0]) == 1 and seen_numbered:
+            if m and int_or_none(m.group(0).split()[0]) == 1 and seen_numbered:
                 out.append((path, current))
                 current = []
             seen_numbered = seen_numbered or bool(m)

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Optional
 
 from ascend_doctor.errors import ParseError
+from ascend_doctor.numbers import to_int
 from ascend_doctor.parsers import clean_paste, parser_kind
 from ascend_doctor.records import Field, Record
 
@@ -159,7 +160,7 @@ def _apply(dev: HccnDevice, cmd: Optional[str], lines: list[str]) -> bool:
         elif cmd == "hw_stats":
             for k, v in kv.items():
                 if re.fullmatch(r"-?\d+", v):
-                    dev.hw_stats[k] = int(v)
+                    dev.hw_stats[k] = to_int(v)
             understood = bool(dev.hw_stats)
         else:
             for k, v in kv.items():
@@ -189,7 +190,7 @@ def _apply(dev: HccnDevice, cmd: Optional[str], lines: list[str]) -> bool:
             if m and m.group(1).lower() == "current time":
                 ls.current_time = " ".join(m.group(2).split())
             elif m and m.group(1).lower() == "link up count" and m.group(2).isdigit():
-                ls.link_up_count = int(m.group(2))
+                ls.link_up_count = to_int(m.group(2))
             elif not (m and m.group(1).lower() == "link change records"):
                 dev.unparsed.append(ln.strip())
         ls.latest = _latest(ls.records)
@@ -225,7 +226,7 @@ def _apply(dev: HccnDevice, cmd: Optional[str], lines: list[str]) -> bool:
                 p.times_ms.append(float(m.group(1)))
             m = re.search(r"(\d+) packets transmitted,\s*(\d+) received,\s*([\d.]+)% packet loss", ln)
             if m:
-                p.transmitted, p.received, p.loss_percent = int(m.group(1)), int(m.group(2)), float(m.group(3))
+                p.transmitted, p.received, p.loss_percent = to_int(m.group(1)), to_int(m.group(2)), float(m.group(3))
         dev.ping = p
         understood = p.target is not None or p.transmitted is not None
     elif cmd is not None:  # a subcommand without a dedicated reader: keep its `key: value` lines
@@ -253,12 +254,12 @@ def _sections(text: str) -> list[_Section]:
     for raw in text.split("\n"):
         m = _CMD.search(raw)
         if m:
-            sections.append(_Section(int(m.group(1)), m.group(2), True))
+            sections.append(_Section(to_int(m.group(1)), m.group(2), True))
             continue
         line = raw
         d = _DEV_PREFIX.match(line)
         if d:
-            dev_id = int(d.group(1))
+            dev_id = to_int(d.group(1))
             line = line[d.end():]
             cur = sections[-1]
             if cur.device_id is None and not cur.from_command:
@@ -273,7 +274,7 @@ def _sections(text: str) -> list[_Section]:
             s.cmd = _detect(s.lines)
         m = None if s.device_id is not None else re.search(r"device\s+(\d+)\s+PING", "\n".join(s.lines))
         if m:
-            s.device_id = int(m.group(1))
+            s.device_id = to_int(m.group(1))
     return sections
 
 
@@ -345,7 +346,7 @@ def parse_hccn_conf(text: str) -> HccnConf:
             continue
         m = re.match(r"^([A-Za-z][\w]*?)_(\d+)\s*=\s*(.*?)\s*$", s)
         if m:
-            key, dev_id, value = m.group(1), int(m.group(2)), m.group(3)
+            key, dev_id, value = m.group(1), to_int(m.group(2)), m.group(3)
             dev = conf.devices.setdefault(dev_id, HccnConfDevice(device_id=dev_id))
             if key in ("address", "netmask", "gateway", "netdetect"):
                 setattr(dev, key, value)

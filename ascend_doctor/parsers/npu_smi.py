@@ -21,6 +21,7 @@ import re
 from typing import Optional
 
 from ascend_doctor.errors import ParseError
+from ascend_doctor.numbers import int_or_none, to_int
 from ascend_doctor.parsers import clean_paste, parser_kind
 from ascend_doctor.records import Field, Record
 
@@ -122,7 +123,7 @@ def find_npu_smi_error(text: str) -> Optional[NpuSmiError]:
     code = None
     m = _RET.search(text)
     if m:
-        code = int(m.group(1))
+        code = int_or_none(m.group(1))
     for line in text.splitlines():
         line = line.strip()
         if line and any(p.search(line) for p in _ERROR_MARKERS):
@@ -144,12 +145,12 @@ def _num(tok: str) -> Optional[float]:
 
 
 def _int(tok: str) -> Optional[int]:
-    return int(tok) if re.fullmatch(r"-?\d+", tok) else None
+    return int_or_none(tok) if re.fullmatch(r"-?\d+", tok) else None
 
 
 def _fraction(cell: str) -> tuple:
     """All `used / total` pairs in a cell, left to right, and the cell with them removed."""
-    pairs = [(int(a), int(b)) for a, b in _FRACTION.findall(cell)]
+    pairs = [(to_int(a), to_int(b)) for a, b in _FRACTION.findall(cell)]
     return pairs, _FRACTION.sub(" ", cell).split()
 
 
@@ -212,7 +213,7 @@ def parse_npu_smi_info(text: str) -> NpuSmiInfo:
             continue
         m = _NO_PROC.search(joined)
         if m:
-            info.idle_npus.append(int(m.group(1)))
+            info.idle_npus.append(to_int(m.group(1)))
             info.has_process_table = True
             section = "procs"
             continue
@@ -295,7 +296,7 @@ def _proc_row(info: NpuSmiInfo, cells: list, ncols: int, last: Optional[tuple], 
     mem = re.match(r"\d+", cells[3])
     container = _int(cells[4]) if len(cells) > 4 and ncols > 4 else None
     info.processes.append(
-        NpuProcess(npu_id=npu, chip_id=chip, pid=pid, name=cells[2], memory_mb=int(mem.group()) if mem else None,
+        NpuProcess(npu_id=npu, chip_id=chip, pid=pid, name=cells[2], memory_mb=int_or_none(mem.group()) if mem else None,
                    container_pid=container)
     )
     return npu, chip

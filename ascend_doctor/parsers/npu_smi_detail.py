@@ -12,6 +12,7 @@ import re
 from typing import Optional
 
 from ascend_doctor.errors import ParseError
+from ascend_doctor.numbers import int_or_none, to_int
 from ascend_doctor.parsers import clean_paste, parser_kind
 from ascend_doctor.parsers.npu_smi import NpuSmiError, find_npu_smi_error
 from ascend_doctor.records import Field, Record
@@ -42,7 +43,8 @@ def _sections(text: str) -> list[_Section]:
             c = re.search(r"-c\s+(\d+)", args)
             out.append(_Section(command=line, type=t.group(1) if t else ("-m" if re.search(r"\s-m\b", " " + args)
                                                                          else None),
-                                npu_id=int(i.group(1)) if i else None, chip_id=int(c.group(1)) if c else None))
+                                npu_id=int_or_none(i.group(1)) if i else None,
+                                chip_id=int_or_none(c.group(1)) if c else None))
             continue
         out[-1].lines.append(line)
     return [s for s in out if s.command or any(s.lines)]
@@ -62,9 +64,9 @@ def _int(v: Optional[str]) -> Optional[int]:
         return None
     v = v.strip()
     if re.fullmatch(r"-?\d+", v):
-        return int(v)
+        return int_or_none(v)
     if re.fullmatch(r"0x[0-9A-Fa-f]+", v):
-        return int(v, 16)
+        return int_or_none(v, 16)
     return None
 
 
@@ -154,6 +156,17 @@ class NpuKeyValues(Record):
         return _int(self.get(key, chip_id))
 
 
+# Keys that identify each view: a capture with `Key : value` lines but none of these is some other text (a config file,
+# a log, random bytes), and the parser says so instead of returning its lines as fields.
+_CARD_KEYS = r"npu id|chip id|chip count|chip name"
+_VIEW_KEYS = {
+    "board": re.compile(_CARD_KEYS + r"|software version|firmware version|board id|pcie bus info|serial number", re.I),
+    "common": re.compile(_CARD_KEYS + r"|usage rate|temperature|aicore|power dissipation", re.I),
+    "usages": re.compile(_CARD_KEYS + r"|usage rate|capacity\(mb\)", re.I),
+    "ecc": re.compile(_CARD_KEYS + r"|error count|isolated pages|err cnt", re.I),
+}
+
+
 def _kv_view(text: str, kind: str, expects: str) -> NpuKeyValues:
     secs = _pick(text, kind)
     out = NpuKeyValues(type=kind)
@@ -192,6 +205,13 @@ def _kv_view(text: str, kind: str, expects: str) -> NpuKeyValues:
     if out.fields.get("NPU ID") is not None:
         out.npu_id = _int(out.fields["NPU ID"])
     out.chip_count = _int(out.fields.get("Chip Count"))
+    known = _VIEW_KEYS[kind]
+    if found and not any(known.search(k) for k in
+                         [*out.fields, *(k for c in out.chips for k in c.fields)]):
+        if out.error is not None:
+            return out.model_copy(update={"fields": {}, "chips": []})
+        raise ParseError(f"expected {expects}: none of the {kind} view's keys (NPU ID, Chip ID, …) among "
+                         f"{len(out.fields) + sum(len(c.fields) for c in out.chips)} 'Key : value' lines")
     if not found and out.error is None:
         raise ParseError(f"expected {expects}: no 'Key : value' lines and no npu-smi error")
     if found:
@@ -294,8 +314,8 @@ def parse_npu_smi_map(text: str) -> NpuMap:
             continue
         m = _MAP_ROW.match(line)
         if m:
-            out.entries.append(NpuMapEntry(npu_id=int(m.group(1)), chip_id=int(m.group(2)),
-                                           logic_id=None if m.group(3) == "-" else int(m.group(3)),
+            out.entries.append(NpuMapEntry(npu_id=to_int(m.group(1)), chip_id=to_int(m.group(2)),
+                                           logic_id=None if m.group(3) == "-" else to_int(m.group(3)),
                                            name=m.group(4)))
     if not out.entries and not header:
         raise ParseError(f"expected {MAP_EXPECTS}: found neither the header nor a mapping row")

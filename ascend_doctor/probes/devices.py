@@ -15,8 +15,12 @@ from typing import Optional
 
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.host import NOT_FOUND
+from ascend_doctor.numbers import int_or_none
 from ascend_doctor.probes import probe
 from ascend_doctor.records import Field, Record
+
+# No host has more NPUs than this; a range wider than that (`0-99999999`) is a typo, not a device list.
+MAX_RANGE = 1024
 
 NODE_NAMES = ("davinci_manager", "devmm_svm", "hisi_hdc", "ascend_manager", "user_config")
 NPU_SMI_PATHS = ("/usr/local/bin/npu-smi", "/usr/local/sbin/npu-smi")
@@ -97,7 +101,8 @@ def devices_probe(host, ctx) -> DevicesFact:
     if not dev.ok and dev.error != NOT_FOUND:
         raise FactUnavailable("devices", f"cannot list /dev: {dev.error_message or dev.error}")
     entries = dev.entries or []
-    davinci = sorted(int(m.group(1)) for e in entries for m in [_DAVINCI.match(e)] if m)
+    davinci = sorted(n for e in entries for m in [_DAVINCI.match(e)] if m
+                     for n in [int_or_none(m.group(1))] if n is not None)
     return DevicesFact(
         dev_listed=dev.ok,
         dev_error=None if dev.ok else (dev.error_message or dev.error),
@@ -121,10 +126,11 @@ def parse_device_ids(value: str, ranges: bool) -> tuple[list[int], list[str]]:
     for tok in (t.strip() for t in value.split(",")):
         r = re.fullmatch(r"(\d+)-(\d+)", tok) if ranges else None
         m = re.fullmatch(r"(?:Ascend[0-9A-Za-z]*-)?(\d+)" if ranges else r"(\d+)", tok)
-        if r and int(r.group(1)) <= int(r.group(2)):
-            ids.extend(range(int(r.group(1)), int(r.group(2)) + 1))
-        elif m:
-            ids.append(int(m.group(1)))
+        lo, hi = (int_or_none(r.group(1)), int_or_none(r.group(2))) if r else (None, None)
+        if lo is not None and hi is not None and lo <= hi <= lo + MAX_RANGE:
+            ids.extend(range(lo, hi + 1))
+        elif m and not r and int_or_none(m.group(1)) is not None:
+            ids.append(int_or_none(m.group(1)))
         else:
             bad.append(tok or "(empty item)")
     return ids, bad

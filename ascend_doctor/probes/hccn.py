@@ -16,7 +16,13 @@ from typing import Any, Optional
 
 from ascend_doctor.errors import ParseError
 from ascend_doctor.host import NOT_FOUND, TIMEOUT
-from ascend_doctor.parsers.hccn import HccnConf, HccnDevice, parse_hccn_conf, parse_hccn_tool
+from ascend_doctor.numbers import int_or_none
+from ascend_doctor.parsers.hccn import (
+    HccnConf,
+    HccnDevice,
+    parse_hccn_conf,
+    parse_hccn_tool,
+)
 from ascend_doctor.probes import probe
 from ascend_doctor.records import Field, Record
 
@@ -52,8 +58,9 @@ def _ids_from_npu_smi(fact: Any) -> list[int]:
     for chip in chips:
         for attr in ("phy_id", "npu_id"):
             v = getattr(chip, attr, None)
-            if isinstance(v, int) or (isinstance(v, str) and v.isdigit()):
-                ids.append(int(v))
+            n = v if isinstance(v, int) else int_or_none(v) if isinstance(v, str) else None
+            if n is not None:
+                ids.append(n)
                 break
     return sorted(set(ids))
 
@@ -65,7 +72,8 @@ def _device_ids(host, ctx, conf: Optional[HccnConf]) -> tuple[list[int], str]:
     if conf and conf.devices:
         return sorted(conf.devices), "hccn.conf"
     dev = host.list_dir("/dev")
-    ids = sorted({int(m.group(1)) for e in (dev.entries or []) for m in [re.fullmatch(r"davinci(\d+)", e)] if m})
+    ids = sorted({n for e in (dev.entries or []) for m in [re.fullmatch(r"davinci(\d+)", e)] if m
+                  for n in [int_or_none(m.group(1))] if n is not None})
     if ids:
         return ids, "/dev/davinciN"
     return [], "none"

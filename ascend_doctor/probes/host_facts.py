@@ -10,6 +10,7 @@ from typing import Optional
 
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.host import NOT_FOUND, NOT_RECORDED, PythonEnv
+from ascend_doctor.numbers import int_or_none
 from ascend_doctor.probes import probe
 from ascend_doctor.records import Field, Record
 
@@ -81,7 +82,12 @@ class LimitsFact(Record):
 
 
 def _limit(v: str) -> Optional[int]:
-    return None if v == "unlimited" else int(v)
+    if v == "unlimited":
+        return None
+    n = int_or_none(v)
+    if n is None:
+        raise FactUnavailable("limits", f"/proc/self/limits: unreadable limit {v[:40]!r}")
+    return n
 
 
 @probe("limits")
@@ -135,8 +141,9 @@ def memory_probe(host, ctx) -> MemoryFact:
     vals = {}
     for line in res.content.splitlines():
         m = re.match(r"^(\w+):\s+(\d+)", line)
-        if m:
-            vals[m.group(1)] = int(m.group(2))
+        n = int_or_none(m.group(2)) if m else None
+        if n is not None:
+            vals[m.group(1)] = n
     if "MemTotal" not in vals:
         raise FactUnavailable("memory", "no MemTotal in /proc/meminfo")
     return MemoryFact(total_kib=vals["MemTotal"], available_kib=vals.get("MemAvailable"),
@@ -328,7 +335,7 @@ def pcie_probe(host, ctx) -> PcieFact:
 
         def num(name: str) -> Optional[int]:
             v = rd(name)
-            return int(v) if v.isdigit() else None
+            return int_or_none(v)
 
         fact.devices.append(PcieLink(slot=slot, device_id=rd("device"), pci_class=rd("class"),
                                      current_width=num("current_link_width"), max_width=num("max_link_width"),

@@ -7,12 +7,12 @@ message, which the TORCH checks map to a likely cause.
 
 from __future__ import annotations
 
-import json
 import signal
 from typing import Optional
 
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.host import TIMEOUT
+from ascend_doctor.jsonread import loads
 from ascend_doctor.probes import probe
 from ascend_doctor.records import Field, Record
 
@@ -92,7 +92,7 @@ def import_probe(host, ctx) -> ImportProbeFact:
             fact.stage = line.split(" ", 1)[1].strip()
         elif line.startswith("ASCEND_DOCTOR_IMPORT "):
             try:
-                data = json.loads(line.split(" ", 1)[1])
+                data = loads(line.split(" ", 1)[1])
             except ValueError:
                 continue
             for k, v in data.items():

@@ -6,12 +6,12 @@
 
 from __future__ import annotations
 
-import json
 import posixpath
 from typing import Any, Optional
 
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.hook.vllm_files import InstalledVllm, editable_root, read_installed
+from ascend_doctor.jsonread import loads
 from ascend_doctor.probes import probe
 from ascend_doctor.records import Field, Record
 
@@ -82,7 +82,7 @@ def _json(host, path: str) -> tuple[Optional[Any], Optional[str]]:
     if not r.ok:
         return None, f"{path}: {r.error_message or r.error}"
     try:
-        return json.loads(r.content), None
+        return loads(r.content), None
     except ValueError as exc:
         return None, f"{path}: not valid JSON ({exc})"
 

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from ascend_doctor.errors import InputError
 from ascend_doctor.records import Field, Record
+from ascend_doctor.redact import register_secret
 
 if TYPE_CHECKING:  # httpx is imported where a request is made: `check` without --smoke-url never needs it
     import httpx
@@ -122,6 +123,7 @@ def api_key_from_env(var: Optional[str]) -> Optional[str]:
     value = os.environ.get(var)
     if not value:
         raise InputError(f"--api-key-env {var}: the environment variable is not set or empty")
+    register_secret(value)  # masked wherever it shows up: a server that echoes the key leaks nothing
     return value
 
 
@@ -306,6 +308,12 @@ def reply_from_stream(payloads: list[Any], info: StreamInfo) -> Reply:
     return r
 
 
+class ResponseTooLarge(Exception):
+    def __init__(self, seen: int):
+        super().__init__(f"response too large: more than {MAX_BODY // 1024} KiB ({seen} bytes read before the doctor "
+                         f"stopped); a short chat or tool-call answer is a few KiB")
+
+
 def _httpx():
     import httpx
 
@@ -364,6 +372,7 @@ class SmokeClient:
         t0 = time.monotonic()
         deadline = t0 + self.timeout
         raw = bytearray()
+        seen = 0
         try:
             with self._client.stream(method, rel, json=payload) as resp:
                 x.status = resp.status_code
@@ -371,10 +380,15 @@ class SmokeClient:
                 for chunk in resp.iter_bytes():
                     if chunk and x.ttft_ms is None:
                         x.ttft_ms = round((time.monotonic() - t0) * 1000, 1)
-                    if len(raw) < MAX_BODY:
+                    seen += len(chunk)
+                    if seen > MAX_BODY:  # stop reading: keeping (or waiting for) megabytes helps nobody
                         raw.extend(chunk[:MAX_BODY - len(raw)])
+                        raise ResponseTooLarge(seen)
+                    raw.extend(chunk)
                     if time.monotonic() > deadline:
                         raise _httpx().ReadTimeout(f"response not complete after {self.timeout:g}s")
+        except ResponseTooLarge as exc:
+            x.error_kind, x.error = "too_large", str(exc)
         except Exception as exc:  # transport trouble is a fact about the server, not a crash
             x.error_kind = _error_kind(exc)
             x.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

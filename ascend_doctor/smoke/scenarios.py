@@ -70,6 +70,7 @@ PARALLEL_STREAM = "parallel_stream"
 ROUNDTRIP = "roundtrip"
 ROUNDTRIP_COMPAT = "roundtrip_compat"  # only when the standard shape is rejected: same history, content ""
 IRRELEVANT = "irrelevant"
+STUCK_AFTER = 2  # scenarios in a row that time out before the rest are given up
 CHAT_SCENARIOS = [CHAT, NAMED, NAMED_STREAM, REQUIRED, AUTO, NONE, PARALLEL, PARALLEL_STREAM, ROUNDTRIP,
                   IRRELEVANT]
 
@@ -202,10 +203,22 @@ def run_scenarios(client: SmokeClient, model: Optional[str], *, sentinel: Option
         return facts
     m = facts.model
 
+    timed_out: list[str] = []
+
     def run(name: str, payload: dict[str, Any]) -> Exchange:
+        if len(timed_out) >= STUCK_AFTER:
+            # A stuck or dribbling server would hold every remaining scenario for a whole --timeout each.
+            facts.not_run[name] = (f"not run: {' and '.join(timed_out)} did not complete within the {client.timeout:g}s "
+                                   "timeout, one after the other: the server is stuck or far too slow for this "
+                                   "--timeout")
+            return Exchange(name=name, method="POST", path="", error_kind="not_run", error=facts.not_run[name])
         note(name)
         x = client.chat(name, payload)
         facts.exchanges[name] = x
+        if x.error_kind == "timeout":
+            timed_out.append(name)
+        else:
+            timed_out.clear()
         return x
 
     run(CHAT, _payload(m, _user(Q_CHAT), max_tokens=CHAT_TOKENS))
@@ -232,9 +245,8 @@ def run_scenarios(client: SmokeClient, model: Optional[str], *, sentinel: Option
         facts.not_run[ROUNDTRIP] = ("no tool call with an id came back from the named/required/auto scenarios, "
                                     "so there is no server-issued call id to answer")
     else:
-        run(ROUNDTRIP, _payload(m, roundtrip_messages(own, facts.sentinel or ""), tools=TOOLS, tool_choice="auto",
-                                max_tokens=ANSWER_TOKENS))
-        rt = facts.exchanges[ROUNDTRIP]
+        rt = run(ROUNDTRIP, _payload(m, roundtrip_messages(own, facts.sentinel or ""), tools=TOOLS,
+                                     tool_choice="auto", max_tokens=ANSWER_TOKENS))
         rt.request["answers_call_id"] = own.id
         if rt.error is None and rt.status is not None and 400 <= rt.status < 600:
             # Diagnose: does the same history pass with content "" instead of null (a client-side workaround)?

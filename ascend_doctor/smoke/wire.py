@@ -19,6 +19,16 @@ class WireError(Exception):
     """A transport or framing problem, worded for the load finding's evidence."""
 
 
+# Bytes kept of one response body. The load's requests ask for one short tool call (a few KiB); a server that sends
+# megabytes per answer is itself the finding, and 100 workers each buffering 20 MB would cost gigabytes of memory.
+MAX_BODY = 1024 * 1024
+
+
+def _too_large(seen: int, what: str) -> WireError:
+    return WireError(f"response too large: {what} {seen} bytes, more than the {MAX_BODY} bytes a tool-call answer "
+                     f"may take; stopped reading")
+
+
 class Response:
     __slots__ = ("status", "headers", "body", "first_byte_at")
 
@@ -94,6 +104,7 @@ class Connection:
         loop = asyncio.get_running_loop()
         first = None
         chunks: list[bytes] = []
+        total = 0
         if "chunked" in headers.get("transfer-encoding", "").lower():
             while True:
                 size_line = await reader.readuntil(b"\r\n")
@@ -105,12 +116,22 @@ class Connection:
                     while await reader.readuntil(b"\r\n") != b"\r\n":  # trailers
                         pass
                     break
+                total += size
+                if total > MAX_BODY:
+                    await self.close()
+                    raise _too_large(total, "chunked body of at least")
                 data = await reader.readexactly(size + 2)
                 if first is None:
                     first = loop.time()
                 chunks.append(data[:-2])
         elif "content-length" in headers:
-            n = int(headers["content-length"])
+            try:
+                n = int(headers["content-length"])
+            except ValueError:
+                raise WireError(f"bad Content-Length {headers['content-length'][:40]!r}") from None
+            if n > MAX_BODY:
+                await self.close()
+                raise _too_large(n, "Content-Length")
             if n:
                 data = await reader.readexactly(n)
                 first = loop.time()
@@ -123,6 +144,10 @@ class Connection:
                 if first is None:
                     first = loop.time()
                 chunks.append(data)
+                total += len(data)
+                if total > MAX_BODY:
+                    await self.close()
+                    raise _too_large(total, "body of at least")
             headers["connection"] = "close"
         if headers.get("connection", "").lower() == "close":
             await self.close()

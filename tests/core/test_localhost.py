@@ -28,6 +28,35 @@ def test_hanging_command_is_killed_with_its_children():
     assert "timed out" in res.why_not()
 
 
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for a reaper that is not us does not count)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_grandchild_holding_stdout_costs_at_most_the_timeout_and_is_killed():
+    # The child exits at once; the grandchild it leaves behind keeps the pipe open for 30 s. Before: 30 s, and the
+    # grandchild lived on. Now: the deadline covers the pipes too, and the group is killed.
+    start = time.monotonic()
+    res = LocalHost().run(["sh", "-c", "sleep 30 & echo $!"], timeout=2)
+    elapsed = time.monotonic() - start
+    assert elapsed < 2 + 1.0, f"took {elapsed:.2f}s for a 2s timeout"
+    assert res.error == TIMEOUT and "kept its output open" in res.error_message
+    grandchild = int(res.stdout.split()[0])
+    time.sleep(0.1)
+    assert not _alive(grandchild)
+
+
+def test_a_finished_command_leaves_no_process_behind():
+    res = LocalHost().run(["sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $!"], timeout=5)
+    assert res.ok, res.why_not()
+    time.sleep(0.1)
+    assert not _alive(int(res.stdout.split()[0]))
+
+
 def test_permission_denied(tmp_path):
     script = tmp_path / "noexec.sh"
     script.write_text("#!/bin/sh\necho hi\n")

@@ -3,7 +3,7 @@
 FAKE_VLLM_MODE=marker: touch $FAKE_VLLM_MARKER, say whether $FAKE_VLLM_REPORT exists already, exit $FAKE_VLLM_EXIT.
 FAKE_VLLM_MODE=serve:  serve the scripted OpenAI-compatible server of tests/smoke/fault_server.py (fault
                        $FAKE_VLLM_FAULT, if any) on 127.0.0.1:<--port>; SIGTERM -> write "sigterm" to
-                       $FAKE_VLLM_MARKER and exit 0.
+                       $FAKE_VLLM_MARKER and exit $FAKE_VLLM_TERM_EXIT (default 0).
 """
 
 import os
@@ -56,7 +56,7 @@ def main() -> int:
     while not done.is_set():
         time.sleep(0.05)
     srv.stop()
-    return 0
+    return int(os.environ.get("FAKE_VLLM_TERM_EXIT", "0"))
 
 
 if __name__ == "__main__":

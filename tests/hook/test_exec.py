@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 
 
 from ascend_doctor.hook.cmdline import parse_serve_command
@@ -138,16 +139,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _smoke(tmp_path, fake_vllm, fault, *extra):
+def _smoke(tmp_path, fake_vllm, fault, *extra, health_timeout=60, **env):
     marker = tmp_path / "signal"
     report = tmp_path / "smoke.json"
     port = _free_port()
     argv = [str(fake_vllm), "serve", "/models/Qwen3-8B", "--host", "0.0.0.0", "--port", str(port),
             "--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
-    proc = subprocess.Popen(BASE + ["--select", "SERVE,SRV,TOOL", "--smoke", "--health-timeout", "60",
+    proc = subprocess.Popen(BASE + ["--select", "SERVE,SRV,TOOL", "--smoke", "--health-timeout", str(health_timeout),
                                     "--smoke-timeout", "20", "--report", str(report), *extra, "--"] + argv,
                             cwd=REPO, env=_env(FAKE_VLLM_MODE="serve", FAKE_VLLM_FAULT=fault or "",
-                                               FAKE_VLLM_MARKER=marker),
+                                               FAKE_VLLM_MARKER=marker, **env),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return proc, marker, report
 
@@ -201,6 +202,41 @@ def test_smoke_failure_without_strict_keeps_serving(tmp_path, fake_vllm):
         assert proc.poll() is None
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_health_wait_and_smoke_never_go_through_an_http_proxy(tmp_path, fake_vllm):
+    # A proxy that answers nothing (a closed port): before, urllib sent every health probe to it and the wait ran its
+    # whole --health-timeout; the child is ours, on loopback, and is asked directly.
+    dead_proxy = f"http://127.0.0.1:{_free_port()}"
+    proc, marker, report = _smoke(tmp_path, fake_vllm, None, health_timeout=30, http_proxy=dead_proxy,
+                                  HTTP_PROXY=dead_proxy, https_proxy=dead_proxy, all_proxy=dead_proxy, no_proxy="")
+    try:
+        seen = _wait_for(proc, "smoke passed")
+        assert "answered 200" in seen
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+
+
+def test_sigterm_during_the_smoke_stops_it_and_exits_with_the_servers_code(tmp_path, fake_vllm):
+    # `slow` delays the named scenario by 3 s: SIGTERM arrives while the smoke is in flight. Even with --strict the
+    # smoke must not go on testing a server that is shutting down, and the exit code is the server's (here 7).
+    proc, marker, report = _smoke(tmp_path, fake_vllm, "slow", "--strict", FAKE_VLLM_TERM_EXIT="7")
+    try:
+        _wait_for(proc, "answered 200")
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 7
+        err = proc.stderr.read()
+        assert "SIGTERM received: smoke stopped" in err and "smoke FAILED" not in err
+        assert marker.read_text() == "sigterm"
+        data = json.loads(report.read_text())
+        assert any("SIGTERM arrived during the smoke" in n for n in data["notes"])
+        assert not any(f["code"].startswith(("TOOL", "SRV")) and f["status"] == "fail" for f in data["findings"])
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -8,6 +8,7 @@ first transcript directory that has it (a fault overlay first, then `good/`). Fi
     {"status": 200, "sse": [{...}, "[DONE]"]}              each item sent as `data: <item>\\n\\n`
     {"status": 200, "raw": "text"}                         body sent verbatim
     {"delay_s": 3.0, ...}                                  sleep before answering
+    {"dribble_s": 1.0, ...}                                send the body one byte every dribble_s seconds
     {"action": "reset"}                                    close the socket with RST, no response
 
 Strings may hold {{SENTINEL}} (the report_id inside the request's role:tool message). Like a strict server, the
@@ -170,7 +171,13 @@ class ScriptedServer:
                 self.send_header("content-length", str(len(payload)))
                 self.end_headers()
                 try:
-                    self.wfile.write(payload)
+                    if t.get("dribble_s"):
+                        for i in range(len(payload)):
+                            self.wfile.write(payload[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(float(t["dribble_s"]))
+                    else:
+                        self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 

@@ -265,3 +265,39 @@ def test_checks_without_the_smoke_fact_are_unknown():
 
     f = run_check("TOOL101", {})
     assert f.status == Status.UNKNOWN and "smoke" in f.message
+
+
+def test_a_20_mb_answer_is_reported_as_too_large_not_as_bad_json():
+    chat = json.loads((GOOD / "chat.json").read_text())
+    chat["json"]["choices"][0]["message"]["content"] = "x" * (20 * 1024 * 1024)
+    with ScriptedServer(overrides={"chat": chat}) as srv:
+        facts, by = run(srv)
+    x = facts.get(S.CHAT)
+    assert x.error_kind == "too_large" and len(x.body_text) <= 256 * 1024
+    assert by["SRV103"].status == Status.FAIL and "response too large" in by["SRV103"].message
+    assert "not JSON" not in by["SRV103"].message
+
+
+def test_a_dribbling_server_is_given_up_after_two_timeouts():
+    # One byte a second: every request would run its whole --timeout; after two in a row the rest is not sent.
+    slow = {"status": 200, "dribble_s": 0.5, "raw": "x" * 1000}
+    overrides = {k: slow for k in ("chat", "named", "named_stream", "required", "auto", "none", "parallel",
+                                   "parallel_stream", "irrelevant")}
+    with ScriptedServer(overrides=overrides) as srv:
+        facts, by = run(srv, timeout=1.5)
+    asked = [k for k in srv.keys() if k != "models"]
+    assert asked == ["chat", "named"]
+    assert "did not complete within the 1.5s timeout" in facts.not_run[S.NAMED_STREAM]
+    assert by["SRV103"].status == Status.FAIL and "timeout" in by["SRV103"].message
+
+
+def test_load_mode_caps_what_it_keeps_per_response():
+    from ascend_doctor.smoke.load import run_load
+
+    big = json.loads((GOOD / "named.json").read_text())
+    big["json"]["padding"] = "x" * (20 * 1024 * 1024)
+    big_stream = {"status": 200, "headers": {"content-type": "text/event-stream"}, "raw": "data: " + "x" * (20 << 20)}
+    with ScriptedServer(overrides={"named": big, "named_stream": big_stream}) as srv:
+        res = run_load(srv.base_url, "scripted-model", total=4, concurrency=2, timeout=20, show_progress=False)
+    assert res.succeeded == 0 and res.error_count == 4
+    assert "response too large" in res.errors[0] and "Content-Length" in res.errors[0]

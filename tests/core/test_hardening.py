@@ -1,0 +1,237 @@
+"""Bad input loses nothing: undecodable bytes, atomic outputs, set-up errors inside the crash guard, config that would
+run code from the working directory, no pickle in the package."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ascend_doctor.atomicfile import write_atomic
+from ascend_doctor.cli import cli
+from ascend_doctor.textsafe import escape_text, json_escape_surrogates, undecodable_paths, xml_text
+from tests.helpers import REPO
+
+BROKEN = REPO / "examples" / "broken-host.snapshot.json"
+
+
+def run(*args, cwd=None, env=None):
+    e = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(REPO), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "ascend_doctor", *args], cwd=cwd or REPO, env=e,
+                          capture_output=True, timeout=120)
+
+
+# Undecodable bytes -------------------------------------------------------------------------------------------------
+def test_text_helpers_escape_undecodable_bytes_visibly_and_reversibly():
+    s = os.fsdecode(b"/m\xfe/x")  # what Python hands us for a non-UTF-8 path
+    assert escape_text(s) == "/m\\xfe/x"
+    doc = json_escape_surrogates(json.dumps({"p": s}, ensure_ascii=False))
+    assert "\\udcfe" in doc and os.fsencode(json.loads(doc)["p"]) == b"/m\xfe/x"  # lossless
+    assert xml_text("a\x1b[31mb\udcff") == "a\\x1b[31mb\\xff"
+    assert undecodable_paths({"env": {"X": s, "Y": "ok"}, "l": ["ok", s]}) == ["env.X", "l[1]"]
+
+
+def _snapshot_with_bad_bytes(tmp_path: Path) -> Path:
+    data = json.loads(BROKEN.read_text())
+    data["env"]["WEIRD"] = "\udc80value"  # a lone surrogate, as json.loads gives for "\udc80"
+    for c in data["commands"]:
+        if c["argv"] == ["getenforce"]:
+            c["stdout"] = "Enforcing \udcff\n"  # quoted as evidence by HOST102
+    p = tmp_path / "bad.snapshot.json"
+    p.write_text(json_escape_surrogates(json.dumps(data, ensure_ascii=False)))
+    return p
+
+
+@pytest.mark.parametrize("fmt", ["console", "json", "junit", "github"])
+def test_a_lone_surrogate_in_a_snapshot_reaches_every_writer_intact(tmp_path: Path, fmt):
+    snap = _snapshot_with_bad_bytes(tmp_path)
+    out = tmp_path / f"report.{fmt}"
+    out.write_text("prior report\n")
+    r = run("check", "--replay", str(snap), "--format", fmt, "-o", str(out), "-v",
+            "--model-dir", os.fsdecode(b"/m\xfe"))
+    assert r.returncode == 1, r.stderr  # the broken host's findings, not exit 3
+    text = out.read_text(encoding="utf-8")
+    assert text != "prior report\n"
+    if fmt == "json":
+        rep = json.loads(text)
+        assert any("not valid UTF-8" in n for n in rep["notes"])
+    if fmt == "junit":
+        ET.fromstring(text.encode())  # well-formed XML despite the bytes and ANSI in evidence
+    r.stdout.decode("utf-8")  # the console view on stdout is valid UTF-8
+
+
+@pytest.mark.localhost
+def test_collect_records_an_undecodable_env_value_losslessly(tmp_path: Path):
+    out = tmp_path / "new" / "dir" / "s.json"  # collect -o creates the parent directory
+    env = {os.fsencode(k): os.fsencode(v) for k, v in os.environ.items()}
+    env[b"PYTHONPATH"] = os.fsencode(str(REPO))
+    env[b"X"] = b"\xff"
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "collect", "-o", str(out), "--no-import-probe",
+                        "--probe-timeout", "5"], env=env, capture_output=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    snap = json.loads(out.read_text())
+    assert os.fsencode(snap["env"]["X"]) == b"\xff"
+    assert any("env.X" in n for n in snap["notes"])
+
+
+# Atomic writes -------------------------------------------------------------------------------------------------------
+def test_write_atomic_replaces_whole_keeps_mode_and_follows_symlinks(tmp_path: Path):
+    target = tmp_path / "r.json"
+    target.write_text("old")
+    target.chmod(0o640)
+    link = tmp_path / "latest.json"
+    link.symlink_to(target)
+    write_atomic(link, "new \udcff")
+    assert link.is_symlink() and target.read_text() == "new \\xff"
+    assert target.stat().st_mode & 0o777 == 0o640
+    write_atomic(tmp_path / "a" / "b" / "c.txt", "x")
+    assert (tmp_path / "a" / "b" / "c.txt").read_text() == "x"
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_a_run_that_breaks_while_rendering_leaves_the_previous_report(tmp_path: Path, monkeypatch):
+    out = tmp_path / "r.json"
+    out.write_text("yesterday's report\n")
+
+    def broken(report):
+        raise RuntimeError("renderer bug")
+
+    import ascend_doctor.render.json_out as json_out
+
+    monkeypatch.setattr(json_out, "render_json", broken)
+    r = CliRunner().invoke(cli, ["check", "--replay", str(BROKEN), "--format", "json", "-o", str(out)])
+    assert r.exit_code == 3
+    assert out.read_text() == "yesterday's report\n"
+
+
+def test_internal_error_in_setup_still_writes_the_report(tmp_path: Path, monkeypatch):
+    out = tmp_path / "r.json"
+    import ascend_doctor.registry as registry
+
+    def boom(*a, **k):
+        raise RuntimeError("registry bug")
+
+    monkeypatch.setattr(registry, "load_registry", boom)
+    r = CliRunner().invoke(cli, ["check", "--replay", str(BROKEN), "--format", "json", "-o", str(out)])
+    assert r.exit_code == 3
+    rep = json.loads(out.read_text())
+    assert rep["exit_code"] == 3 and rep["findings"][0]["code"] == "DOCTOR001"
+    assert "registry bug" in rep["findings"][0]["message"] and "traceback" in rep["findings"][0]["details"]
+
+
+def test_dash_means_stdout_for_reports_and_snapshots_are_not_truncated(tmp_path: Path):
+    r = run("check", "--replay", str(BROKEN), "--format", "json", "-o", "-")
+    assert json.loads(r.stdout)["exit_code"] == 1
+
+
+# Config from the working directory --------------------------------------------------------------------------------
+PLANTED_CHECK = '''
+from pathlib import Path
+from ascend_doctor.registry import check
+
+Path(__file__).with_name("RAN").write_text("planted code ran")
+
+
+@check("EVIL101", "evil", severity="info")
+def evil(ctx):
+    """Planted
+
+    Why it matters: it should never load.
+
+    How to fix: nothing.
+    """
+    return ctx.ok("evil")
+'''
+
+
+@pytest.fixture()
+def planted(tmp_path: Path) -> Path:
+    checks = tmp_path / "checks"
+    checks.mkdir()
+    (checks / "evil.py").write_text(PLANTED_CHECK)
+    cfg = tmp_path / "ascend-doctor.toml"
+    cfg.write_text(f'[options]\nchecks_dirs = ["{checks}"]\n')
+    return tmp_path
+
+
+def test_world_writable_config_in_cwd_may_not_load_checks(planted: Path):
+    cfg = planted / "ascend-doctor.toml"
+    cfg.chmod(0o666)
+    r = run("check", "--replay", str(BROKEN), "--select", "HOST101", cwd=planted)
+    assert r.returncode == 2, r.stderr
+    err = r.stderr.decode()
+    assert err.count("\n") == 1 and "checks_dirs" in err and "world-writable" in err and "--config" in err
+    assert not (planted / "checks" / "RAN").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the file to another user")
+def test_config_owned_by_someone_else_may_not_load_checks(planted: Path):
+    cfg = planted / "ascend-doctor.toml"
+    os.chown(cfg, 65534, 65534)
+    cfg.chmod(0o644)
+    r = run("check", "--replay", str(BROKEN), "--select", "HOST101", cwd=planted)
+    assert r.returncode == 2 and "belongs to" in r.stderr.decode()
+    assert not (planted / "checks" / "RAN").exists()
+
+
+def test_an_explicit_or_trusted_config_may_load_checks(planted: Path):
+    cfg = planted / "ascend-doctor.toml"
+    cfg.chmod(0o666)
+    r = run("check", "--replay", str(BROKEN), "--select", "EVIL", "--config", str(cfg), cwd=planted)
+    assert r.returncode == 0 and (planted / "checks" / "RAN").exists()
+    (planted / "checks" / "RAN").unlink()
+    cfg.chmod(0o644)
+    r = run("check", "--replay", str(BROKEN), "--select", "EVIL", cwd=planted)
+    assert r.returncode == 0 and (planted / "checks" / "RAN").exists()
+
+
+def test_a_writable_config_without_code_options_is_read(tmp_path: Path):
+    cfg = tmp_path / "ascend-doctor.toml"
+    cfg.write_text('[options]\nfail_on = "critical"\n')
+    cfg.chmod(0o666)
+    r = run("check", "--replay", str(BROKEN), "--select", "HOST", cwd=tmp_path)
+    assert r.returncode == 0  # fail_on critical from the config: the HOST errors no longer gate
+
+
+# No pickle -----------------------------------------------------------------------------------------------------------
+def test_nothing_in_the_package_unpickles():
+    for path in (REPO / "ascend_doctor").rglob("*.py"):
+        text = path.read_text()
+        assert "import pickle" not in text and "pickle.load" not in text, path
+
+
+# Stuck children: a recorded timeout replays as a timeout -------------------------------------------------------------
+def test_a_recorded_timeout_replays_as_timed_out_not_absent(tmp_path: Path):
+    from ascend_doctor.host import TIMEOUT, CommandResult
+    from ascend_doctor.snapshot import RecordingHost, ReplayHost
+
+    class Hung:
+        def describe(self):
+            return "hung"
+
+        def run(self, argv, timeout=10.0):
+            return CommandResult(argv=list(argv), error=TIMEOUT, error_message=f"killed after {timeout:g}s",
+                                 duration_s=timeout)
+
+    rec = RecordingHost(Hung())
+    rec.run(["npu-smi", "info"], timeout=3)
+    entry = rec.snapshot.commands[0]
+    assert entry.error == TIMEOUT and entry.returncode is None
+    assert ReplayHost(rec.snapshot).run(["npu-smi", "info"]).why_not().endswith("timed out after 3.0s")
+
+    data = json.loads((REPO / "examples" / "healthy-a2.snapshot.json").read_text())
+    for c in data["commands"]:
+        if c["argv"][:1] == ["npu-smi"]:
+            c.update(stdout="", returncode=None, error="timeout", error_message="killed after 10s", duration_s=10.0)
+    snap = tmp_path / "hung.snapshot.json"
+    snap.write_text(json.dumps(data))
+    r = run("check", "--replay", str(snap), "--select", "NPU", "--format", "json")
+    rep = json.loads(r.stdout)
+    for f in rep["findings"]:
+        assert f["status"] == "unknown" and "timed out" in f["message"] and "not found" not in f["message"]

@@ -1,0 +1,173 @@
+"""Secrets stay secret: one secret of each kind planted in every input the doctor reads (environment, argv, config,
+snapshot, command output, server response), then every output format of every command is searched for them.
+
+Each planted secret has a `needle`: the part that must never appear in anything the doctor prints or writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO
+from tests.smoke.fault_server import GOOD, ScriptedServer
+
+API_KEY = "Zq9echoKey5Zq9x"  # no recognisable shape: only knowing it is the key can mask it
+ARGV_KEY = "Yx8argvKey4Yx8w"
+# (what is planted, the part that must not leak)
+PLANTED = {
+    "sk token": ("sk-plantedOpenAI0123456789abc", "plantedOpenAI0123456789abc"),
+    "hf token": ("hf_PlantedHuggingFace0123456", "PlantedHuggingFace0123456"),
+    "github token": ("ghp_PlantedGitHubToken0123456789ab", "PlantedGitHubToken0123456789ab"),
+    "url password with / and @": ("redis://cache:Re/dis@Pass9@host:6379/0", "Re/dis@Pass9"),
+    "password=": ("password=Pl4nted-Passw0rd", "Pl4nted-Passw0rd"),
+    "passwd:": ("passwd: Pl4nted-Passwd9", "Pl4nted-Passwd9"),
+    "secret=": ("secret=Pl4nted-Secr3t", "Pl4nted-Secr3t"),
+    "bearer header": ("Authorization: Bearer Pl4ntedBearer77", "Pl4ntedBearer77"),
+    "waiver password:": ("password: Pl4nted-Waiver1", "Pl4nted-Waiver1"),
+}
+ENV_SECRET = "hunter2-planted-db"  # the value of DB_PASSWORD: arbitrary shape, masked because of its variable's name
+TEXT = " | ".join(p for p, _ in PLANTED.values())
+NEEDLES = [n for _, n in PLANTED.values()] + [ENV_SECRET, API_KEY, ARGV_KEY]
+
+
+def leaks(text: str) -> list[str]:
+    return [n for n in NEEDLES if n in text]
+
+
+def run(*args, cwd: Path, env=None, timeout=120):
+    e = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(REPO), **(env or {})}
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", *args], cwd=cwd, env=e, capture_output=True,
+                       timeout=timeout)
+    return r.returncode, r.stdout.decode("utf-8", "replace") + r.stderr.decode("utf-8", "replace")
+
+
+def planted_snapshot(src: Path, dest: Path, hostname: str = "node-s") -> Path:
+    """An example host with secrets in its environment, its command outputs and a file the checks quote."""
+    data = json.loads(src.read_text(encoding="utf-8"))
+    data["system"]["hostname"] = hostname
+    data["env"].update({"DB_PASSWORD": ENV_SECRET, "HF_TOKEN": PLANTED["hf token"][0],
+                        "REDIS_URL": PLANTED["url password with / and @"][0], "HCCL_PLANTED_NOTE": TEXT,
+                        "VLLM_PLANTED_NOTE": TEXT})
+    for c in data["commands"]:
+        if c["argv"][:1] in (["getenforce"], ["chronyc"], ["timedatectl"]):
+            c["stdout"] = c.get("stdout", "") + f"\n{TEXT} {ENV_SECRET}\n"
+            c["stderr"] = f"{TEXT} {ENV_SECRET}\n"
+    data["commands"].append({"argv": ["getenforce"], "stdout": f"Enforcing {TEXT}\n", "returncode": 0})
+    data["files"]["/etc/selinux/config"] = {"content": f"SELINUX=enforcing\n# {TEXT} {ENV_SECRET}\n"}
+    dest.write_text(json.dumps(data), encoding="utf-8")
+    return dest
+
+
+@pytest.fixture()
+def work(tmp_path: Path) -> Path:
+    planted_snapshot(REPO / "examples" / "broken-host.snapshot.json", tmp_path / "a.snapshot.json", "node-a")
+    planted_snapshot(REPO / "examples" / "healthy-a2.snapshot.json", tmp_path / "b.snapshot.json", "node-b")
+    # A config found in the working directory: waivers whose reasons hold secrets (one live, one expired).
+    (tmp_path / "ascend-doctor.toml").write_text(
+        f'[[waive]]\ncode = "HOST102"\nreason = "{TEXT}"\n\n'
+        f'[[waive]]\ncode = "HOST103"\nreason = "{TEXT}"\nexpires = 2020-01-01\n', encoding="utf-8")
+    (tmp_path / "serve.log").write_text(f"INFO starting\nERROR {TEXT}\nRuntimeError: password={ENV_SECRET}\n"
+                                        "EL0004: Failed to allocate memory.\n", encoding="utf-8")
+    (tmp_path / "npu-smi.txt").write_text(f"dcmi module initialize failed. ret is -8005 {TEXT}\n", encoding="utf-8")
+    return tmp_path
+
+
+FORMATS = ("console", "json", "junit", "github")
+
+
+def outputs(tmp: Path, code_and_stdout: tuple[int, str], files: list[str]) -> str:
+    rc, text = code_and_stdout
+    assert rc in (0, 1), text[-2000:]
+    for f in files:
+        text += "\n" + (tmp / f).read_text(encoding="utf-8", errors="replace")
+    return text
+
+
+def test_check_and_exec_every_format_redact_snapshot_config_argv_and_env(work: Path):
+    seen = []
+    for fmt in FORMATS:
+        out = outputs(work, run("check", "--replay", "a.snapshot.json", "--format", fmt, "-v", cwd=work), [])
+        seen.append(out)
+        out = outputs(work, run("check", "--replay", "a.snapshot.json", "--format", fmt, "-o", f"r.{fmt}", "-v",
+                                cwd=work), [f"r.{fmt}"])
+        seen.append(out)
+    rc, text = run("exec", "--replay", "a.snapshot.json", "--report", "exec.json", "--format", "junit", "-o",
+                   "exec.xml", "--", "env", f"HF_TOKEN={PLANTED['hf token'][0]}", "vllm", "serve", "/models/x",
+                   "--api-key", ARGV_KEY, "--served-model-name", TEXT, cwd=work)
+    seen.append(text + (work / "exec.json").read_text() + (work / "exec.xml").read_text())
+    rep = json.loads((work / "r.json").read_text())
+    assert any(f["waived"] for f in rep["findings"]), "the waiver with the planted reason applies"
+    assert any("expired" in n for n in rep["notes"]), "the expired waiver's reason is in a note"
+    for text in seen:
+        assert leaks(text) == [], text[:3000]
+
+
+def test_diff_fleet_parse_diagnose_redact(work: Path):
+    seen = []
+    for fmt in ("console", "json"):
+        seen.append(outputs(work, run("diff", "a.snapshot.json", "b.snapshot.json", "--format", fmt, "-o",
+                                      f"d.{fmt}", cwd=work), [f"d.{fmt}"]))
+        seen.append(outputs(work, run("parse", "npu-smi-info", "npu-smi.txt", "--format", fmt, cwd=work), []))
+        seen.append(outputs(work, run("diagnose", "serve.log", "--format", fmt, "--all", cwd=work), []))
+    for fmt in FORMATS:
+        seen.append(outputs(work, run("fleet", "--snapshots", "*.snapshot.json", "--format", fmt, "-o", f"f.{fmt}",
+                                      "-v", cwd=work), [f"f.{fmt}"]))
+    diff = json.loads((work / "d.json").read_text())
+    assert any(c["item"] in ("DB_PASSWORD", "REDIS_URL") or "PLANTED" in c["item"]
+               for g in diff["groups"].values() for c in g) or diff["count"] >= 0
+    for text in seen:
+        assert leaks(text) == [], text[:3000]
+
+
+def _echoing_server() -> ScriptedServer:
+    """A server whose answers repeat the API key and every planted secret (as a misconfigured proxy might)."""
+    chat = json.loads((GOOD / "chat.json").read_text())
+    chat["json"]["choices"][0]["message"]["content"] = f"ready; your key is {API_KEY}; {TEXT}"
+    none = json.loads((GOOD / "none.json").read_text())
+    none["json"]["choices"][0]["message"]["content"] = f"It is sunny. {API_KEY} {TEXT}"
+    return ScriptedServer(overrides={"chat": chat, "none": none})
+
+
+def test_smoke_redacts_what_the_server_echoes(work: Path):
+    env = {"PLANTED_KEY": API_KEY}
+    with _echoing_server() as srv:
+        seen = []
+        for fmt in FORMATS:
+            seen.append(outputs(work, run("smoke", "--base-url", srv.base_url, "--api-key-env", "PLANTED_KEY",
+                                          "--format", fmt, "-o", f"s.{fmt}", "-v", cwd=work, env=env), [f"s.{fmt}"]))
+        seen.append(outputs(work, run("check", "--replay", "a.snapshot.json", "--smoke-url", srv.base_url,
+                                      "--api-key-env", "PLANTED_KEY", "--format", "json", "-o", "cs.json", "-v",
+                                      cwd=work, env=env), ["cs.json"]))
+        assert any(h == f"Bearer {API_KEY}" for h in srv.auth_headers), "the key was sent"
+    rep = json.loads((work / "s.json").read_text())
+    assert "<redacted>" in json.dumps(rep), "the echoed key reached the report, masked"
+    for text in seen:
+        assert leaks(text) == [], text[:3000]
+
+
+@pytest.mark.localhost
+def test_collect_records_no_secret_from_env_or_command_output(work: Path):
+    bin_dir = work / "bin"
+    bin_dir.mkdir()
+    tool = bin_dir / "npu-smi"
+    tool.write_text(f"#!/bin/sh\necho '{TEXT} {ENV_SECRET}'\necho 'password={ENV_SECRET}' >&2\nexit 3\n")
+    tool.chmod(0o755)
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "DB_PASSWORD": ENV_SECRET, "HF_TOKEN": PLANTED["hf token"][0],
+           "REDIS_URL": PLANTED["url password with / and @"][0], "VLLM_PLANTED_NOTE": TEXT,
+           "OPENAI_API_KEY": PLANTED["sk token"][0]}
+    (work / "ascend-doctor.toml").unlink()
+    rc, text = run("collect", "-o", "live.snapshot.json", "--no-import-probe", "--probe-timeout", "20", cwd=work,
+                   env=env, timeout=300)
+    assert rc == 0, text
+    snap = (work / "live.snapshot.json").read_text()
+    assert '"npu-smi"' in snap, "the planted tool ran and was recorded"
+    assert leaks(snap + text) == []
+    for fmt in FORMATS:
+        assert leaks(outputs(work, run("check", "--replay", "live.snapshot.json", "--format", fmt, "-v", cwd=work),
+                             [])) == []
