@@ -20,6 +20,7 @@ from ascend_doctor.cli.exits import (
 )
 from ascend_doctor.cli.options import (
     build_options,
+    check_local_paths,
     output_options,
     selection_options,
     split_codes,
@@ -71,21 +72,21 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
     if node_timeout <= 0 or connect_timeout <= 0:
         raise InputError("--node-timeout and --connect-timeout must be positive")
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
-    config = load_config(config_path)
-    options = build_options(config, python=python, model_dir=model_dir, matrix=list(matrix),
-                            checks_dirs=list(checks_dirs), select=split_codes(select), ignore=split_codes(ignore),
-                            fail_on=fail_on, probe_timeout=probe_timeout,
-                            import_probe=False if no_import_probe else None)
-    registry = load_registry(options.checks_dirs)
-    validate_against(config, registry)
-    registry.select(options.select, options.ignore)
-    if options.matrix:
-        from ascend_doctor.matrix import load_matrix
-
-        load_matrix(options.matrix)
-
     stuck = False
     try:
+        config = load_config(config_path)
+        options = build_options(config, python=python, model_dir=model_dir, matrix=list(matrix),
+                                checks_dirs=list(checks_dirs), select=split_codes(select),
+                                ignore=split_codes(ignore), fail_on=fail_on, probe_timeout=probe_timeout,
+                                import_probe=False if no_import_probe else None)
+        check_local_paths(options, config)
+        registry = load_registry(options.checks_dirs)
+        validate_against(config, registry)
+        registry.select(options.select, options.ignore)
+        if options.matrix:
+            from ascend_doctor.matrix import load_matrix
+
+            load_matrix(options.matrix)
         from ascend_doctor.fleet.evaluate import FleetEvaluator
 
         evaluator = FleetEvaluator(registry, options, config)
@@ -114,7 +115,7 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
     except Exception as exc:
         if os.environ.get(DEBUG_ENV):
             raise
-        report = internal_error_report(exc, "fleet", started_at, t0, options.fail_on.value)
+        report = internal_error_report(exc, "fleet", started_at, t0, fail_on or "error")
         emit_fleet(report, fmt, output, verbose)
         say_error(f"{type(exc).__name__}: {exc}", kind="internal error")
         _hard_exit(EXIT_INTERNAL) if ray_address else sys.exit(EXIT_INTERNAL)
