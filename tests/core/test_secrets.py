@@ -47,12 +47,14 @@ def run(*args, cwd: Path, env=None, timeout=120):
     return r.returncode, r.stdout.decode("utf-8", "replace") + r.stderr.decode("utf-8", "replace")
 
 
-def planted_snapshot(src: Path, dest: Path, hostname: str = "node-s") -> Path:
-    """An example host with secrets in its environment, its command outputs and a file the checks quote."""
+def planted_snapshot(src: Path, dest: Path, hostname: str = "node-s", variant: str = "") -> Path:
+    """An example host with secrets in its environment, its command outputs and a file the checks quote (`variant`
+    makes the environment's secrets differ from another planted host's, so `diff` has them to show)."""
     data = json.loads(src.read_text(encoding="utf-8"))
     data["system"]["hostname"] = hostname
-    data["env"].update({"DB_PASSWORD": ENV_SECRET, "HF_TOKEN": PLANTED["hf token"][0],
-                        "REDIS_URL": PLANTED["url password with / and @"][0], "HCCL_PLANTED_NOTE": TEXT,
+    redis = PLANTED["url password with / and @"][0].replace("@host", f"{variant}@host")
+    data["env"].update({"DB_PASSWORD": ENV_SECRET + variant, "HF_TOKEN": PLANTED["hf token"][0] + variant,
+                        "REDIS_URL": redis, "HCCL_PLANTED_NOTE": TEXT,
                         "VLLM_PLANTED_NOTE": TEXT})
     for c in data["commands"]:
         if c["argv"][:1] in (["getenforce"], ["chronyc"], ["timedatectl"]):
@@ -67,7 +69,7 @@ def planted_snapshot(src: Path, dest: Path, hostname: str = "node-s") -> Path:
 @pytest.fixture()
 def work(tmp_path: Path) -> Path:
     planted_snapshot(REPO / "examples" / "broken-host.snapshot.json", tmp_path / "a.snapshot.json", "node-a")
-    planted_snapshot(REPO / "examples" / "healthy-a2.snapshot.json", tmp_path / "b.snapshot.json", "node-b")
+    planted_snapshot(REPO / "examples" / "healthy-a2.snapshot.json", tmp_path / "b.snapshot.json", "node-b", "Xb9")
     # A config found in the working directory: waivers whose reasons hold secrets (one live, one expired).
     (tmp_path / "ascend-doctor.toml").write_text(
         f'[[waive]]\ncode = "HOST102"\nreason = "{TEXT}"\n\n'
@@ -120,8 +122,9 @@ def test_diff_fleet_parse_diagnose_redact(work: Path):
                                       "-v", cwd=work), [f"f.{fmt}"]))
     diff = json.loads((work / "d.json").read_text())
     env = {c["item"]: c for c in diff["groups"]["env"]}
-    assert env["DB_PASSWORD"]["a"] == "<redacted>" and env["DB_PASSWORD"]["change"] == "removed"
-    assert env["REDIS_URL"]["a"] == "redis://cache:<redacted>@host:6379/0"
+    assert env["DB_PASSWORD"]["a"] == env["DB_PASSWORD"]["b"] == "<redacted>"
+    assert env["DB_PASSWORD"]["change"] == env["HF_TOKEN"]["change"] == "changed"
+    assert env["REDIS_URL"]["a"] == env["REDIS_URL"]["b"] == "redis://cache:<redacted>@host:6379/0"
     for text in seen:
         assert leaks(text) == [], text[:3000]
 
