@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from ascend_doctor import __version__
 from ascend_doctor.config import Config
-from ascend_doctor.errors import FactUnavailable
+from ascend_doctor.errors import FactUnavailable, ProbeCrashed
 from ascend_doctor.host import Host
 from ascend_doctor.options import RunOptions
 from ascend_doctor.probes import load_probes
@@ -42,10 +42,11 @@ class Outcome(Record):
     details: dict[str, Any] = {}
 
 
-def ev(source: str, excerpt: str = "", limit: int = 1500) -> Evidence:
-    """Evidence with the excerpt trimmed to `limit` characters and secrets masked."""
+def ev(source: str, excerpt: str = "", limit: int = 1500, ok: Optional[bool] = None) -> Evidence:
+    """Evidence with the excerpt trimmed to `limit` characters and secrets masked; `ok` marks a per-item line as
+    fine (True) or at fault (False), so a report shows the faulty items first."""
     excerpt = excerpt if len(excerpt) <= limit else excerpt[:limit] + f"\n… ({len(excerpt) - limit} more characters)"
-    return Evidence(source=source, excerpt=redact_text(excerpt))
+    return Evidence(source=source, excerpt=redact_text(excerpt), ok=ok)
 
 
 class FactStore:
@@ -89,11 +90,9 @@ class FactStore:
                 fut.set_result(func(self.host, self))
             except FactUnavailable as exc:
                 fut.set_exception(exc)
-            except Exception as exc:  # a probe bug: the fact is unavailable, the run goes on
-                tb = traceback.format_exc()
-                err = FactUnavailable(name, f"probe crashed: {type(exc).__name__}: {exc}")
-                err.traceback = tb  # type: ignore[attr-defined]
-                fut.set_exception(err)
+            except Exception as exc:  # a probe bug: every check that needs the fact is an error, the run goes on
+                fut.set_exception(ProbeCrashed(name, f"the {name} probe crashed: {type(exc).__name__}: {exc}",
+                                               traceback.format_exc()))
             finally:
                 self.durations[name] = round(time.monotonic() - t0, 4)
 
@@ -123,9 +122,12 @@ class FactStore:
             raise
 
     def try_fact(self, name: str) -> Any:
-        """The fact, or None when unavailable."""
+        """The fact, or None when unavailable. A crashed probe still raises (ProbeCrashed): a check must not
+        conclude anything from a fact that is missing because of a bug."""
         try:
             return self.fact(name)
+        except ProbeCrashed:
+            raise
         except FactUnavailable:
             return None
 
@@ -211,9 +213,12 @@ def evaluate(c: Check, ctx: CheckContext) -> Finding:
         out = c.func(ctx)
         if not isinstance(out, Outcome):
             raise TypeError(f"check returned {type(out).__name__}, not an Outcome")
+    except ProbeCrashed as exc:
+        out = Outcome(status=Status.ERROR, message=exc.reason,
+                      details={"missing_fact": exc.fact, "traceback": exc.traceback})
     except FactUnavailable as exc:
         out = Outcome(status=Status.UNKNOWN, message=f"could not establish {exc.fact}: {exc.reason}",
-                      details={"missing_fact": exc.fact})
+                      details={"missing_fact": exc.fact, "cause": exc.reason})
     except Exception as exc:
         out = Outcome(status=Status.ERROR, message=f"the check crashed: {type(exc).__name__}: {exc}",
                       details={"traceback": traceback.format_exc()})
@@ -241,15 +246,22 @@ def apply_config(findings: list[Finding], config: Config, today: Optional[dateti
     return notes
 
 
-def host_summary(host: Host, redact_hostname: bool = False) -> HostSummary:
+def host_summary(host: Host, redact_hostname: bool = False, facts: Optional[FactStore] = None) -> HostSummary:
+    """The report header: the machine, and — from the run's facts — where it ran and the stack it found."""
     info = host.system()
-    return HostSummary(
+    summary = HostSummary(
         hostname="<redacted>" if redact_hostname else (info.hostname or "unknown"),
         os=info.os,
         kernel=info.kernel,
         machine=info.machine,
         source=host.describe(),
     )
+    if facts is not None:
+        from ascend_doctor.stack import stack_of, where_of
+
+        summary.where, summary.runtime, summary.image = where_of(facts)
+        summary.stack = stack_of(facts)
+    return summary
 
 
 def run_static(host: Host, registry: Registry, options: RunOptions, config: Optional[Config] = None,
@@ -259,16 +271,18 @@ def run_static(host: Host, registry: Registry, options: RunOptions, config: Opti
     """Select the checks of `stages`, gather the facts they need concurrently, evaluate them, build the report."""
     config = config or Config()
     started_at, t0 = started or (datetime.now(timezone.utc), time.monotonic())
+    from ascend_doctor.stack import STACK_FACTS
+
     checks = registry.select(options.select, options.ignore, stage=stages)
     facts = FactStore(host, options, preset=preset_facts)
-    facts.start_all(sorted({n for c in checks for n in c.needs}))
+    facts.start_all(sorted({n for c in checks for n in c.needs} | set(STACK_FACTS)))
     ctx = CheckContext(facts, options)
     findings = [evaluate(c, ctx) for c in checks]
     findings.extend(extra_findings)
     notes = apply_config(findings, config)
     return build_report(
         tool_version=__version__,
-        host=host_summary(host, options.redact_hostname),
+        host=host_summary(host, options.redact_hostname, facts),
         started_at=started_at,
         duration_s=time.monotonic() - t0,
         fail_on=options.fail_on,
@@ -276,6 +290,7 @@ def run_static(host: Host, registry: Registry, options: RunOptions, config: Opti
         command=command,
         notes=notes,
         linted_command=linted_command,
+        fail_on_unknown=options.fail_on_unknown,
     )
 
 
@@ -296,4 +311,5 @@ def finalize(report: Report, extra: Iterable[Finding], config: Optional[Config] 
         command=report.command,
         notes=notes,
         linted_command=report.linted_command,
+        fail_on_unknown=report.fail_on_unknown,
     )

@@ -18,3 +18,12 @@ class FactUnavailable(Exception):
         super().__init__(f"{fact}: {reason}")
         self.fact = fact
         self.reason = reason
+
+
+class ProbeCrashed(FactUnavailable):
+    """The probe itself raised (a bug, not a fact about the machine): the check that needed it is an `error`
+    finding with the probe's traceback, never an `unknown` that reads like "could not look"."""
+
+    def __init__(self, fact: str, reason: str, traceback: str):
+        super().__init__(fact, reason)
+        self.traceback = traceback

@@ -10,6 +10,7 @@ from ascend_doctor.report import Severity
 
 class RunOptions(Record, extra="forbid"):
     fail_on: Severity = Severity.ERROR
+    fail_on_unknown: bool = Field(False, description="Exit 1 when a check of severity error/critical could not run")
     select: list[str] = Field(default_factory=list)
     ignore: list[str] = Field(default_factory=list)
     probe_timeout: float = Field(10.0, gt=0, description="Seconds each probe may take")

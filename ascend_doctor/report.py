@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from ascend_doctor.records import Field, Record
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: verdict, incomplete, fail_on_unknown, host.where/runtime/image/stack
 
 
 class Status(str, Enum):
@@ -47,6 +47,8 @@ class Evidence(Record, extra="forbid"):
 
     source: str = Field(description="Where it was seen: 'cmd: npu-smi info', 'file: /etc/...', 'env: VAR', 'http: POST /v1/...'")
     excerpt: str = Field("", description="The relevant part of what was seen (trimmed, secrets redacted)")
+    ok: Optional[bool] = Field(None, description="Per-item evidence (one device, one port): true for an item that is "
+                                                 "fine, false for one that is not; renderers show failing items first")
 
 
 class Waiver(Record, extra="forbid"):
@@ -78,12 +80,37 @@ class Finding(Record, extra="forbid"):
     details: dict[str, Any] = Field(default_factory=dict, description="Machine-readable extras (traceback, metrics)")
 
 
+class Stack(Record, extra="forbid"):
+    """The stack the doctor found, so a reader knows it without reading findings. `null`: not established (not looked
+    at, not installed, or the probe could not tell — the findings say which)."""
+
+    driver: Optional[str] = Field(None, description="NPU driver version (driver version.info, else npu-smi)")
+    firmware: Optional[str] = Field(None, description="NPU firmware version (firmware version.info)")
+    cann: Optional[str] = Field(None, description="Version of the active CANN toolkit")
+    cann_path: Optional[str] = Field(None, description="Root of the active CANN toolkit")
+    python: Optional[str] = Field(None, description="Version of the serving interpreter")
+    torch: Optional[str] = None
+    torch_npu: Optional[str] = None
+    vllm: Optional[str] = None
+    vllm_ascend: Optional[str] = None
+    transformers: Optional[str] = None
+    triton_ascend: Optional[str] = None
+    npu_model: Optional[str] = Field(None, description="Chip names npu-smi lists, e.g. '910B3' or '4x 910B3 + 4x 910B4'")
+    npu_count: Optional[int] = Field(None, description="Number of NPU chips npu-smi lists")
+
+
 class HostSummary(Record, extra="forbid"):
     hostname: str = Field(description="May be '<redacted>' with --redact-hostname")
     os: str = ""
     kernel: str = ""
     machine: str = ""
     source: str = Field("local", description="'local', or 'replay:<snapshot path>'")
+    where: Optional[str] = Field(None, description="Where the doctor ran: 'host' or 'container' (null: not "
+                                                   "established). Inside a container, host facts are not judged.")
+    runtime: Optional[str] = Field(None, description="Container runtime: docker, podman, containerd, kubernetes, lxc")
+    image: Optional[str] = Field(None, description="Container image, when the runtime tells (podman's "
+                                                   "/run/.containerenv, or the environment)")
+    stack: Optional[Stack] = None
 
 
 class Counts(Record, extra="forbid"):
@@ -109,7 +136,13 @@ class Report(Record, extra="forbid"):
     fail_on: Severity
     findings: list[Finding]
     counts: Counts
-    exit_code: int = Field(description="0 nothing at/above fail_on, 1 findings at/above it, 2 input error, 3 internal error")
+    exit_code: int = Field(description="0 nothing at/above fail_on, 1 findings at/above it (or, with fail_on_unknown, "
+                                       "an incomplete run), 2 input error, 3 internal error")
+    verdict: str = Field("ok", description="ok | incomplete (no finding at/above fail_on, but checks of severity "
+                                           "error or critical could not run: see `incomplete`) | not_ready")
+    incomplete: list[str] = Field(default_factory=list, description="Codes of the error/critical checks that are "
+                                                                    "unknown (could not look)")
+    fail_on_unknown: bool = Field(False, description="--fail-on-unknown: an incomplete run exits 1")
     linted_command: Optional[list[str]] = Field(None, description="exec: the command line that was linted (redacted)")
     notes: list[str] = Field(default_factory=list, description="Run-level remarks (expired waivers, skipped probes)")
 
@@ -136,12 +169,23 @@ def count(findings: list[Finding]) -> Counts:
     return c
 
 
-def exit_code_for(findings: list[Finding], fail_on: Severity) -> int:
-    """1 when any unwaived finding weighs at or above `fail_on`, else 0."""
-    for f in findings:
-        if f.waived is None and f.level is not None and f.level.rank >= fail_on.rank:
-            return 1
-    return 0
+def gating(f: Finding, fail_on: Severity) -> bool:
+    """This finding alone makes the exit code 1: unwaived and weighing at or above `fail_on`."""
+    return f.waived is None and f.level is not None and f.level.rank >= fail_on.rank
+
+
+def incomplete_codes(findings: list[Finding]) -> list[str]:
+    """Checks that matter (severity error or critical) but could not look: the run is not a clean bill of health."""
+    return [f.code + (f"@{f.node}" if f.node else "") for f in findings
+            if f.status == Status.UNKNOWN and f.waived is None and f.severity.rank >= Severity.ERROR.rank]
+
+
+def exit_code_for(findings: list[Finding], fail_on: Severity, fail_on_unknown: bool = False) -> int:
+    """1 when any unwaived finding weighs at or above `fail_on` (or, with `fail_on_unknown`, when the run is
+    incomplete), else 0."""
+    if any(gating(f, fail_on) for f in findings):
+        return 1
+    return 1 if fail_on_unknown and incomplete_codes(findings) else 0
 
 
 def build_report(
@@ -155,8 +199,11 @@ def build_report(
     command: str = "check",
     notes: Optional[list[str]] = None,
     linted_command: Optional[list[str]] = None,
+    fail_on_unknown: bool = False,
 ) -> Report:
-    """Assemble a Report and derive its counts and exit code (the only place they are computed)."""
+    """Assemble a Report and derive its counts, verdict and exit code (the only place they are computed)."""
+    incomplete = incomplete_codes(findings)
+    blocked = any(gating(f, fail_on) for f in findings)
     return Report(
         tool_version=tool_version,
         command=command,
@@ -166,7 +213,10 @@ def build_report(
         fail_on=fail_on,
         findings=findings,
         counts=count(findings),
-        exit_code=exit_code_for(findings, fail_on),
+        exit_code=exit_code_for(findings, fail_on, fail_on_unknown),
+        verdict="not_ready" if blocked else ("incomplete" if incomplete else "ok"),
+        incomplete=incomplete,
+        fail_on_unknown=fail_on_unknown,
         notes=notes or [],
         linted_command=linted_command,
     )

@@ -132,10 +132,16 @@ class Snapshot(Record, extra="forbid"):
 
 
 def load_snapshot(path: str | Path) -> Snapshot:
-    """Read and validate a snapshot file; any problem is an InputError naming the file."""
+    """Read and validate a snapshot file (`-`: standard input); any problem is an InputError naming the file."""
     p = Path(path)
     try:
-        raw = p.read_text(encoding="utf-8")
+        if str(path) == "-":
+            import sys
+
+            p = Path("<stdin>")
+            raw = sys.stdin.buffer.read().decode("utf-8")
+        else:
+            raw = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read snapshot {p}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:

@@ -34,6 +34,7 @@ class Scope:
 
     def __init__(self, env: dict, smi, hccn):
         self.env = env
+        self.smi = smi
         self.count: Optional[int] = planned_device_count(env, smi)
         if self.count is None and hccn is not None and hccn.device_ids:
             self.count = len(hccn.device_ids)
@@ -48,6 +49,12 @@ class Scope:
     @property
     def multi_node(self) -> bool:
         return bool(self.hints)
+
+    def no_count_cause(self) -> str:
+        """Why the NPU count is unknown, as the root cause the console groups by (npu-smi's own reason)."""
+        if self.smi is not None and self.smi.reason():
+            return self.smi.reason()
+        return "no npu-smi table and no ASCEND_RT_VISIBLE_DEVICES"
 
     def describe(self) -> str:
         parts = [f"{self.count} NPU(s) in use" if self.count is not None else "NPU count unknown"]
@@ -66,7 +73,8 @@ def _port_gate(ctx, hccn, scope: Scope, warn_missing_tool: bool = False):
         return ctx.skip(f"HCCL is not used: {scope.describe()}")
     if scope.count is None and not scope.hints:
         return ctx.unknown("cannot tell how many NPUs will be used (no npu-smi table, no ASCEND_RT_VISIBLE_DEVICES, "
-                           "no device ids for hccn_tool)", [ev("hccn_tool", hccn.tool_error or "no device ids")])
+                           "no device ids for hccn_tool)", [ev("hccn_tool", hccn.tool_error or "no device ids")],
+                           cause=scope.no_count_cause(), see=["DRV101", "CTR102", "NPU102"])
     if not hccn.tool_found:
         why = hccn.tool_error or "hccn_tool not found"
         evidence = [ev(f"cmd: {TOOL_PATH}", why)]
@@ -311,7 +319,8 @@ def hccl_timeouts(ctx):
     if scope.single:
         return ctx.skip(f"HCCL is not used: {scope.describe()}")
     if scope.count is None and not scope.hints:
-        return ctx.unknown("cannot tell how many NPUs will be used (no npu-smi table, no ASCEND_RT_VISIBLE_DEVICES)")
+        return ctx.unknown("cannot tell how many NPUs will be used (no npu-smi table, no ASCEND_RT_VISIBLE_DEVICES)",
+                           cause=scope.no_count_cause(), see=["DRV101", "CTR102", "NPU102"])
     names = ("HCCL_CONNECT_TIMEOUT", "HCCL_EXEC_TIMEOUT")
     evidence = [ev("env", "\n".join(f"{n}={env[n]!r}" if n in env else f"{n}: unset" for n in names)),
                 ev("scope", scope.describe())]

@@ -8,12 +8,8 @@ from __future__ import annotations
 from ascend_doctor.engine import ev
 from ascend_doctor.probes.host_facts import speed_gts
 from ascend_doctor.registry import check
-
-GIB = 1024 ** 3
-
-
-def _gib(n: float) -> str:
-    return f"{n / GIB:.1f} GiB"
+from ascend_doctor.units import GIB
+from ascend_doctor.units import human_bytes as _gib
 
 
 @check("HOST101", "python-interpreter", severity="error", needs=["python"])
@@ -294,12 +290,15 @@ def pcie_link(ctx):
     for d in p.devices:
         line = (f"{d.slot} device {d.device_id} class {d.pci_class}: width x{d.current_width}/x{d.max_width}, "
                 f"speed {d.current_speed or '?'} / {d.max_speed or '?'}")
-        evidence.append(ev(f"sysfs: /sys/bus/pci/devices/{d.slot}", line))
+        bad = False
         if d.current_width and d.max_width and d.current_width < d.max_width:
             narrow.append(f"{d.slot} x{d.current_width} of x{d.max_width}")
+            bad = True
         cs, ms = speed_gts(d.current_speed), speed_gts(d.max_speed)
         if cs and ms and cs < ms:
             slow.append(f"{d.slot} {d.current_speed} of {d.max_speed}")
+            bad = True
+        evidence.append(ev(f"sysfs: /sys/bus/pci/devices/{d.slot}", line, ok=not bad))
     if narrow:
         return ctx.fail("PCIe link width downgraded: " + "; ".join(narrow), evidence)
     if slow:

@@ -50,6 +50,11 @@ FIX_PERMISSION = ("run as root or as a user in the HwHiAiUser group (`usermod -a
                   "`ls -l /dev/davinci* /usr/local/bin/npu-smi`.")
 
 
+# Checks whose fix addresses a missing or failing npu-smi (the driver, the container's mounts): an NPU check that
+# cannot look for that reason points at them instead of repeating their fix.
+SMI_DIAGNOSED_BY = ["DRV101", "CTR102", "CTR104", "NPU102"]
+
+
 def smi_source(smi) -> str:
     return f"cmd: {smi.tool} info"
 
@@ -77,8 +82,9 @@ def table_excerpt(info) -> str:
 
 def no_table(ctx, smi, what: str):
     """`unknown` for a check that needs the npu-smi table when there is none (the driver/NPU102 checks say why)."""
-    return ctx.unknown(f"cannot {what}: {smi.reason() or 'npu-smi gave no table'}",
-                       [ev(smi_source(smi), smi.reason() or smi.command.why_not)])
+    cause = smi.reason() or "npu-smi gave no table"
+    return ctx.unknown(f"cannot {what}: {cause}", [ev(smi_source(smi), smi.reason() or smi.command.why_not)],
+                       cause=cause, see=SMI_DIAGNOSED_BY)
 
 
 def logical_count(info) -> int:
@@ -212,7 +218,8 @@ def npu_smi_error(ctx):
     """
     smi = ctx.fact("npu_smi")
     if not smi.found:
-        return ctx.unknown(smi.reason(), [ev(smi_source(smi), smi.command.why_not or "not found")])
+        return ctx.unknown(smi.reason(), [ev(smi_source(smi), smi.command.why_not or "not found")],
+                           cause=smi.reason(), see=SMI_DIAGNOSED_BY)
     ctr = ctx.try_fact("container")
     in_container = bool(ctr is not None and ctr.in_container)
     src = smi_source(smi)

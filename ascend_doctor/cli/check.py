@@ -10,7 +10,7 @@ import click
 
 from ascend_doctor.cli.exits import EXIT_HELP, exit_internal, guarded_run
 from ascend_doctor.cli.options import host_options, prepare
-from ascend_doctor.cli.output import emit, write_output
+from ascend_doctor.cli.output import emit, output_kwargs, write_output
 
 
 @click.command(epilog=EXIT_HELP)
@@ -19,17 +19,15 @@ from ascend_doctor.cli.output import emit, write_output
 @click.option("--model", "smoke_model", metavar="NAME", help="Model name for the smoke stage.")
 @click.option("--api-key-env", metavar="VAR", help="Environment variable holding the API key for the smoke stage.")
 @click.option("--smoke-timeout", type=float, default=60.0, show_default=True, help="Per-request timeout of the smoke stage.")
-def check(replay, python, model_dir, matrix, checks_dirs, select, ignore, config_path, fail_on, probe_timeout,
-          redact_hostname, no_import_probe, fmt, output, verbose, smoke_url, smoke_model, api_key_env, smoke_timeout):
+def check(smoke_url, smoke_model, api_key_env, smoke_timeout, **kw):
     """Run every static check on this machine (or a --replay snapshot); with --smoke-url, the live smoke too."""
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
+    outputs = output_kwargs(kw)
 
     def work():
         from ascend_doctor.engine import finalize, run_static
 
-        config, options, registry, host = prepare(replay, python, model_dir, matrix, checks_dirs, select, ignore,
-                                                  config_path, fail_on, probe_timeout, redact_hostname,
-                                                  no_import_probe)
+        config, options, registry, host = prepare(**kw)
         report = run_static(host, registry, options, config, started=(started_at, t0))
         if smoke_url:
             from ascend_doctor.smoke.stage import smoke_findings
@@ -39,8 +37,8 @@ def check(replay, python, model_dir, matrix, checks_dirs, select, ignore, config
             report = finalize(report, extra, config, duration_s=time.monotonic() - t0)
         return report
 
-    report, crash = guarded_run("check", started_at, t0, fail_on or "error", work)
-    emit(report, fmt, output, verbose)
+    report, crash = guarded_run("check", started_at, t0, kw.get("fail_on") or "error", work)
+    emit(report, outputs)
     if crash is not None:
         exit_internal(crash)
     sys.exit(report.exit_code)

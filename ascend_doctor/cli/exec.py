@@ -12,12 +12,7 @@ import click
 
 from ascend_doctor.cli.exits import EXIT_HELP, EXIT_INTERNAL, guarded_run
 from ascend_doctor.cli.options import host_options, prepare
-from ascend_doctor.cli.output import (
-    clean_report,
-    console_text,
-    render_text,
-    write_output,
-)
+from ascend_doctor.cli.output import Outputs, emit, output_kwargs
 from ascend_doctor.errors import InputError
 from ascend_doctor.hook import exec as hook_exec
 from ascend_doctor.hook.cmdline import (
@@ -46,21 +41,10 @@ def _say(msg: str) -> None:
     sys.stderr.flush()
 
 
-def _write_report(report, fmt: str, output: Optional[str], report_path: Optional[str], verbose: bool) -> None:
-    """JSON to --report, `fmt` to -o (or to stderr when no -o): stdout belongs to the command."""
-    from ascend_doctor.render.console import render_console
-
-    report = clean_report(report)
-    for path, kind in ((report_path, "json"), (output, fmt)):
-        if not path:
-            continue
-        text = console_text(render_console, report, verbose=verbose) if kind == "console" \
-            else render_text(report, kind)
-        write_output(path, text, stream=sys.stderr)
-    if fmt == "console" or (output and output != "-"):
-        render_console(report, file=sys.stderr, verbose=verbose, only_problems=not verbose)
-    elif not output:
-        write_output("-", render_text(report, fmt), stream=sys.stderr)
+def _write_report(report, outputs: Outputs) -> None:
+    """Every output of `outputs` (--report is its JSON target); the console view on stderr, only the problems unless
+    -v: stdout belongs to the command."""
+    emit(report, outputs, stream=sys.stderr, console_kwargs={"quiet": outputs.quiet or not outputs.verbose})
 
 
 def _skipped_report(host, options, linted: list[str], started_at: datetime, t0: float):
@@ -87,33 +71,33 @@ def _skipped_report(host, options, linted: list[str], started_at: datetime, t0: 
 @click.option("--api-key-env", metavar="VAR", help="Env var holding the server's API key for the smoke (default: the "
                                                    "command's --api-key, else VLLM_API_KEY when set).")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- COMMAND [ARGS]...")
-def exec_cmd(replay, python, model_dir, matrix, checks_dirs, select, ignore, config_path, fail_on, probe_timeout,
-             redact_hostname, no_import_probe, fmt, output, verbose, report_path, smoke, strict, health_timeout,
-             smoke_timeout, api_key_env, command):
+def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_env, command, **kw):
     """Lint COMMAND (e.g. `vllm serve …`) against this machine, then exec it — or refuse with exit 1."""
     from ascend_doctor.engine import finalize, run_static
 
     argv = list(command)
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
+    replay = kw.get("replay")
+    outputs = output_kwargs(kw)
+    if report_path:
+        outputs.targets.insert(0, ("json", report_path))
 
     def setup():
-        config, options, registry, host = prepare(replay, python, model_dir, matrix, checks_dirs, select, ignore,
-                                                  config_path, fail_on, probe_timeout, redact_hostname,
-                                                  no_import_probe)
+        config, options, registry, host = prepare(**kw)
         return config, options, registry, host, parse_serve_command(argv, read_text=host_text_reader(host))
 
-    state, crash = guarded_run("exec", started_at, t0, fail_on or "error", setup)
+    state, crash = guarded_run("exec", started_at, t0, kw.get("fail_on") or "error", setup)
     if crash is not None:
-        _refuse_internal(state, crash, fmt, output, report_path, verbose)
+        _refuse_internal(state, crash, outputs)
     config, options, registry, host, cmd = state
     if hook_exec.skip_requested():
         _say(f"WARNING: {hook_exec.SKIP_ENV}=1 — ALL CHECKS SKIPPED, starting the command unchecked: {cmd.display}")
-        if report_path or output:
-            _write_report(_skipped_report(host, options, cmd.argv, started_at, t0), fmt, output, report_path, False)
+        if outputs.targets:
+            _write_report(_skipped_report(host, options, cmd.argv, started_at, t0), outputs)
         if smoke:
-            return _supervise(argv, cmd, None, registry, options, config, fmt, output, report_path, verbose,
-                              strict=False, health_timeout=health_timeout, smoke_timeout=smoke_timeout,
-                              api_key_env=api_key_env, t0=t0, run_smoke=False)
+            return _supervise(argv, cmd, None, registry, options, config, outputs, strict=False,
+                              health_timeout=health_timeout, smoke_timeout=smoke_timeout, api_key_env=api_key_env,
+                              t0=t0, run_smoke=False)
         sys.exit(hook_exec.become(argv))
 
     def work():
@@ -134,18 +118,18 @@ def exec_cmd(replay, python, model_dir, matrix, checks_dirs, select, ignore, con
 
     result, crash = guarded_run("exec", started_at, t0, options.fail_on.value, work)
     if crash is not None:
-        _refuse_internal(result, crash, fmt, output, report_path, verbose)
+        _refuse_internal(result, crash, outputs)
     report, options = result
     if report.exit_code != 0:
-        _write_report(report, fmt, output, report_path, verbose)
+        _write_report(report, outputs)
         _say(f"NOT starting the command: findings at or above --fail-on {report.fail_on.value} "
              f"(set {hook_exec.SKIP_ENV}=1 to bypass)")
         sys.exit(report.exit_code)
     if smoke:
-        return _supervise(argv, cmd, report, registry, options, config, fmt, output, report_path, verbose,
-                          strict=strict, health_timeout=health_timeout, smoke_timeout=smoke_timeout,
-                          api_key_env=api_key_env, t0=t0, run_smoke=True, finalize=finalize)
-    _write_report(report, fmt, output, report_path, verbose)
+        return _supervise(argv, cmd, report, registry, options, config, outputs, strict=strict,
+                          health_timeout=health_timeout, smoke_timeout=smoke_timeout, api_key_env=api_key_env,
+                          t0=t0, run_smoke=True, finalize=finalize)
+    _write_report(report, outputs)
     _say(f"checks passed ({_summary(report)}); exec: {cmd.display}")
     sys.exit(hook_exec.become(argv))
 
@@ -159,8 +143,8 @@ def _signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
-def _refuse_internal(report, crash, fmt, output, report_path, verbose) -> None:
-    _write_report(report, fmt, output, report_path, verbose)
+def _refuse_internal(report, crash, outputs: Outputs) -> None:
+    _write_report(report, outputs)
     _say(f"internal error: {type(crash).__name__}: {crash}; not starting the command "
          f"(set {hook_exec.SKIP_ENV}=1 to bypass the checks)")
     sys.exit(EXIT_INTERNAL)
@@ -185,8 +169,8 @@ def _smoke_key_env(cmd_secret: ServeCommand, api_key_env: Optional[str]) -> Opti
     return "VLLM_API_KEY" if os.environ.get("VLLM_API_KEY") else None
 
 
-def _supervise(argv, cmd, report, registry, options, config, fmt, output, report_path, verbose, *, strict,
-               health_timeout, smoke_timeout, api_key_env, t0, run_smoke, finalize=None):
+def _supervise(argv, cmd, report, registry, options, config, outputs: Outputs, *, strict, health_timeout,
+               smoke_timeout, api_key_env, t0, run_smoke, finalize=None):
     host, port = served_address(cmd)
     base = f"http://{host}:{port}"
     sup = hook_exec.Supervisor(argv, _say)
@@ -229,10 +213,10 @@ def _supervise(argv, cmd, report, registry, options, config, fmt, output, report
             name = _signal_name(stopped)
             report = report.model_copy(update={"notes": [*report.notes, f"{name} arrived during the smoke: the smoke "
                                                          "stopped (the server is shutting down)"]})
-            _write_report(report, fmt, output, report_path, verbose)
+            _write_report(report, outputs)
             _say(f"{name} received: smoke stopped; waiting for the server to exit")
             sys.exit(sup.wait())
-        _write_report(report, fmt, output, report_path, verbose)
+        _write_report(report, outputs)
         if sup.received:  # a signal arrived while the report was written: the server's exit decides
             sys.exit(sup.wait())
         if report.exit_code != 0:

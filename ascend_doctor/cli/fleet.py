@@ -6,34 +6,20 @@ import os
 import sys
 import time
 from datetime import datetime, timezone
-from typing import Optional
 
 import click
 
-from ascend_doctor.cli.exits import (
-    DEBUG_ENV,
-    EXIT_HELP,
-    EXIT_INPUT,
-    EXIT_INTERNAL,
-    internal_error_report,
-    say_error,
-)
-from ascend_doctor.cli.options import (
-    build_options,
-    check_local_paths,
-    output_options,
-    selection_options,
-    split_codes,
-)
-from ascend_doctor.cli.output import clean_record, console_text, emit, write_output
+from ascend_doctor.cli.exits import DEBUG_ENV, EXIT_HELP, EXIT_INPUT, EXIT_INTERNAL, internal_error_report, say_error
+from ascend_doctor.cli.options import build_options, check_local_paths, output_options, selection_options, split_codes
+from ascend_doctor.cli.output import clean_record, console_text, emit, output_kwargs, write_output
 from ascend_doctor.errors import InputError
 
 
-def emit_fleet(report, fmt: str, output: Optional[str], verbose: bool = False) -> None:
+def emit_fleet(report, outputs) -> None:
     """The CLI's `emit`, with the node-by-check table as the console view."""
     from ascend_doctor.fleet.render import render_fleet
 
-    emit(report, fmt, output, verbose, console=render_fleet)
+    emit(report, outputs, console=render_fleet)
 
 
 def _hard_exit(code: int) -> None:
@@ -61,7 +47,7 @@ def _hard_exit(code: int) -> None:
               help="Ray: do not run the isolated `import torch, torch_npu` child process on the nodes.")
 @output_options
 def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_dir, matrix, checks_dirs, select, ignore, config_path,
-          fail_on, probe_timeout, no_import_probe, fmt, output, verbose):
+          fail_on, fail_on_unknown, probe_timeout, no_import_probe, **kw):
     """Check every node of a multi-node deployment and find the odd node out: every static check node by node,
     plus FLEET checks across nodes (versions, NPUs, HCCL IPs, clock skew, environment)."""
     from ascend_doctor.config import load_config, validate_against
@@ -72,12 +58,14 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
     if node_timeout <= 0 or connect_timeout <= 0:
         raise InputError("--node-timeout and --connect-timeout must be positive")
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
+    outputs = output_kwargs(kw)
     stuck = False
     try:
         config = load_config(config_path)
         options = build_options(config, python=python, model_dir=model_dir, matrix=list(matrix),
                                 checks_dirs=list(checks_dirs), select=split_codes(select),
-                                ignore=split_codes(ignore), fail_on=fail_on, probe_timeout=probe_timeout,
+                                ignore=split_codes(ignore), fail_on=fail_on, fail_on_unknown=fail_on_unknown,
+                                probe_timeout=probe_timeout,
                                 import_probe=False if no_import_probe else None)
         check_local_paths(options, config)
         registry = load_registry(options.checks_dirs)
@@ -116,10 +104,10 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
         if os.environ.get(DEBUG_ENV):
             raise
         report = internal_error_report(exc, "fleet", started_at, t0, fail_on or "error")
-        emit_fleet(report, fmt, output, verbose)
+        emit_fleet(report, outputs)
         say_error(f"{type(exc).__name__}: {exc}", kind="internal error")
         _hard_exit(EXIT_INTERNAL) if ray_address else sys.exit(EXIT_INTERNAL)
-    emit_fleet(report, fmt, output, verbose)
+    emit_fleet(report, outputs)
     if stuck:
         _hard_exit(report.exit_code)
     sys.exit(report.exit_code)

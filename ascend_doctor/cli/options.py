@@ -48,25 +48,37 @@ def selection_options(func):
                      help="Config file (default: ./ascend-doctor.toml if present and trusted)."),
         click.option("--fail-on", type=click.Choice(FAIL_ON_CHOICES), default=None,
                      help="Lowest severity that makes the exit code 1 (default: error)."),
+        click.option("--fail-on-unknown", is_flag=True, default=None,
+                     help="Exit 1 when a check of severity error or critical could not run (verdict INCOMPLETE)."),
     ])
 
 
-def output_options(func, formats: Optional[list[str]] = None):
+def output_options(func):
+    """Where the report goes: several outputs in one run, beside the console view (see cli.output.Outputs)."""
     from ascend_doctor.cli.output import FORMATS
 
     return _apply(func, [
-        click.option("--format", "fmt", type=click.Choice(formats or FORMATS), default="console", show_default=True),
-        click.option("-o", "--output", metavar="FILE",
-                     help="Write the report (in --format) to FILE ('-': stdout); console view on stdout."),
-        click.option("-v", "--verbose", is_flag=True, help="Show evidence for passing checks too, and tracebacks."),
+        click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+                     help="Format of -o FILE, or of stdout without -o (default: console; with -o, the file's "
+                          "extension: .json, .xml (JUnit), .sarif, .txt)."),
+        click.option("-o", "--output", metavar="FILE", help="Write the report to FILE ('-': stdout)."),
+        click.option("--json", "json_path", metavar="FILE", help="Also write the JSON report to FILE ('-': stdout)."),
+        click.option("--junit", "junit_path", metavar="FILE", help="Also write JUnit XML to FILE."),
+        click.option("--sarif", "sarif_path", metavar="FILE", help="Also write SARIF 2.1.0 to FILE (GitHub code "
+                                                                    "scanning)."),
+        click.option("--github", is_flag=True, help="Also print GitHub Actions annotations on stdout."),
+        click.option("-v", "--verbose", is_flag=True, help="Show passing checks with their evidence, every evidence "
+                                                          "item, and tracebacks."),
+        click.option("-q", "--quiet", is_flag=True, help="Show only the problems and the verdict."),
     ])
 
 
 def host_options(func):
     """Everything a command that evaluates a host (check, exec) takes."""
     func = _apply(func, [
-        click.option("--replay", "replay", metavar="SNAPSHOT", type=_FILE,
-                     help="Evaluate a recorded snapshot instead of this machine."),
+        click.option("--replay", "replay", metavar="SNAPSHOT", type=click.Path(exists=True, dir_okay=False,
+                                                                               allow_dash=True),
+                     help="Evaluate a recorded snapshot instead of this machine ('-': read it from stdin)."),
         click.option("--python", "python", metavar="PATH",
                      help="Interpreter of the serving environment (default: this one)."),
         click.option("--model-dir", metavar="DIR", help="Model weights directory (disk-space and model checks)."),
@@ -106,7 +118,7 @@ def make_host(replay: Optional[str]):
     if replay:
         from ascend_doctor.snapshot import ReplayHost, load_snapshot
 
-        return ReplayHost(load_snapshot(replay), label=replay)
+        return ReplayHost(load_snapshot(replay), label="<stdin>" if replay == "-" else replay)
     from ascend_doctor.localhost import LocalHost
 
     return LocalHost()
@@ -147,17 +159,20 @@ def check_host_paths(options, config, replay_host=None) -> None:
         raise InputError(f"{_where(config, 'model_dir')}: {options.model_dir!r}: {what}")
 
 
-def prepare(replay, python, model_dir, matrix, checks_dirs, select, ignore, config_path, fail_on, probe_timeout,
-            redact_hostname, no_import_probe, stage: Optional[str] = None):
-    """Shared set-up for check/exec: config, options, registry, host. InputError for anything the user got wrong."""
+def prepare(replay=None, python=None, model_dir=None, matrix=(), checks_dirs=(), select=(), ignore=(),
+            config_path=None, fail_on=None, fail_on_unknown=None, probe_timeout=None, redact_hostname=None,
+            no_import_probe=False, stage: Optional[str] = None):
+    """Shared set-up for check/exec (the host_options by name): config, options, registry, host. InputError for
+    anything the user got wrong, before anything runs."""
     from ascend_doctor.config import load_config, validate_against
     from ascend_doctor.registry import load_registry
 
     config = load_config(config_path)
     options = build_options(
         config, python=python, model_dir=model_dir, matrix=list(matrix), checks_dirs=list(checks_dirs),
-        select=split_codes(select), ignore=split_codes(ignore), fail_on=fail_on, probe_timeout=probe_timeout,
-        redact_hostname=redact_hostname, import_probe=False if no_import_probe else None,
+        select=split_codes(select), ignore=split_codes(ignore), fail_on=fail_on, fail_on_unknown=fail_on_unknown,
+        probe_timeout=probe_timeout, redact_hostname=redact_hostname,
+        import_probe=False if no_import_probe else None,
     )
     check_local_paths(options, config)
     registry = load_registry(options.checks_dirs)

@@ -3,6 +3,11 @@
 A report is cleaned once (`clean_report`: secrets masked in every string, a note where bytes were not UTF-8), then
 rendered by the renderers, which compute nothing, and written with `write_output` (`-` is stdout; a file is replaced
 atomically, so a failed run never truncates the previous report).
+
+One run can write several outputs (`Outputs`): `-o FILE` in `--format` (or, without `--format`, the format its
+extension names), `--json FILE`, `--junit FILE`, `--sarif FILE`, `--github` (annotations on stdout), beside the console
+view. The console view goes to the command's stream unless a machine-readable format took it (`--format json` or
+`-o -` / `--json -`).
 """
 
 from __future__ import annotations
@@ -15,12 +20,72 @@ from ascend_doctor.errors import InputError
 from ascend_doctor.redact import redact_tree
 from ascend_doctor.textsafe import escape_text, undecodable_note, undecodable_paths
 
-FORMATS = ["console", "json", "junit", "github"]
+FORMATS = ["console", "json", "junit", "sarif", "github"]
+MACHINE = ("json", "junit", "sarif")
 
 # name -> (module under ascend_doctor.render, function); imported only when used (rich and xml.etree cost start-up
 # time that a JSON gate does not need).
 _RENDERERS = {"json": ("json_out", "render_json"), "junit": ("junit", "render_junit"),
-              "github": ("github", "render_github")}
+              "sarif": ("sarif", "render_sarif"), "github": ("github", "render_github")}
+
+# `-o FILE` without --format: the extension says what to write.
+_EXTENSIONS = ((".sarif.json", "sarif"), (".sarif", "sarif"), (".json", "json"), (".xml", "junit"),
+               (".junit", "junit"), (".txt", "console"), (".log", "console"))
+
+
+def format_for_path(path: str) -> str:
+    """The format `-o PATH` writes when --format is not given (console for `-` and unknown extensions)."""
+    low = path.lower()
+    for ext, fmt in _EXTENSIONS:
+        if low.endswith(ext):
+            return fmt
+    return "console"
+
+
+class Outputs:
+    """What one run writes where: a list of (format, destination) plus how the console view is shown."""
+
+    def __init__(self, fmt: Optional[str] = None, output: Optional[str] = None, json_path: Optional[str] = None,
+                 junit_path: Optional[str] = None, sarif_path: Optional[str] = None, github: bool = False,
+                 verbose: bool = False, quiet: bool = False):
+        self.verbose = bool(verbose)
+        self.quiet = bool(quiet)
+        self.targets: list[tuple[str, str]] = []
+        self._stream_taken = False  # `--format X` without -o: the stream is X's alone
+        if output:
+            self.targets.append((fmt or format_for_path(output), output))
+        elif fmt and fmt != "console":
+            self.targets.append((fmt, "-"))
+            self._stream_taken = True
+        for kind, dest in (("json", json_path), ("junit", junit_path), ("sarif", sarif_path)):
+            if dest:
+                self.targets.append((kind, dest))
+        if github:
+            self.targets.append(("github", "-"))
+        on_stdout = [k for k, d in self.targets if d == "-" and k in MACHINE]
+        if len(on_stdout) > 1:
+            raise InputError(f"{' and '.join(on_stdout)} cannot both go to stdout: give one of them a file")
+
+    @property
+    def console_on_stream(self) -> bool:
+        """The console view is shown unless `--format X` or a machine-readable format (`--json -`) took the stream;
+        `--github` annotations go beside it (the Actions log reads them anywhere)."""
+        return not self._stream_taken and not any(d == "-" and k in MACHINE for k, d in self.targets)
+
+    @property
+    def fmt(self) -> str:
+        """The main format (what `-o` or stdout gets), for callers that only know one."""
+        return self.targets[0][0] if self.targets else "console"
+
+    def wants(self, kind: str) -> bool:
+        return any(k == kind for k, _ in self.targets)
+
+
+def output_kwargs(kw: dict) -> Outputs:
+    """Take the output options (see cli.options.output_options) out of a command's keyword arguments."""
+    return Outputs(fmt=kw.pop("fmt", None), output=kw.pop("output", None), json_path=kw.pop("json_path", None),
+                   junit_path=kw.pop("junit_path", None), sarif_path=kw.pop("sarif_path", None),
+                   github=kw.pop("github", False), verbose=kw.pop("verbose", False), quiet=kw.pop("quiet", False))
 
 
 def clean_record(record, note_field: Optional[str] = "notes"):
@@ -39,7 +104,7 @@ def clean_report(report):
 
 
 def render_text(report, fmt: str) -> str:
-    """The report in a text format (json, junit, github)."""
+    """The report in a text format (json, junit, sarif, github)."""
     mod, func = _RENDERERS[fmt]
     return getattr(importlib.import_module(f"ascend_doctor.render.{mod}"), func)(report)
 
@@ -73,22 +138,21 @@ def default_console(report, file=None, verbose: bool = False, **kwargs) -> None:
                                                                            **kwargs)
 
 
-def emit(report, fmt: str, output: Optional[str], verbose: bool = False, quiet: bool = False,
-         console: Optional[Callable] = None, stream: Optional[TextIO] = None) -> None:
-    """Write the cleaned report in `fmt` to `output` (and the console view to `stream`), or `fmt` to `stream`.
+def emit(report, outputs: Outputs, console: Optional[Callable] = None, stream: Optional[TextIO] = None,
+         console_kwargs: Optional[dict] = None) -> None:
+    """Write the cleaned report to every target of `outputs`, and the console view to `stream` (default stdout).
 
-    `console`: the console view, `fn(report, file=None, verbose=False)` (default: the per-family view; `fleet`
-    passes its node-by-check table). `stream` defaults to stdout.
+    `console`: the console view, `fn(report, file=None, verbose=False, quiet=False)` (default: the per-family view;
+    `fleet` passes its node-by-check table).
     """
     report = clean_report(report)
     view = console or default_console
     out = stream or sys.stdout
-    if output and output != "-":
-        text = console_text(view, report, verbose=verbose) if fmt == "console" else render_text(report, fmt)
-        write_output(output, text)
-        if not quiet:
-            view(report, file=out, verbose=verbose)
-    elif fmt == "console":
-        view(report, file=out, verbose=verbose)
-    else:
-        write_output("-", render_text(report, fmt), stream=out)
+    kwargs = {"verbose": outputs.verbose, "quiet": outputs.quiet, **(console_kwargs or {})}
+    for kind, dest in outputs.targets:
+        if kind == "console":
+            write_output(dest, console_text(view, report, verbose=outputs.verbose), stream=out)
+        else:
+            write_output(dest, render_text(report, kind), stream=out)
+    if outputs.console_on_stream and not any(k == "console" and d == "-" for k, d in outputs.targets):
+        view(report, file=out, **kwargs)

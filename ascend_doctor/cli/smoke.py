@@ -10,13 +10,8 @@ from urllib.parse import urlsplit
 import click
 
 from ascend_doctor.cli.exits import EXIT_HELP, exit_internal, guarded_run
-from ascend_doctor.cli.options import (
-    build_options,
-    output_options,
-    selection_options,
-    split_codes,
-)
-from ascend_doctor.cli.output import emit
+from ascend_doctor.cli.options import build_options, check_local_paths, output_options, selection_options, split_codes
+from ascend_doctor.cli.output import emit, output_kwargs
 from ascend_doctor.errors import InputError
 
 
@@ -34,7 +29,7 @@ from ascend_doctor.errors import InputError
 @selection_options
 @output_options
 def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadline, matrix, checks_dirs, select,
-          ignore, config_path, fail_on, fmt, output, verbose):
+          ignore, config_path, fail_on, fail_on_unknown, **kw):
     """Smoke-test tool calling on a live vLLM (or any OpenAI-compatible) server: named/required/auto/none
     tool_choice, argument JSON, streaming deltas, parallel calls, the tool-result round trip, markup leaks."""
     from ascend_doctor import __version__
@@ -46,6 +41,7 @@ def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadlin
     from ascend_doctor.smoke.stage import evaluate_smoke, gather
 
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
+    outputs = output_kwargs(kw)
     url = normalize_base_url(base_url)
     if timeout <= 0:
         raise InputError("--timeout must be a positive number of seconds")
@@ -60,7 +56,8 @@ def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadlin
     def work():
         config = load_config(config_path)
         options = build_options(config, select=split_codes(select), ignore=split_codes(ignore), fail_on=fail_on,
-                                checks_dirs=list(checks_dirs), matrix=list(matrix))
+                                fail_on_unknown=fail_on_unknown, checks_dirs=list(checks_dirs), matrix=list(matrix))
+        check_local_paths(options, config)
         registry = load_registry(options.checks_dirs)
         validate_against(config, registry)
         registry.select(options.select, options.ignore, stage="smoke")  # unknown codes -> InputError now
@@ -69,7 +66,7 @@ def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadlin
 
             load_matrix(options.matrix)  # an invalid user matrix is an input error, before anything is sent
         progress = None
-        if sys.stderr.isatty() and fmt == "console":
+        if sys.stderr.isatty() and outputs.console_on_stream:
             progress = lambda name: click.echo(f"  smoke: {name} …", err=True)  # noqa: E731
         facts = gather(url, model=model, api_key_env=api_key_env, timeout=timeout, load=load,
                        concurrency=concurrency, load_deadline=load_deadline, progress=progress,
@@ -79,10 +76,11 @@ def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadlin
         return build_report(tool_version=__version__,
                             host=HostSummary(hostname=urlsplit(url).hostname or "unknown", source="smoke:" + url),
                             started_at=started_at, duration_s=time.monotonic() - t0, fail_on=options.fail_on,
-                            findings=findings, command="smoke", notes=notes)
+                            findings=findings, command="smoke", notes=notes,
+                            fail_on_unknown=options.fail_on_unknown)
 
     report, crash = guarded_run("smoke", started_at, t0, fail_on or "error", work)
-    emit(report, fmt, output, verbose)
+    emit(report, outputs)
     if crash is not None:
         exit_internal(crash)
     sys.exit(report.exit_code)

@@ -116,4 +116,5 @@ class FleetEvaluator:
         summary = HostSummary(hostname=f"{len(nodes)} node(s), {reachable} answered", source=source)
         return build_report(tool_version=__version__, host=summary, started_at=started_at,
                             duration_s=time.monotonic() - t0, fail_on=self.options.fail_on, findings=findings,
-                            command="fleet", notes=list(dict.fromkeys(run_notes)))
+                            command="fleet", notes=list(dict.fromkeys(run_notes)),
+                            fail_on_unknown=self.options.fail_on_unknown)

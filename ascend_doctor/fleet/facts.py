@@ -13,6 +13,8 @@ from ascend_doctor.engine import FactStore
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.host import normalize_name
 from ascend_doctor.options import RunOptions
+from ascend_doctor.stack import npu_models
+from ascend_doctor.units import human_bytes
 
 GROUPS = ("packages", "ascend", "host", "devices", "env")
 
@@ -58,20 +60,7 @@ def _v(x: Any) -> Optional[str]:
 
 
 def _gib(n: Optional[int]) -> Optional[str]:
-    """Bytes as GiB, or MiB below 1 GiB (a 64 MiB /dev/shm must not read as 0.1 GiB)."""
-    if n is None:
-        return None
-    return f"{n / 1024 ** 3:.1f} GiB" if n >= 1024 ** 3 else f"{n / 1024 ** 2:.0f} MiB"
-
-
-def npu_models(smi: Any) -> Optional[str]:
-    """'8x 910B3' (or '4x 910B3 + 4x 910B4'), None when npu-smi gave no table."""
-    if smi is None or isinstance(smi, Unavailable) or not getattr(smi, "usable", False):
-        return None
-    counts: dict[str, int] = {}
-    for c in smi.info.chips:
-        counts[c.name] = counts.get(c.name, 0) + 1
-    return " + ".join(f"{n}x {name}" for name, n in sorted(counts.items()))
+    return None if n is None else human_bytes(n)
 
 
 def summarize(facts: dict[str, Any]) -> dict[str, dict[str, Optional[str]]]:

@@ -64,7 +64,7 @@ def _width(code: str) -> int:
     return CELL_WIDTH if code.startswith("FLEET") else max(CELL_WIDTH_STATIC, len(code))
 
 
-def render_fleet(report: Report, file: Optional[TextIO] = None, verbose: bool = False) -> None:
+def render_fleet(report: Report, file: Optional[TextIO] = None, verbose: bool = False, quiet: bool = False) -> None:
     console = make_console(file)
     console.print(f"[bold]ascend-doctor {report.tool_version}[/bold] — fleet: {escape(report.host.hostname)} "
                   f"[dim]{escape(report.host.source)}[/dim]")

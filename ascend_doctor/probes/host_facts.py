@@ -261,6 +261,7 @@ def gcc_probe(host, ctx) -> GccFact:
 class ContainerFact(Record):
     in_container: bool
     runtime: Optional[str] = Field(None, description="docker | podman | containerd | kubernetes | lxc | None")
+    image: Optional[str] = Field(None, description="The image, when the runtime says (podman's /run/.containerenv)")
     kubernetes: bool = False
     signals: list[str] = Field(default_factory=list)
 
@@ -274,9 +275,13 @@ def container_probe(host, ctx) -> ContainerFact:
     if host.read_file("/.dockerenv").ok:
         signals.append("/.dockerenv exists")
         runtime = "docker"
-    if host.read_file("/run/.containerenv").ok:
+    image = None
+    podman = host.read_file("/run/.containerenv")
+    if podman.ok:
         signals.append("/run/.containerenv exists")
         runtime = "podman"
+        m = re.search(r'^image="([^"]*)"', podman.content or "", re.MULTILINE)  # podman writes name, id, image
+        image = m.group(1) or None if m else None
     if env.get("container"):
         signals.append(f"env container={env['container']}")
         runtime = runtime or env["container"]
@@ -292,7 +297,7 @@ def container_probe(host, ctx) -> ContainerFact:
     if kube:
         signals.append("env KUBERNETES_SERVICE_HOST is set")
     return ContainerFact(in_container=bool(signals), runtime=runtime or ("kubernetes" if kube else None),
-                         kubernetes=kube or runtime == "kubernetes", signals=signals)
+                         kubernetes=kube or runtime == "kubernetes", signals=signals, image=image)
 
 
 # PCIe ------------------------------------------------------------------------------------------------------------------

@@ -1,10 +1,32 @@
-"""Rich console renderer: findings grouped by family, details for what needs attention, one summary line.
+"""Rich console renderer: the verdict first, then what needs attention, then one line per family for the rest.
 
-Colour follows rich's rules: off when NO_COLOR is set or stdout is not a terminal.
+Layout (a broken host fits one screen at 100 columns):
+
+    ascend-doctor 0.1.0 — check on node-7 (aarch64, Ubuntu 22.04), on the host · replay:host.json
+    stack: driver 25.5.0 · firmware 7.8.0.2.212 · CANN 8.5.0 · Python 3.11.10 · torch_npu 2.8.0.post2 · …
+
+    NOT READY — 5 failed, 34 passed, 4 skipped in 0.40s (fail-on: error, exit 1)
+
+      ✘ fail    HOST102 SELinux is not enforcing
+                SELinux is enforcing
+                seen: file: /sys/fs/selinux/enforce
+                  1
+                fix:  `setenforce 0` now, …
+      ? unknown 3 checks could not run: npu-smi not found … — NPU101, NPU102, NPU103
+
+    passed: CANN 6 · DRV 3 · HOST 5 · …   skipped: CTR101-CTR104 (not in a container)   (-v lists them)
+
+Problems are fail, warn, error and unknown findings; unknowns that share one root cause (the same missing fact) are
+one entry. `-q` prints only the problems and the verdict; `-v` every finding with all its evidence. Failing
+evidence items come first; the rest is counted ("… and 7 more items, -v shows all").
+
+Colour follows rich's rules: off when NO_COLOR is set or the stream is not a terminal. The width is the terminal's,
+else $COLUMNS, else 100; nothing is cut, long lines wrap under their own indent.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 from collections import OrderedDict
@@ -14,7 +36,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from ascend_doctor.report import Finding, Report, Status
+from ascend_doctor.report import Finding, Report, Status, gating
 from ascend_doctor.textsafe import escape_text
 
 _ICON = {
@@ -25,6 +47,12 @@ _ICON = {
     Status.UNKNOWN: ("?", "magenta"),
     Status.ERROR: ("!", "bold red"),
 }
+PROBLEMS = (Status.FAIL, Status.ERROR, Status.WARN, Status.UNKNOWN)
+_ORDER = {Status.FAIL: 0, Status.ERROR: 1, Status.WARN: 2, Status.UNKNOWN: 3}
+DEFAULT_WIDTH = 100  # piped output without $COLUMNS: wrapped here, never cut
+EVIDENCE_ITEMS = 4  # evidence items shown per finding without -v
+EVIDENCE_LINES = 8  # lines shown per evidence item without -v
+INDENT = " " * 12  # under the title, after "  ✘ fail    "
 
 
 class _EscapingStream:
@@ -40,10 +68,26 @@ class _EscapingStream:
         return getattr(self._inner, name)
 
 
+def console_width(file: Optional[TextIO] = None) -> Optional[int]:
+    """None for a terminal (rich asks it), else $COLUMNS, else DEFAULT_WIDTH."""
+    f = file or sys.stdout
+    if hasattr(f, "isatty") and f.isatty():
+        return None
+    try:
+        cols = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        cols = 0
+    return cols if cols >= 40 else DEFAULT_WIDTH
+
+
 def make_console(file: Optional[TextIO] = None) -> Console:
     f = file or sys.stdout
-    is_tty = hasattr(f, "isatty") and f.isatty()
-    return Console(file=_EscapingStream(f), highlight=False, soft_wrap=False, width=None if is_tty else 110)
+    return Console(file=_EscapingStream(f), highlight=False, soft_wrap=False, width=console_width(f))
+
+
+def plural(n: int, word: str, many: Optional[str] = None) -> str:
+    """'1 warning', '2 warnings', '1 check', '3 checks'."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
 def _para(console: Console, first: str, text: str, style: str = "", rest: Optional[str] = None) -> None:
@@ -57,67 +101,219 @@ def _para(console: Console, first: str, text: str, style: str = "", rest: Option
             console.print(Text(line, style=style), soft_wrap=True)
 
 
+def _head(console: Console, status: Status, title: str, waived: bool = False) -> None:
+    """`  ✘ fail    CODE title` with the title wrapping under itself."""
+    icon, style = _ICON[status]
+    lead = f"  {icon} {status.value:<7} "
+    width = max(console.width, 40)
+    lines = textwrap.wrap(title + (" (waived)" if waived else ""), width=width - len(lead),
+                          break_on_hyphens=False, break_long_words=False) or [""]
+    first = Text(lead, style=style)
+    first.append(lines[0], style="bold" if not waived else "dim")
+    console.print(first, soft_wrap=True)
+    for line in lines[1:]:
+        console.print(Text(" " * len(lead) + line, style="bold" if not waived else "dim"), soft_wrap=True)
+
+
+def _evidence(console: Console, f: Finding, verbose: bool) -> None:
+    items = list(f.evidence)
+    if verbose:
+        shown = items
+    else:
+        # Faulty items first; items marked fine are only counted when a faulty one is there to show (a PCIe finding
+        # about one x8 device shows that device, not four healthy ones).
+        items.sort(key=lambda e: {False: 0, None: 1, True: 2}[e.ok])
+        faulty = any(e.ok is False for e in items)
+        shown = [e for e in items if not (faulty and e.ok)][:EVIDENCE_ITEMS]
+    for e in shown:
+        excerpt = e.excerpt.strip()
+        lines = excerpt.splitlines()
+        one = f"{INDENT}seen: {e.source} → "
+        if len(lines) == 1 and len(one) + len(lines[0]) <= max(console.width, 40):
+            line = Text(one, style="cyan")
+            line.append(lines[0], style="dim")
+            console.print(line, soft_wrap=True)
+            continue
+        console.print(Text(f"{INDENT}seen: {e.source}", style="cyan"), soft_wrap=True)
+        limit = len(lines) if verbose else EVIDENCE_LINES
+        for line in lines[:limit]:
+            console.print(Text(f"{INDENT}  {line}", style="dim"), soft_wrap=True)
+        if len(lines) > limit:
+            console.print(Text(f"{INDENT}  … {plural(len(lines) - limit, 'more line')}", style="dim"))
+    if len(items) > len(shown):
+        rest = [e for e in items if e not in shown]
+        healthy = sum(1 for e in rest if e.ok)
+        what = " (all fine)" if healthy == len(rest) else (f" ({healthy} of them fine)" if healthy else "")
+        console.print(Text(f"{INDENT}… and {plural(len(rest), 'more item')}{what}; -v shows all", style="dim"))
+
+
 def _finding(console: Console, f: Finding, verbose: bool) -> None:
-    icon, style = _ICON[f.status]
-    node = f"[{escape(f.node)}] " if f.node else ""
-    waived = " [dim](waived)[/dim]" if f.waived else ""
-    console.print(f"  [{style}]{icon} {f.status.value:<7}[/{style}] [bold]{f.code}[/bold] {node}{escape(f.title)}"
-                  f"{waived}")
-    _para(console, "      ", f.message, style="dim" if f.status == Status.PASS else "")
-    attention = f.status in (Status.FAIL, Status.WARN, Status.ERROR, Status.UNKNOWN)
-    if attention or verbose:
-        for e in f.evidence[:4]:
-            excerpt = e.excerpt.strip()
-            if len(excerpt) > 600 and not verbose:
-                excerpt = excerpt[:600] + " …"
-            console.print(Text(f"      seen: {e.source}", style="cyan"))
-            for line in excerpt.splitlines()[: (40 if verbose else 8)]:
-                console.print(Text("        " + line, style="dim"), soft_wrap=True)
+    node = f"[{f.node}] " if f.node else ""
+    _head(console, f.status, f"{f.code} {node}{f.title}", waived=f.waived is not None)
+    _para(console, INDENT, f.message, style="dim" if f.status in (Status.PASS, Status.SKIP) else "")
+    if f.status in PROBLEMS or verbose:
+        _evidence(console, f, verbose)
         if f.remediation and f.status in (Status.FAIL, Status.WARN):
-            _para(console, "      fix:  ", f.remediation.strip(), style="green")
+            _para(console, INDENT + "fix:  ", f.remediation.strip(), style="green")
         if f.waived:
-            _para(console, "      waived: ", f.waived.reason + (f" (until {f.waived.expires})" if f.waived.expires
-                                                               else ""), style="dim")
-        if f.status == Status.ERROR and verbose and f.details.get("traceback"):
-            console.print(Text(str(f.details["traceback"]), style="dim"))
+            _para(console, INDENT + "waived: ", f.waived.reason + (f" (until {f.waived.expires})"
+                                                                   if f.waived.expires else ""), style="dim")
+        if f.status == Status.ERROR and f.details.get("traceback"):
+            if verbose:
+                console.print(Text(str(f.details["traceback"]), style="dim"))
+            else:
+                console.print(Text(f"{INDENT}(-v shows the traceback)", style="dim"))
 
 
-def render_console(report: Report, file: Optional[TextIO] = None, verbose: bool = False,
+def _root_cause_groups(problems: list[Finding]) -> tuple[list[Finding], list[tuple[str, list[Finding]]]]:
+    """(findings shown one by one, [(cause, findings)] for unknowns that share one root cause)."""
+    by_cause: "OrderedDict[str, list[Finding]]" = OrderedDict()
+    for f in problems:
+        cause = f.details.get("cause") if f.status == Status.UNKNOWN and f.waived is None else None
+        if isinstance(cause, str) and cause:
+            by_cause.setdefault(cause, []).append(f)
+    grouped = {id(f) for fs in by_cause.values() if len(fs) > 1 for f in fs}
+    return [f for f in problems if id(f) not in grouped], [(c, fs) for c, fs in by_cause.items() if len(fs) > 1]
+
+
+def _group(console: Console, report: Report, cause: str, items: list[Finding]) -> None:
+    codes = ", ".join(f.code + (f"@{f.node}" if f.node else "") for f in items)
+    _head(console, Status.UNKNOWN, f"{plural(len(items), 'check')} could not run: {cause}")
+    _para(console, INDENT, codes, style="dim")
+    see = []
+    for f in items:
+        for code in f.details.get("see") or []:
+            if code not in see:
+                see.append(code)
+    failing = {f.code for f in report.findings if f.status in (Status.FAIL, Status.WARN, Status.ERROR)}
+    named = [c for c in see if c in failing]
+    if named:
+        _para(console, INDENT + "fix:  ", f"the cause is what {', '.join(named)} reports above; fix that first",
+              style="green")
+
+
+def where_line(report: Report) -> str:
+    h = report.host
+    if h.where == "container":
+        where = f"in a {h.runtime + ' ' if h.runtime else ''}container" + (f" ({h.image})" if h.image else "")
+    elif h.where == "host":
+        where = "on the host"
+    else:
+        where = ""
+    return where
+
+
+def stack_line(report: Report) -> Optional[str]:
+    s = report.host.stack
+    if s is None:
+        return None
+    parts = []
+    for label, value in (("driver", s.driver), ("firmware", s.firmware), ("CANN", s.cann), ("Python", s.python),
+                         ("torch", s.torch), ("torch_npu", s.torch_npu), ("vLLM", s.vllm),
+                         ("vllm-ascend", s.vllm_ascend), ("transformers", s.transformers),
+                         ("triton-ascend", s.triton_ascend)):
+        if value:
+            parts.append(f"{label} {value}")
+    if s.npu_model:
+        parts.append(f"NPU {s.npu_count}x {s.npu_model}" if s.npu_count and "x " not in s.npu_model
+                     else f"NPU {s.npu_model}")
+    return " · ".join(parts) if parts else "nothing of the Ascend stack was found"
+
+
+def _header(console: Console, report: Report) -> None:
+    h = report.host
+    where = where_line(report)
+    head = (f"ascend-doctor {report.tool_version} — {report.command} on {h.hostname} "
+            f"({h.machine or '?'}, {h.os or '?'})" + (f", {where}" if where else "") + f" · {h.source}")
+    _para(console, "", head, style="bold")
+    stack = stack_line(report)
+    if stack:
+        _para(console, "stack: ", stack, style="dim")
+
+
+def _rest(console: Console, report: Report) -> None:
+    """One line for the passes (per family) and one for the skips (with their reason when they share one)."""
+    passed: "OrderedDict[str, int]" = OrderedDict()
+    skipped: list[Finding] = []
+    for f in report.findings:
+        if f.status == Status.PASS and f.waived is None:
+            passed[f.family] = passed.get(f.family, 0) + 1
+        elif f.status == Status.SKIP:
+            skipped.append(f)
+    if passed:
+        _para(console, "passed:  ", " · ".join(f"{fam} {n}" for fam, n in passed.items()) + "   (-v lists them)",
+              style="green")
+    if skipped:
+        reasons = OrderedDict()
+        for f in skipped:
+            reasons.setdefault(f.message, []).append(f.code)
+        if len(reasons) <= 3:
+            text = "; ".join(f"{', '.join(codes)} ({why})" for why, codes in reasons.items())
+        else:
+            text = ", ".join(f.code for f in skipped) + " (-v for the reasons)"
+        _para(console, "skipped: ", text, style="dim")
+
+
+def render_console(report: Report, file: Optional[TextIO] = None, verbose: bool = False, quiet: bool = False,
                    only_problems: bool = False) -> None:
     console = make_console(file)
-    h = report.host
-    console.print(f"[bold]ascend-doctor {report.tool_version}[/bold] — {escape(report.command)} on "
-                  f"{escape(h.hostname)} ({escape(h.machine or '?')}, {escape(h.os or '?')}) [dim]{escape(h.source)}"
-                  f"[/dim]")
-    groups: "OrderedDict[str, list[Finding]]" = OrderedDict()
-    for f in report.findings:
-        groups.setdefault(f.family, []).append(f)
-    for family, items in groups.items():
-        shown = [f for f in items if not only_problems or f.status != Status.PASS]
-        if not shown:
-            continue
-        console.print(f"\n[bold underline]{family}[/bold underline]")
-        # Skips say "does not apply here" (no container, one NPU, no serve command): one line per family unless -v.
-        skipped = [f for f in shown if f.status == Status.SKIP and not verbose]
-        for f in shown:
-            if f not in skipped:
-                _finding(console, f, verbose)
-        if skipped:
-            reasons = {f.message for f in skipped}
-            why = f": {skipped[0].message}" if len(reasons) == 1 else " (-v for the reasons)"
-            _para(console, "  - skip    ", f"{', '.join(f.code for f in skipped)}{why}", style="dim")
+    quiet = quiet or only_problems
+    _header(console, report)
+    console.print()
+    console.print(summary_line(report), soft_wrap=True)
+    why = incomplete_line(report)
+    if why:
+        _para(console, "", why, style="yellow")
     for note in report.notes:
-        console.print(Text(f"\nnote: {note}", style="yellow"))
-    console.print("\n" + summary_line(report))
+        _para(console, "note: ", note, style="yellow")
+    problems = sorted((f for f in report.findings if f.status in PROBLEMS),
+                      key=lambda f: (f.waived is not None, _ORDER[f.status], not gating(f, report.fail_on)))
+    if verbose:
+        shown, groups = problems, []
+    else:
+        shown, groups = _root_cause_groups(problems)
+    if shown or groups:
+        console.print()
+    for f in shown:
+        _finding(console, f, verbose)
+    for cause, items in groups:
+        _group(console, report, cause, items)
+    if quiet:
+        return
+    if verbose:
+        rest = [f for f in report.findings if f.status not in PROBLEMS]
+        if rest:
+            console.print()
+        for f in rest:
+            _finding(console, f, verbose)
+        return
+    console.print()
+    _rest(console, report)
 
 
 def summary_line(report: Report, scope: str = "") -> str:
-    """`OK — 12 passed, … in 0.4s (fail-on: error, exit 0)` (rich markup), from the report's own counts."""
+    """`NOT READY — 5 failed, 34 passed … (fail-on: error, exit 1)` (rich markup), from the report's own counts."""
     c = report.counts
-    parts = [f"{c.pass_} passed", f"{c.warn} warnings", f"{c.fail} failed", f"{c.unknown} unknown",
-             f"{c.error} errors", f"{c.skip} skipped"]
-    if c.waived:
-        parts.append(f"{c.waived} waived")
-    verdict = "[green]OK[/green]" if report.exit_code == 0 else "[red]NOT READY[/red]"
-    return (f"{verdict} — {scope}{', '.join(parts)} in {report.duration_s:.2f}s "
-            f"(fail-on: {report.fail_on.value}, exit {report.exit_code})")
+    parts = [(c.fail, "failed", "failed"), (c.error, "error", "errors"), (c.warn, "warning", "warnings"),
+             (c.unknown, "unknown", "unknown"), (c.pass_, "passed", "passed"), (c.skip, "skipped", "skipped"),
+             (c.waived, "waived", "waived")]
+    counts = ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in parts if n) or "no checks ran"
+    if report.verdict == "not_ready" or (report.exit_code not in (0,) and report.verdict != "incomplete"):
+        verdict = "[red]NOT READY[/red]"
+    elif report.verdict == "incomplete":
+        verdict = "[yellow]INCOMPLETE[/yellow]" if report.exit_code == 0 else "[red]INCOMPLETE[/red]"
+    else:
+        verdict = "[green]OK[/green]"
+    return (f"{verdict} — {scope}{escape(counts)} in {report.duration_s:.2f}s "
+            f"(fail-on: {report.fail_on.value}{', fail-on-unknown' if report.fail_on_unknown else ''}, "
+            f"exit {report.exit_code})")
+
+
+def incomplete_line(report: Report) -> Optional[str]:
+    """Why the verdict is INCOMPLETE (plain text), or None."""
+    if report.verdict != "incomplete":
+        return None
+    n = len(report.incomplete)
+    return (f"{plural(n, 'check')} of severity error or critical could not run: "
+            f"{', '.join(report.incomplete[:8])}{' …' if n > 8 else ''}"
+            + ("" if report.fail_on_unknown else " (--fail-on-unknown makes this exit 1)"))

@@ -63,7 +63,10 @@ def test_probe_timeout_and_crash_become_unavailable():
     f = evaluate(c, ctx)
     assert f.status == Status.UNKNOWN and "did not finish within 0.3s" in f.message
     f = evaluate(_mk("TEST105", lambda ctx: ctx.ok(str(ctx.fact("crash")))), ctx)
-    assert f.status == Status.UNKNOWN and "probe crashed: KeyError" in f.message
+    assert f.status == Status.ERROR and "probe crashed: KeyError" in f.message  # a bug of ours, not "could not look"
+    assert "raise KeyError" in f.details["traceback"] and f.level is not None
+    f = evaluate(_mk("TEST107", lambda ctx: ctx.ok(str(ctx.try_fact("crash")))), ctx)
+    assert f.status == Status.ERROR  # an optional fact whose probe crashed is still an error, never a quiet None
     f = evaluate(_mk("TEST106", lambda ctx: ctx.ok(str(ctx.fact("u")))), ctx)
     assert f.status == Status.UNKNOWN and "npu-smi not found" in f.message
 

