@@ -28,6 +28,9 @@ def parse(kind, file, fmt, list_kinds):
     """
     kinds = parser_kinds()
     if list_kinds:
+        if fmt == "json":
+            click.echo(dump_json([{"kind": name, "expects": kinds[name][1]} for name in sorted(kinds)]))
+            return
         for name in sorted(kinds):
             click.echo(f"{name:<24} {kinds[name][1]}")
         return

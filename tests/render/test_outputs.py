@@ -1,0 +1,129 @@
+"""Outputs a pipeline can use in one run: several formats at once, -o by extension, `-` for stdout and stdin, JUnit
+that agrees with the console, SARIF that validates against the published 2.1.0 schema."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import DATA, REPO
+
+BROKEN = REPO / "examples" / "broken-host.snapshot.json"
+HEALTHY = REPO / "examples" / "healthy-a2.snapshot.json"
+
+
+def run(*args, cwd=None, stdin=None, env=None):
+    e = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(REPO), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "ascend_doctor", *args], cwd=cwd or REPO, env=e, input=stdin,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_one_run_writes_every_format_beside_the_console(tmp_path: Path):
+    r = run("check", "--replay", str(BROKEN), "--json", str(tmp_path / "r.json"), "--junit", str(tmp_path / "r.xml"),
+            "--sarif", str(tmp_path / "r.sarif"), "--github", "-o", str(tmp_path / "r.txt"))
+    assert r.returncode == 1
+    assert json.loads((tmp_path / "r.json").read_text())["verdict"] == "not_ready"
+    ET.parse(tmp_path / "r.xml")
+    assert json.loads((tmp_path / "r.sarif").read_text())["version"] == "2.1.0"
+    assert "NOT READY" in (tmp_path / "r.txt").read_text()
+    assert "NOT READY" in r.stdout and "::error title=HOST102" in r.stdout  # console and annotations on stdout
+
+
+@pytest.mark.parametrize("name, check", [
+    ("report.json", lambda t: json.loads(t)["schema_version"]),
+    ("report.xml", lambda t: ET.fromstring(t).tag == "testsuite"),
+    ("report.sarif", lambda t: json.loads(t)["version"] == "2.1.0"),
+    ("report.txt", lambda t: "NOT READY" in t),
+])
+def test_o_picks_the_format_from_the_extension(tmp_path: Path, name, check):
+    out = tmp_path / name
+    r = run("check", "--replay", str(BROKEN), "-o", str(out))
+    assert r.returncode == 1 and check(out.read_text())
+
+
+def test_dash_is_stdout_and_replay_dash_is_stdin():
+    r = run("check", "--replay", "-", "--json", "-", stdin=BROKEN.read_text())
+    rep = json.loads(r.stdout)  # stdout holds only the JSON: the console view stays out of its way
+    assert rep["exit_code"] == 1 == r.returncode and rep["host"]["source"] == "replay:<stdin>"
+    r = run("check", "--replay", str(BROKEN), "--json", "-", "--sarif", "-")
+    assert r.returncode == 2 and "cannot both go to stdout" in r.stderr
+
+
+def test_quiet_shows_only_problems_and_the_verdict():
+    r = run("check", "--replay", str(BROKEN), "-q")
+    assert "NOT READY" in r.stdout and "HOST102" in r.stdout
+    assert "passed:" not in r.stdout and "✔" not in r.stdout
+
+
+def test_verbose_lists_passes_and_every_evidence_item():
+    r = run("check", "--replay", str(BROKEN), "-v", "--select", "HOST")
+    assert "✔ pass    HOST101" in r.stdout and r.stdout.count("seen: sysfs:") == 8
+
+
+def test_junit_agrees_with_the_console(tmp_path: Path):
+    out = tmp_path / "r.xml"
+    # --fail-on critical: HOST102 (error) fails but does not gate; it is still a <failure>, marked gating=false.
+    r = run("check", "--replay", str(BROKEN), "--fail-on", "critical", "--junit", str(out))
+    assert r.returncode == 0
+    suite = ET.parse(out).getroot()
+    cases = {c.get("name").split()[0]: c for c in suite.findall("testcase")}
+    props = {p.get("name"): p.get("value") for p in cases["HOST102"].find("properties")}
+    assert cases["HOST102"].find("failure").get("type") == "fail:error"
+    assert props == {"status": "fail", "severity": "error", "gating": "false"}
+    assert cases["CTR101"].find("skipped").get("message").startswith("skip: ")
+    assert int(suite.get("failures")) == 5
+
+
+def test_junit_tells_unknown_from_skip(tmp_path: Path):
+    data = json.loads(HEALTHY.read_text())
+    for c in data["commands"]:
+        if c["argv"][:1] == ["npu-smi"]:
+            c.update(stdout="", returncode=None, error="timeout", error_message="killed after 10s", duration_s=10.0)
+    snap = tmp_path / "s.json"
+    snap.write_text(json.dumps(data))
+    r = run("check", "--replay", str(snap), "--format", "junit")
+    cases = {c.get("name").split()[0]: c for c in ET.fromstring(r.stdout).findall("testcase")}
+    assert cases["NPU101"].find("skipped").get("message").startswith("unknown: ")
+    assert cases["CTR101"].find("skipped").get("message").startswith("skip: ")
+
+
+def test_sarif_validates_against_the_published_schema(tmp_path: Path):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((DATA / "sarif" / "sarif-schema-2.1.0.json").read_text())
+    for snap in (BROKEN, HEALTHY):
+        out = tmp_path / "r.sarif"
+        run("check", "--replay", str(snap), "--sarif", str(out), "-q")
+        doc = json.loads(out.read_text())
+        jsonschema.Draft4Validator(schema).validate(doc)
+        run_ = doc["runs"][0]
+        rules = {r["id"]: r for r in run_["tool"]["driver"]["rules"]}
+        assert "SELinux" in rules["HOST102"]["shortDescription"]["text"]
+        assert "setenforce 0" in rules["HOST102"]["help"]["text"]
+        for res in run_["results"]:
+            assert run_["tool"]["driver"]["rules"][res["ruleIndex"]]["id"] == res["ruleId"]
+            assert (res["kind"] == "fail") == (res["level"] != "none")
+    failed = {r["ruleId"]: r for r in json.loads((tmp_path / "r.sarif").read_text())["runs"][0]["results"]}
+    assert failed["HOST101"]["kind"] == "pass"
+
+
+def test_sarif_levels_follow_severity_and_waivers_are_suppressions(tmp_path: Path):
+    cfg = tmp_path / "ascend-doctor.toml"
+    cfg.write_text('[[waive]]\ncode = "HOST102"\nreason = "site policy OPS-1"\n')
+    out = tmp_path / "r.sarif"
+    run("check", "--replay", str(BROKEN), "--sarif", str(out), "--config", str(cfg))
+    results = {r["ruleId"]: r for r in json.loads(out.read_text())["runs"][0]["results"]}
+    assert results["HOST103"]["level"] == "error" and results["HOST107"]["level"] == "warning"
+    assert results["HOST102"]["suppressions"][0]["justification"] == "site policy OPS-1"
+
+
+def test_list_and_parse_list_emit_json():
+    rows = json.loads(run("list", "--format", "json").stdout)
+    assert {"code", "slug", "severity"} <= set(rows[0])
+    kinds = json.loads(run("parse", "--list", "--format", "json").stdout)
+    assert any(k["kind"] == "npu-smi-info" for k in kinds)
