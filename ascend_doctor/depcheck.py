@@ -29,7 +29,7 @@ from ascend_doctor.matrix_schema import check_specifier
 from ascend_doctor.paths import builtin_matrices_dir
 from ascend_doctor.records import Check, Field, Record, ValidationError
 from ascend_doctor.tomlread import read_toml
-from ascend_doctor.versions import try_parse_version, version_in
+from ascend_doctor.versions import build_of, try_parse_version, version_in
 
 # A sub-directory, not matrices/*.toml: ascend_doctor.matrix loads every top-level matrices/*.toml as a matrix file
 # (only host-policy.toml is excluded), and this file is not one.
@@ -184,6 +184,17 @@ def find_conflicts(py: PythonEnv, allowlist: Optional[AllowList] = None) -> List
                 c = Conflict(requirer=d.name, requirer_version=d.version, requirement=text, name=name,
                              installed=installed, kind="version")
             else:
+                continue
+            pinned = [s.version for s in req.specifier if s.operator == "=="]
+            if c.kind == "version" and len(pinned) == 1 and len(req.specifier) == 1 and \
+                    try_parse_version(pinned[0]) is not None and build_of(installed, pinned[0]):
+                c.allowed_by = "official-build"
+                c.allowed_reason = (f"{installed} is a dev/post build of {pinned[0]} (the vllm-ascend images ship "
+                                    "such builds of the pinned release); judged as its public release")
+                c.allowed_source = ["vllm-ascend v0.18.0 release notes: torch_npu 2.9.0.post1+git4c901a4 and "
+                                    "triton-ascend 3.2.0.dev20260322 in the official table while the package pins "
+                                    "2.9.0 / 3.2.0 (../shared/facts/matrix-facts.md §2)"]
+                out.append(c)
                 continue
             for rule in rules:
                 if rule.requirer == dn and rule.requirement == name and all(

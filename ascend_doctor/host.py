@@ -42,6 +42,11 @@ class CommandResult(Record):
     def display(self) -> str:
         return " ".join(self.argv)
 
+    @property
+    def crashed(self) -> bool:
+        """Killed by a signal (SIGSEGV, SIGABRT, SIGKILL from outside): the tool exists but did not answer."""
+        return self.error is None and self.returncode is not None and self.returncode < 0
+
     def why_not(self) -> str:
         """One line saying why this command gave no usable output."""
         if self.error == NOT_FOUND:
@@ -50,6 +55,8 @@ class CommandResult(Record):
             return f"`{self.display}` timed out after {self.duration_s:.1f}s"
         if self.error:
             return f"`{self.display}`: {self.error_message or self.error}"
+        if self.crashed:
+            return f"`{self.display}` crashed ({self.error_message or f'killed by signal {-self.returncode}'})"
         if self.returncode != 0:
             tail = (self.stderr or self.stdout).strip().splitlines()
             return f"`{self.display}` exited {self.returncode}" + (f": {tail[-1][:200]}" if tail else "")

@@ -31,7 +31,7 @@ from ascend_doctor.matrix_schema import (
 from ascend_doctor.paths import builtin_matrices_dir
 from ascend_doctor.records import Record, ValidationError
 from ascend_doctor.tomlread import read_toml
-from ascend_doctor.versions import Version, parse_version, try_parse_version, version_in
+from ascend_doctor.versions import Version, build_of, parse_version, try_parse_version, version_in
 
 # matrices/ also holds data that is not the compatibility matrix (host thresholds, read by ascend_doctor.policy).
 NOT_MATRIX_FILES = frozenset({"host-policy.toml"})
@@ -134,6 +134,8 @@ class Matrix:
                 status = "ok"
             elif any(version_in(v, f"=={e}") for e in expected[1:]):
                 status = "alternative"
+            elif _is_build_of_any(v, expected):
+                status = "build"  # an OBS/dev build of the pinned release, as the official images ship
             else:
                 status = "mismatch"
             out.append(StackItem(component=component, installed=installed, expected=expected, status=status,
@@ -324,6 +326,14 @@ class Matrix:
         if newest is None or v is None:
             return None
         return _vkey(v) > _vkey(parse_version(newest))  # a build or local label of a known version is not newer
+
+
+def _is_build_of_any(v: Version, expected: List[str]) -> bool:
+    for e in expected:
+        r = try_parse_version(e)
+        if r is not None and build_of(v, r):
+            return True
+    return False
 
 
 def _driver_matches(installed: Version, listed: str) -> bool:

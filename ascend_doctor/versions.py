@@ -57,6 +57,7 @@ __all__ = [
     "cann_version_from_cfg_value",
     "split_cfg_value",
     "parse_innerversion",
+    "build_of",
 ]
 
 # token ranks: the order of tags relative to each other, to the end of a version and to a further number
@@ -314,6 +315,18 @@ def try_parse_version(text: Optional[str]) -> Optional[Version]:
         return parse_version(text)
     except ParseError:
         return None
+
+
+def build_of(installed: Union[str, Version], release: Union[str, Version]) -> bool:
+    """True when `installed` is a build of the final `release` that official images ship under another name: the
+    same release numbers with only dev/post segments or a local label added (`3.2.0.dev20260322` and
+    `2.9.0.post1+git4c901a4` are builds of 3.2.0 and 2.9.0; `3.2.0rc1` and `3.2.1` are not)."""
+    v, r = _as_version(installed), _as_version(release)
+    if r._tokens or r.build or r.local:
+        return False
+    if _stripped(v.release) != _stripped(r.release):
+        return False
+    return all(rank in (_DEV, _POST) for rank, _ in v._tokens)
 
 
 def _as_version(v: Union[str, Version]) -> Version:

@@ -49,6 +49,15 @@ def cann_evidence(c) -> list:
     return [ev(f"file: {a.version_cfg_path or a.install_info_path or a.root}", "\n".join(lines))]
 
 
+def no_cann(ctx, c, why: str = "CANN not found (see CANN101)"):
+    """The outcome of a CANN check with no install to look at: skip when there is none, unknown when its files are
+    there but unreadable (that is not "not installed")."""
+    if c.unreadable:
+        return ctx.unknown("CANN files could not be read (see CANN101): " + "; ".join(c.unreadable),
+                           cann_evidence(c), cause="CANN version files are unreadable")
+    return ctx.skip(why, cann_evidence(c))
+
+
 @check("CANN101", "cann-installed", severity="critical", needs=["cann"])
 def cann_installed(ctx):
     """The CANN toolkit is installed in a known layout
@@ -67,6 +76,10 @@ def cann_installed(ctx):
     `quay.io/ascend/vllm-ascend` image.
     """
     c = ctx.fact("cann")
+    if not c.found and c.unreadable:
+        return ctx.unknown("CANN files exist but could not be read: " + "; ".join(c.unreadable)
+                           + " — run the doctor as the serving user, or make them readable", cann_evidence(c),
+                           cause="CANN version files are unreadable")
     if not c.found:
         return ctx.fail("CANN toolkit not found in any known location (searched: " + ", ".join(c.searched) + ")",
                         cann_evidence(c))
@@ -93,7 +106,7 @@ def cann_consistent(ctx):
     """
     c = ctx.fact("cann")
     if not c.found:
-        return ctx.skip("CANN not found (see CANN101)", cann_evidence(c))
+        return no_cann(ctx, c)
     issues = list(c.inconsistencies)
     evidence = cann_evidence(c)
     if c.env:
@@ -121,7 +134,7 @@ def cann_arch(ctx):
     """
     c = ctx.fact("cann")
     if not c.found:
-        return ctx.skip("CANN not found (see CANN101)", cann_evidence(c))
+        return no_cann(ctx, c)
     evidence = cann_evidence(c) + [ev("uname -m", c.host_arch or "unknown")]
     if c.arch_mismatch is None:
         return ctx.unknown(f"could not tell the toolkit arch ({c.arch or 'no arch in install info'}) or the host arch "
@@ -148,7 +161,7 @@ def cann_env_sourced(ctx):
     """
     c = ctx.fact("cann")
     if not c.found:
-        return ctx.skip("CANN not found (see CANN101)", cann_evidence(c))
+        return no_cann(ctx, c)
     env = ctx.try_fact("env")
     ld = env.get("LD_LIBRARY_PATH") if env is not None else None
     seen = ld if ld is not None else ("(not set)" if env is not None else "(environment not available)")
@@ -241,7 +254,7 @@ def cann_driver_compatible(ctx):
     """
     c = ctx.fact("cann")
     if not c.found or not c.version:
-        return ctx.skip("CANN not found or its version unknown (see CANN101)", cann_evidence(c))
+        return no_cann(ctx, c, "CANN not found or its version unknown (see CANN101)")
     drv_v, drv_ev = driver_version_of(ctx)
     evidence = cann_evidence(c) + [drv_ev]
     if drv_v is None:

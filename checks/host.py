@@ -47,11 +47,14 @@ def python_interpreter(ctx):
     return ctx.ok(desc, evidence)
 
 
-@check("HOST102", "selinux-mode", severity="error", needs=["selinux"])
+@check("HOST102", "selinux-mode", severity="error", needs=["selinux", "container"])
 def selinux_mode(ctx):
     """SELinux is not enforcing
 
-    What it checks: /sys/fs/selinux/enforce, `getenforce` where present, and SELINUX= in /etc/selinux/config.
+    What it checks: /sys/fs/selinux/enforce (the kernel's own state), `getenforce` where present, and SELINUX= in
+    /etc/selinux/config. When the sources disagree (the kernel says enforcing, getenforce says something else or
+    nothing readable) the worse one counts and the finding says so. Inside a container SELinux is the host's: only
+    a visible /sys/fs/selinux speaks for it, the image's /etc/selinux/config does not.
 
     Why it matters: with SELinux enforcing, the NPU device nodes (/dev/davinci*, /dev/devmm_svm, /dev/hisi_hdc)
     and the driver's shared memory are denied to the serving process or its container; the symptom is
@@ -62,24 +65,59 @@ def selinux_mode(ctx):
     check in ascend-doctor.toml with the reason).
     """
     s = ctx.fact("selinux")
+    ctr = ctx.try_fact("container")
+    in_container = bool(ctr is not None and ctr.in_container)
     evidence = []
     if s.enforce_file is not None:
         evidence.append(ev("file: /sys/fs/selinux/enforce", s.enforce_file))
-    if s.getenforce:
-        evidence.append(ev("cmd: getenforce", s.getenforce))
-    if s.config_mode:
+    elif s.enforce_error:
+        evidence.append(ev("file: /sys/fs/selinux/enforce", f"unreadable: {s.enforce_error}"))
+    if s.getenforce is not None:
+        evidence.append(ev("cmd: getenforce", s.getenforce + ("" if s.getenforce_mode else "  (not a mode)")))
+    elif s.getenforce_error:
+        evidence.append(ev("cmd: getenforce", s.getenforce_error))
+    if s.config_mode and not in_container:
         evidence.append(ev("file: /etc/selinux/config", f"SELINUX={s.config_mode}"))
-    mode = s.mode
-    if mode is None:
-        return ctx.unknown("SELinux state could not be determined", evidence)
-    if mode == "enforcing":
+    kernel, tool = s.kernel_mode, s.getenforce_mode
+    if in_container and kernel is None and tool == "disabled":
+        # Without a visible selinuxfs getenforce prints Disabled whatever the host enforces: it says nothing here.
+        tool = None
+    if kernel and tool and kernel != tool and "enforcing" in (kernel, tool):
+        return ctx.fail(f"SELinux sources disagree: /sys/fs/selinux/enforce says {kernel}, getenforce says {tool}; "
+                        "judged enforcing until both agree", evidence)
+    if kernel == "enforcing":
+        if s.getenforce is not None and tool is None:
+            return ctx.fail(f"SELinux is enforcing (/sys/fs/selinux/enforce = 1; getenforce printed "
+                            f"{s.getenforce!r}, which is not a mode)", evidence)
         return ctx.fail("SELinux is enforcing", evidence)
-    if s.config_mode == "enforcing":
+    if kernel is None and tool == "enforcing":
+        return ctx.fail("SELinux is enforcing (getenforce)", evidence)
+    mode = kernel or tool
+    if mode is None:
+        if in_container:
+            return ctx.unknown("inside a container: SELinux is the host's, and /sys/fs/selinux is not visible here "
+                               "— run `ascend-doctor check` on the host", evidence + [ctr_signals(ctr)],
+                               cause="inside a container: host facts are not visible")
+        if s.enforce_error or s.getenforce_error or s.getenforce is not None or s.kernel_has_selinux:
+            why = s.enforce_error or s.getenforce_error or (f"getenforce printed {s.getenforce!r}"
+                                                            if s.getenforce is not None else "no readable source")
+            return ctx.unknown(f"SELinux state could not be determined: {why}", evidence)
+        if s.config_mode == "enforcing":
+            return ctx.unknown("the kernel shows no SELinux, but /etc/selinux/config says enforcing", evidence)
+        evidence.append(ev("file: /sys/fs/selinux", "absent: the kernel has no SELinux"))
+        return ctx.ok("SELinux is disabled (the kernel has no SELinux)", evidence)
+    if kernel and tool and kernel != tool:
+        return ctx.warn(f"SELinux sources disagree: /sys/fs/selinux/enforce says {kernel}, getenforce says {tool}",
+                        evidence, remediation="Check `getenforce` and `cat /sys/fs/selinux/enforce` on the host; "
+                                              "one of them is stale or from another namespace.")
+    if s.config_mode == "enforcing" and not in_container:
         return ctx.warn(f"SELinux is {mode} now but /etc/selinux/config says enforcing: it returns at the next boot",
                         evidence, remediation="Set SELINUX=permissive in /etc/selinux/config.")
-    if not evidence:
-        evidence.append(ev("file: /sys/fs/selinux", "absent: the kernel has no SELinux"))
     return ctx.ok(f"SELinux is {mode}", evidence)
+
+
+def ctr_signals(ctr):
+    return ev("container signals", f"runtime {ctr.runtime or '?'}; " + ("; ".join(ctr.signals) or "none"))
 
 
 @check("HOST103", "open-files-limit", severity="error", needs=["limits"])
@@ -139,26 +177,41 @@ def dev_shm_size(ctx):
     return ctx.ok(f"/dev/shm is {_gib(shm.total_bytes)}", evidence)
 
 
-@check("HOST105", "host-memory", severity="warning", needs=["memory"])
+@check("HOST105", "host-memory", severity="warning", needs=["memory", "container"])
 def host_memory(ctx):
     """Enough host memory is available to load the model
 
-    What it checks: MemTotal and MemAvailable in /proc/meminfo against the host policy.
+    What it checks: MemTotal and MemAvailable in /proc/meminfo against the host policy — and, since /proc/meminfo
+    shows the host's memory inside a container, the container's cgroup memory limit (cgroup v2 memory.max or v1
+    memory.limit_in_bytes) and usage: the smaller of the two is what the server can use.
 
     Why it matters: weights are read through host memory (safetensors mmap, page cache) before they reach HBM;
     without headroom the load swaps for an hour or the kernel OOM-kills the server during start-up.
 
-    How to fix: stop what else runs on the host, give the container a larger memory limit, or load from faster local
-    disk; check `free -g` and the memory limit of the pod/container.
+    How to fix: stop what else runs on the host, give the container a larger memory limit (`docker run --memory`,
+    the pod's `resources.limits.memory`), or load from faster local disk; check `free -g` and the memory limit of
+    the pod/container.
     """
     m = ctx.fact("memory")
+    ctr = ctx.try_fact("container")
+    in_container = bool(ctr is not None and ctr.in_container)
     pol = ctx.policy.mem_available_gib
     total = m.total_kib * 1024
     avail = (m.available_kib or 0) * 1024
     evidence = [ev("file: /proc/meminfo", f"MemTotal: {m.total_kib} kB\nMemAvailable: {m.available_kib} kB")]
     if m.available_kib is None:
         return ctx.unknown("MemAvailable not reported by this kernel", evidence)
-    msg = f"{_gib(avail)} available of {_gib(total)}"
+    scope = ""
+    if m.cgroup_limit_bytes is not None:
+        used = m.cgroup_usage_bytes or 0
+        evidence.append(ev(f"file: {m.cgroup_file}", f"limit {_gib(m.cgroup_limit_bytes)}, in use {_gib(used)}"))
+        if m.cgroup_limit_bytes < total:
+            total, avail = m.cgroup_limit_bytes, min(avail, max(m.cgroup_limit_bytes - used, 0))
+            scope = " (the container's memory limit)"
+    elif in_container and m.cgroup_error:
+        scope = (" — judged by the host's /proc/meminfo: the container's memory limit could not be read "
+                 f"({m.cgroup_error})")
+    msg = f"{_gib(avail)} available of {_gib(total)}{scope}"
     if avail < pol.minimum * GIB:
         return ctx.fail(f"only {msg} (policy minimum {pol.minimum:g} GiB)", evidence)
     if pol.recommended and avail < pol.recommended * GIB:
@@ -203,7 +256,7 @@ def disk_space(ctx):
     return ctx.ok("enough free space for model and caches", evidence)
 
 
-@check("HOST107", "time-sync", severity="warning", needs=["timesync"])
+@check("HOST107", "time-sync", severity="warning", needs=["timesync", "container"])
 def time_sync(ctx):
     """The system clock is synchronised
 
@@ -217,8 +270,13 @@ def time_sync(ctx):
     `systemctl enable --now chronyd` with your site's NTP servers in /etc/chrony.conf.
     """
     t = ctx.fact("timesync")
+    ctr = ctx.try_fact("container")
     evidence = [ev("time sync sources", "\n".join(t.seen))]
     if t.synchronized is None:
+        if ctr is not None and ctr.in_container:
+            return ctx.unknown("inside a container: the clock is the host's and no time-sync service answers here "
+                               "— run `ascend-doctor check` on the host", evidence + [ctr_signals(ctr)],
+                               cause="inside a container: host facts are not visible")
         return ctx.unknown("no time-sync service could be asked (timedatectl, chronyc, ntpstat absent)", evidence)
     if not t.synchronized:
         return ctx.fail(f"clock is not synchronised ({t.via})", evidence)
@@ -266,7 +324,7 @@ def container_runtime(ctx):
     return ctx.ok("running on the host (no container signals)", evidence)
 
 
-@check("HOST110", "pcie-link", severity="error", needs=["pcie"])
+@check("HOST110", "pcie-link", severity="error", needs=["pcie", "container"])
 def pcie_link(ctx):
     """PCIe links of the Huawei devices run at full width and speed
 
@@ -282,10 +340,16 @@ def pcie_link(ctx):
     (link speed "Auto"/Gen4, ASPM off for accelerators); `lspci -vv -s <slot> | grep -E 'LnkCap|LnkSta'` confirms.
     """
     p = ctx.fact("pcie")
-    if not p.sysfs_readable:
-        return ctx.unknown("/sys/bus/pci/devices is not readable (container without sysfs?)")
+    ctr = ctx.try_fact("container")
+    in_container = bool(ctr is not None and ctr.in_container)
+    if not p.sysfs_readable or (in_container and not p.listed):
+        if in_container:
+            return ctx.unknown("inside a container: the host's PCIe links are not visible here (/sys/bus/pci/devices "
+                               "is not readable or empty) — run `ascend-doctor check` on the host",
+                               [ctr_signals(ctr)], cause="inside a container: host facts are not visible")
+        return ctx.unknown("/sys/bus/pci/devices is not readable")
     if not p.devices:
-        return ctx.skip("no Huawei (0x19e5) PCI devices on this machine")
+        return ctx.skip(f"no Huawei (0x19e5) PCI devices among the {p.listed} PCI functions of this machine")
     narrow, slow, evidence = [], [], []
     for d in p.devices:
         line = (f"{d.slot} device {d.device_id} class {d.pci_class}: width x{d.current_width}/x{d.max_width}, "

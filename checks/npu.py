@@ -230,6 +230,11 @@ def npu_smi_error(ctx):
                             [ev(src, smi.command.why_not)])
         return ctx.fail(f"npu-smi could not be run: {smi.command.why_not}", [ev(src, smi.command.why_not)],
                         remediation=FIX_PERMISSION)
+    if err is None and smi.command.returncode is not None and smi.command.returncode < 0:
+        return ctx.fail(f"npu-smi did not answer: {smi.command.why_not}", [ev(src, smi.command.why_not)],
+                        remediation="A crashing npu-smi points at the driver: `dmesg | grep -i -E 'davinci|drv_'`, "
+                                    "check the driver and firmware match (DRV103) and reinstall the driver package "
+                                    "(Ascend-hdk-*-npu-driver_*.run --full); a SIGKILL may also be the OOM killer.")
     if err is None:
         if smi.usable:
             ver = smi.info.driver_version or smi.info.tool_version or "?"

@@ -94,7 +94,10 @@ def torch_npu_pair(ctx):
         return ctx.fail(f"torch {torch.version} does not match torch_npu {npu.version}: " + "; ".join(problems),
                         evidence, remediation=fix)
     if want_meta or want_torch:
-        return ctx.ok(f"torch {torch.version} matches torch_npu {npu.version}", evidence)
+        local = try_parse_version(npu.version)
+        note = (f" (a local build, +{local.local}: judged by its public version)" if local is not None and local.local
+                else "")
+        return ctx.ok(f"torch {torch.version} matches torch_npu {npu.version}{note}", evidence)
     if ctx.matrix.newer_than_matrix("torch-npu", npu.version):
         return ctx.warn(f"torch_npu {npu.version} is not in the matrix yet (newest known "
                         f"{ctx.matrix.newest_known('torch-npu')}) and declares no torch requirement: the pair cannot "
@@ -156,6 +159,9 @@ def torch_npu_cann(ctx):
     if npu is None:
         return ctx.skip("torch_npu is not installed", evidence)
     if not c.found or not c.version:
+        if c.unreadable:
+            return ctx.unknown("CANN files could not be read (see CANN101): " + "; ".join(c.unreadable), evidence,
+                               cause="CANN version files are unreadable")
         return ctx.skip("CANN not found or its version unknown (see CANN101)", evidence)
     evidence.append(ev(f"CANN at {c.active.root}", f"version {c.version} (from {c.active.version_source})"))
     m = ctx.matrix

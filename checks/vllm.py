@@ -200,6 +200,9 @@ def release_pins(ctx):
         elif i.status == "alternative":
             warns.append(f"{i.component} {i.installed} is only what another vllm-ascend document names (the package "
                          f"pins {i.expected[0]}; CONFLICT in vllm-ascend's docs: {i.conflict})")
+        elif i.status == "build":
+            notes.append(f"{i.component} {i.installed} is a build of {i.expected[0]} (as official images ship): "
+                         "judged as its public release")
         elif i.status == "unknown" and i.installed is None:
             if i.component in PIP_COMPONENTS:
                 fails.append(f"{i.component} not installed (row: {exp})")
@@ -227,7 +230,7 @@ def release_pins(ctx):
         return ctx.warn("; ".join(warns), evidence,
                         remediation=f"Prefer what the vllm-ascend {row.version} package pins "
                                     f"(`ascend-doctor matrix pins --vllm-ascend {row.version}`).")
-    checked = [i.component for i in items if i.status in ("ok", "alternative")]
+    checked = [i.component for i in items if i.status in ("ok", "alternative", "build")]
     if not checked:
         return ctx.unknown(f"nothing of vllm-ascend {row.version}'s stack could be compared", evidence)
     return ctx.ok(f"{', '.join(checked)} match vllm-ascend {row.version}"

@@ -340,6 +340,9 @@ def container_missing_devices() -> dict:
     s["system"]["hostname"] = "3f9c2a1b7d4e"
     s["files"]["/.dockerenv"] = file("")
     s["files"]["/proc/1/cgroup"] = file("0::/system.slice/docker-3f9c2a1b7d4e.scope\n")
+    # `docker run --memory 256g`: /proc/meminfo still shows the host's 1.5 TiB; the cgroup says what the server gets.
+    s["files"]["/sys/fs/cgroup/memory.max"] = file(f"{256 * 1024 ** 3}\n")
+    s["files"]["/sys/fs/cgroup/memory.current"] = file(f"{12 * 1024 ** 3}\n")
     for path in (f"{ASCEND}/driver/version.info", f"{ASCEND}/firmware/version.info", "/etc/ascend_install.info",
                  "/usr/local/bin/npu-smi", f"{ASCEND}/driver/tools/hccn_tool", "/etc/hccn.conf"):
         s["files"].pop(path)

@@ -182,6 +182,9 @@ def prepare(replay=None, python=None, model_dir=None, matrix=(), checks_dirs=(),
         from ascend_doctor.matrix import load_matrix
 
         load_matrix(options.matrix)  # an invalid user matrix is an input error, before the run
+    if not replay:
+        check_host_paths(options, config)  # before anything touches the machine
     host = make_host(replay)
-    check_host_paths(options, config, replay_host=host if replay else None)
+    if replay:
+        check_host_paths(options, config, replay_host=host)
     return config, options, registry, host

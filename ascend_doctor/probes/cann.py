@@ -116,6 +116,8 @@ class CannFact(Record):
     ld_library_path_has_toolkit: Optional[bool] = Field(
         None, description="LD_LIBRARY_PATH contains <active root>/lib64, i.e. set_env.sh was sourced")
     nnal: NnalFact = Field(default_factory=NnalFact)
+    unreadable: list[str] = Field(default_factory=list, description="CANN version files that exist but could not "
+                                                                    "be read (path: reason), when no install was")
     inconsistencies: list[str] = Field(
         default_factory=list, description="Disagreements inside the install (version files, symlinks, ASCEND_* "
                                           "variables); the arch and NNAL mismatches have their own fields")
@@ -331,7 +333,15 @@ def cann_probe(host, ctx) -> CannFact:
     fact.installs = [by_root[r] for r in order
                      if by_root[r].version_cfg or by_root[r].install_info or by_root[r].component_info]
     fact.found = bool(fact.installs)
+    fact.nnal = _nnal(host, env)  # NNAL is found by its own paths, whether or not the toolkit is
     if not fact.found:
+        # Files that are there but unreadable (permission denied …) are not "CANN is not installed".
+        for r in order:
+            inst = by_root[r]
+            for path, err in ((inst.version_cfg_path, inst.version_cfg_error),
+                              (inst.install_info_path, inst.install_info_error)):
+                if path and err:
+                    fact.unreadable.append(f"{path}: {err}")
         return fact
     fact.active = fact.installs[0]
     fact.version, fact.arch = fact.active.version, fact.active.arch
@@ -356,7 +366,6 @@ def cann_probe(host, ctx) -> CannFact:
                  for d in fact.active.arch_dirs}
     ld = [p.rstrip("/") for p in env.get("LD_LIBRARY_PATH", "").split(":") if p]
     fact.ld_library_path_has_toolkit = any(p in lib_dirs for p in ld)
-    fact.nnal = _nnal(host, env)
     if fact.nnal.info and fact.nnal.info.version and fact.version:  # CANN105's business
         fact.nnal.cann_mismatch = not _same_version(fact.nnal.info.version, fact.version)
     return fact

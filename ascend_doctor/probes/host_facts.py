@@ -37,20 +37,44 @@ def python_probe(host, ctx) -> PythonEnv:
 
 
 # SELinux -----------------------------------------------------------------------------------------------------------
+SELINUX_MODES = ("enforcing", "permissive", "disabled")
+
+
 class SelinuxFact(Record):
+    """What each source says; the check reconciles them (they can disagree, and one may be unreadable)."""
+
     enforce_file: Optional[str] = Field(None, description="content of /sys/fs/selinux/enforce ('1' enforcing)")
+    enforce_error: Optional[str] = Field(None, description="why /sys/fs/selinux/enforce could not be read, when it "
+                                                           "exists (permission denied, …)")
     config_mode: Optional[str] = Field(None, description="SELINUX= in /etc/selinux/config")
-    getenforce: Optional[str] = None
+    getenforce: Optional[str] = Field(None, description="getenforce's first line, as printed")
+    getenforce_error: Optional[str] = Field(None, description="why getenforce gave no answer (timed out, crashed, "
+                                                              "exited N) — None when it answered or is not installed")
     kernel_has_selinux: bool = False
 
     @property
+    def kernel_mode(self) -> Optional[str]:
+        """The kernel's own state from /sys/fs/selinux/enforce: the authoritative source."""
+        if self.enforce_file is None:
+            return None
+        return {"1": "enforcing", "0": "permissive"}.get(self.enforce_file.strip())
+
+    @property
+    def getenforce_mode(self) -> Optional[str]:
+        """getenforce's answer when it is one of the three words (anything else is unparseable)."""
+        word = (self.getenforce or "").strip().lower()
+        return word if word in SELINUX_MODES else None
+
+    @property
     def mode(self) -> Optional[str]:
-        """enforcing | permissive | disabled, or None when nothing can tell."""
-        if self.getenforce:
-            return self.getenforce.strip().lower()
-        if self.enforce_file is not None:
-            return "enforcing" if self.enforce_file.strip() == "1" else "permissive"
-        if not self.kernel_has_selinux and self.config_mode is None:
+        """One mode for summaries (diff, fleet): the kernel's, else getenforce's, else 'disabled' when the kernel has
+        no SELinux and no config names one; None when nothing tells. HOST102 also judges disagreements."""
+        if self.kernel_mode:
+            return self.kernel_mode
+        if self.getenforce_mode:
+            return self.getenforce_mode
+        if not self.kernel_has_selinux and self.config_mode is None and self.enforce_error is None \
+                and self.getenforce is None and self.getenforce_error is None:
             return "disabled"
         return None
 
@@ -63,7 +87,9 @@ def selinux_probe(host, ctx) -> SelinuxFact:
         fact.enforce_file = enforce.content.strip()
         fact.kernel_has_selinux = True
     else:
-        fact.kernel_has_selinux = host.list_dir("/sys/fs/selinux").ok
+        if enforce.error not in (NOT_FOUND, NOT_RECORDED, None):
+            fact.enforce_error = enforce.error_message or enforce.error  # it is there, we may not read it
+        fact.kernel_has_selinux = host.list_dir("/sys/fs/selinux").ok or fact.enforce_error is not None
     cfg = host.read_file("/etc/selinux/config")
     if cfg.ok:
         m = re.search(r"^\s*SELINUX\s*=\s*(\w+)", cfg.content, re.MULTILINE)
@@ -71,6 +97,8 @@ def selinux_probe(host, ctx) -> SelinuxFact:
     res = host.run(["getenforce"], timeout=min(ctx.options.probe_timeout, 5))
     if res.ok and res.stdout.strip():
         fact.getenforce = res.stdout.strip().splitlines()[0]
+    elif res.error != NOT_FOUND:
+        fact.getenforce_error = res.why_not() or "printed nothing"
     return fact
 
 
@@ -131,7 +159,17 @@ class MemoryFact(Record):
     available_kib: Optional[int] = None
     hugepages_total: Optional[int] = None
     hugepage_size_kib: Optional[int] = None
+    cgroup_limit_bytes: Optional[int] = Field(None, description="memory limit of this cgroup (container), when set")
+    cgroup_usage_bytes: Optional[int] = Field(None, description="what the cgroup uses now")
+    cgroup_file: Optional[str] = Field(None, description="where the limit was read (v2 memory.max or v1 limit)")
+    cgroup_error: Optional[str] = Field(None, description="why no cgroup limit could be read (no file: not limited "
+                                                          "or not visible)")
 
+# cgroup v2, then v1: /proc/meminfo shows the host's memory inside a container; the cgroup limit is what the server
+# may really use.
+CGROUP_MEMORY = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                 ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"))
+UNLIMITED_V1 = 1 << 60  # v1 reports "no limit" as a page-rounded 2**63-1
 
 @probe("memory")
 def memory_probe(host, ctx) -> MemoryFact:
@@ -146,8 +184,26 @@ def memory_probe(host, ctx) -> MemoryFact:
             vals[m.group(1)] = n
     if "MemTotal" not in vals:
         raise FactUnavailable("memory", "no MemTotal in /proc/meminfo")
-    return MemoryFact(total_kib=vals["MemTotal"], available_kib=vals.get("MemAvailable"),
+    fact = MemoryFact(total_kib=vals["MemTotal"], available_kib=vals.get("MemAvailable"),
                       hugepages_total=vals.get("HugePages_Total"), hugepage_size_kib=vals.get("Hugepagesize"))
+    errors = []
+    for limit_path, usage_path in CGROUP_MEMORY:
+        lim = host.read_file(limit_path)
+        if not lim.ok:
+            if lim.error not in (NOT_FOUND, NOT_RECORDED):
+                errors.append(f"{limit_path}: {lim.error_message or lim.error}")
+            continue
+        fact.cgroup_file = limit_path
+        value = lim.content.strip()
+        limit = None if value == "max" else int_or_none(value)
+        if limit is not None and limit < UNLIMITED_V1:
+            fact.cgroup_limit_bytes = limit
+            use = host.read_file(usage_path)
+            fact.cgroup_usage_bytes = int_or_none(use.content.strip()) if use.ok else None
+        break
+    else:
+        fact.cgroup_error = "; ".join(errors) or "no cgroup memory limit file (memory.max, memory.limit_in_bytes)"
+    return fact
 
 
 class DiskPlace(Record):
@@ -313,6 +369,7 @@ class PcieLink(Record):
 
 class PcieFact(Record):
     sysfs_readable: bool
+    listed: int = Field(0, description="PCI functions sysfs lists (0 in a container that masks /sys)")
     devices: list[PcieLink] = Field(default_factory=list)
 
 
@@ -328,7 +385,7 @@ def pcie_probe(host, ctx) -> PcieFact:
     listing = host.list_dir(base)
     if not listing.ok:
         return PcieFact(sysfs_readable=False)
-    fact = PcieFact(sysfs_readable=True)
+    fact = PcieFact(sysfs_readable=True, listed=len(listing.entries or []))
     for slot in listing.entries:
         vendor = host.read_file(f"{base}/{slot}/vendor")
         if not vendor.ok or vendor.content.strip().lower() != HUAWEI_PCI_VENDOR:

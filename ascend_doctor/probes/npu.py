@@ -104,7 +104,7 @@ def npu_smi_probe(host, ctx) -> NpuSmiFact:
     if r.error == TIMEOUT:
         raise FactUnavailable("npu_smi", r.why_not() or "npu-smi info timed out")
     fact = NpuSmiFact(found=True, tool=tool, command=summary)
-    if r.error is not None:  # permission denied / os error: the tool is there but could not run
+    if r.error is not None or r.crashed:  # permission denied / os error / killed: there, but gave no answer
         return fact
     try:
         fact.info = parse_npu_smi_info(_output_text(r))
