@@ -72,7 +72,7 @@ def _skipped_report(host, options, linted: list[str], started_at: datetime, t0: 
                                                    "command's --api-key, else VLLM_API_KEY when set).")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- COMMAND [ARGS]...")
 def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_env, command, **kw):
-    """Lint COMMAND (e.g. `vllm serve …`) against this machine, then exec it — or refuse with exit 1."""
+    """Lint COMMAND (`vllm serve …`) against this machine, then exec it — or refuse with exit 1."""
     from ascend_doctor.engine import finalize, run_static
 
     argv = list(command)

@@ -25,12 +25,23 @@ def list_checks(checks_dirs, fmt):
 
     from ascend_doctor.render.console import make_console
 
+    con = make_console()
+    # Fewer columns on a narrow terminal, the title cut with an ellipsis: a table never breaks (80 columns fit).
+    if con.width >= 150:
+        cols = ("code", "slug", "family", "severity", "stage", "source", "title")
+    elif con.width >= 100:
+        cols = ("code", "slug", "severity", "title")
+    else:
+        cols = ("code", "severity", "title")
+    # Widths set here: rich squeezes no_wrap columns to nothing when a row is too wide for the terminal.
+    widths = {c: max([len(c)] + [len(r[c]) for r in rows]) for c in cols if c != "title"}
+    widths["title"] = max(con.width - sum(widths.values()) - 2 * len(widths), 10)
     t = Table(box=None, pad_edge=False)
-    for col in ("code", "slug", "family", "severity", "stage", "source", "title"):
-        t.add_column(col)
+    for col in cols:
+        t.add_column(col, no_wrap=True, overflow="ellipsis", width=widths[col])
     for r in rows:
-        t.add_row(*(r[k] for k in ("code", "slug", "family", "severity", "stage", "source", "title")))
-    make_console().print(t)
+        t.add_row(*(r[k] for k in cols))
+    con.print(t)
 
 
 @click.command()
@@ -50,7 +61,18 @@ def explain(code, checks_dirs):
         click.echo(f"facts: {', '.join(c.needs)}")
     body = c.doc.strip().split("\n", 1)
     click.echo("")
-    click.echo(body[1].strip() if len(body) > 1 else "")
+    click.echo(rewrap(body[1].strip() if len(body) > 1 else ""))
+
+
+def rewrap(doc: str) -> str:
+    """A check doc's paragraphs re-wrapped to the terminal (they are written at 120 columns)."""
+    import shutil
+    import textwrap
+
+    width = max(min(shutil.get_terminal_size((100, 24)).columns, 120), 40)
+    paragraphs = [" ".join(line.strip() for line in p.splitlines()) for p in doc.split("\n\n")]
+    return "\n\n".join(textwrap.fill(p, width=width, break_on_hyphens=False, break_long_words=False)
+                         for p in paragraphs)
 
 
 @click.command()

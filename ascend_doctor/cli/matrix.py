@@ -26,10 +26,12 @@ def _release_or_fail(m, version: str):
 
 
 def _console():
-    """A console at least 132 columns wide: the table has nine version columns and is often piped to a file."""
-    from rich.console import Console
+    from ascend_doctor.render.console import make_console
 
-    return Console(width=max(Console().width, 132))
+    return make_console()
+
+
+TABLE_WIDTH = 132  # the nine-column release table needs this; narrower terminals get one stacked block per release
 
 
 def _joined(values: List[str]) -> str:
@@ -94,13 +96,31 @@ def show(version: Optional[str], extra, fmt: str):
     if fmt == "json":
         click.echo(dump_json([r.model_dump(mode="json") for r in m.releases]))
         return
-    t = Table(title="vllm-ascend releases (first value = what the package pins; | = documents disagree)")
+    con = _console()
+    title = "vllm-ascend releases (first value = what the package pins; | = documents disagree)"
+    if con.width < TABLE_WIDTH:
+        import textwrap
+
+        from rich.text import Text
+
+        con.print(Text(title, style="bold"))
+        for r in reversed(m.releases):
+            facts = (f"vLLM {_joined(r.vllm)} · Python {r.python} · CANN {_joined(r.cann)} · torch {_joined(r.torch)}"
+                     f" · torch_npu {_joined(r.torch_npu)} · triton-ascend {_joined(r.triton_ascend)} · "
+                     f"{','.join(r.hardware)} · {r.listed}")
+            lines = textwrap.wrap(facts, width=max(con.width, 40) - 14, break_on_hyphens=False)
+            for i, line in enumerate(lines):
+                head = Text(f"{r.version:<13} " if i == 0 else " " * 14, style="bold" if i == 0 else "")
+                head.append(line)
+                con.print(head, soft_wrap=True)
+        return
+    t = Table(title=title)
     for col in ("vllm-ascend", "vLLM", "Python", "CANN", "torch", "torch_npu", "triton-ascend", "hardware", "listed"):
         t.add_column(col, overflow="fold", no_wrap=col == "vllm-ascend")
     for r in reversed(m.releases):
         t.add_row(r.version, _joined(r.vllm), r.python, _joined(r.cann), _joined(r.torch), _joined(r.torch_npu),
                   _joined(r.triton_ascend), ",".join(r.hardware), r.listed)
-    _console().print(t)
+    con.print(t)
 
 
 @matrix.command("pins")

@@ -134,10 +134,15 @@ def _evidence(console: Console, f: Finding, verbose: bool) -> None:
             line.append(lines[0], style="dim")
             console.print(line, soft_wrap=True)
             continue
-        console.print(Text(f"{INDENT}seen: {e.source}", style="cyan"), soft_wrap=True)
+        _para(console, f"{INDENT}seen: ", e.source, style="cyan", rest=INDENT + "      ")
         limit = len(lines) if verbose else EVIDENCE_LINES
+        width = max(console.width, 40)
         for line in lines[:limit]:
-            console.print(Text(f"{INDENT}  {line}", style="dim"), soft_wrap=True)
+            # What a tool printed, wrapped (never cut) under its own indent; continuation lines indent further.
+            for part in textwrap.wrap(line, width=width, initial_indent=INDENT + "  ",
+                                      subsequent_indent=INDENT + "    ", drop_whitespace=False,
+                                      replace_whitespace=False) or [INDENT]:
+                console.print(Text(part.rstrip(), style="dim"), soft_wrap=True)
         if len(lines) > limit:
             console.print(Text(f"{INDENT}  … {plural(len(lines) - limit, 'more line')}", style="dim"))
     if len(items) > len(shown):

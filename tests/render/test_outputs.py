@@ -127,3 +127,44 @@ def test_list_and_parse_list_emit_json():
     assert {"code", "slug", "severity"} <= set(rows[0])
     kinds = json.loads(run("parse", "--list", "--format", "json").stdout)
     assert any(k["kind"] == "npu-smi-info" for k in kinds)
+
+
+def test_a_broken_host_fits_one_screen_at_100_columns_with_the_verdict_on_top():
+    r = run("check", "--replay", str(BROKEN), env={"COLUMNS": "100"})
+    lines = r.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    verdict = next(i for i, line in enumerate(lines) if line.startswith("NOT READY"))
+    assert verdict <= 6 and len(lines) <= 60
+    assert lines.index(next(line for line in lines if "HOST102" in line)) > verdict  # problems under the verdict
+
+
+@pytest.mark.parametrize("columns", ["80", "100"])
+def test_list_and_matrix_fit_the_terminal(columns):
+    for args in (["list"], ["matrix", "show"], ["matrix", "show", "--vllm-ascend", "0.13.0"], ["explain", "HOST102"]):
+        r = run(*args, env={"COLUMNS": columns})
+        assert r.returncode == 0, r.stderr
+        assert max(len(line) for line in r.stdout.splitlines()) <= int(columns), args
+
+
+def test_piped_output_is_wrapped_not_cut():
+    r = run("check", "--replay", str(BROKEN), "--select", "HOST102", env={"COLUMNS": "60"})
+    text = " ".join(line.strip() for line in r.stdout.splitlines())
+    assert "waive this check in ascend-doctor.toml with the reason" in text  # the whole fix, wrapped
+
+
+def test_usage_errors_are_one_line_and_ctrl_c_is_130(tmp_path: Path):
+    r = run("check", "--no-such-option")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "No such option" in r.stderr and "--no-such-option" in r.stderr
+    import signal
+    import time
+
+    from tests.smoke.fault_server import ScriptedServer
+
+    with ScriptedServer("slow") as srv:  # the named scenario takes 3 s: time to press Ctrl-C
+        p = subprocess.Popen([sys.executable, "-m", "ascend_doctor", "smoke", "--base-url", srv.base_url],
+                             cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and err.strip().count("\n") == 0 and "interrupted" in err
