@@ -32,9 +32,12 @@ _PATTERNS_FREE_TEXT = [
     # Authorization / API-key headers in any text (curl -H, logged requests).
     (re.compile(r"(?i)(authorization\s*[:=]\s*)(bearer\s+|basic\s+|token\s+)?([^\s'\",]+)"), r"\1\2" + REDACTED),
     (re.compile(r"(?i)((?:x-)?api[-_]?key\s*[:=]\s*)([^\s'\",]+)"), r"\1" + REDACTED),
-    # password=…, passwd: …, secret=…, token=…, client_secret: "…" in logs, stderr and config text.
+    # password=…, passwd: …, secret=…, token=…, client_secret: "…" in logs, stderr and config text — but not a type
+    # annotation or default (`hf_token: Optional[str] = None`): those name no secret, and readers of vLLM's source
+    # need them intact.
     (re.compile(r"(?i)\b((?:[a-z0-9]+[_-])*(?:password|passwd|pwd|secret|token|passphrase|access[_-]?key)"
-                r"[\"']?\s*[:=]\s*[\"']?)(" + _VALUE + ")"), r"\1" + REDACTED),
+                r"[\"']?\s*[:=]\s*[\"']?)(?!(?:Optional|Union|str|bool|int|float|list|dict|tuple|set|None|Literal|"
+                r"Any|Callable|Annotated|field)\b)(" + _VALUE + ")"), r"\1" + REDACTED),
 ]
 _PATTERNS_ANY_TEXT = [
     # Well-known token shapes.
