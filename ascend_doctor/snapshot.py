@@ -31,12 +31,7 @@ from ascend_doctor.host import (
 )
 from ascend_doctor.jsonread import loads
 from ascend_doctor.records import Field, Record, ValidationError
-from ascend_doctor.redact import (
-    redact_argv,
-    redact_env,
-    redact_text,
-    register_env_secrets,
-)
+from ascend_doctor.redact import redact_argv, redact_env, redact_text, register_env_secrets
 from ascend_doctor.textsafe import dump_json, undecodable_note, undecodable_paths
 
 SNAPSHOT_FORMAT = "ascend-doctor-snapshot"

@@ -8,6 +8,7 @@ are a lower bound and never alone a reason to fail.
 from __future__ import annotations
 
 import re
+
 from ascend_doctor.engine import ev
 from ascend_doctor.probes.devices import parse_device_ids
 from ascend_doctor.registry import check

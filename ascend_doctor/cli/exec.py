@@ -15,12 +15,7 @@ from ascend_doctor.cli.options import host_options, prepare
 from ascend_doctor.cli.output import Outputs, emit, output_kwargs
 from ascend_doctor.errors import InputError
 from ascend_doctor.hook import exec as hook_exec
-from ascend_doctor.hook.cmdline import (
-    ServeCommand,
-    host_text_reader,
-    parse_serve_command,
-    served_address,
-)
+from ascend_doctor.hook.cmdline import ServeCommand, host_text_reader, parse_serve_command, served_address
 from ascend_doctor.hook.exec import infer_python
 from ascend_doctor.redact import register_secret
 

@@ -46,13 +46,7 @@ def say_error(message: str, kind: str = "error") -> None:
 
 def internal_error_report(exc: BaseException, command: str, started_at: datetime, t0: float, fail_on: str = "error"):
     """A report with one `error` finding, so that the outputs are written even when the tool itself broke."""
-    from ascend_doctor.report import (
-        Finding,
-        HostSummary,
-        Severity,
-        Status,
-        build_report,
-    )
+    from ascend_doctor.report import Finding, HostSummary, Severity, Status, build_report
 
     f = Finding(code="DOCTOR001", slug="internal-error", title="ascend-doctor failed internally", family="DOCTOR",
                 status=Status.ERROR, severity=Severity.CRITICAL, level=Severity.CRITICAL,
@@ -74,11 +68,7 @@ def guarded_run(command: str, started_at: datetime, t0: float, fail_on: str, wor
         return work(), None
     except (InputError, KeyboardInterrupt):
         raise
-    except RecursionError as exc:  # deeply nested input that slipped past a loader: still our bug, still a report
-        if os.environ.get(DEBUG_ENV):
-            raise
-        return internal_error_report(exc, command, started_at, t0, fail_on), exc
-    except Exception as exc:
+    except Exception as exc:  # RecursionError included: deeply nested input past a loader is still a report
         if os.environ.get(DEBUG_ENV):
             raise
         return internal_error_report(exc, command, started_at, t0, fail_on), exc

@@ -17,12 +17,7 @@ from typing import Any, Optional
 from ascend_doctor.errors import ParseError
 from ascend_doctor.host import NOT_FOUND, TIMEOUT
 from ascend_doctor.numbers import int_or_none
-from ascend_doctor.parsers.hccn import (
-    HccnConf,
-    HccnDevice,
-    parse_hccn_conf,
-    parse_hccn_tool,
-)
+from ascend_doctor.parsers.hccn import HccnConf, HccnDevice, parse_hccn_conf, parse_hccn_tool
 from ascend_doctor.probes import probe
 from ascend_doctor.records import Field, Record
 

@@ -12,17 +12,8 @@ from typing import Optional
 
 from ascend_doctor.errors import FactUnavailable, ParseError
 from ascend_doctor.host import NOT_FOUND, TIMEOUT, CommandResult
-from ascend_doctor.parsers.npu_smi import (
-    NpuSmiInfo,
-    find_npu_smi_error,
-    parse_npu_smi_info,
-)
-from ascend_doctor.parsers.npu_smi_detail import (
-    NpuHealth,
-    NpuTopo,
-    parse_npu_smi_health,
-    parse_npu_smi_topo,
-)
+from ascend_doctor.parsers.npu_smi import NpuSmiInfo, find_npu_smi_error, parse_npu_smi_info
+from ascend_doctor.parsers.npu_smi_detail import NpuHealth, NpuTopo, parse_npu_smi_health, parse_npu_smi_topo
 from ascend_doctor.probes import probe
 from ascend_doctor.records import Field, Record
 

@@ -228,8 +228,9 @@ def stack_line(report: Report) -> Optional[str]:
 def _header(console: Console, report: Report) -> None:
     h = report.host
     where = where_line(report)
-    head = (f"ascend-doctor {report.tool_version} — {report.command} on {h.hostname} "
-            f"({h.machine or '?'}, {h.os or '?'})" + (f", {where}" if where else "") + f" · {h.source}")
+    machine = ", ".join(x for x in (h.machine, h.os) if x)
+    head = (f"ascend-doctor {report.tool_version} — {report.command} on {h.hostname}"
+            + (f" ({machine})" if machine else "") + (f", {where}" if where else "") + f" · {h.source}")
     _para(console, "", head, style="bold")
     stack = stack_line(report)
     if stack:

@@ -11,7 +11,6 @@ import sys
 import textwrap
 import time
 
-
 from ascend_doctor.hook.cmdline import parse_serve_command
 from ascend_doctor.hook.exec import exit_code_of, infer_python, skip_requested
 from tests.helpers import REPO
