@@ -304,12 +304,12 @@ def summary_line(report: Report, scope: str = "") -> str:
              (c.unknown, "unknown", "unknown"), (c.pass_, "passed", "passed"), (c.skip, "skipped", "skipped"),
              (c.waived, "waived", "waived")]
     counts = ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in parts if n) or "no checks ran"
-    if report.verdict == "not_ready" or (report.exit_code not in (0,) and report.verdict != "incomplete"):
-        verdict = "[red]NOT READY[/red]"
-    elif report.verdict == "incomplete":
+    if report.verdict == "incomplete":
         verdict = "[yellow]INCOMPLETE[/yellow]" if report.exit_code == 0 else "[red]INCOMPLETE[/red]"
-    else:
+    elif report.verdict == "ok" and report.exit_code == 0:
         verdict = "[green]OK[/green]"
+    else:
+        verdict = "[red]NOT READY[/red]"
     return (f"{verdict} — {scope}{escape(counts)} in {report.duration_s:.2f}s "
             f"(fail-on: {report.fail_on.value}{', fail-on-unknown' if report.fail_on_unknown else ''}, "
             f"exit {report.exit_code})")
