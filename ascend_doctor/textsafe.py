@@ -4,11 +4,11 @@ Python hands us undecodable bytes as lone surrogates (`os.environ`, `sys.argv`, 
 with `surrogateescape` — command output and file contents: byte 0xff is U+DCFF). That is lossless in memory, but
 `str.encode("utf-8")` refuses it, so one such byte used to make every writer raise and leave a 0-byte report.
 
-Two renderings, both reversible and both visible:
-- text (console, JUnit, annotations, one-line errors): `\\xff` for an undecodable byte, `\\udXXX` for any other lone
-  surrogate;
+Two renderings, both visible:
+- text (console, JUnit, annotations, one-line errors): `\\xff` for an undecodable byte, `\\uXXXX` for any other lone
+  surrogate — for people to read;
 - JSON: the JSON escape `\\udcff` inside the string, which `json.loads` turns back into the same lone surrogate (and so
-  `os.fsencode` into the same byte). Reports and snapshots also carry a note saying where this happened.
+  `os.fsencode` into the same byte): lossless, for replay. Reports and snapshots also carry a note saying where.
 """
 
 from __future__ import annotations
