@@ -21,8 +21,9 @@ from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
+from pydantic import AfterValidator, BaseModel, Field, ValidationError
+
 from ascend_doctor.errors import InputError
-from ascend_doctor.records import Check, Field, Record, ValidationError
 from ascend_doctor.report import Severity
 from ascend_doctor.tomlread import error_line, read_toml_with_stat
 
@@ -35,13 +36,13 @@ def _reason_not_blank(v: str) -> str:
     return v
 
 
-class WaiverRule(Record, extra="forbid"):
+class WaiverRule(BaseModel, extra="forbid"):
     code: str
-    reason: Annotated[str, Check(_reason_not_blank)] = Field(min_length=1)
+    reason: Annotated[str, AfterValidator(_reason_not_blank)] = Field(min_length=1)
     expires: Optional[date] = None
 
 
-class Config(Record, extra="forbid"):
+class Config(BaseModel, extra="forbid"):
     options: dict[str, Any] = Field(default_factory=dict)
     severity: dict[str, Severity] = Field(default_factory=dict)
     waive: list[WaiverRule] = Field(default_factory=list)

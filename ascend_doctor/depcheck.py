@@ -22,12 +22,12 @@ from typing import Annotated, Dict, List, Literal, Optional
 
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
+from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
 from ascend_doctor.errors import InputError, ParseError
 from ascend_doctor.host import PythonEnv, normalize_name
 from ascend_doctor.matrix_schema import check_specifier
 from ascend_doctor.paths import builtin_matrices_dir
-from ascend_doctor.records import Check, Field, Record, ValidationError
 from ascend_doctor.tomlread import read_toml
 from ascend_doctor.versions import build_of, try_parse_version, version_in
 
@@ -53,21 +53,21 @@ def _sources(v: List[str]) -> List[str]:
     return v
 
 
-class AllowRule(Record, extra="forbid", frozen=True):
+class AllowRule(BaseModel, extra="forbid", frozen=True):
     """One documented-harmless conflict: `requirer`'s requirement on `requirement` may be unmet when `when` holds."""
 
     id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
-    requirer: Annotated[str, Check(normalize_name)] = Field(
+    requirer: Annotated[str, AfterValidator(normalize_name)] = Field(
         min_length=1, description="Distribution whose requirement is unmet (e.g. vllm)")
-    requirement: Annotated[str, Check(normalize_name)] = Field(
+    requirement: Annotated[str, AfterValidator(normalize_name)] = Field(
         min_length=1, description="Distribution it requires (e.g. torch)")
-    when: Annotated[Dict[str, str], Check(_when)] = Field(
+    when: Annotated[Dict[str, str], AfterValidator(_when)] = Field(
         default_factory=dict, description="Installed-version conditions that must all hold, e.g. vllm-ascend")
     reason: str = Field(min_length=1)
-    source: Annotated[List[str], Check(_sources)] = Field(min_length=1)
+    source: Annotated[List[str], AfterValidator(_sources)] = Field(min_length=1)
 
 
-class AllowList(Record, extra="forbid"):
+class AllowList(BaseModel, extra="forbid"):
     schema_version: Literal[1]
     updated: date
     allow: List[AllowRule] = Field(default_factory=list)
@@ -92,7 +92,7 @@ def load_allowlist(path: Optional[str] = None) -> AllowList:
 
 # --- conflicts --------------------------------------------------------------------------------------------------
 
-class Conflict(Record):
+class Conflict(BaseModel):
     """One unmet requirement, worded like `pip check`."""
 
     requirer: str

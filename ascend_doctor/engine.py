@@ -10,13 +10,14 @@ from datetime import datetime, timezone
 from functools import cached_property
 from typing import Any, Callable, Iterable, Optional
 
+from pydantic import BaseModel
+
 from ascend_doctor import __version__
 from ascend_doctor.config import Config
 from ascend_doctor.errors import FactUnavailable, ProbeCrashed
 from ascend_doctor.host import Host
 from ascend_doctor.options import RunOptions
 from ascend_doctor.probes import load_probes
-from ascend_doctor.records import Record
 from ascend_doctor.redact import redact_text
 from ascend_doctor.registry import Check, Registry
 from ascend_doctor.report import (
@@ -32,7 +33,7 @@ from ascend_doctor.report import (
 )
 
 
-class Outcome(Record):
+class Outcome(BaseModel):
     """What a check function returns; the engine adds code, title, severity, docs."""
 
     status: Status

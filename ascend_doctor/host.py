@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional, Protocol
 
-from ascend_doctor.records import Field, Record
+from pydantic import BaseModel, Field
 
 # Error kinds shared by every result type.
 NOT_FOUND = "not_found"
@@ -22,7 +22,7 @@ NOT_RECORDED = "not_recorded"  # replay: the snapshot has no answer for this que
 DEFAULT_MAX_OUTPUT = 4 * 1024 * 1024  # bytes kept per stream / file; the rest is dropped and flagged
 
 
-class CommandResult(Record):
+class CommandResult(BaseModel):
     """What running one argv produced."""
 
     argv: list[str]
@@ -63,7 +63,7 @@ class CommandResult(Record):
         return ""
 
 
-class FileResult(Record):
+class FileResult(BaseModel):
     path: str
     content: Optional[str] = None
     error: Optional[str] = None
@@ -75,7 +75,7 @@ class FileResult(Record):
         return self.content is not None
 
 
-class DirResult(Record):
+class DirResult(BaseModel):
     path: str
     entries: Optional[list[str]] = None
     error: Optional[str] = None
@@ -86,7 +86,7 @@ class DirResult(Record):
         return self.entries is not None
 
 
-class LinkResult(Record):
+class LinkResult(BaseModel):
     """Symlink resolution: `target` is os.readlink, `resolved` the fully resolved real path."""
 
     path: str
@@ -95,7 +95,7 @@ class LinkResult(Record):
     error: Optional[str] = None
 
 
-class DiskResult(Record):
+class DiskResult(BaseModel):
     path: str
     total_bytes: Optional[int] = None
     free_bytes: Optional[int] = None
@@ -103,14 +103,14 @@ class DiskResult(Record):
     error_message: str = ""
 
 
-class Distribution(Record):
+class Distribution(BaseModel):
     name: str
     version: str
     requires: list[str] = Field(default_factory=list)
     location: Optional[str] = None
 
 
-class PythonEnv(Record):
+class PythonEnv(BaseModel):
     """An interpreter and its installed distributions, read from metadata only (nothing is imported)."""
 
     executable: str = ""
@@ -141,7 +141,7 @@ class PythonEnv(Record):
         return None
 
 
-class SystemInfo(Record):
+class SystemInfo(BaseModel):
     hostname: str = ""
     os: str = ""
     kernel: str = ""

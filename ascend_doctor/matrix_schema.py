@@ -11,8 +11,9 @@ import re
 from datetime import date
 from typing import Annotated, Dict, List, Literal, Optional
 
+from pydantic import AfterValidator, BaseModel, Field, model_validator
+
 from ascend_doctor.errors import ParseError
-from ascend_doctor.records import Check, Field, Record
 from ascend_doctor.versions import SpecifierSet, parse_version
 
 SCHEMA_VERSION = 1
@@ -72,21 +73,21 @@ def _source(items: List[str]) -> List[str]:
     return items
 
 
-VersionStr = Annotated[str, Check(_version)]
-SpecStr = Annotated[str, Check(check_specifier)]
-CpTag = Annotated[str, Check(_cp_tag)]
-PythonMinor = Annotated[str, Check(_python)]
-Sources = Annotated[List[str], Check(_source)]
+VersionStr = Annotated[str, AfterValidator(_version)]
+SpecStr = Annotated[str, AfterValidator(check_specifier)]
+CpTag = Annotated[str, AfterValidator(_cp_tag)]
+PythonMinor = Annotated[str, AfterValidator(_python)]
+Sources = Annotated[List[str], AfterValidator(_source)]
 
 
-class Row(Record, extra="forbid", frozen=True):
+class Row(BaseModel, extra="forbid", frozen=True):
     """Fields every row has: where it comes from, and an optional human note."""
 
     source: Sources
     note: str = ""
 
 
-def _check_conflicts(row: Record, conflict: Dict[str, str], fields: tuple) -> None:
+def _check_conflicts(row: BaseModel, conflict: Dict[str, str], fields: tuple) -> None:
     """A field with several values must say who says what; a conflict note needs several values."""
     for name in fields:
         values = getattr(row, name, None) or []
@@ -123,13 +124,15 @@ class Release(Row):
     wheel_cp: List[CpTag] = []
     conflict: Dict[str, str] = {}
 
-    def after_validate(self) -> None:
+    @model_validator(mode="after")
+    def _rules(self):
         _check_conflicts(self, self.conflict, CONFLICT_FIELDS)
         if (self.pypi == "wheels") != bool(self.wheel_cp):
             raise ValueError("wheel_cp must be given exactly when pypi = 'wheels'")
         extra = set(self.experimental_hardware) - set(self.hardware)
         if extra:
             raise ValueError(f"experimental_hardware {sorted(extra)} not in hardware")
+        return self
 
     @property
     def key(self) -> str:
@@ -155,13 +158,15 @@ class TorchNpuRow(Row):
     wheel_cp_arch: Dict[str, List[Literal["aarch64", "x86_64"]]] = {}  # tag -> the only arches that have it
     conflict: Dict[str, str] = {}
 
-    def after_validate(self) -> None:
+    @model_validator(mode="after")
+    def _rules(self):
         _check_conflicts(self, self.conflict, ("cann",))
         if (self.pypi == "wheels") != bool(self.wheel_cp):
             raise ValueError("wheel_cp must be given exactly when pypi = 'wheels'")
         for tag in self.wheel_cp_arch:
             if tag not in self.wheel_cp:
                 raise ValueError(f"wheel_cp_arch.{tag}: {tag} is not in wheel_cp")
+        return self
 
     @property
     def key(self) -> str:
@@ -191,11 +196,13 @@ class HdkPairing(Row):
     confidence: Confidence = "high"
     conflict: Dict[str, str] = {}
 
-    def after_validate(self) -> None:
+    @model_validator(mode="after")
+    def _rules(self):
         # Several drivers may simply all be supported (9.0.0 -> 26.0.RC1, 25.5.2, 25.5.1); only flag real disputes.
         for name in self.conflict:
             if name != "driver":
                 raise ValueError(f"conflict.{name}: only driver can carry conflicting values")
+        return self
 
     @property
     def key(self) -> str:
@@ -225,7 +232,8 @@ class VllmParsers(Row):
     partial: List[ParserKind] = []  # kinds whose list names only some registered names
     absent: Dict[ParserKind, List[str]] = {}  # names known to be missing
 
-    def after_validate(self) -> None:
+    @model_validator(mode="after")
+    def _rules(self):
         for kind in self.partial:
             if getattr(self, kind) is None:
                 raise ValueError(f"partial names {kind} but {kind} is not given")
@@ -235,6 +243,7 @@ class VllmParsers(Row):
             clash = set(names) & set(getattr(self, kind) or [])
             if clash:
                 raise ValueError(f"absent.{kind} and {kind} both name {sorted(clash)}")
+        return self
 
     @property
     def key(self) -> str:
@@ -261,7 +270,7 @@ class Advisory(Row):
     id: str = Field(pattern=r"^ADV-\d{4}-\d{3}$")
     title: str
     severity: Severity
-    when: Annotated[Dict[str, str], Check(_when)]
+    when: Annotated[Dict[str, str], AfterValidator(_when)]
     machine: List[str] = []
     symptom: List[str] = Field(min_length=1)
     fix: str
@@ -272,7 +281,7 @@ class Advisory(Row):
         return self.id
 
 
-class MatrixFile(Record, extra="forbid"):
+class MatrixFile(BaseModel, extra="forbid"):
     """One matrix TOML file: a header and any of the row tables."""
 
     schema_version: int
@@ -286,10 +295,12 @@ class MatrixFile(Record, extra="forbid"):
     vllm_parsers: List[VllmParsers] = []
     advisory: List[Advisory] = []
 
-    def after_validate(self) -> None:
+    @model_validator(mode="after")
+    def _rules(self):
         if self.schema_version != SCHEMA_VERSION:
             raise ValueError(f"schema_version {self.schema_version} is not supported (this ascend-doctor reads "
                              f"{SCHEMA_VERSION})")
+        return self
 
 
 TABLES = ("vllm_ascend_release", "torch_npu", "torch_python", "cann_hdk", "cann_driver_rule", "vllm_parsers", "advisory")

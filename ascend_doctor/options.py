@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ascend_doctor.records import Field, Record
+from pydantic import BaseModel, Field
+
 from ascend_doctor.report import Severity
 
 
-class RunOptions(Record, extra="forbid"):
+class RunOptions(BaseModel, extra="forbid"):
     fail_on: Severity = Severity.ERROR
     fail_on_unknown: bool = Field(False, description="Exit 1 when a check of severity error/critical could not run")
     select: list[str] = Field(default_factory=list)

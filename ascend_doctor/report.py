@@ -10,7 +10,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Any, Optional
 
-from ascend_doctor.records import Field, Record
+from pydantic import BaseModel, Field
 
 SCHEMA_VERSION = "1.1"  # 1.1: verdict, incomplete, fail_on_unknown, host.where/runtime/image/stack
 
@@ -42,7 +42,7 @@ class Severity(str, Enum):
 _SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2, Severity.CRITICAL: 3}
 
 
-class Evidence(Record, extra="forbid"):
+class Evidence(BaseModel, extra="forbid"):
     """What was seen and where: a command, a file, an env var, an HTTP exchange."""
 
     source: str = Field(description="Where it was seen: 'cmd: npu-smi info', 'file: /etc/...', 'env: VAR', 'http: POST /v1/...'")
@@ -51,12 +51,12 @@ class Evidence(Record, extra="forbid"):
                                                  "fine, false for one that is not; renderers show failing items first")
 
 
-class Waiver(Record, extra="forbid"):
+class Waiver(BaseModel, extra="forbid"):
     reason: str
     expires: Optional[str] = None
 
 
-class Finding(Record, extra="forbid"):
+class Finding(BaseModel, extra="forbid"):
     """One check's verdict on this host (or node, for fleet runs)."""
 
     code: str = Field(description="Stable check code, e.g. HOST101")
@@ -80,7 +80,7 @@ class Finding(Record, extra="forbid"):
     details: dict[str, Any] = Field(default_factory=dict, description="Machine-readable extras (traceback, metrics)")
 
 
-class Stack(Record, extra="forbid"):
+class Stack(BaseModel, extra="forbid"):
     """The stack the doctor found, so a reader knows it without reading findings. `null`: not established (not looked
     at, not installed, or the probe could not tell — the findings say which)."""
 
@@ -99,7 +99,7 @@ class Stack(Record, extra="forbid"):
     npu_count: Optional[int] = Field(None, description="Number of NPU chips npu-smi lists")
 
 
-class HostSummary(Record, extra="forbid"):
+class HostSummary(BaseModel, extra="forbid"):
     hostname: str = Field(description="May be '<redacted>' with --redact-hostname")
     os: str = ""
     kernel: str = ""
@@ -113,7 +113,7 @@ class HostSummary(Record, extra="forbid"):
     stack: Optional[Stack] = None
 
 
-class Counts(Record, extra="forbid"):
+class Counts(BaseModel, extra="forbid"):
     pass_: int = Field(0, alias="pass")
     warn: int = 0
     fail: int = 0
@@ -123,7 +123,7 @@ class Counts(Record, extra="forbid"):
     waived: int = 0
 
 
-class Report(Record, extra="forbid"):
+class Report(BaseModel, extra="forbid"):
     """Everything one run concluded. Renderers print it; they compute nothing."""
 
     schema_version: str = SCHEMA_VERSION

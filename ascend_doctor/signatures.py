@@ -18,9 +18,10 @@ import re
 from functools import lru_cache
 from typing import Annotated, Dict, FrozenSet, List, Literal, Optional, Tuple
 
+from pydantic import AfterValidator, BaseModel, Field, ValidationError
+
 from ascend_doctor.errors import InputError
 from ascend_doctor.paths import builtin_matrices_dir
-from ascend_doctor.records import Check, Field, Record, ValidationError
 from ascend_doctor.tomlread import error_line, read_toml
 
 try:  # Python 3.11+
@@ -51,7 +52,7 @@ def _source_not_blank(v: str) -> str:
     return v
 
 
-class Signature(Record, extra="forbid", frozen=True):
+class Signature(BaseModel, extra="forbid", frozen=True):
     """One known log signature: what it means and what to change."""
 
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
@@ -61,15 +62,15 @@ class Signature(Record, extra="forbid", frozen=True):
     component: str = Field(min_length=1)
     code: Optional[str] = None
     name: Optional[str] = None  # vendor symbol, e.g. ACL_ERROR_RT_INVALID_DEVICEID
-    pattern: Annotated[str, Check(_compiles)] = Field(min_length=1)
+    pattern: Annotated[str, AfterValidator(_compiles)] = Field(min_length=1)
     meaning: str = Field(min_length=1)
     fix: str = Field(min_length=1)
-    source: Annotated[str, Check(_source_not_blank)] = Field(min_length=1)
+    source: Annotated[str, AfterValidator(_source_not_blank)] = Field(min_length=1)
     confidence: Literal["vendor-doc", "vendor-code", "issue", "inferred"]
     note: str = ""
 
 
-class Match(Record, frozen=True):
+class Match(BaseModel, frozen=True):
     """A signature found in a log: the first line that matched (trimmed) and its 1-based line number."""
 
     signature: Signature

@@ -14,6 +14,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
+from pydantic import BaseModel, Field, ValidationError
+
 from ascend_doctor import __version__
 from ascend_doctor.errors import InputError
 from ascend_doctor.host import (
@@ -30,7 +32,6 @@ from ascend_doctor.host import (
     SystemInfo,
 )
 from ascend_doctor.jsonread import loads
-from ascend_doctor.records import Field, Record, ValidationError
 from ascend_doctor.redact import redact_argv, redact_env, redact_text, register_env_secrets
 from ascend_doctor.textsafe import dump_json, undecodable_note, undecodable_paths
 
@@ -57,7 +58,7 @@ def canonical_argv(argv: list[str]) -> list[str]:
     return out
 
 
-class CommandEntry(Record, extra="forbid"):
+class CommandEntry(BaseModel, extra="forbid"):
     """One recorded command. Hand-built snapshots usually give only argv, stdout and maybe returncode."""
 
     argv: list[str]
@@ -70,33 +71,33 @@ class CommandEntry(Record, extra="forbid"):
     duration_s: float = 0.0
 
 
-class FileEntry(Record, extra="forbid"):
+class FileEntry(BaseModel, extra="forbid"):
     content: Optional[str] = None
     error: Optional[str] = None
     error_message: str = ""
     truncated: bool = False
 
 
-class DirEntry(Record, extra="forbid"):
+class DirEntry(BaseModel, extra="forbid"):
     entries: Optional[list[str]] = None
     error: Optional[str] = None
     error_message: str = ""
 
 
-class LinkEntry(Record, extra="forbid"):
+class LinkEntry(BaseModel, extra="forbid"):
     target: Optional[str] = None
     resolved: Optional[str] = None
     error: Optional[str] = None
 
 
-class DiskEntry(Record, extra="forbid"):
+class DiskEntry(BaseModel, extra="forbid"):
     total_bytes: Optional[int] = None
     free_bytes: Optional[int] = None
     error: Optional[str] = None
     error_message: str = ""
 
 
-class Snapshot(Record, extra="forbid"):
+class Snapshot(BaseModel, extra="forbid"):
     """Everything a host answered, keyed by the question."""
 
     format: str = SNAPSHOT_FORMAT

@@ -97,8 +97,9 @@ def host_options(func):
 
 def build_options(config, **cli: Any):
     """Config-file [options] first, then whatever was given on the command line."""
+    from pydantic import ValidationError
+
     from ascend_doctor.options import RunOptions
-    from ascend_doctor.records import ValidationError
     from ascend_doctor.tomlread import error_line
 
     merged = dict(config.options)

@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
+from pydantic import BaseModel, Field
+
 from ascend_doctor.errors import InputError
 from ascend_doctor.fleet.facts import DIFF_FACTS, GROUPS, gather, summarize
 from ascend_doctor.jsonread import loads
 from ascend_doctor.options import RunOptions
-from ascend_doctor.records import Field, Record
 from ascend_doctor.redact import REDACTED, is_secret_key
 from ascend_doctor.snapshot import SNAPSHOT_FORMAT, ReplayHost, load_snapshot
 from ascend_doctor.textsafe import dump_json
@@ -19,20 +20,20 @@ DIFF_FORMAT = "ascend-doctor-diff"
 DIFF_VERSION = 1
 
 
-class Change(Record):
+class Change(BaseModel):
     item: str
     a: Optional[str] = Field(None, description="Value on side A (null: absent there)")
     b: Optional[str] = Field(None, description="Value on side B (null: absent there)")
     change: str = Field(description="changed | added (only in B) | removed (only in A)")
 
 
-class Side(Record):
+class Side(BaseModel):
     path: str
     hostname: str = ""
     when: Optional[str] = Field(None, description="collected_at (snapshot) or started_at (report)")
 
 
-class DiffResult(Record):
+class DiffResult(BaseModel):
     format: str = DIFF_FORMAT
     version: int = DIFF_VERSION
     kind: str = Field(description="snapshot | report")
@@ -94,7 +95,8 @@ def diff_snapshots(path_a: str, path_b: str, options: Optional[RunOptions] = Non
 
 
 def _report_items(path: str) -> tuple[Side, dict[str, dict[str, Optional[str]]]]:
-    from ascend_doctor.records import ValidationError
+    from pydantic import ValidationError
+
     from ascend_doctor.report import Report
 
     try:

@@ -18,8 +18,9 @@ import os
 import re
 from typing import Any, Callable, Optional
 
+from pydantic import BaseModel, Field
+
 from ascend_doctor.jsonread import loads
-from ascend_doctor.records import Field, Record
 from ascend_doctor.redact import REDACTED, is_secret_option, redact_argv
 
 # Short aliases, from vllm/engine/arg_utils.py and vllm/entrypoints/cli/serve.py (vLLM 0.13.0 sdist).
@@ -77,7 +78,7 @@ def redact_command(argv: list[str]) -> list[str]:
 
 
 
-class ServeCommand(Record):
+class ServeCommand(BaseModel):
     """A parsed `vllm serve` command line. Option keys are vLLM's dest names (`tensor_parallel_size`)."""
 
     argv: list[str] = Field(description="The command line as given, secrets redacted")

@@ -23,13 +23,13 @@ import posixpath
 import re
 from typing import Callable, Iterable, Optional
 
-from ascend_doctor.records import Field, Record
+from pydantic import BaseModel, Field
 
 ReadText = Callable[[str], Optional[str]]
 ListDir = Callable[[str], Optional[list]]
 
 
-class NameList(Record):
+class NameList(BaseModel):
     """Names read from the installed files, and where they came from (or why they could not be read)."""
 
     names: Optional[list[str]] = None
@@ -41,7 +41,7 @@ class NameList(Record):
         return self.names is not None
 
 
-class InstalledVllm(Record):
+class InstalledVllm(BaseModel):
     """The `vllm_files` fact."""
 
     site_packages: Optional[str] = None

@@ -10,9 +10,9 @@ import importlib
 import pkgutil
 from typing import Callable
 
-from ascend_doctor.records import Record
+from pydantic import BaseModel
 
-KINDS: dict[str, tuple[Callable[[str], Record], str]] = {}
+KINDS: dict[str, tuple[Callable[[str], BaseModel], str]] = {}
 
 
 def parser_kind(name: str, expects: str):
@@ -25,7 +25,7 @@ def parser_kind(name: str, expects: str):
     return deco
 
 
-def parser_kinds() -> dict[str, tuple[Callable[[str], Record], str]]:
+def parser_kinds() -> dict[str, tuple[Callable[[str], BaseModel], str]]:
     for mod in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{mod.name}")
     return KINDS

@@ -13,10 +13,11 @@ import re
 from collections import Counter
 from typing import Optional
 
+from pydantic import BaseModel, Field
+
 from ascend_doctor.errors import ParseError
 from ascend_doctor.numbers import int_or_none
 from ascend_doctor.parsers import clean_paste, parser_kind
-from ascend_doctor.records import Field, Record
 from ascend_doctor.versions import split_cfg_value
 
 # `cat -n` prints "%6d\t"; pasted through a browser the tab often becomes two spaces (vllm-ascend#451).
@@ -110,7 +111,7 @@ def _strip_quotes(v: str) -> str:
     return v[1:-1] if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'" else v
 
 
-class VersionRange(Record):
+class VersionRange(BaseModel):
     """One `[...]` group of a compatible_version* list: `[V100R001C19]` (min == max) or `[7.0.0,7.5.99]`.
 
     Bounds are verbatim; a trailing dot (`[23.0.rc3,23.0.rc3.]`) is the vendor's "this prefix" marker.
@@ -138,7 +139,7 @@ def parse_ranges(value: Optional[str]) -> list[VersionRange]:
 
 # --- version.cfg ------------------------------------------------------------------------------------------------
 
-class CfgVersion(Record):
+class CfgVersion(BaseModel):
     """One `[<internal>:<CANN>]` value: `[7.6.0.1.220:8.0.0]` -> internal 7.6.0.1.220, version 8.0.0."""
 
     raw: str
@@ -146,13 +147,13 @@ class CfgVersion(Record):
     version: Optional[str] = None
 
 
-class ComponentVersions(Record):
+class ComponentVersions(BaseModel):
     running: Optional[CfgVersion] = None
     upgrade: Optional[CfgVersion] = None
     installed: Optional[CfgVersion] = None
 
 
-class VersionCfg(Record):
+class VersionCfg(BaseModel):
     """CANN `version.cfg` (`<root>/version.cfg`, e.g. /usr/local/Ascend/ascend-toolkit/latest/version.cfg)."""
 
     format_version: Optional[str] = Field(None, description="From the `# version: 1.0` header line, if present")
@@ -232,7 +233,7 @@ def _pick_cann_version(components: dict[str, ComponentVersions]) -> tuple[Option
 
 # --- *_install.info (toolkit, nnae, toolbox) ---------------------------------------------------------------------
 
-class InstallInfo(Record):
+class InstallInfo(BaseModel):
     """`ascend_toolkit_install.info` (also `ascend_nnae_install.info`, `ascend_tool_box_install.info`)."""
 
     package_name: Optional[str] = None
@@ -277,7 +278,7 @@ def _install_info(lines: list[str]) -> InstallInfo:
 
 # --- driver / firmware version.info -------------------------------------------------------------------------------
 
-class DriverVersionInfo(Record):
+class DriverVersionInfo(BaseModel):
     """`/usr/local/Ascend/driver/version.info`."""
 
     version: Optional[str] = None
@@ -320,7 +321,7 @@ def _driver_version_info(lines: list[str]) -> DriverVersionInfo:
     )
 
 
-class FirmwareVersionInfo(Record):
+class FirmwareVersionInfo(BaseModel):
     """`/usr/local/Ascend/firmware/version.info`."""
 
     version: Optional[str] = None
@@ -358,7 +359,7 @@ def _firmware_version_info(lines: list[str]) -> FirmwareVersionInfo:
 
 # --- per-component CANN version.info ------------------------------------------------------------------------------
 
-class ComponentVersionInfo(Record):
+class ComponentVersionInfo(BaseModel):
     """`<cann root>/<component>/version.info`, e.g. toolkit/: `Version=8.2.0.0.201`, `version_dir=8.2.RC1`."""
 
     version: Optional[str] = Field(None, description="Internal build number, e.g. 8.2.0.0.201")
@@ -400,7 +401,7 @@ def _component_version_info(lines: list[str]) -> ComponentVersionInfo:
 
 # --- NNAL / ATB version.info (`key : value`) ----------------------------------------------------------------------
 
-class NnalVersionInfo(Record):
+class NnalVersionInfo(BaseModel):
     """`/usr/local/Ascend/nnal/atb/latest/version.info`: `Ascend-cann-atb : 8.2.RC1`, `... Version : 8.2.RC1.B150`."""
 
     package: Optional[str] = Field(None, description="e.g. Ascend-cann-atb")
@@ -443,7 +444,7 @@ def _nnal_version_info(lines: list[str]) -> NnalVersionInfo:
 
 # --- /etc/ascend_install.info --------------------------------------------------------------------------------------
 
-class AscendInstallInfo(Record):
+class AscendInstallInfo(BaseModel):
     """`/etc/ascend_install.info`: where and how the driver and firmware were installed."""
 
     user_name: Optional[str] = None

@@ -12,10 +12,11 @@ import re
 from datetime import datetime
 from typing import Optional
 
+from pydantic import BaseModel, Field, computed_field
+
 from ascend_doctor.errors import ParseError
 from ascend_doctor.numbers import to_int
 from ascend_doctor.parsers import clean_paste, parser_kind
-from ascend_doctor.records import Field, Record
 
 # `hccn_tool -i 3 -ip -g`, possibly behind a prompt or a full path; `-ping -g address X` too.
 _CMD = re.compile(r"hccn_tool\s+(?:.*?\s)?-i\s+(\d+)\s+-(\w+)")
@@ -24,12 +25,12 @@ _LINK_RECORD = re.compile(r"^\s*(\w{3}\s+\w{3}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}\s
 _KV = re.compile(r"^\s*([^:]+?)\s*:\s*(.*?)\s*$")
 
 
-class LinkEvent(Record):
+class LinkEvent(BaseModel):
     time: str = Field(description="As printed, e.g. 'Tue Aug  1 14:44:40 2022' (whitespace collapsed)")
     status: str = Field(description="UP or DOWN")
 
 
-class LinkStat(Record):
+class LinkStat(BaseModel):
     """`hccn_tool -i N -link_stat -g`: link flap history (printed newest first)."""
 
     current_time: Optional[str] = None
@@ -38,7 +39,7 @@ class LinkStat(Record):
     latest: Optional[LinkEvent] = Field(None, description="The most recent record (by timestamp, else the first)")
 
 
-class Route(Record):
+class Route(BaseModel):
     destination: str
     gateway: str
     genmask: str
@@ -46,7 +47,7 @@ class Route(Record):
     iface: str = ""
 
 
-class PingResult(Record):
+class PingResult(BaseModel):
     """`hccn_tool -i N -ping -g address X`."""
 
     target: Optional[str] = None
@@ -56,7 +57,7 @@ class PingResult(Record):
     times_ms: list[float] = Field(default_factory=list)
 
 
-class HccnDevice(Record, computed=("link_up", "net_health_ok")):
+class HccnDevice(BaseModel):
     """Everything read about one NPU's RoCE port."""
 
     device_id: Optional[int] = None
@@ -79,16 +80,18 @@ class HccnDevice(Record, computed=("link_up", "net_health_ok")):
     empty: list[str] = Field(default_factory=list, description="Subcommands that printed nothing for this device")
     unparsed: list[str] = Field(default_factory=list)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def link_up(self) -> Optional[bool]:
         return None if self.link_status is None else self.link_status == "UP"
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def net_health_ok(self) -> Optional[bool]:
         return None if self.net_health is None else self.net_health.lower() == "success"
 
 
-class HccnToolOutput(Record):
+class HccnToolOutput(BaseModel):
     devices: dict[int, HccnDevice] = Field(default_factory=dict)
     unattributed: Optional[HccnDevice] = Field(None, description="Output that named no device (`-i` not seen)")
 
@@ -310,7 +313,7 @@ def parse_hccn_tool(text: str, device_id: Optional[int] = None) -> HccnToolOutpu
 
 # --- /etc/hccn.conf -------------------------------------------------------------------------------------------------
 
-class HccnConfDevice(Record):
+class HccnConfDevice(BaseModel):
     device_id: int
     address: Optional[str] = None
     netmask: Optional[str] = None
@@ -319,7 +322,7 @@ class HccnConfDevice(Record):
     other: dict[str, str] = Field(default_factory=dict, description="send_arp_status, arp_*, ... verbatim")
 
 
-class HccnConf(Record):
+class HccnConf(BaseModel):
     """`/etc/hccn.conf`: the RoCE IP configuration `hccn_tool -cfg` wrote, per device id."""
 
     devices: dict[int, HccnConfDevice] = Field(default_factory=dict)

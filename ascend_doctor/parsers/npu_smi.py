@@ -20,10 +20,11 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from pydantic import BaseModel, Field
+
 from ascend_doctor.errors import ParseError
 from ascend_doctor.numbers import int_or_none, to_int
 from ascend_doctor.parsers import clean_paste, parser_kind
-from ascend_doctor.records import Field, Record
 
 EXPECTS = "`npu-smi info` output (a table or a dcmi error)"
 
@@ -48,14 +49,14 @@ _ERROR_MARKERS = [
 ]
 
 
-class NpuSmiError(Record):
+class NpuSmiError(BaseModel):
     """What npu-smi printed instead of a table; `code` is the dcmi/npu-smi return code when one is printed."""
 
     code: Optional[int] = None
     message: str
 
 
-class NpuChip(Record):
+class NpuChip(BaseModel):
     """One chip's two table rows. None where this layout has no such column or prints `NA`/`-`."""
 
     npu_id: int
@@ -76,7 +77,7 @@ class NpuChip(Record):
     bus_id: Optional[str] = None
 
 
-class NpuProcess(Record):
+class NpuProcess(BaseModel):
     npu_id: int
     chip_id: Optional[int] = None
     pid: int
@@ -85,7 +86,7 @@ class NpuProcess(Record):
     container_pid: Optional[int] = Field(None, description="26.x `Process id in container`")
 
 
-class NpuSmiInfo(Record):
+class NpuSmiInfo(BaseModel):
     tool_version: Optional[str] = None
     driver_version: Optional[str] = Field(None, description="The `Version:` field (preferred over tool_version)")
     error: Optional[NpuSmiError] = None

@@ -11,18 +11,19 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from pydantic import BaseModel, Field
+
 from ascend_doctor.errors import ParseError
 from ascend_doctor.numbers import int_or_none, to_int
 from ascend_doctor.parsers import clean_paste, parser_kind
 from ascend_doctor.parsers.npu_smi import NpuSmiError, find_npu_smi_error
-from ascend_doctor.records import Field, Record
 
 _CMD = re.compile(r"npu-smi\s+info\b(.*)$")
 _KV = re.compile(r"^([A-Za-z][^:]*?)\s*:\s?(.*)$")
 _CONT = re.compile(r"^:\s?(.*)$")  # `-t health` continuation of Error Information
 
 
-class _Section(Record):
+class _Section(BaseModel):
     command: Optional[str] = None
     type: Optional[str] = None
     npu_id: Optional[int] = None
@@ -71,7 +72,7 @@ def _int(v: Optional[str]) -> Optional[int]:
 
 
 # -t health ---------------------------------------------------------------------------------------------------------
-class NpuHealth(Record):
+class NpuHealth(BaseModel):
     """`npu-smi info -t health -i N [-c C]`: `health` is OK / Warning / Alarm / Critical as printed."""
 
     npu_id: Optional[int] = Field(None, description="From the command line when the capture shows it")
@@ -123,7 +124,7 @@ def parse_npu_smi_health(text: str) -> NpuHealth:
 
 
 # key/value views: -t board, -t common, -t usages, -t ecc -----------------------------------------------------------
-class NpuKvChip(Record):
+class NpuKvChip(BaseModel):
     """One chip paragraph (`Chip ID : N` leads it in `-t common` and trails it in `-t usages` / `-t ecc`)."""
 
     chip_id: Optional[int] = None
@@ -131,7 +132,7 @@ class NpuKvChip(Record):
     fields: dict[str, str] = Field(default_factory=dict)
 
 
-class NpuKeyValues(Record):
+class NpuKeyValues(BaseModel):
     """A `Key : value` view of one card: card-level fields, then per-chip paragraphs."""
 
     type: str
@@ -239,7 +240,7 @@ class NpuBoard(NpuKeyValues):
 def parse_npu_smi_board(text: str) -> NpuBoard:
     """Card and chip board info; card-level and chip-level (`-c`) captures are merged."""
     kv = _kv_view(text, "board", BOARD_EXPECTS)
-    b = NpuBoard(**{name: getattr(kv, name) for name in kv.model_fields})
+    b = NpuBoard(**{name: getattr(kv, name) for name in type(kv).model_fields})
     b.software_version = kv.get("Software Version")
     b.firmware_version = kv.get("Firmware Version")
     b.compatibility = kv.get("Compatibility")
@@ -270,7 +271,7 @@ class NpuEcc(NpuKeyValues):
 @parser_kind("npu-smi-ecc", expects=ECC_EXPECTS)
 def parse_npu_smi_ecc(text: str) -> NpuEcc:
     kv = _kv_view(text, "ecc", ECC_EXPECTS)
-    e = NpuEcc(**{name: getattr(kv, name) for name in kv.model_fields})
+    e = NpuEcc(**{name: getattr(kv, name) for name in type(kv).model_fields})
     e.hbm_double_bit_errors = kv.get_int("HBM Double Bit Error Count")
     e.hbm_single_bit_errors = kv.get_int("HBM Single Bit Error Count")
     e.ddr_double_bit_errors = kv.get_int("DDR Double Bit Error Count")
@@ -282,14 +283,14 @@ def parse_npu_smi_ecc(text: str) -> NpuEcc:
 
 
 # -m ----------------------------------------------------------------------------------------------------------------
-class NpuMapEntry(Record):
+class NpuMapEntry(BaseModel):
     npu_id: int
     chip_id: int
     logic_id: Optional[int] = Field(None, description="`-` for the Mcu pseudo-chip")
     name: str
 
 
-class NpuMap(Record):
+class NpuMap(BaseModel):
     """`npu-smi info -m`: NPU id / chip id -> logical id (what ASCEND_RT_VISIBLE_DEVICES indexes) and chip name."""
 
     entries: list[NpuMapEntry] = Field(default_factory=list)
@@ -323,7 +324,7 @@ def parse_npu_smi_map(text: str) -> NpuMap:
 
 
 # -t topo -----------------------------------------------------------------------------------------------------------
-class NpuTopo(Record):
+class NpuTopo(BaseModel):
     """`npu-smi info -t topo`: link type between every pair (X, HCCS, SIO, PIX, PXB, PHB, SYS, NA ...)."""
 
     devices: list[str] = Field(default_factory=list, description="Column names as printed: NPU0, NPU1, ...")

@@ -14,6 +14,8 @@ import posixpath
 import re
 from typing import Optional
 
+from pydantic import BaseModel, Field, computed_field
+
 from ascend_doctor.errors import ParseError
 from ascend_doctor.host import NOT_FOUND
 from ascend_doctor.parsers.ascend_files import (
@@ -33,7 +35,6 @@ from ascend_doctor.parsers.ascend_files import (
     parse_version_cfg,
 )
 from ascend_doctor.probes import probe
-from ascend_doctor.records import Field, Record
 
 ASCEND = "/usr/local/Ascend"
 # Env vars set_env.sh exports that name the CANN root (ASCEND_OPP_PATH names <root>/opp).
@@ -58,7 +59,7 @@ def _err(res) -> str:
 
 # --- facts ------------------------------------------------------------------------------------------------------
 
-class CannCandidate(Record):
+class CannCandidate(BaseModel):
     """One place CANN might be, and what is there."""
 
     path: str
@@ -68,7 +69,7 @@ class CannCandidate(Record):
     resolved: Optional[str] = Field(None, description="Fully resolved real directory")
 
 
-class CannInstall(Record):
+class CannInstall(BaseModel):
     """One real CANN directory (several candidates may resolve to it) and what its files say."""
 
     root: str = Field(description="Resolved directory")
@@ -87,7 +88,7 @@ class CannInstall(Record):
     version_source: Optional[str] = None
 
 
-class NnalFact(Record, computed=("version",)):
+class NnalFact(BaseModel):
     found: bool = False
     version_info_path: Optional[str] = None
     info: Optional[NnalVersionInfo] = None
@@ -97,12 +98,13 @@ class NnalFact(Record, computed=("version",)):
     searched: list[str] = Field(default_factory=list)
     cann_mismatch: Optional[bool] = Field(None, description="NNAL's version.info names another CANN than the active")
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def version(self) -> Optional[str]:
         return self.info.version if self.info else None
 
 
-class CannFact(Record):
+class CannFact(BaseModel):
     found: bool = False
     searched: list[str] = Field(default_factory=list, description="Every candidate path looked at")
     candidates: list[CannCandidate] = Field(default_factory=list)
@@ -123,7 +125,7 @@ class CannFact(Record):
                                           "variables); the arch and NNAL mismatches have their own fields")
 
 
-class DriverFact(Record, computed=("version", "firmware_version")):
+class DriverFact(BaseModel):
     found: bool = False
     driver_dir: str = f"{ASCEND}/driver"
     searched: list[str] = Field(default_factory=list)
@@ -136,10 +138,12 @@ class DriverFact(Record, computed=("version", "firmware_version")):
     firmware_error: Optional[str] = None
     lib64_present: Optional[bool] = Field(None, description="<driver>/lib64 exists (None: could not tell)")
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def version(self) -> Optional[str]:
         return self.version_info.version if self.version_info else None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def firmware_version(self) -> Optional[str]:
         return self.firmware.version if self.firmware else None

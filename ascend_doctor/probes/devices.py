@@ -13,11 +13,12 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from pydantic import BaseModel, Field
+
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.host import NOT_FOUND
 from ascend_doctor.numbers import int_or_none
 from ascend_doctor.probes import probe
-from ascend_doctor.records import Field, Record
 
 # No host has more NPUs than this; a range wider than that (`0-99999999`) is a typo, not a device list.
 MAX_RANGE = 1024
@@ -32,7 +33,7 @@ HCCN_TOOL = "/usr/local/Ascend/driver/tools/hccn_tool"
 _DAVINCI = re.compile(r"^davinci(\d+)$")
 
 
-class PathState(Record):
+class PathState(BaseModel):
     """What is at one path: missing, a file, a directory (with how many entries), or unreadable."""
 
     path: str
@@ -53,7 +54,7 @@ class PathState(Record):
         return f"{self.path}: exists" + (f" ({self.error})" if self.error else "")
 
 
-class DevicesFact(Record):
+class DevicesFact(BaseModel):
     dev_listed: bool = Field(description="False when /dev could not be listed (then node presence is unknown)")
     dev_error: Optional[str] = None
     davinci: list[int] = Field(default_factory=list, description="N of every /dev/davinciN, sorted")

@@ -14,12 +14,13 @@ import threading
 import time
 from typing import Any, Optional
 
+from pydantic import BaseModel, Field
+
 from ascend_doctor.errors import ParseError
 from ascend_doctor.host import NOT_FOUND, TIMEOUT
 from ascend_doctor.numbers import int_or_none
 from ascend_doctor.parsers.hccn import HccnConf, HccnDevice, parse_hccn_conf, parse_hccn_tool
 from ascend_doctor.probes import probe
-from ascend_doctor.records import Field, Record
 
 HCCN_TOOL_PATHS = ("/usr/local/Ascend/driver/tools/hccn_tool", "hccn_tool")
 HCCN_CONF = "/etc/hccn.conf"
@@ -28,7 +29,7 @@ PER_COMMAND_TIMEOUT = 5.0
 PARALLEL_DEVICES = 4
 
 
-class HccnFact(Record):
+class HccnFact(BaseModel):
     tool: Optional[str] = Field(None, description="The hccn_tool that answered (absolute path or bare name)")
     tool_found: bool = False
     tool_error: Optional[str] = Field(None, description="Why hccn_tool gave nothing, when it did not")
@@ -74,7 +75,7 @@ def _device_ids(host, ctx, conf: Optional[HccnConf]) -> tuple[list[int], str]:
     return [], "none"
 
 
-class _DeviceRun(Record):
+class _DeviceRun(BaseModel):
     """What asking hccn_tool about one device produced."""
 
     outputs: list[str] = Field(default_factory=list)

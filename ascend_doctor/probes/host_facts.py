@@ -8,11 +8,12 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from pydantic import BaseModel, Field
+
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.host import NOT_FOUND, NOT_RECORDED, PythonEnv
 from ascend_doctor.numbers import int_or_none
 from ascend_doctor.probes import probe
-from ascend_doctor.records import Field, Record
 
 HUAWEI_PCI_VENDOR = "0x19e5"
 
@@ -40,7 +41,7 @@ def python_probe(host, ctx) -> PythonEnv:
 SELINUX_MODES = ("enforcing", "permissive", "disabled")
 
 
-class SelinuxFact(Record):
+class SelinuxFact(BaseModel):
     """What each source says; the check reconciles them (they can disagree, and one may be unreadable)."""
 
     enforce_file: Optional[str] = Field(None, description="content of /sys/fs/selinux/enforce ('1' enforcing)")
@@ -103,7 +104,7 @@ def selinux_probe(host, ctx) -> SelinuxFact:
 
 
 # Limits --------------------------------------------------------------------------------------------------------------
-class LimitsFact(Record):
+class LimitsFact(BaseModel):
     nofile_soft: Optional[int] = None  # None = unlimited
     nofile_hard: Optional[int] = None
     raw_line: str = ""
@@ -132,7 +133,7 @@ def limits_probe(host, ctx) -> LimitsFact:
 
 
 # /dev/shm, memory, disk ----------------------------------------------------------------------------------------------
-class ShmFact(Record):
+class ShmFact(BaseModel):
     total_bytes: Optional[int] = None
     free_bytes: Optional[int] = None
     mounted: bool = True
@@ -154,7 +155,7 @@ def shm_probe(host, ctx) -> ShmFact:
     return ShmFact(total_bytes=du.total_bytes, free_bytes=du.free_bytes, mount_line=line)
 
 
-class MemoryFact(Record):
+class MemoryFact(BaseModel):
     total_kib: int
     available_kib: Optional[int] = None
     hugepages_total: Optional[int] = None
@@ -206,7 +207,7 @@ def memory_probe(host, ctx) -> MemoryFact:
     return fact
 
 
-class DiskPlace(Record):
+class DiskPlace(BaseModel):
     role: str
     path: str
     measured_path: str = ""
@@ -215,7 +216,7 @@ class DiskPlace(Record):
     error: Optional[str] = None
 
 
-class DiskFact(Record):
+class DiskFact(BaseModel):
     places: list[DiskPlace] = Field(default_factory=list)
 
 
@@ -249,7 +250,7 @@ def disk_probe(host, ctx) -> DiskFact:
 
 
 # Time synchronisation ------------------------------------------------------------------------------------------------
-class TimeSyncFact(Record):
+class TimeSyncFact(BaseModel):
     synchronized: Optional[bool] = None
     via: str = ""
     seen: list[str] = Field(default_factory=list, description="what each source said (for evidence)")
@@ -295,7 +296,7 @@ def timesync_probe(host, ctx) -> TimeSyncFact:
 
 
 # gcc ------------------------------------------------------------------------------------------------------------------
-class GccFact(Record):
+class GccFact(BaseModel):
     found: bool
     version: Optional[str] = None
     first_line: str = ""
@@ -314,7 +315,7 @@ def gcc_probe(host, ctx) -> GccFact:
 
 
 # Container -----------------------------------------------------------------------------------------------------------
-class ContainerFact(Record):
+class ContainerFact(BaseModel):
     in_container: bool
     runtime: Optional[str] = Field(None, description="docker | podman | containerd | kubernetes | lxc | None")
     image: Optional[str] = Field(None, description="The image, when the runtime says (podman's /run/.containerenv)")
@@ -357,7 +358,7 @@ def container_probe(host, ctx) -> ContainerFact:
 
 
 # PCIe ------------------------------------------------------------------------------------------------------------------
-class PcieLink(Record):
+class PcieLink(BaseModel):
     slot: str
     device_id: str = ""
     pci_class: str = ""
@@ -367,7 +368,7 @@ class PcieLink(Record):
     max_speed: str = ""
 
 
-class PcieFact(Record):
+class PcieFact(BaseModel):
     sysfs_readable: bool
     listed: int = Field(0, description="PCI functions sysfs lists (0 in a container that masks /sys)")
     devices: list[PcieLink] = Field(default_factory=list)

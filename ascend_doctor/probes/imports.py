@@ -10,11 +10,12 @@ from __future__ import annotations
 import signal
 from typing import Optional
 
+from pydantic import BaseModel, Field
+
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.host import TIMEOUT
 from ascend_doctor.jsonread import loads
 from ascend_doctor.probes import probe
-from ascend_doctor.records import Field, Record
 
 IMPORT_TIMEOUT = 90.0  # torch_npu's first import on a cold page cache takes 10-30 s on real Atlas hosts
 
@@ -50,7 +51,7 @@ print("ASCEND_DOCTOR_IMPORT " + json.dumps(out), flush=True)
 """
 
 
-class ImportProbeFact(Record):
+class ImportProbeFact(BaseModel):
     ran: bool = Field(description="False when skipped (torch not installed, or --no-import-probe)")
     skipped_reason: str = ""
     python: str = ""

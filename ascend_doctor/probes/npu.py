@@ -10,12 +10,13 @@ from __future__ import annotations
 import time
 from typing import Optional
 
+from pydantic import BaseModel, Field
+
 from ascend_doctor.errors import FactUnavailable, ParseError
 from ascend_doctor.host import NOT_FOUND, TIMEOUT, CommandResult
 from ascend_doctor.parsers.npu_smi import NpuSmiInfo, find_npu_smi_error, parse_npu_smi_info
 from ascend_doctor.parsers.npu_smi_detail import NpuHealth, NpuTopo, parse_npu_smi_health, parse_npu_smi_topo
 from ascend_doctor.probes import probe
-from ascend_doctor.records import Field, Record
 
 NPU_SMI = "npu-smi"
 # Tried in order when `npu-smi` is not on PATH (non-login shells, systemd units): the driver installs it in
@@ -24,7 +25,7 @@ NPU_SMI_FALLBACKS = ("/usr/local/bin/npu-smi", "/usr/local/sbin/npu-smi")
 STDERR_TAIL_LINES = 5
 
 
-class CommandSummary(Record):
+class CommandSummary(BaseModel):
     """How one command went, without its full output (the parsed fact carries what matters)."""
 
     argv: list[str]
@@ -42,7 +43,7 @@ class CommandSummary(Record):
                    stderr_tail=tail, duration_s=r.duration_s, why_not=r.why_not())
 
 
-class NpuSmiFact(Record):
+class NpuSmiFact(BaseModel):
     """`npu-smi info`: whether the tool exists, how the run went, and the parsed table or why there is none."""
 
     found: bool = Field(description="False when npu-smi is not installed / not mounted (no Ascend driver visible)")
@@ -109,14 +110,14 @@ def npu_smi_probe(host, ctx) -> NpuSmiFact:
 
 
 # -t health ---------------------------------------------------------------------------------------------------------
-class NpuHealthResult(Record):
+class NpuHealthResult(BaseModel):
     npu_id: int
     command: CommandSummary
     health: Optional[NpuHealth] = None
     parse_error: Optional[str] = None
 
 
-class NpuHealthFact(Record):
+class NpuHealthFact(BaseModel):
     """`npu-smi info -t health -i N` for every NPU the table lists, run one after another within the time budget."""
 
     results: list[NpuHealthResult] = Field(default_factory=list)
@@ -162,7 +163,7 @@ def npu_health_probe(host, ctx) -> NpuHealthFact:
 
 
 # -t topo -----------------------------------------------------------------------------------------------------------
-class NpuTopoFact(Record):
+class NpuTopoFact(BaseModel):
     command: CommandSummary
     topo: Optional[NpuTopo] = None
     parse_error: Optional[str] = None

@@ -12,8 +12,9 @@ import time
 from typing import TYPE_CHECKING, Any, Optional
 from urllib.parse import urlsplit
 
+from pydantic import BaseModel, Field
+
 from ascend_doctor.errors import InputError
-from ascend_doctor.records import Field, Record
 from ascend_doctor.redact import register_secret
 
 if TYPE_CHECKING:  # httpx is imported where a request is made: `check` without --smoke-url never needs it
@@ -23,7 +24,7 @@ MAX_BODY = 256 * 1024  # bytes kept of any response (the excerpt in evidence is 
 USER_AGENT = "ascend-doctor-smoke"
 
 
-class ToolCall(Record):
+class ToolCall(BaseModel):
     """One tool call as the server sent it (arguments kept raw: string, object, or whatever came)."""
 
     index: Optional[int] = None
@@ -33,7 +34,7 @@ class ToolCall(Record):
     arguments: Any = None
 
 
-class StreamInfo(Record):
+class StreamInfo(BaseModel):
     """What the SSE stream looked like, beyond the message it assembles to."""
 
     events: int = 0
@@ -49,7 +50,7 @@ class StreamInfo(Record):
     indices: list[int] = Field(default_factory=list, description="tool-call indices in order of first appearance")
 
 
-class Reply(Record):
+class Reply(BaseModel):
     """The assistant message of choice 0, from a JSON body or assembled from stream deltas."""
 
     content: Optional[str] = None
@@ -63,7 +64,7 @@ class Reply(Record):
         None, description="the deprecated message.function_call, when the server still sends it")
 
 
-class Exchange(Record):
+class Exchange(BaseModel):
     """One request/response with the server: a scenario's raw fact."""
 
     name: str

@@ -10,7 +10,8 @@ import json
 import random
 from typing import Any, Callable, Optional
 
-from ascend_doctor.records import Field, Record
+from pydantic import BaseModel, Field
+
 from ascend_doctor.smoke.client import Exchange, SmokeClient, ToolCall
 
 WEATHER_TOOL = {
@@ -75,7 +76,7 @@ CHAT_SCENARIOS = [CHAT, NAMED, NAMED_STREAM, REQUIRED, AUTO, NONE, PARALLEL, PAR
                   IRRELEVANT]
 
 
-class LoadResult(Record):
+class LoadResult(BaseModel):
     """What `--load N --concurrency C` measured."""
 
     requested: int
@@ -94,7 +95,7 @@ class LoadResult(Record):
     stopped_early: Optional[str] = None
 
 
-class SmokeFacts(Record):
+class SmokeFacts(BaseModel):
     """Everything the smoke scenarios observed: the `smoke` fact."""
 
     base_url: str
