@@ -21,9 +21,10 @@ from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
-from pydantic import AfterValidator, BaseModel, Field, ValidationError
+from pydantic import AfterValidator, Field, ValidationError
 
 from ascend_doctor.errors import InputError
+from ascend_doctor.model import Model
 from ascend_doctor.report import Severity
 from ascend_doctor.tomlread import error_line, read_toml_with_stat
 
@@ -36,13 +37,13 @@ def _reason_not_blank(v: str) -> str:
     return v
 
 
-class WaiverRule(BaseModel, extra="forbid"):
+class WaiverRule(Model, extra="forbid"):
     code: str
     reason: Annotated[str, AfterValidator(_reason_not_blank)] = Field(min_length=1)
     expires: Optional[date] = None
 
 
-class Config(BaseModel, extra="forbid"):
+class Config(Model, extra="forbid"):
     options: dict[str, Any] = Field(default_factory=dict)
     severity: dict[str, Severity] = Field(default_factory=dict)
     waive: list[WaiverRule] = Field(default_factory=list)

@@ -22,11 +22,12 @@ from typing import Annotated, Dict, List, Literal, Optional
 
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
-from pydantic import AfterValidator, BaseModel, Field, ValidationError
+from pydantic import AfterValidator, Field, ValidationError
 
 from ascend_doctor.errors import InputError, ParseError
 from ascend_doctor.host import PythonEnv, normalize_name
 from ascend_doctor.matrix_schema import check_specifier
+from ascend_doctor.model import Model
 from ascend_doctor.paths import builtin_matrices_dir
 from ascend_doctor.tomlread import read_toml
 from ascend_doctor.versions import build_of, try_parse_version, version_in
@@ -53,7 +54,7 @@ def _sources(v: List[str]) -> List[str]:
     return v
 
 
-class AllowRule(BaseModel, extra="forbid", frozen=True):
+class AllowRule(Model, extra="forbid", frozen=True):
     """One documented-harmless conflict: `requirer`'s requirement on `requirement` may be unmet when `when` holds."""
 
     id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -67,7 +68,7 @@ class AllowRule(BaseModel, extra="forbid", frozen=True):
     source: Annotated[List[str], AfterValidator(_sources)] = Field(min_length=1)
 
 
-class AllowList(BaseModel, extra="forbid"):
+class AllowList(Model, extra="forbid"):
     schema_version: Literal[1]
     updated: date
     allow: List[AllowRule] = Field(default_factory=list)
@@ -92,7 +93,7 @@ def load_allowlist(path: Optional[str] = None) -> AllowList:
 
 # --- conflicts --------------------------------------------------------------------------------------------------
 
-class Conflict(BaseModel):
+class Conflict(Model):
     """One unmet requirement, worded like `pip check`."""
 
     requirer: str

@@ -10,12 +10,11 @@ from datetime import datetime, timezone
 from functools import cached_property
 from typing import Any, Callable, Iterable, Optional
 
-from pydantic import BaseModel
-
 from ascend_doctor import __version__
 from ascend_doctor.config import Config
 from ascend_doctor.errors import FactUnavailable, ProbeCrashed
 from ascend_doctor.host import Host
+from ascend_doctor.model import Model
 from ascend_doctor.options import RunOptions
 from ascend_doctor.probes import load_probes
 from ascend_doctor.redact import redact_text
@@ -33,7 +32,7 @@ from ascend_doctor.report import (
 )
 
 
-class Outcome(BaseModel):
+class Outcome(Model):
     """What a check function returns; the engine adds code, title, severity, docs."""
 
     status: Status
@@ -71,6 +70,15 @@ class FactStore:
             f.set_result(value)
             self._futures[name] = f
             self._started[name] = time.monotonic()
+
+    def preset(self, name: str, value: Any) -> None:
+        """Give a fact its value instead of a probe (the `vllm serve` line exec lints), unless one is running."""
+        with self._lock:
+            if name not in self._futures:
+                f: Future = Future()
+                f.set_result(value)
+                self._futures[name] = f
+                self._started[name] = time.monotonic()
 
     def start(self, name: str) -> Future:
         with self._lock:
@@ -265,17 +273,38 @@ def host_summary(host: Host, redact_hostname: bool = False, facts: Optional[Fact
     return summary
 
 
+# The vendor-tool probes with the longest chains (npu-smi info, then per-NPU questions; hccn_tool per port) and the
+# file probes the header needs. A full run starts them while the checks are still being loaded (`prefetch`), so the
+# run waits for the slowest tool, not for the doctor's own start-up plus the tool. None depends on --python, which
+# `exec` may still infer from the command line.
+EARLY_FACTS = ("npu_smi", "npu_health", "hccn", "driver", "cann", "container", "devices")
+
+
+def prefetch(host: Host, options: RunOptions) -> FactStore:
+    """A FactStore with the EARLY_FACTS probes already running (for run_static's `facts`)."""
+    store = FactStore(host, options)
+    store.start_all(EARLY_FACTS)
+    return store
+
+
 def run_static(host: Host, registry: Registry, options: RunOptions, config: Optional[Config] = None,
                extra_findings: Iterable[Finding] = (), command: str = "check",
                linted_command: Optional[list[str]] = None, preset_facts: Optional[dict[str, Any]] = None,
-               started: Optional[tuple[datetime, float]] = None, stages: tuple[str, ...] = ("static",)) -> Report:
-    """Select the checks of `stages`, gather the facts they need concurrently, evaluate them, build the report."""
+               started: Optional[tuple[datetime, float]] = None, stages: tuple[str, ...] = ("static",),
+               facts: Optional[FactStore] = None) -> Report:
+    """Select the checks of `stages`, gather the facts they need concurrently (in `facts` when probes were started
+    earlier by `prefetch`), evaluate them, build the report."""
     config = config or Config()
     started_at, t0 = started or (datetime.now(timezone.utc), time.monotonic())
     from ascend_doctor.stack import STACK_FACTS
 
     checks = registry.select(options.select, options.ignore, stage=stages)
-    facts = FactStore(host, options, preset=preset_facts)
+    if facts is None:
+        facts = FactStore(host, options)
+    else:
+        facts.options = options  # exec may have inferred --python since: the probes started from now on see it
+    for name, value in (preset_facts or {}).items():
+        facts.preset(name, value)
     facts.start_all(sorted({n for c in checks for n in c.needs} | set(STACK_FACTS)))
     ctx = CheckContext(facts, options)
     findings = [evaluate(c, ctx) for c in checks]

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Optional, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from ascend_doctor.model import Model
 
 # Error kinds shared by every result type.
 NOT_FOUND = "not_found"
@@ -22,7 +24,7 @@ NOT_RECORDED = "not_recorded"  # replay: the snapshot has no answer for this que
 DEFAULT_MAX_OUTPUT = 4 * 1024 * 1024  # bytes kept per stream / file; the rest is dropped and flagged
 
 
-class CommandResult(BaseModel):
+class CommandResult(Model):
     """What running one argv produced."""
 
     argv: list[str]
@@ -63,7 +65,7 @@ class CommandResult(BaseModel):
         return ""
 
 
-class FileResult(BaseModel):
+class FileResult(Model):
     path: str
     content: Optional[str] = None
     error: Optional[str] = None
@@ -75,7 +77,7 @@ class FileResult(BaseModel):
         return self.content is not None
 
 
-class DirResult(BaseModel):
+class DirResult(Model):
     path: str
     entries: Optional[list[str]] = None
     error: Optional[str] = None
@@ -86,7 +88,7 @@ class DirResult(BaseModel):
         return self.entries is not None
 
 
-class LinkResult(BaseModel):
+class LinkResult(Model):
     """Symlink resolution: `target` is os.readlink, `resolved` the fully resolved real path."""
 
     path: str
@@ -95,7 +97,7 @@ class LinkResult(BaseModel):
     error: Optional[str] = None
 
 
-class DiskResult(BaseModel):
+class DiskResult(Model):
     path: str
     total_bytes: Optional[int] = None
     free_bytes: Optional[int] = None
@@ -103,14 +105,14 @@ class DiskResult(BaseModel):
     error_message: str = ""
 
 
-class Distribution(BaseModel):
+class Distribution(Model):
     name: str
     version: str
     requires: list[str] = Field(default_factory=list)
     location: Optional[str] = None
 
 
-class PythonEnv(BaseModel):
+class PythonEnv(Model):
     """An interpreter and its installed distributions, read from metadata only (nothing is imported)."""
 
     executable: str = ""
@@ -141,7 +143,7 @@ class PythonEnv(BaseModel):
         return None
 
 
-class SystemInfo(BaseModel):
+class SystemInfo(Model):
     hostname: str = ""
     os: str = ""
     kernel: str = ""

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from ascend_doctor import __version__
 from ascend_doctor.errors import InputError
@@ -30,6 +30,7 @@ from ascend_doctor.matrix_schema import (
     VllmParsers,
     normalize_name,
 )
+from ascend_doctor.model import Model
 from ascend_doctor.paths import builtin_matrices_dir
 from ascend_doctor.tomlread import read_toml
 from ascend_doctor.versions import Version, build_of, parse_version, try_parse_version, version_in
@@ -45,7 +46,7 @@ def _row_id(table: str, row) -> object:
     return parse_version(value) if table in VERSION_KEYED else value
 
 
-class StackItem(BaseModel):
+class StackItem(Model):
     """One component of an installed stack compared with the release row of the installed vllm-ascend."""
 
     component: str  # PyPI name, or "cann" / "python"

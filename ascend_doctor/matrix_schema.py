@@ -14,6 +14,7 @@ from typing import Annotated, Dict, List, Literal, Optional
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from ascend_doctor.errors import ParseError
+from ascend_doctor.model import Model
 from ascend_doctor.versions import SpecifierSet, parse_version
 
 SCHEMA_VERSION = 1
@@ -80,7 +81,7 @@ PythonMinor = Annotated[str, AfterValidator(_python)]
 Sources = Annotated[List[str], AfterValidator(_source)]
 
 
-class Row(BaseModel, extra="forbid", frozen=True):
+class Row(Model, extra="forbid", frozen=True):
     """Fields every row has: where it comes from, and an optional human note."""
 
     source: Sources
@@ -281,7 +282,7 @@ class Advisory(Row):
         return self.id
 
 
-class MatrixFile(BaseModel, extra="forbid"):
+class MatrixFile(Model, extra="forbid"):
     """One matrix TOML file: a header and any of the row tables."""
 
     schema_version: int

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from ascend_doctor.model import Model
 from ascend_doctor.report import Severity
 
 
-class RunOptions(BaseModel, extra="forbid"):
+class RunOptions(Model, extra="forbid"):
     fail_on: Severity = Severity.ERROR
     fail_on_unknown: bool = Field(False, description="Exit 1 when a check of severity error/critical could not run")
     select: list[str] = Field(default_factory=list)

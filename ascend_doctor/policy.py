@@ -5,23 +5,24 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Optional
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from ascend_doctor.errors import InputError
+from ascend_doctor.model import Model
 from ascend_doctor.paths import builtin_matrices_dir
 from ascend_doctor.tomlread import error_line, read_toml
 
 POLICY_FILE = "host-policy.toml"
 
 
-class Threshold(BaseModel, extra="forbid"):
+class Threshold(Model, extra="forbid"):
     minimum: float
     recommended: Optional[float] = None
     source: str
     note: str = ""
 
 
-class HostPolicy(BaseModel, extra="forbid"):
+class HostPolicy(Model, extra="forbid"):
     schema_version: int
     nofile_soft: Threshold
     nofile_hard: Threshold

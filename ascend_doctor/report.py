@@ -10,7 +10,9 @@ from datetime import datetime
 from enum import Enum
 from typing import Any, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from ascend_doctor.model import Model
 
 SCHEMA_VERSION = "1.1"  # 1.1: verdict, incomplete, fail_on_unknown, host.where/runtime/image/stack
 
@@ -42,7 +44,7 @@ class Severity(str, Enum):
 _SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2, Severity.CRITICAL: 3}
 
 
-class Evidence(BaseModel, extra="forbid"):
+class Evidence(Model, extra="forbid"):
     """What was seen and where: a command, a file, an env var, an HTTP exchange."""
 
     source: str = Field(description="Where it was seen: 'cmd: npu-smi info', 'file: /etc/...', 'env: VAR', 'http: POST /v1/...'")
@@ -51,12 +53,12 @@ class Evidence(BaseModel, extra="forbid"):
                                                  "fine, false for one that is not; renderers show failing items first")
 
 
-class Waiver(BaseModel, extra="forbid"):
+class Waiver(Model, extra="forbid"):
     reason: str
     expires: Optional[str] = None
 
 
-class Finding(BaseModel, extra="forbid"):
+class Finding(Model, extra="forbid"):
     """One check's verdict on this host (or node, for fleet runs)."""
 
     code: str = Field(description="Stable check code, e.g. HOST101")
@@ -80,7 +82,7 @@ class Finding(BaseModel, extra="forbid"):
     details: dict[str, Any] = Field(default_factory=dict, description="Machine-readable extras (traceback, metrics)")
 
 
-class Stack(BaseModel, extra="forbid"):
+class Stack(Model, extra="forbid"):
     """The stack the doctor found, so a reader knows it without reading findings. `null`: not established (not looked
     at, not installed, or the probe could not tell — the findings say which)."""
 
@@ -99,7 +101,7 @@ class Stack(BaseModel, extra="forbid"):
     npu_count: Optional[int] = Field(None, description="Number of NPU chips npu-smi lists")
 
 
-class HostSummary(BaseModel, extra="forbid"):
+class HostSummary(Model, extra="forbid"):
     hostname: str = Field(description="May be '<redacted>' with --redact-hostname")
     os: str = ""
     kernel: str = ""
@@ -113,7 +115,7 @@ class HostSummary(BaseModel, extra="forbid"):
     stack: Optional[Stack] = None
 
 
-class Counts(BaseModel, extra="forbid"):
+class Counts(Model, extra="forbid"):
     pass_: int = Field(0, alias="pass")
     warn: int = 0
     fail: int = 0
@@ -123,7 +125,7 @@ class Counts(BaseModel, extra="forbid"):
     waived: int = 0
 
 
-class Report(BaseModel, extra="forbid"):
+class Report(Model, extra="forbid"):
     """Everything one run concluded. Renderers print it; they compute nothing."""
 
     schema_version: str = SCHEMA_VERSION

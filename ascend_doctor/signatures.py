@@ -18,9 +18,10 @@ import re
 from functools import lru_cache
 from typing import Annotated, Dict, FrozenSet, List, Literal, Optional, Tuple
 
-from pydantic import AfterValidator, BaseModel, Field, ValidationError
+from pydantic import AfterValidator, Field, ValidationError
 
 from ascend_doctor.errors import InputError
+from ascend_doctor.model import Model
 from ascend_doctor.paths import builtin_matrices_dir
 from ascend_doctor.tomlread import error_line, read_toml
 
@@ -52,7 +53,7 @@ def _source_not_blank(v: str) -> str:
     return v
 
 
-class Signature(BaseModel, extra="forbid", frozen=True):
+class Signature(Model, extra="forbid", frozen=True):
     """One known log signature: what it means and what to change."""
 
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
@@ -70,7 +71,7 @@ class Signature(BaseModel, extra="forbid", frozen=True):
     note: str = ""
 
 
-class Match(BaseModel, frozen=True):
+class Match(Model, frozen=True):
     """A signature found in a log: the first line that matched (trimmed) and its 1-based line number."""
 
     signature: Signature

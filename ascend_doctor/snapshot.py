@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Optional
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from ascend_doctor import __version__
 from ascend_doctor.errors import InputError
@@ -22,6 +23,7 @@ from ascend_doctor.host import (
     DEFAULT_MAX_OUTPUT,
     NOT_FOUND,
     NOT_RECORDED,
+    TIMEOUT,
     CommandResult,
     DirResult,
     DiskResult,
@@ -32,6 +34,7 @@ from ascend_doctor.host import (
     SystemInfo,
 )
 from ascend_doctor.jsonread import loads
+from ascend_doctor.model import Model
 from ascend_doctor.redact import redact_argv, redact_env, redact_text, register_env_secrets
 from ascend_doctor.textsafe import dump_json, undecodable_note, undecodable_paths
 
@@ -58,7 +61,7 @@ def canonical_argv(argv: list[str]) -> list[str]:
     return out
 
 
-class CommandEntry(BaseModel, extra="forbid"):
+class CommandEntry(Model, extra="forbid"):
     """One recorded command. Hand-built snapshots usually give only argv, stdout and maybe returncode."""
 
     argv: list[str]
@@ -71,33 +74,33 @@ class CommandEntry(BaseModel, extra="forbid"):
     duration_s: float = 0.0
 
 
-class FileEntry(BaseModel, extra="forbid"):
+class FileEntry(Model, extra="forbid"):
     content: Optional[str] = None
     error: Optional[str] = None
     error_message: str = ""
     truncated: bool = False
 
 
-class DirEntry(BaseModel, extra="forbid"):
+class DirEntry(Model, extra="forbid"):
     entries: Optional[list[str]] = None
     error: Optional[str] = None
     error_message: str = ""
 
 
-class LinkEntry(BaseModel, extra="forbid"):
+class LinkEntry(Model, extra="forbid"):
     target: Optional[str] = None
     resolved: Optional[str] = None
     error: Optional[str] = None
 
 
-class DiskEntry(BaseModel, extra="forbid"):
+class DiskEntry(Model, extra="forbid"):
     total_bytes: Optional[int] = None
     free_bytes: Optional[int] = None
     error: Optional[str] = None
     error_message: str = ""
 
 
-class Snapshot(BaseModel, extra="forbid"):
+class Snapshot(Model, extra="forbid"):
     """Everything a host answered, keyed by the question."""
 
     format: str = SNAPSHOT_FORMAT
@@ -164,11 +167,17 @@ def load_snapshot(path: str | Path) -> Snapshot:
 
 
 class ReplayHost:
-    """Answers every host question from a snapshot; unanswered questions read as 'not found'."""
+    """Answers every host question from a snapshot; unanswered questions read as 'not found'.
 
-    def __init__(self, snapshot: Snapshot, label: str = "snapshot"):
+    `timing=True` (`--replay-timing`) answers each command after its recorded `duration_s`, and a command that took
+    longer than the caller's timeout times out as it would have on the host: a replay then shows how long the run
+    takes, and what it misses, on the real machine.
+    """
+
+    def __init__(self, snapshot: Snapshot, label: str = "snapshot", timing: bool = False):
         self.snapshot = snapshot
         self.label = label
+        self.timing = timing
         register_env_secrets(snapshot.env)  # a hand-built snapshot may hold real ones: masked wherever they appear
         self._commands: dict[tuple[str, ...], CommandEntry] = {}
         for c in snapshot.commands:
@@ -182,6 +191,11 @@ class ReplayHost:
         if entry is None:
             return CommandResult(argv=list(argv), error=NOT_FOUND,
                                  error_message=f"{argv[0]}: not in snapshot (command not found)")
+        if self.timing and entry.duration_s > 0:
+            time.sleep(min(entry.duration_s, timeout))
+            if entry.duration_s > timeout:
+                return CommandResult(argv=list(argv), error=TIMEOUT, error_message=f"killed after {timeout:g}s",
+                                     duration_s=timeout)
         return CommandResult(**entry.model_dump())
 
     def read_file(self, path: str, max_bytes: int = DEFAULT_MAX_OUTPUT) -> FileResult:

@@ -175,7 +175,7 @@ def cann_env_sourced(ctx):
     return ctx.ok(f"CANN environment sourced (LD_LIBRARY_PATH has {c.active.root} lib64)", evidence)
 
 
-@check("CANN105", "nnal-atb", severity="error", needs=["cann", "python"])
+@check("CANN105", "nnal-atb", severity="error", needs=["cann", "python", "driver", "npu_smi"])
 def nnal_atb(ctx):
     """NNAL/ATB is installed and sourced where vllm-ascend needs it
 

@@ -118,7 +118,7 @@ def container_device_nodes(ctx):
                   + ", ".join(nodes) + " present", evidence)
 
 
-@check("CTR102", "container-driver-mounts", severity="error", needs=["container", "devices"])
+@check("CTR102", "container-driver-mounts", severity="error", needs=["container", "devices", "npu_smi"])
 def container_driver_mounts(ctx):
     """The host driver files are mounted into the container
 
@@ -160,7 +160,7 @@ def container_driver_mounts(ctx):
                   f"({devs.driver_lib64.entries} entries), driver/version.info, /etc/ascend_install.info", evidence)
 
 
-@check("CTR103", "container-hccn-tool", severity="warning", needs=["container", "devices", "env"])
+@check("CTR103", "container-hccn-tool", severity="warning", needs=["container", "devices", "env", "npu_smi"])
 def container_hccn_tool(ctx):
     """hccn_tool is mounted when the container will use more than one NPU
 
@@ -210,7 +210,7 @@ def container_hccn_tool(ctx):
     return ctx.skip(f"{what}; not needed with a single NPU and no multi-node variables", evidence)
 
 
-@check("CTR104", "container-npu-smi-error", severity="error", needs=["container", "npu_smi"])
+@check("CTR104", "container-npu-smi-error", severity="error", needs=["container", "npu_smi", "devices"])
 def container_npu_smi_error(ctx):
     """npu-smi works inside the container (DCMI errors mapped to mounts and sharing)
 

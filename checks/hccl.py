@@ -115,6 +115,21 @@ def _partial_note(hccn, cmd: str) -> str:
     return f"; no answer for device(s) {','.join(map(str, missing))}" if missing else ""
 
 
+def _ok_unless_partial(ctx, hccn, cmd: str, message: str, evidence):
+    """A pass only when every device answered: a partial look is `unknown`, naming the devices not read and why."""
+    missing = _unanswered(hccn, cmd)
+    if not missing:
+        return ctx.ok(message, evidence)
+    why = []
+    for d in missing:
+        errs = hccn.errors.get(d) or []
+        skipped = any(s.startswith(f"-i {d} -{cmd} ") for s in hccn.skipped)
+        why.append(f"device {d}: " + ("not asked (out of time)" if skipped else "; ".join(errs) or "no answer"))
+    return ctx.unknown(f"{message}, but no answer for device(s) {','.join(map(str, missing))}: those ports were not "
+                       "looked at", [*evidence, ev(f"cmd: {hccn.tool} -i N -{cmd} -g", "\n".join(why), ok=False)],
+                       not_read=missing)
+
+
 @check("HCCL101", "hccn-link-up", severity="error", needs=["hccn", "env"])
 def hccn_link_up(ctx):
     """Every NPU network port is UP and not flapping
@@ -163,7 +178,7 @@ def hccn_link_up(ctx):
     if not any(dev.link_up for dev in hccn.devices.values()):
         return ctx.unknown(f"hccn_tool printed no link status{note}", evidence)
     up = sum(1 for dev in hccn.devices.values() if dev.link_up)
-    return ctx.ok(f"link UP on {up} device(s){note}", evidence)
+    return _ok_unless_partial(ctx, hccn, "link", f"link UP on {up} device(s)", evidence)
 
 
 @check("HCCL102", "hccn-net-health", severity="error", needs=["hccn", "env"])
@@ -195,7 +210,7 @@ def hccn_net_health(ctx):
     ok = sum(1 for dev in hccn.devices.values() if dev.net_health_ok)
     if not ok:
         return ctx.unknown(f"hccn_tool printed no net health status{note}", evidence)
-    return ctx.ok(f"net health Success on {ok} device(s){note}", evidence)
+    return _ok_unless_partial(ctx, hccn, "net_health", f"net health Success on {ok} device(s)", evidence)
 
 
 @check("HCCL103", "hccn-ip-config", severity="error", needs=["hccn", "env"])
@@ -240,10 +255,10 @@ def hccn_ip_config(ctx):
                     duplicates={ip: ds for ip, ds in dups.items()})
     if not owners:
         return ctx.unknown(f"hccn_tool printed no IP answer{note}", evidence)
-    return ctx.ok(f"{len(owners)} device(s) with distinct IPs{note}", evidence)
+    return _ok_unless_partial(ctx, hccn, "ip", f"{len(owners)} device(s) with distinct IPs", evidence)
 
 
-@check("HCCL104", "hccn-conf-consistent", severity="warning", needs=["hccn", "env"])
+@check("HCCL104", "hccn-conf-consistent", severity="warning", needs=["hccn", "env", "container"])
 def hccn_conf_consistent(ctx):
     """/etc/hccn.conf matches the live NPU port addresses
 

@@ -132,7 +132,7 @@ def dcmi_diagnosis(err, in_container: bool) -> tuple[str, str]:
     return ("npu-smi printed an error instead of the device table", FIX_8005_HOST)
 
 
-@check("NPU101", "npu-health", severity="error", needs=["npu_smi"])
+@check("NPU101", "npu-health", severity="error", needs=["npu_smi", "npu_health"])
 def npu_health(ctx):
     """Every NPU chip reports Health OK
 
@@ -193,12 +193,22 @@ def npu_health(ctx):
                         unhealthy=[c.npu_id for c in info.unhealthy()])
     n_npu, n_chip = len(info.npu_ids()), len(info.chips)
     suffix = " (table elided: at least this many)" if info.elided else ""
-    if health is not None and health.skipped:
-        suffix += f"; `-t health` detail not read for NPU {','.join(map(str, health.skipped))} (out of time)"
+    missing = health.not_read() if health is not None else list(info.npu_ids())
+    if missing:
+        why = []
+        for npu in missing:
+            res = by_npu.get(npu)
+            why.append(f"NPU {npu}: " + ("not asked (out of time)" if res is None else
+                                         res.command.why_not or res.parse_error or "no answer"))
+        evidence.append(ev("npu-smi info -t health -i N", "\n".join(why), ok=False))
+        what = "the `-t health` probe did not run" if health is None else \
+            f"`-t health` was not read for NPU {', '.join(map(str, missing))}"
+        return ctx.unknown(f"the table says Health OK for {n_npu} NPU(s), {n_chip} chip(s){suffix}, but {what}: "
+                           "those NPUs were not looked at closely", evidence, not_read=missing)
     return ctx.ok(f"{n_npu} NPU(s), {n_chip} chip(s) report Health OK{suffix}", evidence)
 
 
-@check("NPU102", "npu-smi-error", severity="error", needs=["npu_smi"])
+@check("NPU102", "npu-smi-error", severity="error", needs=["npu_smi", "container"])
 def npu_smi_error(ctx):
     """npu-smi answers without a DCMI error
 
@@ -335,7 +345,7 @@ def _id_list(ids) -> str:
     return ",".join(str(i) for i in ids) or "none"
 
 
-@check("NPU104", "visible-devices", severity="error", needs=["npu_smi", "env"])
+@check("NPU104", "visible-devices", severity="error", needs=["npu_smi", "env", "devices"])
 def visible_devices(ctx):
     """ASCEND_RT_VISIBLE_DEVICES / ASCEND_VISIBLE_DEVICES name NPUs that exist
 

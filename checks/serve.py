@@ -223,7 +223,8 @@ def auto_tool_choice(ctx):
     return ctx.ok(f"--enable-auto-tool-choice with --tool-call-parser {parser}", evidence)
 
 
-@check("SERVE105", "serve-options-known", severity="error", stage="serve", needs=["serve_cmd", "vllm_files"])
+@check("SERVE105", "serve-options-known", severity="error", stage="serve",
+       needs=["serve_cmd", "vllm_files", "serve_model"])
 def options_known(ctx):
     """Every option on the command line is one the installed vLLM defines
 
@@ -510,7 +511,8 @@ def quantization_flag(ctx):
 _OWN_ENCODER_MODES = {"deepseek_v32", "deepseek_v4"}
 
 
-@check("SERVE205", "serve-chat-template-tools", severity="warning", stage="serve", needs=["serve_cmd", "serve_model"])
+@check("SERVE205", "serve-chat-template-tools", severity="warning", stage="serve",
+       needs=["serve_cmd", "serve_model", "devices", "npu_smi"])
 def chat_template_tools(ctx):
     """With tools enabled, the chat template renders tool definitions
 

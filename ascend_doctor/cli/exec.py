@@ -78,13 +78,13 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
         outputs.targets.insert(0, ("json", report_path))
 
     def setup():
-        config, options, registry, host = prepare(**kw)
-        return config, options, registry, host, parse_serve_command(argv, read_text=host_text_reader(host))
+        config, options, registry, host, facts = prepare(**kw)
+        return config, options, registry, host, facts, parse_serve_command(argv, read_text=host_text_reader(host))
 
     state, crash = guarded_run("exec", started_at, t0, kw.get("fail_on") or "error", setup)
     if crash is not None:
         _refuse_internal(state, crash, outputs)
-    config, options, registry, host, cmd = state
+    config, options, registry, host, facts, cmd = state
     if hook_exec.skip_requested():
         _say(f"WARNING: {hook_exec.SKIP_ENV}=1 — ALL CHECKS SKIPPED, starting the command unchecked: {cmd.display}")
         if outputs.targets:
@@ -102,7 +102,8 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
             if inferred:
                 opts = opts.model_copy(update={"python": inferred})
         report = run_static(host, registry, opts, config, command="exec", linted_command=cmd.argv,
-                            preset_facts={"serve_cmd": cmd}, started=(started_at, t0), stages=("static", "serve"))
+                            preset_facts={"serve_cmd": cmd}, started=(started_at, t0), stages=("static", "serve"),
+                            facts=facts)
         notes = list(report.notes)
         if opts.python:
             notes.append(f"serving python: {opts.python}")

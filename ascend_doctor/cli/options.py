@@ -79,6 +79,9 @@ def host_options(func):
         click.option("--replay", "replay", metavar="SNAPSHOT", type=click.Path(exists=True, dir_okay=False,
                                                                                allow_dash=True),
                      help="Evaluate a recorded snapshot instead of this machine ('-': read it from stdin)."),
+        click.option("--replay-timing", is_flag=True, default=False,
+                     help="With --replay: answer each command after its recorded duration (how the run behaves on "
+                          "the real host)."),
         click.option("--python", "python", metavar="PATH",
                      help="Interpreter of the serving environment (default: this one)."),
         click.option("--model-dir", metavar="DIR", help="Model weights directory (disk-space and model checks)."),
@@ -114,12 +117,14 @@ def build_options(config, **cli: Any):
         raise InputError(f"{where}{error_line(exc)}") from None
 
 
-def make_host(replay: Optional[str]):
-    """LocalHost, or a ReplayHost over a snapshot file."""
+def make_host(replay: Optional[str], timing: bool = False):
+    """LocalHost, or a ReplayHost over a snapshot file (answering after the recorded durations with `timing`)."""
     if replay:
         from ascend_doctor.snapshot import ReplayHost, load_snapshot
 
-        return ReplayHost(load_snapshot(replay), label="<stdin>" if replay == "-" else replay)
+        return ReplayHost(load_snapshot(replay), label="<stdin>" if replay == "-" else replay, timing=timing)
+    if timing:
+        raise InputError("--replay-timing needs --replay SNAPSHOT")
     from ascend_doctor.localhost import LocalHost
 
     return LocalHost()
@@ -162,9 +167,10 @@ def check_host_paths(options, config, replay_host=None) -> None:
 
 def prepare(replay=None, python=None, model_dir=None, matrix=(), checks_dirs=(), select=(), ignore=(),
             config_path=None, fail_on=None, fail_on_unknown=None, probe_timeout=None, redact_hostname=None,
-            no_import_probe=False, stage: Optional[str] = None):
-    """Shared set-up for check/exec (the host_options by name): config, options, registry, host. InputError for
-    anything the user got wrong, before anything runs."""
+            no_import_probe=False, replay_timing=False, stage: Optional[str] = None):
+    """Shared set-up for check/exec (the host_options by name): config, options, registry, host and — for a full run
+    — the facts store whose slow vendor-tool probes already run while the checks load. InputError for anything the
+    user got wrong."""
     from ascend_doctor.config import load_config, validate_against
     from ascend_doctor.registry import load_registry
 
@@ -176,16 +182,28 @@ def prepare(replay=None, python=None, model_dir=None, matrix=(), checks_dirs=(),
         import_probe=False if no_import_probe else None,
     )
     check_local_paths(options, config)
-    registry = load_registry(options.checks_dirs)
-    validate_against(config, registry)
-    registry.select(options.select, options.ignore, stage=stage)  # unknown codes -> InputError before anything runs
-    if options.matrix:
-        from ascend_doctor.matrix import load_matrix
-
-        load_matrix(options.matrix)  # an invalid user matrix is an input error, before the run
     if not replay:
         check_host_paths(options, config)  # before anything touches the machine
-    host = make_host(replay)
+
+    def checks():
+        registry = load_registry(options.checks_dirs)
+        validate_against(config, registry)
+        registry.select(options.select, options.ignore, stage=stage)  # unknown codes -> InputError now
+        if options.matrix:
+            from ascend_doctor.matrix import load_matrix
+
+            load_matrix(options.matrix)  # an invalid user matrix is an input error, before the run
+        return registry
+
+    full_run = not options.select and not options.ignore
+    registry = None if full_run else checks()  # a selection is validated before anything touches the machine
+    host = make_host(replay, timing=replay_timing)
     if replay:
         check_host_paths(options, config, replay_host=host)
-    return config, options, registry, host
+    facts = None
+    if full_run:
+        from ascend_doctor.engine import prefetch
+
+        facts = prefetch(host, options)  # npu-smi & co. run while the checks load
+        registry = checks()
+    return config, options, registry, host, facts

@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ascend_doctor.errors import InputError
 from ascend_doctor.fleet.facts import DIFF_FACTS, GROUPS, gather, summarize
 from ascend_doctor.jsonread import loads
+from ascend_doctor.model import Model
 from ascend_doctor.options import RunOptions
 from ascend_doctor.redact import REDACTED, is_secret_key
 from ascend_doctor.snapshot import SNAPSHOT_FORMAT, ReplayHost, load_snapshot
@@ -20,20 +21,20 @@ DIFF_FORMAT = "ascend-doctor-diff"
 DIFF_VERSION = 1
 
 
-class Change(BaseModel):
+class Change(Model):
     item: str
     a: Optional[str] = Field(None, description="Value on side A (null: absent there)")
     b: Optional[str] = Field(None, description="Value on side B (null: absent there)")
     change: str = Field(description="changed | added (only in B) | removed (only in A)")
 
 
-class Side(BaseModel):
+class Side(Model):
     path: str
     hostname: str = ""
     when: Optional[str] = Field(None, description="collected_at (snapshot) or started_at (report)")
 
 
-class DiffResult(BaseModel):
+class DiffResult(Model):
     format: str = DIFF_FORMAT
     version: int = DIFF_VERSION
     kind: str = Field(description="snapshot | report")

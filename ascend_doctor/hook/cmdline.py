@@ -18,9 +18,10 @@ import os
 import re
 from typing import Any, Callable, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ascend_doctor.jsonread import loads
+from ascend_doctor.model import Model
 from ascend_doctor.redact import REDACTED, is_secret_option, redact_argv
 
 # Short aliases, from vllm/engine/arg_utils.py and vllm/entrypoints/cli/serve.py (vLLM 0.13.0 sdist).
@@ -78,7 +79,7 @@ def redact_command(argv: list[str]) -> list[str]:
 
 
 
-class ServeCommand(BaseModel):
+class ServeCommand(Model):
     """A parsed `vllm serve` command line. Option keys are vLLM's dest names (`tensor_parallel_size`)."""
 
     argv: list[str] = Field(description="The command line as given, secrets redacted")

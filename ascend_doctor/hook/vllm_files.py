@@ -23,13 +23,15 @@ import posixpath
 import re
 from typing import Callable, Iterable, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from ascend_doctor.model import Model
 
 ReadText = Callable[[str], Optional[str]]
 ListDir = Callable[[str], Optional[list]]
 
 
-class NameList(BaseModel):
+class NameList(Model):
     """Names read from the installed files, and where they came from (or why they could not be read)."""
 
     names: Optional[list[str]] = None
@@ -41,7 +43,7 @@ class NameList(BaseModel):
         return self.names is not None
 
 
-class InstalledVllm(BaseModel):
+class InstalledVllm(Model):
     """The `vllm_files` fact."""
 
     site_packages: Optional[str] = None

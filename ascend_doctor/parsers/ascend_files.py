@@ -13,9 +13,10 @@ import re
 from collections import Counter
 from typing import Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ascend_doctor.errors import ParseError
+from ascend_doctor.model import Model
 from ascend_doctor.numbers import int_or_none
 from ascend_doctor.parsers import clean_paste, parser_kind
 from ascend_doctor.versions import split_cfg_value
@@ -111,7 +112,7 @@ def _strip_quotes(v: str) -> str:
     return v[1:-1] if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'" else v
 
 
-class VersionRange(BaseModel):
+class VersionRange(Model):
     """One `[...]` group of a compatible_version* list: `[V100R001C19]` (min == max) or `[7.0.0,7.5.99]`.
 
     Bounds are verbatim; a trailing dot (`[23.0.rc3,23.0.rc3.]`) is the vendor's "this prefix" marker.
@@ -139,7 +140,7 @@ def parse_ranges(value: Optional[str]) -> list[VersionRange]:
 
 # --- version.cfg ------------------------------------------------------------------------------------------------
 
-class CfgVersion(BaseModel):
+class CfgVersion(Model):
     """One `[<internal>:<CANN>]` value: `[7.6.0.1.220:8.0.0]` -> internal 7.6.0.1.220, version 8.0.0."""
 
     raw: str
@@ -147,13 +148,13 @@ class CfgVersion(BaseModel):
     version: Optional[str] = None
 
 
-class ComponentVersions(BaseModel):
+class ComponentVersions(Model):
     running: Optional[CfgVersion] = None
     upgrade: Optional[CfgVersion] = None
     installed: Optional[CfgVersion] = None
 
 
-class VersionCfg(BaseModel):
+class VersionCfg(Model):
     """CANN `version.cfg` (`<root>/version.cfg`, e.g. /usr/local/Ascend/ascend-toolkit/latest/version.cfg)."""
 
     format_version: Optional[str] = Field(None, description="From the `# version: 1.0` header line, if present")
@@ -233,7 +234,7 @@ def _pick_cann_version(components: dict[str, ComponentVersions]) -> tuple[Option
 
 # --- *_install.info (toolkit, nnae, toolbox) ---------------------------------------------------------------------
 
-class InstallInfo(BaseModel):
+class InstallInfo(Model):
     """`ascend_toolkit_install.info` (also `ascend_nnae_install.info`, `ascend_tool_box_install.info`)."""
 
     package_name: Optional[str] = None
@@ -278,7 +279,7 @@ def _install_info(lines: list[str]) -> InstallInfo:
 
 # --- driver / firmware version.info -------------------------------------------------------------------------------
 
-class DriverVersionInfo(BaseModel):
+class DriverVersionInfo(Model):
     """`/usr/local/Ascend/driver/version.info`."""
 
     version: Optional[str] = None
@@ -321,7 +322,7 @@ def _driver_version_info(lines: list[str]) -> DriverVersionInfo:
     )
 
 
-class FirmwareVersionInfo(BaseModel):
+class FirmwareVersionInfo(Model):
     """`/usr/local/Ascend/firmware/version.info`."""
 
     version: Optional[str] = None
@@ -359,7 +360,7 @@ def _firmware_version_info(lines: list[str]) -> FirmwareVersionInfo:
 
 # --- per-component CANN version.info ------------------------------------------------------------------------------
 
-class ComponentVersionInfo(BaseModel):
+class ComponentVersionInfo(Model):
     """`<cann root>/<component>/version.info`, e.g. toolkit/: `Version=8.2.0.0.201`, `version_dir=8.2.RC1`."""
 
     version: Optional[str] = Field(None, description="Internal build number, e.g. 8.2.0.0.201")
@@ -401,7 +402,7 @@ def _component_version_info(lines: list[str]) -> ComponentVersionInfo:
 
 # --- NNAL / ATB version.info (`key : value`) ----------------------------------------------------------------------
 
-class NnalVersionInfo(BaseModel):
+class NnalVersionInfo(Model):
     """`/usr/local/Ascend/nnal/atb/latest/version.info`: `Ascend-cann-atb : 8.2.RC1`, `... Version : 8.2.RC1.B150`."""
 
     package: Optional[str] = Field(None, description="e.g. Ascend-cann-atb")
@@ -444,7 +445,7 @@ def _nnal_version_info(lines: list[str]) -> NnalVersionInfo:
 
 # --- /etc/ascend_install.info --------------------------------------------------------------------------------------
 
-class AscendInstallInfo(BaseModel):
+class AscendInstallInfo(Model):
     """`/etc/ascend_install.info`: where and how the driver and firmware were installed."""
 
     user_name: Optional[str] = None

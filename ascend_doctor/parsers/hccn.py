@@ -12,9 +12,10 @@ import re
 from datetime import datetime
 from typing import Optional
 
-from pydantic import BaseModel, Field, computed_field
+from pydantic import Field, computed_field
 
 from ascend_doctor.errors import ParseError
+from ascend_doctor.model import Model
 from ascend_doctor.numbers import to_int
 from ascend_doctor.parsers import clean_paste, parser_kind
 
@@ -25,12 +26,12 @@ _LINK_RECORD = re.compile(r"^\s*(\w{3}\s+\w{3}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}\s
 _KV = re.compile(r"^\s*([^:]+?)\s*:\s*(.*?)\s*$")
 
 
-class LinkEvent(BaseModel):
+class LinkEvent(Model):
     time: str = Field(description="As printed, e.g. 'Tue Aug  1 14:44:40 2022' (whitespace collapsed)")
     status: str = Field(description="UP or DOWN")
 
 
-class LinkStat(BaseModel):
+class LinkStat(Model):
     """`hccn_tool -i N -link_stat -g`: link flap history (printed newest first)."""
 
     current_time: Optional[str] = None
@@ -39,7 +40,7 @@ class LinkStat(BaseModel):
     latest: Optional[LinkEvent] = Field(None, description="The most recent record (by timestamp, else the first)")
 
 
-class Route(BaseModel):
+class Route(Model):
     destination: str
     gateway: str
     genmask: str
@@ -47,7 +48,7 @@ class Route(BaseModel):
     iface: str = ""
 
 
-class PingResult(BaseModel):
+class PingResult(Model):
     """`hccn_tool -i N -ping -g address X`."""
 
     target: Optional[str] = None
@@ -57,7 +58,7 @@ class PingResult(BaseModel):
     times_ms: list[float] = Field(default_factory=list)
 
 
-class HccnDevice(BaseModel):
+class HccnDevice(Model):
     """Everything read about one NPU's RoCE port."""
 
     device_id: Optional[int] = None
@@ -91,7 +92,7 @@ class HccnDevice(BaseModel):
         return None if self.net_health is None else self.net_health.lower() == "success"
 
 
-class HccnToolOutput(BaseModel):
+class HccnToolOutput(Model):
     devices: dict[int, HccnDevice] = Field(default_factory=dict)
     unattributed: Optional[HccnDevice] = Field(None, description="Output that named no device (`-i` not seen)")
 
@@ -313,7 +314,7 @@ def parse_hccn_tool(text: str, device_id: Optional[int] = None) -> HccnToolOutpu
 
 # --- /etc/hccn.conf -------------------------------------------------------------------------------------------------
 
-class HccnConfDevice(BaseModel):
+class HccnConfDevice(Model):
     device_id: int
     address: Optional[str] = None
     netmask: Optional[str] = None
@@ -322,7 +323,7 @@ class HccnConfDevice(BaseModel):
     other: dict[str, str] = Field(default_factory=dict, description="send_arp_status, arp_*, ... verbatim")
 
 
-class HccnConf(BaseModel):
+class HccnConf(Model):
     """`/etc/hccn.conf`: the RoCE IP configuration `hccn_tool -cfg` wrote, per device id."""
 
     devices: dict[int, HccnConfDevice] = Field(default_factory=dict)

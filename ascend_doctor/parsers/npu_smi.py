@@ -20,9 +20,10 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ascend_doctor.errors import ParseError
+from ascend_doctor.model import Model
 from ascend_doctor.numbers import int_or_none, to_int
 from ascend_doctor.parsers import clean_paste, parser_kind
 
@@ -49,14 +50,14 @@ _ERROR_MARKERS = [
 ]
 
 
-class NpuSmiError(BaseModel):
+class NpuSmiError(Model):
     """What npu-smi printed instead of a table; `code` is the dcmi/npu-smi return code when one is printed."""
 
     code: Optional[int] = None
     message: str
 
 
-class NpuChip(BaseModel):
+class NpuChip(Model):
     """One chip's two table rows. None where this layout has no such column or prints `NA`/`-`."""
 
     npu_id: int
@@ -77,7 +78,7 @@ class NpuChip(BaseModel):
     bus_id: Optional[str] = None
 
 
-class NpuProcess(BaseModel):
+class NpuProcess(Model):
     npu_id: int
     chip_id: Optional[int] = None
     pid: int
@@ -86,7 +87,7 @@ class NpuProcess(BaseModel):
     container_pid: Optional[int] = Field(None, description="26.x `Process id in container`")
 
 
-class NpuSmiInfo(BaseModel):
+class NpuSmiInfo(Model):
     tool_version: Optional[str] = None
     driver_version: Optional[str] = Field(None, description="The `Version:` field (preferred over tool_version)")
     error: Optional[NpuSmiError] = None

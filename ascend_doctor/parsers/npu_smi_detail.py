@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ascend_doctor.errors import ParseError
+from ascend_doctor.model import Model
 from ascend_doctor.numbers import int_or_none, to_int
 from ascend_doctor.parsers import clean_paste, parser_kind
 from ascend_doctor.parsers.npu_smi import NpuSmiError, find_npu_smi_error
@@ -23,7 +24,7 @@ _KV = re.compile(r"^([A-Za-z][^:]*?)\s*:\s?(.*)$")
 _CONT = re.compile(r"^:\s?(.*)$")  # `-t health` continuation of Error Information
 
 
-class _Section(BaseModel):
+class _Section(Model):
     command: Optional[str] = None
     type: Optional[str] = None
     npu_id: Optional[int] = None
@@ -72,7 +73,7 @@ def _int(v: Optional[str]) -> Optional[int]:
 
 
 # -t health ---------------------------------------------------------------------------------------------------------
-class NpuHealth(BaseModel):
+class NpuHealth(Model):
     """`npu-smi info -t health -i N [-c C]`: `health` is OK / Warning / Alarm / Critical as printed."""
 
     npu_id: Optional[int] = Field(None, description="From the command line when the capture shows it")
@@ -124,7 +125,7 @@ def parse_npu_smi_health(text: str) -> NpuHealth:
 
 
 # key/value views: -t board, -t common, -t usages, -t ecc -----------------------------------------------------------
-class NpuKvChip(BaseModel):
+class NpuKvChip(Model):
     """One chip paragraph (`Chip ID : N` leads it in `-t common` and trails it in `-t usages` / `-t ecc`)."""
 
     chip_id: Optional[int] = None
@@ -132,7 +133,7 @@ class NpuKvChip(BaseModel):
     fields: dict[str, str] = Field(default_factory=dict)
 
 
-class NpuKeyValues(BaseModel):
+class NpuKeyValues(Model):
     """A `Key : value` view of one card: card-level fields, then per-chip paragraphs."""
 
     type: str
@@ -283,14 +284,14 @@ def parse_npu_smi_ecc(text: str) -> NpuEcc:
 
 
 # -m ----------------------------------------------------------------------------------------------------------------
-class NpuMapEntry(BaseModel):
+class NpuMapEntry(Model):
     npu_id: int
     chip_id: int
     logic_id: Optional[int] = Field(None, description="`-` for the Mcu pseudo-chip")
     name: str
 
 
-class NpuMap(BaseModel):
+class NpuMap(Model):
     """`npu-smi info -m`: NPU id / chip id -> logical id (what ASCEND_RT_VISIBLE_DEVICES indexes) and chip name."""
 
     entries: list[NpuMapEntry] = Field(default_factory=list)
@@ -324,7 +325,7 @@ def parse_npu_smi_map(text: str) -> NpuMap:
 
 
 # -t topo -----------------------------------------------------------------------------------------------------------
-class NpuTopo(BaseModel):
+class NpuTopo(Model):
     """`npu-smi info -t topo`: link type between every pair (X, HCCS, SIO, PIX, PXB, PHB, SYS, NA ...)."""
 
     devices: list[str] = Field(default_factory=list, description="Column names as printed: NPU0, NPU1, ...")

@@ -14,10 +14,11 @@ import posixpath
 import re
 from typing import Optional
 
-from pydantic import BaseModel, Field, computed_field
+from pydantic import Field, computed_field
 
 from ascend_doctor.errors import ParseError
 from ascend_doctor.host import NOT_FOUND
+from ascend_doctor.model import Model
 from ascend_doctor.parsers.ascend_files import (
     AscendInstallInfo,
     ComponentVersionInfo,
@@ -59,7 +60,7 @@ def _err(res) -> str:
 
 # --- facts ------------------------------------------------------------------------------------------------------
 
-class CannCandidate(BaseModel):
+class CannCandidate(Model):
     """One place CANN might be, and what is there."""
 
     path: str
@@ -69,7 +70,7 @@ class CannCandidate(BaseModel):
     resolved: Optional[str] = Field(None, description="Fully resolved real directory")
 
 
-class CannInstall(BaseModel):
+class CannInstall(Model):
     """One real CANN directory (several candidates may resolve to it) and what its files say."""
 
     root: str = Field(description="Resolved directory")
@@ -88,7 +89,7 @@ class CannInstall(BaseModel):
     version_source: Optional[str] = None
 
 
-class NnalFact(BaseModel):
+class NnalFact(Model):
     found: bool = False
     version_info_path: Optional[str] = None
     info: Optional[NnalVersionInfo] = None
@@ -104,7 +105,7 @@ class NnalFact(BaseModel):
         return self.info.version if self.info else None
 
 
-class CannFact(BaseModel):
+class CannFact(Model):
     found: bool = False
     searched: list[str] = Field(default_factory=list, description="Every candidate path looked at")
     candidates: list[CannCandidate] = Field(default_factory=list)
@@ -125,7 +126,7 @@ class CannFact(BaseModel):
                                           "variables); the arch and NNAL mismatches have their own fields")
 
 
-class DriverFact(BaseModel):
+class DriverFact(Model):
     found: bool = False
     driver_dir: str = f"{ASCEND}/driver"
     searched: list[str] = Field(default_factory=list)

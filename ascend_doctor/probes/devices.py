@@ -13,10 +13,11 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.host import NOT_FOUND
+from ascend_doctor.model import Model
 from ascend_doctor.numbers import int_or_none
 from ascend_doctor.probes import probe
 
@@ -33,7 +34,7 @@ HCCN_TOOL = "/usr/local/Ascend/driver/tools/hccn_tool"
 _DAVINCI = re.compile(r"^davinci(\d+)$")
 
 
-class PathState(BaseModel):
+class PathState(Model):
     """What is at one path: missing, a file, a directory (with how many entries), or unreadable."""
 
     path: str
@@ -54,7 +55,7 @@ class PathState(BaseModel):
         return f"{self.path}: exists" + (f" ({self.error})" if self.error else "")
 
 
-class DevicesFact(BaseModel):
+class DevicesFact(Model):
     dev_listed: bool = Field(description="False when /dev could not be listed (then node presence is unknown)")
     dev_error: Optional[str] = None
     davinci: list[int] = Field(default_factory=list, description="N of every /dev/davinciN, sorted")

@@ -10,14 +10,15 @@ started without that mount has none — then that is the fact.
 from __future__ import annotations
 
 import re
-import threading
 import time
 from typing import Any, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from ascend_doctor.concurrency import HCCN_TOOL_IN_FLIGHT, bounded_map
 from ascend_doctor.errors import ParseError
 from ascend_doctor.host import NOT_FOUND, TIMEOUT
+from ascend_doctor.model import Model
 from ascend_doctor.numbers import int_or_none
 from ascend_doctor.parsers.hccn import HccnConf, HccnDevice, parse_hccn_conf, parse_hccn_tool
 from ascend_doctor.probes import probe
@@ -26,10 +27,10 @@ HCCN_TOOL_PATHS = ("/usr/local/Ascend/driver/tools/hccn_tool", "hccn_tool")
 HCCN_CONF = "/etc/hccn.conf"
 BASE_COMMANDS = ("link", "ip", "net_health")
 PER_COMMAND_TIMEOUT = 5.0
-PARALLEL_DEVICES = 4
+MIN_CALL_TIME = 0.5  # a call is not started with less time than this left: it could only time out
 
 
-class HccnFact(BaseModel):
+class HccnFact(Model):
     tool: Optional[str] = Field(None, description="The hccn_tool that answered (absolute path or bare name)")
     tool_found: bool = False
     tool_error: Optional[str] = Field(None, description="Why hccn_tool gave nothing, when it did not")
@@ -62,63 +63,55 @@ def _ids_from_npu_smi(fact: Any) -> list[int]:
 
 
 def _device_ids(host, ctx, conf: Optional[HccnConf]) -> tuple[list[int], str]:
-    ids = _ids_from_npu_smi(ctx.try_fact("npu_smi"))
-    if ids:
-        return ids, "npu_smi"
-    if conf and conf.devices:
-        return sorted(conf.devices), "hccn.conf"
+    """The devices to ask, from the source known soonest: /dev/davinciN (what this host or container was given, at
+    once), else the npu-smi table (waits for `npu-smi info`), else /etc/hccn.conf (the plan, which in a container may
+    name devices it was not given)."""
     dev = host.list_dir("/dev")
     ids = sorted({n for e in (dev.entries or []) for m in [re.fullmatch(r"davinci(\d+)", e)] if m
                   for n in [int_or_none(m.group(1))] if n is not None})
     if ids:
         return ids, "/dev/davinciN"
+    ids = _ids_from_npu_smi(ctx.try_fact("npu_smi"))
+    if ids:
+        return ids, "npu_smi"
+    if conf and conf.devices:
+        return sorted(conf.devices), "hccn.conf"
     return [], "none"
 
 
-class _DeviceRun(BaseModel):
-    """What asking hccn_tool about one device produced."""
-
-    outputs: list[str] = Field(default_factory=list)
-    errors: list[str] = Field(default_factory=list)
-    skipped: list[str] = Field(default_factory=list)
-    tool: Optional[str] = None
-    tool_missing: bool = False
+def _argv(tool: str, dev_id: int, cmd: str) -> list[str]:
+    return [tool, "-i", str(dev_id), f"-{cmd}", "-g"]
 
 
-def _ask_device(host, dev_id: int, tools: list[str], deadline: float) -> _DeviceRun:
-    """Run the base commands for one device (plus -link_stat when its port is unhealthy)."""
-    run = _DeviceRun()
-    commands = list(BASE_COMMANDS)
-    for cmd in commands:  # may grow by link_stat while iterating
-        remaining = deadline - time.monotonic()
-        if remaining <= 0.5:
-            run.skipped.append(f"-i {dev_id} -{cmd} -g")
-            continue
-        for tool in tools:
-            result = host.run([tool, "-i", str(dev_id), f"-{cmd}", "-g"], timeout=min(PER_COMMAND_TIMEOUT, remaining))
-            if result.error != NOT_FOUND:
-                tools = [tool]  # this one exists: use it from now on
-                break
-        if result.error == NOT_FOUND:
-            run.tool_missing = True
-            return run
-        run.tool = tools[0]
-        if not result.ok:
-            run.errors.append(result.why_not())
-        if result.ok or (result.error != TIMEOUT and result.stdout.strip()):
-            # An empty answer is kept too: the parser records it under `empty`.
-            run.outputs.append(f"hccn_tool -i {dev_id} -{cmd} -g\n{result.stdout}\n")
-        if cmd == BASE_COMMANDS[-1]:
-            dev = _parse(run.outputs, dev_id)
-            # A DOWN link or unhealthy network: the flap history says since when.
-            if dev and (dev.link_up is False or dev.net_health_ok is False):
-                commands.append("link_stat")
-    return run
+def _find_tool(host, dev_id: int, deadline: float):
+    """(tool, first result) — the first hccn_tool that exists, found by asking device `dev_id` its link — or
+    (None, None) when none is installed."""
+    for tool in HCCN_TOOL_PATHS:
+        result = host.run(_argv(tool, dev_id, BASE_COMMANDS[0]),
+                          timeout=min(PER_COMMAND_TIMEOUT, max(deadline - time.monotonic(), 0.05)))
+        if result.error != NOT_FOUND:
+            return tool, result
+    return None, None
+
+
+def _ask_all(host, tool: str, calls: list[tuple[int, str]], deadline: float) -> dict[tuple[int, str], object]:
+    """Every (device, subcommand) at most HCCN_TOOL_IN_FLIGHT at once; None for a call the deadline cut."""
+    def ask(call: tuple[int, str], until: float):
+        return host.run(_argv(tool, *call), timeout=min(PER_COMMAND_TIMEOUT, max(until - time.monotonic(), 0.05)))
+
+    out: dict[tuple[int, str], object] = {}
+    for o in bounded_map(ask, calls, HCCN_TOOL_IN_FLIGHT, deadline, min_time=MIN_CALL_TIME):
+        if o.error is not None:
+            raise o.error
+        out[o.item] = o.result if o.started else None
+    return out
 
 
 @probe("hccn")
 def hccn_probe(host, ctx) -> HccnFact:
-    """Run `hccn_tool -i N -link/-ip/-net_health -g` per device (bounded by the probe timeout) and read hccn.conf."""
+    """`hccn_tool -i N -link/-ip/-net_health -g` for every device, HCCN_TOOL_IN_FLIGHT calls at a time, then
+    `-link_stat` for unhealthy ports; and /etc/hccn.conf. Bounded by the probe timeout; what was not asked or not
+    answered is in `skipped` / `errors`, never silently missing."""
     deadline = time.monotonic() + ctx.options.probe_timeout * 0.8  # leave the engine time to collect the result
     fact = HccnFact()
     res = host.read_file(HCCN_CONF)
@@ -132,54 +125,49 @@ def hccn_probe(host, ctx) -> HccnFact:
         fact.conf_error = res.error_message or res.error
     fact.device_ids, fact.device_id_source = _device_ids(host, ctx, fact.conf)
     if not fact.device_ids:
-        fact.tool_error = "no NPU device ids known (npu-smi, /etc/hccn.conf, /dev/davinciN all silent)"
+        fact.tool_error = "no NPU device ids known (/dev/davinciN, npu-smi, /etc/hccn.conf all silent)"
         return fact
-
-    # The first device finds out which hccn_tool exists; an A3 has 16 devices, so the rest are asked a few at a
-    # time (daemon threads, like the engine's: every host.run carries its own timeout anyway).
-    first = _ask_device(host, fact.device_ids[0], list(HCCN_TOOL_PATHS), deadline)
-    if first.tool_missing:
+    if deadline - time.monotonic() < MIN_CALL_TIME:  # no time left to ask anything: say so, do not overrun
+        fact.skipped = [" ".join(_argv("", d, c)).strip() for d in fact.device_ids for c in BASE_COMMANDS]
+        return fact
+    tool, first = _find_tool(host, fact.device_ids[0], deadline)
+    if tool is None:
         fact.tool_error = f"hccn_tool not found (tried {', '.join(HCCN_TOOL_PATHS)})"
         return fact
-    runs: dict[int, _DeviceRun] = {fact.device_ids[0]: first}
-    pending = list(fact.device_ids[1:])
-    lock = threading.Lock()
+    fact.tool_found, fact.tool = True, tool
+    calls = [(d, c) for d in fact.device_ids for c in BASE_COMMANDS][1:]
+    results = {(fact.device_ids[0], BASE_COMMANDS[0]): first, **_ask_all(host, tool, calls, deadline)}
+    outputs: dict[int, list[str]] = {d: [] for d in fact.device_ids}
 
-    def worker() -> None:
-        while True:
-            with lock:
-                if not pending:
-                    return
-                dev_id = pending.pop(0)
-            result = _ask_device(host, dev_id, [first.tool] if first.tool else list(HCCN_TOOL_PATHS), deadline)
-            with lock:
-                runs[dev_id] = result
+    def keep(dev_id: int, cmd: str) -> None:
+        result = results.get((dev_id, cmd))
+        if result is None:  # never started, or still waiting on hccn_tool at the deadline
+            fact.skipped.append(" ".join(_argv("", dev_id, cmd)).strip())
+            return
+        if not result.ok:
+            fact.errors.setdefault(dev_id, []).append(result.why_not())
+        if result.ok or (result.error != TIMEOUT and result.stdout.strip()):
+            # An empty answer is kept too: the parser records it under `empty`.
+            outputs[dev_id].append(f"hccn_tool -i {dev_id} -{cmd} -g\n{result.stdout}\n")
 
-    threads = [threading.Thread(target=worker, name="hccn-tool", daemon=True)
-               for _ in range(min(PARALLEL_DEVICES, len(pending)))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=max(deadline - time.monotonic(), 0.0) + 0.2)
-
-    fact.tool_found, fact.tool = first.tool is not None, first.tool
-    with lock:
-        runs = dict(runs)
-    for dev_id in fact.device_ids:
-        run = runs.get(dev_id)
-        if run is None:  # never started, or still waiting on hccn_tool at the deadline
-            fact.skipped.extend(f"-i {dev_id} -{c} -g" for c in BASE_COMMANDS)
-            continue
-        fact.skipped.extend(run.skipped)
-        if run.errors:
-            fact.errors[dev_id] = list(run.errors)
-        if run.outputs:
+    for d in fact.device_ids:
+        for c in BASE_COMMANDS:
+            keep(d, c)
+    # A DOWN link or unhealthy network: the flap history says since when.
+    unhealthy = [d for d in fact.device_ids for dev in [_parse(outputs[d], d)]
+                 if dev and (dev.link_up is False or dev.net_health_ok is False)]
+    if unhealthy:
+        results.update(_ask_all(host, tool, [(d, "link_stat") for d in unhealthy], deadline))
+        for d in unhealthy:
+            keep(d, "link_stat")
+    for d in fact.device_ids:
+        if outputs[d]:
             try:
-                dev = parse_hccn_tool("".join(run.outputs), device_id=dev_id).device(dev_id)
+                dev = parse_hccn_tool("".join(outputs[d]), device_id=d).device(d)
                 if dev is not None:
-                    fact.devices[dev_id] = dev
+                    fact.devices[d] = dev
             except ParseError as exc:
-                fact.errors.setdefault(dev_id, []).append(f"unparseable hccn_tool output: {exc}")
+                fact.errors.setdefault(d, []).append(f"unparseable hccn_tool output: {exc}")
     return fact
 
 

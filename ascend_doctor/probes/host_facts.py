@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.host import NOT_FOUND, NOT_RECORDED, PythonEnv
+from ascend_doctor.model import Model
 from ascend_doctor.numbers import int_or_none
 from ascend_doctor.probes import probe
 
@@ -41,7 +42,7 @@ def python_probe(host, ctx) -> PythonEnv:
 SELINUX_MODES = ("enforcing", "permissive", "disabled")
 
 
-class SelinuxFact(BaseModel):
+class SelinuxFact(Model):
     """What each source says; the check reconciles them (they can disagree, and one may be unreadable)."""
 
     enforce_file: Optional[str] = Field(None, description="content of /sys/fs/selinux/enforce ('1' enforcing)")
@@ -104,7 +105,7 @@ def selinux_probe(host, ctx) -> SelinuxFact:
 
 
 # Limits --------------------------------------------------------------------------------------------------------------
-class LimitsFact(BaseModel):
+class LimitsFact(Model):
     nofile_soft: Optional[int] = None  # None = unlimited
     nofile_hard: Optional[int] = None
     raw_line: str = ""
@@ -133,7 +134,7 @@ def limits_probe(host, ctx) -> LimitsFact:
 
 
 # /dev/shm, memory, disk ----------------------------------------------------------------------------------------------
-class ShmFact(BaseModel):
+class ShmFact(Model):
     total_bytes: Optional[int] = None
     free_bytes: Optional[int] = None
     mounted: bool = True
@@ -155,7 +156,7 @@ def shm_probe(host, ctx) -> ShmFact:
     return ShmFact(total_bytes=du.total_bytes, free_bytes=du.free_bytes, mount_line=line)
 
 
-class MemoryFact(BaseModel):
+class MemoryFact(Model):
     total_kib: int
     available_kib: Optional[int] = None
     hugepages_total: Optional[int] = None
@@ -207,7 +208,7 @@ def memory_probe(host, ctx) -> MemoryFact:
     return fact
 
 
-class DiskPlace(BaseModel):
+class DiskPlace(Model):
     role: str
     path: str
     measured_path: str = ""
@@ -216,7 +217,7 @@ class DiskPlace(BaseModel):
     error: Optional[str] = None
 
 
-class DiskFact(BaseModel):
+class DiskFact(Model):
     places: list[DiskPlace] = Field(default_factory=list)
 
 
@@ -250,7 +251,7 @@ def disk_probe(host, ctx) -> DiskFact:
 
 
 # Time synchronisation ------------------------------------------------------------------------------------------------
-class TimeSyncFact(BaseModel):
+class TimeSyncFact(Model):
     synchronized: Optional[bool] = None
     via: str = ""
     seen: list[str] = Field(default_factory=list, description="what each source said (for evidence)")
@@ -296,7 +297,7 @@ def timesync_probe(host, ctx) -> TimeSyncFact:
 
 
 # gcc ------------------------------------------------------------------------------------------------------------------
-class GccFact(BaseModel):
+class GccFact(Model):
     found: bool
     version: Optional[str] = None
     first_line: str = ""
@@ -315,7 +316,7 @@ def gcc_probe(host, ctx) -> GccFact:
 
 
 # Container -----------------------------------------------------------------------------------------------------------
-class ContainerFact(BaseModel):
+class ContainerFact(Model):
     in_container: bool
     runtime: Optional[str] = Field(None, description="docker | podman | containerd | kubernetes | lxc | None")
     image: Optional[str] = Field(None, description="The image, when the runtime says (podman's /run/.containerenv)")
@@ -358,7 +359,7 @@ def container_probe(host, ctx) -> ContainerFact:
 
 
 # PCIe ------------------------------------------------------------------------------------------------------------------
-class PcieLink(BaseModel):
+class PcieLink(Model):
     slot: str
     device_id: str = ""
     pci_class: str = ""
@@ -368,7 +369,7 @@ class PcieLink(BaseModel):
     max_speed: str = ""
 
 
-class PcieFact(BaseModel):
+class PcieFact(Model):
     sysfs_readable: bool
     listed: int = Field(0, description="PCI functions sysfs lists (0 in a container that masks /sys)")
     devices: list[PcieLink] = Field(default_factory=list)

@@ -10,11 +10,12 @@ from __future__ import annotations
 import signal
 from typing import Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.host import TIMEOUT
 from ascend_doctor.jsonread import loads
+from ascend_doctor.model import Model
 from ascend_doctor.probes import probe
 
 IMPORT_TIMEOUT = 90.0  # torch_npu's first import on a cold page cache takes 10-30 s on real Atlas hosts
@@ -51,7 +52,7 @@ print("ASCEND_DOCTOR_IMPORT " + json.dumps(out), flush=True)
 """
 
 
-class ImportProbeFact(BaseModel):
+class ImportProbeFact(Model):
     ran: bool = Field(description="False when skipped (torch not installed, or --no-import-probe)")
     skipped_reason: str = ""
     python: str = ""

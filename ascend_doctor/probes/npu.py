@@ -10,10 +10,12 @@ from __future__ import annotations
 import time
 from typing import Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from ascend_doctor.concurrency import NPU_SMI_IN_FLIGHT, bounded_map
 from ascend_doctor.errors import FactUnavailable, ParseError
 from ascend_doctor.host import NOT_FOUND, TIMEOUT, CommandResult
+from ascend_doctor.model import Model
 from ascend_doctor.parsers.npu_smi import NpuSmiInfo, find_npu_smi_error, parse_npu_smi_info
 from ascend_doctor.parsers.npu_smi_detail import NpuHealth, NpuTopo, parse_npu_smi_health, parse_npu_smi_topo
 from ascend_doctor.probes import probe
@@ -25,7 +27,7 @@ NPU_SMI_FALLBACKS = ("/usr/local/bin/npu-smi", "/usr/local/sbin/npu-smi")
 STDERR_TAIL_LINES = 5
 
 
-class CommandSummary(BaseModel):
+class CommandSummary(Model):
     """How one command went, without its full output (the parsed fact carries what matters)."""
 
     argv: list[str]
@@ -43,7 +45,7 @@ class CommandSummary(BaseModel):
                    stderr_tail=tail, duration_s=r.duration_s, why_not=r.why_not())
 
 
-class NpuSmiFact(BaseModel):
+class NpuSmiFact(Model):
     """`npu-smi info`: whether the tool exists, how the run went, and the parsed table or why there is none."""
 
     found: bool = Field(description="False when npu-smi is not installed / not mounted (no Ascend driver visible)")
@@ -110,21 +112,27 @@ def npu_smi_probe(host, ctx) -> NpuSmiFact:
 
 
 # -t health ---------------------------------------------------------------------------------------------------------
-class NpuHealthResult(BaseModel):
+class NpuHealthResult(Model):
     npu_id: int
     command: CommandSummary
     health: Optional[NpuHealth] = None
     parse_error: Optional[str] = None
 
 
-class NpuHealthFact(BaseModel):
-    """`npu-smi info -t health -i N` for every NPU the table lists, run one after another within the time budget."""
+class NpuHealthFact(Model):
+    """`npu-smi info -t health -i N` for every NPU the table lists, a few at a time within the time budget."""
 
     results: list[NpuHealthResult] = Field(default_factory=list)
     skipped: list[int] = Field(default_factory=list, description="NPU ids not queried: the probe ran out of time")
+    unanswered: list[int] = Field(default_factory=list, description="NPU ids asked but with no readable answer "
+                                                                    "(timed out, failed, unparseable)")
 
     def by_npu(self) -> dict[int, NpuHealthResult]:
         return {r.npu_id: r for r in self.results}
+
+    def not_read(self) -> list[int]:
+        """NPU ids whose `-t health` detail was not looked at: never asked, or asked without an answer."""
+        return sorted(set(self.skipped) | set(self.unanswered))
 
     def unhealthy(self) -> list[NpuHealthResult]:
         """Cards that answered with a Health Status other than OK."""
@@ -140,17 +148,13 @@ def _usable(ctx, name: str) -> NpuSmiFact:
 
 @probe("npu_health")
 def npu_health_probe(host, ctx) -> NpuHealthFact:
-    start = time.monotonic()
-    budget = ctx.options.probe_timeout * 0.8  # leave the engine time to collect a partial answer
+    """Every NPU's `-t health` detail, NPU_SMI_IN_FLIGHT at a time, as soon as the table says which NPUs exist."""
+    deadline = time.monotonic() + ctx.options.probe_timeout * 0.8  # leave the engine time to collect a partial answer
     smi = _usable(ctx, "npu_health")
     out = NpuHealthFact()
-    ids = smi.info.npu_ids()
-    for n, npu in enumerate(ids):
-        remaining = budget - (time.monotonic() - start)
-        if remaining <= 0:
-            out.skipped = ids[n:]
-            break
-        r = host.run([smi.tool, "info", "-t", "health", "-i", str(npu)], timeout=remaining)
+
+    def ask(npu: int, until: float) -> NpuHealthResult:
+        r = host.run([smi.tool, "info", "-t", "health", "-i", str(npu)], timeout=max(until - time.monotonic(), 0.05))
         res = NpuHealthResult(npu_id=npu, command=CommandSummary.of(r))
         if r.error is None:
             try:
@@ -158,12 +162,24 @@ def npu_health_probe(host, ctx) -> NpuHealthFact:
                 res.health.npu_id = npu
             except ParseError as exc:
                 res.parse_error = str(exc)
-        out.results.append(res)
+        return res
+
+    for o in bounded_map(ask, smi.info.npu_ids(), NPU_SMI_IN_FLIGHT, deadline):
+        if o.error is not None:
+            raise o.error
+        if not o.started:
+            out.skipped.append(o.item)
+        elif o.result is None:
+            out.unanswered.append(o.item)  # still waiting on npu-smi at the deadline
+        else:
+            out.results.append(o.result)
+            if o.result.health is None:
+                out.unanswered.append(o.item)
     return out
 
 
 # -t topo -----------------------------------------------------------------------------------------------------------
-class NpuTopoFact(BaseModel):
+class NpuTopoFact(Model):
     command: CommandSummary
     topo: Optional[NpuTopo] = None
     parse_error: Optional[str] = None

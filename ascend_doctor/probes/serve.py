@@ -9,11 +9,12 @@ from __future__ import annotations
 import posixpath
 from typing import Any, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.hook.vllm_files import InstalledVllm, editable_root, read_installed
 from ascend_doctor.jsonread import loads
+from ascend_doctor.model import Model
 from ascend_doctor.probes import probe
 
 MODEL_FILES_MAX = 4 * 1024 * 1024
@@ -60,7 +61,7 @@ def vllm_files_probe(host, ctx) -> InstalledVllm:
     return fact
 
 
-class ServeModelFact(BaseModel):
+class ServeModelFact(Model):
     """The served model's directory: config.json, tokenizer_config.json's chat template, template and quant files."""
 
     model: str

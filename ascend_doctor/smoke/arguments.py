@@ -6,7 +6,6 @@ import json
 import re
 from typing import Any, Optional
 
-
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 

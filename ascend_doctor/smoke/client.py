@@ -12,9 +12,10 @@ import time
 from typing import TYPE_CHECKING, Any, Optional
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ascend_doctor.errors import InputError
+from ascend_doctor.model import Model
 from ascend_doctor.redact import register_secret
 
 if TYPE_CHECKING:  # httpx is imported where a request is made: `check` without --smoke-url never needs it
@@ -24,7 +25,7 @@ MAX_BODY = 256 * 1024  # bytes kept of any response (the excerpt in evidence is 
 USER_AGENT = "ascend-doctor-smoke"
 
 
-class ToolCall(BaseModel):
+class ToolCall(Model):
     """One tool call as the server sent it (arguments kept raw: string, object, or whatever came)."""
 
     index: Optional[int] = None
@@ -34,7 +35,7 @@ class ToolCall(BaseModel):
     arguments: Any = None
 
 
-class StreamInfo(BaseModel):
+class StreamInfo(Model):
     """What the SSE stream looked like, beyond the message it assembles to."""
 
     events: int = 0
@@ -50,7 +51,7 @@ class StreamInfo(BaseModel):
     indices: list[int] = Field(default_factory=list, description="tool-call indices in order of first appearance")
 
 
-class Reply(BaseModel):
+class Reply(Model):
     """The assistant message of choice 0, from a JSON body or assembled from stream deltas."""
 
     content: Optional[str] = None
@@ -64,7 +65,7 @@ class Reply(BaseModel):
         None, description="the deprecated message.function_call, when the server still sends it")
 
 
-class Exchange(BaseModel):
+class Exchange(Model):
     """One request/response with the server: a scenario's raw fact."""
 
     name: str

@@ -10,8 +10,9 @@ import json
 import random
 from typing import Any, Callable, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from ascend_doctor.model import Model
 from ascend_doctor.smoke.client import Exchange, SmokeClient, ToolCall
 
 WEATHER_TOOL = {
@@ -76,7 +77,7 @@ CHAT_SCENARIOS = [CHAT, NAMED, NAMED_STREAM, REQUIRED, AUTO, NONE, PARALLEL, PAR
                   IRRELEVANT]
 
 
-class LoadResult(BaseModel):
+class LoadResult(Model):
     """What `--load N --concurrency C` measured."""
 
     requested: int
@@ -95,7 +96,7 @@ class LoadResult(BaseModel):
     stopped_early: Optional[str] = None
 
 
-class SmokeFacts(BaseModel):
+class SmokeFacts(Model):
     """Everything the smoke scenarios observed: the `smoke` fact."""
 
     base_url: str

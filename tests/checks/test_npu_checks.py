@@ -92,14 +92,23 @@ def test_health_unknown_without_table():
     assert f.status == Status.UNKNOWN and "-8005" in f.message
 
 
-def test_health_detail_skipped_is_noted():
-    hf = NpuHealthFact(results=[health_result(0)], skipped=[1])
-    f = run_check("NPU101", {"npu_smi": smi([chip(0), chip(1)]), "npu_health": hf})
-    assert f.status == Status.PASS and "not read for NPU 1" in f.message
+def test_health_detail_not_read_is_never_a_pass():
+    # Partial is never pass: NPU 1 was not asked (out of time), NPU 2 asked but npu-smi timed out.
+    timed_out = NpuHealthResult(npu_id=2, command=CommandSummary(argv=["npu-smi"], error="timeout",
+                                                                 why_not="`npu-smi info -t health -i 2` timed out"))
+    hf = NpuHealthFact(results=[health_result(0), timed_out], skipped=[1], unanswered=[2])
+    f = run_check("NPU101", {"npu_smi": smi([chip(0), chip(1), chip(2)]), "npu_health": hf})
+    assert f.status == Status.UNKNOWN and "not read for NPU 1, 2" in f.message
+    assert f.details["not_read"] == [1, 2]
+    assert any("NPU 1: not asked (out of time)" in e.excerpt and "NPU 2: `npu-smi info -t health -i 2` timed out"
+               in e.excerpt for e in f.evidence)
+    f = run_check("NPU101", {"npu_smi": smi([chip(0)])})  # the -t health probe gave nothing at all
+    assert f.status == Status.UNKNOWN and "did not run" in f.message
 
 
 def test_health_elided_table_passes_with_lower_bound_note():
-    f = run_check("NPU101", {"npu_smi": smi([chip(0), chip(1), chip(7)], elided=True)})
+    hf = NpuHealthFact(results=[health_result(n) for n in (0, 1, 7)])
+    f = run_check("NPU101", {"npu_smi": smi([chip(0), chip(1), chip(7)], elided=True), "npu_health": hf})
     assert f.status == Status.PASS and "at least" in f.message
 
 
@@ -248,6 +257,9 @@ def test_corpus_tables_run_every_npu_check(path):
     info = parse_npu_smi_info(text)
     fact = NpuSmiFact(found=True, command=CommandSummary(argv=["npu-smi", "info"], returncode=0), info=info)
     health = run_check("NPU101", {"npu_smi": fact}).status
+    assert health == (Status.FAIL if info.unhealthy() else Status.UNKNOWN)  # no -t health answers: not looked at
+    detail = NpuHealthFact(results=[health_result(n) for n in info.npu_ids()])
+    health = run_check("NPU101", {"npu_smi": fact, "npu_health": detail}).status
     assert health == (Status.FAIL if info.unhealthy() else Status.PASS)
     mem = run_check("NPU103", {"npu_smi": fact}).status
     assert mem in (Status.PASS, Status.WARN, Status.FAIL)

@@ -215,3 +215,19 @@ def test_apply_config_leaves_passes_unwaived():
                 message="ok")
     apply_config([f], Config(waive=[WaiverRule(code="X101", reason="r")]), datetime.now(timezone.utc))
     assert f.waived is None
+
+
+def test_every_fact_a_check_asks_for_is_in_its_needs():
+    """The engine starts the probes of `needs` at once; a fact asked for but not listed would start only when the
+    check runs, after the checks before it — a whole probe's latency added to the run (NPU101 and npu_health did)."""
+    import re
+
+    from tests.helpers import REPO
+
+    for path in sorted((REPO / "checks").glob("*.py")):
+        for part in re.split(r"(?=@check\()", path.read_text())[1:]:
+            code = re.match(r'@check\("(\w+)"', part).group(1)
+            m = re.search(r"needs=\[([^\]]*)\]", part.split("def ", 1)[0])
+            needs = set(re.findall(r'"(\w+)"', m.group(1))) if m else set()
+            used = set(re.findall(r'ctx\.(?:try_)?fact\("(\w+)"\)', part.split("\n@", 1)[0])) - {"smoke"}
+            assert used <= needs, f"{code} asks for {sorted(used - needs)} without listing them in needs"
