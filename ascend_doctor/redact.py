@@ -51,6 +51,9 @@ _PATTERNS_ANY_TEXT = [
      r"\1" + REDACTED + r"\3"),
 ]
 _PATTERNS = _PATTERNS_FREE_TEXT + _PATTERNS_ANY_TEXT
+# Every pattern above needs one of these words in the text: one search decides whether the patterns run at all (most
+# text — versions, paths, device tables, check messages — has none of them, and a report holds thousands of strings).
+_TRIGGER = re.compile(r"(?i)auth|api|sk-|hf_|gh[pousr]_|://|pass|pwd|secret|token|access")
 
 _known_lock = threading.Lock()
 _known: set[str] = set()
@@ -116,6 +119,8 @@ def redact_text(text: str, code: bool = False) -> str:
     known = _known_re
     if known is not None:
         text = known.sub(REDACTED, text)
+    if not _TRIGGER.search(text):
+        return text
     for pat, repl in (_PATTERNS_ANY_TEXT if code else _PATTERNS):
         text = pat.sub(repl, text)
     return text

@@ -58,15 +58,17 @@ def _me(ctx):
     """(this node, every node) from the preset facts."""
     nodes = ctx.fact("fleet_nodes")
     name = ctx.fact("fleet_node")
-    me = next((n for n in nodes if n.name == name), None)
+    me = _cached(nodes, ("by-name",), lambda: {n.name: n for n in nodes}).get(name)
     if me is None:
         raise KeyError(f"node {name!r} is not in fleet_nodes")
     return me, nodes
 
 
 def _others_unreachable(nodes) -> str:
-    down = [n.name for n in nodes if not n.reachable]
-    return f" ({len(down)} node(s) not compared, no answer: {', '.join(down)})" if down else ""
+    def build() -> str:
+        down = [n.name for n in nodes if not n.reachable]
+        return f" ({len(down)} node(s) not compared, no answer: {', '.join(down)})" if down else ""
+    return _cached(nodes, ("unreachable",), build)
 
 
 def _plurality(values: dict[str, str]) -> Optional[str]:
@@ -239,19 +241,9 @@ def npu_inventory(ctx):
 
 
 def _device_ips(n) -> dict[int, str]:
-    """Device id -> RoCE IP as hccn_tool reports it, else as /etc/hccn.conf plans it."""
-    hccn = n.facts.get("hccn")
-    out: dict[int, str] = {}
-    if hccn is None or not hasattr(hccn, "devices"):
-        return out
-    for dev_id, dev in hccn.devices.items():
-        if dev.ipaddr:
-            out[int(dev_id)] = dev.ipaddr
-    if hccn.conf:
-        for dev_id, d in hccn.conf.devices.items():
-            if d.address and int(dev_id) not in out:
-                out[int(dev_id)] = d.address
-    return out
+    """Device id -> RoCE IP as hccn_tool reports it, else as /etc/hccn.conf plans it (from the node's summary, which a
+    node evaluated by its own Ray task sends instead of its facts)."""
+    return {**n.planned_ips(), **n.live_ips()}
 
 
 @check("FLEET104", "hccl-ips-unique", severity="error", needs=["fleet_nodes", "fleet_node"], stage="fleet")
@@ -273,9 +265,9 @@ def hccl_ips_unique(ctx):
     if not me.reachable:
         return _skip_unreachable(ctx, me)
     mine = _device_ips(me)
-    hccn = me.facts.get("hccn")
     if not mine:
-        why = getattr(hccn, "tool_error", None) or "no device IPs from hccn_tool or /etc/hccn.conf"
+        why = me.item("devices", "hccn_tool") or me.unavailable("hccn") or \
+            "no device IPs from hccn_tool or /etc/hccn.conf"
         return ctx.unknown(f"no RoCE device IPs known on {me.name}: {why}" + _others_unreachable(nodes))
     def build_owners() -> dict[str, list[str]]:
         owners: dict[str, list[str]] = {}
@@ -301,13 +293,11 @@ def hccl_ips_unique(ctx):
             problems.append(f"{len(ds)} device IPs ({ds[0]['ip']} … {ds[-1]['ip']}, devices "
                             f"{', '.join(str(d['device']) for d in ds)}) are also used by {', '.join(other_nodes)}")
     mismatch = []
-    if hccn is not None and getattr(hccn, "conf", None):
-        for dev_id, dev in sorted(hccn.devices.items()):
-            planned = hccn.conf.device(int(dev_id))
-            if dev.ipaddr and planned and planned.address and planned.address != dev.ipaddr:
-                mismatch.append({"device": int(dev_id), "live": dev.ipaddr, "hccn_conf": planned.address})
-                problems.append(f"device {dev_id} has IP {dev.ipaddr} but /etc/hccn.conf says "
-                                f"address_{dev_id}={planned.address}")
+    planned = me.planned_ips()
+    for dev_id, live in sorted(me.live_ips().items()):
+        if dev_id in planned and planned[dev_id] != live:
+            mismatch.append({"device": dev_id, "live": live, "hccn_conf": planned[dev_id]})
+            problems.append(f"device {dev_id} has IP {live} but /etc/hccn.conf says address_{dev_id}={planned[dev_id]}")
     evidence = [ev(f"fleet: RoCE IPs on {me.name}", "\n".join(f"device {d}: {ip}" for d, ip in sorted(mine.items())))]
     if problems:
         shown = problems if len(problems) <= 4 else problems[:3] + [f"and {len(problems) - 3} more (details)"]
@@ -338,17 +328,24 @@ def clock_skew(ctx):
     me, nodes = _me(ctx)
     if not me.reachable:
         return _skip_unreachable(ctx, me)
-    if not any(n.clock_offset_s is not None for n in nodes):
+
+    def reference():
+        """(median offset, the node that has it) over every measured node, once per fleet; None when none is."""
+        measured = sorted((n for n in nodes if n.reachable and n.clock_offset_s is not None),
+                          key=lambda n: n.clock_offset_s)
+        if not measured:
+            return None
+        ref_node = measured[(len(measured) - 1) // 2]  # median_low
+        return ref_node.clock_offset_s, ref_node
+
+    median = _cached(nodes, ("clock-median",), reference)
+    if median is None:
         return ctx.skip("clock skew is measured only by `fleet --ray-address` (snapshot files gathered at different "
                         "times have no common clock reference)")
     if me.clock_offset_s is None:
         return ctx.unknown(f"no clock measurement for {me.name} (snapshot files have no common clock reference; "
                            "run `ascend-doctor fleet --ray-address` to measure)")
-    measured = [n for n in nodes if n.reachable and n.clock_offset_s is not None]
-    ref_node = sorted(measured, key=lambda n: n.clock_offset_s)[(len(measured) - 1) // 2]
-    import statistics  # here, not at the top: a static check loads this module too
-
-    ref = statistics.median_low([n.clock_offset_s for n in measured])
+    ref, ref_node = median
     dev = me.clock_offset_s - ref
     unc = (me.clock_uncertainty_s or 0.0) + (ref_node.clock_uncertainty_s or 0.0 if ref_node is not me else 0.0)
     text = (f"{me.name} clock is {dev:+.3f} s (± {unc:.3f} s) from the fleet median; against the driver's clock "
@@ -396,7 +393,7 @@ def env_consistent(ctx):
     me, nodes = _me(ctx)
     if not me.reachable:
         return _skip_unreachable(ctx, me)
-    if me.facts.get("env") is None or not hasattr(me.facts.get("env"), "get"):
+    if "env" not in me.summary or me.unavailable("env"):
         return ctx.unknown(f"the environment of {me.name} is not in its snapshot")
     names = _cached(nodes, ("env-names",), lambda: _agree_names(nodes))
     items = [(var, lambda n, v=var: (n.summary.get("env", {}).get(v) or NOT_SET) if "env" in n.summary else None)

@@ -90,9 +90,10 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
             )
 
             try:
+                # Nodes judge themselves, unless --checks-dir names checks that exist only here.
                 run = run_on_ray(ray_address, options, node_timeout=node_timeout,
                                  fake=fake_from_env(dict(os.environ)), on_result=evaluator.prepare,
-                                 connect_timeout=connect_timeout)
+                                 connect_timeout=connect_timeout, evaluate_on_nodes=not options.checks_dirs)
             except ConnectTimeout as exc:  # ray.init is still trying in a thread: leave without ray.shutdown()
                 say_error(str(exc))
                 _hard_exit(EXIT_INPUT)

@@ -1,8 +1,9 @@
 """Turn the nodes' answers into one fleet Report: every static check node by node, then the FLEET checks.
 
-Evaluation happens here, on the driver, from the snapshots the nodes sent: each node's facts are read by the probes
-over a ReplayHost (so a node needs only the package, never the checks or the matrix), fed to `run_static` for the
-per-node checks and, together with every other node's, to the FLEET checks as the preset facts `fleet_nodes` /
+A Ray node judges itself (fleet/node_task.py) and sends its findings and facts summary: the driver validates them,
+applies the config (severity lowering, waivers) and runs the FLEET checks across all nodes. A node given as a
+snapshot (`--snapshots`, or Ray with `--checks-dir`) is evaluated here: the probes read its facts over a ReplayHost
+and `run_static` runs the per-node checks. The FLEET checks get every node through the preset facts `fleet_nodes` /
 `fleet_node`.
 """
 
@@ -12,15 +13,17 @@ import time
 from datetime import datetime, timezone
 from typing import Iterable, Optional
 
+from pydantic import TypeAdapter, ValidationError
+
 from ascend_doctor import __version__
 from ascend_doctor.config import Config
-from ascend_doctor.engine import run_static
+from ascend_doctor.engine import CheckContext, FactStore, apply_config, evaluate, run_static
 from ascend_doctor.fleet.facts import FLEET_FACTS, available, gather, summarize
-from ascend_doctor.fleet.model import FleetNode, FleetNodes, NodeResult
+from ascend_doctor.fleet.model import TASK_ERROR, FleetNode, FleetNodes, NodeResult
 from ascend_doctor.options import RunOptions
 from ascend_doctor.registry import Registry
 from ascend_doctor.report import Finding, HostSummary, Report, build_report
-from ascend_doctor.snapshot import ReplayHost, Snapshot
+from ascend_doctor.snapshot import ReplayHost
 
 
 def unique_names(results: list[NodeResult]) -> None:
@@ -65,22 +68,42 @@ def fleet_nodes(results: list[NodeResult], options: RunOptions) -> tuple[list[Fl
     return nodes, hosts
 
 
+_FINDINGS = TypeAdapter(list[Finding])
+
+
 class FleetEvaluator:
-    """Evaluates nodes one by one as their snapshots arrive (the Ray runner calls `prepare` from its wait loop, so the
-    driver's per-node work overlaps the slower nodes' collection), then builds the report with the FLEET checks."""
+    """Evaluates nodes one by one as their answers arrive (the Ray runner calls `prepare` from its wait loop, so the
+    driver's per-node work overlaps the slower nodes), then builds the report with the FLEET checks."""
 
     def __init__(self, registry: Registry, options: RunOptions, config: Optional[Config] = None):
-        self.registry, self.options, self.config = registry, options, config
-        self._ready: dict[int, tuple] = {}  # id(NodeResult) -> (host, facts, summary, static findings, notes)
+        self.registry, self.options, self.config = registry, options, config or Config()
+        self._ready: dict[int, tuple] = {}  # id(NodeResult) -> (facts, summary, static findings, notes)
+        self._fleet_checks = registry.select(options.select, options.ignore, stage="fleet")
 
     def prepare(self, r: NodeResult) -> None:
-        """Read the node's facts and run every static check on it (idempotent; nothing for a silent node)."""
-        if r.snapshot is None or id(r) in self._ready:
+        """Take in one node's findings and summary (idempotent; nothing for a silent node)."""
+        if id(r) in self._ready:
             return
-        host = ReplayHost(r.snapshot, label=r.name)
-        facts = gather(host, self.options, FLEET_FACTS)
-        rep = run_static(host, self.registry, self.options, self.config, preset_facts=available(facts))
-        self._ready[id(r)] = (host, facts, summarize(facts), rep.findings, rep.notes)
+        if r.evaluation is not None:
+            try:
+                findings = _FINDINGS.validate_json(r.evaluation["findings"])
+            except ValidationError as exc:  # another ascend-doctor version on that node, or a broken answer
+                r.evaluation, r.error_kind = None, TASK_ERROR
+                r.error = f"the node sent findings this ascend-doctor cannot read: {str(exc).splitlines()[0][:200]}"
+                return
+            self._ready[id(r)] = ({}, r.evaluation["summary"], findings, r.evaluation["notes"])
+        elif r.snapshot is not None:
+            host = ReplayHost(r.snapshot, label=r.name)
+            facts = gather(host, self.options, FLEET_FACTS)
+            rep = run_static(host, self.registry, self.options, preset_facts=available(facts))
+            self._ready[id(r)] = (facts, summarize(facts), rep.findings, rep.notes)
+
+    def _fleet(self, nodes: FleetNodes, name: str) -> list[Finding]:
+        """The FLEET checks for one node: pure functions of every node's summary (no probe, no thread)."""
+        store = FactStore(host=None, options=self.options, probes={},  # type: ignore[arg-type]
+                          preset={"fleet_nodes": nodes, "fleet_node": name})
+        ctx = CheckContext(store, self.options)
+        return [evaluate(c, ctx) for c in self._fleet_checks]
 
     def report(self, results: list[NodeResult], source: str = "fleet", notes: Iterable[str] = (),
                started: Optional[tuple[datetime, float]] = None) -> Report:
@@ -94,20 +117,21 @@ class FleetEvaluator:
                              source=r.source, clock_offset_s=r.clock_offset_s,
                              clock_uncertainty_s=r.clock_uncertainty_s, timing=_timing(r), fake=r.fake)
             if id(r) in self._ready:
-                _, node.facts, node.summary, _, _ = self._ready[id(r)]
+                node.facts, node.summary, _, _ = self._ready[id(r)]
             nodes.append(node)
         findings: list[Finding] = []
         run_notes = list(notes)
         for r, node in zip(results, nodes):
-            host = None
             if id(r) in self._ready:
-                host, _, _, static, static_notes = self._ready[id(r)]
-                findings.extend(f.model_copy(update={"node": node.name}) for f in static)
+                _, _, static, static_notes = self._ready[id(r)]
+                for f in static:
+                    f.node = node.name
+                findings.extend(static)
                 run_notes.extend(f"{node.name}: {n}" for n in static_notes)
-            rep = run_static(host or ReplayHost(Snapshot(), label=node.name), self.registry, self.options,
-                             self.config, stages=("fleet",),
-                             preset_facts={"fleet_nodes": nodes, "fleet_node": node.name})
-            findings.extend(f.model_copy(update={"node": node.name}) for f in rep.findings)
+            for f in self._fleet(nodes, node.name):
+                f.node = node.name
+                findings.append(f)
+        run_notes.extend(apply_config(findings, self.config))
         fakes = [n.name for n in nodes if n.fake]
         if fakes:
             run_notes.append(f"test/demo hook: {', '.join(fakes)} served replayed snapshots instead of collecting "

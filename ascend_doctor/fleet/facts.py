@@ -101,6 +101,8 @@ def summarize(facts: dict[str, Any]) -> dict[str, dict[str, Optional[str]]]:
             out["devices"]["NPU chips"] = f"none ({smi.reason()})"
     hccn = get("hccn", "devices")
     if hccn is not None:
+        if hccn.tool_error:
+            out["devices"]["hccn_tool"] = hccn.tool_error
         for dev_id, dev in sorted(hccn.devices.items()):
             out["devices"][f"RoCE dev {dev_id} ip"] = dev.ipaddr
             out["devices"][f"RoCE dev {dev_id} link"] = dev.link_status

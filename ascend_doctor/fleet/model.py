@@ -36,10 +36,11 @@ class NodeResult:
     clock_offset_s: Optional[float] = None       # node clock minus driver clock (best estimate)
     clock_uncertainty_s: Optional[float] = None  # the offset is within ± this
     fake: bool = False                    # served by the test/demo hook, not collected
+    evaluation: Optional[dict] = None     # what a node that judged itself sent: findings (JSON), summary, notes
 
     @property
     def reachable(self) -> bool:
-        return self.snapshot is not None
+        return self.snapshot is not None or self.evaluation is not None
 
 
 @dataclass
@@ -60,6 +61,36 @@ class FleetNode:
 
     def item(self, group: str, key: str) -> Optional[str]:
         return self.summary.get(group, {}).get(key)
+
+    def unavailable(self, fact: str) -> Optional[str]:
+        """Why `fact` could not be read on this node (summarize() records it as `(fact)`), else None."""
+        for items in self.summary.values():
+            if f"({fact})" in items:
+                return items[f"({fact})"]
+        return None
+
+    def _ips(self) -> tuple[dict[int, str], dict[int, str]]:
+        """(live, planned) device IPs from the summary, read once per node (the FLEET checks ask several times)."""
+        if "_ips_memo" not in self.__dict__:
+            live: dict[int, str] = {}
+            planned: dict[int, str] = {}
+            for key, value in self.summary.get("devices", {}).items():
+                if not value:
+                    continue
+                if key.startswith("RoCE dev ") and key.endswith(" ip") and key[9:-3].isdigit():
+                    live[int(key[9:-3])] = value
+                elif key.startswith("hccn.conf address_") and key[18:].isdigit():
+                    planned[int(key[18:])] = value
+            self.__dict__["_ips_memo"] = (live, planned)
+        return self.__dict__["_ips_memo"]
+
+    def live_ips(self) -> dict[int, str]:
+        """Device id -> RoCE IP as hccn_tool reported it (summary items `RoCE dev N ip`)."""
+        return dict(self._ips()[0])
+
+    def planned_ips(self) -> dict[int, str]:
+        """Device id -> address_N of /etc/hccn.conf (summary items `hccn.conf address_N`)."""
+        return dict(self._ips()[1])
 
 
 class FleetNodes(list):

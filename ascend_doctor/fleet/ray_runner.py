@@ -115,7 +115,7 @@ def init_ray(address: str, timeout: float = CONNECT_TIMEOUT_S) -> Any:
 def run_on_ray(address: str, options: RunOptions, node_timeout: float = 60.0,
                fake: Optional[dict[str, Any]] = None,
                on_result: Optional[Callable[[NodeResult], None]] = None,
-               connect_timeout: float = CONNECT_TIMEOUT_S) -> RayRun:
+               connect_timeout: float = CONNECT_TIMEOUT_S, evaluate_on_nodes: bool = True) -> RayRun:
     """Collect every alive node concurrently; a dead, dying or silent node becomes a NodeResult with an error.
 
     `on_result` is called with each node's result as it arrives (the CLI evaluates it there, while slower nodes are
@@ -133,6 +133,10 @@ def run_on_ray(address: str, options: RunOptions, node_timeout: float = 60.0,
         raise InputError(f"the Ray cluster at {address!r} has no alive node")
     collect = ray.remote(num_cpus=0, max_retries=0)(collect_on_node)
     options_json = options.model_dump_json()
+    matrix_texts = {}
+    for path in options.matrix:  # the driver's files: shipped, since the nodes judge themselves
+        with open(path, encoding="utf-8") as fh:
+            matrix_texts[path] = fh.read()
     pending: dict[Any, NodeResult] = {}
     deadline: dict[str, float] = {}
     fakes: dict[str, Optional[dict]] = {}
@@ -143,7 +147,8 @@ def run_on_ray(address: str, options: RunOptions, node_timeout: float = 60.0,
         fakes[node_id] = _fake_for(n, fake)
         strategy = NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
         res.sent_at = time.time()
-        ref = collect.options(scheduling_strategy=strategy).remote(options_json, fakes[node_id])
+        ref = collect.options(scheduling_strategy=strategy).remote(options_json, fakes[node_id], evaluate_on_nodes,
+                                                                   matrix_texts or None)
         pending[ref] = res
         deadline[node_id] = time.monotonic() + node_timeout
         run.results.append(res)
@@ -189,16 +194,23 @@ def run_on_ray(address: str, options: RunOptions, node_timeout: float = 60.0,
 
 
 def _accept(res: NodeResult, out: dict) -> None:
-    from ascend_doctor.snapshot import Snapshot
-
     res.started_at, res.ended_at, res.fake = out.get("started_at"), out.get("ended_at"), bool(out.get("fake"))
-    try:
-        res.snapshot = Snapshot.model_validate_json(out["snapshot"])
-    except (ValueError, KeyError, TypeError) as exc:
-        res.error_kind, res.error = TASK_ERROR, f"the node sent an unreadable snapshot: {str(exc)[:300]}"
-        return
-    if res.snapshot.system.hostname:
-        res.name = res.snapshot.system.hostname
+    if "findings" in out:  # the node judged itself
+        if not isinstance(out.get("summary"), dict) or not isinstance(out.get("findings"), str):
+            res.error_kind, res.error = TASK_ERROR, "the node sent an unreadable evaluation"
+            return
+        res.evaluation = {"findings": out["findings"], "summary": out["summary"], "notes": list(out.get("notes") or [])}
+        res.name = out.get("hostname") or res.name
+    else:
+        from ascend_doctor.snapshot import Snapshot
+
+        try:
+            res.snapshot = Snapshot.model_validate_json(out["snapshot"])
+        except (ValueError, KeyError, TypeError) as exc:
+            res.error_kind, res.error = TASK_ERROR, f"the node sent an unreadable snapshot: {str(exc)[:300]}"
+            return
+        if res.snapshot.system.hostname:
+            res.name = res.snapshot.system.hostname
     if None not in (res.sent_at, res.started_at, res.ended_at, res.received_at):
         res.clock_offset_s, res.clock_uncertainty_s = clock_estimate(res.sent_at, res.started_at, res.ended_at,
                                                                      res.received_at)

@@ -7,6 +7,7 @@ import pytest
 from ascend_doctor.fleet.evaluate import fleet_nodes
 from ascend_doctor.fleet.model import DEAD, FleetNode, NodeResult, clock_estimate
 from ascend_doctor.options import RunOptions
+from ascend_doctor.report import Status
 from ascend_doctor.snapshot import Snapshot
 from tests.fleet import nodes as N
 from tests.helpers import run_check
@@ -188,3 +189,29 @@ def test_env_vllm_ascend_prefix_and_shared_address(three):
 def test_env_unknown_without_environment(three):
     blank = FleetNode(name="n9", reachable=True)
     assert judge("FLEET106", fleet(*three) + [blank], "n9").status.value == "unknown"
+
+
+def test_nodes_that_judged_themselves_are_merged_with_the_config_applied_on_the_driver():
+    """The Ray path: each node sends findings + summary (node_task.evaluate_host); the driver validates them, applies
+    the waivers once, runs the FLEET checks — and a node whose findings it cannot read is a node that did not answer."""
+    from ascend_doctor.config import Config, WaiverRule
+    from ascend_doctor.fleet.evaluate import FleetEvaluator
+    from ascend_doctor.fleet.model import NodeResult
+    from ascend_doctor.fleet.node_task import evaluate_host
+    from ascend_doctor.registry import load_registry
+    from ascend_doctor.snapshot import ReplayHost, Snapshot
+    from tests.fleet import nodes as N
+
+    answers = [evaluate_host(ReplayHost(Snapshot.model_validate(N.node(f"n{i}", 10 + i)), label=f"n{i}"),
+                             RunOptions()) for i in range(3)]
+    answers[2] = {**answers[2], "summary": {**answers[0]["summary"]}}  # n2 claims n0's summary: cloned IPs
+    results = [NodeResult(name=a["hostname"], evaluation={k: a[k] for k in ("findings", "summary", "notes")})
+               for a in answers]
+    results.append(NodeResult(name="broken", evaluation={"findings": '[{"code": 1}]', "summary": {}, "notes": []}))
+    config = Config(waive=[WaiverRule(code="FLEET104", reason="known clone, OPS-9")])
+    rep = FleetEvaluator(load_registry(entry_points=False), RunOptions(), config).report(results)
+    by = {(f.node, f.code): f for f in rep.findings}
+    assert by[("n0", "HOST101")].status == Status.PASS and by[("n1", "DRV101")].status == Status.PASS
+    assert by[("n2", "FLEET104")].status == Status.FAIL and by[("n2", "FLEET104")].waived.reason == "known clone, OPS-9"
+    assert by[("broken", "FLEET101")].status == Status.FAIL
+    assert "cannot read" in by[("broken", "FLEET101")].message
