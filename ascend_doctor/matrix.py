@@ -24,9 +24,14 @@ from ascend_doctor.matrix_schema import (
     DriverRule,
     HdkPairing,
     MatrixFile,
+    ModelNames,
+    PackageIndex,
     Release,
+    ServeRule,
     TorchNpuRow,
     TorchPythonRow,
+    TransformersModels,
+    VllmModels,
     VllmParsers,
     normalize_name,
 )
@@ -37,7 +42,8 @@ from ascend_doctor.versions import Version, build_of, parse_version, try_parse_v
 
 # matrices/ also holds data that is not the compatibility matrix (host thresholds, read by ascend_doctor.policy).
 NOT_MATRIX_FILES = frozenset({"host-policy.toml"})
-VERSION_KEYED = ("vllm_ascend_release", "torch_npu", "torch_python", "vllm_parsers")
+VERSION_KEYED = ("vllm_ascend_release", "torch_npu", "torch_python", "vllm_parsers", "vllm_models",
+                 "transformers_models")
 
 
 def _row_id(table: str, row) -> object:
@@ -78,6 +84,14 @@ class Matrix:
         self.driver_rules: List[DriverRule] = list(tables["cann_driver_rule"])
         self.parsers: List[VllmParsers] = sorted(tables["vllm_parsers"], key=lambda r: parse_version(r.vllm))
         self.advisories: List[Advisory] = list(tables["advisory"])
+        self.vllm_models: List[VllmModels] = sorted(tables.get("vllm_models", []), key=lambda r: parse_version(r.vllm))
+        self.transformers_models: List[TransformersModels] = sorted(
+            tables.get("transformers_models", []), key=lambda r: parse_version(r.transformers))
+        self.package_index: List[PackageIndex] = list(tables.get("package_index", []))
+        self.serve_rules: List[ServeRule] = list(tables.get("serve_rule", []))
+        _check_chain(self.vllm_models, "vllm_models", "vllm")
+        _check_chain(self.transformers_models, "transformers_models", "transformers")
+        self._resolved: Dict[tuple, Dict[str, Dict[str, frozenset]]] = {}
 
     # vllm-ascend releases ----------------------------------------------------------------------------------------
     def vllm_ascend_release(self, version: str) -> Optional[Release]:
@@ -242,34 +256,109 @@ class Matrix:
 
     def parsers_in_vllm(self, vllm_version: str, kind: str) -> Optional[set]:
         """Every name this vLLM release accepts for `kind` (tool_parser | reasoning_parser | tokenizer_mode), or None
-        when not known: release not sampled (unless both sampled neighbours agree) or list only partly extracted."""
-        exact, lower, upper = self._parser_rows(vllm_version, kind)
-        if exact is not None:
-            return self._complete(exact, kind)
-        lo, hi = self._complete(lower, kind), self._complete(upper, kind)
-        if lo is not None and lo == hi:
-            return lo
-        return None
+        when not known: the release is not recorded (no guessing between recorded releases: vLLM 0.10.0 has
+        `glm4_moe`, which neither 0.9.2 nor 0.10.1 has), or its list was only partly extracted."""
+        exact, _lower, _upper = self._parser_rows(vllm_version, kind)
+        return self._complete(exact, kind) if exact is not None else None
 
     def has_parser(self, vllm_version: str, kind: str, name: str) -> Optional[bool]:
-        """Does this vLLM release accept `name` for `kind`? True/False when the sampled releases say so, else None.
-        Between two sampled releases a name present in both counts as present, absent from both as absent."""
-        exact, lower, upper = self._parser_rows(vllm_version, kind)
-        if exact is not None:
-            return _says(exact, kind, name)
-        if lower is None or upper is None:
-            return None  # older than the oldest or newer than the newest sampled release
-        lo, hi = _says(lower, kind, name), _says(upper, kind, name)
-        return lo if lo is not None and lo == hi else None
+        """Does this vLLM release accept `name` for `kind`? True/False from its recorded row, None when the release
+        is not recorded or the row does not tell."""
+        exact, _lower, _upper = self._parser_rows(vllm_version, kind)
+        return _says(exact, kind, name) if exact is not None else None
 
     def first_vllm_release_with(self, kind: str, name: str) -> Optional[str]:
-        """The first sampled vLLM release whose `kind` list has `name` (e.g. deepseek_v4 -> 0.20.2), or None."""
+        """The first recorded vLLM release whose `kind` list has `name` (deepseek_v4 -> 0.20.0), or None."""
         if kind not in PARSER_KINDS:
             raise ValueError(f"kind must be one of {', '.join(PARSER_KINDS)}, not {kind!r}")
         for row in self.parsers:
             if name in (getattr(row, kind) or []):
                 return row.vllm
         return None
+
+    def last_vllm_release_without(self, kind: str, name: str) -> Optional[str]:
+        """The recorded release just before the first one with `name`, when its list is complete and lacks the name
+        (deepseek_v4 -> 0.19.1): what "first appears in" rests on."""
+        first = self.first_vllm_release_with(kind, name)
+        if first is None:
+            return None
+        before = [r for r in self.parsers if parse_version(r.vllm) < parse_version(first)]
+        if before and _says(before[-1], kind, name) is False:
+            return before[-1].vllm
+        return None
+
+    def first_ascend_release_with(self, kind: str, name: str) -> Optional[Release]:
+        """The first vllm-ascend release whose paired vLLM (its first `vllm` value) is recorded with `name`:
+        deepseek_v4 -> v0.20.2rc1 (no vllm-ascend pairs with 0.20.0/0.20.1), deepseek_v41 -> v0.30.0rc1."""
+        for row in self.releases:
+            if any(self.has_parser(v, kind, name) for v in row.vllm):
+                return row
+        return None
+
+    # model registries ------------------------------------------------------------------------------------------
+    def _names(self, rows: list, field: str, version: str, kind: str) -> Optional[frozenset]:
+        v = try_parse_version(version)
+        if v is None:
+            return None
+        cache = self._resolved.setdefault((field, kind), {})
+        if not cache:
+            current: set = set()
+            for row in rows:
+                added = getattr(row, kind)
+                removed = getattr(row, "removed_" + kind)
+                current = (set(added) if row.after is None else (current | set(added))) - set(removed)
+                cache[str(_vkey(parse_version(getattr(row, field))))] = {"names": frozenset(current)}
+        hit = cache.get(str(_vkey(v)))
+        return hit["names"] if hit else None
+
+    def vllm_architectures(self, vllm_version: str) -> Optional[frozenset]:
+        """Architectures this recorded vLLM release implements; None when the release is not recorded."""
+        return self._names(self.vllm_models, "vllm", vllm_version, "architectures")
+
+    def vllm_model_types(self, vllm_version: str) -> Optional[frozenset]:
+        """model_types this recorded vLLM release configures itself (beyond transformers); None when not recorded."""
+        return self._names(self.vllm_models, "vllm", vllm_version, "model_types")
+
+    def transformers_model_types(self, transformers_version: str) -> Optional[frozenset]:
+        """model_types this recorded transformers release knows; None when the release is not recorded."""
+        return self._names(self.transformers_models, "transformers", transformers_version, "model_types")
+
+    def first_transformers_with(self, model_type: str) -> Optional[str]:
+        """The first recorded transformers release that knows `model_type` (never one before the oldest record)."""
+        for row in self.transformers_models:
+            names = self.transformers_model_types(row.transformers)
+            if names is not None and model_type in names:
+                return row.transformers
+        return None
+
+    def first_vllm_with(self, kind: str, name: str) -> Optional[str]:
+        """The first recorded vLLM release whose `kind` (architectures | model_types) has `name`."""
+        for row in self.vllm_models:
+            names = self._names(self.vllm_models, "vllm", row.vllm, kind)
+            if names is not None and name in names:
+                return row.vllm
+        return None
+
+    # package indexes -------------------------------------------------------------------------------------------
+    def index_for(self, package: str, version: str) -> Optional[PackageIndex]:
+        """The package_index row naming this exact pin (triton-ascend 3.2.1), or None (PyPI has it, or nobody
+        recorded otherwise)."""
+        name, v = normalize_name(package), try_parse_version(version)
+        if v is None:
+            return None
+        for row in self.package_index:
+            if normalize_name(row.package) == name and any(_vkey(parse_version(x)) == _vkey(v) for x in row.versions):
+                return row
+        return None
+
+    # hardware rules --------------------------------------------------------------------------------------------
+    def serve_rules_for(self, hardware: str, vllm_ascend: str, kind: str) -> List[ServeRule]:
+        """Rules of `kind` the documentation sets for this hardware family and vllm-ascend release."""
+        v = try_parse_version(vllm_ascend)
+        if v is None:
+            return []
+        return [r for r in self.serve_rules
+                if r.kind == kind and hardware in r.hardware and version_in(v, r.vllm_ascend)]
 
     # advisories --------------------------------------------------------------------------------------------------
     def matching_advisories(self, versions: Dict[str, str]) -> List[Advisory]:
@@ -328,6 +417,16 @@ class Matrix:
         if newest is None or v is None:
             return None
         return _vkey(v) > _vkey(parse_version(newest))  # a build or local label of a known version is not newer
+
+
+def _check_chain(rows: Sequence[ModelNames], table: str, field: str) -> None:
+    """A delta chain must start with a full list and each later row must name the recorded release before it."""
+    for i, row in enumerate(rows):
+        want = getattr(rows[i - 1], field) if i else None
+        if (row.after is None) != (want is None) or (want is not None and parse_version(row.after) != parse_version(want)):
+            here = getattr(row, field)
+            expected = f"after = {want!r} (the recorded release before it)" if want else "no `after` (the first row)"
+            raise InputError(f"matrix {table} ({here}): after = {row.after!r}, expected {expected}")
 
 
 def _is_build_of_any(v: Version, expected: List[str]) -> bool:

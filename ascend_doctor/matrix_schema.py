@@ -230,6 +230,7 @@ class VllmParsers(Row):
     tool_parser: Optional[List[str]] = None  # None: not extracted for this release
     reasoning_parser: Optional[List[str]] = None
     tokenizer_mode: Optional[List[str]] = None
+    torch: Optional[VersionStr] = None  # the torch its Requires-Dist pins (what `pip install vllm==X` installs)
     partial: List[ParserKind] = []  # kinds whose list names only some registered names
     absent: Dict[ParserKind, List[str]] = {}  # names known to be missing
 
@@ -249,6 +250,110 @@ class VllmParsers(Row):
     @property
     def key(self) -> str:
         return self.vllm
+
+
+class ModelNames(Row):
+    """The model names one release knows, as a change against the previous recorded release (`after`): the first
+    row of a chain lists everything, each later row what was added and removed. A chain has no gaps: a release
+    between two recorded ones is not recorded, and queries about it answer unknown."""
+
+    after: Optional[VersionStr] = None
+    model_types: List[str] = []
+    removed_model_types: List[str] = []
+
+    @model_validator(mode="after")
+    def _delta(self):
+        for kind in self._kinds():
+            added, removed = getattr(self, kind), getattr(self, "removed_" + kind)
+            if removed and self.after is None:
+                raise ValueError(f"removed_{kind} needs `after` (the release it changes)")
+            clash = set(added) & set(removed)
+            if clash:
+                raise ValueError(f"{kind} and removed_{kind} both name {sorted(clash)}")
+        return self
+
+    @classmethod
+    def _kinds(cls) -> tuple:
+        return ("model_types",)
+
+
+class VllmModels(ModelNames):
+    """Architectures vLLM implements (`_*_MODELS` of vllm/model_executor/models/registry.py) and the model_types it
+    configures itself (`_CONFIG_REGISTRY` of vllm/transformers_utils/config.py), per recorded vLLM release."""
+
+    vllm: VersionStr
+    architectures: List[str] = []
+    removed_architectures: List[str] = []
+
+    @classmethod
+    def _kinds(cls) -> tuple:
+        return ("architectures", "model_types")
+
+    @property
+    def key(self) -> str:
+        return self.vllm
+
+
+class TransformersModels(ModelNames):
+    """The model_types one transformers release knows (`CONFIG_MAPPING_NAMES`), per recorded release."""
+
+    transformers: VersionStr
+
+    @property
+    def key(self) -> str:
+        return self.transformers
+
+
+class PackageIndex(Row):
+    """Where pinned versions of a package come from when PyPI does not have them (`pip install` fails with
+    `No matching distribution found`): the index a source names, or none known."""
+
+    id: str
+    package: str
+    versions: List[VersionStr] = Field(min_length=1)
+    on_pypi: bool = False
+    index_url: Optional[str] = Field(None, pattern=r"^https://\S+$")
+    checked: Optional[date] = None  # when PyPI was last seen without them
+
+    @property
+    def key(self) -> str:
+        return self.id
+
+
+ServeRuleKind = Literal["dtype", "eager", "required_flag", "forbidden_package", "image_suffix"]
+
+
+class ServeRule(Row):
+    """A rule one hardware family's documentation sets for one range of vllm-ascend releases (tutorials, release
+    notes), so checks hold no hardware knowledge of their own. Kinds:
+      dtype              `values` are the only dtypes (the model's torch_dtype when --dtype is auto)
+      eager              only eager mode: `--enforce-eager` expected
+      required_flag      `flag` must be given (e.g. --max-model-len)
+      forbidden_package  none of `values` may be installed (PyPI names)
+      image_suffix       the container image tag should end with `values[0]` (e.g. -310p)"""
+
+    id: str = Field(pattern=r"^HW-[A-Z0-9]+-\d{3}$")
+    hardware: List[Hardware] = Field(min_length=1)
+    vllm_ascend: SpecStr
+    kind: ServeRuleKind
+    values: List[str] = []
+    flag: Optional[str] = Field(None, pattern=r"^--[a-z0-9-]+$")
+    severity: Severity
+    confidence: Confidence = "high"
+    says: str  # what the source says, quoted or closely paraphrased
+    fix: str
+
+    @model_validator(mode="after")
+    def _rules(self):
+        if self.kind in ("dtype", "forbidden_package", "image_suffix") and not self.values:
+            raise ValueError(f"kind {self.kind} needs values")
+        if self.kind == "required_flag" and not self.flag:
+            raise ValueError("kind required_flag needs flag")
+        return self
+
+    @property
+    def key(self) -> str:
+        return self.id
 
 
 def _when(items: Dict[str, str]) -> Dict[str, str]:
@@ -294,6 +399,10 @@ class MatrixFile(Model, extra="forbid"):
     cann_hdk: List[HdkPairing] = []
     cann_driver_rule: List[DriverRule] = []
     vllm_parsers: List[VllmParsers] = []
+    vllm_models: List[VllmModels] = []
+    transformers_models: List[TransformersModels] = []
+    package_index: List[PackageIndex] = []
+    serve_rule: List[ServeRule] = []
     advisory: List[Advisory] = []
 
     @model_validator(mode="after")
@@ -304,7 +413,9 @@ class MatrixFile(Model, extra="forbid"):
         return self
 
 
-TABLES = ("vllm_ascend_release", "torch_npu", "torch_python", "cann_hdk", "cann_driver_rule", "vllm_parsers", "advisory")
+TABLES = ("vllm_ascend_release", "torch_npu", "torch_python", "cann_hdk", "cann_driver_rule", "vllm_parsers",
+          "vllm_models", "transformers_models", "package_index", "serve_rule", "advisory")
 # Which field identifies a row (layering replaces rows with the same id; ids are unique per table).
 ID_FIELD = {"vllm_ascend_release": "version", "torch_npu": "version", "torch_python": "torch", "cann_hdk": "id",
-            "cann_driver_rule": "id", "vllm_parsers": "vllm", "advisory": "id"}
+            "cann_driver_rule": "id", "vllm_parsers": "vllm", "vllm_models": "vllm",
+            "transformers_models": "transformers", "package_index": "id", "serve_rule": "id", "advisory": "id"}

@@ -44,8 +44,17 @@ def read_toml(path: str | Path, what: str = "file") -> dict[str, Any]:
     return read_toml_with_stat(path, what)[0]
 
 
+def loads_toml(text: str, what: str = "text") -> dict[str, Any]:
+    """Parsed TOML from a string; InputError naming `what` when it is not valid."""
+    tomllib = _tomllib()
+    try:
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError, ValueError) as exc:
+        raise InputError(f"{what} is not valid TOML: {exc}") from None
+
+
 def error_line(exc: Exception) -> str:
-    """'key.sub: message' for the first error of a records.ValidationError."""
+    """'key.sub: message' for the first error of a pydantic ValidationError."""
     err = exc.errors()[0]  # type: ignore[attr-defined]
     loc = ".".join(str(x) for x in err["loc"])
     return f"{loc}: {err['msg']}"

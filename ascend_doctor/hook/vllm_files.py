@@ -4,14 +4,20 @@ Every parser here is a pure function `source text -> names` using `ast` (nothing
 finds the files under a site-packages directory through two callables (so the probe can route them through the host
 seam). Where each list lives (verified against the vLLM sdists, see ../shared/facts/matrix-facts.md §4):
 
-  tool parsers       vllm/tool_parsers/__init__.py `_TOOL_PARSERS_TO_REGISTER` (>= 0.13.0);
+  tool parsers       vllm/tool_parsers/__init__.py `_TOOL_PARSERS_TO_REGISTER` (>= 0.13.0; 0.12.0 has it in
+                     vllm/entrypoints/openai/tool_parsers/__init__.py);
                      `@ToolParserManager.register_module(...)` in vllm/entrypoints/openai/tool_parsers/*.py (older)
   reasoning parsers  vllm/reasoning/__init__.py `_REASONING_PARSERS_TO_REGISTER` (0.13.0);
-                     `@ReasoningParserManager.register_module(...)` in vllm/reasoning/*.py (older)
-  tokenizer modes    `TokenizerMode = Literal[...]` in vllm/config/model.py (0.13.0) or vllm/config.py (older)
+                     `@ReasoningParserManager.register_module(...)` in vllm/reasoning/*.py (older;
+                     vllm/entrypoints/openai/reasoning_parsers/*.py in 0.7.x)
+  tokenizer modes    `TokenizerMode = Literal[...]` in vllm/config/model.py (0.13.0), vllm/config/__init__.py
+                     (0.10.1-0.10.2) or vllm/config.py (0.9-0.10.0); the `--tokenizer-mode` choices of
+                     vllm/engine/arg_utils.py (<= 0.8),
+                     plus the `_VLLM_TOKENIZERS` keys of vllm/tokenizers/registry.py (>= 0.13.0)
   architectures      the `_*_MODELS` dicts of vllm/model_executor/models/registry.py,
                      plus `ModelRegistry.register_model("Arch", ...)` calls in vllm_ascend/**
-  model types        transformers/models/auto/configuration_auto.py `CONFIG_MAPPING_NAMES`,
+  model types        transformers/models/auto/configuration_auto.py `CONFIG_MAPPING_NAMES` (from 5.6 mostly in
+                     models/auto/auto_mappings.py, which configuration_auto.py imports and extends),
                      plus vllm/transformers_utils/config.py `_CONFIG_REGISTRY` (vLLM's own configs, e.g. deepseek_v32)
   env variables      vllm/envs.py `environment_variables`, vllm_ascend/envs.py `env_variables`
 """
@@ -113,6 +119,44 @@ def module_dict_keys(text: str, name: str) -> Optional[list[str]]:
     return None
 
 
+def accumulated_dict_keys(text: str, name: str) -> tuple[Optional[list[str]], Optional[str]]:
+    """(keys, module) of a module-level dict built in steps, as transformers >= 5.6 builds CONFIG_MAPPING_NAMES:
+    `from .auto_mappings import NAME` (module returned: its keys come from there), `NAME.update({...})`, and
+    `NAME = OrderedDict(**{...}, **NAME)`. keys None when the file never assigns, updates or imports NAME."""
+    tree = _tree(text)
+    keys: Optional[list[str]] = None
+    module = None
+
+    def splat_keys(value: ast.AST) -> list[str]:
+        out = list(_str_keys(value))
+        if isinstance(value, ast.Call):
+            for kw in value.keywords:
+                if kw.arg is None:
+                    if isinstance(kw.value, ast.Dict):
+                        out.extend(_str_keys(kw.value))
+                    elif isinstance(kw.value, ast.Name) and kw.value.id == name:
+                        out.extend(keys or [])
+        elif isinstance(value, ast.Dict):
+            for k, v in zip(value.keys, value.values):
+                if k is None and isinstance(v, ast.Name) and v.id == name:
+                    out.extend(keys or [])
+        return out
+
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
+            module, keys = ("." * node.level) + (node.module or ""), keys or []
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                keys = splat_keys(node.value)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            f = node.value.func
+            if isinstance(f, ast.Attribute) and f.attr == "update" and isinstance(f.value, ast.Name) \
+                    and f.value.id == name and node.value.args:
+                keys = (keys or []) + _str_keys(node.value.args[0])
+    return keys, module
+
+
 def _dict_keys_by_pattern(text: str, name: str) -> Optional[list[str]]:
     m = re.search(rf"^{re.escape(name)}\b[^\n=]*=\s*[\w.\[\], ]*([{{(])\s*$", text, re.MULTILINE)
     if m is None:
@@ -184,6 +228,17 @@ def literal_alias(text: str, name: str) -> Optional[list[str]]:
             if isinstance(sl, ast.Index):  # Python 3.8 AST shape
                 sl = sl.value  # type: ignore[attr-defined]
             return _const_strings(sl) if isinstance(sl, (ast.Tuple, ast.Constant)) else []
+    return None
+
+
+def argparse_choices(text: str, option: str) -> Optional[list[str]]:
+    """The `choices=[...]` of `add_argument("<option>", ...)`, or None when no such call has them."""
+    for node in ast.walk(_tree(text)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument" \
+                and any(isinstance(a, ast.Constant) and a.value == option for a in node.args):
+            for kw in node.keywords:
+                if kw.arg == "choices" and isinstance(kw.value, (ast.List, ast.Tuple)):
+                    return _const_strings(kw.value)
     return None
 
 
@@ -330,22 +385,36 @@ def read_installed(site_packages: str, read: ReadText, listdir: ListDir,
     vllm = j(roots.get("vllm", site_packages), "vllm")
     if listdir(vllm) is not None:
         fact.vllm_dir = vllm
-        new_tools = j(vllm, "tool_parsers", "__init__.py")
-        fact.tool_parsers = _from_first(read, [(new_tools, lambda t: module_dict_keys(t, "_TOOL_PARSERS_TO_REGISTER"))])
+        fact.tool_parsers = _from_first(read, [
+            (j(vllm, "tool_parsers", "__init__.py"), lambda t: module_dict_keys(t, "_TOOL_PARSERS_TO_REGISTER")),
+            (j(vllm, "entrypoints", "openai", "tool_parsers", "__init__.py"),  # 0.12
+             lambda t: module_dict_keys(t, "_TOOL_PARSERS_TO_REGISTER")),
+        ])
         if not fact.tool_parsers.ok:
             old = _from_decorators(read, listdir, j(vllm, "entrypoints", "openai", "tool_parsers"), "ToolParserManager")
             fact.tool_parsers = old if old.ok else NameList(why_not=f"{fact.tool_parsers.why_not}; {old.why_not}")
         reasoning_init = j(vllm, "reasoning", "__init__.py")
         fact.reasoning_parsers = _from_first(
             read, [(reasoning_init, lambda t: module_dict_keys(t, "_REASONING_PARSERS_TO_REGISTER"))])
-        if not fact.reasoning_parsers.ok:
-            old = _from_decorators(read, listdir, j(vllm, "reasoning"), "ReasoningParserManager")
+        for directory in (j(vllm, "reasoning"), j(vllm, "entrypoints", "openai", "reasoning_parsers")):  # 0.7
+            if fact.reasoning_parsers.ok:
+                break
+            old = _from_decorators(read, listdir, directory, "ReasoningParserManager")
             fact.reasoning_parsers = old if old.ok else NameList(
                 why_not=f"{fact.reasoning_parsers.why_not}; {old.why_not}")
         fact.tokenizer_modes = _from_first(read, [
             (j(vllm, "config", "model.py"), lambda t: literal_alias(t, "TokenizerMode")),
+            (j(vllm, "config", "__init__.py"), lambda t: literal_alias(t, "TokenizerMode")),  # 0.10.1 - 0.10.2
             (j(vllm, "config.py"), lambda t: literal_alias(t, "TokenizerMode")),
+            (j(vllm, "engine", "arg_utils.py"), lambda t: argparse_choices(t, "--tokenizer-mode")),  # <= 0.8
         ])
+        registry = _from_first(read, [(j(vllm, "tokenizers", "registry.py"),
+                                       lambda t: module_dict_keys(t, "_VLLM_TOKENIZERS"))])
+        if fact.tokenizer_modes.ok and registry.ok:
+            # From 0.12 the option is typed `TokenizerMode | str`: vLLM accepts any registered mode (kimi_audio,
+            # deepseek_v41, ...) although the Literal does not list it, and rejects the rest when it loads.
+            fact.tokenizer_modes = NameList(names=sorted(set(fact.tokenizer_modes.names) | set(registry.names)),
+                                            source=f"{fact.tokenizer_modes.source} + {registry.source}")
         fact.architectures = _from_first(
             read, [(j(vllm, "model_executor", "models", "registry.py"), model_registry_architectures)])
         fact.vllm_model_types = _from_first(
@@ -369,10 +438,37 @@ def read_installed(site_packages: str, read: ReadText, listdir: ListDir,
                 source=fact.architectures.source + f" + {va}/** (ModelRegistry.register_model)")
     else:
         fact.vllm_ascend_env_vars = NameList(why_not=f"{va} not found")
-    tf_auto = j(roots.get("transformers", site_packages), "transformers", "models", "auto", "configuration_auto.py")
-    fact.transformers_model_types = _from_first(
-        read, [(tf_auto, lambda t: module_dict_keys(t, "CONFIG_MAPPING_NAMES"))])
+    fact.transformers_model_types = transformers_model_types(
+        read, j(roots.get("transformers", site_packages), "transformers", "models", "auto"))
     return fact
+
+
+def transformers_model_types(read: ReadText, auto_dir: str) -> NameList:
+    """The model_types a transformers release knows: `CONFIG_MAPPING_NAMES` of models/auto/configuration_auto.py;
+    from 5.6 the bulk is generated into models/auto/auto_mappings.py and configuration_auto.py adds to it."""
+    path = posixpath.join(auto_dir, "configuration_auto.py")
+    text = read(path)
+    if text is None:
+        return NameList(why_not=f"not found: {path}")
+    try:
+        keys, module = accumulated_dict_keys(text, "CONFIG_MAPPING_NAMES")
+    except SyntaxError as exc:
+        return NameList(why_not=f"{path}: not parseable Python ({exc.msg}, line {exc.lineno})")
+    if keys is None:
+        return NameList(why_not=f"{path}: the expected table is not in this file")
+    source = path
+    if module is not None:
+        if not module.startswith(".") or module.strip(".") == "" or "." in module.strip("."):
+            return NameList(why_not=f"{path}: CONFIG_MAPPING_NAMES comes from {module}, which is not read")
+        other = posixpath.join(auto_dir, module.strip(".") + ".py")
+        res = _from_first(read, [(other, lambda t: module_dict_keys(t, "CONFIG_MAPPING_NAMES"))])
+        if not res.ok:
+            return NameList(why_not=f"{path} imports CONFIG_MAPPING_NAMES: {res.why_not}")
+        keys = keys + list(res.names or [])
+        source = f"{other} + {path}"
+    if not keys:
+        return NameList(why_not=f"{path}: CONFIG_MAPPING_NAMES has no entries this reader understands")
+    return NameList(names=sorted(set(keys)), source=source)
 
 
 def _cli_options(read: ReadText, vllm: str) -> NameList:

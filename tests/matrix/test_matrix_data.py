@@ -24,10 +24,13 @@ VERSION_FIELDS = {
     "torch_npu": ("version", "torch", "cann"),
     "torch_python": ("torch",),
     "cann_hdk": ("cann", "driver", "firmware"),
-    "vllm_parsers": ("vllm",),
+    "vllm_parsers": ("vllm", "torch"),
+    "vllm_models": ("vllm", "after"),
+    "transformers_models": ("transformers", "after"),
+    "package_index": ("versions",),
 }
 SPEC_FIELDS = {"vllm_ascend_release": ("python", "transformers"), "torch_npu": ("requires_torch",),
-               "cann_driver_rule": ("cann", "driver")}
+               "cann_driver_rule": ("cann", "driver"), "serve_rule": ("vllm_ascend",)}
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +80,8 @@ def test_every_version_and_specifier_parses(path):
 def test_row_counts(m):
     assert len(m.releases) == 49  # 40 official + 5 tag-only + 4 PyPI-only
     assert len({r.version for r in m.releases}) == 49
-    assert len(m.parsers) == 14
+    assert len(m.parsers) == 37  # the 32 vLLM releases vllm-ascend pairs with (less 0.11.0rc3) + 5 boundaries
+    assert [p.vllm for p in m.parsers] == [v.vllm for v in m.vllm_models]
     assert len(m.advisories) >= 10
     assert len({a.id for a in m.advisories}) == len(m.advisories)
 
@@ -121,3 +125,12 @@ def test_every_source_names_a_repo_or_registry(m):
     for row in rows:
         for s in row.source:
             assert s.startswith("pypi:") or re.match(r"[\w.-]+/[\w.-]+([@#:]|$)", s), (row, s)
+
+
+def test_every_paired_vllm_release_is_recorded(m):
+    """Each vLLM release a vllm-ascend release targets has its parser names and model registry recorded — except
+    0.11.0rc3 (vllm-ascend v0.11.0rc0), which is on PyPI neither as sdist nor as wheel (audit §0)."""
+    recorded = {str(parse_version(p.vllm)) for p in m.parsers}
+    paired = {str(parse_version(v)) for r in m.releases for v in r.vllm}
+    assert paired - recorded == {"0.11.0rc3"}
+    assert {"0.19.0", "0.20.0", "0.20.1", "0.31.0", "0.32.0"} <= recorded  # the DeepSeek boundaries

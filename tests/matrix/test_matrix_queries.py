@@ -119,41 +119,90 @@ def test_cann_driver_compatible(m, cann, driver, verdict):
 
 
 # vLLM parser names -----------------------------------------------------------------------------------------------
+# Source for every fact below: the vLLM sdists on PyPI, read by `matrix sync` and cross-checked name for name with
+# ../shared/facts/matrix-audit-2026-12-01.md §2.2-§2.4 (e.g. deepseek_v4: vllm-0.20.0.tar.gz
+# vllm/tool_parsers/__init__.py line 37; deepseek_v41: vllm-0.30.0.tar.gz vllm/tool_parsers/__init__.py line 45).
 def test_first_vllm_release_with(m):
-    assert m.first_vllm_release_with("tool_parser", "deepseek_v4") == "0.20.2"
+    assert m.first_vllm_release_with("tool_parser", "deepseek_v4") == "0.20.0"  # was 0.20.2 (first *sampled*)
+    assert m.first_vllm_release_with("reasoning_parser", "deepseek_v4") == "0.20.0"
+    assert m.first_vllm_release_with("tokenizer_mode", "deepseek_v4") == "0.20.0"
+    assert m.first_vllm_release_with("tool_parser", "deepseek_v41") == "0.30.0"  # was 0.33.0
+    assert m.first_vllm_release_with("tokenizer_mode", "deepseek_v41") == "0.30.0"  # registry-only mode
     assert m.first_vllm_release_with("tool_parser", "deepseek_v32") == "0.13.0"
     assert m.first_vllm_release_with("tool_parser", "deepseek_v31") == "0.10.2"
     assert m.first_vllm_release_with("tool_parser", "qwen3_xml") == "0.11.0"
-    assert m.first_vllm_release_with("tool_parser", "deepseek_v41") == "0.33.0"
-    assert m.first_vllm_release_with("reasoning_parser", "deepseek_v4") == "0.20.2"
-    assert m.first_vllm_release_with("tokenizer_mode", "deepseek_v32") == "0.13.0"
+    assert m.first_vllm_release_with("tool_parser", "glm4_moe") == "0.10.0"
+    assert m.first_vllm_release_with("tokenizer_mode", "kimi_audio") == "0.18.0"
     assert m.first_vllm_release_with("tool_parser", "no_such_parser") is None
     with pytest.raises(ValueError):
         m.first_vllm_release_with("parser", "hermes")
 
 
+def test_last_release_without_and_first_ascend_release(m):
+    assert m.last_vllm_release_without("tool_parser", "deepseek_v4") == "0.19.1"
+    assert m.last_vllm_release_without("tool_parser", "deepseek_v41") == "0.29.0"
+    # No vllm-ascend release pairs with vLLM 0.20.0/0.20.1 (audit §2.3): the first that has the parser is v0.20.2rc1.
+    assert m.first_ascend_release_with("tool_parser", "deepseek_v4").version == "0.20.2rc1"
+    # vllm-ascend 0.30.0rc1/rc2 pair with vLLM 0.30.0, which has deepseek_v41 (the old fix text said vLLM 0.33.0).
+    assert m.first_ascend_release_with("tool_parser", "deepseek_v41").version == "0.30.0rc1"
+    assert m.first_ascend_release_with("tool_parser", "no_such_parser") is None
+
+
 def test_parsers_in_vllm(m):
     tools = m.parsers_in_vllm("0.13.0", "tool_parser")
     assert "deepseek_v32" in tools and "deepseek_v4" not in tools and "hermes" in tools
+    assert len(tools) == 29 and len(m.parsers_in_vllm("0.33.0", "tool_parser")) == 58  # audit §2.2 counts
     assert "deepseek_v4" in m.parsers_in_vllm("0.23.0", "tool_parser")
-    assert "minimax" not in m.parsers_in_vllm("0.33.0", "tool_parser")
+    assert "minimax" not in m.parsers_in_vllm("0.33.0", "tool_parser")  # renamed minimax_m3 in 0.24.0
+    # Literal + registry: 0.13.0's registry adds nothing new; 0.33.0 accepts kimi_audio and deepseek_v41.
     assert m.parsers_in_vllm("0.13.0", "tokenizer_mode") == {"auto", "hf", "slow", "mistral", "deepseek_v32"}
-    assert m.parsers_in_vllm("0.23.0", "reasoning_parser") is None  # only partly extracted
-    assert m.parsers_in_vllm("0.10.1.1", "reasoning_parser") is None  # not extracted
-    assert m.parsers_in_vllm("0.15.0", "tool_parser") is None  # not sampled, neighbours differ
+    assert {"kimi_audio", "deepseek_v41"} <= m.parsers_in_vllm("0.33.0", "tokenizer_mode")
+    assert {"grok2", "qwen_vl", "kimi_audio"} <= m.parsers_in_vllm("0.18.0", "tokenizer_mode")
+    assert len(m.parsers_in_vllm("0.23.0", "reasoning_parser")) == 25  # complete now (was a partial list)
+    assert "GptOss" in m.parsers_in_vllm("0.10.1.1", "reasoning_parser")  # renamed openai_gptoss in 0.10.2
     assert m.parsers_in_vllm("0.13.0+empty", "tool_parser") == tools
+    assert m.parsers_in_vllm("0.11.1", "tool_parser") is None  # not recorded: never interpolated
     assert m.parsers_in_vllm("0.99.0", "tool_parser") is None
 
 
-def test_has_parser(m):
+def test_has_parser_answers_only_from_recorded_releases(m):
     assert m.has_parser("0.13.0", "tool_parser", "deepseek_v4") is False
-    assert m.has_parser("0.20.2", "tool_parser", "deepseek_v4") is True
-    assert m.has_parser("0.15.0", "tool_parser", "deepseek_v32") is True   # in 0.13.0 and 0.18.0
-    assert m.has_parser("0.15.0", "tool_parser", "deepseek_v4") is False   # in neither neighbour
-    assert m.has_parser("0.20.0", "tool_parser", "deepseek_v4") is None    # 0.19.1 no, 0.20.2 yes
-    assert m.has_parser("0.19.1", "reasoning_parser", "deepseek_v4") is False  # partial list, known absent
-    assert m.has_parser("0.19.1", "reasoning_parser", "qwen3") is None         # partial list, not extracted
+    assert m.has_parser("0.20.0", "tool_parser", "deepseek_v4") is True
+    assert m.has_parser("0.20.1", "reasoning_parser", "deepseek_v4") is True
+    assert m.has_parser("0.20.1", "tokenizer_mode", "deepseek_v4") is True
+    # vLLM 0.10.0 registers glm4_moe (renamed glm45 in 0.10.1); the old "absent in both neighbours" rule said False.
+    assert m.has_parser("0.10.0", "tool_parser", "glm4_moe") is True
+    assert m.has_parser("0.10.0", "reasoning_parser", "glm4_moe") is True
+    assert m.has_parser("0.10.1", "tool_parser", "glm4_moe") is False
+    # A release between recorded ones is unknown, whatever its neighbours say.
+    assert m.has_parser("0.11.1", "tool_parser", "hermes") is None
     assert m.has_parser("0.99.0", "tool_parser", "hermes") is None
+
+
+def test_vllm_torch_pins(m):
+    """vLLM's own torch pin (PKG-INFO Requires-Dist, audit §4.2-B): the torch `pip install vllm` brings."""
+    pins = {p.vllm: p.torch for p in m.parsers}
+    assert pins["0.9.1"] == "2.7.0" and pins["0.13.0"] == "2.9.0" and pins["0.23.0"] == "2.11.0"
+    assert pins["0.30.0"] == "2.13.0" and pins["0.33.0"] == "2.14.0"
+
+
+# model registries ----------------------------------------------------------------------------------------------
+def test_vllm_models(m):
+    archs = m.vllm_architectures("0.20.0")
+    assert len(archs) == 348 and "DeepseekV4ForCausalLM" in archs
+    assert "DeepseekV4ForCausalLM" not in m.vllm_architectures("0.19.1")
+    assert m.first_vllm_with("architectures", "DeepseekV4ForCausalLM") == "0.20.0"
+    assert "deepseek_v32" in m.vllm_model_types("0.13.0")
+    assert m.vllm_architectures("0.11.1") is None and m.vllm_model_types("0.99") is None
+
+
+def test_transformers_models(m):
+    assert m.first_transformers_with("qwen3_moe") == "4.51.0"
+    assert m.first_transformers_with("glm4") == "4.51.3"  # a patch release that added a model type
+    assert m.first_transformers_with("deepseek_v4") == "5.8.0"
+    assert "qwen3_moe" in m.transformers_model_types("5.14.1")
+    assert m.transformers_model_types("4.39.3") is None  # older than the first record
+    assert m.first_transformers_with("no_such_type") is None
 
 
 # advisories ---------------------------------------------------------------------------------------------------------

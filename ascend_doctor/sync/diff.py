@@ -1,0 +1,378 @@
+"""What upstream says against what the matrix says, as proposed rows.
+
+Every proposal is a whole row, ready to paste into matrices/*.toml, with the differences that motivated it and the
+files they were read from. Nothing here decides which of two disagreeing upstream documents is right: where a
+release's own files and the official table differ, the row carries both values and a `conflict` note, as the shipped
+rows do. A field the sources read do not give (a new release's hardware list) is copied from the newest shipped row
+and the proposal says so, for the maintainer to confirm.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any, Dict, Iterable, List, Literal, Optional, Tuple
+
+from ascend_doctor.matrix import Matrix
+from ascend_doctor.matrix_schema import CONFLICT_FIELDS, normalize_name
+from ascend_doctor.model import Model
+from ascend_doctor.sync.ascend import AscendOwn, AscendTable, TableRow, merge_tables
+from ascend_doctor.sync.hf import TransformersRelease
+from ascend_doctor.sync.metadata import PypiProject
+from ascend_doctor.sync.vllm import VllmRelease
+from ascend_doctor.versions import parse_version, try_parse_version
+
+PARSER_FIELDS = ("tool_parser", "reasoning_parser", "tokenizer_mode")
+
+
+class Proposal(Model):
+    table: str
+    id: str
+    change: Literal["new", "changed"]
+    differences: List[str] = []
+    row: Dict[str, Any]
+
+
+def _same_version(a: Optional[str], b: Optional[str]) -> bool:
+    if a is None or b is None:
+        return a is b
+    va, vb = try_parse_version(a), try_parse_version(b)
+    if va is None or vb is None:
+        return a.strip().lower() == b.strip().lower()
+    return va == vb or va.main_key == vb.main_key
+
+
+def _in(value: str, values: Iterable[str]) -> bool:
+    return any(_same_version(value, v) for v in values)
+
+
+def _spec_norm(spec: Optional[str]) -> str:
+    return ",".join(sorted((spec or "").replace(" ", "").split(","))) if spec else ""
+
+
+def _row_dict(row: Model) -> Dict[str, Any]:
+    return row.model_dump(mode="python", exclude_defaults=False)
+
+
+def _ordered(row: Dict[str, Any], first: Tuple[str, ...]) -> Dict[str, Any]:
+    out = {k: row[k] for k in first if k in row}
+    out.update({k: v for k, v in row.items() if k not in out and k not in ("source", "note")})
+    for k in ("note", "source"):
+        if k in row:
+            out[k] = row[k]
+    return out
+
+
+# vLLM parser names ---------------------------------------------------------------------------------------------
+def parser_proposals(matrix: Matrix, releases: List[VllmRelease]) -> List[Proposal]:
+    out: List[Proposal] = []
+    shipped = {str(parse_version(r.vllm).main_key): r for r in matrix.parsers}
+    for rel in sorted(releases, key=lambda r: parse_version(r.version)):
+        row = {"vllm": rel.version}
+        sources = []
+        for kind in PARSER_FIELDS:
+            names = rel.names.get(kind)
+            if names is not None:
+                row[kind] = names
+                sources.append(rel.source(kind))
+        if len(row) == 1:
+            continue
+        row["source"] = sorted(set(sources))
+        have = shipped.get(str(parse_version(rel.version).main_key))
+        if have is None:
+            out.append(Proposal(table="vllm_parsers", id=rel.version, change="new", row=row,
+                                differences=[f"vLLM {rel.version} is not recorded"]))
+            continue
+        diffs = []
+        for kind in PARSER_FIELDS:
+            if kind not in row:
+                continue
+            old = getattr(have, kind)
+            if old is None:
+                diffs.append(f"{kind}: not recorded, upstream has {len(row[kind])} names")
+            elif kind in have.partial or set(old) != set(row[kind]):
+                added, removed = sorted(set(row[kind]) - set(old)), sorted(set(old) - set(row[kind]))
+                what = "partial list" if kind in have.partial else "list"
+                diffs.append(f"{kind}: recorded {what} lacks {added}" + (f", upstream lacks {removed}" if removed else ""))
+        if diffs:
+            merged = {k: v for k, v in _row_dict(have).items() if k not in ("partial", "absent")}
+            merged.update(row)
+            merged["partial"] = [k for k in have.partial if k not in row]
+            out.append(Proposal(table="vllm_parsers", id=rel.version, change="changed", differences=diffs,
+                                row=_ordered(merged, ("vllm",) + PARSER_FIELDS)))
+    return out
+
+
+# model-name chains ------------------------------------------------------------------------------------------
+def _chain_rows(table: str, field: str, kinds: Tuple[str, ...], full: Dict[str, Dict[str, set]],
+                sources: Dict[str, List[str]]) -> List[Dict[str, Any]]:
+    rows, prev, prev_v = [], None, None
+    for v in sorted(full, key=parse_version):
+        row: Dict[str, Any] = {field: v}
+        if prev is None:
+            for k in kinds:
+                row[k] = sorted(full[v][k])
+        else:
+            row["after"] = prev_v
+            for k in kinds:
+                row[k] = sorted(full[v][k] - prev[k])
+                row["removed_" + k] = sorted(prev[k] - full[v][k])
+        row["source"] = sources[v]
+        rows.append(row)
+        prev, prev_v = full[v], v
+    return rows
+
+
+def _chain_proposals(table: str, field: str, kinds: Tuple[str, ...], shipped_rows: list,
+                     resolve, extracted: Dict[str, Tuple[Dict[str, set], List[str]]]) -> List[Proposal]:
+    full: Dict[str, Dict[str, set]] = {}
+    sources: Dict[str, List[str]] = {}
+    for r in shipped_rows:
+        v = getattr(r, field)
+        full[v] = {k: set(resolve(v, k) or ()) for k in kinds}
+        sources[v] = list(r.source)
+    by_key = {str(parse_version(v).main_key): v for v in full}
+    changed_sets = set()
+    for v, (sets, src) in extracted.items():
+        key = str(parse_version(v).main_key)
+        old = by_key.get(key)
+        if old is not None and all(full[old][k] == sets[k] for k in kinds):
+            continue
+        if old is not None:
+            del full[old]
+            del sources[old]
+        full[v], sources[v] = sets, src
+        by_key[key] = v
+        changed_sets.add(v)
+    proposed = _chain_rows(table, field, kinds, full, sources)
+    have = {str(parse_version(getattr(r, field)).main_key): r for r in shipped_rows}
+    out = []
+    for row in proposed:
+        v = row[field]
+        old = have.get(str(parse_version(v).main_key))
+        clean = {k: x for k, x in row.items() if x not in (None, [], "")}
+        if old is None:
+            n = sum(len(row.get(k, [])) for k in kinds)
+            out.append(Proposal(table=table, id=v, change="new", row=row,
+                                differences=[f"{field} {v} is not recorded ({n} names {'listed' if 'after' not in row else 'added'})"]))
+            continue
+        old_clean = {k: x for k, x in old.model_dump(mode="python").items() if x not in (None, [], "", {})}
+        old_clean.pop("note", None)
+        clean_cmp = dict(clean)
+        if {k: sorted(x) if isinstance(x, list) else x for k, x in old_clean.items()} != \
+                {k: sorted(x) if isinstance(x, list) else x for k, x in clean_cmp.items()}:
+            diffs = []
+            if v in changed_sets:
+                for k in kinds:
+                    a, b = full[v][k], set(resolve(getattr(old, field), k) or ())
+                    if a != b:
+                        diffs.append(f"{k}: upstream adds {sorted(a - b)[:8]}, drops {sorted(b - a)[:8]}")
+            if old.after != row.get("after"):
+                diffs.append(f"after: {old.after} -> {row.get('after')} (a release was recorded before it)")
+            out.append(Proposal(table=table, id=v, change="changed", row=row,
+                                differences=diffs or ["the delta against the previous recorded release changes"]))
+    return out
+
+
+def model_proposals(matrix: Matrix, releases: List[VllmRelease]) -> List[Proposal]:
+    extracted = {}
+    for rel in releases:
+        if rel.names.get("architectures") is None or rel.names.get("model_types") is None:
+            continue
+        extracted[rel.version] = ({"architectures": set(rel.names["architectures"]),
+                                   "model_types": set(rel.names["model_types"])},
+                                  sorted({rel.source("architectures"), rel.source("model_types")}))
+    if not extracted:
+        return []
+
+    def resolve(v, k):
+        return matrix.vllm_architectures(v) if k == "architectures" else matrix.vllm_model_types(v)
+    return _chain_proposals("vllm_models", "vllm", ("architectures", "model_types"), matrix.vllm_models, resolve,
+                            extracted)
+
+
+def transformers_proposals(matrix: Matrix, releases: List[TransformersRelease]) -> List[Proposal]:
+    extracted = {r.version: ({"model_types": set(r.model_types)}, [r.source()]) for r in releases}
+    if not extracted:
+        return []
+    return _chain_proposals("transformers_models", "transformers", ("model_types",), matrix.transformers_models,
+                            lambda v, k: matrix.transformers_model_types(v), extracted)
+
+
+# vllm-ascend releases ---------------------------------------------------------------------------------------
+def _upstream_release(version: str, trow: Optional[Tuple[TableRow, str]], own: Optional[AscendOwn],
+                      pypi: Optional[PypiProject]) -> Tuple[Dict[str, Any], Dict[str, str], List[str]]:
+    """(fields, conflicts, sources) for one release from the table row, its own files and PyPI."""
+    fields: Dict[str, Any] = {}
+    conflict: Dict[str, str] = {}
+    sources: List[str] = []
+    t = trow[0] if trow else None
+    if trow:
+        sources.append(trow[1])
+        fields["listed"] = "matrix"
+        fields["vllm"] = t.vllm
+        if t.python:
+            fields["python"] = t.python
+    if own is not None:
+        sources.append(f"pypi:{own.archive}:" + ",".join(sorted(set(own.where.values()))))
+        if "vllm" not in fields and own.vllm_tag:
+            fields["vllm"] = [own.vllm_tag]
+        if "python" not in fields and own.requires_python:
+            fields["python"] = own.requires_python.replace(" ", "")
+        if own.transformers:
+            fields["transformers"] = own.transformers
+    cann = []
+    if t and t.cann:
+        cann.append(t.cann)
+    for label, value in (("README", own.readme_cann if own else None), ("Dockerfile", own.dockerfile_cann if own else None)):
+        if value and "_" not in value and not _in(value, cann):
+            cann.append(value)
+    if cann:
+        fields["cann"] = cann
+        if len(cann) > 1:
+            who = [f"table {t.cann}"] if t and t.cann else []
+            if own and own.readme_cann:
+                who.append(f"README {own.readme_cann}")
+            if own and own.dockerfile_cann:
+                who.append(f"Dockerfile {own.dockerfile_cann}")
+            conflict["cann"] = "; ".join(who)
+    for field, pkg in (("torch", "torch"), ("torch_npu", "torch-npu"), ("triton_ascend", "triton-ascend")):
+        values = []
+        pinned = own.pins.get(pkg) if own else None
+        if pinned:
+            values.append(pinned)
+        tv = getattr(t, field) if t else None
+        if tv and not _in(tv, values):
+            values.append(tv)
+        if values:
+            fields[field] = values
+            if len(values) > 1:
+                conflict[field] = f"{own.where.get(pkg, 'own files')} pins {values[0]}; the official table says {tv}"
+    if t and t.mooncake:
+        fields["mooncake"] = t.mooncake
+    if pypi is not None:
+        state, tags, uploaded = pypi.state(version)
+        fields["pypi"] = state
+        if tags:
+            fields["wheel_cp"] = tags
+        if uploaded:
+            fields["released"] = date.fromisoformat(uploaded)
+        sources.append(f"pypi:{pypi.path}")
+    if "listed" not in fields and (own is not None or pypi is not None):
+        fields["listed"] = "pypi"
+    return fields, conflict, sources
+
+
+def _compare_release(have, fields: Dict[str, Any], conflict: Dict[str, str]) -> List[str]:
+    diffs = []
+    for key, value in fields.items():
+        old = getattr(have, key, None)
+        if key in ("vllm",) + CONFLICT_FIELDS:
+            old = old or []
+            missing = [v for v in value if not _in(v, old)]
+            if missing:
+                diffs.append(f"{key}: matrix {old}, upstream names {missing} too")
+            elif key != "cann" and value and old and not _same_version(value[0], old[0]) and key != "vllm":
+                diffs.append(f"{key}: matrix pins {old[0]} first, the release's own files pin {value[0]}")
+        elif key in ("python", "transformers"):
+            if _spec_norm(old) != _spec_norm(value):
+                diffs.append(f"{key}: matrix {old!r}, upstream {value!r}")
+        elif key == "listed":
+            if old != value and not (value == "pypi" and old in ("tag", "matrix")):
+                diffs.append(f"listed: matrix {old!r}, upstream {value!r} (the row is in a copy of the official table)")
+        elif key == "released":
+            continue  # upload dates differ from tag dates; not a fact worth a diff
+        elif key == "wheel_cp":
+            if sorted(old or []) != sorted(value):
+                diffs.append(f"wheel_cp: matrix {old}, PyPI {value}")
+        elif old != value:
+            diffs.append(f"{key}: matrix {old!r}, upstream {value!r}")
+    for key, text in conflict.items():
+        if key not in (have.conflict or {}):
+            diffs.append(f"conflict.{key}: not recorded ({text})")
+    return diffs
+
+
+def release_proposals(matrix: Matrix, tables: List[AscendTable], owns: List[AscendOwn],
+                      pypi: Optional[PypiProject]) -> List[Proposal]:
+    merged = merge_tables(tables)
+    own_by = {str(parse_version(o.version).main_key): o for o in owns}
+    versions = {str(parse_version(v).main_key): v for v in merged}
+    versions.update({str(parse_version(o.version).main_key): o.version for o in owns})
+    out: List[Proposal] = []
+    newest = matrix.releases[-1] if matrix.releases else None
+    for key, version in sorted(versions.items(), key=lambda kv: parse_version(kv[1])):
+        trow = next((merged[v] for v in merged if str(parse_version(v).main_key) == key), None)
+        own = own_by.get(key)
+        fields, conflict, sources = _upstream_release(version, trow, own, pypi)
+        have = matrix.vllm_ascend_release(version)
+        if have is None:
+            row: Dict[str, Any] = {"version": version}
+            row.update(fields)
+            row.setdefault("pypi", "unknown")
+            notes = []
+            if newest is not None:
+                row["hardware"] = list(newest.hardware)
+                notes.append(f"hardware copied from {newest.version} (no source read names it): confirm")
+            if conflict:
+                row["conflict"] = conflict
+            row["source"] = sources
+            out.append(Proposal(table="vllm_ascend_release", id=version, change="new", row=_ordered(row, (
+                "version", "listed", "released", "vllm", "python", "cann", "torch", "torch_npu", "triton_ascend",
+                "transformers", "mooncake", "hardware", "pypi", "wheel_cp", "conflict")),
+                differences=[f"vllm-ascend {version} is not recorded"] + notes))
+            continue
+        diffs = _compare_release(have, fields, conflict)
+        if not diffs:
+            continue
+        row = _row_dict(have)
+        for k, v in fields.items():
+            if k in ("vllm",) + CONFLICT_FIELDS:
+                merged_values = list(v) + [x for x in (row.get(k) or []) if not _in(x, v)]
+                row[k] = merged_values
+            elif k == "released" and row.get("released"):
+                continue
+            elif k == "listed" and v == "pypi" and row.get("listed") in ("tag", "matrix"):
+                continue
+            else:
+                row[k] = v
+        row["conflict"] = {**(row.get("conflict") or {}), **conflict}
+        for k in CONFLICT_FIELDS:
+            if len(row.get(k) or []) < 2:
+                row["conflict"].pop(k, None)
+            elif k not in row["conflict"]:
+                row["conflict"][k] = "values from several vllm-ascend documents (see source)"
+        row["source"] = list(dict.fromkeys(list(have.source) + sources))
+        out.append(Proposal(table="vllm_ascend_release", id=version, change="changed", differences=diffs,
+                            row=_ordered(row, ("version", "listed", "commit", "released", "vllm", "python", "cann"))))
+    return out
+
+
+# pins PyPI does not have ------------------------------------------------------------------------------------
+def index_proposals(matrix: Matrix, releases: List[Proposal], projects: Dict[str, PypiProject],
+                    today: date) -> List[Proposal]:
+    pins: Dict[str, Dict[str, List[str]]] = {}
+    rows = {r.version: _row_dict(r) for r in matrix.releases}
+    for p in releases:
+        rows[p.id] = p.row
+    for version, row in rows.items():
+        for field, pkg in (("vllm", "vllm"), ("torch_npu", "torch-npu"), ("triton_ascend", "triton-ascend")):
+            values = row.get(field) or []
+            if values:
+                pins.setdefault(pkg, {}).setdefault(values[0], []).append(version)
+    out = []
+    for pkg, by_version in sorted(pins.items()):
+        project = projects.get(pkg)
+        if project is None:
+            continue
+        missing = sorted((v for v in by_version if project.has(v) is False and matrix.index_for(pkg, v) is None),
+                         key=parse_version)
+        if not missing:
+            continue
+        users = sorted({u for v in missing for u in by_version[v]}, key=parse_version)
+        out.append(Proposal(table="package_index", id=f"{pkg}-not-on-pypi", change="new", row={
+            "id": f"{pkg}-not-on-pypi", "package": pkg, "versions": missing, "on_pypi": False,
+            "checked": today, "note": f"pinned by vllm-ascend {', '.join(users)}",
+            "source": [f"pypi:{project.path} (no file for these versions)"]},
+            differences=[f"{pkg} {', '.join(missing)}: pinned, not on PyPI, no package_index row (index_url: "
+                         "add the index a source names, if any)"]))
+    return out
