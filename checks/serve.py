@@ -85,14 +85,20 @@ def _names(ctx, attr: str, kind: Optional[str]):
 
 
 def _upgrade_hint(ctx, kind: str, name: str) -> tuple[str, Optional[str]]:
-    """(sentence naming the first vLLM / vllm-ascend release with `name`, that vllm-ascend release)."""
-    first = ctx.matrix.first_vllm_release_with(kind, name)
+    """(sentence naming the first vLLM release with `name` and the first vllm-ascend release whose vLLM has it,
+    that vllm-ascend release). The vllm-ascend release is not always a pairing of that vLLM: deepseek_v4 first
+    appears in vLLM 0.20.0, which no vllm-ascend release pairs with; v0.20.2rc1 is the first that has it."""
+    m = ctx.matrix
+    first = m.first_vllm_release_with(kind, name)
     if not first:
         return f"no vLLM release in the matrix registers {name!r}", None
-    ascend = [r.version for r in ctx.matrix.releases_for_vllm(first)]
-    if ascend:
-        return (f"{name!r} first appears in vLLM {first}, which vllm-ascend v{ascend[0]} pairs with", ascend[0])
-    return f"{name!r} first appears in vLLM {first}", None
+    before = m.last_vllm_release_without(kind, name)
+    since = f"{name!r} first appears in vLLM {first}" + (f" (vLLM {before} does not have it)" if before else "")
+    ascend = m.first_ascend_release_with(kind, name)
+    if ascend is not None:
+        return f"{since}; the first vllm-ascend release with it is v{ascend.version} (vLLM {ascend.vllm[0]})", \
+            ascend.version
+    return since, None
 
 
 def _name_check(ctx, option: str, attr: str, kind: str, plugin_option: str):
@@ -123,7 +129,8 @@ def _name_check(ctx, option: str, attr: str, kind: str, plugin_option: str):
         return ctx.warn(msg + f" unless --{plugin_option.replace('_', '-')} registers it", evidence)
     fixes = []
     if newer:
-        target = f"vllm-ascend v{ascend} (vLLM {first})" if ascend else f"vLLM {first}"
+        row = ctx.matrix.vllm_ascend_release(ascend) if ascend else None
+        target = f"vllm-ascend v{ascend} (vLLM {row.vllm[0]})" if row else f"vLLM {first}"
         fixes.append(f"upgrade the serving stack to {target} or newer (e.g. image quay.io/ascend/vllm-ascend:"
                      f"v{ascend})" if ascend else f"upgrade the serving stack to {target} or newer")
     if close:
@@ -163,7 +170,8 @@ def reasoning_parser_known(ctx):
     What it checks: the `--reasoning-parser` name against `_REASONING_PARSERS_TO_REGISTER` in
     vllm/reasoning/__init__.py (or the `@ReasoningParserManager.register_module` decorators of older releases).
 
-    Why it matters: vLLM refuses to start with an unknown reasoning parser; `deepseek_v4` needs vLLM 0.20.2+.
+    Why it matters: vLLM refuses to start with an unknown reasoning parser; `deepseek_v4` needs vLLM 0.20.0+
+    (vllm-ascend v0.20.2rc1+).
 
     How to fix: Upgrade to the vllm-ascend release the finding names, or use a reasoning parser the installed vLLM
     has (`deepseek_r1`, `deepseek_v3`, `qwen3`, …); plugins load with `--reasoning-parser-plugin FILE`.
@@ -181,7 +189,8 @@ def tokenizer_mode_known(ctx):
 
     Why it matters: vLLM rejects an unknown mode (argparse choices before 0.12; `No tokenizer registered for
     tokenizer_mode=…` after). DeepSeek-V3.2 / V4 need their own modes (`deepseek_v32` from vLLM 0.13.0,
-    `deepseek_v4` from 0.20.2) because they ship no Jinja chat template.
+    `deepseek_v4` from 0.20.0) because they ship no Jinja chat template. From 0.13.0 vLLM also accepts the
+    modes of its tokenizer registry (vllm/tokenizers/registry.py), e.g. `kimi_audio`, `deepseek_v41`.
 
     How to fix: Upgrade to the release the finding names, or drop `--tokenizer-mode` to use `auto`.
     """
@@ -306,7 +315,8 @@ def _text_cfg(cfg: dict) -> dict:
     return t if isinstance(t, dict) else cfg
 
 
-@check("SERVE201", "serve-model-type-known", severity="error", stage="serve", needs=["serve_cmd", "serve_model", "vllm_files"])
+@check("SERVE201", "serve-model-type-known", severity="error", stage="serve",
+       needs=["serve_cmd", "serve_model", "vllm_files", "python"])
 def model_type_known(ctx):
     """The model's config.json is readable and its model_type is known to the installed transformers/vLLM
 
@@ -335,38 +345,78 @@ def model_type_known(ctx):
     evidence = [ev(f"file: {m.path}/config.json", f"model_type: {mt!r}, architectures: {cfg.get('architectures')}")]
     if not mt:
         return ctx.fail(f"{m.path}/config.json has no model_type", evidence)
-    files = ctx.try_fact("vllm_files")
-    known: set = set()
-    sources = []
-    for attr, label in (("transformers_model_types", "transformers"), ("vllm_model_types", "vLLM config registry")):
-        nl = getattr(files, attr) if files is not None else None
-        if nl is not None and nl.ok:
-            known |= set(nl.names)
-            sources.append(f"{label}: {nl.source}")
-    tf_ok = files is not None and files.transformers_model_types.ok
+    tf_names, tf_source, tf_why = _model_types(ctx, "transformers")
+    vl_names, vl_source, vl_why = _model_types(ctx, "vllm")
+    known = (tf_names or set()) | (vl_names or set())
+    sources = [x for x in (tf_source, vl_source) if x]
     if mt in known:
         return ctx.ok(f"model_type {mt} is known ({'; '.join(sources)})", evidence)
     auto_map = isinstance(cfg.get("auto_map"), dict)
     if auto_map and cmd.flag("trust_remote_code"):
         return ctx.ok(f"model_type {mt} comes with the model's own code (auto_map) and --trust-remote-code is given",
                       evidence)
-    if not tf_ok:
-        why = files.transformers_model_types.why_not if files is not None else "installed files not read"
-        return ctx.unknown(f"cannot tell whether the installed transformers knows model_type {mt}: {why}", evidence)
-    evidence.append(ev(sources[0], f"{len(known)} model types; closest: "
-                                   f"{', '.join(difflib.get_close_matches(mt, sorted(known), n=5, cutoff=0.5))}"))
-    tf = files.transformers_version or "?"
+    if tf_names is None or vl_names is None:
+        why = "; ".join(w for w in (tf_why, vl_why) if w)
+        return ctx.unknown(f"cannot tell whether the serving stack knows model_type {mt}: {why}", evidence)
+    evidence.append(ev(tf_source, f"{len(tf_names)} model types; closest: "
+                                  f"{', '.join(difflib.get_close_matches(mt, sorted(known), n=5, cutoff=0.5))}"))
+    tf = _dist_version(ctx, "transformers") or "?"
     if auto_map:
         return ctx.fail(f"model_type {mt} is not built into transformers {tf}; the model ships its own code "
                         "(auto_map) but --trust-remote-code is not given", evidence,
                         remediation="Add `--trust-remote-code` (after reviewing the model's Python files).")
+    first_tf = ctx.matrix.first_transformers_with(mt)
+    first_vllm = ctx.matrix.first_vllm_with("model_types", mt)
+    ascend = next((r for r in ctx.matrix.releases
+                   if any(mt in (ctx.matrix.vllm_model_types(v) or ()) for v in r.vllm)), None)
+    fixes = []
+    if ascend is not None:
+        fixes.append(f"serve it with vllm-ascend v{ascend.version} or newer (its vLLM {ascend.vllm[0]} configures "
+                     f"{mt} itself; image quay.io/ascend/vllm-ascend:v{ascend.version})")
+    if first_tf:
+        fixes.append(f"install transformers >= {first_tf}, the first recorded release that knows {mt}, where the "
+                     "vllm-ascend release allows it (`ascend-doctor matrix pins --vllm-ascend X` shows its pin)")
+    rem = ("; or ".join(fixes) + ".") if fixes else None
+    rem = rem[:1].upper() + rem[1:] if rem else None
     return ctx.fail(f"Transformers {tf} does not recognize this architecture: {mt} (nor does the installed vLLM's "
-                    "config registry): vLLM will stop while loading the config", evidence,
-                    model_type=mt)
+                    "config registry): vLLM will stop while loading the config", evidence, remediation=rem,
+                    model_type=mt, first_transformers=first_tf, first_vllm=first_vllm)
+
+
+def _dist_version(ctx, name: str) -> Optional[str]:
+    files = ctx.try_fact("vllm_files")
+    if name == "transformers" and files is not None and files.transformers_version:
+        return files.transformers_version
+    if name == "vllm":
+        return _vllm_version(ctx)
+    py = ctx.try_fact("python")
+    d = py.dist(name) if py is not None else None
+    return d.version if d else None
+
+
+def _model_types(ctx, which: str):
+    """(model_types or None, evidence source, why not) that transformers / vLLM's own config registry knows: the
+    installed files, else the matrix's record of the installed release (a replay, an image without sources)."""
+    files = ctx.try_fact("vllm_files")
+    attr = "transformers_model_types" if which == "transformers" else "vllm_model_types"
+    label = "transformers" if which == "transformers" else "vLLM config registry"
+    nl = getattr(files, attr) if files is not None else None
+    if nl is not None and nl.ok:
+        return set(nl.names), f"{label}: {nl.source}", ""
+    why = nl.why_not if nl is not None else "installed files not read"
+    version = _dist_version(ctx, which)
+    if version is None:
+        return None, "", f"{label}: {why}, and {which} is not installed in the serving python"
+    names = (ctx.matrix.transformers_model_types(version) if which == "transformers"
+             else ctx.matrix.vllm_model_types(version))
+    if names is None:
+        return None, "", f"{label}: {why}, and the matrix has no record of {which} {version}"
+    table = "transformers_models" if which == "transformers" else "vllm_models"
+    return set(names), f"matrix: {which} {version} ({table} table; installed files not read: {why})", ""
 
 
 @check("SERVE202", "serve-architecture-supported", severity="error", stage="serve",
-       needs=["serve_cmd", "serve_model", "vllm_files"])
+       needs=["serve_cmd", "serve_model", "vllm_files", "python"])
 def architecture_supported(ctx):
     """The model's architecture has an implementation in the installed vLLM (or vllm-ascend)
 
@@ -389,11 +439,23 @@ def architecture_supported(ctx):
     if not archs:
         return ctx.unknown("config.json lists no architectures", evidence)
     names, source, note = _names(ctx, "architectures", None)
+    from_matrix = False
     if names is None:
-        return ctx.unknown(f"cannot read the installed vLLM's model registry: {note}", evidence)
+        version = _vllm_version(ctx)
+        recorded = ctx.matrix.vllm_architectures(version) if version else None
+        if recorded is None:
+            return ctx.unknown(f"cannot read the installed vLLM's model registry: {note}"
+                               + (f"; the matrix has no record of vLLM {version}" if version else ""), evidence)
+        names, from_matrix = set(recorded), True
+        source = f"matrix: vLLM {version} (vllm_models table; installed files not read: {note})"
     hit = [a for a in archs if a in names]
     if hit:
         return ctx.ok(f"vLLM implements {', '.join(hit)} ({source})", evidence)
+    if from_matrix:
+        first = ctx.matrix.first_vllm_with("architectures", archs[0])
+        since = f"; vLLM {first} is the first recorded release that implements {archs[0]}" if first else ""
+        return ctx.unknown(f"vLLM {_vllm_version(ctx)} does not implement {', '.join(archs)} ({source}); vllm-ascend "
+                           f"may register it out of tree, which only the installed files show{since}", evidence)
     evidence.append(ev(source, f"{len(names)} architectures; closest: "
                                f"{', '.join(difflib.get_close_matches(archs[0], sorted(names), n=5, cutoff=0.5))}"))
     if str(cmd.get("model_impl") or "") == "transformers":

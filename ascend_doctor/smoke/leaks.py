@@ -47,7 +47,7 @@ FAMILIES: dict[str, Family] = {f.key: f for f in (
 
 # Ordered: the first pattern of a family that matches names it. More specific families first.
 _PATTERNS: list[tuple[str, re.Pattern]] = [
-    # V4.1 "spaced DSML": `<｜DSML｜ calls>` (vllm/parser/deepseek_v41.py, vLLM 0.33.0).
+    # V4.1 "spaced DSML": `<｜DSML｜ calls>` (vllm/parser/deepseek_v41.py, from vLLM 0.30.0).
     ("deepseek_v41", re.compile(rf"<\s*/?\s*{BAR}{{1,2}}\s*DSML\s*{BAR}{{1,2}}\s+(?:calls|invoke)\b")),
     ("deepseek_v32", re.compile(rf"<\s*/?\s*{BAR}{{1,2}}\s*DSML\s*{BAR}{{1,2}}\s*function_?calls")),
     # V4 wraps calls in tool_calls (0.33 also accepts toolcalls / tool); flocks PR #687 saw `tool_use`.
@@ -98,17 +98,19 @@ def detect_leaks(text: Optional[str], field: str = "content") -> list[Leak]:
     return list(found.values())
 
 
-def _first_release(kind: str, name: str, matrix: Any = None) -> Optional[str]:
-    """First vLLM release with `name` of `kind`, from the compatibility matrix; None if the matrix is unavailable."""
+def _first_release(kind: str, name: str, matrix: Any = None) -> tuple[Optional[str], Optional[str]]:
+    """(first vLLM release with `name` of `kind`, first vllm-ascend release whose vLLM has it), from the compatibility
+    matrix; (None, None) when the matrix is unavailable or does not know the name."""
     try:
         if matrix is None:
             from ascend_doctor.matrix import load_matrix
 
             matrix = load_matrix()
         release = matrix.first_vllm_release_with(kind, name)
+        ascend = getattr(matrix, "first_ascend_release_with", lambda *a: None)(kind, name) if release else None
     except Exception:  # the matrix module may be absent or broken: degrade the text, never crash a check
-        return None
-    return str(release) if release else None
+        return None, None
+    return (str(release) if release else None), (str(ascend.version) if ascend is not None else None)
 
 
 def remediation_for(family: str, matrix: Any = None) -> str:
@@ -131,15 +133,16 @@ def remediation_for(family: str, matrix: Any = None) -> str:
                        ("tokenizer_mode", fam.tokenizer_mode)):
         if not name:
             continue
-        release = _first_release(kind, name, matrix)
+        release, ascend = _first_release(kind, name, matrix)
         if release:
-            parts.append(f"{kind.replace('_', ' ')} `{name}` first appears in vLLM {release}")
+            parts.append(f"{kind.replace('_', ' ')} `{name}` first appears in vLLM {release}"
+                         + (f" (first vllm-ascend release with it: v{ascend})" if ascend else ""))
         else:
             unknown = True
     if parts:
         text += " Among the vLLM releases in the compatibility matrix, " + "; ".join(parts) + (
-            " — upgrade vLLM and vllm-ascend together to at least that release if `vllm serve` rejects the name "
-            "(`invalid tool call parser`).")
+            " — if `vllm serve` rejects the name (`invalid tool call parser`), upgrade vLLM and vllm-ascend together "
+            "to at least that vllm-ascend release.")
     if unknown:
         text += (" The compatibility matrix could not say which vLLM release first ships "
                  + ("the other names" if parts else "these names")

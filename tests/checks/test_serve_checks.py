@@ -129,9 +129,12 @@ SEED = (f"vllm serve {V4} --tensor-parallel-size 8 --enable-auto-tool-choice --t
 def test_seed_story_deepseek_v4_parser_on_old_image():
     f = run_check("SERVE101", facts(SEED))
     assert f.status == Status.FAIL
-    assert "deepseek_v4" in f.message and "0.20.2" in f.message and "0.20.2rc1" in f.message
-    assert "v0.20.2rc1" in f.remediation
-    assert f.details["first_vllm"] == "0.20.2"
+    # vLLM 0.20.0 is the first release with the parser (vllm-0.20.0.tar.gz vllm/tool_parsers/__init__.py line 37,
+    # audit §2.3); no vllm-ascend release pairs with 0.20.0, so the upgrade target is v0.20.2rc1 (vLLM 0.20.2).
+    assert "first appears in vLLM 0.20.0 (vLLM 0.19.1 does not have it)" in f.message
+    assert "the first vllm-ascend release with it is v0.20.2rc1 (vLLM 0.20.2)" in f.message
+    assert "vllm-ascend v0.20.2rc1 (vLLM 0.20.2)" in f.remediation
+    assert f.details["first_vllm"] == "0.20.0" and f.details["vllm_ascend"] == "0.20.2rc1"
     assert any("tool_parsers/__init__.py" in e.source for e in f.evidence)  # read from the installed files
 
 
@@ -238,7 +241,38 @@ def test_model_type_unknown_when_model_not_on_machine_or_files_absent():
     assert status("SERVE201", facts("vllm serve /models/not-here")) == Status.UNKNOWN
     f = facts(f"vllm serve {V4}")
     del f["vllm_files"]
-    assert status("SERVE201", f) == Status.UNKNOWN
+    f["python"] = PythonEnv(executable="/opt/vllm/bin/python", version="3.11.10", distributions=[
+        Distribution(name="vllm", version="0.13.0"), Distribution(name="transformers", version="4.39.0")])
+    r = run_check("SERVE201", f)  # transformers 4.39.0 is older than the first recorded release (4.40.0)
+    assert r.status == Status.UNKNOWN and "no record of transformers 4.39.0" in r.message
+
+
+def test_model_type_from_the_matrix_when_the_files_are_not_readable():
+    """A replayed snapshot or a metadata-only image: the matrix's record of the installed releases decides."""
+    f = facts(f"vllm serve {V4}")
+    del f["vllm_files"]  # python says vllm 0.13.0, transformers 4.57.1
+    r = run_check("SERVE201", f)
+    assert r.status == Status.FAIL and "deepseek_v4" in r.message
+    assert any(e.source.startswith("matrix: transformers 4.57.1") for e in r.evidence)
+    # transformers 5.8.0 first knows deepseek_v4 (transformers-5.8.0 wheel, configuration_auto/auto_mappings);
+    # vLLM's own registry has it from 0.20.0 (vllm-0.20.0.tar.gz vllm/transformers_utils/config.py).
+    assert r.details["first_transformers"] == "5.8.0" and r.details["first_vllm"] == "0.20.0"
+    assert "vllm-ascend v0.20.2rc1 or newer (its vLLM 0.20.2 configures deepseek_v4 itself" in r.remediation
+    assert "transformers >= 5.8.0" in r.remediation
+    f2 = facts(f"vllm serve {V4}", site="site-vllm0202")
+    del f2["vllm_files"]
+    assert status("SERVE201", f2) == Status.PASS  # vLLM 0.20.2 configures deepseek_v4 itself
+
+
+def test_architecture_from_the_matrix_when_the_files_are_not_readable():
+    f = facts(f"vllm serve {V4}", site="site-vllm0202")
+    del f["vllm_files"]
+    r = run_check("SERVE202", f)
+    assert r.status == Status.PASS and "matrix: vLLM 0.20.2" in r.message
+    f = facts(f"vllm serve {V4}")
+    del f["vllm_files"]
+    r = run_check("SERVE202", f)  # 0.13.0 lacks DeepseekV4ForCausalLM, but vllm-ascend may add it out of tree
+    assert r.status == Status.UNKNOWN and "vLLM 0.20.0 is the first recorded release" in r.message
 
 
 def test_missing_config_json_fails(tmp_path):

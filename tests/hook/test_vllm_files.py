@@ -251,3 +251,63 @@ def test_collected_snapshot_replays_the_same_tables():
     assert again.tool_parsers.ok and again.vllm_env_vars.ok and "api-key" in again.cli_options.names
     # snapshots redact Python source code-aware (annotations such as `api_key: Optional[...]` survive): ast reads it
     assert "read by pattern" not in again.cli_options.source
+
+
+# Layouts found by reading every paired vLLM release and transformers 4.40-5.24 (matrix sync, 2026-12-01) ----------
+def _tree(files: dict):
+    from ascend_doctor.sync.archive import Tree
+
+    return Tree("fixture", files)
+
+
+def test_transformers_5_6_layout_config_mapping_in_auto_mappings():
+    """transformers >= 5.6 generates CONFIG_MAPPING_NAMES into auto_mappings.py; configuration_auto.py imports it,
+    `.update()`s it and rebuilds it with `OrderedDict(**{...}, **CONFIG_MAPPING_NAMES)`. Reading only
+    configuration_auto.py found no keys, and every model_type looked unknown (SERVE201 failed every model)."""
+    auto = "transformers/models/auto/"
+    t = _tree({
+        auto + "auto_mappings.py": 'from collections import OrderedDict\nCONFIG_MAPPING_NAMES = OrderedDict(\n'
+                                   '    [\n        ("qwen3_moe", "Qwen3MoeConfig"),\n        ("deepseek_v4", "X"),\n'
+                                   '    ]\n)\n',
+        auto + "configuration_auto.py": 'from .auto_mappings import CONFIG_MAPPING_NAMES, OTHER\n'
+                                        'CONFIG_MAPPING_NAMES.update({"mlcd": "MLCDVisionConfig"})\n'
+                                        'CONFIG_MAPPING_NAMES = OrderedDict(**{"gpt-sw3": "GPT2Config"}, '
+                                        '**CONFIG_MAPPING_NAMES)\n'})
+    f = read_installed(".", t.read, t.listdir)
+    assert f.transformers_model_types.names == ["deepseek_v4", "gpt-sw3", "mlcd", "qwen3_moe"]
+    assert "auto_mappings.py" in f.transformers_model_types.source
+
+
+def test_transformers_import_from_elsewhere_is_not_guessed():
+    t = _tree({"transformers/models/auto/configuration_auto.py": "from .gone import CONFIG_MAPPING_NAMES\n"})
+    f = read_installed(".", t.read, t.listdir)
+    assert not f.transformers_model_types.ok and "gone.py" in f.transformers_model_types.why_not
+
+
+def test_old_vllm_layouts():
+    """0.7.x: reasoning parsers under entrypoints/openai/reasoning_parsers, --tokenizer-mode argparse choices;
+    0.10.1-0.10.2: TokenizerMode in vllm/config/__init__.py; 0.12.0: _TOOL_PARSERS_TO_REGISTER in the old package."""
+    t = _tree({
+        "vllm/engine/arg_utils.py": "def add(parser):\n    parser.add_argument('--tokenizer-mode', type=str, "
+                                    "choices=['auto', 'slow', 'mistral'])\n",
+        "vllm/config.py": "X = 1\n",
+        "vllm/entrypoints/openai/reasoning_parsers/deepseek.py":
+            "@ReasoningParserManager.register_module('deepseek_r1')\nclass P: pass\n",
+        "vllm/entrypoints/openai/tool_parsers/__init__.py": '_TOOL_PARSERS_TO_REGISTER = {"hermes": ("a", "B")}\n'})
+    f = read_installed(".", t.read, t.listdir)
+    assert f.tokenizer_modes.names == ["auto", "mistral", "slow"] and "arg_utils.py" in f.tokenizer_modes.source
+    assert f.reasoning_parsers.names == ["deepseek_r1"]
+    assert f.tool_parsers.names == ["hermes"]
+    t = _tree({"vllm/config/__init__.py": 'TokenizerMode = Literal["auto", "hf", "slow", "mistral", "custom"]\n'})
+    assert read_installed(".", t.read, t.listdir).tokenizer_modes.names == ["auto", "custom", "hf", "mistral", "slow"]
+
+
+def test_tokenizer_modes_include_the_registry():
+    """From 0.12 `--tokenizer-mode` is `TokenizerMode | str`: registry-only modes are accepted (vllm-0.30.0.tar.gz
+    vllm/tokenizers/registry.py `_VLLM_TOKENIZERS`, e.g. kimi_audio, deepseek_v41)."""
+    t = _tree({"vllm/config/model.py": 'TokenizerMode = Literal["auto", "hf", "slow", "mistral"]\n',
+               "vllm/tokenizers/registry.py": '_VLLM_TOKENIZERS = {\n    "deepseek_v41": ("a", "B"),\n'
+                                              '    "kimi_audio": ("a", "B"),\n    "hf": ("hf", "C"),\n}\n'})
+    f = read_installed(".", t.read, t.listdir)
+    assert f.tokenizer_modes.names == ["auto", "deepseek_v41", "hf", "kimi_audio", "mistral", "slow"]
+    assert "registry.py" in f.tokenizer_modes.source

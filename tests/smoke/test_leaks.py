@@ -128,7 +128,10 @@ def test_remediation_names_flags_and_first_release_from_the_matrix():
     assert "--reasoning-parser deepseek_v4" in text
     assert "--tokenizer-mode deepseek_v4" in text
     release = m.first_vllm_release_with("tool_parser", "deepseek_v4")
-    assert release and f"vLLM {release}" in text
+    assert release == "0.20.0" and f"vLLM {release}" in text
+    assert "first vllm-ascend release with it: v0.20.2rc1" in text  # no vllm-ascend pairs with vLLM 0.20.0/0.20.1
+    v41 = remediation_for("deepseek_v41")
+    assert "vLLM 0.30.0 (first vllm-ascend release with it: v0.30.0rc1)" in v41 and "0.33.0" not in v41
     hermes = remediation_for("hermes")
     assert "--tool-call-parser hermes" in hermes and "--reasoning-parser" not in hermes
     assert f"vLLM {m.first_vllm_release_with('tool_parser', 'hermes')}" in hermes
