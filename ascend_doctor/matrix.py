@@ -423,7 +423,8 @@ def _check_chain(rows: Sequence[ModelNames], table: str, field: str) -> None:
     """A delta chain must start with a full list and each later row must name the recorded release before it."""
     for i, row in enumerate(rows):
         want = getattr(rows[i - 1], field) if i else None
-        if (row.after is None) != (want is None) or (want is not None and parse_version(row.after) != parse_version(want)):
+        same = want is not None and row.after is not None and parse_version(row.after) == parse_version(want)
+        if (row.after is None) != (want is None) or (want is not None and not same):
             here = getattr(row, field)
             expected = f"after = {want!r} (the recorded release before it)" if want else "no `after` (the first row)"
             raise InputError(f"matrix {table} ({here}): after = {row.after!r}, expected {expected}")

@@ -158,10 +158,22 @@ def pins(version: str, extra):
                "VLLM_TARGET_DEVICE=empty first, then vllm-ascend, then `python -m pip check`.")
     for src in row.source:
         out.append(f"# source: {src}")
+    pins: List[tuple] = [("vllm", row.vllm[0])]
+    pins += [(dist, getattr(row, field)[0]) for dist, field in PINNED if getattr(row, field)]
+    indexes = [(dist, v, m.index_for(dist, v)) for dist, v in pins]
+    urls = sorted({ix.index_url for _d, _v, ix in indexes if ix is not None and ix.index_url})
+    for dist, v, ix in indexes:
+        if ix is None:
+            continue
+        where = (f"add --extra-index-url {ix.index_url}" if ix.index_url
+                 else "no source names an index that serves it")
+        out.append(f"# NOT ON PYPI {dist}=={v}: {where} [{ix.id}: {'; '.join(ix.source)}]")
     out.append("")
+    for url in urls:  # pip reads index options in requirements and constraints files alike
+        out.append(f"--extra-index-url {url}")
     out.append(f"vllm-ascend=={row.version}")
     out.append(f"vllm=={row.vllm[0]}" + (f"  # also targets: {', '.join(row.vllm[1:])}" if len(row.vllm) > 1 else ""))
-    for dist, field in (("torch", "torch"), ("torch-npu", "torch_npu"), ("triton-ascend", "triton_ascend")):
+    for dist, field in PINNED:
         values = getattr(row, field)
         if not values:
             out.append(f"# {dist}: not pinned by this release")
@@ -171,8 +183,11 @@ def pins(version: str, extra):
             line += f"  # other documents name: {', '.join(values[1:])}"
         if field == "torch_npu":
             npu = m.torch_npu_row(values[0])
-            if npu is not None and npu.pypi == "absent":
-                line += "  # " + (npu.note or "not on PyPI: needs the Huawei extra index")
+            if npu is not None and npu.pypi == "absent" and m.index_for(dist, values[0]) is None:
+                line += "  # " + (npu.note or "not on PyPI")
         out.append(line)
     out.append(f"transformers{row.transformers}" if row.transformers else "# transformers: not pinned by this release")
     click.echo("\n".join(out))
+
+
+PINNED = (("torch", "torch"), ("torch-npu", "torch_npu"), ("triton-ascend", "triton_ascend"))

@@ -487,7 +487,7 @@ def _cli_options(read: ReadText, vllm: str) -> NameList:
         if found:
             names.update(found)
             used.append(path)
-    if not posixpath.join(vllm, CLI_OPTION_FILES[0]) in used:
+    if posixpath.join(vllm, CLI_OPTION_FILES[0]) not in used:
         return NameList(why_not=f"{posixpath.join(vllm, CLI_OPTION_FILES[0])} not readable" +
                         (f" ({'; '.join(problems)})" if problems else ""))
     return NameList(names=sorted(names), source=" + ".join(used) + (f" ({'; '.join(problems)})" if problems else ""))

@@ -40,6 +40,7 @@ class AscendTable(Model):
     path: str  # "<archive>:<file>" as sources cite it
     tree_version: str = ""  # the vllm-ascend version of the tree the copy was read from
     rows: List[TableRow] = []
+    newest: bool = False  # set by merge_tables on the copy read from the newest tree
 
 
 class AscendOwn(Model):
@@ -51,6 +52,7 @@ class AscendOwn(Model):
     pins: Dict[str, str] = {}  # torch, torch-npu, triton-ascend -> pinned version
     transformers: Optional[str] = None  # Requires-Dist specifier
     readme_cann: Optional[str] = None
+    readme_python: Optional[str] = None  # "Python >= 3.10, < 3.13" in README.md, as a specifier
     dockerfile_cann: Optional[str] = None
     vllm_tag: Optional[str] = None
     where: Dict[str, str] = {}  # field -> file read
@@ -147,6 +149,11 @@ def parse_release_table(text: str) -> List[TableRow]:
     return rows
 
 
+def cite(tree: Tree) -> str:
+    """How sources name a tree: `pypi:<file>` for an sdist or wheel (the shipped rows' convention), else its path."""
+    return f"pypi:{tree.label}" if tree.label.endswith((".tar.gz", ".tgz", ".whl", ".zip")) else tree.label
+
+
 def read_release_table(tree: Tree) -> Optional[AscendTable]:
     """The official table in this tree, or None when the tree has none."""
     meta = read_metadata(tree)
@@ -155,11 +162,12 @@ def read_release_table(tree: Tree) -> Optional[AscendTable]:
         if text is not None:
             rows = parse_release_table(text)
             if rows:
-                return AscendTable(path=f"{tree.label}:{path}", tree_version=meta.version if meta else "", rows=rows)
+                return AscendTable(path=f"{cite(tree)}:{path}", tree_version=meta.version if meta else "", rows=rows)
     return None
 
 
 _README_CANN = re.compile(r"CANN\s*==\s*([0-9][0-9A-Za-z.\-]*)")
+_README_PYTHON = re.compile(r"^\s*[*-]\s*Python\s*((?:(?:>=|<=|==|<|>)\s*\d+\.\d+\s*,?\s*)+)", re.MULTILINE)
 _DOCKER_CANN = (re.compile(r'^ARG\s+CANN_VERSION\s*=\s*"?([0-9][^"\s]*)"?', re.MULTILINE),
                 re.compile(r"^FROM\s+\S*/cann:([0-9][0-9A-Za-z.]*?)-", re.MULTILINE))
 _VLLM_TAG = re.compile(r"^ARG\s+VLLM_TAG\s*=\s*\"?v?([0-9][^\"\s]*)\"?", re.MULTILINE)
@@ -176,7 +184,7 @@ def read_own(tree: Tree) -> Optional[AscendOwn]:
     meta = read_metadata(tree)
     if meta is None or meta.name.lower().replace("_", "-") != "vllm-ascend":
         return None
-    own = AscendOwn(version=meta.version, archive=tree.label, requires_python=meta.requires_python)
+    own = AscendOwn(version=meta.version, archive=cite(tree), requires_python=meta.requires_python)
     pins: Dict[str, str] = {}
     for name in ("torch", "torch-npu", "triton-ascend"):
         v = meta.pin(name)
@@ -195,6 +203,9 @@ def read_own(tree: Tree) -> Optional[AscendOwn]:
     m = _README_CANN.search(readme)
     if m:
         own.readme_cann, own.where["readme_cann"] = m.group(1).rstrip("."), "README.md"
+    m = _README_PYTHON.search(readme)
+    if m and _python_spec(m.group(1)):
+        own.readme_python, own.where["readme_python"] = _python_spec(m.group(1)), "README.md"
     docker = tree.read("Dockerfile") or ""
     for pat in _DOCKER_CANN:
         m = pat.search(docker)
@@ -215,6 +226,8 @@ def merge_tables(tables: List[AscendTable]) -> Dict[str, Tuple[TableRow, str]]:
     dated = [(try_parse_version(t.tree_version), t) for t in tables]
     ordered = [t for v, t in sorted(((v, t) for v, t in dated if v is not None), key=lambda p: p[0], reverse=True)]
     ordered += [t for v, t in dated if v is None]
+    for t in ordered:
+        t.newest = t is ordered[0]
     out: Dict[str, Tuple[TableRow, str]] = {}
     for t in ordered:
         for row in t.rows:

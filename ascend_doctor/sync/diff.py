@@ -213,11 +213,11 @@ def _upstream_release(version: str, trow: Optional[Tuple[TableRow, str]], own: O
         if t.python:
             fields["python"] = t.python
     if own is not None:
-        sources.append(f"pypi:{own.archive}:" + ",".join(sorted(set(own.where.values()))))
+        sources.append(f"{own.archive}:" + ",".join(sorted(set(own.where.values()))))
         if "vllm" not in fields and own.vllm_tag:
             fields["vllm"] = [own.vllm_tag]
-        if "python" not in fields and own.requires_python:
-            fields["python"] = own.requires_python.replace(" ", "")
+        if "python" not in fields and (own.readme_python or own.requires_python):
+            fields["python"] = own.readme_python or own.requires_python.replace(" ", "")
         if own.transformers:
             fields["transformers"] = own.transformers
     cann = []
@@ -295,11 +295,13 @@ def _compare_release(have, fields: Dict[str, Any], conflict: Dict[str, str]) -> 
 def release_proposals(matrix: Matrix, tables: List[AscendTable], owns: List[AscendOwn],
                       pypi: Optional[PypiProject]) -> List[Proposal]:
     merged = merge_tables(tables)
+    newest = next((t for t in tables if t.newest), None)
+    in_newest = {str(parse_version(r.version).main_key) for r in newest.rows} if newest else set()
     own_by = {str(parse_version(o.version).main_key): o for o in owns}
     versions = {str(parse_version(v).main_key): v for v in merged}
     versions.update({str(parse_version(o.version).main_key): o.version for o in owns})
     out: List[Proposal] = []
-    newest = matrix.releases[-1] if matrix.releases else None
+    newest_row = matrix.releases[-1] if matrix.releases else None
     for key, version in sorted(versions.items(), key=lambda kv: parse_version(kv[1])):
         trow = next((merged[v] for v in merged if str(parse_version(v).main_key) == key), None)
         own = own_by.get(key)
@@ -310,9 +312,13 @@ def release_proposals(matrix: Matrix, tables: List[AscendTable], owns: List[Asce
             row.update(fields)
             row.setdefault("pypi", "unknown")
             notes = []
-            if newest is not None:
-                row["hardware"] = list(newest.hardware)
-                notes.append(f"hardware copied from {newest.version} (no source read names it): confirm")
+            if newest_row is not None:
+                row["hardware"] = list(newest_row.hardware)
+                notes.append(f"hardware copied from {newest_row.version} (no source read names it): confirm")
+            if trow and key not in in_newest:
+                notes.append(f"only in an older copy of the table ({trow[1]}), not in the newest ({newest.path})")
+            if pypi is not None and pypi.has(version) is False:
+                notes.append(f"no such release on PyPI ({pypi.path}): a label in the table, not a release?")
             if conflict:
                 row["conflict"] = conflict
             row["source"] = sources
@@ -333,9 +339,11 @@ def release_proposals(matrix: Matrix, tables: List[AscendTable], owns: List[Asce
                 continue
             elif k == "listed" and v == "pypi" and row.get("listed") in ("tag", "matrix"):
                 continue
+            elif k in ("python", "transformers") and _spec_norm(row.get(k)) == _spec_norm(v):
+                continue  # the same specifier, written in another order
             else:
                 row[k] = v
-        row["conflict"] = {**(row.get("conflict") or {}), **conflict}
+        row["conflict"] = {**conflict, **(row.get("conflict") or {})}  # a recorded explanation stays
         for k in CONFLICT_FIELDS:
             if len(row.get(k) or []) < 2:
                 row["conflict"].pop(k, None)

@@ -89,7 +89,9 @@ def test_pins_unpinned_and_mirror_only():
     r = run("pins", "--vllm-ascend", "0.10.0rc1")
     assert r.exit_code == 0, r.output
     assert "# triton-ascend: not pinned by this release" in r.output
-    assert "torch-npu==2.7.1.dev20250724  # Not on PyPI" in r.output
+    assert "torch-npu==2.7.1.dev20250724\n" in r.output
+    assert ("# NOT ON PYPI torch-npu==2.7.1.dev20250724: add --extra-index-url "
+            "https://mirrors.huaweicloud.com/ascend/repos/pypi") in r.output
 
 
 def test_pins_requires_release():

@@ -44,7 +44,10 @@ def test_official_matrix_rows_match(m):
             assert member(triton, r.triton_ascend), ver
         assert (r.mooncake is None) if mooncake == "N/A" else same(mooncake, r.mooncake), ver
     listed = {r.version for r in m.releases if r.listed == "matrix"}
-    assert listed == {row[0].lstrip("v") for row in rows}
+    # The 2026-12-01 audit (matrix-audit-2026-12-01.md §1.1) found five more rows in other copies of the official
+    # table: v0.27.1rc1 in its own sdist, and the four rows PR #799 removed.
+    assert listed - {row[0].lstrip("v") for row in rows} == {"0.27.1rc1", "0.8.4rc1", "0.7.3rc2", "0.7.3rc1",
+                                                              "0.7.1rc1"}
 
 
 def _pin(cell: str):
@@ -80,10 +83,12 @@ def test_tag_rows_match_their_own_files(m):
 
 
 def test_pypi_only_and_tag_only_releases_present(m):
-    for ver in ("0.7.1rc1", "0.7.3rc1", "0.7.3rc2", "0.8.4rc1", "0.25.1rc1", "0.27.1rc1", "0.28.0rc1", "0.29.0rc1",
-                "0.30.0rc2"):
+    # In no copy of the official table (audit §1.1: all refs and all sdists checked): values from their own files.
+    for ver in ("0.25.1rc1", "0.28.0rc1", "0.29.0rc1", "0.30.0rc2"):
         r = m.vllm_ascend_release(ver)
         assert r is not None and r.listed in ("tag", "pypi"), ver
+    for ver in ("0.7.1rc1", "0.7.3rc1", "0.7.3rc2", "0.8.4rc1"):
+        assert m.vllm_ascend_release(ver).pypi == "sdist-only", ver  # audit §1.5
 
 
 def test_conflicts_are_encoded_not_picked(m):
