@@ -295,6 +295,16 @@ class Matrix:
                 return row
         return None
 
+    def vllm_torch_pin(self, vllm_version: str) -> Optional[str]:
+        """The torch a recorded vLLM release pins in its Requires-Dist (what `pip install vllm==X` brings)."""
+        v = try_parse_version(vllm_version)
+        if v is None:
+            return None
+        for row in self.parsers:
+            if _vkey(parse_version(row.vllm)) == _vkey(v):
+                return row.torch
+        return None
+
     # model registries ------------------------------------------------------------------------------------------
     def _names(self, rows: list, field: str, version: str, kind: str) -> Optional[frozenset]:
         v = try_parse_version(version)

@@ -280,3 +280,69 @@ def cann_driver_compatible(ctx):
         return ctx.warn(f"driver {drv_v} is older than every driver CANN {c.version} was published with "
                         f"(oldest: {oldest}); no published table says whether it works", evidence)
     return ctx.unknown(f"CANN {c.version} with driver {drv_v}: no source covers this pair", evidence)
+
+
+# Paths CANN 8.5.0 deprecated and later releases remove (hicann/release-management@0436983 9.1.1/release-notes.md
+# and the 9.2.0-beta.1/-beta.2 notes, "删除和废弃特性"): old path fragment -> what replaces it.
+DEPRECATED_LAYOUT = (
+    ("ascend-toolkit/latest/runtime/include", "${install_path}/cann/include (acl, aclnn, graph headers)"),
+    ("ascend-toolkit/latest/lib64", "${install_path}/cann/lib64 (libascendcl.so -> libacl_rt.so, libacl_mdl.so, "
+                                    "libacl_op_executor.so)"),
+    ("ascend-toolkit/latest/compiler/python/func2graph", "${install_path}/cann/<arch>-linux/python"),
+)
+LAYOUT_REMOVAL = "2026-12-30"
+LAYOUT_SOURCE = ("hicann/release-management@0436983:9.1.1/release-notes.md; "
+                 "hicann/release-management@17483eb:9.2.0-beta.1/release-notes.md")
+
+
+@check("CANN107", "cann-deprecated-layout", severity="warning", needs=["cann", "env", "serve_cmd"])
+def cann_deprecated_layout(ctx):
+    """The serving environment does not use the ascend-toolkit/latest paths CANN 8.5 deprecated
+
+    What it checks: on CANN ≥ 8.5, every environment variable (LD_LIBRARY_PATH, CPATH, PYTHONPATH, …) and the
+    `vllm serve` command line under `ascend-doctor exec` for `ascend-toolkit/latest/runtime/include`,
+    `ascend-toolkit/latest/lib64` and `ascend-toolkit/latest/compiler/python/func2graph`.
+
+    Why it matters: CANN 8.5.0 moved the toolkit to `/usr/local/Ascend/cann` and kept the old paths only as a
+    deprecated compatibility layout; the CANN release notes schedule them for removal after 2026-12-30
+    (hicann/release-management 9.1.1 and 9.2.0-beta notes). Builds, wrappers and environments that still point there
+    (often through the old `ascend-toolkit/set_env.sh`) stop finding headers and libascendcl.so on the next CANN
+    (vllm-ascend#10525: collect_env prints an empty CANN version; #6336: platform_config not found).
+
+    How to fix: `source /usr/local/Ascend/cann/set_env.sh` instead of ascend-toolkit/set_env.sh, and replace the old
+    paths in scripts and Dockerfiles with the `cann/` ones the finding names.
+    """
+    c = ctx.fact("cann")
+    if not c.found:
+        return no_cann(ctx, c)
+    v = try_parse_version(c.version)
+    if v is None:
+        return ctx.unknown(f"CANN version {c.version!r} is not a version: cannot tell which layout applies",
+                           cann_evidence(c))
+    if not version_in(v, ">=8.5"):
+        return ctx.skip(f"CANN {c.version} predates the 8.5 layout: ascend-toolkit/latest is its only layout",
+                        cann_evidence(c))
+    env = ctx.try_fact("env")
+    if env is None:
+        return ctx.unknown("the serving environment was not available", cann_evidence(c))
+    places = [(f"env {k}", str(val)) for k, val in sorted(env.items())]
+    cmd = ctx.try_fact("serve_cmd")
+    if cmd is not None and getattr(cmd, "display", None):
+        places.append(("the vllm serve command line", cmd.display))
+    hits = []
+    for where, text in places:
+        for old, new in DEPRECATED_LAYOUT:
+            if old in text:
+                hits.append((where, old, new))
+    if not hits:
+        return ctx.ok(f"no deprecated ascend-toolkit/latest path in the {len(env)} environment variables"
+                      + (" or the serve command" if cmd is not None else ""), cann_evidence(c))
+    evidence = cann_evidence(c) + [ev(where, f"{old} (replaced by {new})") for where, old, new in hits]
+    used = sorted({old for _w, old, _n in hits})
+    wheres = sorted({w for w, _o, _n in hits})
+    return ctx.warn(f"{', '.join(wheres)} still use{'s' if len(wheres) == 1 else ''} the ascend-toolkit/latest "
+                    f"layout CANN 8.5 deprecated ({', '.join(used)}); CANN releases after {LAYOUT_REMOVAL} remove it "
+                    f"[source: {LAYOUT_SOURCE}]", evidence,
+                    remediation=f"`source {CANN_SET_ENV}` instead of {TOOLKIT_SET_ENV}, and point scripts at "
+                                + "; ".join(f"{new} instead of {old}" for old, new in DEPRECATED_LAYOUT if old in used)
+                                + ".", removal=LAYOUT_REMOVAL, paths=used)

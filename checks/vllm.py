@@ -148,6 +148,34 @@ def vllm_ascend_pair(ctx):
 PIP_COMPONENTS = ("torch", "torch-npu", "triton-ascend", "transformers")
 
 
+def _extra_index(m, items) -> str:
+    """` --extra-index-url URL` for the pins PyPI does not have (triton-ascend 3.2.1/3.2.2: matrices/
+    package-index.toml), so the printed command works as written; "" when PyPI has them all."""
+    urls = []
+    for i in items:
+        if i.component in PIP_COMPONENTS and i.expected and i.status in ("mismatch", "unknown"):
+            row = m.index_for(i.component, i.expected[0])
+            if row is not None and row.index_url and row.index_url not in urls:
+                urls.append(row.index_url)
+    return "".join(f" --extra-index-url {u}" for u in urls)
+
+
+def _torch_clobbered(m, py, items) -> str:
+    """The cause of a torch mismatch when the installed torch is exactly what the installed vLLM pins: installing
+    (or upgrading) vLLM after vllm-ascend replaced vllm-ascend's torch. "" when that is not what the facts show."""
+    torch = next((i for i in items if i.component == "torch" and i.status == "mismatch"), None)
+    vllm = py.dist("vllm")
+    if torch is None or vllm is None or not torch.installed:
+        return ""
+    pin = m.vllm_torch_pin(vllm.version)
+    tv, pv = try_parse_version(torch.installed), try_parse_version(pin) if pin else None
+    if tv is None or pv is None or tv.main_key != pv.main_key:
+        return ""
+    return (f"cause: vLLM {vllm.version}'s own package pins torch=={pin} (its PyPI Requires-Dist), so installing "
+            f"vLLM after vllm-ascend replaced the torch=={torch.expected[0]} vllm-ascend needs; install vLLM "
+            "built with VLLM_TARGET_DEVICE=empty (or with --no-deps), then reinstall vllm-ascend's pins")
+
+
 def _pip_spec(item) -> str:
     exp = item.expected[0]
     return f"'{item.component}{exp}'" if item.component == "transformers" else f"{item.component}=={exp}"
@@ -162,9 +190,13 @@ def release_pins(ctx):
     own documents disagree (e.g. v0.13.0: README says CANN 8.3.rc2, installation guide 8.5.0) the row carries both
     values and the conflict is reported as such.
 
-    Why it matters: vllm-ascend's compiled custom ops and patches target exactly this stack. A torch pulled in by
-    `pip install vllm` (vllm-ascend#5710, #7587: NPU falls back to CPU), a newer transformers, or an older CANN
-    fails at start-up or at the first request.
+    Why it matters: vllm-ascend's compiled custom ops and patches target exactly this stack. A newer transformers or
+    an older CANN fails at start-up or at the first request. The usual torch mismatch has one cause: vLLM's PyPI
+    package pins the CUDA torch of its release (vLLM 0.13.0 -> torch 2.9.0, 0.23.0 -> 2.11.0, 0.30.0 -> 2.13.0),
+    which is newer than vllm-ascend's for almost every pairing (only the 0.7.x and 0.10.0rc1/0.10.1rc1 pairings
+    agree), so installing vLLM after vllm-ascend replaces torch (pip: `vllm-ascend X requires torch==…, but you have
+    torch … which is incompatible`; vllm-ascend#5710, #8286, #1188, #7587). The finding says when the installed
+    torch is exactly the installed vLLM's pin.
 
     How to fix: reinstall the pins the finding prints (e.g. `pip install torch==2.8.0 torch-npu==2.8.0.post2
     triton-ascend==3.2.0 'transformers>=4.57.4,<5'`), or generate a constraints file:
@@ -212,10 +244,13 @@ def release_pins(ctx):
         elif i.status == "unknown":
             notes.append(f"{i.component} {i.installed!r} is not a version")
     evidence.append(ev(f"installed vs vllm-ascend {row.version}", "\n".join(lines)))
+    cause = _torch_clobbered(m, py, items)
+    if cause:
+        fails.append(cause)
     if fails:
         fix = []
         if pip_fix:
-            fix.append(f"run `pip install {' '.join(pip_fix)}`, then `python -m pip check`")
+            fix.append(f"run `pip install {' '.join(pip_fix)}{_extra_index(m, items)}`, then `python -m pip check`")
         if any(f.startswith("python ") for f in fails):
             fix.append(f"create the venv from a Python within {row.python} (e.g. `python3.11 -m venv /opt/vllm`)")
         if any(f.startswith("cann ") for f in fails):

@@ -230,3 +230,35 @@ def test_nnal_unreadable_version_info_warns():
                     error="/usr/local/Ascend/nnal/atb/latest/version.info: no `Ascend-cann-<pkg> : <version>` line",
                     atb_home_path="/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_0")
     assert run_check("CANN105", {"cann": cann(nnal=nnal), "python": PY_VA}).status == Status.WARN
+
+
+# CANN107 --------------------------------------------------------------------------------------------------------
+# Source of the layout change and the date: hicann/release-management@0436983 9.1.1/release-notes.md (paths
+# deprecated in 8.5.0, removed after 2026-12-30; audit §3.2 / §4.2-D).
+def test_deprecated_layout_in_the_environment_warns_with_the_date():
+    env = {"LD_LIBRARY_PATH": "/usr/local/Ascend/ascend-toolkit/latest/lib64:/usr/local/Ascend/driver/lib64",
+           "CPATH": "/usr/local/Ascend/ascend-toolkit/latest/runtime/include"}
+    f = run_check("CANN107", {"cann": cann(version="8.5.0", root=ROOT85), "env": env})
+    assert f.status == Status.WARN
+    assert "env CPATH, env LD_LIBRARY_PATH" in f.message and "after 2026-12-30" in f.message
+    assert "hicann/release-management@0436983" in f.message
+    assert "source /usr/local/Ascend/cann/set_env.sh" in f.remediation
+    assert "cann/lib64 (libascendcl.so -> libacl_rt.so" in f.remediation and "cann/include" in f.remediation
+    assert f.details["removal"] == "2026-12-30"
+
+
+def test_deprecated_layout_in_the_serve_command():
+    from ascend_doctor.hook.cmdline import parse_serve_command
+
+    cmd = parse_serve_command(["env", "PYTHONPATH=/usr/local/Ascend/ascend-toolkit/latest/compiler/python/func2graph",
+                               "vllm", "serve", "/m"])
+    f = run_check("CANN107", {"cann": cann(version="9.1.0", root=ROOT85), "env": {}, "serve_cmd": cmd})
+    assert f.status == Status.WARN and "the vllm serve command line" in f.message
+
+
+def test_new_layout_passes_and_old_cann_skips():
+    env = {"LD_LIBRARY_PATH": "/usr/local/Ascend/cann/lib64:/usr/local/Ascend/driver/lib64"}
+    assert run_check("CANN107", {"cann": cann(version="8.5.0", root=ROOT85), "env": env}).status == Status.PASS
+    old = {"LD_LIBRARY_PATH": "/usr/local/Ascend/ascend-toolkit/latest/lib64"}
+    assert run_check("CANN107", {"cann": cann(), "env": old}).status == Status.SKIP  # CANN 8.0.0: the only layout
+    assert run_check("CANN107", {"cann": cann(version="8.5.0", root=ROOT85)}).status == Status.UNKNOWN

@@ -131,14 +131,48 @@ def test_set_random_seed_advisory_reported_with_symptom_fix_and_source():
 
 
 def test_every_matching_advisory_is_reported():
-    # vllm-ascend 0.21.0rc1 on HDK 24.1 and CANN 8.3.RC2: both FULL_AND_PIECEWISE known issues (#9572, #9962).
+    # vllm-ascend 0.21.0rc1 on HDK 24.1 and CANN 8.3.RC2: FULL_AND_PIECEWISE graphs need HDK 25.5.1+ / CANN 8.5.0+
+    # (v0.21.0rc1 Highlights, #9572, #9962); the capture fails at start (faqs.md FAQ 17: error code 207008).
     stack = replace(VA13, vllm_ascend="0.21.0rc1", vllm="0.21.0", torch="2.10.0", torch_npu="2.10.0")
     from ascend_doctor.parsers.ascend_files import parse_driver_version_info
     drv = DriverFact(found=True, version_info=parse_driver_version_info("Version=24.1.rc3\n"))
     f = run_check("VLLM103", {"python": py(*stack), "cann": cann("8.3.RC2"), "driver": drv})
-    assert f.status == Status.WARN and "ADV-2026-006" in f.message and "ADV-2026-007" in f.message
+    assert f.status == Status.FAIL and "ADV-2026-006" in f.message and "ADV-2026-007" in f.message
+    assert "207008" in f.message and "fall" not in f.message.lower()
+    assert "--enforce-eager" in f.remediation and "FULL_DECODE_ONLY" in f.remediation
     assert f.details["advisories"] == ["ADV-2026-006", "ADV-2026-007"]
     assert sum("advisory ADV-" in e.source for e in f.evidence) == 2
+    ev = next(e for e in f.evidence if "ADV-2026-006" in e.source)
+    assert "Highlights" in ev.excerpt and "known issues" not in ev.excerpt
+
+
+def test_triton_beside_triton_ascend_is_an_advisory():
+    """vllm-ascend#7359/#7790, triton-lang/triton-ascend#306: both own site-packages/triton."""
+    f = run_check("VLLM103", {"python": py(*VA13, ("triton", "3.6.0")), "cann": cann("8.5.0")})
+    assert f.status == Status.FAIL and f.details["advisories"] == ["ADV-2026-011"]
+    assert "pip uninstall -y triton && pip install --force-reinstall --no-deps triton-ascend" in f.remediation
+    assert run_check("VLLM103", {"python": py(*VA13), "cann": cann("8.5.0")}).status == Status.PASS
+
+
+def test_torch_from_vllm_is_named_as_the_cause():
+    """vLLM 0.13.0's PyPI package pins torch==2.9.0 (vllm-0.13.0.tar.gz PKG-INFO, audit §4.2-B): a torch 2.9.0
+    under vllm-ascend 0.13.0 is what installing vLLM after vllm-ascend leaves (vllm-ascend#5710, #8286)."""
+    f = run_check("VLLM102", {"python": py(*replace(VA13, torch="2.9.0")), "cann": cann("8.5.0")})
+    assert f.status == Status.FAIL
+    assert "cause: vLLM 0.13.0's own package pins torch==2.9.0" in f.message
+    assert "replaced the torch==2.8.0 vllm-ascend needs" in f.message
+    f = run_check("VLLM102", {"python": py(*replace(VA13, torch="2.7.1")), "cann": cann("8.5.0")})
+    assert f.status == Status.FAIL and "cause:" not in f.message  # 2.7.1 is not what vLLM 0.13.0 pins
+
+
+def test_pip_fix_adds_the_index_for_pins_pypi_lacks():
+    """triton-ascend 3.2.2 is not on PyPI (package-index.toml; vllm-ascend#10641, triton-lang/triton-ascend#900)."""
+    stack = [("vllm", "0.23.0"), ("vllm_ascend", "0.23.0"), ("torch", "2.10.0"), ("torch_npu", "2.10.0.post4"),
+             ("transformers", "5.5.4")]
+    f = run_check("VLLM102", {"python": py(*stack), "cann": cann("9.1.0")})
+    assert f.status == Status.FAIL and "triton-ascend not installed" in f.message
+    assert ("pip install triton-ascend==3.2.2 --extra-index-url https://mirrors.huaweicloud.com/ascend/repos/pypi`"
+            in f.remediation)
 
 
 def test_warning_advisory_warns_on_its_machine_only():

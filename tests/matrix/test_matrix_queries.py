@@ -225,8 +225,10 @@ def test_advisories_with_cann_driver_machine(m):
     assert ids({"vllm-ascend": "0.21.0rc1", "driver": "24.1.rc3", "cann": "8.3.RC2"}) == ["ADV-2026-006",
                                                                                            "ADV-2026-007"]
     assert ids({"vllm-ascend": "0.21.0rc1", "driver": "25.5.1", "cann": "9.0.0"}) == []
-    assert ids({"vllm-ascend": "0.11.0", "torch": "2.8.0"}) == ["ADV-2026-002"]
-    assert ids({"vllm-ascend": "0.11.0", "torch": "2.7.1"}) == []
+    # ADV-2026-002..004 were withdrawn: VLLM102 checks the torch pin of every release (audit §4.2-B).
+    assert ids({"vllm-ascend": "0.11.0", "torch": "2.8.0"}) == []
+    assert not {"ADV-2026-002", "ADV-2026-003", "ADV-2026-004"} & {a.id for a in m.advisories}
+    assert ids({"triton": "3.6.0", "triton-ascend": "3.2.0"}) == ["ADV-2026-011"]
     assert ids({"torch_npu": "2.7.1", "cann": "8.3.RC1"}) == ["ADV-2026-009"]
 
 
