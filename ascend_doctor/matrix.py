@@ -227,12 +227,31 @@ class Matrix:
                     return True, (f"CANN {cann} was released with driver {listed}"
                                   f"{' (' + h.hdk + ')' if h.hdk else ''}; {driver} is that driver or a patch of it "
                                   f"[source: {'; '.join(h.source)}]")
+        older = self._older_than_the_line(c, d)
+        if older:
+            return False, older
         if pairs:
             named = ", ".join(sorted({x for h in pairs for x in h.driver}))
             return None, (f"CANN {cann} was released with driver {named} "
                           f"[source: {'; '.join(sorted({s for h in pairs for s in h.source}))}]; {driver} is not among "
                           f"them and no published compatibility table covers the pair")
         return None, f"no source in the matrix pairs CANN {cann} with a driver version"
+
+    def _older_than_the_line(self, c: Version, d: Version) -> str:
+        """INFERRED incompatibility: every source for this CANN's minor line (8.5.0, 8.5.0-beta.1, 8.5.2 for any
+        CANN 8.5.x) names only HDKs of a newer major.minor than the driver (25.5 vs 24.1). No source says the pair
+        fails, but none pairs any CANN of the line with a driver that old, and an HDK older than its CANN is what
+        `import torch_npu` segfaults on. "" when the line has no rows or any of them names an old-enough driver."""
+        line = tuple(c.release[:2])
+        rows = [h for h in self.hdk if tuple(parse_version(h.cann).release[:2]) == line]
+        drivers = [(x, parse_version(x)) for h in rows for x in h.driver]
+        if not drivers or not all(tuple(v.release[:2]) > tuple(d.release[:2]) for _x, v in drivers):
+            return ""
+        named = ", ".join(sorted({x for x, _v in drivers}, key=parse_version))
+        sources = "; ".join(sorted({s for h in rows for s in h.source}))
+        return (f"INFERRED: driver {d} is older than any HDK published for CANN {line[0]}.{line[1]} (its sources "
+                f"name {named} for {', '.join(sorted({h.cann for h in rows}, key=parse_version))}); no source pairs "
+                f"a CANN {line[0]}.{line[1]} release with a {d.release[0]}.{d.release[1]} driver [source: {sources}]")
 
     # vLLM parser names ------------------------------------------------------------------------------------------
     def _parser_rows(self, vllm_version: str, kind: str):

@@ -220,7 +220,10 @@ def nnal_atb(ctx):
     if n.version and c.version and n.cann_mismatch:
         return ctx.warn(f"NNAL/ATB {n.version} was built for another CANN than the active CANN {c.version}",
                         evidence, remediation=f"Install Ascend-cann-nnal_{c.version}_linux-<arch>.run to match "
-                                              f"CANN {c.version}, then `source {NNAL_SET_ENV}`.")
+                                              f"CANN {c.version}, then `source {NNAL_SET_ENV}`. After a CANN/NNAL "
+                                              "upgrade also reinstall (or rebuild) vllm-ascend and torch_npu for "
+                                              "it: EngineCore segfaults after such upgrades are reported in "
+                                              "vllm-ascend#10136 and #16773.")
     return ctx.ok(f"NNAL/ATB {n.version or '?'} installed and sourced", evidence)
 
 
@@ -242,7 +245,9 @@ def cann_driver_compatible(ctx):
 
     What it checks: the active CANN version with the driver version, against the matrix: published CANN × HDK
     compatibility grids (hicann/release-management release notes) and the driver each CANN release was published
-    with (Ascend/docs package_info.js). A pair no source covers is reported as unknown, never as a failure.
+    with (Ascend/docs package_info.js). A pair no source covers is unknown — except a driver older than every HDK
+    published for the CANN's whole minor line (CANN 8.5.x names only HDK 25.x; driver 24.1.x), which fails,
+    marked inferred, with the sources.
 
     Why it matters: CANN's runtime talks to the driver through a versioned interface; a CANN newer than the driver
     supports fails at device open (`aclInit`/`SetDevice` errors such as 507033/EE1001) or crashes importing
@@ -265,6 +270,12 @@ def cann_driver_compatible(ctx):
     if verdict is True:
         return ctx.ok(f"CANN {c.version} with driver {drv_v}: compatible", evidence)
     if verdict is False:
+        if why.startswith("INFERRED"):
+            return ctx.fail(f"CANN {c.version} needs a newer driver than {drv_v} (inferred): {why[len('INFERRED: '):]}",
+                            evidence, inferred=True,
+                            remediation="Install the Ascend HDK (driver and firmware) the CANN release notes name "
+                                        "(`ascend-doctor matrix pins --vllm-ascend X` lists it), or a CANN release "
+                                        f"published with driver {drv_v}.")
         return ctx.fail(f"CANN {c.version} is NOT compatible with driver {drv_v}", evidence)
     if m.newer_than_matrix("cann", c.version):
         return ctx.warn(f"CANN {c.version} is not in the matrix yet (newest known {m.newest_known('cann')}): "

@@ -254,7 +254,9 @@ def release_pins(ctx):
         if any(f.startswith("python ") for f in fails):
             fix.append(f"create the venv from a Python within {row.python} (e.g. `python3.11 -m venv /opt/vllm`)")
         if any(f.startswith("cann ") for f in fails):
-            fix.append(f"install CANN {row.cann[0]} (toolkit, kernels, NNAL; image quay.io/ascend/cann)")
+            fix.append(f"install CANN {row.cann[0]} (toolkit, kernels, NNAL; image quay.io/ascend/cann), or, if CANN "
+                       "was upgraded on purpose, a vllm-ascend release built for it: its compiled ops target one CANN "
+                       "(segfaults after CANN/NNAL upgrades: vllm-ascend#10136, #16773)")
         fix.append(f"or all at once: `ascend-doctor matrix pins --vllm-ascend {row.version} > c.txt && "
                    f"pip install -c c.txt vllm-ascend=={row.version}`")
         text = "; ".join(fix) + "."

@@ -149,8 +149,20 @@ def test_cann_driver_uncovered_pair_is_unknown_not_fail():
 
 
 def test_cann_driver_older_than_published_driver_warns():
-    f = run_check("CANN106", {"cann": cann(version="8.5.0", root=ROOT85), "driver": driver("23.0.3")})
-    assert f.status == Status.WARN and "older" in f.message
+    # CANN 8.0.0 was published with 24.1.rc2 (package_info.js); 24.1.rc1 belongs to the same line (8.0.RC1 names
+    # it), so nothing is inferred: older than 8.0.0's own driver, no table covers it -> warning.
+    f = run_check("CANN106", {"cann": cann(), "driver": driver("24.1.rc1")})
+    assert f.status == Status.WARN and "older than every driver CANN 8.0.0 was published with" in f.message
+
+
+def test_driver_older_than_the_whole_cann_line_fails_inferred():
+    """CANN 8.5.1 has no HDK row; every source for CANN 8.5.x names HDK 25.5.x/26.0 (hicann/release-management
+    8.5.0, 8.5.0-beta.1 and 9.0.0 notes): a 24.1 driver fails, marked inferred, with those sources (audit §3.2)."""
+    f = run_check("CANN106", {"cann": cann(version="8.5.1", root=ROOT85), "driver": driver("24.1.rc3")})
+    assert f.status == Status.FAIL and f.details["inferred"] is True
+    assert "(inferred)" in f.message and "older than any HDK published for CANN 8.5" in f.message
+    assert "hicann/release-management@68ef36b:8.5.0/release-notes.md" in f.message
+    assert "25.5.0, 25.5.1" in f.message
 
 
 def test_cann_driver_newer_than_matrix_warns():

@@ -171,6 +171,9 @@ def test_hicann_release_notes_pairs_match(m):
             pairs = m.hdk_for_cann(cann)
             assert pairs, cann
             named = {parse_version(d) for h in pairs for d in h.driver}
+            if cann == "8.5.0-beta.1":  # the audit (matrix-audit-2026-12-01.md §3.2) found 25.5.0 there too
+                assert {parse_version(d) for d in drivers} | {parse_version("25.5.0")} == named, (cann, drivers)
+                continue
             assert {parse_version(d) for d in drivers} == named, (cann, drivers)
 
 
