@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import shlex
 from typing import Any, Optional
 
 from ascend_doctor.engine import ev
@@ -571,6 +572,63 @@ def quantization_flag(ctx):
 
 
 _OWN_ENCODER_MODES = {"deepseek_v32", "deepseek_v4"}
+
+
+def _odd_chars(text: str) -> list[str]:
+    """Characters of a path or name that are not printable ASCII, or whitespace, as `'模' (U+6A21)`."""
+    seen: list[str] = []
+    for ch in text:
+        if ch.isspace() or not (32 <= ord(ch) < 127):
+            label = {" ": "space", "\t": "tab"}.get(ch) or repr(ch)
+            item = f"{label} (U+{ord(ch):04X})"
+            if item not in seen:
+                seen.append(item)
+    return seen
+
+
+@check("SERVE206", "serve-model-path-ascii", severity="warning", stage="serve", needs=["serve_cmd"])
+def model_path_ascii(ctx):
+    """The model path and served model name are plain ASCII without spaces
+
+    What it checks: the `--model` (or positional) path and `--served-model-name` for characters outside printable
+    ASCII and for whitespace.
+
+    Why it matters: vLLM serves the model under its path when no `--served-model-name` is given, so every client
+    must send that exact string as `model`; spaces and non-ASCII characters get mangled by shell quoting, URL and
+    JSON handling and by tokenizer/config loaders on the way (reported more than once by users who lost hours to
+    a `模型/Qwen 3` directory). The server starts; requests fail with `The model ... does not exist`.
+
+    How to fix: move or symlink the weights to an ASCII path without spaces (`ln -s '/data/模型/Qwen 3'
+    /models/qwen3`), and give clients a simple `--served-model-name` (e.g. `qwen3`).
+    """
+    cmd, skip = _cmd(ctx)
+    if skip:
+        return skip
+    problems, evidence = [], []
+    model = cmd.model or cmd.get("model")
+    served = cmd.get("served_model_name")
+    if isinstance(model, str) and model:
+        odd = _odd_chars(model)
+        evidence.append(ev("command line", f"model: {model}"))
+        if odd:
+            problems.append(f"the model path {model!r} contains {', '.join(odd)}"
+                            + ("" if served else ", and without --served-model-name clients must send it as `model`"))
+    if isinstance(served, str) and served:
+        odd = _odd_chars(served)
+        evidence.append(ev("command line", cmd.source("served_model_name")))
+        if odd:
+            problems.append(f"--served-model-name {served!r} contains {', '.join(odd)}")
+    if not evidence:
+        return ctx.skip("no model path on the command line")
+    if not problems:
+        return ctx.ok("model path and served model name are plain ASCII without spaces", evidence)
+    fixes = []
+    if isinstance(model, str) and _odd_chars(model):
+        fixes.append(f"symlink the weights to an ASCII path without spaces (`ln -s {shlex.quote(model)} "
+                     "/models/<name>`) and serve that path")
+    fixes.append("give clients a plain `--served-model-name` (letters, digits, `-`, `_`, `.`, `/`)")
+    return ctx.warn("; ".join(problems), evidence, remediation="; ".join(fixes)[:1].upper() + "; ".join(fixes)[1:]
+                    + ".")
 
 
 @check("SERVE205", "serve-chat-template-tools", severity="warning", stage="serve",

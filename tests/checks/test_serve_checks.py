@@ -501,3 +501,26 @@ def test_options_unknown_warns_positional_fails_and_unknown_without_files():
     assert status("SERVE105", facts(f"vllm serve {QWEN} --totally-new-feature")) == Status.WARN
     assert status("SERVE105", facts(f"vllm serve {QWEN} stray-word")) == Status.FAIL
     assert status("SERVE105", facts(f"vllm serve {QWEN} -tp 2", site="site-vllm0111")) == Status.UNKNOWN
+
+
+# SERVE206 --------------------------------------------------------------------------------------------------------
+def _lint206(argv):
+    cmd = parse_serve_command(argv, read_text=disk_read)
+    return run_check("SERVE206", {"serve_cmd": cmd})
+
+
+def test_model_path_with_non_ascii_and_spaces_warns():
+    f = _lint206(["vllm", "serve", "/data/模型/Qwen 3-8B"])
+    assert f.status == Status.WARN
+    assert "'模' (U+6A21)" in f.message and "space (U+0020)" in f.message
+    assert "without --served-model-name clients must send it" in f.message
+    assert "ln -s '/data/模型/Qwen 3-8B' /models/<name>" in f.remediation and "--served-model-name" in f.remediation
+
+
+def test_served_model_name_is_checked_too_and_plain_paths_pass():
+    f = _lint206(["vllm", "serve", "/models/qwen3", "--served-model-name", "通义 千问"])
+    assert f.status == Status.WARN and "--served-model-name '通义 千问'" in f.message
+    assert _lint206(["vllm", "serve", "/models/qwen3", "--served-model-name", "qwen3"]).status == Status.PASS
+    # A non-ASCII path with a plain served name still warns (the path goes through loaders), without the clients part.
+    f = _lint206(["vllm", "serve", "/data/模型/q", "--served-model-name", "q"])
+    assert f.status == Status.WARN and "clients must send" not in f.message

@@ -1,0 +1,39 @@
+"""Which vllm-ascend hardware family an NPU is, from the chip name npu-smi prints.
+
+vllm-ascend documents rules per family (A2 = Atlas 800I/800T A2, "910B…"; A3 = Atlas 800I/800T A3, which npu-smi
+names "Ascend910"; 310P = Atlas 300I Duo, "310P3"; A5 = Ascend 950). Names seen in the captures under tests/data and
+../shared/corpus: 910B1-910B4, 910B2C, Ascend910, 310P3, and 910A (the first-generation Atlas 800, which
+vllm-ascend does not support: no family).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional
+
+_FAMILIES = (
+    (re.compile(r"^310P", re.IGNORECASE), "310P"),
+    (re.compile(r"^910B", re.IGNORECASE), "A2"),
+    (re.compile(r"^(Ascend910|910_93|910C)", re.IGNORECASE), "A3"),
+    (re.compile(r"^(Ascend)?950", re.IGNORECASE), "A5"),
+)
+
+
+def family_of_chip(name: str) -> Optional[str]:
+    """'A2' for '910B3', 'A3' for 'Ascend910', '310P' for '310P3', 'A5' for '950PR'; None when unknown (910A)."""
+    n = (name or "").strip().replace(" ", "")
+    for pattern, family in _FAMILIES:
+        if pattern.match(n):
+            return family
+    return None
+
+
+def families(smi: Any) -> Optional[Dict[str, List[str]]]:
+    """family -> chip names on this host from the `npu_smi` fact ('?' for chips of no known family); None when
+    npu-smi gave no table (the family cannot be told)."""
+    if smi is None or not getattr(smi, "usable", False) or smi.info is None or not smi.info.chips:
+        return None
+    out: Dict[str, List[str]] = {}
+    for chip in smi.info.chips:
+        out.setdefault(family_of_chip(chip.name) or "?", []).append(chip.name)
+    return out

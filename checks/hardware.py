@@ -1,0 +1,242 @@
+"""HW checks: what vllm-ascend's documentation requires of this hardware family, read from the matrix.
+
+The rules are data (matrices/hardware-rules.toml, `[[serve_rule]]`, one sourced row per hardware family and range
+of vllm-ascend releases): these checks only find the family (npu-smi's chip names, `ascend_doctor.hardware`), the
+installed vllm-ascend and what the command line or the environment does, and quote the row that applies. A family
+or release no row covers is not judged (skip, naming what was looked for).
+
+  HW101-103  serve stage (`ascend-doctor exec -- vllm serve …`): dtype, eager mode, flags that must be given
+  HW104-105  static: packages that must not be installed, the container image
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+from ascend_doctor.engine import ev
+from ascend_doctor.hardware import families
+from ascend_doctor.registry import check
+
+DTYPES = {"half": "float16", "float16": "float16", "fp16": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16",
+          "float": "float32", "float32": "float32"}
+
+
+def _setting(ctx, kind: str):
+    """(rules that apply, evidence, None) or (.., .., outcome): the family from npu-smi, vllm-ascend's version."""
+    py = ctx.try_fact("python")
+    va = py.dist("vllm-ascend") if py is not None else None
+    smi = ctx.fact("npu_smi")  # unavailable (hung, crashed): the engine reports it with the probe's own reason
+    fams = families(smi)
+    if fams is None:
+        why = smi.reason() or "npu-smi gave no chip table"
+        # cause/see: the console groups this with the other checks the same npu-smi problem stopped
+        return [], [], ctx.unknown(f"cannot tell the hardware family: {why}", cause=why,
+                                   see=["DRV101", "CTR102", "CTR104", "NPU102"])
+    evidence = [ev("npu-smi chips", "; ".join(f"{f}: {len(n)}x {n[0]}" for f, n in sorted(fams.items())))]
+    if va is None:
+        return [], evidence, ctx.skip("vllm-ascend is not installed in the serving python", evidence)
+    rules = []
+    for fam in sorted(f for f in fams if f != "?"):
+        rules.extend(ctx.matrix.serve_rules_for(fam, va.version, kind))
+    if not rules:
+        named = ", ".join(sorted(f for f in fams if f != "?")) or "no vllm-ascend family"
+        return [], evidence, ctx.skip(f"no documented {kind} rule for {named} with vllm-ascend {va.version}",
+                                      evidence)
+    for r in rules:
+        evidence.append(ev(f"matrix {r.id} ({', '.join(r.hardware)}, vllm-ascend {r.vllm_ascend})",
+                           f"{r.says}\nsource: {'; '.join(r.source)}"))
+    return rules, evidence, None
+
+
+def _worst(ctx, rules, message: str, evidence, remediation: str, **details):
+    """fail when any violated rule is an error, else warn; the message names the rule ids and confidence."""
+    ids = ", ".join(r.id + (" (medium confidence)" if r.confidence != "high" else "") for r in rules)
+    text = f"{message} [{ids}]"
+    if any(r.severity in ("critical", "error") for r in rules):
+        return ctx.fail(text, evidence, remediation=remediation, rules=[r.id for r in rules], **details)
+    return ctx.warn(text, evidence, remediation=remediation, rules=[r.id for r in rules], **details)
+
+
+def _serve(ctx):
+    """(serve_cmd, None) or (None, skip): the same rule as the SERVE checks (a check module cannot import another:
+    the built-in checks are loaded from files, not as a package)."""
+    cmd = ctx.try_fact("serve_cmd")
+    if cmd is None:
+        return None, ctx.skip("no vllm serve command to lint (use `ascend-doctor exec -- vllm serve …`)")
+    if not cmd.recognized:
+        return None, ctx.skip("not a vllm serve / api_server command line: nothing to lint")
+    return cmd, None
+
+
+def _effective_dtype(ctx, cmd) -> Tuple[Optional[str], str]:
+    """(dtype vLLM will run in, how it was decided) — `--dtype`, or the model config's when it is auto."""
+    given = cmd.get("dtype")
+    if isinstance(given, str) and given.strip().lower() != "auto":
+        return DTYPES.get(given.strip().lower(), given.strip().lower()), cmd.source("dtype")
+    m = ctx.try_fact("serve_model")
+    cfg = (m.config or {}) if m is not None else {}
+    declared = cfg.get("torch_dtype") or cfg.get("dtype")
+    how = ("--dtype auto" if given else "no --dtype (auto)")
+    if isinstance(declared, str):
+        return DTYPES.get(declared.lower(), declared.lower()), f"{how}: config.json torch_dtype {declared}"
+    why = m.why_not if m is not None and m.path is None else "config.json has no torch_dtype"
+    return None, f"{how}, and the model's dtype is unknown ({why})"
+
+
+@check("HW101", "hw-serve-dtype", severity="error", stage="serve", needs=["serve_cmd", "serve_model", "python",
+                                                                            "npu_smi"])
+def serve_dtype(ctx):
+    """The serving dtype is one this hardware supports
+
+    What it checks: on a family the matrix has dtype rules for (Atlas 300I Duo / 310P), the dtype vLLM will run
+    in — `--dtype`, or with `--dtype auto` the `torch_dtype` of the model's config.json — against the rule for the
+    installed vllm-ascend release.
+
+    Why it matters: the vllm-ascend 310P tutorials say the 300I series only supports float16 (v0.10.0rc1-v0.18.0rc1,
+    v0.19.1rc1: "only supports eager mode and the float16 data type"; "some ATB ops cannot support bf16 on 300I
+    series"; v0.27.1rc1+: "Use float16"). A bfloat16 checkpoint served with `--dtype auto` runs in bfloat16.
+
+    How to fix: `--dtype float16`.
+    """
+    cmd, skip = _serve(ctx)
+    if skip:
+        return skip
+    rules, evidence, out = _setting(ctx, "dtype")
+    if out:
+        return out
+    dtype, how = _effective_dtype(ctx, cmd)
+    evidence.insert(0, ev("dtype", how))
+    if dtype is None:
+        return ctx.unknown(f"cannot tell the dtype vLLM will use: {how}", evidence)
+    broken = [r for r in rules if dtype not in r.values]
+    if not broken:
+        return ctx.ok(f"dtype {dtype} ({how}) is what the {', '.join(sorted({h for r in rules for h in r.hardware}))} "
+                      f"rules allow", evidence)
+    allowed = sorted({v for r in broken for v in r.values})
+    hw = ", ".join(sorted({h for r in broken for h in r.hardware}))
+    return _worst(ctx, broken, f"{hw} supports only {', '.join(allowed)} with this vllm-ascend release, but vLLM "
+                               f"will run in {dtype} ({how})", evidence,
+                  remediation=broken[0].fix, dtype=dtype, allowed=allowed)
+
+
+@check("HW102", "hw-serve-eager", severity="warning", stage="serve", needs=["serve_cmd", "python", "npu_smi"])
+def serve_eager(ctx):
+    """Eager mode is used where the hardware supports only eager mode
+
+    What it checks: on a family and release whose documentation says "only supports eager mode" (Atlas 300I Duo
+    with vllm-ascend v0.10.0rc1-v0.18.0rc1 and v0.19.1rc1), that `--enforce-eager` is given.
+
+    Why it matters: without it vLLM captures graphs at start-up, which those releases do not support on the 310P.
+
+    How to fix: add `--enforce-eager`.
+    """
+    cmd, skip = _serve(ctx)
+    if skip:
+        return skip
+    rules, evidence, out = _setting(ctx, "eager")
+    if out:
+        return out
+    evidence.insert(0, ev("command line", cmd.source("enforce_eager") if cmd.has("enforce_eager")
+                          else "no --enforce-eager"))
+    if cmd.flag("enforce_eager"):
+        return ctx.ok("--enforce-eager is given, as the documentation requires here", evidence)
+    hw = ", ".join(sorted({h for r in rules for h in r.hardware}))
+    return _worst(ctx, rules, f"{hw} supports only eager mode with this vllm-ascend release, and --enforce-eager is "
+                              "not given", evidence, remediation=rules[0].fix)
+
+
+@check("HW103", "hw-serve-required-flags", severity="warning", stage="serve",
+       needs=["serve_cmd", "python", "npu_smi"])
+def serve_required_flags(ctx):
+    """The flags this hardware's documentation requires are given
+
+    What it checks: flags a rule requires for the family and release, e.g. `--max-model-len` on Atlas 300I Duo with
+    vllm-ascend v0.16.0rc1-v0.23.0rc1.
+
+    Why it matters: the 310P attention path builds a full float16 `[max_model_len, max_model_len]` causal mask; left
+    to auto-detection, a long context length allocates it out of NPU memory (the tutorial: "do not omit the
+    --max-model-len argument, or OOM may occur").
+
+    How to fix: give the flag the finding names (the tutorial uses `--max-model-len 16384`).
+    """
+    cmd, skip = _serve(ctx)
+    if skip:
+        return skip
+    rules, evidence, out = _setting(ctx, "required_flag")
+    if out:
+        return out
+    missing = [r for r in rules if not cmd.has(r.flag.lstrip("-").replace("-", "_"))]
+    if not missing:
+        return ctx.ok(f"{', '.join(sorted({r.flag for r in rules}))} given", evidence)
+    flags = ", ".join(sorted({r.flag for r in missing}))
+    hw = ", ".join(sorted({h for r in missing for h in r.hardware}))
+    return _worst(ctx, missing, f"{flags} not given; the {hw} documentation for this release requires it", evidence,
+                  remediation=missing[0].fix, missing=sorted({r.flag for r in missing}))
+
+
+@check("HW104", "hw-forbidden-packages", severity="error", needs=["python", "npu_smi"])
+def forbidden_packages(ctx):
+    """No package this hardware's documentation forbids is installed
+
+    What it checks: distributions a rule says must not be installed for the family and release, e.g. `triton` and
+    `triton-ascend` on Atlas 300I Duo (vllm-ascend v0.18.0, v0.20.2rc1-v0.23.0.post1).
+
+    Why it matters: "Atlas 300I DUO does not support triton or triton-ascend", but installing vllm and vllm-ascend
+    from source pulls both in, "which may cause unexpected issues" (vllm-ascend 310P tutorial; release notes v0.23.0).
+
+    How to fix: `pip uninstall -y triton triton-ascend`, then remove any leftover site-packages/triton directory.
+    """
+    py = ctx.fact("python")
+    anywhere = sorted({v for r in ctx.matrix.serve_rules if r.kind == "forbidden_package" for v in r.values})
+    if not any(py.dist(name) is not None for name in anywhere):
+        return ctx.ok(f"none of {', '.join(anywhere)} is installed (no hardware rule can apply)",
+                      [ev(f"installed in {py.executable}", "none of: " + ", ".join(anywhere))])
+    rules, evidence, out = _setting(ctx, "forbidden_package")
+    if out:
+        return out
+    found: List[str] = []
+    for r in rules:
+        for name in r.values:
+            d = py.dist(name)
+            if d is not None:
+                found.append(f"{d.name} {d.version}")
+    evidence.insert(0, ev(f"installed in {py.executable}", ", ".join(found) or "none of: " + ", ".join(
+        sorted({v for r in rules for v in r.values}))))
+    if not found:
+        return ctx.ok(f"none of {', '.join(sorted({v for r in rules for v in r.values}))} is installed", evidence)
+    hw = ", ".join(sorted({h for r in rules for h in r.hardware}))
+    return _worst(ctx, rules, f"{', '.join(sorted(set(found)))} installed, which {hw} does not support", evidence,
+                  remediation=rules[0].fix, installed=sorted(set(found)))
+
+
+@check("HW105", "hw-container-image", severity="warning", needs=["python", "npu_smi", "container"])
+def container_image(ctx):
+    """Inside a container, the vllm-ascend image is the one built for this hardware
+
+    What it checks: when the container runtime says which image runs (podman's /run/.containerenv), that a
+    quay.io/ascend/vllm-ascend image on an Atlas 300I Duo host has the `-310p` tag suffix.
+
+    Why it matters: the untagged vllm-ascend image is built for A2 (910B); the 300I Duo needs the `-310p` build
+    (the vllm-ascend 310P tutorials and quick start).
+
+    How to fix: run quay.io/ascend/vllm-ascend:v<version>-310p (or -310p-openeuler).
+    """
+    ctr = ctx.try_fact("container")
+    if ctr is None or not ctr.in_container:
+        return ctx.skip("not in a container")
+    rules, evidence, out = _setting(ctx, "image_suffix")
+    if out:
+        return out
+    image = getattr(ctr, "image", None)
+    if not image:
+        return ctx.unknown(f"the container runtime ({ctr.runtime or 'unknown'}) does not say which image runs "
+                           "(docker does not expose it inside the container)", evidence)
+    evidence.insert(0, ev("container image", image))
+    if "vllm-ascend" not in image:
+        return ctx.skip(f"{image} is not a vllm-ascend image: its build is not judged", evidence)
+    suffixes = sorted({v for r in rules for v in r.values})
+    if any(image.split("@")[0].endswith(s) for s in suffixes):
+        return ctx.ok(f"{image} is the {', '.join(suffixes)} build", evidence)
+    hw = ", ".join(sorted({h for r in rules for h in r.hardware}))
+    return _worst(ctx, rules, f"{image} is not the {hw} build (tag suffix {' / '.join(suffixes)})", evidence,
+                  remediation=rules[0].fix, image=image)

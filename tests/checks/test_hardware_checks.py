@@ -1,0 +1,112 @@
+"""HW checks: Atlas 300I Duo (310P) rules from matrices/hardware-rules.toml, quoted from the vllm-ascend 310P
+tutorials in each release's sdist (e.g. vllm_ascend-0.13.0.tar.gz docs/source/tutorials/310p.md line 5: "the 310I
+series only supports eager mode and the float16 data type"; 0.20.2rc1 hardwares/310p.md: "do not omit the
+--max-model-len argument ... or OOM may occur", "does not support triton or triton-ascend")."""
+
+from __future__ import annotations
+
+from ascend_doctor.hardware import family_of_chip
+from ascend_doctor.host import Distribution, PythonEnv
+from ascend_doctor.parsers.npu_smi import NpuChip, NpuSmiInfo
+from ascend_doctor.probes.host_facts import ContainerFact
+from ascend_doctor.probes.npu import CommandSummary, NpuSmiFact
+from ascend_doctor.report import Status
+from tests.checks.test_serve_checks import QWEN, facts
+from tests.helpers import run_check
+
+
+def smi(name: str, n: int = 2) -> NpuSmiFact:
+    chips = [NpuChip(npu_id=i, chip_id=0, name=name, health="OK", hbm_used_mb=0, hbm_total_mb=21527)
+             for i in range(n)]
+    return NpuSmiFact(found=True, command=CommandSummary(argv=["npu-smi", "info"], returncode=0),
+                      info=NpuSmiInfo(chips=chips))
+
+
+def py(va: str, *extra) -> PythonEnv:
+    dists = [Distribution(name="vllm-ascend", version=va), Distribution(name="vllm", version="0.13.0")]
+    dists += [Distribution(name=n, version=v) for n, v in extra]
+    return PythonEnv(executable="/opt/v/bin/python", version="3.11.10", distributions=dists)
+
+
+def serve(command: str, va: str = "0.13.0", chip: str = "310P3", **kw) -> dict:
+    f = facts(command, npus=smi(chip))
+    f["python"] = py(va, *kw.get("extra", ()))
+    return f
+
+
+def test_families_from_chip_names():
+    assert [family_of_chip(n) for n in ("910B3", "910B2C", "Ascend910", "310P3", "950PR", "910A", "")] == \
+        ["A2", "A2", "A3", "310P", "A5", None, None]
+
+
+# HW101 dtype ------------------------------------------------------------------------------------------------------
+def test_bfloat16_model_with_auto_dtype_on_310p_fails():
+    f = run_check("HW101", serve(f"vllm serve {QWEN}"))  # Qwen3-8B config.json: torch_dtype bfloat16
+    assert f.status == Status.FAIL and "310P supports only float16" in f.message
+    assert "config.json torch_dtype bfloat16" in f.message and "HW-310P-001" in f.message
+    assert f.remediation.startswith("Serve with `--dtype float16`")
+    assert any("tutorials/310p.md line 5" in e.excerpt for e in f.evidence)
+
+
+def test_explicit_dtypes_on_310p():
+    assert run_check("HW101", serve(f"vllm serve {QWEN} --dtype bfloat16")).status == Status.FAIL
+    assert run_check("HW101", serve(f"vllm serve {QWEN} --dtype float16")).status == Status.PASS
+    assert run_check("HW101", serve(f"vllm serve {QWEN} --dtype half")).status == Status.PASS
+
+
+def test_dtype_rule_only_where_a_source_says_it():
+    # v0.20.2rc1: only the examples use float16 -> a medium-confidence warning.
+    f = run_check("HW101", serve(f"vllm serve {QWEN}", va="0.20.2rc1"))
+    assert f.status == Status.WARN and "medium confidence" in f.message
+    # v0.24.0rc1 has no 310P tutorial: not judged. An A2 host: no rule.
+    assert run_check("HW101", serve(f"vllm serve {QWEN}", va="0.24.0rc1")).status == Status.SKIP
+    assert run_check("HW101", serve(f"vllm serve {QWEN}", chip="910B3")).status == Status.SKIP
+    assert run_check("HW101", serve(f"vllm serve {QWEN}", va="0.30.0rc1")).status == Status.FAIL  # "Use float16"
+
+
+def test_dtype_unknown_without_npu_table_and_skip_without_command():
+    f = serve(f"vllm serve {QWEN}")
+    f["npu_smi"] = NpuSmiFact(found=False, command=CommandSummary(argv=["npu-smi", "info"], returncode=None))
+    assert run_check("HW101", f).status == Status.UNKNOWN
+    assert run_check("HW101", {"python": py("0.13.0"), "npu_smi": smi("310P3")}).status == Status.SKIP
+
+
+# HW102 eager, HW103 flags -----------------------------------------------------------------------------------------
+def test_eager_only_releases():
+    f = run_check("HW102", serve(f"vllm serve {QWEN} --dtype float16"))
+    assert f.status == Status.WARN and "--enforce-eager is not given" in f.message
+    assert run_check("HW102", serve(f"vllm serve {QWEN} --enforce-eager")).status == Status.PASS
+    # v0.18.0 supports FULL_DECODE_ONLY graphs on the 300I Duo: no eager rule.
+    assert run_check("HW102", serve(f"vllm serve {QWEN}", va="0.18.0")).status == Status.SKIP
+
+
+def test_max_model_len_required_on_310p():
+    f = run_check("HW103", serve(f"vllm serve {QWEN}", va="0.20.2rc1"))
+    assert f.status == Status.WARN and "--max-model-len not given" in f.message
+    assert "16384" in f.remediation
+    assert run_check("HW103", serve(f"vllm serve {QWEN} --max-model-len 16384", va="0.20.2rc1")).status \
+        == Status.PASS
+    assert run_check("HW103", serve(f"vllm serve {QWEN}", va="0.13.0")).status == Status.SKIP  # no such rule
+
+
+# HW104 packages, HW105 image --------------------------------------------------------------------------------------
+def test_triton_on_310p_fails():
+    facts_ = {"python": py("0.20.2rc1", ("triton-ascend", "3.2.1")), "npu_smi": smi("310P3")}
+    f = run_check("HW104", facts_)
+    assert f.status == Status.FAIL and "triton-ascend 3.2.1 installed, which 310P does not support" in f.message
+    assert "pip uninstall -y triton triton-ascend" in f.remediation
+    assert run_check("HW104", {"python": py("0.20.2rc1"), "npu_smi": smi("310P3")}).status == Status.PASS
+    assert run_check("HW104", {"python": py("0.20.2rc1", ("triton-ascend", "3.2.1")),
+                               "npu_smi": smi("910B3")}).status == Status.SKIP
+
+
+def test_container_image_suffix():
+    ctr = ContainerFact(in_container=True, runtime="podman", image="quay.io/ascend/vllm-ascend:v0.13.0")
+    base = {"python": py("0.13.0"), "npu_smi": smi("310P3")}
+    f = run_check("HW105", {**base, "container": ctr})
+    assert f.status == Status.WARN and "not the 310P build" in f.message and "-310p" in f.remediation
+    ok = ctr.model_copy(update={"image": "quay.io/ascend/vllm-ascend:v0.13.0-310p"})
+    assert run_check("HW105", {**base, "container": ok}).status == Status.PASS
+    docker = ContainerFact(in_container=True, runtime="docker")
+    assert run_check("HW105", {**base, "container": docker}).status == Status.UNKNOWN
+    assert run_check("HW105", {**base, "container": ContainerFact(in_container=False)}).status == Status.SKIP
