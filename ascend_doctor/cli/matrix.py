@@ -191,3 +191,39 @@ def pins(version: str, extra):
 
 
 PINNED = (("torch", "torch"), ("torch-npu", "torch_npu"), ("triton-ascend", "triton_ascend"))
+
+
+@matrix.command("sync")
+@click.option("--vllm-ascend", "ascend", multiple=True, metavar="PATH",
+              help="A vllm-ascend sdist or checkout (repeatable: older sdists add the rows newer tables dropped).")
+@click.option("--vllm", "vllm", multiple=True, metavar="PATH", help="A vLLM sdist, wheel or checkout (repeatable).")
+@click.option("--transformers", "transformers", multiple=True, metavar="PATH",
+              help="A transformers wheel or sdist (repeatable).")
+@click.option("--pypi-json", "pypi_json", multiple=True, metavar="FILE",
+              help="https://pypi.org/pypi/NAME/json saved to a file (vllm-ascend, triton-ascend, torch-npu, vllm).")
+@click.option("--matrix", "extra", multiple=True, metavar="FILE", help="Matrix TOML layered over the shipped one.")
+@click.option("--format", "fmt", type=click.Choice(["text", "toml", "json"]), default="text", show_default=True)
+@click.option("-o", "--output", "output", default="-", metavar="FILE", help="Write here instead of stdout.")
+def sync_cmd(ascend, vllm, transformers, pypi_json, extra, fmt, output):
+    """For maintainers: read upstream release files and propose matrix rows, with their sources, as a diff against
+    the shipped matrix. Never uses the network: pass sdists/wheels and saved PyPI JSON files. Exit 0 when there is
+    nothing to propose, 1 when rows are proposed, 2 when an input cannot be read."""
+    from ascend_doctor.cli.output import write_output
+    from ascend_doctor.sync.run import render_text, render_toml, sync
+
+    if not (ascend or vllm or transformers or pypi_json):
+        raise InputError("matrix sync: nothing to read (give --vllm-ascend, --vllm, --transformers or --pypi-json)")
+    for path in list(ascend) + list(vllm) + list(transformers) + list(pypi_json):
+        import os
+
+        if not os.path.exists(path):
+            raise InputError(f"matrix sync: {path}: no such file or directory")
+    res = sync(_load(list(extra)), ascend=ascend, vllm=vllm, transformers=transformers, pypi_json=pypi_json)
+    if fmt == "json":
+        text = dump_json(res.model_dump(mode="json"))
+    elif fmt == "toml":
+        text = render_toml(res)
+    else:
+        text = render_text(res)
+    write_output(output, text, "proposals")
+    raise SystemExit(1 if res.proposals else 0)

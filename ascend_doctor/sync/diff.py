@@ -76,6 +76,9 @@ def parser_proposals(matrix: Matrix, releases: List[VllmRelease]) -> List[Propos
                 sources.append(rel.source(kind))
         if len(row) == 1:
             continue
+        if rel.torch:
+            row["torch"] = rel.torch
+            sources.append(f"pypi:{rel.archive}:PKG-INFO (Requires-Dist torch)")
         row["source"] = sorted(set(sources))
         have = shipped.get(str(parse_version(rel.version).main_key))
         if have is None:
@@ -93,6 +96,8 @@ def parser_proposals(matrix: Matrix, releases: List[VllmRelease]) -> List[Propos
                 added, removed = sorted(set(row[kind]) - set(old)), sorted(set(old) - set(row[kind]))
                 what = "partial list" if kind in have.partial else "list"
                 diffs.append(f"{kind}: recorded {what} lacks {added}" + (f", upstream lacks {removed}" if removed else ""))
+        if rel.torch and not _same_version(rel.torch, have.torch):
+            diffs.append(f"torch: recorded {have.torch}, its Requires-Dist pins {rel.torch}")
         if diffs:
             merged = {k: v for k, v in _row_dict(have).items() if k not in ("partial", "absent")}
             merged.update(row)
@@ -262,7 +267,10 @@ def _upstream_release(version: str, trow: Optional[Tuple[TableRow, str]], own: O
     return fields, conflict, sources
 
 
-def _compare_release(have, fields: Dict[str, Any], conflict: Dict[str, str]) -> List[str]:
+def _compare_release(have, fields: Dict[str, Any], conflict: Dict[str, str], pinned: Iterable[str] = ()) -> List[str]:
+    """Differences between a shipped row and what upstream says. The first value of a list field is compared only
+    where the release's own files were read (`pinned`): a table row alone does not say what the package pins."""
+    pinned = set(pinned)
     diffs = []
     for key, value in fields.items():
         old = getattr(have, key, None)
@@ -271,7 +279,7 @@ def _compare_release(have, fields: Dict[str, Any], conflict: Dict[str, str]) -> 
             missing = [v for v in value if not _in(v, old)]
             if missing:
                 diffs.append(f"{key}: matrix {old}, upstream names {missing} too")
-            elif key != "cann" and value and old and not _same_version(value[0], old[0]) and key != "vllm":
+            elif key in pinned and value and old and not _same_version(value[0], old[0]):
                 diffs.append(f"{key}: matrix pins {old[0]} first, the release's own files pin {value[0]}")
         elif key in ("python", "transformers"):
             if _spec_norm(old) != _spec_norm(value):
@@ -327,14 +335,19 @@ def release_proposals(matrix: Matrix, tables: List[AscendTable], owns: List[Asce
                 "transformers", "mooncake", "hardware", "pypi", "wheel_cp", "conflict")),
                 differences=[f"vllm-ascend {version} is not recorded"] + notes))
             continue
-        diffs = _compare_release(have, fields, conflict)
+        pinned = {f for f, pkg in (("torch", "torch"), ("torch_npu", "torch-npu"), ("triton_ascend", "triton-ascend"))
+                  if own is not None and pkg in own.pins}
+        diffs = _compare_release(have, fields, conflict, pinned)
         if not diffs:
             continue
         row = _row_dict(have)
         for k, v in fields.items():
             if k in ("vllm",) + CONFLICT_FIELDS:
-                merged_values = list(v) + [x for x in (row.get(k) or []) if not _in(x, v)]
-                row[k] = merged_values
+                old = list(row.get(k) or [])
+                if k in pinned or not old:  # the release's own pin goes first
+                    row[k] = list(v) + [x for x in old if not _in(x, v)]
+                else:  # a document that disagrees: its value is added after what the matrix has
+                    row[k] = old + [x for x in v if not _in(x, old)]
             elif k == "released" and row.get("released"):
                 continue
             elif k == "listed" and v == "pypi" and row.get("listed") in ("tag", "matrix"):

@@ -1,0 +1,107 @@
+"""One `matrix sync` run: read every input, compare with the matrix, render the proposals.
+
+Kept apart from the CLI so tests (and a maintainer's script) can call `sync()` on paths and get the proposals as
+data. Nothing here touches the network: PyPI answers come from JSON files saved beforehand.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Dict, List, Optional, Sequence
+
+from ascend_doctor.errors import InputError
+from ascend_doctor.matrix import Matrix
+from ascend_doctor.model import Model
+from ascend_doctor.sync.archive import open_tree
+from ascend_doctor.sync.ascend import AscendOwn, AscendTable, read_own, read_release_table
+from ascend_doctor.sync.diff import (Proposal, index_proposals, model_proposals, parser_proposals, release_proposals,
+                                     transformers_proposals)
+from ascend_doctor.sync.hf import read_transformers_release
+from ascend_doctor.sync.metadata import read_pypi_json
+from ascend_doctor.sync.tomlout import emit_rows
+from ascend_doctor.sync.vllm import read_vllm_release
+
+# table -> the shipped file its rows belong in
+TARGET = {"vllm_ascend_release": "matrices/vllm-ascend.toml", "vllm_parsers": "matrices/vllm-parsers.toml",
+          "vllm_models": "matrices/vllm-models.toml", "transformers_models": "matrices/transformers-models.toml",
+          "package_index": "matrices/package-index.toml"}
+ORDER = tuple(TARGET)
+
+
+class SyncResult(Model):
+    read: List[str] = []  # one line per input: what it was read as
+    proposals: List[Proposal] = []
+
+
+def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = (), transformers: Sequence[str] = (),
+         pypi_json: Sequence[str] = (), today: Optional[date] = None) -> SyncResult:
+    """Read the inputs and propose rows. InputError (one line, naming the file) for an input that is not what its
+    option says."""
+    res = SyncResult()
+    tables: List[AscendTable] = []
+    owns: List[AscendOwn] = []
+    for path in ascend:
+        tree = open_tree(path)
+        table, own = read_release_table(tree), read_own(tree)
+        if table is None and own is None:
+            raise InputError(f"{path}: neither a vllm-ascend release (PKG-INFO naming vllm-ascend) nor a checkout "
+                             "with docs/source/community/versioning_policy.md")
+        if table is not None:
+            tables.append(table)
+        if own is not None:
+            owns.append(own)
+        res.read.append(f"vllm-ascend {own.version if own else '(checkout)'}: {tree.label}"
+                        + (f" (release table: {len(table.rows)} rows)" if table else " (no release table)"))
+    vllm_releases = []
+    for path in vllm:
+        rel = read_vllm_release(path)
+        vllm_releases.append(rel)
+        unread = [k for k, v in rel.names.items() if v is None]
+        res.read.append(f"vLLM {rel.version}: {rel.archive}" + (f" (not read: {', '.join(unread)})" if unread else ""))
+    tf_releases = []
+    for path in transformers:
+        rel = read_transformers_release(path)
+        tf_releases.append(rel)
+        res.read.append(f"transformers {rel.version}: {rel.archive} ({len(rel.model_types)} model types)")
+    projects = {}
+    for path in pypi_json:
+        project = read_pypi_json(path)
+        projects[project.name] = project
+        res.read.append(f"PyPI {project.name}: {path} ({len(project.releases)} releases)")
+    releases = release_proposals(matrix, tables, owns, projects.get("vllm-ascend")) if (tables or owns) else []
+    res.proposals = (releases + parser_proposals(matrix, vllm_releases) + model_proposals(matrix, vllm_releases)
+                     + transformers_proposals(matrix, tf_releases)
+                     + index_proposals(matrix, releases, projects, today or date.today()))
+    return res
+
+
+def render_text(res: SyncResult) -> str:
+    lines = ["read:"] + [f"  {r}" for r in res.read] + [""]
+    if not res.proposals:
+        lines.append("the matrix already says what these sources say: nothing to propose")
+        return "\n".join(lines) + "\n"
+    counts: Dict[str, int] = {}
+    for p in res.proposals:
+        counts[p.change] = counts.get(p.change, 0) + 1
+    lines.append(f"{len(res.proposals)} proposed row(s): " + ", ".join(f"{n} {c}" for c, n in sorted(counts.items()))
+                 + " (`--format toml` prints them to paste)")
+    for table in ORDER:
+        for p in (x for x in res.proposals if x.table == table):
+            lines.append("")
+            lines.append(f"{p.table} {p.id}: {p.change}  -> {TARGET[p.table]}")
+            lines += [f"  - {d}" for d in p.differences]
+            for src in p.row.get("source", []):
+                lines.append(f"    source: {src}")
+    return "\n".join(lines) + "\n"
+
+
+def render_toml(res: SyncResult) -> str:
+    parts = [f"# ascend-doctor matrix sync: {len(res.proposals)} proposed row(s). Review each, then paste it into the "
+             "file named above it (replacing the row with the same id)."]
+    for table in ORDER:
+        rows = [p for p in res.proposals if p.table == table]
+        if not rows:
+            continue
+        comments = [[f"{p.change}: {p.id} -> {TARGET[table]}"] + p.differences for p in rows]
+        parts.append(emit_rows(table, [p.row for p in rows], comments))
+    return "\n\n".join(parts) + "\n"
