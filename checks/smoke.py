@@ -7,6 +7,7 @@ expect. Each check names the scenario exchange(s) it judges in its evidence.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from typing import Optional
 
@@ -137,6 +138,31 @@ def _calls_text(x: Exchange) -> str:
             f"content={r.content[:300] if r.content is not None else None!r}")
 
 
+FORCED = (S.NAMED, S.NAMED_STREAM, S.REQUIRED)
+
+
+def _unconstrained(name: str, x: Exchange) -> bool:
+    from ascend_doctor.smoke.leaks import unconstrained_arguments
+
+    r = x.reply
+    return r is not None and unconstrained_arguments(name in FORCED, r.content, r.finish_reason, bool(r.tool_calls))
+
+
+def _schema_problem(problem: str) -> bool:
+    """An argument problem that grammar-constrained decoding would have prevented (not bytes after the JSON)."""
+    return ": schema: " in problem or "are not JSON" in problem or "decode to a" in problem
+
+
+def _strict_fix(ctx) -> str:
+    from ascend_doctor.smoke.leaks import strict_level_fix
+
+    try:
+        matrix = ctx.matrix
+    except Exception:  # an unavailable matrix degrades the remediation text, never the verdict
+        matrix = None
+    return strict_level_fix(matrix)
+
+
 def _leak_hint(x: Exchange) -> str:
     from ascend_doctor.smoke import leaks as L  # imported here: a static check loads this module but runs no smoke
 
@@ -210,14 +236,24 @@ def chat_completion(ctx):
     `content` and a `finish_reason`.
     Why it matters: if plain generation fails, every tool-calling failure below is a symptom of that, not of the
     tool parser.
+    The answer must also end where the turn ends: control tokens in `content` (`<|im_end|>`, `<end_of_turn>`, …, see
+    SRV105) fail, and a one-word prompt that runs to `finish_reason: "length"` is a warning (the model does not stop).
     How to fix: Read the server log for this request. Empty content with HTTP 200 usually means a chat template that
     renders nothing useful or a reasoning parser that moved everything to `reasoning_content`; pass
-    `--chat-template` with the model's official template.
+    `--chat-template` with the model's official template. Control tokens or a one-word prompt that never stops: the
+    template is not the model's own (SRV105).
     """
+    from ascend_doctor.smoke.leaks import CONTROL_TOKEN_FIX, detect_control_tokens
+
     facts, x, early = _answered_scenario(ctx, S.CHAT, "plain chat")
     if early:
         return early
     r = x.reply
+    leak = detect_control_tokens(r.content)
+    if leak is not None:
+        return ctx.fail(f"plain chat answered with chat-template control tokens in content "
+                        f"({', '.join(leak.tokens)}; finish_reason={r.finish_reason!r}): {r.content[:80]!r}",
+                        _evid(x), remediation=CONTROL_TOKEN_FIX)
     if not (r.content or "").strip():
         if r.reasoning and r.finish_reason == "length":
             # A reasoning model spent the whole (small) budget thinking: generation works, the answer was cut.
@@ -227,6 +263,11 @@ def chat_completion(ctx):
         return ctx.fail(f"plain chat returned no content{where}", _evid(x))
     if not r.finish_reason:
         return ctx.warn("plain chat answered but without a finish_reason", _evid(x))
+    if r.finish_reason == "length":
+        return ctx.warn(f"plain chat asked for one word ran to max_tokens ({S.CHAT_TOKENS}, finish_reason length): "
+                        f"{r.content.strip()[:80]!r}", _evid(x),
+                        remediation="A model that does not stop after one word usually does not see its end-of-turn "
+                                    "token: " + CONTROL_TOKEN_FIX)
     return ctx.ok(f"plain chat answered {r.content.strip()[:60]!r} (finish_reason={r.finish_reason}, "
                   f"{x.latency_ms:.0f} ms)", _evid(x))
 
@@ -260,6 +301,91 @@ def load_test(ctx):
     return ctx.ok(summary, **details)
 
 
+@check("SRV105", "control-token-leak", severity="error", needs=NEEDS, stage="smoke")
+def control_token_leak(ctx):
+    """No chat-template control tokens in any answer
+
+    What it checks: `content` and the reasoning fields of every answer (streams assembled) for turn-delimiting
+    tokens: ChatML `<|im_end|>`/`<|im_start|>`, `<|endoftext|>`, Llama 3 `<|eot_id|>`/`<|start_header_id|>`, Gemma
+    `<end_of_turn>`, DeepSeek `<｜end▁of▁sentence｜>`, Phi `<|end|>`, Llama 2/Mistral `[/INST]` and `</s>`.
+    Why it matters: they show the chat template does not fit the model (a template for another family passed with
+    `--chat-template`, a tokenizer that does not mark them special, an `eos_token_id` that misses the end-of-turn
+    token): the model never stops at the end of its turn, writes the user's next turn itself until max_tokens, and
+    users see `ready<|im_end|>\n<|im_start|>user…`. Tool calls suffer first: the parser meets text it does not expect.
+    How to fix: Serve the model's own chat template (drop a `--chat-template` meant for another family) and check the
+    model directory's tokenizer_config.json / generation_config.json (`eos_token_id`).
+    """
+    from ascend_doctor.smoke.leaks import CONTROL_TOKEN_FIX, detect_control_tokens
+
+    facts = ctx.fact("smoke")
+    found, evidence, scanned = [], [], 0
+    for name, x in facts.exchanges.items():
+        r = x.reply
+        if r is None:
+            continue
+        scanned += 1
+        for text, field in ((r.content, "content"), (r.reasoning, r.reasoning_field or "reasoning")):
+            leak = detect_control_tokens(text, field)
+            if leak is not None:
+                found.append((name, leak, r.finish_reason))
+                evidence.append(ev(f"{x.describe()} {field}", leak.excerpt))
+    if not scanned:
+        if facts.not_run:
+            return ctx.skip(f"no answer to scan: {next(iter(facts.not_run.values()))}")
+        return ctx.unknown("no answer came back to scan for control tokens")
+    if not found:
+        return ctx.ok(f"no chat-template control tokens in {scanned} answer(s)")
+    msg = "; ".join(f"{name}.{lk.field}: {', '.join(lk.tokens)} (finish_reason={fr!r})" for name, lk, fr in found[:4])
+    families = list(dict.fromkeys(f for _, lk, _ in found for f in lk.families))
+    return ctx.fail(f"chat-template control tokens in {len(found)} answer(s) — {msg}", evidence[:4],
+                    remediation=CONTROL_TOKEN_FIX, tokens=sorted({t for _, lk, _ in found for t in lk.tokens}),
+                    families=families)
+
+
+@check("SRV106", "gateway-transparent", severity="error", needs=["smoke", "smoke_direct"], stage="smoke")
+def gateway_transparent(ctx):
+    """A gateway in front of vLLM passes the exchange through unchanged
+
+    What it checks: with `smoke --base-url GATEWAY --direct-url VLLM`, the same scenarios (same sentinel, temperature
+    0) run against both, and every answer is compared: HTTP status, streamed or not, number and names of tool calls,
+    the shape of the call ids (prefix and length: the values are random per request), the arguments (decoded JSON,
+    and their bytes), `content` null/"" beside calls, finish_reason, and the round trip.
+    Why it matters: a gateway or proxy that rewrites tool-call ids, drops the `role: tool` message, re-serialises
+    arguments or buffers streams breaks agents while vLLM is fine — reports lost weeks looking at vLLM. What differs
+    between the two runs is the gateway's doing; the evidence quotes both bytes.
+    How to fix: Configure the gateway to pass `tool_calls`, `tool_call_id`, `role: tool` messages and SSE streams
+    through unchanged (or upgrade it); the finding names the scenario and field it changed.
+    """
+    from ascend_doctor.smoke.compare import compare_runs
+
+    facts = ctx.fact("smoke")
+    direct = ctx.try_fact("smoke_direct")
+    if direct is None:
+        return ctx.skip("no --direct-url given: nothing to compare the server at --base-url with")
+    if not direct.reachable:
+        return ctx.unknown(f"the direct server {direct.base_url} did not answer ({direct.unreachable_reason}), so "
+                           "the gateway cannot be compared with it")
+    if not facts.reachable:
+        return ctx.skip(f"the gateway {facts.base_url} is unreachable (see SRV101)")
+    diffs = compare_runs(facts, direct)
+    serious = [d for d in diffs if d.serious]
+    compared = len([n for n in facts.exchanges if n in direct.exchanges])
+    evidence = [ev(f"{d.scenario}.{d.aspect}: via {facts.base_url}", d.gateway_bytes or d.gateway)
+                for d in serious[:3]] + [ev(f"{d.scenario}.{d.aspect}: direct {direct.base_url}",
+                                            d.direct_bytes or d.direct) for d in serious[:3]]
+    details = {"differences": [d.model_dump() for d in diffs[:20]], "compared": compared}
+    if serious:
+        msg = "; ".join(f"{d.scenario} {d.aspect}: {d.gateway} via the gateway, {d.direct} direct" for d in serious[:4])
+        return ctx.fail(f"the gateway changed {len(serious)} thing(s) vLLM answered directly — {msg}", evidence,
+                        remediation="These differences are the gateway's (the same requests straight to vLLM "
+                                    "answer differently): configure or upgrade it to pass tool_calls, tool_call_id, "
+                                    "role:tool messages, content and SSE streams through unchanged.", **details)
+    note = (f" ({len(diffs)} byte-level difference(s) with equal JSON, e.g. {diffs[0].scenario} {diffs[0].aspect})"
+            if diffs else "")
+    return ctx.ok(f"{compared} scenario(s) answered the same through {facts.base_url} as straight from "
+                  f"{direct.base_url}{note}", **details)
+
+
 # ----------------------------------------------------------------------------------------------------------------
 def _tool_choice_check(ctx, name: str, what: str, allowed: set):
     facts, x, early = _answered_scenario(ctx, name, what)
@@ -267,6 +393,10 @@ def _tool_choice_check(ctx, name: str, what: str, allowed: set):
         return early
     r = x.reply
     if not r.tool_calls:
+        if _unconstrained(name, x):
+            return ctx.fail(f"{what}: HTTP 200 without tool_calls — raw call markup in content and finish_reason "
+                            f"'length': the arguments were not constrained{_leak_hint(x)}",
+                            _evid(x, _calls_text(x)), remediation=_strict_fix(ctx))
         return ctx.fail(f"{what}: no tool call came back (finish_reason={r.finish_reason!r}){_leak_hint(x)}",
                         _evid(x, _calls_text(x)),
                         remediation="Start vllm serve with `--enable-auto-tool-choice --tool-call-parser <parser>` "
@@ -376,7 +506,10 @@ def tool_call_arguments(ctx):
     object (two calls glued together) make the call fail on the client even though the server said HTTP 200.
     How to fix: Trailing bytes/NULs or glued objects are tool-parser bugs: upgrade vLLM/vllm-ascend (vllm-ascend
     ships parser patches, e.g. patch_deepseek_v4_tool_call_parser.py in v0.23.0) or switch to the parser matching
-    the model. Schema violations under auto: use a named tool_choice or a stronger model.
+    the model. Schema violations under auto: use a named tool_choice or a stronger model. Schema violations of a
+    forced (named/required) call: the server did not constrain the arguments — vLLM 0.31+ under its default
+    `--tool-strict-level auto` pins argument schemas only for tools sent with `"strict": true`: start vllm serve with
+    `--tool-strict-level parameter`, or mark the agent's tools strict.
     """
     facts = ctx.fact("smoke")
     checked = 0
@@ -395,8 +528,15 @@ def tool_call_arguments(ctx):
             if name not in seen:
                 seen.add(name)
                 evidence.append(ev(x.describe(), _calls_text(x)))
+        forced = sorted({name for name, _, p in problems if name in FORCED and _schema_problem(p)})
+        fix = None
+        if forced:
+            # A forced call whose arguments are not what the schema says: the server did not constrain them.
+            fix = (f"{', '.join(forced)}: the tool_choice forced the call, yet its arguments do not follow the tool's "
+                   "schema. " + _strict_fix(ctx) + " Before vLLM 0.31 a forced call is decoded under the full "
+                   "schema: a violation there points at the structured-output backend.")
         return ctx.fail(f"{len(problems)} problem(s) in tool-call arguments: " + "; ".join(p for _, _, p in problems[:4]),
-                        evidence)
+                        evidence, remediation=fix)
     return ctx.ok(f"all {checked} tool call(s) carry a clean, schema-valid JSON object")
 
 
@@ -405,8 +545,8 @@ def tool_call_finish_reason(ctx):
     """finish_reason agrees with the tool calls
 
     What it checks: a response with tool calls ends with `finish_reason: "tool_calls"` (a forced named call may
-    say "stop", as OpenAI and vLLM do: warning), and `finish_reason: "tool_calls"` never comes with an empty
-    `tool_calls` list; "length" with calls means the arguments were cut.
+    say "stop": OpenAI and vLLM answer named choices that way, so it passes, noted), and `finish_reason:
+    "tool_calls"` never comes with an empty `tool_calls` list; "length" with calls means the arguments were cut.
     Why it matters: agent loops branch on finish_reason. "stop" with calls drops the calls; "tool_calls" with none
     is the signature of a parser that stripped the call markup (vllm#24140: content ' get_current_weather
     arguments_get_current_weather ', tool_calls []).
@@ -416,7 +556,7 @@ def tool_call_finish_reason(ctx):
     "length": raise max_tokens.
     """
     facts = ctx.fact("smoke")
-    fails, warns, seen = [], [], 0
+    fails, seen, named_stop = [], 0, []
     evidence = []
     for name in NON_STREAM_TOOL + STREAM_TOOL:
         x = facts.get(name)
@@ -429,10 +569,10 @@ def tool_call_finish_reason(ctx):
         if r.tool_calls and fr == "length":
             problem = (fails, f"{name}: finish_reason 'length' with {len(r.tool_calls)} call(s): arguments cut off")
         elif r.tool_calls and fr != "tool_calls":
-            forced = name in (S.NAMED, S.NAMED_STREAM) and fr == "stop"
-            problem = (warns if forced else fails,
-                       f"{name}: {len(r.tool_calls)} call(s) but finish_reason {fr!r}"
-                       + (" (forced named call)" if forced else ""))
+            if name in (S.NAMED, S.NAMED_STREAM) and fr == "stop":
+                named_stop.append(name)  # the OpenAI contract for a named tool_choice (vLLM does the same)
+            else:
+                problem = (fails, f"{name}: {len(r.tool_calls)} call(s) but finish_reason {fr!r}")
         elif not r.tool_calls and fr == "tool_calls":
             residue = [t for t in S.SCHEMAS if t in (r.content or "")]
             problem = (fails, f"{name}: finish_reason 'tool_calls' but tool_calls is {r.tool_calls_field}/empty"
@@ -443,13 +583,10 @@ def tool_call_finish_reason(ctx):
     if not seen:
         return ctx.skip("no tool-call scenario returned a response to examine")
     if fails:
-        return ctx.fail("; ".join(fails + warns), evidence)
-    if warns:
-        return ctx.warn("; ".join(warns), evidence,
-                        remediation="Clients that branch on finish_reason == 'tool_calls' miss forced calls; "
-                                    "have them check `message.tool_calls` instead (OpenAI itself answers forced "
-                                    "calls with 'stop').")
-    return ctx.ok(f"finish_reason matched the tool calls in {seen} response(s)")
+        return ctx.fail("; ".join(fails), evidence)
+    note = (f" ({', '.join(named_stop)}: 'stop' for a named tool_choice, as OpenAI answers it — clients should read "
+            "`message.tool_calls`, not branch on finish_reason)" if named_stop else "")
+    return ctx.ok(f"finish_reason matched the tool calls in {seen} response(s){note}")
 
 
 @check("TOOL107", "tool-call-ids", severity="error", needs=NEEDS, stage="smoke")
@@ -659,6 +796,26 @@ def parallel_tool_calls(ctx):
     return ctx.ok("; ".join(oks) + ", distinct ids and indices")
 
 
+_QUOTED_ID = re.compile(r"""['"`]([A-Za-z0-9][A-Za-z0-9_\-:.]{5,})['"`]""")
+_BARE_ID = re.compile(r"\b((?:call|chatcmpl-tool|toolu|fc|tool)[-_][A-Za-z0-9_\-]{4,})")
+
+
+def _id_note(sent: Optional[str], msg: str) -> str:
+    """What the rejection says about the call id: the id the smoke sent, the ids the server's error names, and — when
+    they differ — that something between rewrote it (a gateway or proxy is the usual suspect)."""
+    if not sent:
+        return ""
+    named = list(dict.fromkeys(m for m in _QUOTED_ID.findall(msg) + _BARE_ID.findall(msg)
+                               if not m.lower().startswith(("tool_call", "assistant", "function"))))
+    if not named:
+        return f" The smoke sent tool_call_id {sent!r} (the server's own call id); the error names no id."
+    if sent in named:
+        return f" The server's error names the id the smoke sent ({sent!r}): it saw the right id and still refused."
+    return (f" The smoke sent tool_call_id {sent!r} (the server's own call id), but the server's error names "
+            f"{', '.join(repr(n) for n in named[:3])}: the id was changed on the way — a gateway or proxy between "
+            "client and vLLM that rewrites tool-call ids is the suspect (compare with `smoke --direct-url`).")
+
+
 @check("TOOL111", "tool-round-trip", severity="error", needs=NEEDS, stage="smoke")
 def tool_round_trip(ctx):
     """A tool result sent back on the server's own call id reaches the model
@@ -683,11 +840,11 @@ def tool_round_trip(ctx):
         msg = error_message(x)
         evidence = _evid(x)
         compat = facts.get(S.ROUNDTRIP_COMPAT)
-        hint = ""
+        hint = _id_note(x.request.get("answers_call_id"), msg)
         if compat is not None:
             evidence.append(ev(compat.describe(), _excerpt(compat, 600)))
             if compat.ok:
-                hint = (" The same history with assistant content \"\" instead of null was accepted, so clients can "
+                hint += (" The same history with assistant content \"\" instead of null was accepted, so clients can "
                         "work around it by sending an empty string")
                 if compat.reply is not None and compat.reply.tool_calls:
                     hint += (f" (the model then called {[c.name for c in compat.reply.tool_calls]} again instead of "
@@ -696,7 +853,7 @@ def tool_round_trip(ctx):
                     hint += " (and the answer then used the tool result)"
                 hint += "."
             else:
-                hint = " The same history with assistant content \"\" was rejected too."
+                hint += " The same history with assistant content \"\" was rejected too."
         if "must be followed by tool messages" in msg.lower():
             return ctx.fail(f"the server rejected the tool result: HTTP {x.status}: {msg[:300]}.{hint}", evidence,
                             remediation=_known_fix(msg))
@@ -800,6 +957,11 @@ def tool_markup_leak(ctx):
     except Exception:  # an unavailable matrix degrades the remediation text, never the verdict
         matrix = None
     remediation = "\n".join(L.remediation_for(f, matrix) for f in families)
+    loose = [name for name, _ in leaks if _unconstrained(name, facts.exchanges[name])]
+    if loose:
+        # The parser is there (it emitted the envelope under a forced choice); the arguments ran away.
+        remediation = (f"{', '.join(dict.fromkeys(loose))}: " + L.strict_level_fix(matrix)
+                       + "\nIf the parser is missing too: " + remediation)
     details = {"families": families, "parsers": [L.FAMILIES[f].tool_parser for f in families]}
     if families == ["think"]:
         return ctx.warn(f"raw markup leaked: {msg}", evidence[:4], remediation=remediation, **details)

@@ -50,7 +50,7 @@ def _is_dev_build(version: str) -> bool:
 def vllm_version_seen(ctx, py) -> Tuple[Optional[str], Optional[str], list]:
     """(installed vLLM version, VLLM_VERSION override, evidence). vllm-ascend uses VLLM_VERSION instead of
     vllm.__version__ when it is set (vllm_ascend/envs.py, utils.py vllm_version_is)."""
-    vl = py.dist("vllm")
+    vl = py.vllm_dist()
     env = ctx.try_fact("env") or {}
     override = (env.get("VLLM_VERSION") or "").strip() or None
     evidence = [ev("distribution: vllm", f"{vl.version}" + (f" ({vl.location})" if vl.location else ""))
@@ -164,7 +164,7 @@ def _torch_clobbered(m, py, items) -> str:
     """The cause of a torch mismatch when the installed torch is exactly what the installed vLLM pins: installing
     (or upgrading) vLLM after vllm-ascend replaced vllm-ascend's torch. "" when that is not what the facts show."""
     torch = next((i for i in items if i.component == "torch" and i.status == "mismatch"), None)
-    vllm = py.dist("vllm")
+    vllm = py.vllm_dist()
     if torch is None or vllm is None or not torch.installed:
         return ""
     pin = m.vllm_torch_pin(vllm.version)

@@ -143,6 +143,21 @@ def import_ok(count: int, torch: str, torch_npu: str) -> str:
                  "device_count": count, "seconds": 6.214}) + "\n")
 
 
+ASCEND_PLUGIN = {"name": "ascend", "value": "vllm_ascend:register", "dist": "vllm-ascend",
+                 "returned": "vllm_ascend.platform.NPUPlatform"}
+
+
+def platform_answer(**over) -> str:
+    """What the platform probe prints when vLLM resolves vllm-ascend's NPUPlatform (keys of PlatformFact)."""
+    out = {"plugins": [ASCEND_PLUGIN], "vllm_plugins_env": None, "vllm_target_device_env": None, "stage": "done",
+           "platform_class": "vllm_ascend.platform.NPUPlatform", "device_type": "npu", "device_name": "npu",
+           "worker_module": "vllm_ascend.worker.worker", "seconds": 11.482}
+    out.update(over)
+    stages = ["entry_points", "platform", "worker", "done"]
+    shown = stages[:stages.index(out["stage"]) + 1]
+    return "".join(f"ASCEND_DOCTOR_STAGE {st}\n" for st in shown) + "ASCEND_DOCTOR_PLATFORM " + json.dumps(out) + "\n"
+
+
 def a2_chips(n: int = 8, name: str = "910B3", health_of: Optional[dict] = None, hbm_used: int = 3386) -> list[dict]:
     buses = ["0000:C1:00.0", "0000:C2:00.0", "0000:81:00.0", "0000:82:00.0",
              "0000:01:00.0", "0000:02:00.0", "0000:41:00.0", "0000:42:00.0"]
@@ -253,6 +268,7 @@ def healthy_a2() -> dict:
         cmd(["gcc", "--version"], "gcc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0\nCopyright (C) 2021 Free Software "
                                   "Foundation, Inc.\n"),
         cmd([PY, "-c", "<script:import-probe>"], import_ok(8, "2.8.0+cpu", "2.8.0.post2")),
+        cmd([PY, "-c", "<script:platform-probe>"], platform_answer()),
     ]
     return {
         "format": "ascend-doctor-snapshot", "version": 1, "tool_version": "0.1.0", "collected_at": COLLECTED,
@@ -312,6 +328,13 @@ def vllm_ascend_014_on_vllm_013() -> dict:
               dist("torch", "2.9.0+cpu"), dist("torch-npu", "2.9.0", "torch==2.9.0")]
     s["python_envs"]["default"] = python_env(dists)
     set_cmd(s, [PY, "-c", "<script:import-probe>"], stdout=import_ok(8, "2.9.0+cpu", "2.9.0"))
+    # The platform resolves; the engine core's worker import is where vLLM 0.13's missing module shows first.
+    set_cmd(s, [PY, "-c", "<script:platform-probe>"], stdout=platform_answer(
+        worker_error="ModuleNotFoundError: No module named 'vllm.v1.attention.backend'",
+        worker_traceback="Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n"
+                         "  File \"/opt/vllm/lib/python3.11/site-packages/vllm_ascend/worker/worker.py\", line 42, "
+                         "in <module>\n    from vllm.v1.attention.backend import AttentionBackend\n"
+                         "ModuleNotFoundError: No module named 'vllm.v1.attention.backend'\n"))
     return s
 
 
@@ -330,6 +353,10 @@ def cann85_not_sourced() -> dict:
     set_cmd(s, [PY, "-c", "<script:import-probe>"],
             stdout="ASCEND_DOCTOR_STAGE torch\nASCEND_DOCTOR_STAGE torch_npu\nASCEND_DOCTOR_IMPORT "
                    + json.dumps(err) + "\n")
+    # vLLM's platform import pulls in torch_npu through vllm_ascend.platform: the same missing library.
+    set_cmd(s, [PY, "-c", "<script:platform-probe>"], stdout=platform_answer(
+        stage="platform", platform_class=None, device_type=None, device_name=None, worker_module=None,
+        error_type="ImportError", error="libatb.so: cannot open shared object file: No such file or directory"))
     return s
 
 

@@ -18,6 +18,9 @@ from ascend_doctor.errors import InputError
 @click.command("smoke", epilog=EXIT_HELP)
 @click.option("--base-url", required=True, metavar="URL",
               help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (only this URL is contacted).")
+@click.option("--direct-url", metavar="URL",
+              help="Also run the scenarios straight against vLLM at URL and report every way the server at "
+                   "--base-url (a gateway or proxy) answered differently (SRV106).")
 @click.option("--model", metavar="NAME", help="Model to test (default: the only model the server lists).")
 @click.option("--api-key-env", metavar="VAR", help="Environment variable holding the API key (never printed).")
 @click.option("--timeout", type=float, default=60.0, show_default=True, metavar="SECONDS",
@@ -28,7 +31,7 @@ from ascend_doctor.errors import InputError
               help="Stop the load after this long (default: one --timeout per wave of C requests, plus one).")
 @selection_options
 @output_options
-def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadline, matrix, checks_dirs, select,
+def smoke(base_url, direct_url, model, api_key_env, timeout, load, concurrency, load_deadline, matrix, checks_dirs, select,
           ignore, config_path, fail_on, fail_on_unknown, **kw):
     """Smoke-test tool calling on a live vLLM (or any OpenAI-compatible) server: named/required/auto/none
     tool_choice, argument JSON, streaming deltas, parallel calls, the tool-result round trip, markup leaks."""
@@ -43,6 +46,9 @@ def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadlin
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
     outputs = output_kwargs(kw)
     url = normalize_base_url(base_url)
+    direct = normalize_base_url(direct_url) if direct_url else None
+    if direct is not None and direct == url:
+        raise InputError("--direct-url is the same URL as --base-url: give the gateway's URL and vLLM's own")
     if timeout <= 0:
         raise InputError("--timeout must be a positive number of seconds")
     if load is not None and load < 1:
@@ -71,8 +77,14 @@ def smoke(base_url, model, api_key_env, timeout, load, concurrency, load_deadlin
         facts = gather(url, model=model, api_key_env=api_key_env, timeout=timeout, load=load,
                        concurrency=concurrency, load_deadline=load_deadline, progress=progress,
                        show_load_progress=sys.stderr.isatty())
-        findings = evaluate_smoke(registry, facts, options)
+        direct_facts = None
+        if direct is not None:  # same sentinel: the round trips are comparable byte for byte
+            direct_facts = gather(direct, model=facts.model or model, api_key_env=api_key_env, timeout=timeout,
+                                  sentinel=facts.sentinel, progress=progress)
+        findings = evaluate_smoke(registry, facts, options, direct=direct_facts)
         notes = apply_config(findings, config)
+        if direct is not None:
+            notes.append(f"compared with the direct server {direct} (SRV106)")
         return build_report(tool_version=__version__,
                             host=HostSummary(hostname=urlsplit(url).hostname or "unknown", source="smoke:" + url),
                             started_at=started_at, duration_s=time.monotonic() - t0, fail_on=options.fail_on,

@@ -253,10 +253,11 @@ def register_model_calls(text: str) -> list[str]:
 
 
 ARG_CLASSES = ("EngineArgs", "AsyncEngineArgs", "FrontendArgs", "BaseFrontendArgs")
-# Where `vllm serve` gets its options (0.7.3 … 0.13.0): EngineArgs fields, FrontendArgs fields (0.10+), and the
-# explicit `add_argument("--…")` calls of the same files.
-CLI_OPTION_FILES = ("engine/arg_utils.py", "entrypoints/openai/cli_args.py", "entrypoints/cli/serve.py",
-                    "entrypoints/openai/api_server.py")
+# Where `vllm serve` gets its options: EngineArgs fields, FrontendArgs fields (0.10+), and the explicit
+# `add_argument("--…")` calls of the same files. The frontend file moved twice: entrypoints/openai/cli_args.py
+# (0.10 … 0.28), entrypoints/launchers/cli_args.py (0.29 … 0.32), entrypoints/common/cli_args.py (0.33).
+CLI_OPTION_FILES = ("engine/arg_utils.py", "entrypoints/openai/cli_args.py", "entrypoints/launchers/cli_args.py",
+                    "entrypoints/common/cli_args.py", "entrypoints/cli/serve.py", "entrypoints/openai/api_server.py")
 
 
 def cli_option_names(text: str) -> list[str]:

@@ -36,7 +36,7 @@ def _reader(host):
 def vllm_files_probe(host, ctx) -> InstalledVllm:
     """Parser names, tokenizer modes, architectures, model types and env var names of the serving python's vLLM."""
     py = ctx.fact("python")
-    vllm = py.dist("vllm")
+    vllm = py.vllm_dist()
     site = (vllm.location if vllm and vllm.location else None) or py.purelib or py.platlib
     if not site:
         raise FactUnavailable("vllm_files", "the serving python reported no site-packages directory")

@@ -45,10 +45,12 @@ def argument_problems(arguments: Any, schema: Optional[dict]) -> list[str]:
         try:
             value, end = json.JSONDecoder(strict=True).raw_decode(stripped)
         except ValueError as exc:
-            return problems + [f"arguments are not JSON: {exc}"]
+            return problems + [f"arguments are not JSON: {_client_error(raw) or exc}"]
         trailing = stripped[end:]
         if trailing.strip(" \t\r\n"):
-            problems.append(f"{len(trailing)} trailing byte(s) after the JSON: {trailing[:40]!r}")
+            # Quote what the client's json.loads(arguments) says: the same words whichever path delivered the call.
+            problems.append(f"{len(trailing)} trailing byte(s) after the JSON ({_client_error(raw)}): "
+                            f"{trailing[:40]!r}")
     if not isinstance(value, dict):
         return problems + [f"arguments decode to a {type(value).__name__}, not a JSON object"]
     inner = _controls_in(value)
@@ -62,6 +64,15 @@ def argument_problems(arguments: Any, schema: Optional[dict]) -> list[str]:
             where = "/".join(str(p) for p in err.path) or "(root)"
             problems.append(f"schema: {where}: {err.message}")
     return problems
+
+
+def _client_error(raw: str) -> str:
+    """The error an OpenAI client's `json.loads(arguments)` raises for `raw` ('' when it loads)."""
+    try:
+        json.loads(raw)
+    except ValueError as exc:
+        return str(exc)
+    return ""
 
 
 def decoded(arguments: Any) -> Any:

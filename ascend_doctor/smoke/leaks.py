@@ -148,3 +148,97 @@ def remediation_for(family: str, matrix: Any = None) -> str:
                  + ("the other names" if parts else "these names")
                  + "; check `vllm serve --help` of the installed vLLM for the accepted values.")
     return text
+
+
+# Chat-template control tokens ---------------------------------------------------------------------------------------
+# A served text should never contain the tokens that delimit turns: when it does, the chat template does not fit the
+# model (or the tokenizer does not mark them special), so generation does not stop at the end of the turn and
+# the model writes the next turns itself until max_tokens. Spellings from the models' own tokenizer configs.
+@dataclass(frozen=True)
+class ControlToken:
+    """One turn-delimiting token and the template family it belongs to."""
+
+    token: str
+    family: str
+
+
+CONTROL_TOKENS: tuple[ControlToken, ...] = (
+    ControlToken("<|im_end|>", "ChatML (Qwen, SmolLM, Hermes)"),
+    ControlToken("<|im_start|>", "ChatML (Qwen, SmolLM, Hermes)"),
+    ControlToken("<|endoftext|>", "GPT-2/Qwen end of text"),
+    ControlToken("<|eot_id|>", "Llama 3"),
+    ControlToken("<|start_header_id|>", "Llama 3"),
+    ControlToken("<|end_header_id|>", "Llama 3"),
+    ControlToken("<|begin_of_text|>", "Llama 3"),
+    ControlToken("<end_of_turn>", "Gemma"),
+    ControlToken("<start_of_turn>", "Gemma"),
+    ControlToken("<｜end▁of▁sentence｜>", "DeepSeek"),
+    ControlToken("<｜begin▁of▁sentence｜>", "DeepSeek"),
+    ControlToken("<｜User｜>", "DeepSeek"),
+    ControlToken("<｜Assistant｜>", "DeepSeek"),
+    ControlToken("<|end|>", "Phi-3"),
+    ControlToken("<|user|>", "Phi-3 / GLM"),
+    ControlToken("<|assistant|>", "Phi-3 / GLM"),
+    ControlToken("[/INST]", "Llama 2 / Mistral"),
+    ControlToken("</s>", "Llama 2 / Mistral end of sequence"),
+)
+
+
+@dataclass(frozen=True)
+class TokenLeak:
+    """Control tokens found in one field: which, the first one's place, and an excerpt around it."""
+
+    field: str
+    tokens: tuple[str, ...]
+    families: tuple[str, ...]
+    excerpt: str
+
+
+def detect_control_tokens(text: Optional[str], field: str = "content") -> Optional[TokenLeak]:
+    """The turn-delimiting tokens in `text` (None when there are none), in order of first appearance."""
+    if not text:
+        return None
+    hits = sorted((pos, ct) for ct in CONTROL_TOKENS if (pos := text.find(ct.token)) >= 0)
+    if not hits:
+        return None
+    first = hits[0][0]
+    tokens = tuple(ct.token for _, ct in hits)
+    families = tuple(dict.fromkeys(ct.family for _, ct in hits))
+    return TokenLeak(field, tokens, families, text[max(0, first - 40):first + 120])
+
+
+CONTROL_TOKEN_FIX = (
+    "The chat template does not fit the model: serve the model's own template (its tokenizer_config.json "
+    "`chat_template` or chat_template.jinja; drop a `--chat-template` written for another family, or pass "
+    "`--chat-template` with the model's official one), and check that the model directory's tokenizer marks these "
+    "tokens special and that generation_config.json's `eos_token_id` includes the end-of-turn token.")
+
+
+# Unconstrained arguments --------------------------------------------------------------------------------------------
+def unconstrained_arguments(scenario_forced: bool, content: Optional[str], finish_reason: Optional[str],
+                            has_calls: bool) -> bool:
+    """The shape of a forced tool call whose arguments the server did not constrain: no `tool_calls`, raw call markup
+    in `content`, and `finish_reason: "length"`. vLLM 0.31+ under its default `--tool-strict-level auto` constrains
+    only the call envelope for tools without `"strict": true`; the model then writes arguments until max_tokens and
+    the tool parser gives up (measured against vLLM 0.32.0, hermes: ../shared/facts/vllm-cpu-notes.md)."""
+    return scenario_forced and not has_calls and finish_reason == "length" and bool(detect_leaks(content))
+
+
+def strict_level_fix(matrix: Any = None) -> str:
+    """The fix for `unconstrained_arguments`, with the first vLLM release that has `--tool-strict-level` (matrix)."""
+    first = None
+    try:
+        if matrix is None:
+            from ascend_doctor.matrix import load_matrix
+
+            matrix = load_matrix()
+        first = matrix.first_vllm_with_option("tool-strict-level")
+    except Exception:  # an unavailable matrix degrades the text, never the verdict
+        first = None
+    since = (f" (the option exists from vLLM {first} on, matrices/vllm-options.toml, read from that release's "
+             "sdist: vllm/tool_parsers/tool_strict_level.py)" if first else "")
+    return ("The server constrained only the tool-call envelope, not the arguments: the model wrote them until "
+            "max_tokens and the tool parser could not read the call. Start vllm serve with `--tool-strict-level "
+            f"parameter`{since}, or send `\"strict\": true` (with `\"additionalProperties\": false`) on every tool "
+            "the agent offers — vLLM's default `--tool-strict-level auto` pins argument schemas only for tools marked "
+            "strict.")

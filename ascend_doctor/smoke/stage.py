@@ -30,10 +30,15 @@ def gather(base_url: str, *, model: Optional[str] = None, api_key_env: Optional[
     return facts
 
 
-def evaluate_smoke(registry, facts: SmokeFacts, options: RunOptions) -> list[Finding]:
-    """Evaluate the selected stage="smoke" checks against the gathered fact."""
+def evaluate_smoke(registry, facts: SmokeFacts, options: RunOptions, direct: Optional[SmokeFacts] = None
+                   ) -> list[Finding]:
+    """Evaluate the selected stage="smoke" checks against the gathered fact (and, for SRV106, the same scenarios run
+    straight against vLLM when `direct` is given)."""
     checks = registry.select(options.select, options.ignore, stage="smoke")
-    store = FactStore(host=None, options=options, probes={}, preset={"smoke": facts})  # type: ignore[arg-type]
+    preset: dict[str, Any] = {"smoke": facts}
+    if direct is not None:
+        preset["smoke_direct"] = direct
+    store = FactStore(host=None, options=options, probes={}, preset=preset)  # type: ignore[arg-type]
     ctx = CheckContext(store, options)
     return [evaluate(c, ctx) for c in checks]
 

@@ -195,6 +195,15 @@ def model_proposals(matrix: Matrix, releases: List[VllmRelease]) -> List[Proposa
                             extracted)
 
 
+def option_proposals(matrix: Matrix, releases: List[VllmRelease]) -> List[Proposal]:
+    extracted = {rel.version: ({"serve_options": set(rel.names["serve_options"])}, [rel.source("serve_options")])
+                 for rel in releases if rel.names.get("serve_options") is not None}
+    if not extracted:
+        return []
+    return _chain_proposals("vllm_options", "vllm", ("serve_options",), matrix.vllm_options,
+                            lambda v, k: matrix.vllm_serve_options(v), extracted)
+
+
 def transformers_proposals(matrix: Matrix, releases: List[TransformersRelease]) -> List[Proposal]:
     extracted = {r.version: ({"model_types": set(r.model_types)}, [r.source()]) for r in releases}
     if not extracted:

@@ -14,8 +14,8 @@ from ascend_doctor.matrix import Matrix
 from ascend_doctor.model import Model
 from ascend_doctor.sync.archive import open_tree
 from ascend_doctor.sync.ascend import AscendOwn, AscendTable, read_own, read_release_table
-from ascend_doctor.sync.diff import (Proposal, index_proposals, model_proposals, parser_proposals, release_proposals,
-                                     transformers_proposals)
+from ascend_doctor.sync.diff import (Proposal, index_proposals, model_proposals, option_proposals, parser_proposals,
+                                     release_proposals, transformers_proposals)
 from ascend_doctor.sync.hf import read_transformers_release
 from ascend_doctor.sync.metadata import read_pypi_json
 from ascend_doctor.sync.tomlout import emit_rows
@@ -23,7 +23,8 @@ from ascend_doctor.sync.vllm import read_vllm_release
 
 # table -> the shipped file its rows belong in
 TARGET = {"vllm_ascend_release": "matrices/vllm-ascend.toml", "vllm_parsers": "matrices/vllm-parsers.toml",
-          "vllm_models": "matrices/vllm-models.toml", "transformers_models": "matrices/transformers-models.toml",
+          "vllm_models": "matrices/vllm-models.toml",
+          "vllm_options": "matrices/vllm-options.toml", "transformers_models": "matrices/transformers-models.toml",
           "package_index": "matrices/package-index.toml"}
 ORDER = tuple(TARGET)
 
@@ -70,6 +71,7 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
         res.read.append(f"PyPI {project.name}: {path} ({len(project.releases)} releases)")
     releases = release_proposals(matrix, tables, owns, projects.get("vllm-ascend")) if (tables or owns) else []
     res.proposals = (releases + parser_proposals(matrix, vllm_releases) + model_proposals(matrix, vllm_releases)
+                     + option_proposals(matrix, vllm_releases)
                      + transformers_proposals(matrix, tf_releases)
                      + index_proposals(matrix, releases, projects, today or date.today()))
     return res

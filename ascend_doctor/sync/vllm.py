@@ -20,7 +20,8 @@ from ascend_doctor.sync.metadata import read_metadata
 
 # VllmRelease field -> InstalledVllm attribute
 REGISTRIES = {"tool_parser": "tool_parsers", "reasoning_parser": "reasoning_parsers",
-              "tokenizer_mode": "tokenizer_modes", "architectures": "architectures", "model_types": "vllm_model_types"}
+              "tokenizer_mode": "tokenizer_modes", "architectures": "architectures", "model_types": "vllm_model_types",
+              "serve_options": "cli_options"}
 
 
 class VllmRelease(Model):

@@ -26,6 +26,7 @@ VERSION_FIELDS = {
     "cann_hdk": ("cann", "driver", "firmware"),
     "vllm_parsers": ("vllm", "torch"),
     "vllm_models": ("vllm", "after"),
+    "vllm_options": ("vllm", "after"),
     "transformers_models": ("transformers", "after"),
     "package_index": ("versions",),
 }

@@ -10,6 +10,7 @@ first transcript directory that has it (a fault overlay first, then `good/`). Fi
     {"delay_s": 3.0, ...}                                  sleep before answering
     {"dribble_s": 1.0, ...}                                send the body one byte every dribble_s seconds
     {"action": "reset"}                                    close the socket with RST, no response
+    {"status": 200, "headers": {...}, "raw": "text", "recorded_from": "..."}   a real server's bytes (recorded/)
 
 Strings may hold {{SENTINEL}} (the report_id inside the request's role:tool message). Like a strict server, the
 round trip is refused with vLLM/OpenAI's 400 when the tool_call_id does not answer the assistant's call id.
@@ -29,6 +30,7 @@ from typing import Any, Optional
 DATA = Path(__file__).resolve().parents[1] / "data" / "smoke"
 GOOD = DATA / "good"
 FAULTS = DATA / "faults"
+RECORDED = DATA / "recorded"  # bytes of a real server, one response per scenario (tests/smoke/record.py)
 
 
 def classify(method: str, path: str, body: Any) -> str:
@@ -94,8 +96,11 @@ def _roundtrip_mismatch(body: Any) -> Optional[str]:
 class ScriptedServer:
     """Start with `with ScriptedServer("dsml_leak") as srv: srv.base_url`; fault=None serves good/ only."""
 
-    def __init__(self, fault: Optional[str] = None, overrides: Optional[dict[str, dict]] = None):
-        self.dirs = ([FAULTS / fault] if fault else []) + [GOOD]
+    def __init__(self, fault: Optional[str] = None, overrides: Optional[dict[str, dict]] = None,
+                 recorded: Optional[str] = None):
+        # recorded="vllm-0.32.0-strict": only that real server's bytes (no good/ fallback: a scenario it did not
+        # record answers 404, so a replay can never pass on hand-written answers)
+        self.dirs = [RECORDED / recorded] if recorded else ([FAULTS / fault] if fault else []) + [GOOD]
         self.overrides = overrides or {}
         self.requests: list[tuple[str, Any]] = []
         self.auth_headers: list[Optional[str]] = []

