@@ -141,6 +141,17 @@ def _calls_text(x: Exchange) -> str:
 FORCED = (S.NAMED, S.NAMED_STREAM, S.REQUIRED)
 
 
+def _answers(facts) -> list:
+    """(scenario, exchange) for every exchange that came back with an assistant message to read."""
+    return [(name, x) for name, x in facts.exchanges.items() if x.reply is not None]
+
+
+def _nothing_to_scan(ctx, facts, what: str):
+    if facts.not_run:
+        return ctx.skip(f"no answer to scan: {next(iter(facts.not_run.values()))}")
+    return ctx.unknown(f"no answer came back to scan for {what}")
+
+
 def _unconstrained(name: str, x: Exchange) -> bool:
     from ascend_doctor.smoke.leaks import unconstrained_arguments
 
@@ -318,21 +329,17 @@ def control_token_leak(ctx):
     from ascend_doctor.smoke.leaks import CONTROL_TOKEN_FIX, detect_control_tokens
 
     facts = ctx.fact("smoke")
-    found, evidence, scanned = [], [], 0
-    for name, x in facts.exchanges.items():
+    answers = _answers(facts)
+    if not answers:
+        return _nothing_to_scan(ctx, facts, "control tokens")
+    found, evidence, scanned = [], [], len(answers)
+    for name, x in answers:
         r = x.reply
-        if r is None:
-            continue
-        scanned += 1
         for text, field in ((r.content, "content"), (r.reasoning, r.reasoning_field or "reasoning")):
             leak = detect_control_tokens(text, field)
             if leak is not None:
                 found.append((name, leak, r.finish_reason))
                 evidence.append(ev(f"{x.describe()} {field}", leak.excerpt))
-    if not scanned:
-        if facts.not_run:
-            return ctx.skip(f"no answer to scan: {next(iter(facts.not_run.values()))}")
-        return ctx.unknown("no answer came back to scan for control tokens")
     if not found:
         return ctx.ok(f"no chat-template control tokens in {scanned} answer(s)")
     msg = "; ".join(f"{name}.{lk.field}: {', '.join(lk.tokens)} (finish_reason={fr!r})" for name, lk, fr in found[:4])
@@ -934,20 +941,16 @@ def tool_markup_leak(ctx):
     from ascend_doctor.smoke import leaks as L
 
     facts = ctx.fact("smoke")
-    leaks, evidence, scanned = [], [], 0
-    for name, x in facts.exchanges.items():
+    answers = _answers(facts)
+    if not answers:
+        return _nothing_to_scan(ctx, facts, "markup")
+    leaks, evidence, scanned = [], [], len(answers)
+    for name, x in answers:
         r = x.reply
-        if r is None:
-            continue
-        scanned += 1
         found = L.detect_leaks(r.content, "content") + L.detect_leaks(r.reasoning, r.reasoning_field or "reasoning")
         for lk in found:
             leaks.append((name, lk))
             evidence.append(ev(f"{x.describe()} {lk.field}", lk.excerpt))
-    if not scanned:
-        if facts.not_run:
-            return ctx.skip(f"no answer to scan: {next(iter(facts.not_run.values()))}")
-        return ctx.unknown("no answer came back to scan for markup")
     if not leaks:
         return ctx.ok(f"no tool-call or reasoning markup in the content of {scanned} answer(s)")
     families = list(dict.fromkeys(lk.family for _, lk in leaks))

@@ -7,16 +7,13 @@ message, which the TORCH checks map to a likely cause.
 
 from __future__ import annotations
 
-import signal
 from typing import Optional
 
 from pydantic import Field
 
-from ascend_doctor.errors import FactUnavailable
-from ascend_doctor.host import TIMEOUT
-from ascend_doctor.jsonread import loads
 from ascend_doctor.model import Model
 from ascend_doctor.probes import probe
+from ascend_doctor.probes.childscript import run_child
 
 IMPORT_TIMEOUT = 90.0  # torch_npu's first import on a cold page cache takes 10-30 s on real Atlas hosts
 
@@ -79,25 +76,11 @@ def import_probe(host, ctx) -> ImportProbeFact:
     if py.dist("torch") is None or py.dist("torch-npu") is None:
         missing = [n for n in ("torch", "torch-npu") if py.dist(n) is None]
         return ImportProbeFact(ran=False, python=exe, skipped_reason=f"not installed: {', '.join(missing)}")
-    res = host.run([exe, "-c", IMPORT_SCRIPT], timeout=IMPORT_TIMEOUT)
-    if res.error and res.error != TIMEOUT:
-        raise FactUnavailable("import_probe", res.why_not())
-    fact = ImportProbeFact(ran=True, python=exe, returncode=res.returncode, timed_out=res.error == TIMEOUT,
-                           stderr_tail="\n".join(res.stderr.strip().splitlines()[-25:]))
-    if res.returncode is not None and res.returncode < 0:
-        try:
-            fact.signal = signal.Signals(-res.returncode).name
-        except ValueError:
-            fact.signal = f"signal {-res.returncode}"
-    for line in res.stdout.splitlines():
-        if line.startswith("ASCEND_DOCTOR_STAGE "):
-            fact.stage = line.split(" ", 1)[1].strip()
-        elif line.startswith("ASCEND_DOCTOR_IMPORT "):
-            try:
-                data = loads(line.split(" ", 1)[1])
-            except ValueError:
-                continue
-            for k, v in data.items():
-                if k in ImportProbeFact.model_fields:
-                    setattr(fact, k, v)
+    run = run_child(host, exe, IMPORT_SCRIPT, timeout=IMPORT_TIMEOUT, marker="ASCEND_DOCTOR_IMPORT",
+                    fact="import_probe")
+    fact = ImportProbeFact(ran=True, python=exe, returncode=run.returncode, timed_out=run.timed_out,
+                           stderr_tail=run.stderr_tail, signal=run.signal, stage=run.stage)
+    for k, v in run.data.items():
+        if k in ImportProbeFact.model_fields:
+            setattr(fact, k, v)
     return fact

@@ -14,16 +14,13 @@ It then imports the worker module the engine core imports at start (`vllm_ascend
 
 from __future__ import annotations
 
-import signal
 from typing import Optional
 
 from pydantic import Field
 
-from ascend_doctor.errors import FactUnavailable
-from ascend_doctor.host import TIMEOUT
-from ascend_doctor.jsonread import loads
 from ascend_doctor.model import Model
 from ascend_doctor.probes import probe
+from ascend_doctor.probes.childscript import run_child
 
 PLATFORM_TIMEOUT = 120.0  # importing vllm.platforms imports torch (10 s on an idle 2-core CPU host; NPU hosts: torch_npu)
 
@@ -136,26 +133,9 @@ def platform_probe(host, ctx) -> PlatformFact:
     exe = ctx.options.python or py.executable
     if py.vllm_dist() is None:
         return PlatformFact(ran=False, python=exe, skipped_reason="vLLM is not installed in the serving python")
-    res = host.run([exe, "-c", PLATFORM_SCRIPT], timeout=PLATFORM_TIMEOUT)
-    if res.error and res.error != TIMEOUT:
-        raise FactUnavailable("vllm_platform", res.why_not())
-    fact = PlatformFact(ran=True, python=exe, returncode=res.returncode, timed_out=res.error == TIMEOUT,
-                        stderr_tail="\n".join(res.stderr.strip().splitlines()[-25:]))
-    if res.returncode is not None and res.returncode < 0:
-        try:
-            fact.signal = signal.Signals(-res.returncode).name
-        except ValueError:
-            fact.signal = f"signal {-res.returncode}"
-    for line in res.stdout.splitlines():
-        if line.startswith("ASCEND_DOCTOR_STAGE "):
-            fact.stage = line.split(" ", 1)[1].strip()
-        elif line.startswith("ASCEND_DOCTOR_PLATFORM "):
-            try:
-                data = loads(line.split(" ", 1)[1])
-            except ValueError:
-                continue
-            if isinstance(data, dict):
-                merged = fact.model_dump()
-                merged.update({k: v for k, v in data.items() if k in PlatformFact.model_fields})
-                fact = PlatformFact.model_validate(merged)
-    return fact
+    run = run_child(host, exe, PLATFORM_SCRIPT, timeout=PLATFORM_TIMEOUT, marker="ASCEND_DOCTOR_PLATFORM",
+                    fact="vllm_platform")
+    fields = dict(ran=True, python=exe, returncode=run.returncode, timed_out=run.timed_out,
+                  stderr_tail=run.stderr_tail, signal=run.signal, stage=run.stage)
+    fields.update({k: v for k, v in run.data.items() if k in PlatformFact.model_fields})
+    return PlatformFact.model_validate(fields)

@@ -13,7 +13,7 @@ from datetime import date
 from typing import Any, Dict, Iterable, List, Literal, Optional, Tuple
 
 from ascend_doctor.matrix import Matrix
-from ascend_doctor.matrix_schema import CONFLICT_FIELDS, normalize_name
+from ascend_doctor.matrix_schema import CONFLICT_FIELDS
 from ascend_doctor.model import Model
 from ascend_doctor.sync.ascend import AscendOwn, AscendTable, TableRow, merge_tables
 from ascend_doctor.sync.hf import TransformersRelease

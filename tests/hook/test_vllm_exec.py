@@ -19,10 +19,10 @@ import pytest
 
 from ascend_doctor.hook.exec import exit_code_of
 from tests.helpers import REPO
-from tests.smoke.vllm_server import READY_TIMEOUT, free_port, serve_argv, serve_env, skip_reason, vllm_model, \
-    vllm_python
+from tests.smoke.server_process import free_port
+from tests.smoke.vllm_server import READY_TIMEOUT, serve_argv, serve_env, skip_reason, vllm_model, vllm_python
 
-pytestmark = [pytest.mark.vllm, pytest.mark.slow]
+pytestmark = [pytest.mark.vllm, pytest.mark.slow, pytest.mark.localhost]
 
 if skip_reason():
     pytest.skip(skip_reason(), allow_module_level=True)

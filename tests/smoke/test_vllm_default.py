@@ -37,7 +37,7 @@ TIMEOUT = 600.0
 @pytest.fixture(scope="module")
 def default():
     with VllmServer(vllm_python(), vllm_model(), strict_level=None) as srv:
-        assert "--tool-strict-level" not in srv.argv
+        assert "--tool-strict-level" not in srv.argv()
         facts = gather(srv.base_url, timeout=TIMEOUT)
         registry = load_registry(entry_points=False)
         found = {f.code: f for f in evaluate_smoke(registry, facts, RunOptions())}

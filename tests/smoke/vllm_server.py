@@ -11,15 +11,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import socket
-import subprocess
 import tempfile
-import time
 from pathlib import Path
 from typing import Optional, Sequence
 
-import httpx
+from tests.smoke.server_process import ServerProcess
 
 ALIAS = "smollm2"
 READY_TIMEOUT = 600.0  # 34-40 s on an idle machine; a loaded 2-core CI machine is far slower
@@ -54,12 +50,6 @@ def skip_reason() -> Optional[str]:
 
 def vllm_bin(py: str) -> str:
     return str(Path(py).with_name("vllm"))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def serve_argv(py: str, model: str, port: int, *, strict_level: Optional[str] = "parameter",
@@ -105,7 +95,10 @@ def leaky_model(model: str, out: Path) -> Path:
         ids[t.get("content")] = t.get("id")
     (out / "tokenizer.json").write_text(json.dumps(tok))
     cfg = json.loads((src / "tokenizer_config.json").read_text())
-    cfg["eos_token"] = "<|endoftext|>"
+    # bos/eos/pad tokens count as special whatever tokenizer.json says: move all three off the ChatML tokens.
+    for key in ("bos_token", "eos_token", "pad_token"):
+        if cfg.get(key) in ("<|im_end|>", "<|im_start|>") or key == "eos_token":
+            cfg[key] = "<|endoftext|>"
     for key in ("added_tokens_decoder",):
         for v in (cfg.get(key) or {}).values():
             if v.get("content") in ("<|im_end|>", "<|im_start|>"):
@@ -121,75 +114,23 @@ def leaky_model(model: str, out: Path) -> Path:
     return out
 
 
-class VllmServer:
+class VllmServer(ServerProcess):
     """`with VllmServer(py, model) as srv: srv.base_url` — the process group is always stopped on exit."""
+
+    name = "vllm-serve"
+    ready_timeout = READY_TIMEOUT
+    stop_grace = 30.0
 
     def __init__(self, py: str, model: str, **argv_options):
         self.py, self.model = py, model
-        self.port = free_port()
-        self.argv = serve_argv(py, model, self.port, **argv_options)
-        self.proc: Optional[subprocess.Popen] = None
-        self.log = tempfile.NamedTemporaryFile(prefix="vllm-serve-", suffix=".log", delete=False)
-        self.ready_s: Optional[float] = None
+        super().__init__()
+        self.serve_argv = serve_argv(py, model, self.port, **argv_options)
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+    def argv(self) -> list[str]:
+        return self.serve_argv
 
-    def start(self) -> "VllmServer":
-        t0 = time.monotonic()
-        self.proc = subprocess.Popen(self.argv, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     env=serve_env(), start_new_session=True)
-        deadline = t0 + READY_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"vllm serve exited with {self.proc.returncode}:\n{self.log_tail()}")
-            try:
-                if httpx.get(self.base_url + "/models", timeout=2.0, trust_env=False).status_code == 200:
-                    self.ready_s = time.monotonic() - t0
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        self.stop()
-        raise RuntimeError(f"vllm serve not ready within {READY_TIMEOUT:g}s:\n{self.log_tail()}")
-
-    def log_tail(self, n: int = 6000) -> str:
-        try:
-            return Path(self.log.name).read_text(errors="replace")[-n:]
-        except OSError:
-            return ""
-
-    def log_text(self) -> str:
-        return Path(self.log.name).read_text(errors="replace")
-
-    def stop(self) -> None:
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
-            except ProcessLookupError:
-                pass
-        try:  # workers vLLM started in the same group
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self.proc = None
-
-    def __enter__(self) -> "VllmServer":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-        try:
-            os.unlink(self.log.name)
-        except OSError:
-            pass
+    def env(self) -> dict[str, str]:
+        return serve_env()
 
 
 def leaky_dir() -> Path:
