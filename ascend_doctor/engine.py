@@ -80,6 +80,15 @@ class FactStore:
                 self._futures[name] = f
                 self._started[name] = time.monotonic()
 
+    def preset_missing(self, name: str, reason: str) -> None:
+        """Mark a fact unavailable for `reason` without running its probe (triage: the paste does not have it)."""
+        with self._lock:
+            if name not in self._futures:
+                f: Future = Future()
+                f.set_exception(FactUnavailable(name, reason))
+                self._futures[name] = f
+                self._started[name] = time.monotonic()
+
     def start(self, name: str) -> Future:
         with self._lock:
             fut = self._futures.get(name)

@@ -125,6 +125,27 @@ class Counts(Model, extra="forbid"):
     waived: int = 0
 
 
+class TriageSection(Model, extra="forbid"):
+    kind: str
+    lines: str = Field(description="'N' or 'N-M': lines of the paste as given")
+    label: str = ""
+
+
+class TriageSummary(Model, extra="forbid"):
+    """`triage` only: what the paste held and the answer's order (root cause first)."""
+
+    source: str = Field(description="the file read, or 'stdin'")
+    lines: int = 0
+    machines: int = Field(0, description="environment reports (collect_env) in the paste; only the first is judged")
+    sections: list[TriageSection] = Field(default_factory=list)
+    seen: dict[str, str] = Field(default_factory=dict, description="component -> 'value (source, line N)'")
+    root_cause: Optional[str] = Field(None, description="code of the finding most likely to explain the failure")
+    root_cause_why: str = ""
+    others: list[str] = Field(default_factory=list, description="codes of the other failing findings, in order")
+    missing: list[str] = Field(default_factory=list, description="what to ask the reporter to paste")
+    not_judged: list[str] = Field(default_factory=list, description="checks a paste cannot answer, with why")
+
+
 class Report(Model, extra="forbid"):
     """Everything one run concluded. Renderers print it; they compute nothing."""
 
@@ -147,6 +168,7 @@ class Report(Model, extra="forbid"):
     fail_on_unknown: bool = Field(False, description="--fail-on-unknown: an incomplete run exits 1")
     linted_command: Optional[list[str]] = Field(None, description="exec: the command line that was linted (redacted)")
     notes: list[str] = Field(default_factory=list, description="Run-level remarks (expired waivers, skipped probes)")
+    triage: Optional[TriageSummary] = Field(None, description="triage: the paste's sections and the answer's order")
 
 
 def finding_level(status: Status, severity: Severity) -> Optional[Severity]:

@@ -77,6 +77,7 @@ class Match(Model, frozen=True):
     signature: Signature
     excerpt: str
     line: int = 0
+    also_seen: bool = False  # a generic (fallback) code beside a specific match: kept, but not the explanation
 
 
 # ---------------------------------------------------------------------------------------------------- loading --
@@ -347,7 +348,8 @@ def _trim(line: str, col: int) -> str:
 
 
 def diagnose(text: str, kinds: Tuple[str, ...] = ("error", "warning"), path: Optional[str] = None) -> List[Match]:
-    """Signatures found in `text`, in order of first occurrence; fallbacks only when no specific error/warning hit."""
+    """Signatures found in `text`, in order of first occurrence. A generic (fallback) signature beside a specific
+    error/warning hit is kept with `also_seen` set: every code that appears is reported, the specific one explains."""
     bad = [k for k in kinds if k not in KINDS]
     if bad:
         raise ValueError(f"unknown signature kind {bad[0]!r} (expected one of {', '.join(KINDS)})")
@@ -355,8 +357,7 @@ def diagnose(text: str, kinds: Tuple[str, ...] = ("error", "warning"), path: Opt
     found = comp.first_matches(text)
     specific_hit = any(comp.sigs[i].priority == "specific" and comp.sigs[i].kind in ("error", "warning")
                        for i in found)
-    keep = [i for i in found
-            if comp.sigs[i].kind in kinds and not (specific_hit and comp.sigs[i].priority == "fallback")]
+    keep = [i for i in found if comp.sigs[i].kind in kinds]
     keep.sort(key=lambda i: (found[i][0], found[i][2], i))
     out: List[Match] = []
     last_off, last_line = 0, 1
@@ -364,5 +365,6 @@ def diagnose(text: str, kinds: Tuple[str, ...] = ("error", "warning"), path: Opt
         off, line, col = found[i]
         last_line += text.count("\n", last_off, off)
         last_off = off
-        out.append(Match(signature=comp.sigs[i], excerpt=_trim(line, col), line=last_line))
+        out.append(Match(signature=comp.sigs[i], excerpt=_trim(line, col), line=last_line,
+                         also_seen=specific_hit and comp.sigs[i].priority == "fallback"))
     return out

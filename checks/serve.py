@@ -234,7 +234,7 @@ def auto_tool_choice(ctx):
 
 
 @check("SERVE105", "serve-options-known", severity="error", stage="serve",
-       needs=["serve_cmd", "vllm_files", "serve_model"])
+       needs=["serve_cmd", "vllm_files", "serve_model", "python"])
 def options_known(ctx):
     """Every option on the command line is one the installed vLLM defines
 
@@ -256,13 +256,27 @@ def options_known(ctx):
     extra = [f"unexpected positional argument(s) {' '.join(cmd.unknown_args)}"] if cmd.unknown_args else []
     if cmd.config_error:
         extra.append(cmd.config_error)
-    if files is None or not files.cli_options.ok:
+    if files is not None and files.cli_options.ok:
+        names = set(files.cli_options.names)
+        by = "the installed vLLM"
+        evidence.append(ev(f"file: {files.cli_options.source}", f"{len(names)} option names"))
+    else:
+        # The installed files could not be read (a replayed snapshot, a paste): the matrix records the options of
+        # each vLLM release it lists (matrices/vllm-options.toml), read from that release's sdist.
         why = files.cli_options.why_not if files is not None else "installed files not read"
-        if extra:
-            return ctx.fail("; ".join(extra), evidence)
-        return ctx.unknown(f"cannot read the installed vLLM's option definitions: {why}", evidence)
-    names = set(files.cli_options.names)
-    evidence.append(ev(f"file: {files.cli_options.source}", f"{len(names)} option names"))
+        py = ctx.try_fact("python")
+        vl = py.vllm_dist() if py is not None else None
+        recorded = ctx.matrix.vllm_serve_options(vl.version) if vl is not None else None
+        if recorded is None:
+            if extra:
+                return ctx.fail("; ".join(extra), evidence)
+            return ctx.unknown(f"cannot read the installed vLLM's option definitions: {why}"
+                               + (f"; the matrix does not record vLLM {vl.version}" if vl is not None else ""),
+                               evidence)
+        names = set(recorded)
+        by = f"vLLM {vl.version} (as the matrix records that release)"
+        evidence.append(ev(f"matrix: vllm-options.toml (vLLM {vl.version})",
+                           f"{len(names)} option names of that release ({why})"))
     typos, unknown = [], []
     for dest in cmd.options:
         opt = dest.replace("_", "-").split(".", 1)[0].rstrip("+")
@@ -278,9 +292,9 @@ def options_known(ctx):
         return ctx.fail("vLLM will stop with `unrecognized arguments`: " + "; ".join(typos + extra + unknown),
                         evidence, unknown=typos + unknown)
     if unknown:
-        return ctx.warn("not defined by the installed vLLM (as far as its argument files say): " + ", ".join(unknown),
+        return ctx.warn(f"not defined by {by} (as far as its argument files say): " + ", ".join(unknown),
                         evidence, unknown=unknown)
-    return ctx.ok(f"{len(cmd.options)} option(s), all defined by the installed vLLM", evidence)
+    return ctx.ok(f"{len(cmd.options)} option(s), all defined by {by}", evidence)
 
 
 # Model directory -----------------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ COMMANDS = {
     "exec": ("ascend_doctor.cli.exec", "exec_cmd"),
     "fleet": ("ascend_doctor.cli.fleet", "fleet"),
     "diff": ("ascend_doctor.cli.fleet", "diff"),
+    "triage": ("ascend_doctor.cli.triage", "triage"),
 }
 
 

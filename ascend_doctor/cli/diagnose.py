@@ -38,7 +38,7 @@ def _row(m: signatures.Match) -> dict:
     s = m.signature
     return {"id": s.id, "kind": s.kind, "priority": s.priority, "family": s.family, "component": s.component,
             "code": s.code, "name": s.name, "line": m.line, "excerpt": m.excerpt, "meaning": s.meaning, "fix": s.fix,
-            "source": s.source, "confidence": s.confidence}
+            "source": s.source, "confidence": s.confidence, "also_seen": m.also_seen}
 
 
 def _render_console(matches: List[signatures.Match], label: str, show_all: bool) -> None:
@@ -66,7 +66,8 @@ def _render_console(matches: List[signatures.Match], label: str, show_all: bool)
         s = m.signature
         style = _STYLE.get(s.kind, "")
         code = f"{escape(s.code)} " if s.code else ""
-        fallback = " [dim](generic)[/dim]" if s.priority == "fallback" else ""
+        fallback = (" [dim](generic; also seen beside the specific match above)[/dim]" if m.also_seen
+                    else " [dim](generic)[/dim]" if s.priority == "fallback" else "")
         con.print(f"[{style}]{s.kind.upper():<8}[/{style}] [bold]{code}[/bold]{escape(s.id)}{fallback}"
                   f"  [dim]{escape(s.component)}[/dim]")
         con.print(f"  [cyan]line {m.line}:[/cyan] {escape(redact_text(m.excerpt))}", soft_wrap=True)
@@ -74,8 +75,11 @@ def _render_console(matches: List[signatures.Match], label: str, show_all: bool)
         para("  fix:     ", s.fix)
         para("  source:  ", f"{s.source} ({s.confidence})", style="dim")
         con.print("")
-    counts = {k: sum(1 for m in matches if m.signature.kind == k) for k in signatures.KINDS}
+    counts = {k: sum(1 for m in matches if m.signature.kind == k and not m.also_seen) for k in signatures.KINDS}
     parts = [f"{n} {k}" for k, n in counts.items() if n]
+    generic = sum(1 for m in matches if m.also_seen)
+    if generic:
+        parts.append(f"{generic} generic code(s) also seen")
     con.print(f"{escape(label)}: " + ", ".join(parts))
 
 

@@ -49,7 +49,10 @@ def clean_paste(text: str) -> str:
     from ascend_doctor.numbers import int_or_none
 
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    lines = text.split("\n")
+    with_host = re.compile(r"^\s*(\([^)]*\)\s*)?(\[[^\]]*\]|[\w.-]+@[\w.-]+(:[^\s#$>]*)?)\s*[#$>]\s*\S")
+    bare = re.compile(r"^\s*(\([^)]*\)\s*)?[#$>]\s*(" + "|".join(re.escape(c) for c in _PASTED_COMMANDS) + r")(\s|$)")
+    # Prompt lines first: `$ cat -n f` is typed, only the output after it carries the numbers.
+    lines = [ln for ln in text.split("\n") if not (with_host.match(ln) or bare.match(ln))]
     nonempty = [ln for ln in lines if ln.strip()]
     tabbed = re.compile(r"^\s*\d+\t")
     spaced = re.compile(r"^\s*(\d+) +")
@@ -59,7 +62,4 @@ def clean_paste(text: str) -> str:
         numbers = [int_or_none(spaced.match(ln).group(1)) for ln in nonempty]
         if numbers == list(range(1, len(numbers) + 1)) and len(numbers) > 1:
             lines = [spaced.sub("", ln, count=1) if ln.strip() else ln for ln in lines]
-    lines = [ln.replace("\t", "    ") for ln in lines]
-    with_host = re.compile(r"^\s*(\([^)]*\)\s*)?(\[[^\]]*\]|[\w.-]+@[\w.-]+(:[^\s#$>]*)?)\s*[#$>]\s*\S")
-    bare = re.compile(r"^\s*(\([^)]*\)\s*)?[#$>]\s*(" + "|".join(re.escape(c) for c in _PASTED_COMMANDS) + r")(\s|$)")
-    return "\n".join(ln for ln in lines if not (with_host.match(ln) or bare.match(ln)))
+    return "\n".join(ln.replace("\t", "    ") for ln in lines)

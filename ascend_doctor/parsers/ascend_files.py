@@ -63,15 +63,21 @@ def _one_of(text: str, parse_lines, wanted: str):
     """
     segs = _segments(text)
     if len(segs) == 1:
-        return parse_lines(segs[0][1])
+        return _flag(parse_lines(segs[0][1]), text)
     ordered = sorted(segs, key=lambda s: wanted not in s[0])
     first_error: Optional[ParseError] = None
     for _, lines in ordered:
         try:
-            return parse_lines(lines)
+            return _flag(parse_lines(lines), "\n".join(lines))
         except ParseError as exc:
             first_error = first_error or exc
     raise first_error or ParseError("empty input")
+
+
+def _flag(parsed, text: str):
+    if isinstance(parsed, KeyValueFile):
+        parsed.problems = _problems(text)
+    return parsed
 
 
 def _pairs(lines: list[str], pattern: re.Pattern = _KV_EQ) -> tuple[list[tuple[str, str]], list[str]]:
@@ -110,6 +116,28 @@ def _get(d: dict[str, str], key: str) -> Optional[str]:
 
 def _strip_quotes(v: str) -> str:
     return v[1:-1] if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'" else v
+
+
+class KeyValueFile(Model):
+    """A parsed key=value (or `key : value`) file: what it says, and what makes the reading doubtful."""
+
+    problems: list[str] = Field(default_factory=list, description="undecodable bytes in values (U+FFFD), a last "
+                                                                  "line cut off: the values may be partial")
+
+
+def _problems(text: str) -> list[str]:
+    """Why a key=value reading of `text` may be partial: U+FFFD in a line (bytes that were not UTF-8 where a version
+    belongs), and a last line with no newline whose value is empty or stops at a separator (a truncated file)."""
+    out = []
+    for no, ln in enumerate(text.split("\n"), start=1):
+        if "\ufffd" in ln:
+            out.append(f"line {no} holds undecodable bytes (U+FFFD): {ln.strip()[:80]!r}")
+    last = text.rstrip(" ").split("\n")[-1] if text and not text.endswith("\n") else ""
+    m = re.match(r"^\s*[A-Za-z_][\w .()/-]*?\s*[=:]\s*(.*)$", last)
+    if m and (not m.group(1).strip() or m.group(1).rstrip()[-1:] in ".-_,[:"):
+        out.append(f"the last line {last.strip()[:80]!r} has no newline and stops mid-value: the file looks "
+                   "truncated")
+    return out
 
 
 class VersionRange(Model):
@@ -154,7 +182,7 @@ class ComponentVersions(Model):
     installed: Optional[CfgVersion] = None
 
 
-class VersionCfg(Model):
+class VersionCfg(KeyValueFile):
     """CANN `version.cfg` (`<root>/version.cfg`, e.g. /usr/local/Ascend/ascend-toolkit/latest/version.cfg)."""
 
     format_version: Optional[str] = Field(None, description="From the `# version: 1.0` header line, if present")
@@ -234,7 +262,7 @@ def _pick_cann_version(components: dict[str, ComponentVersions]) -> tuple[Option
 
 # --- *_install.info (toolkit, nnae, toolbox) ---------------------------------------------------------------------
 
-class InstallInfo(Model):
+class InstallInfo(KeyValueFile):
     """`ascend_toolkit_install.info` (also `ascend_nnae_install.info`, `ascend_tool_box_install.info`)."""
 
     package_name: Optional[str] = None
@@ -279,7 +307,7 @@ def _install_info(lines: list[str]) -> InstallInfo:
 
 # --- driver / firmware version.info -------------------------------------------------------------------------------
 
-class DriverVersionInfo(Model):
+class DriverVersionInfo(KeyValueFile):
     """`/usr/local/Ascend/driver/version.info`."""
 
     version: Optional[str] = None
@@ -322,7 +350,7 @@ def _driver_version_info(lines: list[str]) -> DriverVersionInfo:
     )
 
 
-class FirmwareVersionInfo(Model):
+class FirmwareVersionInfo(KeyValueFile):
     """`/usr/local/Ascend/firmware/version.info`."""
 
     version: Optional[str] = None
@@ -360,7 +388,7 @@ def _firmware_version_info(lines: list[str]) -> FirmwareVersionInfo:
 
 # --- per-component CANN version.info ------------------------------------------------------------------------------
 
-class ComponentVersionInfo(Model):
+class ComponentVersionInfo(KeyValueFile):
     """`<cann root>/<component>/version.info`, e.g. toolkit/: `Version=8.2.0.0.201`, `version_dir=8.2.RC1`."""
 
     version: Optional[str] = Field(None, description="Internal build number, e.g. 8.2.0.0.201")
@@ -402,7 +430,7 @@ def _component_version_info(lines: list[str]) -> ComponentVersionInfo:
 
 # --- NNAL / ATB version.info (`key : value`) ----------------------------------------------------------------------
 
-class NnalVersionInfo(Model):
+class NnalVersionInfo(KeyValueFile):
     """`/usr/local/Ascend/nnal/atb/latest/version.info`: `Ascend-cann-atb : 8.2.RC1`, `... Version : 8.2.RC1.B150`."""
 
     package: Optional[str] = Field(None, description="e.g. Ascend-cann-atb")
@@ -445,7 +473,7 @@ def _nnal_version_info(lines: list[str]) -> NnalVersionInfo:
 
 # --- /etc/ascend_install.info --------------------------------------------------------------------------------------
 
-class AscendInstallInfo(Model):
+class AscendInstallInfo(KeyValueFile):
     """`/etc/ascend_install.info`: where and how the driver and firmware were installed."""
 
     user_name: Optional[str] = None

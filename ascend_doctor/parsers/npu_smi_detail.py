@@ -366,8 +366,9 @@ def parse_npu_smi_topo(text: str) -> NpuTopo:
         toks = line.split()
         if not out.devices:
             names = toks[:-2] if toks[-2:] == ["CPU", "Affinity"] else toks
-            if names and all(re.fullmatch(r"[A-Za-z]+\d+", t) for t in names) and len(names) >= 1 and (
-                    names[0].upper().startswith("NPU")):
+            # NPU0 NPU1 … on A2; A3 prints one column per die: Phy-ID12 Phy-ID13 … (two dies per NPU, SIO between)
+            if names and all(re.fullmatch(r"[A-Za-z][A-Za-z-]*\d+", t) for t in names) and (
+                    names[0].upper().startswith(("NPU", "PHY-ID", "PHYID", "CHIP"))):
                 out.devices = names
                 affinity_col = toks[-2:] == ["CPU", "Affinity"]
             continue

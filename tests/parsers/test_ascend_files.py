@@ -324,3 +324,15 @@ def test_extracted_versions_are_orderable():
     assert cann_version_from_cfg_value(raw) == cfg.cann_version
     inner = parse_driver_version_info(fixture("driver_version_25.0.rc1.1.info")).innerversion
     assert parse_innerversion(inner)["C"] == 21
+
+
+def test_undecodable_bytes_and_a_cut_off_last_line_are_flagged():
+    from ascend_doctor.parsers.ascend_files import parse_driver_version_info, parse_install_info
+
+    junk = parse_driver_version_info("Version=24.1.rc3\nascendhal_version=7.35.\ufffd\ufffd\n")
+    assert junk.version == "24.1.rc3"
+    assert junk.problems == ["line 2 holds undecodable bytes (U+FFFD): 'ascendhal_version=7.35.\ufffd\ufffd'"]
+    cut = parse_install_info("package_name=Ascend-cann-toolkit\nversion=8.0.")
+    assert cut.problems and "looks truncated" in cut.problems[0]
+    whole = parse_install_info("package_name=Ascend-cann-toolkit\nversion=8.0.0\n")
+    assert whole.problems == []

@@ -304,3 +304,11 @@ def test_corpus_a3_table_inside_collect_env():
     assert [(c.npu_id, c.chip_id, c.phy_id, c.hbm_used_mb) for c in info.chips] == [(2, 0, 4, 3411), (2, 1, 5, 3208)]
     assert info.chips[0].power_w == 176.3 and info.chips[1].power_w is None
     assert info.idle_npus == [2] and info.processes == []
+
+
+def test_a_prompt_line_then_cat_n_numbers_on_the_rest():
+    # `$ npu-smi info | cat -n` pasted with its prompt: the prompt is not numbered, every output line is.
+    table = fixture("info_a2_8x910B3_tp4_procs.txt")
+    text = "(vllm) root@a2-node-03:~# npu-smi info | cat -n\n" + "".join(
+        f"{i:6d}\t{ln}\n" for i, ln in enumerate(table.splitlines(), start=1))
+    assert parse_npu_smi_info(text).chips == parse_npu_smi_info(table).chips

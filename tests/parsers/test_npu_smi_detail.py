@@ -217,6 +217,22 @@ def test_topo_mixed_pcie():
     assert t.legend["NA"] == "Unknown relationship."
 
 
+def test_topo_a3_die_level_headers_and_sio():
+    # A3 prints one column per die (Phy-ID12 Phy-ID13 ...), with SIO between the two dies of one NPU.
+    t = parse_npu_smi_topo(fixture("topo_a3_die_level.txt"))
+    assert t.devices == ["Phy-ID0", "Phy-ID1", "Phy-ID2", "Phy-ID3", "Phy-ID12", "Phy-ID13"]
+    assert t.link("Phy-ID0", "Phy-ID1") == "SIO" and t.link("Phy-ID12", "Phy-ID13") == "SIO"
+    assert t.link("Phy-ID2", "Phy-ID12") == "HCCS" and t.cpu_affinity["Phy-ID12"] == "240-279"
+    assert t.legend["SIO"].startswith("Connection between the two dies")
+
+
+def test_topo_behind_a_prompt_with_cat_n_numbers():
+    text = "root@a3:~# npu-smi info -t topo | cat -n\n" + "".join(
+        f"{i:6d}\t{ln}\n" for i, ln in enumerate(fixture("topo_4npu_mixed_pcie.txt").splitlines(), start=1))
+    t = parse_npu_smi_topo(text)
+    assert t.devices == ["NPU0", "NPU1", "NPU2", "NPU3"] and t.link("NPU0", "NPU2") == "PXB"
+
+
 TOPO_GOLDEN = {
     "arthurchiao-910B1-8card-topo-hccs.txt": {"NPU0": "144-167", "NPU1": "0-23", "NPU4": "96-119", "NPU7": "48-71"},
     "ms-swift-910B3-8card-topo-hccs-legend.txt": {"NPU0": "144-167", "NPU2": "96-119", "NPU4": "0-23",

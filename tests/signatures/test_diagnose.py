@@ -15,7 +15,13 @@ HAND = DATA / "signatures"
 
 
 def ids(matches) -> list:
-    return [m.signature.id for m in matches]
+    """The signatures that explain the log: generic ones kept as `also_seen` beside a specific match are left out
+    (test_the_fallback_beside_a_specific_match_is_also_seen checks those)."""
+    return [m.signature.id for m in matches if not m.also_seen]
+
+
+def also_seen(matches) -> list:
+    return [(m.signature.id, m.line) for m in matches if m.also_seen]
 
 
 # What each public error log means, read by eye (ordered by first occurrence in the log).
@@ -87,7 +93,7 @@ def test_clean_log_shows_harmless_and_healthy_lines_only_with_all_kinds():
 
 
 def test_dcmi_warning_is_a_warning_and_the_code_an_error():
-    got = diagnose((HAND / "npu-smi-dcmi-8005.log").read_text(encoding="utf-8"))
+    got = [m for m in diagnose((HAND / "npu-smi-dcmi-8005.log").read_text(encoding="utf-8")) if not m.also_seen]
     assert [(m.signature.kind, m.line) for m in got] == [("warning", 2), ("error", 3)]
     assert got[1].excerpt == "dcmi module initialize failed. ret is -8005"
     assert ids(diagnose("DrvMngGetConsoleLogLevel failed.\n", kinds=("error",))) == []
@@ -105,6 +111,13 @@ def test_fallback_alone_when_no_specific_signature_matches():
 
 def test_specific_signature_suppresses_the_fallback():
     assert ids(diagnose(WRAPPER.format(code=107001))) == ["acl-107001"]
+
+
+def test_the_fallback_beside_a_specific_match_is_also_seen():
+    got = diagnose("[ERROR] GE(1234): build op model failed, result = 500001\nEE9999: Inner Error\n")
+    assert ids(got) == ["acl-500001"]  # the ACL 500001 signature reads `result = 500001` too
+    assert also_seen(got) == [("cann-inner-error-9xxx", 2)]
+    assert also_seen(diagnose("EE9999: Inner Error\n")) == []  # alone, a generic match is the explanation
 
 
 def test_fallback_import_skew_vs_specific_set_random_seed():
@@ -159,7 +172,7 @@ def test_same_line_matches_ordered_by_column():
 
 def test_crlf_logs_and_excerpts_trimmed():
     text = "start\r\n    dcmi module initialize failed. ret is -8005   \r\nend\r\n"
-    (m,) = diagnose(text)
+    (m,) = [x for x in diagnose(text) if not x.also_seen]
     assert (m.signature.id, m.line, m.excerpt) == ("dcmi-8005", 2, "dcmi module initialize failed. ret is -8005")
 
 

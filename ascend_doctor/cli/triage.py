@@ -1,0 +1,95 @@
+"""`ascend-doctor triage FILE|-`: a pasted bug report in (collect_env, pip list, npu-smi info, tracebacks…), the
+diagnosis out — the same checks that judge a live host, run on whatever the paste contains."""
+
+from __future__ import annotations
+
+import sys
+import time
+from datetime import datetime, timezone
+
+import click
+
+from ascend_doctor.cli.exits import EXIT_HELP, exit_internal, guarded_run
+from ascend_doctor.cli.options import build_options, check_local_paths, output_options, selection_options, split_codes
+from ascend_doctor.cli.output import default_console, emit, output_kwargs
+from ascend_doctor.errors import InputError
+
+MAX_PASTE = 16 * 1024 * 1024  # an issue body is kilobytes; a whole log dump is still fine, a disk image is not
+
+
+def read_paste_file(path: str) -> str:
+    """The paste's text ('-': stdin). Undecodable bytes are replaced: a paste is never refused for them."""
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(MAX_PASTE + 1) if hasattr(sys.stdin, "buffer") else \
+                sys.stdin.read().encode()
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_PASTE + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_PASTE:
+        raise InputError(f"{path}: more than {MAX_PASTE // (1024 * 1024)} MiB — paste the issue text, not a dump")
+    return data.decode("utf-8", errors="replace")
+
+
+def triage_console(report, file=None, verbose: bool = False, **kwargs) -> None:
+    """The answer's order first (cause, other problems, what to paste), then the usual per-family report."""
+    t = report.triage
+    out = file or sys.stdout
+    if t is not None:
+        by_code = {f.code: f for f in report.findings}
+        lines = [f"triage of {t.source} ({t.lines} lines): "
+                 + (", ".join(f"{s.kind} {s.lines}" for s in t.sections[:8]) or "no known section found")]
+        if t.root_cause and t.root_cause in by_code:
+            f = by_code[t.root_cause]
+            lines += ["", f"most likely cause: {f.code} {f.title}", f"  {f.message}", f"  why: {t.root_cause_why}"]
+            if f.remediation:
+                lines.append(f"  fix: {f.remediation}")
+        if t.others:
+            lines += ["", "also: " + ", ".join(t.others)]
+        if t.missing:
+            lines += ["", "to decide the rest, paste:"] + [f"  - {m}" for m in t.missing]
+        out.write("\n".join(lines) + "\n\n")
+    default_console(report, file=file, verbose=verbose, **kwargs)
+
+
+@click.command("triage", epilog=EXIT_HELP)
+@click.argument("paste", metavar="FILE|-")
+@selection_options
+@output_options
+def triage(paste, matrix, checks_dirs, select, ignore, config_path, fail_on, fail_on_unknown, **kw):
+    """Diagnose a pasted bug report: collect_env, pip/conda lists, npu-smi info, CANN and driver version files,
+    the vllm serve command line and tracebacks are found in the text (fences, <details>, prompts, `cat -n`, CRLF,
+    ANSI colours) and judged by the same checks as `check`; what the paste lacks is unknown. `--format markdown`
+    writes a reply ready to post: the most likely cause first, then the rest, then what to paste next."""
+    from ascend_doctor.config import load_config, validate_against
+    from ascend_doctor.engine import apply_config
+    from ascend_doctor.registry import load_registry
+    from ascend_doctor.triage.run import triage_text
+
+    started_at, t0 = datetime.now(timezone.utc), time.monotonic()
+    outputs = output_kwargs(kw)
+    text = read_paste_file(paste)
+    source = "stdin" if paste == "-" else paste
+
+    def work():
+        config = load_config(config_path)
+        options = build_options(config, select=split_codes(select), ignore=split_codes(ignore), fail_on=fail_on,
+                                fail_on_unknown=fail_on_unknown, checks_dirs=list(checks_dirs), matrix=list(matrix))
+        check_local_paths(options, config)
+        registry = load_registry(options.checks_dirs)
+        validate_against(config, registry)
+        if options.matrix:
+            from ascend_doctor.matrix import load_matrix
+
+            load_matrix(options.matrix)
+        report = triage_text(text, source, registry, options)
+        notes = apply_config(report.findings, config)
+        return report.model_copy(update={"notes": report.notes + notes})
+
+    report, crash = guarded_run("triage", started_at, t0, fail_on or "error", work)
+    emit(report, outputs, console=triage_console)
+    if crash is not None:
+        exit_internal(crash)
+    sys.exit(report.exit_code)

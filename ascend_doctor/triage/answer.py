@@ -1,0 +1,87 @@
+"""The answer a maintainer would write: the most likely root cause first, then the other problems, then what to
+paste next.
+
+A failing finding becomes the root cause when it explains the error in the paste: its component is the one the
+first error-level signature (or the last line of the first traceback) names — an ImportError from vllm/vllm_ascend
+is explained by a vLLM/vllm-ascend mismatch (VLLM101, VLLM103), a torch_npu import error by the torch/torch_npu/CANN
+pairs, a device start-up code by CANN/driver. Without such a link the first error-level signature is the cause (the
+stack may simply be fine), and without an error in the paste the most severe failing finding is.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+# Check code -> what in an error line it explains.
+EXPLAINS = {
+    "VLLM101": re.compile(r"cannot import name .* from 'vllm|No module named 'vllm|vllm_ascend|Invalid vllm version",
+                          re.I),
+    "VLLM103": re.compile(r"cannot import name|No module named|Stream resources are insufficient|207008", re.I),
+    "VLLM102": re.compile(r"torch|triton|transformers", re.I),
+    "TORCH101": re.compile(r"torch_npu|undefined symbol|_C\b", re.I),
+    "TORCH102": re.compile(r"torch_npu|libhccl|libascend|aclInit|50000\d", re.I),
+    "TORCH103": re.compile(r"python|cp3\d\d|wheel", re.I),
+    "CANN106": re.compile(r"507033|drvError|aclInit|dcmi|version mismatch|segmentation fault", re.I),
+    "NPU103": re.compile(r"out of memory|207018|HBM", re.I),
+    "SERVE101": re.compile(r"tool.call.parser|invalid tool", re.I),
+    "SERVE102": re.compile(r"reasoning.parser", re.I),
+    "SERVE105": re.compile(r"unrecognized arguments", re.I),
+}
+
+
+def missing_pieces(paste: Any) -> list[str]:
+    """What to ask for, in the order a maintainer would."""
+    out = []
+    if not paste.packages and not paste.versions.get("vllm") and not paste.versions.get("torch"):
+        out.append("the environment: `python collect_env.py` (vLLM's, run with the interpreter that runs "
+                   "`vllm serve`) or `python -m pip list`")
+    else:
+        for comp, how in (("vllm", "`pip show vllm`"), ("vllm_ascend", "`pip show vllm-ascend`"),
+                          ("torch_npu", "`pip show torch-npu`")):
+            if not paste.versions.get(comp):
+                out.append(f"the {comp.replace('_', '-')} version ({how})")
+    if paste.npu_smi_text is None:
+        out.append("`npu-smi info` (the NPUs, their health and the driver version)")
+    if not paste.versions.get("cann") and paste.cann_path is None:
+        out.append("the CANN version: `cat /usr/local/Ascend/ascend-toolkit/latest/*/ascend_toolkit_install.info`")
+    if paste.serve_argv is None:
+        out.append("the exact `vllm serve` command line (or the `non-default args:` line of its log)")
+    if not paste.tracebacks:
+        out.append("the error itself: the first traceback of the log, from `Traceback (most recent call last)` to "
+                   "the exception line")
+    elif len(paste.tracebacks) > 1 and any("During handling" in (t.label or "") for t in paste.tracebacks):
+        out.append("the first traceback, not the last (the last one is raised while handling the first)")
+    return out
+
+
+def _error_lines(paste: Any, matches: list[dict]) -> list[tuple[str, str]]:
+    """(text, where) of the errors in the paste: error-level signatures, then each traceback's exception line."""
+    out = [(m["excerpt"], f"line {m['line']}") for m in matches if m["kind"] == "error" and not m["also_seen"]]
+    out += [(t.label, f"lines {t.lines}") for t in paste.tracebacks if t.label]
+    return out
+
+
+def rank(findings: list, paste: Any, matches: list[dict]) -> tuple[Optional[str], str, list[str]]:
+    """(root-cause code, why it was chosen, the other problem codes in order)."""
+    bad = [f for f in findings if f.status.value == "fail"]
+    sev = {"critical": 0, "error": 1, "warning": 2, "info": 3}
+    bad.sort(key=lambda f: sev.get(f.severity.value, 4))
+    stack_bad = [f for f in bad if not f.code.startswith("TRIAGE")]
+    errors = _error_lines(paste, matches)
+    root, why = None, ""
+    for text, where in errors:
+        for f in stack_bad:
+            pat = EXPLAINS.get(f.code)
+            if pat is not None and pat.search(text):
+                root, why = f.code, f"explains the error at {where}: {text[:160]}"
+                break
+        if root:
+            break
+    if root is None and any(m["kind"] == "error" for m in matches):
+        root, why = "TRIAGE102", "the first known error signature in the paste; nothing in the stack explains it"
+    if root is None and bad:
+        root, why = bad[0].code, "the most severe failing finding (the paste has no error to explain)"
+    # The error signatures are the symptom the root cause explains: not "another problem".
+    others = [f.code for f in bad if f.code != root and not (root != "TRIAGE102" and f.code == "TRIAGE102" and why)]
+    return root, why, others

@@ -1,0 +1,20 @@
+"""The known error signatures in a paste, with the line numbers of the paste as the user gave it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def log_matches(paste: Any) -> list[dict]:
+    """Every error/warning signature in the paste's cleaned text (generic ones beside a specific match flagged
+    `also_seen`), each with its original line number."""
+    from ascend_doctor import signatures
+
+    out = []
+    for m in signatures.diagnose(paste.text):
+        s = m.signature
+        idx = m.line - 1
+        line = paste.line_numbers[idx] if 0 <= idx < len(paste.line_numbers) else m.line
+        out.append({"id": s.id, "kind": s.kind, "code": s.code, "line": line, "excerpt": m.excerpt,
+                    "meaning": s.meaning, "fix": s.fix, "source": s.source, "also_seen": m.also_seen})
+    return out

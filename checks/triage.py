@@ -1,0 +1,103 @@
+"""Triage checks (stage="triage"): judgements of the `paste` fact, a pasted bug report read by ascend_doctor.triage.
+
+They run only under `ascend-doctor triage`, beside the static checks that can be judged from a paste. TRIAGE101
+finds a paste that contradicts itself, TRIAGE102 the known error signatures in its logs and tracebacks, TRIAGE103
+what is missing to decide the rest.
+"""
+
+from __future__ import annotations
+
+from ascend_doctor.engine import ev
+from ascend_doctor.registry import check
+
+
+
+@check("TRIAGE101", "paste-consistent", severity="error", needs=["paste"], stage="triage")
+def paste_consistent(ctx):
+    """The paste does not contradict itself
+
+    What it checks: every version the paste states more than once (the `PyTorch version:` line, `[pip3]` and
+    `[conda]` lines, `pip list`/`pip freeze`, the vLLM and vLLM Ascend lines, CANN install info and version.cfg) says
+    the same thing everywhere, and `CANN: Not Available` does not stand beside a CANN version, install path or
+    `ASCEND_HOME_PATH`/`ASCEND_TOOLKIT_HOME`.
+    Why it matters: two values for one component mean two environments were mixed — a pip of another interpreter, a
+    conda env over pip, a container's collect_env beside the host's npu-smi. Any diagnosis that silently picks one is a
+    guess; the report names both with their lines.
+    How to fix: Re-run the commands in the one environment that serves (`python collect_env.py` with the serving
+    interpreter, `python -m pip list` from the same venv), and paste that.
+    """
+    paste = ctx.fact("paste")
+    problems, evidence = [], []
+    for comp, seen in sorted(paste.versions.items()):
+        values = list(dict.fromkeys(s.value for s in seen))
+        if len(values) > 1:
+            where = "; ".join(f"{s.value} ({s.source}, line {s.lines})" for s in seen
+                              if s.value in values)
+            problems.append(f"{comp}: {' vs '.join(values)}")
+            evidence.append(ev(f"paste: {comp}", where))
+    cann = paste.first("cann")
+    home = next((paste.env[k] for k in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME") if k in paste.env), None)
+    if paste.cann_not_available is not None and (cann or paste.cann_path or home) is not None:
+        other = cann or paste.cann_path or home
+        problems.append(f"CANN: 'Not Available' (line {paste.cann_not_available.lines}) but {other.value} "
+                        f"(line {other.lines})")
+        evidence.append(ev("paste: CANN", f"Not Available (line {paste.cann_not_available.lines}); "
+                                          f"{other.source}: {other.value} (line {other.lines})"))
+    if not problems:
+        repeated = sum(1 for seen in paste.versions.values() if len(seen) > 1)
+        return ctx.ok(f"no contradictions ({repeated} component(s) stated more than once, all agreeing)")
+    return ctx.fail("the paste contradicts itself — " + "; ".join(problems), evidence,
+                    remediation="Two environments are mixed in this paste: re-run `python collect_env.py` and "
+                                "`python -m pip list` with the interpreter that runs `vllm serve`, and paste those.",
+                    contradictions=problems)
+
+
+@check("TRIAGE102", "log-signatures", severity="error", needs=["paste"], stage="triage")
+def log_signatures(ctx):
+    """Known error signatures in the pasted logs and tracebacks
+
+    What it checks: the whole paste against the error-signature catalogue `ascend-doctor diagnose` uses (179 sourced
+    signatures: ACL/HCCL/driver codes, Python import errors, vLLM start-up failures). Every code that appears is
+    reported with its line; generic codes (`EE9999`, `E*9999`) are kept as "also seen" beside a specific match.
+    Why it matters: the first specific error is usually the cause, the last traceback only the consequence.
+    How to fix: Follow the fix of the first error-level match; the other findings say whether the stack explains it.
+    """
+    from ascend_doctor.triage.logs import log_matches
+
+    paste = ctx.fact("paste")
+    matches = log_matches(paste)
+    if not matches:
+        if paste.tracebacks:
+            return ctx.warn(f"{len(paste.tracebacks)} traceback(s) but no known signature: last line "
+                            f"{paste.tracebacks[0].label!r} (lines {paste.tracebacks[0].lines})")
+        return ctx.skip("no log or traceback in the paste")
+    errors = [m for m in matches if m["kind"] == "error"]
+    evidence = [ev(f"paste line {m['line']}: {m['id']}", m["excerpt"]) for m in matches[:6]]
+    text = "; ".join(f"{m['code'] or m['id']} at line {m['line']}" + (" (also seen)" if m["also_seen"] else "")
+                     for m in matches[:6])
+    first = errors[0] if errors else matches[0]
+    if errors:
+        return ctx.fail(f"{len(matches)} known signature(s): {text} — first: {first['meaning']}", evidence,
+                        remediation=first["fix"], matches=matches)
+    return ctx.warn(f"{len(matches)} known signature(s): {text}", evidence, remediation=first["fix"],
+                    matches=matches)
+
+
+@check("TRIAGE103", "paste-complete", severity="info", needs=["paste"], stage="triage")
+def paste_complete(ctx):
+    """The paste has what a diagnosis needs
+
+    What it checks: whether the paste holds an environment report (collect_env or pip list), `npu-smi info`, the
+    CANN version, the `vllm serve` command line and the error itself (the first traceback).
+    Why it matters: what is not in the paste is unknown, not fine; asking for the missing piece in the first reply
+    saves a round trip.
+    How to fix: Paste what the finding lists, from the machine and environment that fails.
+    """
+    from ascend_doctor.triage.answer import missing_pieces
+
+    paste = ctx.fact("paste")
+    missing = missing_pieces(paste)
+    if not missing:
+        return ctx.ok("the paste has an environment report, npu-smi info, the CANN version, the command line and a "
+                      "traceback")
+    return ctx.warn(f"{len(missing)} thing(s) to ask for: " + "; ".join(missing), missing=missing)

@@ -1,0 +1,156 @@
+"""`ascend-doctor triage`: the real collect_env captures of ../shared/corpus (read, never copied; skipped when
+absent) and issue-shaped pastes written for these tests (tests/data/triage/)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from ascend_doctor.cli import cli
+from ascend_doctor.registry import load_registry
+from ascend_doctor.triage.paste import clean_lines, read_paste
+from ascend_doctor.triage.run import triage_text
+from tests.helpers import DATA, corpus_params, read_corpus
+
+REG = load_registry(entry_points=False)
+TRIAGE = DATA / "triage"
+
+# What each capture says, read by eye from the capture itself (its # NOTES line names the same versions).
+CORPUS_STACK = {
+    "vllm-ascend-198-collect-env-vllm0.7.1.txt": dict(python="3.10.15", torch="2.5.1",
+                                                       torch_npu="2.5.1.dev20250218", vllm="0.7.1"),
+    "vllm-ascend-3963-collect-env-A3-1npu-cann8.2rc1.txt": dict(
+        python="3.11.14", torch="2.7.1+cpu", torch_npu="2.7.1.dev20250724", vllm="0.11.1rc6.dev12+gb2e65cb4a",
+        vllm_ascend="0.11.0rc1.dev249+g1f486b2dd", cann="8.2.RC1", npu_count=2, driver="24.1.rc3.7"),
+    "vllm-ascend-486-collect-env-x86-16x910B2C-cann8.1.T6.txt": dict(
+        python="3.10.14", torch="2.5.1+cpu", torch_npu="2.5.1.dev20250320", vllm="0.7.3", vllm_ascend="0.7.3rc2",
+        cann="8.1.T6", npu_count=16, driver="24.1.rc2.2"),
+    "vllm-ascend-6063-upstream-vllm-collect-env-sectioned-310P.txt": dict(
+        python="3.11.13", torch="2.7.1+cpu", torch_npu="2.7.1.dev20250724", vllm="0.10.0"),
+}
+STACK_FIELDS = ("python", "torch", "torch_npu", "vllm", "vllm_ascend", "cann", "npu_count", "driver")
+
+
+def run(text: str, source: str = "paste.md"):
+    return triage_text(text, source, REG)
+
+
+@pytest.mark.parametrize("path", corpus_params("collect_env"))
+def test_corpus_collect_env_fills_the_stack(path):
+    _, text = read_corpus(path)
+    want = CORPUS_STACK[path.name]
+    stack = run(text).host.stack
+    for field in STACK_FIELDS:
+        assert getattr(stack, field) == want.get(field), (field, getattr(stack, field))
+
+
+@pytest.mark.parametrize("path", corpus_params("collect_env"))
+def test_paste_artefacts_do_not_change_what_is_read(path):
+    """The same capture as users paste it: fenced in <details>, CRLF, ANSI colours, a prompt line, `cat -n` numbers on
+    a run of lines, HTML entities and the issue template's placeholder line."""
+    _, text = read_corpus(path)
+    lines = text.split("\n")
+    numbered = [f"{i + 1:6d}\t{ln}" if 10 <= i < 30 else ln for i, ln in enumerate(lines)]
+    mangled = ("<details>\n<summary>The output of <code>python collect_env.py</code></summary>\n\n"
+               "Your output of `python collect_env.py` here\n\n```text\n(vllm) root@a2:~# python collect_env.py\n"
+               + "\x1b[0m" + "\n".join(numbered).replace("\n", "\r\n") + "\n```\n</details>\n")
+    mangled = mangled.replace("[GCC", "&#91;GCC")  # an entity GitHub's HTML export leaves
+    want = CORPUS_STACK[path.name]
+    stack = run(mangled).host.stack
+    for field in STACK_FIELDS:
+        assert getattr(stack, field) == want.get(field), (field, getattr(stack, field))
+
+
+def test_set_random_seed_paste_names_the_mismatch_as_the_root_cause():
+    report = run((TRIAGE / "set-random-seed-issue.md").read_text(), "set-random-seed-issue.md")
+    t = report.triage
+    assert t.root_cause == "VLLM101"
+    assert "line 78" in t.root_cause_why and "set_random_seed" in t.root_cause_why
+    root = next(f for f in report.findings if f.code == "VLLM101")
+    assert "vllm-ascend 0.14.0rc1 targets vLLM 0.14.1" in root.message
+    assert "--branch v0.14.1" in root.remediation and "vllm-ascend==0.13.0" in root.remediation
+    assert "TRIAGE102" not in t.others  # the traceback is the symptom, not another problem
+    assert {s.kind for s in t.sections} >= {"collect_env", "npu_smi_info", "cann_info", "serve_command", "traceback"}
+    assert report.host.stack.npu_count == 2 and report.host.stack.cann == "8.5.0"
+    assert t.missing == []
+
+
+def test_markdown_reply_has_the_cause_first_and_collapsed_evidence():
+    r = CliRunner().invoke(cli, ["triage", str(TRIAGE / "set-random-seed-issue.md"), "--format", "markdown"])
+    assert r.exit_code == 1
+    md = r.output
+    assert md.index("### Most likely cause") < md.index("### Other problems")
+    assert "**VLLM101**" in md.split("### Other problems")[0]
+    assert "<details><summary>Evidence</summary>" in md and "`ascend-doctor explain CODE`" in md
+
+
+def test_json_report_is_the_check_contract_with_a_triage_section():
+    r = CliRunner().invoke(cli, ["triage", "-", "--format", "json"],
+                           input=(TRIAGE / "set-random-seed-issue.md").read_text())
+    data = json.loads(r.output)
+    assert data["command"] == "triage" and data["exit_code"] == 1 == r.exit_code
+    assert data["host"]["stack"]["vllm_ascend"] == "0.14.0rc1"
+    assert data["triage"]["root_cause"] == "VLLM101" and data["triage"]["source"] == "stdin"
+
+
+def test_a_contradicting_paste_is_a_finding_with_both_lines():
+    report = run((TRIAGE / "contradicting.md").read_text())
+    f = next(x for x in report.findings if x.code == "TRIAGE101")
+    assert f.status.value == "fail"
+    assert "torch: 2.8.0 vs 2.8.0+cpu" in f.message
+    text = " ".join(e.excerpt for e in f.evidence)
+    assert "2.8.0 (pip list, line 7)" in text and "2.8.0+cpu (collect_env PyTorch version, line 14)" in text
+    assert "CANN: 'Not Available' (line 18)" in f.message
+
+
+def test_a_full_pip_list_lets_release_pins_be_judged():
+    report = run((TRIAGE / "contradicting.md").read_text())
+    codes = {f.code for f in report.findings}
+    assert "VLLM102" in codes  # pip list is complete: absent pins are really absent
+    partial = run((TRIAGE / "set-random-seed-issue.md").read_text())
+    assert "VLLM102" not in {f.code for f in partial.findings}
+    assert any(n.startswith("VLLM102:") for n in partial.triage.not_judged)
+
+
+def test_two_machines_in_one_paste_judge_the_first_and_say_so():
+    one = (TRIAGE / "set-random-seed-issue.md").read_text()
+    other = one.replace("vLLM Ascend Version: 0.14.0rc1", "vLLM Ascend Version: 0.13.0")
+    report = run(one + "\n\nAnd the second node:\n\n" + other)
+    assert report.triage.machines == 2 and report.host.stack.vllm_ascend == "0.14.0rc1"
+    assert any("2 environment reports" in n for n in report.notes)
+
+
+def test_a_truncated_paste_asks_for_what_is_missing():
+    text = (TRIAGE / "set-random-seed-issue.md").read_text()
+    cut = text[:text.index("ENV Variables:")]
+    report = run(cut)
+    missing = " ".join(report.triage.missing)
+    assert "npu-smi info" in missing and "CANN version" in missing and "traceback" in missing
+    assert report.host.stack.npu_count is None and report.host.stack.cann is None  # unknown, never guessed
+    cann = next(f for f in report.findings if f.code == "TORCH102")
+    assert cann.status.value == "unknown" and "does not say which CANN" in cann.message
+
+
+@pytest.mark.parametrize("text", ["", "hello\n", "\x00\x01\xff garbage \ufffd\n" * 50, "Traceback (most recent call "
+                                  "last)\n", "```\n```\n<details>\n"])
+def test_garbage_never_crashes(text):
+    report = run(text)
+    assert not [f for f in report.findings if f.status.value == "error"]
+    assert report.triage is not None
+
+
+def test_non_default_args_log_line_becomes_the_command():
+    text = ("INFO 11-30 09:12:01 [utils.py:326] non-default args: {'model_tag': '/models/Qwen3-8B', "
+            "'enable_auto_tool_choice': True, 'tool_call_parser': 'hermes', 'tensor_parallel_size': 2, "
+            "'model': '/models/Qwen3-8B'}\n")
+    paste = read_paste(text)
+    assert paste.serve_argv == ["vllm", "serve", "/models/Qwen3-8B", "--enable-auto-tool-choice",
+                                "--tool-call-parser", "hermes", "--tensor-parallel-size", "2"]
+
+
+def test_clean_lines_keeps_the_original_numbers():
+    lines = clean_lines("```\r\nroot@h:~# npu-smi info\r\n     1\tfirst\r\n\x1b[31mred\x1b[0m &lt;b&gt;\r\n```")
+    assert [(ln.no, ln.text) for ln in lines] == [(2, "root@h:~# npu-smi info"), (3, "first"), (4, "red <b>")]
+    assert lines[0].prompt == "npu-smi info"
