@@ -47,7 +47,11 @@ def missing_pieces(paste: Any) -> list[str]:
         out.append("the CANN version: `cat /usr/local/Ascend/ascend-toolkit/latest/*/ascend_toolkit_install.info`")
     if paste.serve_argv is None:
         out.append("the exact `vllm serve` command line (or the `non-default args:` line of its log)")
-    if not paste.tracebacks:
+    if not paste.tracebacks and paste.bare_exceptions:
+        e = paste.bare_exceptions[0]
+        out.append(f"the whole traceback, not only its last line ({e.value[:80]!r}, line {e.lines}): from "
+                   "`Traceback (most recent call last)` to the exception, the first one of the log")
+    elif not paste.tracebacks:
         out.append("the error itself: the first traceback of the log, from `Traceback (most recent call last)` to "
                    "the exception line")
     elif len(paste.tracebacks) > 1 and any("During handling" in (t.label or "") for t in paste.tracebacks):

@@ -86,8 +86,8 @@ class Seen(Model):
 
 
 class Section(Model):
-    kind: str = Field(description="collect_env | pip_list | pip_freeze | conda_list | npu_smi_info | cann_info | "
-                                  "version_cfg | driver_version_info | env | serve_command | traceback | log")
+    kind: str = Field(description="collect_env | pip_list | pip_freeze | version_lines | npu_smi_info | cann_info | "
+                                  "version_cfg | driver_version_info | env | hccn_tool | serve_command | traceback")
     first: int
     last: int
     label: str = ""
@@ -117,6 +117,8 @@ class PasteFacts(Model):
     serve_argv: Optional[list[str]] = None
     serve_lines: Optional[str] = None
     tracebacks: list[Section] = Field(default_factory=list)
+    bare_exceptions: list[Seen] = Field(default_factory=list, description="exception lines outside any traceback "
+                                                                          "(the paste kept only the last line)")
     machines: int = Field(0, description="how many environment reports (collect_env) the paste holds")
     text: str = Field("", description="the cleaned text, one line per kept line (for the log signatures)")
     line_numbers: list[int] = Field(default_factory=list, description="original number of each line of `text`")
@@ -163,6 +165,11 @@ _VERSION_LINES = [
     ("torch_npu", re.compile(r"^(?:torch_npu|torch-npu|PyTorch NPU) version:\s*(\S+)", re.I), "torch_npu version line"),
     ("cann", re.compile(r"^CANN(?: version)?:\s*(\d\S*)"), "CANN line"),
 ]
+# `name: version` lines of sglang's check_env and similar reports (`vllm: 0.13.0`, `torch_npu: 2.8.0.post2`).
+_NAME_VERSION = re.compile(r"^(vllm|vllm[_-]ascend|torch|torch[_-]npu|PyTorch|transformers|triton|triton[_-]ascend|"
+                           r"sglang|numpy)\s*:\s*(\d[^\s,;]*)\s*$", re.I)
+_BARE_EXCEPTION = re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Exit)(?::\s.*)?$")
+_HCCN = re.compile(r"^(?:\[devid \d+\]\s*)?(link status|ipaddr|net health status|netmask|link up count):", re.I)
 
 
 def read_paste(text: str) -> PasteFacts:
@@ -191,7 +198,16 @@ def read_paste(text: str) -> PasteFacts:
             m = pat.match(t)
             if m and m.group(1) not in ("N/A", "Could"):
                 f.versions.setdefault(comp, []).append(Seen(value=m.group(1), lines=str(ln.no), source=source))
-        m = re.match(r"^Python version:\s*(\d+\.\d+\.\d+)", t)
+        m = _NAME_VERSION.match(t)
+        if m:
+            name = "torch" if m.group(1).lower() == "pytorch" else m.group(1)
+            _add_pkg(f, name, m.group(2), ln.no, "name: version line")
+            _extend(f, "version_lines", ln.no)
+        if _HCCN.match(t):
+            _extend(f, "hccn_tool", ln.no)
+        if _BARE_EXCEPTION.match(t) and not any(tb.first <= ln.no <= tb.last for tb in f.tracebacks):
+            f.bare_exceptions.append(Seen(value=t[:200], lines=str(ln.no), source="exception line"))
+        m = re.match(r"^Python(?: version)?:\s*(\d+\.\d+\.\d+)", t)
         if m:
             f.python_version = Seen(value=m.group(1), lines=str(ln.no), source="collect_env Python version")
         m = re.match(r"^OS:.*\((x86_64|aarch64|arm64)\)", t)

@@ -34,6 +34,8 @@ NOT_JUDGED = {
     "CTR": "container device mounts need the machine itself",
     "TORCH104": "the torch_npu import probe runs on the machine (a traceback in the paste is read by TRIAGE102)",
     "VLLM105": "the platform probe runs on the machine",
+    "NPU101": "per-card health needs `npu-smi info -t health -i N` for every NPU",
+    "HCCL101-104": "NPU network checks need `hccn_tool -i N ...` for every device and /etc/hccn.conf",
 }
 
 

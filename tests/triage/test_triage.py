@@ -154,3 +154,15 @@ def test_clean_lines_keeps_the_original_numbers():
     lines = clean_lines("```\r\nroot@h:~# npu-smi info\r\n     1\tfirst\r\n\x1b[31mred\x1b[0m &lt;b&gt;\r\n```")
     assert [(ln.no, ln.text) for ln in lines] == [(2, "root@h:~# npu-smi info"), (3, "first"), (4, "red <b>")]
     assert lines[0].prompt == "npu-smi info"
+
+
+def test_sglang_check_env_and_a_lone_exception_line():
+    report = run((TRIAGE / "sglang-check-env-truncated.md").read_text())
+    stack = report.host.stack
+    assert (stack.python, stack.torch, stack.torch_npu, stack.vllm) == ("3.11.10", "2.8.0+cpu", "2.8.0.post2",
+                                                                        "0.13.0")
+    t = report.triage
+    assert t.root_cause == "TRIAGE102"  # acl-507033: nothing in the (partial) stack explains it
+    sig = next(f for f in report.findings if f.code == "TRIAGE102")
+    assert "507033" in sig.message and "line 14" in sig.message
+    assert any("the whole traceback, not only its last line" in m and "line 14" in m for m in t.missing)
