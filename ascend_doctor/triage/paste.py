@@ -244,8 +244,8 @@ def read_paste(text: str) -> PasteFacts:
         # --- npu-smi info table
         if _TABLE.match(ln.text) and i + 1 < n and "npu-smi" in lines[i + 1].text and "Version" in lines[i + 1].text:
             j = i
-            while j < n and (_TABLE.match(lines[j].text) or not lines[j].text.strip()):
-                j += 1
+            while j < n and (_TABLE.match(lines[j].text) or lines[j].text.strip() in ("", "...", "…")):
+                j += 1  # an elided `...` row inside the table is the reporter's cut, not its end
             while j > i and not lines[j - 1].text.strip():
                 j -= 1
             f.npu_smi_text = "\n".join(x.text for x in lines[i:j]) + "\n"

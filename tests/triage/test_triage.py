@@ -166,3 +166,33 @@ def test_sglang_check_env_and_a_lone_exception_line():
     sig = next(f for f in report.findings if f.code == "TRIAGE102")
     assert "507033" in sig.message and "line 14" in sig.message
     assert any("the whole traceback, not only its last line" in m and "line 14" in m for m in t.missing)
+
+
+@pytest.mark.parametrize("path", corpus_params("error_logs"))
+def test_corpus_error_logs_are_read_with_their_lines(path):
+    from tests.signatures.test_diagnose import CORPUS_EXPECTED
+
+    _, text = read_corpus(path)
+    report = run(text)
+    f = next(x for x in report.findings if x.code == "TRIAGE102")
+    want = CORPUS_EXPECTED[path.name]
+    got = [m["id"] for m in f.details.get("matches", []) if not m["also_seen"]]
+    assert got == want, (got, want)
+
+
+@pytest.mark.parametrize("path", corpus_params("npu_smi_info"))
+def test_corpus_npu_smi_tables_give_the_npu_count(path):
+    from ascend_doctor.errors import ParseError
+    from ascend_doctor.parsers.npu_smi import parse_npu_smi_info
+
+    _, text = read_corpus(path)
+    try:
+        chips = parse_npu_smi_info(text).chips
+    except ParseError:
+        pytest.skip("not a table the npu-smi parser reads on its own")
+    report = run(text)
+    if not chips:
+        assert report.host.stack.npu_count is None
+        return
+    assert report.host.stack.npu_count == len(chips)
+    assert any(s.kind == "npu_smi_info" for s in report.triage.sections)
