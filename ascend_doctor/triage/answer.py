@@ -23,6 +23,7 @@ EXPLAINS = {
     "TORCH102": re.compile(r"torch_npu|libhccl|libascend|aclInit|50000\d", re.I),
     "TORCH103": re.compile(r"python|cp3\d\d|wheel", re.I),
     "CANN106": re.compile(r"507033|drvError|aclInit|dcmi|version mismatch|segmentation fault", re.I),
+    "NPU101": re.compile(r"health|Warning|Alarm|Critical|ECC|heartbeat", re.I),
     "NPU103": re.compile(r"out of memory|207018|HBM", re.I),
     "SERVE101": re.compile(r"tool.call.parser|invalid tool", re.I),
     "SERVE102": re.compile(r"reasoning.parser", re.I),

@@ -109,6 +109,8 @@ class PasteFacts(Model):
     python_version: Optional[Seen] = None
     machine: Optional[str] = None
     env: dict[str, Seen] = Field(default_factory=dict)
+    health_texts: dict[int, Seen] = Field(default_factory=dict, description="NPU id -> `npu-smi info -t health -i N` "
+                                                                          "output pasted after its prompt")
     npu_smi_text: Optional[str] = None
     npu_smi_lines: Optional[str] = None
     cann_not_available: Optional[Seen] = None
@@ -239,6 +241,20 @@ def read_paste(text: str) -> PasteFacts:
                 j += 1
             if j > i + 1:
                 f.sections.append(Section(kind="env", first=lines[i].no, last=lines[j - 1].no))
+            i = j
+            continue
+        # --- `npu-smi info -t health -i N` after its prompt: the lines up to the next prompt or blank line
+        m = re.match(r"^npu-smi info -t health -i (\d+)", ln.prompt or "")
+        if m:
+            j = i + 1
+            while j < n and lines[j].text.strip() and lines[j].prompt is None:
+                j += 1
+            if j > i + 1:
+                f.health_texts[int(m.group(1))] = Seen(value="\n".join(x.text for x in lines[i + 1:j]) + "\n",
+                                                       lines=_span(lines[i + 1].no, lines[j - 1].no),
+                                                       source=ln.prompt)
+                f.sections.append(Section(kind="npu_smi_health", first=ln.no, last=lines[j - 1].no,
+                                          label=f"NPU {m.group(1)}"))
             i = j
             continue
         # --- npu-smi info table

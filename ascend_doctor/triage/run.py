@@ -22,7 +22,7 @@ from ascend_doctor.report import HostSummary, Report, TriageSection, TriageSumma
 from ascend_doctor.triage.paste import PasteFacts, read_paste
 
 # Static checks a paste can answer, and what each needs from it (beyond the `paste` fact itself).
-JUDGED = ("VLLM101", "VLLM102", "VLLM103", "TORCH101", "TORCH102", "TORCH103", "CANN106", "NPU103", "ENV101",
+JUDGED = ("VLLM101", "VLLM102", "VLLM103", "TORCH101", "TORCH102", "TORCH103", "CANN106", "NPU101", "NPU103", "ENV101",
           "ENV102", "ENV103", "SERVE101", "SERVE102", "SERVE103", "SERVE104", "SERVE105", "SERVE106")
 # Checks that read the absence of a package as "not installed": only with a complete list (pip list / pip freeze).
 NEED_FULL_PACKAGE_LIST = ("VLLM102",)
@@ -34,7 +34,6 @@ NOT_JUDGED = {
     "CTR": "container device mounts need the machine itself",
     "TORCH104": "the torch_npu import probe runs on the machine (a traceback in the paste is read by TRIAGE102)",
     "VLLM105": "the platform probe runs on the machine",
-    "NPU101": "per-card health needs `npu-smi info -t health -i N` for every NPU",
     "HCCL101-104": "NPU network checks need `hccn_tool -i N ...` for every device and /etc/hccn.conf",
 }
 
@@ -68,6 +67,25 @@ def _python(paste: PasteFacts) -> Optional[PythonEnv]:
     py = paste.python_version.value if paste.python_version else ""
     return PythonEnv(executable="(python of the paste)", version=py, implementation="CPython" if py else "",
                      machine=paste.machine or "", distributions=list(dists.values()))
+
+
+def _health(paste: PasteFacts, smi) -> Any:
+    """The `-t health -i N` outputs the paste holds; the table's other NPUs count as not read."""
+    from ascend_doctor.errors import ParseError
+    from ascend_doctor.parsers.npu_smi_detail import parse_npu_smi_health
+    from ascend_doctor.probes.npu import CommandSummary, NpuHealthFact, NpuHealthResult
+
+    results = []
+    for npu, seen in sorted(paste.health_texts.items()):
+        res = NpuHealthResult(npu_id=npu, command=CommandSummary(argv=["npu-smi", "info", "-t", "health", "-i",
+                                                                       str(npu)], returncode=0))
+        try:
+            res.health = parse_npu_smi_health(seen.value)
+        except ParseError as exc:
+            res.parse_error = f"{exc} (paste lines {seen.lines})"
+        results.append(res)
+    listed = smi.info.npu_ids() if smi.info is not None else []
+    return NpuHealthFact(results=results, unanswered=[n for n in listed if n not in paste.health_texts])
 
 
 def presets(paste: PasteFacts) -> tuple[dict[str, Any], dict[str, str]]:
@@ -105,6 +123,8 @@ def presets(paste: PasteFacts) -> tuple[dict[str, Any], dict[str, str]]:
         except ParseError as exc:
             fact.parse_error = f"{exc} (paste lines {paste.npu_smi_lines})"
         have["npu_smi"] = fact
+        if paste.health_texts:
+            have["npu_health"] = _health(paste, fact)
     else:
         lack["npu_smi"] = "the paste has no `npu-smi info` table"
     if paste.driver_version is not None:
@@ -115,7 +135,8 @@ def presets(paste: PasteFacts) -> tuple[dict[str, Any], dict[str, str]]:
         have["serve_cmd"] = parse_serve_command(paste.serve_argv)
     else:
         lack["serve_cmd"] = "the paste has no `vllm serve` command line"
-    for name in ("vllm_files", "serve_model", "npu_health", "devices", "container", "hccn"):
+    lack.setdefault("npu_health", "the paste has no `npu-smi info -t health -i N` output")
+    for name in ("vllm_files", "serve_model", "devices", "container", "hccn"):
         lack.setdefault(name, "a paste cannot show this; it is read on the machine")
     return have, lack
 

@@ -196,3 +196,11 @@ def test_corpus_npu_smi_tables_give_the_npu_count(path):
         return
     assert report.host.stack.npu_count == len(chips)
     assert any(s.kind == "npu_smi_info" for s in report.triage.sections)
+
+
+def test_health_views_after_their_prompt_reach_the_npu_health_check():
+    report = run((TRIAGE / "warning-npu-health.md").read_text())
+    f = next(x for x in report.findings if x.code == "NPU101")
+    assert f.status.value == "fail" and "NPU 1" in f.message and "80E18008" in f.message
+    assert report.triage.root_cause == "NPU101"
+    assert [s.kind for s in report.triage.sections] == ["npu_smi_info", "npu_smi_health"]
