@@ -190,6 +190,12 @@ OVERRIDES = [
      "TOOL103", "fail", "HTTP 400"),
     ({"required": _completion({"content": None, "tool_calls": [_call("r1", args='{"city": "Par')]}, "length")},
      "TOOL106", "fail", "cut off"),
+    # Two objects glued together: the finding quotes what the client's json.loads says, streamed or not.
+    ({"named": _completion({"content": None, "tool_calls": [_call("g1", args='{"city": "Paris"}{"city": "Rome"}')]},
+                           "tool_calls")}, "TOOL105", "fail", "Extra data: line 1 column 18 (char 17)"),
+    ({"named_stream": _stream(dict(tool_calls=[_TC]), dict(tool_calls=[{"index": 0, "function": {
+        "arguments": '{"city": "Paris"}{"city": "Rome"}'}}]))}, "TOOL105", "fail",
+     "named_stream call 'get_weather' (id 's1'): 16 trailing byte(s) after the JSON (Extra data: line 1 column 18"),
 ]
 
 
