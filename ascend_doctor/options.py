@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Literal, Optional
 
 from pydantic import Field
 
@@ -22,3 +22,5 @@ class RunOptions(Model, extra="forbid"):
     checks_dirs: list[str] = Field(default_factory=list)
     redact_hostname: bool = False
     import_probe: bool = Field(True, description="Run `import torch, torch_npu` in a child of the serving python")
+    lang: Optional[Literal["en", "zh"]] = Field(None, description="Language of the console and markdown outputs "
+                                                                "(`[options] lang` of ascend-doctor.toml)")

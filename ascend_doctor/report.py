@@ -169,6 +169,9 @@ class Report(Model, extra="forbid"):
     linted_command: Optional[list[str]] = Field(None, description="exec: the command line that was linted (redacted)")
     notes: list[str] = Field(default_factory=list, description="Run-level remarks (expired waivers, skipped probes)")
     triage: Optional[TriageSummary] = Field(None, description="triage: the paste's sections and the answer's order")
+    lang: str = Field("en", description="Language of this run's console/markdown outputs (en | zh). The JSON report "
+                                        "itself is never translated: code, status, severity, details and the English "
+                                        "message are the contract")
 
 
 def finding_level(status: Status, severity: Severity) -> Optional[Severity]:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import click
 
+from ascend_doctor.cli.options import lang_option
 from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import current, tr
 from ascend_doctor.textsafe import dump_json
 
 
 @click.command("list")
 @click.option("--checks-dir", "checks_dirs", multiple=True, metavar="DIR", type=click.Path(exists=True, file_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["console", "json"]), default="console")
+@lang_option()
 def list_checks(checks_dirs, fmt):
     """Every check: code, slug, family, severity, stage, source (built-in or plugin)."""
     from ascend_doctor.registry import load_registry
@@ -21,6 +24,8 @@ def list_checks(checks_dirs, fmt):
     if fmt == "json":
         click.echo(dump_json(rows))
         return
+    for r in rows:
+        r["title"] = tr(r["title"])
     from rich.table import Table
 
     from ascend_doctor.render.console import make_console
@@ -34,7 +39,9 @@ def list_checks(checks_dirs, fmt):
     else:
         cols = ("code", "severity", "title")
     # Widths set here: rich squeezes no_wrap columns to nothing when a row is too wide for the terminal.
-    widths = {c: max([len(c)] + [len(r[c]) for r in rows]) for c in cols if c != "title"}
+    from rich.cells import cell_len
+
+    widths = {c: max([len(c)] + [cell_len(r[c]) for r in rows]) for c in cols if c != "title"}
     widths["title"] = max(con.width - sum(widths.values()) - 2 * len(widths), 10)
     t = Table(box=None, pad_edge=False)
     for col in cols:
@@ -47,6 +54,7 @@ def list_checks(checks_dirs, fmt):
 @click.command()
 @click.argument("code")
 @click.option("--checks-dir", "checks_dirs", multiple=True, metavar="DIR", type=click.Path(exists=True, file_okay=False))
+@lang_option()
 def explain(code, checks_dirs):
     """Print a check's doc: what it checks, why it matters, how to fix."""
     from ascend_doctor.registry import load_registry
@@ -55,13 +63,18 @@ def explain(code, checks_dirs):
     c = reg.get(code)
     if c is None:
         raise InputError(f"unknown check {code!r} (see `ascend-doctor list`)")
-    click.echo(f"{c.code} {c.slug} — {c.title}")
+    click.echo(f"{c.code} {c.slug} — {tr(c.title)}")
     click.echo(f"family: {c.family}   severity: {c.severity.value}   stage: {c.stage}   source: {c.source}")
     if c.needs:
         click.echo(f"facts: {', '.join(c.needs)}")
     body = c.doc.strip().split("\n", 1)
+    text = body[1].strip() if len(body) > 1 else ""
     click.echo("")
-    click.echo(rewrap(body[1].strip() if len(body) > 1 else ""))
+    translated = tr(text)
+    if current() != "en" and translated == text:
+        click.echo(tr("(This check's explanation is not translated yet; the English text follows.)"))
+        click.echo("")
+    click.echo(rewrap(translated))
 
 
 def rewrap(doc: str) -> str:

@@ -70,7 +70,23 @@ def output_options(func):
         click.option("-v", "--verbose", is_flag=True, help="Show passing checks with their evidence, every evidence "
                                                           "item, and tracebacks."),
         click.option("-q", "--quiet", is_flag=True, help="Show only the problems and the verdict."),
+        lang_option(),
     ])
+
+
+def lang_option():
+    """`--lang zh|en`: the language of the console and markdown outputs (default: ASCEND_DOCTOR_LANG, the config's
+    `lang`, then the locale)."""
+    def remember(ctx, param, value):
+        from ascend_doctor import i18n
+
+        i18n.set_option(value)
+        return value
+
+    return click.option("--lang", type=click.Choice(["zh", "en"]), default=None, expose_value=False,
+                        callback=remember, is_eager=True,
+                        help="Language of the console and markdown outputs: zh (简体中文) or en (default: "
+                             "ASCEND_DOCTOR_LANG, `lang` in ascend-doctor.toml, then the locale).")
 
 
 def host_options(func):
@@ -106,6 +122,9 @@ def build_options(config, **cli: Any):
     from ascend_doctor.tomlread import error_line
 
     merged = dict(config.options)
+    from ascend_doctor import i18n
+
+    i18n.set_config(merged.get("lang") if isinstance(merged.get("lang"), str) else None)
     for key, value in cli.items():
         if value is None or value == () or value == []:
             continue

@@ -146,7 +146,9 @@ def emit(report, outputs: Outputs, console: Optional[Callable] = None, stream: O
     `console`: the console view, `fn(report, file=None, verbose=False, quiet=False)` (default: the per-family view;
     `fleet` passes its node-by-check table).
     """
-    report = clean_report(report)
+    from ascend_doctor.i18n import current
+
+    report = clean_report(report).model_copy(update={"lang": current()})
     view = console or default_console
     out = stream or sys.stdout
     kwargs = {"verbose": outputs.verbose, "quiet": outputs.quiet, **(console_kwargs or {})}

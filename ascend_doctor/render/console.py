@@ -32,10 +32,13 @@ import textwrap
 from collections import OrderedDict
 from typing import Optional, TextIO
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from ascend_doctor.i18n import tr, trn
+from ascend_doctor.render.wrap import wrap
 from ascend_doctor.report import Finding, Report, Status, gating
 from ascend_doctor.textsafe import escape_text
 
@@ -92,11 +95,11 @@ def plural(n: int, word: str, many: Optional[str] = None) -> str:
 
 def _para(console: Console, first: str, text: str, style: str = "", rest: Optional[str] = None) -> None:
     """Print `text` wrapped to the console width, the first line after `first`, the others indented to match."""
-    indent = rest if rest is not None else " " * len(first)
+    indent = rest if rest is not None else " " * cell_len(first)
     width = max(console.width, 40)
     for i, paragraph in enumerate(text.splitlines() or [""]):
-        lines = textwrap.wrap(paragraph, width=width, initial_indent=first if i == 0 else indent,
-                              subsequent_indent=indent, break_on_hyphens=False, break_long_words=False) or [indent]
+        lines = wrap(paragraph, width=width, initial_indent=first if i == 0 else indent,
+                     subsequent_indent=indent) or [indent]
         for line in lines:
             console.print(Text(line, style=style), soft_wrap=True)
 
@@ -106,8 +109,7 @@ def _head(console: Console, status: Status, title: str, waived: bool = False) ->
     icon, style = _ICON[status]
     lead = f"  {icon} {status.value:<7} "
     width = max(console.width, 40)
-    lines = textwrap.wrap(title + (" (waived)" if waived else ""), width=width - len(lead),
-                          break_on_hyphens=False, break_long_words=False) or [""]
+    lines = wrap(title + (" (waived)" if waived else ""), width=width - cell_len(lead)) or [""]
     first = Text(lead, style=style)
     first.append(lines[0], style="bold" if not waived else "dim")
     console.print(first, soft_wrap=True)
@@ -128,13 +130,13 @@ def _evidence(console: Console, f: Finding, verbose: bool) -> None:
     for e in shown:
         excerpt = e.excerpt.strip()
         lines = excerpt.splitlines()
-        one = f"{INDENT}seen: {e.source} → "
-        if len(lines) == 1 and len(one) + len(lines[0]) <= max(console.width, 40):
+        one = f"{INDENT}{tr('seen:')} {e.source} → "
+        if len(lines) == 1 and cell_len(one) + cell_len(lines[0]) <= max(console.width, 40):
             line = Text(one, style="cyan")
             line.append(lines[0], style="dim")
             console.print(line, soft_wrap=True)
             continue
-        _para(console, f"{INDENT}seen: ", e.source, style="cyan", rest=INDENT + "      ")
+        _para(console, f"{INDENT}{tr('seen:')} ", e.source, style="cyan", rest=INDENT + "      ")
         limit = len(lines) if verbose else EVIDENCE_LINES
         width = max(console.width, 40)
         for line in lines[:limit]:
@@ -154,12 +156,12 @@ def _evidence(console: Console, f: Finding, verbose: bool) -> None:
 
 def _finding(console: Console, f: Finding, verbose: bool) -> None:
     node = f"[{f.node}] " if f.node else ""
-    _head(console, f.status, f"{f.code} {node}{f.title}", waived=f.waived is not None)
+    _head(console, f.status, f"{f.code} {node}{tr(f.title)}", waived=f.waived is not None)
     _para(console, INDENT, f.message, style="dim" if f.status in (Status.PASS, Status.SKIP) else "")
     if f.status in PROBLEMS or verbose:
         _evidence(console, f, verbose)
         if f.remediation and f.status in (Status.FAIL, Status.WARN):
-            _para(console, INDENT + "fix:  ", f.remediation.strip(), style="green")
+            _para(console, INDENT + tr("fix:") + "  ", f.remediation.strip(), style="green")
         if f.waived:
             _para(console, INDENT + "waived: ", f.waived.reason + (f" (until {f.waived.expires})"
                                                                    if f.waived.expires else ""), style="dim")
@@ -200,9 +202,10 @@ def _group(console: Console, report: Report, cause: str, items: list[Finding]) -
 def where_line(report: Report) -> str:
     h = report.host
     if h.where == "container":
-        where = f"in a {h.runtime + ' ' if h.runtime else ''}container" + (f" ({h.image})" if h.image else "")
+        where = tr("in a {runtime}container", runtime=h.runtime + " " if h.runtime else "") + (
+            f" ({h.image})" if h.image else "")
     elif h.where == "host":
-        where = "on the host"
+        where = tr("on the host")
     else:
         where = ""
     return where
@@ -222,19 +225,20 @@ def stack_line(report: Report) -> Optional[str]:
     if s.npu_model:
         parts.append(f"NPU {s.npu_count}x {s.npu_model}" if s.npu_count and "x " not in s.npu_model
                      else f"NPU {s.npu_model}")
-    return " · ".join(parts) if parts else "nothing of the Ascend stack was found"
+    return " · ".join(parts) if parts else tr("nothing of the Ascend stack was found")
 
 
 def _header(console: Console, report: Report) -> None:
     h = report.host
     where = where_line(report)
     machine = ", ".join(x for x in (h.machine, h.os) if x)
-    head = (f"ascend-doctor {report.tool_version} — {report.command} on {h.hostname}"
+    head = (f"ascend-doctor {report.tool_version} — "
+            + tr("{command} on {hostname}", command=report.command, hostname=h.hostname)
             + (f" ({machine})" if machine else "") + (f", {where}" if where else "") + f" · {h.source}")
     _para(console, "", head, style="bold")
     stack = stack_line(report)
     if stack:
-        _para(console, "stack: ", stack, style="dim")
+        _para(console, tr("stack:") + " ", stack, style="dim")
 
 
 def _rest(console: Console, report: Report) -> None:
@@ -247,8 +251,8 @@ def _rest(console: Console, report: Report) -> None:
         elif f.status == Status.SKIP:
             skipped.append(f)
     if passed:
-        _para(console, "passed:  ", " · ".join(f"{fam} {n}" for fam, n in passed.items()) + "   (-v lists them)",
-              style="green")
+        _para(console, tr("passed:") + "  ", " · ".join(f"{fam} {n}" for fam, n in passed.items())
+              + "   " + tr("(-v lists them)"), style="green")
     if skipped:
         reasons = OrderedDict()
         for f in skipped:
@@ -256,8 +260,8 @@ def _rest(console: Console, report: Report) -> None:
         if len(reasons) <= 3:
             text = "; ".join(f"{', '.join(codes)} ({why})" for why, codes in reasons.items())
         else:
-            text = ", ".join(f.code for f in skipped) + " (-v for the reasons)"
-        _para(console, "skipped: ", text, style="dim")
+            text = ", ".join(f.code for f in skipped) + " " + tr("(-v for the reasons)")
+        _para(console, tr("skipped:") + " ", text, style="dim")
 
 
 def render_console(report: Report, file: Optional[TextIO] = None, verbose: bool = False, quiet: bool = False,
@@ -300,19 +304,25 @@ def render_console(report: Report, file: Optional[TextIO] = None, verbose: bool 
 def summary_line(report: Report, scope: str = "") -> str:
     """`NOT READY — 5 failed, 34 passed … (fail-on: error, exit 1)` (rich markup), from the report's own counts."""
     c = report.counts
-    parts = [(c.fail, "failed", "failed"), (c.error, "error", "errors"), (c.warn, "warning", "warnings"),
-             (c.unknown, "unknown", "unknown"), (c.pass_, "passed", "passed"), (c.skip, "skipped", "skipped"),
-             (c.waived, "waived", "waived")]
-    counts = ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in parts if n) or "no checks ran"
+    parts = [(c.fail, lambda n: trn("{n} failed", "{n} failed", n)),
+             (c.error, lambda n: trn("{n} error", "{n} errors", n)),
+             (c.warn, lambda n: trn("{n} warning", "{n} warnings", n)),
+             (c.unknown, lambda n: trn("{n} unknown", "{n} unknown", n)),
+             (c.pass_, lambda n: trn("{n} passed", "{n} passed", n)),
+             (c.skip, lambda n: trn("{n} skipped", "{n} skipped", n)),
+             (c.waived, lambda n: trn("{n} waived", "{n} waived", n))]
+    counts = tr(", ").join(say(n) for n, say in parts if n) or tr("no checks ran")
     if report.verdict == "incomplete":
-        verdict = "[yellow]INCOMPLETE[/yellow]" if report.exit_code == 0 else "[red]INCOMPLETE[/red]"
+        word = tr("INCOMPLETE")
+        verdict = f"[yellow]{word}[/yellow]" if report.exit_code == 0 else f"[red]{word}[/red]"
     elif report.verdict == "ok" and report.exit_code == 0:
-        verdict = "[green]OK[/green]"
+        verdict = f"[green]{tr('OK')}[/green]"
     else:
-        verdict = "[red]NOT READY[/red]"
-    return (f"{verdict} — {scope}{escape(counts)} in {report.duration_s:.2f}s "
-            f"(fail-on: {report.fail_on.value}{', fail-on-unknown' if report.fail_on_unknown else ''}, "
-            f"exit {report.exit_code})")
+        verdict = f"[red]{tr('NOT READY')}[/red]"
+    gate = report.fail_on.value + (", fail-on-unknown" if report.fail_on_unknown else "")
+    return (f"{verdict} — {scope}" + escape(tr("{counts} in {seconds}s (fail-on: {gate}, exit {code})",
+                                              counts=counts, seconds=f"{report.duration_s:.2f}", gate=gate,
+                                              code=report.exit_code)))
 
 
 def incomplete_line(report: Report) -> Optional[str]:
@@ -320,6 +330,7 @@ def incomplete_line(report: Report) -> Optional[str]:
     if report.verdict != "incomplete":
         return None
     n = len(report.incomplete)
-    return (f"{plural(n, 'check')} of severity error or critical could not run: "
-            f"{', '.join(report.incomplete[:8])}{' …' if n > 8 else ''}"
-            + ("" if report.fail_on_unknown else " (--fail-on-unknown makes this exit 1)"))
+    return (trn("{n} check of severity error or critical could not run: {codes}",
+                "{n} checks of severity error or critical could not run: {codes}", n,
+                codes=", ".join(report.incomplete[:8]) + (" …" if n > 8 else ""))
+            + ("" if report.fail_on_unknown else " " + tr("(--fail-on-unknown makes this exit 1)")))

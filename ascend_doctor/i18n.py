@@ -1,0 +1,82 @@
+"""The language of the human-readable outputs (console, markdown): English or Chinese (简体中文).
+
+Catalogues are stdlib `gettext` .mo files inside the package (ascend_doctor/locale/<lang>/LC_MESSAGES/
+ascend_doctor.mo), compiled from the .po beside them, which are maintained with Babel (`pybabel compile -d
+ascend_doctor/locale -D ascend_doctor`); tests/core/test_i18n.py fails when a .mo is stale or an id lacks its zh
+entry. msgids are the English text; a template's named fields (`{failed}`) are filled after translation, so both
+languages carry the same values.
+
+Which language: `--lang` > ASCEND_DOCTOR_LANG > `lang` in ascend-doctor.toml > the locale (LC_ALL > LC_MESSAGES >
+LANG; `zh_*` → zh) > en. JSON, JUnit and SARIF reports are not translated: codes, statuses and English messages are
+the machine contract; the JSON report records the `lang` its human outputs used.
+"""
+
+from __future__ import annotations
+
+import gettext
+import os
+from pathlib import Path
+from typing import Mapping, Optional
+
+LANGS = ("en", "zh")
+DOMAIN = "ascend_doctor"
+LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+
+_state: dict[str, Optional[str]] = {"option": None, "config": None}
+_catalogues: dict[str, gettext.NullTranslations] = {}
+
+
+def locale_lang(env: Mapping[str, str]) -> Optional[str]:
+    """zh when the first set of LC_ALL, LC_MESSAGES, LANG names a Chinese locale; en for any other set locale."""
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = (env.get(var) or "").strip()
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return None
+
+
+def normalize(value: Optional[str]) -> Optional[str]:
+    """'zh', 'zh_CN', 'zh-CN.UTF-8', 'cn', 'chinese' → zh; 'en…' → en; anything else → None."""
+    if not value:
+        return None
+    v = value.strip().lower().replace("-", "_")
+    if v.startswith(("zh", "cn", "chinese")):
+        return "zh"
+    if v.startswith(("en", "c", "posix")):
+        return "en"
+    return None
+
+
+def set_option(lang: Optional[str]) -> None:
+    """`--lang` of this process's command (None: not given)."""
+    _state["option"] = normalize(lang)
+
+
+def set_config(lang: Optional[str]) -> None:
+    """`lang` of the config file in use (None: not set)."""
+    _state["config"] = normalize(lang)
+
+
+def current(env: Optional[Mapping[str, str]] = None) -> str:
+    """The language the human outputs use now."""
+    env = os.environ if env is None else env
+    return (_state["option"] or normalize(env.get("ASCEND_DOCTOR_LANG")) or _state["config"] or locale_lang(env)
+            or "en")
+
+
+def catalogue(lang: str) -> gettext.NullTranslations:
+    if lang not in _catalogues:
+        _catalogues[lang] = (gettext.NullTranslations() if lang == "en" else
+                             gettext.translation(DOMAIN, localedir=str(LOCALE_DIR), languages=[lang], fallback=True))
+    return _catalogues[lang]
+
+
+def tr(msgid: str, lang: Optional[str] = None, **fields) -> str:
+    """`msgid` in the current (or given) language, its `{named}` fields filled in after translation."""
+    text = catalogue(lang or current()).gettext(msgid)
+    return text.format(**fields) if fields else text
+
+
+def trn(singular: str, plural: str, n: int, lang: Optional[str] = None, **fields) -> str:
+    text = catalogue(lang or current()).ngettext(singular, plural, n)
+    return text.format(n=n, **fields)

@@ -1,0 +1,134 @@
+"""Translations: every message id the code uses has a zh entry with the same named fields, the shipped .mo is the
+compiled .po, the language is chosen as documented, and Chinese text keeps the console inside its width."""
+
+from __future__ import annotations
+
+import gettext
+import os
+import re
+import subprocess
+import sys
+from string import Formatter
+
+import pytest
+from babel.messages.pofile import read_po
+from rich.cells import cell_len
+
+from ascend_doctor import i18n
+from ascend_doctor.registry import load_registry
+from tests.helpers import REPO
+
+PO = REPO / "ascend_doctor" / "locale" / "zh" / "LC_MESSAGES" / "ascend_doctor.po"
+MO = PO.with_suffix(".mo")
+
+
+def catalog():
+    with open(PO, "rb") as fh:
+        return read_po(fh)
+
+
+def fields(text: str) -> set:
+    return {name for _, name, _, _ in Formatter().parse(text) if name}
+
+
+def used_msgids() -> set:
+    """Literal msgids of every tr(...)/trn(...) call in the package."""
+    out = set()
+    pat = re.compile(r"""\btrn?\(\s*(["'])((?:\\.|(?!\1).)*)\1(?:\s*,\s*(["'])((?:\\.|(?!\3).)*)\3)?""")
+    for path in (REPO / "ascend_doctor").rglob("*.py"):
+        for m in pat.finditer(path.read_text(encoding="utf-8")):
+            out.add(m.group(2).encode().decode("unicode_escape") if "\\" in m.group(2) else m.group(2))
+    return out
+
+
+def entries() -> dict:
+    return {m.id if isinstance(m.id, str) else m.id[0]: m for m in catalog() if m.id}
+
+
+def test_every_check_title_has_a_chinese_title():
+    have = entries()
+    missing = [c.code for c in load_registry(entry_points=False).all() if not (have.get(c.title) and have[c.title].string)]
+    assert missing == [], f"no zh title for {missing}: add them to {PO.name} and run pybabel compile"
+
+
+def test_every_message_id_in_the_code_has_a_zh_entry_with_the_same_fields():
+    have = entries()
+    ids = used_msgids()
+    assert len(ids) >= 25  # the console chrome; titles are looked up by the title test
+    problems = []
+    for msgid in sorted(ids):
+        m = have.get(msgid)
+        if m is None or not m.string or (isinstance(m.string, tuple) and not all(m.string)):
+            problems.append(f"missing: {msgid!r}")
+            continue
+        want = fields(msgid) | (fields(m.id[1]) if isinstance(m.id, tuple) else set())
+        for s in (m.string if isinstance(m.string, tuple) else (m.string,)):
+            if fields(s) != want:
+                problems.append(f"fields differ for {msgid!r}: {sorted(fields(s))} vs {sorted(want)}")
+    assert problems == []
+
+
+def test_the_shipped_mo_is_the_compiled_po():
+    with open(MO, "rb") as fh:
+        mo = gettext.GNUTranslations(fh)
+    for msgid, m in entries().items():
+        if isinstance(m.id, tuple):
+            assert mo.ngettext(m.id[0], m.id[1], 1) == m.string[0], msgid
+        else:
+            assert mo.gettext(msgid) == m.string, f"{MO.name} is stale for {msgid!r}: run pybabel compile"
+
+
+@pytest.mark.parametrize("env,option,config,want", [
+    ({}, None, None, "en"),
+    ({"LANG": "zh_CN.UTF-8"}, None, None, "zh"),
+    ({"LANG": "zh_CN.UTF-8", "LC_ALL": "C"}, None, None, "en"),  # LC_ALL wins over LANG
+    ({"LANG": "en_US.UTF-8", "LC_MESSAGES": "zh_TW.UTF-8"}, None, None, "zh"),
+    ({"LANG": "en_US.UTF-8"}, None, "zh", "zh"),  # the config's lang beats the locale
+    ({"LANG": "en_US.UTF-8", "ASCEND_DOCTOR_LANG": "zh"}, None, "en", "zh"),  # the env var beats the config
+    ({"ASCEND_DOCTOR_LANG": "zh"}, "en", None, "en"),  # --lang beats everything
+])
+def test_language_precedence(env, option, config, want):
+    try:
+        i18n.set_option(option)
+        i18n.set_config(config)
+        assert i18n.current(env) == want
+    finally:
+        i18n.set_option(None)
+        i18n.set_config(None)
+
+
+def test_a_fields_template_is_filled_after_translation():
+    assert i18n.tr("{counts} in {seconds}s (fail-on: {gate}, exit {code})", lang="zh", counts="1 项失败",
+                   seconds="0.50", gate="error", code=1) == "1 项失败，用时 0.50 秒（fail-on：error，退出码 1）"
+    assert i18n.trn("{n} failed", "{n} failed", 3, lang="zh") == "3 项失败"
+    assert i18n.trn("{n} failed", "{n} failed", 3, lang="en") == "3 failed"
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_the_chinese_console_report_stays_inside_its_width(columns):
+    env = {**os.environ, "LANG": "zh_CN.UTF-8", "COLUMNS": str(columns), "NO_COLOR": "1", "PYTHONPATH": str(REPO)}
+    env.pop("ASCEND_DOCTOR_LANG", None)
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "check", "--replay",
+                        "examples/broken-host.snapshot.json"], cwd=REPO, capture_output=True, text=True, env=env,
+                       timeout=120)
+    lines = r.stdout.splitlines()
+    assert "未就绪 — 5 项失败" in r.stdout and "HOST102 SELinux 未处于 enforcing 模式" in r.stdout
+    wide = [ln for ln in lines if cell_len(ln) > columns]
+    # A single unbreakable token longer than the line (a path, a URL) may overflow, as in English; nothing else.
+    assert [ln for ln in wide if " " in ln.strip()] == []
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "list"], cwd=REPO, capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert all(cell_len(ln) <= columns for ln in r.stdout.splitlines())
+    assert "CANN 工具包已按已知目录布局安装" in r.stdout
+
+
+def test_json_records_the_language_and_stays_english():
+    import json
+
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "check", "--replay",
+                        "examples/broken-host.snapshot.json", "--lang", "zh", "--format", "json"], cwd=REPO,
+                       capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    data = json.loads(r.stdout)
+    assert data["lang"] == "zh"
+    f = next(x for x in data["findings"] if x["code"] == "HOST102")
+    assert f["title"] == "SELinux is not enforcing" and f["message"] == "SELinux is enforcing"
