@@ -70,22 +70,33 @@ def explain(code, checks_dirs):
     body = c.doc.strip().split("\n", 1)
     text = body[1].strip() if len(body) > 1 else ""
     click.echo("")
-    translated = tr(text)
-    if current() != "en" and translated == text:
+    if current() == "en":
+        click.echo(rewrap(text))
+        return
+    # Translated section by section (msgid: the section's re-flowed text, see registry.doc_section).
+    parts, untranslated = [], False
+    for name in ("What it checks", "Why it matters", "How to fix"):
+        en = c.section(name)
+        if not en:
+            continue
+        zh = tr(en)
+        untranslated = untranslated or zh == en
+        parts.append(f"{tr(name)}：{zh}")
+    if untranslated:
         click.echo(tr("(This check's explanation is not translated yet; the English text follows.)"))
         click.echo("")
-    click.echo(rewrap(translated))
+    click.echo(rewrap("\n\n".join(parts)))
 
 
 def rewrap(doc: str) -> str:
     """A check doc's paragraphs re-wrapped to the terminal (they are written at 120 columns)."""
     import shutil
-    import textwrap
+
+    from ascend_doctor.render.wrap import wrap
 
     width = max(min(shutil.get_terminal_size((100, 24)).columns, 120), 40)
     paragraphs = [" ".join(line.strip() for line in p.splitlines()) for p in doc.split("\n\n")]
-    return "\n\n".join(textwrap.fill(p, width=width, break_on_hyphens=False, break_long_words=False)
-                         for p in paragraphs)
+    return "\n\n".join("\n".join(wrap(p, width=width)) for p in paragraphs)
 
 
 @click.command()

@@ -161,7 +161,7 @@ def _finding(console: Console, f: Finding, verbose: bool) -> None:
     if f.status in PROBLEMS or verbose:
         _evidence(console, f, verbose)
         if f.remediation and f.status in (Status.FAIL, Status.WARN):
-            _para(console, INDENT + tr("fix:") + "  ", f.remediation.strip(), style="green")
+            _para(console, INDENT + tr("fix:") + "  ", tr(f.remediation.strip()), style="green")
         if f.waived:
             _para(console, INDENT + "waived: ", f.waived.reason + (f" (until {f.waived.expires})"
                                                                    if f.waived.expires else ""), style="dim")

@@ -14,6 +14,8 @@ _TOKENS = re.compile(r"\s+|[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff
                      r"\uff00-\uff60\uffe0-\uffe6]+")
 # Never start a line with closing punctuation: it stays with the character before it.
 _NO_START = set("，。、；：！？）」』】》〉”’,.;:!?)]}")
+# Never end a line with opening punctuation: it moves down with the text it opens.
+_NO_END = set("（「『【《〈“‘")
 
 
 def has_wide(text: str) -> bool:
@@ -26,18 +28,39 @@ def wrap(text: str, width: int, initial_indent: str = "", subsequent_indent: str
         return textwrap.wrap(text, width=width, initial_indent=initial_indent, subsequent_indent=subsequent_indent,
                              break_on_hyphens=False, break_long_words=False)
     lines: list[str] = []
-    line, used = initial_indent, cell_len(initial_indent)
-    start = True  # nothing but the indent on this line yet
+    toks: list[str] = []  # the current line's tokens after its indent (spaces included)
+    indent = initial_indent
+
+    def cells(items: list[str]) -> int:
+        return cell_len(indent) + sum(cell_len(t) for t in items)
+
     for tok in _TOKENS.findall(text.strip()):
         if tok.isspace():
-            if not start:
-                line, used = line + " ", used + 1
+            if toks:
+                toks.append(" ")
             continue
-        w = cell_len(tok)
-        if not start and used + w > width and tok not in _NO_START:
-            lines.append(line.rstrip())
-            line, used = subsequent_indent, cell_len(subsequent_indent)
-        line, used, start = line + tok, used + w, False
-    if not start:
-        lines.append(line.rstrip())
+        if toks and cells(toks + [tok]) > width:
+            carry: list[str] = []
+            if tok in _NO_START:
+                # Closing punctuation may not start a line: the token before it moves down with it.
+                while toks and toks[-1] == " ":
+                    toks.pop()
+                # (and any closing punctuation right before it: `）。` moves down with the character before both)
+                while len([t for t in toks if t != " "]) > 1:
+                    t = toks.pop()
+                    if t == " ":
+                        continue  # a space where the line breaks is not carried
+                    carry.insert(0, t)
+                    if t not in _NO_START:
+                        break
+            while toks and toks[-1] == " ":
+                toks.pop()
+            if toks and toks[-1] in _NO_END and len(toks) > 1:
+                carry = [toks.pop()] + carry  # opening punctuation may not end one
+            if toks:
+                lines.append((indent + "".join(toks)).rstrip())
+                indent, toks = subsequent_indent, carry
+        toks.append(tok)
+    if toks:
+        lines.append((indent + "".join(toks)).rstrip())
     return lines
