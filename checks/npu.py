@@ -282,7 +282,7 @@ def npu_memory_in_use(ctx):
 
     What it checks: the process table of `npu-smi info` (PID, name, MB per NPU) and the HBM-Usage of every chip
     (Memory-Usage on cards without HBM, e.g. 310P). Run before `vllm serve`, any listed process belongs to someone
-    else. Warns when processes are listed, or when a chip uses more than 15 % of its memory with no process listed
+    else. Warns when processes are listed, or when a chip's memory use is above 15 % with no process listed
     (an idle chip uses 5-9 %; processes of other containers are not shown inside a container). Fails when a chip
     that processes hold, or any chip, has more than half of its memory in use: vLLM's default
     `--gpu-memory-utilization 0.9` cannot be met there. If the listed process is the server you are diagnosing,
