@@ -154,8 +154,8 @@ def tool_parser_known(ctx):
     are not readable.
 
     Why it matters: an unknown name stops vLLM at start-up with `KeyError: invalid tool call parser: <name>`. The
-    classic case is `deepseek_v4` on a vllm-ascend v0.13.0rc3 image (vLLM 0.13.0): the parser only exists from vLLM
-    0.20.2 (vllm-ascend#8875).
+    classic case is `deepseek_v4` on a vllm-ascend v0.13.0rc3 image (vLLM 0.13.0): the parser exists from vLLM
+    0.20.0, first paired in vllm-ascend v0.20.2rc1 (vllm-ascend#8875).
 
     How to fix: Upgrade to the vllm-ascend release the finding names (its vLLM registers the parser), or pick a
     parser the installed vLLM has; a parser plugin file can be loaded with `--tool-parser-plugin FILE`.
