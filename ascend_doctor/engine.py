@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from ascend_doctor import __version__
 from ascend_doctor.config import Config
+from ascend_doctor.i18n import split
 from ascend_doctor.errors import FactUnavailable, ProbeCrashed
 from ascend_doctor.host import Host
 from ascend_doctor.model import Model
@@ -40,6 +41,19 @@ class Outcome(Model):
     evidence: list[Evidence] = []
     remediation: Optional[str] = None
     details: dict[str, Any] = {}
+    message_template: Optional[str] = None
+    message_fields: dict[str, str] = {}
+    remediation_template: Optional[str] = None
+    remediation_fields: dict[str, str] = {}
+
+    @classmethod
+    def make(cls, status: Status, message, evidence, remediation=None, details=None) -> "Outcome":
+        """An outcome whose message/remediation may be T(...) templates (kept for translated renderings)."""
+        text, template, fields = split(message)
+        fix, fix_template, fix_fields = split(remediation)
+        return cls(status=status, message=text, evidence=list(evidence), remediation=fix, details=details or {},
+                   message_template=template, message_fields=fields, remediation_template=fix_template,
+                   remediation_fields=fix_fields)
 
 
 def ev(source: str, excerpt: str = "", limit: int = 1500, ok: Optional[bool] = None) -> Evidence:
@@ -178,25 +192,23 @@ class CheckContext:
     # Outcome helpers -------------------------------------------------------------------------------------------
     @staticmethod
     def ok(message: str, evidence: Iterable[Evidence] = (), **details) -> Outcome:
-        return Outcome(status=Status.PASS, message=message, evidence=list(evidence), details=details)
+        return Outcome.make(Status.PASS, message, evidence, details=details)
 
     @staticmethod
     def fail(message: str, evidence: Iterable[Evidence] = (), remediation: Optional[str] = None, **details) -> Outcome:
-        return Outcome(status=Status.FAIL, message=message, evidence=list(evidence), remediation=remediation,
-                       details=details)
+        return Outcome.make(Status.FAIL, message, evidence, remediation, details)
 
     @staticmethod
     def warn(message: str, evidence: Iterable[Evidence] = (), remediation: Optional[str] = None, **details) -> Outcome:
-        return Outcome(status=Status.WARN, message=message, evidence=list(evidence), remediation=remediation,
-                       details=details)
+        return Outcome.make(Status.WARN, message, evidence, remediation, details)
 
     @staticmethod
     def unknown(message: str, evidence: Iterable[Evidence] = (), **details) -> Outcome:
-        return Outcome(status=Status.UNKNOWN, message=message, evidence=list(evidence), details=details)
+        return Outcome.make(Status.UNKNOWN, message, evidence, details=details)
 
     @staticmethod
     def skip(message: str, evidence: Iterable[Evidence] = (), **details) -> Outcome:
-        return Outcome(status=Status.SKIP, message=message, evidence=list(evidence), details=details)
+        return Outcome.make(Status.SKIP, message, evidence, details=details)
 
 
 def finding_from(c: Check, outcome: Outcome, *, severity: Optional[Severity] = None,
@@ -215,8 +227,12 @@ def finding_from(c: Check, outcome: Outcome, *, severity: Optional[Severity] = N
         severity=sev,
         level=finding_level(outcome.status, sev),
         message=redact_text(outcome.message),
+        message_template=outcome.message_template,
+        message_fields={k: redact_text(v) for k, v in outcome.message_fields.items()},
         evidence=outcome.evidence,
         remediation=redact_text(remediation) if remediation else None,
+        remediation_template=outcome.remediation_template if outcome.remediation is not None else None,
+        remediation_fields={k: redact_text(v) for k, v in outcome.remediation_fields.items()},
         docs=c.docs_ref,
         node=node,
         duration_ms=duration_ms,

@@ -80,3 +80,41 @@ def tr(msgid: str, lang: Optional[str] = None, **fields) -> str:
 def trn(singular: str, plural: str, n: int, lang: Optional[str] = None, **fields) -> str:
     text = catalogue(lang or current()).ngettext(singular, plural, n)
     return text.format(n=n, **fields)
+
+
+class Msg(str):
+    """An English text that remembers the template and named fields it was made from, so a renderer can show it in
+    another language with the same values (`T(...)` makes one; a plain str is looked up whole)."""
+
+    template: str
+    fields: dict
+
+
+def T(template: str, **fields) -> Msg:
+    """A message template with named fields: `T("/dev/shm is {size}, below the {minimum} minimum", size=…, …)`.
+    The values are formatted by the caller (units, lists) and are never translated."""
+    values = {k: str(v) for k, v in fields.items()}
+    m = Msg(template.format(**values))
+    m.template, m.fields = template, values
+    return m
+
+
+def split(text) -> tuple:
+    """(English text, template or None, fields) of a message given as Msg or str."""
+    if isinstance(text, Msg):
+        return str(text), text.template, dict(text.fields)
+    return text, None, {}
+
+
+def localize(text: Optional[str], template: Optional[str] = None, fields: Optional[dict] = None,
+             lang: Optional[str] = None) -> Optional[str]:
+    """`text` in the current language: its template translated and filled with its fields, else the whole text
+    looked up (doc sections and fixed texts are msgids), else the English text as it is."""
+    if text is None:
+        return None
+    if template:
+        try:
+            return tr(template, lang=lang, **(fields or {}))
+        except (KeyError, IndexError, ValueError):  # a catalogue entry with other fields: never lose the message
+            return text
+    return tr(text, lang=lang)

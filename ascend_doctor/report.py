@@ -73,8 +73,13 @@ class Finding(Model, extra="forbid"):
         "for warn, null for pass/skip/unknown",
     )
     message: str
+    message_template: Optional[str] = Field(None, description="The English template `message` was filled from "
+                                                              "(named fields in braces): stable text for scripts")
+    message_fields: dict[str, str] = Field(default_factory=dict, description="The values of the template's fields")
     evidence: list[Evidence] = Field(default_factory=list)
     remediation: Optional[str] = None
+    remediation_template: Optional[str] = None
+    remediation_fields: dict[str, str] = Field(default_factory=dict)
     docs: str = Field("", description="Where the check's full doc is: `ascend-doctor explain CODE`")
     node: Optional[str] = Field(None, description="Fleet runs: which node this finding is about")
     waived: Optional[Waiver] = None

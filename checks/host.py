@@ -6,6 +6,7 @@ Thresholds come from matrices/host-policy.toml (ctx.policy), never from code.
 from __future__ import annotations
 
 from ascend_doctor.engine import ev
+from ascend_doctor.i18n import T
 from ascend_doctor.probes.host_facts import speed_gts
 from ascend_doctor.registry import check
 from ascend_doctor.units import GIB
@@ -43,7 +44,8 @@ def python_interpreter(ctx):
     if py.machine and py.machine not in ("aarch64", "x86_64", "arm64", "AMD64"):
         problems.append(f"machine {py.machine} has no torch_npu wheels")
     if problems:
-        return ctx.fail("Interpreter cannot load torch_npu/vllm-ascend wheels: " + "; ".join(problems), evidence)
+        return ctx.fail(T("Interpreter cannot load torch_npu/vllm-ascend wheels: {problems}",
+                          problems="; ".join(problems)), evidence)
     return ctx.ok(desc, evidence)
 
 
@@ -83,37 +85,39 @@ def selinux_mode(ctx):
         # Without a visible selinuxfs getenforce prints Disabled whatever the host enforces: it says nothing here.
         tool = None
     if kernel and tool and kernel != tool and "enforcing" in (kernel, tool):
-        return ctx.fail(f"SELinux sources disagree: /sys/fs/selinux/enforce says {kernel}, getenforce says {tool}; "
-                        "judged enforcing until both agree", evidence)
+        return ctx.fail(T("SELinux sources disagree: /sys/fs/selinux/enforce says {kernel}, getenforce says {tool}; "
+                          "judged enforcing until both agree", kernel=kernel, tool=tool), evidence)
     if kernel == "enforcing":
         if s.getenforce is not None and tool is None:
-            return ctx.fail(f"SELinux is enforcing (/sys/fs/selinux/enforce = 1; getenforce printed "
-                            f"{s.getenforce!r}, which is not a mode)", evidence)
-        return ctx.fail("SELinux is enforcing", evidence)
+            return ctx.fail(T("SELinux is enforcing (/sys/fs/selinux/enforce = 1; getenforce printed {printed}, "
+                              "which is not a mode)", printed=repr(s.getenforce)), evidence)
+        return ctx.fail(T("SELinux is enforcing"), evidence)
     if kernel is None and tool == "enforcing":
-        return ctx.fail("SELinux is enforcing (getenforce)", evidence)
+        return ctx.fail(T("SELinux is enforcing (getenforce)"), evidence)
     mode = kernel or tool
     if mode is None:
         if in_container:
-            return ctx.unknown("inside a container: SELinux is the host's, and /sys/fs/selinux is not visible here "
-                               "— run `ascend-doctor check` on the host", evidence + [ctr_signals(ctr)],
+            return ctx.unknown(T("inside a container: SELinux is the host's, and /sys/fs/selinux is not visible "
+                                 "here — run `ascend-doctor check` on the host"), evidence + [ctr_signals(ctr)],
                                cause="inside a container: host facts are not visible")
         if s.enforce_error or s.getenforce_error or s.getenforce is not None or s.kernel_has_selinux:
             why = s.enforce_error or s.getenforce_error or (f"getenforce printed {s.getenforce!r}"
                                                             if s.getenforce is not None else "no readable source")
-            return ctx.unknown(f"SELinux state could not be determined: {why}", evidence)
+            return ctx.unknown(T("SELinux state could not be determined: {why}", why=why), evidence)
         if s.config_mode == "enforcing":
-            return ctx.unknown("the kernel shows no SELinux, but /etc/selinux/config says enforcing", evidence)
+            return ctx.unknown(T("the kernel shows no SELinux, but /etc/selinux/config says enforcing"), evidence)
         evidence.append(ev("file: /sys/fs/selinux", "absent: the kernel has no SELinux"))
-        return ctx.ok("SELinux is disabled (the kernel has no SELinux)", evidence)
+        return ctx.ok(T("SELinux is disabled (the kernel has no SELinux)"), evidence)
     if kernel and tool and kernel != tool:
-        return ctx.warn(f"SELinux sources disagree: /sys/fs/selinux/enforce says {kernel}, getenforce says {tool}",
+        return ctx.warn(T("SELinux sources disagree: /sys/fs/selinux/enforce says {kernel}, getenforce says {tool}",
+                          kernel=kernel, tool=tool),
                         evidence, remediation="Check `getenforce` and `cat /sys/fs/selinux/enforce` on the host; "
                                               "one of them is stale or from another namespace.")
     if s.config_mode == "enforcing" and not in_container:
-        return ctx.warn(f"SELinux is {mode} now but /etc/selinux/config says enforcing: it returns at the next boot",
+        return ctx.warn(T("SELinux is {mode} now but /etc/selinux/config says enforcing: it returns at the next "
+                          "boot", mode=mode),
                         evidence, remediation="Set SELINUX=permissive in /etc/selinux/config.")
-    return ctx.ok(f"SELinux is {mode}", evidence)
+    return ctx.ok(T("SELinux is {mode}", mode=mode), evidence)
 
 
 def ctr_signals(ctr):
@@ -139,15 +143,16 @@ def open_files_limit(ctx):
     evidence = [ev("file: /proc/self/limits", lim.raw_line)]
     soft_ok = lim.nofile_soft is None or lim.nofile_soft >= pol.nofile_soft.minimum
     hard_ok = lim.nofile_hard is None or lim.nofile_hard >= pol.nofile_hard.minimum
-    show = f"soft {lim.nofile_soft or 'unlimited'}, hard {lim.nofile_hard or 'unlimited'}"
+    soft, hard = lim.nofile_soft or "unlimited", lim.nofile_hard or "unlimited"
     if not hard_ok:
-        return ctx.fail(f"open-file limit {show}: hard limit below {int(pol.nofile_hard.minimum)} "
-                        "(needs root to raise)", evidence)
+        return ctx.fail(T("open-file limit soft {soft}, hard {hard}: hard limit below {minimum} (needs root to "
+                          "raise)", soft=soft, hard=hard, minimum=int(pol.nofile_hard.minimum)), evidence)
     if not soft_ok:
-        return ctx.fail(f"open-file limit {show}: soft limit below {int(pol.nofile_soft.minimum)}", evidence,
-                        remediation=f"`ulimit -n {int(pol.nofile_soft.minimum)}` in the serving shell or unit "
-                                    f"(the hard limit {lim.nofile_hard or 'unlimited'} allows it).")
-    return ctx.ok(f"open-file limit {show}", evidence)
+        return ctx.fail(T("open-file limit soft {soft}, hard {hard}: soft limit below {minimum}", soft=soft,
+                          hard=hard, minimum=int(pol.nofile_soft.minimum)), evidence,
+                        remediation=T("`ulimit -n {minimum}` in the serving shell or unit (the hard limit {hard} "
+                                      "allows it).", minimum=int(pol.nofile_soft.minimum), hard=hard))
+    return ctx.ok(T("open-file limit soft {soft}, hard {hard}", soft=soft, hard=hard), evidence)
 
 
 @check("HOST104", "dev-shm-size", severity="error", needs=["shm"])
@@ -166,15 +171,17 @@ def dev_shm_size(ctx):
     shm = ctx.fact("shm")
     pol = ctx.policy.shm_gib
     if not shm.mounted:
-        return ctx.fail("/dev/shm does not exist", [ev("path: /dev/shm", "not found")])
+        return ctx.fail(T("/dev/shm does not exist"), [ev("path: /dev/shm", "not found")])
     evidence = [ev("statvfs: /dev/shm", f"size {_gib(shm.total_bytes)}, free {_gib(shm.free_bytes)}"
                                         + (f"\n{shm.mount_line}" if shm.mount_line else ""))]
     if shm.total_bytes < pol.minimum * GIB:
-        return ctx.fail(f"/dev/shm is {_gib(shm.total_bytes)}, below the {pol.minimum:g} GiB minimum", evidence)
+        return ctx.fail(T("/dev/shm is {size}, below the {minimum} GiB minimum", size=_gib(shm.total_bytes),
+                          minimum=f"{pol.minimum:g}"), evidence)
     if pol.recommended and shm.total_bytes < pol.recommended * GIB:
-        return ctx.warn(f"/dev/shm is {_gib(shm.total_bytes)}: enough to start, below the recommended "
-                        f"{pol.recommended:g} GiB for large tensor-parallel deployments", evidence)
-    return ctx.ok(f"/dev/shm is {_gib(shm.total_bytes)}", evidence)
+        return ctx.warn(T("/dev/shm is {size}: enough to start, below the recommended {recommended} GiB for large "
+                          "tensor-parallel deployments", size=_gib(shm.total_bytes),
+                          recommended=f"{pol.recommended:g}"), evidence)
+    return ctx.ok(T("/dev/shm is {size}", size=_gib(shm.total_bytes)), evidence)
 
 
 @check("HOST105", "host-memory", severity="warning", needs=["memory", "container"])
@@ -200,7 +207,7 @@ def host_memory(ctx):
     avail = (m.available_kib or 0) * 1024
     evidence = [ev("file: /proc/meminfo", f"MemTotal: {m.total_kib} kB\nMemAvailable: {m.available_kib} kB")]
     if m.available_kib is None:
-        return ctx.unknown("MemAvailable not reported by this kernel", evidence)
+        return ctx.unknown(T("MemAvailable not reported by this kernel"), evidence)
     scope = ""
     if m.cgroup_limit_bytes is not None:
         used = m.cgroup_usage_bytes or 0
@@ -248,12 +255,12 @@ def disk_space(ctx):
         elif pol.recommended and p.free_bytes < pol.recommended * GIB:
             tight.append(f"{p.role} {_gib(p.free_bytes)} free")
     if not any(p.free_bytes is not None for p in d.places):
-        return ctx.unknown("could not measure free space anywhere", evidence)
+        return ctx.unknown(T("could not measure free space anywhere"), evidence)
     if low:
         return ctx.fail(f"below {pol.minimum:g} GiB: " + "; ".join(low), evidence)
     if tight:
         return ctx.warn(f"below the recommended {pol.recommended:g} GiB: " + "; ".join(tight), evidence)
-    return ctx.ok("enough free space for model and caches", evidence)
+    return ctx.ok(T("enough free space for model and caches"), evidence)
 
 
 @check("HOST107", "time-sync", severity="warning", needs=["timesync", "container"])
@@ -274,13 +281,14 @@ def time_sync(ctx):
     evidence = [ev("time sync sources", "\n".join(t.seen))]
     if t.synchronized is None:
         if ctr is not None and ctr.in_container:
-            return ctx.unknown("inside a container: the clock is the host's and no time-sync service answers here "
-                               "— run `ascend-doctor check` on the host", evidence + [ctr_signals(ctr)],
+            return ctx.unknown(T("inside a container: the clock is the host's and no time-sync service answers "
+                                 "here — run `ascend-doctor check` on the host"), evidence + [ctr_signals(ctr)],
                                cause="inside a container: host facts are not visible")
-        return ctx.unknown("no time-sync service could be asked (timedatectl, chronyc, ntpstat absent)", evidence)
+        return ctx.unknown(T("no time-sync service could be asked (timedatectl, chronyc, ntpstat absent)"),
+                           evidence)
     if not t.synchronized:
-        return ctx.fail(f"clock is not synchronised ({t.via})", evidence)
-    return ctx.ok(f"clock synchronised ({t.via})", evidence)
+        return ctx.fail(T("clock is not synchronised ({via})", via=t.via), evidence)
+    return ctx.ok(T("clock synchronised ({via})", via=t.via), evidence)
 
 
 @check("HOST108", "gcc-version", severity="info", needs=["gcc"])
@@ -298,7 +306,7 @@ def gcc_version(ctx):
     """
     g = ctx.fact("gcc")
     if not g.found:
-        return ctx.warn("gcc not found: source builds of vllm-ascend will fail (wheels and images are fine)",
+        return ctx.warn(T("gcc not found: source builds of vllm-ascend will fail (wheels and images are fine)"),
                         [ev("cmd: gcc --version", "command not found")])
     return ctx.ok(f"gcc {g.version or '?'}", [ev("cmd: gcc --version", g.first_line)])
 
@@ -321,7 +329,7 @@ def container_runtime(ctx):
     if c.in_container:
         return ctx.ok(f"running in a container ({c.runtime or 'runtime unknown'})"
                       + (" under Kubernetes" if c.kubernetes and c.runtime != "kubernetes" else ""), evidence)
-    return ctx.ok("running on the host (no container signals)", evidence)
+    return ctx.ok(T("running on the host (no container signals)"), evidence)
 
 
 @check("HOST110", "pcie-link", severity="error", needs=["pcie", "container"])
@@ -344,28 +352,30 @@ def pcie_link(ctx):
     in_container = bool(ctr is not None and ctr.in_container)
     if not p.sysfs_readable or (in_container and not p.listed):
         if in_container:
-            return ctx.unknown("inside a container: the host's PCIe links are not visible here (/sys/bus/pci/devices "
-                               "is not readable or empty) — run `ascend-doctor check` on the host",
+            return ctx.unknown(T("inside a container: the host's PCIe links are not visible here "
+                                 "(/sys/bus/pci/devices is not readable or empty) — run `ascend-doctor check` on the "
+                                 "host"),
                                [ctr_signals(ctr)], cause="inside a container: host facts are not visible")
-        return ctx.unknown("/sys/bus/pci/devices is not readable")
+        return ctx.unknown(T("/sys/bus/pci/devices is not readable"))
     if not p.devices:
-        return ctx.skip(f"no Huawei (0x19e5) PCI devices among the {p.listed} PCI functions of this machine")
+        return ctx.skip(T("no Huawei (0x19e5) PCI devices among the {listed} PCI functions of this machine",
+                          listed=p.listed))
     narrow, slow, evidence = [], [], []
     for d in p.devices:
         line = (f"{d.slot} device {d.device_id} class {d.pci_class}: width x{d.current_width}/x{d.max_width}, "
                 f"speed {d.current_speed or '?'} / {d.max_speed or '?'}")
         bad = False
         if d.current_width and d.max_width and d.current_width < d.max_width:
-            narrow.append(f"{d.slot} x{d.current_width} of x{d.max_width}")
+            narrow.append(f"{d.slot} x{d.current_width}/x{d.max_width}")
             bad = True
         cs, ms = speed_gts(d.current_speed), speed_gts(d.max_speed)
         if cs and ms and cs < ms:
-            slow.append(f"{d.slot} {d.current_speed} of {d.max_speed}")
+            slow.append(f"{d.slot} {d.current_speed} / {d.max_speed}")
             bad = True
         evidence.append(ev(f"sysfs: /sys/bus/pci/devices/{d.slot}", line, ok=not bad))
     if narrow:
-        return ctx.fail("PCIe link width downgraded: " + "; ".join(narrow), evidence)
+        return ctx.fail(T("PCIe link width downgraded: {links}", links="; ".join(narrow)), evidence)
     if slow:
-        return ctx.warn("PCIe link speed below maximum (idle power saving, or a slot fault): " + "; ".join(slow),
-                        evidence)
-    return ctx.ok(f"{len(p.devices)} Huawei PCI function(s) at full link width and speed", evidence)
+        return ctx.warn(T("PCIe link speed below maximum (idle power saving, or a slot fault): {links}",
+                          links="; ".join(slow)), evidence)
+    return ctx.ok(T("{n} Huawei PCI function(s) at full link width and speed", n=len(p.devices)), evidence)

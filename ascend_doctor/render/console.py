@@ -37,7 +37,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from ascend_doctor.i18n import tr, trn
+from ascend_doctor.i18n import localize, tr, trn
 from ascend_doctor.render.wrap import wrap
 from ascend_doctor.report import Finding, Report, Status, gating
 from ascend_doctor.textsafe import escape_text
@@ -150,18 +150,27 @@ def _evidence(console: Console, f: Finding, verbose: bool) -> None:
     if len(items) > len(shown):
         rest = [e for e in items if e not in shown]
         healthy = sum(1 for e in rest if e.ok)
-        what = " (all fine)" if healthy == len(rest) else (f" ({healthy} of them fine)" if healthy else "")
-        console.print(Text(f"{INDENT}… and {plural(len(rest), 'more item')}{what}; -v shows all", style="dim"))
+        n = len(rest)
+        if healthy == n:
+            more = trn("… and {n} more item (all fine); -v shows all", "… and {n} more items (all fine); -v shows all", n)
+        elif healthy:
+            more = trn("… and {n} more item ({healthy} of them fine); -v shows all",
+                       "… and {n} more items ({healthy} of them fine); -v shows all", n, healthy=healthy)
+        else:
+            more = trn("… and {n} more item; -v shows all", "… and {n} more items; -v shows all", n)
+        console.print(Text(f"{INDENT}{more}", style="dim"))
 
 
 def _finding(console: Console, f: Finding, verbose: bool) -> None:
     node = f"[{f.node}] " if f.node else ""
     _head(console, f.status, f"{f.code} {node}{tr(f.title)}", waived=f.waived is not None)
-    _para(console, INDENT, f.message, style="dim" if f.status in (Status.PASS, Status.SKIP) else "")
+    _para(console, INDENT, localize(f.message, f.message_template, f.message_fields),
+          style="dim" if f.status in (Status.PASS, Status.SKIP) else "")
     if f.status in PROBLEMS or verbose:
         _evidence(console, f, verbose)
         if f.remediation and f.status in (Status.FAIL, Status.WARN):
-            _para(console, INDENT + tr("fix:") + "  ", tr(f.remediation.strip()), style="green")
+            fix = localize(f.remediation.strip(), f.remediation_template, f.remediation_fields)
+            _para(console, INDENT + tr("fix:") + "  ", fix.strip(), style="green")
         if f.waived:
             _para(console, INDENT + "waived: ", f.waived.reason + (f" (until {f.waived.expires})"
                                                                    if f.waived.expires else ""), style="dim")

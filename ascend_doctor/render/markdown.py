@@ -5,6 +5,7 @@ other report a summary with the problems. Commands, versions and quoted output s
 
 from __future__ import annotations
 
+from ascend_doctor.i18n import localize, tr
 from ascend_doctor.report import Finding, Report
 
 _MARK = {"fail": "❌", "warn": "⚠️", "unknown": "❔", "error": "💥", "pass": "✅", "skip": "⏭️"}
@@ -23,11 +24,13 @@ def _fence(text: str) -> str:
 
 
 def _finding(f: Finding, heading: bool = False) -> list[str]:
-    head = f"{_MARK.get(f.status.value, '')} **{f.code}** {f.title} — {f.message}"
+    message = localize(f.message, f.message_template, f.message_fields)
+    head = f"{_MARK.get(f.status.value, '')} **{f.code}** {tr(f.title)} — {message}"
     out = [f"#### {head}" if heading else f"- {head}"]
     indent = "" if heading else "  "
     if f.remediation:
-        out.append(f"{indent}**Fix:** {f.remediation}")
+        out.append(f"{indent}**{tr('Fix:')}** "
+                   + localize(f.remediation, f.remediation_template, f.remediation_fields))
     if f.evidence:
         body = "\n\n".join(f"{e.source}\n{e.excerpt}" if e.excerpt else e.source for e in f.evidence[:4])
         out += [f"{indent}<details><summary>Evidence</summary>", "", _fence(body), "", f"{indent}</details>"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gettext
 import os
-import re
 import subprocess
 import sys
 from string import Formatter
@@ -32,12 +31,16 @@ def fields(text: str) -> set:
 
 
 def used_msgids() -> set:
-    """Literal msgids of every tr(...)/trn(...) call in the package."""
+    """Literal msgids of every tr(...)/trn(...)/T(...) call in the package and the checks (read with `ast`, so
+    implicitly concatenated literals count as the one string Python makes of them)."""
+    import ast
+
     out = set()
-    pat = re.compile(r"""\btrn?\(\s*(["'])((?:\\.|(?!\1).)*)\1(?:\s*,\s*(["'])((?:\\.|(?!\3).)*)\3)?""")
-    for path in (REPO / "ascend_doctor").rglob("*.py"):
-        for m in pat.finditer(path.read_text(encoding="utf-8")):
-            out.add(m.group(2).encode().decode("unicode_escape") if "\\" in m.group(2) else m.group(2))
+    for path in [*(REPO / "ascend_doctor").rglob("*.py"), *(REPO / "checks").glob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("tr", "trn", "T") \
+                    and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                out.add(node.args[0].value)
     return out
 
 
@@ -113,6 +116,12 @@ def test_the_chinese_console_report_stays_inside_its_width(columns):
                        timeout=120)
     lines = r.stdout.splitlines()
     assert "未就绪 — 5 项失败" in r.stdout and "HOST102 SELinux 未处于 enforcing 模式" in r.stdout
+    # What an operator acts on, in Chinese, with the values and the commands verbatim.
+    flat = " ".join(ln.strip() for ln in lines)
+    for text in ("SELinux 处于 enforcing 模式", "硬限制低于 65535（需要 root 才能提高）", "/dev/shm 为 64 MiB，低于最低要求 1 GiB",
+                 "时钟未同步（chrony）", "PCIe 链路宽度降级：0000:81:00.0 x8/x16", "`setenforce 0`", "`ulimit -n 65535`",
+                 "`docker run --shm-size=16g …`", "`timedatectl set-ntp true`"):
+        assert text in flat, text
     wide = [ln for ln in lines if cell_len(ln) > columns]
     # A single unbreakable token longer than the line (a path, a URL) may overflow, as in English; nothing else.
     assert [ln for ln in wide if " " in ln.strip()] == []
