@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Optional
 
 from ascend_doctor.engine import ev
+from ascend_doctor.i18n import T
 from ascend_doctor.registry import check
 from ascend_doctor.versions import try_parse_version
 
-DRIVER_INSTALL_FIX = (
+DRIVER_INSTALL_FIX = T(
     "Install the Ascend HDK driver and firmware for your board from https://www.hiascend.com/hardware/firmware-drivers "
     "(as root: `./Ascend-hdk-910b-npu-driver_<ver>_linux-<arch>.run --full --install-for-all`, then "
     "`./Ascend-hdk-910b-npu-firmware_<fw>.run --full`, then reboot). In a container, mount the host's driver: "
@@ -84,7 +85,7 @@ def driver_present(ctx):
     smi = ctx.try_fact("npu_smi")
     evidence = driver_version_info_evidence(drv) + _smi_evidence(smi)
     if drv.found:
-        return ctx.ok(f"Ascend driver {drv.version} found at {drv.driver_dir}", evidence)
+        return ctx.ok(T("Ascend driver {version} found at {path}", version=drv.version, path=drv.driver_dir), evidence)
     smi_found = smi is not None and smi.found
     file_there = bool(drv.version_info_error)  # present but unreadable / unparseable
     if drv.lib64_present:
@@ -92,16 +93,16 @@ def driver_present(ctx):
     if smi_found or file_there or drv.lib64_present:
         seen = [s for s, on in (("npu-smi", smi_found), (f"{drv.driver_dir}/lib64", drv.lib64_present),
                                 ("an unreadable version.info", file_there)) if on]
-        return ctx.warn(f"Ascend driver present ({', '.join(seen)}) but its version.info could not be read: "
-                        "the driver version cannot be checked", evidence,
-                        remediation="Mount or restore /usr/local/Ascend/driver/version.info "
-                                    "(`-v /usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info` "
-                                    "in `docker run`) and make it readable by the serving user.")
+        return ctx.warn(T("Ascend driver present ({seen}) but its version.info could not be read: the driver "
+                          "version cannot be checked", seen=", ".join(seen)), evidence,
+                        remediation=T("Mount or restore /usr/local/Ascend/driver/version.info "
+                                      "(`-v /usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/"
+                                      "version.info` in `docker run`) and make it readable by the serving user."))
     if smi is None:
-        return ctx.unknown("no driver version.info found, and whether npu-smi exists could not be established",
+        return ctx.unknown(T("no driver version.info found, and whether npu-smi exists could not be established"),
                            evidence)
-    return ctx.fail("No Ascend driver found: no /usr/local/Ascend/driver/version.info and no npu-smi on this "
-                    "machine (or in this container)", evidence, remediation=DRIVER_INSTALL_FIX)
+    return ctx.fail(T("No Ascend driver found: no /usr/local/Ascend/driver/version.info and no npu-smi on this "
+                      "machine (or in this container)"), evidence, remediation=DRIVER_INSTALL_FIX)
 
 
 @check("DRV102", "driver-version", severity="error", needs=["driver", "npu_smi"])
@@ -126,24 +127,27 @@ def driver_version(ctx):
     smi_v = _smi_version(smi)
     if not drv.found:
         if drv.version_info_error:
-            return ctx.fail(f"driver version.info is unreadable: {drv.version_info_error}", evidence)
+            return ctx.fail(T("driver version.info is unreadable: {error}", error=drv.version_info_error), evidence)
         if smi_v:
-            return ctx.warn(f"driver version.info not found; npu-smi reports driver {smi_v} (mount "
-                            "/usr/local/Ascend/driver/version.info so tools that read it, e.g. torch_npu's "
-                            "get_cann_version('DRIVER'), see it)", evidence)
-        return ctx.skip("no Ascend driver found (see DRV101)", evidence)
+            return ctx.warn(T("driver version.info not found; npu-smi reports driver {version} (mount "
+                              "/usr/local/Ascend/driver/version.info so tools that read it, e.g. torch_npu's "
+                              "get_cann_version('DRIVER'), see it)", version=smi_v), evidence)
+        return ctx.skip(T("no Ascend driver found (see DRV101)"), evidence)
     v = drv.version
     if not v or try_parse_version(v) is None:
-        return ctx.fail(f"driver version.info has an unreadable Version={v!r}", evidence)
+        return ctx.fail(T("driver version.info has an unreadable Version={value}", value=repr(v)), evidence)
     if smi_v and try_parse_version(smi_v) is not None and \
             try_parse_version(smi_v).main_key != try_parse_version(v).main_key:
-        return ctx.fail(f"installed driver {v} ({drv.driver_dir}/version.info) but npu-smi reports {smi_v}: the "
-                        "loaded driver is not the installed one (reboot pending, or another host's version.info)",
-                        evidence)
+        return ctx.fail(T("installed driver {installed} ({path}/version.info) but npu-smi reports {loaded}: the "
+                          "loaded driver is not the installed one (reboot pending, or another host's version.info)",
+                          installed=v, path=drv.driver_dir, loaded=smi_v), evidence)
     newer = ctx.matrix.newer_than_matrix("driver", v)
-    note = f" (newer than every driver in the matrix, newest known {ctx.matrix.newest_known('driver')})" \
-        if newer else ""
-    return ctx.ok(f"driver {v}" + (", npu-smi agrees" if smi_v else "") + note, evidence)
+    if newer:
+        return ctx.ok(T("driver {version} (newer than every driver in the matrix, newest known {newest})",
+                        version=v, newest=ctx.matrix.newest_known("driver")), evidence)
+    if smi_v:
+        return ctx.ok(T("driver {version}, npu-smi agrees", version=v), evidence)
+    return ctx.ok(T("driver {version}", version=v), evidence)
 
 
 def _in_range(v, lo: str, hi: str) -> Optional[bool]:
@@ -178,12 +182,13 @@ def firmware_compatible(ctx):
     """
     drv = ctx.fact("driver")
     if not drv.found:
-        return ctx.skip("no readable Ascend driver version.info (see DRV101/DRV102)", driver_version_info_evidence(drv))
+        return ctx.skip(T("no readable Ascend driver version.info (see DRV101/DRV102)"),
+                        driver_version_info_evidence(drv))
     evidence = driver_version_info_evidence(drv)
     if drv.firmware is None or not drv.firmware_version:
         why = drv.firmware_error or "not found (containers usually do not mount it: run the check on the host)"
         evidence.append(ev(f"file: {drv.firmware_path or '/usr/local/Ascend/firmware/version.info'}", why))
-        return ctx.unknown("firmware version unknown: " + why, evidence)
+        return ctx.unknown(T("firmware version unknown: {why}", why=why), evidence)
     fw = drv.firmware
     fw_lines = [f"Version={fw.version}"] + ([f"package_version={fw.package_version}"] if fw.package_version else [])
     if fw.compatible_version_drv:
@@ -195,12 +200,14 @@ def firmware_compatible(ctx):
     # evidence only: its trailing-dot bounds are not documented, and a real HDK 23.0.7 pair ([23.0.0,23.0.0.] listed
     # by the firmware shipped with driver 23.0.7; Ascend/mind-cluster faultdiag fixture) contradicts a prefix reading.
     if rng is None or fw_v is None:
-        return ctx.unknown(f"firmware {fw.version}: the driver's version.info has no readable compatible_version_fw "
-                           "range to check it against", evidence)
+        return ctx.unknown(T("firmware {firmware}: the driver's version.info has no readable compatible_version_fw "
+                             "range to check it against", firmware=fw.version), evidence)
     ok = _in_range(fw_v, rng.min, rng.max)
     if ok is None:
-        return ctx.unknown(f"the driver's compatible_version_fw [{rng.raw}] is not a version range", evidence)
+        return ctx.unknown(T("the driver's compatible_version_fw [{range}] is not a version range", range=rng.raw),
+                           evidence)
     if not ok:
-        return ctx.fail(f"firmware {fw.version} is outside the range driver {drv.version} accepts "
-                        f"(compatible_version_fw [{rng.raw}])", evidence)
-    return ctx.ok(f"firmware {fw.version} is within the range driver {drv.version} accepts [{rng.raw}]", evidence)
+        return ctx.fail(T("firmware {firmware} is outside the range driver {driver} accepts (compatible_version_fw "
+                          "[{range}])", firmware=fw.version, driver=drv.version, range=rng.raw), evidence)
+    return ctx.ok(T("firmware {firmware} is within the range driver {driver} accepts [{range}]", firmware=fw.version,
+                    driver=drv.version, range=rng.raw), evidence)
