@@ -136,6 +136,28 @@ def build_options(config, **cli: Any):
         raise InputError(f"{where}{error_line(exc)}") from None
 
 
+def selection_setup(config_path, select, ignore, fail_on, fail_on_unknown, checks_dirs, matrix,
+                    stage: Optional[str] = None):
+    """(config, options, registry) for a command that evaluates something other than this host (smoke, triage):
+    the config, the options of `selection_options`, the registry with unknown --select codes and an invalid
+    --matrix rejected as input errors before anything runs."""
+    from ascend_doctor.config import load_config, validate_against
+    from ascend_doctor.registry import load_registry
+
+    config = load_config(config_path)
+    options = build_options(config, select=split_codes(select), ignore=split_codes(ignore), fail_on=fail_on,
+                            fail_on_unknown=fail_on_unknown, checks_dirs=list(checks_dirs), matrix=list(matrix))
+    check_local_paths(options, config)
+    registry = load_registry(options.checks_dirs)
+    validate_against(config, registry)
+    registry.select(options.select, options.ignore, stage=stage)  # unknown codes -> InputError now
+    if options.matrix:
+        from ascend_doctor.matrix import load_matrix
+
+        load_matrix(options.matrix)  # an invalid user matrix is an input error, before anything runs
+    return config, options, registry
+
+
 def make_host(replay: Optional[str], timing: bool = False):
     """LocalHost, or a ReplayHost over a snapshot file (answering after the recorded durations with `timing`)."""
     if replay:

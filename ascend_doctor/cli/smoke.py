@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import click
 
 from ascend_doctor.cli.exits import EXIT_HELP, exit_internal, guarded_run
-from ascend_doctor.cli.options import build_options, check_local_paths, output_options, selection_options, split_codes
+from ascend_doctor.cli.options import output_options, selection_options, selection_setup
 from ascend_doctor.cli.output import emit, output_kwargs
 from ascend_doctor.errors import InputError
 
@@ -36,9 +36,7 @@ def smoke(base_url, direct_url, model, api_key_env, timeout, load, concurrency, 
     """Smoke-test tool calling on a live vLLM (or any OpenAI-compatible) server: named/required/auto/none
     tool_choice, argument JSON, streaming deltas, parallel calls, the tool-result round trip, markup leaks."""
     from ascend_doctor import __version__
-    from ascend_doctor.config import load_config, validate_against
     from ascend_doctor.engine import apply_config
-    from ascend_doctor.registry import load_registry
     from ascend_doctor.report import HostSummary, build_report
     from ascend_doctor.smoke.client import api_key_from_env, normalize_base_url
     from ascend_doctor.smoke.stage import evaluate_smoke, gather
@@ -60,17 +58,8 @@ def smoke(base_url, direct_url, model, api_key_env, timeout, load, concurrency, 
     api_key_from_env(api_key_env)  # unset variable -> input error before anything is sent
 
     def work():
-        config = load_config(config_path)
-        options = build_options(config, select=split_codes(select), ignore=split_codes(ignore), fail_on=fail_on,
-                                fail_on_unknown=fail_on_unknown, checks_dirs=list(checks_dirs), matrix=list(matrix))
-        check_local_paths(options, config)
-        registry = load_registry(options.checks_dirs)
-        validate_against(config, registry)
-        registry.select(options.select, options.ignore, stage="smoke")  # unknown codes -> InputError now
-        if options.matrix:
-            from ascend_doctor.matrix import load_matrix
-
-            load_matrix(options.matrix)  # an invalid user matrix is an input error, before anything is sent
+        config, options, registry = selection_setup(config_path, select, ignore, fail_on, fail_on_unknown,
+                                                    checks_dirs, matrix, stage="smoke")
         progress = None
         if sys.stderr.isatty() and outputs.console_on_stream:
             progress = lambda name: click.echo(f"  smoke: {name} …", err=True)  # noqa: E731

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 import click
 
 from ascend_doctor.cli.exits import EXIT_HELP, exit_internal, guarded_run
-from ascend_doctor.cli.options import build_options, check_local_paths, output_options, selection_options, split_codes
+from ascend_doctor.cli.options import output_options, selection_options, selection_setup
 from ascend_doctor.cli.output import default_console, emit, output_kwargs
 from ascend_doctor.errors import InputError
 
@@ -63,9 +63,7 @@ def triage(paste, matrix, checks_dirs, select, ignore, config_path, fail_on, fai
     the vllm serve command line and tracebacks are found in the text (fences, <details>, prompts, `cat -n`, CRLF,
     ANSI colours) and judged by the same checks as `check`; what the paste lacks is unknown. `--format markdown`
     writes a reply ready to post: the most likely cause first, then the rest, then what to paste next."""
-    from ascend_doctor.config import load_config, validate_against
     from ascend_doctor.engine import apply_config
-    from ascend_doctor.registry import load_registry
     from ascend_doctor.triage.run import triage_text
 
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
@@ -74,16 +72,8 @@ def triage(paste, matrix, checks_dirs, select, ignore, config_path, fail_on, fai
     source = "stdin" if paste == "-" else paste
 
     def work():
-        config = load_config(config_path)
-        options = build_options(config, select=split_codes(select), ignore=split_codes(ignore), fail_on=fail_on,
-                                fail_on_unknown=fail_on_unknown, checks_dirs=list(checks_dirs), matrix=list(matrix))
-        check_local_paths(options, config)
-        registry = load_registry(options.checks_dirs)
-        validate_against(config, registry)
-        if options.matrix:
-            from ascend_doctor.matrix import load_matrix
-
-            load_matrix(options.matrix)
+        config, options, registry = selection_setup(config_path, select, ignore, fail_on, fail_on_unknown,
+                                                    checks_dirs, matrix)
         report = triage_text(text, source, registry, options)
         notes = apply_config(report.findings, config)
         return report.model_copy(update={"notes": report.notes + notes})
