@@ -198,7 +198,7 @@ def detect_control_tokens(text: Optional[str], field: str = "content") -> Option
     """The turn-delimiting tokens in `text` (None when there are none), in order of first appearance."""
     if not text:
         return None
-    hits = sorted((pos, ct) for ct in CONTROL_TOKENS if (pos := text.find(ct.token)) >= 0)
+    hits = sorted(((pos, ct) for ct in CONTROL_TOKENS if (pos := text.find(ct.token)) >= 0), key=lambda h: h[0])
     if not hits:
         return None
     first = hits[0][0]
