@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ascend_doctor.engine import ev
+from ascend_doctor.i18n import T
 from ascend_doctor.registry import check
 from ascend_doctor.versions import try_parse_version, version_in
 
@@ -38,19 +39,19 @@ def npu_alloc_conf(ctx):
     env = ctx.fact("env")
     py = ctx.try_fact("python")
     if py is not None and py.dist("torch-npu") is None:
-        return ctx.skip("torch_npu is not installed: PYTORCH_NPU_ALLOC_CONF is not used")
+        return ctx.skip(T("torch_npu is not installed: PYTORCH_NPU_ALLOC_CONF is not used"))
     value = env.get("PYTORCH_NPU_ALLOC_CONF")
     evidence = [ev("env: PYTORCH_NPU_ALLOC_CONF", value if value is not None else "(not set)")]
     if value is None or not value.strip():
-        return ctx.warn("PYTORCH_NPU_ALLOC_CONF is not set: HBM may fragment on a long-running server", evidence)
+        return ctx.warn(T("PYTORCH_NPU_ALLOC_CONF is not set: HBM may fragment on a long-running server"), evidence)
     opts = {k.strip().lower(): v.strip().lower() for k, _, v in
             (part.partition(":") for part in value.split(",")) if k.strip()}
     if opts.get("expandable_segments") == "true":
-        return ctx.ok(f"PYTORCH_NPU_ALLOC_CONF={value}", evidence)
+        return ctx.ok(T("PYTORCH_NPU_ALLOC_CONF={value}", value=value), evidence)
     if "expandable_segments" in opts:
-        return ctx.warn(f"PYTORCH_NPU_ALLOC_CONF={value} turns expandable segments off", evidence)
-    return ctx.ok(f"PYTORCH_NPU_ALLOC_CONF={value} (set deliberately; vllm-ascend's docs mostly use "
-                  "expandable_segments:True)", evidence)
+        return ctx.warn(T("PYTORCH_NPU_ALLOC_CONF={value} turns expandable segments off", value=value), evidence)
+    return ctx.ok(T("PYTORCH_NPU_ALLOC_CONF={value} (set deliberately; vllm-ascend's docs mostly use "
+                    "expandable_segments:True)", value=value), evidence)
 
 
 def _versions_evidence(py, env) -> list:
@@ -82,27 +83,28 @@ def vllm_use_v1_legacy(ctx):
     value = env.get("VLLM_USE_V1")
     evidence = [ev("env: VLLM_USE_V1", value if value is not None else "(not set)")]
     if value is None or value.strip() != "0":
-        return ctx.ok("VLLM_USE_V1=0 is not set" + (f" (VLLM_USE_V1={value})" if value is not None else ""),
-                      evidence)
+        if value is not None:
+            return ctx.ok(T("VLLM_USE_V1=0 is not set (VLLM_USE_V1={value})", value=value), evidence)
+        return ctx.ok(T("VLLM_USE_V1=0 is not set"), evidence)
     py = ctx.fact("python")
     evidence += _versions_evidence(py, env)
     va = py.dist("vllm-ascend")
     vv = try_parse_version(_vllm_version(py, env))
     vav = try_parse_version(va.version) if va else None
     if vav is not None and version_in(vav, ">=0.10.0rc1"):
-        return ctx.fail(f"VLLM_USE_V1=0 requests the V0 engine, which vllm-ascend {va.version} removed "
-                        "(V0 completely removed since v0.10.0rc1)", evidence)
+        return ctx.fail(T("VLLM_USE_V1=0 requests the V0 engine, which vllm-ascend {version} removed (V0 completely "
+                          "removed since v0.10.0rc1)", version=va.version), evidence)
     if vv is not None and version_in(vv, ">=0.12.0"):
-        return ctx.fail(f"VLLM_USE_V1=0 requests the V0 engine, which vLLM {vv} no longer has (the variable was "
-                        "removed in 0.12.0 and is ignored)", evidence)
+        return ctx.fail(T("VLLM_USE_V1=0 requests the V0 engine, which vLLM {version} no longer has (the variable "
+                          "was removed in 0.12.0 and is ignored)", version=vv), evidence)
     if vav is not None and version_in(vav, ">=0.9.1"):
-        return ctx.warn(f"VLLM_USE_V1=0 with vllm-ascend {va.version}: its release notes say the V0 engine is not "
-                        "supported; set VLLM_USE_V1=1", evidence,
-                        remediation="`export VLLM_USE_V1=1` (vllm-ascend v0.9.1 release notes).")
+        return ctx.warn(T("VLLM_USE_V1=0 with vllm-ascend {version}: its release notes say the V0 engine is not "
+                          "supported; set VLLM_USE_V1=1", version=va.version), evidence,
+                        remediation=T("`export VLLM_USE_V1=1` (vllm-ascend v0.9.1 release notes)."))
     if vav is None and vv is None:
-        return ctx.unknown("VLLM_USE_V1=0 is set, but neither vllm nor vllm-ascend is installed to judge it",
+        return ctx.unknown(T("VLLM_USE_V1=0 is set, but neither vllm nor vllm-ascend is installed to judge it"),
                            evidence)
-    return ctx.ok("VLLM_USE_V1=0 on a release that still has the V0 engine", evidence)
+    return ctx.ok(T("VLLM_USE_V1=0 on a release that still has the V0 engine"), evidence)
 
 
 @check("ENV103", "vllm-use-v1-ignored", severity="warning", needs=["env", "python"])
@@ -122,12 +124,13 @@ def vllm_use_v1_ignored(ctx):
     value = env.get("VLLM_USE_V1")
     evidence = [ev("env: VLLM_USE_V1", value if value is not None else "(not set)")]
     if value is None:
-        return ctx.ok("VLLM_USE_V1 is not set", evidence)
+        return ctx.ok(T("VLLM_USE_V1 is not set"), evidence)
     py = ctx.fact("python")
     evidence += _versions_evidence(py, env)
     vv = try_parse_version(_vllm_version(py, env))
     if vv is None:
-        return ctx.unknown(f"VLLM_USE_V1={value} is set, but the vLLM version is unknown", evidence)
+        return ctx.unknown(T("VLLM_USE_V1={value} is set, but the vLLM version is unknown", value=value), evidence)
     if version_in(vv, ">=0.12.0"):
-        return ctx.warn(f"VLLM_USE_V1={value} is ignored by vLLM {vv} (removed in 0.12.0)", evidence)
-    return ctx.ok(f"VLLM_USE_V1={value} is still read by vLLM {vv}", evidence)
+        return ctx.warn(T("VLLM_USE_V1={value} is ignored by vLLM {version} (removed in 0.12.0)", value=value,
+                          version=vv), evidence)
+    return ctx.ok(T("VLLM_USE_V1={value} is still read by vLLM {version}", value=value, version=vv), evidence)
