@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from ascend_doctor.engine import ev
+from ascend_doctor.i18n import T
 from ascend_doctor.probes.devices import parse_device_ids
 from ascend_doctor.registry import check
 
@@ -84,8 +85,8 @@ def table_excerpt(info) -> str:
 def no_table(ctx, smi, what: str):
     """`unknown` for a check that needs the npu-smi table when there is none (the driver/NPU102 checks say why)."""
     cause = smi.reason() or "npu-smi gave no table"
-    return ctx.unknown(f"cannot {what}: {cause}", [ev(smi_source(smi), smi.reason() or smi.command.why_not)],
-                       cause=cause, see=SMI_DIAGNOSED_BY)
+    return ctx.unknown(T("cannot {what}: {cause}", what=what, cause=cause),
+                       [ev(smi_source(smi), smi.reason() or smi.command.why_not)], cause=cause, see=SMI_DIAGNOSED_BY)
 
 
 def logical_count(info) -> int:
@@ -189,10 +190,11 @@ def npu_health(ctx):
                 problems.append(f"NPU {npu}: `-t health` says {h.health} (error codes {codes}) although the table "
                                 "shows OK")
     if problems:
-        return ctx.fail(f"{len(problems)} unhealthy NPU chip(s): " + "; ".join(problems), evidence,
-                        unhealthy=[c.npu_id for c in info.unhealthy()])
-    n_npu, n_chip = len(info.npu_ids()), len(info.chips)
-    suffix = " (table elided: at least this many)" if info.elided else ""
+        return ctx.fail(T("{n} unhealthy NPU chip(s): {problems}", n=len(problems), problems="; ".join(problems)),
+                        evidence, unhealthy=[c.npu_id for c in info.unhealthy()])
+    # An elided table only lower-bounds the counts: "8+" says so in any language.
+    plus = "+" if info.elided else ""
+    n_npu, n_chip = f"{len(info.npu_ids())}{plus}", f"{len(info.chips)}{plus}"
     missing = health.not_read() if health is not None else list(info.npu_ids())
     if missing:
         why = []
@@ -201,11 +203,14 @@ def npu_health(ctx):
             why.append(f"NPU {npu}: " + ("not asked (out of time)" if res is None else
                                          res.command.why_not or res.parse_error or "no answer"))
         evidence.append(ev("npu-smi info -t health -i N", "\n".join(why), ok=False))
-        what = "the `-t health` probe did not run" if health is None else \
-            f"`-t health` was not read for NPU {', '.join(map(str, missing))}"
-        return ctx.unknown(f"the table says Health OK for {n_npu} NPU(s), {n_chip} chip(s){suffix}, but {what}: "
-                           "those NPUs were not looked at closely", evidence, not_read=missing)
-    return ctx.ok(f"{n_npu} NPU(s), {n_chip} chip(s) report Health OK{suffix}", evidence)
+        if health is None:
+            return ctx.unknown(T("the table says Health OK for {npus} NPU(s), {chips} chip(s), but the `-t health` "
+                                 "probe did not run: those NPUs were not looked at closely", npus=n_npu, chips=n_chip), evidence, not_read=missing)
+        return ctx.unknown(T("the table says Health OK for {npus} NPU(s), {chips} chip(s), but `-t health` was "
+                             "not read for NPU {missing}: those NPUs were not looked at closely", npus=n_npu,
+                             chips=n_chip, missing=", ".join(map(str, missing))), evidence,
+                           not_read=missing)
+    return ctx.ok(T("{npus} NPU(s), {chips} chip(s) report Health OK", npus=n_npu, chips=n_chip), evidence)
 
 
 @check("NPU102", "npu-smi-error", severity="error", needs=["npu_smi", "container"])
@@ -237,27 +242,27 @@ def npu_smi_error(ctx):
     err = smi.info.error if smi.info is not None else None
     if err is None and smi.command.error == "permission_denied":
         if in_container:
-            return ctx.skip("in a container: CTR104 diagnoses npu-smi failures with the mounts",
+            return ctx.skip(T("in a container: CTR104 diagnoses npu-smi failures with the mounts"),
                             [ev(src, smi.command.why_not)])
-        return ctx.fail(f"npu-smi could not be run: {smi.command.why_not}", [ev(src, smi.command.why_not)],
+        return ctx.fail(T("npu-smi could not be run: {why}", why=smi.command.why_not), [ev(src, smi.command.why_not)],
                         remediation=FIX_PERMISSION)
     if err is None and smi.command.returncode is not None and smi.command.returncode < 0:
-        return ctx.fail(f"npu-smi did not answer: {smi.command.why_not}", [ev(src, smi.command.why_not)],
-                        remediation="A crashing npu-smi points at the driver: `dmesg | grep -i -E 'davinci|drv_'`, "
-                                    "check the driver and firmware match (DRV103) and reinstall the driver package "
-                                    "(Ascend-hdk-*-npu-driver_*.run --full); a SIGKILL may also be the OOM killer.")
+        return ctx.fail(T("npu-smi did not answer: {why}", why=smi.command.why_not), [ev(src, smi.command.why_not)],
+                        remediation=T("A crashing npu-smi points at the driver: `dmesg | grep -i -E 'davinci|drv_'`, "
+                                      "check the driver and firmware match (DRV103) and reinstall the driver package "
+                                      "(Ascend-hdk-*-npu-driver_*.run --full); a SIGKILL may also be the OOM killer."))
     if err is None:
         if smi.usable:
             ver = smi.info.driver_version or smi.info.tool_version or "?"
-            return ctx.ok(f"npu-smi {ver} lists {len(smi.info.chips)} chip(s)",
+            return ctx.ok(T("npu-smi {version} lists {chips} chip(s)", version=ver, chips=len(smi.info.chips)),
                           [ev(src, f"Version: {ver}\n{table_excerpt(smi.info)}")])
-        return ctx.unknown(f"npu-smi gave no table and no recognisable error: {smi.reason()}",
+        return ctx.unknown(T("npu-smi gave no table and no recognisable error: {why}", why=smi.reason()),
                            [ev(src, smi.command.stderr_tail or smi.command.why_not or smi.reason())])
     if in_container:
-        return ctx.skip("in a container: CTR104 diagnoses this npu-smi error with the device nodes and mounts",
+        return ctx.skip(T("in a container: CTR104 diagnoses this npu-smi error with the device nodes and mounts"),
                         [ev(src, err.message)])
     what, fix = dcmi_diagnosis(err, in_container=False)
-    return ctx.fail(f"npu-smi failed: {what}", [ev(src, err.message + (f"\n{smi.command.stderr_tail}"
+    return ctx.fail(T("npu-smi failed: {what}", what=what), [ev(src, err.message + (f"\n{smi.command.stderr_tail}"
                                                                         if smi.command.stderr_tail
                                                                         and err.message not in smi.command.stderr_tail
                                                                         else ""))],
@@ -324,17 +329,23 @@ def npu_memory_in_use(ctx):
     procs = "; ".join(_procs_on(npu, ps) for npu, ps in sorted(by_npu.items()))
     pids = info.pids()
     if busy:
-        who = f" held by {len(pids)} process(es): {procs}" if pids else \
-            " with no process listed (held by another container or a process this user cannot see)"
-        return ctx.fail(f"more than half of the device memory is in use on {len(busy)} chip(s) ({'; '.join(busy)})"
-                        + who, evidence, pids=pids)
+        if pids:
+            return ctx.fail(T("more than half of the device memory is in use on {n} chip(s) ({chips}) held by "
+                              "{pids} process(es): {procs}", n=len(busy), chips="; ".join(busy), pids=len(pids),
+                              procs=procs), evidence, pids=pids)
+        return ctx.fail(T("more than half of the device memory is in use on {n} chip(s) ({chips}) with no process "
+                          "listed (held by another container or a process this user cannot see)", n=len(busy),
+                          chips="; ".join(busy)), evidence, pids=pids)
     if pids:
-        return ctx.warn(f"{len(pids)} process(es) already hold NPU memory: {procs}", evidence, pids=pids)
+        return ctx.warn(T("{n} process(es) already hold NPU memory: {procs}", n=len(pids), procs=procs), evidence,
+                        pids=pids)
     if warm:
-        return ctx.warn(f"device memory in use with no process listed: {'; '.join(warm)} (another container, or "
-                        "a process npu-smi does not show here)", evidence)
-    note = "" if info.has_process_table else " (this output has no process table)"
-    return ctx.ok(f"no process holds NPU memory; {len(info.chips)} chip(s) near idle memory use{note}", evidence)
+        return ctx.warn(T("device memory in use with no process listed: {chips} (another container, or a process "
+                          "npu-smi does not show here)", chips="; ".join(warm)), evidence)
+    if info.has_process_table:
+        return ctx.ok(T("no process holds NPU memory; {n} chip(s) near idle memory use", n=len(info.chips)), evidence)
+    return ctx.ok(T("no process holds NPU memory; {n} chip(s) near idle memory use (this output has no process "
+                    "table)", n=len(info.chips)), evidence)
 
 
 def _dups(ids: list[int]) -> list[int]:
@@ -371,10 +382,10 @@ def visible_devices(ctx):
     phys = env.get("ASCEND_VISIBLE_DEVICES")
     if rt is None and phys is None:
         if smi.usable:
-            return ctx.ok(f"no visible-devices variable set: all {len(smi.info.chips)} device(s) are visible",
+            return ctx.ok(T("no visible-devices variable set: all {n} device(s) are visible", n=len(smi.info.chips)),
                           [ev("env", "ASCEND_RT_VISIBLE_DEVICES, ASCEND_VISIBLE_DEVICES: unset")])
-        return ctx.ok("no visible-devices variable set", [ev("env", "ASCEND_RT_VISIBLE_DEVICES, "
-                                                                    "ASCEND_VISIBLE_DEVICES: unset")])
+        return ctx.ok(T("no visible-devices variable set"), [ev("env", "ASCEND_RT_VISIBLE_DEVICES, "
+                                                                       "ASCEND_VISIBLE_DEVICES: unset")])
     if not smi.usable:
         return no_table(ctx, smi, "compare the visible-devices variables with the NPUs present")
     info = smi.info
@@ -424,8 +435,9 @@ def visible_devices(ctx):
     if fails:
         return ctx.fail("; ".join(fails + warns), evidence)
     if warns:
-        return ctx.warn("; ".join(warns) + " — cannot confirm from an elided npu-smi table", evidence)
+        return ctx.warn(T("{problems} — cannot confirm from an elided npu-smi table", problems="; ".join(warns)),
+                        evidence)
     shown = ", ".join(f"{k}={v!r}" for k, v in (("ASCEND_RT_VISIBLE_DEVICES", rt), ("ASCEND_VISIBLE_DEVICES", phys))
                       if v is not None)
-    return ctx.ok(f"{shown} names devices that exist", evidence)
+    return ctx.ok(T("{shown} names devices that exist", shown=shown), evidence)
 
