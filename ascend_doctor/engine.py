@@ -87,19 +87,17 @@ class FactStore:
 
     def preset(self, name: str, value: Any) -> None:
         """Give a fact its value instead of a probe (the `vllm serve` line exec lints), unless one is running."""
-        with self._lock:
-            if name not in self._futures:
-                f: Future = Future()
-                f.set_result(value)
-                self._futures[name] = f
-                self._started[name] = time.monotonic()
+        self._settle(name, lambda f: f.set_result(value))
 
     def preset_missing(self, name: str, reason: str) -> None:
         """Mark a fact unavailable for `reason` without running its probe (triage: the paste does not have it)."""
+        self._settle(name, lambda f: f.set_exception(FactUnavailable(name, reason)))
+
+    def _settle(self, name: str, settle: Callable[[Future], None]) -> None:
         with self._lock:
             if name not in self._futures:
                 f: Future = Future()
-                f.set_exception(FactUnavailable(name, reason))
+                settle(f)
                 self._futures[name] = f
                 self._started[name] = time.monotonic()
 

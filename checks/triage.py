@@ -44,6 +44,8 @@ def paste_consistent(ctx):
         evidence.append(ev("paste: CANN", f"Not Available (line {paste.cann_not_available.lines}); "
                                           f"{other.source}: {other.value} (line {other.lines})"))
     if not problems:
+        if not paste.versions and paste.cann_not_available is None:
+            return ctx.skip("the paste states no versions to compare")
         repeated = sum(1 for seen in paste.versions.values() if len(seen) > 1)
         return ctx.ok(f"no contradictions ({repeated} component(s) stated more than once, all agreeing)")
     return ctx.fail("the paste contradicts itself — " + "; ".join(problems), evidence,

