@@ -85,8 +85,11 @@ def test_round_trip_on_the_servers_own_id_with_content_null(strict):
     facts, found, *_ = strict
     rt = facts.get(S.ROUNDTRIP)
     assert rt.request["answers_call_id"].startswith("chatcmpl-tool-")
-    assert found["TOOL111"].status == Status.PASS, found["TOOL111"].message
-    assert S.ROUNDTRIP_COMPAT not in facts.exchanges  # the standard shape (content null) was accepted
+    assert rt.status == 200 and S.ROUNDTRIP_COMPAT not in facts.exchanges  # content null on its own id: accepted
+    # Whether the 135M model quotes the random sentinel back is the model's choice (seen both ways on CI): pass, or
+    # the sentinel warning — never a rejection.
+    f = found["TOOL111"]
+    assert f.status == Status.PASS or (f.status == Status.WARN and "sentinel" in f.message), f.message
 
 
 def test_auto_in_text_and_one_parallel_call_stay_warnings(strict):
