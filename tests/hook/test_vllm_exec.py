@@ -87,7 +87,8 @@ def test_exec_smoke_against_the_real_vllm_passes_signals_and_its_exit_code(tmp_p
         data = json.loads(report.read_text())
         status = {f["code"]: f["status"] for f in data["findings"]}
         assert status["SERVE105"] == "pass" and status["SERVE101"] == "pass"  # the real files were read
-        assert status["TOOL101"] == status["TOOL102"] == status["TOOL111"] == "pass"
+        assert status["TOOL101"] == status["TOOL102"] == "pass"
+        assert status["TOOL111"] in ("pass", "warn")  # quoting the random sentinel is the 135M model's choice
         assert any("serving python: " + vllm_python() in n for n in data["notes"])
         assert data["exit_code"] == 0
         # Still serving after the smoke.
