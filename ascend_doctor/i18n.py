@@ -92,11 +92,26 @@ class Msg(str):
 
 def T(template: str, **fields) -> Msg:
     """A message template with named fields: `T("/dev/shm is {size}, below the {minimum} minimum", size=…, …)`.
-    The values are formatted by the caller (units, lists) and are never translated."""
+    The values are formatted by the caller (units, lists) and are never translated — except a value that is itself
+    a `Msg` (a phrase such as "named tool_choice", or a `join` of messages): its translations are kept beside it as
+    `name@zh`, so the whole sentence reads in one language."""
     values = {k: str(v) for k, v in fields.items()}
     m = Msg(template.format(**values))
+    for k, v in fields.items():
+        if isinstance(v, Msg):
+            for lang in LANGS[1:]:
+                values[f"{k}@{lang}"] = localize(str(v), v.template, v.fields, lang=lang)
     m.template, m.fields = template, values
     return m
+
+
+def join(sep: str, items) -> str:
+    """`sep.join(items)` that keeps the items' translations when some of them are messages (`T(...)`)."""
+    items = list(items)
+    if not any(isinstance(i, Msg) for i in items):
+        return sep.join(map(str, items))
+    escaped = sep.replace("{", "{{").replace("}", "}}")
+    return T(escaped.join("{p%d}" % i for i in range(len(items))), **{f"p{i}": it for i, it in enumerate(items)})
 
 
 def split(text) -> tuple:
@@ -113,8 +128,11 @@ def localize(text: Optional[str], template: Optional[str] = None, fields: Option
     if text is None:
         return None
     if template:
+        lang = lang or current()
+        fields = fields or {}
+        values = {k: fields.get(f"{k}@{lang}", v) for k, v in fields.items() if "@" not in k}
         try:
-            return tr(template, lang=lang, **(fields or {}))
+            return tr(template, lang=lang, **values)
         except (KeyError, IndexError, ValueError):  # a catalogue entry with other fields: never lose the message
             return text
     return tr(text, lang=lang)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ascend_doctor.engine import ev
+from ascend_doctor.i18n import T
 from ascend_doctor.registry import check
 from ascend_doctor.versions import try_parse_version, version_in
 
@@ -29,10 +30,10 @@ def set_env_script(version: Optional[str]) -> str:
 def source_fix(version: Optional[str]) -> str:
     script = set_env_script(version)
     other = TOOLKIT_SET_ENV if script == CANN_SET_ENV else CANN_SET_ENV
-    return (f"`source {script}` in the shell, unit or container entrypoint that starts `vllm serve` "
-            f"(`{other}` on {'older' if script == CANN_SET_ENV else 'CANN >= 8.5'} layouts), and "
-            f"`source {NNAL_SET_ENV}` when NNAL is installed; in a Dockerfile put both in the ENTRYPOINT script or "
-            f"~/.bashrc of the serving user.")
+    return (T("`source {script}` in the shell, unit or container entrypoint that starts `vllm serve` (`{other}` on "
+              "{value} layouts), and `source {nnal_set_env}` when NNAL is installed; in a Dockerfile put both in the "
+              "ENTRYPOINT script or ~/.bashrc of the serving user.", script=script, other=other,
+              value=T("older") if script == CANN_SET_ENV else T("CANN >= 8.5"), nnal_set_env=NNAL_SET_ENV))
 
 
 def cann_evidence(c) -> list:
@@ -53,7 +54,8 @@ def no_cann(ctx, c, why: str = "CANN not found (see CANN101)"):
     """The outcome of a CANN check with no install to look at: skip when there is none, unknown when its files are
     there but unreadable (that is not "not installed")."""
     if c.unreadable:
-        return ctx.unknown("CANN files could not be read (see CANN101): " + "; ".join(c.unreadable),
+        return ctx.unknown(T("CANN files could not be read (see CANN101): {unreadable}",
+                             unreadable='; '.join(c.unreadable)),
                            cann_evidence(c), cause="CANN version files are unreadable")
     return ctx.skip(why, cann_evidence(c))
 
@@ -77,14 +79,16 @@ def cann_installed(ctx):
     """
     c = ctx.fact("cann")
     if not c.found and c.unreadable:
-        return ctx.unknown("CANN files exist but could not be read: " + "; ".join(c.unreadable)
-                           + " — run the doctor as the serving user, or make them readable", cann_evidence(c),
+        return ctx.unknown(T("CANN files exist but could not be read: {unreadable} — run the doctor as the serving "
+                             "user, or make them readable",
+                             unreadable='; '.join(c.unreadable)), cann_evidence(c),
                            cause="CANN version files are unreadable")
     if not c.found:
-        return ctx.fail("CANN toolkit not found in any known location (searched: " + ", ".join(c.searched) + ")",
+        return ctx.fail(T("CANN toolkit not found in any known location (searched: {searched})",
+                          searched=', '.join(c.searched)),
                         cann_evidence(c))
     a = c.active
-    return ctx.ok(f"CANN {c.version or '(version unknown)'} at {a.root}", cann_evidence(c))
+    return ctx.ok(T("CANN {version} at {root}", version=c.version or '(version unknown)', root=a.root), cann_evidence(c))
 
 
 @check("CANN102", "cann-consistent", severity="error", needs=["cann"])
@@ -113,9 +117,9 @@ def cann_consistent(ctx):
         evidence.append(ev("env: ASCEND_*", "\n".join(f"{k}={v}" for k, v in c.env.items())))
     if issues:
         evidence.append(ev("CANN probe", "\n".join(issues)))
-        return ctx.fail(f"CANN install is inconsistent: {issues[0]}"
-                        + (f" (+{len(issues) - 1} more)" if len(issues) > 1 else ""), evidence)
-    return ctx.ok(f"CANN {c.version}: version files, symlinks and environment agree", evidence)
+        return ctx.fail(T("CANN install is inconsistent: {issues}{value}", issues=issues[0],
+                          value=T(" (+{value} more)", value=len(issues) - 1) if len(issues) > 1 else ''), evidence)
+    return ctx.ok(T("CANN {version}: version files, symlinks and environment agree", version=c.version), evidence)
 
 
 @check("CANN103", "cann-arch", severity="critical", needs=["cann"])
@@ -137,11 +141,12 @@ def cann_arch(ctx):
         return no_cann(ctx, c)
     evidence = cann_evidence(c) + [ev("uname -m", c.host_arch or "unknown")]
     if c.arch_mismatch is None:
-        return ctx.unknown(f"could not tell the toolkit arch ({c.arch or 'no arch in install info'}) or the host arch "
-                           f"({c.host_arch or 'unknown'})", evidence)
+        return ctx.unknown(T("could not tell the toolkit arch ({arch}) or the host arch ({host_arch})",
+                             arch=c.arch or 'no arch in install info', host_arch=c.host_arch or 'unknown'), evidence)
     if c.arch_mismatch:
-        return ctx.fail(f"CANN at {c.active.root} is built for {c.arch} but this machine is {c.host_arch}", evidence)
-    return ctx.ok(f"CANN is built for {c.arch}, like this machine", evidence)
+        return ctx.fail(T("CANN at {root} is built for {arch} but this machine is {host_arch}", root=c.active.root,
+                          arch=c.arch, host_arch=c.host_arch), evidence)
+    return ctx.ok(T("CANN is built for {arch}, like this machine", arch=c.arch), evidence)
 
 
 @check("CANN104", "cann-env-sourced", severity="error", needs=["cann", "env"])
@@ -167,12 +172,12 @@ def cann_env_sourced(ctx):
     seen = ld if ld is not None else ("(not set)" if env is not None else "(environment not available)")
     evidence = cann_evidence(c) + [ev("env: LD_LIBRARY_PATH", seen)]
     if c.ld_library_path_has_toolkit is None:
-        return ctx.unknown("could not tell whether LD_LIBRARY_PATH holds the toolkit's lib64", evidence)
+        return ctx.unknown(T("could not tell whether LD_LIBRARY_PATH holds the toolkit's lib64"), evidence)
     if not c.ld_library_path_has_toolkit:
         lib = f"{c.active.root}/lib64"
-        return ctx.fail(f"CANN environment not sourced: LD_LIBRARY_PATH does not contain {lib}", evidence,
+        return ctx.fail(T("CANN environment not sourced: LD_LIBRARY_PATH does not contain {lib}", lib=lib), evidence,
                         remediation=source_fix(c.version))
-    return ctx.ok(f"CANN environment sourced (LD_LIBRARY_PATH has {c.active.root} lib64)", evidence)
+    return ctx.ok(T("CANN environment sourced (LD_LIBRARY_PATH has {root} lib64)", root=c.active.root), evidence)
 
 
 @check("CANN105", "nnal-atb", severity="error", needs=["cann", "python", "driver", "npu_smi"])
@@ -204,27 +209,30 @@ def nnal_atb(ctx):
     if va is not None:
         evidence.append(ev(f"distribution: vllm-ascend {va.version}", "installed in the serving interpreter"))
     if py is not None and va is None:
-        return ctx.skip("vllm-ascend is not installed: NNAL/ATB not needed", evidence)
+        return ctx.skip(T("vllm-ascend is not installed: NNAL/ATB not needed"), evidence)
     if not n.found:
         if py is None:
-            return ctx.unknown("NNAL/ATB not found, and whether vllm-ascend is installed could not be established",
+            return ctx.unknown(T("NNAL/ATB not found, and whether vllm-ascend is installed could not be established"),
                                evidence)
-        return ctx.fail("NNAL/ATB not found, but vllm-ascend needs it (libatb.so)", evidence)
+        return ctx.fail(T("NNAL/ATB not found, but vllm-ascend needs it (libatb.so)"), evidence)
     if n.error:
-        return ctx.warn(f"NNAL/ATB found but its version.info is unreadable: {n.error}", evidence)
+        return ctx.warn(T("NNAL/ATB found but its version.info is unreadable: {error}", error=n.error), evidence)
     if not n.atb_home_path:
-        return ctx.fail(f"NNAL/ATB {n.version or ''} installed but not sourced (ATB_HOME_PATH not set): "
-                        "libatb.so will not be found", evidence,
-                        remediation=f"`source {NNAL_SET_ENV}` after the CANN set_env.sh in the environment that "
-                                    "starts `vllm serve`.")
+        return ctx.fail(T("NNAL/ATB {version} installed but not sourced (ATB_HOME_PATH not set): libatb.so will not "
+                          "be found", version=n.version or ''), evidence,
+                        remediation=T("`source {nnal_set_env}` after the CANN set_env.sh in the environment that "
+                                      "starts `vllm serve`.",
+                                      nnal_set_env=NNAL_SET_ENV))
     if n.version and c.version and n.cann_mismatch:
-        return ctx.warn(f"NNAL/ATB {n.version} was built for another CANN than the active CANN {c.version}",
-                        evidence, remediation=f"Install Ascend-cann-nnal_{c.version}_linux-<arch>.run to match "
-                                              f"CANN {c.version}, then `source {NNAL_SET_ENV}`. After a CANN/NNAL "
-                                              "upgrade also reinstall (or rebuild) vllm-ascend and torch_npu for "
-                                              "it: EngineCore segfaults after such upgrades are reported in "
-                                              "vllm-ascend#10136 and #16773.")
-    return ctx.ok(f"NNAL/ATB {n.version or '?'} installed and sourced", evidence)
+        return ctx.warn(T("NNAL/ATB {version} was built for another CANN than the active CANN {version2}",
+                          version=n.version, version2=c.version),
+                        evidence, remediation=T("Install Ascend-cann-nnal_{version}_linux-<arch>.run to match CANN "
+                                                "{version}, then `source {nnal_set_env}`. After a CANN/NNAL upgrade "
+                                                "also reinstall (or rebuild) vllm-ascend and torch_npu for it: "
+                                                "EngineCore segfaults after such upgrades are reported in "
+                                                "vllm-ascend#10136 and #16773.",
+                                                version=c.version, nnal_set_env=NNAL_SET_ENV))
+    return ctx.ok(T("NNAL/ATB {version} installed and sourced", version=n.version or '?'), evidence)
 
 
 def driver_version_of(ctx) -> tuple:
@@ -263,34 +271,39 @@ def cann_driver_compatible(ctx):
     drv_v, drv_ev = driver_version_of(ctx)
     evidence = cann_evidence(c) + [drv_ev]
     if drv_v is None:
-        return ctx.unknown("no driver version to compare CANN with (see DRV101/DRV102)", evidence)
+        return ctx.unknown(T("no driver version to compare CANN with (see DRV101/DRV102)"), evidence)
     m = ctx.matrix
     verdict, why = m.cann_driver_compatible(c.version, drv_v)
     evidence.append(ev("matrix: CANN ↔ HDK", why))
     if verdict is True:
-        return ctx.ok(f"CANN {c.version} with driver {drv_v}: compatible", evidence)
+        return ctx.ok(T("CANN {version} with driver {drv_v}: compatible", version=c.version, drv_v=drv_v), evidence)
     if verdict is False:
         if why.startswith("INFERRED"):
-            return ctx.fail(f"CANN {c.version} needs a newer driver than {drv_v} (inferred): {why[len('INFERRED: '):]}",
+            return ctx.fail(T("CANN {version} needs a newer driver than {drv_v} (inferred): {why}", version=c.version,
+                              drv_v=drv_v, why=why[len('INFERRED: '):]),
                             evidence, inferred=True,
-                            remediation="Install the Ascend HDK (driver and firmware) the CANN release notes name "
-                                        "(`ascend-doctor matrix pins --vllm-ascend X` lists it), or a CANN release "
-                                        f"published with driver {drv_v}.")
-        return ctx.fail(f"CANN {c.version} is NOT compatible with driver {drv_v}", evidence)
+                            remediation=T("Install the Ascend HDK (driver and firmware) the CANN release notes name "
+                                          "(`ascend-doctor matrix pins --vllm-ascend X` lists it), or a CANN release "
+                                          "published with driver {drv_v}.",
+                                          drv_v=drv_v))
+        return ctx.fail(T("CANN {version} is NOT compatible with driver {drv_v}", version=c.version, drv_v=drv_v), evidence)
     if m.newer_than_matrix("cann", c.version):
-        return ctx.warn(f"CANN {c.version} is not in the matrix yet (newest known {m.newest_known('cann')}): "
-                        f"its driver requirements cannot be checked", evidence,
-                        remediation="Check the CANN release notes' compatibility table for driver "
-                                    f"{drv_v}, or layer a matrix row with `--matrix`.")
+        return ctx.warn(T("CANN {version} is not in the matrix yet (newest known {newest_known}): its driver "
+                          "requirements cannot be checked", version=c.version,
+                          newest_known=m.newest_known('cann')), evidence,
+                        remediation=T("Check the CANN release notes' compatibility table for driver {drv_v}, or layer "
+                                      "a matrix row with `--matrix`.", drv_v=drv_v))
     pairs = m.hdk_for_cann(c.version)
     dv = try_parse_version(drv_v)
     listed = [try_parse_version(x) for h in pairs for x in h.driver]
     listed = [x for x in listed if x is not None]
     if dv is not None and listed and all(dv.main_key < x.main_key for x in listed):
         oldest = min(listed)
-        return ctx.warn(f"driver {drv_v} is older than every driver CANN {c.version} was published with "
-                        f"(oldest: {oldest}); no published table says whether it works", evidence)
-    return ctx.unknown(f"CANN {c.version} with driver {drv_v}: no source covers this pair", evidence)
+        return ctx.warn(T("driver {drv_v} is older than every driver CANN {version} was published with (oldest: "
+                          "{oldest}); no published table says whether it works", drv_v=drv_v,
+                          version=c.version, oldest=oldest), evidence)
+    return ctx.unknown(T("CANN {version} with driver {drv_v}: no source covers this pair", version=c.version,
+                         drv_v=drv_v), evidence)
 
 
 # Paths CANN 8.5.0 deprecated and later releases remove (hicann/release-management@0436983 9.1.1/release-notes.md
@@ -328,14 +341,16 @@ def cann_deprecated_layout(ctx):
         return no_cann(ctx, c)
     v = try_parse_version(c.version)
     if v is None:
-        return ctx.unknown(f"CANN version {c.version!r} is not a version: cannot tell which layout applies",
+        return ctx.unknown(T("CANN version {version} is not a version: cannot tell which layout applies",
+                             version=repr(c.version)),
                            cann_evidence(c))
     if not version_in(v, ">=8.5"):
-        return ctx.skip(f"CANN {c.version} predates the 8.5 layout: ascend-toolkit/latest is its only layout",
+        return ctx.skip(T("CANN {version} predates the 8.5 layout: ascend-toolkit/latest is its only layout",
+                          version=c.version),
                         cann_evidence(c))
     env = ctx.try_fact("env")
     if env is None:
-        return ctx.unknown("the serving environment was not available", cann_evidence(c))
+        return ctx.unknown(T("the serving environment was not available"), cann_evidence(c))
     places = [(f"env {k}", str(val)) for k, val in sorted(env.items())]
     cmd = ctx.try_fact("serve_cmd")
     if cmd is not None and getattr(cmd, "display", None):
@@ -346,14 +361,16 @@ def cann_deprecated_layout(ctx):
             if old in text:
                 hits.append((where, old, new))
     if not hits:
-        return ctx.ok(f"no deprecated ascend-toolkit/latest path in the {len(env)} environment variables"
-                      + (" or the serve command" if cmd is not None else ""), cann_evidence(c))
+        return ctx.ok(T("no deprecated ascend-toolkit/latest path in the {n_env} environment variables{value}",
+                        n_env=len(env), value=T(" or the serve command") if cmd is not None else ''), cann_evidence(c))
     evidence = cann_evidence(c) + [ev(where, f"{old} (replaced by {new})") for where, old, new in hits]
     used = sorted({old for _w, old, _n in hits})
     wheres = sorted({w for w, _o, _n in hits})
-    return ctx.warn(f"{', '.join(wheres)} still use{'s' if len(wheres) == 1 else ''} the ascend-toolkit/latest "
-                    f"layout CANN 8.5 deprecated ({', '.join(used)}); CANN releases after {LAYOUT_REMOVAL} remove it "
-                    f"[source: {LAYOUT_SOURCE}]", evidence,
-                    remediation=f"`source {CANN_SET_ENV}` instead of {TOOLKIT_SET_ENV}, and point scripts at "
-                                + "; ".join(f"{new} instead of {old}" for old, new in DEPRECATED_LAYOUT if old in used)
-                                + ".", removal=LAYOUT_REMOVAL, paths=used)
+    return ctx.warn(T("still in use in {wheres}: the ascend-toolkit/latest layout CANN 8.5 deprecated ({used}); CANN "
+                      "releases after {layout_removal} remove it [source: {layout_source}]",
+                      wheres=', '.join(wheres), used=', '.join(used),
+                      layout_removal=LAYOUT_REMOVAL, layout_source=LAYOUT_SOURCE), evidence,
+                    remediation=T("`source {cann_set_env}` instead of {toolkit_set_env}, and point scripts at "
+                                  "{deprecated_layout}.", cann_set_env=CANN_SET_ENV,
+                                  toolkit_set_env=TOOLKIT_SET_ENV,
+                                  deprecated_layout='; '.join((f'{new} instead of {old}' for old, new in DEPRECATED_LAYOUT if old in used))), removal=LAYOUT_REMOVAL, paths=used)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from ascend_doctor.engine import ev
+from ascend_doctor.i18n import T
 from ascend_doctor.probes.devices import planned_device_count
 from ascend_doctor.registry import check
 
@@ -32,8 +33,8 @@ MULTI_NODE_VARS = ("HCCL_IF_IP", "HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP
 
 
 def not_in_container(ctx, ctr):
-    return ctx.skip("not in a container (" + (", ".join(ctr.signals) or "no container signals")
-                    + "): nothing is mounted, the host's own devices and driver are used")
+    return ctx.skip(T("not in a container ({signals}): nothing is mounted, the host's own devices and driver are used",
+                      signals=', '.join(ctr.signals) or 'no container signals'))
 
 
 def ctr_evidence(ctr):
@@ -75,8 +76,9 @@ def broken_mounts(devs, npu_smi_found_elsewhere: bool) -> list[tuple[str, str, s
                              "host", MOUNT_FLAGS[key]))
     if not devs.npu_smi_present and not npu_smi_found_elsewhere:
         as_dir = [p.path for p in devs.npu_smi if p.exists and p.kind == "dir"]
-        what = (f"{as_dir[0]} is a directory, not the npu-smi program: the -v source did not exist on the host"
-                if as_dir else "npu-smi is missing (/usr/local/bin/npu-smi, /usr/local/sbin/npu-smi)")
+        what = (T("{as_dir} is a directory, not the npu-smi program: the -v source did not exist on the host",
+                  as_dir=as_dir[0])
+                if as_dir else T("npu-smi is missing (/usr/local/bin/npu-smi, /usr/local/sbin/npu-smi)"))
         out.append(("npu_smi", what, MOUNT_FLAGS["npu_smi"]))
     return out
 
@@ -102,20 +104,20 @@ def container_device_nodes(ctx):
         return not_in_container(ctx, ctr)
     devs = ctx.fact("devices")
     if not devs.dev_listed:
-        return ctx.unknown(f"/dev could not be listed: {devs.dev_error}", [ctr_evidence(ctr)])
+        return ctx.unknown(T("/dev could not be listed: {dev_error}", dev_error=devs.dev_error), [ctr_evidence(ctr)])
     evidence = [ev("dir: /dev", dev_excerpt(devs)), ctr_evidence(ctr)]
     missing, flags = missing_nodes(devs)
     if missing:
-        fix = "add to `docker run`: " + " ".join(flags)
+        fix = T("add to `docker run`: {flags}", flags=' '.join(flags))
         if ctr.kubernetes:
             fix = K8S_HINT + "; with plain docker: " + " ".join(flags)
         else:
             fix += "; " + K8S_HINT
-        return ctx.fail("device node(s) missing in the container: " + ", ".join(missing), evidence,
+        return ctx.fail(T("device node(s) missing in the container: {missing}", missing=', '.join(missing)), evidence,
                         remediation=fix, missing=missing)
     nodes = [n for n in (CORE_NODES + ("ascend_manager",)) if devs.has(n)]
-    return ctx.ok(f"{len(devs.davinci)} NPU node(s) (davinci{','.join(str(i) for i in devs.davinci)}) and "
-                  + ", ".join(nodes) + " present", evidence)
+    return ctx.ok(T("{n_davinci} NPU node(s) (davinci{davinci}) and {nodes} present", n_davinci=len(devs.davinci),
+                    davinci=','.join((str(i) for i in devs.davinci)), nodes=', '.join(nodes)), evidence)
 
 
 @check("CTR102", "container-driver-mounts", severity="error", needs=["container", "devices", "npu_smi"])
@@ -150,14 +152,15 @@ def container_driver_mounts(ctx):
                    + ("\nnpu-smi on PATH: answered `npu-smi info`" if elsewhere else "")), ctr_evidence(ctr)]
     broken = broken_mounts(devs, elsewhere)
     if broken:
-        fix = "add to `docker run`: " + " ".join(flag for _, _, flag in broken) + \
-              " (each source must exist on the host: `ls -ld` it there)"
+        fix = T("add to `docker run`: {broken} (each source must exist on the host: `ls -ld` it there)",
+                broken=' '.join((flag for _, _, flag in broken)))
         if ctr.kubernetes:
             fix += "; " + K8S_HINT
-        return ctx.fail("driver files not mounted: " + "; ".join(w for _, w, _ in broken), evidence,
+        return ctx.fail(T("driver files not mounted: {broken}", broken='; '.join((w for _, w, _ in broken))), evidence,
                         remediation=fix, missing=[k for k, _, _ in broken])
-    return ctx.ok("driver mounts present: /usr/local/dcmi, npu-smi, driver/lib64 "
-                  f"({devs.driver_lib64.entries} entries), driver/version.info, /etc/ascend_install.info", evidence)
+    return ctx.ok(T("driver mounts present: /usr/local/dcmi, npu-smi, driver/lib64 ({entries} entries), "
+                    "driver/version.info, /etc/ascend_install.info",
+                    entries=devs.driver_lib64.entries), evidence)
 
 
 @check("CTR103", "container-hccn-tool", severity="warning", needs=["container", "devices", "env", "npu_smi"])
@@ -185,7 +188,7 @@ def container_hccn_tool(ctx):
     state = devs.hccn_tool
     evidence = [ev("path: /usr/local/Ascend/driver/tools/hccn_tool", state.describe())]
     if state.exists and state.kind != "dir":
-        return ctx.ok("hccn_tool is mounted", evidence)
+        return ctx.ok(T("hccn_tool is mounted"), evidence)
     planned = planned_device_count(env, ctx.try_fact("npu_smi"))
     counts = [n for n in (len(devs.davinci) if devs.dev_listed else None, planned) if n is not None]
     hints = [v for v in MULTI_NODE_VARS if env.get(v)]
@@ -197,17 +200,19 @@ def container_hccn_tool(ctx):
         why.append(f"{max(counts)} NPUs visible")
     if hints:
         why.append("multi-node variables set: " + ", ".join(hints))
-    what = "hccn_tool is a directory (its -v source was missing on the host)" if state.exists else \
-        "hccn_tool is not mounted"
+    what = T("hccn_tool is a directory (its -v source was missing on the host)") if state.exists else \
+        T("hccn_tool is not mounted")
     if why:
-        return ctx.warn(f"{what} although HCCL will run ({'; '.join(why)}): the NPU network ports cannot be "
-                        "checked from this container", evidence, remediation=f"add `{HCCN_FLAG}` to docker run.")
+        return ctx.warn(T("{what} although HCCL will run ({why}): the NPU network ports cannot be checked from this "
+                          "container", what=what, why='; '.join(why)), evidence, remediation=T("add `{hccn_flag}` to docker run.",
+                                                                               hccn_flag=HCCN_FLAG))
     if not counts:
-        return ctx.unknown(f"{what}; cannot tell how many NPUs this container will use", evidence)
+        return ctx.unknown(T("{what}; cannot tell how many NPUs this container will use", what=what), evidence)
     if max(counts) == 0:
-        return ctx.skip(f"{what}; no NPU is visible in this container at all (CTR101 reports the device nodes)",
+        return ctx.skip(T("{what}; no NPU is visible in this container at all (CTR101 reports the device nodes)",
+                          what=what),
                         evidence)
-    return ctx.skip(f"{what}; not needed with a single NPU and no multi-node variables", evidence)
+    return ctx.skip(T("{what}; not needed with a single NPU and no multi-node variables", what=what), evidence)
 
 
 @check("CTR104", "container-npu-smi-error", severity="error", needs=["container", "npu_smi", "devices"])
@@ -231,60 +236,61 @@ def container_npu_smi_error(ctx):
     """
     ctr = ctx.fact("container")
     if not ctr.in_container:
-        return ctx.skip("not in a container: NPU102 reports npu-smi errors on the host")
+        return ctx.skip(T("not in a container: NPU102 reports npu-smi errors on the host"))
     smi = ctx.fact("npu_smi")
     if not smi.found:
-        return ctx.skip("npu-smi is not in the container: CTR102 reports the missing mount",
+        return ctx.skip(T("npu-smi is not in the container: CTR102 reports the missing mount"),
                         [ev(f"cmd: {smi.tool} info", smi.command.why_not or "not found")])
     src = f"cmd: {smi.tool} info"
     err = smi.info.error if smi.info is not None else None
     evidence = [ctr_evidence(ctr)]
     if err is None and smi.command.error == "permission_denied":
-        return ctx.fail(f"npu-smi cannot be run in the container: {smi.command.why_not}",
+        return ctx.fail(T("npu-smi cannot be run in the container: {why_not}", why_not=smi.command.why_not),
                         [ev(src, smi.command.why_not), *evidence],
-                        remediation="run the container as root (`--user root`) or add the HwHiAiUser group "
-                                    "(`--group-add $(getent group HwHiAiUser | cut -d: -f3)` on the host).")
+                        remediation=T("run the container as root (`--user root`) or add the HwHiAiUser group "
+                                      "(`--group-add $(getent group HwHiAiUser | cut -d: -f3)` on the host)."))
     if err is None:
         if smi.usable:
-            return ctx.ok(f"npu-smi works in the container ({len(smi.info.chips)} chip(s))",
+            return ctx.ok(T("npu-smi works in the container ({n_chips} chip(s))", n_chips=len(smi.info.chips)),
                           [ev(src, f"Version: {smi.info.driver_version or '?'}, {len(smi.info.chips)} chip(s)"),
                            *evidence])
-        return ctx.unknown(f"npu-smi gave no table and no recognisable error: {smi.reason()}", evidence)
+        return ctx.unknown(T("npu-smi gave no table and no recognisable error: {smi}", smi=smi.reason()), evidence)
     evidence.insert(0, ev(src, err.message))
     devs = ctx.try_fact("devices")
     if devs is not None:
         evidence.append(ev("dir: /dev", dev_excerpt(devs)))
     code = err.code
     if code == -8020 or "device is used" in err.message:
-        return ctx.fail("npu-smi: DCMI -8020, the NPU is held by another container or process on this host",
+        return ctx.fail(T("npu-smi: DCMI -8020, the NPU is held by another container or process on this host"),
                         evidence, code=code,
-                        remediation="on the host: `docker ps`, then `docker inspect <id> | grep davinci` for each "
-                                    "container to find the one that holds the same /dev/davinciN; stop it "
-                                    "(`docker stop <id>`) or give each container its own NPUs; "
-                                    + K8S_HINT + ". If the other containers only mount the device without using "
-                                    "it, MindCluster's FAQ runs the job with --privileged.")
+                        remediation=T("on the host: `docker ps`, then `docker inspect <id> | grep davinci` for each "
+                                      "container to find the one that holds the same /dev/davinciN; stop it (`docker "
+                                      "stop <id>`) or give each container its own NPUs; {k8s_hint}. If the other "
+                                      "containers only mount the device without using it, MindCluster's FAQ runs the "
+                                      "job with --privileged.", k8s_hint=K8S_HINT))
     if "shared libraries" in err.message:
-        return ctx.fail("npu-smi cannot load the driver libraries: driver/lib64 is not mounted", evidence,
-                        code=code, remediation=f"add `{MOUNT_FLAGS['driver_lib64']}` to docker run.")
+        return ctx.fail(T("npu-smi cannot load the driver libraries: driver/lib64 is not mounted"), evidence,
+                        code=code, remediation=T("add `{mount_flags}` to docker run.",
+                                                 mount_flags=MOUNT_FLAGS['driver_lib64']))
     if code == -8005 or "initiali" in err.message:
         if devs is None or not devs.dev_listed:
-            return ctx.fail("npu-smi: DCMI -8005 in a container (device nodes or driver mounts missing, or the "
-                            "device held elsewhere; /dev could not be inspected)", evidence, code=code)
+            return ctx.fail(T("npu-smi: DCMI -8005 in a container (device nodes or driver mounts missing, or the "
+                              "device held elsewhere; /dev could not be inspected)"), evidence, code=code)
         missing, flags = missing_nodes(devs)
         broken = broken_mounts(devs, npu_smi_found_elsewhere=True)
         if missing or broken:
             all_flags = flags + [f for _, _, f in broken]
-            return ctx.fail("npu-smi: DCMI -8005 because the container lacks "
-                            + ", ".join(missing + [w for _, w, _ in broken]), evidence, code=code,
-                            remediation="add to `docker run`: " + " ".join(all_flags))
-        return ctx.fail("npu-smi: DCMI -8005 although the device nodes and driver mounts are present: the "
-                        "container user is not root/HwHiAiUser, another container holds the NPU, or the host "
-                        "driver was upgraded without a reboot", evidence, code=code,
-                        remediation="run as root or `--group-add <gid of HwHiAiUser on the host>`; check "
-                                    "`docker inspect <id> | grep davinci` for other containers holding the NPU; "
-                                    "on the host check /var/log/ascend_seclog/ascend_install.log and reboot after "
-                                    "a driver/firmware upgrade.")
+            return ctx.fail(T("npu-smi: DCMI -8005 because the container lacks {value}",
+                              value=', '.join(missing + [w for _, w, _ in broken])), evidence, code=code,
+                            remediation=T("add to `docker run`: {all_flags}", all_flags=' '.join(all_flags)))
+        return ctx.fail(T("npu-smi: DCMI -8005 although the device nodes and driver mounts are present: the container "
+                          "user is not root/HwHiAiUser, another container holds the NPU, or the host driver was "
+                          "upgraded without a reboot"), evidence, code=code,
+                        remediation=T("run as root or `--group-add <gid of HwHiAiUser on the host>`; check `docker "
+                                      "inspect <id> | grep davinci` for other containers holding the NPU; on the "
+                                      "host check /var/log/ascend_seclog/ascend_install.log and reboot after a "
+                                      "driver/firmware upgrade."))
     if re.search(r"permission denied", err.message, re.I):
-        return ctx.fail(f"npu-smi: {err.message}", evidence, code=code,
-                        remediation="run as root or add the HwHiAiUser group (`--group-add <gid>`).")
-    return ctx.fail(f"npu-smi failed in the container: {err.message}", evidence, code=code)
+        return ctx.fail(T("npu-smi: {message}", message=err.message), evidence, code=code,
+                        remediation=T("run as root or add the HwHiAiUser group (`--group-add <gid>`)."))
+    return ctx.fail(T("npu-smi failed in the container: {message}", message=err.message), evidence, code=code)

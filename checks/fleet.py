@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ascend_doctor.engine import ev
+from ascend_doctor.i18n import T, join
 from ascend_doctor.registry import check
 
 # FLEET102: versions that must be identical on every node (group, item in fleet.facts.summarize, label).
@@ -67,7 +68,7 @@ def _me(ctx):
 def _others_unreachable(nodes) -> str:
     def build() -> str:
         down = [n.name for n in nodes if not n.reachable]
-        return f" ({len(down)} node(s) not compared, no answer: {', '.join(down)})" if down else ""
+        return T(" ({n_down} node(s) not compared, no answer: {down})", n_down=len(down), down=', '.join(down)) if down else ""
     return _cached(nodes, ("unreachable",), build)
 
 
@@ -130,10 +131,10 @@ def _compare(me, nodes, items, key: str = "") -> tuple[list[dict], list[str], li
 def _describe(me_name: str, d: dict) -> str:
     if "majority" in d:
         n = len(d["majority_nodes"])
-        return (f"{d['item']} {d['value']} on {me_name}, but {d['majority']} on {n} other node(s) "
-                f"({', '.join(d['majority_nodes'])})")
+        return (T("{d} {d2} on {me_name}, but {d3} on {n} other node(s) ({d4})", d=d['item'], d2=d['value'],
+                  me_name=me_name, d3=d['majority'], n=n, d4=', '.join(d['majority_nodes'])))
     split = "; ".join(f"{v} on {', '.join(ns)}" for v, ns in d["all"].items())
-    return f"{d['item']} differs with no majority to tell which is right: {split}"
+    return T("{d} differs with no majority to tell which is right: {split}", d=d['item'], split=split)
 
 
 def _verdict(ctx, me, nodes, items, what: str, evidence_of):
@@ -145,8 +146,9 @@ def _verdict(ctx, me, nodes, items, what: str, evidence_of):
         return ctx.fail(msg + suffix, evidence, differences=diffs,
                         value=", ".join(f"{d['item']} {d['value']}" for d in diffs))
     if unknown and len(unknown) == len(items):
-        return ctx.unknown(f"{what} of {me.name} could not be read ({', '.join(unknown)})" + suffix, evidence)
-    msg = f"{what} the same as on the other node(s)"
+        return ctx.unknown(T("{what} of {name} could not be read ({unknown}){suffix}", what=what, name=me.name,
+                             unknown=', '.join(unknown), suffix=suffix), evidence)
+    msg = T("{what} the same as on the other node(s)", what=what)
     if odd_elsewhere:
         msg += "; differing: " + "; ".join(dict.fromkeys(odd_elsewhere))
     if unknown:
@@ -155,7 +157,7 @@ def _verdict(ctx, me, nodes, items, what: str, evidence_of):
 
 
 def _skip_unreachable(ctx, me):
-    return ctx.skip(f"{me.name} did not answer (see FLEET101)")
+    return ctx.skip(T("{name} did not answer (see FLEET101)", name=me.name))
 
 
 @check("FLEET101", "node-reachable", severity="error", needs=["fleet_nodes", "fleet_node"], stage="fleet")
@@ -178,7 +180,7 @@ def node_reachable(ctx):
         t = me.timing
         took = f" in {t['round_trip_s']:.2f}s" if t.get("round_trip_s") is not None else ""
         fake = " (served from a replayed snapshot: test/demo hook)" if me.fake else ""
-        return ctx.ok(f"{me.name} answered{took}{fake}", [ev(f"fleet: {me.source}", "")], **t)
+        return ctx.ok(T("{name} answered{took}{fake}", name=me.name, took=took, fake=fake), [ev(f"fleet: {me.source}", "")], **t)
     return ctx.fail(me.error or "no answer", [ev(f"fleet: {me.source}", me.error or "")],
                     kind=me.error_kind, value=me.error_kind or "no answer", **me.timing)
 
@@ -208,7 +210,7 @@ def versions_identical(ctx):
     def evidence(n):
         return ev(f"fleet: versions on {n.name}", "\n".join(f"{label}: {n.item(g, k) or '?'}"
                                                             for g, k, label in SAME_VERSIONS))
-    return _verdict(ctx, me, nodes, items, "versions", evidence)
+    return _verdict(ctx, me, nodes, items, T("versions"), evidence)
 
 
 @check("FLEET103", "npu-inventory", severity="error", needs=["fleet_nodes", "fleet_node"], stage="fleet")
@@ -237,7 +239,7 @@ def npu_inventory(ctx):
     def evidence(n):
         return ev(f"fleet: npu-smi info on {n.name}", f"chips: {count(n) or '?'}\nmodel: "
                                                       f"{n.item('devices', 'NPU model') or '?'}")
-    return _verdict(ctx, me, nodes, items, "NPU count and model", evidence)
+    return _verdict(ctx, me, nodes, items, T("NPU count and model"), evidence)
 
 
 def _device_ips(n) -> dict[int, str]:
@@ -268,7 +270,8 @@ def hccl_ips_unique(ctx):
     if not mine:
         why = me.item("devices", "hccn_tool") or me.unavailable("hccn") or \
             "no device IPs from hccn_tool or /etc/hccn.conf"
-        return ctx.unknown(f"no RoCE device IPs known on {me.name}: {why}" + _others_unreachable(nodes))
+        return ctx.unknown(T("no RoCE device IPs known on {name}: {why}{others_unreachable}", name=me.name, why=why,
+                             others_unreachable=_others_unreachable(nodes)))
     def build_owners() -> dict[str, list[str]]:
         owners: dict[str, list[str]] = {}
         for n in nodes:
@@ -288,24 +291,28 @@ def hccl_ips_unique(ctx):
         by_nodes.setdefault(tuple(sorted({o.rsplit(" device ", 1)[0] for o in d["also"]})), []).append(d)
     for other_nodes, ds in by_nodes.items():
         if len(ds) == 1:
-            problems.append(f"device {ds[0]['device']} IP {ds[0]['ip']} is also used by {', '.join(ds[0]['also'])}")
+            problems.append(T("device {ds} IP {ds2} is also used by {ds3}", ds=ds[0]['device'], ds2=ds[0]['ip'],
+                              ds3=', '.join(ds[0]['also'])))
         else:
-            problems.append(f"{len(ds)} device IPs ({ds[0]['ip']} … {ds[-1]['ip']}, devices "
-                            f"{', '.join(str(d['device']) for d in ds)}) are also used by {', '.join(other_nodes)}")
+            problems.append(T("{n_ds} device IPs ({ds} … {ds2}, devices {ds3}) are also used by {other_nodes}",
+                              n_ds=len(ds), ds=ds[0]['ip'], ds2=ds[-1]['ip'],
+                              ds3=', '.join((str(d['device']) for d in ds)), other_nodes=', '.join(other_nodes)))
     mismatch = []
     planned = me.planned_ips()
     for dev_id, live in sorted(me.live_ips().items()):
         if dev_id in planned and planned[dev_id] != live:
             mismatch.append({"device": dev_id, "live": live, "hccn_conf": planned[dev_id]})
-            problems.append(f"device {dev_id} has IP {live} but /etc/hccn.conf says address_{dev_id}={planned[dev_id]}")
+            problems.append(T("device {dev_id} has IP {live} but /etc/hccn.conf says address_{dev_id}={planned}",
+                              dev_id=dev_id, live=live, planned=planned[dev_id]))
     evidence = [ev(f"fleet: RoCE IPs on {me.name}", "\n".join(f"device {d}: {ip}" for d, ip in sorted(mine.items())))]
     if problems:
         shown = problems if len(problems) <= 4 else problems[:3] + [f"and {len(problems) - 3} more (details)"]
         return ctx.fail("; ".join(shown) + _others_unreachable(nodes), evidence, duplicates=dups,
                         conf_mismatch=mismatch,
                         value="dup " + ",".join(d["ip"] for d in dups) if dups else "≠ hccn.conf")
-    return ctx.ok(f"{len(mine)} device IP(s) on {me.name}, none used elsewhere in the fleet, all as in hccn.conf"
-                  + _others_unreachable(nodes), evidence)
+    return ctx.ok(T("{n_mine} device IP(s) on {name}, none used elsewhere in the fleet, all as in "
+                    "hccn.conf{others_unreachable}", n_mine=len(mine), name=me.name,
+                    others_unreachable=_others_unreachable(nodes)), evidence)
 
 
 @check("FLEET105", "clock-skew", severity="warning", needs=["fleet_nodes", "fleet_node"], stage="fleet")
@@ -340,11 +347,12 @@ def clock_skew(ctx):
 
     median = _cached(nodes, ("clock-median",), reference)
     if median is None:
-        return ctx.skip("clock skew is measured only by `fleet --ray-address` (snapshot files gathered at different "
-                        "times have no common clock reference)")
+        return ctx.skip(T("clock skew is measured only by `fleet --ray-address` (snapshot files gathered at different "
+                          "times have no common clock reference)"))
     if me.clock_offset_s is None:
-        return ctx.unknown(f"no clock measurement for {me.name} (snapshot files have no common clock reference; "
-                           "run `ascend-doctor fleet --ray-address` to measure)")
+        return ctx.unknown(T("no clock measurement for {name} (snapshot files have no common clock reference; run "
+                             "`ascend-doctor fleet --ray-address` to measure)",
+                             name=me.name))
     ref, ref_node = median
     dev = me.clock_offset_s - ref
     unc = (me.clock_uncertainty_s or 0.0) + (ref_node.clock_uncertainty_s or 0.0 if ref_node is not me else 0.0)
@@ -353,11 +361,13 @@ def clock_skew(ctx):
     evidence = [ev(f"fleet: clock of {me.name}", text)]
     details = {"offset_from_median_s": round(dev, 6), "uncertainty_s": round(unc, 6), "value": f"{dev:+.2f}s"}
     if abs(dev) - unc > SKEW_LIMIT_S:
-        return ctx.fail(f"{text}: more than {SKEW_LIMIT_S:g} s even at the edge of the uncertainty", evidence,
+        return ctx.fail(T("{text}: more than {skew_limit_s} s even at the edge of the uncertainty", text=text,
+                          skew_limit_s=format(SKEW_LIMIT_S, "g")), evidence,
                         **details)
     if abs(dev) + unc <= SKEW_LIMIT_S:
         return ctx.ok(text, evidence, **details)
-    return ctx.unknown(f"{text}: the measurement is too coarse to tell whether it exceeds {SKEW_LIMIT_S:g} s",
+    return ctx.unknown(T("{text}: the measurement is too coarse to tell whether it exceeds {skew_limit_s} s",
+                         text=text, skew_limit_s=format(SKEW_LIMIT_S, "g")),
                        evidence, **details)
 
 
@@ -394,7 +404,7 @@ def env_consistent(ctx):
     if not me.reachable:
         return _skip_unreachable(ctx, me)
     if "env" not in me.summary or me.unavailable("env"):
-        return ctx.unknown(f"the environment of {me.name} is not in its snapshot")
+        return ctx.unknown(T("the environment of {name} is not in its snapshot", name=me.name))
     names = _cached(nodes, ("env-names",), lambda: _agree_names(nodes))
     items = [(var, lambda n, v=var: (n.summary.get("env", {}).get(v) or NOT_SET) if "env" in n.summary else None)
              for var in names]
@@ -417,16 +427,16 @@ def env_consistent(ctx):
         same = [name for name in holders.get((var, mine), []) if name != me.name]
         if same:
             shared.append({"var": var, "value": mine, "also": same})
-            problems.append(f"{var}={mine} on {me.name} is also set on {', '.join(same)} (must be each node's own "
-                            "address)")
+            problems.append(T("{var}={mine} on {name} is also set on {same} (must be each node's own address)",
+                              var=var, mine=mine, name=me.name, same=', '.join(same)))
     env = me.summary.get("env", {})
     evidence = [ev(f"fleet: env on {me.name}", "\n".join(f"{k}={env.get(k, NOT_SET)}" for k in names
                                                          + list(MUST_DIFFER) if k in env) or "(none set)")]
     if problems:
         value = ", ".join([f"{d['item']}={d['value']}" for d in diffs] + [f"{s['var']} shared" for s in shared])
-        return ctx.fail("; ".join(problems) + _others_unreachable(nodes), evidence, differences=diffs,
+        return ctx.fail(T("{problems}{others}", problems=join("; ", problems), others=_others_unreachable(nodes)), evidence, differences=diffs,
                         shared=shared, value=value)
-    msg = f"{len(names)} collective-relevant variable(s) agree with the other node(s)"
+    msg = T("{n_names} collective-relevant variable(s) agree with the other node(s)", n_names=len(names))
     if odd_elsewhere:
         msg += "; differing: " + "; ".join(dict.fromkeys(odd_elsewhere))
     return ctx.ok(msg + _others_unreachable(nodes), evidence)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 from ascend_doctor.engine import ev
+from ascend_doctor.i18n import T
 from ascend_doctor.hardware import families
 from ascend_doctor.registry import check
 
@@ -30,17 +31,18 @@ def _setting(ctx, kind: str):
     if fams is None:
         why = smi.reason() or "npu-smi gave no chip table"
         # cause/see: the console groups this with the other checks the same npu-smi problem stopped
-        return [], [], ctx.unknown(f"cannot tell the hardware family: {why}", cause=why,
+        return [], [], ctx.unknown(T("cannot tell the hardware family: {why}", why=why), cause=why,
                                    see=["DRV101", "CTR102", "CTR104", "NPU102"])
     evidence = [ev("npu-smi chips", "; ".join(f"{f}: {len(n)}x {n[0]}" for f, n in sorted(fams.items())))]
     if va is None:
-        return [], evidence, ctx.skip("vllm-ascend is not installed in the serving python", evidence)
+        return [], evidence, ctx.skip(T("vllm-ascend is not installed in the serving python"), evidence)
     rules = []
     for fam in sorted(f for f in fams if f != "?"):
         rules.extend(ctx.matrix.serve_rules_for(fam, va.version, kind))
     if not rules:
         named = ", ".join(sorted(f for f in fams if f != "?")) or "no vllm-ascend family"
-        return [], evidence, ctx.skip(f"no documented {kind} rule for {named} with vllm-ascend {va.version}",
+        return [], evidence, ctx.skip(T("no documented {kind} rule for {named} with vllm-ascend {version}", kind=kind,
+                                        named=named, version=va.version),
                                       evidence)
     for r in rules:
         evidence.append(ev(f"matrix {r.id} ({', '.join(r.hardware)}, vllm-ascend {r.vllm_ascend})",
@@ -62,9 +64,9 @@ def _serve(ctx):
     the built-in checks are loaded from files, not as a package)."""
     cmd = ctx.try_fact("serve_cmd")
     if cmd is None:
-        return None, ctx.skip("no vllm serve command to lint (use `ascend-doctor exec -- vllm serve …`)")
+        return None, ctx.skip(T("no vllm serve command to lint (use `ascend-doctor exec -- vllm serve …`)"))
     if not cmd.recognized:
-        return None, ctx.skip("not a vllm serve / api_server command line: nothing to lint")
+        return None, ctx.skip(T("not a vllm serve / api_server command line: nothing to lint"))
     return cmd, None
 
 
@@ -107,15 +109,16 @@ def serve_dtype(ctx):
     dtype, how = _effective_dtype(ctx, cmd)
     evidence.insert(0, ev("dtype", how))
     if dtype is None:
-        return ctx.unknown(f"cannot tell the dtype vLLM will use: {how}", evidence)
+        return ctx.unknown(T("cannot tell the dtype vLLM will use: {how}", how=how), evidence)
     broken = [r for r in rules if dtype not in r.values]
     if not broken:
-        return ctx.ok(f"dtype {dtype} ({how}) is what the {', '.join(sorted({h for r in rules for h in r.hardware}))} "
-                      f"rules allow", evidence)
+        return ctx.ok(T("dtype {dtype} ({how}) is what the {value} rules allow", dtype=dtype, how=how,
+                        value=', '.join(sorted({h for r in rules for h in r.hardware}))), evidence)
     allowed = sorted({v for r in broken for v in r.values})
     hw = ", ".join(sorted({h for r in broken for h in r.hardware}))
-    return _worst(ctx, broken, f"{hw} supports only {', '.join(allowed)} with this vllm-ascend release, but vLLM "
-                               f"will run in {dtype} ({how})", evidence,
+    return _worst(ctx, broken, T("{hw} supports only {allowed} with this vllm-ascend release, but vLLM will run in "
+                                 "{dtype} ({how})", hw=hw, allowed=', '.join(allowed),
+                                 dtype=dtype, how=how), evidence,
                   remediation=broken[0].fix, dtype=dtype, allowed=allowed)
 
 
@@ -139,10 +142,10 @@ def serve_eager(ctx):
     evidence.insert(0, ev("command line", cmd.source("enforce_eager") if cmd.has("enforce_eager")
                           else "no --enforce-eager"))
     if cmd.flag("enforce_eager"):
-        return ctx.ok("--enforce-eager is given, as the documentation requires here", evidence)
+        return ctx.ok(T("--enforce-eager is given, as the documentation requires here"), evidence)
     hw = ", ".join(sorted({h for r in rules for h in r.hardware}))
-    return _worst(ctx, rules, f"{hw} supports only eager mode with this vllm-ascend release, and --enforce-eager is "
-                              "not given", evidence, remediation=rules[0].fix)
+    return _worst(ctx, rules, T("{hw} supports only eager mode with this vllm-ascend release, and --enforce-eager is "
+                                "not given", hw=hw), evidence, remediation=rules[0].fix)
 
 
 @check("HW103", "hw-serve-required-flags", severity="warning", stage="serve",
@@ -167,10 +170,11 @@ def serve_required_flags(ctx):
         return out
     missing = [r for r in rules if not cmd.has(r.flag.lstrip("-").replace("-", "_"))]
     if not missing:
-        return ctx.ok(f"{', '.join(sorted({r.flag for r in rules}))} given", evidence)
+        return ctx.ok(T("{value} given", value=', '.join(sorted({r.flag for r in rules}))), evidence)
     flags = ", ".join(sorted({r.flag for r in missing}))
     hw = ", ".join(sorted({h for r in missing for h in r.hardware}))
-    return _worst(ctx, missing, f"{flags} not given; the {hw} documentation for this release requires it", evidence,
+    return _worst(ctx, missing, T("{flags} not given; the {hw} documentation for this release requires it",
+                                  flags=flags, hw=hw), evidence,
                   remediation=missing[0].fix, missing=sorted({r.flag for r in missing}))
 
 
@@ -189,7 +193,7 @@ def forbidden_packages(ctx):
     py = ctx.fact("python")
     anywhere = sorted({v for r in ctx.matrix.serve_rules if r.kind == "forbidden_package" for v in r.values})
     if not any(py.dist(name) is not None for name in anywhere):
-        return ctx.ok(f"none of {', '.join(anywhere)} is installed (no hardware rule can apply)",
+        return ctx.ok(T("none of {anywhere} is installed (no hardware rule can apply)", anywhere=', '.join(anywhere)),
                       [ev(f"installed in {py.executable}", "none of: " + ", ".join(anywhere))])
     rules, evidence, out = _setting(ctx, "forbidden_package")
     if out:
@@ -203,9 +207,10 @@ def forbidden_packages(ctx):
     evidence.insert(0, ev(f"installed in {py.executable}", ", ".join(found) or "none of: " + ", ".join(
         sorted({v for r in rules for v in r.values}))))
     if not found:
-        return ctx.ok(f"none of {', '.join(sorted({v for r in rules for v in r.values}))} is installed", evidence)
+        return ctx.ok(T("none of {value} is installed", value=', '.join(sorted({v for r in rules for v in r.values}))), evidence)
     hw = ", ".join(sorted({h for r in rules for h in r.hardware}))
-    return _worst(ctx, rules, f"{', '.join(sorted(set(found)))} installed, which {hw} does not support", evidence,
+    return _worst(ctx, rules, T("{set} installed, which {hw} does not support", set=', '.join(sorted(set(found))),
+                                hw=hw), evidence,
                   remediation=rules[0].fix, installed=sorted(set(found)))
 
 
@@ -223,20 +228,21 @@ def container_image(ctx):
     """
     ctr = ctx.try_fact("container")
     if ctr is None or not ctr.in_container:
-        return ctx.skip("not in a container")
+        return ctx.skip(T("not in a container"))
     rules, evidence, out = _setting(ctx, "image_suffix")
     if out:
         return out
     image = getattr(ctr, "image", None)
     if not image:
-        return ctx.unknown(f"the container runtime ({ctr.runtime or 'unknown'}) does not say which image runs "
-                           "(docker does not expose it inside the container)", evidence)
+        return ctx.unknown(T("the container runtime ({runtime}) does not say which image runs (docker does not expose "
+                             "it inside the container)", runtime=ctr.runtime or 'unknown'), evidence)
     evidence.insert(0, ev("container image", image))
     if "vllm-ascend" not in image:
-        return ctx.skip(f"{image} is not a vllm-ascend image: its build is not judged", evidence)
+        return ctx.skip(T("{image} is not a vllm-ascend image: its build is not judged", image=image), evidence)
     suffixes = sorted({v for r in rules for v in r.values})
     if any(image.split("@")[0].endswith(s) for s in suffixes):
-        return ctx.ok(f"{image} is the {', '.join(suffixes)} build", evidence)
+        return ctx.ok(T("{image} is the {suffixes} build", image=image, suffixes=', '.join(suffixes)), evidence)
     hw = ", ".join(sorted({h for r in rules for h in r.hardware}))
-    return _worst(ctx, rules, f"{image} is not the {hw} build (tag suffix {' / '.join(suffixes)})", evidence,
+    return _worst(ctx, rules, T("{image} is not the {hw} build (tag suffix {suffixes})", image=image, hw=hw,
+                                suffixes=' / '.join(suffixes)), evidence,
                   remediation=rules[0].fix, image=image)

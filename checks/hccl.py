@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ascend_doctor.engine import ev
+from ascend_doctor.i18n import T, join
 from ascend_doctor.probes.devices import planned_device_count
 from ascend_doctor.registry import check
 
@@ -57,10 +58,11 @@ class Scope:
         return "no npu-smi table and no ASCEND_RT_VISIBLE_DEVICES"
 
     def describe(self) -> str:
-        parts = [f"{self.count} NPU(s) in use" if self.count is not None else "NPU count unknown"]
+        parts = [T("{count} NPU(s) in use", count=self.count) if self.count is not None else T("NPU count unknown")]
         if self.hints:
-            parts.append("multi-node/RoCE variables: " + ", ".join(f"{v}={self.env.get(v)}" for v in self.hints))
-        return "; ".join(parts)
+            parts.append(T("multi-node/RoCE variables: {variables}",
+                           variables=", ".join(f"{v}={self.env.get(v)}" for v in self.hints)))
+        return join("; ", parts)
 
 
 def _scope(ctx, hccn=None) -> Scope:
@@ -70,29 +72,31 @@ def _scope(ctx, hccn=None) -> Scope:
 def _port_gate(ctx, hccn, scope: Scope, warn_missing_tool: bool = False):
     """The outcome when there is nothing (or nothing readable) to judge, else None."""
     if scope.single:
-        return ctx.skip(f"HCCL is not used: {scope.describe()}")
+        return ctx.skip(T("HCCL is not used: {scope}", scope=scope.describe()))
     if scope.count is None and not scope.hints:
-        return ctx.unknown("cannot tell how many NPUs will be used (no npu-smi table, no ASCEND_RT_VISIBLE_DEVICES, "
-                           "no device ids for hccn_tool)", [ev("hccn_tool", hccn.tool_error or "no device ids")],
+        return ctx.unknown(T("cannot tell how many NPUs will be used (no npu-smi table, no ASCEND_RT_VISIBLE_DEVICES, "
+                             "no device ids for hccn_tool)"), [ev("hccn_tool", hccn.tool_error or "no device ids")],
                            cause=scope.no_count_cause(), see=["DRV101", "CTR102", "NPU102"])
     if not hccn.tool_found:
         why = hccn.tool_error or "hccn_tool not found"
         evidence = [ev(f"cmd: {TOOL_PATH}", why)]
         ctr = ctx.try_fact("container")
         if ctr is not None and ctr.in_container:
-            return ctx.unknown(f"{why}: not mounted into this container (CTR103); check the ports on the host",
+            return ctx.unknown(T("{why}: not mounted into this container (CTR103); check the ports on the host",
+                                 why=why),
                                evidence)
         if warn_missing_tool:
-            return ctx.warn(f"{why} with {scope.describe()}: multi-card HCCL (RoCE links, IPs, network health) cannot "
-                            "be verified", evidence,
-                            remediation=f"hccn_tool ships with the NPU driver at {TOOL_PATH}: reinstall the full "
-                                        "driver package (Ascend-hdk-*-npu-driver_*.run --full), then "
-                                        f"`{TOOL_PATH} -i 0 -link -g`.")
-        return ctx.unknown(f"{why}: cannot read the NPU network ports (HCCL101 reports it)", evidence)
+            return ctx.warn(T("{why} with {scope}: multi-card HCCL (RoCE links, IPs, network health) cannot be "
+                              "verified", why=why, scope=scope.describe()), evidence,
+                            remediation=T("hccn_tool ships with the NPU driver at {tool_path}: reinstall the full "
+                                          "driver package (Ascend-hdk-*-npu-driver_*.run --full), then `{tool_path} "
+                                          "-i 0 -link -g`.",
+                                          tool_path=TOOL_PATH))
+        return ctx.unknown(T("{why}: cannot read the NPU network ports (HCCL101 reports it)", why=why), evidence)
     if not hccn.devices:
         errs = "; ".join(f"device {d}: {', '.join(e)}" for d, e in sorted(hccn.errors.items())) or \
             "no device answered"
-        return ctx.unknown(f"hccn_tool gave no usable answer: {errs}", [ev(f"cmd: {hccn.tool}", errs)])
+        return ctx.unknown(T("hccn_tool gave no usable answer: {errs}", errs=errs), [ev(f"cmd: {hccn.tool}", errs)])
     return None
 
 
@@ -112,7 +116,7 @@ def _unanswered(hccn, field_cmd: str) -> list[int]:
 
 def _partial_note(hccn, cmd: str) -> str:
     missing = _unanswered(hccn, cmd)
-    return f"; no answer for device(s) {','.join(map(str, missing))}" if missing else ""
+    return T("; no answer for device(s) {missing}", missing=','.join(map(str, missing))) if missing else ""
 
 
 def _ok_unless_partial(ctx, hccn, cmd: str, message: str, evidence):
@@ -125,8 +129,8 @@ def _ok_unless_partial(ctx, hccn, cmd: str, message: str, evidence):
         errs = hccn.errors.get(d) or []
         skipped = any(s.startswith(f"-i {d} -{cmd} ") for s in hccn.skipped)
         why.append(f"device {d}: " + ("not asked (out of time)" if skipped else "; ".join(errs) or "no answer"))
-    return ctx.unknown(f"{message}, but no answer for device(s) {','.join(map(str, missing))}: those ports were not "
-                       "looked at", [*evidence, ev(f"cmd: {hccn.tool} -i N -{cmd} -g", "\n".join(why), ok=False)],
+    return ctx.unknown(T("{message}, but no answer for device(s) {missing}: those ports were not looked at",
+                         message=message, missing=','.join(map(str, missing))), [*evidence, ev(f"cmd: {hccn.tool} -i N -{cmd} -g", "\n".join(why), ok=False)],
                        not_read=missing)
 
 
@@ -166,19 +170,20 @@ def hccn_link_up(ctx):
             down.append((d, f"device {d}" + (f" ({hist[2:]})" if hist else "")))
         elif ls is not None and ls.latest is not None and ls.latest.status == "DOWN":
             now = "UP now" if dev.link_up else "current status not read"
-            flapping.append(f"device {d} (LINK DOWN at {ls.latest.time}, {now})")
+            flapping.append(T("device {d} (LINK DOWN at {time}, {now})", d=d, time=ls.latest.time, now=now))
     evidence = [ev(src, "\n".join(lines)), ev("scope", scope.describe())]
     note = _partial_note(hccn, "link")
     if down:
-        return _bad(ctx, scope, f"NPU network link DOWN on {len(down)} device(s): "
-                                f"{'; '.join(t for _, t in down)}{note}", evidence, down=[d for d, _ in down])
+        return _bad(ctx, scope, T("NPU network link DOWN on {n_down} device(s): {down}{note}", n_down=len(down),
+                                  down='; '.join((t for _, t in down)), note=note), evidence, down=[d for d, _ in down])
     if flapping:
-        return ctx.warn(f"the latest link_stat record is LINK DOWN (the port flapped): {'; '.join(flapping)}{note}",
+        return ctx.warn(T("the latest link_stat record is LINK DOWN (the port flapped): {flapping}{note}",
+                          flapping=join('; ', flapping), note=note),
                         evidence)
     if not any(dev.link_up for dev in hccn.devices.values()):
-        return ctx.unknown(f"hccn_tool printed no link status{note}", evidence)
+        return ctx.unknown(T("hccn_tool printed no link status{note}", note=note), evidence)
     up = sum(1 for dev in hccn.devices.values() if dev.link_up)
-    return _ok_unless_partial(ctx, hccn, "link", f"link UP on {up} device(s)", evidence)
+    return _ok_unless_partial(ctx, hccn, "link", T("link UP on {up} device(s)", up=up), evidence)
 
 
 @check("HCCL102", "hccn-net-health", severity="error", needs=["hccn", "env"])
@@ -206,11 +211,12 @@ def hccn_net_health(ctx):
     bad = [f"device {d}: {dev.net_health}" for d, dev in sorted(hccn.devices.items()) if dev.net_health_ok is False]
     note = _partial_note(hccn, "net_health")
     if bad:
-        return _bad(ctx, scope, f"net health not Success on {len(bad)} device(s): {'; '.join(bad)}{note}", evidence)
+        return _bad(ctx, scope, T("net health not Success on {n_bad} device(s): {bad}{note}", n_bad=len(bad),
+                                  bad=join('; ', bad), note=note), evidence)
     ok = sum(1 for dev in hccn.devices.values() if dev.net_health_ok)
     if not ok:
-        return ctx.unknown(f"hccn_tool printed no net health status{note}", evidence)
-    return _ok_unless_partial(ctx, hccn, "net_health", f"net health Success on {ok} device(s)", evidence)
+        return ctx.unknown(T("hccn_tool printed no net health status{note}", note=note), evidence)
+    return _ok_unless_partial(ctx, hccn, "net_health", T("net health Success on {ok} device(s)", ok=ok), evidence)
 
 
 @check("HCCL103", "hccn-ip-config", severity="error", needs=["hccn", "env"])
@@ -245,17 +251,17 @@ def hccn_ip_config(ctx):
     dups = {ip: ds for ip, ds in owners.items() if len(ds) > 1}
     problems = []
     if unset:
-        problems.append(f"no IP on device(s) {','.join(map(str, unset))}")
+        problems.append(T("no IP on device(s) {unset}", unset=','.join(map(str, unset))))
     if dups:
-        problems.append("duplicate IP " + "; ".join(f"{ip} on devices {','.join(map(str, ds))}"
-                                                    for ip, ds in sorted(dups.items())))
+        problems.append(T("duplicate IP {items}",
+                          items='; '.join((f"{ip} on devices {','.join(map(str, ds))}" for ip, ds in sorted(dups.items())))))
     note = _partial_note(hccn, "ip")
     if problems:
-        return _bad(ctx, scope, "; ".join(problems) + note, evidence, unset=unset,
+        return _bad(ctx, scope, T("{problems}{note}", problems=join("; ", problems), note=note), evidence, unset=unset,
                     duplicates={ip: ds for ip, ds in dups.items()})
     if not owners:
-        return ctx.unknown(f"hccn_tool printed no IP answer{note}", evidence)
-    return _ok_unless_partial(ctx, hccn, "ip", f"{len(owners)} device(s) with distinct IPs", evidence)
+        return ctx.unknown(T("hccn_tool printed no IP answer{note}", note=note), evidence)
+    return _ok_unless_partial(ctx, hccn, "ip", T("{n_owners} device(s) with distinct IPs", n_owners=len(owners)), evidence)
 
 
 @check("HCCL104", "hccn-conf-consistent", severity="warning", needs=["hccn", "env", "container"])
@@ -282,16 +288,16 @@ def hccn_conf_consistent(ctx):
         return gated
     live = {d: dev for d, dev in hccn.devices.items() if dev.ipaddr}
     if hccn.conf_error:
-        return ctx.unknown(f"/etc/hccn.conf could not be read: {hccn.conf_error}",
+        return ctx.unknown(T("/etc/hccn.conf could not be read: {conf_error}", conf_error=hccn.conf_error),
                            [ev("file: /etc/hccn.conf", hccn.conf_error)])
     if not hccn.conf_found or hccn.conf is None:
         ctr = ctx.try_fact("container")
         if ctr is not None and ctr.in_container:
-            return ctx.skip("/etc/hccn.conf is not in this container: compare it on the host")
+            return ctx.skip(T("/etc/hccn.conf is not in this container: compare it on the host"))
         if not live:
-            return ctx.skip("no /etc/hccn.conf and no live port addresses: nothing to compare")
-        return ctx.warn(f"/etc/hccn.conf is missing although {len(live)} device(s) have live IPs: they are not "
-                        "persisted", [ev("file: /etc/hccn.conf", "not found")])
+            return ctx.skip(T("no /etc/hccn.conf and no live port addresses: nothing to compare"))
+        return ctx.warn(T("/etc/hccn.conf is missing although {n_live} device(s) have live IPs: they are not persisted",
+                          n_live=len(live)), [ev("file: /etc/hccn.conf", "not found")])
     conf = hccn.conf
     lines, diffs = [], []
     for d, dev in sorted(live.items()):
@@ -299,18 +305,20 @@ def hccn_conf_consistent(ctx):
         lines.append(f"device {d}: live {dev.ipaddr}/{dev.netmask or '-'}; hccn.conf "
                      + (f"{c.address or '-'}/{c.netmask or '-'}" if c else "no entry"))
         if c is None:
-            diffs.append(f"device {d}: live {dev.ipaddr} has no address_{d} in /etc/hccn.conf")
+            diffs.append(T("device {d}: live {ipaddr} has no address_{d} in /etc/hccn.conf", d=d, ipaddr=dev.ipaddr))
             continue
         if c.address and c.address != dev.ipaddr:
-            diffs.append(f"device {d}: address_{d}={c.address} but live ipaddr {dev.ipaddr}")
+            diffs.append(T("device {d}: address_{d}={address} but live ipaddr {ipaddr}", d=d, address=c.address,
+                           ipaddr=dev.ipaddr))
         if c.netmask and dev.netmask and c.netmask != dev.netmask:
-            diffs.append(f"device {d}: netmask_{d}={c.netmask} but live netmask {dev.netmask}")
+            diffs.append(T("device {d}: netmask_{d}={netmask} but live netmask {netmask2}", d=d, netmask=c.netmask,
+                           netmask2=dev.netmask))
     evidence = [ev(f"file: /etc/hccn.conf vs cmd: {hccn.tool} -i N -ip -g", "\n".join(lines) or "no live IPs")]
     if diffs:
-        return ctx.fail("/etc/hccn.conf disagrees with the live port configuration: " + "; ".join(diffs), evidence)
+        return ctx.fail(T("/etc/hccn.conf disagrees with the live port configuration: {diffs}", diffs=join('; ', diffs)), evidence)
     if not live:
-        return ctx.unknown("no live port addresses to compare with /etc/hccn.conf", evidence)
-    return ctx.ok(f"/etc/hccn.conf matches the live address/netmask of {len(live)} device(s)", evidence)
+        return ctx.unknown(T("no live port addresses to compare with /etc/hccn.conf"), evidence)
+    return ctx.ok(T("/etc/hccn.conf matches the live address/netmask of {n_live} device(s)", n_live=len(live)), evidence)
 
 
 @check("HCCL105", "hccl-timeouts", severity="warning", needs=["env"])
@@ -332,9 +340,9 @@ def hccl_timeouts(ctx):
     scope = _scope(ctx)
     env = scope.env
     if scope.single:
-        return ctx.skip(f"HCCL is not used: {scope.describe()}")
+        return ctx.skip(T("HCCL is not used: {scope}", scope=scope.describe()))
     if scope.count is None and not scope.hints:
-        return ctx.unknown("cannot tell how many NPUs will be used (no npu-smi table, no ASCEND_RT_VISIBLE_DEVICES)",
+        return ctx.unknown(T("cannot tell how many NPUs will be used (no npu-smi table, no ASCEND_RT_VISIBLE_DEVICES)"),
                            cause=scope.no_count_cause(), see=["DRV101", "CTR102", "NPU102"])
     names = ("HCCL_CONNECT_TIMEOUT", "HCCL_EXEC_TIMEOUT")
     evidence = [ev("env", "\n".join(f"{n}={env[n]!r}" if n in env else f"{n}: unset" for n in names)),
@@ -347,20 +355,22 @@ def hccl_timeouts(ctx):
         try:
             values[n] = int(raw.strip())
         except ValueError:
-            bad.append(f"{n}={raw!r} is not an integer number of seconds")
+            bad.append(T("{n}={raw} is not an integer number of seconds", n=n, raw=repr(raw)))
     conn, exe = values.get("HCCL_CONNECT_TIMEOUT"), values.get("HCCL_EXEC_TIMEOUT")
     if conn is not None and not CONNECT_RANGE[0] <= conn <= CONNECT_RANGE[1]:
-        bad.append(f"HCCL_CONNECT_TIMEOUT={conn} is outside [{CONNECT_RANGE[0]}, {CONNECT_RANGE[1]}]")
+        bad.append(T("HCCL_CONNECT_TIMEOUT={conn} is outside [{connect_range}, {connect_range2}]", conn=conn,
+                     connect_range=CONNECT_RANGE[0], connect_range2=CONNECT_RANGE[1]))
     if exe is not None and exe < 0:
-        bad.append(f"HCCL_EXEC_TIMEOUT={exe} is negative")
-    fix = "export " + " ".join(f"{k}={v}" for k, v in RECOMMENDED.items())
+        bad.append(T("HCCL_EXEC_TIMEOUT={exe} is negative", exe=exe))
+    fix = T("export {items}", items=' '.join((f'{k}={v}' for k, v in RECOMMENDED.items())))
     if bad:
-        return ctx.fail("; ".join(bad), evidence, remediation=fix)
+        return ctx.fail(join("; ", bad), evidence, remediation=fix)
     unset = [n for n in names if n not in env]
     if unset:
-        return ctx.warn(f"{' and '.join(unset)} not set with {scope.describe()} (defaults: connect 120 s, exec "
-                        "1836 s)", evidence, remediation=fix + " (values used in vllm-ascend's docs)")
+        return ctx.warn(T("{unset} not set with {scope} (defaults: connect 120 s, exec 1836 s)",
+                          unset=' and '.join(unset), scope=scope.describe()), evidence, remediation=fix + " (values used in vllm-ascend's docs)")
     if exe and conn >= exe:
-        return ctx.warn(f"HCCL_CONNECT_TIMEOUT={conn} is not smaller than HCCL_EXEC_TIMEOUT={exe}", evidence,
+        return ctx.warn(T("HCCL_CONNECT_TIMEOUT={conn} is not smaller than HCCL_EXEC_TIMEOUT={exe}", conn=conn,
+                          exe=exe), evidence,
                         remediation=fix)
-    return ctx.ok(f"HCCL_CONNECT_TIMEOUT={conn}, HCCL_EXEC_TIMEOUT={exe}", evidence)
+    return ctx.ok(T("HCCL_CONNECT_TIMEOUT={conn}, HCCL_EXEC_TIMEOUT={exe}", conn=conn, exe=exe), evidence)

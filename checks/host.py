@@ -6,7 +6,7 @@ Thresholds come from matrices/host-policy.toml (ctx.policy), never from code.
 from __future__ import annotations
 
 from ascend_doctor.engine import ev
-from ascend_doctor.i18n import T
+from ascend_doctor.i18n import T, join
 from ascend_doctor.probes.host_facts import speed_gts
 from ascend_doctor.registry import check
 from ascend_doctor.units import GIB
@@ -34,18 +34,18 @@ def python_interpreter(ctx):
     evidence = [ev(f"python: {py.executable}", desc)]
     problems = []
     if py.implementation != "CPython":
-        problems.append(f"{py.implementation} is not CPython")
+        problems.append(T("{implementation} is not CPython", implementation=py.implementation))
     if py.pointer_bits is not None and py.pointer_bits < ctx.policy.python_bits.minimum:
-        problems.append(f"{py.pointer_bits}-bit interpreter")
+        problems.append(T("{pointer_bits}-bit interpreter", pointer_bits=py.pointer_bits))
     if "d" in (py.abiflags or ""):
-        problems.append("debug build (abiflags 'd')")
+        problems.append(T("debug build (abiflags 'd')"))
     if "t" in (py.abiflags or ""):
-        problems.append("free-threaded build (abiflags 't'): no torch_npu wheels")
+        problems.append(T("free-threaded build (abiflags 't'): no torch_npu wheels"))
     if py.machine and py.machine not in ("aarch64", "x86_64", "arm64", "AMD64"):
-        problems.append(f"machine {py.machine} has no torch_npu wheels")
+        problems.append(T("machine {machine} has no torch_npu wheels", machine=py.machine))
     if problems:
         return ctx.fail(T("Interpreter cannot load torch_npu/vllm-ascend wheels: {problems}",
-                          problems="; ".join(problems)), evidence)
+                          problems=join("; ", problems)), evidence)
     return ctx.ok(desc, evidence)
 
 
@@ -111,12 +111,12 @@ def selinux_mode(ctx):
     if kernel and tool and kernel != tool:
         return ctx.warn(T("SELinux sources disagree: /sys/fs/selinux/enforce says {kernel}, getenforce says {tool}",
                           kernel=kernel, tool=tool),
-                        evidence, remediation="Check `getenforce` and `cat /sys/fs/selinux/enforce` on the host; "
-                                              "one of them is stale or from another namespace.")
+                        evidence, remediation=T("Check `getenforce` and `cat /sys/fs/selinux/enforce` on the host; "
+                                                "one of them is stale or from another namespace."))
     if s.config_mode == "enforcing" and not in_container:
         return ctx.warn(T("SELinux is {mode} now but /etc/selinux/config says enforcing: it returns at the next "
                           "boot", mode=mode),
-                        evidence, remediation="Set SELINUX=permissive in /etc/selinux/config.")
+                        evidence, remediation=T("Set SELINUX=permissive in /etc/selinux/config."))
     return ctx.ok(T("SELinux is {mode}", mode=mode), evidence)
 
 
@@ -218,11 +218,12 @@ def host_memory(ctx):
     elif in_container and m.cgroup_error:
         scope = (" — judged by the host's /proc/meminfo: the container's memory limit could not be read "
                  f"({m.cgroup_error})")
-    msg = f"{_gib(avail)} available of {_gib(total)}{scope}"
+    msg = T("{gib} available of {gib2}{scope}", gib=_gib(avail), gib2=_gib(total), scope=scope)
     if avail < pol.minimum * GIB:
-        return ctx.fail(f"only {msg} (policy minimum {pol.minimum:g} GiB)", evidence)
+        return ctx.fail(T("only {msg} (policy minimum {minimum} GiB)", msg=msg, minimum=format(pol.minimum, "g")), evidence)
     if pol.recommended and avail < pol.recommended * GIB:
-        return ctx.warn(f"{msg}: below the recommended {pol.recommended:g} GiB for large models", evidence)
+        return ctx.warn(T("{msg}: below the recommended {recommended} GiB for large models", msg=msg,
+                          recommended=format(pol.recommended, "g")), evidence)
     return ctx.ok(msg, evidence)
 
 
@@ -251,15 +252,16 @@ def disk_space(ctx):
         evidence.append(ev(f"statvfs: {p.measured_path}", f"{p.role} {where}: {_gib(p.free_bytes)} free of "
                                                           f"{_gib(p.total_bytes)}"))
         if p.free_bytes < pol.minimum * GIB:
-            low.append(f"{p.role} {_gib(p.free_bytes)} free")
+            low.append(T("{role} {gib} free", role=p.role, gib=_gib(p.free_bytes)))
         elif pol.recommended and p.free_bytes < pol.recommended * GIB:
-            tight.append(f"{p.role} {_gib(p.free_bytes)} free")
+            tight.append(T("{role} {gib} free", role=p.role, gib=_gib(p.free_bytes)))
     if not any(p.free_bytes is not None for p in d.places):
         return ctx.unknown(T("could not measure free space anywhere"), evidence)
     if low:
-        return ctx.fail(f"below {pol.minimum:g} GiB: " + "; ".join(low), evidence)
+        return ctx.fail(T("below {minimum} GiB: {low}", minimum=format(pol.minimum, "g"), low=join('; ', low)), evidence)
     if tight:
-        return ctx.warn(f"below the recommended {pol.recommended:g} GiB: " + "; ".join(tight), evidence)
+        return ctx.warn(T("below the recommended {recommended} GiB: {tight}", recommended=format(pol.recommended, "g"),
+                          tight=join('; ', tight)), evidence)
     return ctx.ok(T("enough free space for model and caches"), evidence)
 
 
@@ -308,7 +310,7 @@ def gcc_version(ctx):
     if not g.found:
         return ctx.warn(T("gcc not found: source builds of vllm-ascend will fail (wheels and images are fine)"),
                         [ev("cmd: gcc --version", "command not found")])
-    return ctx.ok(f"gcc {g.version or '?'}", [ev("cmd: gcc --version", g.first_line)])
+    return ctx.ok(T("gcc {version}", version=g.version or '?'), [ev("cmd: gcc --version", g.first_line)])
 
 
 @check("HOST109", "container-runtime", severity="info", needs=["container"])
@@ -327,8 +329,8 @@ def container_runtime(ctx):
     c = ctx.fact("container")
     evidence = [ev("container signals", "\n".join(c.signals) or "none")]
     if c.in_container:
-        return ctx.ok(f"running in a container ({c.runtime or 'runtime unknown'})"
-                      + (" under Kubernetes" if c.kubernetes and c.runtime != "kubernetes" else ""), evidence)
+        return ctx.ok(T("running in a container ({runtime}){value}", runtime=c.runtime or 'runtime unknown',
+                        value=T(" under Kubernetes") if c.kubernetes and c.runtime != 'kubernetes' else ''), evidence)
     return ctx.ok(T("running on the host (no container signals)"), evidence)
 
 
@@ -366,16 +368,18 @@ def pcie_link(ctx):
                 f"speed {d.current_speed or '?'} / {d.max_speed or '?'}")
         bad = False
         if d.current_width and d.max_width and d.current_width < d.max_width:
-            narrow.append(f"{d.slot} x{d.current_width}/x{d.max_width}")
+            narrow.append(T("{slot} x{current_width}/x{max_width}", slot=d.slot, current_width=d.current_width,
+                            max_width=d.max_width))
             bad = True
         cs, ms = speed_gts(d.current_speed), speed_gts(d.max_speed)
         if cs and ms and cs < ms:
-            slow.append(f"{d.slot} {d.current_speed} / {d.max_speed}")
+            slow.append(T("{slot} {current_speed} / {max_speed}", slot=d.slot, current_speed=d.current_speed,
+                          max_speed=d.max_speed))
             bad = True
         evidence.append(ev(f"sysfs: /sys/bus/pci/devices/{d.slot}", line, ok=not bad))
     if narrow:
-        return ctx.fail(T("PCIe link width downgraded: {links}", links="; ".join(narrow)), evidence)
+        return ctx.fail(T("PCIe link width downgraded: {links}", links=join("; ", narrow)), evidence)
     if slow:
         return ctx.warn(T("PCIe link speed below maximum (idle power saving, or a slot fault): {links}",
-                          links="; ".join(slow)), evidence)
+                          links=join("; ", slow)), evidence)
     return ctx.ok(T("{n} Huawei PCI function(s) at full link width and speed", n=len(p.devices)), evidence)

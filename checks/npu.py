@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from ascend_doctor.engine import ev
-from ascend_doctor.i18n import T
+from ascend_doctor.i18n import T, join
 from ascend_doctor.probes.devices import parse_device_ids
 from ascend_doctor.registry import check
 
@@ -30,26 +30,27 @@ DCMI_NAMES = {
     -8020: "DCMI_ERR_CODE_RESOURCE_OCCUPIED",
 }
 
-FIX_8020_HOST = ("find who holds the NPU: `npu-smi info` on the host lists the processes; `docker ps` then "
-                 "`docker inspect <id> | grep davinci` finds containers that mount /dev/davinciN; stop that "
-                 "container or process (`docker stop <id>`), or give this workload other NPUs.")
-FIX_8005_HOST = ("reboot if the driver or firmware was upgraded since the last boot (see "
-                 "/var/log/ascend_seclog/ascend_install.log); run npu-smi as root or as a user in the HwHiAiUser "
-                 "group (`usermod -aG HwHiAiUser $USER`, then log in again); check `lsmod | grep drv_davinci` shows "
-                 "the driver loaded.")
-FIX_8005_CONTAINER = ("start the container with the device nodes and driver mounts of vllm-ascend's docker run: "
-                      "`--device /dev/davinci_manager --device /dev/devmm_svm --device /dev/hisi_hdc --device "
-                      "/dev/davinciN -v /usr/local/dcmi:/usr/local/dcmi "
-                      "-v /usr/local/bin/npu-smi:/usr/local/bin/npu-smi "
-                      "-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/ -v "
-                      "/usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info -v "
-                      "/etc/ascend_install.info:/etc/ascend_install.info`; run as root or a user in HwHiAiUser; make "
-                      "sure no other container holds the same /dev/davinciN (`docker inspect <id> | grep davinci`).")
-FIX_LIBS = ("npu-smi cannot find the driver libraries: `export LD_LIBRARY_PATH=/usr/local/Ascend/driver/lib64/driver:"
-            "/usr/local/Ascend/driver/lib64/common:$LD_LIBRARY_PATH`; in a container mount them with "
-            "`-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/`.")
-FIX_PERMISSION = ("run as root or as a user in the HwHiAiUser group (`usermod -aG HwHiAiUser $USER`), and check "
-                  "`ls -l /dev/davinci* /usr/local/bin/npu-smi`.")
+FIX_8020_HOST = (T("find who holds the NPU: `npu-smi info` on the host lists the processes; `docker ps` then `docker "
+                   "inspect <id> | grep davinci` finds containers that mount /dev/davinciN; stop that container or "
+                   "process (`docker stop <id>`), or give this workload other NPUs."))
+FIX_8005_HOST = (T("reboot if the driver or firmware was upgraded since the last boot (see "
+                   "/var/log/ascend_seclog/ascend_install.log); run npu-smi as root or as a user in the HwHiAiUser "
+                   "group (`usermod -aG HwHiAiUser $USER`, then log in again); check `lsmod | grep drv_davinci` "
+                   "shows the driver loaded."))
+FIX_8005_CONTAINER = (T("start the container with the device nodes and driver mounts of vllm-ascend's docker run: "
+                        "`--device /dev/davinci_manager --device /dev/devmm_svm --device /dev/hisi_hdc --device "
+                        "/dev/davinciN -v /usr/local/dcmi:/usr/local/dcmi -v "
+                        "/usr/local/bin/npu-smi:/usr/local/bin/npu-smi -v "
+                        "/usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/ -v "
+                        "/usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info -v "
+                        "/etc/ascend_install.info:/etc/ascend_install.info`; run as root or a user in HwHiAiUser; "
+                        "make sure no other container holds the same /dev/davinciN (`docker inspect <id> | grep "
+                        "davinci`)."))
+FIX_LIBS = (T("npu-smi cannot find the driver libraries: `export "
+              "LD_LIBRARY_PATH=/usr/local/Ascend/driver/lib64/driver:/usr/local/Ascend/driver/lib64/common:$LD_LIBRARY_PATH`; "
+              "in a container mount them with `-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/`."))
+FIX_PERMISSION = (T("run as root or as a user in the HwHiAiUser group (`usermod -aG HwHiAiUser $USER`), and check `ls "
+                    "-l /dev/davinci* /usr/local/bin/npu-smi`."))
 
 
 # Checks whose fix addresses a missing or failing npu-smi (the driver, the container's mounts): an NPU check that
@@ -112,7 +113,7 @@ def dcmi_diagnosis(err, in_container: bool) -> tuple[str, str]:
         return ("the NPU is held by another container or process (DCMI -8020 DCMI_ERR_CODE_RESOURCE_OCCUPIED)",
                 FIX_8020_HOST)
     if code == -8005:
-        what = "DCMI could not initialise (-8005 DCMI_ERR_CODE_INNER_ERR)"
+        what = T("DCMI could not initialise (-8005 DCMI_ERR_CODE_INNER_ERR)")
         if in_container:
             return (what + ": in a container this usually means the NPU device nodes or driver files are not "
                            "mounted, or another container holds the device", FIX_8005_CONTAINER)
@@ -154,7 +155,7 @@ def npu_health(ctx):
     """
     smi = ctx.fact("npu_smi")
     if not smi.usable:
-        return no_table(ctx, smi, "read NPU health")
+        return no_table(ctx, smi, T("read NPU health"))
     info = smi.info
     health = ctx.try_fact("npu_health")
     by_npu = health.by_npu() if health is not None else {}
@@ -178,8 +179,9 @@ def npu_health(ctx):
         if h.error is not None:
             evidence.append(ev(src, h.error.message))
             if re.search(r"Invalid (card|chip|device) id", h.error.message, re.I):
-                problems.append(f"NPU {npu}: listed by `npu-smi info` but `-t health -i {npu}` answers "
-                                f"'{h.error.message}' (the card dropped out)")
+                problems.append(T("NPU {npu}: listed by `npu-smi info` but `-t health -i {npu}` answers '{message}' "
+                                  "(the card dropped out)", npu=npu,
+                                  message=h.error.message))
             continue
         excerpt = (f"Health Status: {h.health}\nError Code: {' '.join(h.error_codes) or 'NA'}\n"
                    f"Error Information: {'; '.join(h.error_information) or 'NA'}")
@@ -187,10 +189,10 @@ def npu_health(ctx):
             evidence.append(ev(src, excerpt))
             if npu not in listed_bad:
                 codes = " ".join(h.error_codes) or "none"
-                problems.append(f"NPU {npu}: `-t health` says {h.health} (error codes {codes}) although the table "
-                                "shows OK")
+                problems.append(T("NPU {npu}: `-t health` says {health} (error codes {codes}) although the table "
+                                  "shows OK", npu=npu, health=h.health, codes=codes))
     if problems:
-        return ctx.fail(T("{n} unhealthy NPU chip(s): {problems}", n=len(problems), problems="; ".join(problems)),
+        return ctx.fail(T("{n} unhealthy NPU chip(s): {problems}", n=len(problems), problems=join("; ", problems)),
                         evidence, unhealthy=[c.npu_id for c in info.unhealthy()])
     # An elided table only lower-bounds the counts: "8+" says so in any language.
     plus = "+" if info.elided else ""
@@ -303,7 +305,7 @@ def npu_memory_in_use(ctx):
     """
     smi = ctx.fact("npu_smi")
     if not smi.usable:
-        return no_table(ctx, smi, "read NPU memory use")
+        return no_table(ctx, smi, T("read NPU memory use"))
     info = smi.info
     evidence = [ev(smi_source(smi), table_excerpt(info))]
     by_npu: dict[int, list] = {}
@@ -387,7 +389,7 @@ def visible_devices(ctx):
         return ctx.ok(T("no visible-devices variable set"), [ev("env", "ASCEND_RT_VISIBLE_DEVICES, "
                                                                        "ASCEND_VISIBLE_DEVICES: unset")])
     if not smi.usable:
-        return no_table(ctx, smi, "compare the visible-devices variables with the NPUs present")
+        return no_table(ctx, smi, T("compare the visible-devices variables with the NPUs present"))
     info = smi.info
     evidence = [ev(smi_source(smi), table_excerpt(info))]
     fails, warns = [], []
@@ -397,14 +399,16 @@ def visible_devices(ctx):
         have = f"present: {count} device(s), logical ids 0..{count - 1}" + (" or more (elided table)"
                                                                            if info.elided else "")
         if not rt.strip():
-            fails.append(f"ASCEND_RT_VISIBLE_DEVICES={rt!r} is set but empty: the runtime sees no NPU ({have})")
+            fails.append(T("ASCEND_RT_VISIBLE_DEVICES={rt} is set but empty: the runtime sees no NPU ({have})",
+                           rt=repr(rt), have=have))
         else:
             ids, bad = parse_device_ids(rt, ranges=False)
             if bad:
-                fails.append(f"ASCEND_RT_VISIBLE_DEVICES={rt!r}: not a device id: {', '.join(bad)} (comma-separated "
-                             f"numbers only; {have})")
+                fails.append(T("ASCEND_RT_VISIBLE_DEVICES={rt}: not a device id: {bad} (comma-separated numbers only; "
+                               "{have})", rt=repr(rt), bad=join(', ', bad), have=have))
             if _dups(ids):
-                fails.append(f"ASCEND_RT_VISIBLE_DEVICES={rt!r} repeats {_id_list(_dups(ids))} ({have})")
+                fails.append(T("ASCEND_RT_VISIBLE_DEVICES={rt} repeats {id_list} ({have})", rt=repr(rt),
+                               id_list=_id_list(_dups(ids)), have=have))
             over = sorted({i for i in ids if i >= count})
             if over:
                 line = f"ASCEND_RT_VISIBLE_DEVICES={rt!r} names {_id_list(over)} beyond the devices {have}"
@@ -420,22 +424,25 @@ def visible_devices(ctx):
         else:
             present, where, lower_bound = physical_ids(info), "npu-smi NPU/Phy-IDs", info.elided
         if not phys.strip():
-            fails.append(f"ASCEND_VISIBLE_DEVICES={phys!r} is set but empty: the container runtime mounts no NPU")
+            fails.append(T("ASCEND_VISIBLE_DEVICES={phys} is set but empty: the container runtime mounts no NPU",
+                           phys=repr(phys)))
         else:
             ids, bad = parse_device_ids(phys, ranges=True)
             if bad:
-                fails.append(f"ASCEND_VISIBLE_DEVICES={phys!r}: not a device id: {', '.join(bad)}")
+                fails.append(T("ASCEND_VISIBLE_DEVICES={phys}: not a device id: {bad}", phys=repr(phys),
+                               bad=join(', ', bad)))
             if _dups(ids):
-                fails.append(f"ASCEND_VISIBLE_DEVICES={phys!r} repeats {_id_list(_dups(ids))}")
+                fails.append(T("ASCEND_VISIBLE_DEVICES={phys} repeats {id_list}", phys=repr(phys),
+                               id_list=_id_list(_dups(ids))))
             missing = sorted(set(ids) - set(present))
             if missing:
                 line = (f"ASCEND_VISIBLE_DEVICES={phys!r} names {_id_list(missing)} but the {where} present are "
                         f"{_id_list(present)}")
                 (warns if lower_bound else fails).append(line)
     if fails:
-        return ctx.fail("; ".join(fails + warns), evidence)
+        return ctx.fail(join("; ", fails + warns), evidence)
     if warns:
-        return ctx.warn(T("{problems} — cannot confirm from an elided npu-smi table", problems="; ".join(warns)),
+        return ctx.warn(T("{problems} — cannot confirm from an elided npu-smi table", problems=join("; ", warns)),
                         evidence)
     shown = ", ".join(f"{k}={v!r}" for k, v in (("ASCEND_RT_VISIBLE_DEVICES", rt), ("ASCEND_VISIBLE_DEVICES", phys))
                       if v is not None)

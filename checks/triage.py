@@ -8,6 +8,7 @@ what is missing to decide the rest.
 from __future__ import annotations
 
 from ascend_doctor.engine import ev
+from ascend_doctor.i18n import T, join
 from ascend_doctor.registry import check
 
 
@@ -33,24 +34,25 @@ def paste_consistent(ctx):
         if len(values) > 1:
             where = "; ".join(f"{s.value} ({s.source}, line {s.lines})" for s in seen
                               if s.value in values)
-            problems.append(f"{comp}: {' vs '.join(values)}")
+            problems.append(T("{comp}: {values}", comp=comp, values=' vs '.join(values)))
             evidence.append(ev(f"paste: {comp}", where))
     cann = paste.first("cann")
     home = next((paste.env[k] for k in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME") if k in paste.env), None)
     if paste.cann_not_available is not None and (cann or paste.cann_path or home) is not None:
         other = cann or paste.cann_path or home
-        problems.append(f"CANN: 'Not Available' (line {paste.cann_not_available.lines}) but {other.value} "
-                        f"(line {other.lines})")
+        problems.append(T("CANN: 'Not Available' (line {lines}) but {value} (line {lines2})",
+                          lines=paste.cann_not_available.lines, value=other.value, lines2=other.lines))
         evidence.append(ev("paste: CANN", f"Not Available (line {paste.cann_not_available.lines}); "
                                           f"{other.source}: {other.value} (line {other.lines})"))
     if not problems:
         if not paste.versions and paste.cann_not_available is None:
-            return ctx.skip("the paste states no versions to compare")
+            return ctx.skip(T("the paste states no versions to compare"))
         repeated = sum(1 for seen in paste.versions.values() if len(seen) > 1)
-        return ctx.ok(f"no contradictions ({repeated} component(s) stated more than once, all agreeing)")
-    return ctx.fail("the paste contradicts itself — " + "; ".join(problems), evidence,
-                    remediation="Two environments are mixed in this paste: re-run `python collect_env.py` and "
-                                "`python -m pip list` with the interpreter that runs `vllm serve`, and paste those.",
+        return ctx.ok(T("no contradictions ({repeated} component(s) stated more than once, all agreeing)",
+                        repeated=repeated))
+    return ctx.fail(T("the paste contradicts itself — {problems}", problems=join('; ', problems)), evidence,
+                    remediation=T("Two environments are mixed in this paste: re-run `python collect_env.py` and "
+                                  "`python -m pip list` with the interpreter that runs `vllm serve`, and paste those."),
                     contradictions=problems)
 
 
@@ -70,18 +72,20 @@ def log_signatures(ctx):
     matches = log_matches(paste)
     if not matches:
         if paste.tracebacks:
-            return ctx.warn(f"{len(paste.tracebacks)} traceback(s) but no known signature: last line "
-                            f"{paste.tracebacks[0].label!r} (lines {paste.tracebacks[0].lines})")
-        return ctx.skip("no log or traceback in the paste")
+            return ctx.warn(T("{n_tracebacks} traceback(s) but no known signature: last line {label} (lines {lines})",
+                              n_tracebacks=len(paste.tracebacks), label=repr(paste.tracebacks[0].label),
+                              lines=paste.tracebacks[0].lines))
+        return ctx.skip(T("no log or traceback in the paste"))
     errors = [m for m in matches if m["kind"] == "error"]
     evidence = [ev(f"paste line {m['line']}: {m['id']}", m["excerpt"]) for m in matches[:6]]
     text = "; ".join(f"{m['code'] or m['id']} at line {m['line']}" + (" (also seen)" if m["also_seen"] else "")
                      for m in matches[:6])
     first = errors[0] if errors else matches[0]
     if errors:
-        return ctx.fail(f"{len(matches)} known signature(s): {text} — first: {first['meaning']}", evidence,
+        return ctx.fail(T("{n_matches} known signature(s): {text} — first: {first}", n_matches=len(matches), text=text,
+                          first=first['meaning']), evidence,
                         remediation=first["fix"], matches=matches)
-    return ctx.warn(f"{len(matches)} known signature(s): {text}", evidence, remediation=first["fix"],
+    return ctx.warn(T("{n_matches} known signature(s): {text}", n_matches=len(matches), text=text), evidence, remediation=first["fix"],
                     matches=matches)
 
 
@@ -100,6 +104,6 @@ def paste_complete(ctx):
     paste = ctx.fact("paste")
     missing = missing_pieces(paste)
     if not missing:
-        return ctx.ok("the paste has an environment report, npu-smi info, the CANN version, the command line and a "
-                      "traceback")
-    return ctx.warn(f"{len(missing)} thing(s) to ask for: " + "; ".join(missing), missing=missing)
+        return ctx.ok(T("the paste has an environment report, npu-smi info, the CANN version, the command line and a "
+                        "traceback"))
+    return ctx.warn(T("{n_missing} thing(s) to ask for: {missing}", n_missing=len(missing), missing='; '.join(missing)), missing=missing)

@@ -13,6 +13,7 @@ from typing import Dict, List, Optional, Tuple
 
 from ascend_doctor.depcheck import find_conflicts, load_allowlist
 from ascend_doctor.engine import ev
+from ascend_doctor.i18n import T, join
 from ascend_doctor.host import normalize_name
 from ascend_doctor.registry import check
 from ascend_doctor.versions import try_parse_version, version_in
@@ -83,29 +84,33 @@ def vllm_ascend_pair(ctx):
     py = ctx.fact("python")
     va = py.dist("vllm-ascend")
     if va is None:
-        return ctx.skip("vllm-ascend is not installed")
+        return ctx.skip(T("vllm-ascend is not installed"))
     installed, override, evidence = vllm_version_seen(ctx, py)
     evidence.insert(0, ev("distribution: vllm-ascend", va.version + (f" ({va.location})" if va.location else "")))
     m = ctx.matrix
     if installed is None:
         row = m.vllm_ascend_release(va.version)
         want = row.vllm[0] if row else "the release vllm-ascend targets"
-        return ctx.fail(f"vllm-ascend {va.version} is installed but vllm is not (vllm-ascend is a vLLM plugin)",
+        return ctx.fail(T("vllm-ascend {version} is installed but vllm is not (vllm-ascend is a vLLM plugin)",
+                          version=va.version),
                         evidence + ([release_evidence(row)] if row else []),
-                        remediation=f"Install vLLM {want}: " + INSTALL_VLLM.format(v=want) + ".")
+                        remediation=T("Install vLLM {want}: {format}.", want=want, format=INSTALL_VLLM.format(v=want)))
     row, relation = m.nearest_release(va.version)
     if relation == "unparseable":
-        return ctx.unknown(f"vllm-ascend version {va.version!r} is not a version", evidence)
+        return ctx.unknown(T("vllm-ascend version {version} is not a version", version=repr(va.version)), evidence)
     if relation != "exact":
         known = m.releases_for_vllm(override or installed)
-        hint = f"; releases made for vLLM {override or installed}: {', '.join(r.version for r in known)}" \
+        hint = T("; releases made for vLLM {override}: {known}", override=override or installed,
+                 known=', '.join((r.version for r in known))) \
             if known else ""
         if relation == "newer-than-matrix":
-            return ctx.warn(f"vllm-ascend {va.version} is not in the matrix yet (newest known {row.version}): its "
-                            f"vLLM cannot be checked{hint}", evidence,
-                            remediation="Check vllm-ascend's docs/source/community/versioning_policy.md for the vLLM "
-                                        "this release targets, or layer a matrix row with `--matrix`.")
-        return ctx.unknown(f"vllm-ascend {va.version} is not in the matrix (nearest known {row.version}){hint}",
+            return ctx.warn(T("vllm-ascend {version} is not in the matrix yet (newest known {version2}): its vLLM "
+                              "cannot be checked{hint}", version=va.version,
+                              version2=row.version, hint=hint), evidence,
+                            remediation=T("Check vllm-ascend's docs/source/community/versioning_policy.md for the "
+                                          "vLLM this release targets, or layer a matrix row with `--matrix`."))
+        return ctx.unknown(T("vllm-ascend {version} is not in the matrix (nearest known {version2}){hint}",
+                             version=va.version, version2=row.version, hint=hint),
                            evidence)
     evidence.append(release_evidence(row))
     seen = override or installed
@@ -116,11 +121,12 @@ def vllm_ascend_pair(ctx):
         if base_ok and not is_dev:
             # `0.13.0+empty` is what vLLM's own setup records for `VLLM_TARGET_DEVICE=empty pip install .`, the
             # build vllm-ascend's installation guide prescribes: the documented path, judged by its release.
-            return ctx.ok(f"vllm-ascend {va.version} with vLLM {installed}: a VLLM_TARGET_DEVICE=empty build of "
-                          f"{row.vllm[0]}, the release it targets", evidence)
+            return ctx.ok(T("vllm-ascend {version} with vLLM {installed}: a VLLM_TARGET_DEVICE=empty build of {vllm}, "
+                            "the release it targets", version=va.version,
+                            installed=installed, vllm=row.vllm[0]), evidence)
         if is_dev:  # `0.1.dev1+gbdb2cdd`: a git checkout without release tags
-            hint = ("`export VLLM_VERSION=<the vLLM release it is built from>` (vllm-ascend "
-                    f"{va.version} targets vLLM {' or '.join(row.vllm)})")
+            hint = (T("`export VLLM_VERSION=<the vLLM release it is built from>` (vllm-ascend {version} targets vLLM "
+                      "{vllm})", version=va.version, vllm=' or '.join(row.vllm)))
             why = (f"vLLM {installed} is a dev/editable build: its version cannot be judged against vllm-ascend "
                    f"{va.version} (which targets vLLM {' or '.join(row.vllm)}), and vllm-ascend fails with "
                    f"`Invalid vllm version … Set the environment variable VLLM_VERSION`; set {hint}")
@@ -129,20 +135,24 @@ def vllm_ascend_pair(ctx):
             why = ""
         if why:
             return ctx.warn(why, evidence,
-                            remediation=f"Set {hint} in the serving environment, or install the vLLM release itself: "
-                                        + INSTALL_VLLM.format(v=row.vllm[0]) + ".")
+                            remediation=T("Set {hint} in the serving environment, or install the vLLM release itself: "
+                                          "{format}.", hint=hint,
+                                          format=INSTALL_VLLM.format(v=row.vllm[0])))
         # a local label on another release (`0.12.0+empty` for a 0.13 plugin): judged by its base below
     sv = try_parse_version(seen)
     if sv is None:
-        return ctx.unknown(f"vLLM version {seen!r} is not a version", evidence)
+        return ctx.unknown(T("vLLM version {seen} is not a version", seen=repr(seen)), evidence)
     if any(version_in(sv, f"=={x}") for x in row.vllm):
         via = f" (VLLM_VERSION={override}; installed {installed})" if override else ""
-        return ctx.ok(f"vllm-ascend {va.version} with vLLM {seen}{via}: the release it targets", evidence)
+        return ctx.ok(T("vllm-ascend {version} with vLLM {seen}{via}: the release it targets", version=va.version,
+                        seen=seen, via=via), evidence)
     others = m.releases_for_vllm(seen)
     alt = f"; or `pip install vllm-ascend=={others[-1].version}`, the release made for vLLM {seen}" if others else ""
-    return ctx.fail(f"vllm-ascend {va.version} targets vLLM {' or '.join(row.vllm)}, but vLLM {seen} is "
-                    + ("declared with VLLM_VERSION" if override else "installed"), evidence,
-                    remediation=f"Install vLLM {row.vllm[0]}: " + INSTALL_VLLM.format(v=row.vllm[0]) + alt + ".")
+    return ctx.fail(T("vllm-ascend {version} targets vLLM {vllm}, but vLLM {seen} is {value}", version=va.version,
+                      vllm=' or '.join(row.vllm), seen=seen,
+                      value=T("declared with VLLM_VERSION") if override else T("installed")), evidence,
+                    remediation=T("Install vLLM {vllm}: {format}{alt}.", vllm=row.vllm[0],
+                                  format=INSTALL_VLLM.format(v=row.vllm[0]), alt=alt))
 
 
 PIP_COMPONENTS = ("torch", "torch-npu", "triton-ascend", "transformers")
@@ -171,9 +181,10 @@ def _torch_clobbered(m, py, items) -> str:
     tv, pv = try_parse_version(torch.installed), try_parse_version(pin) if pin else None
     if tv is None or pv is None or tv.main_key != pv.main_key:
         return ""
-    return (f"cause: vLLM {vllm.version}'s own package pins torch=={pin} (its PyPI Requires-Dist), so installing "
-            f"vLLM after vllm-ascend replaced the torch=={torch.expected[0]} vllm-ascend needs; install vLLM "
-            "built with VLLM_TARGET_DEVICE=empty (or with --no-deps), then reinstall vllm-ascend's pins")
+    return (T("cause: vLLM {version}'s own package pins torch=={pin} (its PyPI Requires-Dist), so installing vLLM "
+              "after vllm-ascend replaced the torch=={expected} vllm-ascend needs; install vLLM built with "
+              "VLLM_TARGET_DEVICE=empty (or with --no-deps), then reinstall vllm-ascend's pins",
+              version=vllm.version, pin=pin, expected=torch.expected[0]))
 
 
 def _pip_spec(item) -> str:
@@ -206,11 +217,11 @@ def release_pins(ctx):
     py = ctx.fact("python")
     va = py.dist("vllm-ascend")
     if va is None:
-        return ctx.skip("vllm-ascend is not installed")
+        return ctx.skip(T("vllm-ascend is not installed"))
     m = ctx.matrix
     row = m.vllm_ascend_release(va.version)
     if row is None:
-        return ctx.skip(f"vllm-ascend {va.version} is not in the matrix (see VLLM101)")
+        return ctx.skip(T("vllm-ascend {version} is not in the matrix (see VLLM101)", version=va.version))
     c = ctx.try_fact("cann")
     versions: Dict[str, str] = {"vllm-ascend": va.version, "python": py.version}
     for name in PIP_COMPONENTS:
@@ -226,23 +237,27 @@ def release_pins(ctx):
         exp = " | ".join(i.expected) if i.expected else "-"
         lines.append(f"{i.component}: installed {i.installed or '-'}, row {exp} -> {i.status}")
         if i.status == "mismatch":
-            fails.append(f"{i.component} {i.installed} (row: {exp})")
+            fails.append(T("{component} {installed} (row: {exp})", component=i.component, installed=i.installed,
+                           exp=exp))
             if i.component in PIP_COMPONENTS:
                 pip_fix.append(_pip_spec(i))
         elif i.status == "alternative":
-            warns.append(f"{i.component} {i.installed} is only what another vllm-ascend document names (the package "
-                         f"pins {i.expected[0]}; CONFLICT in vllm-ascend's docs: {i.conflict})")
+            warns.append(T("{component} {installed} is only what another vllm-ascend document names (the package pins "
+                           "{expected}; CONFLICT in vllm-ascend's docs: {conflict})",
+                           component=i.component, installed=i.installed, expected=i.expected[0], conflict=i.conflict))
         elif i.status == "build":
-            notes.append(f"{i.component} {i.installed} is a build of {i.expected[0]} (as official images ship): "
-                         "judged as its public release")
+            notes.append(T("{component} {installed} is a build of {expected} (as official images ship): judged as its "
+                           "public release", component=i.component, installed=i.installed,
+                           expected=i.expected[0]))
         elif i.status == "unknown" and i.installed is None:
             if i.component in PIP_COMPONENTS:
-                fails.append(f"{i.component} not installed (row: {exp})")
+                fails.append(T("{component} not installed (row: {exp})", component=i.component, exp=exp))
                 pip_fix.append(_pip_spec(i))
             else:
-                notes.append(f"{i.component} unknown (not found)")
+                notes.append(T("{component} unknown (not found)", component=i.component))
         elif i.status == "unknown":
-            notes.append(f"{i.component} {i.installed!r} is not a version")
+            notes.append(T("{component} {installed} is not a version", component=i.component,
+                           installed=repr(i.installed)))
     evidence.append(ev(f"installed vs vllm-ascend {row.version}", "\n".join(lines)))
     cause = _torch_clobbered(m, py, items)
     if cause:
@@ -250,28 +265,32 @@ def release_pins(ctx):
     if fails:
         fix = []
         if pip_fix:
-            fix.append(f"run `pip install {' '.join(pip_fix)}{_extra_index(m, items)}`, then `python -m pip check`")
+            fix.append(T("run `pip install {pip_fix}{extra_index}`, then `python -m pip check`",
+                         pip_fix=' '.join(pip_fix), extra_index=_extra_index(m, items)))
         if any(f.startswith("python ") for f in fails):
-            fix.append(f"create the venv from a Python within {row.python} (e.g. `python3.11 -m venv /opt/vllm`)")
+            fix.append(T("create the venv from a Python within {python} (e.g. `python3.11 -m venv /opt/vllm`)",
+                         python=row.python))
         if any(f.startswith("cann ") for f in fails):
-            fix.append(f"install CANN {row.cann[0]} (toolkit, kernels, NNAL; image quay.io/ascend/cann), or, if CANN "
-                       "was upgraded on purpose, a vllm-ascend release built for it: its compiled ops target one CANN "
-                       "(segfaults after CANN/NNAL upgrades: vllm-ascend#10136, #16773)")
-        fix.append(f"or all at once: `ascend-doctor matrix pins --vllm-ascend {row.version} > c.txt && "
-                   f"pip install -c c.txt vllm-ascend=={row.version}`")
-        text = "; ".join(fix) + "."
-        return ctx.fail(f"vllm-ascend {va.version} was built for another stack: " + "; ".join(fails)
-                        + (f"; also: {'; '.join(warns)}" if warns else ""), evidence,
+            fix.append(T("install CANN {cann} (toolkit, kernels, NNAL; image quay.io/ascend/cann), or, if CANN was "
+                         "upgraded on purpose, a vllm-ascend release built for it: its compiled ops target one CANN "
+                         "(segfaults after CANN/NNAL upgrades: vllm-ascend#10136, #16773)",
+                         cann=row.cann[0]))
+        fix.append(T("or all at once: `ascend-doctor matrix pins --vllm-ascend {version} > c.txt && pip install -c "
+                     "c.txt vllm-ascend=={version}`", version=row.version))
+        text = T("{fix}.", fix=join("; ", fix))
+        return ctx.fail(T("vllm-ascend {version} was built for another stack: {fails}{value}", version=va.version,
+                          fails=join('; ', fails), value=T("; also: {warns}", warns=join('; ', warns)) if warns else ''), evidence,
                         remediation=text[0].upper() + text[1:])
     if warns:
-        return ctx.warn("; ".join(warns), evidence,
-                        remediation=f"Prefer what the vllm-ascend {row.version} package pins "
-                                    f"(`ascend-doctor matrix pins --vllm-ascend {row.version}`).")
+        return ctx.warn(join("; ", warns), evidence,
+                        remediation=T("Prefer what the vllm-ascend {version} package pins (`ascend-doctor matrix pins "
+                                      "--vllm-ascend {version}`).",
+                                      version=row.version))
     checked = [i.component for i in items if i.status in ("ok", "alternative", "build")]
     if not checked:
-        return ctx.unknown(f"nothing of vllm-ascend {row.version}'s stack could be compared", evidence)
-    return ctx.ok(f"{', '.join(checked)} match vllm-ascend {row.version}"
-                  + (f" ({'; '.join(notes)})" if notes else ""), evidence)
+        return ctx.unknown(T("nothing of vllm-ascend {version}'s stack could be compared", version=row.version), evidence)
+    return ctx.ok(T("{checked} match vllm-ascend {version}{value}", checked=', '.join(checked), version=row.version,
+                    value=T(" ({notes})", notes=join('; ', notes)) if notes else ''), evidence)
 
 
 @check("VLLM103", "advisories", severity="error", needs=["python", "cann", "driver", "npu_smi"])
@@ -314,7 +333,7 @@ def advisories(ctx):
     evidence = [ev("versions judged", "\n".join(f"{k} {v}" for k, v in shown.items()))]
     hits = m.matching_advisories(versions)
     if not hits:
-        return ctx.ok(f"none of the {len(m.advisories)} advisories matches this stack", evidence)
+        return ctx.ok(T("none of the {n_advisories} advisories matches this stack", n_advisories=len(m.advisories)), evidence)
     for a in hits:
         evidence.append(ev(f"advisory {a.id} [{a.severity}]",
                            f"{a.title}\nwhen: {', '.join(f'{k} {v}' for k, v in a.when.items())}"
@@ -324,9 +343,9 @@ def advisories(ctx):
     msg = "; ".join(f"{a.id} [{a.severity}] {a.title} (symptom: {a.symptom[0]})" for a in hits)
     fix = "\n".join(f"{a.id}: {a.fix}" for a in hits)
     if any(a.severity in ("critical", "error") for a in hits):
-        return ctx.fail(f"{len(hits)} known-bad combination(s): {msg}", evidence, remediation=fix,
+        return ctx.fail(T("{n_hits} known-bad combination(s): {msg}", n_hits=len(hits), msg=msg), evidence, remediation=fix,
                         advisories=[a.id for a in hits])
-    return ctx.warn(f"{len(hits)} advisory(ies) apply: {msg}", evidence, remediation=fix,
+    return ctx.warn(T("{n_hits} advisory(ies) apply: {msg}", n_hits=len(hits), msg=msg), evidence, remediation=fix,
                     advisories=[a.id for a in hits])
 
 
@@ -362,19 +381,22 @@ def pip_check(ctx):
             f"{c.line()}\n  allowed by {c.allowed_by}: {c.allowed_reason} [source: {'; '.join(c.allowed_source)}]"
             for c in allowed)))
     if not real:
-        return ctx.ok(f"no broken requirements among {len(py.distributions)} distributions"
-                      + (f" ({len(allowed)} documented-harmless conflict(s) allowed)" if allowed else ""), evidence)
+        return ctx.ok(T("no broken requirements among {n_distributions} distributions{value}",
+                        n_distributions=len(py.distributions),
+                        value=T(" ({n_allowed} documented-harmless conflict(s) allowed)", n_allowed=len(allowed)) if allowed else ''), evidence)
     stack = [c for c in real if normalize_name(c.requirer) in STACK or c.name in STACK]
     wants: List[str] = []
     for c in stack or real:
         spec = f"'{c.requirement}'" if any(ch in c.requirement for ch in "<>!~,[") else c.requirement
         if spec not in wants:
             wants.append(spec)
-    fix = (f"`pip install {' '.join(wants)}` (then reinstall vllm-ascend's pins if they moved) and "
-           "`python -m pip check`.")
+    fix = (T("`pip install {wants}` (then reinstall vllm-ascend's pins if they moved) and `python -m pip check`.",
+             wants=' '.join(wants)))
     summary = "; ".join(c.line() for c in (stack or real)[:3]) + (" …" if len(stack or real) > 3 else "")
     if stack:
-        return ctx.fail(f"{len(real)} broken requirement(s), {len(stack)} in the serving stack: {summary}", evidence,
+        return ctx.fail(T("{n_real} broken requirement(s), {n_stack} in the serving stack: {summary}",
+                          n_real=len(real), n_stack=len(stack), summary=summary), evidence,
                         remediation=fix)
-    return ctx.warn(f"{len(real)} broken requirement(s) outside the serving stack: {summary}", evidence,
+    return ctx.warn(T("{n_real} broken requirement(s) outside the serving stack: {summary}", n_real=len(real),
+                      summary=summary), evidence,
                     remediation=fix)
