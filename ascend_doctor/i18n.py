@@ -89,6 +89,13 @@ class Msg(str):
     template: str
     fields: dict
 
+    def __add__(self, other):
+        """`msg + " more"` and `msg += …` stay messages (a join), so a sentence built in steps still translates."""
+        return join("", [self, other]) if isinstance(other, str) else NotImplemented
+
+    def __radd__(self, other):
+        return join("", [other, self]) if isinstance(other, str) else NotImplemented
+
 
 def T(template: str, **fields) -> Msg:
     """A message template with named fields: `T("/dev/shm is {size}, below the {minimum} minimum", size=…, …)`.

@@ -25,9 +25,9 @@ MOUNT_FLAGS = {
     "ascend_install_info": "-v /etc/ascend_install.info:/etc/ascend_install.info",
 }
 HCCN_FLAG = "-v /usr/local/Ascend/driver/tools/hccn_tool:/usr/local/Ascend/driver/tools/hccn_tool"
-K8S_HINT = ("in Kubernetes, request the NPUs from the Ascend device plugin (MindCluster) instead of hostPath "
-            "mounts: `resources: {limits: {huawei.com/Ascend910: 8}}` (huawei.com/Ascend310P on 300I Duo); the "
-            "plugin and Ascend Docker Runtime then add the device nodes and driver mounts")
+K8S_HINT = T("in Kubernetes, request the NPUs from the Ascend device plugin (MindCluster) instead of hostPath "
+             "mounts: `resources: {{limits: {{huawei.com/Ascend910: 8}}}}` (huawei.com/Ascend310P on 300I Duo); the "
+             "plugin and Ascend Docker Runtime then add the device nodes and driver mounts")
 # Variables that say this server talks to other nodes (vllm-ascend multi-node docs set them; §6.2).
 MULTI_NODE_VARS = ("HCCL_IF_IP", "HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "RAY_ADDRESS")
 

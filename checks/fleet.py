@@ -142,17 +142,17 @@ def _verdict(ctx, me, nodes, items, what: str, evidence_of):
     evidence = [evidence_of(me)]
     suffix = _others_unreachable(nodes)
     if diffs:
-        msg = "; ".join(_describe(me.name, d) for d in diffs)
-        return ctx.fail(msg + suffix, evidence, differences=diffs,
+        msg = join("; ", [_describe(me.name, d) for d in diffs])
+        return ctx.fail(T("{differences}{suffix}", differences=msg, suffix=suffix), evidence, differences=diffs,
                         value=", ".join(f"{d['item']} {d['value']}" for d in diffs))
     if unknown and len(unknown) == len(items):
         return ctx.unknown(T("{what} of {name} could not be read ({unknown}){suffix}", what=what, name=me.name,
                              unknown=', '.join(unknown), suffix=suffix), evidence)
     msg = T("{what} the same as on the other node(s)", what=what)
     if odd_elsewhere:
-        msg += "; differing: " + "; ".join(dict.fromkeys(odd_elsewhere))
+        msg += T("; differing: {differing}", differing=join("; ", dict.fromkeys(odd_elsewhere)))
     if unknown:
-        msg += f"; not known here: {', '.join(unknown)}"
+        msg += T("; not known here: {unknown}", unknown=", ".join(unknown))
     return ctx.ok(msg + suffix, evidence)
 
 
@@ -178,8 +178,8 @@ def node_reachable(ctx):
     me, _ = _me(ctx)
     if me.reachable:
         t = me.timing
-        took = f" in {t['round_trip_s']:.2f}s" if t.get("round_trip_s") is not None else ""
-        fake = " (served from a replayed snapshot: test/demo hook)" if me.fake else ""
+        took = T(" in {seconds}s", seconds=f"{t['round_trip_s']:.2f}") if t.get("round_trip_s") is not None else ""
+        fake = T(" (served from a replayed snapshot: test/demo hook)") if me.fake else ""
         return ctx.ok(T("{name} answered{took}{fake}", name=me.name, took=took, fake=fake), [ev(f"fleet: {me.source}", "")], **t)
     return ctx.fail(me.error or "no answer", [ev(f"fleet: {me.source}", me.error or "")],
                     kind=me.error_kind, value=me.error_kind or "no answer", **me.timing)
@@ -356,8 +356,9 @@ def clock_skew(ctx):
     ref, ref_node = median
     dev = me.clock_offset_s - ref
     unc = (me.clock_uncertainty_s or 0.0) + (ref_node.clock_uncertainty_s or 0.0 if ref_node is not me else 0.0)
-    text = (f"{me.name} clock is {dev:+.3f} s (± {unc:.3f} s) from the fleet median; against the driver's clock "
-            f"{me.clock_offset_s:+.3f} s ± {me.clock_uncertainty_s or 0.0:.3f} s")
+    text = T("{name} clock is {deviation} s (± {uncertainty} s) from the fleet median; against the driver's clock "
+             "{offset} s ± {offset_uncertainty} s", name=me.name, deviation=f"{dev:+.3f}", uncertainty=f"{unc:.3f}",
+             offset=f"{me.clock_offset_s:+.3f}", offset_uncertainty=f"{me.clock_uncertainty_s or 0.0:.3f}")
     evidence = [ev(f"fleet: clock of {me.name}", text)]
     details = {"offset_from_median_s": round(dev, 6), "uncertainty_s": round(unc, 6), "value": f"{dev:+.2f}s"}
     if abs(dev) - unc > SKEW_LIMIT_S:
@@ -438,5 +439,5 @@ def env_consistent(ctx):
                         shared=shared, value=value)
     msg = T("{n_names} collective-relevant variable(s) agree with the other node(s)", n_names=len(names))
     if odd_elsewhere:
-        msg += "; differing: " + "; ".join(dict.fromkeys(odd_elsewhere))
+        msg += T("; differing: {differing}", differing=join("; ", dict.fromkeys(odd_elsewhere)))
     return ctx.ok(msg + _others_unreachable(nodes), evidence)

@@ -105,9 +105,9 @@ def vllm_platform(ctx):
                         platform_class=fact.platform_class, device_type=repr(fact.device_type)), evidence)
     py = ctx.fact("python")
     if fact.platform_class is None:
-        why = f"{fact.error_type}: {fact.error}" if fact.error else f"stopped at stage {fact.stage}"
-        fix = T("Run `python -c 'from vllm.platforms import current_platform'` in the serving environment and fix the ")
-        fix += "first error it prints; then re-run ascend-doctor."
+        why = f"{fact.error_type}: {fact.error}" if fact.error else T("stopped at stage {stage}", stage=fact.stage)
+        fix = T("Run `python -c 'from vllm.platforms import current_platform'` in the serving environment and fix the "
+                "first error it prints; then re-run ascend-doctor.")
         if "shared object" in (fact.error or "") or "torch_npu" in (fact.error or "") + (fact.traceback or ""):
             fix = (T("vllm-ascend's platform imports torch_npu, and that import fails (TORCH104 has the cause): "
                      "source the CANN and NNAL environment (`source /usr/local/Ascend/cann/set_env.sh`, `source "

@@ -893,16 +893,16 @@ def tool_round_trip(ctx):
         if compat is not None:
             evidence.append(ev(compat.describe(), _excerpt(compat, 600)))
             if compat.ok:
-                hint += (" The same history with assistant content \"\" instead of null was accepted, so clients can "
-                        "work around it by sending an empty string")
+                hint += T(" The same history with assistant content \"\" instead of null was accepted, so clients can "
+                          "work around it by sending an empty string")
                 if compat.reply is not None and compat.reply.tool_calls:
-                    hint += (f" (the model then called {[c.name for c in compat.reply.tool_calls]} again instead of "
-                             "answering)")
+                    hint += T(" (the model then called {names} again instead of answering)",
+                              names=[c.name for c in compat.reply.tool_calls])
                 elif compat.reply is not None and facts.sentinel and facts.sentinel in (compat.reply.content or ""):
-                    hint += " (and the answer then used the tool result)"
+                    hint += T(" (and the answer then used the tool result)")
                 hint += "."
             else:
-                hint += " The same history with assistant content \"\" was rejected too."
+                hint += T(" The same history with assistant content \"\" was rejected too.")
         if "must be followed by tool messages" in msg.lower():
             return ctx.fail(T("the server rejected the tool result: HTTP {status}: {msg}.{hint}", status=x.status,
                               msg=msg[:300], hint=hint), evidence,
