@@ -12,6 +12,7 @@ from typing import Optional, Protocol
 
 from pydantic import Field
 
+from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
 
 # Error kinds shared by every result type.
@@ -52,16 +53,20 @@ class CommandResult(Model):
     def why_not(self) -> str:
         """One line saying why this command gave no usable output."""
         if self.error == NOT_FOUND:
-            return f"`{self.argv[0]}` not found"
+            return T("`{argv}` not found", argv=self.argv[0])
         if self.error == TIMEOUT:
-            return f"`{self.display}` timed out after {self.duration_s:.1f}s"
+            return T("`{display}` timed out after {duration_s}s", display=self.display,
+                     duration_s=format(self.duration_s, ".1f"))
         if self.error:
-            return f"`{self.display}`: {self.error_message or self.error}"
+            return T("`{display}`: {error_message}", display=self.display,
+                     error_message=self.error_message or self.error)
         if self.crashed:
-            return f"`{self.display}` crashed ({self.error_message or f'killed by signal {-self.returncode}'})"
+            return T("`{display}` crashed ({error_message})", display=self.display,
+                     error_message=self.error_message or f'killed by signal {-self.returncode}')
         if self.returncode != 0:
             tail = (self.stderr or self.stdout).strip().splitlines()
-            return f"`{self.display}` exited {self.returncode}" + (f": {tail[-1][:200]}" if tail else "")
+            return T("`{display}` exited {returncode}{value}", display=self.display, returncode=self.returncode,
+                     value=T(": {tail}", tail=tail[-1][:200]) if tail else '')
         return ""
 
 

@@ -56,7 +56,7 @@ def no_cann(ctx, c, why: str = "CANN not found (see CANN101)"):
     if c.unreadable:
         return ctx.unknown(T("CANN files could not be read (see CANN101): {unreadable}",
                              unreadable='; '.join(c.unreadable)),
-                           cann_evidence(c), cause="CANN version files are unreadable")
+                           cann_evidence(c), cause=T("CANN version files are unreadable"))
     return ctx.skip(why, cann_evidence(c))
 
 
@@ -82,7 +82,7 @@ def cann_installed(ctx):
         return ctx.unknown(T("CANN files exist but could not be read: {unreadable} — run the doctor as the serving "
                              "user, or make them readable",
                              unreadable='; '.join(c.unreadable)), cann_evidence(c),
-                           cause="CANN version files are unreadable")
+                           cause=T("CANN version files are unreadable"))
     if not c.found:
         return ctx.fail(T("CANN toolkit not found in any known location (searched: {searched})",
                           searched=', '.join(c.searched)),

@@ -99,7 +99,7 @@ def selinux_mode(ctx):
         if in_container:
             return ctx.unknown(T("inside a container: SELinux is the host's, and /sys/fs/selinux is not visible "
                                  "here — run `ascend-doctor check` on the host"), evidence + [ctr_signals(ctr)],
-                               cause="inside a container: host facts are not visible")
+                               cause=T("inside a container: host facts are not visible"))
         if s.enforce_error or s.getenforce_error or s.getenforce is not None or s.kernel_has_selinux:
             why = s.enforce_error or s.getenforce_error or (f"getenforce printed {s.getenforce!r}"
                                                             if s.getenforce is not None else "no readable source")
@@ -285,7 +285,7 @@ def time_sync(ctx):
         if ctr is not None and ctr.in_container:
             return ctx.unknown(T("inside a container: the clock is the host's and no time-sync service answers "
                                  "here — run `ascend-doctor check` on the host"), evidence + [ctr_signals(ctr)],
-                               cause="inside a container: host facts are not visible")
+                               cause=T("inside a container: host facts are not visible"))
         return ctx.unknown(T("no time-sync service could be asked (timedatectl, chronyc, ntpstat absent)"),
                            evidence)
     if not t.synchronized:
@@ -357,7 +357,7 @@ def pcie_link(ctx):
             return ctx.unknown(T("inside a container: the host's PCIe links are not visible here "
                                  "(/sys/bus/pci/devices is not readable or empty) — run `ascend-doctor check` on the "
                                  "host"),
-                               [ctr_signals(ctr)], cause="inside a container: host facts are not visible")
+                               [ctr_signals(ctr)], cause=T("inside a container: host facts are not visible"))
         return ctx.unknown(T("/sys/bus/pci/devices is not readable"))
     if not p.devices:
         return ctx.skip(T("no Huawei (0x19e5) PCI devices among the {listed} PCI functions of this machine",

@@ -25,13 +25,13 @@ STREAM_TOOL = [S.NAMED_STREAM, S.PARALLEL_STREAM]
 # Server error texts with a known cause (../shared/facts/error-codes.md §6).
 _KNOWN_ERRORS = [
     ("tool choice requires --enable-auto-tool-choice",
-     "Restart vllm serve with `--enable-auto-tool-choice --tool-call-parser <parser of the model>` "
-     "(e.g. hermes for Qwen2.5, deepseek_v31/deepseek_v32/deepseek_v4 for DeepSeek)."),
+     T("Restart vllm serve with `--enable-auto-tool-choice --tool-call-parser <parser of the model>` "
+       "(e.g. hermes for Qwen2.5, deepseek_v31/deepseek_v32/deepseek_v4 for DeepSeek).")),
     ("must be followed by tool messages",
-     "The server did not pair the role:tool message with the assistant's tool_calls although the request sent "
-     "them in the standard shape (content null, tool_call_id equal to the call id): its chat template or request "
-     "parser drops tool messages or the tool_call_id; use the model's official chat template (`--chat-template`)."),
-    ("does not exist", "Pass the served model name with `--model` (see `GET /v1/models`)."),
+     T("The server did not pair the role:tool message with the assistant's tool_calls although the request sent "
+       "them in the standard shape (content null, tool_call_id equal to the call id): its chat template or request "
+       "parser drops tool messages or the tool_call_id; use the model's official chat template (`--chat-template`).")),
+    ("does not exist", T("Pass the served model name with `--model` (see `GET /v1/models`).")),
 ]
 
 
@@ -313,7 +313,7 @@ def load_test(ctx):
     """
     facts = ctx.fact("smoke")
     if facts.load is None:
-        return ctx.skip(facts.load_not_run or "load mode not requested (--load N --concurrency C)")
+        return ctx.skip(facts.load_not_run or T("load mode not requested (--load N --concurrency C)"))
     lr = facts.load
     metrics = (f"p50 {lr.p50_ms} ms, p95 {lr.p95_ms} ms, p99 {lr.p99_ms} ms"
                + (f", TTFT p50 {lr.ttft_p50_ms} ms" if lr.ttft_p50_ms is not None else ""))
@@ -400,13 +400,15 @@ def gateway_transparent(ctx):
                                             d.direct_bytes or d.direct) for d in serious[:3]]
     details = {"differences": [d.model_dump() for d in diffs[:20]], "compared": compared}
     if serious:
-        msg = "; ".join(f"{d.scenario} {d.aspect}: {d.gateway} via the gateway, {d.direct} direct" for d in serious[:4])
+        msg = join("; ", [T("{scenario} {aspect}: {gateway} via the gateway, {direct} direct", scenario=d.scenario,
+                            aspect=d.aspect, gateway=d.gateway, direct=d.direct) for d in serious[:4]])
         return ctx.fail(T("the gateway changed {n_serious} thing(s) vLLM answered directly — {msg}",
                           n_serious=len(serious), msg=msg), evidence,
                         remediation=T("These differences are the gateway's (the same requests straight to vLLM answer "
                                       "differently): configure or upgrade it to pass tool_calls, tool_call_id, "
                                       "role:tool messages, content and SSE streams through unchanged."), **details)
-    note = (f" ({len(diffs)} byte-level difference(s) with equal JSON, e.g. {diffs[0].scenario} {diffs[0].aspect})"
+    note = (T(" ({n_diffs} byte-level difference(s) with equal JSON, e.g. {scenario} {aspect})", n_diffs=len(diffs),
+              scenario=diffs[0].scenario, aspect=diffs[0].aspect)
             if diffs else "")
     return ctx.ok(T("{compared} scenario(s) answered the same through {base_url} as straight from {base_url2}{note}",
                     compared=compared, base_url=facts.base_url, base_url2=direct.base_url, note=note), **details)
@@ -549,7 +551,8 @@ def tool_call_arguments(ctx):
     for name, x, c in _all_calls(facts, NON_STREAM_TOOL + STREAM_TOOL):
         checked += 1
         for p in argument_problems(c.arguments, S.SCHEMAS.get(c.name or "")):
-            problems.append((name, x, f"{name} call {c.name!r} (id {c.id!r}): {p}"))
+            problems.append((name, x, T("{name} call {call} (id {id}): {problem}", name=name, call=repr(c.name),
+                                        id=repr(c.id), problem=p)))
     if not checked:
         if all(n in facts.not_run for n in NON_STREAM_TOOL):
             return ctx.skip(T("no tool-call scenario ran: {not_run}", not_run=facts.not_run.get(S.NAMED, 'not run')))
@@ -569,7 +572,7 @@ def tool_call_arguments(ctx):
                      "there points at the structured-output backend.", forced=', '.join(forced),
                      strict_fix=_strict_fix(ctx)))
         return ctx.fail(T("{n_problems} problem(s) in tool-call arguments: {problems}", n_problems=len(problems),
-                          problems='; '.join((p for _, _, p in problems[:4]))),
+                          problems=join("; ", [p for _, _, p in problems[:4]])),
                         evidence, remediation=fix)
     return ctx.ok(T("all {checked} tool call(s) carry a clean, schema-valid JSON object", checked=checked))
 
@@ -601,16 +604,19 @@ def tool_call_finish_reason(ctx):
         fr = r.finish_reason
         problem = None
         if r.tool_calls and fr == "length":
-            problem = (fails, f"{name}: finish_reason 'length' with {len(r.tool_calls)} call(s): arguments cut off")
+            problem = (fails, T("{name}: finish_reason 'length' with {n} call(s): arguments cut off", name=name,
+                                n=len(r.tool_calls)))
         elif r.tool_calls and fr != "tool_calls":
             if name in (S.NAMED, S.NAMED_STREAM) and fr == "stop":
                 named_stop.append(name)  # the OpenAI contract for a named tool_choice (vLLM does the same)
             else:
-                problem = (fails, f"{name}: {len(r.tool_calls)} call(s) but finish_reason {fr!r}")
+                problem = (fails, T("{name}: {n} call(s) but finish_reason {finish_reason}", name=name,
+                                    n=len(r.tool_calls), finish_reason=repr(fr)))
         elif not r.tool_calls and fr == "tool_calls":
             residue = [t for t in S.SCHEMAS if t in (r.content or "")]
-            problem = (fails, f"{name}: finish_reason 'tool_calls' but tool_calls is {r.tool_calls_field}/empty"
-                       + (f"; content holds residue of the call ({residue})" if residue else ""))
+            problem = (fails, T("{name}: finish_reason 'tool_calls' but tool_calls is {field}/empty", name=name,
+                                field=r.tool_calls_field)
+                       + (T("; content holds residue of the call ({residue})", residue=residue) if residue else ""))
         if problem:
             problem[0].append(problem[1])
             evidence.append(ev(x.describe(), _calls_text(x)))
@@ -618,8 +624,8 @@ def tool_call_finish_reason(ctx):
         return ctx.skip(T("no tool-call scenario returned a response to examine"))
     if fails:
         return ctx.fail(join("; ", fails), evidence)
-    note = (f" ({', '.join(named_stop)}: 'stop' for a named tool_choice, as OpenAI answers it — clients should read "
-            "`message.tool_calls`, not branch on finish_reason)" if named_stop else "")
+    note = (T(" ({named_stop}: 'stop' for a named tool_choice, as OpenAI answers it — clients should read "
+              "`message.tool_calls`, not branch on finish_reason)", named_stop=', '.join(named_stop)) if named_stop else "")
     return ctx.ok(T("finish_reason matched the tool calls in {seen} response(s){note}", seen=seen, note=note))
 
 
@@ -999,12 +1005,13 @@ def tool_markup_leak(ctx):
     if not leaks:
         return ctx.ok(T("no tool-call or reasoning markup in the content of {scanned} answer(s)", scanned=scanned))
     families = list(dict.fromkeys(lk.family for _, lk in leaks))
-    msg = "; ".join(f"{L.FAMILIES[lk.family].label} in {name}.{lk.field} ({lk.marker!r})" for name, lk in leaks[:4])
+    msg = join("; ", [T("{markup} in {where} ({marker})", markup=L.FAMILIES[lk.family].label,
+                        where=f"{name}.{lk.field}", marker=repr(lk.marker)) for name, lk in leaks[:4]])
     try:
         matrix = ctx.matrix  # the shipped matrix plus any --matrix layers
     except Exception:  # an unavailable matrix degrades the remediation text, never the verdict
         matrix = None
-    remediation = "\n".join(L.remediation_for(f, matrix) for f in families)
+    remediation = join("\n", [L.remediation_for(f, matrix) for f in families])
     loose = [name for name, _ in leaks if _unconstrained(name, facts.exchanges[name])]
     if loose:
         # The parser is there (it emitted the envelope under a forced choice); the arguments ran away.

@@ -168,7 +168,7 @@ def torch_npu_cann(ctx):
         if c.unreadable:
             return ctx.unknown(T("CANN files could not be read (see CANN101): {unreadable}",
                                  unreadable='; '.join(c.unreadable)), evidence,
-                               cause="CANN version files are unreadable")
+                               cause=T("CANN version files are unreadable"))
         return ctx.skip(T("CANN not found or its version unknown (see CANN101)"), evidence)
     evidence.append(ev(f"CANN at {c.active.root}", f"version {c.version} (from {c.active.version_source})"))
     m = ctx.matrix

@@ -15,6 +15,7 @@ from pydantic import Field
 from ascend_doctor.concurrency import NPU_SMI_IN_FLIGHT, bounded_map
 from ascend_doctor.errors import FactUnavailable, ParseError
 from ascend_doctor.host import NOT_FOUND, TIMEOUT, CommandResult
+from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
 from ascend_doctor.parsers.npu_smi import NpuSmiInfo, find_npu_smi_error, parse_npu_smi_info
 from ascend_doctor.parsers.npu_smi_detail import NpuHealth, NpuTopo, parse_npu_smi_health, parse_npu_smi_topo
@@ -62,16 +63,16 @@ class NpuSmiFact(Model):
     def reason(self) -> str:
         """One line: why there is no usable table ('' when there is)."""
         if not self.found:
-            return "npu-smi not found (no Ascend driver tools on PATH / not mounted into the container)"
+            return T("npu-smi not found (no Ascend driver tools on PATH / not mounted into the container)")
         if self.info is not None and self.info.error is not None:
             code = f" (ret {self.info.error.code})" if self.info.error.code is not None else ""
-            return f"npu-smi failed{code}: {self.info.error.message}"
+            return T("npu-smi failed{code}: {message}", code=code, message=self.info.error.message)
         if self.parse_error:
-            return f"could not read npu-smi output: {self.parse_error}"
+            return T("could not read npu-smi output: {parse_error}", parse_error=self.parse_error)
         if self.command.why_not:
             return self.command.why_not
         if self.info is not None and not self.info.chips:
-            return "npu-smi listed no NPUs"
+            return T("npu-smi listed no NPUs")
         return ""
 
 

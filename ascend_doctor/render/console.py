@@ -146,7 +146,7 @@ def _evidence(console: Console, f: Finding, verbose: bool) -> None:
                                       replace_whitespace=False) or [INDENT]:
                 console.print(Text(part.rstrip(), style="dim"), soft_wrap=True)
         if len(lines) > limit:
-            console.print(Text(f"{INDENT}  … {plural(len(lines) - limit, 'more line')}", style="dim"))
+            console.print(Text(f"{INDENT}  … " + trn("{n} more line", "{n} more lines", len(lines) - limit), style="dim"))
     if len(items) > len(shown):
         rest = [e for e in items if e not in shown]
         healthy = sum(1 for e in rest if e.ok)
@@ -194,7 +194,8 @@ def _root_cause_groups(problems: list[Finding]) -> tuple[list[Finding], list[tup
 
 def _group(console: Console, report: Report, cause: str, items: list[Finding]) -> None:
     codes = ", ".join(f.code + (f"@{f.node}" if f.node else "") for f in items)
-    _head(console, Status.UNKNOWN, f"{plural(len(items), 'check')} could not run: {cause}")
+    _head(console, Status.UNKNOWN, trn("{n} check could not run: {cause}", "{n} checks could not run: {cause}",
+                                       len(items), cause=tr(cause)))
     _para(console, INDENT, codes, style="dim")
     see = []
     for f in items:
@@ -204,8 +205,8 @@ def _group(console: Console, report: Report, cause: str, items: list[Finding]) -
     failing = {f.code for f in report.findings if f.status in (Status.FAIL, Status.WARN, Status.ERROR)}
     named = [c for c in see if c in failing]
     if named:
-        _para(console, INDENT + "fix:  ", f"the cause is what {', '.join(named)} reports above; fix that first",
-              style="green")
+        _para(console, INDENT + tr("fix:") + "  ", tr("the cause is what {codes} reports above; fix that first",
+                                                      codes=", ".join(named)), style="green")
 
 
 def where_line(report: Report) -> str:

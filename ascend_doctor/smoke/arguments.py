@@ -6,6 +6,8 @@ import json
 import re
 from typing import Any, Optional
 
+from ascend_doctor.i18n import T
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -26,43 +28,44 @@ def _controls_in(value: Any) -> list[str]:
 def argument_problems(arguments: Any, schema: Optional[dict]) -> list[str]:
     """Problems with one call's arguments ([] when fine). The OpenAI contract: a string holding one JSON object."""
     if arguments is None:
-        return ["arguments are missing"]
+        return [T("arguments are missing")]
     if isinstance(arguments, dict):
         raw = None
-        problems = ["arguments are a JSON object, not a string holding JSON (OpenAI clients call json.loads on it)"]
+        problems = [T("arguments are a JSON object, not a string holding JSON (OpenAI clients call json.loads on it)")]
         value: Any = arguments
     elif not isinstance(arguments, str):
-        return [f"arguments are a {type(arguments).__name__}, not a string holding a JSON object"]
+        return [T("arguments are a {name}, not a string holding a JSON object", name=type(arguments).__name__)]
     else:
         raw, problems = arguments, []
         bad = _CONTROL.findall(raw)
         if bad:
             kinds = sorted({repr(c) for c in bad})
-            problems.append(f"raw arguments contain {len(bad)} control character(s) {', '.join(kinds)}")
+            problems.append(T("raw arguments contain {n_bad} control character(s) {kinds}", n_bad=len(bad),
+                              kinds=', '.join(kinds)))
         stripped = raw.strip()
         if not stripped:
-            return problems + ["arguments are an empty string"]
+            return problems + [T("arguments are an empty string")]
         try:
             value, end = json.JSONDecoder(strict=True).raw_decode(stripped)
         except ValueError as exc:
-            return problems + [f"arguments are not JSON: {_client_error(raw) or exc}"]
+            return problems + [T("arguments are not JSON: {client_error}", client_error=_client_error(raw) or exc)]
         trailing = stripped[end:]
         if trailing.strip(" \t\r\n"):
             # Quote what the client's json.loads(arguments) says: the same words whichever path delivered the call.
-            problems.append(f"{len(trailing)} trailing byte(s) after the JSON ({_client_error(raw)}): "
-                            f"{trailing[:40]!r}")
+            problems.append(T("{n_trailing} trailing byte(s) after the JSON ({client_error}): {trailing}",
+                              n_trailing=len(trailing), client_error=_client_error(raw), trailing=repr(trailing[:40])))
     if not isinstance(value, dict):
-        return problems + [f"arguments decode to a {type(value).__name__}, not a JSON object"]
+        return problems + [T("arguments decode to a {name}, not a JSON object", name=type(value).__name__)]
     inner = _controls_in(value)
     if inner:
-        problems.append(f"decoded values contain control character(s) {', '.join(sorted(set(inner)))}")
+        problems.append(T("decoded values contain control character(s) {set}", set=', '.join(sorted(set(inner)))))
     if schema is not None:
         import jsonschema  # only the smoke stage validates arguments; keep `check` start-up light
 
         v = jsonschema.Draft202012Validator(schema)
         for err in sorted(v.iter_errors(value), key=lambda e: list(e.path)):
             where = "/".join(str(p) for p in err.path) or "(root)"
-            problems.append(f"schema: {where}: {err.message}")
+            problems.append(T("schema: {where}: {message}", where=where, message=err.message))
     return problems
 
 

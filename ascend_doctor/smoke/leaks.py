@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from ascend_doctor.i18n import T, join
+
 BAR = "[｜|]"
 
 
@@ -117,14 +119,16 @@ def remediation_for(family: str, matrix: Any = None) -> str:
     """The serve flags the family needs and the first vLLM release that has them (from `matrix`, default shipped)."""
     fam = FAMILIES[family]
     if fam.key == "think":
-        return ("Reasoning tags are reaching `content`: start vllm serve with `--reasoning-parser <name>` for this "
-                f"model family ({fam.note}); the reasoning then moves to `reasoning_content`.")
+        return (T("Reasoning tags are reaching `content`: start vllm serve with `--reasoning-parser <name>` for this "
+                  "model family ({note}); the reasoning then moves to `reasoning_content`.",
+                  note=fam.note))
     flags = ["--enable-auto-tool-choice", f"--tool-call-parser {fam.tool_parser}"]
     if fam.reasoning_parser:
         flags.append(f"--reasoning-parser {fam.reasoning_parser}")
     if fam.tokenizer_mode:
         flags.append(f"--tokenizer-mode {fam.tokenizer_mode}")
-    text = f"{fam.label} reached the client as text: start vllm serve with `{' '.join(flags)}`."
+    text = T("{label} reached the client as text: start vllm serve with `{flags}`.", label=fam.label,
+             flags=' '.join(flags))
     if fam.note:
         text += f" ({fam.note}.)"
     parts = []
@@ -135,18 +139,21 @@ def remediation_for(family: str, matrix: Any = None) -> str:
             continue
         release, ascend = _first_release(kind, name, matrix)
         if release:
-            parts.append(f"{kind.replace('_', ' ')} `{name}` first appears in vLLM {release}"
-                         + (f" (first vllm-ascend release with it: v{ascend})" if ascend else ""))
+            label = {"tool_parser": T("tool parser"), "reasoning_parser": T("reasoning parser"),
+                     "tokenizer_mode": T("tokenizer mode")}[kind]
+            parts.append(T("{kind} `{name}` first appears in vLLM {release}", kind=label, name=name, release=release)
+                         + (T(" (first vllm-ascend release with it: v{ascend})", ascend=ascend) if ascend else ""))
         else:
             unknown = True
     if parts:
-        text += " Among the vLLM releases in the compatibility matrix, " + "; ".join(parts) + (
-            " — if `vllm serve` rejects the name (`invalid tool call parser`), upgrade vLLM and vllm-ascend together "
-            "to at least that vllm-ascend release.")
+        text += T(" Among the vLLM releases in the compatibility matrix, {parts} — if `vllm serve` rejects the name "
+                  "(`invalid tool call parser`), upgrade vLLM and vllm-ascend together to at least that vllm-ascend "
+                  "release.", parts=join("; ", parts))
     if unknown:
-        text += (" The compatibility matrix could not say which vLLM release first ships "
-                 + ("the other names" if parts else "these names")
-                 + "; check `vllm serve --help` of the installed vLLM for the accepted values.")
+        text += (T(" The compatibility matrix could not say which vLLM release first ships the other names; check "
+                   "`vllm serve --help` of the installed vLLM for the accepted values.") if parts else
+                 T(" The compatibility matrix could not say which vLLM release first ships these names; check "
+                   "`vllm serve --help` of the installed vLLM for the accepted values."))
     return text
 
 
@@ -235,10 +242,10 @@ def strict_level_fix(matrix: Any = None) -> str:
         first = matrix.first_vllm_with_option("tool-strict-level")
     except Exception:  # an unavailable matrix degrades the text, never the verdict
         first = None
-    since = (f" (the option exists from vLLM {first} on, matrices/vllm-options.toml, read from that release's "
-             "sdist: vllm/tool_parsers/tool_strict_level.py)" if first else "")
-    return ("The server constrained only the tool-call envelope, not the arguments: the model wrote them until "
-            "max_tokens and the tool parser could not read the call. Start vllm serve with `--tool-strict-level "
-            f"parameter`{since}, or send `\"strict\": true` (with `\"additionalProperties\": false`) on every tool "
-            "the agent offers — vLLM's default `--tool-strict-level auto` pins argument schemas only for tools marked "
-            "strict.")
+    since = (T(" (the option exists from vLLM {first} on, matrices/vllm-options.toml, read from that release's sdist: "
+               "vllm/tool_parsers/tool_strict_level.py)", first=first) if first else "")
+    return (T("The server constrained only the tool-call envelope, not the arguments: the model wrote them until "
+              "max_tokens and the tool parser could not read the call. Start vllm serve with `--tool-strict-level "
+              "parameter`{since}, or send `\"strict\": true` (with `\"additionalProperties\": false`) on every tool "
+              "the agent offers — vLLM's default `--tool-strict-level auto` pins argument schemas only for tools "
+              "marked strict.", since=since))

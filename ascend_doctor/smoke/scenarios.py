@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional
 
 from pydantic import Field
 
+from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
 from ascend_doctor.smoke.client import Exchange, SmokeClient, ToolCall
 
@@ -197,9 +198,9 @@ def run_scenarios(client: SmokeClient, model: Optional[str], *, sentinel: Option
     elif facts.models_served is not None and len(facts.models_served) == 1:
         facts.model, facts.model_source = facts.models_served[0], "only-served"
     else:
-        why = ("/v1/models did not list the served models" if facts.models_served is None else
-               f"--model is needed: {len(facts.models_served)} models are served "
-               f"({', '.join(facts.models_served) or 'none'})")
+        why = (T("/v1/models did not list the served models") if facts.models_served is None else
+               T("--model is needed: {n_models_served} models are served ({models_served})",
+                 n_models_served=len(facts.models_served), models_served=', '.join(facts.models_served) or 'none'))
         for s in CHAT_SCENARIOS:
             facts.not_run[s] = why
         return facts
