@@ -7,6 +7,7 @@ from typing import Optional, Sequence
 from ascend_doctor.engine import FactStore
 from ascend_doctor.errors import FactUnavailable, InputError
 from ascend_doctor.host import Host
+from ascend_doctor.i18n import T
 from ascend_doctor.options import RunOptions
 from ascend_doctor.probes import load_probes
 from ascend_doctor.snapshot import RecordingHost, Snapshot
@@ -32,8 +33,9 @@ def collect_snapshot(host: Host, options: RunOptions, description: str = "",
 
         cmd = parse_serve_command(list(serve_argv), read_text=host_text_reader(rec))
         if not cmd.recognized:
-            raise InputError(f"collect -- COMMAND: {' '.join(serve_argv)[:200]!r} is not a `vllm serve …` (or "
-                             "`python -m vllm.entrypoints.openai.api_server …`) command line")
+            raise InputError(T("collect -- COMMAND: {serve_argv} is not a `vllm serve …` (or `python -m "
+                               "vllm.entrypoints.openai.api_server …`) command line",
+                               serve_argv=repr(' '.join(serve_argv)[:200])))
         if options.python is None:
             inferred = infer_python(rec, cmd, list(serve_argv))
             if inferred:

@@ -24,6 +24,7 @@ from typing import Annotated, Any, Optional
 from pydantic import AfterValidator, Field, ValidationError
 
 from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
 from ascend_doctor.report import Severity
 from ascend_doctor.tomlread import error_line, read_toml_with_stat
@@ -98,13 +99,13 @@ def load_config(path: Optional[str], cwd: Optional[Path] = None) -> Config:
         why = untrusted_reason(st) if named else None
         if why:
             raise InputError(
-                f"config file {path} sets {', '.join('options.' + k for k in named)}, which load or run code, but "
-                f"{why}: pass it explicitly with `--config {path}` if you trust it, or fix its owner/mode "
-                f"(`chown $(id -un) {path}; chmod go-w {path}`)")
+                T("config file {path} sets {named}, which load or run code, but {why}: pass it explicitly with "
+                  "`--config {path}` if you trust it, or fix its owner/mode (`chown $(id -un) {path}; chmod go-w "
+                  "{path}`)", path=path, named=', '.join(('options.' + k for k in named)), why=why))
     try:
         cfg = Config.model_validate(data)
     except ValidationError as exc:
-        raise InputError(f"config file {path}: {error_line(exc)}") from None
+        raise InputError(T("config file {path}: {error_line}", path=path, error_line=error_line(exc))) from None
     cfg.path = path
     cfg.severity = {k.upper(): v for k, v in cfg.severity.items()}
     return cfg
@@ -115,10 +116,12 @@ def validate_against(cfg: Config, registry) -> None:
     for code, sev in cfg.severity.items():
         c = registry.get(code)
         if c is None:
-            raise InputError(f"config file {cfg.path}: severity.{code}: unknown check code")
+            raise InputError(T("config file {path}: severity.{code}: unknown check code", path=cfg.path, code=code))
         if sev.rank > c.severity.rank:
-            raise InputError(f"config file {cfg.path}: severity.{code}: may only lower the severity "
-                             f"({c.severity.value} -> {sev.value} would raise it)")
+            raise InputError(T("config file {path}: severity.{code}: may only lower the severity ({value} -> {value2} "
+                               "would raise it)", path=cfg.path, code=code,
+                               value=c.severity.value, value2=sev.value))
     for i, w in enumerate(cfg.waive):
         if registry.get(w.code) is None:
-            raise InputError(f"config file {cfg.path}: waive[{i}].code: unknown check code {w.code!r}")
+            raise InputError(T("config file {path}: waive[{i}].code: unknown check code {code}", path=cfg.path, i=i,
+                               code=repr(w.code)))

@@ -26,6 +26,7 @@ from pydantic import AfterValidator, Field, ValidationError
 
 from ascend_doctor.errors import InputError, ParseError
 from ascend_doctor.host import PythonEnv, normalize_name
+from ascend_doctor.i18n import T
 from ascend_doctor.matrix_schema import check_specifier
 from ascend_doctor.model import Model
 from ascend_doctor.paths import builtin_matrices_dir
@@ -83,11 +84,11 @@ def load_allowlist(path: Optional[str] = None) -> AllowList:
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(x) for x in err["loc"]) or "(top level)"
-        raise InputError(f"dependency allow-list {p}: {where}: {err['msg']}") from None
+        raise InputError(T("dependency allow-list {p}: {where}: {err}", p=p, where=where, err=err['msg'])) from None
     ids = [r.id for r in al.allow]
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
-        raise InputError(f"dependency allow-list {p}: duplicate rule id {dup[0]!r}")
+        raise InputError(T("dependency allow-list {p}: duplicate rule id {dup}", p=p, dup=repr(dup[0])))
     return al
 
 

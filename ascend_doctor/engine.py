@@ -12,9 +12,9 @@ from typing import Any, Callable, Iterable, Optional
 
 from ascend_doctor import __version__
 from ascend_doctor.config import Config
-from ascend_doctor.i18n import split
 from ascend_doctor.errors import FactUnavailable, ProbeCrashed
 from ascend_doctor.host import Host
+from ascend_doctor.i18n import T, split
 from ascend_doctor.model import Model
 from ascend_doctor.options import RunOptions
 from ascend_doctor.probes import load_probes
@@ -111,7 +111,7 @@ class FactStore:
             self._started[name] = time.monotonic()
         func = self.probes.get(name)
         if func is None:
-            fut.set_exception(FactUnavailable(name, f"no probe provides fact {name!r}"))
+            fut.set_exception(FactUnavailable(name, T("no probe provides fact {name}", name=repr(name))))
             return fut
 
         def work() -> None:
@@ -148,7 +148,7 @@ class FactStore:
             raise
         except Exception as exc:  # TimeoutError (3.11+) / concurrent.futures.TimeoutError (3.9, 3.10)
             if isinstance(exc, TimeoutError) or type(exc).__name__ == "TimeoutError":
-                raise FactUnavailable(name, f"probe did not finish within {budget:g}s") from None
+                raise FactUnavailable(name, T("probe did not finish within {budget}s", budget=format(budget, "g"))) from None
             raise
 
     def try_fact(self, name: str) -> Any:
@@ -249,11 +249,11 @@ def evaluate(c: Check, ctx: CheckContext) -> Finding:
         out = Outcome(status=Status.ERROR, message=exc.reason,
                       details={"missing_fact": exc.fact, "traceback": exc.traceback})
     except FactUnavailable as exc:
-        out = Outcome(status=Status.UNKNOWN, message=f"could not establish {exc.fact}: {exc.reason}",
-                      details={"missing_fact": exc.fact, "cause": exc.reason})
+        out = Outcome.make(Status.UNKNOWN, T("could not establish {fact}: {reason}", fact=exc.fact, reason=exc.reason),
+                           [], details={"missing_fact": exc.fact, "cause": exc.reason})
     except Exception as exc:
-        out = Outcome(status=Status.ERROR, message=f"the check crashed: {type(exc).__name__}: {exc}",
-                      details={"traceback": traceback.format_exc()})
+        out = Outcome.make(Status.ERROR, T("the check crashed: {error}", error=f"{type(exc).__name__}: {exc}"), [],
+                           details={"traceback": traceback.format_exc()})
     return finding_from(c, out, duration_ms=round((time.monotonic() - t0) * 1000, 2))
 
 

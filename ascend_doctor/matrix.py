@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from ascend_doctor import __version__
 from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import T
 from ascend_doctor.matrix_schema import (
     ID_FIELD,
     PARSER_KINDS,
@@ -473,7 +474,8 @@ def _check_chain(rows: Sequence[ModelNames], table: str, field: str) -> None:
         if (row.after is None) != (want is None) or (want is not None and not same):
             here = getattr(row, field)
             expected = f"after = {want!r} (the recorded release before it)" if want else "no `after` (the first row)"
-            raise InputError(f"matrix {table} ({here}): after = {row.after!r}, expected {expected}")
+            raise InputError(T("matrix {table} ({here}): after = {after}, expected {expected}", table=table, here=here,
+                               after=repr(row.after), expected=expected))
 
 
 def _is_build_of_any(v: Version, expected: List[str]) -> bool:
@@ -541,15 +543,17 @@ def _read_file(path: str) -> MatrixFile:
     except ValidationError as exc:
         raise InputError(_error_line(path, data, exc)) from None
     if mf.min_tool_version and parse_version(mf.min_tool_version) > parse_version(__version__):
-        raise InputError(f"matrix {path}: min_tool_version: needs ascend-doctor >= {mf.min_tool_version} "
-                         f"(this is {__version__})")
+        raise InputError(T("matrix {path}: min_tool_version: needs ascend-doctor >= {min_tool_version} (this is "
+                           "{version})", path=path, min_tool_version=mf.min_tool_version,
+                           version=__version__))
     for table in TABLES:
         seen: Dict[object, int] = {}
         for i, row in enumerate(getattr(mf, table)):
             rid = _row_id(table, row)
             if rid in seen:
-                raise InputError(f"matrix {path}: {table}[{i}] ({getattr(row, ID_FIELD[table])}).{ID_FIELD[table]}: "
-                                 f"duplicate id (also {table}[{seen[rid]}])")
+                raise InputError(T("matrix {path}: {table}[{i}] ({getattr}).{id_field}: duplicate id (also "
+                                   "{table}[{seen}])", path=path, table=table, i=i,
+                                   getattr=getattr(row, ID_FIELD[table]), id_field=ID_FIELD[table], seen=seen[rid]))
             seen[rid] = i
     return mf
 
@@ -568,13 +572,13 @@ def _shipped_tables() -> Tuple[Dict[str, dict], List[str]]:
         mf = _read_file(str(p))
         for key in ("updated", "min_tool_version"):
             if getattr(mf, key) is None:
-                raise InputError(f"matrix {p}: {key}: required key missing (shipped files carry it)")
+                raise InputError(T("matrix {p}: {key}: required key missing (shipped files carry it)", p=p, key=key))
         for table in TABLES:
             for row in getattr(mf, table):
                 rid = _row_id(table, row)
                 if rid in tables[table]:
-                    raise InputError(f"matrix {p}: {table} ({getattr(row, ID_FIELD[table])}): duplicate id "
-                                     f"(also in {origin[(table, rid)]})")
+                    raise InputError(T("matrix {p}: {table} ({getattr}): duplicate id (also in {origin})", p=p,
+                                       table=table, getattr=getattr(row, ID_FIELD[table]), origin=origin[table, rid]))
                 tables[table][rid] = row
                 origin[(table, rid)] = p.name
         files.append(str(p))

@@ -8,6 +8,7 @@ from typing import Optional
 from pydantic import ValidationError
 
 from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
 from ascend_doctor.paths import builtin_matrices_dir
 from ascend_doctor.tomlread import error_line, read_toml
@@ -39,4 +40,4 @@ def load_policy(path: Optional[str] = None) -> HostPolicy:
     try:
         return HostPolicy.model_validate(data)
     except ValidationError as exc:
-        raise InputError(f"host policy {p}: {error_line(exc)}") from None
+        raise InputError(T("host policy {p}: {error_line}", p=p, error_line=error_line(exc))) from None

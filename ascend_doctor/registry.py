@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional, Union
 
 from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import T
 from ascend_doctor.paths import builtin_checks_dir
 from ascend_doctor.report import Severity
 
@@ -120,15 +121,19 @@ class Registry:
     def add(self, c: Check) -> None:
         where = f"{c.source} ({c.module})"
         if not _CODE.match(c.code):
-            raise InputError(f"check code {c.code!r} from {where} must be LETTERS+3 digits, e.g. HOST101")
+            raise InputError(T("check code {code} from {where} must be LETTERS+3 digits, e.g. HOST101",
+                               code=repr(c.code), where=where))
         if not _SLUG.match(c.slug):
-            raise InputError(f"check {c.code} from {where}: slug {c.slug!r} must be kebab-case")
+            raise InputError(T("check {code} from {where}: slug {slug} must be kebab-case", code=c.code, where=where,
+                               slug=repr(c.slug)))
         if c.code in self.checks:
             other = self.checks[c.code]
-            raise InputError(f"duplicate check code {c.code}: {where} and {other.source} ({other.module})")
+            raise InputError(T("duplicate check code {code}: {where} and {source} ({module})", code=c.code,
+                               where=where, source=other.source, module=other.module))
         if not c.doc.strip() or not c.section("Why it matters") or not c.section("How to fix"):
-            raise InputError(f"check {c.code} from {where} has no doc: its docstring needs a title line, "
-                             "'Why it matters:' and 'How to fix:' sections")
+            raise InputError(T("check {code} from {where} has no doc: its docstring needs a title line, 'Why it "
+                               "matters:' and 'How to fix:' sections", code=c.code,
+                               where=where))
         self.checks[c.code] = c
 
     def all(self) -> list[Check]:
@@ -152,7 +157,7 @@ class Registry:
         ign = [s.strip().upper() for s in ignore if s.strip()]
         for p in sel + ign:
             if not any(c.code.startswith(p) or c.slug.upper() == p for c in self.checks.values()):
-                raise InputError(f"unknown check code or prefix {p!r} (see `ascend-doctor list`)")
+                raise InputError(T("unknown check code or prefix {p} (see `ascend-doctor list`)", p=repr(p)))
 
         def hit(c: Check, prefixes: list[str]) -> bool:
             return any(c.code.startswith(p) or c.slug.upper() == p for p in prefixes)
@@ -167,7 +172,7 @@ def _load_file(path: Path, source: str, namespace: str) -> list[Check]:
     name = f"ascend_doctor_checks.{namespace}.{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise InputError(f"cannot load checks from {path}")
+        raise InputError(T("cannot load checks from {path}", path=path))
     module = importlib.util.module_from_spec(spec)
     start = len(_pending)
     try:
@@ -177,7 +182,8 @@ def _load_file(path: Path, source: str, namespace: str) -> list[Check]:
         raise
     except Exception as exc:  # a broken plugin file is the user's input, not our crash
         del _pending[start:]
-        raise InputError(f"cannot load checks from {path}: {type(exc).__name__}: {exc}") from None
+        raise InputError(T("cannot load checks from {path}: {name}: {exc}", path=path, name=type(exc).__name__,
+                           exc=exc)) from None
     found = _pending[start:]
     del _pending[start:]
     for c in found:
@@ -188,7 +194,7 @@ def _load_file(path: Path, source: str, namespace: str) -> list[Check]:
 def load_dir(directory: Path, source: str) -> list[Check]:
     """Load every `*.py` (not starting with `_`) in `directory`."""
     if not directory.is_dir():
-        raise InputError(f"checks directory {directory} does not exist")
+        raise InputError(T("checks directory {directory} does not exist", directory=directory))
     namespace = re.sub(r"\W", "_", str(directory.resolve()))
     found: list[Check] = []
     for path in sorted(directory.glob("*.py")):
@@ -261,7 +267,8 @@ def load_entry_points(group: str = "ascend_doctor.checks") -> list[Check]:
                 obj()
         except Exception as exc:
             del _pending[start:]
-            raise InputError(f"check plugin {ep.name!r} ({ep.value}) failed to load: {type(exc).__name__}: {exc}") \
+            raise InputError(T("check plugin {name} ({value}) failed to load: {name2}: {exc}", name=repr(ep.name),
+                               value=ep.value, name2=type(exc).__name__, exc=exc)) \
                 from None
         new = _pending[start:]
         del _pending[start:]

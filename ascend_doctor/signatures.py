@@ -21,6 +21,7 @@ from typing import Annotated, Dict, FrozenSet, List, Literal, Optional, Tuple
 from pydantic import AfterValidator, Field, ValidationError
 
 from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
 from ascend_doctor.paths import builtin_matrices_dir
 from ascend_doctor.tomlread import error_line, read_toml
@@ -91,15 +92,16 @@ def _load(path: str) -> Tuple[Signature, ...]:
     data = read_toml(path, what)
     for key in ("schema_version", "updated", "signature"):
         if key not in data:
-            raise InputError(f"{what} {path}: {key}: field required")
+            raise InputError(T("{what} {path}: {key}: field required", what=what, path=path, key=key))
     extra = sorted(set(data) - {"schema_version", "updated", "signature"})
     if extra:
-        raise InputError(f"{what} {path}: {extra[0]}: unknown top-level key")
+        raise InputError(T("{what} {path}: {extra}: unknown top-level key", what=what, path=path, extra=extra[0]))
     if not isinstance(data["schema_version"], int) or data["schema_version"] != 1:
-        raise InputError(f"{what} {path}: schema_version: expected 1, got {data['schema_version']!r}")
+        raise InputError(T("{what} {path}: schema_version: expected 1, got {data}", what=what, path=path,
+                           data=repr(data['schema_version'])))
     rows = data["signature"]
     if not isinstance(rows, list) or not rows:
-        raise InputError(f"{what} {path}: signature: expected a non-empty array of tables")
+        raise InputError(T("{what} {path}: signature: expected a non-empty array of tables", what=what, path=path))
     out: List[Signature] = []
     seen: Dict[str, int] = {}
     for i, row in enumerate(rows):
@@ -108,9 +110,11 @@ def _load(path: str) -> Tuple[Signature, ...]:
         try:
             sig = Signature.model_validate(row)
         except ValidationError as exc:
-            raise InputError(f"{what} {path}: {where}.{error_line(exc)}") from None
+            raise InputError(T("{what} {path}: {where}.{error_line}", what=what, path=path, where=where,
+                               error_line=error_line(exc))) from None
         if sig.id in seen:
-            raise InputError(f"{what} {path}: {where}.id: duplicate id (first at signature[{seen[sig.id]}])")
+            raise InputError(T("{what} {path}: {where}.id: duplicate id (first at signature[{seen}])", what=what,
+                               path=path, where=where, seen=seen[sig.id]))
         seen[sig.id] = i
         out.append(sig)
     return tuple(out)

@@ -33,6 +33,7 @@ from ascend_doctor.host import (
     PythonEnv,
     SystemInfo,
 )
+from ascend_doctor.i18n import T
 from ascend_doctor.jsonread import loads
 from ascend_doctor.model import Model
 from ascend_doctor.redact import redact_argv, redact_env, redact_text, register_env_secrets
@@ -142,28 +143,31 @@ def load_snapshot(path: str | Path) -> Snapshot:
         else:
             raw = p.read_text(encoding="utf-8")
     except OSError as exc:
-        raise InputError(f"cannot read snapshot {p}: {exc.strerror or exc}") from None
+        raise InputError(T("cannot read snapshot {p}: {strerror}", p=p, strerror=exc.strerror or exc)) from None
     except UnicodeDecodeError:
-        raise InputError(f"snapshot {p} is not UTF-8 text") from None
+        raise InputError(T("snapshot {p} is not UTF-8 text", p=p)) from None
     try:
         data = loads(raw)
     except json.JSONDecodeError as exc:
-        raise InputError(f"snapshot {p} is not valid JSON (truncated?): {exc.msg} at line {exc.lineno}") from None
+        raise InputError(T("snapshot {p} is not valid JSON (truncated?): {msg} at line {lineno}", p=p, msg=exc.msg,
+                           lineno=exc.lineno)) from None
     except ValueError as exc:  # a 5,000-digit number, nesting deeper than Python's recursion limit
-        raise InputError(f"snapshot {p} is not a readable JSON snapshot: {exc}") from None
+        raise InputError(T("snapshot {p} is not a readable JSON snapshot: {exc}", p=p, exc=exc)) from None
     if not isinstance(data, dict) or data.get("format") != SNAPSHOT_FORMAT:
-        raise InputError(f"{p} is not an ascend-doctor snapshot (expected \"format\": \"{SNAPSHOT_FORMAT}\")")
+        raise InputError(T("{p} is not an ascend-doctor snapshot (expected \"format\": \"{snapshot_format}\")", p=p,
+                           snapshot_format=SNAPSHOT_FORMAT))
     if data.get("version") != SNAPSHOT_VERSION:
         raise InputError(
-            f"snapshot {p} has format version {data.get('version')!r}; this ascend-doctor reads version "
-            f"{SNAPSHOT_VERSION} (re-run `ascend-doctor collect` with this version)"
+            T("snapshot {p} has format version {data}; this ascend-doctor reads version {snapshot_version} (re-run "
+              "`ascend-doctor collect` with this version)", p=p, data=repr(data.get('version')),
+              snapshot_version=SNAPSHOT_VERSION)
         )
     try:
         return Snapshot.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(x) for x in err["loc"])
-        raise InputError(f"snapshot {p}: {loc}: {err['msg']}") from None
+        raise InputError(T("snapshot {p}: {loc}: {err}", p=p, loc=loc, err=err['msg'])) from None
 
 
 class ReplayHost:

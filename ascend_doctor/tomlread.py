@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import T
 
 
 def _tomllib():
@@ -28,15 +29,15 @@ def read_toml_with_stat(path: str | Path, what: str = "file") -> tuple[dict[str,
             st = os.fstat(fh.fileno())
             return tomllib.load(fh), st
     except OSError as exc:
-        raise InputError(f"cannot read {what} {p}: {exc.strerror or exc}") from None
+        raise InputError(T("cannot read {what} {p}: {strerror}", what=what, p=p, strerror=exc.strerror or exc)) from None
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{what} {p} is not valid TOML: {exc}") from None
+        raise InputError(T("{what} {p} is not valid TOML: {exc}", what=what, p=p, exc=exc)) from None
     except UnicodeDecodeError:
-        raise InputError(f"{what} {p} is not UTF-8 text") from None
+        raise InputError(T("{what} {p} is not UTF-8 text", what=what, p=p)) from None
     except RecursionError:
-        raise InputError(f"{what} {p} is nested too deeply to read") from None
+        raise InputError(T("{what} {p} is nested too deeply to read", what=what, p=p)) from None
     except ValueError as exc:  # an integer of more than 4,300 digits (tomllib hands it to int())
-        raise InputError(f"{what} {p} is not valid TOML: {exc}") from None
+        raise InputError(T("{what} {p} is not valid TOML: {exc}", what=what, p=p, exc=exc)) from None
 
 
 def read_toml(path: str | Path, what: str = "file") -> dict[str, Any]:
@@ -50,7 +51,7 @@ def loads_toml(text: str, what: str = "text") -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError, ValueError) as exc:
-        raise InputError(f"{what} is not valid TOML: {exc}") from None
+        raise InputError(T("{what} is not valid TOML: {exc}", what=what, exc=exc)) from None
 
 
 def error_line(exc: Exception) -> str:

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 from ascend_doctor.engine import ev
-from ascend_doctor.i18n import T
 from ascend_doctor.hardware import families
+from ascend_doctor.i18n import T
 from ascend_doctor.registry import check
 
 DTYPES = {"half": "float16", "float16": "float16", "fp16": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16",

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ascend_doctor.engine import ev
-from ascend_doctor.i18n import T, join
 from ascend_doctor.host import VLLM_DISTS
+from ascend_doctor.i18n import T, join
 from ascend_doctor.registry import check
 
 NPU_PLATFORM = "vllm_ascend.platform.NPUPlatform"

@@ -14,8 +14,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from ascend_doctor.depcheck import marker_environment
 from ascend_doctor.engine import ev
-from ascend_doctor.i18n import T, join
 from ascend_doctor.host import normalize_name
+from ascend_doctor.i18n import T, join
 from ascend_doctor.registry import check
 from ascend_doctor.versions import try_parse_version, version_in
 

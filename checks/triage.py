@@ -12,7 +12,6 @@ from ascend_doctor.i18n import T, join
 from ascend_doctor.registry import check
 
 
-
 @check("TRIAGE101", "paste-consistent", severity="error", needs=["paste"], stage="triage")
 def paste_consistent(ctx):
     """The paste does not contradict itself

@@ -13,8 +13,8 @@ from typing import Dict, List, Optional, Tuple
 
 from ascend_doctor.depcheck import find_conflicts, load_allowlist
 from ascend_doctor.engine import ev
-from ascend_doctor.i18n import T, join
 from ascend_doctor.host import normalize_name
+from ascend_doctor.i18n import T, join
 from ascend_doctor.registry import check
 from ascend_doctor.versions import try_parse_version, version_in
 

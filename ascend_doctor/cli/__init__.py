@@ -21,6 +21,8 @@ import click
 
 from ascend_doctor import __version__
 from ascend_doctor.cli.exits import EXIT_HELP, DoctorGroupMixin
+from ascend_doctor.cli.i18n_click import DoctorCommand, DoctorContext, install, lang_from_argv
+from ascend_doctor.cli.options import lang_option
 
 # name -> (module, attribute)
 COMMANDS = {
@@ -43,6 +45,9 @@ COMMANDS = {
 class DoctorGroup(DoctorGroupMixin, click.Group):
     """The root group: commands loaded on demand, errors mapped onto the exit-code contract."""
 
+    context_class = DoctorContext
+    command_class = DoctorCommand
+
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(COMMANDS))
 
@@ -57,6 +62,7 @@ class DoctorGroup(DoctorGroupMixin, click.Group):
 @click.group(cls=DoctorGroup, epilog=EXIT_HELP, context_settings={"help_option_names": ["-h", "--help"],
                                                                    "max_content_width": 110})
 @click.version_option(__version__, prog_name="ascend-doctor")
+@lang_option()
 def cli():
     """Will this Ascend NPU + vllm-ascend stack serve? Checks driver, firmware, CANN, torch/torch_npu,
     vllm/vllm-ascend, host knobs, HCCL, devices and containers, then (optionally) smoke-tests the live server's
@@ -71,4 +77,8 @@ def main(argv: Optional[list[str]] = None) -> None:
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
         except (AttributeError, ValueError):
             pass
+    from ascend_doctor import i18n
+
+    install()
+    i18n.set_option(lang_from_argv(sys.argv[1:] if argv is None else argv))
     cli.main(args=argv, prog_name="ascend-doctor")

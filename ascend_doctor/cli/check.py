@@ -9,11 +9,12 @@ from datetime import datetime, timezone
 import click
 
 from ascend_doctor.cli.exits import EXIT_HELP, exit_internal, guarded_run
+from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.cli.options import host_options, prepare
 from ascend_doctor.cli.output import emit, output_kwargs, write_output
 
 
-@click.command(epilog=EXIT_HELP)
+@click.command(cls=DoctorCommand, epilog=EXIT_HELP)
 @host_options
 @click.option("--smoke-url", metavar="URL", help="After the static checks, smoke-test this OpenAI-compatible base URL.")
 @click.option("--model", "smoke_model", metavar="NAME", help="Model name for the smoke stage.")
@@ -44,7 +45,7 @@ def check(smoke_url, smoke_model, api_key_env, smoke_timeout, **kw):
     sys.exit(report.exit_code)
 
 
-@click.command(epilog=EXIT_HELP)
+@click.command(cls=DoctorCommand, epilog=EXIT_HELP)
 @click.option("-o", "--output", metavar="FILE", required=True, help="Where to write the snapshot (JSON; '-': stdout).")
 @click.option("--python", "python", metavar="PATH", type=click.Path(exists=True, dir_okay=False),
               help="Interpreter of the serving environment (default: this one).")

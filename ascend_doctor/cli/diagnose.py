@@ -12,7 +12,9 @@ from typing import List, Optional
 import click
 
 from ascend_doctor import signatures
+from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import T
 from ascend_doctor.redact import redact_text, redact_tree
 from ascend_doctor.textsafe import dump_json
 
@@ -29,7 +31,7 @@ def read_log(path: str) -> str:
             with open(path, "rb") as fh:
                 data = fh.read()
     except OSError as exc:
-        raise InputError(f"cannot read log {path}: {exc.strerror or exc}") from None
+        raise InputError(T("cannot read log {path}: {strerror}", path=path, strerror=exc.strerror or exc)) from None
     # Logs mix UTF-8 with binary junk (progress bars, truncated writes): never refuse them for that.
     return data.decode("utf-8", errors="replace")
 
@@ -83,7 +85,7 @@ def _render_console(matches: List[signatures.Match], label: str, show_all: bool)
     con.print(f"{escape(label)}: " + ", ".join(parts))
 
 
-@click.command("diagnose")
+@click.command("diagnose", cls=DoctorCommand)
 @click.argument("logfile", metavar="LOGFILE|-")
 @click.option("--format", "fmt", type=click.Choice(["console", "json"]), default="console", show_default=True)
 @click.option("--all", "show_all", is_flag=True, help="Also show info and positive signatures (harmless lines, "

@@ -11,6 +11,7 @@ from typing import Optional
 import click
 
 from ascend_doctor.cli.exits import EXIT_HELP, EXIT_INTERNAL, guarded_run
+from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.cli.options import host_options, prepare
 from ascend_doctor.cli.output import Outputs, emit, output_kwargs
 from ascend_doctor.errors import InputError
@@ -53,7 +54,7 @@ def _skipped_report(host, options, linted: list[str], started_at: datetime, t0: 
                         notes=[f"{hook_exec.SKIP_ENV}=1: checks skipped, the command was started unchecked"])
 
 
-@click.command("exec", epilog=EXEC_HELP, context_settings={"allow_interspersed_args": False,
+@click.command("exec", cls=DoctorCommand, epilog=EXEC_HELP, context_settings={"allow_interspersed_args": False,
                                                            "help_option_names": ["-h", "--help"]})
 @host_options
 @click.option("--report", "report_path", metavar="FILE", help="Write the JSON report to FILE before starting COMMAND.")

@@ -20,6 +20,7 @@ import click
 
 from ascend_doctor import __version__
 from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import T
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -37,11 +38,14 @@ DEBUG_ENV = "ASCEND_DOCTOR_DEBUG"
 
 def say_error(message: str, kind: str = "error") -> None:
     """One line on stderr, `ascend-doctor: error: …`, with secrets masked and undecodable bytes escaped."""
+    from ascend_doctor.i18n import localize, split, tr
     from ascend_doctor.redact import redact_text
     from ascend_doctor.textsafe import escape_text
 
-    line = escape_text(redact_text(str(message))).replace("\n", " ")
-    click.echo(f"ascend-doctor: {kind}: {line}", err=True)
+    text, template, fields = split(message)
+    line = escape_text(redact_text(localize(str(text), template, fields))).replace("\n", " ")
+    label = {"error": tr("error"), "stopped": tr("stopped"), "internal error": tr("internal error")}.get(kind, kind)
+    click.echo(f"ascend-doctor: {label}: {line}", err=True)
 
 
 def internal_error_report(exc: BaseException, command: str, started_at: datetime, t0: float, fail_on: str = "error"):
@@ -75,7 +79,8 @@ def guarded_run(command: str, started_at: datetime, t0: float, fail_on: str, wor
 
 
 def exit_internal(crash: BaseException) -> NoReturn:
-    say_error(f"{type(crash).__name__}: {crash} (set {DEBUG_ENV}=1 for the traceback)", kind="internal error")
+    say_error(T("{error} (set {variable}=1 for the traceback)", error=f"{type(crash).__name__}: {crash}",
+                variable=DEBUG_ENV), kind="internal error")
     sys.exit(EXIT_INTERNAL)
 
 
@@ -89,22 +94,22 @@ class DoctorGroupMixin:
         except click.exceptions.Exit as exc:  # ctx.exit(n) outside click's own handling
             rv = exc.exit_code
         except click.exceptions.Abort:
-            say_error("interrupted", kind="stopped")
+            say_error(T("interrupted"), kind="stopped")
             sys.exit(EXIT_INTERRUPTED)
         except click.UsageError as exc:
             hint = ""
             if exc.ctx is not None and exc.ctx.command_path:
-                hint = f" (see `{exc.ctx.command_path} --help`)"
-            say_error(f"{exc.format_message()}{hint}")
+                hint = T(" (see `{command} --help`)", command=exc.ctx.command_path)
+            say_error(T("{message}{hint}", message=exc.format_message(), hint=hint))
             sys.exit(EXIT_INPUT)
         except click.ClickException as exc:
             say_error(exc.format_message())
             sys.exit(exc.exit_code if exc.exit_code else EXIT_INPUT)
         except InputError as exc:
-            say_error(str(exc))
+            say_error(exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc))
             sys.exit(EXIT_INPUT)
         except KeyboardInterrupt:
-            say_error("interrupted", kind="stopped")
+            say_error(T("interrupted"), kind="stopped")
             sys.exit(EXIT_INTERRUPTED)
         except BrokenPipeError:  # `ascend-doctor check | head`: the reader left, nothing more to say
             try:

@@ -10,9 +10,11 @@ from datetime import datetime, timezone
 import click
 
 from ascend_doctor.cli.exits import DEBUG_ENV, EXIT_HELP, EXIT_INPUT, EXIT_INTERNAL, internal_error_report, say_error
+from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.cli.options import build_options, check_local_paths, output_options, selection_options, split_codes
 from ascend_doctor.cli.output import clean_record, console_text, emit, output_kwargs, write_output
 from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import T
 
 
 def emit_fleet(report, outputs) -> None:
@@ -29,7 +31,7 @@ def _hard_exit(code: int) -> None:
     os._exit(code)
 
 
-@click.command(epilog=EXIT_HELP)
+@click.command(cls=DoctorCommand, epilog=EXIT_HELP)
 @click.option("--ray-address", metavar="ADDRESS", help="Check every alive node of this Ray cluster ('auto': the one "
                                                         "this machine belongs to; or HOST:PORT of the head's GCS).")
 @click.option("--snapshots", "snapshots", multiple=True, metavar="GLOB",
@@ -54,9 +56,9 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
     from ascend_doctor.registry import load_registry
 
     if bool(ray_address) == bool(snapshots):
-        raise InputError("give exactly one of --ray-address ADDRESS or --snapshots GLOB")
+        raise InputError(T("give exactly one of --ray-address ADDRESS or --snapshots GLOB"))
     if node_timeout <= 0 or connect_timeout <= 0:
-        raise InputError("--node-timeout and --connect-timeout must be positive")
+        raise InputError(T("--node-timeout and --connect-timeout must be positive"))
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
     outputs = output_kwargs(kw)
     stuck = False
@@ -114,7 +116,7 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
     sys.exit(report.exit_code)
 
 
-@click.command()
+@click.command(cls=DoctorCommand)
 @click.argument("a", metavar="A")
 @click.argument("b", metavar="B")
 @click.option("--format", "fmt", type=click.Choice(["console", "json"]), default="console", show_default=True)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import click
 
+from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.cli.options import lang_option
 from ascend_doctor.errors import InputError
-from ascend_doctor.i18n import current, tr
+from ascend_doctor.i18n import T, current, tr
 from ascend_doctor.textsafe import dump_json
 
 
-@click.command("list")
+@click.command("list", cls=DoctorCommand)
 @click.option("--checks-dir", "checks_dirs", multiple=True, metavar="DIR", type=click.Path(exists=True, file_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["console", "json"]), default="console")
 @lang_option()
@@ -51,7 +52,7 @@ def list_checks(checks_dirs, fmt):
     con.print(t)
 
 
-@click.command()
+@click.command(cls=DoctorCommand)
 @click.argument("code")
 @click.option("--checks-dir", "checks_dirs", multiple=True, metavar="DIR", type=click.Path(exists=True, file_okay=False))
 @lang_option()
@@ -62,7 +63,7 @@ def explain(code, checks_dirs):
     reg = load_registry(checks_dirs)
     c = reg.get(code)
     if c is None:
-        raise InputError(f"unknown check {code!r} (see `ascend-doctor list`)")
+        raise InputError(T("unknown check {code} (see `ascend-doctor list`)", code=repr(code)))
     click.echo(f"{c.code} {c.slug} — {tr(c.title)}")
     click.echo(f"family: {c.family}   severity: {c.severity.value}   stage: {c.stage}   source: {c.source}")
     if c.needs:
@@ -99,7 +100,7 @@ def rewrap(doc: str) -> str:
     return "\n\n".join("\n".join(wrap(p, width=width)) for p in paragraphs)
 
 
-@click.command()
+@click.command(cls=DoctorCommand)
 @click.option("--snapshot", is_flag=True, help="Print the JSON Schema of the host snapshot instead of the report.")
 def schema(snapshot):
     """Print the JSON Schema of the report (or, with --snapshot, of a host snapshot)."""

@@ -6,7 +6,9 @@ from typing import List, Optional
 
 import click
 
+from ascend_doctor.cli.i18n_click import DoctorSubGroup
 from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import T
 from ascend_doctor.textsafe import dump_json
 
 
@@ -21,7 +23,7 @@ def _release_or_fail(m, version: str):
     if row is None:
         nearest, rel = m.nearest_release(version)
         hint = f"; nearest known: {nearest.version} ({rel})" if nearest is not None else ""
-        raise InputError(f"vllm-ascend {version} is not in the matrix{hint}")
+        raise InputError(T("vllm-ascend {version} is not in the matrix{hint}", version=version, hint=hint))
     return row
 
 
@@ -38,7 +40,7 @@ def _joined(values: List[str]) -> str:
     return " | ".join(values) if values else "-"
 
 
-@click.group("matrix")
+@click.group("matrix", cls=DoctorSubGroup)
 def matrix():
     """Inspect the compatibility matrix (vllm-ascend, vLLM, torch/torch_npu, CANN, HDK, parsers, advisories)."""
 
@@ -212,12 +214,12 @@ def sync_cmd(ascend, vllm, transformers, pypi_json, extra, fmt, output):
     from ascend_doctor.sync.run import render_text, render_toml, sync
 
     if not (ascend or vllm or transformers or pypi_json):
-        raise InputError("matrix sync: nothing to read (give --vllm-ascend, --vllm, --transformers or --pypi-json)")
+        raise InputError(T("matrix sync: nothing to read (give --vllm-ascend, --vllm, --transformers or --pypi-json)"))
     for path in list(ascend) + list(vllm) + list(transformers) + list(pypi_json):
         import os
 
         if not os.path.exists(path):
-            raise InputError(f"matrix sync: {path}: no such file or directory")
+            raise InputError(T("matrix sync: {path}: no such file or directory", path=path))
     res = sync(_load(list(extra)), ascend=ascend, vllm=vllm, transformers=transformers, pypi_json=pypi_json)
     if fmt == "json":
         text = dump_json(res.model_dump(mode="json"))

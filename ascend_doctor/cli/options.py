@@ -13,6 +13,7 @@ from typing import Any, Optional
 import click
 
 from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import T
 
 FAIL_ON_CHOICES = ["critical", "error", "warning", "info"]
 
@@ -80,7 +81,8 @@ def lang_option():
     def remember(ctx, param, value):
         from ascend_doctor import i18n
 
-        i18n.set_option(value)
+        if value is not None:  # an outer command's absent --lang must not undo the one given to a subcommand
+            i18n.set_option(value)
         return value
 
     return click.option("--lang", type=click.Choice(["zh", "en"]), default=None, expose_value=False,
@@ -133,7 +135,7 @@ def build_options(config, **cli: Any):
         return RunOptions.model_validate(merged)
     except ValidationError as exc:
         where = f"config file {config.path}: options." if config.path else "option "
-        raise InputError(f"{where}{error_line(exc)}") from None
+        raise InputError(T("{where}{error_line}", where=where, error_line=error_line(exc))) from None
 
 
 def selection_setup(config_path, select, ignore, fail_on, fail_on_unknown, checks_dirs, matrix,
@@ -165,7 +167,7 @@ def make_host(replay: Optional[str], timing: bool = False):
 
         return ReplayHost(load_snapshot(replay), label="<stdin>" if replay == "-" else replay, timing=timing)
     if timing:
-        raise InputError("--replay-timing needs --replay SNAPSHOT")
+        raise InputError(T("--replay-timing needs --replay SNAPSHOT"))
     from ascend_doctor.localhost import LocalHost
 
     return LocalHost()
@@ -180,10 +182,11 @@ def check_local_paths(options, config) -> None:
     covers the config file's)."""
     for path in options.matrix:
         if not os.path.isfile(path):
-            raise InputError(f"{_where(config, 'matrix')}: {path!r}: no such file")
+            raise InputError(T("{where}: {path}: no such file", where=_where(config, 'matrix'), path=repr(path)))
     for path in options.checks_dirs:
         if not os.path.isdir(path):
-            raise InputError(f"{_where(config, 'checks_dirs')}: {path!r}: no such directory")
+            raise InputError(T("{where}: {path}: no such directory", where=_where(config, 'checks_dirs'),
+                               path=repr(path)))
 
 
 def check_host_paths(options, config, replay_host=None) -> None:
@@ -194,16 +197,20 @@ def check_host_paths(options, config, replay_host=None) -> None:
             known = sorted(replay_host.snapshot.python_envs)
             if options.python not in known and not any(
                     e.executable == options.python for e in replay_host.snapshot.python_envs.values()):
-                raise InputError(f"{_where(config, 'python')}: {options.python!r} is not an interpreter recorded in "
-                                 f"the snapshot (recorded: {', '.join(known) or 'none'})")
+                raise InputError(T("{where}: {python} is not an interpreter recorded in the snapshot (recorded: "
+                                   "{known})", where=_where(config, 'python'),
+                                   python=repr(options.python), known=', '.join(known) or 'none'))
         elif not os.path.isfile(options.python):
             what = "is a directory" if os.path.isdir(options.python) else "no such file"
-            raise InputError(f"{_where(config, 'python')}: {options.python!r}: {what}")
+            raise InputError(T("{where}: {python}: {what}", where=_where(config, 'python'),
+                               python=repr(options.python), what=what))
         elif not os.access(options.python, os.X_OK):
-            raise InputError(f"{_where(config, 'python')}: {options.python!r}: not executable")
+            raise InputError(T("{where}: {python}: not executable", where=_where(config, 'python'),
+                               python=repr(options.python)))
     if options.model_dir and replay_host is None and not os.path.isdir(options.model_dir):
         what = "is a file, not a directory" if os.path.exists(options.model_dir) else "no such directory"
-        raise InputError(f"{_where(config, 'model_dir')}: {options.model_dir!r}: {what}")
+        raise InputError(T("{where}: {model_dir}: {what}", where=_where(config, 'model_dir'),
+                           model_dir=repr(options.model_dir), what=what))
 
 
 def prepare(replay=None, python=None, model_dir=None, matrix=(), checks_dirs=(), select=(), ignore=(),

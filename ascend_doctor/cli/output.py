@@ -17,6 +17,7 @@ import sys
 from typing import Any, Callable, Optional, TextIO
 
 from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import T
 from ascend_doctor.redact import redact_tree
 from ascend_doctor.textsafe import escape_text, undecodable_note, undecodable_paths
 
@@ -65,7 +66,8 @@ class Outputs:
             self.targets.append(("github", "-"))
         on_stdout = [k for k, d in self.targets if d == "-" and k in MACHINE]
         if len(on_stdout) > 1:
-            raise InputError(f"{' and '.join(on_stdout)} cannot both go to stdout: give one of them a file")
+            raise InputError(T("{on_stdout} cannot both go to stdout: give one of them a file",
+                               on_stdout=' and '.join(on_stdout)))
 
     @property
     def console_on_stream(self) -> bool:
@@ -122,7 +124,8 @@ def write_output(dest: str, text: str, what: str = "report", stream: Optional[Te
     try:
         write_atomic(dest, text)
     except OSError as exc:
-        raise InputError(f"cannot write {what} to {dest}: {exc.strerror or exc}") from None
+        raise InputError(T("cannot write {what} to {dest}: {strerror}", what=what, dest=dest,
+                           strerror=exc.strerror or exc)) from None
 
 
 def console_text(render: Callable[..., Any], obj, **kwargs) -> str:

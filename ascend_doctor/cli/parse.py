@@ -6,13 +6,15 @@ from pathlib import Path
 
 import click
 
+from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.errors import InputError, ParseError
+from ascend_doctor.i18n import T
 from ascend_doctor.parsers import parser_kinds
 from ascend_doctor.redact import redact_tree
 from ascend_doctor.textsafe import dump_json
 
 
-@click.command()
+@click.command(cls=DoctorCommand)
 @click.argument("kind", metavar="KIND", required=False)
 @click.argument("file", metavar="FILE", required=False)
 @click.option("--format", "fmt", type=click.Choice(["console", "json"]), default="console")
@@ -35,19 +37,19 @@ def parse(kind, file, fmt, list_kinds):
             click.echo(f"{name:<24} {kinds[name][1]}")
         return
     if not kind or not file:
-        raise InputError("usage: ascend-doctor parse KIND FILE (see --list for the kinds)")
+        raise InputError(T("usage: ascend-doctor parse KIND FILE (see --list for the kinds)"))
     if kind not in kinds:
-        raise InputError(f"unknown KIND {kind!r}; one of: {', '.join(sorted(kinds))}")
+        raise InputError(T("unknown KIND {kind}; one of: {kinds}", kind=repr(kind), kinds=', '.join(sorted(kinds))))
     func, expects = kinds[kind]
     try:
         text = click.get_text_stream("stdin").read() if file == "-" else Path(file).read_text(
             encoding="utf-8", errors="replace")
     except OSError as exc:
-        raise InputError(f"cannot read {file}: {exc.strerror or exc}") from None
+        raise InputError(T("cannot read {file}: {strerror}", file=file, strerror=exc.strerror or exc)) from None
     try:
         fact = func(text)
     except ParseError as exc:
-        raise InputError(f"{file}: {exc}") from None
+        raise InputError(T("{file}: {exc}", file=file, exc=exc)) from None
     data = fact.model_dump(mode="json")
     if fmt == "json":
         click.echo(dump_json(redact_tree(data)))

@@ -10,12 +10,14 @@ from urllib.parse import urlsplit
 import click
 
 from ascend_doctor.cli.exits import EXIT_HELP, exit_internal, guarded_run
+from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.cli.options import output_options, selection_options, selection_setup
 from ascend_doctor.cli.output import emit, output_kwargs
 from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import T
 
 
-@click.command("smoke", epilog=EXIT_HELP)
+@click.command("smoke", cls=DoctorCommand, epilog=EXIT_HELP)
 @click.option("--base-url", required=True, metavar="URL",
               help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (only this URL is contacted).")
 @click.option("--direct-url", metavar="URL",
@@ -46,15 +48,15 @@ def smoke(base_url, direct_url, model, api_key_env, timeout, load, concurrency, 
     url = normalize_base_url(base_url)
     direct = normalize_base_url(direct_url) if direct_url else None
     if direct is not None and direct == url:
-        raise InputError("--direct-url is the same URL as --base-url: give the gateway's URL and vLLM's own")
+        raise InputError(T("--direct-url is the same URL as --base-url: give the gateway's URL and vLLM's own"))
     if timeout <= 0:
-        raise InputError("--timeout must be a positive number of seconds")
+        raise InputError(T("--timeout must be a positive number of seconds"))
     if load is not None and load < 1:
-        raise InputError("--load must be at least 1")
+        raise InputError(T("--load must be at least 1"))
     if concurrency < 1:
-        raise InputError("--concurrency must be at least 1")
+        raise InputError(T("--concurrency must be at least 1"))
     if load_deadline is not None and load_deadline <= 0:
-        raise InputError("--load-deadline must be a positive number of seconds")
+        raise InputError(T("--load-deadline must be a positive number of seconds"))
     api_key_from_env(api_key_env)  # unset variable -> input error before anything is sent
 
     def work():

@@ -10,9 +10,11 @@ from datetime import datetime, timezone
 import click
 
 from ascend_doctor.cli.exits import EXIT_HELP, exit_internal, guarded_run
+from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.cli.options import output_options, selection_options, selection_setup
 from ascend_doctor.cli.output import default_console, emit, output_kwargs
 from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import T
 
 MAX_PASTE = 16 * 1024 * 1024  # an issue body is kilobytes; a whole log dump is still fine, a disk image is not
 
@@ -27,9 +29,10 @@ def read_paste_file(path: str) -> str:
             with open(path, "rb") as fh:
                 data = fh.read(MAX_PASTE + 1)
     except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise InputError(T("cannot read {path}: {strerror}", path=path, strerror=exc.strerror or exc)) from None
     if len(data) > MAX_PASTE:
-        raise InputError(f"{path}: more than {MAX_PASTE // (1024 * 1024)} MiB — paste the issue text, not a dump")
+        raise InputError(T("{path}: more than {value} MiB — paste the issue text, not a dump", path=path,
+                           value=MAX_PASTE // (1024 * 1024)))
     return data.decode("utf-8", errors="replace")
 
 
@@ -54,7 +57,7 @@ def triage_console(report, file=None, verbose: bool = False, **kwargs) -> None:
     default_console(report, file=file, verbose=verbose, **kwargs)
 
 
-@click.command("triage", epilog=EXIT_HELP)
+@click.command("triage", cls=DoctorCommand, epilog=EXIT_HELP)
 @click.argument("paste", metavar="FILE|-")
 @selection_options
 @output_options

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from ascend_doctor.errors import InputError
 from ascend_doctor.fleet.facts import DIFF_FACTS, GROUPS, gather, summarize
+from ascend_doctor.i18n import T
 from ascend_doctor.jsonread import loads
 from ascend_doctor.model import Model
 from ascend_doctor.options import RunOptions
@@ -51,14 +52,14 @@ def _kind(path: str) -> str:
     try:
         data = loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise InputError(T("cannot read {path}: {strerror}", path=path, strerror=exc.strerror or exc)) from None
     except (UnicodeDecodeError, ValueError):
-        raise InputError(f"{path} is not a JSON snapshot or report") from None
+        raise InputError(T("{path} is not a JSON snapshot or report", path=path)) from None
     if isinstance(data, dict) and data.get("format") == SNAPSHOT_FORMAT:
         return "snapshot"
     if isinstance(data, dict) and data.get("tool") == "ascend-doctor" and "findings" in data:
         return "report"
-    raise InputError(f"{path} is neither an ascend-doctor snapshot nor a JSON report (`--format json`)")
+    raise InputError(T("{path} is neither an ascend-doctor snapshot nor a JSON report (`--format json`)", path=path))
 
 
 def compare_items(a: dict[str, dict[str, Optional[str]]], b: dict[str, dict[str, Optional[str]]],
@@ -103,7 +104,7 @@ def _report_items(path: str) -> tuple[Side, dict[str, dict[str, Optional[str]]]]
     try:
         rep = Report.model_validate_json(Path(path).read_text(encoding="utf-8"))
     except ValidationError as exc:
-        raise InputError(f"report {path}: {exc.errors()[0]['msg']}") from None
+        raise InputError(T("report {path}: {errors}", path=path, errors=exc.errors()[0]['msg'])) from None
     items: dict[str, dict[str, Optional[str]]] = {"findings": {}, "run": {}}
     for f in rep.findings:
         key = f"{f.code} {f.slug}" + (f" [{f.node}]" if f.node else "")
@@ -127,7 +128,8 @@ def diff_files(path_a: str, path_b: str, options: Optional[RunOptions] = None) -
     """Snapshots or JSON reports (both of one kind)."""
     ka, kb = _kind(path_a), _kind(path_b)
     if ka != kb:
-        raise InputError(f"cannot compare a {ka} ({path_a}) with a {kb} ({path_b}): give two snapshots or two reports")
+        raise InputError(T("cannot compare a {ka} ({path_a}) with a {kb} ({path_b}): give two snapshots or two reports",
+                           ka=ka, path_a=path_a, kb=kb, path_b=path_b))
     return diff_snapshots(path_a, path_b, options) if ka == "snapshot" else diff_reports(path_a, path_b)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ascend_doctor.errors import InputError
 from ascend_doctor.fleet.model import UNREADABLE, NodeResult
+from ascend_doctor.i18n import T
 from ascend_doctor.snapshot import load_snapshot
 
 
@@ -16,7 +17,7 @@ def expand(patterns: list[str]) -> list[Path]:
     for pat in patterns:
         hits = sorted(glob.glob(pat)) or ([pat] if Path(pat).exists() else [])
         if not hits:
-            raise InputError(f"--snapshots {pat!r} matches no file")
+            raise InputError(T("--snapshots {pat} matches no file", pat=repr(pat)))
         out.extend(Path(h) for h in hits)
     return list(dict.fromkeys(out))
 

@@ -28,6 +28,7 @@ from typing import Any, Callable, Optional
 from ascend_doctor.errors import InputError
 from ascend_doctor.fleet.model import DEAD, TASK_ERROR, TIMEOUT, NodeResult, clock_estimate
 from ascend_doctor.fleet.node_task import clock_on_node, collect_on_node
+from ascend_doctor.i18n import T
 from ascend_doctor.options import RunOptions
 
 FAKE_ENV = "ASCEND_DOCTOR_FLEET_FAKE_SNAPSHOTS"
@@ -62,9 +63,10 @@ def fake_from_env(environ: dict[str, str]) -> dict[str, Any]:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{FAKE_ENV} is not valid JSON: {exc.msg}") from None
+        raise InputError(T("{fake_env} is not valid JSON: {msg}", fake_env=FAKE_ENV, msg=exc.msg)) from None
     if not isinstance(data, dict):
-        raise InputError(f"{FAKE_ENV} must be a JSON object mapping a node (resource, id, hostname) to a snapshot")
+        raise InputError(T("{fake_env} must be a JSON object mapping a node (resource, id, hostname) to a snapshot",
+                           fake_env=FAKE_ENV))
     return data
 
 
@@ -90,7 +92,7 @@ def init_ray(address: str, timeout: float = CONNECT_TIMEOUT_S) -> Any:
     try:
         import ray
     except ImportError:
-        raise InputError("fleet --ray-address needs Ray: pip install 'ascend-doctor[fleet]'") from None
+        raise InputError(T("fleet --ray-address needs Ray: pip install 'ascend-doctor[fleet]'")) from None
     outcome: dict[str, BaseException] = {}
 
     def connect() -> None:
@@ -107,7 +109,7 @@ def init_ray(address: str, timeout: float = CONNECT_TIMEOUT_S) -> Any:
     exc = outcome.get("error")
     if exc is not None:
         if isinstance(exc, (ConnectionError, RuntimeError, ValueError)):
-            raise InputError(f"cannot connect to the Ray cluster at {address!r}: {exc}") from None
+            raise InputError(T("cannot connect to the Ray cluster at {address}: {exc}", address=repr(address), exc=exc)) from None
         raise exc
     return ray
 
@@ -130,7 +132,7 @@ def run_on_ray(address: str, options: RunOptions, node_timeout: float = 60.0,
     run = RayRun()
     alive = [n for n in ray.nodes() if n.get("Alive")]
     if not alive:
-        raise InputError(f"the Ray cluster at {address!r} has no alive node")
+        raise InputError(T("the Ray cluster at {address} has no alive node", address=repr(address)))
     collect = ray.remote(num_cpus=0, max_retries=0)(collect_on_node)
     options_json = options.model_dump_json()
     matrix_texts = {}

@@ -17,6 +17,7 @@ from pydantic import Field
 
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.host import NOT_FOUND
+from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
 from ascend_doctor.numbers import int_or_none
 from ascend_doctor.probes import probe
@@ -101,7 +102,8 @@ def devices_probe(host, ctx) -> DevicesFact:
     """List /dev for the Ascend nodes and look at the driver paths a container must have mounted."""
     dev = host.list_dir("/dev")
     if not dev.ok and dev.error != NOT_FOUND:
-        raise FactUnavailable("devices", f"cannot list /dev: {dev.error_message or dev.error}")
+        raise FactUnavailable("devices", T("cannot list /dev: {error_message}",
+                                           error_message=dev.error_message or dev.error))
     entries = dev.entries or []
     davinci = sorted(n for e in entries for m in [_DAVINCI.match(e)] if m
                      for n in [int_or_none(m.group(1))] if n is not None)

@@ -12,6 +12,7 @@ from pydantic import Field
 
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.host import NOT_FOUND, NOT_RECORDED, PythonEnv
+from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
 from ascend_doctor.numbers import int_or_none
 from ascend_doctor.probes import probe
@@ -116,7 +117,7 @@ def _limit(v: str) -> Optional[int]:
         return None
     n = int_or_none(v)
     if n is None:
-        raise FactUnavailable("limits", f"/proc/self/limits: unreadable limit {v[:40]!r}")
+        raise FactUnavailable("limits", T("/proc/self/limits: unreadable limit {v}", v=repr(v[:40])))
     return n
 
 
@@ -125,12 +126,13 @@ def limits_probe(host, ctx) -> LimitsFact:
     """Open-file limits of this process: the shell/unit that runs the doctor runs `vllm serve` the same way."""
     res = host.read_file("/proc/self/limits")
     if not res.ok:
-        raise FactUnavailable("limits", f"/proc/self/limits: {res.error_message or res.error}")
+        raise FactUnavailable("limits", T("/proc/self/limits: {error_message}",
+                                          error_message=res.error_message or res.error))
     for line in res.content.splitlines():
         m = re.match(r"^Max open files\s+(\S+)\s+(\S+)", line)
         if m:
             return LimitsFact(nofile_soft=_limit(m.group(1)), nofile_hard=_limit(m.group(2)), raw_line=line.strip())
-    raise FactUnavailable("limits", "no 'Max open files' line in /proc/self/limits")
+    raise FactUnavailable("limits", T("no 'Max open files' line in /proc/self/limits"))
 
 
 # /dev/shm, memory, disk ----------------------------------------------------------------------------------------------
@@ -152,7 +154,7 @@ def shm_probe(host, ctx) -> ShmFact:
     if du.error:
         if du.error == NOT_FOUND:
             return ShmFact(mounted=False, mount_line=line)
-        raise FactUnavailable("shm", f"/dev/shm: {du.error_message or du.error}")
+        raise FactUnavailable("shm", T("/dev/shm: {error_message}", error_message=du.error_message or du.error))
     return ShmFact(total_bytes=du.total_bytes, free_bytes=du.free_bytes, mount_line=line)
 
 
@@ -177,7 +179,8 @@ UNLIMITED_V1 = 1 << 60  # v1 reports "no limit" as a page-rounded 2**63-1
 def memory_probe(host, ctx) -> MemoryFact:
     res = host.read_file("/proc/meminfo")
     if not res.ok:
-        raise FactUnavailable("memory", f"/proc/meminfo: {res.error_message or res.error}")
+        raise FactUnavailable("memory", T("/proc/meminfo: {error_message}",
+                                          error_message=res.error_message or res.error))
     vals = {}
     for line in res.content.splitlines():
         m = re.match(r"^(\w+):\s+(\d+)", line)
@@ -185,7 +188,7 @@ def memory_probe(host, ctx) -> MemoryFact:
         if n is not None:
             vals[m.group(1)] = n
     if "MemTotal" not in vals:
-        raise FactUnavailable("memory", "no MemTotal in /proc/meminfo")
+        raise FactUnavailable("memory", T("no MemTotal in /proc/meminfo"))
     fact = MemoryFact(total_kib=vals["MemTotal"], available_kib=vals.get("MemAvailable"),
                       hugepages_total=vals.get("HugePages_Total"), hugepage_size_kib=vals.get("Hugepagesize"))
     errors = []

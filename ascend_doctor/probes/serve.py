@@ -13,6 +13,7 @@ from pydantic import Field
 
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.hook.vllm_files import InstalledVllm, editable_root, read_installed
+from ascend_doctor.i18n import T
 from ascend_doctor.jsonread import loads
 from ascend_doctor.model import Model
 from ascend_doctor.probes import probe
@@ -39,7 +40,7 @@ def vllm_files_probe(host, ctx) -> InstalledVllm:
     vllm = py.vllm_dist()
     site = (vllm.location if vllm and vllm.location else None) or py.purelib or py.platlib
     if not site:
-        raise FactUnavailable("vllm_files", "the serving python reported no site-packages directory")
+        raise FactUnavailable("vllm_files", T("the serving python reported no site-packages directory"))
     read, listdir = _reader(host)
     roots = {}
     for dist, pkg in (("vllm", "vllm"), ("vllm-ascend", "vllm_ascend")):
@@ -115,7 +116,7 @@ def _template_text(value: Any) -> Optional[str]:
 def serve_model_probe(host, ctx) -> ServeModelFact:
     cmd = ctx.fact("serve_cmd")
     if not cmd.recognized or not cmd.model:
-        raise FactUnavailable("serve_model", "no vllm serve model to read")
+        raise FactUnavailable("serve_model", T("no vllm serve model to read"))
     fact = ServeModelFact(model=cmd.model)
     listing = host.list_dir(cmd.model)
     if listing.ok:

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from pydantic import Field
 
 from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
 from ascend_doctor.redact import register_secret
 
@@ -109,9 +110,10 @@ def normalize_base_url(url: str) -> str:
     url = (url or "").strip()
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InputError(f"--base-url {url!r} is not an http(s) URL with a host, e.g. http://127.0.0.1:8000/v1")
+        raise InputError(T("--base-url {url} is not an http(s) URL with a host, e.g. http://127.0.0.1:8000/v1",
+                           url=repr(url)))
     if parts.query or parts.fragment:
-        raise InputError(f"--base-url {url!r} must not carry a query string or fragment")
+        raise InputError(T("--base-url {url} must not carry a query string or fragment", url=repr(url)))
     path = parts.path.rstrip("/")
     if not path:
         path = "/v1"
@@ -124,7 +126,7 @@ def api_key_from_env(var: Optional[str]) -> Optional[str]:
         return None
     value = os.environ.get(var)
     if not value:
-        raise InputError(f"--api-key-env {var}: the environment variable is not set or empty")
+        raise InputError(T("--api-key-env {var}: the environment variable is not set or empty", var=var))
     register_secret(value)  # masked wherever it shows up: a server that echoes the key leaks nothing
     return value
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Set
 
 from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import T
 
 MAX_MEMBER = 4 * 1024 * 1024
 TEXT_SUFFIXES = (".py", ".md", ".txt", ".toml", ".cfg", ".json", ".in", ".yaml", ".yml", ".rst")
@@ -101,4 +102,4 @@ def open_tree(path: str) -> Tree:
                         files[m.name[len(top):]] = _decode(f.read())
             return Tree(label, files)
     except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
-        raise InputError(f"{path}: cannot read it as a directory, sdist or wheel: {exc}") from None
+        raise InputError(T("{path}: cannot read it as a directory, sdist or wheel: {exc}", path=path, exc=exc)) from None

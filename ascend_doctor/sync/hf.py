@@ -8,6 +8,7 @@ from typing import List
 
 from ascend_doctor.errors import InputError
 from ascend_doctor.hook.vllm_files import transformers_model_types
+from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
 from ascend_doctor.sync.archive import open_tree
 from ascend_doctor.sync.metadata import read_metadata
@@ -32,7 +33,7 @@ def read_transformers_release(path: str) -> TransformersRelease:
     tree = open_tree(path)
     meta = read_metadata(tree)
     if meta is None or meta.name.lower() != "transformers" or not meta.version:
-        raise InputError(f"{path}: not a transformers release (no metadata naming transformers)")
+        raise InputError(T("{path}: not a transformers release (no metadata naming transformers)", path=path))
     why = []
     for auto in AUTO_DIRS:
         nl = transformers_model_types(tree.read, auto)
@@ -41,4 +42,4 @@ def read_transformers_release(path: str) -> TransformersRelease:
                                        sha256=_sha256(path) if Path(path).is_file() else "",
                                        model_types=sorted(nl.names or []), where=nl.source)
         why.append(nl.why_not)
-    raise InputError(f"{path}: model_types not readable: {'; '.join(why)}")
+    raise InputError(T("{path}: model_types not readable: {why}", path=path, why='; '.join(why)))

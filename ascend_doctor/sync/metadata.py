@@ -14,6 +14,7 @@ from typing import Dict, List, Optional
 from packaging.requirements import InvalidRequirement, Requirement
 
 from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import T
 from ascend_doctor.jsonread import loads
 from ascend_doctor.matrix_schema import normalize_name
 from ascend_doctor.model import Model
@@ -120,10 +121,11 @@ def read_pypi_json(path: str) -> PypiProject:
         with open(path, "rb") as fh:
             data = loads(fh.read().decode("utf-8", errors="surrogateescape"))
     except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: not a PyPI JSON file: {exc}") from None
+        raise InputError(T("{path}: not a PyPI JSON file: {exc}", path=path, exc=exc)) from None
     if not isinstance(data, dict) or not isinstance(data.get("info"), dict) \
             or not isinstance(data.get("releases"), dict):
-        raise InputError(f"{path}: not a PyPI JSON file (no info/releases; save https://pypi.org/pypi/NAME/json)")
+        raise InputError(T("{path}: not a PyPI JSON file (no info/releases; save https://pypi.org/pypi/NAME/json)",
+                           path=path))
     releases: Dict[str, List[PypiFile]] = {}
     for version, files in data["releases"].items():
         out = []

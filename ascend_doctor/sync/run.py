@@ -10,12 +10,20 @@ from datetime import date
 from typing import Dict, List, Optional, Sequence
 
 from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import T
 from ascend_doctor.matrix import Matrix
 from ascend_doctor.model import Model
 from ascend_doctor.sync.archive import open_tree
 from ascend_doctor.sync.ascend import AscendOwn, AscendTable, read_own, read_release_table
-from ascend_doctor.sync.diff import (Proposal, index_proposals, model_proposals, option_proposals, parser_proposals,
-                                     release_proposals, transformers_proposals)
+from ascend_doctor.sync.diff import (
+    Proposal,
+    index_proposals,
+    model_proposals,
+    option_proposals,
+    parser_proposals,
+    release_proposals,
+    transformers_proposals,
+)
 from ascend_doctor.sync.hf import read_transformers_release
 from ascend_doctor.sync.metadata import read_pypi_json
 from ascend_doctor.sync.tomlout import emit_rows
@@ -45,8 +53,9 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
         tree = open_tree(path)
         table, own = read_release_table(tree), read_own(tree)
         if table is None and own is None:
-            raise InputError(f"{path}: neither a vllm-ascend release (PKG-INFO naming vllm-ascend) nor a checkout "
-                             "with docs/source/community/versioning_policy.md")
+            raise InputError(T("{path}: neither a vllm-ascend release (PKG-INFO naming vllm-ascend) nor a checkout "
+                               "with docs/source/community/versioning_policy.md",
+                               path=path))
         if table is not None:
             tables.append(table)
         if own is not None:

@@ -14,6 +14,7 @@ from typing import Dict, List, Optional
 
 from ascend_doctor.errors import InputError
 from ascend_doctor.hook.vllm_files import read_installed
+from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
 from ascend_doctor.sync.archive import Tree, open_tree
 from ascend_doctor.sync.metadata import read_metadata
@@ -49,7 +50,8 @@ def _sha256(path: str) -> str:
 def read_vllm_tree(tree: Tree, sha256: str = "") -> VllmRelease:
     meta = read_metadata(tree)
     if meta is None or meta.name.lower() != "vllm" or not meta.version:
-        raise InputError(f"{tree.label}: not a vLLM release (no PKG-INFO or *.dist-info/METADATA naming vllm)")
+        raise InputError(T("{label}: not a vLLM release (no PKG-INFO or *.dist-info/METADATA naming vllm)",
+                           label=tree.label))
     fact = read_installed(".", tree.read, tree.listdir)
     rel = VllmRelease(version=meta.version, archive=tree.label, sha256=sha256, torch=meta.pin("torch"),
                       transformers=meta.requires.get("transformers") or None)
