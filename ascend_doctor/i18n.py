@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gettext
 import os
+import re
 from pathlib import Path
 from typing import Mapping, Optional
 
@@ -121,6 +122,21 @@ def join(sep: str, items) -> str:
     return T(escaped.join("{p%d}" % i for i in range(len(items))), **{f"p{i}": it for i, it in enumerate(items)})
 
 
+def capitalized(text: str) -> str:
+    """`text` with its first letter upper-cased, still the same message (the English text of a sentence that
+    starts with a joined item; other languages render the template as they write it)."""
+    out = text[:1].upper() + text[1:]
+    if isinstance(text, Msg):
+        m = Msg(out)
+        m.template, m.fields = text.template, dict(text.fields)
+        return m
+    return out
+
+
+_JOIN = re.compile(r"^(?:\{p\d+\}(?:; or |; then |; |, |\n)?)+$")
+_JOIN_SEPARATORS = {"zh": (("; or ", "；或"), ("; then ", "；然后"), ("; ", "；"), (", ", "，"))}
+
+
 def split(text) -> tuple:
     """(English text, template or None, fields) of a message given as Msg or str."""
     if isinstance(text, Msg):
@@ -134,9 +150,14 @@ def localize(text: Optional[str], template: Optional[str] = None, fields: Option
     looked up (doc sections and fixed texts are msgids), else the English text as it is."""
     if text is None:
         return None
+    lang = lang or current()
+    if lang == "en":  # the English text as the check wrote it (case, post-processing), not re-filled
+        return text
     if template:
-        lang = lang or current()
         fields = fields or {}
+        if _JOIN.match(template):  # a join of messages: the separators of the language
+            for en_sep, sep in _JOIN_SEPARATORS.get(lang, ()):
+                template = template.replace(en_sep, sep)
         values = {k: fields.get(f"{k}@{lang}", v) for k, v in fields.items() if "@" not in k}
         try:
             return tr(template, lang=lang, **values)

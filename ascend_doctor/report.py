@@ -10,7 +10,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Any, Optional
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from ascend_doctor.model import Model
 
@@ -150,6 +150,20 @@ class TriageSummary(Model, extra="forbid"):
     others: list[str] = Field(default_factory=list, description="codes of the other failing findings, in order")
     missing: list[str] = Field(default_factory=list, description="what to ask the reporter to paste")
     not_judged: list[str] = Field(default_factory=list, description="checks a paste cannot answer, with why")
+    # The same texts as messages (T(...)) for the console and markdown in another language; never serialised.
+    _texts: dict = PrivateAttr(default_factory=dict)
+
+    def keep_texts(self, **texts) -> None:
+        self._texts.update(texts)
+
+    def text(self, name: str):
+        """`name` (a str or list field) in the current language: from the kept messages when there are any."""
+        from ascend_doctor.i18n import localize, split
+
+        value = self._texts.get(name, getattr(self, name))
+        if isinstance(value, list):
+            return [localize(*split(v)) for v in value]
+        return localize(*split(value))
 
 
 class Report(Model, extra="forbid"):

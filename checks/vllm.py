@@ -14,7 +14,7 @@ from typing import Dict, List, Optional, Tuple
 from ascend_doctor.depcheck import find_conflicts, load_allowlist
 from ascend_doctor.engine import ev
 from ascend_doctor.host import normalize_name
-from ascend_doctor.i18n import T, join
+from ascend_doctor.i18n import T, capitalized, join
 from ascend_doctor.registry import check
 from ascend_doctor.versions import try_parse_version, version_in
 
@@ -280,7 +280,7 @@ def release_pins(ctx):
         text = T("{fix}.", fix=join("; ", fix))
         return ctx.fail(T("vllm-ascend {version} was built for another stack: {fails}{value}", version=va.version,
                           fails=join('; ', fails), value=T("; also: {warns}", warns=join('; ', warns)) if warns else ''), evidence,
-                        remediation=text[0].upper() + text[1:])
+                        remediation=capitalized(text))
     if warns:
         return ctx.warn(join("; ", warns), evidence,
                         remediation=T("Prefer what the vllm-ascend {version} package pins (`ascend-doctor matrix pins "

@@ -12,6 +12,7 @@ from ascend_doctor.cli.exits import EXIT_HELP, exit_internal, guarded_run
 from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.cli.options import host_options, prepare
 from ascend_doctor.cli.output import emit, output_kwargs, write_output
+from ascend_doctor.i18n import tr
 
 
 @click.command(cls=DoctorCommand, epilog=EXIT_HELP)
@@ -69,5 +70,6 @@ def collect(output, python, model_dir, probe_timeout, description, no_import_pro
                          import_probe=not no_import_probe)
     snap = collect_snapshot(LocalHost(), options, description=description, serve_argv=list(command) or None)
     write_output(output, snap.dump(), what="snapshot")
-    click.echo(f"wrote {output}: {len(snap.commands)} commands, {len(snap.files)} files, {len(snap.dirs)} "
-               f"directories, {len(snap.python_envs)} python environment(s)", err=True)
+    click.echo(tr("wrote {output}: {commands} commands, {files} files, {dirs} directories, {envs} python "
+                  "environment(s)", output=output, commands=len(snap.commands), files=len(snap.files),
+                  dirs=len(snap.dirs), envs=len(snap.python_envs)), err=True)

@@ -14,7 +14,7 @@ import click
 from ascend_doctor import signatures
 from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.errors import InputError
-from ascend_doctor.i18n import T
+from ascend_doctor.i18n import T, tr
 from ascend_doctor.redact import redact_text, redact_tree
 from ascend_doctor.textsafe import dump_json
 
@@ -61,27 +61,30 @@ def _render_console(matches: List[signatures.Match], label: str, show_all: bool)
             con.print(Text(line, style=style), soft_wrap=True)
 
     if not matches:
-        what = "signature" if show_all else "error or warning signature"
-        con.print(f"[green]No known {what} found in {escape(label)}.[/green]")
+        text = (tr("No known signature found in {label}.", label=label) if show_all else
+                tr("No known error or warning signature found in {label}.", label=label))
+        con.print(f"[green]{escape(text)}[/green]")
         return
     for m in matches:
         s = m.signature
         style = _STYLE.get(s.kind, "")
         code = f"{escape(s.code)} " if s.code else ""
-        fallback = (" [dim](generic; also seen beside the specific match above)[/dim]" if m.also_seen
-                    else " [dim](generic)[/dim]" if s.priority == "fallback" else "")
+        fallback = (" [dim]" + escape(tr("(generic; also seen beside the specific match above)")) + "[/dim]"
+                    if m.also_seen else " [dim]" + escape(tr("(generic)")) + "[/dim]" if s.priority == "fallback"
+                    else "")
         con.print(f"[{style}]{s.kind.upper():<8}[/{style}] [bold]{code}[/bold]{escape(s.id)}{fallback}"
                   f"  [dim]{escape(s.component)}[/dim]")
-        con.print(f"  [cyan]line {m.line}:[/cyan] {escape(redact_text(m.excerpt))}", soft_wrap=True)
-        para("  meaning: ", s.meaning)
-        para("  fix:     ", s.fix)
-        para("  source:  ", f"{s.source} ({s.confidence})", style="dim")
+        con.print(f"  [cyan]{escape(tr('line {line}:', line=m.line))}[/cyan] {escape(redact_text(m.excerpt))}",
+                  soft_wrap=True)
+        para("  " + tr("meaning:") + " ", s.meaning)
+        para("  " + tr("fix:") + "     ", s.fix)
+        para("  " + tr("source:") + "  ", f"{s.source} ({s.confidence})", style="dim")
         con.print("")
     counts = {k: sum(1 for m in matches if m.signature.kind == k and not m.also_seen) for k in signatures.KINDS}
     parts = [f"{n} {k}" for k, n in counts.items() if n]
     generic = sum(1 for m in matches if m.also_seen)
     if generic:
-        parts.append(f"{generic} generic code(s) also seen")
+        parts.append(tr("{n} generic code(s) also seen", n=generic))
     con.print(f"{escape(label)}: " + ", ".join(parts))
 
 

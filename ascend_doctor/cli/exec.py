@@ -18,6 +18,7 @@ from ascend_doctor.errors import InputError
 from ascend_doctor.hook import exec as hook_exec
 from ascend_doctor.hook.cmdline import ServeCommand, host_text_reader, parse_serve_command, served_address
 from ascend_doctor.hook.exec import infer_python
+from ascend_doctor.i18n import T
 from ascend_doctor.redact import register_secret
 
 EXEC_HELP = EXIT_HELP + """
@@ -30,10 +31,11 @@ a child: exit status is COMMAND's (128+N when signal N ended it).
 
 
 def _say(msg: str) -> None:
+    from ascend_doctor.i18n import localize, split
     from ascend_doctor.redact import redact_text
     from ascend_doctor.textsafe import escape_text
 
-    sys.stderr.write(f"ascend-doctor: {escape_text(redact_text(msg))}\n")
+    sys.stderr.write(f"ascend-doctor: {escape_text(redact_text(localize(*split(msg))))}\n")
     sys.stderr.flush()
 
 
@@ -87,7 +89,8 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
         _refuse_internal(state, crash, outputs)
     config, options, registry, host, facts, cmd = state
     if hook_exec.skip_requested():
-        _say(f"WARNING: {hook_exec.SKIP_ENV}=1 — ALL CHECKS SKIPPED, starting the command unchecked: {cmd.display}")
+        _say(T("WARNING: {skip_env}=1 — ALL CHECKS SKIPPED, starting the command unchecked: {display}",
+               skip_env=hook_exec.SKIP_ENV, display=cmd.display))
         if outputs.targets:
             _write_report(_skipped_report(host, options, cmd.argv, started_at, t0), outputs)
         if smoke:
@@ -107,10 +110,10 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
                             facts=facts)
         notes = list(report.notes)
         if opts.python:
-            notes.append(f"serving python: {opts.python}")
+            notes.append(T("serving python: {python}", python=opts.python))
         notes += [f"command line: {n}" for n in cmd.notes]
         if cmd.config_error:
-            notes.append(f"command line: {cmd.config_error}")
+            notes.append(T("command line: {config_error}", config_error=cmd.config_error))
         return report.model_copy(update={"notes": notes}), opts
 
     result, crash = guarded_run("exec", started_at, t0, options.fail_on.value, work)
@@ -119,15 +122,15 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
     report, options = result
     if report.exit_code != 0:
         _write_report(report, outputs)
-        _say(f"NOT starting the command: findings at or above --fail-on {report.fail_on.value} "
-             f"(set {hook_exec.SKIP_ENV}=1 to bypass)")
+        _say(T("NOT starting the command: findings at or above --fail-on {value} (set {skip_env}=1 to bypass)",
+               value=report.fail_on.value, skip_env=hook_exec.SKIP_ENV))
         sys.exit(report.exit_code)
     if smoke:
         return _supervise(argv, cmd, report, registry, options, config, outputs, strict=strict,
                           health_timeout=health_timeout, smoke_timeout=smoke_timeout, api_key_env=api_key_env,
                           t0=t0, run_smoke=True, finalize=finalize)
     _write_report(report, outputs)
-    _say(f"checks passed ({_summary(report)}); exec: {cmd.display}")
+    _say(T("checks passed ({summary}); exec: {display}", summary=_summary(report), display=cmd.display))
     sys.exit(hook_exec.become(argv))
 
 
@@ -142,14 +145,15 @@ def _signal_name(signum: int) -> str:
 
 def _refuse_internal(report, crash, outputs: Outputs) -> None:
     _write_report(report, outputs)
-    _say(f"internal error: {type(crash).__name__}: {crash}; not starting the command "
-         f"(set {hook_exec.SKIP_ENV}=1 to bypass the checks)")
+    _say(T("internal error: {name}: {crash}; not starting the command (set {skip_env}=1 to bypass the checks)",
+           name=type(crash).__name__, crash=crash, skip_env=hook_exec.SKIP_ENV))
     sys.exit(EXIT_INTERNAL)
 
 
 def _summary(report) -> str:
     c = report.counts
-    return f"{c.pass_} passed, {c.warn} warnings, {c.fail} failed, {c.unknown} unknown, {c.skip} skipped"
+    return T("{passed} passed, {warnings} warnings, {failed} failed, {unknown} unknown, {skipped} skipped",
+             passed=c.pass_, warnings=c.warn, failed=c.fail, unknown=c.unknown, skipped=c.skip)
 
 
 def _smoke_key_env(cmd_secret: ServeCommand, api_key_env: Optional[str]) -> Optional[str]:
@@ -174,18 +178,19 @@ def _supervise(argv, cmd, report, registry, options, config, outputs: Outputs, *
     try:
         sup.start()
     except OSError as exc:
-        _say(f"cannot start {argv[0]}: {exc.strerror or exc}")
+        _say(T("cannot start {argv}: {strerror}", argv=argv[0], strerror=exc.strerror or exc))
         sys.exit(127 if isinstance(exc, FileNotFoundError) else 126)
-    _say(f"started pid {sup.child.pid}: {cmd.display}; waiting for {base} (up to {health_timeout:g}s)")
+    _say(T("started pid {pid}: {display}; waiting for {base} (up to {health_timeout}s)", pid=sup.child.pid,
+           display=cmd.display, base=base, health_timeout=format(health_timeout, "g")))
     healthy, what = sup.wait_healthy(base, health_timeout)
     _say(what)
     if not healthy:
         if sup.child.poll() is not None:
             sys.exit(sup.wait())
         if sup.received or strict:
-            _say("stopping the server")
+            _say(T("stopping the server"))
             sys.exit(sup.stop() if sup.received else 1)
-        _say("the smoke did not run; the server keeps running")
+        _say(T("the smoke did not run; the server keeps running"))
         sys.exit(sup.wait())
     if run_smoke:
         from ascend_doctor.smoke.stage import smoke_findings
@@ -203,7 +208,7 @@ def _supervise(argv, cmd, report, registry, options, config, outputs: Outputs, *
             stopped = exc.signum
             extra = []
         except InputError as exc:
-            _say(f"smoke not run: {exc}")
+            _say(T("smoke not run: {exc}", exc=exc))
             extra = []
         report = finalize(report, extra, config, duration_s=time.monotonic() - t0)
         if stopped is not None:
@@ -211,17 +216,17 @@ def _supervise(argv, cmd, report, registry, options, config, outputs: Outputs, *
             report = report.model_copy(update={"notes": [*report.notes, f"{name} arrived during the smoke: the smoke "
                                                          "stopped (the server is shutting down)"]})
             _write_report(report, outputs)
-            _say(f"{name} received: smoke stopped; waiting for the server to exit")
+            _say(T("{name} received: smoke stopped; waiting for the server to exit", name=name))
             sys.exit(sup.wait())
         _write_report(report, outputs)
         if sup.received:  # a signal arrived while the report was written: the server's exit decides
             sys.exit(sup.wait())
         if report.exit_code != 0:
             if strict:
-                _say("smoke FAILED (--strict): stopping the server")
+                _say(T("smoke FAILED (--strict): stopping the server"))
                 sup.stop()
                 sys.exit(report.exit_code)
-            _say("smoke FAILED; the server keeps running (use --strict to stop it)")
+            _say(T("smoke FAILED; the server keeps running (use --strict to stop it)"))
         else:
-            _say(f"smoke passed ({_summary(report)}); serving")
+            _say(T("smoke passed ({summary}); serving", summary=_summary(report)))
     sys.exit(sup.wait())

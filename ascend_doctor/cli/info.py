@@ -65,9 +65,10 @@ def explain(code, checks_dirs):
     if c is None:
         raise InputError(T("unknown check {code} (see `ascend-doctor list`)", code=repr(code)))
     click.echo(f"{c.code} {c.slug} — {tr(c.title)}")
-    click.echo(f"family: {c.family}   severity: {c.severity.value}   stage: {c.stage}   source: {c.source}")
+    click.echo(tr("family: {family}   severity: {severity}   stage: {stage}   source: {source}", family=c.family,
+                  severity=c.severity.value, stage=c.stage, source=c.source))
     if c.needs:
-        click.echo(f"facts: {', '.join(c.needs)}")
+        click.echo(tr("facts: {facts}", facts=", ".join(c.needs)))
     body = c.doc.strip().split("\n", 1)
     text = body[1].strip() if len(body) > 1 else ""
     click.echo("")

@@ -8,7 +8,7 @@ import click
 
 from ascend_doctor.cli.i18n_click import DoctorSubGroup
 from ascend_doctor.errors import InputError
-from ascend_doctor.i18n import T
+from ascend_doctor.i18n import T, tr
 from ascend_doctor.textsafe import dump_json
 
 
@@ -51,9 +51,10 @@ def validate(file: Optional[str]):
     """Validate the shipped matrix, or the shipped matrix with FILE layered on top. Exit 0 when valid, 2 (with the
     file and key path) when not."""
     m = _load([file] if file else [])
-    click.echo(f"ok: {len(m.releases)} vllm-ascend releases, {len(m.torch_npu)} torch_npu rows, "
-               f"{len(m.hdk)} CANN/HDK pairings, {len(m.parsers)} vLLM parser lists, {len(m.advisories)} advisories "
-               f"from {len(m.files)} files")
+    click.echo(tr("ok: {releases} vllm-ascend releases, {torch_npu} torch_npu rows, {hdk} CANN/HDK pairings, "
+                  "{parsers} vLLM parser lists, {advisories} advisories from {files} files", releases=len(m.releases),
+                  torch_npu=len(m.torch_npu), hdk=len(m.hdk), parsers=len(m.parsers), advisories=len(m.advisories),
+                  files=len(m.files)))
 
 
 @matrix.command("show")

@@ -38,21 +38,27 @@ def read_paste_file(path: str) -> str:
 
 def triage_console(report, file=None, verbose: bool = False, **kwargs) -> None:
     """The answer's order first (cause, other problems, what to paste), then the usual per-family report."""
+    from ascend_doctor.i18n import localize, tr
+
     t = report.triage
     out = file or sys.stdout
     if t is not None:
         by_code = {f.code: f for f in report.findings}
-        lines = [f"triage of {t.source} ({t.lines} lines): "
-                 + (", ".join(f"{s.kind} {s.lines}" for s in t.sections[:8]) or "no known section found")]
+        found = tr(", ").join(f"{s.kind} {s.lines}" for s in t.sections[:8]) or tr("no known section found")
+        lines = [tr("triage of {source} ({lines} lines): {sections}", source=t.source, lines=t.lines,
+                    sections=found)]
         if t.root_cause and t.root_cause in by_code:
             f = by_code[t.root_cause]
-            lines += ["", f"most likely cause: {f.code} {f.title}", f"  {f.message}", f"  why: {t.root_cause_why}"]
+            lines += ["", tr("most likely cause: {code} {title}", code=f.code, title=tr(f.title)),
+                      f"  {localize(f.message, f.message_template, f.message_fields)}",
+                      "  " + tr("why: {why}", why=t.text("root_cause_why"))]
             if f.remediation:
-                lines.append(f"  fix: {f.remediation}")
+                lines.append("  " + tr("fix: {fix}", fix=localize(f.remediation, f.remediation_template,
+                                                                  f.remediation_fields)))
         if t.others:
-            lines += ["", "also: " + ", ".join(t.others)]
+            lines += ["", tr("also: {codes}", codes=", ".join(t.others))]
         if t.missing:
-            lines += ["", "to decide the rest, paste:"] + [f"  - {m}" for m in t.missing]
+            lines += ["", tr("to decide the rest, paste:")] + [f"  - {m}" for m in t.text("missing")]
         out.write("\n".join(lines) + "\n\n")
     default_console(report, file=file, verbose=verbose, **kwargs)
 

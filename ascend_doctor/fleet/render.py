@@ -10,6 +10,7 @@ from typing import Optional, TextIO
 from rich.markup import escape
 from rich.table import Table
 
+from ascend_doctor.i18n import localize, tr
 from ascend_doctor.render.console import make_console, summary_line
 from ascend_doctor.report import Finding, Report, Status
 
@@ -55,7 +56,7 @@ def _cell(f: Optional[Finding], width: int) -> str:
     if len(text) > width:
         text = text[: width - 1] + "…"
     if f.waived is not None:
-        text += " (waived)"
+        text += " " + tr("(waived)")
     return f"[{style}]{escape(text)}[/{style}]"
 
 
@@ -66,8 +67,8 @@ def _width(code: str) -> int:
 
 def render_fleet(report: Report, file: Optional[TextIO] = None, verbose: bool = False, quiet: bool = False) -> None:
     console = make_console(file)
-    console.print(f"[bold]ascend-doctor {report.tool_version}[/bold] — fleet: {escape(report.host.hostname)} "
-                  f"[dim]{escape(report.host.source)}[/dim]")
+    console.print(f"[bold]ascend-doctor {report.tool_version}[/bold] — "
+                  + escape(tr("fleet: {name}", name=report.host.hostname)) + f" [dim]{escape(report.host.source)}[/dim]")
     nodes, columns, cells = fleet_matrix(report)
     if columns:
         node_w = max(len(n) for n in nodes) + 2
@@ -78,7 +79,7 @@ def render_fleet(report: Report, file: Optional[TextIO] = None, verbose: bool = 
             shown.append(code)
             room -= _width(code) + 2
         t = Table(box=None, pad_edge=False, header_style="bold")
-        t.add_column("node", style="bold", no_wrap=True)
+        t.add_column(tr("node"), style="bold", no_wrap=True)
         for code in shown:
             t.add_column(code, no_wrap=True, min_width=len(code), max_width=_width(code) + 10)
         for n in sorted(nodes):
@@ -86,10 +87,10 @@ def render_fleet(report: Report, file: Optional[TextIO] = None, verbose: bool = 
         console.print()
         console.print(t)
         if len(columns) > len(shown):
-            console.print(f"[dim]… and {len(columns) - len(shown)} more differing check(s): "
-                          f"{', '.join(columns[len(shown):])}[/dim]")
+            console.print("[dim]" + escape(tr("… and {n} more differing check(s): {codes}", n=len(columns) - len(shown),
+                                                 codes=", ".join(columns[len(shown):]))) + "[/dim]")
     else:
-        console.print("\n[green]every check gives the same verdict on every node[/green]")
+        console.print("\n[green]" + escape(tr("every check gives the same verdict on every node")) + "[/green]")
 
     problems: "OrderedDict[str, list[Finding]]" = OrderedDict()
     for f in report.findings:
@@ -97,15 +98,15 @@ def render_fleet(report: Report, file: Optional[TextIO] = None, verbose: bool = 
             problems.setdefault(f.code, []).append(f)
     for code, fs in problems.items():
         first = fs[0]
-        console.print(f"\n[bold]{code}[/bold] {escape(first.title)}")
+        console.print(f"\n[bold]{code}[/bold] {escape(tr(first.title))}")
         for f in fs:
             icon, style = _CELL[f.status]
             console.print(f"  [{style}]{icon} {f.status.value:<7}[/{style}] [bold]{escape(f.node or '-')}[/bold]: "
-                          f"{escape(f.message)}", soft_wrap=False)
-        fixes = list(dict.fromkeys(f.remediation for f in fs if f.remediation and f.status in (Status.FAIL,
-                                                                                                 Status.WARN)))
+                          f"{escape(localize(f.message, f.message_template, f.message_fields))}", soft_wrap=False)
+        fixes = list(dict.fromkeys(localize(f.remediation, f.remediation_template, f.remediation_fields)
+                                   for f in fs if f.remediation and f.status in (Status.FAIL, Status.WARN)))
         for fix in fixes[:2]:
-            console.print(f"  [green]fix:[/green] {escape(fix)}")
+            console.print(f"  [green]{escape(tr('fix:'))}[/green] {escape(fix)}")
     for note in report.notes:
-        console.print(f"\n[yellow]note: {escape(note)}[/yellow]")
-    console.print("\n" + summary_line(report, scope=f"{len(nodes)} node(s): "))
+        console.print("\n[yellow]" + escape(tr("note: {note}", note=tr(note))) + "[/yellow]")
+    console.print("\n" + summary_line(report, scope=tr("{n} node(s): ", n=len(nodes))))

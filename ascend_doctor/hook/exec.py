@@ -22,6 +22,7 @@ import urllib.request
 from typing import Callable, Optional
 
 from ascend_doctor.hook.cmdline import ServeCommand
+from ascend_doctor.i18n import T
 
 FORWARDED_SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"))
                           if s is not None)
@@ -168,14 +169,15 @@ class Supervisor:
         while True:
             rc = self.child.poll()
             if rc is not None:
-                return False, f"the command exited with status {exit_code_of(rc)} before it became healthy"
+                return False, T("the command exited with status {status} before it became healthy", status=exit_code_of(rc))
             if self.received:
-                return False, f"signal {self.received[0]} received while waiting for the server"
+                return False, T("signal {signal} received while waiting for the server", signal=self.received[0])
             hit = probe_health(base)
             if hit:
-                return True, f"{base}{hit} answered 200"
+                return True, T("{url} answered 200", url=f"{base}{hit}")
             if time.monotonic() >= end:
-                return False, f"{base} did not answer /health or /v1/models within {deadline_s:g}s"
+                return False, T("{base} did not answer /health or /v1/models within {seconds}s", base=base,
+                                seconds=format(deadline_s, "g"))
             time.sleep(interval)
 
     def stop(self, grace_s: float = 30.0) -> int:

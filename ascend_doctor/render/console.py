@@ -109,7 +109,7 @@ def _head(console: Console, status: Status, title: str, waived: bool = False) ->
     icon, style = _ICON[status]
     lead = f"  {icon} {status.value:<7} "
     width = max(console.width, 40)
-    lines = wrap(title + (" (waived)" if waived else ""), width=width - cell_len(lead)) or [""]
+    lines = wrap(title + (" " + tr("(waived)") if waived else ""), width=width - cell_len(lead)) or [""]
     first = Text(lead, style=style)
     first.append(lines[0], style="bold" if not waived else "dim")
     console.print(first, soft_wrap=True)

@@ -33,7 +33,7 @@ def _finding(f: Finding, heading: bool = False) -> list[str]:
                    + localize(f.remediation, f.remediation_template, f.remediation_fields))
     if f.evidence:
         body = "\n\n".join(f"{e.source}\n{e.excerpt}" if e.excerpt else e.source for e in f.evidence[:4])
-        out += [f"{indent}<details><summary>Evidence</summary>", "", _fence(body), "", f"{indent}</details>"]
+        out += [f"{indent}<details><summary>{tr('Evidence')}</summary>", "", _fence(body), "", f"{indent}</details>"]
     return out
 
 
@@ -42,49 +42,54 @@ def render_markdown(report: Report) -> str:
     lines: list[str] = []
     t = report.triage
     if t is not None:
-        lines.append(f"**ascend-doctor triage** of {_code(t.source)} ({t.lines} lines; "
-                     + ", ".join(f"{s.kind.replace('_', ' ')} at lines {s.lines}" for s in t.sections[:8])
-                     + ")")
+        lines.append(tr("**ascend-doctor triage** of {source} ({lines} lines; {sections})", source=_code(t.source),
+                        lines=t.lines, sections=tr(", ").join(tr("{kind} at lines {lines}", kind=s.kind.replace("_", " "),
+                                                                 lines=s.lines) for s in t.sections[:8])))
         lines.append("")
         if t.root_cause and t.root_cause in by_code:
-            lines.append("### Most likely cause")
+            lines.append("### " + tr("Most likely cause"))
             lines.append("")
             lines += _finding(by_code[t.root_cause], heading=True)
             if t.root_cause_why:
-                lines += ["", f"_Why this one:_ {t.root_cause_why}"]
+                lines += ["", tr("_Why this one:_ {why}", why=t.text("root_cause_why"))]
             lines.append("")
         others = [by_code[c] for c in t.others if c in by_code]
         warns = [f for f in report.findings if f.status.value == "warn" and f.code != t.root_cause
                  and f.code != "TRIAGE103"]
         if others or warns:
-            lines += ["### Other problems", ""]
+            lines += ["### " + tr("Other problems"), ""]
             for f in others + warns:
                 lines += _finding(f)
             lines.append("")
         if t.missing:
-            lines += ["### To decide the rest, please paste", ""]
-            lines += [f"- {m}" for m in t.missing]
+            lines += ["### " + tr("To decide the rest, please paste"), ""]
+            lines += [f"- {m}" for m in t.text("missing")]
             lines.append("")
         if t.seen:
-            lines += ["<details><summary>What the paste says</summary>", "", "| component | value (where) |",
-                      "|---|---|"]
+            lines += [f"<details><summary>{tr('What the paste says')}</summary>", "",
+                      f"| {tr('component')} | {tr('value (where)')} |", "|---|---|"]
             lines += [f"| {k} | {v.replace('|', '/')} |" for k, v in t.seen.items()]
             lines += ["", "</details>", ""]
         unknown = [f for f in report.findings if f.status.value == "unknown"]
         if unknown or t.not_judged:
-            lines += ["<details><summary>Not decided from this paste</summary>", ""]
-            lines += [f"- **{f.code}** {f.title}: {f.message}" for f in unknown]
-            lines += [f"- {n}" for n in t.not_judged]
+            lines += [f"<details><summary>{tr('Not decided from this paste')}</summary>", ""]
+            lines += [f"- **{f.code}** {tr(f.title)}: {localize(f.message, f.message_template, f.message_fields)}"
+                      for f in unknown]
+            lines += [f"- {n}" for n in t.text("not_judged")]
             lines += ["", "</details>", ""]
     else:
         c = report.counts
-        lines.append(f"**ascend-doctor {report.command}** on {_code(report.host.hostname)}: "
-                     f"**{report.verdict.replace('_', ' ').upper()}** — {c.fail} failed, {c.warn} warnings, "
-                     f"{c.unknown} unknown, {c.pass_} passed (exit {report.exit_code})")
+        verdict = {"ok": tr("OK"), "not_ready": tr("NOT READY"), "incomplete": tr("INCOMPLETE")}.get(
+            report.verdict, report.verdict.replace("_", " ").upper())
+        lines.append(tr("**ascend-doctor {command}** on {host}: **{verdict}** — {failed} failed, {warnings} warnings, "
+                        "{unknown} unknown, {passed} passed (exit {code})", command=report.command,
+                        host=_code(report.host.hostname), verdict=verdict, failed=c.fail, warnings=c.warn,
+                        unknown=c.unknown, passed=c.pass_, code=report.exit_code))
         lines.append("")
         for f in report.findings:
             if f.status.value in ("fail", "error", "warn", "unknown"):
                 lines += _finding(f)
         lines.append("")
-    lines.append(f"<sub>ascend-doctor {report.tool_version} · `ascend-doctor explain CODE` for any code</sub>")
+    lines.append("<sub>" + tr("ascend-doctor {version} · `ascend-doctor explain CODE` for any code",
+                              version=report.tool_version) + "</sub>")
     return "\n".join(lines).rstrip() + "\n"

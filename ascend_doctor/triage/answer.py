@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
+from ascend_doctor.i18n import T
+
 # Check code -> what in an error line it explains.
 EXPLAINS = {
     "VLLM101": re.compile(r"cannot import name .* from 'vllm|No module named 'vllm|vllm_ascend|Invalid vllm version",
@@ -35,35 +37,37 @@ def missing_pieces(paste: Any) -> list[str]:
     """What to ask for, in the order a maintainer would."""
     out = []
     if not paste.packages and not paste.versions.get("vllm") and not paste.versions.get("torch"):
-        out.append("the environment: `python collect_env.py` (vLLM's, run with the interpreter that runs "
-                   "`vllm serve`) or `python -m pip list`")
+        out.append(T("the environment: `python collect_env.py` (vLLM's, run with the interpreter that runs "
+                     "`vllm serve`) or `python -m pip list`"))
     else:
         for comp, how in (("vllm", "`pip show vllm`"), ("vllm_ascend", "`pip show vllm-ascend`"),
                           ("torch_npu", "`pip show torch-npu`")):
             if not paste.versions.get(comp):
-                out.append(f"the {comp.replace('_', '-')} version ({how})")
+                out.append(T("the {component} version ({how})", component=comp.replace("_", "-"), how=how))
     if paste.npu_smi_text is None:
-        out.append("`npu-smi info` (the NPUs, their health and the driver version)")
+        out.append(T("`npu-smi info` (the NPUs, their health and the driver version)"))
     if not paste.versions.get("cann") and paste.cann_path is None:
-        out.append("the CANN version: `cat /usr/local/Ascend/ascend-toolkit/latest/*/ascend_toolkit_install.info`")
+        out.append(T("the CANN version: `cat /usr/local/Ascend/ascend-toolkit/latest/*/ascend_toolkit_install.info`"))
     if paste.serve_argv is None:
-        out.append("the exact `vllm serve` command line (or the `non-default args:` line of its log)")
+        out.append(T("the exact `vllm serve` command line (or the `non-default args:` line of its log)"))
     if not paste.tracebacks and paste.bare_exceptions:
         e = paste.bare_exceptions[0]
-        out.append(f"the whole traceback, not only its last line ({e.value[:80]!r}, line {e.lines}): from "
-                   "`Traceback (most recent call last)` to the exception, the first one of the log")
+        out.append(T("the whole traceback, not only its last line ({value}, line {lines}): from `Traceback (most "
+                     "recent call last)` to the exception, the first one of the log", value=repr(e.value[:80]),
+                     lines=e.lines))
     elif not paste.tracebacks:
-        out.append("the error itself: the first traceback of the log, from `Traceback (most recent call last)` to "
-                   "the exception line")
+        out.append(T("the error itself: the first traceback of the log, from `Traceback (most recent call last)` "
+                     "to the exception line"))
     elif len(paste.tracebacks) > 1 and any("During handling" in (t.label or "") for t in paste.tracebacks):
-        out.append("the first traceback, not the last (the last one is raised while handling the first)")
+        out.append(T("the first traceback, not the last (the last one is raised while handling the first)"))
     return out
 
 
 def _error_lines(paste: Any, matches: list[dict]) -> list[tuple[str, str]]:
     """(text, where) of the errors in the paste: error-level signatures, then each traceback's exception line."""
-    out = [(m["excerpt"], f"line {m['line']}") for m in matches if m["kind"] == "error" and not m["also_seen"]]
-    out += [(t.label, f"lines {t.lines}") for t in paste.tracebacks if t.label]
+    out = [(m["excerpt"], T("line {line}", line=m["line"])) for m in matches
+           if m["kind"] == "error" and not m["also_seen"]]
+    out += [(t.label, T("lines {lines}", lines=t.lines)) for t in paste.tracebacks if t.label]
     return out
 
 
@@ -79,14 +83,14 @@ def rank(findings: list, paste: Any, matches: list[dict]) -> tuple[Optional[str]
         for f in stack_bad:
             pat = EXPLAINS.get(f.code)
             if pat is not None and pat.search(text):
-                root, why = f.code, f"explains the error at {where}: {text[:160]}"
+                root, why = f.code, T("explains the error at {where}: {text}", where=where, text=text[:160])
                 break
         if root:
             break
     if root is None and any(m["kind"] == "error" for m in matches):
-        root, why = "TRIAGE102", "the first known error signature in the paste; nothing in the stack explains it"
+        root, why = "TRIAGE102", T("the first known error signature in the paste; nothing in the stack explains it")
     if root is None and bad:
-        root, why = bad[0].code, "the most severe failing finding (the paste has no error to explain)"
+        root, why = bad[0].code, T("the most severe failing finding (the paste has no error to explain)")
     # The error signatures are the symptom the root cause explains: not "another problem".
     others = [f.code for f in bad if f.code != root and not (root != "TRIAGE102" and f.code == "TRIAGE102" and why)]
     return root, why, others

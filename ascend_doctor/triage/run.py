@@ -17,6 +17,7 @@ from typing import Any, Optional
 from ascend_doctor import __version__
 from ascend_doctor.engine import CheckContext, FactStore, evaluate
 from ascend_doctor.host import Distribution, PythonEnv
+from ascend_doctor.i18n import T
 from ascend_doctor.options import RunOptions
 from ascend_doctor.report import HostSummary, Report, TriageSection, TriageSummary, build_report
 from ascend_doctor.triage.paste import PasteFacts, read_paste
@@ -27,14 +28,14 @@ JUDGED = ("VLLM101", "VLLM102", "VLLM103", "TORCH101", "TORCH102", "TORCH103", "
 # Checks that read the absence of a package as "not installed": only with a complete list (pip list / pip freeze).
 NEED_FULL_PACKAGE_LIST = ("VLLM102",)
 NOT_JUDGED = {
-    "VLLM104": "pip check needs each distribution's requirements, which no paste lists",
-    "HCCL105": "collect_env does not print every HCCL_* variable, so an unset timeout cannot be told from an "
-               "unprinted one",
-    "HOST": "host settings (SELinux, ulimit, /dev/shm, memory, disk, time sync, PCIe) need the machine itself",
-    "CTR": "container device mounts need the machine itself",
-    "TORCH104": "the torch_npu import probe runs on the machine (a traceback in the paste is read by TRIAGE102)",
-    "VLLM105": "the platform probe runs on the machine",
-    "HCCL101-104": "NPU network checks need `hccn_tool -i N ...` for every device and /etc/hccn.conf",
+    "VLLM104": T("pip check needs each distribution's requirements, which no paste lists"),
+    "HCCL105": T("collect_env does not print every HCCL_* variable, so an unset timeout cannot be told from an "
+                 "unprinted one"),
+    "HOST": T("host settings (SELinux, ulimit, /dev/shm, memory, disk, time sync, PCIe) need the machine itself"),
+    "CTR": T("container device mounts need the machine itself"),
+    "TORCH104": T("the torch_npu import probe runs on the machine (a traceback in the paste is read by TRIAGE102)"),
+    "VLLM105": T("the platform probe runs on the machine"),
+    "HCCL101-104": T("NPU network checks need `hccn_tool -i N ...` for every device and /etc/hccn.conf"),
 }
 
 
@@ -87,18 +88,18 @@ def presets(paste: PasteFacts) -> tuple[dict[str, Any], dict[str, str]]:
     if py is not None:
         have["python"] = py
     else:
-        lack["python"] = "the paste lists no Python packages (no collect_env, pip list or pip freeze)"
+        lack["python"] = T("the paste lists no Python packages (no collect_env, pip list or pip freeze)")
     if paste.env:
         have["env"] = {k: s.value for k, s in paste.env.items()}
     else:
-        lack["env"] = "the paste has no environment-variable block (collect_env's `ENV Variables:`)"
+        lack["env"] = T("the paste has no environment-variable block (collect_env's `ENV Variables:`)")
     cann = paste.first("cann")
     if cann is not None:
         root = paste.cann_path.value if paste.cann_path else "(CANN of the paste)"
         inst = CannInstall(root=root, dir_version=None)
         have["cann"] = CannFact(found=True, installs=[inst], active=inst, version=cann.value)
     else:
-        lack["cann"] = "the paste does not say which CANN is installed"
+        lack["cann"] = T("the paste does not say which CANN is installed")
     if paste.npu_smi_text is not None:
         from ascend_doctor.errors import ParseError
         from ascend_doctor.parsers.npu_smi import parse_npu_smi_info
@@ -113,15 +114,15 @@ def presets(paste: PasteFacts) -> tuple[dict[str, Any], dict[str, str]]:
         if paste.health_texts:
             have["npu_health"] = _health(paste, fact)
     else:
-        lack["npu_smi"] = "the paste has no `npu-smi info` table"
+        lack["npu_smi"] = T("the paste has no `npu-smi info` table")
     if paste.driver_version is not None:
         have["driver"] = DriverFact(found=True, version_info=DriverVersionInfo(version=paste.driver_version.value))
     else:
-        lack["driver"] = "the paste does not give the driver version (npu-smi info or driver version.info)"
+        lack["driver"] = T("the paste does not give the driver version (npu-smi info or driver version.info)")
     if paste.serve_argv:
         have["serve_cmd"] = parse_serve_command(paste.serve_argv)
     else:
-        lack["serve_cmd"] = "the paste has no `vllm serve` command line"
+        lack["serve_cmd"] = T("the paste has no `vllm serve` command line")
     lack.setdefault("npu_health", "the paste has no `npu-smi info -t health -i N` output")
     for name in ("vllm_files", "serve_model", "devices", "container", "hccn"):
         lack.setdefault(name, "a paste cannot show this; it is read on the machine")
@@ -161,25 +162,28 @@ def triage_text(text: str, source: str, registry, options: Optional[RunOptions] 
     if not paste.packages_complete:
         checks = [c for c in checks if c.code not in NEED_FULL_PACKAGE_LIST]
         for code in NEED_FULL_PACKAGE_LIST:
-            not_judged[code] = ("collect_env lists only some packages, so a missing pin cannot be told from an "
-                                "unlisted one: paste `python -m pip list` to compare every pin")
+            not_judged[code] = T("collect_env lists only some packages, so a missing pin cannot be told from an "
+                                 "unlisted one: paste `python -m pip list` to compare every pin")
     findings = [evaluate(c, ctx) for c in checks]
     matches = log_matches(paste)
     root, why, others = rank(findings, paste, matches)
+    missing = missing_pieces(paste)
     from ascend_doctor.stack import stack_of
 
     summary = HostSummary(hostname="paste", machine=paste.machine or "", source=f"paste:{source}")
     summary.stack = stack_of(store)
     notes = []
     if paste.machines > 1:
-        notes.append(f"the paste holds {paste.machines} environment reports; only the first is judged — paste "
-                     "each machine separately")
+        notes.append(T("the paste holds {n} environment reports; only the first is judged — paste each machine "
+                       "separately", n=paste.machines))
     report = build_report(tool_version=__version__, host=summary, started_at=started_at,
                           duration_s=time.monotonic() - t0, fail_on=options.fail_on, findings=findings,
                           command="triage", notes=notes, fail_on_unknown=options.fail_on_unknown)
     report.triage = TriageSummary(
         source=source, lines=paste.line_count, machines=paste.machines,
         sections=[TriageSection(kind=s.kind, lines=s.lines, label=s.label) for s in paste.sections],
-        seen=_seen(paste), root_cause=root, root_cause_why=why, others=others, missing=missing_pieces(paste),
+        seen=_seen(paste), root_cause=root, root_cause_why=why, others=others, missing=missing,
         not_judged=[f"{k}: {v}" for k, v in not_judged.items()])
+    report.triage.keep_texts(root_cause_why=why, missing=missing,
+                             not_judged=[T("{code}: {why}", code=k, why=v) for k, v in not_judged.items()])
     return report
