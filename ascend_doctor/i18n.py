@@ -113,6 +113,14 @@ def T(template: str, **fields) -> Msg:
     return m
 
 
+def known(text: str) -> Msg:
+    """A fixed text from data (a signature's meaning or fix) as a message: translated by its whole text, so a
+    sentence that quotes it reads in one language."""
+    m = Msg(text)
+    m.template, m.fields = None, {}  # type: ignore[assignment]
+    return m
+
+
 def join(sep: str, items) -> str:
     """`sep.join(items)` that keeps the items' translations when some of them are messages (`T(...)`)."""
     items = list(items)

@@ -167,8 +167,8 @@ def npu_health(ctx):
         if res is not None and res.health is not None and res.health.health:
             h = res.health
             codes = " ".join(h.error_codes) or "none"
-            line += f" (error codes {codes}" + (f"; {'; '.join(h.error_information)}" if h.error_information else "") \
-                + ")"
+            line += T(" (error codes {codes}{information})", codes=codes,
+                      information=f"; {'; '.join(h.error_information)}" if h.error_information else "")
         problems.append(line)
     listed_bad = {c.npu_id for c in info.unhealthy()}
     for npu, res in sorted(by_npu.items()):

@@ -17,8 +17,10 @@ from ascend_doctor.i18n import T, join
 from ascend_doctor.registry import check
 
 NPU_PLATFORM = "vllm_ascend.platform.NPUPlatform"
-INSTALL_PAIR = ("`git clone --depth 1 --branch v{vllm} https://github.com/vllm-project/vllm && cd vllm && "
-                "VLLM_TARGET_DEVICE=empty pip install -v .`, then `pip install vllm-ascend=={va}`")
+def install_pair(vllm: str, va: str):
+    """The two commands that install vLLM `vllm` (no device) and vllm-ascend `va`."""
+    return T("`git clone --depth 1 --branch v{vllm} https://github.com/vllm-project/vllm && cd vllm && "
+             "VLLM_TARGET_DEVICE=empty pip install -v .`, then `pip install vllm-ascend=={va}`", vllm=vllm, va=va)
 
 
 def _pair(ctx, py) -> tuple[Optional[str], Optional[str], str]:
@@ -29,17 +31,19 @@ def _pair(ctx, py) -> tuple[Optional[str], Optional[str], str]:
     if va is not None:
         row = m.vllm_ascend_release(va.version)
         if row is not None:
-            return row.vllm[0], row.version, f"the matrix row of the installed vllm-ascend {va.version}"
+            return row.vllm[0], row.version, T("the matrix row of the installed vllm-ascend {version}",
+                                                 version=va.version)
     vl = py.vllm_dist()
     if vl is not None:
         rows = [r for r in m.releases_for_vllm(vl.version) if r.listed == "matrix"]
         if rows:
             r = rows[-1]
-            return r.vllm[0], r.version, f"the newest vllm-ascend release the matrix pairs with vLLM {vl.version}"
+            return r.vllm[0], r.version, T("the newest vllm-ascend release the matrix pairs with vLLM {version}",
+                                          version=vl.version)
     rows = [r for r in m.releases if r.listed == "matrix"]
     if rows:
         r = rows[-1]
-        return r.vllm[0], r.version, "the newest vllm-ascend release in the matrix"
+        return r.vllm[0], r.version, T("the newest vllm-ascend release in the matrix")
     return None, None, ""
 
 
@@ -150,7 +154,7 @@ def vllm_platform(ctx):
     want_vllm, want_va, why_pair = _pair(ctx, py)
     if want_vllm:
         steps.append(T("install the matched pair — {format} (vLLM {want_vllm} + vllm-ascend {want_va}: {why_pair})",
-                       format=INSTALL_PAIR.format(vllm=want_vllm, va=want_va), want_vllm=want_vllm, want_va=want_va,
+                       format=install_pair(want_vllm, want_va), want_vllm=want_vllm, want_va=want_va,
                        why_pair=why_pair))
     msg = (T("vLLM resolves {platform_class} (device_type {device_type}), not vllm-ascend's NPUPlatform{value}",
              platform_class=fact.platform_class, device_type=repr(fact.device_type),
@@ -193,7 +197,7 @@ def engine_worker_import(ctx):
     if want_vllm:
         fix = (T("Install the matched pair: vLLM {want_vllm} with vllm-ascend {want_va} ({why_pair}): {format}.",
                  want_vllm=want_vllm, want_va=want_va, why_pair=why_pair,
-                 format=INSTALL_PAIR.format(vllm=want_vllm, va=want_va)))
+                 format=install_pair(want_vllm, want_va)))
     return ctx.fail(T("the engine core's worker import fails: {worker_error}{value}", worker_error=fact.worker_error,
                       value=T(" (vLLM {version}, vllm-ascend {version2})", version=vl.version, version2=va.version) if vl and va else ''), evidence,
                     remediation=fix)

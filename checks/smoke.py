@@ -245,7 +245,7 @@ def model_served(ctx):
         return ctx.fail(T("cannot choose a model: {n_models_served} served ({served}); pass --model",
                           n_models_served=len(facts.models_served), served=served),
                         _evid(x), remediation=T("Pass one of these with --model: {served}.", served=served))
-    how = "the only model served" if facts.model_source == "only-served" else "listed"
+    how = T("the only model served") if facts.model_source == "only-served" else T("listed")
     return ctx.ok(T("model {model} is {how}", model=repr(facts.model), how=how), _evid(x))
 
 

@@ -15,7 +15,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from ascend_doctor.depcheck import marker_environment
 from ascend_doctor.engine import ev
 from ascend_doctor.host import normalize_name
-from ascend_doctor.i18n import T, join
+from ascend_doctor.i18n import T, join, known
 from ascend_doctor.registry import check
 from ascend_doctor.versions import try_parse_version, version_in
 
@@ -275,28 +275,28 @@ def python_supported(ctx):
 
 # Likely causes of an import failure, for when the shared signature catalogue cannot say (matrix-facts §5).
 IMPORT_CAUSES: List[Tuple[str, str, str, str]] = [
-    (r"_ZN3atb|atb::", "torch_npu is newer than the installed NNAL/ATB (undefined atb:: symbol)",
-     "Install the NNAL (Ascend-cann-nnal) of the CANN version your torch_npu is built for, or the torch_npu that "
-     "matches your CANN/NNAL (Ascend/pytorch COMPATIBILITY.md).", "vllm-project/vllm-ascend#117, #750"),
-    (r"_ZN3Mki", "torch_npu and NNAL/ATB are from different CANN releases (undefined Mki symbol in libtbe_adapter.so)",
-     "Install the NNAL built for your CANN and the torch_npu the compatibility table pairs with it.",
+    (r"_ZN3atb|atb::", T("torch_npu is newer than the installed NNAL/ATB (undefined atb:: symbol)"),
+     T("Install the NNAL (Ascend-cann-nnal) of the CANN version your torch_npu is built for, or the torch_npu that "
+       "matches your CANN/NNAL (Ascend/pytorch COMPATIBILITY.md)."), "vllm-project/vllm-ascend#117, #750"),
+    (r"_ZN3Mki", T("torch_npu and NNAL/ATB are from different CANN releases (undefined Mki symbol in libtbe_adapter.so)"),
+     T("Install the NNAL built for your CANN and the torch_npu the compatibility table pairs with it."),
      "Ascend/pytorch#99"),
-    (r"libatb\.so", "NNAL/ATB is not installed or its set_env.sh was not sourced",
-     "Install Ascend-cann-nnal and `source /usr/local/Ascend/nnal/atb/set_env.sh`.",
+    (r"libatb\.so", T("NNAL/ATB is not installed or its set_env.sh was not sourced"),
+     T("Install Ascend-cann-nnal and `source /usr/local/Ascend/nnal/atb/set_env.sh`."),
      "vllm-project/vllm-ascend#152, #130"),
     (r"libascend_hal\.so|libdrvdsmi|libdcmi\.so",
-     "the NPU driver's libraries are not visible (driver not installed or lib64 not mounted into the container)",
-     "Mount `-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/` (and /usr/local/dcmi) or install "
-     "the driver; make sure LD_LIBRARY_PATH contains /usr/local/Ascend/driver/lib64.",
+     T("the NPU driver's libraries are not visible (driver not installed or lib64 not mounted into the container)"),
+     T("Mount `-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/` (and /usr/local/dcmi) or install "
+       "the driver; make sure LD_LIBRARY_PATH contains /usr/local/Ascend/driver/lib64."),
      "vllm-project/vllm-ascend docs/source/installation.md (docker run mounts)"),
     (r"libascendcl\.so|libhccl\.so|libacl_op_compiler\.so|libge_runner\.so|libopapi\.so|libruntime\.so",
-     "the CANN environment is not sourced (set_env.sh) or CANN is not installed",
-     "`source /usr/local/Ascend/ascend-toolkit/set_env.sh` (CANN >= 8.5: `source /usr/local/Ascend/cann/set_env.sh`) "
-     "before starting Python.", "Ascend/pytorch docs/zh/installation_guide/faq.md (问题2)"),
-    (r"No module named 'torch_npu\._C'", "Python imported torch_npu from its source tree (the current directory)",
-     "Run from another directory than the Ascend/pytorch checkout.", "Ascend/pytorch docs FAQ (问题4)"),
-    (r"Failed to infer device type", "torch_npu did not load (CANN/NNAL environment not sourced)",
-     "Source the CANN and NNAL set_env.sh scripts in the serving environment.", "vllm-project/vllm-ascend#130"),
+     T("the CANN environment is not sourced (set_env.sh) or CANN is not installed"),
+     T("`source /usr/local/Ascend/ascend-toolkit/set_env.sh` (CANN >= 8.5: `source /usr/local/Ascend/cann/set_env.sh`) "
+       "before starting Python."), "Ascend/pytorch docs/zh/installation_guide/faq.md (问题2)"),
+    (r"No module named 'torch_npu\._C'", T("Python imported torch_npu from its source tree (the current directory)"),
+     T("Run from another directory than the Ascend/pytorch checkout."), "Ascend/pytorch docs FAQ (问题4)"),
+    (r"Failed to infer device type", T("torch_npu did not load (CANN/NNAL environment not sourced)"),
+     T("Source the CANN and NNAL set_env.sh scripts in the serving environment."), "vllm-project/vllm-ascend#130"),
 ]
 
 
@@ -310,7 +310,7 @@ def _diagnose(text: str) -> Optional[Tuple[str, str, str, str]]:
         matches = []
     if matches:
         s = matches[0].signature
-        return s.meaning, s.fix, s.source, matches[0].excerpt
+        return known(s.meaning), known(s.fix), s.source, matches[0].excerpt
     for pattern, cause, fix, source in IMPORT_CAUSES:
         mm = re.search(pattern, text)
         if mm:
@@ -360,16 +360,17 @@ def torch_npu_import(ctx):
                         T("Check `npu-smi info` for processes holding the NPUs and stop them; if npu-smi itself "
                           "hangs, the driver needs a reset/reboot."))
     if f.signal:
-        cause = found[0] if found else ("CANN and the NPU driver do not match (a segfault in the import is the "
-                                        "typical symptom), or torch_npu was built for another CANN")
+        cause = found[0] if found else T("CANN and the NPU driver do not match (a segfault in the import is the "
+                                         "typical symptom), or torch_npu was built for another CANN")
         return ctx.fail(T("importing torch/torch_npu crashed with {signal} at stage '{stage}': {cause}",
                           signal=f.signal, stage=stage, cause=cause), evidence,
                         remediation=found[1] if found else
                         T("Install the HDK driver released with your CANN (see CANN106) and the torch_npu built for "
                           "your CANN (see TORCH102)."))
     if f.error_type:
-        cause = found[0] if found else "see the exception"
-        what = {"torch": "importing torch", "device": "asking torch.npu for devices"}.get(stage, "importing torch_npu")
+        cause = found[0] if found else T("see the exception")
+        what = {"torch": T("importing torch"), "device": T("asking torch.npu for devices")}.get(
+            stage, T("importing torch_npu"))
         return ctx.fail(T("{what} failed ({error_type}: {splitlines}) — likely cause: {cause}", what=what,
                           error_type=f.error_type, splitlines=(f.error or '').splitlines()[0][:200] if f.error else '',
                           cause=cause),

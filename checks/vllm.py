@@ -18,9 +18,11 @@ from ascend_doctor.i18n import T, capitalized, join
 from ascend_doctor.registry import check
 from ascend_doctor.versions import try_parse_version, version_in
 
-INSTALL_VLLM = ("`git clone --depth 1 --branch v{v} https://github.com/vllm-project/vllm && cd vllm && "
-                "VLLM_TARGET_DEVICE=empty pip install -v .` (vLLM without CUDA, as vllm-ascend's installation guide "
-                "does), then reinstall vllm-ascend's pins and run `python -m pip check`")
+def install_vllm(v: str):
+    """How to install vLLM release `v` for vllm-ascend: from source with no device, as its installation guide does."""
+    return T("`git clone --depth 1 --branch v{v} https://github.com/vllm-project/vllm && cd vllm && "
+             "VLLM_TARGET_DEVICE=empty pip install -v .` (vLLM without CUDA, as vllm-ascend's installation guide "
+             "does), then reinstall vllm-ascend's pins and run `python -m pip check`", v=v)
 
 
 def _src(row) -> str:
@@ -94,7 +96,7 @@ def vllm_ascend_pair(ctx):
         return ctx.fail(T("vllm-ascend {version} is installed but vllm is not (vllm-ascend is a vLLM plugin)",
                           version=va.version),
                         evidence + ([release_evidence(row)] if row else []),
-                        remediation=T("Install vLLM {want}: {format}.", want=want, format=INSTALL_VLLM.format(v=want)))
+                        remediation=T("Install vLLM {want}: {format}.", want=want, format=install_vllm(want)))
     row, relation = m.nearest_release(va.version)
     if relation == "unparseable":
         return ctx.unknown(T("vllm-ascend version {version} is not a version", version=repr(va.version)), evidence)
@@ -137,22 +139,24 @@ def vllm_ascend_pair(ctx):
             return ctx.warn(why, evidence,
                             remediation=T("Set {hint} in the serving environment, or install the vLLM release itself: "
                                           "{format}.", hint=hint,
-                                          format=INSTALL_VLLM.format(v=row.vllm[0])))
+                                          format=install_vllm(row.vllm[0])))
         # a local label on another release (`0.12.0+empty` for a 0.13 plugin): judged by its base below
     sv = try_parse_version(seen)
     if sv is None:
         return ctx.unknown(T("vLLM version {seen} is not a version", seen=repr(seen)), evidence)
     if any(version_in(sv, f"=={x}") for x in row.vllm):
-        via = f" (VLLM_VERSION={override}; installed {installed})" if override else ""
+        via = T(" (VLLM_VERSION={override}; installed {installed})", override=override,
+                installed=installed) if override else ""
         return ctx.ok(T("vllm-ascend {version} with vLLM {seen}{via}: the release it targets", version=va.version,
                         seen=seen, via=via), evidence)
     others = m.releases_for_vllm(seen)
-    alt = f"; or `pip install vllm-ascend=={others[-1].version}`, the release made for vLLM {seen}" if others else ""
+    alt = (T("; or `pip install vllm-ascend=={version}`, the release made for vLLM {seen}", version=others[-1].version,
+             seen=seen) if others else "")
     return ctx.fail(T("vllm-ascend {version} targets vLLM {vllm}, but vLLM {seen} is {value}", version=va.version,
                       vllm=' or '.join(row.vllm), seen=seen,
                       value=T("declared with VLLM_VERSION") if override else T("installed")), evidence,
                     remediation=T("Install vLLM {vllm}: {format}{alt}.", vllm=row.vllm[0],
-                                  format=INSTALL_VLLM.format(v=row.vllm[0]), alt=alt))
+                                  format=install_vllm(row.vllm[0]), alt=alt))
 
 
 PIP_COMPONENTS = ("torch", "torch-npu", "triton-ascend", "transformers")

@@ -168,27 +168,27 @@ class DoctorContext(click.Context):
     formatter_class = DoctorFormatter
 
 
-class DoctorCommand(click.Command):
-    """Every ascend-doctor command: help in the chosen language, and `--lang` on every command."""
+class _Doctor:
+    """Help in the chosen language, and `--lang` on every command and group."""
 
     context_class = DoctorContext
 
     def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        if not any(p.name == "lang" for p in self.params):
+        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        if not any(p.name == "lang" for p in self.params):  # type: ignore[attr-defined]
             from ascend_doctor.cli.options import lang_option
 
             lang_option()(self)  # click.option applied to a Command appends it to its params
 
     def get_short_help_str(self, limit: int = 45) -> str:
-        return short_help(self)
+        return short_help(self)  # type: ignore[arg-type]
 
 
-class DoctorSubGroup(click.Group):
-    """A command group below the root (`matrix`): the same help behaviour as DoctorCommand."""
+class DoctorCommand(_Doctor, click.Command):
+    """Every ascend-doctor command."""
 
-    context_class = DoctorContext
+
+class DoctorSubGroup(_Doctor, click.Group):
+    """A command group below the root (`matrix`); its commands are DoctorCommands."""
+
     command_class = DoctorCommand
-
-    def get_short_help_str(self, limit: int = 45) -> str:
-        return short_help(self)

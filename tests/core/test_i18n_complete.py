@@ -1,0 +1,147 @@
+"""Translation completeness beyond the msgid scan (tests/core/test_i18n.py): the help pages and usage errors of the
+command line, messages built from parts (phrases, joins, `+`), and — the test a Chinese-speaking operator cares
+about — that no finding of the examples, the recorded real vLLM and the smoke fault servers renders an English
+sentence in zh, apart from the quoted output of the tools themselves."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from rich.cells import cell_len
+
+from ascend_doctor import i18n
+from ascend_doctor.i18n import T, join, localize
+from tests.core.test_i18n import entries
+from tests.helpers import REPO
+
+# Fields whose values are other programs' words (a server's error text, an exception, a parser's message): quoted
+# verbatim in every language, so they are blanked before looking for English.
+VERBATIM = {"msg", "message", "error", "errors", "exc", "err", "strerror", "why_not", "error_message", "json_error",
+            "client_error", "worker_error", "label", "markup", "text", "content", "problems_raw", "traceback",
+            "config_error", "parse_error", "unreachable_reason", "reasoning_field"}
+ENGLISH_RUN = re.compile(r"(?:\b[A-Za-z][a-z]+ ){3,}[A-Za-z][a-z]+\b")
+# Other programs' words inside our sentences, each from the recorded output named beside it: quoted, not ours.
+QUOTED = (
+    "is a required property", "Additional properties are not allowed",  # jsonschema (TOOL105 on vLLM 0.32.0)
+    "cannot open shared object file: No such file or directory",  # the dynamic loader (TORCH104, VLLM105)
+    "NPU function error", "error code is",  # torch_npu's aclInit error (TORCH104)
+    "sensor type=Memory, event state=single bit ECC error count exceeds threshold",  # npu-smi -t health (NPU101)
+)
+
+
+def _english_left(zh: str) -> list[str]:
+    for quoted in QUOTED:
+        zh = zh.replace(quoted, " ")
+    t = re.sub(r"`[^`]*`", " ", zh)
+    t = re.sub(r"'[^']*'|\"[^\"]*\"", " ", t)
+    t = re.sub(r"\S*[/=_.:<>]\S*", " ", t)
+    return ENGLISH_RUN.findall(t)
+
+
+def _zh(text, template, fields):
+    fields = {k: ("X" if k.split("@")[0] in VERBATIM else v) for k, v in (fields or {}).items()}
+    return localize(text, template, fields, lang="zh")
+
+
+def test_every_help_text_of_the_command_line_has_a_zh_entry():
+    from ascend_doctor.cli import cli
+    from ascend_doctor.cli.i18n_click import help_msgids
+
+    have = entries()
+    ids = help_msgids(cli)
+    assert len(ids) > 80
+    assert [f"{where}: {msgid[:60]!r}" for msgid, where in ids.items() if not (have.get(msgid) and have[msgid].string)] \
+        == []
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_chinese_help_pages_fit_the_terminal(columns):
+    env = {**os.environ, "COLUMNS": str(columns), "PYTHONPATH": str(REPO)}
+    for argv in ([], ["check"], ["exec"], ["smoke"], ["triage"], ["matrix"], ["matrix", "show"], ["fleet"]):
+        r = subprocess.run([sys.executable, "-m", "ascend_doctor", *argv, "--help", "--lang", "zh"], cwd=REPO,
+                           capture_output=True, text=True, env=env, timeout=120)
+        assert r.returncode == 0, (argv, r.stderr)
+        assert "用法：" in r.stdout and "选项：" in r.stdout and "显示此帮助信息并退出。" in r.stdout, argv
+        wide = [ln for ln in r.stdout.splitlines() if cell_len(ln) > columns and " " in ln.strip()]
+        assert wide == [], (argv, wide)
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "--help"], cwd=REPO, capture_output=True, text=True,
+                       env={**env, "LANG": "zh_CN.UTF-8", "ASCEND_DOCTOR_LANG": ""}, timeout=120)
+    assert "命令：" in r.stdout and "对运行中的 vLLM" in r.stdout  # the locale alone chooses Chinese
+
+
+def test_usage_errors_speak_chinese_with_the_exit_code_kept():
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    cases = [(["check", "--bogus", "--lang", "zh"], ["没有选项 '--bogus'", "是否想用 '--verbose'", "（见 `ascend-doctor check --help`）"]),
+             (["check", "--format", "xx", "--lang", "zh"], ["'--format' 的值无效：'xx' 不是以下之一："]),
+             (["check", "--replay", "/nonexistent", "--lang", "zh"], ["'--replay' 的值无效", "不存在"]),
+             (["explain", "NOPE", "--lang", "zh"], ["未知的检查 'NOPE'（见 `ascend-doctor list`）"]),
+             (["smoke", "--base-url", "ftp://x", "--lang", "zh"], ["不是带主机名的 http(s) URL"])]
+    for argv, texts in cases:
+        r = subprocess.run([sys.executable, "-m", "ascend_doctor", *argv], cwd=REPO, capture_output=True, text=True,
+                           env=env, timeout=120)
+        assert r.returncode == 2, (argv, r.stderr)
+        assert r.stderr.startswith("ascend-doctor: 错误: ") and r.stderr.count("\n") == 1, r.stderr
+        for text in texts:
+            assert text in r.stderr, (argv, r.stderr)
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "check", "--bogus"], cwd=REPO, capture_output=True,
+                       text=True, env={**env, "ASCEND_DOCTOR_LANG": "en"}, timeout=120)
+    assert r.stderr.startswith("ascend-doctor: error: No such option '--bogus'.")
+
+
+def test_a_message_built_from_parts_reads_in_one_language():
+    phrase = T("named tool_choice")
+    m = T("{what}: HTTP 200 with an empty `choices` list", what=phrase)
+    assert str(m) == "named tool_choice: HTTP 200 with an empty `choices` list"
+    assert localize(m, m.template, m.fields, lang="zh") == "指定工具的 tool_choice：HTTP 200，但 `choices` 列表为空"
+    joined = join("; ", [T("NPU count unknown"), T("{count} NPU(s) in use", count=2)])
+    assert str(joined) == "NPU count unknown; 2 NPU(s) in use"
+    assert localize(joined, joined.template, joined.fields, lang="zh") == "NPU 数量未知；使用 2 个 NPU"
+    grown = T("NPU count unknown") + "; " + T("{count} NPU(s) in use", count=2)
+    assert str(grown) == str(joined) and "使用 2 个 NPU" in localize(grown, grown.template, grown.fields, lang="zh")
+    # English is the text the check wrote, whatever the template says.
+    assert localize(i18n.capitalized(joined), joined.template, joined.fields, lang="en").startswith("NPU count")
+
+
+def _findings():
+    """(source, finding) for the examples, the recorded real vLLM and every smoke fault server."""
+    import json
+
+    from ascend_doctor.options import RunOptions
+    from ascend_doctor.registry import load_registry
+    from ascend_doctor.report import Finding
+    from ascend_doctor.smoke.stage import evaluate_smoke, gather
+    from tests.smoke.fault_server import FAULTS, RECORDED, ScriptedServer
+
+    for p in sorted((REPO / "examples").glob("*.snapshot.json")):
+        r = subprocess.run([sys.executable, "-m", "ascend_doctor", "check", "--replay", str(p), "--format", "json"],
+                           cwd=REPO, capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "PYTHONPATH": str(REPO)})
+        for fd in json.loads(r.stdout)["findings"]:
+            yield p.name, Finding(**fd)
+    reg = load_registry(entry_points=False)
+    servers = [("fault", d.name) for d in sorted(FAULTS.iterdir())] + [("recorded", d.name)
+                                                                       for d in sorted(RECORDED.iterdir())]
+    for kind, name in servers:
+        with (ScriptedServer(fault=name) if kind == "fault" else ScriptedServer(recorded=name)) as srv:
+            facts = gather(srv.base_url, timeout=10.0)
+        for f in evaluate_smoke(reg, facts, RunOptions()):
+            yield f"{kind}:{name}", f
+
+
+def test_no_finding_of_the_examples_and_smoke_servers_reads_english_in_chinese():
+    left = {}
+    n = 0
+    for src, f in _findings():
+        n += 1
+        for kind, text, template, fields in (("message", f.message, f.message_template, f.message_fields),
+                                             ("fix", f.remediation, f.remediation_template, f.remediation_fields)):
+            if text:
+                bad = _english_left(_zh(text, template, fields))
+                if bad:
+                    left.setdefault(f"{f.code} {kind} ({src})", bad[0])
+    assert n > 300
+    assert left == {}
