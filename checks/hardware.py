@@ -15,7 +15,7 @@ from typing import List, Optional, Tuple
 
 from ascend_doctor.engine import ev
 from ascend_doctor.hardware import families
-from ascend_doctor.i18n import T
+from ascend_doctor.i18n import T, known
 from ascend_doctor.registry import check
 
 DTYPES = {"half": "float16", "float16": "float16", "fp16": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16",
@@ -119,7 +119,7 @@ def serve_dtype(ctx):
     return _worst(ctx, broken, T("{hw} supports only {allowed} with this vllm-ascend release, but vLLM will run in "
                                  "{dtype} ({how})", hw=hw, allowed=', '.join(allowed),
                                  dtype=dtype, how=how), evidence,
-                  remediation=broken[0].fix, dtype=dtype, allowed=allowed)
+                  remediation=known(broken[0].fix), dtype=dtype, allowed=allowed)
 
 
 @check("HW102", "hw-serve-eager", severity="warning", stage="serve", needs=["serve_cmd", "python", "npu_smi"])
@@ -145,7 +145,7 @@ def serve_eager(ctx):
         return ctx.ok(T("--enforce-eager is given, as the documentation requires here"), evidence)
     hw = ", ".join(sorted({h for r in rules for h in r.hardware}))
     return _worst(ctx, rules, T("{hw} supports only eager mode with this vllm-ascend release, and --enforce-eager is "
-                                "not given", hw=hw), evidence, remediation=rules[0].fix)
+                                "not given", hw=hw), evidence, remediation=known(rules[0].fix))
 
 
 @check("HW103", "hw-serve-required-flags", severity="warning", stage="serve",
@@ -175,7 +175,7 @@ def serve_required_flags(ctx):
     hw = ", ".join(sorted({h for r in missing for h in r.hardware}))
     return _worst(ctx, missing, T("{flags} not given; the {hw} documentation for this release requires it",
                                   flags=flags, hw=hw), evidence,
-                  remediation=missing[0].fix, missing=sorted({r.flag for r in missing}))
+                  remediation=known(missing[0].fix), missing=sorted({r.flag for r in missing}))
 
 
 @check("HW104", "hw-forbidden-packages", severity="error", needs=["python", "npu_smi"])
@@ -211,7 +211,7 @@ def forbidden_packages(ctx):
     hw = ", ".join(sorted({h for r in rules for h in r.hardware}))
     return _worst(ctx, rules, T("{set} installed, which {hw} does not support", set=', '.join(sorted(set(found))),
                                 hw=hw), evidence,
-                  remediation=rules[0].fix, installed=sorted(set(found)))
+                  remediation=known(rules[0].fix), installed=sorted(set(found)))
 
 
 @check("HW105", "hw-container-image", severity="warning", needs=["python", "npu_smi", "container"])
@@ -245,4 +245,4 @@ def container_image(ctx):
     hw = ", ".join(sorted({h for r in rules for h in r.hardware}))
     return _worst(ctx, rules, T("{image} is not the {hw} build (tag suffix {suffixes})", image=image, hw=hw,
                                 suffixes=' / '.join(suffixes)), evidence,
-                  remediation=rules[0].fix, image=image)
+                  remediation=known(rules[0].fix), image=image)

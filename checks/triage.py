@@ -8,7 +8,7 @@ what is missing to decide the rest.
 from __future__ import annotations
 
 from ascend_doctor.engine import ev
-from ascend_doctor.i18n import T, join
+from ascend_doctor.i18n import T, join, known
 from ascend_doctor.registry import check
 
 
@@ -82,9 +82,9 @@ def log_signatures(ctx):
     first = errors[0] if errors else matches[0]
     if errors:
         return ctx.fail(T("{n_matches} known signature(s): {text} — first: {first}", n_matches=len(matches), text=text,
-                          first=first['meaning']), evidence,
-                        remediation=first["fix"], matches=matches)
-    return ctx.warn(T("{n_matches} known signature(s): {text}", n_matches=len(matches), text=text), evidence, remediation=first["fix"],
+                          first=known(first['meaning'])), evidence,
+                        remediation=known(first["fix"]), matches=matches)
+    return ctx.warn(T("{n_matches} known signature(s): {text}", n_matches=len(matches), text=text), evidence, remediation=known(first["fix"]),
                     matches=matches)
 
 

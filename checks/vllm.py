@@ -14,7 +14,7 @@ from typing import Dict, List, Optional, Tuple
 from ascend_doctor.depcheck import find_conflicts, load_allowlist
 from ascend_doctor.engine import ev
 from ascend_doctor.host import normalize_name
-from ascend_doctor.i18n import T, capitalized, join
+from ascend_doctor.i18n import T, capitalized, join, known
 from ascend_doctor.registry import check
 from ascend_doctor.versions import try_parse_version, version_in
 
@@ -344,8 +344,9 @@ def advisories(ctx):
                            + (f" on {', '.join(a.machine)}" if a.machine else "")
                            + "\nsymptom: " + "\n         ".join(a.symptom)
                            + f"\nfix: {a.fix}\nsource: {'; '.join(a.source)}"))
-    msg = "; ".join(f"{a.id} [{a.severity}] {a.title} (symptom: {a.symptom[0]})" for a in hits)
-    fix = "\n".join(f"{a.id}: {a.fix}" for a in hits)
+    msg = join("; ", [T("{id} [{severity}] {title} (symptom: {symptom})", id=a.id, severity=a.severity,
+                        title=known(a.title), symptom=a.symptom[0]) for a in hits])
+    fix = join("\n", [T("{id}: {fix}", id=a.id, fix=known(a.fix)) for a in hits])
     if any(a.severity in ("critical", "error") for a in hits):
         return ctx.fail(T("{n_hits} known-bad combination(s): {msg}", n_hits=len(hits), msg=msg), evidence, remediation=fix,
                         advisories=[a.id for a in hits])

@@ -44,7 +44,6 @@ def _row(m: signatures.Match) -> dict:
 
 
 def _render_console(matches: List[signatures.Match], label: str, show_all: bool) -> None:
-    import textwrap
 
     from rich.markup import escape
     from rich.text import Text
@@ -55,8 +54,11 @@ def _render_console(matches: List[signatures.Match], label: str, show_all: bool)
     width = max(con.width, 60)
 
     def para(head: str, body: str, style: str = "") -> None:
-        lines = textwrap.wrap(body, width=width, initial_indent=head, subsequent_indent=" " * len(head),
-                              break_on_hyphens=False, break_long_words=False) or [head]
+        from rich.cells import cell_len
+
+        from ascend_doctor.render.wrap import wrap  # by cells: a Chinese meaning or fix takes two columns a character
+
+        lines = wrap(body, width, initial_indent=head, subsequent_indent=" " * cell_len(head)) or [head]
         for line in lines:
             con.print(Text(line, style=style), soft_wrap=True)
 
@@ -76,8 +78,8 @@ def _render_console(matches: List[signatures.Match], label: str, show_all: bool)
                   f"  [dim]{escape(s.component)}[/dim]")
         con.print(f"  [cyan]{escape(tr('line {line}:', line=m.line))}[/cyan] {escape(redact_text(m.excerpt))}",
                   soft_wrap=True)
-        para("  " + tr("meaning:") + " ", s.meaning)
-        para("  " + tr("fix:") + "     ", s.fix)
+        para("  " + tr("meaning:") + " ", tr(s.meaning))
+        para("  " + tr("fix:") + "     ", tr(s.fix))
         para("  " + tr("source:") + "  ", f"{s.source} ({s.confidence})", style="dim")
         con.print("")
     counts = {k: sum(1 for m in matches if m.signature.kind == k and not m.also_seen) for k in signatures.KINDS}

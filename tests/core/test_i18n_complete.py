@@ -145,3 +145,37 @@ def test_no_finding_of_the_examples_and_smoke_servers_reads_english_in_chinese()
                     left.setdefault(f"{f.code} {kind} ({src})", bad[0])
     assert n > 300
     assert left == {}
+
+
+def test_every_signature_and_matrix_text_shown_to_users_has_a_zh_entry():
+    """The error-signature catalogue's meanings and fixes (diagnose, TRIAGE102, TORCH104) and the matrix's advisory
+    titles/fixes and hardware-rule fixes (VLLM103, HW*) are data, translated by their whole text: a new or edited
+    entry without its translation fails here."""
+    from ascend_doctor.matrix import load_matrix
+    from ascend_doctor.signatures import load_signatures
+
+    have = entries()
+    texts = {}
+    for s in load_signatures():
+        texts[s.meaning] = f"signature {s.id} meaning"
+        texts[s.fix] = f"signature {s.id} fix"
+    m = load_matrix()
+    for a in m.advisories:
+        texts[a.title], texts[a.fix] = f"advisory {a.id} title", f"advisory {a.id} fix"
+    for r in m.serve_rules:
+        texts[r.fix] = f"serve_rule {r.id} fix"
+    assert len(texts) > 300
+    assert [where for text, where in texts.items() if not (have.get(text) and have[text].string)] == []
+
+
+def test_diagnose_explains_a_log_in_chinese():
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "100"}
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "diagnose", "tests/data/signatures/hccl-notify-wait-timeout.log",
+                        "--lang", "zh"], cwd=REPO, capture_output=True, text=True, env=env, timeout=120)
+    assert "含义：" in r.stdout and "集合通信中 notify 等待超时" in r.stdout
+    assert "`hccn_tool -i <dev> -link -g`" in r.stdout  # commands verbatim
+    # The translated meaning and fix wrap by cells (the quoted log line and the source paths are printed whole).
+    from ascend_doctor.render.wrap import has_wide
+
+    ours = [ln for ln in r.stdout.splitlines() if has_wide(ln) and "行：" not in ln and "来源：" not in ln]
+    assert ours and all(cell_len(ln) <= 100 for ln in ours)
