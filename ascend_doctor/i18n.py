@@ -6,6 +6,12 @@ ascend_doctor/locale -D ascend_doctor`); tests/core/test_i18n.py fails when a .m
 entry. msgids are the English text; a template's named fields (`{failed}`) are filled after translation, so both
 languages carry the same values.
 
+Messages are built from parts: a field that is itself a message (a phrase such as "named tool_choice", a `join` of
+problems, `msg + "…"`) keeps its translations beside it (`name@zh` in the fields), and a fixed text from data (a
+signature's meaning, a matrix advisory) is `known(text)`, looked up by its whole text. English output is always the
+text the check wrote; only other languages are re-filled from templates. The command line's help and click's own
+strings go through the same catalogue (cli/i18n_click.py).
+
 Which language: `--lang` > ASCEND_DOCTOR_LANG > `lang` in ascend-doctor.toml > the locale (LC_ALL > LC_MESSAGES >
 LANG; `zh_*` → zh) > en. JSON, JUnit and SARIF reports are not translated: codes, statuses and English messages are
 the machine contract; the JSON report records the `lang` its human outputs used.
