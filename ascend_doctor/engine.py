@@ -270,8 +270,8 @@ def apply_config(findings: list[Finding], config: Config, today: Optional[dateti
         if w is None:
             continue
         if w.expires is not None and w.expires < today_d:
-            notes.append(f"waiver for {f.code} expired on {w.expires.isoformat()} and no longer applies "
-                         f"(reason was: {w.reason})")
+            notes.append(T("waiver for {code} expired on {expires} and no longer applies (reason was: {reason})",
+                           code=f.code, expires=w.expires.isoformat(), reason=w.reason))
             continue
         if f.status in (Status.FAIL, Status.WARN, Status.ERROR, Status.UNKNOWN):
             f.waived = Waiver(reason=w.reason, expires=w.expires.isoformat() if w.expires else None)
@@ -351,7 +351,7 @@ def finalize(report: Report, extra: Iterable[Finding], config: Optional[Config] 
              duration_s: Optional[float] = None) -> Report:
     """A new report with `extra` findings appended (e.g. the smoke stage), counts and exit code recomputed."""
     extra = list(extra)
-    notes = list(report.notes)
+    notes = report.note_msgs()
     if config is not None:
         notes += apply_config(extra, config)
     return build_report(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import Enum
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
 
 from pydantic import Field, PrivateAttr
 
@@ -152,6 +152,9 @@ class TriageSummary(Model, extra="forbid"):
     not_judged: list[str] = Field(default_factory=list, description="checks a paste cannot answer, with why")
     # The same texts as messages (T(...)) for the console and markdown in another language; never serialised.
     _texts: dict = PrivateAttr(default_factory=dict)
+    _shown: dict = PrivateAttr(default_factory=dict)  # the same, already rendered (and redacted) for the outputs
+
+    TEXTS: ClassVar[tuple] = ("root_cause_why", "missing", "not_judged")
 
     def keep_texts(self, **texts) -> None:
         self._texts.update(texts)
@@ -160,6 +163,8 @@ class TriageSummary(Model, extra="forbid"):
         """`name` (a str or list field) in the current language: from the kept messages when there are any."""
         from ascend_doctor.i18n import localize, split
 
+        if name in self._shown:
+            return self._shown[name]
         value = self._texts.get(name, getattr(self, name))
         if isinstance(value, list):
             return [localize(*split(v)) for v in value]
@@ -188,6 +193,27 @@ class Report(Model, extra="forbid"):
     fail_on_unknown: bool = Field(False, description="--fail-on-unknown: an incomplete run exits 1")
     linted_command: Optional[list[str]] = Field(None, description="exec: the command line that was linted (redacted)")
     notes: list[str] = Field(default_factory=list, description="Run-level remarks (expired waivers, skipped probes)")
+    _note_msgs: list = PrivateAttr(default_factory=list)  # the notes as messages (T(...)), for other languages
+
+    def note_msgs(self) -> list:
+        """The notes as the messages they were made from (while they still match the notes)."""
+        return list(self._note_msgs) if [str(m) for m in self._note_msgs] == list(self.notes) else list(self.notes)
+
+    def with_notes(self, notes: list) -> "Report":
+        """A copy with these notes (messages kept for other languages)."""
+        r = self.model_copy(update={"notes": [str(n) for n in notes]})
+        r._note_msgs = list(notes)
+        return r
+
+    _notes_shown: Optional[list] = PrivateAttr(default=None)
+
+    def note_texts(self) -> list[str]:
+        """The notes in the current language."""
+        from ascend_doctor.i18n import localize, split
+
+        if self._notes_shown is not None and len(self._notes_shown) == len(self.notes):
+            return list(self._notes_shown)
+        return [localize(*split(n)) for n in self.note_msgs()]
     triage: Optional[TriageSummary] = Field(None, description="triage: the paste's sections and the answer's order")
     lang: str = Field("en", description="Language of this run's console/markdown outputs (en | zh). The JSON report "
                                         "itself is never translated: code, status, severity, details and the English "
@@ -251,7 +277,7 @@ def build_report(
     """Assemble a Report and derive its counts, verdict and exit code (the only place they are computed)."""
     incomplete = incomplete_codes(findings)
     blocked = any(gating(f, fail_on) for f in findings)
-    return Report(
+    report = Report(
         tool_version=tool_version,
         command=command,
         host=host,
@@ -267,3 +293,5 @@ def build_report(
         notes=notes or [],
         linted_command=linted_command,
     )
+    report._note_msgs = list(notes or [])
+    return report

@@ -108,13 +108,13 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
         report = run_static(host, registry, opts, config, command="exec", linted_command=cmd.argv,
                             preset_facts={"serve_cmd": cmd}, started=(started_at, t0), stages=("static", "serve"),
                             facts=facts)
-        notes = list(report.notes)
+        notes = report.note_msgs()
         if opts.python:
             notes.append(T("serving python: {python}", python=opts.python))
-        notes += [f"command line: {n}" for n in cmd.notes]
+        notes += [T("command line: {config_error}", config_error=n) for n in cmd.notes]
         if cmd.config_error:
             notes.append(T("command line: {config_error}", config_error=cmd.config_error))
-        return report.model_copy(update={"notes": notes}), opts
+        return report.with_notes(notes), opts
 
     result, crash = guarded_run("exec", started_at, t0, options.fail_on.value, work)
     if crash is not None:
@@ -213,8 +213,8 @@ def _supervise(argv, cmd, report, registry, options, config, outputs: Outputs, *
         report = finalize(report, extra, config, duration_s=time.monotonic() - t0)
         if stopped is not None:
             name = _signal_name(stopped)
-            report = report.model_copy(update={"notes": [*report.notes, f"{name} arrived during the smoke: the smoke "
-                                                         "stopped (the server is shutting down)"]})
+            report = report.with_notes([*report.note_msgs(), T("{name} arrived during the smoke: the smoke stopped "
+                                                               "(the server is shutting down)", name=name)])
             _write_report(report, outputs)
             _say(T("{name} received: smoke stopped; waiting for the server to exit", name=name))
             sys.exit(sup.wait())

@@ -42,11 +42,13 @@ def list_checks(checks_dirs, fmt):
     # Widths set here: rich squeezes no_wrap columns to nothing when a row is too wide for the terminal.
     from rich.cells import cell_len
 
-    widths = {c: max([len(c)] + [cell_len(r[c]) for r in rows]) for c in cols if c != "title"}
+    heads = {"code": tr("code"), "slug": tr("slug"), "family": tr("family"), "severity": tr("severity"),
+             "stage": tr("stage"), "source": tr("source"), "title": tr("title")}
+    widths = {c: max([cell_len(heads[c])] + [cell_len(r[c]) for r in rows]) for c in cols if c != "title"}
     widths["title"] = max(con.width - sum(widths.values()) - 2 * len(widths), 10)
     t = Table(box=None, pad_edge=False)
     for col in cols:
-        t.add_column(col, no_wrap=True, overflow="ellipsis", width=widths[col])
+        t.add_column(heads[col], no_wrap=True, overflow="ellipsis", width=widths[col])
     for r in rows:
         t.add_row(*(r[k] for k in cols))
     con.print(t)

@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional, TextIO
 
 from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import T
-from ascend_doctor.redact import redact_tree
+from ascend_doctor.redact import redact_text, redact_tree
 from ascend_doctor.textsafe import escape_text, undecodable_note, undecodable_paths
 
 FORMATS = ["console", "json", "junit", "sarif", "github", "markdown"]
@@ -102,8 +102,20 @@ def clean_record(record, note_field: Optional[str] = "notes"):
 
 
 def clean_report(report):
-    """The report every renderer prints (see clean_record)."""
-    return clean_record(report)
+    """The report every renderer prints (see clean_record). The texts a report keeps as messages for other
+    languages (notes, the triage answer) do not survive the copy: they are rendered in the current language first and
+    redacted like everything else."""
+    notes = [redact_text(n) for n in report.note_texts()]
+    triage = {}
+    if report.triage is not None:
+        for name in report.triage.TEXTS:
+            value = report.triage.text(name)
+            triage[name] = [redact_text(v) for v in value] if isinstance(value, list) else redact_text(value)
+    cleaned = clean_record(report)
+    cleaned._notes_shown = notes + cleaned.notes[len(notes):]  # + the undecodable-bytes note clean_record adds
+    if cleaned.triage is not None:
+        cleaned.triage._shown = triage
+    return cleaned
 
 
 def render_text(report, fmt: str) -> str:

@@ -85,7 +85,7 @@ def triage(paste, matrix, checks_dirs, select, ignore, config_path, fail_on, fai
                                                     checks_dirs, matrix)
         report = triage_text(text, source, registry, options)
         notes = apply_config(report.findings, config)
-        return report.model_copy(update={"notes": report.notes + notes})
+        return report.with_notes(report.note_msgs() + notes)
 
     report, crash = guarded_run("triage", started_at, t0, fail_on or "error", work)
     emit(report, outputs, console=triage_console)

@@ -190,8 +190,10 @@ def run_on_ray(address: str, options: RunOptions, node_timeout: float = 60.0,
     t_clock = time.monotonic()
     _measure_clocks(ray, run, fakes)
     answered = sum(1 for r in run.results if r.reachable)
-    run.notes.append(f"ray: connected in {t_submit - t_init:.2f}s; {answered} of {len(run.results)} node(s) answered "
-                     f"within {t_clock - t_submit:.2f}s; clocks sampled in {time.monotonic() - t_clock:.2f}s")
+    run.notes.append(T("ray: connected in {connect}s; {answered} of {nodes} node(s) answered within {tasks}s; clocks "
+                       "sampled in {clocks}s", connect=f"{t_submit - t_init:.2f}", answered=answered,
+                       nodes=len(run.results), tasks=f"{t_clock - t_submit:.2f}",
+                       clocks=f"{time.monotonic() - t_clock:.2f}"))
     return run
 
 

@@ -107,6 +107,6 @@ def render_fleet(report: Report, file: Optional[TextIO] = None, verbose: bool = 
                                    for f in fs if f.remediation and f.status in (Status.FAIL, Status.WARN)))
         for fix in fixes[:2]:
             console.print(f"  [green]{escape(tr('fix:'))}[/green] {escape(fix)}")
-    for note in report.notes:
-        console.print("\n[yellow]" + escape(tr("note: {note}", note=tr(note))) + "[/yellow]")
+    for note in report.note_texts():
+        console.print("\n[yellow]" + escape(tr("note: {note}", note=note)) + "[/yellow]")
     console.print("\n" + summary_line(report, scope=tr("{n} node(s): ", n=len(nodes))))

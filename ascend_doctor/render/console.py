@@ -266,7 +266,7 @@ def _rest(console: Console, report: Report) -> None:
     if skipped:
         reasons = OrderedDict()
         for f in skipped:
-            reasons.setdefault(f.message, []).append(f.code)
+            reasons.setdefault(localize(f.message, f.message_template, f.message_fields), []).append(f.code)
         if len(reasons) <= 3:
             text = "; ".join(f"{', '.join(codes)} ({why})" for why, codes in reasons.items())
         else:
@@ -284,8 +284,8 @@ def render_console(report: Report, file: Optional[TextIO] = None, verbose: bool 
     why = incomplete_line(report)
     if why:
         _para(console, "", why, style="yellow")
-    for note in report.notes:
-        _para(console, "note: ", note, style="yellow")
+    for note in report.note_texts():
+        _para(console, tr("note:") + " ", note, style="yellow")
     problems = sorted((f for f in report.findings if f.status in PROBLEMS),
                       key=lambda f: (f.waived is not None, _ORDER[f.status], not gating(f, report.fail_on)))
     if verbose:

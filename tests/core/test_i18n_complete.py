@@ -179,3 +179,49 @@ def test_diagnose_explains_a_log_in_chinese():
 
     ours = [ln for ln in r.stdout.splitlines() if has_wide(ln) and "行：" not in ln and "来源：" not in ln]
     assert ours and all(cell_len(ln) <= 100 for ln in ours)
+
+
+def test_a_chinese_smoke_report_of_the_real_vllm_bytes_is_actionable():
+    """The bytes vLLM 0.32.0 sent at its default strict level, judged and rendered in Chinese: the operator reads
+    what failed and the serve option to add, verbatim."""
+    import io
+
+    from ascend_doctor.options import RunOptions
+    from ascend_doctor.registry import load_registry
+    from ascend_doctor.render.console import render_console
+    from ascend_doctor.report import HostSummary, Severity, build_report
+    from ascend_doctor.smoke.stage import evaluate_smoke, gather
+    from tests.smoke.fault_server import ScriptedServer
+
+    with ScriptedServer(recorded="vllm-0.32.0-default") as srv:
+        facts = gather(srv.base_url, timeout=10.0)
+    findings = evaluate_smoke(load_registry(entry_points=False), facts, RunOptions())
+    from datetime import datetime, timezone
+
+    report = build_report(tool_version="t", host=HostSummary(hostname="h"), started_at=datetime.now(timezone.utc),
+                          duration_s=1.0, fail_on=Severity.ERROR, findings=findings, command="smoke")
+    out = io.StringIO()
+    i18n.set_option("zh")
+    try:
+        render_console(report, file=out)
+    finally:
+        i18n.set_option(None)
+    text = " ".join(ln.strip() for ln in out.getvalue().splitlines())
+    assert "未就绪" in text and "TOOL105" in text and "工具调用参数中有" in text
+    assert "`--tool-strict-level parameter`" in text and "服务端只约束了工具调用的外层结构" in text
+
+
+def test_a_chinese_triage_reply_reads_chinese_around_the_quoted_paste():
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "triage", "tests/data/triage/set-random-seed-issue.md",
+                        "--format", "markdown", "--lang", "zh"], cwd=REPO, capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode == 1, r.stderr
+    out = r.stdout
+    assert "**ascend-doctor 分诊**" in out and "### 最可能的原因" in out and "**修复：**" in out
+    assert "VLLM101" in out and "`pip install vllm-ascend==0.13.0`" in out
+    assert "_为什么是它：_ 解释了" in out
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "triage", "tests/data/triage/set-random-seed-issue.md",
+                        "--lang", "zh"], cwd=REPO, capture_output=True, text=True, env={**env, "COLUMNS": "100"},
+                       timeout=120)
+    assert "最可能的原因：VLLM101" in r.stdout and "理由：解释了第 78 行处的错误" in r.stdout
