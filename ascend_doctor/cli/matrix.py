@@ -22,7 +22,7 @@ def _release_or_fail(m, version: str):
     row = m.vllm_ascend_release(version)
     if row is None:
         nearest, rel = m.nearest_release(version)
-        hint = f"; nearest known: {nearest.version} ({rel})" if nearest is not None else ""
+        hint = T("; nearest known: {version} ({relation})", version=nearest.version, relation=rel) if nearest else ""
         raise InputError(T("vllm-ascend {version} is not in the matrix{hint}", version=version, hint=hint))
     return row
 

@@ -8,7 +8,7 @@ import click
 
 from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.errors import InputError, ParseError
-from ascend_doctor.i18n import T
+from ascend_doctor.i18n import T, tr
 from ascend_doctor.parsers import parser_kinds
 from ascend_doctor.redact import redact_tree
 from ascend_doctor.textsafe import dump_json
@@ -34,7 +34,7 @@ def parse(kind, file, fmt, list_kinds):
             click.echo(dump_json([{"kind": name, "expects": kinds[name][1]} for name in sorted(kinds)]))
             return
         for name in sorted(kinds):
-            click.echo(f"{name:<24} {kinds[name][1]}")
+            click.echo(f"{name:<24} {tr(kinds[name][1])}")
         return
     if not kind or not file:
         raise InputError(T("usage: ascend-doctor parse KIND FILE (see --list for the kinds)"))

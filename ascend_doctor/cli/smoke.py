@@ -75,7 +75,7 @@ def smoke(base_url, direct_url, model, api_key_env, timeout, load, concurrency, 
         findings = evaluate_smoke(registry, facts, options, direct=direct_facts)
         notes = apply_config(findings, config)
         if direct is not None:
-            notes.append(f"compared with the direct server {direct} (SRV106)")
+            notes.append(T("compared with the direct server {url} (SRV106)", url=direct))
         return build_report(tool_version=__version__,
                             host=HostSummary(hostname=urlsplit(url).hostname or "unknown", source="smoke:" + url),
                             started_at=started_at, duration_s=time.monotonic() - t0, fail_on=options.fail_on,

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from ascend_doctor.errors import InputError
 from ascend_doctor.fleet.facts import DIFF_FACTS, GROUPS, gather, summarize
-from ascend_doctor.i18n import T
+from ascend_doctor.i18n import T, tr
 from ascend_doctor.jsonread import loads
 from ascend_doctor.model import Model
 from ascend_doctor.options import RunOptions
@@ -145,11 +145,11 @@ def render_diff(result: DiffResult, file: Any = None) -> None:
     console.print(f"[bold]A[/bold] {escape(a.path)} ({escape(a.hostname or '?')}, {escape(a.when or '?')})")
     console.print(f"[bold]B[/bold] {escape(b.path)} ({escape(b.hostname or '?')}, {escape(b.when or '?')})")
     if not result.count:
-        console.print("\n[green]no difference[/green]")
+        console.print("\n[green]" + escape(tr("no difference")) + "[/green]")
         return
     for group, changes in result.groups.items():
         t = Table(title=f"{group} ({len(changes)})", title_justify="left", box=None, pad_edge=False)
-        t.add_column("item", style="bold")
+        t.add_column(tr("item"), style="bold")
         t.add_column("A")
         t.add_column("B")
         for c in changes:
@@ -157,4 +157,4 @@ def render_diff(result: DiffResult, file: Any = None) -> None:
                       escape(c.b) if c.b is not None else "[dim]—[/dim]")
         console.print()
         console.print(t)
-    console.print(f"\n{result.count} difference(s) in {len(result.groups)} group(s)")
+    console.print("\n" + escape(tr("{n} difference(s) in {groups} group(s)", n=result.count, groups=len(result.groups))))

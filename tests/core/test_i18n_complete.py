@@ -148,9 +148,9 @@ def test_no_finding_of_the_examples_and_smoke_servers_reads_english_in_chinese()
 
 
 def test_every_signature_and_matrix_text_shown_to_users_has_a_zh_entry():
-    """The error-signature catalogue's meanings and fixes (diagnose, TRIAGE102, TORCH104) and the matrix's advisory
-    titles/fixes and hardware-rule fixes (VLLM103, HW*) are data, translated by their whole text: a new or edited
-    entry without its translation fails here."""
+    """The error-signature catalogue's meanings and fixes (diagnose, TRIAGE102, TORCH104), the matrix's advisory
+    titles/fixes and hardware-rule fixes (VLLM103, HW*) and what each parser expects (`parse --list`) are data,
+    translated by their whole text: a new or edited entry without its translation fails here."""
     from ascend_doctor.matrix import load_matrix
     from ascend_doctor.signatures import load_signatures
 
@@ -164,6 +164,10 @@ def test_every_signature_and_matrix_text_shown_to_users_has_a_zh_entry():
         texts[a.title], texts[a.fix] = f"advisory {a.id} title", f"advisory {a.id} fix"
     for r in m.serve_rules:
         texts[r.fix] = f"serve_rule {r.id} fix"
+    from ascend_doctor.parsers import parser_kinds
+
+    for kind, (_, expects) in parser_kinds().items():
+        texts[expects] = f"parse --list {kind}"
     assert len(texts) > 300
     assert [where for text, where in texts.items() if not (have.get(text) and have[text].string)] == []
 
