@@ -80,6 +80,8 @@ def catalogue(lang: str) -> gettext.NullTranslations:
 
 def tr(msgid: str, lang: Optional[str] = None, **fields) -> str:
     """`msgid` in the current (or given) language, its `{named}` fields filled in after translation."""
+    if not msgid:  # gettext's "" is the catalogue header, never a message
+        return msgid
     text = catalogue(lang or current()).gettext(msgid)
     return text.format(**fields) if fields else text
 

@@ -131,10 +131,10 @@ def _compare(me, nodes, items, key: str = "") -> tuple[list[dict], list[str], li
 def _describe(me_name: str, d: dict) -> str:
     if "majority" in d:
         n = len(d["majority_nodes"])
-        return (T("{d} {d2} on {me_name}, but {d3} on {n} other node(s) ({d4})", d=d['item'], d2=d['value'],
-                  me_name=me_name, d3=d['majority'], n=n, d4=', '.join(d['majority_nodes'])))
-    split = "; ".join(f"{v} on {', '.join(ns)}" for v, ns in d["all"].items())
-    return T("{d} differs with no majority to tell which is right: {split}", d=d['item'], split=split)
+        return T("{item} {value} on {node}, but {majority} on {n} other node(s) ({nodes})", item=d["item"],
+                 value=d["value"], node=me_name, majority=d["majority"], n=n, nodes=", ".join(d["majority_nodes"]))
+    split = join("; ", [T("{value} on {nodes}", value=v, nodes=", ".join(ns)) for v, ns in d["all"].items()])
+    return T("{item} differs with no majority to tell which is right: {split}", item=d["item"], split=split)
 
 
 def _verdict(ctx, me, nodes, items, what: str, evidence_of):
@@ -291,12 +291,12 @@ def hccl_ips_unique(ctx):
         by_nodes.setdefault(tuple(sorted({o.rsplit(" device ", 1)[0] for o in d["also"]})), []).append(d)
     for other_nodes, ds in by_nodes.items():
         if len(ds) == 1:
-            problems.append(T("device {ds} IP {ds2} is also used by {ds3}", ds=ds[0]['device'], ds2=ds[0]['ip'],
-                              ds3=', '.join(ds[0]['also'])))
+            problems.append(T("device {device} IP {ip} is also used by {others}", device=ds[0]["device"],
+                              ip=ds[0]["ip"], others=", ".join(ds[0]["also"])))
         else:
-            problems.append(T("{n_ds} device IPs ({ds} … {ds2}, devices {ds3}) are also used by {other_nodes}",
-                              n_ds=len(ds), ds=ds[0]['ip'], ds2=ds[-1]['ip'],
-                              ds3=', '.join((str(d['device']) for d in ds)), other_nodes=', '.join(other_nodes)))
+            problems.append(T("{n} device IPs ({first} … {last}, devices {devices}) are also used by {other_nodes}",
+                              n=len(ds), first=ds[0]["ip"], last=ds[-1]["ip"],
+                              devices=", ".join(str(d["device"]) for d in ds), other_nodes=", ".join(other_nodes)))
     mismatch = []
     planned = me.planned_ips()
     for dev_id, live in sorted(me.live_ips().items()):
