@@ -551,9 +551,9 @@ def _read_file(path: str) -> MatrixFile:
         for i, row in enumerate(getattr(mf, table)):
             rid = _row_id(table, row)
             if rid in seen:
-                raise InputError(T("matrix {path}: {table}[{i}] ({getattr}).{id_field}: duplicate id (also "
+                raise InputError(T("matrix {path}: {table}[{i}] ({row_id}).{id_field}: duplicate id (also "
                                    "{table}[{seen}])", path=path, table=table, i=i,
-                                   getattr=getattr(row, ID_FIELD[table]), id_field=ID_FIELD[table], seen=seen[rid]))
+                                   row_id=getattr(row, ID_FIELD[table]), id_field=ID_FIELD[table], seen=seen[rid]))
             seen[rid] = i
     return mf
 
@@ -577,8 +577,8 @@ def _shipped_tables() -> Tuple[Dict[str, dict], List[str]]:
             for row in getattr(mf, table):
                 rid = _row_id(table, row)
                 if rid in tables[table]:
-                    raise InputError(T("matrix {p}: {table} ({getattr}): duplicate id (also in {origin})", p=p,
-                                       table=table, getattr=getattr(row, ID_FIELD[table]), origin=origin[table, rid]))
+                    raise InputError(T("matrix {p}: {table} ({row_id}): duplicate id (also in {origin})", p=p,
+                                       table=table, row_id=getattr(row, ID_FIELD[table]), origin=origin[table, rid]))
                 tables[table][rid] = row
                 origin[(table, rid)] = p.name
         files.append(str(p))

@@ -11,13 +11,8 @@ from pathlib import Path
 import pytest
 
 from ascend_doctor.engine import FactStore
-from ascend_doctor.hook.vllm_files import (
-    literal_alias,
-    model_registry_architectures,
-    module_dict_keys,
-    read_installed,
-    registered_names,
-)
+from ascend_doctor.hook.vllm_files import (literal_alias, model_registry_architectures, module_dict_keys,
+                                           read_installed, registered_names)
 from ascend_doctor.host import Distribution, PythonEnv
 from ascend_doctor.options import RunOptions
 from ascend_doctor.probes.serve import serve_model_probe, vllm_files_probe

@@ -16,16 +16,8 @@ from ascend_doctor.report import Status
 from ascend_doctor.smoke import scenarios as S
 from ascend_doctor.smoke.client import SmokeClient
 from ascend_doctor.smoke.stage import evaluate_smoke
-from tests.smoke.vllm_server import (
-    ALIAS,
-    VllmServer,
-    leaky_dir,
-    leaky_model,
-    remove,
-    skip_reason,
-    vllm_model,
-    vllm_python,
-)
+from tests.smoke.vllm_server import ALIAS, VllmServer, leaky_dir, leaky_model, remove, skip_reason, vllm_model, \
+    vllm_python
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
