@@ -88,7 +88,8 @@ def cann_installed(ctx):
                           searched=', '.join(c.searched)),
                         cann_evidence(c))
     a = c.active
-    return ctx.ok(T("CANN {version} at {root}", version=c.version or '(version unknown)', root=a.root), cann_evidence(c))
+    return ctx.ok(T("CANN {version} at {root}", version=c.version or '(version unknown)', root=a.root),
+                  cann_evidence(c))
 
 
 @check("CANN102", "cann-consistent", severity="error", needs=["cann"])
@@ -286,7 +287,8 @@ def cann_driver_compatible(ctx):
                                           "(`ascend-doctor matrix pins --vllm-ascend X` lists it), or a CANN release "
                                           "published with driver {drv_v}.",
                                           drv_v=drv_v))
-        return ctx.fail(T("CANN {version} is NOT compatible with driver {drv_v}", version=c.version, drv_v=drv_v), evidence)
+        return ctx.fail(T("CANN {version} is NOT compatible with driver {drv_v}", version=c.version, drv_v=drv_v),
+                        evidence)
     if m.newer_than_matrix("cann", c.version):
         return ctx.warn(T("CANN {version} is not in the matrix yet (newest known {newest_known}): its driver "
                           "requirements cannot be checked", version=c.version,
@@ -366,11 +368,22 @@ def cann_deprecated_layout(ctx):
     evidence = cann_evidence(c) + [ev(where, f"{old} (replaced by {new})") for where, old, new in hits]
     used = sorted({old for _w, old, _n in hits})
     wheres = sorted({w for w, _o, _n in hits})
-    return ctx.warn(T("still in use in {wheres}: the ascend-toolkit/latest layout CANN 8.5 deprecated ({used}); CANN "
-                      "releases after {layout_removal} remove it [source: {layout_source}]",
-                      wheres=', '.join(wheres), used=', '.join(used),
-                      layout_removal=LAYOUT_REMOVAL, layout_source=LAYOUT_SOURCE), evidence,
-                    remediation=T("`source {cann_set_env}` instead of {toolkit_set_env}, and point scripts at "
-                                  "{deprecated_layout}.", cann_set_env=CANN_SET_ENV,
-                                  toolkit_set_env=TOOLKIT_SET_ENV,
-                                  deprecated_layout='; '.join((f'{new} instead of {old}' for old, new in DEPRECATED_LAYOUT if old in used))), removal=LAYOUT_REMOVAL, paths=used)
+    return ctx.warn(
+        T(
+            "still in use in {wheres}: the ascend-toolkit/latest layout CANN 8.5 deprecated ({used}); CANN "
+            "releases after {layout_removal} remove it [source: {layout_source}]",
+            wheres=", ".join(wheres),
+            used=", ".join(used),
+            layout_removal=LAYOUT_REMOVAL,
+            layout_source=LAYOUT_SOURCE,
+        ),
+        evidence,
+        remediation=T(
+            "`source {cann_set_env}` instead of {toolkit_set_env}, and point scripts at {deprecated_layout}.",
+            cann_set_env=CANN_SET_ENV,
+            toolkit_set_env=TOOLKIT_SET_ENV,
+            deprecated_layout="; ".join((f"{new} instead of {old}" for old, new in DEPRECATED_LAYOUT if old in used)),
+        ),
+        removal=LAYOUT_REMOVAL,
+        paths=used,
+    )

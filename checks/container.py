@@ -204,7 +204,8 @@ def container_hccn_tool(ctx):
         T("hccn_tool is not mounted")
     if why:
         return ctx.warn(T("{what} although HCCL will run ({why}): the NPU network ports cannot be checked from this "
-                          "container", what=what, why='; '.join(why)), evidence, remediation=T("add `{hccn_flag}` to docker run.",
+                          "container", what=what, why='; '.join(why)),
+                        evidence, remediation=T("add `{hccn_flag}` to docker run.",
                                                                                hccn_flag=HCCN_FLAG))
     if not counts:
         return ctx.unknown(T("{what}; cannot tell how many NPUs this container will use", what=what), evidence)

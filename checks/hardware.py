@@ -207,7 +207,8 @@ def forbidden_packages(ctx):
     evidence.insert(0, ev(f"installed in {py.executable}", ", ".join(found) or "none of: " + ", ".join(
         sorted({v for r in rules for v in r.values}))))
     if not found:
-        return ctx.ok(T("none of {value} is installed", value=', '.join(sorted({v for r in rules for v in r.values}))), evidence)
+        return ctx.ok(T("none of {value} is installed", value=', '.join(sorted({v for r in rules for v in r.values}))),
+                      evidence)
     hw = ", ".join(sorted({h for r in rules for h in r.hardware}))
     return _worst(ctx, rules, T("{set} installed, which {hw} does not support", set=', '.join(sorted(set(found))),
                                 hw=hw), evidence,

@@ -220,7 +220,8 @@ def host_memory(ctx):
                  f"({m.cgroup_error})")
     msg = T("{gib} available of {gib2}{scope}", gib=_gib(avail), gib2=_gib(total), scope=scope)
     if avail < pol.minimum * GIB:
-        return ctx.fail(T("only {msg} (policy minimum {minimum} GiB)", msg=msg, minimum=format(pol.minimum, "g")), evidence)
+        return ctx.fail(T("only {msg} (policy minimum {minimum} GiB)", msg=msg, minimum=format(pol.minimum, "g")),
+                        evidence)
     if pol.recommended and avail < pol.recommended * GIB:
         return ctx.warn(T("{msg}: below the recommended {recommended} GiB for large models", msg=msg,
                           recommended=format(pol.recommended, "g")), evidence)
@@ -258,7 +259,8 @@ def disk_space(ctx):
     if not any(p.free_bytes is not None for p in d.places):
         return ctx.unknown(T("could not measure free space anywhere"), evidence)
     if low:
-        return ctx.fail(T("below {minimum} GiB: {low}", minimum=format(pol.minimum, "g"), low=join('; ', low)), evidence)
+        return ctx.fail(T("below {minimum} GiB: {low}", minimum=format(pol.minimum, "g"), low=join('; ', low)),
+                        evidence)
     if tight:
         return ctx.warn(T("below the recommended {recommended} GiB: {tight}", recommended=format(pol.recommended, "g"),
                           tight=join('; ', tight)), evidence)

@@ -117,7 +117,8 @@ def vllm_platform(ctx):
                      "source the CANN and NNAL environment (`source /usr/local/Ascend/cann/set_env.sh`, `source "
                      "/usr/local/Ascend/nnal/atb/set_env.sh`) or install what the error names. {fix}",
                      fix=fix))
-        return ctx.fail(T("vLLM's platform could not be resolved in {python} ({why})", python=fact.python, why=why), evidence,
+        return ctx.fail(T("vLLM's platform could not be resolved in {python} ({why})", python=fact.python, why=why),
+                        evidence,
                         remediation=fix)
     vl, va = py.vllm_dist(), py.dist("vllm-ascend")
     ascend = next((p for p in fact.plugins if p.name == "ascend" or (p.dist or "").lower() == "vllm-ascend"
@@ -198,6 +199,14 @@ def engine_worker_import(ctx):
         fix = (T("Install the matched pair: vLLM {want_vllm} with vllm-ascend {want_va} ({why_pair}): {format}.",
                  want_vllm=want_vllm, want_va=want_va, why_pair=why_pair,
                  format=install_pair(want_vllm, want_va)))
-    return ctx.fail(T("the engine core's worker import fails: {worker_error}{value}", worker_error=fact.worker_error,
-                      value=T(" (vLLM {version}, vllm-ascend {version2})", version=vl.version, version2=va.version) if vl and va else ''), evidence,
-                    remediation=fix)
+    return ctx.fail(
+        T(
+            "the engine core's worker import fails: {worker_error}{value}",
+            worker_error=fact.worker_error,
+            value=T(" (vLLM {version}, vllm-ascend {version2})", version=vl.version, version2=va.version)
+            if vl and va
+            else "",
+        ),
+        evidence,
+        remediation=fix,
+    )

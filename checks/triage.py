@@ -84,7 +84,8 @@ def log_signatures(ctx):
         return ctx.fail(T("{n_matches} known signature(s): {text} — first: {first}", n_matches=len(matches), text=text,
                           first=known(first['meaning'])), evidence,
                         remediation=known(first["fix"]), matches=matches)
-    return ctx.warn(T("{n_matches} known signature(s): {text}", n_matches=len(matches), text=text), evidence, remediation=known(first["fix"]),
+    return ctx.warn(T("{n_matches} known signature(s): {text}", n_matches=len(matches), text=text),
+                    evidence, remediation=known(first["fix"]),
                     matches=matches)
 
 
@@ -105,4 +106,5 @@ def paste_complete(ctx):
     if not missing:
         return ctx.ok(T("the paste has an environment report, npu-smi info, the CANN version, the command line and a "
                         "traceback"))
-    return ctx.warn(T("{n_missing} thing(s) to ask for: {missing}", n_missing=len(missing), missing='; '.join(missing)), missing=missing)
+    return ctx.warn(T("{n_missing} thing(s) to ask for: {missing}", n_missing=len(missing), missing='; '.join(missing)),
+                    missing=missing)

@@ -67,8 +67,11 @@ def _width(code: str) -> int:
 
 def render_fleet(report: Report, file: Optional[TextIO] = None, verbose: bool = False, quiet: bool = False) -> None:
     console = make_console(file)
-    console.print(f"[bold]ascend-doctor {report.tool_version}[/bold] — "
-                  + escape(tr("fleet: {name}", name=report.host.hostname)) + f" [dim]{escape(report.host.source)}[/dim]")
+    console.print(
+        f"[bold]ascend-doctor {report.tool_version}[/bold] — "
+        + escape(tr("fleet: {name}", name=report.host.hostname))
+        + f" [dim]{escape(report.host.source)}[/dim]"
+    )
     nodes, columns, cells = fleet_matrix(report)
     if columns:
         node_w = max(len(n) for n in nodes) + 2
@@ -87,8 +90,17 @@ def render_fleet(report: Report, file: Optional[TextIO] = None, verbose: bool = 
         console.print()
         console.print(t)
         if len(columns) > len(shown):
-            console.print("[dim]" + escape(tr("… and {n} more differing check(s): {codes}", n=len(columns) - len(shown),
-                                                 codes=", ".join(columns[len(shown):]))) + "[/dim]")
+            console.print(
+                "[dim]"
+                + escape(
+                    tr(
+                        "… and {n} more differing check(s): {codes}",
+                        n=len(columns) - len(shown),
+                        codes=", ".join(columns[len(shown) :]),
+                    )
+                )
+                + "[/dim]"
+            )
     else:
         console.print("\n[green]" + escape(tr("every check gives the same verdict on every node")) + "[/green]")
 
@@ -101,10 +113,18 @@ def render_fleet(report: Report, file: Optional[TextIO] = None, verbose: bool = 
         console.print(f"\n[bold]{code}[/bold] {escape(tr(first.title))}")
         for f in fs:
             icon, style = _CELL[f.status]
-            console.print(f"  [{style}]{icon} {f.status.value:<7}[/{style}] [bold]{escape(f.node or '-')}[/bold]: "
-                          f"{escape(localize(f.message, f.message_template, f.message_fields))}", soft_wrap=False)
-        fixes = list(dict.fromkeys(localize(f.remediation, f.remediation_template, f.remediation_fields)
-                                   for f in fs if f.remediation and f.status in (Status.FAIL, Status.WARN)))
+            console.print(
+                f"  [{style}]{icon} {f.status.value:<7}[/{style}] [bold]{escape(f.node or '-')}[/bold]: "
+                f"{escape(localize(f.message, f.message_template, f.message_fields))}",
+                soft_wrap=False,
+            )
+        fixes = list(
+            dict.fromkeys(
+                localize(f.remediation, f.remediation_template, f.remediation_fields)
+                for f in fs
+                if f.remediation and f.status in (Status.FAIL, Status.WARN)
+            )
+        )
         for fix in fixes[:2]:
             console.print(f"  [green]{escape(tr('fix:'))}[/green] {escape(fix)}")
     for note in report.note_texts():

@@ -176,8 +176,11 @@ class Supervisor:
             if hit:
                 return True, T("{url} answered 200", url=f"{base}{hit}")
             if time.monotonic() >= end:
-                return False, T("{base} did not answer /health or /v1/models within {seconds}s", base=base,
-                                seconds=format(deadline_s, "g"))
+                return False, T(
+                    "{base} did not answer /health or /v1/models within {seconds}s",
+                    base=base,
+                    seconds=format(deadline_s, "g"),
+                )
             time.sleep(interval)
 
     def stop(self, grace_s: float = 30.0) -> int:

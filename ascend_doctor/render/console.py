@@ -152,10 +152,16 @@ def _evidence(console: Console, f: Finding, verbose: bool) -> None:
         healthy = sum(1 for e in rest if e.ok)
         n = len(rest)
         if healthy == n:
-            more = trn("… and {n} more item (all fine); -v shows all", "… and {n} more items (all fine); -v shows all", n)
+            more = trn(
+                "… and {n} more item (all fine); -v shows all", "… and {n} more items (all fine); -v shows all", n
+            )
         elif healthy:
-            more = trn("… and {n} more item ({healthy} of them fine); -v shows all",
-                       "… and {n} more items ({healthy} of them fine); -v shows all", n, healthy=healthy)
+            more = trn(
+                "… and {n} more item ({healthy} of them fine); -v shows all",
+                "… and {n} more items ({healthy} of them fine); -v shows all",
+                n,
+                healthy=healthy,
+            )
         else:
             more = trn("… and {n} more item; -v shows all", "… and {n} more items; -v shows all", n)
         console.print(Text(f"{INDENT}{more}", style="dim"))
@@ -164,16 +170,24 @@ def _evidence(console: Console, f: Finding, verbose: bool) -> None:
 def _finding(console: Console, f: Finding, verbose: bool) -> None:
     node = f"[{f.node}] " if f.node else ""
     _head(console, f.status, f"{f.code} {node}{tr(f.title)}", waived=f.waived is not None)
-    _para(console, INDENT, localize(f.message, f.message_template, f.message_fields),
-          style="dim" if f.status in (Status.PASS, Status.SKIP) else "")
+    _para(
+        console,
+        INDENT,
+        localize(f.message, f.message_template, f.message_fields),
+        style="dim" if f.status in (Status.PASS, Status.SKIP) else "",
+    )
     if f.status in PROBLEMS or verbose:
         _evidence(console, f, verbose)
         if f.remediation and f.status in (Status.FAIL, Status.WARN):
             fix = localize(f.remediation.strip(), f.remediation_template, f.remediation_fields)
             _para(console, INDENT + tr("fix:") + "  ", fix.strip(), style="green")
         if f.waived:
-            _para(console, INDENT + "waived: ", f.waived.reason + (f" (until {f.waived.expires})"
-                                                                   if f.waived.expires else ""), style="dim")
+            _para(
+                console,
+                INDENT + "waived: ",
+                f.waived.reason + (f" (until {f.waived.expires})" if f.waived.expires else ""),
+                style="dim",
+            )
         if f.status == Status.ERROR and f.details.get("traceback"):
             if verbose:
                 console.print(Text(str(f.details["traceback"]), style="dim"))
@@ -194,8 +208,11 @@ def _root_cause_groups(problems: list[Finding]) -> tuple[list[Finding], list[tup
 
 def _group(console: Console, report: Report, cause: str, items: list[Finding]) -> None:
     codes = ", ".join(f.code + (f"@{f.node}" if f.node else "") for f in items)
-    _head(console, Status.UNKNOWN, trn("{n} check could not run: {cause}", "{n} checks could not run: {cause}",
-                                       len(items), cause=tr(cause)))
+    _head(
+        console,
+        Status.UNKNOWN,
+        trn("{n} check could not run: {cause}", "{n} checks could not run: {cause}", len(items), cause=tr(cause)),
+    )
     _para(console, INDENT, codes, style="dim")
     see = []
     for f in items:
@@ -205,15 +222,20 @@ def _group(console: Console, report: Report, cause: str, items: list[Finding]) -
     failing = {f.code for f in report.findings if f.status in (Status.FAIL, Status.WARN, Status.ERROR)}
     named = [c for c in see if c in failing]
     if named:
-        _para(console, INDENT + tr("fix:") + "  ", tr("the cause is what {codes} reports above; fix that first",
-                                                      codes=", ".join(named)), style="green")
+        _para(
+            console,
+            INDENT + tr("fix:") + "  ",
+            tr("the cause is what {codes} reports above; fix that first", codes=", ".join(named)),
+            style="green",
+        )
 
 
 def where_line(report: Report) -> str:
     h = report.host
     if h.where == "container":
         where = tr("in a {runtime}container", runtime=h.runtime + " " if h.runtime else "") + (
-            f" ({h.image})" if h.image else "")
+            f" ({h.image})" if h.image else ""
+        )
     elif h.where == "host":
         where = tr("on the host")
     else:
@@ -226,15 +248,24 @@ def stack_line(report: Report) -> Optional[str]:
     if s is None:
         return None
     parts = []
-    for label, value in (("driver", s.driver), ("firmware", s.firmware), ("CANN", s.cann), ("Python", s.python),
-                         ("torch", s.torch), ("torch_npu", s.torch_npu), ("vLLM", s.vllm),
-                         ("vllm-ascend", s.vllm_ascend), ("transformers", s.transformers),
-                         ("triton-ascend", s.triton_ascend)):
+    for label, value in (
+        ("driver", s.driver),
+        ("firmware", s.firmware),
+        ("CANN", s.cann),
+        ("Python", s.python),
+        ("torch", s.torch),
+        ("torch_npu", s.torch_npu),
+        ("vLLM", s.vllm),
+        ("vllm-ascend", s.vllm_ascend),
+        ("transformers", s.transformers),
+        ("triton-ascend", s.triton_ascend),
+    ):
         if value:
             parts.append(f"{label} {value}")
     if s.npu_model:
-        parts.append(f"NPU {s.npu_count}x {s.npu_model}" if s.npu_count and "x " not in s.npu_model
-                     else f"NPU {s.npu_model}")
+        parts.append(
+            f"NPU {s.npu_count}x {s.npu_model}" if s.npu_count and "x " not in s.npu_model else f"NPU {s.npu_model}"
+        )
     return " · ".join(parts) if parts else tr("nothing of the Ascend stack was found")
 
 
@@ -242,9 +273,13 @@ def _header(console: Console, report: Report) -> None:
     h = report.host
     where = where_line(report)
     machine = ", ".join(x for x in (h.machine, h.os) if x)
-    head = (f"ascend-doctor {report.tool_version} — "
-            + tr("{command} on {hostname}", command=report.command, hostname=h.hostname)
-            + (f" ({machine})" if machine else "") + (f", {where}" if where else "") + f" · {h.source}")
+    head = (
+        f"ascend-doctor {report.tool_version} — "
+        + tr("{command} on {hostname}", command=report.command, hostname=h.hostname)
+        + (f" ({machine})" if machine else "")
+        + (f", {where}" if where else "")
+        + f" · {h.source}"
+    )
     _para(console, "", head, style="bold")
     stack = stack_line(report)
     if stack:
@@ -261,8 +296,12 @@ def _rest(console: Console, report: Report) -> None:
         elif f.status == Status.SKIP:
             skipped.append(f)
     if passed:
-        _para(console, tr("passed:") + "  ", " · ".join(f"{fam} {n}" for fam, n in passed.items())
-              + "   " + tr("(-v lists them)"), style="green")
+        _para(
+            console,
+            tr("passed:") + "  ",
+            " · ".join(f"{fam} {n}" for fam, n in passed.items()) + "   " + tr("(-v lists them)"),
+            style="green",
+        )
     if skipped:
         reasons = OrderedDict()
         for f in skipped:
@@ -274,8 +313,13 @@ def _rest(console: Console, report: Report) -> None:
         _para(console, tr("skipped:") + " ", text, style="dim")
 
 
-def render_console(report: Report, file: Optional[TextIO] = None, verbose: bool = False, quiet: bool = False,
-                   only_problems: bool = False) -> None:
+def render_console(
+    report: Report,
+    file: Optional[TextIO] = None,
+    verbose: bool = False,
+    quiet: bool = False,
+    only_problems: bool = False,
+) -> None:
     console = make_console(file)
     quiet = quiet or only_problems
     _header(console, report)
@@ -286,8 +330,10 @@ def render_console(report: Report, file: Optional[TextIO] = None, verbose: bool 
         _para(console, "", why, style="yellow")
     for note in report.note_texts():
         _para(console, tr("note:") + " ", note, style="yellow")
-    problems = sorted((f for f in report.findings if f.status in PROBLEMS),
-                      key=lambda f: (f.waived is not None, _ORDER[f.status], not gating(f, report.fail_on)))
+    problems = sorted(
+        (f for f in report.findings if f.status in PROBLEMS),
+        key=lambda f: (f.waived is not None, _ORDER[f.status], not gating(f, report.fail_on)),
+    )
     if verbose:
         shown, groups = problems, []
     else:
@@ -314,13 +360,15 @@ def render_console(report: Report, file: Optional[TextIO] = None, verbose: bool 
 def summary_line(report: Report, scope: str = "") -> str:
     """`NOT READY — 5 failed, 34 passed … (fail-on: error, exit 1)` (rich markup), from the report's own counts."""
     c = report.counts
-    parts = [(c.fail, lambda n: trn("{n} failed", "{n} failed", n)),
-             (c.error, lambda n: trn("{n} error", "{n} errors", n)),
-             (c.warn, lambda n: trn("{n} warning", "{n} warnings", n)),
-             (c.unknown, lambda n: trn("{n} unknown", "{n} unknown", n)),
-             (c.pass_, lambda n: trn("{n} passed", "{n} passed", n)),
-             (c.skip, lambda n: trn("{n} skipped", "{n} skipped", n)),
-             (c.waived, lambda n: trn("{n} waived", "{n} waived", n))]
+    parts = [
+        (c.fail, lambda n: trn("{n} failed", "{n} failed", n)),
+        (c.error, lambda n: trn("{n} error", "{n} errors", n)),
+        (c.warn, lambda n: trn("{n} warning", "{n} warnings", n)),
+        (c.unknown, lambda n: trn("{n} unknown", "{n} unknown", n)),
+        (c.pass_, lambda n: trn("{n} passed", "{n} passed", n)),
+        (c.skip, lambda n: trn("{n} skipped", "{n} skipped", n)),
+        (c.waived, lambda n: trn("{n} waived", "{n} waived", n)),
+    ]
     counts = tr(", ").join(say(n) for n, say in parts if n) or tr("no checks ran")
     if report.verdict == "incomplete":
         word = tr("INCOMPLETE")
@@ -330,9 +378,15 @@ def summary_line(report: Report, scope: str = "") -> str:
     else:
         verdict = f"[red]{tr('NOT READY')}[/red]"
     gate = report.fail_on.value + (", fail-on-unknown" if report.fail_on_unknown else "")
-    return (f"{verdict} — {scope}" + escape(tr("{counts} in {seconds}s (fail-on: {gate}, exit {code})",
-                                              counts=counts, seconds=f"{report.duration_s:.2f}", gate=gate,
-                                              code=report.exit_code)))
+    return f"{verdict} — {scope}" + escape(
+        tr(
+            "{counts} in {seconds}s (fail-on: {gate}, exit {code})",
+            counts=counts,
+            seconds=f"{report.duration_s:.2f}",
+            gate=gate,
+            code=report.exit_code,
+        )
+    )
 
 
 def incomplete_line(report: Report) -> Optional[str]:
@@ -340,7 +394,9 @@ def incomplete_line(report: Report) -> Optional[str]:
     if report.verdict != "incomplete":
         return None
     n = len(report.incomplete)
-    return (trn("{n} check of severity error or critical could not run: {codes}",
-                "{n} checks of severity error or critical could not run: {codes}", n,
-                codes=", ".join(report.incomplete[:8]) + (" …" if n > 8 else ""))
-            + ("" if report.fail_on_unknown else " " + tr("(--fail-on-unknown makes this exit 1)")))
+    return trn(
+        "{n} check of severity error or critical could not run: {codes}",
+        "{n} checks of severity error or critical could not run: {codes}",
+        n,
+        codes=", ".join(report.incomplete[:8]) + (" …" if n > 8 else ""),
+    ) + ("" if report.fail_on_unknown else " " + tr("(--fail-on-unknown makes this exit 1)"))
