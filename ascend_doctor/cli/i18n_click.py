@@ -68,11 +68,14 @@ def help_text(text: Optional[str]) -> str:
     return i18n.tr(inspect.cleandoc(text))
 
 
+def _first_sentence(cmd: click.Command) -> str:
+    text = inspect.cleandoc(cmd.short_help or cmd.help or "").partition("\f")[0]
+    return re.split(r"(?<=[.?!])\s", text.strip(), maxsplit=1)[0].strip()
+
+
 def short_help(cmd: click.Command) -> str:
     """The first sentence of a command's help, translated (a msgid of its own, so it is never cut mid-word)."""
-    text = inspect.cleandoc(cmd.short_help or cmd.help or "").partition("\f")[0]
-    first = re.split(r"(?<=[.?!])\s", text.strip(), maxsplit=1)[0].strip()
-    return i18n.tr(first)
+    return i18n.tr(_first_sentence(cmd))
 
 
 def help_msgids(group: click.Group) -> dict[str, str]:
@@ -83,8 +86,7 @@ def help_msgids(group: click.Group) -> dict[str, str]:
     def visit(cmd: click.Command, path: str) -> None:
         if cmd.help:
             out.setdefault(inspect.cleandoc(cmd.help).partition("\f")[0], path)
-            text = inspect.cleandoc(cmd.short_help or cmd.help).partition("\f")[0]
-            out.setdefault(re.split(r"(?<=[.?!])\s", text.strip(), maxsplit=1)[0].strip(), f"{path} (short)")
+            out.setdefault(_first_sentence(cmd), f"{path} (short)")
         if cmd.epilog:
             out.setdefault(inspect.cleandoc(cmd.epilog), f"{path} epilog")
         for p in cmd.params:
