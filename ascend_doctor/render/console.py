@@ -37,7 +37,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from ascend_doctor.i18n import localize, tr, trn
+from ascend_doctor.i18n import current, localize, tr, trn
 from ascend_doctor.render.wrap import wrap
 from ascend_doctor.report import Finding, Report, Status, gating
 from ascend_doctor.textsafe import escape_text
@@ -104,17 +104,24 @@ def _para(console: Console, first: str, text: str, style: str = "", rest: Option
             console.print(Text(line, style=style), soft_wrap=True)
 
 
+def _status_label(status: Status) -> str:
+    """The status word of a finding's head line (the JSON's status value in English)."""
+    return {Status.FAIL: tr("fail"), Status.WARN: tr("warn"), Status.UNKNOWN: tr("unknown"), Status.PASS: tr("pass"),
+            Status.SKIP: tr("skip"), Status.ERROR: tr("error")}.get(status, status.value)
+
+
 def _head(console: Console, status: Status, title: str, waived: bool = False) -> None:
     """`  ✘ fail    CODE title` with the title wrapping under itself."""
     icon, style = _ICON[status]
-    lead = f"  {icon} {status.value:<7} "
+    label = _status_label(status)
+    lead = f"  {icon} {label}{' ' * max(7 - cell_len(label), 0)} "
     width = max(console.width, 40)
     lines = wrap(title + (" " + tr("(waived)") if waived else ""), width=width - cell_len(lead)) or [""]
     first = Text(lead, style=style)
     first.append(lines[0], style="bold" if not waived else "dim")
     console.print(first, soft_wrap=True)
     for line in lines[1:]:
-        console.print(Text(" " * len(lead) + line, style="bold" if not waived else "dim"), soft_wrap=True)
+        console.print(Text(" " * cell_len(lead) + line, style="bold" if not waived else "dim"), soft_wrap=True)
 
 
 def _evidence(console: Console, f: Finding, verbose: bool) -> None:
@@ -206,13 +213,23 @@ def _root_cause_groups(problems: list[Finding]) -> tuple[list[Finding], list[tup
     return [f for f in problems if id(f) not in grouped], [(c, fs) for c, fs in by_cause.items() if len(fs) > 1]
 
 
+def _cause_text(cause: str, items: list[Finding]) -> str:
+    """The shared cause in the current language: a catalogue text, or the translation a grouped finding's message
+    keeps for the same value (`{cause}` filled from a probe's reason, see i18n.T)."""
+    lang = current()
+    if lang != "en":
+        for f in items:
+            for k, v in f.message_fields.items():
+                if v == cause and f"{k}@{lang}" in f.message_fields:
+                    return f.message_fields[f"{k}@{lang}"]
+    return tr(cause)
+
+
 def _group(console: Console, report: Report, cause: str, items: list[Finding]) -> None:
     codes = ", ".join(f.code + (f"@{f.node}" if f.node else "") for f in items)
-    _head(
-        console,
-        Status.UNKNOWN,
-        trn("{n} check could not run: {cause}", "{n} checks could not run: {cause}", len(items), cause=tr(cause)),
-    )
+    head = trn("{n} check could not run: {cause}", "{n} checks could not run: {cause}", len(items),
+               cause=_cause_text(cause, items))
+    _head(console, Status.UNKNOWN, head)
     _para(console, INDENT, codes, style="dim")
     see = []
     for f in items:

@@ -115,7 +115,7 @@ def test_the_chinese_console_report_stays_inside_its_width(columns):
                         "examples/broken-host.snapshot.json"], cwd=REPO, capture_output=True, text=True, env=env,
                        timeout=120)
     lines = r.stdout.splitlines()
-    assert "未就绪 — 5 项失败" in r.stdout and "HOST102 SELinux 未处于 enforcing 模式" in r.stdout
+    assert "未就绪 — 5 项失败" in r.stdout and "✘ 失败    HOST102 SELinux 未处于 enforcing 模式" in r.stdout
     # What an operator acts on, in Chinese, with the values and the commands verbatim.
     flat = " ".join(ln.strip() for ln in lines)
     for text in ("SELinux 处于 enforcing 模式", "硬限制低于 65535（需要 root 才能提高）", "/dev/shm 为 64 MiB，低于最低要求 1 GiB",
