@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ascend_doctor.i18n import localize, tr
-from ascend_doctor.render.console import make_console, summary_line
+from ascend_doctor.render.console import make_console, pad_cells, status_label, summary_line
 from ascend_doctor.report import Finding, Report, Status
 
 _CELL = {
@@ -52,7 +52,7 @@ def _cell(f: Optional[Finding], width: int) -> str:
         return "[dim]·[/dim]"
     icon, style = _CELL[f.status]
     value = f.details.get("value") if f.status in _ATTENTION and width > CELL_WIDTH_STATIC else None
-    text = f"{icon} {value}" if value else f"{icon} {f.status.value}"
+    text = f"{icon} {value}" if value else f"{icon} {status_label(f.status)}"
     if len(text) > width:
         text = text[: width - 1] + "…"
     if f.waived is not None:
@@ -114,7 +114,7 @@ def render_fleet(report: Report, file: Optional[TextIO] = None, verbose: bool = 
         for f in fs:
             icon, style = _CELL[f.status]
             console.print(
-                f"  [{style}]{icon} {f.status.value:<7}[/{style}] [bold]{escape(f.node or '-')}[/bold]: "
+                f"  [{style}]{icon} {pad_cells(status_label(f.status), 7)}[/{style}] [bold]{escape(f.node or '-')}[/bold]: "
                 f"{escape(localize(f.message, f.message_template, f.message_fields))}",
                 soft_wrap=False,
             )

@@ -104,7 +104,12 @@ def _para(console: Console, first: str, text: str, style: str = "", rest: Option
             console.print(Text(line, style=style), soft_wrap=True)
 
 
-def _status_label(status: Status) -> str:
+def pad_cells(text: str, width: int) -> str:
+    """`text` padded with spaces to `width` terminal cells (a CJK character takes two)."""
+    return text + " " * max(width - cell_len(text), 0)
+
+
+def status_label(status: Status) -> str:
     """The status word of a finding's head line (the JSON's status value in English)."""
     return {Status.FAIL: tr("fail"), Status.WARN: tr("warn"), Status.UNKNOWN: tr("unknown"), Status.PASS: tr("pass"),
             Status.SKIP: tr("skip"), Status.ERROR: tr("error")}.get(status, status.value)
@@ -113,8 +118,7 @@ def _status_label(status: Status) -> str:
 def _head(console: Console, status: Status, title: str, waived: bool = False) -> None:
     """`  ✘ fail    CODE title` with the title wrapping under itself."""
     icon, style = _ICON[status]
-    label = _status_label(status)
-    lead = f"  {icon} {label}{' ' * max(7 - cell_len(label), 0)} "
+    lead = f"  {icon} {pad_cells(status_label(status), 7)} "
     width = max(console.width, 40)
     lines = wrap(title + (" " + tr("(waived)") if waived else ""), width=width - cell_len(lead)) or [""]
     first = Text(lead, style=style)
