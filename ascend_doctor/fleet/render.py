@@ -113,8 +113,9 @@ def render_fleet(report: Report, file: Optional[TextIO] = None, verbose: bool = 
         console.print(f"\n[bold]{code}[/bold] {escape(tr(first.title))}")
         for f in fs:
             icon, style = _CELL[f.status]
+            label = pad_cells(status_label(f.status), 7)
             console.print(
-                f"  [{style}]{icon} {pad_cells(status_label(f.status), 7)}[/{style}] [bold]{escape(f.node or '-')}[/bold]: "
+                f"  [{style}]{icon} {label}[/{style}] [bold]{escape(f.node or '-')}[/bold]: "
                 f"{escape(localize(f.message, f.message_template, f.message_fields))}",
                 soft_wrap=False,
             )

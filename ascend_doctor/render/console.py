@@ -157,7 +157,8 @@ def _evidence(console: Console, f: Finding, verbose: bool) -> None:
                                       replace_whitespace=False) or [INDENT]:
                 console.print(Text(part.rstrip(), style="dim"), soft_wrap=True)
         if len(lines) > limit:
-            console.print(Text(f"{INDENT}  … " + trn("{n} more line", "{n} more lines", len(lines) - limit), style="dim"))
+            more = trn("{n} more line", "{n} more lines", len(lines) - limit)
+            console.print(Text(f"{INDENT}  … {more}", style="dim"))
     if len(items) > len(shown):
         rest = [e for e in items if e not in shown]
         healthy = sum(1 for e in rest if e.ok)
