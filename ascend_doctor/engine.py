@@ -148,9 +148,8 @@ class FactStore:
             raise
         except Exception as exc:  # TimeoutError (3.11+) / concurrent.futures.TimeoutError (3.9, 3.10)
             if isinstance(exc, TimeoutError) or type(exc).__name__ == "TimeoutError":
-                raise FactUnavailable(
-                    name, T("probe did not finish within {budget}s", budget=format(budget, "g"))
-                ) from None
+                raise FactUnavailable(name,
+                                      T("probe did not finish within {budget}s", budget=format(budget, "g"))) from None
             raise
 
     def try_fact(self, name: str) -> Any:
@@ -211,14 +210,8 @@ class CheckContext:
         return Outcome.make(Status.SKIP, message, evidence, details=details)
 
 
-def finding_from(
-    c: Check,
-    outcome: Outcome,
-    *,
-    severity: Optional[Severity] = None,
-    duration_ms: Optional[float] = None,
-    node: Optional[str] = None,
-) -> Finding:
+def finding_from(c: Check, outcome: Outcome, *, severity: Optional[Severity] = None,
+                 duration_ms: Optional[float] = None, node: Optional[str] = None) -> Finding:
     """Turn a check's outcome into a Finding: the engine adds identity, severity, docs and default remediation."""
     sev = severity or c.severity
     remediation = outcome.remediation
@@ -254,23 +247,14 @@ def evaluate(c: Check, ctx: CheckContext) -> Finding:
         if not isinstance(out, Outcome):
             raise TypeError(f"check returned {type(out).__name__}, not an Outcome")
     except ProbeCrashed as exc:
-        out = Outcome(
-            status=Status.ERROR, message=exc.reason, details={"missing_fact": exc.fact, "traceback": exc.traceback}
-        )
+        out = Outcome(status=Status.ERROR, message=exc.reason,
+                      details={"missing_fact": exc.fact, "traceback": exc.traceback})
     except FactUnavailable as exc:
-        out = Outcome.make(
-            Status.UNKNOWN,
-            T("could not establish {fact}: {reason}", fact=exc.fact, reason=exc.reason),
-            [],
-            details={"missing_fact": exc.fact, "cause": exc.reason},
-        )
+        out = Outcome.make(Status.UNKNOWN, T("could not establish {fact}: {reason}", fact=exc.fact, reason=exc.reason),
+                           [], details={"missing_fact": exc.fact, "cause": exc.reason})
     except Exception as exc:
-        out = Outcome.make(
-            Status.ERROR,
-            T("the check crashed: {error}", error=f"{type(exc).__name__}: {exc}"),
-            [],
-            details={"traceback": traceback.format_exc()},
-        )
+        out = Outcome.make(Status.ERROR, T("the check crashed: {error}", error=f"{type(exc).__name__}: {exc}"), [],
+                           details={"traceback": traceback.format_exc()})
     return finding_from(c, out, duration_ms=round((time.monotonic() - t0) * 1000, 2))
 
 
@@ -287,14 +271,8 @@ def apply_config(findings: list[Finding], config: Config, today: Optional[dateti
         if w is None:
             continue
         if w.expires is not None and w.expires < today_d:
-            notes.append(
-                T(
-                    "waiver for {code} expired on {expires} and no longer applies (reason was: {reason})",
-                    code=f.code,
-                    expires=w.expires.isoformat(),
-                    reason=w.reason,
-                )
-            )
+            notes.append(T("waiver for {code} expired on {expires} and no longer applies (reason was: {reason})",
+                           code=f.code, expires=w.expires.isoformat(), reason=w.reason))
             continue
         if f.status in (Status.FAIL, Status.WARN, Status.ERROR, Status.UNKNOWN):
             f.waived = Waiver(reason=w.reason, expires=w.expires.isoformat() if w.expires else None)
@@ -333,19 +311,11 @@ def prefetch(host: Host, options: RunOptions) -> FactStore:
     return store
 
 
-def run_static(
-    host: Host,
-    registry: Registry,
-    options: RunOptions,
-    config: Optional[Config] = None,
-    extra_findings: Iterable[Finding] = (),
-    command: str = "check",
-    linted_command: Optional[list[str]] = None,
-    preset_facts: Optional[dict[str, Any]] = None,
-    started: Optional[tuple[datetime, float]] = None,
-    stages: tuple[str, ...] = ("static",),
-    facts: Optional[FactStore] = None,
-) -> Report:
+def run_static(host: Host, registry: Registry, options: RunOptions, config: Optional[Config] = None,
+               extra_findings: Iterable[Finding] = (), command: str = "check",
+               linted_command: Optional[list[str]] = None, preset_facts: Optional[dict[str, Any]] = None,
+               started: Optional[tuple[datetime, float]] = None, stages: tuple[str, ...] = ("static",),
+               facts: Optional[FactStore] = None) -> Report:
     """Select the checks of `stages`, gather the facts they need concurrently (in `facts` when probes were started
     earlier by `prefetch`), evaluate them, build the report."""
     config = config or Config()
@@ -378,9 +348,8 @@ def run_static(
     )
 
 
-def finalize(
-    report: Report, extra: Iterable[Finding], config: Optional[Config] = None, duration_s: Optional[float] = None
-) -> Report:
+def finalize(report: Report, extra: Iterable[Finding], config: Optional[Config] = None,
+             duration_s: Optional[float] = None) -> Report:
     """A new report with `extra` findings appended (e.g. the smoke stage), counts and exit code recomputed."""
     extra = list(extra)
     notes = report.note_msgs()

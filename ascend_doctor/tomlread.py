@@ -29,9 +29,8 @@ def read_toml_with_stat(path: str | Path, what: str = "file") -> tuple[dict[str,
             st = os.fstat(fh.fileno())
             return tomllib.load(fh), st
     except OSError as exc:
-        raise InputError(
-            T("cannot read {what} {p}: {strerror}", what=what, p=p, strerror=exc.strerror or exc)
-        ) from None
+        raise InputError(T("cannot read {what} {p}: {strerror}", what=what, p=p,
+                           strerror=exc.strerror or exc)) from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(T("{what} {p} is not valid TOML: {exc}", what=what, p=p, exc=exc)) from None
     except UnicodeDecodeError:

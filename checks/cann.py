@@ -368,22 +368,12 @@ def cann_deprecated_layout(ctx):
     evidence = cann_evidence(c) + [ev(where, f"{old} (replaced by {new})") for where, old, new in hits]
     used = sorted({old for _w, old, _n in hits})
     wheres = sorted({w for w, _o, _n in hits})
-    return ctx.warn(
-        T(
-            "still in use in {wheres}: the ascend-toolkit/latest layout CANN 8.5 deprecated ({used}); CANN "
-            "releases after {layout_removal} remove it [source: {layout_source}]",
-            wheres=", ".join(wheres),
-            used=", ".join(used),
-            layout_removal=LAYOUT_REMOVAL,
-            layout_source=LAYOUT_SOURCE,
-        ),
-        evidence,
-        remediation=T(
-            "`source {cann_set_env}` instead of {toolkit_set_env}, and point scripts at {deprecated_layout}.",
-            cann_set_env=CANN_SET_ENV,
-            toolkit_set_env=TOOLKIT_SET_ENV,
-            deprecated_layout="; ".join((f"{new} instead of {old}" for old, new in DEPRECATED_LAYOUT if old in used)),
-        ),
-        removal=LAYOUT_REMOVAL,
-        paths=used,
-    )
+    return ctx.warn(T("still in use in {wheres}: the ascend-toolkit/latest layout CANN 8.5 deprecated ({used}); CANN "
+                      "releases after {layout_removal} remove it [source: {layout_source}]",
+                      wheres=', '.join(wheres), used=', '.join(used),
+                      layout_removal=LAYOUT_REMOVAL, layout_source=LAYOUT_SOURCE), evidence,
+                    remediation=T("`source {cann_set_env}` instead of {toolkit_set_env}, and point scripts at "
+                                  "{deprecated_layout}.", cann_set_env=CANN_SET_ENV,
+                                  toolkit_set_env=TOOLKIT_SET_ENV,
+                                  deprecated_layout='; '.join((f'{new} instead of {old}' for old,
+                                      new in DEPRECATED_LAYOUT if old in used))), removal=LAYOUT_REMOVAL, paths=used)

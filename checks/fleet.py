@@ -68,12 +68,8 @@ def _me(ctx):
 def _others_unreachable(nodes) -> str:
     def build() -> str:
         down = [n.name for n in nodes if not n.reachable]
-        return (
-            T(" ({n_down} node(s) not compared, no answer: {down})", n_down=len(down), down=", ".join(down))
-            if down
-            else ""
-        )
-
+        return T(" ({n_down} node(s) not compared, no answer: {down})", n_down=len(down),
+                 down=', '.join(down)) if down else ""
     return _cached(nodes, ("unreachable",), build)
 
 
@@ -136,15 +132,8 @@ def _compare(me, nodes, items, key: str = "") -> tuple[list[dict], list[str], li
 def _describe(me_name: str, d: dict) -> str:
     if "majority" in d:
         n = len(d["majority_nodes"])
-        return T(
-            "{item} {value} on {node}, but {majority} on {n} other node(s) ({nodes})",
-            item=d["item"],
-            value=d["value"],
-            node=me_name,
-            majority=d["majority"],
-            n=n,
-            nodes=", ".join(d["majority_nodes"]),
-        )
+        return T("{item} {value} on {node}, but {majority} on {n} other node(s) ({nodes})", item=d["item"],
+                 value=d["value"], node=me_name, majority=d["majority"], n=n, nodes=", ".join(d["majority_nodes"]))
     split = join("; ", [T("{value} on {nodes}", value=v, nodes=", ".join(ns)) for v, ns in d["all"].items()])
     return T("{item} differs with no majority to tell which is right: {split}", item=d["item"], split=split)
 
@@ -155,23 +144,11 @@ def _verdict(ctx, me, nodes, items, what: str, evidence_of):
     suffix = _others_unreachable(nodes)
     if diffs:
         msg = join("; ", [_describe(me.name, d) for d in diffs])
-        return ctx.fail(
-            T("{differences}{suffix}", differences=msg, suffix=suffix),
-            evidence,
-            differences=diffs,
-            value=", ".join(f"{d['item']} {d['value']}" for d in diffs),
-        )
+        return ctx.fail(T("{differences}{suffix}", differences=msg, suffix=suffix), evidence, differences=diffs,
+                        value=", ".join(f"{d['item']} {d['value']}" for d in diffs))
     if unknown and len(unknown) == len(items):
-        return ctx.unknown(
-            T(
-                "{what} of {name} could not be read ({unknown}){suffix}",
-                what=what,
-                name=me.name,
-                unknown=", ".join(unknown),
-                suffix=suffix,
-            ),
-            evidence,
-        )
+        return ctx.unknown(T("{what} of {name} could not be read ({unknown}){suffix}", what=what, name=me.name,
+                             unknown=', '.join(unknown), suffix=suffix), evidence)
     msg = T("{what} the same as on the other node(s)", what=what)
     if odd_elsewhere:
         msg += T("; differing: {differing}", differing=join("; ", dict.fromkeys(odd_elsewhere)))
@@ -204,16 +181,10 @@ def node_reachable(ctx):
         t = me.timing
         took = T(" in {seconds}s", seconds=f"{t['round_trip_s']:.2f}") if t.get("round_trip_s") is not None else ""
         fake = T(" (served from a replayed snapshot: test/demo hook)") if me.fake else ""
-        return ctx.ok(
-            T("{name} answered{took}{fake}", name=me.name, took=took, fake=fake), [ev(f"fleet: {me.source}", "")], **t
-        )
-    return ctx.fail(
-        me.error or "no answer",
-        [ev(f"fleet: {me.source}", me.error or "")],
-        kind=me.error_kind,
-        value=me.error_kind or "no answer",
-        **me.timing,
-    )
+        return ctx.ok(T("{name} answered{took}{fake}", name=me.name, took=took, fake=fake),
+                      [ev(f"fleet: {me.source}", "")], **t)
+    return ctx.fail(me.error or "no answer", [ev(f"fleet: {me.source}", me.error or "")],
+                    kind=me.error_kind, value=me.error_kind or "no answer", **me.timing)
 
 
 @check("FLEET102", "versions-identical", severity="error", needs=["fleet_nodes", "fleet_node"], stage="fleet")
@@ -234,22 +205,13 @@ def versions_identical(ctx):
     me, nodes = _me(ctx)
     if not me.reachable:
         return _skip_unreachable(ctx, me)
-    items = [
-        (
-            label,
-            lambda n, g=g, k=k: (
-                n.item(g, k) or ("not installed" if g == "packages" and n.summary.get("packages") else None)
-            ),
-        )
-        for g, k, label in SAME_VERSIONS
-    ]
+    items = [(label, lambda n, g=g, k=k: (n.item(g, k) or ("not installed" if g == "packages" and
+                                                            n.summary.get("packages") else None)))
+             for g, k, label in SAME_VERSIONS]
 
     def evidence(n):
-        return ev(
-            f"fleet: versions on {n.name}",
-            "\n".join(f"{label}: {n.item(g, k) or '?'}" for g, k, label in SAME_VERSIONS),
-        )
-
+        return ev(f"fleet: versions on {n.name}", "\n".join(f"{label}: {n.item(g, k) or '?'}"
+                                                            for g, k, label in SAME_VERSIONS))
     return _verdict(ctx, me, nodes, items, T("versions"), evidence)
 
 
@@ -274,15 +236,11 @@ def npu_inventory(ctx):
     def count(n):
         v = n.item("devices", "NPU chips")
         return v
-
     items = [("NPU chips", count), ("NPU model", lambda n: n.item("devices", "NPU model"))]
 
     def evidence(n):
-        return ev(
-            f"fleet: npu-smi info on {n.name}",
-            f"chips: {count(n) or '?'}\nmodel: {n.item('devices', 'NPU model') or '?'}",
-        )
-
+        return ev(f"fleet: npu-smi info on {n.name}", f"chips: {count(n) or '?'}\nmodel: "
+                                                      f"{n.item('devices', 'NPU model') or '?'}")
     return _verdict(ctx, me, nodes, items, T("NPU count and model"), evidence)
 
 
@@ -312,20 +270,10 @@ def hccl_ips_unique(ctx):
         return _skip_unreachable(ctx, me)
     mine = _device_ips(me)
     if not mine:
-        why = (
-            me.item("devices", "hccn_tool")
-            or me.unavailable("hccn")
-            or "no device IPs from hccn_tool or /etc/hccn.conf"
-        )
-        return ctx.unknown(
-            T(
-                "no RoCE device IPs known on {name}: {why}{others_unreachable}",
-                name=me.name,
-                why=why,
-                others_unreachable=_others_unreachable(nodes),
-            )
-        )
-
+        why = me.item("devices", "hccn_tool") or me.unavailable("hccn") or \
+            "no device IPs from hccn_tool or /etc/hccn.conf"
+        return ctx.unknown(T("no RoCE device IPs known on {name}: {why}{others_unreachable}", name=me.name, why=why,
+                             others_unreachable=_others_unreachable(nodes)))
     def build_owners() -> dict[str, list[str]]:
         owners: dict[str, list[str]] = {}
         for n in nodes:
@@ -333,7 +281,6 @@ def hccl_ips_unique(ctx):
                 for dev_id, ip in _device_ips(n).items():
                     owners.setdefault(ip, []).append(f"{n.name} device {dev_id}")
         return owners
-
     owners = _cached(nodes, ("ip-owners",), build_owners)
     problems, dups = [], []
     for dev_id, ip in sorted(mine.items()):
@@ -346,58 +293,28 @@ def hccl_ips_unique(ctx):
         by_nodes.setdefault(tuple(sorted({o.rsplit(" device ", 1)[0] for o in d["also"]})), []).append(d)
     for other_nodes, ds in by_nodes.items():
         if len(ds) == 1:
-            problems.append(
-                T(
-                    "device {device} IP {ip} is also used by {others}",
-                    device=ds[0]["device"],
-                    ip=ds[0]["ip"],
-                    others=", ".join(ds[0]["also"]),
-                )
-            )
+            problems.append(T("device {device} IP {ip} is also used by {others}", device=ds[0]["device"],
+                              ip=ds[0]["ip"], others=", ".join(ds[0]["also"])))
         else:
-            problems.append(
-                T(
-                    "{n} device IPs ({first} … {last}, devices {devices}) are also used by {other_nodes}",
-                    n=len(ds),
-                    first=ds[0]["ip"],
-                    last=ds[-1]["ip"],
-                    devices=", ".join(str(d["device"]) for d in ds),
-                    other_nodes=", ".join(other_nodes),
-                )
-            )
+            problems.append(T("{n} device IPs ({first} … {last}, devices {devices}) are also used by {other_nodes}",
+                              n=len(ds), first=ds[0]["ip"], last=ds[-1]["ip"],
+                              devices=", ".join(str(d["device"]) for d in ds), other_nodes=", ".join(other_nodes)))
     mismatch = []
     planned = me.planned_ips()
     for dev_id, live in sorted(me.live_ips().items()):
         if dev_id in planned and planned[dev_id] != live:
             mismatch.append({"device": dev_id, "live": live, "hccn_conf": planned[dev_id]})
-            problems.append(
-                T(
-                    "device {dev_id} has IP {live} but /etc/hccn.conf says address_{dev_id}={planned}",
-                    dev_id=dev_id,
-                    live=live,
-                    planned=planned[dev_id],
-                )
-            )
+            problems.append(T("device {dev_id} has IP {live} but /etc/hccn.conf says address_{dev_id}={planned}",
+                              dev_id=dev_id, live=live, planned=planned[dev_id]))
     evidence = [ev(f"fleet: RoCE IPs on {me.name}", "\n".join(f"device {d}: {ip}" for d, ip in sorted(mine.items())))]
     if problems:
         shown = problems if len(problems) <= 4 else problems[:3] + [f"and {len(problems) - 3} more (details)"]
-        return ctx.fail(
-            "; ".join(shown) + _others_unreachable(nodes),
-            evidence,
-            duplicates=dups,
-            conf_mismatch=mismatch,
-            value="dup " + ",".join(d["ip"] for d in dups) if dups else "≠ hccn.conf",
-        )
-    return ctx.ok(
-        T(
-            "{n_mine} device IP(s) on {name}, none used elsewhere in the fleet, all as in "
-            "hccn.conf{others_unreachable}",
-            n_mine=len(mine),
-            name=me.name,
-            others_unreachable=_others_unreachable(nodes),
-        ),
-        evidence,
-    )
+        return ctx.fail("; ".join(shown) + _others_unreachable(nodes), evidence, duplicates=dups,
+                        conf_mismatch=mismatch,
+                        value="dup " + ",".join(d["ip"] for d in dups) if dups else "≠ hccn.conf")
+    return ctx.ok(T("{n_mine} device IP(s) on {name}, none used elsewhere in the fleet, all as in "
+                    "hccn.conf{others_unreachable}", n_mine=len(mine), name=me.name,
+                    others_unreachable=_others_unreachable(nodes)), evidence)
 
 
 @check("FLEET105", "clock-skew", severity="warning", needs=["fleet_nodes", "fleet_node"], stage="fleet")
@@ -423,9 +340,8 @@ def clock_skew(ctx):
 
     def reference():
         """(median offset, the node that has it) over every measured node, once per fleet; None when none is."""
-        measured = sorted(
-            (n for n in nodes if n.reachable and n.clock_offset_s is not None), key=lambda n: n.clock_offset_s
-        )
+        measured = sorted((n for n in nodes if n.reachable and n.clock_offset_s is not None),
+                          key=lambda n: n.clock_offset_s)
         if not measured:
             return None
         ref_node = measured[(len(measured) - 1) // 2]  # median_low
@@ -433,55 +349,29 @@ def clock_skew(ctx):
 
     median = _cached(nodes, ("clock-median",), reference)
     if median is None:
-        return ctx.skip(
-            T(
-                "clock skew is measured only by `fleet --ray-address` (snapshot files gathered at different "
-                "times have no common clock reference)"
-            )
-        )
+        return ctx.skip(T("clock skew is measured only by `fleet --ray-address` (snapshot files gathered at different "
+                          "times have no common clock reference)"))
     if me.clock_offset_s is None:
-        return ctx.unknown(
-            T(
-                "no clock measurement for {name} (snapshot files have no common clock reference; run "
-                "`ascend-doctor fleet --ray-address` to measure)",
-                name=me.name,
-            )
-        )
+        return ctx.unknown(T("no clock measurement for {name} (snapshot files have no common clock reference; run "
+                             "`ascend-doctor fleet --ray-address` to measure)",
+                             name=me.name))
     ref, ref_node = median
     dev = me.clock_offset_s - ref
     unc = (me.clock_uncertainty_s or 0.0) + (ref_node.clock_uncertainty_s or 0.0 if ref_node is not me else 0.0)
-    text = T(
-        "{name} clock is {deviation} s (± {uncertainty} s) from the fleet median; against the driver's clock "
-        "{offset} s ± {offset_uncertainty} s",
-        name=me.name,
-        deviation=f"{dev:+.3f}",
-        uncertainty=f"{unc:.3f}",
-        offset=f"{me.clock_offset_s:+.3f}",
-        offset_uncertainty=f"{me.clock_uncertainty_s or 0.0:.3f}",
-    )
+    text = T("{name} clock is {deviation} s (± {uncertainty} s) from the fleet median; against the driver's clock "
+             "{offset} s ± {offset_uncertainty} s", name=me.name, deviation=f"{dev:+.3f}", uncertainty=f"{unc:.3f}",
+             offset=f"{me.clock_offset_s:+.3f}", offset_uncertainty=f"{me.clock_uncertainty_s or 0.0:.3f}")
     evidence = [ev(f"fleet: clock of {me.name}", text)]
     details = {"offset_from_median_s": round(dev, 6), "uncertainty_s": round(unc, 6), "value": f"{dev:+.2f}s"}
     if abs(dev) - unc > SKEW_LIMIT_S:
-        return ctx.fail(
-            T(
-                "{text}: more than {skew_limit_s} s even at the edge of the uncertainty",
-                text=text,
-                skew_limit_s=format(SKEW_LIMIT_S, "g"),
-            ),
-            evidence,
-            **details,
-        )
+        return ctx.fail(T("{text}: more than {skew_limit_s} s even at the edge of the uncertainty", text=text,
+                          skew_limit_s=format(SKEW_LIMIT_S, "g")), evidence,
+                        **details)
     if abs(dev) + unc <= SKEW_LIMIT_S:
         return ctx.ok(text, evidence, **details)
-    return ctx.unknown(
-        T(
-            "{text}: the measurement is too coarse to tell whether it exceeds {skew_limit_s} s",
-            text=text,
-            skew_limit_s=format(SKEW_LIMIT_S, "g"),
-        ),
-        evidence,
-        **details,
-    )
+    return ctx.unknown(T("{text}: the measurement is too coarse to tell whether it exceeds {skew_limit_s} s",
+                         text=text, skew_limit_s=format(SKEW_LIMIT_S, "g")),
+                       evidence, **details)
 
 
 def _agree_names(nodes) -> list[str]:
@@ -519,14 +409,11 @@ def env_consistent(ctx):
     if "env" not in me.summary or me.unavailable("env"):
         return ctx.unknown(T("the environment of {name} is not in its snapshot", name=me.name))
     names = _cached(nodes, ("env-names",), lambda: _agree_names(nodes))
-    items = [
-        (var, lambda n, v=var: (n.summary.get("env", {}).get(v) or NOT_SET) if "env" in n.summary else None)
-        for var in names
-    ]
+    items = [(var, lambda n, v=var: (n.summary.get("env", {}).get(v) or NOT_SET) if "env" in n.summary else None)
+             for var in names]
     diffs, unknown, odd_elsewhere = _compare(me, nodes, items, key="env")
     problems = [_describe(me.name, d) for d in diffs]
     shared = []
-
     def build_holders() -> dict[tuple[str, str], list[str]]:
         holders: dict[tuple[str, str], list[str]] = {}
         for n in nodes:
@@ -535,7 +422,6 @@ def env_consistent(ctx):
                 if val:
                     holders.setdefault((var, val), []).append(n.name)
         return holders
-
     holders = _cached(nodes, ("must-differ",), build_holders)
     for var in MUST_DIFFER:
         mine = me.summary.get("env", {}).get(var)
@@ -544,31 +430,16 @@ def env_consistent(ctx):
         same = [name for name in holders.get((var, mine), []) if name != me.name]
         if same:
             shared.append({"var": var, "value": mine, "also": same})
-            problems.append(
-                T(
-                    "{var}={mine} on {name} is also set on {same} (must be each node's own address)",
-                    var=var,
-                    mine=mine,
-                    name=me.name,
-                    same=", ".join(same),
-                )
-            )
+            problems.append(T("{var}={mine} on {name} is also set on {same} (must be each node's own address)",
+                              var=var, mine=mine, name=me.name, same=', '.join(same)))
     env = me.summary.get("env", {})
-    evidence = [
-        ev(
-            f"fleet: env on {me.name}",
-            "\n".join(f"{k}={env.get(k, NOT_SET)}" for k in names + list(MUST_DIFFER) if k in env) or "(none set)",
-        )
-    ]
+    evidence = [ev(f"fleet: env on {me.name}", "\n".join(f"{k}={env.get(k, NOT_SET)}" for k in names
+                                                         + list(MUST_DIFFER) if k in env) or "(none set)")]
     if problems:
         value = ", ".join([f"{d['item']}={d['value']}" for d in diffs] + [f"{s['var']} shared" for s in shared])
-        return ctx.fail(
-            T("{problems}{others}", problems=join("; ", problems), others=_others_unreachable(nodes)),
-            evidence,
-            differences=diffs,
-            shared=shared,
-            value=value,
-        )
+        return ctx.fail(T("{problems}{others}", problems=join("; ", problems), others=_others_unreachable(nodes)),
+                        evidence, differences=diffs,
+                        shared=shared, value=value)
     msg = T("{n_names} collective-relevant variable(s) agree with the other node(s)", n_names=len(names))
     if odd_elsewhere:
         msg += T("; differing: {differing}", differing=join("; ", dict.fromkeys(odd_elsewhere)))

@@ -254,27 +254,17 @@ def hccn_ip_config(ctx):
     if unset:
         problems.append(T("no IP on device(s) {unset}", unset=','.join(map(str, unset))))
     if dups:
-        problems.append(
-            T(
-                "duplicate IP {items}",
-                items="; ".join((f"{ip} on devices {','.join(map(str, ds))}" for ip, ds in sorted(dups.items()))),
-            )
-        )
+        problems.append(T("duplicate IP {items}",
+                          items='; '.join(f"{ip} on devices {','.join(map(str, ds))}"
+                                          for ip, ds in sorted(dups.items()))))
     note = _partial_note(hccn, "ip")
     if problems:
-        return _bad(
-            ctx,
-            scope,
-            T("{problems}{note}", problems=join("; ", problems), note=note),
-            evidence,
-            unset=unset,
-            duplicates={ip: ds for ip, ds in dups.items()},
-        )
+        return _bad(ctx, scope, T("{problems}{note}", problems=join("; ", problems), note=note), evidence, unset=unset,
+                    duplicates={ip: ds for ip, ds in dups.items()})
     if not owners:
         return ctx.unknown(T("hccn_tool printed no IP answer{note}", note=note), evidence)
-    return _ok_unless_partial(
-        ctx, hccn, "ip", T("{n_owners} device(s) with distinct IPs", n_owners=len(owners)), evidence
-    )
+    return _ok_unless_partial(ctx, hccn, "ip", T("{n_owners} device(s) with distinct IPs", n_owners=len(owners)),
+                              evidence)
 
 
 @check("HCCL104", "hccn-conf-consistent", severity="warning", needs=["hccn", "env", "container"])
@@ -301,62 +291,40 @@ def hccn_conf_consistent(ctx):
         return gated
     live = {d: dev for d, dev in hccn.devices.items() if dev.ipaddr}
     if hccn.conf_error:
-        return ctx.unknown(
-            T("/etc/hccn.conf could not be read: {conf_error}", conf_error=hccn.conf_error),
-            [ev("file: /etc/hccn.conf", hccn.conf_error)],
-        )
+        return ctx.unknown(T("/etc/hccn.conf could not be read: {conf_error}", conf_error=hccn.conf_error),
+                           [ev("file: /etc/hccn.conf", hccn.conf_error)])
     if not hccn.conf_found or hccn.conf is None:
         ctr = ctx.try_fact("container")
         if ctr is not None and ctr.in_container:
             return ctx.skip(T("/etc/hccn.conf is not in this container: compare it on the host"))
         if not live:
             return ctx.skip(T("no /etc/hccn.conf and no live port addresses: nothing to compare"))
-        return ctx.warn(
-            T(
-                "/etc/hccn.conf is missing although {n_live} device(s) have live IPs: they are not persisted",
-                n_live=len(live),
-            ),
-            [ev("file: /etc/hccn.conf", "not found")],
-        )
+        return ctx.warn(T("/etc/hccn.conf is missing although {n_live} device(s) have live IPs: they are not persisted",
+                          n_live=len(live)), [ev("file: /etc/hccn.conf", "not found")])
     conf = hccn.conf
     lines, diffs = [], []
     for d, dev in sorted(live.items()):
         c = conf.device(d)
-        lines.append(
-            f"device {d}: live {dev.ipaddr}/{dev.netmask or '-'}; hccn.conf "
-            + (f"{c.address or '-'}/{c.netmask or '-'}" if c else "no entry")
-        )
+        lines.append(f"device {d}: live {dev.ipaddr}/{dev.netmask or '-'}; hccn.conf "
+                     + (f"{c.address or '-'}/{c.netmask or '-'}" if c else "no entry"))
         if c is None:
             diffs.append(T("device {d}: live {ipaddr} has no address_{d} in /etc/hccn.conf", d=d, ipaddr=dev.ipaddr))
             continue
         if c.address and c.address != dev.ipaddr:
-            diffs.append(
-                T(
-                    "device {d}: address_{d}={address} but live ipaddr {ipaddr}",
-                    d=d,
-                    address=c.address,
-                    ipaddr=dev.ipaddr,
-                )
-            )
+            diffs.append(T("device {d}: address_{d}={address} but live ipaddr {ipaddr}", d=d, address=c.address,
+                           ipaddr=dev.ipaddr))
         if c.netmask and dev.netmask and c.netmask != dev.netmask:
-            diffs.append(
-                T(
-                    "device {d}: netmask_{d}={netmask} but live netmask {netmask2}",
-                    d=d,
-                    netmask=c.netmask,
-                    netmask2=dev.netmask,
-                )
-            )
+            diffs.append(T("device {d}: netmask_{d}={netmask} but live netmask {netmask2}", d=d, netmask=c.netmask,
+                           netmask2=dev.netmask))
     evidence = [ev(f"file: /etc/hccn.conf vs cmd: {hccn.tool} -i N -ip -g", "\n".join(lines) or "no live IPs")]
     if diffs:
-        return ctx.fail(
-            T("/etc/hccn.conf disagrees with the live port configuration: {diffs}", diffs=join("; ", diffs)), evidence
-        )
+        return ctx.fail(T("/etc/hccn.conf disagrees with the live port configuration: {diffs}",
+                          diffs=join('; ', diffs)),
+                        evidence)
     if not live:
         return ctx.unknown(T("no live port addresses to compare with /etc/hccn.conf"), evidence)
-    return ctx.ok(
-        T("/etc/hccn.conf matches the live address/netmask of {n_live} device(s)", n_live=len(live)), evidence
-    )
+    return ctx.ok(T("/etc/hccn.conf matches the live address/netmask of {n_live} device(s)", n_live=len(live)),
+                  evidence)
 
 
 @check("HCCL105", "hccl-timeouts", severity="warning", needs=["env"])
@@ -380,16 +348,11 @@ def hccl_timeouts(ctx):
     if scope.single:
         return ctx.skip(T("HCCL is not used: {scope}", scope=scope.describe()))
     if scope.count is None and not scope.hints:
-        return ctx.unknown(
-            T("cannot tell how many NPUs will be used (no npu-smi table, no ASCEND_RT_VISIBLE_DEVICES)"),
-            cause=scope.no_count_cause(),
-            see=["DRV101", "CTR102", "NPU102"],
-        )
+        return ctx.unknown(T("cannot tell how many NPUs will be used (no npu-smi table, no ASCEND_RT_VISIBLE_DEVICES)"),
+                           cause=scope.no_count_cause(), see=["DRV101", "CTR102", "NPU102"])
     names = ("HCCL_CONNECT_TIMEOUT", "HCCL_EXEC_TIMEOUT")
-    evidence = [
-        ev("env", "\n".join(f"{n}={env[n]!r}" if n in env else f"{n}: unset" for n in names)),
-        ev("scope", scope.describe()),
-    ]
+    evidence = [ev("env", "\n".join(f"{n}={env[n]!r}" if n in env else f"{n}: unset" for n in names)),
+                ev("scope", scope.describe())]
     values, bad = {}, []
     for n in names:
         raw = env.get(n)
@@ -401,34 +364,20 @@ def hccl_timeouts(ctx):
             bad.append(T("{n}={raw} is not an integer number of seconds", n=n, raw=repr(raw)))
     conn, exe = values.get("HCCL_CONNECT_TIMEOUT"), values.get("HCCL_EXEC_TIMEOUT")
     if conn is not None and not CONNECT_RANGE[0] <= conn <= CONNECT_RANGE[1]:
-        bad.append(
-            T(
-                "HCCL_CONNECT_TIMEOUT={conn} is outside [{connect_range}, {connect_range2}]",
-                conn=conn,
-                connect_range=CONNECT_RANGE[0],
-                connect_range2=CONNECT_RANGE[1],
-            )
-        )
+        bad.append(T("HCCL_CONNECT_TIMEOUT={conn} is outside [{connect_range}, {connect_range2}]", conn=conn,
+                     connect_range=CONNECT_RANGE[0], connect_range2=CONNECT_RANGE[1]))
     if exe is not None and exe < 0:
         bad.append(T("HCCL_EXEC_TIMEOUT={exe} is negative", exe=exe))
-    fix = T("export {items}", items=" ".join((f"{k}={v}" for k, v in RECOMMENDED.items())))
+    fix = T("export {items}", items=' '.join((f'{k}={v}' for k, v in RECOMMENDED.items())))
     if bad:
         return ctx.fail(join("; ", bad), evidence, remediation=fix)
     unset = [n for n in names if n not in env]
     if unset:
-        return ctx.warn(
-            T(
-                "{unset} not set with {scope} (defaults: connect 120 s, exec 1836 s)",
-                unset=" and ".join(unset),
-                scope=scope.describe(),
-            ),
-            evidence,
-            remediation=fix + " (values used in vllm-ascend's docs)",
-        )
+        return ctx.warn(T("{unset} not set with {scope} (defaults: connect 120 s, exec 1836 s)",
+                          unset=' and '.join(unset), scope=scope.describe()),
+                        evidence, remediation=fix + " (values used in vllm-ascend's docs)")
     if exe and conn >= exe:
-        return ctx.warn(
-            T("HCCL_CONNECT_TIMEOUT={conn} is not smaller than HCCL_EXEC_TIMEOUT={exe}", conn=conn, exe=exe),
-            evidence,
-            remediation=fix,
-        )
+        return ctx.warn(T("HCCL_CONNECT_TIMEOUT={conn} is not smaller than HCCL_EXEC_TIMEOUT={exe}", conn=conn,
+                          exe=exe), evidence,
+                        remediation=fix)
     return ctx.ok(T("HCCL_CONNECT_TIMEOUT={conn}, HCCL_EXEC_TIMEOUT={exe}", conn=conn, exe=exe), evidence)

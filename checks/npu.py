@@ -46,15 +46,11 @@ FIX_8005_CONTAINER = (T("start the container with the device nodes and driver mo
                         "/etc/ascend_install.info:/etc/ascend_install.info`; run as root or a user in HwHiAiUser; "
                         "make sure no other container holds the same /dev/davinciN (`docker inspect <id> | grep "
                         "davinci`)."))
-FIX_LIBS = T(
-    "npu-smi cannot find the driver libraries: `export "
-    "LD_LIBRARY_PATH=/usr/local/Ascend/driver/lib64/driver:/usr/local/Ascend/driver/lib64/common:$LD_LIBRARY_PATH`; "
-    "in a container mount them with `-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/`."
-)
-FIX_PERMISSION = T(
-    "run as root or as a user in the HwHiAiUser group (`usermod -aG HwHiAiUser $USER`), and check `ls "
-    "-l /dev/davinci* /usr/local/bin/npu-smi`."
-)
+FIX_LIBS = (T("npu-smi cannot find the driver libraries: `export "
+              "LD_LIBRARY_PATH=/usr/local/Ascend/driver/lib64/driver:/usr/local/Ascend/driver/lib64/common:$LD_LIBRARY_PATH`; "
+              "in a container mount them with `-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/`."))
+FIX_PERMISSION = (T("run as root or as a user in the HwHiAiUser group (`usermod -aG HwHiAiUser $USER`), and check `ls "
+                    "-l /dev/davinci* /usr/local/bin/npu-smi`."))
 
 
 # Checks whose fix addresses a missing or failing npu-smi (the driver, the container's mounts): an NPU check that
@@ -90,12 +86,8 @@ def table_excerpt(info) -> str:
 def no_table(ctx, smi, what: str):
     """`unknown` for a check that needs the npu-smi table when there is none (the driver/NPU102 checks say why)."""
     cause = smi.reason() or "npu-smi gave no table"
-    return ctx.unknown(
-        T("cannot {what}: {cause}", what=what, cause=cause),
-        [ev(smi_source(smi), smi.reason() or smi.command.why_not)],
-        cause=cause,
-        see=SMI_DIAGNOSED_BY,
-    )
+    return ctx.unknown(T("cannot {what}: {cause}", what=what, cause=cause),
+                       [ev(smi_source(smi), smi.reason() or smi.command.why_not)], cause=cause, see=SMI_DIAGNOSED_BY)
 
 
 def logical_count(info) -> int:
@@ -118,39 +110,27 @@ def dcmi_diagnosis(err, in_container: bool) -> tuple[str, str]:
     code = err.code
     msg = err.message
     if code == -8020 or "device is used" in msg:
-        return (
-            "the NPU is held by another container or process (DCMI -8020 DCMI_ERR_CODE_RESOURCE_OCCUPIED)",
-            FIX_8020_HOST,
-        )
+        return ("the NPU is held by another container or process (DCMI -8020 DCMI_ERR_CODE_RESOURCE_OCCUPIED)",
+                FIX_8020_HOST)
     if code == -8005:
         what = T("DCMI could not initialise (-8005 DCMI_ERR_CODE_INNER_ERR)")
         if in_container:
-            return (
-                what + ": in a container this usually means the NPU device nodes or driver files are not "
-                "mounted, or another container holds the device",
-                FIX_8005_CONTAINER,
-            )
-        return (
-            what + ": driver/firmware upgraded without a reboot, a non-root user outside the HwHiAiUser "
-            "group, or the driver not loaded",
-            FIX_8005_HOST,
-        )
+            return (what + ": in a container this usually means the NPU device nodes or driver files are not "
+                           "mounted, or another container holds the device", FIX_8005_CONTAINER)
+        return (what + ": driver/firmware upgraded without a reboot, a non-root user outside the HwHiAiUser "
+                       "group, or the driver not loaded", FIX_8005_HOST)
     if re.search(r"Invalid (card|chip|device) id", msg, re.I):
-        return (
-            "npu-smi rejected the card id: the card is not (or no longer) known to the driver",
-            "list the ids with `npu-smi info -l`; if a card that used to answer is now rejected it has dropped "
-            "out: check `npu-smi info -t health -i N` and the BMC logs, then reset/reboot.",
-        )
+        return ("npu-smi rejected the card id: the card is not (or no longer) known to the driver",
+                "list the ids with `npu-smi info -l`; if a card that used to answer is now rejected it has dropped "
+                "out: check `npu-smi info -t health -i N` and the BMC logs, then reset/reboot.")
     if "shared libraries" in msg:
         return ("npu-smi cannot load the driver libraries", FIX_LIBS)
     if "permission denied" in msg.lower() or code == -8002:
         return ("npu-smi is not permitted to open the device", FIX_PERMISSION)
     if code is not None:
         name = DCMI_NAMES.get(code, "a DCMI/npu-smi return code")
-        return (
-            f"npu-smi failed with {code} ({name})",
-            f"look up {code} in the DCMI return codes (Ascend DCMI API reference); " + FIX_8005_HOST,
-        )
+        return (f"npu-smi failed with {code} ({name})",
+                f"look up {code} in the DCMI return codes (Ascend DCMI API reference); " + FIX_8005_HOST)
     return ("npu-smi printed an error instead of the device table", FIX_8005_HOST)
 
 
@@ -187,11 +167,8 @@ def npu_health(ctx):
         if res is not None and res.health is not None and res.health.health:
             h = res.health
             codes = " ".join(h.error_codes) or "none"
-            line += T(
-                " (error codes {codes}{information})",
-                codes=codes,
-                information=f"; {'; '.join(h.error_information)}" if h.error_information else "",
-            )
+            line += T(" (error codes {codes}{information})", codes=codes,
+                      information=f"; {'; '.join(h.error_information)}" if h.error_information else "")
         problems.append(line)
     listed_bad = {c.npu_id for c in info.unhealthy()}
     for npu, res in sorted(by_npu.items()):
@@ -202,37 +179,21 @@ def npu_health(ctx):
         if h.error is not None:
             evidence.append(ev(src, h.error.message))
             if re.search(r"Invalid (card|chip|device) id", h.error.message, re.I):
-                problems.append(
-                    T(
-                        "NPU {npu}: listed by `npu-smi info` but `-t health -i {npu}` answers '{message}' "
-                        "(the card dropped out)",
-                        npu=npu,
-                        message=h.error.message,
-                    )
-                )
+                problems.append(T("NPU {npu}: listed by `npu-smi info` but `-t health -i {npu}` answers '{message}' "
+                                  "(the card dropped out)", npu=npu,
+                                  message=h.error.message))
             continue
-        excerpt = (
-            f"Health Status: {h.health}\nError Code: {' '.join(h.error_codes) or 'NA'}\n"
-            f"Error Information: {'; '.join(h.error_information) or 'NA'}"
-        )
+        excerpt = (f"Health Status: {h.health}\nError Code: {' '.join(h.error_codes) or 'NA'}\n"
+                   f"Error Information: {'; '.join(h.error_information) or 'NA'}")
         if h.health and h.health.upper() != "OK":
             evidence.append(ev(src, excerpt))
             if npu not in listed_bad:
                 codes = " ".join(h.error_codes) or "none"
-                problems.append(
-                    T(
-                        "NPU {npu}: `-t health` says {health} (error codes {codes}) although the table shows OK",
-                        npu=npu,
-                        health=h.health,
-                        codes=codes,
-                    )
-                )
+                problems.append(T("NPU {npu}: `-t health` says {health} (error codes {codes}) although the table "
+                                  "shows OK", npu=npu, health=h.health, codes=codes))
     if problems:
-        return ctx.fail(
-            T("{n} unhealthy NPU chip(s): {problems}", n=len(problems), problems=join("; ", problems)),
-            evidence,
-            unhealthy=[c.npu_id for c in info.unhealthy()],
-        )
+        return ctx.fail(T("{n} unhealthy NPU chip(s): {problems}", n=len(problems), problems=join("; ", problems)),
+                        evidence, unhealthy=[c.npu_id for c in info.unhealthy()])
     # An elided table only lower-bounds the counts: "8+" says so in any language.
     plus = "+" if info.elided else ""
     n_npu, n_chip = f"{len(info.npu_ids())}{plus}", f"{len(info.chips)}{plus}"
@@ -241,33 +202,17 @@ def npu_health(ctx):
         why = []
         for npu in missing:
             res = by_npu.get(npu)
-            why.append(
-                f"NPU {npu}: "
-                + ("not asked (out of time)" if res is None else res.command.why_not or res.parse_error or "no answer")
-            )
+            why.append(f"NPU {npu}: " + ("not asked (out of time)" if res is None else
+                                         res.command.why_not or res.parse_error or "no answer"))
         evidence.append(ev("npu-smi info -t health -i N", "\n".join(why), ok=False))
         if health is None:
-            return ctx.unknown(
-                T(
-                    "the table says Health OK for {npus} NPU(s), {chips} chip(s), but the `-t health` "
-                    "probe did not run: those NPUs were not looked at closely",
-                    npus=n_npu,
-                    chips=n_chip,
-                ),
-                evidence,
-                not_read=missing,
-            )
-        return ctx.unknown(
-            T(
-                "the table says Health OK for {npus} NPU(s), {chips} chip(s), but `-t health` was "
-                "not read for NPU {missing}: those NPUs were not looked at closely",
-                npus=n_npu,
-                chips=n_chip,
-                missing=", ".join(map(str, missing)),
-            ),
-            evidence,
-            not_read=missing,
-        )
+            return ctx.unknown(T("the table says Health OK for {npus} NPU(s), {chips} chip(s), but the `-t health` "
+                                 "probe did not run: those NPUs were not looked at closely", npus=n_npu, chips=n_chip),
+                               evidence, not_read=missing)
+        return ctx.unknown(T("the table says Health OK for {npus} NPU(s), {chips} chip(s), but `-t health` was "
+                             "not read for NPU {missing}: those NPUs were not looked at closely", npus=n_npu,
+                             chips=n_chip, missing=", ".join(map(str, missing))), evidence,
+                           not_read=missing)
     return ctx.ok(T("{npus} NPU(s), {chips} chip(s) report Health OK", npus=n_npu, chips=n_chip), evidence)
 
 
@@ -292,85 +237,51 @@ def npu_smi_error(ctx):
     """
     smi = ctx.fact("npu_smi")
     if not smi.found:
-        return ctx.unknown(
-            smi.reason(),
-            [ev(smi_source(smi), smi.command.why_not or "not found")],
-            cause=smi.reason(),
-            see=SMI_DIAGNOSED_BY,
-        )
+        return ctx.unknown(smi.reason(), [ev(smi_source(smi), smi.command.why_not or "not found")],
+                           cause=smi.reason(), see=SMI_DIAGNOSED_BY)
     ctr = ctx.try_fact("container")
     in_container = bool(ctr is not None and ctr.in_container)
     src = smi_source(smi)
     err = smi.info.error if smi.info is not None else None
     if err is None and smi.command.error == "permission_denied":
         if in_container:
-            return ctx.skip(
-                T("in a container: CTR104 diagnoses npu-smi failures with the mounts"), [ev(src, smi.command.why_not)]
-            )
-        return ctx.fail(
-            T("npu-smi could not be run: {why}", why=smi.command.why_not),
-            [ev(src, smi.command.why_not)],
-            remediation=FIX_PERMISSION,
-        )
+            return ctx.skip(T("in a container: CTR104 diagnoses npu-smi failures with the mounts"),
+                            [ev(src, smi.command.why_not)])
+        return ctx.fail(T("npu-smi could not be run: {why}", why=smi.command.why_not), [ev(src, smi.command.why_not)],
+                        remediation=FIX_PERMISSION)
     if err is None and smi.command.returncode is not None and smi.command.returncode < 0:
-        return ctx.fail(
-            T("npu-smi did not answer: {why}", why=smi.command.why_not),
-            [ev(src, smi.command.why_not)],
-            remediation=T(
-                "A crashing npu-smi points at the driver: `dmesg | grep -i -E 'davinci|drv_'`, "
-                "check the driver and firmware match (DRV103) and reinstall the driver package "
-                "(Ascend-hdk-*-npu-driver_*.run --full); a SIGKILL may also be the OOM killer."
-            ),
-        )
+        return ctx.fail(T("npu-smi did not answer: {why}", why=smi.command.why_not), [ev(src, smi.command.why_not)],
+                        remediation=T("A crashing npu-smi points at the driver: `dmesg | grep -i -E 'davinci|drv_'`, "
+                                      "check the driver and firmware match (DRV103) and reinstall the driver package "
+                                      "(Ascend-hdk-*-npu-driver_*.run --full); a SIGKILL may also be the OOM killer."))
     if err is None:
         if smi.usable:
             ver = smi.info.driver_version or smi.info.tool_version or "?"
-            return ctx.ok(
-                T("npu-smi {version} lists {chips} chip(s)", version=ver, chips=len(smi.info.chips)),
-                [ev(src, f"Version: {ver}\n{table_excerpt(smi.info)}")],
-            )
-        return ctx.unknown(
-            T("npu-smi gave no table and no recognisable error: {why}", why=smi.reason()),
-            [ev(src, smi.command.stderr_tail or smi.command.why_not or smi.reason())],
-        )
+            return ctx.ok(T("npu-smi {version} lists {chips} chip(s)", version=ver, chips=len(smi.info.chips)),
+                          [ev(src, f"Version: {ver}\n{table_excerpt(smi.info)}")])
+        return ctx.unknown(T("npu-smi gave no table and no recognisable error: {why}", why=smi.reason()),
+                           [ev(src, smi.command.stderr_tail or smi.command.why_not or smi.reason())])
     if in_container:
-        return ctx.skip(
-            T("in a container: CTR104 diagnoses this npu-smi error with the device nodes and mounts"),
-            [ev(src, err.message)],
-        )
+        return ctx.skip(T("in a container: CTR104 diagnoses this npu-smi error with the device nodes and mounts"),
+                        [ev(src, err.message)])
     what, fix = dcmi_diagnosis(err, in_container=False)
-    return ctx.fail(
-        T("npu-smi failed: {what}", what=what),
-        [
-            ev(
-                src,
-                err.message
-                + (
-                    f"\n{smi.command.stderr_tail}"
-                    if smi.command.stderr_tail and err.message not in smi.command.stderr_tail
-                    else ""
-                ),
-            )
-        ],
-        remediation=fix,
-        code=err.code,
-    )
+    return ctx.fail(T("npu-smi failed: {what}", what=what), [ev(src, err.message + (f"\n{smi.command.stderr_tail}"
+                                                                        if smi.command.stderr_tail
+                                                                        and err.message not in smi.command.stderr_tail
+                                                                        else ""))],
+                    remediation=fix, code=err.code)
 
 
 def _procs_on(npu: int, ps: list) -> str:
     """'NPU 0: PID 576489 python 60703 MB', or for many: 'NPU 0: 4 processes, 2744 MB (PID 1 a, PID 2 b, ...)'."""
-
     def one(p) -> str:
         return f"PID {p.pid} {p.name or '?'} {p.memory_mb if p.memory_mb is not None else '?'} MB"
 
     if len(ps) <= 2:
         return f"NPU {npu}: " + ", ".join(one(p) for p in ps)
     total = sum(p.memory_mb or 0 for p in ps)
-    return (
-        f"NPU {npu}: {len(ps)} processes, {total} MB ("
-        + ", ".join(f"PID {p.pid} {p.name or '?'}" for p in ps[:3])
-        + ", ...)"
-    )
+    return (f"NPU {npu}: {len(ps)} processes, {total} MB (" + ", ".join(f"PID {p.pid} {p.name or '?'}"
+                                                                       for p in ps[:3]) + ", ...)")
 
 
 @check("NPU103", "npu-memory-in-use", severity="error", needs=["npu_smi"])
@@ -402,17 +313,11 @@ def npu_memory_in_use(ctx):
     for p in info.processes:
         by_npu.setdefault(p.npu_id, []).append(p)
     if by_npu:
-        evidence.append(
-            ev(
-                f"{smi_source(smi)} (process table)",
-                "\n".join(
-                    f"NPU {p.npu_id} chip {p.chip_id if p.chip_id is not None else '-'}: PID {p.pid} "
-                    f"{p.name or '?'} {p.memory_mb if p.memory_mb is not None else '?'} MB"
-                    + (f" (PID in container {p.container_pid})" if p.container_pid is not None else "")
-                    for p in info.processes
-                ),
-            )
-        )
+        evidence.append(ev(f"{smi_source(smi)} (process table)", "\n".join(
+            f"NPU {p.npu_id} chip {p.chip_id if p.chip_id is not None else '-'}: PID {p.pid} "
+            f"{p.name or '?'} {p.memory_mb if p.memory_mb is not None else '?'} MB"
+            + (f" (PID in container {p.container_pid})" if p.container_pid is not None else "")
+            for p in info.processes)))
     busy, warm = [], []
     for c in info.chips:
         used, total = (c.hbm_used_mb, c.hbm_total_mb) if c.hbm_total_mb else (c.memory_used_mb, c.memory_total_mb)
@@ -428,50 +333,22 @@ def npu_memory_in_use(ctx):
     pids = info.pids()
     if busy:
         if pids:
-            return ctx.fail(
-                T(
-                    "more than half of the device memory is in use on {n} chip(s) ({chips}) held by "
-                    "{pids} process(es): {procs}",
-                    n=len(busy),
-                    chips="; ".join(busy),
-                    pids=len(pids),
-                    procs=procs,
-                ),
-                evidence,
-                pids=pids,
-            )
-        return ctx.fail(
-            T(
-                "more than half of the device memory is in use on {n} chip(s) ({chips}) with no process "
-                "listed (held by another container or a process this user cannot see)",
-                n=len(busy),
-                chips="; ".join(busy),
-            ),
-            evidence,
-            pids=pids,
-        )
+            return ctx.fail(T("more than half of the device memory is in use on {n} chip(s) ({chips}) held by "
+                              "{pids} process(es): {procs}", n=len(busy), chips="; ".join(busy), pids=len(pids),
+                              procs=procs), evidence, pids=pids)
+        return ctx.fail(T("more than half of the device memory is in use on {n} chip(s) ({chips}) with no process "
+                          "listed (held by another container or a process this user cannot see)", n=len(busy),
+                          chips="; ".join(busy)), evidence, pids=pids)
     if pids:
-        return ctx.warn(
-            T("{n} process(es) already hold NPU memory: {procs}", n=len(pids), procs=procs), evidence, pids=pids
-        )
+        return ctx.warn(T("{n} process(es) already hold NPU memory: {procs}", n=len(pids), procs=procs), evidence,
+                        pids=pids)
     if warm:
-        return ctx.warn(
-            T(
-                "device memory in use with no process listed: {chips} (another container, or a process "
-                "npu-smi does not show here)",
-                chips="; ".join(warm),
-            ),
-            evidence,
-        )
+        return ctx.warn(T("device memory in use with no process listed: {chips} (another container, or a process "
+                          "npu-smi does not show here)", chips="; ".join(warm)), evidence)
     if info.has_process_table:
         return ctx.ok(T("no process holds NPU memory; {n} chip(s) near idle memory use", n=len(info.chips)), evidence)
-    return ctx.ok(
-        T(
-            "no process holds NPU memory; {n} chip(s) near idle memory use (this output has no process table)",
-            n=len(info.chips),
-        ),
-        evidence,
-    )
+    return ctx.ok(T("no process holds NPU memory; {n} chip(s) near idle memory use (this output has no process "
+                    "table)", n=len(info.chips)), evidence)
 
 
 def _dups(ids: list[int]) -> list[int]:
@@ -508,14 +385,10 @@ def visible_devices(ctx):
     phys = env.get("ASCEND_VISIBLE_DEVICES")
     if rt is None and phys is None:
         if smi.usable:
-            return ctx.ok(
-                T("no visible-devices variable set: all {n} device(s) are visible", n=len(smi.info.chips)),
-                [ev("env", "ASCEND_RT_VISIBLE_DEVICES, ASCEND_VISIBLE_DEVICES: unset")],
-            )
-        return ctx.ok(
-            T("no visible-devices variable set"),
-            [ev("env", "ASCEND_RT_VISIBLE_DEVICES, ASCEND_VISIBLE_DEVICES: unset")],
-        )
+            return ctx.ok(T("no visible-devices variable set: all {n} device(s) are visible", n=len(smi.info.chips)),
+                          [ev("env", "ASCEND_RT_VISIBLE_DEVICES, ASCEND_VISIBLE_DEVICES: unset")])
+        return ctx.ok(T("no visible-devices variable set"), [ev("env", "ASCEND_RT_VISIBLE_DEVICES, "
+                                                                       "ASCEND_VISIBLE_DEVICES: unset")])
     if not smi.usable:
         return no_table(ctx, smi, T("compare the visible-devices variables with the NPUs present"))
     info = smi.info
@@ -524,37 +397,19 @@ def visible_devices(ctx):
     if rt is not None:
         evidence.insert(0, ev("env: ASCEND_RT_VISIBLE_DEVICES", repr(rt)))
         count = logical_count(info)
-        have = f"present: {count} device(s), logical ids 0..{count - 1}" + (
-            " or more (elided table)" if info.elided else ""
-        )
+        have = f"present: {count} device(s), logical ids 0..{count - 1}" + (" or more (elided table)"
+                                                                           if info.elided else "")
         if not rt.strip():
-            fails.append(
-                T(
-                    "ASCEND_RT_VISIBLE_DEVICES={rt} is set but empty: the runtime sees no NPU ({have})",
-                    rt=repr(rt),
-                    have=have,
-                )
-            )
+            fails.append(T("ASCEND_RT_VISIBLE_DEVICES={rt} is set but empty: the runtime sees no NPU ({have})",
+                           rt=repr(rt), have=have))
         else:
             ids, bad = parse_device_ids(rt, ranges=False)
             if bad:
-                fails.append(
-                    T(
-                        "ASCEND_RT_VISIBLE_DEVICES={rt}: not a device id: {bad} (comma-separated numbers only; {have})",
-                        rt=repr(rt),
-                        bad=join(", ", bad),
-                        have=have,
-                    )
-                )
+                fails.append(T("ASCEND_RT_VISIBLE_DEVICES={rt}: not a device id: {bad} (comma-separated numbers only; "
+                               "{have})", rt=repr(rt), bad=join(', ', bad), have=have))
             if _dups(ids):
-                fails.append(
-                    T(
-                        "ASCEND_RT_VISIBLE_DEVICES={rt} repeats {id_list} ({have})",
-                        rt=repr(rt),
-                        id_list=_id_list(_dups(ids)),
-                        have=have,
-                    )
-                )
+                fails.append(T("ASCEND_RT_VISIBLE_DEVICES={rt} repeats {id_list} ({have})", rt=repr(rt),
+                               id_list=_id_list(_dups(ids)), have=have))
             over = sorted({i for i in ids if i >= count})
             if over:
                 line = f"ASCEND_RT_VISIBLE_DEVICES={rt!r} names {_id_list(over)} beyond the devices {have}"
@@ -570,36 +425,27 @@ def visible_devices(ctx):
         else:
             present, where, lower_bound = physical_ids(info), "npu-smi NPU/Phy-IDs", info.elided
         if not phys.strip():
-            fails.append(
-                T(
-                    "ASCEND_VISIBLE_DEVICES={phys} is set but empty: the container runtime mounts no NPU",
-                    phys=repr(phys),
-                )
-            )
+            fails.append(T("ASCEND_VISIBLE_DEVICES={phys} is set but empty: the container runtime mounts no NPU",
+                           phys=repr(phys)))
         else:
             ids, bad = parse_device_ids(phys, ranges=True)
             if bad:
-                fails.append(
-                    T("ASCEND_VISIBLE_DEVICES={phys}: not a device id: {bad}", phys=repr(phys), bad=join(", ", bad))
-                )
+                fails.append(T("ASCEND_VISIBLE_DEVICES={phys}: not a device id: {bad}", phys=repr(phys),
+                               bad=join(', ', bad)))
             if _dups(ids):
-                fails.append(
-                    T("ASCEND_VISIBLE_DEVICES={phys} repeats {id_list}", phys=repr(phys), id_list=_id_list(_dups(ids)))
-                )
+                fails.append(T("ASCEND_VISIBLE_DEVICES={phys} repeats {id_list}", phys=repr(phys),
+                               id_list=_id_list(_dups(ids))))
             missing = sorted(set(ids) - set(present))
             if missing:
-                line = (
-                    f"ASCEND_VISIBLE_DEVICES={phys!r} names {_id_list(missing)} but the {where} present are "
-                    f"{_id_list(present)}"
-                )
+                line = (f"ASCEND_VISIBLE_DEVICES={phys!r} names {_id_list(missing)} but the {where} present are "
+                        f"{_id_list(present)}")
                 (warns if lower_bound else fails).append(line)
     if fails:
         return ctx.fail(join("; ", fails + warns), evidence)
     if warns:
-        return ctx.warn(
-            T("{problems} — cannot confirm from an elided npu-smi table", problems=join("; ", warns)), evidence
-        )
-    shown = ", ".join(
-        f"{k}={v!r}" for k, v in (("ASCEND_RT_VISIBLE_DEVICES", rt), ("ASCEND_VISIBLE_DEVICES", phys)) if v is not None
-    )
+        return ctx.warn(T("{problems} — cannot confirm from an elided npu-smi table", problems=join("; ", warns)),
+                        evidence)
+    shown = ", ".join(f"{k}={v!r}" for k, v in (("ASCEND_RT_VISIBLE_DEVICES", rt), ("ASCEND_VISIBLE_DEVICES", phys))
+                      if v is not None)
     return ctx.ok(T("{shown} names devices that exist", shown=shown), evidence)
+

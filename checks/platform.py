@@ -199,14 +199,8 @@ def engine_worker_import(ctx):
         fix = (T("Install the matched pair: vLLM {want_vllm} with vllm-ascend {want_va} ({why_pair}): {format}.",
                  want_vllm=want_vllm, want_va=want_va, why_pair=why_pair,
                  format=install_pair(want_vllm, want_va)))
-    return ctx.fail(
-        T(
-            "the engine core's worker import fails: {worker_error}{value}",
-            worker_error=fact.worker_error,
-            value=T(" (vLLM {version}, vllm-ascend {version2})", version=vl.version, version2=va.version)
-            if vl and va
-            else "",
-        ),
-        evidence,
-        remediation=fix,
-    )
+    return ctx.fail(T("the engine core's worker import fails: {worker_error}{value}", worker_error=fact.worker_error,
+                      value=T(" (vLLM {version}, vllm-ascend {version2})", version=vl.version,
+                              version2=va.version) if vl and va else ''),
+                    evidence,
+                    remediation=fix)

@@ -136,33 +136,19 @@ def _name_check(ctx, option: str, attr: str, kind: str, plugin_option: str):
     if newer:
         row = ctx.matrix.vllm_ascend_release(ascend) if ascend else None
         target = f"vllm-ascend v{ascend} (vLLM {row.vllm[0]})" if row else f"vLLM {first}"
-        fixes.append(
-            T(
-                "upgrade the serving stack to {target} or newer (e.g. image quay.io/ascend/vllm-ascend:v{ascend})",
-                target=target,
-                ascend=ascend,
-            )
-            if ascend
-            else T("upgrade the serving stack to {target} or newer", target=target)
-        )
+        fixes.append(T("upgrade the serving stack to {target} or newer (e.g. image "
+                       "quay.io/ascend/vllm-ascend:v{ascend})", target=target, ascend=ascend) if ascend else T("upgrade the serving stack to {target} or newer", target=target))
     if close:
-        fixes.append(T("or use a name this vLLM has: {close}", close=", ".join(close)))
+        fixes.append(T("or use a name this vLLM has: {close}", close=', '.join(close)))
     elif not newer:
-        fixes.append(T("use one of: {names}", names=", ".join(sorted(names))))
+        fixes.append(T("use one of: {names}", names=', '.join(sorted(names))))
     rem = join("; ", fixes)
-    return ctx.fail(
-        msg,
-        evidence,
-        remediation=(rem[:1].upper() + rem[1:] + ".") if rem else None,
-        missing=name,
-        first_vllm=first,
-        vllm_ascend=ascend,
-    )
+    return ctx.fail(msg, evidence, remediation=(rem[:1].upper() + rem[1:] + ".") if rem else None,
+                    missing=name, first_vllm=first, vllm_ascend=ascend)
 
 
-@check(
-    "SERVE101", "serve-tool-parser-known", severity="error", stage="serve", needs=["serve_cmd", "vllm_files", "python"]
-)
+@check("SERVE101", "serve-tool-parser-known", severity="error", stage="serve",
+       needs=["serve_cmd", "vllm_files", "python"])
 def tool_parser_known(ctx):
     """The --tool-call-parser exists in the installed vLLM
 
@@ -181,13 +167,8 @@ def tool_parser_known(ctx):
     return _name_check(ctx, "tool_call_parser", "tool_parsers", "tool_parser", "tool_parser_plugin")
 
 
-@check(
-    "SERVE102",
-    "serve-reasoning-parser-known",
-    severity="error",
-    stage="serve",
-    needs=["serve_cmd", "vllm_files", "python"],
-)
+@check("SERVE102", "serve-reasoning-parser-known", severity="error", stage="serve",
+       needs=["serve_cmd", "vllm_files", "python"])
 def reasoning_parser_known(ctx):
     """The --reasoning-parser exists in the installed vLLM
 
@@ -203,13 +184,8 @@ def reasoning_parser_known(ctx):
     return _name_check(ctx, "reasoning_parser", "reasoning_parsers", "reasoning_parser", "reasoning_parser_plugin")
 
 
-@check(
-    "SERVE103",
-    "serve-tokenizer-mode-known",
-    severity="error",
-    stage="serve",
-    needs=["serve_cmd", "vllm_files", "python"],
-)
+@check("SERVE103", "serve-tokenizer-mode-known", severity="error", stage="serve",
+       needs=["serve_cmd", "vllm_files", "python"])
 def tokenizer_mode_known(ctx):
     """The --tokenizer-mode exists in the installed vLLM
 
@@ -246,41 +222,25 @@ def auto_tool_choice(ctx):
     parser = cmd.get("tool_call_parser")
     evidence = [_cmd_ev(cmd)]
     if auto and not parser:
-        return ctx.fail(
-            T(
-                "--enable-auto-tool-choice without --tool-call-parser: vLLM exits at start-up with "
-                "`TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser`"
-            ),
-            evidence,
-            remediation=T(
-                "Add `--tool-call-parser <name>` for the model (e.g. hermes for Qwen, "
-                "deepseek_v31/deepseek_v32/deepseek_v4 for DeepSeek), or drop "
-                "--enable-auto-tool-choice."
-            ),
-        )
+        return ctx.fail(T("--enable-auto-tool-choice without --tool-call-parser: vLLM exits at start-up with "
+                          "`TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser`"), evidence,
+                        remediation=T("Add `--tool-call-parser <name>` for the model (e.g. hermes for Qwen, "
+                                      "deepseek_v31/deepseek_v32/deepseek_v4 for DeepSeek), or drop "
+                                      "--enable-auto-tool-choice."))
     if parser and not auto:
-        return ctx.fail(
-            T(
-                "--tool-call-parser {parser} without --enable-auto-tool-choice: requests with tool_choice "
-                '"auto" (the default when tools are sent) are refused with `"auto" tool choice '
-                "requires --enable-auto-tool-choice and --tool-call-parser to be set`",
-                parser=parser,
-            ),
-            evidence,
-            remediation=T("Add `--enable-auto-tool-choice` next to `--tool-call-parser {parser}`.", parser=parser),
-        )
+        return ctx.fail(T("--tool-call-parser {parser} without --enable-auto-tool-choice: requests with tool_choice "
+                          "\"auto\" (the default when tools are sent) are refused with `\"auto\" tool choice "
+                          "requires --enable-auto-tool-choice and --tool-call-parser to be set`",
+                          parser=parser), evidence,
+                        remediation=T("Add `--enable-auto-tool-choice` next to `--tool-call-parser {parser}`.",
+                                      parser=parser))
     if not parser:
         return ctx.skip(T("tool calling is not enabled (neither flag given)"))
     return ctx.ok(T("--enable-auto-tool-choice with --tool-call-parser {parser}", parser=parser), evidence)
 
 
-@check(
-    "SERVE105",
-    "serve-options-known",
-    severity="error",
-    stage="serve",
-    needs=["serve_cmd", "vllm_files", "serve_model", "python"],
-)
+@check("SERVE105", "serve-options-known", severity="error", stage="serve",
+       needs=["serve_cmd", "vllm_files", "serve_model", "python"])
 def options_known(ctx):
     """Every option on the command line is one the installed vLLM defines
 
@@ -316,21 +276,14 @@ def options_known(ctx):
         if recorded is None:
             if extra:
                 return ctx.fail("; ".join(extra), evidence)
-            return ctx.unknown(
-                T(
-                    "cannot read the installed vLLM's option definitions: {why}{value}",
-                    why=why,
-                    value=T("; the matrix does not record vLLM {version}", version=vl.version)
-                    if vl is not None
-                    else "",
-                ),
-                evidence,
-            )
+            return ctx.unknown(T("cannot read the installed vLLM's option definitions: {why}{value}", why=why,
+                                 value=T("; the matrix does not record vLLM {version}",
+                                         version=vl.version) if vl is not None else ''),
+                               evidence)
         names = set(recorded)
         by = f"vLLM {vl.version} (as the matrix records that release)"
-        evidence.append(
-            ev(f"matrix: vllm-options.toml (vLLM {vl.version})", f"{len(names)} option names of that release ({why})")
-        )
+        evidence.append(ev(f"matrix: vllm-options.toml (vLLM {vl.version})",
+                           f"{len(names)} option names of that release ({why})"))
     typos, unknown = [], []
     for dest in cmd.options:
         opt = dest.replace("_", "-").split(".", 1)[0].rstrip("+")
@@ -343,17 +296,13 @@ def options_known(ctx):
         else:
             unknown.append(f"--{opt}{where}")
     if typos or extra:
-        return ctx.fail(
-            T("vLLM will stop with `unrecognized arguments`: {value}", value=join("; ", typos + extra + unknown)),
-            evidence,
-            unknown=typos + unknown,
-        )
+        return ctx.fail(T("vLLM will stop with `unrecognized arguments`: {value}",
+                          value=join('; ', typos + extra + unknown)),
+                        evidence, unknown=typos + unknown)
     if unknown:
-        return ctx.warn(
-            T("not defined by {by} (as far as its argument files say): {unknown}", by=by, unknown=", ".join(unknown)),
-            evidence,
-            unknown=unknown,
-        )
+        return ctx.warn(T("not defined by {by} (as far as its argument files say): {unknown}", by=by,
+                          unknown=', '.join(unknown)),
+                        evidence, unknown=unknown)
     return ctx.ok(T("{n_options} option(s), all defined by {by}", n_options=len(cmd.options), by=by), evidence)
 
 
@@ -365,11 +314,8 @@ def _model(ctx):
         return None, None, skip
     m = ctx.fact("serve_model")
     if m.path is None:
-        return (
-            cmd,
-            m,
-            ctx.unknown(T("model {model} not readable on this machine: {why_not}", model=m.model, why_not=m.why_not)),
-        )
+        return cmd, m, ctx.unknown(T("model {model} not readable on this machine: {why_not}", model=m.model,
+                                     why_not=m.why_not))
     return cmd, m, None
 
 
@@ -394,13 +340,8 @@ def _text_cfg(cfg: dict) -> dict:
     return t if isinstance(t, dict) else cfg
 
 
-@check(
-    "SERVE201",
-    "serve-model-type-known",
-    severity="error",
-    stage="serve",
-    needs=["serve_cmd", "serve_model", "vllm_files", "python"],
-)
+@check("SERVE201", "serve-model-type-known", severity="error", stage="serve",
+       needs=["serve_cmd", "serve_model", "vllm_files", "python"])
 def model_type_known(ctx):
     """The model's config.json is readable and its model_type is known to the installed transformers/vLLM
 
@@ -420,14 +361,11 @@ def model_type_known(ctx):
     if out:
         return out
     if m.config is None:
-        return ctx.fail(
-            T("config.json of {path} cannot be read: {config_error}", path=m.path, config_error=m.config_error),
-            [ev(f"dir: {m.path}", ", ".join(m.files[:40]))],
-            remediation=T(
-                "Point vllm serve at the directory that holds config.json and the weights (a "
-                "complete download: `huggingface-cli download <repo> --local-dir DIR`)."
-            ),
-        )
+        return ctx.fail(T("config.json of {path} cannot be read: {config_error}", path=m.path,
+                          config_error=m.config_error),
+                        [ev(f"dir: {m.path}", ", ".join(m.files[:40]))],
+                        remediation=T("Point vllm serve at the directory that holds config.json and the weights (a "
+                                      "complete download: `huggingface-cli download <repo> --local-dir DIR`)."))
     cfg = _config(ctx, m)
     mt = cfg.get("model_type")
     evidence = [ev(f"file: {m.path}/config.json", f"model_type: {mt!r}, architectures: {cfg.get('architectures')}")]
@@ -438,77 +376,42 @@ def model_type_known(ctx):
     known = (tf_names or set()) | (vl_names or set())
     sources = [x for x in (tf_source, vl_source) if x]
     if mt in known:
-        return ctx.ok(T("model_type {mt} is known ({sources})", mt=mt, sources="; ".join(sources)), evidence)
+        return ctx.ok(T("model_type {mt} is known ({sources})", mt=mt, sources='; '.join(sources)), evidence)
     auto_map = isinstance(cfg.get("auto_map"), dict)
     if auto_map and cmd.flag("trust_remote_code"):
-        return ctx.ok(
-            T("model_type {mt} comes with the model's own code (auto_map) and --trust-remote-code is given", mt=mt),
-            evidence,
-        )
+        return ctx.ok(T("model_type {mt} comes with the model's own code (auto_map) and --trust-remote-code is given",
+                        mt=mt),
+                      evidence)
     if tf_names is None or vl_names is None:
         why = "; ".join(w for w in (tf_why, vl_why) if w)
-        return ctx.unknown(
-            T("cannot tell whether the serving stack knows model_type {mt}: {why}", mt=mt, why=why), evidence
-        )
-    evidence.append(
-        ev(
-            tf_source,
-            f"{len(tf_names)} model types; closest: "
-            f"{', '.join(difflib.get_close_matches(mt, sorted(known), n=5, cutoff=0.5))}",
-        )
-    )
+        return ctx.unknown(T("cannot tell whether the serving stack knows model_type {mt}: {why}", mt=mt, why=why),
+                           evidence)
+    evidence.append(ev(tf_source, f"{len(tf_names)} model types; closest: "
+                                  f"{', '.join(difflib.get_close_matches(mt, sorted(known), n=5, cutoff=0.5))}"))
     tf = _dist_version(ctx, "transformers") or "?"
     if auto_map:
-        return ctx.fail(
-            T(
-                "model_type {mt} is not built into transformers {tf}; the model ships its own code "
-                "(auto_map) but --trust-remote-code is not given",
-                mt=mt,
-                tf=tf,
-            ),
-            evidence,
-            remediation=T("Add `--trust-remote-code` (after reviewing the model's Python files)."),
-        )
+        return ctx.fail(T("model_type {mt} is not built into transformers {tf}; the model ships its own code "
+                          "(auto_map) but --trust-remote-code is not given", mt=mt, tf=tf), evidence,
+                        remediation=T("Add `--trust-remote-code` (after reviewing the model's Python files)."))
     first_tf = ctx.matrix.first_transformers_with(mt)
     first_vllm = ctx.matrix.first_vllm_with("model_types", mt)
-    ascend = next(
-        (r for r in ctx.matrix.releases if any(mt in (ctx.matrix.vllm_model_types(v) or ()) for v in r.vllm)), None
-    )
+    ascend = next((r for r in ctx.matrix.releases
+                   if any(mt in (ctx.matrix.vllm_model_types(v) or ()) for v in r.vllm)), None)
     fixes = []
     if ascend is not None:
-        fixes.append(
-            T(
-                "serve it with vllm-ascend v{version} or newer (its vLLM {vllm} configures {mt} itself; image "
-                "quay.io/ascend/vllm-ascend:v{version})",
-                version=ascend.version,
-                vllm=ascend.vllm[0],
-                mt=mt,
-            )
-        )
+        fixes.append(T("serve it with vllm-ascend v{version} or newer (its vLLM {vllm} configures {mt} itself; image "
+                       "quay.io/ascend/vllm-ascend:v{version})", version=ascend.version,
+                       vllm=ascend.vllm[0], mt=mt))
     if first_tf:
-        fixes.append(
-            T(
-                "install transformers >= {first_tf}, the first recorded release that knows {mt}, where the "
-                "vllm-ascend release allows it (`ascend-doctor matrix pins --vllm-ascend X` shows its pin)",
-                first_tf=first_tf,
-                mt=mt,
-            )
-        )
+        fixes.append(T("install transformers >= {first_tf}, the first recorded release that knows {mt}, where the "
+                       "vllm-ascend release allows it (`ascend-doctor matrix pins --vllm-ascend X` shows its pin)",
+                       first_tf=first_tf, mt=mt))
     rem = T("{fixes}.", fixes=join("; or ", fixes)) if fixes else None
     rem = rem[:1].upper() + rem[1:] if rem else None
-    return ctx.fail(
-        T(
-            "Transformers {tf} does not recognize this architecture: {mt} (nor does the installed vLLM's "
-            "config registry): vLLM will stop while loading the config",
-            tf=tf,
-            mt=mt,
-        ),
-        evidence,
-        remediation=rem,
-        model_type=mt,
-        first_transformers=first_tf,
-        first_vllm=first_vllm,
-    )
+    return ctx.fail(T("Transformers {tf} does not recognize this architecture: {mt} (nor does the installed vLLM's "
+                      "config registry): vLLM will stop while loading the config", tf=tf, mt=mt),
+                    evidence, remediation=rem,
+                    model_type=mt, first_transformers=first_tf, first_vllm=first_vllm)
 
 
 def _dist_version(ctx, name: str) -> Optional[str]:
@@ -535,24 +438,16 @@ def _model_types(ctx, which: str):
     version = _dist_version(ctx, which)
     if version is None:
         return None, "", f"{label}: {why}, and {which} is not installed in the serving python"
-    names = (
-        ctx.matrix.transformers_model_types(version)
-        if which == "transformers"
-        else ctx.matrix.vllm_model_types(version)
-    )
+    names = (ctx.matrix.transformers_model_types(version) if which == "transformers"
+             else ctx.matrix.vllm_model_types(version))
     if names is None:
         return None, "", f"{label}: {why}, and the matrix has no record of {which} {version}"
     table = "transformers_models" if which == "transformers" else "vllm_models"
     return set(names), f"matrix: {which} {version} ({table} table; installed files not read: {why})", ""
 
 
-@check(
-    "SERVE202",
-    "serve-architecture-supported",
-    severity="error",
-    stage="serve",
-    needs=["serve_cmd", "serve_model", "vllm_files", "python"],
-)
+@check("SERVE202", "serve-architecture-supported", severity="error", stage="serve",
+       needs=["serve_cmd", "serve_model", "vllm_files", "python"])
 def architecture_supported(ctx):
     """The model's architecture has an implementation in the installed vLLM (or vllm-ascend)
 
@@ -569,9 +464,8 @@ def architecture_supported(ctx):
     if out:
         return out
     if m.config is None:
-        return ctx.unknown(
-            T("config.json of {path} cannot be read: {config_error}", path=m.path, config_error=m.config_error)
-        )
+        return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
+                             config_error=m.config_error))
     archs = _config(ctx, m).get("architectures") or []
     evidence = [ev(f"file: {m.path}/config.json", f"architectures: {archs}")]
     if not archs:
@@ -582,53 +476,30 @@ def architecture_supported(ctx):
         version = _vllm_version(ctx)
         recorded = ctx.matrix.vllm_architectures(version) if version else None
         if recorded is None:
-            return ctx.unknown(
-                T(
-                    "cannot read the installed vLLM's model registry: {note}{value}",
-                    note=note,
-                    value=T("; the matrix has no record of vLLM {version}", version=version) if version else "",
-                ),
-                evidence,
-            )
+            return ctx.unknown(T("cannot read the installed vLLM's model registry: {note}{value}", note=note,
+                                 value=T("; the matrix has no record of vLLM {version}",
+                                         version=version) if version else ''),
+                               evidence)
         names, from_matrix = set(recorded), True
         source = f"matrix: vLLM {version} (vllm_models table; installed files not read: {note})"
     hit = [a for a in archs if a in names]
     if hit:
-        return ctx.ok(T("vLLM implements {hit} ({source})", hit=", ".join(hit), source=source), evidence)
+        return ctx.ok(T("vLLM implements {hit} ({source})", hit=', '.join(hit), source=source), evidence)
     if from_matrix:
         first = ctx.matrix.first_vllm_with("architectures", archs[0])
         since = f"; vLLM {first} is the first recorded release that implements {archs[0]}" if first else ""
-        return ctx.unknown(
-            T(
-                "vLLM {vllm_version} does not implement {archs} ({source}); vllm-ascend may register it "
-                "out of tree, which only the installed files show{since}",
-                vllm_version=_vllm_version(ctx),
-                archs=", ".join(archs),
-                source=source,
-                since=since,
-            ),
-            evidence,
-        )
-    evidence.append(
-        ev(
-            source,
-            f"{len(names)} architectures; closest: "
-            f"{', '.join(difflib.get_close_matches(archs[0], sorted(names), n=5, cutoff=0.5))}",
-        )
-    )
+        return ctx.unknown(T("vLLM {vllm_version} does not implement {archs} ({source}); vllm-ascend may register it "
+                             "out of tree, which only the installed files show{since}",
+                             vllm_version=_vllm_version(ctx), archs=', '.join(archs), source=source, since=since),
+                           evidence)
+    evidence.append(ev(source, f"{len(names)} architectures; closest: "
+                               f"{', '.join(difflib.get_close_matches(archs[0], sorted(names), n=5, cutoff=0.5))}"))
     if str(cmd.get("model_impl") or "") == "transformers":
-        return ctx.warn(
-            T(
-                "the installed {stack} has no native implementation of {archs}; --model-impl transformers "
-                "uses the Transformers backend",
-                stack=_stack(ctx),
-                archs=", ".join(archs),
-            ),
-            evidence,
-        )
-    return ctx.fail(
-        T("the installed {stack} has no implementation of {archs}", stack=_stack(ctx), archs=", ".join(archs)), evidence
-    )
+        return ctx.warn(T("the installed {stack} has no native implementation of {archs}; --model-impl transformers "
+                          "uses the Transformers backend", stack=_stack(ctx),
+                          archs=', '.join(archs)), evidence)
+    return ctx.fail(T("the installed {stack} has no implementation of {archs}", stack=_stack(ctx),
+                      archs=', '.join(archs)), evidence)
 
 
 # model_type -> tool parsers that read that family's tool-call markup (matrix-facts §4.1/§4.3).
@@ -667,51 +538,30 @@ def parser_model_family(ctx):
     if not isinstance(parser, str):
         return ctx.skip(T("--tool-call-parser not given"))
     if m.config is None:
-        return ctx.unknown(
-            T("config.json of {path} cannot be read: {config_error}", path=m.path, config_error=m.config_error)
-        )
+        return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
+                             config_error=m.config_error))
     mt = _config(ctx, m).get("model_type")
-    evidence = [
-        ev(f"file: {m.path}/config.json", f"model_type: {mt!r}"),
-        ev("command line", cmd.source("tool_call_parser")),
-    ]
+    evidence = [ev(f"file: {m.path}/config.json", f"model_type: {mt!r}"),
+                ev("command line", cmd.source("tool_call_parser"))]
     want = MODEL_TOOL_PARSERS.get(str(mt))
     if want is None:
-        return ctx.ok(
-            T("no family rule for model_type {mt}; --tool-call-parser {parser} not judged", mt=mt, parser=parser),
-            evidence,
-        )
+        return ctx.ok(T("no family rule for model_type {mt}; --tool-call-parser {parser} not judged", mt=mt,
+                        parser=parser), evidence)
     if mt == "deepseek_v3" and parser in want:
         v31 = bool(_V31_NAME.search(m.model))
         expected = "deepseek_v31" if v31 else "deepseek_v3"
         if parser != expected:
-            return ctx.warn(
-                T(
-                    "the model name {model} suggests DeepSeek-{value}, whose calls {expected} parses; "
-                    "{parser} expects the other call shape",
-                    model=repr(m.model),
-                    value=T("V3.1") if v31 else T("V3/R1"),
-                    expected=expected,
-                    parser=parser,
-                ),
-                evidence,
-                remediation=T(
-                    "Use `--tool-call-parser {expected}` unless this checkpoint is really the other release.",
-                    expected=expected,
-                ),
-            )
+            return ctx.warn(T("the model name {model} suggests DeepSeek-{value}, whose calls {expected} parses; "
+                              "{parser} expects the other call shape", model=repr(m.model),
+                              value=T("V3.1") if v31 else T("V3/R1"), expected=expected, parser=parser), evidence,
+                            remediation=T("Use `--tool-call-parser {expected}` unless this checkpoint is really the "
+                                          "other release.", expected=expected))
     if parser not in want:
-        return ctx.fail(
-            T(
-                "--tool-call-parser {parser} does not read the tool-call markup of model_type {mt}: calls "
-                "will arrive as raw text in `content`",
-                parser=parser,
-                mt=mt,
-            ),
-            evidence,
-            remediation=T("Use `--tool-call-parser {want}` for this model.", want=" or ".join(sorted(want))),
-            expected=sorted(want),
-        )
+        return ctx.fail(T("--tool-call-parser {parser} does not read the tool-call markup of model_type {mt}: calls "
+                          "will arrive as raw text in `content`", parser=parser, mt=mt), evidence,
+                        remediation=T("Use `--tool-call-parser {want}` for this model.",
+                                      want=' or '.join(sorted(want))),
+                        expected=sorted(want))
     return ctx.ok(T("--tool-call-parser {parser} matches model_type {mt}", parser=parser, mt=mt), evidence)
 
 
@@ -737,62 +587,33 @@ def quantization_flag(ctx):
     method = str(qc.get("quant_method") or "") if qc else ""
     ascend_q = bool(m.quant_description_files) or method == "ascend"
     flag = cmd.get("quantization")
-    evidence = [
-        ev(
-            f"dir: {m.path}",
-            "quant description: "
-            + (", ".join(m.quant_description_files) or "none")
-            + (f" (model_quant_type {m.quant_type})" if m.quant_type else "")
-            + (f"; config.json quantization_config.quant_method: {method}" if method else ""),
-        )
-    ]
+    evidence = [ev(f"dir: {m.path}", "quant description: " + (", ".join(m.quant_description_files) or "none")
+                   + (f" (model_quant_type {m.quant_type})" if m.quant_type else "")
+                   + (f"; config.json quantization_config.quant_method: {method}" if method else ""))]
     if flag is not None:
         evidence.append(ev("command line", cmd.source("quantization")))
     kind = m.quant_type or "Ascend-quantized"
     if ascend_q and flag != "ascend":
-        return ctx.fail(
-            T(
-                "{path} is an Ascend {kind} checkpoint but {value}",
-                path=m.path,
-                kind=kind,
-                value=T("--quantization is {flag}", flag=flag) if flag else T("--quantization ascend is not given"),
-            ),
-            evidence,
-            remediation=T("Add `--quantization ascend` to the vllm serve command line."),
-        )
+        return ctx.fail(T("{path} is an Ascend {kind} checkpoint but {value}", path=m.path, kind=kind,
+                          value=T("--quantization is {flag}",
+                                  flag=flag) if flag else T("--quantization ascend is not given")),
+                        evidence, remediation=T("Add `--quantization ascend` to the vllm serve command line."))
     if flag == "ascend" and not ascend_q:
         if m.config is None:
-            return ctx.unknown(
-                T("config.json of {path} cannot be read: {config_error}", path=m.path, config_error=m.config_error),
-                evidence,
-            )
-        return ctx.fail(
-            T(
-                "--quantization ascend but {path} has no quant_model_description.json: vLLM stops with "
-                "`Cannot find the config file for ascend`",
-                path=m.path,
-            ),
-            evidence,
-            remediation=T(
-                "Drop `--quantization ascend` for unquantized (bf16) weights, or point at the "
-                "msModelSlim output directory."
-            ),
-        )
+            return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
+                                 config_error=m.config_error), evidence)
+        return ctx.fail(T("--quantization ascend but {path} has no quant_model_description.json: vLLM stops with "
+                          "`Cannot find the config file for ascend`", path=m.path), evidence,
+                        remediation=T("Drop `--quantization ascend` for unquantized (bf16) weights, or point at the "
+                                      "msModelSlim output directory."))
     if ascend_q:
         return ctx.ok(T("Ascend {kind} checkpoint served with --quantization ascend", kind=kind), evidence)
     if method:
-        return ctx.ok(
-            T(
-                "not an Ascend-quantized checkpoint; config.json declares quant_method {method}, which vLLM "
-                "reads from config.json{value}",
-                method=method,
-                value=T(" (--quantization {flag})", flag=flag) if flag else "",
-            ),
-            evidence,
-        )
-    return ctx.ok(
-        T("unquantized checkpoint{value}", value=T(", --quantization {flag}", flag=flag) if flag else ""), evidence
-    )
+        return ctx.ok(T("not an Ascend-quantized checkpoint; config.json declares quant_method {method}, which vLLM "
+                        "reads from config.json{value}", method=method,
+                        value=T(" (--quantization {flag})", flag=flag) if flag else ''), evidence)
+    return ctx.ok(T("unquantized checkpoint{value}", value=T(", --quantization {flag}", flag=flag) if flag else ''),
+                  evidence)
 
 
 _OWN_ENCODER_MODES = {"deepseek_v32", "deepseek_v4"}
@@ -835,45 +656,28 @@ def model_path_ascii(ctx):
         odd = _odd_chars(model)
         evidence.append(ev("command line", f"model: {model}"))
         if odd:
-            problems.append(
-                T(
-                    "the model path {model} contains {odd}{value}",
-                    model=repr(model),
-                    odd=", ".join(odd),
-                    value="" if served else T(", and without --served-model-name clients must send it as `model`"),
-                )
-            )
+            problems.append(T("the model path {model} contains {odd}{value}", model=repr(model), odd=', '.join(odd),
+                              value='' if served else T(", and without --served-model-name clients must send it as `model`")))
     if isinstance(served, str) and served:
         odd = _odd_chars(served)
         evidence.append(ev("command line", cmd.source("served_model_name")))
         if odd:
-            problems.append(T("--served-model-name {served} contains {odd}", served=repr(served), odd=", ".join(odd)))
+            problems.append(T("--served-model-name {served} contains {odd}", served=repr(served), odd=', '.join(odd)))
     if not evidence:
         return ctx.skip(T("no model path on the command line"))
     if not problems:
         return ctx.ok(T("model path and served model name are plain ASCII without spaces"), evidence)
     fixes = []
     if isinstance(model, str) and _odd_chars(model):
-        fixes.append(
-            T(
-                "symlink the weights to an ASCII path without spaces (`ln -s {quote} /models/<name>`) and "
-                "serve that path",
-                quote=shlex.quote(model),
-            )
-        )
+        fixes.append(T("symlink the weights to an ASCII path without spaces (`ln -s {quote} /models/<name>`) and "
+                       "serve that path", quote=shlex.quote(model)))
     fixes.append(T("give clients a plain `--served-model-name` (letters, digits, `-`, `_`, `.`, `/`)"))
-    return ctx.warn(
-        join("; ", problems), evidence, remediation=join("; ", fixes)[:1].upper() + join("; ", fixes)[1:] + "."
-    )
+    return ctx.warn(join("; ", problems), evidence, remediation=join("; ", fixes)[:1].upper() + join("; ", fixes)[1:]
+                    + ".")
 
 
-@check(
-    "SERVE205",
-    "serve-chat-template-tools",
-    severity="warning",
-    stage="serve",
-    needs=["serve_cmd", "serve_model", "devices", "npu_smi"],
-)
+@check("SERVE205", "serve-chat-template-tools", severity="warning", stage="serve",
+       needs=["serve_cmd", "serve_model", "devices", "npu_smi"])
 def chat_template_tools(ctx):
     """With tools enabled, the chat template renders tool definitions
 
@@ -897,16 +701,12 @@ def chat_template_tools(ctx):
     mode = cmd.get("tokenizer_mode")
     mt = (_config(ctx, m) if m.config is not None else {}).get("model_type")
     if mode in _OWN_ENCODER_MODES:
-        return ctx.ok(
-            T("--tokenizer-mode {mode} encodes the chat (tools included) without a Jinja template", mode=mode),
-            [ev("command line", cmd.source("tokenizer_mode"))],
-        )
+        return ctx.ok(T("--tokenizer-mode {mode} encodes the chat (tools included) without a Jinja template",
+                        mode=mode),
+                      [ev("command line", cmd.source("tokenizer_mode"))])
     if m.chat_template_arg_error:
-        return ctx.fail(
-            m.chat_template_arg_error,
-            [_cmd_ev(cmd)],
-            remediation=T("Fix the --chat-template path (it is read inside the container)."),
-        )
+        return ctx.fail(m.chat_template_arg_error, [_cmd_ev(cmd)],
+                        remediation=T("Fix the --chat-template path (it is read inside the container)."))
     candidates = []
     if m.chat_template_arg is not None:
         candidates.append((f"--chat-template {cmd.get('chat_template')}"[:200], m.chat_template_arg))
@@ -916,26 +716,20 @@ def chat_template_tools(ctx):
         candidates.append((f"file: {m.path}/tokenizer_config.json chat_template", m.tokenizer_chat_template))
     if not candidates:
         if mt in _OWN_ENCODER_MODES:
-            return ctx.warn(
-                T("model_type {mt} ships no Jinja chat template and --tokenizer-mode {mt} is not given", mt=mt),
-                [ev(f"dir: {m.path}", ", ".join(m.files[:40]))],
-                remediation=T("Add `--tokenizer-mode {mt}` (the vLLM release must have it, see SERVE103).", mt=mt),
-            )
-        return ctx.warn(
-            T("{path} has no chat template and no --chat-template is given: chat requests will fail", path=m.path),
-            [ev(f"dir: {m.path}", ", ".join(m.files[:40]))],
-        )
+            return ctx.warn(T("model_type {mt} ships no Jinja chat template and --tokenizer-mode {mt} is not given",
+                              mt=mt),
+                            [ev(f"dir: {m.path}", ", ".join(m.files[:40]))],
+                            remediation=T("Add `--tokenizer-mode {mt}` (the vLLM release must have it, see SERVE103).",
+                                          mt=mt))
+        return ctx.warn(T("{path} has no chat template and no --chat-template is given: chat requests will fail",
+                          path=m.path),
+                        [ev(f"dir: {m.path}", ", ".join(m.files[:40]))])
     where, text = candidates[0]
     evidence = [ev(where, text[:600])]
     if "tools" in text:
         return ctx.ok(T("the chat template ({where}) renders tools", where=where), evidence)
-    return ctx.warn(
-        T(
-            "the chat template ({where}) never mentions `tools`: the model will not see the tool definitions",
-            where=where,
-        ),
-        evidence,
-    )
+    return ctx.warn(T("the chat template ({where}) never mentions `tools`: the model will not see the tool definitions",
+                      where=where), evidence)
 
 
 # Sizing --------------------------------------------------------------------------------------------------------
@@ -951,24 +745,17 @@ def _visible(ctx, cmd):
     smi = ctx.try_fact("npu_smi")
     evidence = []
     if smi is None or not smi.usable:
-        return (
-            None,
-            evidence,
-            ("npu-smi gave no device table: " + (smi.reason() if smi is not None else "npu_smi fact unavailable")),
-        )
+        return None, evidence, ("npu-smi gave no device table: " + (smi.reason() if smi is not None else
+                                                                     "npu_smi fact unavailable"))
     chips = list(smi.info.chips)
-    evidence.append(
-        ev(
-            "cmd: npu-smi info",
-            f"{len(chips)} chip(s): " + ", ".join(f"NPU {c.npu_id} chip {c.chip_id}" for c in chips),
-        )
-    )
+    evidence.append(ev("cmd: npu-smi info", f"{len(chips)} chip(s): "
+                                            + ", ".join(f"NPU {c.npu_id} chip {c.chip_id}" for c in chips)))
     devices = ctx.try_fact("devices")
     if devices is not None and devices.dev_listed and devices.davinci and len(devices.davinci) < len(chips):
         evidence.append(ev("dir: /dev", "davinci nodes: " + ", ".join(f"davinci{n}" for n in devices.davinci)))
         # /dev/davinciN is the physical id (A3: `Chip Phy-ID`; one chip per NPU elsewhere: the NPU id)
         mounted = [c for c in chips if (c.phy_id if c.phy_id is not None else c.npu_id) in set(devices.davinci)]
-        chips = mounted if len(mounted) == len(devices.davinci) else chips[: len(devices.davinci)]
+        chips = mounted if len(mounted) == len(devices.davinci) else chips[:len(devices.davinci)]
     env = _server_env(ctx, cmd)
     rt = env.get("ASCEND_RT_VISIBLE_DEVICES")
     if rt is not None and rt.strip():
@@ -979,13 +766,8 @@ def _visible(ctx, cmd):
     return chips, evidence, ""
 
 
-@check(
-    "SERVE301",
-    "serve-parallel-fits-npus",
-    severity="error",
-    stage="serve",
-    needs=["serve_cmd", "npu_smi", "devices", "env"],
-)
+@check("SERVE301", "serve-parallel-fits-npus", severity="error", stage="serve",
+       needs=["serve_cmd", "npu_smi", "devices", "env"])
 def parallel_fits(ctx):
     """Tensor x pipeline (x data) parallel size fits the NPUs this server can see
 
@@ -1015,35 +797,21 @@ def parallel_fits(ctx):
     shape = f"TP {tp} x PP {pp}" + (f" x DP {dp}" if dp > 1 else "") + (f" over {nnodes} nodes" if nnodes > 1 else "")
     evidence.insert(0, ev("command line", shape))
     if chips is None:
-        return ctx.unknown(
-            T("{shape} needs {per_node} NPU(s) here, but {why}", shape=shape, per_node=per_node, why=why), evidence
-        )
+        return ctx.unknown(T("{shape} needs {per_node} NPU(s) here, but {why}", shape=shape, per_node=per_node,
+                             why=why), evidence)
     if per_node <= len(chips):
-        return ctx.ok(
-            T("{shape} needs {per_node} NPU(s); {n_chips} visible", shape=shape, per_node=per_node, n_chips=len(chips)),
-            evidence,
-        )
-    msg = T(
-        "{shape} needs {per_node} NPU(s) on this machine but only {n_chips} are visible",
-        shape=shape,
-        per_node=per_node,
-        n_chips=len(chips),
-    )
+        return ctx.ok(T("{shape} needs {per_node} NPU(s); {n_chips} visible", shape=shape, per_node=per_node,
+                        n_chips=len(chips)), evidence)
+    msg = T("{shape} needs {per_node} NPU(s) on this machine but only {n_chips} are visible", shape=shape,
+            per_node=per_node, n_chips=len(chips))
     if str(cmd.get("distributed_executor_backend") or "") == "ray":
         return ctx.warn(msg + ": this only works when the Ray cluster spans other nodes", evidence)
     fit = len(chips) // max(pp * dp, 1) or 1
-    return ctx.fail(
-        msg,
-        evidence,
-        remediation=T(
-            "Use at most `--tensor-parallel-size {fit}` (it must also divide the "
-            "attention heads, see SERVE302), or make more NPUs visible (docker "
-            "`--device /dev/davinciN`, ASCEND_RT_VISIBLE_DEVICES).",
-            fit=fit,
-        ),
-        needed=per_node,
-        visible=len(chips),
-    )
+    return ctx.fail(msg, evidence, remediation=T("Use at most `--tensor-parallel-size {fit}` (it must also divide the "
+                                                 "attention heads, see SERVE302), or make more NPUs visible (docker "
+                                                 "`--device /dev/davinciN`, ASCEND_RT_VISIBLE_DEVICES).",
+                                                 fit=fit),
+                    needed=per_node, visible=len(chips))
 
 
 @check("SERVE302", "serve-tp-divides-heads", severity="error", stage="serve", needs=["serve_cmd", "serve_model"])
@@ -1066,9 +834,8 @@ def tp_divides_heads(ctx):
     except ValueError as exc:
         return ctx.fail(T("--tensor-parallel-size is not an integer: {exc}", exc=exc), [_cmd_ev(cmd)])
     if m.config is None:
-        return ctx.unknown(
-            T("config.json of {path} cannot be read: {config_error}", path=m.path, config_error=m.config_error)
-        )
+        return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
+                             config_error=m.config_error))
     heads = _text_cfg(_config(ctx, m)).get("num_attention_heads")
     evidence = [ev(f"file: {m.path}/config.json", f"num_attention_heads: {heads}"), ev("command line", f"TP {tp}")]
     if not isinstance(heads, int) or heads <= 0:
@@ -1076,27 +843,13 @@ def tp_divides_heads(ctx):
     if heads % tp == 0:
         return ctx.ok(T("{heads} attention heads split evenly over TP {tp}", heads=heads, tp=tp), evidence)
     fits = [d for d in range(1, min(heads, 64) + 1) if heads % d == 0]
-    return ctx.fail(
-        T(
-            "Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp})",
-            heads=heads,
-            tp=tp,
-        ),
-        evidence,
-        remediation=T("Use a TP size among {fits}.", fits=fits),
-    )
+    return ctx.fail(T("Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp})",
+                      heads=heads, tp=tp),
+                    evidence, remediation=T("Use a TP size among {fits}.", fits=fits))
 
 
-_LEN_KEYS = (
-    "max_position_embeddings",
-    "n_positions",
-    "max_seq_len",
-    "seq_length",
-    "model_max_length",
-    "max_sequence_length",
-    "max_seq_length",
-    "seq_len",
-)
+_LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+             "max_sequence_length", "max_seq_length", "seq_len")
 
 
 def derived_max_len(cfg: dict) -> tuple[Optional[int], str, list[str]]:
@@ -1153,48 +906,30 @@ def max_model_len(ctx):
     if want is None or want == -1:
         return ctx.skip(T("--max-model-len not given (vLLM derives it from the model config)"))
     if m.config is None:
-        return ctx.unknown(
-            T("config.json of {path} cannot be read: {config_error}", path=m.path, config_error=m.config_error)
-        )
+        return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
+                             config_error=m.config_error))
     cfg = _text_cfg(_config(ctx, m))
     derived, base, rope = derived_max_len(cfg)
-    evidence = [
-        ev(f"file: {m.path}/config.json", ", ".join([base] + rope) or "no length keys"),
-        ev("command line", f"--max-model-len {want}"),
-    ]
+    evidence = [ev(f"file: {m.path}/config.json", ", ".join([base] + rope) or "no length keys"),
+                ev("command line", f"--max-model-len {want}")]
     if derived is None:
         return ctx.unknown(T("config.json has no max_position_embeddings (or equivalent)"), evidence)
     if want <= derived:
         via = f" (via {', '.join(rope)})" if rope and want > int(base.split("=")[1]) else ""
-        return ctx.ok(
-            T("--max-model-len {want} <= {derived} derived from the config{via}", want=want, derived=derived, via=via),
-            evidence,
-        )
+        return ctx.ok(T("--max-model-len {want} <= {derived} derived from the config{via}", want=want, derived=derived,
+                        via=via), evidence)
     how = f"{base}" + (f" with {', '.join(rope)}" if rope else "")
-    msg = T(
-        "--max-model-len {want} is greater than the {derived} derived from config.json ({how})",
-        want=want,
-        derived=derived,
-        how=how,
-    )
+    msg = T("--max-model-len {want} is greater than the {derived} derived from config.json ({how})", want=want,
+            derived=derived, how=how)
     if _server_env(ctx, cmd).get("VLLM_ALLOW_LONG_MAX_MODEL_LEN") in ("1", "true", "True"):
-        return ctx.warn(
-            msg + "; VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 forces it: output past the trained length is unreliable", evidence
-        )
-    return ctx.fail(
-        msg + ": vLLM refuses to start",
-        evidence,
-        remediation=T(
-            "Use `--max-model-len {derived}` or less (or add rope scaling via --hf-overrides "
-            "for a model trained for it).",
-            derived=derived,
-        ),
-    )
+        return ctx.warn(msg + "; VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 forces it: output past the trained length is "
+                              "unreliable", evidence)
+    return ctx.fail(msg + ": vLLM refuses to start", evidence,
+                    remediation=T("Use `--max-model-len {derived}` or less (or add rope scaling via --hf-overrides "
+                                  "for a model trained for it).", derived=derived))
 
 
-@check(
-    "SERVE304", "serve-hbm-headroom", severity="error", stage="serve", needs=["serve_cmd", "npu_smi", "devices", "env"]
-)
+@check("SERVE304", "serve-hbm-headroom", severity="error", stage="serve", needs=["serve_cmd", "npu_smi", "devices", "env"])
 def hbm_headroom(ctx):
     """Each NPU the server will use has the HBM --gpu-memory-utilization asks for
 
@@ -1221,7 +956,7 @@ def hbm_headroom(ctx):
     chips, evidence, why = _visible(ctx, cmd)
     if chips is None:
         return ctx.unknown(T("cannot compare HBM: {why}", why=why), evidence)
-    used = chips[: tp * pp] or chips[:1]
+    used = chips[:tp * pp] or chips[:1]
     short, seen, fits = [], [], []
     for c in used:
         total = c.hbm_total_mb if c.hbm_total_mb else c.memory_total_mb
@@ -1232,40 +967,21 @@ def hbm_headroom(ctx):
         seen.append(f"NPU {c.npu_id} chip {c.chip_id}: {in_use}/{total} MB used")
         fits.append(free / total)
         if need > free:
-            short.append(
-                T(
-                    "NPU {npu_id} chip {chip_id} needs {need} MB ({util} x {total} MB) but has {free} MB free "
-                    "({in_use} MB in use)",
-                    npu_id=c.npu_id,
-                    chip_id=c.chip_id,
-                    need=format(need, ".0f"),
-                    util=format(util, "g"),
-                    total=total,
-                    free=free,
-                    in_use=in_use,
-                )
-            )
+            short.append(T("NPU {npu_id} chip {chip_id} needs {need} MB ({util} x {total} MB) but has {free} MB free "
+                           "({in_use} MB in use)", npu_id=c.npu_id, chip_id=c.chip_id,
+                           need=format(need, ".0f"), util=format(util, "g"), total=total, free=free, in_use=in_use))
     if not seen:
         return ctx.unknown(T("npu-smi lists no HBM usage for these chips"), evidence)
     evidence.append(ev("cmd: npu-smi info (HBM)", "\n".join(seen)))
     if short:
         best = math.floor(min(fits) * 100) / 100
-        return ctx.fail(
-            T("--gpu-memory-utilization {util}: {short}", util=format(util, "g"), short=join("; ", short)),
-            evidence,
-            remediation=(
-                T(
-                    "Free those NPUs (see the process table of `npu-smi info`), choose idle ones "
-                    "with ASCEND_RT_VISIBLE_DEVICES, or use `--gpu-memory-utilization {best}` or "
-                    "lower.",
-                    best=format(best, ".2f"),
-                )
-            ),
-            chips=short,
-        )
-    return ctx.ok(
-        T("{n_seen} NPU(s) can provide {util} of their HBM", n_seen=len(seen), util=format(util, "g")), evidence
-    )
+        return ctx.fail(T("--gpu-memory-utilization {util}: {short}", util=format(util, "g"), short=join('; ', short)),
+                        evidence,
+                        remediation=(T("Free those NPUs (see the process table of `npu-smi info`), choose idle ones "
+                                       "with ASCEND_RT_VISIBLE_DEVICES, or use `--gpu-memory-utilization {best}` or "
+                                       "lower.", best=format(best, ".2f"))), chips=short)
+    return ctx.ok(T("{n_seen} NPU(s) can provide {util} of their HBM", n_seen=len(seen), util=format(util, "g")),
+                  evidence)
 
 
 # Environment ---------------------------------------------------------------------------------------------------
@@ -1293,24 +1009,20 @@ def env_v0_engine(ctx):
     removed = version is not None and version >= try_parse_version("0.12.0")
     if v.strip() == "0":
         if removed:
-            return ctx.warn(
-                T("VLLM_USE_V1=0 is ignored by vLLM {version} (the V0 engine is gone): remove it", version=version),
-                evidence,
-            )
+            return ctx.warn(T("VLLM_USE_V1=0 is ignored by vLLM {version} (the V0 engine is gone): remove it",
+                              version=version),
+                            evidence)
         return ctx.fail(T("VLLM_USE_V1=0 selects the V0 engine, which vllm-ascend does not support"), evidence)
     if removed:
-        return ctx.warn(
-            T("VLLM_USE_V1={v} is a leftover: vLLM {version} has no such variable", v=v, version=version), evidence
-        )
+        return ctx.warn(T("VLLM_USE_V1={v} is a leftover: vLLM {version} has no such variable", v=v, version=version),
+                        evidence)
     return ctx.ok(T("VLLM_USE_V1={v}", v=v), evidence)
 
 
 _EXTRA_KNOWN = {"VLLM_VERSION", "VLLM_TARGET_DEVICE", "VLLM_USE_V1"}  # read by setup/plugins outside envs.py dicts
 
 
-@check(
-    "SERVE402", "serve-env-unknown-vars", severity="warning", stage="serve", needs=["serve_cmd", "env", "vllm_files"]
-)
+@check("SERVE402", "serve-env-unknown-vars", severity="warning", stage="serve", needs=["serve_cmd", "env", "vllm_files"])
 def env_unknown_vars(ctx):
     """Every VLLM_* / VLLM_ASCEND_* variable is one the installed release knows
 
@@ -1342,7 +1054,8 @@ def env_unknown_vars(ctx):
         sources.append(files.vllm_ascend_env_vars.source)
     unknown = [k for k in ours if k not in known]
     shown = "\n".join(f"{k}={REDACTED if is_secret_name(k) else env[k]}" for k in ours)
-    evidence = [ev("env", shown), ev("file: " + " + ".join(sources), f"{len(known)} known names")]
+    evidence = [ev("env", shown), ev("file: " + " + ".join(sources),
+                                                                      f"{len(known)} known names")]
     if not unknown:
         return ctx.ok(T("{n_ours} VLLM_* variable(s), all known", n_ours=len(ours)), evidence)
     parts = []
@@ -1350,11 +1063,8 @@ def env_unknown_vars(ctx):
         close = difflib.get_close_matches(k, sorted(known), n=1, cutoff=0.75)
         parts.append(f"{k} (did you mean {close[0]}?)" if close else k)
     partial = "" if files.vllm_ascend_env_vars.ok else " (vllm_ascend/envs.py not read: VLLM_ASCEND_* may be known)"
-    return ctx.warn(
-        T("unknown to the installed release{partial}: {parts}", partial=partial, parts=", ".join(parts)),
-        evidence,
-        unknown=unknown,
-    )
+    return ctx.warn(T("unknown to the installed release{partial}: {parts}", partial=partial, parts=', '.join(parts)),
+                    evidence, unknown=unknown)
 
 
 @check("SERVE403", "serve-npu-alloc-conf", severity="info", stage="serve", needs=["serve_cmd", "env"])

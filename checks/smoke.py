@@ -632,15 +632,8 @@ def tool_call_finish_reason(ctx):
         return ctx.skip(T("no tool-call scenario returned a response to examine"))
     if fails:
         return ctx.fail(join("; ", fails), evidence)
-    note = (
-        T(
-            " ({named_stop}: 'stop' for a named tool_choice, as OpenAI answers it — clients should read "
-            "`message.tool_calls`, not branch on finish_reason)",
-            named_stop=", ".join(named_stop),
-        )
-        if named_stop
-        else ""
-    )
+    note = (T(" ({named_stop}: 'stop' for a named tool_choice, as OpenAI answers it — clients should read "
+              "`message.tool_calls`, not branch on finish_reason)", named_stop=', '.join(named_stop)) if named_stop else "")
     return ctx.ok(T("finish_reason matched the tool calls in {seen} response(s){note}", seen=seen, note=note))
 
 
@@ -675,24 +668,14 @@ def tool_call_ids(ctx):
             fails.append(T("{name}: id(s) {dup} repeated within one response", name=name, dup=dup))
             bad = True
         if any(c.type not in ("function",) for c in x.reply.tool_calls):
-            warns.append(
-                T(
-                    "{name}: call type {value} (expected 'function')",
-                    name=name,
-                    value=[c.type for c in x.reply.tool_calls],
-                )
-            )
+            warns.append(T("{name}: call type {value} (expected 'function')", name=name,
+                           value=[c.type for c in x.reply.tool_calls]))
             bad = True
         legacy = x.reply.legacy_function_call
         if legacy is not None and legacy.get("name") != x.reply.tool_calls[0].name:
-            warns.append(
-                T(
-                    "{name}: the deprecated message.function_call names {legacy} while tool_calls[0] names {name2}",
-                    name=name,
-                    legacy=repr(legacy.get("name")),
-                    name2=repr(x.reply.tool_calls[0].name),
-                )
-            )
+            warns.append(T("{name}: the deprecated message.function_call names {legacy} while tool_calls[0] names "
+                           "{name2}", name=name, legacy=repr(legacy.get('name')),
+                           name2=repr(x.reply.tool_calls[0].name)))
             bad = True
         all_ids.update(set(i for i in ids if i))
         if bad:
@@ -728,46 +711,24 @@ def stream_framing(ctx):
         s = x.stream
         mine = []
         if s is None:
-            mine.append(
-                T(
-                    "{name}: asked for a stream, got a non-SSE body ({content_type})",
-                    name=name,
-                    content_type=x.content_type or "no content-type",
-                )
-            )
+            mine.append(T("{name}: asked for a stream, got a non-SSE body ({content_type})", name=name,
+                          content_type=x.content_type or 'no content-type'))
         else:
             if s.events == 0:
                 mine.append(T("{name}: HTTP 200 but the stream carried no events", name=name))
             if s.framing_errors:
-                mine.append(
-                    T(
-                        "{name}: {n_framing_errors} framing error(s): {framing_errors}",
-                        name=name,
-                        n_framing_errors=len(s.framing_errors),
-                        framing_errors=s.framing_errors[0],
-                    )
-                )
+                mine.append(T("{name}: {n_framing_errors} framing error(s): {framing_errors}", name=name,
+                              n_framing_errors=len(s.framing_errors), framing_errors=s.framing_errors[0]))
             if not s.done:
                 mine.append(T("{name}: the stream ended without `data: [DONE]`", name=name))
             if s.data_after_done:
                 mine.append(T("{name}: events after `data: [DONE]`", name=name))
             if s.events and len(s.finish_reasons) != 1:
-                mine.append(
-                    T(
-                        "{name}: {n_finish_reasons} finish_reason(s) {finish_reasons} (expected 1)",
-                        name=name,
-                        n_finish_reasons=len(s.finish_reasons),
-                        finish_reasons=s.finish_reasons,
-                    )
-                )
+                mine.append(T("{name}: {n_finish_reasons} finish_reason(s) {finish_reasons} (expected 1)", name=name,
+                              n_finish_reasons=len(s.finish_reasons), finish_reasons=s.finish_reasons))
             if "text/event-stream" not in x.content_type:
-                warns.append(
-                    T(
-                        "{name}: content-type {content_type}, not text/event-stream",
-                        name=name,
-                        content_type=repr(x.content_type),
-                    )
-                )
+                warns.append(T("{name}: content-type {content_type}, not text/event-stream", name=name,
+                               content_type=repr(x.content_type)))
         if mine:
             fails.extend(mine)
             evidence.append(ev(x.describe(), _sse_excerpt(x)))
@@ -804,9 +765,8 @@ def stream_tool_deltas(ctx):
         return ctx.fail(T("the stream carried no tool-call deltas{leak_hint}", leak_hint=_leak_hint(x)), evidence)
     fails = []
     if s.deltas_without_index:
-        fails.append(
-            T("{deltas_without_index} tool-call delta(s) without `index`", deltas_without_index=s.deltas_without_index)
-        )
+        fails.append(T("{deltas_without_index} tool-call delta(s) without `index`",
+                       deltas_without_index=s.deltas_without_index))
     fails += [f"conflicting id: {c}" for c in s.id_conflicts] + [f"conflicting name: {c}" for c in s.name_conflicts]
     first = r.tool_calls[0]
     if not first.id:
@@ -815,61 +775,31 @@ def stream_tool_deltas(ctx):
         fails.append(T("no `function.name` for the streamed call"))
     streamed = decoded(first.arguments)
     if not isinstance(streamed, dict):
-        fails.append(
-            T(
-                "streamed arguments do not assemble to a JSON object: {arguments}",
-                arguments=repr(str(first.arguments)[:120]),
-            )
-        )
+        fails.append(T("streamed arguments do not assemble to a JSON object: {arguments}",
+                       arguments=repr(str(first.arguments)[:120])))
     if fails:
         return ctx.fail(join("; ", fails), evidence)
     warns = []
     if s.id_repeats:
-        warns.append(
-            T(
-                "the call id was sent again in {n_id_repeats} later delta(s) ({id_repeats})",
-                n_id_repeats=len(s.id_repeats),
-                id_repeats=s.id_repeats[0],
-            )
-        )
+        warns.append(T("the call id was sent again in {n_id_repeats} later delta(s) ({id_repeats})",
+                       n_id_repeats=len(s.id_repeats), id_repeats=s.id_repeats[0]))
     if s.name_repeats:
-        warns.append(
-            T(
-                "function.name was sent again in {n_name_repeats} later delta(s) ({name_repeats})",
-                n_name_repeats=len(s.name_repeats),
-                name_repeats=s.name_repeats[0],
-            )
-        )
+        warns.append(T("function.name was sent again in {n_name_repeats} later delta(s) ({name_repeats})",
+                       n_name_repeats=len(s.name_repeats), name_repeats=s.name_repeats[0]))
     ref = facts.get(S.NAMED)
     if ref is not None and ref.reply is not None and ref.reply.tool_calls:
         plain = decoded(ref.reply.tool_calls[0].arguments)
         if isinstance(plain, dict) and plain != streamed:
-            warns.append(
-                T(
-                    "streamed arguments {dumps} differ from the non-streamed {dumps2}",
-                    dumps=json.dumps(streamed)[:120],
-                    dumps2=json.dumps(plain)[:120],
-                )
-            )
+            warns.append(T("streamed arguments {dumps} differ from the non-streamed {dumps2}",
+                           dumps=json.dumps(streamed)[:120], dumps2=json.dumps(plain)[:120]))
             evidence.append(ev(ref.describe(), _calls_text(ref)))
     if warns:
-        return ctx.warn(
-            join("; ", warns[:4]),
-            evidence,
-            remediation=T(
-                "Repeated ids/names are tolerated by openai-python but not by every client; a "
-                "difference from the non-streamed call means clients see different calls "
-                "depending on `stream` — check the parser's streaming path."
-            ),
-        )
-    return ctx.ok(
-        T(
-            "stream deltas assemble to {name}({dumps}), equal to the non-streamed call",
-            name=first.name,
-            dumps=json.dumps(streamed)[:80],
-        ),
-        evidence,
-    )
+        return ctx.warn(join("; ", warns[:4]), evidence,
+                        remediation=T("Repeated ids/names are tolerated by openai-python but not by every client; a "
+                                      "difference from the non-streamed call means clients see different calls "
+                                      "depending on `stream` — check the parser's streaming path."))
+    return ctx.ok(T("stream deltas assemble to {name}({dumps}), equal to the non-streamed call", name=first.name,
+                    dumps=json.dumps(streamed)[:80]), evidence)
 
 
 @check("TOOL110", "parallel-tool-calls", severity="error", needs=NEEDS, stage="smoke")
@@ -891,14 +821,8 @@ def parallel_tool_calls(ctx):
         r = x.reply
         mine = []
         if x.stream is not None and (x.stream.events == 0 or not x.stream.done):
-            fails.append(
-                T(
-                    "{name}: the stream broke off ({events} event(s), {value} [DONE]; see TOOL108)",
-                    name=name,
-                    events=x.stream.events,
-                    value=T("with") if x.stream.done else T("no"),
-                )
-            )
+            fails.append(T("{name}: the stream broke off ({events} event(s), {value} [DONE]; see TOOL108)", name=name,
+                           events=x.stream.events, value=T("with") if x.stream.done else T("no")))
             evidence.append(_evid(x)[0])
             continue
         ids = [c.id for c in r.tool_calls if c.id]
@@ -906,13 +830,8 @@ def parallel_tool_calls(ctx):
             mine.append(T("{name}: repeated ids {ids}", name=name, ids=ids))
         if x.stream is not None:
             if x.stream.id_conflicts:
-                mine.append(
-                    T(
-                        "{name}: two calls share an index ({id_conflicts})",
-                        name=name,
-                        id_conflicts=x.stream.id_conflicts[0],
-                    )
-                )
+                mine.append(T("{name}: two calls share an index ({id_conflicts})", name=name,
+                              id_conflicts=x.stream.id_conflicts[0]))
             if x.stream.name_conflicts:
                 mine.append(T("{name}: {name_conflicts}", name=name, name_conflicts=x.stream.name_conflicts[0]))
         else:
@@ -923,14 +842,8 @@ def parallel_tool_calls(ctx):
             fails.extend(mine)
             evidence.append(ev(x.describe(), _calls_text(x) if x.stream is None else _sse_excerpt(x)))
         elif len(r.tool_calls) < 2:
-            warns.append(
-                T(
-                    "{name}: {n_tool_calls} call(s) for two independent lookups{leak_hint}",
-                    name=name,
-                    n_tool_calls=len(r.tool_calls),
-                    leak_hint=_leak_hint(x),
-                )
-            )
+            warns.append(T("{name}: {n_tool_calls} call(s) for two independent lookups{leak_hint}", name=name,
+                           n_tool_calls=len(r.tool_calls), leak_hint=_leak_hint(x)))
             evidence.append(ev(x.describe(), _calls_text(x)))
         else:
             oks.append(T("{name}: {n_tool_calls} calls", name=name, n_tool_calls=len(r.tool_calls)))
@@ -952,29 +865,18 @@ def _id_note(sent: Optional[str], msg: str) -> str:
     they differ — that something between rewrote it (a gateway or proxy is the usual suspect)."""
     if not sent:
         return ""
-    named = list(
-        dict.fromkeys(
-            m
-            for m in _QUOTED_ID.findall(msg) + _BARE_ID.findall(msg)
-            if not m.lower().startswith(("tool_call", "assistant", "function"))
-        )
-    )
+    named = list(dict.fromkeys(m for m in _QUOTED_ID.findall(msg) + _BARE_ID.findall(msg)
+                               if not m.lower().startswith(("tool_call", "assistant", "function"))))
     if not named:
-        return T(
-            " The smoke sent tool_call_id {sent} (the server's own call id); the error names no id.", sent=repr(sent)
-        )
+        return T(" The smoke sent tool_call_id {sent} (the server's own call id); the error names no id.",
+                 sent=repr(sent))
     if sent in named:
-        return T(
-            " The server's error names the id the smoke sent ({sent}): it saw the right id and still refused.",
-            sent=repr(sent),
-        )
-    return T(
-        " The smoke sent tool_call_id {sent} (the server's own call id), but the server's error names {named}: "
-        "the id was changed on the way — a gateway or proxy between client and vLLM that rewrites tool-call "
-        "ids is the suspect (compare with `smoke --direct-url`).",
-        sent=repr(sent),
-        named=", ".join((repr(n) for n in named[:3])),
-    )
+        return T(" The server's error names the id the smoke sent ({sent}): it saw the right id and still refused.",
+                 sent=repr(sent))
+    return (T(" The smoke sent tool_call_id {sent} (the server's own call id), but the server's error names {named}: "
+              "the id was changed on the way — a gateway or proxy between client and vLLM that rewrites tool-call "
+              "ids is the suspect (compare with `smoke --direct-url`).", sent=repr(sent),
+              named=', '.join((repr(n) for n in named[:3]))))
 
 
 @check("TOOL111", "tool-round-trip", severity="error", needs=NEEDS, stage="smoke")
@@ -1005,115 +907,57 @@ def tool_round_trip(ctx):
         if compat is not None:
             evidence.append(ev(compat.describe(), _excerpt(compat, 600)))
             if compat.ok:
-                hint += T(
-                    ' The same history with assistant content "" instead of null was accepted, so clients can '
-                    "work around it by sending an empty string"
-                )
+                hint += T(" The same history with assistant content \"\" instead of null was accepted, so clients can "
+                          "work around it by sending an empty string")
                 if compat.reply is not None and compat.reply.tool_calls:
-                    hint += T(
-                        " (the model then called {names} again instead of answering)",
-                        names=[c.name for c in compat.reply.tool_calls],
-                    )
+                    hint += T(" (the model then called {names} again instead of answering)",
+                              names=[c.name for c in compat.reply.tool_calls])
                 elif compat.reply is not None and facts.sentinel and facts.sentinel in (compat.reply.content or ""):
                     hint += T(" (and the answer then used the tool result)")
                 hint += "."
             else:
-                hint += T(' The same history with assistant content "" was rejected too.')
+                hint += T(" The same history with assistant content \"\" was rejected too.")
         if "must be followed by tool messages" in msg.lower():
-            return ctx.fail(
-                T(
-                    "the server rejected the tool result: HTTP {status}: {msg}.{hint}",
-                    status=x.status,
-                    msg=msg[:300],
-                    hint=hint,
-                ),
-                evidence,
-                remediation=_known_fix(msg),
-            )
+            return ctx.fail(T("the server rejected the tool result: HTTP {status}: {msg}.{hint}", status=x.status,
+                              msg=msg[:300], hint=hint), evidence,
+                            remediation=_known_fix(msg))
         low = msg.lower()
         if 400 <= x.status < 500 or "validation error" in low:
             null_content = "content" in low and ("valid string" in low or "none" in low or "null" in low)
-            what = (
-                T(
-                    "it requires a string `content` on the assistant message that carries tool_calls (OpenAI allows "
-                    "null)"
-                )
-                if null_content
-                else T("its request validation refuses the OpenAI message shape")
-            )
-            as500 = (
-                f" — and reports that request-validation error as HTTP {x.status} instead of 400/422"
-                if x.status >= 500
-                else ""
-            )
-            return ctx.fail(
-                T(
-                    "the server rejected the standard tool-result history (assistant tool_calls with "
-                    "content null + role:tool): {what}{as500}.{hint} Server said: {msg}",
-                    what=what,
-                    as500=as500,
-                    hint=hint,
-                    msg=msg[:300],
-                ),
-                evidence,
-                remediation=T(
-                    "Upgrade the server (vLLM accepts content null with tool_calls) or fix the "
-                    'gateway schema in front of it; until then clients must send content "".'
-                ),
-            )
-        return ctx.fail(
-            T(
-                "the server failed while rendering the tool-result history: HTTP {status}: {msg}.{hint}",
-                status=x.status,
-                msg=msg[:300],
-                hint=hint,
-            ),
-            evidence,
-            remediation=T(
-                "The chat template cannot render assistant tool_calls or role:tool messages: "
-                "pass the model's official template with `--chat-template` (server log has the "
-                "Jinja error)."
-            ),
-        )
+            what = (T("it requires a string `content` on the assistant message that carries tool_calls (OpenAI allows "
+                      "null)") if null_content else T("its request validation refuses the OpenAI message shape"))
+            as500 = (f" — and reports that request-validation error as HTTP {x.status} instead of 400/422"
+                     if x.status >= 500 else "")
+            return ctx.fail(T("the server rejected the standard tool-result history (assistant tool_calls with "
+                              "content null + role:tool): {what}{as500}.{hint} Server said: {msg}",
+                              what=what, as500=as500, hint=hint, msg=msg[:300]), evidence,
+                            remediation=T("Upgrade the server (vLLM accepts content null with tool_calls) or fix the "
+                                          "gateway schema in front of it; until then clients must send content \"\"."))
+        return ctx.fail(T("the server failed while rendering the tool-result history: HTTP {status}: {msg}.{hint}",
+                          status=x.status, msg=msg[:300], hint=hint), evidence,
+                        remediation=T("The chat template cannot render assistant tool_calls or role:tool messages: "
+                                      "pass the model's official template with `--chat-template` (server log has the "
+                                      "Jinja error)."))
     bad = _http_problem(ctx, x, T("round trip"))
     if bad:
         return bad
     r = x.reply
     text = (r.content or "").strip()
     if r.tool_calls:
-        return ctx.warn(
-            T(
-                "after the tool result the model called {value} again instead of answering",
-                value=[c.name for c in r.tool_calls],
-            ),
-            _evid(x, _calls_text(x)),
-        )
+        return ctx.warn(T("after the tool result the model called {value} again instead of answering",
+                          value=[c.name for c in r.tool_calls]), _evid(x, _calls_text(x)))
     if not text:
         return ctx.fail(T("the answer after the tool result has no text content"), _evid(x, _calls_text(x)))
     sentinel = facts.sentinel or ""
     if sentinel and sentinel not in text:
-        return ctx.warn(
-            T(
-                "the answer does not mention the tool result's sentinel {sentinel}: the tool result may not "
-                "reach the model (answer: {text})",
-                sentinel=sentinel,
-                text=repr(text[:120]),
-            ),
-            _evid(x),
-            remediation=T(
-                "Check that the chat template renders role:tool messages (look for the tool "
-                "content in the rendered prompt, vllm serve logs it with "
-                "`--enable-log-requests`); small models may also just ignore it."
-            ),
-        )
-    return ctx.ok(
-        T(
-            "tool result on call id {request} accepted and used (sentinel {sentinel} in the answer)",
-            request=repr(x.request.get("answers_call_id")),
-            sentinel=sentinel,
-        ),
-        _evid(x),
-    )
+        return ctx.warn(T("the answer does not mention the tool result's sentinel {sentinel}: the tool result may not "
+                          "reach the model (answer: {text})", sentinel=sentinel,
+                          text=repr(text[:120])), _evid(x),
+                        remediation=T("Check that the chat template renders role:tool messages (look for the tool "
+                                      "content in the rendered prompt, vllm serve logs it with "
+                                      "`--enable-log-requests`); small models may also just ignore it."))
+    return ctx.ok(T("tool result on call id {request} accepted and used (sentinel {sentinel} in the answer)",
+                    request=repr(x.request.get('answers_call_id')), sentinel=sentinel), _evid(x))
 
 
 @check("TOOL112", "tool-irrelevance", severity="warning", needs=NEEDS, stage="smoke")
@@ -1132,14 +976,9 @@ def tool_irrelevance(ctx):
         return early
     r = x.reply
     if r.tool_calls:
-        return ctx.warn(
-            T(
-                "a question needing no tool got {n_tool_calls} call(s) ({value})",
-                n_tool_calls=len(r.tool_calls),
-                value=[c.name for c in r.tool_calls],
-            ),
-            _evid(x, _calls_text(x)),
-        )
+        return ctx.warn(T("a question needing no tool got {n_tool_calls} call(s) ({value})",
+                          n_tool_calls=len(r.tool_calls), value=[c.name for c in r.tool_calls]),
+                        _evid(x, _calls_text(x)))
     if not (r.content or "").strip():
         return ctx.warn(T("a question needing no tool got neither text nor a call"), _evid(x, _calls_text(x)))
     return ctx.ok(T("answered in text without a call ({content})", content=repr(r.content.strip()[:60])), _evid(x))
@@ -1175,18 +1014,8 @@ def tool_markup_leak(ctx):
     if not leaks:
         return ctx.ok(T("no tool-call or reasoning markup in the content of {scanned} answer(s)", scanned=scanned))
     families = list(dict.fromkeys(lk.family for _, lk in leaks))
-    msg = join(
-        "; ",
-        [
-            T(
-                "{markup} in {where} ({marker})",
-                markup=L.FAMILIES[lk.family].label,
-                where=f"{name}.{lk.field}",
-                marker=repr(lk.marker),
-            )
-            for name, lk in leaks[:4]
-        ],
-    )
+    msg = join("; ", [T("{markup} in {where} ({marker})", markup=L.FAMILIES[lk.family].label,
+                        where=f"{name}.{lk.field}", marker=repr(lk.marker)) for name, lk in leaks[:4]])
     try:
         matrix = ctx.matrix  # the shipped matrix plus any --matrix layers
     except Exception:  # an unavailable matrix degrades the remediation text, never the verdict
@@ -1195,12 +1024,9 @@ def tool_markup_leak(ctx):
     loose = [name for name, _ in leaks if _unconstrained(name, facts.exchanges[name])]
     if loose:
         # The parser is there (it emitted the envelope under a forced choice); the arguments ran away.
-        remediation = T(
-            "{fromkeys}: {strict_level_fix}\nIf the parser is missing too: {remediation}",
-            fromkeys=", ".join(dict.fromkeys(loose)),
-            strict_level_fix=L.strict_level_fix(matrix),
-            remediation=remediation,
-        )
+        remediation = (T("{fromkeys}: {strict_level_fix}\nIf the parser is missing too: {remediation}",
+                         fromkeys=', '.join(dict.fromkeys(loose)), strict_level_fix=L.strict_level_fix(matrix),
+                         remediation=remediation))
     details = {"families": families, "parsers": [L.FAMILIES[f].tool_parser for f in families]}
     if families == ["think"]:
         return ctx.warn(T("raw markup leaked: {msg}", msg=msg), evidence[:4], remediation=remediation, **details)

@@ -276,57 +276,29 @@ def python_supported(ctx):
 
 # Likely causes of an import failure, for when the shared signature catalogue cannot say (matrix-facts §5).
 IMPORT_CAUSES: List[Tuple[str, str, str, str]] = [
-    (
-        r"_ZN3atb|atb::",
-        T("torch_npu is newer than the installed NNAL/ATB (undefined atb:: symbol)"),
-        T(
-            "Install the NNAL (Ascend-cann-nnal) of the CANN version your torch_npu is built for, or the torch_npu that "
-            "matches your CANN/NNAL (Ascend/pytorch COMPATIBILITY.md)."
-        ),
-        "vllm-project/vllm-ascend#117, #750",
-    ),
-    (
-        r"_ZN3Mki",
-        T("torch_npu and NNAL/ATB are from different CANN releases (undefined Mki symbol in libtbe_adapter.so)"),
-        T("Install the NNAL built for your CANN and the torch_npu the compatibility table pairs with it."),
-        "Ascend/pytorch#99",
-    ),
-    (
-        r"libatb\.so",
-        T("NNAL/ATB is not installed or its set_env.sh was not sourced"),
-        T("Install Ascend-cann-nnal and `source /usr/local/Ascend/nnal/atb/set_env.sh`."),
-        "vllm-project/vllm-ascend#152, #130",
-    ),
-    (
-        r"libascend_hal\.so|libdrvdsmi|libdcmi\.so",
-        T("the NPU driver's libraries are not visible (driver not installed or lib64 not mounted into the container)"),
-        T(
-            "Mount `-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/` (and /usr/local/dcmi) or install "
-            "the driver; make sure LD_LIBRARY_PATH contains /usr/local/Ascend/driver/lib64."
-        ),
-        "vllm-project/vllm-ascend docs/source/installation.md (docker run mounts)",
-    ),
-    (
-        r"libascendcl\.so|libhccl\.so|libacl_op_compiler\.so|libge_runner\.so|libopapi\.so|libruntime\.so",
-        T("the CANN environment is not sourced (set_env.sh) or CANN is not installed"),
-        T(
-            "`source /usr/local/Ascend/ascend-toolkit/set_env.sh` (CANN >= 8.5: `source /usr/local/Ascend/cann/set_env.sh`) "
-            "before starting Python."
-        ),
-        "Ascend/pytorch docs/zh/installation_guide/faq.md (问题2)",
-    ),
-    (
-        r"No module named 'torch_npu\._C'",
-        T("Python imported torch_npu from its source tree (the current directory)"),
-        T("Run from another directory than the Ascend/pytorch checkout."),
-        "Ascend/pytorch docs FAQ (问题4)",
-    ),
-    (
-        r"Failed to infer device type",
-        T("torch_npu did not load (CANN/NNAL environment not sourced)"),
-        T("Source the CANN and NNAL set_env.sh scripts in the serving environment."),
-        "vllm-project/vllm-ascend#130",
-    ),
+    (r"_ZN3atb|atb::", T("torch_npu is newer than the installed NNAL/ATB (undefined atb:: symbol)"),
+     T("Install the NNAL (Ascend-cann-nnal) of the CANN version your torch_npu is built for, or the torch_npu that "
+       "matches your CANN/NNAL (Ascend/pytorch COMPATIBILITY.md)."), "vllm-project/vllm-ascend#117, #750"),
+    (r"_ZN3Mki",
+     T("torch_npu and NNAL/ATB are from different CANN releases (undefined Mki symbol in libtbe_adapter.so)"),
+     T("Install the NNAL built for your CANN and the torch_npu the compatibility table pairs with it."),
+     "Ascend/pytorch#99"),
+    (r"libatb\.so", T("NNAL/ATB is not installed or its set_env.sh was not sourced"),
+     T("Install Ascend-cann-nnal and `source /usr/local/Ascend/nnal/atb/set_env.sh`."),
+     "vllm-project/vllm-ascend#152, #130"),
+    (r"libascend_hal\.so|libdrvdsmi|libdcmi\.so",
+     T("the NPU driver's libraries are not visible (driver not installed or lib64 not mounted into the container)"),
+     T("Mount `-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/` (and /usr/local/dcmi) or install "
+       "the driver; make sure LD_LIBRARY_PATH contains /usr/local/Ascend/driver/lib64."),
+     "vllm-project/vllm-ascend docs/source/installation.md (docker run mounts)"),
+    (r"libascendcl\.so|libhccl\.so|libacl_op_compiler\.so|libge_runner\.so|libopapi\.so|libruntime\.so",
+     T("the CANN environment is not sourced (set_env.sh) or CANN is not installed"),
+     T("`source /usr/local/Ascend/ascend-toolkit/set_env.sh` (CANN >= 8.5: `source /usr/local/Ascend/cann/set_env.sh`) "
+       "before starting Python."), "Ascend/pytorch docs/zh/installation_guide/faq.md (问题2)"),
+    (r"No module named 'torch_npu\._C'", T("Python imported torch_npu from its source tree (the current directory)"),
+     T("Run from another directory than the Ascend/pytorch checkout."), "Ascend/pytorch docs FAQ (问题4)"),
+    (r"Failed to infer device type", T("torch_npu did not load (CANN/NNAL environment not sourced)"),
+     T("Source the CANN and NNAL set_env.sh scripts in the serving environment."), "vllm-project/vllm-ascend#130"),
 ]
 
 
@@ -367,16 +339,11 @@ def torch_npu_import(ctx):
     """
     f = ctx.fact("import_probe")
     if not f.ran:
-        return ctx.skip(T("import probe did not run: {skipped_reason}", skipped_reason=f.skipped_reason or "skipped"))
-    evidence = [
-        ev(
-            f"cmd: {f.python} -c 'import torch, torch_npu'",
-            f"stage reached: {f.stage or '-'}; returncode {f.returncode}"
-            + (f"; signal {f.signal}" if f.signal else "")
-            + ("; TIMED OUT" if f.timed_out else "")
-            + (f"; {f.seconds:.1f}s" if f.seconds is not None else ""),
-        )
-    ]
+        return ctx.skip(T("import probe did not run: {skipped_reason}", skipped_reason=f.skipped_reason or 'skipped'))
+    evidence = [ev(f"cmd: {f.python} -c 'import torch, torch_npu'",
+                   f"stage reached: {f.stage or '-'}; returncode {f.returncode}"
+                   + (f"; signal {f.signal}" if f.signal else "") + ("; TIMED OUT" if f.timed_out else "")
+                   + (f"; {f.seconds:.1f}s" if f.seconds is not None else ""))]
     if f.error:
         evidence.append(ev("exception", f"{f.error_type}: {f.error}"))
     if f.stderr_tail:
@@ -389,92 +356,38 @@ def torch_npu_import(ctx):
     if found:
         evidence.append(ev(f"known cause [source: {found[2]}]", found[3]))
     if f.timed_out:
-        return ctx.fail(
-            T(
-                "importing torch/torch_npu hung at stage '{stage}' (timed out): the NPU is likely held by "
-                "another process or the driver is wedged",
-                stage=stage,
-            ),
-            evidence,
-            remediation=found[1]
-            if found
-            else T(
-                "Check `npu-smi info` for processes holding the NPUs and stop them; if npu-smi itself "
-                "hangs, the driver needs a reset/reboot."
-            ),
-        )
+        return ctx.fail(T("importing torch/torch_npu hung at stage '{stage}' (timed out): the NPU is likely held by "
+                          "another process or the driver is wedged", stage=stage), evidence,
+                        remediation=found[1] if found else
+                        T("Check `npu-smi info` for processes holding the NPUs and stop them; if npu-smi itself "
+                          "hangs, the driver needs a reset/reboot."))
     if f.signal:
-        cause = (
-            found[0]
-            if found
-            else T(
-                "CANN and the NPU driver do not match (a segfault in the import is the "
-                "typical symptom), or torch_npu was built for another CANN"
-            )
-        )
-        return ctx.fail(
-            T(
-                "importing torch/torch_npu crashed with {signal} at stage '{stage}': {cause}",
-                signal=f.signal,
-                stage=stage,
-                cause=cause,
-            ),
-            evidence,
-            remediation=found[1]
-            if found
-            else T(
-                "Install the HDK driver released with your CANN (see CANN106) and the torch_npu built for "
-                "your CANN (see TORCH102)."
-            ),
-        )
+        cause = found[0] if found else T("CANN and the NPU driver do not match (a segfault in the import is the "
+                                         "typical symptom), or torch_npu was built for another CANN")
+        return ctx.fail(T("importing torch/torch_npu crashed with {signal} at stage '{stage}': {cause}",
+                          signal=f.signal, stage=stage, cause=cause), evidence,
+                        remediation=found[1] if found else
+                        T("Install the HDK driver released with your CANN (see CANN106) and the torch_npu built for "
+                          "your CANN (see TORCH102)."))
     if f.error_type:
         cause = found[0] if found else T("see the exception")
         what = {"torch": T("importing torch"), "device": T("asking torch.npu for devices")}.get(
-            stage, T("importing torch_npu")
-        )
-        return ctx.fail(
-            T(
-                "{what} failed ({error_type}: {splitlines}) — likely cause: {cause}",
-                what=what,
-                error_type=f.error_type,
-                splitlines=(f.error or "").splitlines()[0][:200] if f.error else "",
-                cause=cause,
-            ),
-            evidence,
-            remediation=found[1] if found else None,
-        )
+            stage, T("importing torch_npu"))
+        return ctx.fail(T("{what} failed ({error_type}: {splitlines}) — likely cause: {cause}", what=what,
+                          error_type=f.error_type, splitlines=(f.error or '').splitlines()[0][:200] if f.error else '',
+                          cause=cause),
+                        evidence, remediation=found[1] if found else None)
     if f.returncode not in (0, None) or f.stage != "done":
-        return ctx.fail(
-            T(
-                "the import child exited with {returncode} at stage '{stage}' without a result{value}",
-                returncode=f.returncode,
-                stage=stage,
-                value=T(" — likely cause: {found}", found=found[0]) if found else "",
-            ),
-            evidence,
-            remediation=found[1] if found else None,
-        )
+        return ctx.fail(T("the import child exited with {returncode} at stage '{stage}' without a result{value}",
+                          returncode=f.returncode, stage=stage,
+                          value=T(" — likely cause: {found}", found=found[0]) if found else ''), evidence,
+                        remediation=found[1] if found else None)
     if not f.npu_available or not f.device_count:
-        return ctx.fail(
-            T(
-                "torch {torch} / torch_npu {torch_npu} imported, but no NPU is visible (device_count={device_count})",
-                torch=f.torch,
-                torch_npu=f.torch_npu,
-                device_count=f.device_count,
-            ),
-            evidence,
-            remediation=T(
-                "In a container pass `--device /dev/davinciN --device /dev/davinci_manager "
-                "--device /dev/devmm_svm --device /dev/hisi_hdc`; check "
-                "ASCEND_RT_VISIBLE_DEVICES and `npu-smi info`."
-            ),
-        )
-    return ctx.ok(
-        T(
-            "torch {torch} and torch_npu {torch_npu} import; {device_count} NPU(s) visible",
-            torch=f.torch,
-            torch_npu=f.torch_npu,
-            device_count=f.device_count,
-        ),
-        evidence,
-    )
+        return ctx.fail(T("torch {torch} / torch_npu {torch_npu} imported, but no NPU is visible "
+                          "(device_count={device_count})", torch=f.torch,
+                          torch_npu=f.torch_npu, device_count=f.device_count), evidence,
+                        remediation=T("In a container pass `--device /dev/davinciN --device /dev/davinci_manager "
+                                      "--device /dev/devmm_svm --device /dev/hisi_hdc`; check "
+                                      "ASCEND_RT_VISIBLE_DEVICES and `npu-smi info`."))
+    return ctx.ok(T("torch {torch} and torch_npu {torch_npu} import; {device_count} NPU(s) visible", torch=f.torch,
+                    torch_npu=f.torch_npu, device_count=f.device_count), evidence)

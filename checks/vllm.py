@@ -282,40 +282,22 @@ def release_pins(ctx):
         fix.append(T("or all at once: `ascend-doctor matrix pins --vllm-ascend {version} > c.txt && pip install -c "
                      "c.txt vllm-ascend=={version}`", version=row.version))
         text = T("{fix}.", fix=join("; ", fix))
-        return ctx.fail(
-            T(
-                "vllm-ascend {version} was built for another stack: {fails}{value}",
-                version=va.version,
-                fails=join("; ", fails),
-                value=T("; also: {warns}", warns=join("; ", warns)) if warns else "",
-            ),
-            evidence,
-            remediation=capitalized(text),
-        )
+        return ctx.fail(T("vllm-ascend {version} was built for another stack: {fails}{value}", version=va.version,
+                          fails=join('; ', fails), value=T("; also: {warns}",
+                                                           warns=join('; ', warns)) if warns else ''),
+                        evidence,
+                        remediation=capitalized(text))
     if warns:
-        return ctx.warn(
-            join("; ", warns),
-            evidence,
-            remediation=T(
-                "Prefer what the vllm-ascend {version} package pins (`ascend-doctor matrix pins "
-                "--vllm-ascend {version}`).",
-                version=row.version,
-            ),
-        )
+        return ctx.warn(join("; ", warns), evidence,
+                        remediation=T("Prefer what the vllm-ascend {version} package pins (`ascend-doctor matrix pins "
+                                      "--vllm-ascend {version}`).",
+                                      version=row.version))
     checked = [i.component for i in items if i.status in ("ok", "alternative", "build")]
     if not checked:
-        return ctx.unknown(
-            T("nothing of vllm-ascend {version}'s stack could be compared", version=row.version), evidence
-        )
-    return ctx.ok(
-        T(
-            "{checked} match vllm-ascend {version}{value}",
-            checked=", ".join(checked),
-            version=row.version,
-            value=T(" ({notes})", notes=join("; ", notes)) if notes else "",
-        ),
-        evidence,
-    )
+        return ctx.unknown(T("nothing of vllm-ascend {version}'s stack could be compared", version=row.version),
+                           evidence)
+    return ctx.ok(T("{checked} match vllm-ascend {version}{value}", checked=', '.join(checked), version=row.version,
+                    value=T(" ({notes})", notes=join('; ', notes)) if notes else ''), evidence)
 
 
 @check("VLLM103", "advisories", severity="error", needs=["python", "cann", "driver", "npu_smi"])
@@ -353,87 +335,33 @@ def advisories(ctx):
         if smi is not None and smi.info is not None and smi.info.driver_version:
             versions["driver"] = smi.info.driver_version
     m = ctx.matrix
-    shown = {
-        k: versions[k]
-        for k in (
-            "vllm-ascend",
-            "vllm",
-            "torch",
-            "torch-npu",
-            "triton-ascend",
-            "transformers",
-            "cann",
-            "driver",
-            "firmware",
-            "python",
-            "machine",
-        )
-        if k in versions
-    }
+    shown = {k: versions[k] for k in ("vllm-ascend", "vllm", "torch", "torch-npu", "triton-ascend", "transformers",
+                                      "cann", "driver", "firmware", "python", "machine") if k in versions}
     evidence = [ev("versions judged", "\n".join(f"{k} {v}" for k, v in shown.items()))]
     hits = m.matching_advisories(versions)
     if not hits:
-        return ctx.ok(
-            T("none of the {n_advisories} advisories matches this stack", n_advisories=len(m.advisories)), evidence
-        )
+        return ctx.ok(T("none of the {n_advisories} advisories matches this stack", n_advisories=len(m.advisories)),
+                      evidence)
     for a in hits:
-        evidence.append(
-            ev(
-                f"advisory {a.id} [{a.severity}]",
-                f"{a.title}\nwhen: {', '.join(f'{k} {v}' for k, v in a.when.items())}"
-                + (f" on {', '.join(a.machine)}" if a.machine else "")
-                + "\nsymptom: "
-                + "\n         ".join(a.symptom)
-                + f"\nfix: {a.fix}\nsource: {'; '.join(a.source)}",
-            )
-        )
-    msg = join(
-        "; ",
-        [
-            T(
-                "{id} [{severity}] {title} (symptom: {symptom})",
-                id=a.id,
-                severity=a.severity,
-                title=known(a.title),
-                symptom=a.symptom[0],
-            )
-            for a in hits
-        ],
-    )
+        evidence.append(ev(f"advisory {a.id} [{a.severity}]",
+                           f"{a.title}\nwhen: {', '.join(f'{k} {v}' for k, v in a.when.items())}"
+                           + (f" on {', '.join(a.machine)}" if a.machine else "")
+                           + "\nsymptom: " + "\n         ".join(a.symptom)
+                           + f"\nfix: {a.fix}\nsource: {'; '.join(a.source)}"))
+    msg = join("; ", [T("{id} [{severity}] {title} (symptom: {symptom})", id=a.id, severity=a.severity,
+                        title=known(a.title), symptom=a.symptom[0]) for a in hits])
     fix = join("\n", [T("{id}: {fix}", id=a.id, fix=known(a.fix)) for a in hits])
     if any(a.severity in ("critical", "error") for a in hits):
-        return ctx.fail(
-            T("{n_hits} known-bad combination(s): {msg}", n_hits=len(hits), msg=msg),
-            evidence,
-            remediation=fix,
-            advisories=[a.id for a in hits],
-        )
-    return ctx.warn(
-        T("{n_hits} advisory(ies) apply: {msg}", n_hits=len(hits), msg=msg),
-        evidence,
-        remediation=fix,
-        advisories=[a.id for a in hits],
-    )
+        return ctx.fail(T("{n_hits} known-bad combination(s): {msg}", n_hits=len(hits), msg=msg),
+                        evidence, remediation=fix,
+                        advisories=[a.id for a in hits])
+    return ctx.warn(T("{n_hits} advisory(ies) apply: {msg}", n_hits=len(hits), msg=msg), evidence, remediation=fix,
+                    advisories=[a.id for a in hits])
 
 
 # Distributions whose broken requirements break serving; other conflicts warn.
-STACK = frozenset(
-    {
-        "vllm",
-        "vllm-ascend",
-        "torch",
-        "torch-npu",
-        "triton-ascend",
-        "transformers",
-        "torchvision",
-        "torchaudio",
-        "tokenizers",
-        "safetensors",
-        "huggingface-hub",
-        "numpy",
-        "mooncake-transfer-engine",
-    }
-)
+STACK = frozenset({"vllm", "vllm-ascend", "torch", "torch-npu", "triton-ascend", "transformers", "torchvision",
+                   "torchaudio", "tokenizers", "safetensors", "huggingface-hub", "numpy", "mooncake-transfer-engine"})
 
 
 @check("VLLM104", "pip-check", severity="error", needs=["python"])
@@ -459,50 +387,28 @@ def pip_check(ctx):
     if real:
         evidence.append(ev(f"pip check ({py.executable or 'python'})", "\n".join(c.line() for c in real)))
     if allowed:
-        evidence.append(
-            ev(
-                "allowed conflicts (matrices/depcheck/dependency-allowlist.toml)",
-                "\n".join(
-                    f"{c.line()}\n  allowed by {c.allowed_by}: {c.allowed_reason} [source: {'; '.join(c.allowed_source)}]"
-                    for c in allowed
-                ),
-            )
-        )
+        evidence.append(ev("allowed conflicts (matrices/depcheck/dependency-allowlist.toml)", "\n".join(
+            f"{c.line()}\n  allowed by {c.allowed_by}: {c.allowed_reason} [source: {'; '.join(c.allowed_source)}]"
+            for c in allowed)))
     if not real:
-        return ctx.ok(
-            T(
-                "no broken requirements among {n_distributions} distributions{value}",
-                n_distributions=len(py.distributions),
-                value=T(" ({n_allowed} documented-harmless conflict(s) allowed)", n_allowed=len(allowed))
-                if allowed
-                else "",
-            ),
-            evidence,
-        )
+        return ctx.ok(T("no broken requirements among {n_distributions} distributions{value}",
+                        n_distributions=len(py.distributions),
+                        value=T(" ({n_allowed} documented-harmless conflict(s) allowed)",
+                                n_allowed=len(allowed)) if allowed else ''),
+                      evidence)
     stack = [c for c in real if normalize_name(c.requirer) in STACK or c.name in STACK]
     wants: List[str] = []
     for c in stack or real:
         spec = f"'{c.requirement}'" if any(ch in c.requirement for ch in "<>!~,[") else c.requirement
         if spec not in wants:
             wants.append(spec)
-    fix = T(
-        "`pip install {wants}` (then reinstall vllm-ascend's pins if they moved) and `python -m pip check`.",
-        wants=" ".join(wants),
-    )
+    fix = (T("`pip install {wants}` (then reinstall vllm-ascend's pins if they moved) and `python -m pip check`.",
+             wants=' '.join(wants)))
     summary = "; ".join(c.line() for c in (stack or real)[:3]) + (" …" if len(stack or real) > 3 else "")
     if stack:
-        return ctx.fail(
-            T(
-                "{n_real} broken requirement(s), {n_stack} in the serving stack: {summary}",
-                n_real=len(real),
-                n_stack=len(stack),
-                summary=summary,
-            ),
-            evidence,
-            remediation=fix,
-        )
-    return ctx.warn(
-        T("{n_real} broken requirement(s) outside the serving stack: {summary}", n_real=len(real), summary=summary),
-        evidence,
-        remediation=fix,
-    )
+        return ctx.fail(T("{n_real} broken requirement(s), {n_stack} in the serving stack: {summary}",
+                          n_real=len(real), n_stack=len(stack), summary=summary), evidence,
+                        remediation=fix)
+    return ctx.warn(T("{n_real} broken requirement(s) outside the serving stack: {summary}", n_real=len(real),
+                      summary=summary), evidence,
+                    remediation=fix)

@@ -157,4 +157,5 @@ def render_diff(result: DiffResult, file: Any = None) -> None:
                       escape(c.b) if c.b is not None else "[dim]—[/dim]")
         console.print()
         console.print(t)
-    console.print("\n" + escape(tr("{n} difference(s) in {groups} group(s)", n=result.count, groups=len(result.groups))))
+    console.print("\n" + escape(tr("{n} difference(s) in {groups} group(s)", n=result.count,
+                                   groups=len(result.groups))))

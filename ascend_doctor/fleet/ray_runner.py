@@ -109,22 +109,16 @@ def init_ray(address: str, timeout: float = CONNECT_TIMEOUT_S) -> Any:
     exc = outcome.get("error")
     if exc is not None:
         if isinstance(exc, (ConnectionError, RuntimeError, ValueError)):
-            raise InputError(
-                T("cannot connect to the Ray cluster at {address}: {exc}", address=repr(address), exc=exc)
-            ) from None
+            raise InputError(T("cannot connect to the Ray cluster at {address}: {exc}", address=repr(address),
+                               exc=exc)) from None
         raise exc
     return ray
 
 
-def run_on_ray(
-    address: str,
-    options: RunOptions,
-    node_timeout: float = 60.0,
-    fake: Optional[dict[str, Any]] = None,
-    on_result: Optional[Callable[[NodeResult], None]] = None,
-    connect_timeout: float = CONNECT_TIMEOUT_S,
-    evaluate_on_nodes: bool = True,
-) -> RayRun:
+def run_on_ray(address: str, options: RunOptions, node_timeout: float = 60.0,
+               fake: Optional[dict[str, Any]] = None,
+               on_result: Optional[Callable[[NodeResult], None]] = None,
+               connect_timeout: float = CONNECT_TIMEOUT_S, evaluate_on_nodes: bool = True) -> RayRun:
     """Collect every alive node concurrently; a dead, dying or silent node becomes a NodeResult with an error.
 
     `on_result` is called with each node's result as it arrives (the CLI evaluates it there, while slower nodes are
@@ -151,18 +145,13 @@ def run_on_ray(
     fakes: dict[str, Optional[dict]] = {}
     for n in alive:
         node_id = n["NodeID"]
-        res = NodeResult(
-            name=n.get("NodeManagerHostname") or node_id[:12],
-            ray_node_id=node_id,
-            address=n.get("NodeManagerAddress"),
-            source=f"ray node {node_id[:12]}",
-        )
+        res = NodeResult(name=n.get("NodeManagerHostname") or node_id[:12], ray_node_id=node_id,
+                         address=n.get("NodeManagerAddress"), source=f"ray node {node_id[:12]}")
         fakes[node_id] = _fake_for(n, fake)
         strategy = NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
         res.sent_at = time.time()
-        ref = collect.options(scheduling_strategy=strategy).remote(
-            options_json, fakes[node_id], evaluate_on_nodes, matrix_texts or None
-        )
+        ref = collect.options(scheduling_strategy=strategy).remote(options_json, fakes[node_id], evaluate_on_nodes,
+                                                                   matrix_texts or None)
         pending[ref] = res
         deadline[node_id] = time.monotonic() + node_timeout
         run.results.append(res)
@@ -188,10 +177,8 @@ def run_on_ray(
             if now >= deadline[res.ray_node_id]:
                 pending.pop(ref)
                 res.error_kind = TIMEOUT
-                res.error = (
-                    f"no answer within the per-node timeout of {node_timeout:g}s (the node is frozen, "
-                    "overloaded, or a probe hangs there)"
-                )
+                res.error = (f"no answer within the per-node timeout of {node_timeout:g}s (the node is frozen, "
+                             "overloaded, or a probe hangs there)")
                 run.stuck = True
         if pending and now - last_poll >= POLL_S:
             last_poll = now
@@ -204,17 +191,10 @@ def run_on_ray(
     t_clock = time.monotonic()
     _measure_clocks(ray, run, fakes)
     answered = sum(1 for r in run.results if r.reachable)
-    run.notes.append(
-        T(
-            "ray: connected in {connect}s; {answered} of {nodes} node(s) answered within {tasks}s; clocks "
-            "sampled in {clocks}s",
-            connect=f"{t_submit - t_init:.2f}",
-            answered=answered,
-            nodes=len(run.results),
-            tasks=f"{t_clock - t_submit:.2f}",
-            clocks=f"{time.monotonic() - t_clock:.2f}",
-        )
-    )
+    run.notes.append(T("ray: connected in {connect}s; {answered} of {nodes} node(s) answered within {tasks}s; clocks "
+                       "sampled in {clocks}s", connect=f"{t_submit - t_init:.2f}", answered=answered,
+                       nodes=len(run.results), tasks=f"{t_clock - t_submit:.2f}",
+                       clocks=f"{time.monotonic() - t_clock:.2f}"))
     return run
 
 
@@ -237,9 +217,8 @@ def _accept(res: NodeResult, out: dict) -> None:
         if res.snapshot.system.hostname:
             res.name = res.snapshot.system.hostname
     if None not in (res.sent_at, res.started_at, res.ended_at, res.received_at):
-        res.clock_offset_s, res.clock_uncertainty_s = clock_estimate(
-            res.sent_at, res.started_at, res.ended_at, res.received_at
-        )
+        res.clock_offset_s, res.clock_uncertainty_s = clock_estimate(res.sent_at, res.started_at, res.ended_at,
+                                                                     res.received_at)
 
 
 def _measure_clocks(ray, run: RayRun, fakes: dict[str, Optional[dict]]) -> None:

@@ -169,18 +169,16 @@ class Supervisor:
         while True:
             rc = self.child.poll()
             if rc is not None:
-                return False, T("the command exited with status {status} before it became healthy", status=exit_code_of(rc))
+                return False, T("the command exited with status {status} before it became healthy",
+                                status=exit_code_of(rc))
             if self.received:
                 return False, T("signal {signal} received while waiting for the server", signal=self.received[0])
             hit = probe_health(base)
             if hit:
                 return True, T("{url} answered 200", url=f"{base}{hit}")
             if time.monotonic() >= end:
-                return False, T(
-                    "{base} did not answer /health or /v1/models within {seconds}s",
-                    base=base,
-                    seconds=format(deadline_s, "g"),
-                )
+                return False, T("{base} did not answer /health or /v1/models within {seconds}s", base=base,
+                                seconds=format(deadline_s, "g"))
             time.sleep(interval)
 
     def stop(self, grace_s: float = 30.0) -> int:

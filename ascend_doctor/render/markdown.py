@@ -42,16 +42,10 @@ def render_markdown(report: Report) -> str:
     lines: list[str] = []
     t = report.triage
     if t is not None:
-        lines.append(
-            tr(
-                "**ascend-doctor triage** of {source} ({lines} lines; {sections})",
-                source=_code(t.source),
-                lines=t.lines,
-                sections=tr(", ").join(
-                    tr("{kind} at lines {lines}", kind=s.kind.replace("_", " "), lines=s.lines) for s in t.sections[:8]
-                ),
-            )
-        )
+        lines.append(tr("**ascend-doctor triage** of {source} ({lines} lines; {sections})", source=_code(t.source),
+                        lines=t.lines, sections=tr(", ").join(tr("{kind} at lines {lines}",
+                                                                 kind=s.kind.replace("_", " "),
+                                                                 lines=s.lines) for s in t.sections[:8])))
         lines.append("")
         if t.root_cause and t.root_cause in by_code:
             lines.append("### " + tr("Most likely cause"))
@@ -61,9 +55,8 @@ def render_markdown(report: Report) -> str:
                 lines += ["", tr("_Why this one:_ {why}", why=t.text("root_cause_why"))]
             lines.append("")
         others = [by_code[c] for c in t.others if c in by_code]
-        warns = [
-            f for f in report.findings if f.status.value == "warn" and f.code != t.root_cause and f.code != "TRIAGE103"
-        ]
+        warns = [f for f in report.findings if f.status.value == "warn" and f.code != t.root_cause
+                 and f.code != "TRIAGE103"]
         if others or warns:
             lines += ["### " + tr("Other problems"), ""]
             for f in others + warns:
@@ -74,50 +67,30 @@ def render_markdown(report: Report) -> str:
             lines += [f"- {m}" for m in t.text("missing")]
             lines.append("")
         if t.seen:
-            lines += [
-                f"<details><summary>{tr('What the paste says')}</summary>",
-                "",
-                f"| {tr('component')} | {tr('value (where)')} |",
-                "|---|---|",
-            ]
+            lines += [f"<details><summary>{tr('What the paste says')}</summary>", "",
+                      f"| {tr('component')} | {tr('value (where)')} |", "|---|---|"]
             lines += [f"| {k} | {v.replace('|', '/')} |" for k, v in t.seen.items()]
             lines += ["", "</details>", ""]
         unknown = [f for f in report.findings if f.status.value == "unknown"]
         if unknown or t.not_judged:
             lines += [f"<details><summary>{tr('Not decided from this paste')}</summary>", ""]
-            lines += [
-                f"- **{f.code}** {tr(f.title)}: {localize(f.message, f.message_template, f.message_fields)}"
-                for f in unknown
-            ]
+            lines += [f"- **{f.code}** {tr(f.title)}: {localize(f.message, f.message_template, f.message_fields)}"
+                      for f in unknown]
             lines += [f"- {n}" for n in t.text("not_judged")]
             lines += ["", "</details>", ""]
     else:
         c = report.counts
         verdict = {"ok": tr("OK"), "not_ready": tr("NOT READY"), "incomplete": tr("INCOMPLETE")}.get(
-            report.verdict, report.verdict.replace("_", " ").upper()
-        )
-        lines.append(
-            tr(
-                "**ascend-doctor {command}** on {host}: **{verdict}** — {failed} failed, {warnings} warnings, "
-                "{unknown} unknown, {passed} passed (exit {code})",
-                command=report.command,
-                host=_code(report.host.hostname),
-                verdict=verdict,
-                failed=c.fail,
-                warnings=c.warn,
-                unknown=c.unknown,
-                passed=c.pass_,
-                code=report.exit_code,
-            )
-        )
+            report.verdict, report.verdict.replace("_", " ").upper())
+        lines.append(tr("**ascend-doctor {command}** on {host}: **{verdict}** — {failed} failed, {warnings} warnings, "
+                        "{unknown} unknown, {passed} passed (exit {code})", command=report.command,
+                        host=_code(report.host.hostname), verdict=verdict, failed=c.fail, warnings=c.warn,
+                        unknown=c.unknown, passed=c.pass_, code=report.exit_code))
         lines.append("")
         for f in report.findings:
             if f.status.value in ("fail", "error", "warn", "unknown"):
                 lines += _finding(f)
         lines.append("")
-    lines.append(
-        "<sub>"
-        + tr("ascend-doctor {version} · `ascend-doctor explain CODE` for any code", version=report.tool_version)
-        + "</sub>"
-    )
+    lines.append("<sub>" + tr("ascend-doctor {version} · `ascend-doctor explain CODE` for any code",
+                              version=report.tool_version) + "</sub>")
     return "\n".join(lines).rstrip() + "\n"

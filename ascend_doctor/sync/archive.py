@@ -102,6 +102,5 @@ def open_tree(path: str) -> Tree:
                         files[m.name[len(top):]] = _decode(f.read())
             return Tree(label, files)
     except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
-        raise InputError(
-            T("{path}: cannot read it as a directory, sdist or wheel: {exc}", path=path, exc=exc)
-        ) from None
+        raise InputError(T("{path}: cannot read it as a directory, sdist or wheel: {exc}", path=path,
+                           exc=exc)) from None

@@ -54,71 +54,41 @@ def test_every_help_text_of_the_command_line_has_a_zh_entry():
     have = entries()
     ids = help_msgids(cli)
     assert len(ids) > 80
-    assert [
-        f"{where}: {msgid[:60]!r}" for msgid, where in ids.items() if not (have.get(msgid) and have[msgid].string)
-    ] == []
+    assert [f"{where}: {msgid[:60]!r}" for msgid, where in ids.items() if not (have.get(msgid) and have[msgid].string)] \
+        == []
 
 
 @pytest.mark.parametrize("columns", [80, 100])
 def test_chinese_help_pages_fit_the_terminal(columns):
     env = {**os.environ, "COLUMNS": str(columns), "PYTHONPATH": str(REPO)}
     for argv in ([], ["check"], ["exec"], ["smoke"], ["triage"], ["matrix"], ["matrix", "show"], ["fleet"]):
-        r = subprocess.run(
-            [sys.executable, "-m", "ascend_doctor", *argv, "--help", "--lang", "zh"],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=120,
-        )
+        r = subprocess.run([sys.executable, "-m", "ascend_doctor", *argv, "--help", "--lang", "zh"], cwd=REPO,
+                           capture_output=True, text=True, env=env, timeout=120)
         assert r.returncode == 0, (argv, r.stderr)
         assert "用法：" in r.stdout and "选项：" in r.stdout and "显示此帮助信息并退出。" in r.stdout, argv
         wide = [ln for ln in r.stdout.splitlines() if cell_len(ln) > columns and " " in ln.strip()]
         assert wide == [], (argv, wide)
-    r = subprocess.run(
-        [sys.executable, "-m", "ascend_doctor", "--help"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env={**env, "LANG": "zh_CN.UTF-8", "ASCEND_DOCTOR_LANG": ""},
-        timeout=120,
-    )
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "--help"], cwd=REPO, capture_output=True, text=True,
+                       env={**env, "LANG": "zh_CN.UTF-8", "ASCEND_DOCTOR_LANG": ""}, timeout=120)
     assert "命令：" in r.stdout and "对运行中的 vLLM" in r.stdout  # the locale alone chooses Chinese
 
 
 def test_usage_errors_speak_chinese_with_the_exit_code_kept():
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    cases = [
-        (
-            ["check", "--bogus", "--lang", "zh"],
-            ["没有选项 '--bogus'", "是否想用 '--verbose'", "（见 `ascend-doctor check --help`）"],
-        ),
-        (["check", "--format", "xx", "--lang", "zh"], ["'--format' 的值无效：'xx' 不是以下之一："]),
-        (["check", "--replay", "/nonexistent", "--lang", "zh"], ["'--replay' 的值无效", "不存在"]),
-        (["explain", "NOPE", "--lang", "zh"], ["未知的检查 'NOPE'（见 `ascend-doctor list`）"]),
-        (["smoke", "--base-url", "ftp://x", "--lang", "zh"], ["不是带主机名的 http(s) URL"]),
-    ]
+    cases = [(["check", "--bogus", "--lang", "zh"], ["没有选项 '--bogus'", "是否想用 '--verbose'", "（见 `ascend-doctor check --help`）"]),
+             (["check", "--format", "xx", "--lang", "zh"], ["'--format' 的值无效：'xx' 不是以下之一："]),
+             (["check", "--replay", "/nonexistent", "--lang", "zh"], ["'--replay' 的值无效", "不存在"]),
+             (["explain", "NOPE", "--lang", "zh"], ["未知的检查 'NOPE'（见 `ascend-doctor list`）"]),
+             (["smoke", "--base-url", "ftp://x", "--lang", "zh"], ["不是带主机名的 http(s) URL"])]
     for argv, texts in cases:
-        r = subprocess.run(
-            [sys.executable, "-m", "ascend_doctor", *argv],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=120,
-        )
+        r = subprocess.run([sys.executable, "-m", "ascend_doctor", *argv], cwd=REPO, capture_output=True, text=True,
+                           env=env, timeout=120)
         assert r.returncode == 2, (argv, r.stderr)
         assert r.stderr.startswith("ascend-doctor: 错误: ") and r.stderr.count("\n") == 1, r.stderr
         for text in texts:
             assert text in r.stderr, (argv, r.stderr)
-    r = subprocess.run(
-        [sys.executable, "-m", "ascend_doctor", "check", "--bogus"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env={**env, "ASCEND_DOCTOR_LANG": "en"},
-        timeout=120,
-    )
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "check", "--bogus"], cwd=REPO, capture_output=True,
+                       text=True, env={**env, "ASCEND_DOCTOR_LANG": "en"}, timeout=120)
     assert r.stderr.startswith("ascend-doctor: error: No such option '--bogus'.")
 
 
@@ -147,22 +117,16 @@ def _findings():
     from tests.smoke.fault_server import FAULTS, RECORDED, ScriptedServer
 
     for p in sorted((REPO / "examples").glob("*.snapshot.json")):
-        r = subprocess.run(
-            [sys.executable, "-m", "ascend_doctor", "check", "--replay", str(p), "--format", "json"],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env={**os.environ, "PYTHONPATH": str(REPO)},
-        )
+        r = subprocess.run([sys.executable, "-m", "ascend_doctor", "check", "--replay", str(p), "--format", "json"],
+                           cwd=REPO, capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "PYTHONPATH": str(REPO)})
         for fd in json.loads(r.stdout)["findings"]:
             yield p.name, Finding(**fd)
     reg = load_registry(entry_points=False)
-    servers = [("fault", d.name) for d in sorted(FAULTS.iterdir())] + [
-        ("recorded", d.name) for d in sorted(RECORDED.iterdir())
-    ]
+    servers = [("fault", d.name) for d in sorted(FAULTS.iterdir())] + [("recorded", d.name)
+                                                                       for d in sorted(RECORDED.iterdir())]
     for kind, name in servers:
-        with ScriptedServer(fault=name) if kind == "fault" else ScriptedServer(recorded=name) as srv:
+        with (ScriptedServer(fault=name) if kind == "fault" else ScriptedServer(recorded=name)) as srv:
             facts = gather(srv.base_url, timeout=10.0)
         for f in evaluate_smoke(reg, facts, RunOptions()):
             yield f"{kind}:{name}", f
@@ -173,10 +137,8 @@ def test_no_finding_of_the_examples_and_smoke_servers_reads_english_in_chinese()
     n = 0
     for src, f in _findings():
         n += 1
-        for kind, text, template, fields in (
-            ("message", f.message, f.message_template, f.message_fields),
-            ("fix", f.remediation, f.remediation_template, f.remediation_fields),
-        ):
+        for kind, text, template, fields in (("message", f.message, f.message_template, f.message_fields),
+                                             ("fix", f.remediation, f.remediation_template, f.remediation_fields)):
             if text:
                 bad = _english_left(_zh(text, template, fields))
                 if bad:
@@ -212,22 +174,8 @@ def test_every_signature_and_matrix_text_shown_to_users_has_a_zh_entry():
 
 def test_diagnose_explains_a_log_in_chinese():
     env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "100"}
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ascend_doctor",
-            "diagnose",
-            "tests/data/signatures/hccl-notify-wait-timeout.log",
-            "--lang",
-            "zh",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "diagnose", "tests/data/signatures/hccl-notify-wait-timeout.log",
+                        "--lang", "zh"], cwd=REPO, capture_output=True, text=True, env=env, timeout=120)
     assert "含义：" in r.stdout and "集合通信中 notify 等待超时" in r.stdout
     assert "`hccn_tool -i <dev> -link -g`" in r.stdout  # commands verbatim
     # The translated meaning and fix wrap by cells (the quoted log line and the source paths are printed whole).
@@ -254,15 +202,8 @@ def test_a_chinese_smoke_report_of_the_real_vllm_bytes_is_actionable():
     findings = evaluate_smoke(load_registry(entry_points=False), facts, RunOptions())
     from datetime import datetime, timezone
 
-    report = build_report(
-        tool_version="t",
-        host=HostSummary(hostname="h"),
-        started_at=datetime.now(timezone.utc),
-        duration_s=1.0,
-        fail_on=Severity.ERROR,
-        findings=findings,
-        command="smoke",
-    )
+    report = build_report(tool_version="t", host=HostSummary(hostname="h"), started_at=datetime.now(timezone.utc),
+                          duration_s=1.0, fail_on=Severity.ERROR, findings=findings, command="smoke")
     out = io.StringIO()
     i18n.set_option("zh")
     try:
@@ -276,35 +217,15 @@ def test_a_chinese_smoke_report_of_the_real_vllm_bytes_is_actionable():
 
 def test_a_chinese_triage_reply_reads_chinese_around_the_quoted_paste():
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ascend_doctor",
-            "triage",
-            "tests/data/triage/set-random-seed-issue.md",
-            "--format",
-            "markdown",
-            "--lang",
-            "zh",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "triage", "tests/data/triage/set-random-seed-issue.md",
+                        "--format", "markdown", "--lang", "zh"], cwd=REPO, capture_output=True, text=True, env=env,
+                       timeout=120)
     assert r.returncode == 1, r.stderr
     out = r.stdout
     assert "**ascend-doctor 分诊**" in out and "### 最可能的原因" in out and "**修复：**" in out
     assert "VLLM101" in out and "`pip install vllm-ascend==0.13.0`" in out
     assert "_为什么是它：_ 解释了" in out
-    r = subprocess.run(
-        [sys.executable, "-m", "ascend_doctor", "triage", "tests/data/triage/set-random-seed-issue.md", "--lang", "zh"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env={**env, "COLUMNS": "100"},
-        timeout=120,
-    )
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "triage", "tests/data/triage/set-random-seed-issue.md",
+                        "--lang", "zh"], cwd=REPO, capture_output=True, text=True, env={**env, "COLUMNS": "100"},
+                       timeout=120)
     assert "最可能的原因：VLLM101" in r.stdout and "理由：解释了第 78 行处的错误" in r.stdout
