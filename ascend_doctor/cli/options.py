@@ -134,7 +134,7 @@ def build_options(config, **cli: Any):
     try:
         return RunOptions.model_validate(merged)
     except ValidationError as exc:
-        where = f"config file {config.path}: options." if config.path else "option "
+        where = T("config file {path}: options.", path=config.path) if config.path else T("option ")
         raise InputError(T("{where}{error_line}", where=where, error_line=error_line(exc))) from None
 
 
@@ -174,7 +174,9 @@ def make_host(replay: Optional[str], timing: bool = False):
 
 
 def _where(config, key: str) -> str:
-    return f"--{key.replace('_', '-')}" if key not in config.options else f"config file {config.path}: options.{key}"
+    if key not in config.options:
+        return f"--{key.replace('_', '-')}"
+    return T("config file {path}: options.{key}", path=config.path, key=key)
 
 
 def check_local_paths(options, config) -> None:
@@ -201,14 +203,14 @@ def check_host_paths(options, config, replay_host=None) -> None:
                                    "{known})", where=_where(config, 'python'),
                                    python=repr(options.python), known=', '.join(known) or 'none'))
         elif not os.path.isfile(options.python):
-            what = "is a directory" if os.path.isdir(options.python) else "no such file"
+            what = T("is a directory") if os.path.isdir(options.python) else T("no such file")
             raise InputError(T("{where}: {python}: {what}", where=_where(config, 'python'),
                                python=repr(options.python), what=what))
         elif not os.access(options.python, os.X_OK):
             raise InputError(T("{where}: {python}: not executable", where=_where(config, 'python'),
                                python=repr(options.python)))
     if options.model_dir and replay_host is None and not os.path.isdir(options.model_dir):
-        what = "is a file, not a directory" if os.path.exists(options.model_dir) else "no such directory"
+        what = T("is a file, not a directory") if os.path.exists(options.model_dir) else T("no such directory")
         raise InputError(T("{where}: {model_dir}: {what}", where=_where(config, 'model_dir'),
                            model_dir=repr(options.model_dir), what=what))
 
