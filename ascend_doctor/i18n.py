@@ -175,8 +175,8 @@ def localize(text: Optional[str], template: Optional[str] = None, fields: Option
             for en_sep, sep in _JOIN_SEPARATORS.get(lang, ()):
                 template = template.replace(en_sep, sep)
         values = {k: fields.get(f"{k}@{lang}", v) for k, v in fields.items() if "@" not in k}
-        try:
-            return tr(template, lang=lang, **values)
+        try:  # always formatted, even with no fields: a template's literal braces are written {{ }}
+            return catalogue(lang).gettext(template).format(**values)
         except (KeyError, IndexError, ValueError):  # a catalogue entry with other fields: never lose the message
             return text
     return tr(text, lang=lang)

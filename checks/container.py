@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ascend_doctor.engine import ev
-from ascend_doctor.i18n import T
+from ascend_doctor.i18n import T, join
 from ascend_doctor.probes.devices import planned_device_count
 from ascend_doctor.registry import check
 
@@ -67,13 +67,13 @@ def broken_mounts(devs, npu_smi_found_elsewhere: bool) -> list[tuple[str, str, s
                              ("driver_version_info", devs.driver_version_info, "file"),
                              ("ascend_install_info", devs.ascend_install_info, "file")):
         if not state.exists:
-            out.append((key, f"{state.path} is missing", MOUNT_FLAGS[key]))
+            out.append((key, T("{path} is missing", path=state.path), MOUNT_FLAGS[key]))
         elif want == "file" and state.kind == "dir":
-            out.append((key, f"{state.path} is a directory, not a file: the -v source did not exist on the host "
-                             "(docker created an empty directory)", MOUNT_FLAGS[key]))
+            out.append((key, T("{path} is a directory, not a file: the -v source did not exist on the host (docker "
+                               "created an empty directory)", path=state.path), MOUNT_FLAGS[key]))
         elif want == "dir" and state.kind == "dir" and state.entries == 0:
-            out.append((key, f"{state.path} is an empty directory: the -v source is empty or did not exist on the "
-                             "host", MOUNT_FLAGS[key]))
+            out.append((key, T("{path} is an empty directory: the -v source is empty or did not exist on the host",
+                               path=state.path), MOUNT_FLAGS[key]))
     if not devs.npu_smi_present and not npu_smi_found_elsewhere:
         as_dir = [p.path for p in devs.npu_smi if p.exists and p.kind == "dir"]
         what = (T("{as_dir} is a directory, not the npu-smi program: the -v source did not exist on the host",
@@ -112,7 +112,7 @@ def container_device_nodes(ctx):
         if ctr.kubernetes:
             fix = K8S_HINT + "; with plain docker: " + " ".join(flags)
         else:
-            fix += "; " + K8S_HINT
+            fix += T("; {hint}", hint=K8S_HINT)
         return ctx.fail(T("device node(s) missing in the container: {missing}", missing=', '.join(missing)), evidence,
                         remediation=fix, missing=missing)
     nodes = [n for n in (CORE_NODES + ("ascend_manager",)) if devs.has(n)]
@@ -155,8 +155,8 @@ def container_driver_mounts(ctx):
         fix = T("add to `docker run`: {broken} (each source must exist on the host: `ls -ld` it there)",
                 broken=' '.join((flag for _, _, flag in broken)))
         if ctr.kubernetes:
-            fix += "; " + K8S_HINT
-        return ctx.fail(T("driver files not mounted: {broken}", broken='; '.join((w for _, w, _ in broken))), evidence,
+            fix += T("; {hint}", hint=K8S_HINT)
+        return ctx.fail(T("driver files not mounted: {broken}", broken=join("; ", [w for _, w, _ in broken])), evidence,
                         remediation=fix, missing=[k for k, _, _ in broken])
     return ctx.ok(T("driver mounts present: /usr/local/dcmi, npu-smi, driver/lib64 ({entries} entries), "
                     "driver/version.info, /etc/ascend_install.info",
@@ -282,7 +282,7 @@ def container_npu_smi_error(ctx):
         if missing or broken:
             all_flags = flags + [f for _, _, f in broken]
             return ctx.fail(T("npu-smi: DCMI -8005 because the container lacks {value}",
-                              value=', '.join(missing + [w for _, w, _ in broken])), evidence, code=code,
+                              value=join(", ", missing + [w for _, w, _ in broken])), evidence, code=code,
                             remediation=T("add to `docker run`: {all_flags}", all_flags=' '.join(all_flags)))
         return ctx.fail(T("npu-smi: DCMI -8005 although the device nodes and driver mounts are present: the container "
                           "user is not root/HwHiAiUser, another container holds the NPU, or the host driver was "
