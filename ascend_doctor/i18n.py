@@ -7,7 +7,8 @@ entry. msgids are the English text; a template's named fields (`{failed}`) are f
 languages carry the same values.
 
 Messages are built from parts: a field that is itself a message (a phrase such as "named tool_choice", a `join` of
-problems, `msg + "…"`) keeps its translations beside it (`name@zh` in the fields), and a fixed text from data (a
+problems, `msg + "…"`) keeps its own template and fields beside it (`name@msg` in the fields, JSON), so it is
+rendered in whatever language the report is shown in — nothing is translated while checks run — and a fixed text from data (a
 signature's meaning, a matrix advisory) is `known(text)`, looked up by its whole text. English output is always the
 text the check wrote; only other languages are re-filled from templates. The command line's help and click's own
 strings go through the same catalogue (cli/i18n_click.py).
@@ -20,6 +21,7 @@ the machine contract; the JSON report records the `lang` its human outputs used.
 from __future__ import annotations
 
 import gettext
+import json
 import os
 import re
 from pathlib import Path
@@ -109,16 +111,28 @@ class Msg(str):
 def T(template: str, **fields) -> Msg:
     """A message template with named fields: `T("/dev/shm is {size}, below the {minimum} minimum", size=…, …)`.
     The values are formatted by the caller (units, lists) and are never translated — except a value that is itself
-    a `Msg` (a phrase such as "named tool_choice", or a `join` of messages): its translations are kept beside it as
-    `name@zh`, so the whole sentence reads in one language."""
+    a `Msg` (a phrase such as "named tool_choice", or a `join` of messages): its template and fields are kept beside
+    it as `name@msg` (JSON), so the whole sentence reads in one language in any rendering."""
     values = {k: str(v) for k, v in fields.items()}
     m = Msg(template.format(**values))
     for k, v in fields.items():
         if isinstance(v, Msg):
-            for lang in LANGS[1:]:
-                values[f"{k}@{lang}"] = localize(str(v), v.template, v.fields, lang=lang)
+            values[f"{k}@msg"] = json.dumps([v.template, v.fields], ensure_ascii=False)
     m.template, m.fields = template, values
     return m
+
+
+def field_text(fields: dict, key: str, lang: str) -> str:
+    """Field `key` in `lang`: a field that is itself a message (`key@msg`) rendered in it, else its value."""
+    value = fields[key]
+    nested = fields.get(f"{key}@msg")
+    if nested is None:
+        return value
+    try:
+        template, sub = json.loads(nested)
+    except (ValueError, TypeError):  # damaged (e.g. by an edited report): the English value is still right
+        return value
+    return localize(value, template, sub if isinstance(sub, dict) else {}, lang=lang)
 
 
 def known(text: str) -> Msg:
@@ -174,7 +188,7 @@ def localize(text: Optional[str], template: Optional[str] = None, fields: Option
         if _JOIN.match(template):  # a join of messages: the separators of the language
             for en_sep, sep in _JOIN_SEPARATORS.get(lang, ()):
                 template = template.replace(en_sep, sep)
-        values = {k: fields.get(f"{k}@{lang}", v) for k, v in fields.items() if "@" not in k}
+        values = {k: field_text(fields, k, lang) for k in fields if "@" not in k}
         try:  # always formatted, even with no fields: a template's literal braces are written {{ }}
             return catalogue(lang).gettext(template).format(**values)
         except (KeyError, IndexError, ValueError):  # a catalogue entry with other fields: never lose the message

@@ -76,7 +76,8 @@ class Finding(Model, extra="forbid"):
     message_template: Optional[str] = Field(None, description="The English template `message` was filled from "
                                                               "(named fields in braces): stable text for scripts")
     message_fields: dict[str, str] = Field(default_factory=dict, description="The values of the template's fields; "
-                                             "`name@zh` is a field that is itself a phrase, as it reads in Chinese")
+                                             "`name@msg` is a field that is itself a message: its "
+                                             "English template and fields (JSON), for rendering in another language")
     evidence: list[Evidence] = Field(default_factory=list)
     remediation: Optional[str] = None
     remediation_template: Optional[str] = None

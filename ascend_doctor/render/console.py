@@ -37,7 +37,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from ascend_doctor.i18n import current, localize, tr, trn
+from ascend_doctor.i18n import current, field_text, localize, tr, trn
 from ascend_doctor.render.wrap import wrap
 from ascend_doctor.report import Finding, Report, Status, gating
 from ascend_doctor.textsafe import escape_text
@@ -86,11 +86,6 @@ def console_width(file: Optional[TextIO] = None) -> Optional[int]:
 def make_console(file: Optional[TextIO] = None) -> Console:
     f = file or sys.stdout
     return Console(file=_EscapingStream(f), highlight=False, soft_wrap=False, width=console_width(f))
-
-
-def plural(n: int, word: str, many: Optional[str] = None) -> str:
-    """'1 warning', '2 warnings', '1 check', '3 checks'."""
-    return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
 def _para(console: Console, first: str, text: str, style: str = "", rest: Optional[str] = None) -> None:
@@ -225,8 +220,8 @@ def _cause_text(cause: str, items: list[Finding]) -> str:
     if lang != "en":
         for f in items:
             for k, v in f.message_fields.items():
-                if v == cause and f"{k}@{lang}" in f.message_fields:
-                    return f.message_fields[f"{k}@{lang}"]
+                if v == cause and f"{k}@msg" in f.message_fields:
+                    return field_text(f.message_fields, k, lang)
     return tr(cause)
 
 

@@ -43,7 +43,8 @@ def _english_left(zh: str) -> list[str]:
 
 
 def _zh(text, template, fields):
-    fields = {k: ("X" if k.split("@")[0] in VERBATIM else v) for k, v in (fields or {}).items()}
+    fields = {k: ("X" if k in VERBATIM else v) for k, v in (fields or {}).items()
+              if not (k.endswith("@msg") and k[:-4] in VERBATIM)}
     return localize(text, template, fields, lang="zh")
 
 
