@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ascend_doctor.engine import FactStore
+from ascend_doctor.facts import FactStore
 from ascend_doctor.errors import FactUnavailable, InputError
 from ascend_doctor.host import Host
 from ascend_doctor.i18n import T

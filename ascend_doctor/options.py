@@ -20,6 +20,8 @@ class RunOptions(Model, extra="forbid"):
     model_dir: Optional[str] = Field(None, description="Where the model weights live (disk-space check)")
     matrix: list[str] = Field(default_factory=list, description="Extra matrix TOML files layered over the shipped one")
     checks_dirs: list[str] = Field(default_factory=list)
+    policy: Optional[str] = Field(None, description="Host policy TOML used instead of the shipped "
+                                                    "matrices/host-policy.toml (thresholds)")
     redact_hostname: bool = False
     import_probe: bool = Field(True, description="Run `import torch, torch_npu` in a child of the serving python")
     lang: Optional[Literal["en", "zh"]] = Field(None, description="Language of the console and markdown outputs "

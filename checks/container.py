@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ascend_doctor.engine import ev
+from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
 from ascend_doctor.probes.devices import planned_device_count
 from ascend_doctor.registry import check

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ascend_doctor.engine import ev
+from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T
 from ascend_doctor.registry import check
 from ascend_doctor.versions import try_parse_version

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import List, Optional, Tuple
 
-from ascend_doctor.engine import ev
+from ascend_doctor.evaluator import ev
 from ascend_doctor.hardware import families
 from ascend_doctor.i18n import T, known
 from ascend_doctor.registry import check

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ascend_doctor.engine import ev
+from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
 from ascend_doctor.probes.devices import planned_device_count
 from ascend_doctor.registry import check
@@ -135,7 +135,7 @@ def _ok_unless_partial(ctx, hccn, cmd: str, message: str, evidence):
                        not_read=missing)
 
 
-@check("HCCL101", "hccn-link-up", severity="error", needs=["hccn", "env"])
+@check("HCCL101", "hccn-link-up", severity="error", needs=["hccn", "env", "npu_smi", "container"])
 def hccn_link_up(ctx):
     """Every NPU network port is UP and not flapping
 
@@ -187,7 +187,7 @@ def hccn_link_up(ctx):
     return _ok_unless_partial(ctx, hccn, "link", T("link UP on {up} device(s)", up=up), evidence)
 
 
-@check("HCCL102", "hccn-net-health", severity="error", needs=["hccn", "env"])
+@check("HCCL102", "hccn-net-health", severity="error", needs=["hccn", "env", "npu_smi", "container"])
 def hccn_net_health(ctx):
     """Every NPU network port reports net health Success
 
@@ -220,7 +220,7 @@ def hccn_net_health(ctx):
     return _ok_unless_partial(ctx, hccn, "net_health", T("net health Success on {ok} device(s)", ok=ok), evidence)
 
 
-@check("HCCL103", "hccn-ip-config", severity="error", needs=["hccn", "env"])
+@check("HCCL103", "hccn-ip-config", severity="error", needs=["hccn", "env", "npu_smi", "container"])
 def hccn_ip_config(ctx):
     """Every NPU network port has an IP address, and no two share one
 
@@ -267,7 +267,7 @@ def hccn_ip_config(ctx):
                               evidence)
 
 
-@check("HCCL104", "hccn-conf-consistent", severity="warning", needs=["hccn", "env", "container"])
+@check("HCCL104", "hccn-conf-consistent", severity="warning", needs=["hccn", "env", "container", "npu_smi"])
 def hccn_conf_consistent(ctx):
     """/etc/hccn.conf matches the live NPU port addresses
 
@@ -327,7 +327,7 @@ def hccn_conf_consistent(ctx):
                   evidence)
 
 
-@check("HCCL105", "hccl-timeouts", severity="warning", needs=["env"])
+@check("HCCL105", "hccl-timeouts", severity="warning", needs=["env", "npu_smi"])
 def hccl_timeouts(ctx):
     """HCCL timeouts are set for a multi-NPU server
 

@@ -5,7 +5,7 @@ Thresholds come from matrices/host-policy.toml (ctx.policy), never from code.
 
 from __future__ import annotations
 
-from ascend_doctor.engine import ev
+from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
 from ascend_doctor.probes.host_facts import speed_gts
 from ascend_doctor.registry import check

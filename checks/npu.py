@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ascend_doctor.engine import ev
+from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
 from ascend_doctor.probes.devices import parse_device_ids
 from ascend_doctor.registry import check

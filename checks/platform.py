@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ascend_doctor.engine import ev
+from ascend_doctor.evaluator import ev
 from ascend_doctor.host import VLLM_DISTS
 from ascend_doctor.i18n import T, join
 from ascend_doctor.registry import check

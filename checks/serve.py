@@ -19,7 +19,7 @@ import re
 import shlex
 from typing import Any, Optional
 
-from ascend_doctor.engine import ev
+from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
 from ascend_doctor.jsonread import loads
 from ascend_doctor.redact import REDACTED, is_secret_name
@@ -985,7 +985,7 @@ def hbm_headroom(ctx):
 
 
 # Environment ---------------------------------------------------------------------------------------------------
-@check("SERVE401", "serve-env-v0-engine", severity="error", stage="serve", needs=["serve_cmd", "env", "python"])
+@check("SERVE401", "serve-env-v0-engine", severity="error", stage="serve", needs=["serve_cmd", "env", "python", "vllm_files"])
 def env_v0_engine(ctx):
     """VLLM_USE_V1=0 (the removed V0 engine) is not set
 

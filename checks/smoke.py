@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from typing import Optional
 
-from ascend_doctor.engine import ev
+from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
 from ascend_doctor.registry import check
 from ascend_doctor.smoke import scenarios as S

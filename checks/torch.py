@@ -13,7 +13,7 @@ from typing import List, Optional, Tuple
 from packaging.requirements import InvalidRequirement, Requirement
 
 from ascend_doctor.depcheck import marker_environment
-from ascend_doctor.engine import ev
+from ascend_doctor.evaluator import ev
 from ascend_doctor.host import normalize_name
 from ascend_doctor.i18n import T, join, known
 from ascend_doctor.registry import check

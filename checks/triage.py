@@ -7,7 +7,7 @@ what is missing to decide the rest.
 
 from __future__ import annotations
 
-from ascend_doctor.engine import ev
+from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join, known
 from ascend_doctor.registry import check
 

@@ -12,7 +12,7 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from ascend_doctor.depcheck import find_conflicts, load_allowlist
-from ascend_doctor.engine import ev
+from ascend_doctor.evaluator import ev
 from ascend_doctor.host import normalize_name
 from ascend_doctor.i18n import T, capitalized, join, known
 from ascend_doctor.registry import check

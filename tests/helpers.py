@@ -40,14 +40,8 @@ def read_corpus(path: Path) -> tuple[dict[str, str], str]:
 
 
 def run_check(code: str, facts: dict[str, Any], options: Optional[dict] = None, registry=None):
-    """Evaluate one check with facts given by hand (no probes, no host). Missing facts -> the unknown path."""
-    from ascend_doctor.engine import CheckContext, FactStore, evaluate
-    from ascend_doctor.options import RunOptions
-    from ascend_doctor.registry import load_registry
+    """Evaluate one check with facts given by hand (no probes, no host). Missing facts -> the unknown path; a fact
+    read without being declared in `needs` raises (ascend_doctor.testing.run_check)."""
+    from ascend_doctor.testing import run_check as shipped
 
-    reg = registry or load_registry(entry_points=False)
-    c = reg.get(code)
-    assert c is not None, f"no check {code}"
-    opts = RunOptions(**(options or {}))
-    store = FactStore(host=None, options=opts, probes={}, preset=facts)  # type: ignore[arg-type]
-    return evaluate(c, CheckContext(store, opts))
+    return shipped(code, facts, options, registry=registry)

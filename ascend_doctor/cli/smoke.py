@@ -38,7 +38,7 @@ def smoke(base_url, direct_url, model, api_key_env, timeout, load, concurrency, 
     """Smoke-test tool calling on a live vLLM (or any OpenAI-compatible) server: named/required/auto/none
     tool_choice, argument JSON, streaming deltas, parallel calls, the tool-result round trip, markup leaks."""
     from ascend_doctor import __version__
-    from ascend_doctor.engine import apply_config
+    from ascend_doctor.evaluator import apply_config
     from ascend_doctor.report import HostSummary, build_report
     from ascend_doctor.smoke.client import api_key_from_env, normalize_base_url
     from ascend_doctor.smoke.stage import evaluate_smoke, gather

@@ -72,7 +72,7 @@ def triage(paste, matrix, checks_dirs, select, ignore, config_path, fail_on, fai
     the vllm serve command line and tracebacks are found in the text (fences, <details>, prompts, `cat -n`, CRLF,
     ANSI colours) and judged by the same checks as `check`; what the paste lacks is unknown. `--format markdown`
     writes a reply ready to post: the most likely cause first, then the rest, then what to paste next."""
-    from ascend_doctor.engine import apply_config
+    from ascend_doctor.evaluator import apply_config
     from ascend_doctor.triage.run import triage_text
 
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()

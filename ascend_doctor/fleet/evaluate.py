@@ -17,7 +17,9 @@ from pydantic import TypeAdapter, ValidationError
 
 from ascend_doctor import __version__
 from ascend_doctor.config import Config
-from ascend_doctor.engine import CheckContext, FactStore, apply_config, evaluate, run_static
+from ascend_doctor.engine import run_static
+from ascend_doctor.evaluator import apply_config, evaluate
+from ascend_doctor.facts import FactStore
 from ascend_doctor.fleet.facts import FLEET_FACTS, available, gather, summarize
 from ascend_doctor.fleet.model import TASK_ERROR, FleetNode, FleetNodes, NodeResult
 from ascend_doctor.options import RunOptions
@@ -100,10 +102,8 @@ class FleetEvaluator:
 
     def _fleet(self, nodes: FleetNodes, name: str) -> list[Finding]:
         """The FLEET checks for one node: pure functions of every node's summary (no probe, no thread)."""
-        store = FactStore(host=None, options=self.options, probes={},  # type: ignore[arg-type]
-                          preset={"fleet_nodes": nodes, "fleet_node": name})
-        ctx = CheckContext(store, self.options)
-        return [evaluate(c, ctx) for c in self._fleet_checks]
+        store = FactStore.given({"fleet_nodes": nodes, "fleet_node": name}, options=self.options)
+        return evaluate(self._fleet_checks, store, self.options)
 
     def report(self, results: list[NodeResult], source: str = "fleet", notes: Iterable[str] = (),
                started: Optional[tuple[datetime, float]] = None) -> Report:

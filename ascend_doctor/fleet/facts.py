@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ascend_doctor.engine import FactStore
+from ascend_doctor.facts import FactStore
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.host import normalize_name
 from ascend_doctor.options import RunOptions

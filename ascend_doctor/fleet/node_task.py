@@ -19,7 +19,8 @@ from typing import Optional
 def evaluate_host(host, options) -> dict:
     """Static checks and the FLEET facts summary of `host`, from one set of probe runs (also used by the benchmark
     and the tests to produce what a node sends)."""
-    from ascend_doctor.engine import FactStore, run_static
+    from ascend_doctor.engine import run_static
+    from ascend_doctor.facts import FactStore
     from ascend_doctor.errors import FactUnavailable
     from ascend_doctor.fleet.facts import FLEET_FACTS, Unavailable, summarize
     from ascend_doctor.redact import redact_tree

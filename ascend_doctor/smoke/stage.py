@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from ascend_doctor.engine import CheckContext, FactStore, evaluate
+from ascend_doctor.evaluator import evaluate
+from ascend_doctor.facts import FactStore
 from ascend_doctor.options import RunOptions
 from ascend_doctor.report import Finding
 from ascend_doctor.smoke.client import SmokeClient, api_key_from_env, normalize_base_url
@@ -38,9 +39,7 @@ def evaluate_smoke(registry, facts: SmokeFacts, options: RunOptions, direct: Opt
     preset: dict[str, Any] = {"smoke": facts}
     if direct is not None:
         preset["smoke_direct"] = direct
-    store = FactStore(host=None, options=options, probes={}, preset=preset)  # type: ignore[arg-type]
-    ctx = CheckContext(store, options)
-    return [evaluate(c, ctx) for c in checks]
+    return evaluate(checks, FactStore.given(preset, options=options), options)
 
 
 def smoke_findings(registry, *, base_url: str, model: Optional[str] = None, api_key_env: Optional[str] = None,

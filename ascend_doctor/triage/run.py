@@ -15,7 +15,8 @@ from datetime import datetime, timezone
 from typing import Any, Optional
 
 from ascend_doctor import __version__
-from ascend_doctor.engine import CheckContext, FactStore, evaluate
+from ascend_doctor.evaluator import evaluate
+from ascend_doctor.facts import FactStore
 from ascend_doctor.host import Distribution, PythonEnv
 from ascend_doctor.i18n import T
 from ascend_doctor.options import RunOptions
@@ -150,10 +151,7 @@ def triage_text(text: str, source: str, registry, options: Optional[RunOptions] 
     options = options or RunOptions()
     paste = read_paste(text)
     have, lack = presets(paste)
-    store = FactStore(host=None, options=options, probes={}, preset=have)  # type: ignore[arg-type]
-    for name, why in lack.items():
-        store.preset_missing(name, why)
-    ctx = CheckContext(store, options)
+    store = FactStore.given(have, missing=lack, options=options)
     checks = [c for c in registry.select(options.select, options.ignore, stage=("static", "serve", "triage"))
               if c.code in JUDGED or c.stage == "triage"]
     if "serve_cmd" not in have:
@@ -164,7 +162,7 @@ def triage_text(text: str, source: str, registry, options: Optional[RunOptions] 
         for code in NEED_FULL_PACKAGE_LIST:
             not_judged[code] = T("collect_env lists only some packages, so a missing pin cannot be told from an "
                                  "unlisted one: paste `python -m pip list` to compare every pin")
-    findings = [evaluate(c, ctx) for c in checks]
+    findings = evaluate(checks, store, options)
     matches = log_matches(paste)
     root, why, others = rank(findings, paste, matches)
     missing = missing_pieces(paste)

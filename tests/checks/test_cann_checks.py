@@ -178,7 +178,7 @@ def test_cann_driver_unknown_and_skip():
 
 # End to end: the real probes on a replayed CANN 8.5 host, then the checks on their facts ------------------------
 def _host_facts(arch="aarch64", sourced=True, nnal_version="8.5.0", machine="aarch64"):
-    from ascend_doctor.engine import FactStore
+    from ascend_doctor.facts import FactStore
     from ascend_doctor.host import SystemInfo
     from ascend_doctor.options import RunOptions
     from ascend_doctor.snapshot import DirEntry, FileEntry, LinkEntry, ReplayHost, Snapshot

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ascend_doctor.engine import FactStore
+from ascend_doctor.facts import FactStore
 from ascend_doctor.host import Distribution, PythonEnv
 from ascend_doctor.options import RunOptions
 from ascend_doctor.probes.host_facts import (

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from ascend_doctor.concurrency import bounded_map
-from ascend_doctor.engine import FactStore
+from ascend_doctor.facts import FactStore
 from ascend_doctor.host import TIMEOUT
 from ascend_doctor.options import RunOptions
 from ascend_doctor.snapshot import CommandEntry, ReplayHost, Snapshot, load_snapshot

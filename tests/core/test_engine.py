@@ -7,12 +7,16 @@ from datetime import date, datetime, timezone
 import pytest
 
 from ascend_doctor.config import Config, WaiverRule, load_config, validate_against
-from ascend_doctor.engine import CheckContext, FactStore, apply_config, evaluate, run_static
+from ascend_doctor.engine import run_static
+from ascend_doctor.evaluator import CheckContext, apply_config
+from ascend_doctor.evaluator import evaluate_one as evaluate
+from ascend_doctor.facts import FactStore
 from ascend_doctor.errors import FactUnavailable, InputError
 from ascend_doctor.options import RunOptions
 from ascend_doctor.registry import Check, Registry, load_dir, load_registry
 from ascend_doctor.report import Severity, Status
 from ascend_doctor.snapshot import ReplayHost, Snapshot
+from tests.helpers import REPO
 
 DOC = "Title\n\nWhy it matters: because.\n\nHow to fix: do it.\n"
 
@@ -59,15 +63,15 @@ def test_probe_timeout_and_crash_become_unavailable():
         raise FactUnavailable("u", "npu-smi not found")
 
     ctx = _ctx(probes={"slow": slow, "crash": crash, "u": unavailable}, timeout=0.3)
-    c = _mk("TEST104", lambda ctx: ctx.ok(str(ctx.fact("slow"))))
+    c = _mk("TEST104", lambda ctx: ctx.ok(str(ctx.fact("slow"))), needs=["slow"])
     f = evaluate(c, ctx)
     assert f.status == Status.UNKNOWN and "did not finish within 0.3s" in f.message
-    f = evaluate(_mk("TEST105", lambda ctx: ctx.ok(str(ctx.fact("crash")))), ctx)
+    f = evaluate(_mk("TEST105", lambda ctx: ctx.ok(str(ctx.fact("crash"))), needs=["crash"]), ctx)
     assert f.status == Status.ERROR and "probe crashed: KeyError" in f.message  # a bug of ours, not "could not look"
     assert "raise KeyError" in f.details["traceback"] and f.level is not None
-    f = evaluate(_mk("TEST107", lambda ctx: ctx.ok(str(ctx.try_fact("crash")))), ctx)
+    f = evaluate(_mk("TEST107", lambda ctx: ctx.ok(str(ctx.try_fact("crash"))), needs=["crash"]), ctx)
     assert f.status == Status.ERROR  # an optional fact whose probe crashed is still an error, never a quiet None
-    f = evaluate(_mk("TEST106", lambda ctx: ctx.ok(str(ctx.fact("u")))), ctx)
+    f = evaluate(_mk("TEST106", lambda ctx: ctx.ok(str(ctx.fact("u"))), needs=["u"]), ctx)
     assert f.status == Status.UNKNOWN and "npu-smi not found" in f.message
 
 
@@ -217,17 +221,34 @@ def test_apply_config_leaves_passes_unwaived():
     assert f.waived is None
 
 
-def test_every_fact_a_check_asks_for_is_in_its_needs():
-    """The engine starts the probes of `needs` at once; a fact asked for but not listed would start only when the
-    check runs, after the checks before it — a whole probe's latency added to the run (NPU101 and npu_health did)."""
-    import re
+def test_a_fact_read_without_being_declared_is_an_error_and_raises_in_tests():
+    """A check's `needs` is what the engine starts early and what `explain` lists: the evaluator answers only those
+    facts. Reading another is a bug of the check — an error finding in a run, an exception under run_check."""
+    from ascend_doctor.evaluator import UndeclaredFact, evaluate as evaluate_all
+    from ascend_doctor.testing import run_check
 
-    from tests.helpers import REPO
+    c = _mk("TEST301", lambda ctx: ctx.ok(str(ctx.try_fact("npu_smi"))), needs=["env"])
+    store = FactStore.given({"env": {}, "npu_smi": None})
+    (f,) = evaluate_all([c], store)
+    assert f.status == Status.ERROR and "TEST301 reads fact 'npu_smi' without declaring it" in f.message
+    with pytest.raises(UndeclaredFact, match="npu_smi"):
+        evaluate_all([c], store, strict=True)
+    reg = Registry()
+    reg.add(c)
+    with pytest.raises(UndeclaredFact):
+        run_check("TEST301", {"env": {}}, registry=reg)
 
-    for path in sorted((REPO / "checks").glob("*.py")):
-        for part in re.split(r"(?=@check\()", path.read_text())[1:]:
-            code = re.match(r'@check\("(\w+)"', part).group(1)
-            m = re.search(r"needs=\[([^\]]*)\]", part.split("def ", 1)[0])
-            needs = set(re.findall(r'"(\w+)"', m.group(1))) if m else set()
-            used = set(re.findall(r'ctx\.(?:try_)?fact\("(\w+)"\)', part.split("\n@", 1)[0])) - {"smoke"}
-            assert used <= needs, f"{code} asks for {sorted(used - needs)} without listing them in needs"
+
+@pytest.mark.parametrize("example", sorted(p.name for p in (REPO / "examples").glob("*.snapshot.json")))
+def test_no_check_reads_an_undeclared_fact_on_any_example(example):
+    """Every static and serve check over every example host (the serve lint with a full command line): none reads
+    a fact it did not declare (HCCL101-105 read npu_smi and container through helpers without declaring them)."""
+    from ascend_doctor.snapshot import load_snapshot
+
+    host = ReplayHost(load_snapshot(str(REPO / "examples" / example)))
+    cmd = ["vllm", "serve", "/models/m", "--tensor-parallel-size", "8", "--enable-auto-tool-choice",
+           "--tool-call-parser", "hermes", "--reasoning-parser", "deepseek_r1", "--max-model-len", "32768"]
+    rep = run_static(host, load_registry(entry_points=False), RunOptions(), stages=("static", "serve"),
+                     preset_facts={"serve_cmd": cmd})
+    undeclared = [f"{f.code}: {f.message}" for f in rep.findings if "UndeclaredFact" in f.message]
+    assert undeclared == []

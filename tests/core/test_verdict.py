@@ -103,7 +103,8 @@ def test_a_clean_run_is_ok():
 # A crashed probe --------------------------------------------------------------------------------------------------------
 def test_a_crashed_probe_is_an_error_finding_with_its_traceback():
     from ascend_doctor import engine
-    from ascend_doctor.engine import CheckContext, FactStore
+    from ascend_doctor.evaluator import CheckContext, evaluate_one
+    from ascend_doctor.facts import FactStore
     from ascend_doctor.options import RunOptions
     from ascend_doctor.registry import load_registry
 
@@ -112,8 +113,8 @@ def test_a_crashed_probe_is_an_error_finding_with_its_traceback():
 
     reg = load_registry(entry_points=False)
     opts = RunOptions()
-    store = FactStore(host=None, options=opts, probes={"selinux": boom, "container": lambda h, c: HOST})
-    f = engine.evaluate(reg.get("HOST102"), CheckContext(store, opts))
+    store = FactStore(None, opts, probes={"selinux": boom, "container": lambda h, c: HOST})
+    f = evaluate_one(reg.get("HOST102"), CheckContext(store, opts))
     assert f.status == Status.ERROR and "selinux probe crashed: KeyError" in f.message
     assert "raise KeyError" in f.details["traceback"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ascend_doctor.engine import FactStore
+from ascend_doctor.facts import FactStore
 from ascend_doctor.hook.vllm_files import (literal_alias, model_registry_architectures, module_dict_keys,
                                            read_installed, registered_names)
 from ascend_doctor.host import Distribution, PythonEnv

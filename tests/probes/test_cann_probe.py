@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ascend_doctor.engine import FactStore
+from ascend_doctor.facts import FactStore
 from ascend_doctor.options import RunOptions
 from ascend_doctor.probes import load_probes
 from ascend_doctor.probes.cann import CannFact, DriverFact, cann_probe, driver_probe, norm_arch

@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Optional
 
-from ascend_doctor.engine import FactStore
+from ascend_doctor.facts import FactStore
 from ascend_doctor.options import RunOptions
 from ascend_doctor.probes import load_probes
 from ascend_doctor.probes.hccn import HccnFact, hccn_probe

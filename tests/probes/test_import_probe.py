@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from ascend_doctor.engine import FactStore
+from ascend_doctor.facts import FactStore
 from ascend_doctor.localhost import LocalHost
 from ascend_doctor.options import RunOptions
 from ascend_doctor.probes import imports

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_doctor.engine import FactStore
+from ascend_doctor.facts import FactStore
 from ascend_doctor.errors import FactUnavailable
 from ascend_doctor.options import RunOptions
 from ascend_doctor.probes import load_probes
