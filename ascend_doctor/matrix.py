@@ -8,6 +8,7 @@ which callers turn into a warning, never a failure.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
@@ -24,7 +25,9 @@ from ascend_doctor.matrix_schema import (
     Advisory,
     DriverRule,
     HdkPairing,
+    MarkupFamily,
     MatrixFile,
+    ModelFamily,
     ModelNames,
     PackageIndex,
     Release,
@@ -93,10 +96,26 @@ class Matrix:
             tables.get("transformers_models", []), key=lambda r: parse_version(r.transformers))
         self.package_index: List[PackageIndex] = list(tables.get("package_index", []))
         self.serve_rules: List[ServeRule] = list(tables.get("serve_rule", []))
+        self.markup_families: Dict[str, MarkupFamily] = {r.id: r for r in tables.get("markup_family", [])}
+        self.model_families: List[ModelFamily] = list(tables.get("model_family", []))
         _check_chain(self.vllm_models, "vllm_models", "vllm")
         _check_chain(self.vllm_options, "vllm_options", "vllm")
         _check_chain(self.transformers_models, "transformers_models", "transformers")
         self._resolved: Dict[tuple, Dict[str, Dict[str, frozenset]]] = {}
+
+    # model families ---------------------------------------------------------------------------------------------
+    def tool_parsers_for(self, model_type: str, model_name: str = "") -> Optional[Tuple[List[str], List[str]]]:
+        """(expected parsers, every parser some release of this model_type uses) for a config.json `model_type`,
+        or None when no model_family row names it. The expected row is the one whose name_pattern matches
+        `model_name`, else the one without a name_pattern (see ModelFamily)."""
+        rows = [r for r in self.model_families if model_type in r.model_types]
+        if not rows:
+            return None
+        named = [r for r in rows if r.name_pattern and re.search(r.name_pattern, model_name or "")]
+        plain = [r for r in rows if not r.name_pattern]
+        expected = (named or plain or rows)[0]
+        every = list(dict.fromkeys(p for r in rows for p in r.tool_parsers))
+        return list(expected.tool_parsers), every
 
     # vllm-ascend releases ----------------------------------------------------------------------------------------
     def vllm_ascend_release(self, version: str) -> Optional[Release]:

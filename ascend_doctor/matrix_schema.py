@@ -404,6 +404,50 @@ class Advisory(Row):
         return self.id
 
 
+def _regex(text: str) -> str:
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise ValueError(f"not a regular expression: {exc}") from None
+    return text
+
+
+Regex = Annotated[str, AfterValidator(_regex)]
+
+
+class MarkupFamily(Row):
+    """How one family of models writes tool calls or reasoning as text, and the `vllm serve` flags that parse it.
+
+    The smoke's leak detector names a family when one of `patterns` is found in a served text (families are tried
+    in file order, most specific first; a family is not reported when one of `shadowed_by` is found in the same
+    text); the fix it prints is built from the parser fields. `content_only`: markup that is a leak only in
+    `content` (reasoning tags belong in the reasoning field)."""
+
+    id: str = Field(pattern=r"^[a-z0-9_]+$")
+    label: str
+    patterns: List[Regex] = Field(min_length=1)
+    tool_parser: Optional[str] = None
+    reasoning_parser: Optional[str] = None
+    tokenizer_mode: Optional[str] = None
+    shadowed_by: List[str] = []
+    content_only: bool = False
+
+
+class ModelFamily(Row):
+    """Which `--tool-call-parser` names read the markup a model family writes, keyed by config.json `model_type`.
+
+    Several rows may share a model_type (DeepSeek-V3/R1 and V3.1 both say `deepseek_v3`): the row whose
+    `name_pattern` matches the checkpoint's name is the expected one, else the row without a name_pattern; a parser
+    of another row of the same model_type is then a warning (the other release's call shape), any other a failure."""
+
+    id: str = Field(pattern=r"^[a-z0-9_]+$")
+    model_types: List[str] = Field(min_length=1)
+    tool_parsers: List[str] = Field(min_length=1)
+    name_pattern: Optional[Regex] = None
+    label: str = ""
+    markup: List[str] = []
+
+
 class MatrixFile(Model, extra="forbid"):
     """One matrix TOML file: a header and any of the row tables."""
 
@@ -422,6 +466,8 @@ class MatrixFile(Model, extra="forbid"):
     package_index: List[PackageIndex] = []
     serve_rule: List[ServeRule] = []
     advisory: List[Advisory] = []
+    markup_family: List[MarkupFamily] = []
+    model_family: List[ModelFamily] = []
 
     @model_validator(mode="after")
     def _rules(self):
@@ -432,8 +478,10 @@ class MatrixFile(Model, extra="forbid"):
 
 
 TABLES = ("vllm_ascend_release", "torch_npu", "torch_python", "cann_hdk", "cann_driver_rule", "vllm_parsers",
-          "vllm_models", "vllm_options", "transformers_models", "package_index", "serve_rule", "advisory")
+          "vllm_models", "vllm_options", "transformers_models", "package_index", "serve_rule", "advisory",
+          "markup_family", "model_family")
 # Which field identifies a row (layering replaces rows with the same id; ids are unique per table).
 ID_FIELD = {"vllm_ascend_release": "version", "torch_npu": "version", "torch_python": "torch", "cann_hdk": "id",
             "cann_driver_rule": "id", "vllm_parsers": "vllm", "vllm_models": "vllm", "vllm_options": "vllm",
-            "transformers_models": "transformers", "package_index": "id", "serve_rule": "id", "advisory": "id"}
+            "transformers_models": "transformers", "package_index": "id", "serve_rule": "id", "advisory": "id",
+            "markup_family": "id", "model_family": "id"}

@@ -503,27 +503,14 @@ def architecture_supported(ctx):
 
 
 # model_type -> tool parsers that read that family's tool-call markup (matrix-facts §4.1/§4.3).
-MODEL_TOOL_PARSERS = {
-    "deepseek_v3": {"deepseek_v3", "deepseek_v31"},  # DeepSeek-V3/R1 and V3.1 share model_type deepseek_v3
-    "deepseek_v32": {"deepseek_v32"},
-    "deepseek_v4": {"deepseek_v4"},
-    "kimi_k2": {"kimi_k2"},
-    "glm4_moe": {"glm45", "glm47"},
-    "qwen2": {"hermes"},
-    "qwen2_moe": {"hermes"},
-    "qwen3": {"hermes", "qwen3_xml", "qwen3_coder", "qwen3_json"},
-    "qwen3_moe": {"hermes", "qwen3_coder", "qwen3_xml", "qwen3_json"},
-}
-_V31_NAME = re.compile(r"v3[._-]?1(?![0-9])|terminus", re.IGNORECASE)
-
-
 @check("SERVE203", "serve-parser-model-family", severity="error", stage="serve", needs=["serve_cmd", "serve_model"])
 def parser_model_family(ctx):
     """The tool-call parser matches the model family
 
-    What it checks: `--tool-call-parser` against the model's `model_type` (config.json): DeepSeek-V3/R1 →
-    deepseek_v3, V3.1 → deepseek_v31, V3.2 → deepseek_v32, V4 → deepseek_v4, Qwen → hermes / qwen3_coder,
-    Kimi-K2 → kimi_k2, GLM-4.5 → glm45. Families not in the table pass unjudged.
+    What it checks: `--tool-call-parser` against the model's `model_type` (config.json), by the model-family table
+    `matrices/model-families.toml`: DeepSeek-V3/R1 → deepseek_v3, V3.1 → deepseek_v31, V3.2 → deepseek_v32, V4 →
+    deepseek_v4, Qwen → hermes / qwen3_coder, Kimi-K2 → kimi_k2, GLM-4.5 → glm45. Families not in the table pass
+    unjudged.
 
     Why it matters: each family writes tool calls in its own markup (`<｜tool▁call▁begin｜>`, DSML
     `<｜DSML｜invoke>`, `<tool_call>`…). With the wrong parser the server answers 200 but the call arrives as raw
@@ -543,19 +530,18 @@ def parser_model_family(ctx):
     mt = _config(ctx, m).get("model_type")
     evidence = [ev(f"file: {m.path}/config.json", f"model_type: {mt!r}"),
                 ev("command line", cmd.source("tool_call_parser"))]
-    want = MODEL_TOOL_PARSERS.get(str(mt))
-    if want is None:
+    known = ctx.matrix.tool_parsers_for(str(mt), m.model)
+    if known is None:
         return ctx.ok(T("no family rule for model_type {mt}; --tool-call-parser {parser} not judged", mt=mt,
                         parser=parser), evidence)
-    if mt == "deepseek_v3" and parser in want:
-        v31 = bool(_V31_NAME.search(m.model))
-        expected = "deepseek_v31" if v31 else "deepseek_v3"
-        if parser != expected:
-            return ctx.warn(T("the model name {model} suggests DeepSeek-{value}, whose calls {expected} parses; "
-                              "{parser} expects the other call shape", model=repr(m.model),
-                              value=T("V3.1") if v31 else T("V3/R1"), expected=expected, parser=parser), evidence,
-                            remediation=T("Use `--tool-call-parser {expected}` unless this checkpoint is really the "
-                                          "other release.", expected=expected))
+    expected, want = known
+    if parser in want and parser not in expected:
+        family = next(r.label for r in ctx.matrix.model_families if r.tool_parsers == expected)
+        return ctx.warn(T("the model name {model} suggests {family}, whose calls {expected} parses; {parser} expects "
+                          "the other call shape", model=repr(m.model), family=family, expected=expected[0],
+                          parser=parser), evidence,
+                        remediation=T("Use `--tool-call-parser {expected}` unless this checkpoint is really the "
+                                      "other release.", expected=expected[0]))
     if parser not in want:
         return ctx.fail(T("--tool-call-parser {parser} does not read the tool-call markup of model_type {mt}: calls "
                           "will arrive as raw text in `content`", parser=parser, mt=mt), evidence,

@@ -188,7 +188,7 @@ def _leak_hint(x: Exchange) -> str:
     leaks = L.detect_leaks(r.content if r else None) + L.detect_leaks(r.reasoning if r else None, "reasoning")
     if not leaks:
         return ""
-    return T(" — the content holds raw {label} markup (see TOOL113)", label=L.FAMILIES[leaks[0].family].label)
+    return T(" — the content holds raw {label} markup (see TOOL113)", label=L.families()[leaks[0].family].label)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -1004,22 +1004,21 @@ def tool_markup_leak(ctx):
     answers = _answers(facts)
     if not answers:
         return _nothing_to_scan(ctx, facts, T("markup"))
+    matrix = ctx.matrix  # the shipped matrix plus any --matrix layers: the markup families are rows there
+    fams = L.families(matrix)
     leaks, evidence, scanned = [], [], len(answers)
     for name, x in answers:
         r = x.reply
-        found = L.detect_leaks(r.content, "content") + L.detect_leaks(r.reasoning, r.reasoning_field or "reasoning")
+        found = (L.detect_leaks(r.content, "content", matrix)
+                 + L.detect_leaks(r.reasoning, r.reasoning_field or "reasoning", matrix))
         for lk in found:
             leaks.append((name, lk))
             evidence.append(ev(f"{x.describe()} {lk.field}", lk.excerpt))
     if not leaks:
         return ctx.ok(T("no tool-call or reasoning markup in the content of {scanned} answer(s)", scanned=scanned))
     families = list(dict.fromkeys(lk.family for _, lk in leaks))
-    msg = join("; ", [T("{markup} in {where} ({marker})", markup=L.FAMILIES[lk.family].label,
+    msg = join("; ", [T("{markup} in {where} ({marker})", markup=fams[lk.family].label,
                         where=f"{name}.{lk.field}", marker=repr(lk.marker)) for name, lk in leaks[:4]])
-    try:
-        matrix = ctx.matrix  # the shipped matrix plus any --matrix layers
-    except Exception:  # an unavailable matrix degrades the remediation text, never the verdict
-        matrix = None
     remediation = join("\n", [L.remediation_for(f, matrix) for f in families])
     loose = [name for name, _ in leaks if _unconstrained(name, facts.exchanges[name])]
     if loose:
@@ -1027,7 +1026,7 @@ def tool_markup_leak(ctx):
         remediation = (T("{fromkeys}: {strict_level_fix}\nIf the parser is missing too: {remediation}",
                          fromkeys=', '.join(dict.fromkeys(loose)), strict_level_fix=L.strict_level_fix(matrix),
                          remediation=remediation))
-    details = {"families": families, "parsers": [L.FAMILIES[f].tool_parser for f in families]}
-    if families == ["think"]:
+    details = {"families": families, "parsers": [fams[f].tool_parser for f in families]}
+    if not any(fams[f].tool_parser for f in families):  # reasoning tags only: the answer is still usable
         return ctx.warn(T("raw markup leaked: {msg}", msg=msg), evidence[:4], remediation=remediation, **details)
     return ctx.fail(T("raw markup leaked: {msg}", msg=msg), evidence[:4], remediation=remediation, **details)

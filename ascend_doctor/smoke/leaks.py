@@ -1,9 +1,7 @@
 """Raw tool-call / reasoning markup leaked into `content` or reasoning fields: detection and the parser it needs.
 
-Pure functions of text. Token spellings come from the vLLM parsers (../shared/facts/matrix-facts.md §4.3):
-`｜` is U+FF5C FULLWIDTH VERTICAL LINE and `▁` U+2581 LOWER ONE EIGHTH BLOCK. Real leaks are often mangled
-(doubled bars `<｜｜DSML｜｜tool_calls>` in freelens-ai-extension#127, ASCII `< | DSML | tool_use>` in flocks PR #687),
-so the DSML pattern accepts one or two bars of either kind and spaces.
+Pure functions of text and the model-family table (`markup_family` rows of matrices/model-families.toml): which
+markup each family writes, and which `vllm serve` flags read it. The serve lint (SERVE203) reads the same table.
 """
 
 from __future__ import annotations
@@ -14,58 +12,25 @@ from typing import Any, Optional
 
 from ascend_doctor.i18n import T, join
 
-BAR = "[｜|]"
+def families(matrix: Any = None) -> dict[str, Any]:
+    """The markup families (`markup_family` rows of matrices/model-families.toml, layered files included), by id."""
+    if matrix is None:
+        from ascend_doctor.matrix import load_matrix
+
+        matrix = load_matrix()
+    return matrix.markup_families
 
 
-@dataclass(frozen=True)
-class Family:
-    """A markup family and the vLLM serve flags that parse it."""
-
-    key: str
-    label: str
-    tool_parser: Optional[str] = None
-    reasoning_parser: Optional[str] = None
-    tokenizer_mode: Optional[str] = None
-    note: str = ""
+_compiled: dict[tuple, list[tuple[str, re.Pattern]]] = {}
 
 
-FAMILIES: dict[str, Family] = {f.key: f for f in (
-    Family("deepseek_v3", "DeepSeek V3/R1 tool-call tokens", tool_parser="deepseek_v3"),
-    Family("deepseek_v31", "DeepSeek V3.1 tool-call tokens", tool_parser="deepseek_v31"),
-    Family("deepseek_v32", "DeepSeek V3.2 DSML <｜DSML｜function_calls>", tool_parser="deepseek_v32",
-           tokenizer_mode="deepseek_v32"),
-    Family("deepseek_v4", "DeepSeek V4 DSML <｜DSML｜tool_calls>", tool_parser="deepseek_v4",
-           reasoning_parser="deepseek_v4", tokenizer_mode="deepseek_v4"),
-    Family("deepseek_v41", "DeepSeek V4.1 spaced DSML <｜DSML｜ calls>", tool_parser="deepseek_v41",
-           reasoning_parser="deepseek_v41"),
-    Family("qwen3_coder", "Qwen3 XML <function=…>", tool_parser="qwen3_coder",
-           note="qwen3_xml parses the same XML grammar"),
-    Family("hermes", "Hermes/Qwen <tool_call>{json}</tool_call>", tool_parser="hermes"),
-    Family("mistral", "Mistral [TOOL_CALLS]", tool_parser="mistral", tokenizer_mode="mistral"),
-    Family("llama3_json", "Llama <|python_tag|>", tool_parser="llama3_json"),
-    Family("think", "<think> reasoning tags in content",
-           note="pick the reasoning parser of the model family, e.g. deepseek_r1, qwen3, deepseek_v4"),
-)}
-
-# Ordered: the first pattern of a family that matches names it. More specific families first.
-_PATTERNS: list[tuple[str, re.Pattern]] = [
-    # V4.1 "spaced DSML": `<｜DSML｜ calls>` (vllm/parser/deepseek_v41.py, from vLLM 0.30.0).
-    ("deepseek_v41", re.compile(rf"<\s*/?\s*{BAR}{{1,2}}\s*DSML\s*{BAR}{{1,2}}\s+(?:calls|invoke)\b")),
-    ("deepseek_v32", re.compile(rf"<\s*/?\s*{BAR}{{1,2}}\s*DSML\s*{BAR}{{1,2}}\s*function_?calls")),
-    # V4 wraps calls in tool_calls (0.33 also accepts toolcalls / tool); flocks PR #687 saw `tool_use`.
-    ("deepseek_v4", re.compile(rf"<\s*/?\s*{BAR}{{1,2}}\s*DSML\s*{BAR}{{1,2}}\s*tool(?:_?calls|_use)?\b")),
-    # Any other DSML element (invoke/parameter without the wrapper seen): DSML is V3.2+ — default to the newest
-    # wrapper-less reading, V4; the wrapper decides when present (handled by ordering above).
-    ("deepseek_v4", re.compile(rf"<\s*/?\s*{BAR}{{1,2}}\s*DSML\s*{BAR}{{1,2}}\s*(?:invoke|parameter)")),
-    # V3 call shape `<｜tool▁call▁begin｜>function<｜tool▁sep｜>name` vs V3.1 `<｜tool▁call▁begin｜>name<｜tool▁sep｜>`.
-    ("deepseek_v3", re.compile(rf"<{BAR}tool[▁_ ]call[▁_ ]begin{BAR}>\s*function\s*<{BAR}tool[▁_ ]sep{BAR}>")),
-    ("deepseek_v31", re.compile(rf"<{BAR}tool[▁_ ]calls?[▁_ ](?:begin|end|sep){BAR}>|<{BAR}tool[▁_ ]sep{BAR}>")),
-    ("qwen3_coder", re.compile(r"<function=[\w.\-]*|<parameter=[\w.\-]+>")),
-    ("hermes", re.compile(r"</?tool_call>")),
-    ("mistral", re.compile(r"\[TOOL_CALLS\]")),
-    ("llama3_json", re.compile(r"<\|python_tag\|>")),
-    ("think", re.compile(r"</?think>")),
-]
+def _patterns(fams: dict[str, Any]) -> list[tuple[str, re.Pattern]]:
+    """(family id, compiled pattern) in table order, compiled once per table."""
+    key = tuple((f.id, tuple(f.patterns)) for f in fams.values())
+    hit = _compiled.get(key)
+    if hit is None:
+        hit = _compiled[key] = [(f.id, re.compile(p)) for f in fams.values() for p in f.patterns]
+    return hit
 
 
 @dataclass(frozen=True)
@@ -78,25 +43,25 @@ class Leak:
     excerpt: str
 
 
-def detect_leaks(text: Optional[str], field: str = "content") -> list[Leak]:
+def detect_leaks(text: Optional[str], field: str = "content", matrix: Any = None) -> list[Leak]:
     """Every markup family present in `text` (at most one Leak per family), most specific first."""
     if not text:
         return []
+    fams = families(matrix)
     found: dict[str, Leak] = {}
-    for family, pat in _PATTERNS:
+    for family, pat in _patterns(fams):
         if family in found:
             continue
         m = pat.search(text)
         if m is None:
             continue
-        if family == "deepseek_v31" and "deepseek_v3" in found:
-            continue
-        if family == "hermes" and "qwen3_coder" in found:
-            continue  # Qwen3-Coder wraps its XML in <tool_call>; the inner grammar names the parser
         start = max(0, m.start() - 40)
         found[family] = Leak(family, field, m.group(0), text[start:m.end() + 80])
-    if "think" in found and field != "content":
-        del found["think"]  # <think> inside a reasoning field is where it belongs
+    for family in list(found):
+        if any(other in found for other in fams[family].shadowed_by):
+            del found[family]
+        elif fams[family].content_only and field != "content":
+            del found[family]  # <think> inside a reasoning field is where it belongs
     return list(found.values())
 
 
@@ -117,8 +82,8 @@ def _first_release(kind: str, name: str, matrix: Any = None) -> tuple[Optional[s
 
 def remediation_for(family: str, matrix: Any = None) -> str:
     """The serve flags the family needs and the first vLLM release that has them (from `matrix`, default shipped)."""
-    fam = FAMILIES[family]
-    if fam.key == "think":
+    fam = families(matrix)[family]
+    if not fam.tool_parser:
         return (T("Reasoning tags are reaching `content`: start vllm serve with `--reasoning-parser <name>` for this "
                   "model family ({note}); the reasoning then moves to `reasoning_content`.",
                   note=fam.note))

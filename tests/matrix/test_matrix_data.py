@@ -75,7 +75,8 @@ def test_every_version_and_specifier_parses(path):
                 count += 1
             for v in row.get("cann_per_hardware", {}).values():
                 parse_version(v)
-    assert count > 0
+    versioned = [t for t in TABLES if data.get(t) and (VERSION_FIELDS.get(t) or SPEC_FIELDS.get(t))]
+    assert count > 0 or not versioned  # model-families.toml has no version fields
 
 
 def test_row_counts(m):

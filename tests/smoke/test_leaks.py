@@ -9,7 +9,7 @@ import pytest
 
 from ascend_doctor.smoke import leaks
 from ascend_doctor.smoke.client import parse_sse, reply_from_stream
-from ascend_doctor.smoke.leaks import FAMILIES, detect_leaks, remediation_for
+from ascend_doctor.smoke.leaks import detect_leaks, families, remediation_for
 from tests.helpers import corpus_params, read_corpus
 
 BAR = "｜"  # U+FF5C
@@ -137,21 +137,10 @@ def test_remediation_names_flags_and_first_release_from_the_matrix():
     assert f"vLLM {m.first_vllm_release_with('tool_parser', 'hermes')}" in hermes
 
 
-def test_remediation_degrades_without_the_matrix(monkeypatch):
-    import ascend_doctor.matrix as matrix_mod
-
-    def broken(*a, **k):
-        raise RuntimeError("matrix missing")
-
-    monkeypatch.setattr(matrix_mod, "load_matrix", broken)
-    text = remediation_for("deepseek_v32")
-    assert "--tool-call-parser deepseek_v32" in text and "--tokenizer-mode deepseek_v32" in text
-    assert "could not say" in text
-    assert "first appears in vLLM" not in text
-
-
 def test_remediation_with_a_matrix_that_lacks_the_name():
     class Empty:
+        markup_families = families()
+
         def first_vllm_release_with(self, kind, name):
             return None
 
@@ -160,9 +149,52 @@ def test_remediation_with_a_matrix_that_lacks_the_name():
 
 
 def test_every_family_has_a_remediation():
-    for key in FAMILIES:
+    for key in families():
         assert remediation_for(key)
-    assert set(f for f, _ in leaks._PATTERNS) <= set(FAMILIES)
+
+
+def test_the_family_table_is_consistent_with_the_recorded_vllm_releases():
+    """Every parser a family row names is one that some recorded vLLM release accepts (a typo in the table would
+    send users to a name `vllm serve` rejects), and every markup a model family names is a markup row."""
+    from ascend_doctor.matrix import load_matrix
+
+    m = load_matrix()
+    accepted = {kind: {n for row in m.parsers for n in (getattr(row, kind) or [])}
+                for kind in ("tool_parser", "reasoning_parser", "tokenizer_mode")}
+    for fam in m.markup_families.values():
+        for kind in ("tool_parser", "reasoning_parser", "tokenizer_mode"):
+            name = getattr(fam, kind)
+            assert name is None or name in accepted[kind], f"{fam.id}: {kind} {name} is in no recorded vLLM"
+    for fam in m.model_families:
+        assert set(fam.tool_parsers) <= accepted["tool_parser"], fam.id
+        assert set(fam.markup) <= set(m.markup_families), fam.id
+
+
+def test_glm_calls_name_the_glm_parser_not_hermes():
+    """GLM-4.5/4.7 write `<tool_call>name<arg_key>…` (vLLM glm4_moe_tool_parser.py): the hermes `<tool_call>` wrapper
+    is shadowed by the inner grammar, as for Qwen3-Coder — the fix must name glm45, not hermes."""
+    text = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>"
+    assert [lk.family for lk in detect_leaks(text)] == ["glm45"]
+    assert "--tool-call-parser glm45" in remediation_for("glm45")
+
+
+def test_a_layered_matrix_adds_a_markup_family(tmp_path):
+    """A site adds a family with one row in a --matrix file; the detector and the fix read it."""
+    from ascend_doctor.matrix import load_matrix
+
+    extra = tmp_path / "site.toml"
+    extra.write_text("""schema_version = 1
+
+[[markup_family]]
+id = "acme"
+label = "ACME <<call>>"
+patterns = ['<<call>>']
+tool_parser = "hermes"
+source = ["site test"]
+""", encoding="utf-8")
+    m = load_matrix([str(extra)])
+    assert [lk.family for lk in detect_leaks("x <<call>> y", matrix=m)] == ["acme"]
+    assert detect_leaks("x <<call>> y") == []
 
 
 # Chat-template control tokens (SRV103/SRV105) ----------------------------------------------------------------------
