@@ -77,6 +77,16 @@ def _vkey(v: Version) -> tuple:
     return v.main_key
 
 
+class PairingVerdict(Model):
+    """The matrix's answer to "does CANN C go with driver D": True/False/None (no source covers the pair), the
+    sentence that says why (with its sources), and whether a False is inferred (no source says "N" outright)."""
+
+    compatible: Optional[bool]
+    why: str
+    inferred: bool = False
+    sources: List[str] = []
+
+
 class Matrix:
     """All rows of the shipped matrix plus any layered user files, sorted by version where rows have one."""
 
@@ -230,52 +240,61 @@ class Matrix:
             return []
         return [h for h in self.hdk if _vkey(parse_version(h.cann)) == _vkey(v)]
 
-    def cann_driver_compatible(self, cann: str, driver: str) -> Tuple[Optional[bool], str]:
-        """(True/False/None, why with source). False only where a published grid says "N"; True for a "Y" cell or a
-        tested pair; None when no source covers the combination."""
+    def cann_driver_compatible(self, cann: str, driver: str) -> "PairingVerdict":
+        """compatible True/False/None with why and sources. False where a published grid says "N" (or, `inferred`,
+        where every source of the CANN line names a newer driver); True for a "Y" cell or a tested pair; None when
+        no source covers the combination."""
         c, d = try_parse_version(cann), try_parse_version(driver)
         if c is None or d is None:
             bad = cann if c is None else driver
-            return None, f"cannot compare: {bad!r} is not a version"
+            return PairingVerdict(compatible=None, why=f"cannot compare: {bad!r} is not a version")
         for wanted in (False, True):
             for rule in self.driver_rules:
                 if rule.compatible is wanted and any(version_in(c, s) for s in rule.cann) \
                         and any(version_in(d, s) for s in rule.driver):
                     verdict = "compatible" if wanted else "NOT compatible"
-                    return wanted, (f"CANN {cann} with driver {driver}: {verdict} per {rule.id} ({rule.note}) "
-                                    f"[source: {'; '.join(rule.source)}]")
+                    return PairingVerdict(
+                        compatible=wanted, sources=list(rule.source),
+                        why=(f"CANN {cann} with driver {driver}: {verdict} per {rule.id} ({rule.note}) "
+                             f"[source: {'; '.join(rule.source)}]"))
         pairs = self.hdk_for_cann(cann)
         for h in pairs:
             for listed in h.driver:
                 if _driver_matches(d, listed):
-                    return True, (f"CANN {cann} was released with driver {listed}"
-                                  f"{' (' + h.hdk + ')' if h.hdk else ''}; {driver} is that driver or a patch of it "
-                                  f"[source: {'; '.join(h.source)}]")
+                    return PairingVerdict(
+                        compatible=True, sources=list(h.source),
+                        why=(f"CANN {cann} was released with driver {listed}{' (' + h.hdk + ')' if h.hdk else ''}; "
+                             f"{driver} is that driver or a patch of it [source: {'; '.join(h.source)}]"))
         older = self._older_than_the_line(c, d)
-        if older:
-            return False, older
+        if older is not None:
+            return older
+        sources = sorted({s for h in pairs for s in h.source})
         if pairs:
             named = ", ".join(sorted({x for h in pairs for x in h.driver}))
-            return None, (f"CANN {cann} was released with driver {named} "
-                          f"[source: {'; '.join(sorted({s for h in pairs for s in h.source}))}]; {driver} is not among "
-                          f"them and no published compatibility table covers the pair")
-        return None, f"no source in the matrix pairs CANN {cann} with a driver version"
+            return PairingVerdict(compatible=None, sources=sources,
+                                  why=(f"CANN {cann} was released with driver {named} [source: {'; '.join(sources)}]; "
+                                       f"{driver} is not among them and no published compatibility table covers the "
+                                       "pair"))
+        return PairingVerdict(compatible=None, why=f"no source in the matrix pairs CANN {cann} with a driver version")
 
-    def _older_than_the_line(self, c: Version, d: Version) -> str:
+    def _older_than_the_line(self, c: Version, d: Version) -> "Optional[PairingVerdict]":
         """INFERRED incompatibility: every source for this CANN's minor line (8.5.0, 8.5.0-beta.1, 8.5.2 for any
         CANN 8.5.x) names only HDKs of a newer major.minor than the driver (25.5 vs 24.1). No source says the pair
         fails, but none pairs any CANN of the line with a driver that old, and an HDK older than its CANN is what
-        `import torch_npu` segfaults on. "" when the line has no rows or any of them names an old-enough driver."""
+        `import torch_npu` segfaults on. None when the line has no rows or any of them names an old-enough driver."""
         line = tuple(c.release[:2])
         rows = [h for h in self.hdk if tuple(parse_version(h.cann).release[:2]) == line]
         drivers = [(x, parse_version(x)) for h in rows for x in h.driver]
         if not drivers or not all(tuple(v.release[:2]) > tuple(d.release[:2]) for _x, v in drivers):
-            return ""
+            return None
         named = ", ".join(sorted({x for x, _v in drivers}, key=parse_version))
-        sources = "; ".join(sorted({s for h in rows for s in h.source}))
-        return (f"INFERRED: driver {d} is older than any HDK published for CANN {line[0]}.{line[1]} (its sources "
-                f"name {named} for {', '.join(sorted({h.cann for h in rows}, key=parse_version))}); no source pairs "
-                f"a CANN {line[0]}.{line[1]} release with a {d.release[0]}.{d.release[1]} driver [source: {sources}]")
+        sources = sorted({s for h in rows for s in h.source})
+        return PairingVerdict(
+            compatible=False, inferred=True, sources=sources,
+            why=(f"driver {d} is older than any HDK published for CANN {line[0]}.{line[1]} (its sources name {named} "
+                 f"for {', '.join(sorted({h.cann for h in rows}, key=parse_version))}); no source pairs a CANN "
+                 f"{line[0]}.{line[1]} release with a {d.release[0]}.{d.release[1]} driver "
+                 f"[source: {'; '.join(sources)}]"))
 
     # vLLM parser names ------------------------------------------------------------------------------------------
     def _parser_rows(self, vllm_version: str, kind: str):

@@ -274,14 +274,15 @@ def cann_driver_compatible(ctx):
     if drv_v is None:
         return ctx.unknown(T("no driver version to compare CANN with (see DRV101/DRV102)"), evidence)
     m = ctx.matrix
-    verdict, why = m.cann_driver_compatible(c.version, drv_v)
-    evidence.append(ev("matrix: CANN ↔ HDK", why))
+    pairing = m.cann_driver_compatible(c.version, drv_v)
+    verdict, why = pairing.compatible, pairing.why
+    evidence.append(ev("matrix: CANN ↔ HDK", ("INFERRED: " if pairing.inferred else "") + why))
     if verdict is True:
         return ctx.ok(T("CANN {version} with driver {drv_v}: compatible", version=c.version, drv_v=drv_v), evidence)
     if verdict is False:
-        if why.startswith("INFERRED"):
+        if pairing.inferred:
             return ctx.fail(T("CANN {version} needs a newer driver than {drv_v} (inferred): {why}", version=c.version,
-                              drv_v=drv_v, why=why[len('INFERRED: '):]),
+                              drv_v=drv_v, why=why),
                             evidence, inferred=True,
                             remediation=T("Install the Ascend HDK (driver and firmware) the CANN release notes name "
                                           "(`ascend-doctor matrix pins --vllm-ascend X` lists it), or a CANN release "

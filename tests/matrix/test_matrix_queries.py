@@ -111,8 +111,11 @@ def test_hdk_for_cann(m):
     ("garbage", "25.0.rc1", None),
 ])
 def test_cann_driver_compatible(m, cann, driver, verdict):
-    got, why = m.cann_driver_compatible(cann, driver)
+    pairing = m.cann_driver_compatible(cann, driver)
+    got, why = pairing.compatible, pairing.why
     assert got is verdict, why
+    assert not why.startswith("INFERRED")  # the verdict is typed (pairing.inferred), not prefixed prose
+    assert pairing.sources or verdict is None
     assert why
     if verdict is not None:
         assert "source:" in why
