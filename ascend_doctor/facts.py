@@ -4,7 +4,8 @@ Two kinds of store, one class. A *probing* store has a host: a fact is computed 
 (`ascend_doctor.probes`), in its own daemon thread. A *given* store (`FactStore.given`) has no host and no probes:
 every fact is a value handed in (a paste's versions in triage, a node's summary in fleet, the smoke stage's results,
 a test's hand-made facts), or is declared missing with the reason; asking for any other fact says no probe provides
-it. Checks cannot tell the two apart, which is what lets one evaluator serve every command.
+it — except derived facts (`probe(derived=True)`: the stack), which it computes from the given ones. Checks cannot
+tell the two apart, which is what lets one evaluator serve every command.
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ class FactStore:
               options: Optional[RunOptions] = None) -> "FactStore":
         """A store with no host and no probes: `values` are the facts, `missing` maps facts to why they are not
         there (each then reads as `unknown` with that reason)."""
-        store = cls(None, options or RunOptions(), probes={}, preset=values)
+        from ascend_doctor.probes import derived_probes
+
+        store = cls(None, options or RunOptions(), probes=derived_probes(), preset=values)
         for name, reason in (missing or {}).items():
             store.preset_missing(name, reason)
         return store

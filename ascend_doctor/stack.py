@@ -1,7 +1,9 @@
-"""What the report header says before any finding: where the doctor ran (host or container) and the stack it found.
+"""The stack the doctor found, derived once from the facts: the `stack` fact (driver, firmware, CANN, Python, torch,
+torch_npu, vLLM … and where the driver version came from).
 
-One place reads these facts for the header (`host.where`, `host.runtime`, `host.image`, `host.stack` in the JSON), so
-a reader — or a CI script — knows the driver, CANN, torch_npu and vLLM versions without reading findings.
+The report header (`host.stack` in the JSON), the checks that need the driver version (CANN106, VLLM103) and triage
+all read this one fact, so "driver version from version.info, else npu-smi" is decided here and nowhere else. It is
+a derived fact: it reads other facts, never the host, so a host-less store (triage's paste) derives it too.
 """
 
 from __future__ import annotations
@@ -9,10 +11,11 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ascend_doctor.host import VLLM_DISTS
+from ascend_doctor.model import Model
 from ascend_doctor.report import Stack
 
 # Started for every run, whatever --select says: the header needs them (each is bounded by --probe-timeout).
-STACK_FACTS = ("python", "container", "driver", "cann", "npu_smi")
+STACK_FACTS = ("python", "container", "driver", "cann", "npu_smi", "stack")
 
 _DISTS = {"torch": ("torch",), "torch_npu": ("torch-npu",), "vllm": VLLM_DISTS,
           "vllm_ascend": ("vllm-ascend",), "transformers": ("transformers",), "triton_ascend": ("triton-ascend",)}
@@ -40,9 +43,18 @@ def _fact(facts, name: str) -> Any:
         return None
 
 
-def stack_of(facts) -> Stack:
+class StackFact(Model):
+    """The `stack` fact: the Stack of the report header, and the evidence for its driver version."""
+
+    stack: Stack
+    driver_source: Optional[str] = None  # "file: <driver dir>/version.info" | "cmd: npu-smi info"
+    driver_excerpt: Optional[str] = None  # the line read there
+
+
+def derive_stack(facts) -> StackFact:
     """The stack from whatever facts the run established; None where it did not."""
     s = Stack()
+    source = excerpt = None
     py = _fact(facts, "python")
     if py is not None:
         s.python = py.version or None
@@ -57,8 +69,12 @@ def stack_of(facts) -> Stack:
     if drv is not None and drv.found:
         s.driver = drv.version
         s.firmware = drv.firmware_version
+        if drv.version:
+            source, excerpt = f"file: {drv.driver_dir}/version.info", f"Version={drv.version}"
     if s.driver is None and smi is not None and smi.info is not None:
         s.driver = smi.info.driver_version or smi.info.tool_version
+        if s.driver:
+            source, excerpt = f"cmd: {smi.tool} info", f"Version: {s.driver}"
     cann = _fact(facts, "cann")
     if cann is not None and cann.found:
         s.cann = cann.version
@@ -66,7 +82,13 @@ def stack_of(facts) -> Stack:
     if smi is not None and smi.usable:
         s.npu_model = npu_models(smi, always_count=False)
         s.npu_count = len(smi.info.chips)
-    return s
+    return StackFact(stack=s, driver_source=source, driver_excerpt=excerpt)
+
+
+def stack_of(facts) -> Stack:
+    """The header's Stack: the run's `stack` fact (derived here when the store cannot give it)."""
+    fact = _fact(facts, "stack")
+    return fact.stack if fact is not None else derive_stack(facts).stack
 
 
 def where_of(facts) -> tuple[Optional[str], Optional[str], Optional[str]]:

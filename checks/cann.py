@@ -237,18 +237,15 @@ def nnal_atb(ctx):
 
 
 def driver_version_of(ctx) -> tuple:
-    """(driver version, evidence) from driver version.info, else from npu-smi; (None, evidence) when neither."""
-    drv = ctx.try_fact("driver")
-    if drv is not None and drv.found and drv.version:
-        return drv.version, ev(f"file: {drv.driver_dir}/version.info", f"Version={drv.version}")
-    smi = ctx.try_fact("npu_smi")
-    if smi is not None and smi.info is not None and (smi.info.driver_version or smi.info.tool_version):
-        v = smi.info.driver_version or smi.info.tool_version
-        return v, ev(f"cmd: {smi.tool} info", f"Version: {v}")
+    """(driver version, evidence) as the `stack` fact decided it (driver version.info, else npu-smi); (None,
+    evidence) when neither."""
+    st = ctx.fact("stack")
+    if st.stack.driver:
+        return st.stack.driver, ev(st.driver_source or "driver", st.driver_excerpt or st.stack.driver)
     return None, ev("driver", "no driver version.info and no npu-smi version")
 
 
-@check("CANN106", "cann-driver-compatible", severity="error", needs=["cann", "driver", "npu_smi"])
+@check("CANN106", "cann-driver-compatible", severity="error", needs=["cann", "stack"])
 def cann_driver_compatible(ctx):
     """CANN and the NPU driver (Ascend HDK) are a compatible pair
 

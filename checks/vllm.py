@@ -300,7 +300,7 @@ def release_pins(ctx):
                     value=T(" ({notes})", notes=join('; ', notes)) if notes else ''), evidence)
 
 
-@check("VLLM103", "advisories", severity="error", needs=["python", "cann", "driver", "npu_smi"])
+@check("VLLM103", "advisories", severity="error", needs=["python", "cann", "stack"])
 def advisories(ctx):
     """No known-bad combination (advisory) matches the installed stack
 
@@ -325,15 +325,11 @@ def advisories(ctx):
     c = ctx.try_fact("cann")
     if c is not None and c.found and c.version:
         versions["cann"] = c.version
-    drv = ctx.try_fact("driver")
-    if drv is not None and drv.found and drv.version:
-        versions["driver"] = drv.version
-        if drv.firmware_version:
-            versions["firmware"] = drv.firmware_version
-    else:
-        smi = ctx.try_fact("npu_smi")
-        if smi is not None and smi.info is not None and smi.info.driver_version:
-            versions["driver"] = smi.info.driver_version
+    st = ctx.fact("stack").stack  # driver from version.info, else npu-smi: decided in ascend_doctor.stack
+    if st.driver:
+        versions["driver"] = st.driver
+    if st.firmware:
+        versions["firmware"] = st.firmware
     m = ctx.matrix
     shown = {k: versions[k] for k in ("vllm-ascend", "vllm", "torch", "torch-npu", "triton-ascend", "transformers",
                                       "cann", "driver", "firmware", "python", "machine") if k in versions}

@@ -15,21 +15,29 @@ from typing import Any, Callable
 PROBES: dict[str, Callable[..., Any]] = {}
 
 
-def probe(name: str, min_timeout: float = 0.0):
+def probe(name: str, min_timeout: float = 0.0, derived: bool = False):
     """Register a probe function under the fact name it produces.
 
     `min_timeout`: seconds this probe may take even when --probe-timeout is lower (e.g. importing torch_npu in a
     child process legitimately takes several seconds).
+    `derived`: the fact is computed from other facts only, never from the host (`host` is None in a host-less
+    store), so `FactStore.given` derives it too — the stack from a paste's versions, the serve command from options.
     """
 
     def deco(func):
         if name in PROBES and PROBES[name] is not func:
             raise RuntimeError(f"duplicate probe {name!r}")
         func.min_timeout = min_timeout
+        func.derived = derived
         PROBES[name] = func
         return func
 
     return deco
+
+
+def derived_probes() -> dict[str, Callable[..., Any]]:
+    """The probes that never touch the host (see `probe(derived=True)`)."""
+    return {n: f for n, f in load_probes().items() if getattr(f, "derived", False)}
 
 
 _loaded = False
