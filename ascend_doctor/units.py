@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 KIB, MIB, GIB, TIB = 1024, 1024 ** 2, 1024 ** 3, 1024 ** 4
@@ -17,3 +18,9 @@ def human_bytes(n: Optional[float]) -> str:
             v = n / size
             return f"{v:.0f} {unit}" if v >= 100 or v == int(v) else f"{v:.1f} {unit}"
     return f"{n:.0f} B"
+
+
+def speed_gts(s: str) -> Optional[float]:
+    """A PCIe link speed as sysfs writes it ('16.0 GT/s PCIe') in GT/s; None for anything else ('Unknown')."""
+    m = re.match(r"\s*([\d.]+)\s*GT/s", s)
+    return float(m.group(1)) if m else None

@@ -10,7 +10,6 @@ import re
 
 from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
-from ascend_doctor.probes.devices import planned_device_count
 from ascend_doctor.registry import check
 
 CORE_NODES = ("davinci_manager", "devmm_svm", "hisi_hdc")
@@ -28,8 +27,6 @@ HCCN_FLAG = "-v /usr/local/Ascend/driver/tools/hccn_tool:/usr/local/Ascend/drive
 K8S_HINT = T("in Kubernetes, request the NPUs from the Ascend device plugin (MindCluster) instead of hostPath "
              "mounts: `resources: {{limits: {{huawei.com/Ascend910: 8}}}}` (huawei.com/Ascend310P on 300I Duo); the "
              "plugin and Ascend Docker Runtime then add the device nodes and driver mounts")
-# Variables that say this server talks to other nodes (vllm-ascend multi-node docs set them; §6.2).
-MULTI_NODE_VARS = ("HCCL_IF_IP", "HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "RAY_ADDRESS")
 
 
 def not_in_container(ctx, ctr):
@@ -163,7 +160,7 @@ def container_driver_mounts(ctx):
                     entries=devs.driver_lib64.entries), evidence)
 
 
-@check("CTR103", "container-hccn-tool", severity="warning", needs=["container", "devices", "env", "npu_smi"])
+@check("CTR103", "container-hccn-tool", severity="warning", needs=["container", "devices", "npu_scope"])
 def container_hccn_tool(ctx):
     """hccn_tool is mounted when the container will use more than one NPU
 
@@ -184,17 +181,16 @@ def container_hccn_tool(ctx):
     if not ctr.in_container:
         return not_in_container(ctx, ctr)
     devs = ctx.fact("devices")
-    env = ctx.fact("env") or {}
     state = devs.hccn_tool
     evidence = [ev("path: /usr/local/Ascend/driver/tools/hccn_tool", state.describe())]
     if state.exists and state.kind != "dir":
         return ctx.ok(T("hccn_tool is mounted"), evidence)
-    planned = planned_device_count(env, ctx.try_fact("npu_smi"))
-    counts = [n for n in (len(devs.davinci) if devs.dev_listed else None, planned) if n is not None]
-    hints = [v for v in MULTI_NODE_VARS if env.get(v)]
+    scope = ctx.fact("npu_scope")
+    counts = [n for n in (len(devs.davinci) if devs.dev_listed else None, scope.count) if n is not None]
+    hints = [name for name, _ in scope.hints]
     evidence.append(ev("dir: /dev", dev_excerpt(devs)))
     if hints:
-        evidence.append(ev("env", "\n".join(f"{v}={env[v]}" for v in hints)))
+        evidence.append(ev("env", "\n".join(f"{name}={value}" for name, value in scope.hints)))
     why = []
     if counts and max(counts) > 1:
         why.append(f"{max(counts)} NPUs visible")

@@ -19,10 +19,8 @@ from typing import Optional
 
 from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
-from ascend_doctor.probes.devices import planned_device_count
 from ascend_doctor.registry import check
 
-MULTI_NODE_VARS = ("HCCL_IF_IP", "HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "RAY_ADDRESS")
 TOOL_PATH = "/usr/local/Ascend/driver/tools/hccn_tool"
 # HCCL_CONNECT_TIMEOUT: integer seconds in [120, 7200], default 120 (hicann/hccl docs/zh/user_guide/hccl_env);
 # recommended values are ones vllm-ascend's docs use (matrix-facts §6.2: CONNECT 120|1200|3600|7200, EXEC 204|3600).
@@ -31,17 +29,16 @@ RECOMMENDED = {"HCCL_CONNECT_TIMEOUT": "1200", "HCCL_EXEC_TIMEOUT": "3600"}
 
 
 class Scope:
-    """How many NPUs will talk HCCL here and whether other nodes are involved."""
+    """The `npu_scope` fact (how many NPUs, which multi-node signals) as the HCCL checks present it; the hccn_tool
+    device ids count the NPUs when nothing else can."""
 
-    def __init__(self, env: dict, smi, hccn):
+    def __init__(self, env: dict, fact, hccn):
         self.env = env
-        self.smi = smi
-        self.count: Optional[int] = planned_device_count(env, smi)
+        self.count: Optional[int] = fact.count
         if self.count is None and hccn is not None and hccn.device_ids:
             self.count = len(hccn.device_ids)
-        self.hints = [v for v in MULTI_NODE_VARS if env.get(v)]
-        if env.get("HCCL_INTRA_ROCE_ENABLE", "").strip() == "1":
-            self.hints.append("HCCL_INTRA_ROCE_ENABLE")
+        self.hints = fact.hints
+        self.smi_reason = fact.smi_reason
 
     @property
     def single(self) -> bool:
@@ -53,20 +50,18 @@ class Scope:
 
     def no_count_cause(self) -> str:
         """Why the NPU count is unknown, as the root cause the console groups by (npu-smi's own reason)."""
-        if self.smi is not None and self.smi.reason():
-            return self.smi.reason()
-        return "no npu-smi table and no ASCEND_RT_VISIBLE_DEVICES"
+        return self.smi_reason or "no npu-smi table and no ASCEND_RT_VISIBLE_DEVICES"
 
     def describe(self) -> str:
         parts = [T("{count} NPU(s) in use", count=self.count) if self.count is not None else T("NPU count unknown")]
         if self.hints:
             parts.append(T("multi-node/RoCE variables: {variables}",
-                           variables=", ".join(f"{v}={self.env.get(v)}" for v in self.hints)))
+                           variables=", ".join(f"{name}={value}" for name, value in self.hints)))
         return join("; ", parts)
 
 
 def _scope(ctx, hccn=None) -> Scope:
-    return Scope(ctx.fact("env") or {}, ctx.try_fact("npu_smi"), hccn)
+    return Scope(ctx.fact("env") or {}, ctx.fact("npu_scope"), hccn)
 
 
 def _port_gate(ctx, hccn, scope: Scope, warn_missing_tool: bool = False):
@@ -135,7 +130,7 @@ def _ok_unless_partial(ctx, hccn, cmd: str, message: str, evidence):
                        not_read=missing)
 
 
-@check("HCCL101", "hccn-link-up", severity="error", needs=["hccn", "env", "npu_smi", "container"])
+@check("HCCL101", "hccn-link-up", severity="error", needs=["hccn", "env", "npu_scope", "container"])
 def hccn_link_up(ctx):
     """Every NPU network port is UP and not flapping
 
@@ -187,7 +182,7 @@ def hccn_link_up(ctx):
     return _ok_unless_partial(ctx, hccn, "link", T("link UP on {up} device(s)", up=up), evidence)
 
 
-@check("HCCL102", "hccn-net-health", severity="error", needs=["hccn", "env", "npu_smi", "container"])
+@check("HCCL102", "hccn-net-health", severity="error", needs=["hccn", "env", "npu_scope", "container"])
 def hccn_net_health(ctx):
     """Every NPU network port reports net health Success
 
@@ -220,7 +215,7 @@ def hccn_net_health(ctx):
     return _ok_unless_partial(ctx, hccn, "net_health", T("net health Success on {ok} device(s)", ok=ok), evidence)
 
 
-@check("HCCL103", "hccn-ip-config", severity="error", needs=["hccn", "env", "npu_smi", "container"])
+@check("HCCL103", "hccn-ip-config", severity="error", needs=["hccn", "env", "npu_scope", "container"])
 def hccn_ip_config(ctx):
     """Every NPU network port has an IP address, and no two share one
 
@@ -267,7 +262,7 @@ def hccn_ip_config(ctx):
                               evidence)
 
 
-@check("HCCL104", "hccn-conf-consistent", severity="warning", needs=["hccn", "env", "container", "npu_smi"])
+@check("HCCL104", "hccn-conf-consistent", severity="warning", needs=["hccn", "env", "container", "npu_scope"])
 def hccn_conf_consistent(ctx):
     """/etc/hccn.conf matches the live NPU port addresses
 
@@ -327,7 +322,7 @@ def hccn_conf_consistent(ctx):
                   evidence)
 
 
-@check("HCCL105", "hccl-timeouts", severity="warning", needs=["env", "npu_smi"])
+@check("HCCL105", "hccl-timeouts", severity="warning", needs=["env", "npu_scope"])
 def hccl_timeouts(ctx):
     """HCCL timeouts are set for a multi-NPU server
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
-from ascend_doctor.probes.host_facts import speed_gts
+from ascend_doctor.units import speed_gts
 from ascend_doctor.registry import check
 from ascend_doctor.units import GIB
 from ascend_doctor.units import human_bytes as _gib

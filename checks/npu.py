@@ -11,7 +11,7 @@ import re
 
 from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
-from ascend_doctor.probes.devices import parse_device_ids
+from ascend_doctor.parsers.device_ids import parse_device_ids
 from ascend_doctor.registry import check
 
 # HBM a chip uses with nothing running: 2871/32768 MB (8.8 %) on a 910B4 (triton-ascend docs, npu-smi 26.0.rc1),

@@ -726,7 +726,7 @@ def _int_opt(cmd, name: str, default: int) -> int:
 
 def _visible(ctx, cmd):
     """(logical device list [(npu_id, chip)], evidence list, note) or (None, evidence, why)."""
-    from ascend_doctor.probes.devices import parse_device_ids
+    from ascend_doctor.parsers.device_ids import parse_device_ids
 
     smi = ctx.try_fact("npu_smi")
     evidence = []

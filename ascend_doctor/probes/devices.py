@@ -22,9 +22,6 @@ from ascend_doctor.model import Model
 from ascend_doctor.numbers import int_or_none
 from ascend_doctor.probes import probe
 
-# No host has more NPUs than this; a range wider than that (`0-99999999`) is a typo, not a device list.
-MAX_RANGE = 1024
-
 NODE_NAMES = ("davinci_manager", "devmm_svm", "hisi_hdc", "ascend_manager", "user_config")
 NPU_SMI_PATHS = ("/usr/local/bin/npu-smi", "/usr/local/sbin/npu-smi")
 DCMI_DIR = "/usr/local/dcmi"
@@ -121,33 +118,3 @@ def devices_probe(host, ctx) -> DevicesFact:
     )
 
 
-# Helpers the NPU, container and HCCL checks share (check modules are loaded by path and cannot import each other).
-def parse_device_ids(value: str, ranges: bool) -> tuple[list[int], list[str]]:
-    """Ids in a comma list ('0,1'; with `ranges` also '0-3' and the device-plugin form 'Ascend910-2'), and the
-    items that are not ids. ASCEND_RT_VISIBLE_DEVICES takes plain numbers; ASCEND_VISIBLE_DEVICES all three forms."""
-    ids: list[int] = []
-    bad: list[str] = []
-    for tok in (t.strip() for t in value.split(",")):
-        r = re.fullmatch(r"(\d+)-(\d+)", tok) if ranges else None
-        m = re.fullmatch(r"(?:Ascend[0-9A-Za-z]*-)?(\d+)" if ranges else r"(\d+)", tok)
-        lo, hi = (int_or_none(r.group(1)), int_or_none(r.group(2))) if r else (None, None)
-        if lo is not None and hi is not None and lo <= hi <= lo + MAX_RANGE:
-            ids.extend(range(lo, hi + 1))
-        elif m and not r and int_or_none(m.group(1)) is not None:
-            ids.append(int_or_none(m.group(1)))
-        else:
-            bad.append(tok or "(empty item)")
-    return ids, bad
-
-
-def planned_device_count(env: Optional[dict], npu_smi) -> Optional[int]:
-    """How many NPUs a server here will use: ASCEND_RT_VISIBLE_DEVICES when set and readable, else the chips
-    `npu-smi info` lists (None when neither is known)."""
-    rt = (env or {}).get("ASCEND_RT_VISIBLE_DEVICES")
-    if rt is not None and rt.strip():
-        ids, bad = parse_device_ids(rt, ranges=False)
-        if not bad:
-            return len(set(ids))
-    if npu_smi is not None and getattr(npu_smi, "usable", False):
-        return len(npu_smi.info.chips)
-    return None

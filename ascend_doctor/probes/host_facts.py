@@ -378,11 +378,6 @@ class PcieFact(Model):
     devices: list[PcieLink] = Field(default_factory=list)
 
 
-def speed_gts(s: str) -> Optional[float]:
-    m = re.match(r"\s*([\d.]+)\s*GT/s", s)
-    return float(m.group(1)) if m else None
-
-
 @probe("pcie")
 def pcie_probe(host, ctx) -> PcieFact:
     """Link width/speed of every Huawei (vendor 0x19e5) PCI function, from sysfs."""

@@ -239,3 +239,15 @@ def test_corpus_outputs_through_the_port_checks(path):
         assert statuses["HCCL103"] == Status.PASS
     if "with-empty-result" in path.name:  # device 2 printed nothing for -ip -g
         assert statuses["HCCL103"] == Status.FAIL
+
+
+def test_nnodes_on_the_serve_command_makes_hccl_multi_node():
+    """`vllm serve … --nnodes 2` is a multi-node launch even with no multi-node variable set: HCCL105 judges the
+    timeouts (it skipped before, as for one NPU) and names the option among the signals."""
+    from ascend_doctor.hook.cmdline import parse_serve_command
+
+    cmd = parse_serve_command(["vllm", "serve", "/m", "--nnodes", "2", "--node-rank", "0"])
+    f = run_check("HCCL105", {"env": {"ASCEND_RT_VISIBLE_DEVICES": "0"}, "serve_cmd": cmd})
+    assert f.status == Status.WARN and "--nnodes=2" in " ".join(e.excerpt for e in f.evidence)
+    single = run_check("HCCL105", {"env": {"ASCEND_RT_VISIBLE_DEVICES": "0"}})
+    assert single.status == Status.SKIP
