@@ -26,12 +26,11 @@ def collect_snapshot(host: Host, options: RunOptions, description: str = "",
     rec = RecordingHost(host)
     rec.system()
     rec.env()
-    preset = {}
+    store = FactStore(rec, options.model_copy(update={"serve_argv": list(serve_argv or ())}))
     if serve_argv:
-        from ascend_doctor.hook.cmdline import host_text_reader, parse_serve_command
-        from ascend_doctor.hook.exec import infer_python
+        from ascend_doctor.probes.serve import infer_python
 
-        cmd = parse_serve_command(list(serve_argv), read_text=host_text_reader(rec))
+        cmd = store.fact("serve_cmd")
         if not cmd.recognized:
             raise InputError(T("collect -- COMMAND: {serve_argv} is not a `vllm serve …` (or `python -m "
                                "vllm.entrypoints.openai.api_server …`) command line",
@@ -39,10 +38,8 @@ def collect_snapshot(host: Host, options: RunOptions, description: str = "",
         if options.python is None:
             inferred = infer_python(rec, cmd, list(serve_argv))
             if inferred:
-                options = options.model_copy(update={"python": inferred})
-        preset["serve_cmd"] = cmd
-    store = FactStore(rec, options, preset=preset)
-    names = sorted(n for n in load_probes() if n not in preset)
+                store.options = store.options.model_copy(update={"python": inferred})
+    names = sorted(load_probes())
     store.start_all(names)
     for name in names:
         try:

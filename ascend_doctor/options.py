@@ -24,5 +24,7 @@ class RunOptions(Model, extra="forbid"):
                                                     "matrices/host-policy.toml (thresholds)")
     redact_hostname: bool = False
     import_probe: bool = Field(True, description="Run `import torch, torch_npu` in a child of the serving python")
+    serve_argv: list[str] = Field(default_factory=list, description="The `vllm serve …` command line `exec` and "
+                                                                    "`collect --` judge (the `serve_cmd` fact)")
     lang: Optional[Literal["en", "zh"]] = Field(None, description="Language of the console and markdown outputs "
                                                                 "(`[options] lang` of ascend-doctor.toml)")

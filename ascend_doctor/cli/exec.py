@@ -15,9 +15,9 @@ from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.cli.options import host_options, prepare
 from ascend_doctor.cli.output import Outputs, emit, output_kwargs
 from ascend_doctor.errors import InputError
-from ascend_doctor.hook import exec as hook_exec
-from ascend_doctor.hook.cmdline import ServeCommand, host_text_reader, parse_serve_command, served_address
-from ascend_doctor.hook.exec import infer_python
+from ascend_doctor.cli import supervise as hook_exec
+from ascend_doctor.parsers.serve_cmdline import ServeCommand, parse_serve_command, served_address
+from ascend_doctor.probes.serve import infer_python
 from ascend_doctor.i18n import T
 from ascend_doctor.redact import register_secret
 
@@ -82,7 +82,13 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
 
     def setup():
         config, options, registry, host, facts = prepare(**kw)
-        return config, options, registry, host, facts, parse_serve_command(argv, read_text=host_text_reader(host))
+        options = options.model_copy(update={"serve_argv": argv})
+        if facts is None:  # a selection: no probe was started early
+            from ascend_doctor.facts import FactStore
+
+            facts = FactStore(host, options)
+        facts.options = options
+        return config, options, registry, host, facts, facts.fact("serve_cmd")
 
     state, crash = guarded_run("exec", started_at, t0, kw.get("fail_on") or "error", setup)
     if crash is not None:
@@ -106,8 +112,7 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
             if inferred:
                 opts = opts.model_copy(update={"python": inferred})
         report = run_static(host, registry, opts, config, command="exec", linted_command=cmd.argv,
-                            preset_facts={"serve_cmd": cmd}, started=(started_at, t0), stages=("static", "serve"),
-                            facts=facts)
+                            started=(started_at, t0), stages=("static", "serve"), facts=facts)
         notes = report.note_msgs()
         if opts.python:
             notes.append(T("serving python: {python}", python=opts.python))
@@ -210,6 +215,10 @@ def _supervise(argv, cmd, report, registry, options, config, outputs: Outputs, *
         except InputError as exc:
             _say(T("smoke not run: {exc}", exc=exc))
             extra = []
+        except Exception as exc:  # a bug of ours must not orphan the server: report it and keep supervising
+            from ascend_doctor.cli.exits import internal_error_report
+
+            extra = internal_error_report(exc, "exec", datetime.now(timezone.utc), t0).findings
         report = finalize(report, extra, config, duration_s=time.monotonic() - t0)
         if stopped is not None:
             name = _signal_name(stopped)

@@ -1,18 +1,19 @@
-"""Facts for the `vllm serve` lint: what the installed vLLM accepts (`vllm_files`) and the served model's files
-(`serve_model`). Both read through the host seam; nothing is imported.
-
-`serve_cmd` itself is not probed: `ascend-doctor exec` parses the command line and presets it.
+"""Facts for the `vllm serve` lint: the command line (`serve_cmd`, from `RunOptions.serve_argv`), what the installed
+vLLM accepts (`vllm_files`) and the served model's files (`serve_model`). All read through the host seam (a
+`--config` YAML, the vLLM sources, the model directory); nothing is imported.
 """
 
 from __future__ import annotations
 
+import os
 import posixpath
 from typing import Any, Optional
 
 from pydantic import Field
 
 from ascend_doctor.errors import FactUnavailable
-from ascend_doctor.hook.vllm_files import InstalledVllm, editable_root, read_installed
+from ascend_doctor.parsers.serve_cmdline import ServeCommand, host_text_reader, parse_serve_command
+from ascend_doctor.parsers.vllm_source import InstalledVllm, editable_root, read_installed
 from ascend_doctor.i18n import T
 from ascend_doctor.jsonread import loads
 from ascend_doctor.model import Model
@@ -31,6 +32,53 @@ def _reader(host):
         return r.entries if r.ok else None
 
     return read, listdir
+
+
+@probe("serve_cmd")
+def serve_cmd_probe(host, ctx) -> ServeCommand:
+    """The `vllm serve` command line of `exec`/`collect` (`RunOptions.serve_argv`), parsed; its `--config` YAML is read
+    through the host (so a snapshot records it)."""
+    argv = list(ctx.options.serve_argv or ())
+    if not argv:
+        raise FactUnavailable("serve_cmd", T("no `vllm serve` command line was given (ascend-doctor exec -- vllm "
+                                             "serve …)"))
+    return parse_serve_command(argv, read_text=host_text_reader(host))
+
+
+def infer_python(host, cmd: ServeCommand, raw: list[str]) -> Optional[str]:
+    """The interpreter that will serve: `python -m …`'s argv[0], or the `vllm` script's shebang (found on PATH)."""
+    if not cmd.recognized:
+        return None
+    argv = list(raw)
+    if argv and posixpath.basename(argv[0]) == "env":
+        argv = argv[1:]
+        while argv and "=" in argv[0] and not argv[0].startswith("-"):
+            argv = argv[1:]
+    if not argv:
+        return None
+    first = argv[0]
+    if cmd.entry != "vllm serve":
+        return first if "/" in first else _on_path(host, first)
+    script = first if "/" in first else _on_path(host, first)
+    if not script:
+        return None
+    r = host.read_file(script, max_bytes=512)
+    if r.ok and r.content.startswith("#!"):
+        line = r.content.splitlines()[0][2:].strip().split()
+        if line and posixpath.basename(line[0]) == "env" and len(line) > 1:
+            return _on_path(host, line[1])
+        return line[0] if line else None
+    return None
+
+
+def _on_path(host, name: str) -> Optional[str]:
+    for d in (host.env().get("PATH") or "").split(os.pathsep):
+        if d:
+            p = posixpath.join(d, name)
+            if host.read_file(p, max_bytes=2).ok:
+                return p
+    return None
+
 
 
 @probe("vllm_files")

@@ -2,7 +2,7 @@
 
 `matrix sync` reads vLLM sdists (`vllm-0.20.0.tar.gz`), one wheel (vLLM 0.15.0 has no sdist on PyPI), vllm-ascend
 sdists or checkouts and transformers wheels with the same parsers the doctor uses on an installed vLLM
-(`ascend_doctor.hook.vllm_files.read_installed`), which take `read(path) -> text | None` and
+(`ascend_doctor.parsers.vllm_source.read_installed`), which take `read(path) -> text | None` and
 `listdir(path) -> names | None`. An sdist has one top directory (`vllm-0.20.0/`); paths given to the callables are
 relative to it, so `vllm/tool_parsers/__init__.py` means the same file in an sdist, a wheel and a checkout.
 

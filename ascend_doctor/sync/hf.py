@@ -1,5 +1,5 @@
 """transformers, from a wheel or sdist: the model_types one release knows (what `AutoConfig` accepts without
-`trust_remote_code`). Read by the function the live lint uses (`hook.vllm_files.transformers_model_types`)."""
+`trust_remote_code`). Read by the function the live lint uses (`parsers.vllm_source.transformers_model_types`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import List
 
 from ascend_doctor.errors import InputError
-from ascend_doctor.hook.vllm_files import transformers_model_types
+from ascend_doctor.parsers.vllm_source import transformers_model_types
 from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
 from ascend_doctor.sync.archive import open_tree

@@ -1,6 +1,6 @@
 """One vLLM release, read from its sdist (or wheel): the names it registers and the torch it pins.
 
-The registries are read by the same functions that read an installed vLLM (`hook.vllm_files.read_installed`), so
+The registries are read by the same functions that read an installed vLLM (`parsers.vllm_source.read_installed`), so
 the shipped matrix and a live lint cannot disagree about where a list lives. Checked against the 2026-12-01 audit
 (../shared/facts/matrix-audit-2026-12-01.md §2.2): all 37 sampled releases give the audit's tool-parser,
 reasoning-parser and tokenizer-mode lists exactly.
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from ascend_doctor.errors import InputError
-from ascend_doctor.hook.vllm_files import read_installed
+from ascend_doctor.parsers.vllm_source import read_installed
 from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
 from ascend_doctor.sync.archive import Tree, open_tree

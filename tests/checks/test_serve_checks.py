@@ -7,8 +7,8 @@ from typing import Optional
 
 import pytest
 
-from ascend_doctor.hook.cmdline import parse_serve_command
-from ascend_doctor.hook.vllm_files import read_installed
+from ascend_doctor.parsers.serve_cmdline import parse_serve_command
+from ascend_doctor.parsers.vllm_source import read_installed
 from ascend_doctor.host import Distribution, PythonEnv
 from ascend_doctor.parsers.npu_smi import NpuChip, NpuSmiInfo
 from ascend_doctor.probes.npu import CommandSummary, NpuSmiFact

@@ -102,7 +102,6 @@ def test_a_clean_run_is_ok():
 
 # A crashed probe --------------------------------------------------------------------------------------------------------
 def test_a_crashed_probe_is_an_error_finding_with_its_traceback():
-    from ascend_doctor import engine
     from ascend_doctor.evaluator import CheckContext, evaluate_one
     from ascend_doctor.facts import FactStore
     from ascend_doctor.options import RunOptions

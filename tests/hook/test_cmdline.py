@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from ascend_doctor.hook.cmdline import (BOOLEAN_OPTIONS, DEFAULT_MODEL, SHORT_ALIASES, parse_serve_command,
+from ascend_doctor.parsers.serve_cmdline import (BOOLEAN_OPTIONS, DEFAULT_MODEL, SHORT_ALIASES, parse_serve_command,
                                         read_flat_yaml, served_address)
 
 SEED = ("vllm serve /models/DeepSeek-V4-Flash-w8a8-mtp --tensor-parallel-size 8 --enable-auto-tool-choice "

@@ -11,8 +11,9 @@ import sys
 import textwrap
 import time
 
-from ascend_doctor.hook.cmdline import parse_serve_command
-from ascend_doctor.hook.exec import exit_code_of, infer_python, skip_requested
+from ascend_doctor.parsers.serve_cmdline import parse_serve_command
+from ascend_doctor.cli.supervise import exit_code_of, skip_requested
+from ascend_doctor.probes.serve import infer_python
 from tests.helpers import REPO
 from tests.hook.dirhost import DirHost
 from tests.hook.shared import _env

@@ -17,7 +17,7 @@ import time
 import httpx
 import pytest
 
-from ascend_doctor.hook.exec import exit_code_of
+from ascend_doctor.cli.supervise import exit_code_of
 from tests.helpers import REPO
 from tests.smoke.server_process import free_port
 from tests.smoke.vllm_server import READY_TIMEOUT, serve_argv, serve_env, skip_reason, vllm_model, vllm_python

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ascend_doctor.facts import FactStore
-from ascend_doctor.hook.vllm_files import (literal_alias, model_registry_architectures, module_dict_keys,
+from ascend_doctor.parsers.vllm_source import (literal_alias, model_registry_architectures, module_dict_keys,
                                            read_installed, registered_names)
 from ascend_doctor.host import Distribution, PythonEnv
 from ascend_doctor.options import RunOptions
@@ -105,7 +105,7 @@ def test_probe_reads_through_the_host():
 
 
 def test_serve_model_probe_hf_cache(tmp_path):
-    from ascend_doctor.hook.cmdline import parse_serve_command
+    from ascend_doctor.parsers.serve_cmdline import parse_serve_command
 
     snap = tmp_path / "hub" / "models--Qwen--Qwen3-8B" / "snapshots" / "abc123"
     snap.mkdir(parents=True)
@@ -193,7 +193,7 @@ def test_real_vllm_0_13_0_sdist(tmp_path):
     assert {"tensor-parallel-size", "tp", "enable-auto-tool-choice", "tool-call-parser", "served-model-name",
             "no-enable-prefix-caching", "config", "port"} <= set(f.cli_options.names)
     # a snapshot masks `api_key: …` in recorded files; the pattern reader still finds every option
-    from ascend_doctor.hook.vllm_files import cli_option_names, cli_option_names_lenient
+    from ascend_doctor.parsers.vllm_source import cli_option_names, cli_option_names_lenient
     from ascend_doctor.redact import redact_text
 
     for rel in ("vllm/entrypoints/openai/cli_args.py", "vllm/engine/arg_utils.py"):

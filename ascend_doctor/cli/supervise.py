@@ -1,4 +1,4 @@
-"""The pre-deploy hook: lint, then become the command (os.execvp) — or, with --smoke, supervise it.
+"""`exec`'s process side: become the command (os.execvp) — or, with --smoke, supervise it.
 
 `become()` replaces this process with the command: same PID, the command's own signal handling and exit code, the
 same stdin/stdout/stderr. Our report goes to stderr only, so the server's stdout stays clean.
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import posixpath
 import signal
 import subprocess
 import sys
@@ -21,7 +20,6 @@ import urllib.error
 import urllib.request
 from typing import Callable, Optional
 
-from ascend_doctor.hook.cmdline import ServeCommand
 from ascend_doctor.i18n import T
 
 FORWARDED_SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"))
@@ -33,41 +31,6 @@ def skip_requested(env: Optional[dict] = None) -> bool:
     """True when ASCEND_DOCTOR_SKIP is set to a true-ish value (1, true, yes)."""
     v = (env if env is not None else os.environ).get(SKIP_ENV, "")
     return v.strip().lower() in ("1", "true", "yes", "on")
-
-
-def infer_python(host, cmd: ServeCommand, raw: list[str]) -> Optional[str]:
-    """The interpreter that will serve: `python -m …`'s argv[0], or the `vllm` script's shebang (found on PATH)."""
-    if not cmd.recognized:
-        return None
-    argv = list(raw)
-    if argv and posixpath.basename(argv[0]) == "env":
-        argv = argv[1:]
-        while argv and "=" in argv[0] and not argv[0].startswith("-"):
-            argv = argv[1:]
-    if not argv:
-        return None
-    first = argv[0]
-    if cmd.entry != "vllm serve":
-        return first if "/" in first else _on_path(host, first)
-    script = first if "/" in first else _on_path(host, first)
-    if not script:
-        return None
-    r = host.read_file(script, max_bytes=512)
-    if r.ok and r.content.startswith("#!"):
-        line = r.content.splitlines()[0][2:].strip().split()
-        if line and posixpath.basename(line[0]) == "env" and len(line) > 1:
-            return _on_path(host, line[1])
-        return line[0] if line else None
-    return None
-
-
-def _on_path(host, name: str) -> Optional[str]:
-    for d in (host.env().get("PATH") or "").split(os.pathsep):
-        if d:
-            p = posixpath.join(d, name)
-            if host.read_file(p, max_bytes=2).ok:
-                return p
-    return None
 
 
 def become(argv: list[str]) -> int:
