@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Optional, Protocol
 
+from packaging.utils import canonicalize_name
 from pydantic import Field
 
 from ascend_doctor.i18n import T
@@ -170,10 +171,8 @@ class SystemInfo(Model):
 
 
 def normalize_name(name: str) -> str:
-    """PEP 503 normalisation: torch_npu == torch-npu == Torch.NPU."""
-    import re
-
-    return re.sub(r"[-_.]+", "-", name).lower()
+    """PEP 503 normalisation (packaging's canonicalize_name, the one used everywhere): torch_npu == Torch.NPU."""
+    return canonicalize_name(name)
 
 
 class Host(Protocol):

@@ -11,6 +11,7 @@ import re
 from datetime import date
 from typing import Annotated, Dict, List, Literal, Optional
 
+from packaging.utils import canonicalize_name
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from ascend_doctor.errors import ParseError
@@ -65,7 +66,7 @@ def _python(text: str) -> str:
 
 def normalize_name(name: str) -> str:
     """PyPI name normalization (PEP 503), so `torch_npu`, `torch-npu` and `Torch.NPU` are one key."""
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return canonicalize_name(name)
 
 
 def _source(items: List[str]) -> List[str]:

@@ -76,14 +76,6 @@ def register_secret(value: object) -> None:
         _known_re = re.compile("|".join(re.escape(v) for v in sorted(_known, key=len, reverse=True)))
 
 
-def forget_secrets() -> None:
-    """Drop every registered secret (tests; a long-lived process between runs)."""
-    global _known_re
-    with _known_lock:
-        _known.clear()
-        _known_re = None
-
-
 def register_env_secrets(env: dict[str, str]) -> None:
     """Register the values of secret-named variables of `env` (HF_TOKEN, OPENAI_API_KEY, DB_PASSWORD …)."""
     for k, v in env.items():

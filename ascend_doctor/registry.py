@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Union
 
+from packaging.utils import canonicalize_name
+
 from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import T
 from ascend_doctor.paths import builtin_checks_dir
@@ -234,7 +236,7 @@ def find_entry_points(group: str) -> list[_EntryPoint]:
         for name in sorted(names):
             if not name.endswith((".dist-info", ".egg-info")):
                 continue
-            dist = re.sub(r"[-_.]+", "-", name.rsplit(".", 1)[0].split("-", 1)[0]).lower()  # name-1.0.dist-info
+            dist = canonicalize_name(name.rsplit(".", 1)[0].split("-", 1)[0])  # name-1.0.dist-info
             if dist in seen_dists:
                 continue
             seen_dists.add(dist)

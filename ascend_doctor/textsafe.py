@@ -32,10 +32,6 @@ def _text_escape(m: re.Match) -> str:
     return f"\\u{cp:04x}"
 
 
-def has_undecodable(text: str) -> bool:
-    return bool(_SURROGATE.search(text))
-
-
 def escape_text(text: str) -> str:
     """`text` with every lone surrogate written as `\\xNN` (the undecodable byte) or `\\uXXXX`."""
     if not _SURROGATE.search(text):

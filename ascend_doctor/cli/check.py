@@ -30,6 +30,7 @@ def check(smoke_url, smoke_model, api_key_env, smoke_timeout, **kw):
         from ascend_doctor.engine import finalize, run_static
 
         config, options, registry, host, facts = prepare(**kw)
+        outputs.checks = registry.checks
         report = run_static(host, registry, options, config, started=(started_at, t0), facts=facts)
         if smoke_url:
             from ascend_doctor.smoke.stage import smoke_findings

@@ -82,6 +82,7 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
 
     def setup():
         config, options, registry, host, facts = prepare(**kw)
+        outputs.checks = registry.checks
         options = options.model_copy(update={"serve_argv": argv})
         if facts is None:  # a selection: no probe was started early
             from ascend_doctor.facts import FactStore

@@ -71,6 +71,7 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
                                 import_probe=False if no_import_probe else None)
         check_local_paths(options, config)
         registry = load_registry(options.checks_dirs)
+        outputs.checks = registry.checks
         validate_against(config, registry)
         registry.select(options.select, options.ignore)
         if options.matrix:

@@ -13,7 +13,7 @@ from typing import Any, Optional
 import click
 
 from ascend_doctor.errors import InputError
-from ascend_doctor.i18n import T
+from ascend_doctor.i18n import LANGS, T
 
 FAIL_ON_CHOICES = ["critical", "error", "warning", "info"]
 
@@ -85,7 +85,8 @@ def lang_option():
             i18n.set_option(value)
         return value
 
-    return click.option("--lang", type=click.Choice(["zh", "en"]), default=None, expose_value=False,
+    # zh first, as the help has always listed them
+    return click.option("--lang", type=click.Choice(list(reversed(LANGS))), default=None, expose_value=False,
                         callback=remember, is_eager=True,
                         help="Language of the console and markdown outputs: zh (简体中文) or en (default: "
                              "ASCEND_DOCTOR_LANG, `lang` in ascend-doctor.toml, then the locale).")

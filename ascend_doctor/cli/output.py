@@ -52,6 +52,9 @@ class Outputs:
                  verbose: bool = False, quiet: bool = False):
         self.verbose = bool(verbose)
         self.quiet = bool(quiet)
+        # The run's checks by code (built-in, --checks-dir, plugins), for the SARIF rule descriptions; set by the
+        # command once its registry is loaded. Renderers never load the registry themselves.
+        self.checks: Optional[dict[str, Any]] = None
         self.targets: list[tuple[str, str]] = []
         self._stream_taken = False  # `--format X` without -o: the stream is X's alone
         if output:
@@ -118,10 +121,11 @@ def clean_report(report):
     return cleaned
 
 
-def render_text(report, fmt: str) -> str:
-    """The report in a text format (json, junit, sarif, github)."""
+def render_text(report, fmt: str, checks: Optional[dict[str, Any]] = None) -> str:
+    """The report in a text format (json, junit, sarif, github); SARIF describes its rules from `checks`."""
     mod, func = _RENDERERS[fmt]
-    return getattr(importlib.import_module(f"ascend_doctor.render.{mod}"), func)(report)
+    render = getattr(importlib.import_module(f"ascend_doctor.render.{mod}"), func)
+    return render(report, checks) if fmt == "sarif" else render(report)
 
 
 def write_output(dest: str, text: str, what: str = "report", stream: Optional[TextIO] = None) -> None:
@@ -171,6 +175,6 @@ def emit(report, outputs: Outputs, console: Optional[Callable] = None, stream: O
         if kind == "console":
             write_output(dest, console_text(view, report, verbose=outputs.verbose), stream=out)
         else:
-            write_output(dest, render_text(report, kind), stream=out)
+            write_output(dest, render_text(report, kind, outputs.checks), stream=out)
     if outputs.console_on_stream and not any(k == "console" and d == "-" for k, d in outputs.targets):
         view(report, file=out, **kwargs)

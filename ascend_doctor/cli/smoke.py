@@ -62,6 +62,7 @@ def smoke(base_url, direct_url, model, api_key_env, timeout, load, concurrency, 
     def work():
         config, options, registry = selection_setup(config_path, select, ignore, fail_on, fail_on_unknown,
                                                     checks_dirs, matrix, stage="smoke")
+        outputs.checks = registry.checks
         progress = None
         if sys.stderr.isatty() and outputs.console_on_stream:
             progress = lambda name: click.echo(f"  smoke: {name} …", err=True)  # noqa: E731

@@ -11,17 +11,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from ascend_doctor.i18n import localize, tr
-from ascend_doctor.render.console import make_console, pad_cells, status_label, summary_line
+from ascend_doctor.render.console import STATUS_ICON, make_console, pad_cells, status_label, summary_line
 from ascend_doctor.report import Finding, Report, Status
 
-_CELL = {
-    Status.PASS: ("✔", "green"),
-    Status.WARN: ("▲", "yellow"),
-    Status.FAIL: ("✘", "red"),
-    Status.SKIP: ("-", "dim"),
-    Status.UNKNOWN: ("?", "magenta"),
-    Status.ERROR: ("!", "bold red"),
-}
+_CELL = STATUS_ICON  # one icon set for the per-node cells and the main console
 _ATTENTION = (Status.FAIL, Status.WARN, Status.ERROR, Status.UNKNOWN)
 CELL_WIDTH = 18
 CELL_WIDTH_STATIC = 7

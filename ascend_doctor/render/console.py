@@ -42,7 +42,7 @@ from ascend_doctor.render.wrap import wrap
 from ascend_doctor.report import Finding, Report, Status, gating
 from ascend_doctor.textsafe import escape_text
 
-_ICON = {
+STATUS_ICON = {
     Status.PASS: ("✔", "green"),
     Status.WARN: ("▲", "yellow"),
     Status.FAIL: ("✘", "red"),
@@ -112,7 +112,7 @@ def status_label(status: Status) -> str:
 
 def _head(console: Console, status: Status, title: str, waived: bool = False) -> None:
     """`  ✘ fail    CODE title` with the title wrapping under itself."""
-    icon, style = _ICON[status]
+    icon, style = STATUS_ICON[status]
     lead = f"  {icon} {pad_cells(status_label(status), 7)} "
     width = max(console.width, 40)
     lines = wrap(title + (" " + tr("(waived)") if waived else ""), width=width - cell_len(lead)) or [""]

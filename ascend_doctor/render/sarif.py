@@ -88,17 +88,10 @@ def _result(f: Finding, index: int, artifact: str, report: Report) -> dict:
     return result
 
 
-def _checks() -> dict[str, Any]:
-    try:
-        from ascend_doctor.registry import load_registry
-
-        return {c.code: c for c in load_registry().all()}
-    except Exception:  # a broken plugin must not cost the SARIF file: rules fall back to the findings' own text
-        return {}
-
-
 def render_sarif(report: Report, checks: Optional[dict[str, Any]] = None) -> str:
-    checks = _checks() if checks is None else checks
+    """SARIF 2.1.0 of `report`; each rule's description comes from `checks` (the run's checks by code, given by the
+    command), else from the findings' own title and remediation."""
+    checks = checks or {}
     rules: list[dict] = []
     index: dict[str, int] = {}
     for f in report.findings:

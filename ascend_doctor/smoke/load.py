@@ -157,8 +157,3 @@ def run_load(base_url: str, model: str, *, total: int, concurrency: int, timeout
         show_progress = sys.stderr.isatty()
     return asyncio.run(run_load_async(base_url, model, total=total, concurrency=concurrency, timeout=timeout,
                                       api_key=api_key, deadline=deadline, show_progress=show_progress))
-
-
-def summary_json(result: LoadResult) -> str:
-    """Compact one-line summary (bench output)."""
-    return json.dumps({k: v for k, v in result.model_dump().items() if k != "errors"})

@@ -15,6 +15,7 @@ import html
 import re
 from typing import Optional
 
+from packaging.utils import canonicalize_name
 from pydantic import Field
 
 from ascend_doctor.model import Model
@@ -145,7 +146,7 @@ _DIST_ALIASES = {"torch-npu": "torch_npu", "torch_npu": "torch_npu", "vllm-ascen
 
 
 def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return canonicalize_name(name)
 
 
 def _add_pkg(f: PasteFacts, name: str, version: str, line: int, source: str) -> None:

@@ -25,7 +25,7 @@ from ascend_doctor.triage.paste import PasteFacts, read_paste
 
 # Static checks a paste can answer, and what each needs from it (beyond the `paste` fact itself).
 JUDGED = ("VLLM101", "VLLM102", "VLLM103", "TORCH101", "TORCH102", "TORCH103", "CANN106", "NPU101", "NPU103", "ENV101",
-          "ENV102", "ENV103", "SERVE101", "SERVE102", "SERVE103", "SERVE104", "SERVE105", "SERVE106")
+          "ENV102", "ENV103", "SERVE101", "SERVE102", "SERVE103", "SERVE104", "SERVE105")
 # Checks that read the absence of a package as "not installed": only with a complete list (pip list / pip freeze).
 NEED_FULL_PACKAGE_LIST = ("VLLM102",)
 NOT_JUDGED = {

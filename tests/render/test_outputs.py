@@ -168,3 +168,23 @@ def test_usage_errors_are_one_line_and_ctrl_c_is_130(tmp_path: Path):
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=60)
     assert p.returncode == 130 and err.strip().count("\n") == 0 and "interrupted" in err
+
+
+def test_sarif_describes_a_checks_dir_rule_from_its_doc(tmp_path: Path):
+    """The SARIF rule of a `--checks-dir` check carries that check's doc: the renderer gets the run's checks from the
+    command (it used to reload the built-in registry itself and fell back to the finding's title for plugins)."""
+    d = tmp_path / "site"
+    d.mkdir()
+    (d / "site_checks.py").write_text(
+        "from ascend_doctor.registry import check\n\n"
+        "@check('SITE101', 'site-rule', severity='warning')\n"
+        "def site_rule(ctx):\n"
+        "    '''The site rule holds\n\n    Why it matters: the site runbook says so.\n\n"
+        "    How to fix: follow the runbook, step 3.\n    '''\n"
+        "    return ctx.warn('site rule broken')\n")
+    out = tmp_path / "r.sarif"
+    r = run("check", "--replay", str(HEALTHY), "--checks-dir", str(d), "--select", "SITE", "--sarif", str(out))
+    assert r.returncode == 0, r.stderr
+    (rule,) = json.loads(out.read_text())["runs"][0]["tool"]["driver"]["rules"]
+    assert rule["id"] == "SITE101" and "the site runbook says so" in rule["fullDescription"]["text"]
+    assert rule["help"]["text"].startswith("follow the runbook, step 3.")
