@@ -1,4 +1,5 @@
-"""Host policy: thresholds the host checks compare against, as data (matrices/host-policy.toml)."""
+"""Host policy: thresholds the host and HCCL checks compare against, as data (matrices/host-policy.toml, or a copy
+given with `--policy FILE`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ POLICY_FILE = "host-policy.toml"
 
 class Threshold(Model, extra="forbid"):
     minimum: float
+    maximum: Optional[float] = None
     recommended: Optional[float] = None
     source: str
     note: str = ""
@@ -31,6 +33,8 @@ class HostPolicy(Model, extra="forbid"):
     mem_available_gib: Threshold
     disk_free_gib: Threshold
     python_bits: Threshold
+    hccl_connect_timeout_s: Threshold
+    hccl_exec_timeout_s: Threshold
 
 
 @lru_cache(maxsize=4)

@@ -22,10 +22,6 @@ from ascend_doctor.i18n import T, join
 from ascend_doctor.registry import check
 
 TOOL_PATH = "/usr/local/Ascend/driver/tools/hccn_tool"
-# HCCL_CONNECT_TIMEOUT: integer seconds in [120, 7200], default 120 (hicann/hccl docs/zh/user_guide/hccl_env);
-# recommended values are ones vllm-ascend's docs use (matrix-facts §6.2: CONNECT 120|1200|3600|7200, EXEC 204|3600).
-CONNECT_RANGE = (120, 7200)
-RECOMMENDED = {"HCCL_CONNECT_TIMEOUT": "1200", "HCCL_EXEC_TIMEOUT": "3600"}
 
 
 class Scope:
@@ -358,12 +354,16 @@ def hccl_timeouts(ctx):
         except ValueError:
             bad.append(T("{n}={raw} is not an integer number of seconds", n=n, raw=repr(raw)))
     conn, exe = values.get("HCCL_CONNECT_TIMEOUT"), values.get("HCCL_EXEC_TIMEOUT")
-    if conn is not None and not CONNECT_RANGE[0] <= conn <= CONNECT_RANGE[1]:
+    pol_c, pol_e = ctx.policy.hccl_connect_timeout_s, ctx.policy.hccl_exec_timeout_s  # the vendor range, as data
+    lo, hi = int(pol_c.minimum), int(pol_c.maximum if pol_c.maximum is not None else pol_c.minimum)
+    if conn is not None and not lo <= conn <= hi:
         bad.append(T("HCCL_CONNECT_TIMEOUT={conn} is outside [{connect_range}, {connect_range2}]", conn=conn,
-                     connect_range=CONNECT_RANGE[0], connect_range2=CONNECT_RANGE[1]))
-    if exe is not None and exe < 0:
+                     connect_range=lo, connect_range2=hi))
+    if exe is not None and exe < pol_e.minimum:
         bad.append(T("HCCL_EXEC_TIMEOUT={exe} is negative", exe=exe))
-    fix = T("export {items}", items=' '.join((f'{k}={v}' for k, v in RECOMMENDED.items())))
+    recommended = {"HCCL_CONNECT_TIMEOUT": f"{pol_c.recommended or lo:g}",
+                   "HCCL_EXEC_TIMEOUT": f"{pol_e.recommended or pol_e.minimum:g}"}
+    fix = T("export {items}", items=' '.join((f'{k}={v}' for k, v in recommended.items())))
     if bad:
         return ctx.fail(join("; ", bad), evidence, remediation=fix)
     unset = [n for n in names if n not in env]

@@ -104,6 +104,8 @@ def host_options(func):
         click.option("--python", "python", metavar="PATH",
                      help="Interpreter of the serving environment (default: this one)."),
         click.option("--model-dir", metavar="DIR", help="Model weights directory (disk-space and model checks)."),
+        click.option("--policy", "policy", metavar="FILE", type=_FILE,
+                     help="Host policy TOML (thresholds) used instead of the shipped matrices/host-policy.toml."),
     ])
     func = selection_options(func)
     func = _apply(func, [
@@ -216,7 +218,7 @@ def check_host_paths(options, config, replay_host=None) -> None:
                            model_dir=repr(options.model_dir), what=what))
 
 
-def prepare(replay=None, python=None, model_dir=None, matrix=(), checks_dirs=(), select=(), ignore=(),
+def prepare(replay=None, python=None, model_dir=None, policy=None, matrix=(), checks_dirs=(), select=(), ignore=(),
             config_path=None, fail_on=None, fail_on_unknown=None, probe_timeout=None, redact_hostname=None,
             no_import_probe=False, replay_timing=False, stage: Optional[str] = None):
     """Shared set-up for check/exec (the host_options by name): config, options, registry, host and — for a full run
@@ -227,12 +229,16 @@ def prepare(replay=None, python=None, model_dir=None, matrix=(), checks_dirs=(),
 
     config = load_config(config_path)
     options = build_options(
-        config, python=python, model_dir=model_dir, matrix=list(matrix), checks_dirs=list(checks_dirs),
+        config, python=python, model_dir=model_dir, policy=policy, matrix=list(matrix), checks_dirs=list(checks_dirs),
         select=split_codes(select), ignore=split_codes(ignore), fail_on=fail_on, fail_on_unknown=fail_on_unknown,
         probe_timeout=probe_timeout, redact_hostname=redact_hostname,
         import_probe=False if no_import_probe else None,
     )
     check_local_paths(options, config)
+    if options.policy:
+        from ascend_doctor.policy import load_policy
+
+        load_policy(options.policy)  # an invalid policy is an input error, before anything touches the machine
     if not replay:
         check_host_paths(options, config)  # before anything touches the machine
 

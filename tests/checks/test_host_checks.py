@@ -167,3 +167,33 @@ def test_probes_on_an_empty_root_give_facts_or_unavailable():
     assert store.fact("container").in_container is False
     assert store.fact("pcie").sysfs_readable is False
     assert store.try_fact("shm") is None  # a snapshot that did not record /dev/shm cannot say
+
+
+def test_policy_file_replaces_the_shipped_thresholds(tmp_path):
+    """`--policy FILE`: a copy of host-policy.toml with another /dev/shm minimum changes HOST104's verdict; a broken
+    policy is a one-line input error (exit 2) before anything runs."""
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    broken = REPO / "examples" / "broken-host.snapshot.json"  # 64 MiB /dev/shm
+    text = (REPO / "matrices" / "host-policy.toml").read_text(encoding="utf-8")
+    lenient = tmp_path / "lenient.toml"
+    lenient.write_text(text.replace("[shm_gib]\nminimum = 1\n", "[shm_gib]\nminimum = 0.05\n"), encoding="utf-8")
+    assert lenient.read_text(encoding="utf-8") != text
+
+    def host104(*extra):
+        r = subprocess.run([sys.executable, "-m", "ascend_doctor", "check", "--replay", str(broken), "--select",
+                            "HOST104", "--format", "json", *extra], capture_output=True, text=True, cwd=REPO,
+                           timeout=120)
+        return r
+
+    import json
+
+    assert json.loads(host104().stdout)["findings"][0]["status"] == "fail"
+    assert json.loads(host104("--policy", str(lenient)).stdout)["findings"][0]["status"] != "fail"
+    bad = tmp_path / "bad.toml"
+    bad.write_text("schema_version = 1\n", encoding="utf-8")
+    r = host104("--policy", str(bad))
+    assert r.returncode == 2 and "host policy" in r.stderr and len(r.stderr.strip().splitlines()) == 1
