@@ -1,0 +1,165 @@
+"""What the SERVE checks (checks/serve_*.py) share: the command line, the served model's config, the NPUs a server
+sees. Check modules are loaded by path and cannot import each other, so their common helpers live here."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ascend_doctor.evaluator import ev
+from ascend_doctor.i18n import T
+from ascend_doctor.jsonread import loads
+
+SKIP_NO_CMD = T("no vllm serve command to lint (use `ascend-doctor exec -- vllm serve …`)")
+CMD_NEEDS = ["serve_cmd"]
+
+
+def cmd_or_skip(ctx):
+    """(serve_cmd, None) or (None, skip outcome)."""
+    cmd = ctx.try_fact("serve_cmd")
+    if cmd is None:
+        return None, ctx.skip(SKIP_NO_CMD)
+    if not cmd.recognized:
+        return None, ctx.skip(T("not a vllm serve / api_server command line: nothing to lint"))
+    return cmd, None
+
+
+def cmd_evidence(cmd) -> Any:
+    return ev("command line", cmd.display)
+
+
+def server_env(ctx, cmd) -> dict:
+    """The environment the server will inherit: ours (or the snapshot's) plus `env K=V` on the command line."""
+    env = dict(ctx.try_fact("env") or {})
+    env.update(cmd.env)
+    return env
+
+
+def vllm_version(ctx) -> Optional[str]:
+    files = ctx.try_fact("vllm_files")
+    if files is not None and files.vllm_version:
+        return files.vllm_version
+    py = ctx.try_fact("python")
+    d = py.vllm_dist() if py is not None else None
+    return d.version if d else None
+
+
+def stack_text(ctx) -> str:
+    py = ctx.try_fact("python")
+    parts = []
+    for name in ("vllm", "vllm-ascend"):
+        d = py.dist(name) if py is not None else None
+        if d is not None:
+            parts.append(f"{name} {d.version}")
+    return ", ".join(parts) or "vLLM (version unknown)"
+
+
+
+# Model directory -----------------------------------------------------------------------------------------------
+def model_or_outcome(ctx):
+    """(cmd, model fact, None) or (.., .., outcome to return)."""
+    cmd, skip = cmd_or_skip(ctx)
+    if skip:
+        return None, None, skip
+    m = ctx.fact("serve_model")
+    if m.path is None:
+        return cmd, m, ctx.unknown(T("model {model} not readable on this machine: {why_not}", model=m.model,
+                                     why_not=m.why_not))
+    return cmd, m, None
+
+
+def model_config(ctx, m) -> dict:
+    """config.json with --hf-overrides merged (vLLM applies them before validating)."""
+    cfg = dict(m.config or {})
+    cmd = ctx.try_fact("serve_cmd")
+    ov = cmd.get("hf_overrides") if cmd is not None else None
+    if isinstance(ov, str):
+        try:
+            ov = loads(ov)
+        except ValueError:
+            ov = None
+    if isinstance(ov, dict):
+        cfg.update(ov)
+    return cfg
+
+
+def text_config(cfg: dict) -> dict:
+    """The language model's config (multimodal models nest it under text_config)."""
+    t = cfg.get("text_config")
+    return t if isinstance(t, dict) else cfg
+
+
+def int_opt(cmd, name: str, default: int) -> int:
+    v = cmd.int_opt(name)
+    return default if v is None else v
+
+
+def visible_npus(ctx, cmd):
+    """(logical device list [(npu_id, chip)], evidence list, note) or (None, evidence, why)."""
+    from ascend_doctor.parsers.device_ids import parse_device_ids
+
+    smi = ctx.try_fact("npu_smi")
+    evidence = []
+    if smi is None or not smi.usable:
+        return None, evidence, ("npu-smi gave no device table: " + (smi.reason() if smi is not None else
+                                                                     "npu_smi fact unavailable"))
+    chips = list(smi.info.chips)
+    evidence.append(ev("cmd: npu-smi info", f"{len(chips)} chip(s): "
+                                            + ", ".join(f"NPU {c.npu_id} chip {c.chip_id}" for c in chips)))
+    devices = ctx.try_fact("devices")
+    if devices is not None and devices.dev_listed and devices.davinci and len(devices.davinci) < len(chips):
+        evidence.append(ev("dir: /dev", "davinci nodes: " + ", ".join(f"davinci{n}" for n in devices.davinci)))
+        # /dev/davinciN is the physical id (A3: `Chip Phy-ID`; one chip per NPU elsewhere: the NPU id)
+        mounted = [c for c in chips if (c.phy_id if c.phy_id is not None else c.npu_id) in set(devices.davinci)]
+        chips = mounted if len(mounted) == len(devices.davinci) else chips[:len(devices.davinci)]
+    env = server_env(ctx, cmd)
+    rt = env.get("ASCEND_RT_VISIBLE_DEVICES")
+    if rt is not None and rt.strip():
+        ids, bad = parse_device_ids(rt, ranges=False)
+        evidence.append(ev("env: ASCEND_RT_VISIBLE_DEVICES", rt))
+        if not bad:
+            chips = [chips[i] for i in dict.fromkeys(ids) if 0 <= i < len(chips)]
+    return chips, evidence, ""
+
+
+LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+             "max_sequence_length", "max_seq_length", "seq_len")
+
+
+def derived_max_len(cfg: dict) -> tuple[Optional[int], str, list[str]]:
+    """(longest context vLLM derives from the config, the key it came from, rope fields used) — after
+    vllm/config/model.py `_get_and_verify_max_len` (0.13.0): the smallest length key, times the rope `factor` (yarn:
+    applied to `original_max_position_embeddings`), except for su/longrope/llama3 scaling."""
+    present = [(cfg[k], k) for k in LEN_KEYS if isinstance(cfg.get(k), (int, float)) and cfg.get(k) > 0]
+    if not present:
+        return None, "", []
+    base, key = min(present)
+    rope = cfg.get("rope_scaling") or cfg.get("rope_parameters")
+    fields: list[str] = []
+    derived = float(base)
+    if isinstance(rope, dict):
+        rtype = rope.get("rope_type") or rope.get("type")
+        factor = rope.get("factor")
+        if rtype not in ("su", "longrope", "llama3") and isinstance(factor, (int, float)):
+            fields.append(f"rope_scaling.rope_type={rtype}")
+            if rtype == "yarn" and isinstance(rope.get("original_max_position_embeddings"), (int, float)):
+                derived = float(rope["original_max_position_embeddings"])
+                fields.append(f"rope_scaling.original_max_position_embeddings={int(derived)}")
+            derived *= factor
+            fields.append(f"rope_scaling.factor={factor}")
+    return int(derived), f"{key}={int(base)}", fields
+
+
+def installed_names(ctx, attr: str, kind: Optional[str]):
+    """(set of names or None, evidence source, note) from the installed files, else the matrix (kind given)."""
+    files = ctx.try_fact("vllm_files")
+    nl = getattr(files, attr) if files is not None else None
+    if nl is not None and nl.ok:
+        return set(nl.names), f"file: {nl.source}", ""
+    why = nl.why_not if nl is not None else "the installed vLLM files could not be read"
+    version = vllm_version(ctx)
+    if kind and version:
+        names = ctx.matrix.parsers_in_vllm(version, kind)
+        if names is not None:
+            return set(names), f"matrix: vLLM {version} ({kind} table)", f"installed files not read ({why})"
+        return None, "", f"{why}; the matrix has no complete {kind} list for vLLM {version}"
+    return None, "", why if version or not kind else f"{why}; vLLM is not installed in the serving python"

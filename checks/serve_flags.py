@@ -1,0 +1,235 @@
+"""SERVE1xx: the flags `vllm serve` checks at start-up — parser and reasoning-parser names, tokenizer mode, auto tool
+choice, every option — against the INSTALLED vLLM/vllm-ascend (its files read as text, `vllm_files`; the matrix's
+per-release tables stand in when they cannot be read, and the evidence says so). They run under `ascend-doctor exec`
+(the `serve_cmd` fact) and skip under plain `check`."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Optional
+
+from ascend_doctor.evaluator import ev
+from ascend_doctor.i18n import T, join
+from ascend_doctor.registry import check
+from ascend_doctor.servelint import CMD_NEEDS, cmd_evidence, cmd_or_skip, installed_names, stack_text, vllm_version
+from ascend_doctor.versions import try_parse_version
+
+
+def _upgrade_hint(ctx, kind: str, name: str) -> tuple[str, Optional[str]]:
+    """(sentence naming the first vLLM release with `name` and the first vllm-ascend release whose vLLM has it,
+    that vllm-ascend release). The vllm-ascend release is not always a pairing of that vLLM: deepseek_v4 first
+    appears in vLLM 0.20.0, which no vllm-ascend release pairs with; v0.20.2rc1 is the first that has it."""
+    m = ctx.matrix
+    first = m.first_vllm_release_with(kind, name)
+    if not first:
+        return f"no vLLM release in the matrix registers {name!r}", None
+    before = m.last_vllm_release_without(kind, name)
+    since = f"{name!r} first appears in vLLM {first}" + (f" (vLLM {before} does not have it)" if before else "")
+    ascend = m.first_ascend_release_with(kind, name)
+    if ascend is not None:
+        return f"{since}; the first vllm-ascend release with it is v{ascend.version} (vLLM {ascend.vllm[0]})", \
+            ascend.version
+    return since, None
+
+
+def _name_check(ctx, option: str, attr: str, kind: str, plugin_option: str):
+    cmd, skip = cmd_or_skip(ctx)
+    if skip:
+        return skip
+    flag = "--" + option.replace("_", "-")
+    name = cmd.get(option)
+    if not isinstance(name, str) or not name:
+        return ctx.skip(T("{flag} not given", flag=flag))
+    names, source, note = installed_names(ctx, attr, kind)
+    evidence = [ev("command line", cmd.source(option))]
+    if names is None:
+        return ctx.unknown(T("cannot tell which {flag} values the installed vLLM accepts: {note}", flag=flag,
+                             note=note), evidence)
+    evidence.append(ev(source, ", ".join(sorted(names)) + (f"\n({note})" if note else "")))
+    if name in names:
+        return ctx.ok(T("{flag} {name} is registered in the installed {stack}", flag=flag, name=name,
+                        stack=stack_text(ctx)), evidence)
+    hint, ascend = _upgrade_hint(ctx, kind, name)
+    close = difflib.get_close_matches(name, sorted(names), n=3, cutoff=0.6)
+    version = vllm_version(ctx)
+    first = ctx.matrix.first_vllm_release_with(kind, name)
+    newer = (first and version and try_parse_version(first) and try_parse_version(version)
+             and try_parse_version(first) > try_parse_version(version))
+    msg = T("{flag} {name} is not registered in the installed {stack}: vLLM will refuse to start", flag=flag,
+            name=name, stack=stack_text(ctx))
+    if newer:
+        msg += f"; {hint}"
+    if cmd.has(plugin_option):
+        return ctx.warn(msg + f" unless --{plugin_option.replace('_', '-')} registers it", evidence)
+    fixes = []
+    if newer:
+        row = ctx.matrix.vllm_ascend_release(ascend) if ascend else None
+        target = f"vllm-ascend v{ascend} (vLLM {row.vllm[0]})" if row else f"vLLM {first}"
+        fixes.append(T("upgrade the serving stack to {target} or newer (e.g. image "
+                       "quay.io/ascend/vllm-ascend:v{ascend})", target=target, ascend=ascend) if ascend else T("upgrade the serving stack to {target} or newer", target=target))
+    if close:
+        fixes.append(T("or use a name this vLLM has: {close}", close=', '.join(close)))
+    elif not newer:
+        fixes.append(T("use one of: {names}", names=', '.join(sorted(names))))
+    rem = join("; ", fixes)
+    return ctx.fail(msg, evidence, remediation=(rem[:1].upper() + rem[1:] + ".") if rem else None,
+                    missing=name, first_vllm=first, vllm_ascend=ascend)
+
+
+@check("SERVE101", "serve-tool-parser-known", severity="error", stage="serve",
+       needs=["serve_cmd", "vllm_files", "python"])
+def tool_parser_known(ctx):
+    """The --tool-call-parser exists in the installed vLLM
+
+    What it checks: the `--tool-call-parser` name against the parsers the installed vLLM registers
+    (`_TOOL_PARSERS_TO_REGISTER` in vllm/tool_parsers/__init__.py from 0.13.0; `@ToolParserManager.register_module`
+    in vllm/entrypoints/openai/tool_parsers/*.py before), read as text; the matrix's per-release table when the files
+    are not readable.
+
+    Why it matters: an unknown name stops vLLM at start-up with `KeyError: invalid tool call parser: <name>`. The
+    classic case is `deepseek_v4` on a vllm-ascend v0.13.0rc3 image (vLLM 0.13.0): the parser exists from vLLM
+    0.20.0, first paired in vllm-ascend v0.20.2rc1 (vllm-ascend#8875).
+
+    How to fix: Upgrade to the vllm-ascend release the finding names (its vLLM registers the parser), or pick a
+    parser the installed vLLM has; a parser plugin file can be loaded with `--tool-parser-plugin FILE`.
+    """
+    return _name_check(ctx, "tool_call_parser", "tool_parsers", "tool_parser", "tool_parser_plugin")
+
+
+@check("SERVE102", "serve-reasoning-parser-known", severity="error", stage="serve",
+       needs=["serve_cmd", "vllm_files", "python"])
+def reasoning_parser_known(ctx):
+    """The --reasoning-parser exists in the installed vLLM
+
+    What it checks: the `--reasoning-parser` name against `_REASONING_PARSERS_TO_REGISTER` in
+    vllm/reasoning/__init__.py (or the `@ReasoningParserManager.register_module` decorators of older releases).
+
+    Why it matters: vLLM refuses to start with an unknown reasoning parser; `deepseek_v4` needs vLLM 0.20.0+
+    (vllm-ascend v0.20.2rc1+).
+
+    How to fix: Upgrade to the vllm-ascend release the finding names, or use a reasoning parser the installed vLLM
+    has (`deepseek_r1`, `deepseek_v3`, `qwen3`, …); plugins load with `--reasoning-parser-plugin FILE`.
+    """
+    return _name_check(ctx, "reasoning_parser", "reasoning_parsers", "reasoning_parser", "reasoning_parser_plugin")
+
+
+@check("SERVE103", "serve-tokenizer-mode-known", severity="error", stage="serve",
+       needs=["serve_cmd", "vllm_files", "python"])
+def tokenizer_mode_known(ctx):
+    """The --tokenizer-mode exists in the installed vLLM
+
+    What it checks: `--tokenizer-mode` against the `TokenizerMode` Literal of vllm/config/model.py (vllm/config.py
+    in older releases).
+
+    Why it matters: vLLM rejects an unknown mode (argparse choices before 0.12; `No tokenizer registered for
+    tokenizer_mode=…` after). DeepSeek-V3.2 / V4 need their own modes (`deepseek_v32` from vLLM 0.13.0,
+    `deepseek_v4` from 0.20.0) because they ship no Jinja chat template. From 0.13.0 vLLM also accepts the
+    modes of its tokenizer registry (vllm/tokenizers/registry.py), e.g. `kimi_audio`, `deepseek_v41`.
+
+    How to fix: Upgrade to the release the finding names, or drop `--tokenizer-mode` to use `auto`.
+    """
+    return _name_check(ctx, "tokenizer_mode", "tokenizer_modes", "tokenizer_mode", "tokenizer_mode_plugin")
+
+
+@check("SERVE104", "serve-auto-tool-choice", severity="error", stage="serve", needs=CMD_NEEDS)
+def auto_tool_choice(ctx):
+    """--enable-auto-tool-choice and --tool-call-parser are given together
+
+    What it checks: that the two flags appear together on the command line (or in --config).
+
+    Why it matters: `--enable-auto-tool-choice` without a parser stops vLLM at start-up with `TypeError: Error:
+    --enable-auto-tool-choice requires --tool-call-parser`. A parser without `--enable-auto-tool-choice` starts, but
+    every request with `tool_choice: "auto"` — the OpenAI SDK default when `tools` are sent — fails with `"auto"
+    tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set`.
+
+    How to fix: Pass both: `--enable-auto-tool-choice --tool-call-parser <parser of the model>`.
+    """
+    cmd, skip = cmd_or_skip(ctx)
+    if skip:
+        return skip
+    auto = cmd.flag("enable_auto_tool_choice")
+    parser = cmd.get("tool_call_parser")
+    evidence = [cmd_evidence(cmd)]
+    if auto and not parser:
+        return ctx.fail(T("--enable-auto-tool-choice without --tool-call-parser: vLLM exits at start-up with "
+                          "`TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser`"), evidence,
+                        remediation=T("Add `--tool-call-parser <name>` for the model (e.g. hermes for Qwen, "
+                                      "deepseek_v31/deepseek_v32/deepseek_v4 for DeepSeek), or drop "
+                                      "--enable-auto-tool-choice."))
+    if parser and not auto:
+        return ctx.fail(T("--tool-call-parser {parser} without --enable-auto-tool-choice: requests with tool_choice "
+                          "\"auto\" (the default when tools are sent) are refused with `\"auto\" tool choice "
+                          "requires --enable-auto-tool-choice and --tool-call-parser to be set`",
+                          parser=parser), evidence,
+                        remediation=T("Add `--enable-auto-tool-choice` next to `--tool-call-parser {parser}`.",
+                                      parser=parser))
+    if not parser:
+        return ctx.skip(T("tool calling is not enabled (neither flag given)"))
+    return ctx.ok(T("--enable-auto-tool-choice with --tool-call-parser {parser}", parser=parser), evidence)
+
+
+@check("SERVE105", "serve-options-known", severity="error", stage="serve",
+       needs=["serve_cmd", "vllm_files", "serve_model", "python"])
+def options_known(ctx):
+    """Every option on the command line is one the installed vLLM defines
+
+    What it checks: each `--option` (and each key of `--config FILE`) against the options the installed vLLM
+    declares — the fields of EngineArgs/FrontendArgs and the `add_argument(...)` calls in vllm/engine/arg_utils.py and
+    vllm/entrypoints/openai/cli_args.py — accepting unambiguous prefixes as argparse does, and naming the closest
+    option for a typo. Positional words after the model are reported too.
+
+    Why it matters: vLLM stops at once with `vllm serve: error: unrecognized arguments: --tensor-parallel-sizes 8`;
+    an option from a newer release (or one that was removed, e.g. `--enable-reasoning` after 0.10) fails the same way.
+
+    How to fix: Correct the spelling the finding suggests, or drop options the installed release does not have.
+    """
+    cmd, skip = cmd_or_skip(ctx)
+    if skip:
+        return skip
+    files = ctx.try_fact("vllm_files")
+    evidence = [cmd_evidence(cmd)]
+    extra = [f"unexpected positional argument(s) {' '.join(cmd.unknown_args)}"] if cmd.unknown_args else []
+    if cmd.config_error:
+        extra.append(cmd.config_error)
+    if files is not None and files.cli_options.ok:
+        names = set(files.cli_options.names)
+        by = "the installed vLLM"
+        evidence.append(ev(f"file: {files.cli_options.source}", f"{len(names)} option names"))
+    else:
+        # The installed files could not be read (a replayed snapshot, a paste): the matrix records the options of
+        # each vLLM release it lists (matrices/vllm-options.toml), read from that release's sdist.
+        why = files.cli_options.why_not if files is not None else "installed files not read"
+        py = ctx.try_fact("python")
+        vl = py.vllm_dist() if py is not None else None
+        recorded = ctx.matrix.vllm_serve_options(vl.version) if vl is not None else None
+        if recorded is None:
+            if extra:
+                return ctx.fail("; ".join(extra), evidence)
+            return ctx.unknown(T("cannot read the installed vLLM's option definitions: {why}{value}", why=why,
+                                 value=T("; the matrix does not record vLLM {version}",
+                                         version=vl.version) if vl is not None else ''),
+                               evidence)
+        names = set(recorded)
+        by = f"vLLM {vl.version} (as the matrix records that release)"
+        evidence.append(ev(f"matrix: vllm-options.toml (vLLM {vl.version})",
+                           f"{len(names)} option names of that release ({why})"))
+    typos, unknown = [], []
+    for dest in cmd.options:
+        opt = dest.replace("_", "-").split(".", 1)[0].rstrip("+")
+        if opt in names or len([n for n in names if n.startswith(opt)]) == 1:
+            continue
+        close = difflib.get_close_matches(opt, sorted(names), n=1, cutoff=0.8)
+        where = "" if cmd.option_sources.get(dest, "cli") == "cli" else f" (in {cmd.option_sources[dest]})"
+        if close:
+            typos.append(T("--{opt}{where} (did you mean --{close}?)", opt=opt, where=where, close=close[0]))
+        else:
+            unknown.append(f"--{opt}{where}")
+    if typos or extra:
+        return ctx.fail(T("vLLM will stop with `unrecognized arguments`: {value}",
+                          value=join('; ', typos + extra + unknown)),
+                        evidence, unknown=typos + unknown)
+    if unknown:
+        return ctx.warn(T("not defined by {by} (as far as its argument files say): {unknown}", by=by,
+                          unknown=', '.join(unknown)),
+                        evidence, unknown=unknown)
+    return ctx.ok(T("{n_options} option(s), all defined by {by}", n_options=len(cmd.options), by=by), evidence)

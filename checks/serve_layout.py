@@ -1,0 +1,216 @@
+"""SERVE3xx: sizing against the NPUs — TP x PP x DP vs the NPUs this server sees, TP vs attention heads,
+--max-model-len vs the model config, --gpu-memory-utilization vs free HBM."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from ascend_doctor.evaluator import ev
+from ascend_doctor.i18n import T, join
+from ascend_doctor.registry import check
+from ascend_doctor.servelint import (
+    cmd_evidence,
+    cmd_or_skip,
+    derived_max_len,
+    int_opt,
+    model_config,
+    model_or_outcome,
+    server_env,
+    text_config,
+    visible_npus,
+)
+
+
+@check("SERVE301", "serve-parallel-fits-npus", severity="error", stage="serve",
+       needs=["serve_cmd", "npu_smi", "devices", "env"])
+def parallel_fits(ctx):
+    """Tensor x pipeline (x data) parallel size fits the NPUs this server can see
+
+    What it checks: `--tensor-parallel-size` × `--pipeline-parallel-size` × local data-parallel size against the
+    chips `npu-smi info` lists, narrowed to the /dev/davinciN nodes present (containers) and to
+    `ASCEND_RT_VISIBLE_DEVICES`.
+
+    Why it matters: vLLM spawns one worker per rank; with more ranks than visible NPUs the extra workers fail with
+    `Invalid device ID` / `drvErr=87`, or HCCL initialisation hangs until its timeout.
+
+    How to fix: Lower `--tensor-parallel-size` to the visible count, or give the container more devices
+    (`--device /dev/davinciN`) / widen `ASCEND_RT_VISIBLE_DEVICES`; across nodes use Ray or `--nnodes`.
+    """
+    cmd, skip = cmd_or_skip(ctx)
+    if skip:
+        return skip
+    try:
+        tp = int_opt(cmd, "tensor_parallel_size", 1)
+        pp = int_opt(cmd, "pipeline_parallel_size", 1)
+        dp = cmd.int_opt("data_parallel_size_local") or int_opt(cmd, "data_parallel_size", 1)
+        nnodes = int_opt(cmd, "nnodes", 1)
+    except ValueError as exc:
+        return ctx.fail(T("a parallel size is not an integer: {exc}", exc=exc), [cmd_evidence(cmd)])
+    total = tp * pp * dp
+    per_node = math.ceil(total / nnodes) if nnodes > 1 and not cmd.has("data_parallel_size_local") else total
+    chips, evidence, why = visible_npus(ctx, cmd)
+    shape = f"TP {tp} x PP {pp}" + (f" x DP {dp}" if dp > 1 else "") + (f" over {nnodes} nodes" if nnodes > 1 else "")
+    evidence.insert(0, ev("command line", shape))
+    if chips is None:
+        return ctx.unknown(T("{shape} needs {per_node} NPU(s) here, but {why}", shape=shape, per_node=per_node,
+                             why=why), evidence)
+    if per_node <= len(chips):
+        return ctx.ok(T("{shape} needs {per_node} NPU(s); {n_chips} visible", shape=shape, per_node=per_node,
+                        n_chips=len(chips)), evidence)
+    msg = T("{shape} needs {per_node} NPU(s) on this machine but only {n_chips} are visible", shape=shape,
+            per_node=per_node, n_chips=len(chips))
+    if str(cmd.get("distributed_executor_backend") or "") == "ray":
+        return ctx.warn(msg + ": this only works when the Ray cluster spans other nodes", evidence)
+    fit = len(chips) // max(pp * dp, 1) or 1
+    return ctx.fail(msg, evidence, remediation=T("Use at most `--tensor-parallel-size {fit}` (it must also divide the "
+                                                 "attention heads, see SERVE302), or make more NPUs visible (docker "
+                                                 "`--device /dev/davinciN`, ASCEND_RT_VISIBLE_DEVICES).",
+                                                 fit=fit),
+                    needed=per_node, visible=len(chips))
+
+
+@check("SERVE302", "serve-tp-divides-heads", severity="error", stage="serve", needs=["serve_cmd", "serve_model"])
+def tp_divides_heads(ctx):
+    """The tensor-parallel size divides the model's attention heads
+
+    What it checks: `num_attention_heads` in config.json (text_config for multimodal models) modulo
+    `--tensor-parallel-size`.
+
+    Why it matters: vLLM stops with `Total number of attention heads (N) must be divisible by tensor parallel size
+    (T)` after the workers started.
+
+    How to fix: Pick a TP size that divides the head count (the finding lists the ones that fit).
+    """
+    cmd, m, out = model_or_outcome(ctx)
+    if out:
+        return out
+    try:
+        tp = int_opt(cmd, "tensor_parallel_size", 1)
+    except ValueError as exc:
+        return ctx.fail(T("--tensor-parallel-size is not an integer: {exc}", exc=exc), [cmd_evidence(cmd)])
+    if m.config is None:
+        return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
+                             config_error=m.config_error))
+    heads = text_config(model_config(ctx, m)).get("num_attention_heads")
+    evidence = [ev(f"file: {m.path}/config.json", f"num_attention_heads: {heads}"), ev("command line", f"TP {tp}")]
+    if not isinstance(heads, int) or heads <= 0:
+        return ctx.unknown(T("config.json has no num_attention_heads"), evidence)
+    if heads % tp == 0:
+        return ctx.ok(T("{heads} attention heads split evenly over TP {tp}", heads=heads, tp=tp), evidence)
+    fits = [d for d in range(1, min(heads, 64) + 1) if heads % d == 0]
+    return ctx.fail(T("Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp})",
+                      heads=heads, tp=tp),
+                    evidence, remediation=T("Use a TP size among {fits}.", fits=fits))
+
+
+
+@check("SERVE303", "serve-max-model-len", severity="error", stage="serve", needs=["serve_cmd", "serve_model", "env"])
+def max_model_len(ctx):
+    """--max-model-len is within what the model config allows
+
+    What it checks: `--max-model-len` against the length vLLM derives from config.json (the smallest of
+    max_position_embeddings / seq_length / …, scaled by `rope_scaling.factor`, for yarn from
+    `original_max_position_embeddings`), including `--hf-overrides`.
+
+    Why it matters: above it vLLM stops with `User-specified max_model_len (X) is greater than the derived
+    max_model_len (Y)`; forcing it with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 gives wrong output or NaNs past the trained
+    length.
+
+    How to fix: Lower `--max-model-len` to the derived value, or extend the context the supported way: rope scaling
+    via `--hf-overrides '{"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings":
+    32768}}'` for models trained for it.
+    """
+    cmd, m, out = model_or_outcome(ctx)
+    if out:
+        return out
+    try:
+        want = cmd.int_opt("max_model_len")
+    except ValueError:
+        raw = str(cmd.get("max_model_len"))
+        if re.fullmatch(r"\d+[kKmM]", raw.strip()):  # vLLM accepts 32k / 1m
+            want = int(raw[:-1]) * (1024 if raw[-1] in "kK" else 1024 * 1024)
+        else:
+            return ctx.fail(T("--max-model-len {raw} is not a number", raw=raw), [cmd_evidence(cmd)])
+    if want is None or want == -1:
+        return ctx.skip(T("--max-model-len not given (vLLM derives it from the model config)"))
+    if m.config is None:
+        return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
+                             config_error=m.config_error))
+    cfg = text_config(model_config(ctx, m))
+    derived, base, rope = derived_max_len(cfg)
+    evidence = [ev(f"file: {m.path}/config.json", ", ".join([base] + rope) or "no length keys"),
+                ev("command line", f"--max-model-len {want}")]
+    if derived is None:
+        return ctx.unknown(T("config.json has no max_position_embeddings (or equivalent)"), evidence)
+    if want <= derived:
+        via = f" (via {', '.join(rope)})" if rope and want > int(base.split("=")[1]) else ""
+        return ctx.ok(T("--max-model-len {want} <= {derived} derived from the config{via}", want=want, derived=derived,
+                        via=via), evidence)
+    how = f"{base}" + (f" with {', '.join(rope)}" if rope else "")
+    msg = T("--max-model-len {want} is greater than the {derived} derived from config.json ({how})", want=want,
+            derived=derived, how=how)
+    if server_env(ctx, cmd).get("VLLM_ALLOW_LONG_MAX_MODEL_LEN") in ("1", "true", "True"):
+        return ctx.warn(msg + "; VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 forces it: output past the trained length is "
+                              "unreliable", evidence)
+    return ctx.fail(msg + ": vLLM refuses to start", evidence,
+                    remediation=T("Use `--max-model-len {derived}` or less (or add rope scaling via --hf-overrides "
+                                  "for a model trained for it).", derived=derived))
+
+
+@check("SERVE304", "serve-hbm-headroom", severity="error", stage="serve", needs=["serve_cmd", "npu_smi", "devices", "env"])
+def hbm_headroom(ctx):
+    """Each NPU the server will use has the HBM --gpu-memory-utilization asks for
+
+    What it checks: for the NPUs the server will use (the first TP x PP visible ones), `--gpu-memory-utilization`
+    (default 0.9) × HBM total against HBM free (total − used) in `npu-smi info`.
+
+    Why it matters: vLLM reserves that fraction of every device at start-up; when another process already holds HBM
+    it stops with `ValueError: Free memory on device … is less than desired GPU memory utilization` — or, on older
+    releases, runs out of memory while allocating the KV cache.
+
+    How to fix: Free the NPU (`npu-smi info` lists the process holding it), pick other devices with
+    ASCEND_RT_VISIBLE_DEVICES, or lower `--gpu-memory-utilization` to the value the finding computes.
+    """
+    cmd, skip = cmd_or_skip(ctx)
+    if skip:
+        return skip
+    try:
+        util = cmd.float_opt("gpu_memory_utilization")
+        tp = int_opt(cmd, "tensor_parallel_size", 1)
+        pp = int_opt(cmd, "pipeline_parallel_size", 1)
+    except ValueError as exc:
+        return ctx.fail(T("a numeric option is not a number: {exc}", exc=exc), [cmd_evidence(cmd)])
+    util = 0.9 if util is None else util
+    chips, evidence, why = visible_npus(ctx, cmd)
+    if chips is None:
+        return ctx.unknown(T("cannot compare HBM: {why}", why=why), evidence)
+    used = chips[:tp * pp] or chips[:1]
+    short, seen, fits = [], [], []
+    for c in used:
+        total = c.hbm_total_mb if c.hbm_total_mb else c.memory_total_mb
+        in_use = c.hbm_used_mb if c.hbm_total_mb else c.memory_used_mb
+        if not total or in_use is None:
+            continue
+        need, free = util * total, total - in_use
+        seen.append(f"NPU {c.npu_id} chip {c.chip_id}: {in_use}/{total} MB used")
+        fits.append(free / total)
+        if need > free:
+            short.append(T("NPU {npu_id} chip {chip_id} needs {need} MB ({util} x {total} MB) but has {free} MB free "
+                           "({in_use} MB in use)", npu_id=c.npu_id, chip_id=c.chip_id,
+                           need=format(need, ".0f"), util=format(util, "g"), total=total, free=free, in_use=in_use))
+    if not seen:
+        return ctx.unknown(T("npu-smi lists no HBM usage for these chips"), evidence)
+    evidence.append(ev("cmd: npu-smi info (HBM)", "\n".join(seen)))
+    if short:
+        best = math.floor(min(fits) * 100) / 100
+        return ctx.fail(T("--gpu-memory-utilization {util}: {short}", util=format(util, "g"), short=join('; ', short)),
+                        evidence,
+                        remediation=(T("Free those NPUs (see the process table of `npu-smi info`), choose idle ones "
+                                       "with ASCEND_RT_VISIBLE_DEVICES, or use `--gpu-memory-utilization {best}` or "
+                                       "lower.", best=format(best, ".2f"))), chips=short)
+    return ctx.ok(T("{n_seen} NPU(s) can provide {util} of their HBM", n_seen=len(seen), util=format(util, "g")),
+                  evidence)
+
+
+# Environment ---------------------------------------------------------------------------------------------------
