@@ -1,1 +1,1 @@
-"""The live smoke stage: scenarios gather facts from an OpenAI-compatible server, checks/smoke.py judges them."""
+"""The live smoke stage: scenarios gather facts from an OpenAI-compatible server, checks/smoke_*.py judge them."""

@@ -1,0 +1,185 @@
+"""What the smoke checks (checks/smoke_*.py) share: scenario lookups, evidence excerpts, known server errors and the
+shapes of a misbehaving answer. Check modules are loaded by path and cannot import each other, so these live here;
+they are pure functions of the `smoke` fact."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+from ascend_doctor.evaluator import ev
+from ascend_doctor.i18n import T
+from ascend_doctor.smoke import scenarios as S
+from ascend_doctor.smoke.client import Exchange, error_message
+
+NEEDS = ["smoke"]
+NON_STREAM_TOOL = [S.NAMED, S.REQUIRED, S.AUTO, S.PARALLEL]
+STREAM_TOOL = [S.NAMED_STREAM, S.PARALLEL_STREAM]
+
+# Server error texts with a known cause (../shared/facts/error-codes.md §6).
+KNOWN_ERRORS = [
+    ("tool choice requires --enable-auto-tool-choice",
+     T("Restart vllm serve with `--enable-auto-tool-choice --tool-call-parser <parser of the model>` "
+       "(e.g. hermes for Qwen2.5, deepseek_v31/deepseek_v32/deepseek_v4 for DeepSeek).")),
+    ("must be followed by tool messages",
+     T("The server did not pair the role:tool message with the assistant's tool_calls although the request sent "
+       "them in the standard shape (content null, tool_call_id equal to the call id): its chat template or request "
+       "parser drops tool messages or the tool_call_id; use the model's official chat template (`--chat-template`).")),
+    ("does not exist", T("Pass the served model name with `--model` (see `GET /v1/models`).")),
+]
+
+
+def body_excerpt(x: Exchange, limit: int = 1200) -> str:
+    return x.body_text[:limit] if x.body_text else (x.error or "")
+
+
+def sse_excerpt(x: Exchange, lines: int = 12) -> str:
+    """The stream lines that matter: tool-call deltas, finish reasons, [DONE], and anything that is not `data:`."""
+    keep = [ln for ln in x.body_text.splitlines() if ln.strip() and (
+        "tool_calls" in ln or '"finish_reason": "' in ln or '"finish_reason":"' in ln or "[DONE]" in ln
+        or not ln.startswith("data:"))]
+    if not keep:
+        return body_excerpt(x)
+    more = f"\n… ({len(keep) - lines} more relevant lines)" if len(keep) > lines else ""
+    return "\n".join(keep[:lines]) + more
+
+
+def exchange_evidence(x: Exchange, extra: str = "") -> list:
+    text = extra or body_excerpt(x)
+    return [ev(x.describe(), text)]
+
+
+def known_fix(text: str) -> Optional[str]:
+    for needle, fix in KNOWN_ERRORS:
+        if needle.lower() in text.lower():
+            return fix
+    return None
+
+
+def scenario_or_outcome(ctx, name: str):
+    """(facts, exchange) or (facts, None, skip-outcome) when the scenario did not run."""
+    facts = ctx.fact("smoke")
+    if name in facts.not_run:
+        return facts, None, ctx.skip(T("the {name} scenario did not run: {not_run}", name=name,
+                                       not_run=facts.not_run[name]))
+    x = facts.get(name)
+    if x is None:
+        return facts, None, ctx.skip(T("the {name} scenario did not run", name=name))
+    return facts, x, None
+
+
+def answered_or_outcome(ctx, name: str, what: str):
+    """(facts, exchange, None), or (facts, exchange, outcome) when the scenario did not run (skip) or did not answer
+    with a usable chat completion (fail)."""
+    facts, x, skip = scenario_or_outcome(ctx, name)
+    if skip:
+        return facts, x, skip
+    return facts, x, http_problem(ctx, x, what)
+
+
+def answered_exchanges(ctx, facts, names, fails: list, evidence: list):
+    """(how many of `names` ran, [(name, exchange) that answered], why the others did not run).
+
+    A scenario that ran but failed at the HTTP/transport level is recorded in `fails`/`evidence` here.
+    """
+    ran, usable, reason = 0, [], None
+    for name in names:
+        x = facts.get(name)
+        if name in facts.not_run or x is None:
+            reason = facts.not_run.get(name, "not run")
+            continue
+        ran += 1
+        bad = http_problem(ctx, x, name)
+        if bad:
+            fails.append(bad.message)
+            evidence.append(exchange_evidence(x)[0])
+        else:
+            usable.append((name, x))
+    return ran, usable, reason
+
+
+def http_problem(ctx, x: Exchange, what: str):
+    """A fail outcome when the exchange has no usable chat completion, else None."""
+    if x.error:
+        if x.error_kind == "timeout":
+            return ctx.fail(T("{what}: no complete answer within the timeout ({error})", what=what, error=x.error),
+                            exchange_evidence(x),
+                            remediation=T("Raise --timeout if the model is just slow (first request compiles graphs "
+                                          "on Ascend), else read the server log for a stuck request."))
+        return ctx.fail(T("{what}: the request failed at the transport level ({error_kind}: {error})", what=what,
+                          error_kind=x.error_kind, error=x.error), exchange_evidence(x),
+                        remediation=T("Read the server log around this request: a reset or truncated response usually "
+                                      "means the worker crashed or a proxy cut the connection."))
+    if x.status != 200:
+        msg = error_message(x)
+        fix = known_fix(msg)
+        if x.status in (401, 403):
+            fix = T("The server wants an API key: export it and pass `--api-key-env VAR`.")
+        return ctx.fail(T("{what}: HTTP {status}: {msg}", what=what, status=x.status, msg=msg[:300]),
+                        exchange_evidence(x), remediation=fix)
+    if x.stream is None and x.json_error:
+        return ctx.fail(T("{what}: HTTP 200 but the body is not JSON ({json_error})", what=what,
+                          json_error=x.json_error), exchange_evidence(x),
+                        remediation=T("Something between the client and vLLM (proxy, gateway) rewrote the response, "
+                                      "or the server is not OpenAI-compatible; compare with a direct request to vllm "
+                                      "serve."))
+    if x.reply is None:
+        return ctx.fail(T("{what}: HTTP 200 but no `choices` in the response", what=what), exchange_evidence(x))
+    if x.stream is None and x.reply.choices == 0:
+        return ctx.fail(T("{what}: HTTP 200 with an empty `choices` list", what=what), exchange_evidence(x))
+    return None
+
+
+def calls_text(x: Exchange) -> str:
+    r = x.reply
+    if r is None:
+        return body_excerpt(x)
+    calls = [{"index": c.index, "id": c.id, "name": c.name, "arguments": c.arguments} for c in r.tool_calls]
+    return (f"finish_reason={r.finish_reason!r} tool_calls({r.tool_calls_field})={json.dumps(calls)[:800]}\n"
+            f"content={r.content[:300] if r.content is not None else None!r}")
+
+
+FORCED = (S.NAMED, S.NAMED_STREAM, S.REQUIRED)
+
+
+def answers_of(facts) -> list:
+    """(scenario, exchange) for every exchange that came back with an assistant message to read."""
+    return [(name, x) for name, x in facts.exchanges.items() if x.reply is not None]
+
+
+def nothing_to_scan(ctx, facts, what: str):
+    if facts.not_run:
+        return ctx.skip(T("no answer to scan: {next}", next=next(iter(facts.not_run.values()))))
+    return ctx.unknown(T("no answer came back to scan for {what}", what=what))
+
+
+def unconstrained(name: str, x: Exchange) -> bool:
+    from ascend_doctor.smoke.leaks import unconstrained_arguments
+
+    r = x.reply
+    return r is not None and unconstrained_arguments(name in FORCED, r.content, r.finish_reason, bool(r.tool_calls))
+
+
+def schema_problem(problem: str) -> bool:
+    """An argument problem that grammar-constrained decoding would have prevented (not bytes after the JSON)."""
+    return ": schema: " in problem or "are not JSON" in problem or "decode to a" in problem
+
+
+def strict_fix(ctx) -> str:
+    from ascend_doctor.smoke.leaks import strict_level_fix
+
+    try:
+        matrix = ctx.matrix
+    except Exception:  # an unavailable matrix degrades the remediation text, never the verdict
+        matrix = None
+    return strict_level_fix(matrix)
+
+
+def leak_hint(x: Exchange) -> str:
+    from ascend_doctor.smoke import leaks as L  # imported here: a static check loads this module but runs no smoke
+
+    r = x.reply
+    leaks = L.detect_leaks(r.content if r else None) + L.detect_leaks(r.reasoning if r else None, "reasoning")
+    if not leaks:
+        return ""
+    return T(" — the content holds raw {label} markup (see TOOL113)", label=L.families()[leaks[0].family].label)
