@@ -1,0 +1,97 @@
+"""The one-way rules of docs/ARCHITECTURE.md, enforced by reading every module's imports (ast, nothing is run).
+
+An import inside a function counts like one at the top: a layer rule is about what a module may know, not when it
+loads it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO
+
+PKG = REPO / "ascend_doctor"
+
+# layer: (the modules it is made of, the ascend_doctor modules it must never import)
+RULES = {
+    # checks may use the pure judgement helpers of a stage (smoke.judge, triage.logs) but not what runs it
+    "checks": (["checks"], ["probes", "cli", "render", "engine", "localhost", "snapshot", "collect", "fleet.evaluate",
+                            "fleet.ray_runner", "triage.run", "smoke.stage", "smoke.client.SmokeClient", "sync"]),
+    "parsers": (["ascend_doctor/parsers"], ["probes", "cli", "render", "engine", "evaluator", "registry", "facts",
+                                             "localhost", "snapshot", "matrix", "fleet", "triage", "smoke"]),
+    "probes": (["ascend_doctor/probes"], ["cli", "render", "engine", "evaluator", "registry", "fleet", "triage"]),
+    "render": (["ascend_doctor/render"], ["registry", "probes", "engine", "evaluator", "facts", "cli", "localhost",
+                                           "matrix", "policy"]),
+    "evaluator": (["ascend_doctor/evaluator.py", "ascend_doctor/facts.py", "ascend_doctor/registry.py"],
+                  ["cli", "render", "engine", "localhost", "snapshot", "fleet", "triage"]),
+    "data": (["ascend_doctor/matrix.py", "ascend_doctor/matrix_schema.py", "ascend_doctor/policy.py",
+              "ascend_doctor/signatures.py", "ascend_doctor/versions.py", "ascend_doctor/report.py"],
+             ["cli", "render", "engine", "evaluator", "registry", "probes", "localhost", "snapshot", "fleet", "triage"]),
+}
+# Never imported by the doctor's own process (DESIGN: seconds to import, and a bad CANN segfaults it).
+FORBIDDEN_THIRD_PARTY = ("torch", "torch_npu", "vllm", "vllm_ascend")
+
+
+def _files(parts: list[str]) -> list[Path]:
+    out: list[Path] = []
+    for part in parts:
+        p = REPO / part
+        out.extend(sorted(p.rglob("*.py")) if p.is_dir() else [p])
+    return out
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every module name `path` imports (absolute; relative imports resolved against its package)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    rel_pkg = path.relative_to(REPO).with_suffix("").parts[:-1]
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = ".".join(rel_pkg[: len(rel_pkg) - node.level + 1])
+                mod = f"{base}.{node.module}" if node.module else base
+            else:
+                mod = node.module or ""
+            names.add(mod)
+            names.update(f"{mod}.{a.name}" for a in node.names)  # `from ascend_doctor import engine`
+    return names
+
+
+def _hits(names: set[str], banned: list[str]) -> list[str]:
+    full = {f"ascend_doctor.{b}" for b in banned}
+    return sorted(n for n in names if any(n == f or n.startswith(f + ".") for f in full))
+
+
+@pytest.mark.parametrize("layer", sorted(RULES))
+def test_layer_never_imports_upward(layer):
+    parts, banned = RULES[layer]
+    bad = {str(f.relative_to(REPO)): _hits(imports_of(f), banned) for f in _files(parts)}
+    assert {k: v for k, v in bad.items() if v} == {}
+
+
+def test_only_the_cli_imports_the_cli():
+    bad = [str(f.relative_to(REPO)) for f in _files(["ascend_doctor", "checks"])
+           if "cli" not in f.relative_to(PKG if f.is_relative_to(PKG) else REPO).parts[:1]
+           and f.name != "__main__.py" and _hits(imports_of(f), ["cli"])]
+    assert bad == []
+
+
+def test_no_module_imports_torch_or_vllm():
+    bad = {str(f.relative_to(REPO)): sorted(n for n in imports_of(f) if n.split(".")[0] in FORBIDDEN_THIRD_PARTY)
+           for f in _files(["ascend_doctor", "checks"])}
+    assert {k: v for k, v in bad.items() if v} == {}
+
+
+def test_the_rules_see_imports_inside_functions(tmp_path):
+    """The reader is not blind to a lazy import (the usual way a layer rule gets broken quietly)."""
+    mod = REPO / "checks" / "__layer_probe_tmp.py"
+    try:
+        mod.write_text("def f():\n    from ascend_doctor.probes.npu import npu_smi_probe\n", encoding="utf-8")
+        assert _hits(imports_of(mod), RULES["checks"][1]) == ["ascend_doctor.probes.npu",
+                                                             "ascend_doctor.probes.npu.npu_smi_probe"]
+    finally:
+        mod.unlink()
