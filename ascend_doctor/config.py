@@ -21,13 +21,13 @@ from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
-from pydantic import AfterValidator, Field, ValidationError
+from pydantic import AfterValidator, Field
 
 from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
 from ascend_doctor.report import Severity
-from ascend_doctor.tomlread import error_line, read_toml_with_stat
+from ascend_doctor.tomlread import read_toml_with_stat, validate
 
 CONFIG_NAME = "ascend-doctor.toml"
 
@@ -93,7 +93,7 @@ def load_config(path: Optional[str], cwd: Optional[Path] = None) -> Config:
         if not candidate.is_file():
             return Config()
         path = str(candidate)
-    data, st = read_toml_with_stat(path, "config file")
+    data, st = read_toml_with_stat(path, T("config file"))
     if implicit and st is not None:
         named = [k for k in CODE_OPTIONS if k in (data.get("options") or {})]
         why = untrusted_reason(st) if named else None
@@ -102,10 +102,7 @@ def load_config(path: Optional[str], cwd: Optional[Path] = None) -> Config:
                 T("config file {path} sets {named}, which load or run code, but {why}: pass it explicitly with "
                   "`--config {path}` if you trust it, or fix its owner/mode (`chown $(id -un) {path}; chmod go-w "
                   "{path}`)", path=path, named=', '.join(('options.' + k for k in named)), why=why))
-    try:
-        cfg = Config.model_validate(data)
-    except ValidationError as exc:
-        raise InputError(T("config file {path}: {error_line}", path=path, error_line=error_line(exc))) from None
+    cfg = validate(Config, data, T("config file"), path)
     cfg.path = path
     cfg.severity = {k.upper(): v for k, v in cfg.severity.items()}
     return cfg

@@ -22,7 +22,7 @@ from typing import Annotated, Dict, List, Literal, Optional
 
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
-from pydantic import AfterValidator, Field, ValidationError
+from pydantic import AfterValidator, Field
 
 from ascend_doctor.errors import InputError, ParseError
 from ascend_doctor.host import PythonEnv, normalize_name
@@ -30,7 +30,7 @@ from ascend_doctor.i18n import T
 from ascend_doctor.matrix_schema import check_specifier
 from ascend_doctor.model import Model
 from ascend_doctor.paths import builtin_matrices_dir
-from ascend_doctor.tomlread import read_toml
+from ascend_doctor.tomlread import load_model
 from ascend_doctor.versions import build_of, try_parse_version, version_in
 
 # A sub-directory, not matrices/*.toml: ascend_doctor.matrix loads every top-level matrices/*.toml as a matrix file
@@ -78,13 +78,7 @@ class AllowList(Model, extra="forbid"):
 def load_allowlist(path: Optional[str] = None) -> AllowList:
     """The validated allow-list (the shipped one by default); problems are InputErrors naming the file."""
     p = str(path or allowlist_path())
-    data = read_toml(p, "dependency allow-list")
-    try:
-        al = AllowList.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"]) or "(top level)"
-        raise InputError(T("dependency allow-list {p}: {where}: {err}", p=p, where=where, err=err['msg'])) from None
+    al = load_model(p, AllowList, T("dependency allow-list"), ids={"allow": "id"})
     ids = [r.id for r in al.allow]
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:

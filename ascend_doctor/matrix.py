@@ -13,8 +13,6 @@ import threading
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from pydantic import ValidationError
-
 from ascend_doctor import __version__
 from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import T
@@ -42,7 +40,7 @@ from ascend_doctor.matrix_schema import (
 )
 from ascend_doctor.model import Model
 from ascend_doctor.paths import builtin_matrices_dir
-from ascend_doctor.tomlread import read_toml
+from ascend_doctor.tomlread import read_toml, validate
 from ascend_doctor.versions import Version, build_of, parse_version, try_parse_version, version_in
 
 # matrices/ also holds data that is not the compatibility matrix (host thresholds, read by ascend_doctor.policy).
@@ -544,42 +542,8 @@ def _says(row: VllmParsers, kind: str, name: str) -> Optional[bool]:
 
 
 # Loading -----------------------------------------------------------------------------------------------------------
-def _error_line(path: str, data: dict, exc: ValidationError) -> str:
-    """`matrix FILE: table[i] (id).field: message` for the first pydantic error."""
-    err = exc.errors()[0]
-    loc = list(err["loc"])
-    parts: List[str] = []
-    for i, part in enumerate(loc):
-        if isinstance(part, int):
-            label = f"[{part}]"
-            if i == 1 and loc[0] in ID_FIELD:
-                try:
-                    ident = data[loc[0]][part].get(ID_FIELD[loc[0]])
-                except (KeyError, IndexError, TypeError, AttributeError):
-                    ident = None
-                if ident is not None:
-                    label += f" ({ident})"
-            parts.append(label)
-        else:
-            parts.append(("." if parts else "") + str(part))
-    where = "".join(parts) or "(top level)"
-    msg = err["msg"]
-    for prefix in ("Value error, ", "Assertion failed, "):
-        if msg.startswith(prefix):
-            msg = msg[len(prefix):]
-    if err["type"] == "extra_forbidden":
-        msg = "unknown key"
-    elif err["type"] == "missing":
-        msg = "required key missing"
-    return f"matrix {path}: {where}: {msg}".replace("\n", " ")
-
-
 def _read_file(path: str) -> MatrixFile:
-    data = read_toml(path, "matrix file")
-    try:
-        mf = MatrixFile.model_validate(data)
-    except ValidationError as exc:
-        raise InputError(_error_line(path, data, exc)) from None
+    mf = validate(MatrixFile, read_toml(path, T("matrix file")), T("matrix"), path, ids=ID_FIELD)
     if mf.min_tool_version and parse_version(mf.min_tool_version) > parse_version(__version__):
         raise InputError(T("matrix {path}: min_tool_version: needs ascend-doctor >= {min_tool_version} (this is "
                            "{version})", path=path, min_tool_version=mf.min_tool_version,

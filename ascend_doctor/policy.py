@@ -6,13 +6,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Optional
 
-from pydantic import ValidationError
-
-from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
 from ascend_doctor.paths import builtin_matrices_dir
-from ascend_doctor.tomlread import error_line, read_toml
+from ascend_doctor.tomlread import load_model
 
 POLICY_FILE = "host-policy.toml"
 
@@ -39,9 +36,4 @@ class HostPolicy(Model, extra="forbid"):
 
 @lru_cache(maxsize=4)
 def load_policy(path: Optional[str] = None) -> HostPolicy:
-    p = path or str(builtin_matrices_dir() / POLICY_FILE)
-    data = read_toml(p, "host policy")
-    try:
-        return HostPolicy.model_validate(data)
-    except ValidationError as exc:
-        raise InputError(T("host policy {p}: {error_line}", p=p, error_line=error_line(exc))) from None
+    return load_model(path or str(builtin_matrices_dir() / POLICY_FILE), HostPolicy, T("host policy"))

@@ -24,7 +24,7 @@ from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
 from ascend_doctor.paths import builtin_matrices_dir
-from ascend_doctor.tomlread import error_line, read_toml
+from ascend_doctor.tomlread import located, read_toml
 
 try:  # Python 3.11+
     from re import _constants as _sre_c  # type: ignore[attr-defined]
@@ -88,7 +88,7 @@ def _default_path() -> str:
 
 @lru_cache(maxsize=8)
 def _load(path: str) -> Tuple[Signature, ...]:
-    what = "signature catalogue"
+    what = T("signature catalogue")
     data = read_toml(path, what)
     for key in ("schema_version", "updated", "signature"):
         if key not in data:
@@ -111,7 +111,7 @@ def _load(path: str) -> Tuple[Signature, ...]:
             sig = Signature.model_validate(row)
         except ValidationError as exc:
             raise InputError(T("{what} {path}: {where}.{error_line}", what=what, path=path, where=where,
-                               error_line=error_line(exc))) from None
+                               error_line=located(exc))) from None
         if sig.id in seen:
             raise InputError(T("{what} {path}: {where}.id: duplicate id (first at signature[{seen}])", what=what,
                                path=path, where=where, seen=seen[sig.id]))

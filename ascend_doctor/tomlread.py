@@ -1,4 +1,8 @@
-"""TOML reading with one-line InputErrors (tomllib on 3.11+, tomli before)."""
+"""The one data loader: TOML read and validated with one-line, located InputErrors (tomllib on 3.11+, tomli before).
+
+Every TOML the doctor reads — the matrix files, the host policy, the error signatures, the dependency allow-list,
+the config file — goes through `read_toml` and, for its schema, `validate` / `load_model`, so every problem reads the
+same way: `<what> <path>: <table>[<i>] (<row id>).<field>: <message>`."""
 
 from __future__ import annotations
 
@@ -55,8 +59,48 @@ def loads_toml(text: str, what: str = "text") -> dict[str, Any]:
         raise InputError(T("{what} is not valid TOML: {exc}", what=what, exc=exc)) from None
 
 
-def error_line(exc: Exception) -> str:
-    """'key.sub: message' for the first error of a pydantic ValidationError."""
+def located(exc: Exception, data: Any = None, ids: Optional[dict[str, str]] = None) -> str:
+    """`table[i] (id).field: message` for the first pydantic error: a row is named by its position and, where `ids`
+    says which field identifies rows of that table, by its id; pydantic's wording is shortened for people
+    ("unknown key", "required key missing")."""
     err = exc.errors()[0]  # type: ignore[attr-defined]
-    loc = ".".join(str(x) for x in err["loc"])
-    return f"{loc}: {err['msg']}"
+    loc = list(err["loc"])
+    parts: list[str] = []
+    for i, part in enumerate(loc):
+        if isinstance(part, int):
+            label = f"[{part}]"
+            if i == 1 and ids and loc[0] in ids:
+                try:
+                    ident = data[loc[0]][part].get(ids[loc[0]])
+                except (KeyError, IndexError, TypeError, AttributeError):
+                    ident = None
+                if ident is not None:
+                    label += f" ({ident})"
+            parts.append(label)
+        else:
+            parts.append(("." if parts else "") + str(part))
+    where = "".join(parts) or "(top level)"
+    msg = err["msg"]
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix):]
+    if err["type"] == "extra_forbidden":
+        msg = "unknown key"
+    elif err["type"] == "missing":
+        msg = "required key missing"
+    return f"{where}: {msg}".replace("\n", " ")
+
+
+def validate(model: Any, data: Any, what: str, path: Any, ids: Optional[dict[str, str]] = None) -> Any:
+    """`model.model_validate(data)`, or one InputError `<what> <path>: <located error>`."""
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(T("{what} {path}: {where}", what=what, path=path, where=located(exc, data, ids))) from None
+
+
+def load_model(path: Any, model: Any, what: str, ids: Optional[dict[str, str]] = None) -> Any:
+    """Read the TOML file at `path` and validate it as `model`; every problem is one InputError naming the file."""
+    return validate(model, read_toml(path, what), what, path, ids)

@@ -124,7 +124,7 @@ def build_options(config, **cli: Any):
     from pydantic import ValidationError
 
     from ascend_doctor.options import RunOptions
-    from ascend_doctor.tomlread import error_line
+    from ascend_doctor.tomlread import located
 
     merged = dict(config.options)
     from ascend_doctor import i18n
@@ -138,7 +138,7 @@ def build_options(config, **cli: Any):
         return RunOptions.model_validate(merged)
     except ValidationError as exc:
         where = T("config file {path}: options.", path=config.path) if config.path else T("option ")
-        raise InputError(T("{where}{error_line}", where=where, error_line=error_line(exc))) from None
+        raise InputError(T("{where}{error_line}", where=where, error_line=located(exc))) from None
 
 
 def selection_setup(config_path, select, ignore, fail_on, fail_on_unknown, checks_dirs, matrix,
