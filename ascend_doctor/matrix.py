@@ -27,6 +27,7 @@ from ascend_doctor.matrix_schema import (
     MatrixFile,
     ModelFamily,
     ModelNames,
+    ServeOptionKind,
     PackageIndex,
     Release,
     ServeRule,
@@ -106,10 +107,38 @@ class Matrix:
         self.serve_rules: List[ServeRule] = list(tables.get("serve_rule", []))
         self.markup_families: Dict[str, MarkupFamily] = {r.id: r for r in tables.get("markup_family", [])}
         self.model_families: List[ModelFamily] = list(tables.get("model_family", []))
+        self.serve_option_kinds: List[ServeOptionKind] = list(tables.get("serve_option_kind", []))
         _check_chain(self.vllm_models, "vllm_models", "vllm")
         _check_chain(self.vllm_options, "vllm_options", "vllm")
         _check_chain(self.transformers_models, "transformers_models", "transformers")
         self._resolved: Dict[tuple, Dict[str, Dict[str, frozenset]]] = {}
+
+    # how `vllm serve` options parse ----------------------------------------------------------------------------
+    def serve_option_syntax(self, vllm_version: Optional[str] = None) -> Tuple[frozenset, frozenset, Dict[str, str]]:
+        """(flags, multi-value options, short aliases) of `vllm serve` in this vLLM release, as dest names
+        (`enable_auto_tool_choice`): an option is a flag where the release defines its `no-X` form, plus the
+        serve_option_kind rows. A release the matrix does not record (or None) gets every recorded release's flags:
+        an option that takes no value anywhere is read as a flag, never as swallowing the next word."""
+        names = self.vllm_serve_options(vllm_version) if vllm_version else None
+        v = try_parse_version(vllm_version) if vllm_version and names is not None else None
+        if names is None:
+            names = frozenset(n for r in self.vllm_options for n in (self.vllm_serve_options(r.vllm) or ()))
+        dest = lambda n: n.replace("-", "_")  # noqa: E731
+        flags = {dest(n[3:]) for n in names if n.startswith("no-")}
+        multi: set = set()
+        aliases: Dict[str, str] = {}
+        for row in self.serve_option_kinds:
+            if row.vllm and v is not None and not version_in(v, row.vllm):
+                continue
+            if row.kind == "flag":
+                flags.add(dest(row.option))
+            elif row.kind == "value":
+                flags.discard(dest(row.option))
+            elif row.kind == "multi":
+                multi.add(dest(row.option))
+            elif row.alias:
+                aliases[row.alias] = dest(row.option)
+        return frozenset(flags), frozenset(multi), aliases
 
     # model families ---------------------------------------------------------------------------------------------
     def tool_parsers_for(self, model_type: str, model_name: str = "") -> Optional[Tuple[List[str], List[str]]]:

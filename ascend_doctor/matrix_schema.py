@@ -449,6 +449,24 @@ class ModelFamily(Row):
     markup: List[str] = []
 
 
+class ServeOptionKind(Row):
+    """How one `vllm serve` option parses beyond what its name says (see matrices/vllm-options.toml): `flag` takes no
+    value, `value` takes one even though a `no-X` form exists, `multi` takes every value up to the next option,
+    `alias` is a short spelling of `option`. `vllm`: the releases it holds for (all recorded ones when absent)."""
+
+    id: str
+    kind: Literal["flag", "value", "multi", "alias"]
+    option: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    alias: Optional[str] = Field(None, pattern=r"^-[A-Za-z][A-Za-z0-9]*$")
+    vllm: Optional[SpecStr] = None
+
+    @model_validator(mode="after")
+    def _rules(self):
+        if (self.kind == "alias") != (self.alias is not None):
+            raise ValueError("alias is given exactly for kind 'alias'")
+        return self
+
+
 class MatrixFile(Model, extra="forbid"):
     """One matrix TOML file: a header and any of the row tables."""
 
@@ -469,6 +487,7 @@ class MatrixFile(Model, extra="forbid"):
     advisory: List[Advisory] = []
     markup_family: List[MarkupFamily] = []
     model_family: List[ModelFamily] = []
+    serve_option_kind: List[ServeOptionKind] = []
 
     @model_validator(mode="after")
     def _rules(self):
@@ -480,9 +499,9 @@ class MatrixFile(Model, extra="forbid"):
 
 TABLES = ("vllm_ascend_release", "torch_npu", "torch_python", "cann_hdk", "cann_driver_rule", "vllm_parsers",
           "vllm_models", "vllm_options", "transformers_models", "package_index", "serve_rule", "advisory",
-          "markup_family", "model_family")
+          "markup_family", "model_family", "serve_option_kind")
 # Which field identifies a row (layering replaces rows with the same id; ids are unique per table).
 ID_FIELD = {"vllm_ascend_release": "version", "torch_npu": "version", "torch_python": "torch", "cann_hdk": "id",
             "cann_driver_rule": "id", "vllm_parsers": "vllm", "vllm_models": "vllm", "vllm_options": "vllm",
             "transformers_models": "transformers", "package_index": "id", "serve_rule": "id", "advisory": "id",
-            "markup_family": "id", "model_family": "id"}
+            "markup_family": "id", "model_family": "id", "serve_option_kind": "id"}

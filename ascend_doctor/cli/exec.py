@@ -10,16 +10,17 @@ from typing import Optional
 
 import click
 
+from ascend_doctor.cli import supervise as hook_exec
 from ascend_doctor.cli.exits import EXIT_HELP, EXIT_INTERNAL, guarded_run
 from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.cli.options import host_options, prepare
 from ascend_doctor.cli.output import Outputs, emit, output_kwargs
 from ascend_doctor.errors import InputError
-from ascend_doctor.cli import supervise as hook_exec
-from ascend_doctor.parsers.serve_cmdline import ServeCommand, parse_serve_command, served_address
-from ascend_doctor.probes.serve import infer_python
 from ascend_doctor.i18n import T
+from ascend_doctor.parsers.serve_cmdline import ServeCommand, served_address
+from ascend_doctor.probes.serve import infer_python
 from ascend_doctor.redact import register_secret
+from ascend_doctor.serve_options import parse_serve
 
 EXEC_HELP = EXIT_HELP + """
 \b
@@ -201,7 +202,7 @@ def _supervise(argv, cmd, report, registry, options, config, outputs: Outputs, *
     if run_smoke:
         from ascend_doctor.smoke.stage import smoke_findings
 
-        secret_cmd = parse_serve_command(argv, keep_secrets=True)
+        secret_cmd = parse_serve(argv, keep_secrets=True)
         served = cmd.get("served_model_name")
         model = served[0] if isinstance(served, list) else served if isinstance(served, str) else None
         stopped = None

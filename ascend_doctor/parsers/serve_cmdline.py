@@ -8,7 +8,7 @@ Recognised forms:
 
 Options follow vLLM's FlexibleArgumentParser: `--flag value`, `--flag=value`, underscores or dashes
 (`--tensor_parallel_size` == `--tensor-parallel-size`), `--no-<flag>` for BooleanOptionalAction flags, the short aliases
-of vllm/engine/arg_utils.py (0.13.0: `-tp -pp -dp -dcp -pcp -q -n -r -cc -ac -O` and the `-dp*` family) and
+of vllm/engine/arg_utils.py (`-tp -pp -dp -dcp -pcp -q -n -r -cc -ac -O` and the `-dp*` family) and
 `--config FILE` (a YAML file of the same options; the command line wins over the file, as in vLLM).
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from pydantic import Field
@@ -24,50 +25,17 @@ from ascend_doctor.jsonread import loads
 from ascend_doctor.model import Model
 from ascend_doctor.redact import REDACTED, is_secret_option, redact_argv
 
-# Short aliases, from vllm/engine/arg_utils.py and vllm/entrypoints/cli/serve.py (vLLM 0.13.0 sdist).
-SHORT_ALIASES = {
-    "-tp": "tensor_parallel_size",
-    "-pp": "pipeline_parallel_size",
-    "-dp": "data_parallel_size",
-    "-dcp": "decode_context_parallel_size",
-    "-pcp": "prefill_context_parallel_size",
-    "-dpn": "data_parallel_rank",
-    "-dpr": "data_parallel_start_rank",
-    "-dpl": "data_parallel_size_local",
-    "-dpa": "data_parallel_address",
-    "-dpp": "data_parallel_rpc_port",
-    "-dpb": "data_parallel_backend",
-    "-dph": "data_parallel_hybrid_lb",
-    "-dpe": "data_parallel_external_lb",
-    "-q": "quantization",
-    "-n": "nnodes",
-    "-r": "node_rank",
-    "-cc": "compilation_config",
-    "-ac": "attention_config",
-    "-O": "compilation_config",
-}
+@dataclass(frozen=True)
+class OptionSyntax:
+    """How the options of one vLLM release parse, as dest names: `flags` take no value (`--no-X` sets False),
+    `multi` take every value up to the next option, `aliases` maps short spellings (`-tp`). It is data
+    (matrices/vllm-options.toml, `Matrix.serve_option_syntax`); `ascend_doctor.serve_options.parse_serve` picks
+    the one of the installed vLLM."""
 
-# Options that take no value (store_true / BooleanOptionalAction): the `bool` fields of EngineArgs
-# (vllm/engine/arg_utils.py) and FrontendArgs (vllm/entrypoints/openai/cli_args.py) in vLLM 0.13.0, plus flags of
-# older releases still seen in deployment scripts (--enable-reasoning, --disable-log-requests, --use-v2-block-manager).
-BOOLEAN_OPTIONS = frozenset("""
-aggregate_engine_logging allow_credentials async_scheduling calculate_kv_scales cudagraph_metrics
-data_parallel_external_lb data_parallel_hybrid_lb disable_cascade_attn disable_chunked_mm_input
-disable_custom_all_reduce disable_fastapi_docs disable_frontend_multiprocessing disable_hybrid_kv_cache_manager
-disable_log_stats disable_nccl_for_dp_synchronization disable_sliding_window disable_uvicorn_access_log
-enable_auto_tool_choice enable_chunked_prefill enable_dbo enable_eplb enable_expert_parallel
-enable_force_include_usage enable_layerwise_nvtx_tracing enable_log_outputs enable_log_requests enable_lora
-enable_mm_embeds enable_prefix_caching enable_prompt_embeds enable_prompt_tokens_details enable_request_id_headers
-enable_server_load_tracking enable_sleep_mode enable_ssl_refresh enable_tokenizer_info_endpoint enforce_eager
-exclude_tools_when_tool_choice_none fully_sharded_loras interleave_mm_strings kv_cache_metrics
-kv_sharing_fast_prefill log_error_stack ray_workers_use_nsight return_tokens_as_token_ids skip_mm_profiling
-skip_tokenizer_init tokens_only trust_remote_code trust_request_chat_template use_tqdm_on_load headless
-enable_reasoning disable_log_requests use_v2_block_manager enable_lora_bias
-""".split())
+    flags: frozenset = frozenset()
+    multi: frozenset = frozenset()
+    aliases: dict = field(default_factory=dict)
 
-# Options that take one or more values (nargs="+"): every value up to the next option belongs to them.
-MULTI_VALUE_OPTIONS = frozenset({"served_model_name", "api_key", "middleware", "allowed_origins", "allowed_methods",
-                                 "allowed_headers", "lora_modules", "prompt_adapters"})
 
 API_SERVER_MODULES = ("vllm.entrypoints.openai.api_server",)
 CLI_MODULES = ("vllm.entrypoints.cli.main", "vllm")
@@ -247,8 +215,9 @@ def host_text_reader(host) -> Callable[[str], Optional[str]]:
 
 
 def parse_serve_command(argv: list[str], read_text: Optional[Callable[[str], Optional[str]]] = None,
-                        keep_secrets: bool = False) -> ServeCommand:
-    """Parse `argv` (the command after `--`). `read_text(path)` returns a file's text or None (for --config).
+                        keep_secrets: bool = False, *, syntax: OptionSyntax) -> ServeCommand:
+    """Parse `argv` (the command after `--`) with the option `syntax` of the vLLM that will run it. `read_text(path)`
+    returns a file's text or None (for --config).
 
     Values of secret options (`--api-key`, `--hf-token`) are replaced by `<redacted>` unless `keep_secrets`.
     """
@@ -284,7 +253,7 @@ def parse_serve_command(argv: list[str], read_text: Optional[Callable[[str], Opt
             dest = _dest(name)
         else:
             name, eq, value = a.partition("=")
-            dest = SHORT_ALIASES.get(name)
+            dest = syntax.aliases.get(name)
             if dest is None and name.startswith("-O") and len(name) > 2:
                 dest, eq, value = "compilation_config", "=", name[2:]  # -O3, -O.mode=3
             if dest is None:
@@ -295,10 +264,10 @@ def parse_serve_command(argv: list[str], read_text: Optional[Callable[[str], Opt
             cli_opts[dest] = value
             continue
         base = dest[3:] if dest.startswith("no_") else dest
-        if base in BOOLEAN_OPTIONS:
+        if base in syntax.flags:
             cli_opts[base] = not dest.startswith("no_")
             continue
-        if base in MULTI_VALUE_OPTIONS:
+        if base in syntax.multi:
             values = []
             while i < len(args) and not args[i].startswith("-"):
                 values.append(args[i])

@@ -12,11 +12,11 @@ from typing import Any, Optional
 from pydantic import Field
 
 from ascend_doctor.errors import FactUnavailable
-from ascend_doctor.parsers.serve_cmdline import ServeCommand, host_text_reader, parse_serve_command
-from ascend_doctor.parsers.vllm_source import InstalledVllm, editable_root, read_installed
 from ascend_doctor.i18n import T
 from ascend_doctor.jsonread import loads
 from ascend_doctor.model import Model
+from ascend_doctor.parsers.serve_cmdline import ServeCommand, host_text_reader
+from ascend_doctor.parsers.vllm_source import InstalledVllm, editable_root, read_installed
 from ascend_doctor.probes import probe
 
 MODEL_FILES_MAX = 4 * 1024 * 1024
@@ -34,15 +34,26 @@ def _reader(host):
     return read, listdir
 
 
+def _matrix(ctx):
+    from ascend_doctor.matrix import load_matrix
+
+    return load_matrix(ctx.options.matrix)
+
+
 @probe("serve_cmd")
 def serve_cmd_probe(host, ctx) -> ServeCommand:
-    """The `vllm serve` command line of `exec`/`collect` (`RunOptions.serve_argv`), parsed; its `--config` YAML is read
-    through the host (so a snapshot records it)."""
+    """The `vllm serve` command line of `exec`/`collect` (`RunOptions.serve_argv`), parsed with the option syntax of
+    the serving python's vLLM; its `--config` YAML is read through the host (so a snapshot records it)."""
     argv = list(ctx.options.serve_argv or ())
     if not argv:
         raise FactUnavailable("serve_cmd", T("no `vllm serve` command line was given (ascend-doctor exec -- vllm "
                                              "serve …)"))
-    return parse_serve_command(argv, read_text=host_text_reader(host))
+    from ascend_doctor.serve_options import parse_serve
+
+    py = ctx.try_fact("python")  # the serving python's vLLM decides which options are flags
+    vllm = py.vllm_dist() if py is not None else None
+    return parse_serve(argv, read_text=host_text_reader(host), vllm_version=vllm.version if vllm else None,
+                       matrix=_matrix(ctx))
 
 
 def infer_python(host, cmd: ServeCommand, raw: list[str]) -> Optional[str]:

@@ -79,7 +79,7 @@ def _health(paste: PasteFacts, smi) -> Any:
 
 def presets(paste: PasteFacts) -> tuple[dict[str, Any], dict[str, str]]:
     """(facts the paste states, facts it lacks -> why)."""
-    from ascend_doctor.parsers.serve_cmdline import parse_serve_command
+    from ascend_doctor.serve_options import parse_serve as parse_serve_command
     from ascend_doctor.parsers.ascend_files import DriverVersionInfo
     from ascend_doctor.probes.cann import CannFact, CannInstall, DriverFact
 

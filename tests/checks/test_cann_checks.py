@@ -260,7 +260,7 @@ def test_deprecated_layout_in_the_environment_warns_with_the_date():
 
 
 def test_deprecated_layout_in_the_serve_command():
-    from ascend_doctor.parsers.serve_cmdline import parse_serve_command
+    from ascend_doctor.serve_options import parse_serve as parse_serve_command
 
     cmd = parse_serve_command(["env", "PYTHONPATH=/usr/local/Ascend/ascend-toolkit/latest/compiler/python/func2graph",
                                "vllm", "serve", "/m"])

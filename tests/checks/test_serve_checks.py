@@ -7,7 +7,7 @@ from typing import Optional
 
 import pytest
 
-from ascend_doctor.parsers.serve_cmdline import parse_serve_command
+from ascend_doctor.serve_options import parse_serve as parse_serve_command
 from ascend_doctor.parsers.vllm_source import read_installed
 from ascend_doctor.host import Distribution, PythonEnv
 from ascend_doctor.parsers.npu_smi import NpuChip, NpuSmiInfo

@@ -6,8 +6,9 @@ import sys
 
 import pytest
 
-from ascend_doctor.parsers.serve_cmdline import (BOOLEAN_OPTIONS, DEFAULT_MODEL, SHORT_ALIASES, parse_serve_command,
-                                        read_flat_yaml, served_address)
+from ascend_doctor.parsers.serve_cmdline import DEFAULT_MODEL, read_flat_yaml, served_address
+from ascend_doctor.serve_options import option_syntax
+from ascend_doctor.serve_options import parse_serve as parse_serve_command
 
 SEED = ("vllm serve /models/DeepSeek-V4-Flash-w8a8-mtp --tensor-parallel-size 8 --enable-auto-tool-choice "
         "--tool-call-parser deepseek_v4 --reasoning-parser deepseek_v4 --quantization ascend").split()
@@ -61,8 +62,9 @@ def test_short_aliases(alias, dest):
 
 def test_short_aliases_are_the_ones_vllm_declares():
     # vLLM 0.13.0 vllm/engine/arg_utils.py declares exactly these (plus -O handled as a prefix).
-    assert {"-tp", "-pp", "-dp", "-dcp", "-pcp", "-q", "-n", "-r", "-cc", "-ac"} <= set(SHORT_ALIASES)
-    assert "enable_auto_tool_choice" in BOOLEAN_OPTIONS and "tensor_parallel_size" not in BOOLEAN_OPTIONS
+    syntax = option_syntax()
+    assert {"-tp", "-pp", "-dp", "-dcp", "-pcp", "-q", "-n", "-r", "-cc", "-ac"} <= set(syntax.aliases)
+    assert "enable_auto_tool_choice" in syntax.flags and "tensor_parallel_size" not in syntax.flags
 
 
 def test_O_level_and_negative_numbers():
@@ -133,3 +135,18 @@ def test_flat_yaml_reader():
         ({"a": "1", "b": "x y", "c": False, "d": [1, 2], "e": None}, ["f"])
     with pytest.raises(ValueError):
         read_flat_yaml("- item\n")
+
+
+def test_option_syntax_is_per_vllm_release():
+    """Which options take no value is read per release from matrices/vllm-options.toml (the `no-X` forms a release
+    defines, plus the serve_option_kind rows), not from a list frozen at vLLM 0.13.0: `--language-model-only` is a
+    flag of newer releases only, so `--language-model-only /models/x` keeps /models/x as the model there, and
+    `--hf-token` takes a value although vLLM defines `--no-hf-token`."""
+    new = option_syntax("0.32.0")
+    old = option_syntax("0.13.0")
+    assert "language_model_only" in new.flags and "language_model_only" not in old.flags
+    assert "headless" in old.flags and "hf_token" not in new.flags and "served_model_name" in new.multi
+    c = parse_serve_command(["vllm", "serve", "--language-model-only", "/models/x"], vllm_version="0.32.0")
+    assert c.model == "/models/x" and c.flag("language-model-only")
+    c = parse_serve_command(["vllm", "serve", "/m", "--hf-token", "hf_abc", "--port", "8000"], keep_secrets=True)
+    assert c.get("hf_token") == "hf_abc" and c.get("port") == "8000"

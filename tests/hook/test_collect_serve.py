@@ -12,7 +12,7 @@ import pytest
 from ascend_doctor.collect import collect_snapshot
 from ascend_doctor.engine import run_static
 from ascend_doctor.errors import InputError
-from ascend_doctor.parsers.serve_cmdline import parse_serve_command
+from ascend_doctor.serve_options import parse_serve as parse_serve_command
 from ascend_doctor.host import Distribution, PythonEnv
 from ascend_doctor.options import RunOptions
 from ascend_doctor.registry import load_registry

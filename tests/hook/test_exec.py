@@ -11,7 +11,7 @@ import sys
 import textwrap
 import time
 
-from ascend_doctor.parsers.serve_cmdline import parse_serve_command
+from ascend_doctor.serve_options import parse_serve as parse_serve_command
 from ascend_doctor.cli.supervise import exit_code_of, skip_requested
 from ascend_doctor.probes.serve import infer_python
 from tests.helpers import REPO

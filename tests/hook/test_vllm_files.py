@@ -105,7 +105,7 @@ def test_probe_reads_through_the_host():
 
 
 def test_serve_model_probe_hf_cache(tmp_path):
-    from ascend_doctor.parsers.serve_cmdline import parse_serve_command
+    from ascend_doctor.serve_options import parse_serve as parse_serve_command
 
     snap = tmp_path / "hub" / "models--Qwen--Qwen3-8B" / "snapshots" / "abc123"
     snap.mkdir(parents=True)

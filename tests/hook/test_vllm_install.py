@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from ascend_doctor.engine import run_static
-from ascend_doctor.parsers.serve_cmdline import parse_serve_command
+from ascend_doctor.serve_options import parse_serve as parse_serve_command
 from ascend_doctor.localhost import LocalHost
 from ascend_doctor.options import RunOptions
 from ascend_doctor.registry import load_registry
