@@ -64,7 +64,10 @@ def _gib(n: Optional[int]) -> Optional[str]:
 
 
 def summarize(facts: dict[str, Any]) -> dict[str, dict[str, Optional[str]]]:
-    """{group: {item: value}}; a fact that could not be read shows as `unavailable: <why>` under its own name."""
+    """{group: {item: value}}; a fact that could not be read shows as `unavailable: <why>` under its own name.
+
+    Long by design: a flat list of items, one or two lines per compared value, in the order `diff` and `fleet`
+    print them."""
     out: dict[str, dict[str, Optional[str]]] = {g: {} for g in GROUPS}
 
     def get(name: str, group: str) -> Any:

@@ -142,7 +142,10 @@ def _latest(records: list[LinkEvent]) -> Optional[LinkEvent]:
 
 
 def _apply(dev: HccnDevice, cmd: Optional[str], lines: list[str]) -> bool:
-    """Fold one subcommand's output into `dev`; False when nothing in it was understood."""
+    """Fold one subcommand's output into `dev`; False when nothing in it was understood.
+
+    Long by design: one branch per hccn_tool subcommand, each a few lines of that subcommand's own format, read
+    top to bottom like the vendor's manual; split apart they would hide which output shape each branch reads."""
     understood = False
     if cmd in ("stat", "optical", "status", "hw_stats", "fec", "link", "ip", "net_health"):
         kv, bad = _kv(lines)

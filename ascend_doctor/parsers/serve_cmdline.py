@@ -214,28 +214,8 @@ def host_text_reader(host) -> Callable[[str], Optional[str]]:
     return read
 
 
-def parse_serve_command(argv: list[str], read_text: Optional[Callable[[str], Optional[str]]] = None,
-                        keep_secrets: bool = False, *, syntax: OptionSyntax) -> ServeCommand:
-    """Parse `argv` (the command after `--`) with the option `syntax` of the vLLM that will run it. `read_text(path)`
-    returns a file's text or None (for --config).
-
-    Values of secret options (`--api-key`, `--hf-token`) are replaced by `<redacted>` unless `keep_secrets`.
-    """
-    argv = list(argv)
-    env: dict[str, str] = {}
-    rest = argv
-    if rest and os.path.basename(rest[0]) == "env":
-        rest = rest[1:]
-        while rest and _ENV_ASSIGN.match(rest[0]):
-            k, _, v = rest[0].partition("=")
-            env[k] = v
-            rest = rest[1:]
-    cmd = ServeCommand(argv=redact_command(argv), env=env)
-    entry, start = _find_entry(rest)
-    cmd.entry = entry
-    cmd.recognized = bool(entry)
-    # Options are parsed even for a command that is not vLLM (e.g. a wrapper script taking --host/--port).
-    args = rest[start:] if entry else rest[1:]
+def _read_args(args: list[str], syntax: OptionSyntax, cmd: ServeCommand) -> tuple[list[str], dict[str, Any]]:
+    """(positionals, dest -> value) of the arguments after the entry point, as vLLM's argparse reads them."""
     positionals: list[str] = []
     cli_opts: dict[str, Any] = {}
     i = 0
@@ -279,7 +259,13 @@ def parse_serve_command(argv: list[str], read_text: Optional[Callable[[str], Opt
             i += 1
         else:
             cli_opts[dest] = True  # a flag we do not know takes no value here
-    # --config FILE: lower precedence than the command line.
+    return positionals, cli_opts
+
+
+def _read_config(cli_opts: dict[str, Any], cmd: ServeCommand,
+                 read_text: Optional[Callable[[str], Optional[str]]]) -> tuple[dict[str, Any], dict[str, str]]:
+    """(options, sources) of `--config FILE` (lower precedence than the command line, as in vLLM); `cli_opts` loses
+    its `config` key when the file is read."""
     options: dict[str, Any] = {}
     sources: dict[str, str] = {}
     cfg = cli_opts.pop("config", None)
@@ -304,6 +290,33 @@ def parse_serve_command(argv: list[str], read_text: Optional[Callable[[str], Opt
                 cmd.config_error = f"--config {cfg}: {exc}"
     elif cfg is not None:
         cli_opts["config"] = cfg
+    return options, sources
+
+
+def parse_serve_command(argv: list[str], read_text: Optional[Callable[[str], Optional[str]]] = None,
+                        keep_secrets: bool = False, *, syntax: OptionSyntax) -> ServeCommand:
+    """Parse `argv` (the command after `--`) with the option `syntax` of the vLLM that will run it. `read_text(path)`
+    returns a file's text or None (for --config).
+
+    Values of secret options (`--api-key`, `--hf-token`) are replaced by `<redacted>` unless `keep_secrets`.
+    """
+    argv = list(argv)
+    env: dict[str, str] = {}
+    rest = argv
+    if rest and os.path.basename(rest[0]) == "env":
+        rest = rest[1:]
+        while rest and _ENV_ASSIGN.match(rest[0]):
+            k, _, v = rest[0].partition("=")
+            env[k] = v
+            rest = rest[1:]
+    cmd = ServeCommand(argv=redact_command(argv), env=env)
+    entry, start = _find_entry(rest)
+    cmd.entry = entry
+    cmd.recognized = bool(entry)
+    # Options are parsed even for a command that is not vLLM (e.g. a wrapper script taking --host/--port).
+    args = rest[start:] if entry else rest[1:]
+    positionals, cli_opts = _read_args(args, syntax, cmd)
+    options, sources = _read_config(cli_opts, cmd, read_text)
     for k, v in cli_opts.items():
         options[k] = v
         sources[k] = "cli"

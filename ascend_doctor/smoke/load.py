@@ -64,7 +64,10 @@ async def _one(conn: Connection, payload: bytes, stream: bool) -> tuple[float, O
 async def run_load_async(base_url: str, model: str, *, total: int, concurrency: int, timeout: float,
                          api_key: Optional[str] = None, deadline: Optional[float] = None,
                          show_progress: bool = False) -> LoadResult:
-    """Run the load; never raises for server behaviour."""
+    """Run the load; never raises for server behaviour.
+
+    Long by design: the workers, the deadline, the progress line and the cancellation on Ctrl-C share one event
+    loop's state (counters, the semaphore); kept in one function so every exit path is visible together."""
     concurrency = max(1, min(concurrency, total))
     result = LoadResult(requested=total, concurrency=concurrency)
     budget = deadline if deadline is not None else timeout * (math.ceil(total / concurrency) + 1)

@@ -174,7 +174,11 @@ def roundtrip_messages(call: ToolCall, sentinel: str, assistant_content: Optiona
 
 def run_scenarios(client: SmokeClient, model: Optional[str], *, sentinel: Optional[str] = None,
                   progress: Optional[Callable[[str], None]] = None) -> SmokeFacts:
-    """Run every scenario in order against `client`; never raises for server behaviour."""
+    """Run every scenario in order against `client`; never raises for server behaviour.
+
+    Long by design: the scenarios run in a fixed order where later ones reuse earlier answers (the round trip sends
+    back the named call's id, parallel runs only when tools work at all); one linear script keeps that order
+    visible."""
     facts = SmokeFacts(base_url=client.base_url, sentinel=sentinel or make_sentinel())
     note = progress or (lambda _name: None)
 

@@ -178,7 +178,10 @@ _HCCN = re.compile(r"^(?:\[devid \d+\]\s*)?(link status|ipaddr|net health status
 
 
 def read_paste(text: str) -> PasteFacts:
-    """Sections and facts of one paste."""
+    """Sections and facts of one paste.
+
+    Long by design: one pass over the lines with the section state (which tool's output we are in) carried from
+    line to line; the per-format readers it calls are the parsers' own."""
     lines = clean_lines(text)
     f = PasteFacts(line_count=len(text.replace("\r\n", "\n").split("\n")))
     f.text = "\n".join(ln.text for ln in lines)
