@@ -252,3 +252,24 @@ def test_no_check_reads_an_undeclared_fact_on_any_example(example):
                      preset_facts={"serve_cmd": cmd})
     undeclared = [f"{f.code}: {f.message}" for f in rep.findings if "UndeclaredFact" in f.message]
     assert undeclared == []
+
+
+def test_shipped_run_check_runs_a_plugin_check_from_its_directory(tmp_path):
+    """ascend_doctor.testing.run_check is what a plugin author tests with (README, "Writing checks"): the check from
+    --checks-dir, hand-made facts, the unknown path for a fact left out."""
+    from ascend_doctor.testing import run_check
+
+    d = tmp_path / "site_checks"
+    d.mkdir()
+    (d / "golden.py").write_text(
+        "from ascend_doctor.registry import check\n\n"
+        "@check('SITE101', 'golden-driver', severity='error', needs=['driver'])\n"
+        "def golden_driver(ctx):\n"
+        "    '''The NPU driver is our golden version\n\n    Why it matters: qualified once a quarter.\n\n"
+        "    How to fix: reinstall the golden driver.\n    '''\n"
+        "    drv = ctx.fact('driver')\n"
+        "    return ctx.ok('golden') if drv == '24.1.rc3' else ctx.fail(f'driver {drv} is not 24.1.rc3')\n")
+    assert run_check("SITE101", {"driver": "23.0.3"}, checks_dirs=[str(d)]).status == "fail"
+    assert run_check("SITE101", {"driver": "24.1.rc3"}, checks_dirs=[str(d)]).status == "pass"
+    f = run_check("SITE101", {}, checks_dirs=[str(d)], missing={"driver": "no version.info"})
+    assert f.status == "unknown" and "no version.info" in f.message
