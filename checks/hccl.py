@@ -30,23 +30,17 @@ class Scope:
 
     def __init__(self, env: dict, fact, hccn):
         self.env = env
+        if fact.count is None and hccn is not None and hccn.device_ids:
+            fact = fact.model_copy(update={"count": len(hccn.device_ids)})
+        self.fact = fact
         self.count: Optional[int] = fact.count
-        if self.count is None and hccn is not None and hccn.device_ids:
-            self.count = len(hccn.device_ids)
         self.hints = fact.hints
-        self.smi_reason = fact.smi_reason
-
-    @property
-    def single(self) -> bool:
-        return self.count is not None and self.count <= 1 and not self.hints
-
-    @property
-    def multi_node(self) -> bool:
-        return bool(self.hints)
+        self.single = fact.single
+        self.multi_node = fact.multi_node
 
     def no_count_cause(self) -> str:
         """Why the NPU count is unknown, as the root cause the console groups by (npu-smi's own reason)."""
-        return self.smi_reason or "no npu-smi table and no ASCEND_RT_VISIBLE_DEVICES"
+        return self.fact.smi_reason or "no npu-smi table and no ASCEND_RT_VISIBLE_DEVICES"
 
     def describe(self) -> str:
         parts = [T("{count} NPU(s) in use", count=self.count) if self.count is not None else T("NPU count unknown")]

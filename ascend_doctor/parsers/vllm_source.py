@@ -173,16 +173,19 @@ def _dict_keys_by_pattern(text: str, name: str) -> Optional[list[str]]:
     return [k for i, k in found if len(i) == indent]
 
 
+def _assignments(text: str):
+    """(targets, value) of every module-level assignment (`X = …` and `X: T = …`)."""
+    for node in _tree(text).body:
+        if isinstance(node, ast.Assign):
+            yield node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            yield [node.target], node.value
+
+
 def module_dicts_matching(text: str, pred: Callable[[str], bool]) -> dict[str, list[str]]:
     """Every module-level dict whose name satisfies `pred`: name -> string keys."""
     out: dict[str, list[str]] = {}
-    for node in _tree(text).body:
-        if isinstance(node, ast.Assign):
-            targets, value = node.targets, node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            targets, value = [node.target], node.value
-        else:
-            continue
+    for targets, value in _assignments(text):
         for t in targets:
             if isinstance(t, ast.Name) and pred(t.id) and isinstance(value, (ast.Dict, ast.Call)):
                 out[t.id] = _str_keys(value)
@@ -216,13 +219,7 @@ def registered_names(text: str, manager: str) -> list[str]:
 
 def literal_alias(text: str, name: str) -> Optional[list[str]]:
     """The strings of `name = Literal["a", "b"]` (module level), or None when absent."""
-    for node in _tree(text).body:
-        if isinstance(node, ast.Assign):
-            targets, value = node.targets, node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            targets, value = [node.target], node.value
-        else:
-            continue
+    for targets, value in _assignments(text):
         if any(isinstance(t, ast.Name) and t.id == name for t in targets) and isinstance(value, ast.Subscript):
             sl = value.slice
             if isinstance(sl, ast.Index):  # Python 3.8 AST shape
