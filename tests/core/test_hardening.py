@@ -19,6 +19,7 @@ from ascend_doctor.textsafe import escape_text, json_escape_surrogates, undecoda
 from tests.helpers import REPO
 
 BROKEN = REPO / "examples" / "broken-host.snapshot.json"
+HEALTHY = REPO / "examples" / "healthy-a2.snapshot.json"
 
 
 def run(*args, cwd=None, env=None):
@@ -81,18 +82,54 @@ def test_collect_records_an_undecodable_env_value_losslessly(tmp_path: Path):
 
 
 # Atomic writes -------------------------------------------------------------------------------------------------------
-def test_write_atomic_replaces_whole_keeps_mode_and_follows_symlinks(tmp_path: Path):
-    target = tmp_path / "r.json"
-    target.write_text("old")
-    target.chmod(0o640)
-    link = tmp_path / "latest.json"
-    link.symlink_to(target)
+def test_write_atomic_replaces_whole_keeps_mode_and_never_writes_through_a_symlink(tmp_path: Path):
+    """#23: another user's link `r.json -> /root/p` in a shared directory must not turn the report into a write of
+    /root/p. The link is replaced by the report; its target keeps its bytes."""
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    victim.chmod(0o600)
+    link = tmp_path / "r.json"
+    link.symlink_to(victim)
     write_atomic(link, "new \udcff")
-    assert link.is_symlink() and target.read_text() == "new \\xff"
-    assert target.stat().st_mode & 0o777 == 0o640
+    assert not link.is_symlink() and link.read_text() == "new \\xff"
+    assert victim.read_text() == "precious" and victim.stat().st_mode & 0o777 == 0o600
+    own = tmp_path / "own.json"
+    own.write_text("old")
+    own.chmod(0o640)
+    write_atomic(own, "x")
+    assert own.read_text() == "x" and own.stat().st_mode & 0o777 == 0o640  # a regular file keeps its mode
     write_atomic(tmp_path / "a" / "b" / "c.txt", "x")
     assert (tmp_path / "a" / "b" / "c.txt").read_text() == "x"
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_write_atomic_never_blocks_on_a_fifo_and_writes_dev_null(tmp_path: Path):
+    """A FIFO planted at the output path used to block `check -o` forever; with nobody reading it is an error at
+    once. /dev/null (a path under /dev) is written in place."""
+    import time
+
+    fifo = tmp_path / "r.json"
+    os.mkfifo(fifo)
+    t0 = time.monotonic()
+    with pytest.raises(OSError):
+        write_atomic(fifo, "x")
+    assert time.monotonic() - t0 < 2
+    write_atomic(os.devnull, "x")
+
+
+def test_check_o_onto_a_planted_link_or_fifo(tmp_path: Path):
+    """The reproductions of #23 item 1 through the CLI: the link's target is untouched; a FIFO is a one-line error
+    (exit 2) within seconds."""
+    victim = tmp_path / "p"
+    victim.write_text("secret-of-root")
+    (tmp_path / "r.json").symlink_to(victim)
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "check", "--replay", str(HEALTHY), "-o",
+                        str(tmp_path / "r.json")], capture_output=True, text=True, timeout=120)
+    assert victim.read_text() == "secret-of-root" and json.loads((tmp_path / "r.json").read_text())["findings"]
+    os.mkfifo(tmp_path / "f.json")
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "check", "--replay", str(HEALTHY), "-o",
+                        str(tmp_path / "f.json")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "cannot write" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 def test_a_run_that_breaks_while_rendering_leaves_the_previous_report(tmp_path: Path, monkeypatch):
