@@ -7,6 +7,7 @@ import re
 from typing import Any, Optional
 
 from ascend_doctor.i18n import T
+from ascend_doctor.jsonread import loads
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -51,7 +52,7 @@ def argument_problems(arguments: Any, schema: Optional[dict]) -> list[str]:
             return problems + [T("arguments are not JSON: {client_error}", client_error=_client_error(raw) or exc)]
         trailing = stripped[end:]
         if trailing.strip(" \t\r\n"):
-            # Quote what the client's json.loads(arguments) says: the same words whichever path delivered the call.
+            # Quote what the client's loads(arguments) says: the same words whichever path delivered the call.
             problems.append(T("{n_trailing} trailing byte(s) after the JSON ({client_error}): {trailing}",
                               n_trailing=len(trailing), client_error=_client_error(raw), trailing=repr(trailing[:40])))
     if not isinstance(value, dict):
@@ -70,9 +71,9 @@ def argument_problems(arguments: Any, schema: Optional[dict]) -> list[str]:
 
 
 def _client_error(raw: str) -> str:
-    """The error an OpenAI client's `json.loads(arguments)` raises for `raw` ('' when it loads)."""
+    """The error an OpenAI client's `loads(arguments)` raises for `raw` ('' when it loads)."""
     try:
-        json.loads(raw)
+        loads(raw)
     except ValueError as exc:
         return str(exc)
     return ""
@@ -84,7 +85,7 @@ def decoded(arguments: Any) -> Any:
         return arguments
     if isinstance(arguments, str):
         try:
-            return json.loads(arguments)
+            return loads(arguments)
         except ValueError:
             return None
     return None

@@ -16,6 +16,7 @@ from pydantic import Field
 
 from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import T
+from ascend_doctor.jsonread import loads
 from ascend_doctor.model import Model
 from ascend_doctor.redact import register_secret
 
@@ -209,7 +210,7 @@ def parse_sse(text: str) -> tuple[list[Any], StreamInfo]:
             info.data_after_done = True
         info.events += 1
         try:
-            payloads.append(json.loads(data))
+            payloads.append(loads(data))
         except ValueError as exc:
             info.framing_errors.append(f"event {info.events} is not JSON ({exc}): {data[:120]!r}")
 
@@ -408,7 +409,7 @@ class SmokeClient:
             return x
         if x.body_text.strip():
             try:
-                x.body = json.loads(x.body_text)
+                x.body = loads(x.body_text)
             except ValueError as exc:
                 x.json_error = str(exc)
         if isinstance(x.body, dict) and isinstance(x.body.get("choices"), list):

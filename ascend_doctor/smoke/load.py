@@ -14,6 +14,7 @@ import sys
 import time
 from typing import Optional
 
+from ascend_doctor.jsonread import loads
 from ascend_doctor.smoke.client import USER_AGENT, normalize_base_url, parse_sse, reply_from_stream
 from ascend_doctor.smoke.scenarios import LoadResult, tool_call_payload
 from ascend_doctor.smoke.wire import Connection
@@ -42,7 +43,7 @@ async def _one(conn: Connection, payload: bytes, stream: bool) -> tuple[float, O
         raise RuntimeError(f"HTTP {resp.status}: {text[:200]}")
     if not stream:
         try:
-            body = json.loads(text)
+            body = loads(text)
             calls = body["choices"][0]["message"].get("tool_calls") or []
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise RuntimeError(f"unusable body ({type(exc).__name__}): {text[:200]}") from None

@@ -329,3 +329,16 @@ def test_control_token_check_is_unknown_when_no_answer_came_back():
                                                    error_kind="timeout", error="timed out")})
     found = {f.code: f for f in evaluate_smoke(REG, facts, RunOptions(select=["SRV105"]))}
     assert found["SRV105"].status == Status.UNKNOWN
+
+
+@pytest.mark.parametrize("scenario,code", [("chat", "SRV103"), ("named_stream", "TOOL108")])
+def test_deeply_nested_json_from_the_server_is_a_finding_not_a_crash(scenario, code):
+    """#23 item 7: an 80 KB `[[[…` body (or SSE event) made the client's json.loads raise RecursionError and the whole
+    smoke exit 3. It is a server that answered garbage: a failing finding that says so."""
+    nested = "[" * 80_000 + "]" * 80_000
+    body = {"status": 200, "raw": nested} if scenario == "chat" else {"status": 200, "sse": [nested, "[DONE]"]}
+    with ScriptedServer(overrides={scenario: body}) as srv:
+        _, found = run(srv)
+    assert found[code].status == Status.FAIL and "nested too deeply" in found[code].message + "".join(
+        e.excerpt for e in found[code].evidence)
+    assert all(x.status != Status.ERROR for x in found.values())
