@@ -15,7 +15,8 @@ class RunOptions(Model, extra="forbid"):
     fail_on_unknown: bool = Field(False, description="Exit 1 when a check of severity error/critical could not run")
     select: list[str] = Field(default_factory=list)
     ignore: list[str] = Field(default_factory=list)
-    probe_timeout: float = Field(10.0, gt=0, description="Seconds each probe may take")
+    probe_timeout: float = Field(10.0, gt=0, le=7 * 24 * 3600, allow_inf_nan=False,
+                                 description="Seconds each probe may take")
     python: Optional[str] = Field(None, description="Interpreter of the serving environment (default: this one)")
     model_dir: Optional[str] = Field(None, description="Where the model weights live (disk-space check)")
     matrix: list[str] = Field(default_factory=list, description="Extra matrix TOML files layered over the shipped one")

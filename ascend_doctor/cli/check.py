@@ -10,7 +10,7 @@ import click
 
 from ascend_doctor.cli.exits import EXIT_HELP, exit_internal, guarded_run
 from ascend_doctor.cli.i18n_click import DoctorCommand
-from ascend_doctor.cli.options import host_options, prepare
+from ascend_doctor.cli.options import SECONDS, host_options, prepare
 from ascend_doctor.cli.output import emit, output_kwargs, write_output
 from ascend_doctor.i18n import tr
 
@@ -20,7 +20,7 @@ from ascend_doctor.i18n import tr
 @click.option("--smoke-url", metavar="URL", help="After the static checks, smoke-test this OpenAI-compatible base URL.")
 @click.option("--model", "smoke_model", metavar="NAME", help="Model name for the smoke stage.")
 @click.option("--api-key-env", metavar="VAR", help="Environment variable holding the API key for the smoke stage.")
-@click.option("--smoke-timeout", type=float, default=60.0, show_default=True, help="Per-request timeout of the smoke stage.")
+@click.option("--smoke-timeout", type=SECONDS, default=60.0, show_default=True, help="Per-request timeout of the smoke stage.")
 def check(smoke_url, smoke_model, api_key_env, smoke_timeout, **kw):
     """Run every static check on this machine (or a --replay snapshot); with --smoke-url, the live smoke too."""
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
@@ -53,7 +53,7 @@ def check(smoke_url, smoke_model, api_key_env, smoke_timeout, **kw):
               help="Interpreter of the serving environment (default: this one).")
 @click.option("--model-dir", metavar="DIR", type=click.Path(exists=True, file_okay=False),
               help="Model weights directory to record disk usage and config for.")
-@click.option("--probe-timeout", type=float, default=10.0, show_default=True)
+@click.option("--probe-timeout", type=SECONDS, default=10.0, show_default=True)
 @click.option("--description", default="", help="Free text stored in the snapshot (what this host is).")
 @click.option("--no-import-probe", "no_import_probe", is_flag=True, default=False)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- vllm serve ...]")

@@ -13,7 +13,7 @@ import click
 from ascend_doctor.cli import supervise as hook_exec
 from ascend_doctor.cli.exits import EXIT_HELP, EXIT_INTERNAL, guarded_run
 from ascend_doctor.cli.i18n_click import DoctorCommand
-from ascend_doctor.cli.options import host_options, prepare
+from ascend_doctor.cli.options import SECONDS, host_options, prepare
 from ascend_doctor.cli.output import Outputs, emit, output_kwargs
 from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import T
@@ -64,9 +64,9 @@ def _skipped_report(host, options, linted: list[str], started_at: datetime, t0: 
 @click.option("--smoke", is_flag=True, help="Start COMMAND as a child, wait until it is healthy, run the tool-calling "
                                             "smoke, report, keep serving.")
 @click.option("--strict", is_flag=True, help="With --smoke: stop the server and exit 1 when the smoke fails.")
-@click.option("--health-timeout", type=float, default=1800.0, show_default=True, metavar="SECONDS",
+@click.option("--health-timeout", type=SECONDS, default=1800.0, show_default=True, metavar="SECONDS",
               help="With --smoke: how long the server may take to answer /health or /v1/models.")
-@click.option("--smoke-timeout", type=float, default=60.0, show_default=True, help="Per-request timeout of the smoke.")
+@click.option("--smoke-timeout", type=SECONDS, default=60.0, show_default=True, help="Per-request timeout of the smoke.")
 @click.option("--api-key-env", metavar="VAR", help="Env var holding the server's API key for the smoke (default: the "
                                                    "command's --api-key, else VLLM_API_KEY when set).")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- COMMAND [ARGS]...")

@@ -11,7 +11,8 @@ import click
 
 from ascend_doctor.cli.exits import DEBUG_ENV, EXIT_HELP, EXIT_INPUT, EXIT_INTERNAL, internal_error_report, say_error
 from ascend_doctor.cli.i18n_click import DoctorCommand
-from ascend_doctor.cli.options import build_options, check_local_paths, output_options, selection_options, split_codes
+from ascend_doctor.cli.options import (SECONDS, build_options, check_local_paths, output_options, selection_options,
+                                       split_codes)
 from ascend_doctor.cli.output import clean_record, console_text, emit, output_kwargs, write_output
 from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import T
@@ -43,7 +44,7 @@ def _hard_exit(code: int) -> None:
 @click.option("--python", "python", metavar="PATH", help="Ray: interpreter of the serving environment on the nodes.")
 @click.option("--model-dir", metavar="DIR", help="Ray: model weights directory on the nodes.")
 @selection_options
-@click.option("--probe-timeout", type=float, default=None, metavar="SECONDS",
+@click.option("--probe-timeout", type=SECONDS, default=None, metavar="SECONDS",
               help="Ray: per-probe timeout on the nodes.")
 @click.option("--no-import-probe", "no_import_probe", is_flag=True, default=False,
               help="Ray: do not run the isolated `import torch, torch_npu` child process on the nodes.")

@@ -13,7 +13,7 @@ from typing import Any, Optional
 import click
 
 from ascend_doctor.errors import InputError
-from ascend_doctor.i18n import LANGS, T
+from ascend_doctor.i18n import LANGS, T, tr
 
 FAIL_ON_CHOICES = ["critical", "error", "warning", "info"]
 
@@ -27,6 +27,28 @@ def split_codes(values: tuple[str, ...]) -> list[str]:
     for v in values:
         out.extend(x.strip() for x in v.split(",") if x.strip())
     return out
+
+
+class Seconds(click.ParamType):
+    """A positive, finite number of seconds (no nan, inf, 0 or negative): a usage error otherwise (exit 2)."""
+
+    name = "seconds"
+
+    def convert(self, value, param, ctx):
+        import math
+
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            self.fail(tr("{value} is not a number of seconds", value=repr(value)), param, ctx)
+        if not math.isfinite(v) or v <= 0 or v > MAX_SECONDS:
+            self.fail(tr("{value} is not a positive number of seconds (at most {limit})", value=repr(value),
+                         limit=MAX_SECONDS), param, ctx)
+        return v
+
+
+MAX_SECONDS = 7 * 24 * 3600  # a week: anything longer is a typo, and larger values overflow time_t arithmetic
+SECONDS = Seconds()
 
 
 def _apply(func, opts):
@@ -109,7 +131,7 @@ def host_options(func):
     ])
     func = selection_options(func)
     func = _apply(func, [
-        click.option("--probe-timeout", type=float, default=None, metavar="SECONDS",
+        click.option("--probe-timeout", type=SECONDS, default=None, metavar="SECONDS",
                      help="Per-probe timeout (default 10)."),
         click.option("--redact-hostname", is_flag=True, default=None,
                      help="Write '<redacted>' instead of the hostname."),

@@ -11,7 +11,7 @@ import click
 
 from ascend_doctor.cli.exits import EXIT_HELP, exit_internal, guarded_run
 from ascend_doctor.cli.i18n_click import DoctorCommand
-from ascend_doctor.cli.options import output_options, selection_options, selection_setup
+from ascend_doctor.cli.options import SECONDS, output_options, selection_options, selection_setup
 from ascend_doctor.cli.output import emit, output_kwargs
 from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import T
@@ -25,7 +25,7 @@ from ascend_doctor.i18n import T
                    "--base-url (a gateway or proxy) answered differently (SRV106).")
 @click.option("--model", metavar="NAME", help="Model to test (default: the only model the server lists).")
 @click.option("--api-key-env", metavar="VAR", help="Environment variable holding the API key (never printed).")
-@click.option("--timeout", type=float, default=60.0, show_default=True, metavar="SECONDS",
+@click.option("--timeout", type=SECONDS, default=60.0, show_default=True, metavar="SECONDS",
               help="Per-request timeout (streams included).")
 @click.option("--load", "load", type=int, default=None, metavar="N", help="Also send N tool-call requests ...")
 @click.option("--concurrency", type=int, default=8, show_default=True, metavar="C", help="... with C in flight.")

@@ -109,7 +109,11 @@ class Exchange(Model):
 def normalize_base_url(url: str) -> str:
     """`http://h:8000` → `http://h:8000/v1`; a URL already ending in /vN is kept. InputError when unusable."""
     url = (url or "").strip()
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (a port that is not a number raises here, not later in the client)
+    except ValueError as exc:  # 'http://[::1' (Invalid IPv6 URL), 'http://h:x'
+        raise InputError(T("--base-url {url} is not a usable URL: {error}", url=repr(url), error=str(exc))) from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InputError(T("--base-url {url} is not an http(s) URL with a host, e.g. http://127.0.0.1:8000/v1",
                            url=repr(url)))

@@ -174,3 +174,18 @@ def test_internal_error_exits_3_and_still_writes_the_report(snap, tmp_path, monk
     rep = json.loads(out.read_text())
     assert rep["exit_code"] == 3 and rep["findings"][0]["status"] == "error"
     assert "engine exploded" in rep["findings"][0]["message"]
+
+
+@pytest.mark.parametrize("args", [
+    ["collect", "--probe-timeout", "-5", "-o", "x.json"], ["collect", "--probe-timeout", "nan", "-o", "x.json"],
+    ["collect", "--probe-timeout", "inf", "-o", "x.json"], ["check", "--probe-timeout", "0"],
+    ["exec", "--health-timeout", "nan", "--", "vllm", "serve", "m"], ["smoke", "--base-url", "http://[::1"],
+    ["smoke", "--base-url", "http://h:port/v1"],
+])
+def test_bad_seconds_and_urls_are_usage_errors(args, tmp_path):
+    """#23 item 10: these exited 3 with pydantic's or urllib's text (and `inf` overflowed time_t); each is a one-line
+    input error now, exit 2, before anything runs."""
+    r = run(*args, cwd=tmp_path)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr and "internal error" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
