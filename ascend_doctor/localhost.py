@@ -301,7 +301,7 @@ class LocalHost:
         exe = python or sys.executable
         res = self.run([exe, "-c", PYINFO_SCRIPT], timeout=timeout)
         if not res.ok:
-            return PythonEnv(executable=exe, error=res.error or "exit", error_message=res.why_not())
+            return PythonEnv(executable=exe, error=res.error or "exit", error_message=str(res.why_not()))
         try:
             data = json.loads(res.stdout.strip().splitlines()[-1])
             return PythonEnv.model_validate(data)

@@ -43,7 +43,8 @@ class CommandSummary(Model):
     def of(cls, r: CommandResult) -> "CommandSummary":
         tail = "\n".join(r.stderr.strip().splitlines()[-STDERR_TAIL_LINES:])
         return cls(argv=list(r.argv), returncode=r.returncode, error=r.error, error_message=r.error_message,
-                   stderr_tail=tail, duration_s=r.duration_s, why_not=r.why_not())
+                   stderr_tail=tail, duration_s=r.duration_s,
+                   why_not=str(r.why_not()))  # plain str: pydantic rejects a str subclass with undecodable bytes
 
 
 class NpuSmiFact(Model):

@@ -272,3 +272,22 @@ def test_a_recorded_timeout_replays_as_timed_out_not_absent(tmp_path: Path):
     rep = json.loads(r.stdout)
     for f in rep["findings"]:
         assert f["status"] == "unknown" and "timed out" in f["message"] and "not found" not in f["message"]
+
+
+def test_npu_smi_stderr_in_gbk_is_a_finding_not_a_crashed_probe(tmp_path: Path):
+    """#23 item 5: on a Chinese-locale host npu-smi writes GBK to stderr ('设备不存在' here, bytes c9e8b1b8…); the
+    undecodable bytes reached a pydantic field through a translated message and 16 checks became `error`. Now they
+    are kept in the reason and the checks judge (unknown: no table)."""
+    snap = json.loads(HEALTHY.read_text(encoding="utf-8"))
+    gbk = "设备不存在".encode("gbk").decode("utf-8", "surrogateescape")
+    for c in snap["commands"]:
+        if c["argv"] == ["npu-smi", "info"]:
+            c.update(returncode=255, stdout="", stderr=gbk)
+    p = tmp_path / "gbk.snapshot.json"
+    p.write_text(json.dumps(snap), encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "check", "--replay", str(p), "--format", "json"],
+                       capture_output=True, text=True, timeout=120)
+    rep = json.loads(r.stdout)
+    assert [f["code"] for f in rep["findings"] if f["status"] == "error"] == []
+    npu101 = next(f for f in rep["findings"] if f["code"] == "NPU101")
+    assert npu101["status"] == "unknown"
