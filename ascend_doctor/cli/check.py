@@ -20,7 +20,8 @@ from ascend_doctor.i18n import tr
 @click.option("--smoke-url", metavar="URL", help="After the static checks, smoke-test this OpenAI-compatible base URL.")
 @click.option("--model", "smoke_model", metavar="NAME", help="Model name for the smoke stage.")
 @click.option("--api-key-env", metavar="VAR", help="Environment variable holding the API key for the smoke stage.")
-@click.option("--smoke-timeout", type=SECONDS, default=60.0, show_default=True, help="Per-request timeout of the smoke stage.")
+@click.option("--smoke-timeout", type=SECONDS, default=60.0, show_default=True,
+              help="Per-request timeout of the smoke stage.")
 def check(smoke_url, smoke_model, api_key_env, smoke_timeout, **kw):
     """Run every static check on this machine (or a --replay snapshot); with --smoke-url, the live smoke too."""
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
@@ -29,7 +30,7 @@ def check(smoke_url, smoke_model, api_key_env, smoke_timeout, **kw):
     def work():
         from ascend_doctor.engine import finalize, run_static
 
-        config, options, registry, host, facts = prepare(**kw)
+        config, options, registry, host, facts = prepare(**kw, stages=("static", "smoke") if smoke_url else ("static",))
         outputs.checks = registry.checks
         report = run_static(host, registry, options, config, started=(started_at, t0), facts=facts)
         if smoke_url:

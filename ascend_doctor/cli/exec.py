@@ -66,7 +66,8 @@ def _skipped_report(host, options, linted: list[str], started_at: datetime, t0: 
 @click.option("--strict", is_flag=True, help="With --smoke: stop the server and exit 1 when the smoke fails.")
 @click.option("--health-timeout", type=SECONDS, default=1800.0, show_default=True, metavar="SECONDS",
               help="With --smoke: how long the server may take to answer /health or /v1/models.")
-@click.option("--smoke-timeout", type=SECONDS, default=60.0, show_default=True, help="Per-request timeout of the smoke.")
+@click.option("--smoke-timeout", type=SECONDS, default=60.0, show_default=True,
+              help="Per-request timeout of the smoke.")
 @click.option("--api-key-env", metavar="VAR", help="Env var holding the server's API key for the smoke (default: the "
                                                    "command's --api-key, else VLLM_API_KEY when set).")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- COMMAND [ARGS]...")
@@ -82,7 +83,7 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
         outputs.targets.insert(0, ("json", report_path))
 
     def setup():
-        config, options, registry, host, facts = prepare(**kw)
+        config, options, registry, host, facts = prepare(**kw, stages=("static", "serve"))
         outputs.checks = registry.checks
         options = options.model_copy(update={"serve_argv": argv})
         if facts is None:  # a selection: no probe was started early

@@ -13,7 +13,7 @@ from typing import Any, Optional
 import click
 
 from ascend_doctor.errors import InputError
-from ascend_doctor.i18n import LANGS, T, tr
+from ascend_doctor.i18n import LANGS, T, join, tr
 
 FAIL_ON_CHOICES = ["critical", "error", "warning", "info"]
 
@@ -240,9 +240,28 @@ def check_host_paths(options, config, replay_host=None) -> None:
                            model_dir=repr(options.model_dir), what=what))
 
 
+def refuse_empty_selection(registry, options, stages: tuple[str, ...]) -> None:
+    """InputError when --select/--ignore leave nothing to run in this command's stages: a CI filter that gates
+    nothing must not read as OK. Says what the selection matched and where those checks run."""
+    matched = registry.select(options.select, options.ignore)
+    where = {"serve": "`ascend-doctor exec -- vllm serve …`", "smoke": "`smoke` or `check --smoke-url`",
+             "fleet": "`fleet`", "triage": "`triage`", "static": "`check`"}
+    if not matched:
+        raise InputError(T("--select {select} with --ignore {ignore} leaves no check to run",
+                           select=",".join(options.select) or "(all)", ignore=",".join(options.ignore)))
+    by_stage: dict[str, list[str]] = {}
+    for c in matched:
+        by_stage.setdefault(c.stage, []).append(c.code)
+    parts = [T("{codes} run under {where}", codes=", ".join(codes), where=where.get(st, st))
+             for st, codes in by_stage.items()]
+    raise InputError(T("--select {select} runs nothing here: {parts}", select=",".join(options.select) or "(all)",
+                       parts=join("; ", parts)))
+
+
 def prepare(replay=None, python=None, model_dir=None, policy=None, matrix=(), checks_dirs=(), select=(), ignore=(),
             config_path=None, fail_on=None, fail_on_unknown=None, probe_timeout=None, redact_hostname=None,
-            no_import_probe=False, replay_timing=False, stage: Optional[str] = None):
+            no_import_probe=False, replay_timing=False, stage: Optional[str] = None,
+            stages: tuple[str, ...] = ()):
     """Shared set-up for check/exec (the host_options by name): config, options, registry, host and — for a full run
     — the facts store whose slow vendor-tool probes already run while the checks load. InputError for anything the
     user got wrong."""
@@ -268,6 +287,8 @@ def prepare(replay=None, python=None, model_dir=None, policy=None, matrix=(), ch
         registry = load_registry(options.checks_dirs)
         validate_against(config, registry)
         registry.select(options.select, options.ignore, stage=stage)  # unknown codes -> InputError now
+        if stages and not registry.select(options.select, options.ignore, stage=stages):
+            refuse_empty_selection(registry, options, stages)
         if options.matrix:
             from ascend_doctor.matrix import load_matrix
 

@@ -189,3 +189,14 @@ def test_bad_seconds_and_urls_are_usage_errors(args, tmp_path):
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert "Traceback" not in r.stderr and "internal error" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_selection_that_runs_nothing_is_a_usage_error():
+    """#22 item 4: `check --select SERVE` ran no check and said OK, exit 0 — a mistyped CI filter gated nothing. It is
+    an input error (exit 2) that says where the selected checks do run; a selection with static checks still runs."""
+    r = run("check", "--replay", str(REPO / "examples" / "healthy-a2.snapshot.json"), "--select", "SERVE",
+            "--fail-on-unknown")
+    assert r.returncode == 2 and "runs nothing here" in r.stderr and "ascend-doctor exec" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = run("check", "--replay", str(REPO / "examples" / "healthy-a2.snapshot.json"), "--select", "SERVE,HOST101")
+    assert r.returncode == 0, r.stderr
