@@ -97,6 +97,11 @@ class DoctorGroupMixin:
             say_error(T("interrupted"), kind="stopped")
             sys.exit(EXIT_INTERRUPTED)
         except click.UsageError as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError" and exc.ctx is not None:
+                # `ascend-doctor` (or a group) with nothing after it: the help, as `--help` prints it (click >= 8.2
+                # raises this; 8.1 prints the help itself)
+                click.echo(exc.ctx.get_help())
+                sys.exit(EXIT_OK)
             hint = ""
             if exc.ctx is not None and exc.ctx.command_path:
                 hint = T(" (see `{command} --help`)", command=exc.ctx.command_path)

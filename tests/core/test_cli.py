@@ -200,3 +200,14 @@ def test_a_selection_that_runs_nothing_is_a_usage_error():
     assert len(r.stderr.strip().splitlines()) == 1
     r = run("check", "--replay", str(REPO / "examples" / "healthy-a2.snapshot.json"), "--select", "SERVE,HOST101")
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_bare_command_prints_the_help(lang):
+    """#22 item 6: bare `ascend-doctor` printed the whole help squashed into one error line, exit 2. It prints the help
+    as `--help` does, exit 0, in either language."""
+    r = run(env={"ASCEND_DOCTOR_LANG": lang})
+    assert r.returncode == 0 and r.stderr == ""
+    first = r.stdout.splitlines()[0]
+    assert first.startswith(("Usage:", "用法")) and "ascend-doctor [OPTIONS] COMMAND" in first
+    assert len(r.stdout.splitlines()) > 10
