@@ -35,7 +35,9 @@ _PATTERNS_FREE_TEXT = [
     # password=…, passwd: …, secret=…, token=…, client_secret: "…" in logs, stderr and config text — but not a type
     # annotation or default (`hf_token: Optional[str] = None`): those name no secret, and readers of vLLM's source
     # need them intact.
-    (re.compile(r"(?i)\b((?:[a-z0-9]+[_-])*(?:password|passwd|pwd|secret|token|passphrase|access[_-]?key)"
+    # The name may carry a prefix (`client_secret`, `db-password`): the keyword starts the match after `_`/`-` or at a
+    # word boundary — no repeated prefix group, which made the search quadratic in the line length (#23).
+    (re.compile(r"(?i)(?:(?<=[_-])|\b)((?:password|passwd|pwd|secret|token|passphrase|access[_-]?key)"
                 r"[\"']?\s*[:=]\s*[\"']?)(?!(?:Optional|Union|str|bool|int|float|list|dict|tuple|set|None|Literal|"
                 r"Any|Callable|Annotated|field)\b)(" + _VALUE + ")"), r"\1" + REDACTED),
 ]
@@ -47,7 +49,10 @@ _PATTERNS_ANY_TEXT = [
     # URL credentials: scheme://user:password@host — the password runs to the first `@` that is followed by a whole
     # host (up to `/`, `?`, `#`, a space or the end), so one holding `/` or `@` (redis://cache:Re/dis@Pass9@host:6379)
     # is masked whole while an `@` later in the path (…@registry.npmjs.org/@scope) is not taken for it.
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@'\"<>]+:)([^\s'\"<>]+?)(@[^\s@/?#'\"<>]+)(?=[/?#\s'\"<>]|$)"),
+    # Each part is bounded (scheme 32, user 256, password 512 characters): unbounded parts made every `x://u:`
+    # start scan to the end of the line, quadratic in its length (#23).
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,31}://[^\s:/@'\"<>]{0,256}:)([^\s'\"<>]{1,512}?)(@[^\s@/?#'\"<>]+)"
+                r"(?=[/?#\s'\"<>]|$)"),
      r"\1" + REDACTED + r"\3"),
 ]
 _PATTERNS = _PATTERNS_FREE_TEXT + _PATTERNS_ANY_TEXT

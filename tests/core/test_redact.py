@@ -1,3 +1,5 @@
+import pytest
+
 from ascend_doctor.redact import REDACTED, is_secret_name, redact_argv, redact_env, redact_text
 
 
@@ -36,3 +38,26 @@ def test_python_source_keeps_its_annotations():
     src = "VLLM_API_KEY: str | None = None\napi_key: Optional[str] = None\nT = 'sk-abcdefghijklmnop'\n"
     out = redact_text(src, code=True)
     assert "VLLM_API_KEY: str | None" in out and "api_key: Optional[str]" in out and "sk-abcdefghijklmnop" not in out
+
+
+@pytest.mark.parametrize("line", [
+    "a-" * 50_000 + " pass",                 # the name pattern's repeated prefix group (5.3 s at 10 KB before)
+    "ab://c:" * 15_000 + " x",               # the URL pattern, every `x://u:` a start
+    "client_secret" * 8_000 + " ://",
+    "x-" * 50_000 + "token=abc123456",
+    "http://u:" + "p" * 100_000 + "@h",
+])
+def test_redaction_is_linear_in_the_line_length(line):
+    """#23 item 4: a 100 KB hostile line is masked in well under a second (a quadratic pattern takes minutes). The
+    bound is generous on purpose: it catches the complexity class, not a slow machine."""
+    import time
+
+    t0 = time.monotonic()
+    redact_text(line)
+    assert time.monotonic() - t0 < 2.0
+
+
+def test_url_password_without_a_user_is_masked():
+    """#23 item 2: `redis://:PW@host` (no user part) was written verbatim."""
+    out = redact_text("REDIS_URL='redis://:PW123456@127.0.0.1:6379/0'")
+    assert "PW123456" not in out and "redis://:<redacted>@127.0.0.1:6379/0" in out
