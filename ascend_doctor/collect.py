@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ascend_doctor.facts import FactStore
 from ascend_doctor.errors import FactUnavailable, InputError
+from ascend_doctor.facts import FactStore
 from ascend_doctor.host import Host
 from ascend_doctor.i18n import T
 from ascend_doctor.options import RunOptions
@@ -26,19 +26,17 @@ def collect_snapshot(host: Host, options: RunOptions, description: str = "",
     rec = RecordingHost(host)
     rec.system()
     rec.env()
-    store = FactStore(rec, options.model_copy(update={"serve_argv": list(serve_argv or ())}))
     if serve_argv:
-        from ascend_doctor.probes.serve import infer_python
+        from ascend_doctor.probes.serve import with_serve_command
 
+        options = with_serve_command(rec, options, list(serve_argv))
+    store = FactStore(rec, options)
+    if serve_argv:
         cmd = store.fact("serve_cmd")
         if not cmd.recognized:
             raise InputError(T("collect -- COMMAND: {serve_argv} is not a `vllm serve …` (or `python -m "
                                "vllm.entrypoints.openai.api_server …`) command line",
                                serve_argv=repr(' '.join(serve_argv)[:200])))
-        if options.python is None:
-            inferred = infer_python(rec, cmd, list(serve_argv))
-            if inferred:
-                store.options = store.options.model_copy(update={"python": inferred})
     names = sorted(load_probes())
     store.start_all(names)
     for name in names:

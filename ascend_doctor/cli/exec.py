@@ -18,7 +18,7 @@ from ascend_doctor.cli.output import Outputs, emit, output_kwargs
 from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import T
 from ascend_doctor.parsers.serve_cmdline import ServeCommand, served_address
-from ascend_doctor.probes.serve import infer_python
+from ascend_doctor.probes.serve import with_serve_command
 from ascend_doctor.redact import register_secret
 from ascend_doctor.serve_options import parse_serve
 
@@ -85,7 +85,7 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
     def setup():
         config, options, registry, host, facts = prepare(**kw, stages=("static", "serve"))
         outputs.checks = registry.checks
-        options = options.model_copy(update={"serve_argv": argv})
+        options = with_serve_command(host, options, argv, infer=not replay)
         if facts is None:  # a selection: no probe was started early
             from ascend_doctor.facts import FactStore
 
@@ -110,10 +110,6 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
 
     def work():
         opts = options
-        if opts.python is None and not replay:
-            inferred = infer_python(host, cmd, argv)
-            if inferred:
-                opts = opts.model_copy(update={"python": inferred})
         report = run_static(host, registry, opts, config, command="exec", linted_command=cmd.argv,
                             started=(started_at, t0), stages=("static", "serve"), facts=facts)
         notes = report.note_msgs()

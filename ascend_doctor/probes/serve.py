@@ -34,6 +34,20 @@ def _reader(host):
     return read, listdir
 
 
+def with_serve_command(host, options, argv: list[str], infer: bool = True):
+    """`options` for judging `argv`: `serve_argv` set and — unless `--python` was given (or `infer` is off, as under
+    --replay) — the serving interpreter inferred from the command (`infer_python`). Done before any probe runs: the
+    `python` fact is computed once, for the interpreter that will really serve, and `serve_cmd` reads its vLLM."""
+    options = options.model_copy(update={"serve_argv": list(argv)})
+    if options.python is None and infer:
+        from ascend_doctor.serve_options import parse_serve
+
+        inferred = infer_python(host, parse_serve(list(argv)), list(argv))  # only the entry point matters here
+        if inferred:
+            options = options.model_copy(update={"python": inferred})
+    return options
+
+
 def _matrix(ctx):
     from ascend_doctor.matrix import load_matrix
 

@@ -79,3 +79,25 @@ def test_cli_records_the_model_directory(tmp_path):
     assert f"{QWEN}/config.json" in files and files[f"{QWEN}/config.json"]["content"]
     bad = subprocess.run(argv[:7] + ["--", "sleep", "1"], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "is not a `vllm serve" in bad.stderr
+
+
+def test_the_serving_python_is_inferred_before_any_probe_asks_for_it(tmp_path):
+    """The `python` fact is computed once per run: the serving interpreter (the `vllm` script's shebang) must be
+    known before the serve_cmd probe asks for it (it reads that interpreter's vLLM for the option syntax), or the
+    doctor's own interpreter gets judged and recorded instead."""
+    script = tmp_path / "bin" / "vllm"
+    script.parent.mkdir()
+    script.write_text(f"#!{tmp_path}/venv/bin/python3.11\nfrom vllm.entrypoints.cli.main import main\n")
+
+    class Recording(DirHost):
+        def __init__(self):
+            super().__init__(python=_host()._python)
+            self.asked: list = []
+
+        def python_env(self, python=None, timeout: float = 20.0):
+            self.asked.append(python)
+            return super().python_env(python, timeout)
+
+    host = Recording()
+    collect_snapshot(host, OPTIONS, serve_argv=[str(script), "serve", QWEN, "--port", "8000"])
+    assert host.asked and set(host.asked) == {f"{tmp_path}/venv/bin/python3.11"}
