@@ -35,6 +35,8 @@ def _write_through(path: Path, data: bytes) -> None:
         if not ok:
             raise OSError(errno.EPERM, "not a file, pipe or terminal: refusing to write a report into it", str(path))
         os.set_blocking(fd, True)
+        if stat.S_ISREG(st.st_mode):  # a regular file under /dev or /proc (/dev/termination-log): no stale tail
+            os.ftruncate(fd, 0)
         with os.fdopen(fd, "wb", closefd=True) as fh:
             fd = -1
             fh.write(data)

@@ -291,3 +291,14 @@ def test_npu_smi_stderr_in_gbk_is_a_finding_not_a_crashed_probe(tmp_path: Path):
     assert [f["code"] for f in rep["findings"] if f["status"] == "error"] == []
     npu101 = next(f for f in rep["findings"] if f["code"] == "NPU101")
     assert npu101["status"] == "unknown"
+
+
+def test_write_through_truncates_a_regular_file(tmp_path: Path, monkeypatch):
+    """A regular file written in place (paths under /dev, e.g. Kubernetes' /dev/termination-log) holds only the new
+    text, never the tail of a longer previous one."""
+    from ascend_doctor.atomicfile import _write_through
+
+    f = tmp_path / "termination-log"
+    f.write_text("a much longer previous message\n")
+    _write_through(f, b"short\n")
+    assert f.read_text() == "short\n"
