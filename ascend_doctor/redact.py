@@ -19,7 +19,9 @@ from typing import Any, Iterable
 REDACTED = "<redacted>"
 
 # Env var names whose values are secrets (issue #2: *KEY*, *TOKEN*, *SECRET*, *PASSWORD*, *CREDENTIAL*).
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
+# `PASS` only as a whole word of the name (MY_PASS, DB_PASS_2): inside a word it is PASSTHROUGH or BYPASS.
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|(?:^|_)PASS(?:PHRASE)?(?:$|_|\d)",
+                          re.IGNORECASE)
 # ...but not these, which carry no secret and which checks need to see.
 _NOT_SECRET = {"KEYTIMEOUT", "HCCL_CONNECT_TIMEOUT", "SSH_AUTH_SOCK_DIR", "TOKENIZERS_PARALLELISM"}
 
@@ -27,25 +29,40 @@ _NOT_SECRET = {"KEYTIMEOUT", "HCCL_CONNECT_TIMEOUT", "SSH_AUTH_SOCK_DIR", "TOKEN
 # secret that short is not a secret anyway.
 MIN_SECRET_LEN = 6
 
-_VALUE = r"[^\s'\",;<>]+"
+# A value runs to a space, quote or separator; a backslash belongs to it unless it escapes the closing quote.
+_VALUE = r"(?:[^\s'\",;<>\\]|\\(?![\\\"']))+"
+# The quote around a name or value, as written or escaped once or twice (a JSON dump quoted inside another string).
+_QUOTE = r"(?:\\{0,3}[\"'])?"
 _PATTERNS_FREE_TEXT = [
     # Authorization / API-key headers in any text (curl -H, logged requests).
     (re.compile(r"(?i)(authorization\s*[:=]\s*)(bearer\s+|basic\s+|token\s+)?([^\s'\",]+)"), r"\1\2" + REDACTED),
-    (re.compile(r"(?i)((?:x-)?api[-_]?key\s*[:=]\s*)([^\s'\",]+)"), r"\1" + REDACTED),
+    # `api_key=X`, `x-api-key: X`, `"api_key": "X"` (a JSON or dict dump inside a traceback line, escaped or not).
+    (re.compile(r"(?i)((?:x-)?api[-_]?keys?" + _QUOTE + r"\s*[:=]\s*" + _QUOTE + ")(" + _VALUE + ")"),
+     r"\1" + REDACTED),
+    # A bare `Basic <base64>` credential (a logged request line without its header name).
+    (re.compile(r"\b(Basic\s+)([A-Za-z0-9+/]{12,}={0,2})"), r"\1" + REDACTED),
     # password=…, passwd: …, secret=…, token=…, client_secret: "…" in logs, stderr and config text — but not a type
     # annotation or default (`hf_token: Optional[str] = None`): those name no secret, and readers of vLLM's source
     # need them intact.
     # The name may carry a prefix (`client_secret`, `db-password`): the keyword starts the match after `_`/`-` or at a
     # word boundary — no repeated prefix group, which made the search quadratic in the line length (#23).
-    (re.compile(r"(?i)(?:(?<=[_-])|\b)((?:password|passwd|pwd|secret|token|passphrase|access[_-]?key)"
-                r"[\"']?\s*[:=]\s*[\"']?)(?!(?:Optional|Union|str|bool|int|float|list|dict|tuple|set|None|Literal|"
-                r"Any|Callable|Annotated|field)\b)(" + _VALUE + ")"), r"\1" + REDACTED),
+    (re.compile(r"(?i)(?:(?<=[_-])|\b)((?:password|passwd|pwd|pass|secret|token|passphrase|access[_-]?key)"
+                + _QUOTE + r"\s*[:=]\s*" + _QUOTE + r")(?!(?:Optional|Union|str|bool|int|float|list|dict|tuple|set|"
+                r"None|Literal|Any|Callable|Annotated|field)\b)(" + _VALUE + ")"), r"\1" + REDACTED),
 ]
 _PATTERNS_ANY_TEXT = [
     # Well-known token shapes.
     (re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"), REDACTED),
     (re.compile(r"\bhf_[A-Za-z0-9]{16,}"), REDACTED),
     (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), REDACTED),
+    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"), REDACTED),
+    (re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), REDACTED),
+    (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), REDACTED),
+    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
+    # A JSON Web Token: three base64url parts, the first two JSON objects (`{"` is `eyJ`), whatever name holds it.
+    (re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), REDACTED),
+    # `Bearer X` without a header name (a paste of a curl line, a proxy log): any token of 8 or more characters.
+    (re.compile(r"\b([Bb]earer\s+)([A-Za-z0-9._~+/\-]{8,}=*)"), r"\1" + REDACTED),
     # URL credentials: scheme://user:password@host — the password runs to the first `@` that is followed by a whole
     # host (up to `/`, `?`, `#`, a space or the end), so one holding `/` or `@` (redis://cache:Re/dis@Pass9@host:6379)
     # is masked whole while an `@` later in the path (…@registry.npmjs.org/@scope) is not taken for it.
@@ -58,7 +75,8 @@ _PATTERNS_ANY_TEXT = [
 _PATTERNS = _PATTERNS_FREE_TEXT + _PATTERNS_ANY_TEXT
 # Every pattern above needs one of these words in the text: one search decides whether the patterns run at all (most
 # text — versions, paths, device tables, check messages — has none of them, and a report holds thousands of strings).
-_TRIGGER = re.compile(r"(?i)auth|api|sk-|hf_|gh[pousr]_|://|pass|pwd|secret|token|access")
+_TRIGGER = re.compile(r"(?i)auth|api|sk-|hf_|gh[pousr]_|github_pat_|glpat-|xox|akia|asia|eyj|bearer|basic|://|pass|pwd|"
+                      r"secret|token|access")
 
 _known_lock = threading.Lock()
 _known: set[str] = set()
@@ -90,7 +108,10 @@ def register_env_secrets(env: dict[str, str]) -> None:
 
 # Command-line options whose value is a secret (`--api-key X`, `--hf-token=X`), as whole words of the option's dest:
 # `--tokenizer-mode` is not one.
-_SECRET_DEST = re.compile(r"(^|_)(api_key|token|secret|password|passwd|credentials?)($|_)")
+# Plural and run-together spellings count (`--api-keys`, `--apikey`, `--hf_tokens`: an argparse prefix or a typo
+# still carries the secret), but a bare `tokens` is a count (`--max-tokens`) and `token_ids` a format.
+_SECRET_DEST = re.compile(r"(^|_)(api_?keys?|(?:hf|auth|access|api|bearer|refresh|id|session)_?tokens?|"
+                          r"token(?!_ids?(?:$|_))|secrets?|passwords?|passwd|pass|credentials?)($|_)")
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -102,6 +123,13 @@ def is_secret_option(flag: str) -> bool:
 def is_secret_name(name: str) -> bool:
     """True for an env var (or config key) name that holds a secret."""
     return name.upper() not in _NOT_SECRET and bool(_SECRET_NAME.search(name))
+
+
+def redact_values(text: str) -> str:
+    """Mask known secret values, token shapes and URL credentials, but not `name: value` forms: safe on structured
+    text (a JSON body, Python source) whose syntax must survive — and needed before such text is ever cut short, since
+    a secret cut in two no longer matches what masks it."""
+    return redact_text(text, code=True)
 
 
 def redact_text(text: str, code: bool = False) -> str:

@@ -67,6 +67,12 @@ def cli():
     """Will this Ascend NPU + vllm-ascend stack serve? Checks driver, firmware, CANN, torch/torch_npu,
     vllm/vllm-ascend, host knobs, HCCL, devices and containers, then (optionally) smoke-tests the live server's
     tool calling. Every finding says what was seen, why it matters, and the exact fix."""
+    import os
+
+    from ascend_doctor.redact import register_env_secrets
+    # The user's own secrets (HF_TOKEN, DB_PASSWORD …) are masked in every command's output, not only where the
+    # doctor reads the environment: a log given to triage or diagnose may hold them verbatim.
+    register_env_secrets(dict(os.environ))
 
 
 def main(argv: Optional[list[str]] = None) -> None:

@@ -9,6 +9,7 @@ import click
 from ascend_doctor.cli.i18n_click import DoctorSubGroup
 from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import T, tr
+from ascend_doctor.redact import redact_text, redact_tree
 from ascend_doctor.textsafe import dump_json
 
 
@@ -73,7 +74,7 @@ def show(version: Optional[str], extra, fmt: str):
             data["hdk_for_cann"] = [h.model_dump(mode="json") for c in row.cann for h in m.hdk_for_cann(c)]
             npu = m.torch_npu_row(row.torch_npu[0]) if row.torch_npu else None
             data["torch_npu_row"] = npu.model_dump(mode="json") if npu else None
-            click.echo(dump_json(data))
+            click.echo(dump_json(redact_tree(data)))  # a user layer's notes and sources may hold credentials
             return
         t = Table(title=f"vllm-ascend {row.version}", show_header=False)
         t.add_column("field", style="bold")
@@ -89,15 +90,15 @@ def show(version: Optional[str], extra, fmt: str):
                     else _joined(value)
             elif isinstance(value, dict):
                 value = "; ".join(f"{k}: {v}" for k, v in value.items())
-            t.add_row(key, str(value))
+            t.add_row(key, redact_text(str(value)))
         for cann in row.cann:
             for h in m.hdk_for_cann(cann):
                 hw = f" [{', '.join(h.hardware)}]" if h.hardware else ""
-                t.add_row(f"HDK for CANN {cann}{hw}", f"{_joined(h.driver)} ({'; '.join(h.source)})")
+                t.add_row(f"HDK for CANN {cann}{hw}", redact_text(f"{_joined(h.driver)} ({'; '.join(h.source)})"))
         _console().print(t)
         return
     if fmt == "json":
-        click.echo(dump_json([r.model_dump(mode="json") for r in m.releases]))
+        click.echo(dump_json(redact_tree([r.model_dump(mode="json") for r in m.releases])))
         return
     con = _console()
     title = "vllm-ascend releases (first value = what the package pins; | = documents disagree)"
@@ -190,7 +191,7 @@ def pins(version: str, extra):
                 line += "  # " + (npu.note or "not on PyPI")
         out.append(line)
     out.append(f"transformers{row.transformers}" if row.transformers else "# transformers: not pinned by this release")
-    click.echo("\n".join(out))
+    click.echo(redact_text("\n".join(out)))  # an index URL or a layer's note may carry credentials
 
 
 PINNED = (("torch", "torch"), ("torch-npu", "torch_npu"), ("triton-ascend", "triton_ascend"))

@@ -339,7 +339,8 @@ def parse_serve_command(argv: list[str], read_text: Optional[Callable[[str], Opt
                 options[k] = REDACTED
     cmd.options = options
     cmd.option_sources = {k: v for k, v in sources.items() if k in options}
-    cmd.unknown_args = positionals
+    # Words after `--` are positionals to argparse, `--api-key X` among them: their values are masked like the rest.
+    cmd.unknown_args = positionals if keep_secrets else redact_argv(positionals)
     return cmd
 
 

@@ -18,7 +18,7 @@ from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import T
 from ascend_doctor.jsonread import loads
 from ascend_doctor.model import Model
-from ascend_doctor.redact import register_secret
+from ascend_doctor.redact import redact_values, register_secret
 
 if TYPE_CHECKING:  # httpx is imported where a request is made: `check` without --smoke-url never needs it
     import httpx
@@ -402,7 +402,8 @@ class SmokeClient:
             x.error_kind = _error_kind(exc)
             x.error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         x.latency_ms = round((time.monotonic() - t0) * 1000, 1)
-        x.body_text = raw.decode("utf-8", errors="replace")
+        # Masked on arrival: every judge quotes a piece of the body, and a key cut by a quote is a key half leaked.
+        x.body_text = redact_values(raw.decode("utf-8", errors="replace"))
         if x.status is None:
             return x
         asked_stream = bool((payload or {}).get("stream"))

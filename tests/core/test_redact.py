@@ -61,3 +61,34 @@ def test_url_password_without_a_user_is_masked():
     """#23 item 2: `redis://:PW@host` (no user part) was written verbatim."""
     out = redact_text("REDIS_URL='redis://:PW123456@127.0.0.1:6379/0'")
     assert "PW123456" not in out and "redis://:<redacted>@127.0.0.1:6379/0" in out
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlMDEy ok", "c2lnbmF0dXJlMDEy"),
+    ("GH=github_pat_11ABCDEFG0123456789_abcdefghijklmno", "11ABCDEFG0123456789"),
+    ("MY_PASS=Zz9myPass", "Zz9myPass"),
+    ("curl -H 'Bearer Zz9bareBearerToken' http://h", "Zz9bareBearerToken"),
+    ('ValueError: {"api_key": "Zz9jsonKey"}', "Zz9jsonKey"),
+    (r'msg="{\"api_key\": \"Zz9escaped\"}"', "Zz9escaped"),
+    ("id AKIAZZ9ABCDEFGHIJKLM used", "ZZ9ABCDEFGHIJKLM"),
+    ("xoxb-1234567890-abcdefghij", "1234567890-abcdefghij"),
+    ("Authorization header was Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA"),
+])
+def test_value_shapes_are_masked_whatever_holds_them(text, secret):
+    assert secret not in redact_text(text)
+
+
+def test_secret_option_spellings_and_counts_that_are_not_secrets():
+    argv = ["vllm", "serve", "m", "--apikey", "k1", "--api-keys", "k2", "--hf_tokens", "k3", "--max-tokens", "512",
+            "--max-num-batched-tokens", "8192", "--return-tokens-as-token-ids", "--port", "8000"]
+    assert redact_argv(argv) == ["vllm", "serve", "m", "--apikey", REDACTED, "--api-keys", REDACTED, "--hf_tokens",
+                                 REDACTED, "--max-tokens", "512", "--max-num-batched-tokens", "8192",
+                                 "--return-tokens-as-token-ids", "--port", "8000"]
+
+
+def test_pass_is_a_secret_name_only_as_a_whole_word():
+    for name in ("MY_PASS", "DB_PASS_2", "PASS", "SMTP_PASSPHRASE"):
+        assert is_secret_name(name), name
+    for name in ("PWD", "OLDPWD", "PASSTHROUGH_MODE", "BYPASS_PROXY"):
+        assert not is_secret_name(name), name
+    assert redact_text("bypass=1 passed=3 compass=n") == "bypass=1 passed=3 compass=n"

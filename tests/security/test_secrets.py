@@ -1,7 +1,10 @@
 """Secrets stay secret: one secret of each kind planted in every input the doctor reads (environment, argv, config,
-snapshot, command output, server response), then every output format of every command is searched for them.
+snapshot, command output, log, paste, matrix layer, server response), then every output format of every command is
+searched for them.
 
-Each planted secret has a `needle`: the part that must never appear in anything the doctor prints or writes.
+Each planted secret has a `needle`: the part that must never appear in anything the doctor prints or writes — nor its
+first or last 8 characters, which is what a quote cut short before masking leaves behind (#23).
+To cover a new kind of secret, add it to PLANTED: every scenario below plants and searches for it.
 """
 
 from __future__ import annotations
@@ -30,18 +33,34 @@ PLANTED = {
     "secret=": ("secret=Pl4nted-Secr3t", "Pl4nted-Secr3t"),
     "bearer header": ("Authorization: Bearer Pl4ntedBearer77", "Pl4ntedBearer77"),
     "waiver password:": ("password: Pl4nted-Waiver1", "Pl4nted-Waiver1"),
+    # Value shapes, whatever name (or none) holds them (#23 item 3).
+    "url password, no user": ("redis://:Pl4ntedRedisNoUser@127.0.0.1:6379/0", "Pl4ntedRedisNoUser"),
+    "jwt": ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwbGFudGVkIn0.Pl4ntedJwtSignature0123",
+            "eyJzdWIiOiJwbGFudGVkIn0.Pl4ntedJwtSignature0123"),
+    "github fine-grained pat": ("github_pat_11PLANTED0123456789_abcdefghijklmnop", "11PLANTED0123456789_abcdefghijklmnop"),
+    "MY_PASS=": ("MY_PASS=Pl4ntedMyPass7", "Pl4ntedMyPass7"),
+    "bare bearer": ("Bearer Pl4ntedBareBearer8", "Pl4ntedBareBearer8"),
+    "json api_key in a traceback": ('ValueError: bad config {"api_key": "Pl4ntedJsonKey6"}', "Pl4ntedJsonKey6"),
+    "aws access key id": ("AKIAPLANTED012345678", "PLANTED012345678"),
 }
 ENV_SECRET = "hunter2-planted-db"  # the value of DB_PASSWORD: arbitrary shape, masked because of its variable's name
+# Values of the secret options vLLM (or a typo of it) takes, each planted in an `exec -- vllm serve …` command line.
+OPTION_SECRETS = {"--api-key": ARGV_KEY, "--apikey": "Wv7apikeyTypo3Wv", "--api-keys": "Uu6apiKeysPl4n",
+                  "--hf_tokens": "Tt5hfTokensPl4n", "--hf-token": "Ss4hfTokenPl4nt"}
+AFTER_DASHES = "Rr3afterDashes9Rr"  # `vllm serve /m -- --api-key X`: argparse takes it as a positional
+USER_ENV_SECRET = "Qq2userEnvSecretQ"  # the value of the user's MY_SERVICE_TOKEN, quoted verbatim in a log
 TEXT = " | ".join(p for p, _ in PLANTED.values())
-NEEDLES = [n for _, n in PLANTED.values()] + [ENV_SECRET, API_KEY, ARGV_KEY]
+NEEDLES = ([n for _, n in PLANTED.values()] + [ENV_SECRET, API_KEY, USER_ENV_SECRET, AFTER_DASHES]
+           + list(OPTION_SECRETS.values()))
 
 
 def leaks(text: str) -> list[str]:
-    return [n for n in NEEDLES if n in text]
+    """The needles found in `text`, whole or by their first/last 8 characters."""
+    return [n for n in NEEDLES if n in text or (len(n) >= 12 and (n[:8] in text or n[-8:] in text))]
 
 
 def run(*args, cwd: Path, env=None, timeout=120):
-    e = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(REPO), **(env or {})}
+    e = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(REPO), "MY_SERVICE_TOKEN": USER_ENV_SECRET, **(env or {})}
     r = subprocess.run([sys.executable, "-m", "ascend_doctor", *args], cwd=cwd, env=e, capture_output=True,
                        timeout=timeout)
     return r.returncode, r.stdout.decode("utf-8", "replace") + r.stderr.decode("utf-8", "replace")
@@ -72,10 +91,22 @@ def work(tmp_path: Path) -> Path:
     planted_snapshot(REPO / "examples" / "healthy-a2.snapshot.json", tmp_path / "b.snapshot.json", "node-b", "Xb9")
     # A config found in the working directory: waivers whose reasons hold secrets (one live, one expired).
     (tmp_path / "ascend-doctor.toml").write_text(
-        f'[[waive]]\ncode = "HOST102"\nreason = "{TEXT}"\n\n'
-        f'[[waive]]\ncode = "HOST103"\nreason = "{TEXT}"\nexpires = 2020-01-01\n', encoding="utf-8")
+        f'[[waive]]\ncode = "HOST102"\nreason = {json.dumps(TEXT)}\n\n'
+        f'[[waive]]\ncode = "HOST103"\nreason = {json.dumps(TEXT)}\nexpires = 2020-01-01\n', encoding="utf-8")
     (tmp_path / "serve.log").write_text(f"INFO starting\nERROR {TEXT}\nRuntimeError: password={ENV_SECRET}\n"
+                                        f"INFO connecting with {USER_ENV_SECRET}\n"
                                         "EL0004: Failed to allocate memory.\n", encoding="utf-8")
+    # A bug-report paste: a serve command with secrets, a traceback that dumps its config, the user's own token.
+    (tmp_path / "paste.md").write_text(
+        "```\n$ vllm serve /models/x --api-key " + ARGV_KEY + " --apikey " + OPTION_SECRETS["--apikey"] +
+        f"\nTraceback (most recent call last):\n  File \"x.py\", line 1\n{TEXT}\n"
+        f"RuntimeError: token {USER_ENV_SECRET} rejected\n```\n", encoding="utf-8")
+    # A matrix layer whose release note and source carry credentials.
+    (tmp_path / "overlay.toml").write_text(
+        'schema_version = 1\n[[vllm_ascend_release]]\nversion = "0.7.1rc1"\nlisted = "matrix"\nvllm = ["0.7.1"]\n'
+        'python = ">=3.9,<3.12"\ncann = ["8.0.0"]\ntorch = ["2.5.1"]\ntorch_npu = ["2.5.1.dev20250218"]\n'
+        f'hardware = ["A2"]\npypi = "sdist-only"\nnote = {json.dumps("mirror at " + PLANTED["url password, no user"][0] + "; " + TEXT)}\n'
+        f'source = ["http://svc:{ENV_SECRET}@mirror.example/notes"]\n', encoding="utf-8")
     (tmp_path / "npu-smi.txt").write_text(f"dcmi module initialize failed. ret is -8005 {TEXT}\n", encoding="utf-8")
     return tmp_path
 
@@ -103,6 +134,12 @@ def test_check_and_exec_every_format_redact_snapshot_config_argv_and_env(work: P
                    "exec.xml", "--", "env", f"HF_TOKEN={PLANTED['hf token'][0]}", "vllm", "serve", "/models/x",
                    "--api-key", ARGV_KEY, "--served-model-name", TEXT, cwd=work)
     seen.append(text + (work / "exec.json").read_text() + (work / "exec.xml").read_text())
+    for flag, value in OPTION_SECRETS.items():  # each secret option (and its typos) in a live command line
+        rc, text = run("exec", "--replay", "a.snapshot.json", "--report", "-", "--format", "json", "--", "vllm",
+                       "serve", "/models/x", flag, value, "--", "--api-key", AFTER_DASHES, cwd=work)
+        assert rc in (0, 1), text[-2000:]
+        assert "SERVE105" in text
+        seen.append(text)
     rep = json.loads((work / "r.json").read_text())
     assert any(f["waived"] for f in rep["findings"]), "the waiver with the planted reason applies"
     assert any("expired" in n for n in rep["notes"]), "the expired waiver's reason is in a note"
@@ -120,6 +157,16 @@ def test_diff_fleet_parse_diagnose_redact(work: Path):
     for fmt in FORMATS:
         seen.append(outputs(work, run("fleet", "--snapshots", "*.snapshot.json", "--format", fmt, "-o", f"f.{fmt}",
                                       "-v", cwd=work), [f"f.{fmt}"]))
+    for fmt in ("console", "json", "markdown"):
+        for src in ("paste.md", "serve.log"):
+            seen.append(outputs(work, run("triage", src, "--format", fmt, "-o", f"t.{fmt}", cwd=work),
+                                [f"t.{fmt}"]))
+    for fmt in ("console", "json"):
+        seen.append(outputs(work, run("matrix", "show", "--matrix", "overlay.toml", "--vllm-ascend", "0.7.1rc1",
+                                      "--format", fmt, cwd=work), []))
+    seen.append(outputs(work, run("matrix", "pins", "--matrix", "overlay.toml", "--vllm-ascend", "0.7.1rc1",
+                                  cwd=work), []))
+    assert "mirror at" in seen[-1], "the layer's note is shown"
     diff = json.loads((work / "d.json").read_text())
     env = {c["item"]: c for c in diff["groups"]["env"]}
     assert env["DB_PASSWORD"]["a"] == env["DB_PASSWORD"]["b"] == "<redacted>"
@@ -129,10 +176,19 @@ def test_diff_fleet_parse_diagnose_redact(work: Path):
         assert leaks(text) == [], text[:3000]
 
 
+def _straddling(secret: str) -> str:
+    """Text that puts `secret` across each length the smoke cuts a quote to (60, 80, 120, 200, 300 characters)."""
+    out = ""
+    for cut in (60, 80, 120, 200, 300):
+        out += "x" * (cut - 5 - len(out)) + secret
+    return out
+
+
 def _echoing_server() -> ScriptedServer:
-    """A server whose answers repeat the API key and every planted secret (as a misconfigured proxy might)."""
+    """A server whose answers repeat the API key and every planted secret (as a misconfigured proxy might), the key
+    placed where the smoke's quotes are cut short."""
     chat = json.loads((GOOD / "chat.json").read_text())
-    chat["json"]["choices"][0]["message"]["content"] = f"ready; your key is {API_KEY}; {TEXT}"
+    chat["json"]["choices"][0]["message"]["content"] = _straddling(API_KEY) + f" ready; {TEXT}"
     none = json.loads((GOOD / "none.json").read_text())
     none["json"]["choices"][0]["message"]["content"] = f"It is sunny. {API_KEY} {TEXT}"
     return ScriptedServer(overrides={"chat": chat, "none": none})
