@@ -493,9 +493,10 @@ def split_cfg_value(value: str) -> tuple[Optional[str], Optional[str]]:
     `[1.84.15.1.310:6.0.1]` reads the same way; a value without `:` is all CANN version. Nothing is validated here.
     """
     text = (value or "").strip()
-    m = re.search(r"\[([^\]]*)\]", text)
-    if m:
-        text = m.group(1).strip()
+    start = text.find("[")
+    end = text.find("]", start + 1) if start >= 0 else -1
+    if end >= 0:
+        text = text[start + 1:end].strip()
     internal, sep, cann = text.rpartition(":")
     return (internal.strip() or None) if sep else None, cann.strip() or None
 

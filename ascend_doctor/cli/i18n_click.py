@@ -22,7 +22,7 @@ import click
 from ascend_doctor import i18n
 
 _CLICK_MODULES = ("core", "decorators", "exceptions", "formatting", "parser", "types", "termui", "utils")
-_EXTRA = re.compile(r"^(?P<help>.*?)(?P<extra>\s+\[[^\[\]]*\])?$", re.S)
+_EXTRA = re.compile(r"^(?P<help>.*?)(?P<extra>(?<!\s)\s+\[[^\[\]]*\])?$", re.S)
 
 
 def _gettext(message: str) -> str:

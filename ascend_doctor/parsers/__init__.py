@@ -63,3 +63,14 @@ def clean_paste(text: str) -> str:
         if numbers == list(range(1, len(numbers) + 1)) and len(numbers) > 1:
             lines = [spaced.sub("", ln, count=1) if ln.strip() else ln for ln in lines]
     return "\n".join(ln.replace("\t", "    ") for ln in lines)
+
+
+def split_kv(line: str, sep: str = ":") -> "tuple[str, str] | None":
+    """`  Key Name :  value  ` -> ("Key Name", "value"), split at the first `sep`, or None without one (or with an
+    empty key). Plain string operations, not a regex: `^\\s*(.+?)\\s*:\\s*(.*?)\\s*$` is quadratic in a line of spaces,
+    and vendor output is untrusted text (#23)."""
+    key, found, value = line.partition(sep)
+    key = key.strip()
+    if not found or not key:
+        return None
+    return key, value.strip()

@@ -23,8 +23,10 @@ from ascend_doctor.versions import split_cfg_value
 
 # `cat -n` prints "%6d\t"; pasted through a browser the tab often becomes two spaces (vllm-ascend#451).
 _LINE_NO = re.compile(r"^\s*\d{1,5}(?:\t| {2,})(?=\S)")
-_KV_EQ = re.compile(r"^\s*([A-Za-z_][\w.-]*)\s*=\s*(.*?)\s*$")
-_KV_COLON = re.compile(r"^\s*([A-Za-z][\w .()/-]*?)\s+:\s*(.*?)\s*$")
+# The value is stripped in code: a lazy `(.*?)\s*$` rescans every run of spaces, quadratic in its length, and a key
+# ending in spaces is only tried where its run of spaces starts (`(?<!\s)`) for the same reason (#23).
+_KV_EQ = re.compile(r"^\s*([A-Za-z_][\w.-]*)\s*=(.*)$")
+_KV_COLON = re.compile(r"^\s*([A-Za-z][\w .()/-]*?)(?<!\s)\s+:(.*)$")
 _CAT_CMD = re.compile(r"^(?:.*?[#$>]\s+)?cat\s+(?:-\w+\s+)*(\S+)")
 
 
@@ -89,7 +91,7 @@ def _pairs(lines: list[str], pattern: re.Pattern = _KV_EQ) -> tuple[list[tuple[s
             continue
         m = pattern.match(ln)
         if m:
-            pairs.append((m.group(1).strip(), m.group(2)))
+            pairs.append((m.group(1).strip(), m.group(2).strip()))
         else:
             ignored.append(ln.strip())
     return pairs, ignored
@@ -133,7 +135,7 @@ def _problems(text: str) -> list[str]:
         if "\ufffd" in ln:
             out.append(f"line {no} holds undecodable bytes (U+FFFD): {ln.strip()[:80]!r}")
     last = text.rstrip(" ").split("\n")[-1] if text and not text.endswith("\n") else ""
-    m = re.match(r"^\s*[A-Za-z_][\w .()/-]*?\s*[=:]\s*(.*)$", last)
+    m = re.match(r"^\s*[A-Za-z_][\w .()/-]*?(?<!\s)\s*[=:]\s*(.*)$", last)
     if m and (not m.group(1).strip() or m.group(1).rstrip()[-1:] in ".-_,[:"):
         out.append(f"the last line {last.strip()[:80]!r} has no newline and stops mid-value: the file looks "
                    "truncated")
@@ -155,7 +157,7 @@ def parse_ranges(value: Optional[str]) -> list[VersionRange]:
     """`[a],[b,c]` -> [VersionRange(a,a), VersionRange(b,c)]; a bare value without brackets counts as one group."""
     if not value:
         return []
-    groups = re.findall(r"\[([^\]]*)\]", value) or [value]
+    groups = re.findall(r"\[([^\[\]]*)\]", value) or [value]  # `[^[]]`: linear on "[[[["
     out = []
     for g in groups:
         parts = [p.strip() for p in g.split(",")]

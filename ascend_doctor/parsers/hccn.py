@@ -17,13 +17,14 @@ from pydantic import Field, computed_field
 from ascend_doctor.errors import ParseError
 from ascend_doctor.model import Model
 from ascend_doctor.numbers import to_int
-from ascend_doctor.parsers import clean_paste, parser_kind
+from ascend_doctor.parsers import clean_paste, parser_kind, split_kv
 
-# `hccn_tool -i 3 -ip -g`, possibly behind a prompt or a full path; `-ping -g address X` too.
-_CMD = re.compile(r"hccn_tool\s+(?:.*?\s)?-i\s+(\d+)\s+-(\w+)")
+# `hccn_tool -i 3 -ip -g`, possibly behind a prompt or a full path; `-ping -g address X` too: the first `-i N -cmd`
+# after the first `hccn_tool` (found in two linear steps: one pattern with a lazy gap between them was quadratic).
+_TOOL = re.compile(r"hccn_tool(?=\s)")
+_CMD = re.compile(r"(?<=\s)-i\s+(\d+)\s+-(\w+)")
 _DEV_PREFIX = re.compile(r"^\s*\[(?:devid|device)\s*(\d+)\]\s?")
 _LINK_RECORD = re.compile(r"^\s*(\w{3}\s+\w{3}\s+\d{1,2}\s+\d{1,2}:\d{2}:\d{2}\s+\d{4})\s+LINK\s+(\w+)\s*$", re.I)
-_KV = re.compile(r"^\s*([^:]+?)\s*:\s*(.*?)\s*$")
 
 
 class LinkEvent(Model):
@@ -119,9 +120,9 @@ def _kv(lines: list[str]) -> tuple[dict[str, str], list[str]]:
     out: dict[str, str] = {}
     bad: list[str] = []
     for ln in lines:
-        m = _KV.match(ln)
-        if m:
-            out.setdefault(m.group(1), m.group(2))
+        kv = split_kv(ln)
+        if kv:
+            out.setdefault(*kv)
         elif ln.strip() != "...":
             bad.append(ln.strip())
     return out, bad
@@ -162,7 +163,7 @@ def _apply(dev: HccnDevice, cmd: Optional[str], lines: list[str]) -> bool:
                     if m:
                         dev.netdev_status["interface"] = m.group(1).rstrip(":")
                 elif v:
-                    dev.netdev_status[k] = re.sub(r"\s+#.*$", "", v)  # drop pasted annotations
+                    dev.netdev_status[k] = re.sub(r"(?<!\s)\s+#.*$", "", v)  # drop pasted annotations
             understood = bool(dev.netdev_status)
         elif cmd == "hw_stats":
             for k, v in kv.items():
@@ -193,12 +194,12 @@ def _apply(dev: HccnDevice, cmd: Optional[str], lines: list[str]) -> bool:
             if rec:
                 ls.records.append(LinkEvent(time=" ".join(rec.group(1).split()), status=rec.group(2).upper()))
                 continue
-            m = _KV.match(ln)
-            if m and m.group(1).lower() == "current time":
-                ls.current_time = " ".join(m.group(2).split())
-            elif m and m.group(1).lower() == "link up count" and m.group(2).isdigit():
-                ls.link_up_count = to_int(m.group(2))
-            elif not (m and m.group(1).lower() == "link change records"):
+            kv = split_kv(ln)
+            if kv and kv[0].lower() == "current time":
+                ls.current_time = " ".join(kv[1].split())
+            elif kv and kv[0].lower() == "link up count" and kv[1].isdigit():
+                ls.link_up_count = to_int(kv[1])
+            elif not (kv and kv[0].lower() == "link change records"):
                 dev.unparsed.append(ln.strip())
         ls.latest = _latest(ls.records)
         dev.link_stat = ls
@@ -231,7 +232,7 @@ def _apply(dev: HccnDevice, cmd: Optional[str], lines: list[str]) -> bool:
             m = re.search(r"time=([\d.]+)\s*ms", ln)
             if m:
                 p.times_ms.append(float(m.group(1)))
-            m = re.search(r"(\d+) packets transmitted,\s*(\d+) received,\s*([\d.]+)% packet loss", ln)
+            m = re.search(r"(?<!\d)(\d+) packets transmitted,\s*(\d+) received,\s*([\d.]+)% packet loss", ln)
             if m:
                 p.transmitted, p.received, p.loss_percent = to_int(m.group(1)), to_int(m.group(2)), float(m.group(3))
         dev.ping = p
@@ -259,7 +260,8 @@ def _sections(text: str) -> list[_Section]:
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\t", "    ")
     sections: list[_Section] = [_Section(None, None, False)]
     for raw in text.split("\n"):
-        m = _CMD.search(raw)
+        tool = _TOOL.search(raw)
+        m = _CMD.search(raw, tool.end()) if tool else None
         if m:
             sections.append(_Section(to_int(m.group(1)), m.group(2), True))
             continue

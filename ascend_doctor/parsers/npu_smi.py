@@ -32,7 +32,7 @@ EXPECTS = "`npu-smi info` output (a table or a dcmi error)"
 _HEADER = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)", re.I)
 _RET = re.compile(r"\bret(?:\s+is|\s*=|\s*:)?\s*(-?\d+)", re.I)
 _NUM = re.compile(r"^-?\d+(?:\.\d+)?$")
-_FRACTION = re.compile(r"(\d+)\s*/\s*(\d+)")
+_FRACTION = re.compile(r"(?<!\d)(\d+)\s*/\s*(\d+)")  # starts only where a number does: linear
 _BUS = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$")
 _NO_PROC = re.compile(r"No running processes found in NPU\s+(\d+)", re.I)
 # Lines npu-smi prints instead of a table. Each is the complete reason a check needs; see the module docstring.

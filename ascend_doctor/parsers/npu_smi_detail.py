@@ -20,7 +20,8 @@ from ascend_doctor.parsers import clean_paste, parser_kind
 from ascend_doctor.parsers.npu_smi import NpuSmiError, find_npu_smi_error
 
 _CMD = re.compile(r"npu-smi\s+info\b(.*)$")
-_KV = re.compile(r"^([A-Za-z][^:]*?)\s*:\s?(.*)$")
+# The key runs to the first `:` and is stripped by the caller (a lazy key before `\s*:` was quadratic, #23).
+_KV = re.compile(r"^([A-Za-z][^:]*):\s?(.*)$")
 _CONT = re.compile(r"^:\s?(.*)$")  # `-t health` continuation of Error Information
 
 

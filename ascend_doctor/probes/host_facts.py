@@ -314,7 +314,7 @@ def gcc_probe(host, ctx) -> GccFact:
     if not res.ok:
         raise FactUnavailable("gcc", res.why_not())
     first = res.stdout.strip().splitlines()[0] if res.stdout.strip() else ""
-    m = re.search(r"(\d+\.\d+(?:\.\d+)?)\s*$", first) or re.search(r"\s(\d+\.\d+\.\d+)", first)
+    m = re.search(r"(?<!\d)(\d+\.\d+(?:\.\d+)?)\s*$", first) or re.search(r"\s(\d+\.\d+\.\d+)", first)
     return GccFact(found=True, version=m.group(1) if m else None, first_line=first)
 
 

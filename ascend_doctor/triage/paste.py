@@ -27,7 +27,10 @@ _MARKUP = re.compile(r"^\s*</?(details|summary|pre|code)\b[^>]*>.*$|^\s*<summary
 _TEMPLATE = re.compile(r"(your output of|the output of) `?(python )?collect_env\.py`?( here)?", re.I)
 _CAT_N_TAB = re.compile(r"^\s{0,8}(\d{1,6})\t")
 _CAT_N_SPACE = re.compile(r"^\s{0,8}(\d{1,6}) {1,3}(?=\S)")
-_PROMPT = re.compile(r"^\s*(\([^)]*\)\s*)?(\[[^\]]*\]|[\w.-]+@[\w.-]+(:[^\s#$>]*)?)?\s*[#$>]\s+(?P<cmd>\S.*)$")
+# The spaces before the prompt character are only tried where their run starts (`(?<!\s)`): two `\s*` with nothing
+# between them made a line of spaces quadratic (#23).
+_PROMPT = re.compile(r"^\s*(\([^)]*\)\s*)?(\[[^\]]*\]|[\w.-]+@[\w.-]+(:[^\s#$>]*)?)?"
+                     r"(?<!\s)\s*[#$>]\s+(?P<cmd>\S.*)$")
 # The commands a pasted prompt line runs: the parsers' list (ascend_doctor.parsers.clean_paste) plus a few more
 # that issue pastes show.
 _COMMANDS = _PASTED_COMMANDS + ("conda", "env", "uname")
@@ -162,7 +165,7 @@ _FREEZE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.\-]*)==([^\s;#]+)\s*$")
 _LIST_ROW = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.\-]*)\s{2,}(\d[^\s]*)(\s+\S.*)?$")
 _KEYVAL = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _TABLE = re.compile(r"^\s*[+|]")
-_ALIGNED = re.compile(r"^([A-Za-z][A-Za-z0-9 _./()-]*?)\s+:\s(?=\S)")
+_ALIGNED = re.compile(r"^([A-Za-z][A-Za-z0-9 _./()-]*?)(?<!\s)\s+:\s(?=\S)")
 _VERSION_LINES = [
     ("torch", re.compile(r"^PyTorch version:\s*(\S+)"), "collect_env PyTorch version"),
     ("vllm", re.compile(r"^vLLM Version:\s*(\S+)"), "collect_env vLLM Version"),
