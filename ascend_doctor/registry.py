@@ -30,6 +30,7 @@ from packaging.utils import canonicalize_name
 
 from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import T
+from ascend_doctor.inputs import LIMITS
 from ascend_doctor.paths import builtin_checks_dir
 from ascend_doctor.report import Severity
 
@@ -242,7 +243,7 @@ def find_entry_points(group: str) -> list[_EntryPoint]:
             seen_dists.add(dist)
             try:
                 with open(os.path.join(entry or ".", name, "entry_points.txt"), encoding="utf-8") as fh:
-                    text = fh.read()
+                    text = fh.read(LIMITS["plugin"])  # a metadata file, kilobytes: never a device's worth
             except (OSError, UnicodeDecodeError):
                 continue
             section = None

@@ -133,17 +133,11 @@ class Snapshot(Model, extra="forbid"):
 
 def load_snapshot(path: str | Path) -> Snapshot:
     """Read and validate a snapshot file (`-`: standard input); any problem is an InputError naming the file."""
-    p = Path(path)
-    try:
-        if str(path) == "-":
-            import sys
+    from ascend_doctor.inputs import read_bytes
 
-            p = Path("<stdin>")
-            raw = sys.stdin.buffer.read().decode("utf-8")
-        else:
-            raw = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(T("cannot read snapshot {p}: {strerror}", p=p, strerror=exc.strerror or exc)) from None
+    p = Path("<stdin>") if str(path) == "-" else Path(path)
+    try:
+        raw = read_bytes(str(path), "snapshot", label=str(p)).decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(T("snapshot {p} is not UTF-8 text", p=p)) from None
     try:

@@ -26,12 +26,18 @@ def _tomllib():
 
 def read_toml_with_stat(path: str | Path, what: str = "file") -> tuple[dict[str, Any], Optional[os.stat_result]]:
     """The parsed TOML and the `fstat` of the very file descriptor it was read from (no check-then-read race)."""
+    from ascend_doctor.inputs import LIMITS, too_large
+
     tomllib = _tomllib()
     p = Path(path)
+    limit = LIMITS["config"]
     try:
         with open(p, "rb") as fh:
             st = os.fstat(fh.fileno())
-            return tomllib.load(fh), st
+            data = fh.read(limit + 1)  # capped: a config path pointing at /dev/zero is an error, not a MemoryError
+        if len(data) > limit:
+            raise too_large(str(p), "config")
+        return tomllib.loads(data.decode("utf-8")), st
     except OSError as exc:
         raise InputError(T("cannot read {what} {p}: {strerror}", what=what, p=p,
                            strerror=exc.strerror or exc)) from None

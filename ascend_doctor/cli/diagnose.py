@@ -13,8 +13,7 @@ import click
 
 from ascend_doctor import signatures
 from ascend_doctor.cli.i18n_click import DoctorCommand
-from ascend_doctor.errors import InputError
-from ascend_doctor.i18n import T, tr
+from ascend_doctor.i18n import tr
 from ascend_doctor.redact import redact_text, redact_tree
 from ascend_doctor.textsafe import dump_json
 
@@ -24,16 +23,10 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan", "positive": 
 
 def read_log(path: str) -> str:
     """The log text of PATH ('-' for stdin); undecodable bytes are replaced, unreadable files raise InputError."""
-    try:
-        if path == "-":
-            data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
-        else:
-            with open(path, "rb") as fh:
-                data = fh.read()
-    except OSError as exc:
-        raise InputError(T("cannot read log {path}: {strerror}", path=path, strerror=exc.strerror or exc)) from None
+    from ascend_doctor.inputs import read_text
+
     # Logs mix UTF-8 with binary junk (progress bars, truncated writes): never refuse them for that.
-    return data.decode("utf-8", errors="replace")
+    return read_text(path, "log")
 
 
 def _row(m: signatures.Match) -> dict:

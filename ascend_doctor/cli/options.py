@@ -209,7 +209,8 @@ def check_local_paths(options, config) -> None:
     covers the config file's)."""
     for path in options.matrix:
         if not os.path.isfile(path):
-            raise InputError(T("{where}: {path}: no such file", where=_where(config, 'matrix'), path=repr(path)))
+            what = T("not a regular file") if os.path.exists(path) else T("no such file")
+            raise InputError(T("{where}: {path}: {what}", where=_where(config, 'matrix'), path=repr(path), what=what))
     for path in options.checks_dirs:
         if not os.path.isdir(path):
             raise InputError(T("{where}: {path}: no such directory", where=_where(config, 'checks_dirs'),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import click
 
@@ -41,11 +40,9 @@ def parse(kind, file, fmt, list_kinds):
     if kind not in kinds:
         raise InputError(T("unknown KIND {kind}; one of: {kinds}", kind=repr(kind), kinds=', '.join(sorted(kinds))))
     func, expects = kinds[kind]
-    try:
-        text = click.get_text_stream("stdin").read() if file == "-" else Path(file).read_text(
-            encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise InputError(T("cannot read {file}: {strerror}", file=file, strerror=exc.strerror or exc)) from None
+    from ascend_doctor.inputs import read_text
+
+    text = read_text(file, "vendor output")
     try:
         fact = func(text)
     except ParseError as exc:

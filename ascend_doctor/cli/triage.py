@@ -13,27 +13,14 @@ from ascend_doctor.cli.exits import EXIT_HELP, exit_internal, guarded_run
 from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.cli.options import output_options, selection_options, selection_setup
 from ascend_doctor.cli.output import default_console, emit, output_kwargs
-from ascend_doctor.errors import InputError
-from ascend_doctor.i18n import T
 
-MAX_PASTE = 16 * 1024 * 1024  # an issue body is kilobytes; a whole log dump is still fine, a disk image is not
 
 
 def read_paste_file(path: str) -> str:
     """The paste's text ('-': stdin). Undecodable bytes are replaced: a paste is never refused for them."""
-    try:
-        if path == "-":
-            data = sys.stdin.buffer.read(MAX_PASTE + 1) if hasattr(sys.stdin, "buffer") else \
-                sys.stdin.read().encode()
-        else:
-            with open(path, "rb") as fh:
-                data = fh.read(MAX_PASTE + 1)
-    except OSError as exc:
-        raise InputError(T("cannot read {path}: {strerror}", path=path, strerror=exc.strerror or exc)) from None
-    if len(data) > MAX_PASTE:
-        raise InputError(T("{path}: more than {value} MiB — paste the issue text, not a dump", path=path,
-                           value=MAX_PASTE // (1024 * 1024)))
-    return data.decode("utf-8", errors="replace")
+    from ascend_doctor.inputs import read_text
+
+    return read_text(path, "paste")
 
 
 def triage_console(report, file=None, verbose: bool = False, **kwargs) -> None:

@@ -3,7 +3,6 @@ on two ReplayHosts) or two JSON reports (compared finding by finding)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Optional
 
 from pydantic import Field
@@ -49,10 +48,11 @@ class DiffResult(Model):
 
 
 def _kind(path: str) -> str:
+    from ascend_doctor.inputs import read_bytes
+
+    raw = read_bytes(path, "snapshot")
     try:
-        data = loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(T("cannot read {path}: {strerror}", path=path, strerror=exc.strerror or exc)) from None
+        data = loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise InputError(T("{path} is not a JSON snapshot or report", path=path)) from None
     if isinstance(data, dict) and data.get("format") == SNAPSHOT_FORMAT:
@@ -102,7 +102,9 @@ def _report_items(path: str) -> tuple[Side, dict[str, dict[str, Optional[str]]]]
     from ascend_doctor.report import Report
 
     try:
-        rep = Report.model_validate_json(Path(path).read_text(encoding="utf-8"))
+        from ascend_doctor.inputs import read_text
+
+        rep = Report.model_validate_json(read_text(path, "report", strict=True))
     except ValidationError as exc:
         raise InputError(T("report {path}: {errors}", path=path, errors=exc.errors()[0]['msg'])) from None
     items: dict[str, dict[str, Optional[str]]] = {"findings": {}, "run": {}}

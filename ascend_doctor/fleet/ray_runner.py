@@ -137,9 +137,10 @@ def run_on_ray(address: str, options: RunOptions, node_timeout: float = 60.0,
     collect = ray.remote(num_cpus=0, max_retries=0)(collect_on_node)
     options_json = options.model_dump_json()
     matrix_texts = {}
+    from ascend_doctor.inputs import read_text
+
     for path in options.matrix:  # the driver's files: shipped, since the nodes judge themselves
-        with open(path, encoding="utf-8") as fh:
-            matrix_texts[path] = fh.read()
+        matrix_texts[path] = read_text(path, "config", strict=True)
     pending: dict[Any, NodeResult] = {}
     deadline: dict[str, float] = {}
     fakes: dict[str, Optional[dict]] = {}
