@@ -46,4 +46,5 @@ def collect_snapshot(host: Host, options: RunOptions, description: str = "",
             pass  # the snapshot holds the failed answers themselves; replay reproduces the same unavailability
     snap = rec.snapshot
     snap.description = description
+    snap.notes = [*snap.notes, *(str(n) for n in rec.reap_strays())]
     return snap

@@ -73,6 +73,9 @@ def run_static(host: Host, registry: Registry, options: RunOptions, config: Opti
     findings = evaluate(checks, facts, options)
     findings.extend(extra_findings)
     notes = apply_config(findings, config)
+    reap = getattr(host, "reap_strays", None)  # LocalHost: what the probes left outside their process groups
+    if reap is not None:
+        notes.extend(reap())
     return build_report(
         tool_version=__version__,
         host=host_summary(host, options.redact_hostname, facts),

@@ -30,6 +30,7 @@ from ascend_doctor.host import (
     SystemInfo,
 )
 from ascend_doctor.redact import register_env_secrets
+from ascend_doctor.strays import Strays, describe
 
 # Vendor tools live in sbin dirs that a non-root PATH often lacks (npu-smi is installed to /usr/local/sbin).
 EXTRA_BIN_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/sbin", "/usr/local/Ascend/driver/tools")
@@ -173,6 +174,7 @@ class LocalHost:
         if os.environ.get(FORBID_ENV):
             raise RuntimeError("LocalHost is forbidden here (tests must use a ReplayHost or a fake root)")
         self.max_output = max_output
+        self.strays = Strays()
         register_env_secrets(os.environ)  # before any probe: their values are masked wherever they appear
 
     def describe(self) -> str:
@@ -198,6 +200,18 @@ class LocalHost:
         exe = self._which(argv[0])
         if exe is None:
             return CommandResult(argv=argv, error=NOT_FOUND, error_message=f"{argv[0]}: command not found")
+        tag_name, tag = self.strays.begin(" ".join(argv))
+        try:
+            return self._run(argv, exe, start, deadline, timeout, {tag_name: tag})
+        finally:
+            self.strays.end(tag)
+
+    def reap_strays(self) -> list[str]:
+        """Kill what finished commands left running outside their process group; one line per command (notes)."""
+        return describe(self.strays.sweep())
+
+    def _run(self, argv: list[str], exe: str, start: float, deadline: float, timeout: float,
+             tag: dict[str, str]) -> CommandResult:
         try:
             proc = subprocess.Popen(
                 [exe, *argv[1:]],
@@ -205,7 +219,7 @@ class LocalHost:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # own session and process group: a timeout kills grandchildren too
-                env={**os.environ, "LC_ALL": "C", "LANG": "C"},
+                env={**os.environ, "LC_ALL": "C", "LANG": "C", **tag},  # the tag finds what escapes the group
             )
         except OSError as exc:
             return CommandResult(argv=argv, error=_errkind(exc), error_message=str(exc),

@@ -256,6 +256,10 @@ class RecordingHost:
     def describe(self) -> str:
         return self.inner.describe()
 
+    def reap_strays(self) -> list:
+        reap = getattr(self.inner, "reap_strays", None)
+        return reap() if reap is not None else []
+
     def run(self, argv: list[str], timeout: float = 10.0) -> CommandResult:
         res = self.inner.run(argv, timeout)
         entry = CommandEntry(**{**res.model_dump(), "argv": redact_argv(canonical_argv(res.argv)),
