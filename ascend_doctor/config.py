@@ -15,8 +15,6 @@
 
 from __future__ import annotations
 
-import os
-import stat
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -28,6 +26,7 @@ from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
 from ascend_doctor.report import Severity
 from ascend_doctor.tomlread import read_toml_with_stat, validate
+from ascend_doctor.trust import path_untrusted_reason
 
 CONFIG_NAME = "ascend-doctor.toml"
 
@@ -57,35 +56,32 @@ class Config(Model, extra="forbid"):
         return None
 
 
-# Options that make the doctor load or run code: honoured from an implicitly found config only when it is trusted.
+# Options that make the doctor load or run code, and those that weaken the gate (decide fewer checks, or let more
+# pass): honoured from an implicitly found config only when it is trusted. An untrusted one may still tighten it.
 CODE_OPTIONS = ("checks_dirs", "python")
+GATE_OPTIONS = ("ignore", "select", "matrix", "policy", "import_probe")
+_GATE_ORDER = ("info", "warning", "error", "critical")
 
 
-def untrusted_reason(st) -> Optional[str]:
-    """Why a config file with this `os.stat` result may not make us run code, or None when it may: it must belong to
-    the invoking user (or root) and be writable by nobody else (git's safe.directory idea)."""
-    if not hasattr(os, "getuid"):
-        return None
-    if st.st_uid not in (os.getuid(), 0):
-        try:
-            import pwd
-
-            owner = pwd.getpwuid(st.st_uid).pw_name
-        except (ImportError, KeyError):
-            owner = str(st.st_uid)
-        return f"it belongs to {owner} (uid {st.st_uid}), not to you (uid {os.getuid()}) or root"
-    if st.st_mode & 0o022:
-        who = "group- and world-" if st.st_mode & 0o022 == 0o022 else ("group-" if st.st_mode & 0o020 else "world-")
-        return f"it is {who}writable (mode {stat.S_IMODE(st.st_mode):o})"
-    return None
+def gate_weakening(data: dict) -> list[str]:
+    """The keys of a config's TOML `data` that load code or could let a failing stack pass."""
+    opts = data.get("options") or {}
+    named = [f"options.{k}" for k in CODE_OPTIONS + GATE_OPTIONS if k in opts]
+    fail_on = opts.get("fail_on")
+    if isinstance(fail_on, str) and fail_on in _GATE_ORDER and _GATE_ORDER.index(fail_on) > _GATE_ORDER.index("error"):
+        named.append("options.fail_on")
+    named += [k for k in ("severity", "waive") if data.get(k)]
+    return named
 
 
 def load_config(path: Optional[str], cwd: Optional[Path] = None) -> Config:
     """The config at `path`, or ./ascend-doctor.toml when present, or an empty config.
 
-    A config found in the working directory (not named with --config) may set `checks_dirs` or `python` — options that
-    load or run code — only when it is trusted (`untrusted_reason`); otherwise the run stops with one line saying why
-    and how to trust it. Running the doctor as root in a cloned or shared directory must not run someone else's code.
+    A config found in the working directory (not named with --config) may set options that load or run code
+    (`checks_dirs`, `python`) or weaken the gate (`ignore`, `select`, a laxer `fail_on`, matrix or policy layers,
+    severities, waivers) only when it is trusted (`trust.path_untrusted_reason`, link and target); otherwise the run
+    stops with one line saying why and how to trust it. Running the doctor as root in a cloned or shared directory
+    must neither run someone else's code nor let them pass a broken stack.
     """
     implicit = path is None
     if implicit:
@@ -95,13 +91,13 @@ def load_config(path: Optional[str], cwd: Optional[Path] = None) -> Config:
         path = str(candidate)
     data, st = read_toml_with_stat(path, T("config file"))
     if implicit and st is not None:
-        named = [k for k in CODE_OPTIONS if k in (data.get("options") or {})]
-        why = untrusted_reason(st) if named else None
+        named = gate_weakening(data)
+        why = path_untrusted_reason(path) if named else None
         if why:
             raise InputError(
-                T("config file {path} sets {named}, which load or run code, but {why}: pass it explicitly with "
-                  "`--config {path}` if you trust it, or fix its owner/mode (`chown $(id -un) {path}; chmod go-w "
-                  "{path}`)", path=path, named=', '.join(('options.' + k for k in named)), why=why))
+                T("config file {path} sets {named}, which load code or weaken the gate, but {why}: pass it "
+                  "explicitly with `--config {path}` if you trust it, or fix its owner/mode (`chown $(id -un) {path}; "
+                  "chmod go-w {path}`)", path=path, named=', '.join(named), why=why))
     cfg = validate(Config, data, T("config file"), path)
     cfg.path = path
     cfg.severity = {k.upper(): v for k, v in cfg.severity.items()}

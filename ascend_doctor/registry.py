@@ -33,6 +33,7 @@ from ascend_doctor.i18n import T
 from ascend_doctor.inputs import LIMITS
 from ascend_doctor.paths import builtin_checks_dir
 from ascend_doctor.report import Severity
+from ascend_doctor.trust import code_dir_untrusted_reason
 
 _CODE = re.compile(r"^([A-Z]+)(\d{3})$")
 _SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -198,6 +199,11 @@ def load_dir(directory: Path, source: str) -> list[Check]:
     """Load every `*.py` (not starting with `_`) in `directory`."""
     if not directory.is_dir():
         raise InputError(T("checks directory {directory} does not exist", directory=directory))
+    if source != "built-in":
+        why = code_dir_untrusted_reason(directory)
+        if why:  # loading it would run code someone else can change
+            raise InputError(T("will not load checks from {directory}: {why} (`chown $(id -un)` and `chmod go-w` "
+                               "what it names if you trust it)", directory=directory, why=why))
     namespace = re.sub(r"\W", "_", str(directory.resolve()))
     found: list[Check] = []
     for path in sorted(directory.glob("*.py")):
@@ -229,7 +235,13 @@ def find_entry_points(group: str) -> list[_EntryPoint]:
     """
     found: list[_EntryPoint] = []
     seen_dists: set[str] = set()
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the working directory was removed
+        cwd = None
     for entry in sys.path:
+        if not entry or os.path.abspath(entry) == cwd:
+            continue  # `python -m` puts the working directory first: a *.dist-info there is not installed
         try:
             names = os.listdir(entry or ".")
         except OSError:

@@ -125,11 +125,16 @@ def test_missing_file_and_broken_entries_are_skipped(tmp_path, monkeypatch):
     assert not [p for p in found if p[0] in ("theta", "iota")]
 
 
-def test_empty_sys_path_entry_means_the_current_directory(tmp_path, monkeypatch):
+@pytest.mark.parametrize("entry", ["", "."])
+def test_the_working_directory_on_sys_path_declares_no_plugin(tmp_path, monkeypatch, entry):
+    """`python -m ascend_doctor` puts the working directory on sys.path; a *.dist-info someone left there is not an
+    installed distribution, and loading its entry point would run their code (#23 item 9)."""
     _dist(tmp_path, "kappa-1.0.dist-info", f"[{GROUP}]\nk = kappa.plugin\n")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend("")
-    assert ("k", "kappa.plugin") in _pairs(GROUP)
+    monkeypatch.syspath_prepend(entry or str(tmp_path))
+    if entry:
+        monkeypatch.syspath_prepend(entry)
+    assert ("k", "kappa.plugin") not in _pairs(GROUP)
 
 
 def test_loaded_entry_point_resolves_module_and_attribute():

@@ -228,12 +228,67 @@ def test_an_explicit_or_trusted_config_may_load_checks(planted: Path):
     assert r.returncode == 0 and (planted / "checks" / "RAN").exists()
 
 
-def test_a_writable_config_without_code_options_is_read(tmp_path: Path):
+@pytest.mark.parametrize("text, named", [
+    ('[options]\nfail_on = "critical"\n', "options.fail_on"),
+    ('[options]\nignore = ["HOST101"]\n', "options.ignore"),
+    ('[severity]\nHOST101 = "info"\n', "severity"),
+    ('[[waive]]\ncode = "HOST101"\nreason = "trust me"\n', "waive"),
+])
+def test_an_untrusted_config_may_not_weaken_the_gate(tmp_path: Path, text, named):
+    """A world-writable config in the working directory that would let the HOST errors pass (#23 item 9: `exec`
+    started a server with 5 failing checks because of one)."""
     cfg = tmp_path / "ascend-doctor.toml"
-    cfg.write_text('[options]\nfail_on = "critical"\n')
+    cfg.write_text(text)
     cfg.chmod(0o666)
     r = run("check", "--replay", str(BROKEN), "--select", "HOST", cwd=tmp_path)
-    assert r.returncode == 0  # fail_on critical from the config: the HOST errors no longer gate
+    err = r.stderr.decode()
+    assert r.returncode == 2 and named in err and "weaken the gate" in err and "--config" in err, err
+    r = run("check", "--replay", str(BROKEN), "--select", "HOST", "--config", str(cfg), cwd=tmp_path)
+    assert r.returncode in (0, 1) and not r.stderr, "named explicitly, it is the user's choice"
+
+
+def test_an_untrusted_config_may_still_tighten_the_gate(tmp_path: Path):
+    cfg = tmp_path / "ascend-doctor.toml"
+    cfg.write_text('[options]\nfail_on = "warning"\nfail_on_unknown = true\n')
+    cfg.chmod(0o666)
+    r = run("check", "--replay", str(HEALTHY), "--format", "json", cwd=tmp_path)
+    assert r.returncode in (0, 1), r.stderr
+    assert json.loads(r.stdout)["fail_on"] == "warning"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the link to another user")
+def test_another_users_link_to_a_trusted_config_is_not_trusted(tmp_path: Path):
+    target = tmp_path / "root-owned.toml"
+    target.write_text('[options]\nfail_on = "critical"\n')
+    target.chmod(0o644)
+    work = tmp_path / "shared"
+    work.mkdir(mode=0o1777)
+    link = work / "ascend-doctor.toml"
+    link.symlink_to(target)
+    os.lchown(link, 65534, 65534)
+    r = run("check", "--replay", str(BROKEN), "--select", "HOST", cwd=work)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and "symbolic link" in err and "belongs to" in err, err
+
+
+@pytest.mark.parametrize("mode_dir, mode_file", [(0o777, 0o644), (0o755, 0o666)])
+def test_a_trusted_config_may_not_load_a_plugin_directory_others_can_change(planted: Path, mode_dir, mode_file):
+    (planted / "checks").chmod(mode_dir)
+    (planted / "checks" / "evil.py").chmod(mode_file)
+    cfg = planted / "ascend-doctor.toml"
+    cfg.chmod(0o644)
+    r = run("check", "--replay", str(BROKEN), "--select", "EVIL", cwd=planted)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and "will not load checks" in err and "world-writable" in err, err
+    assert not (planted / "checks" / "RAN").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the plugin to another user")
+def test_a_root_config_may_not_load_another_users_plugin(planted: Path):
+    os.chown(planted / "checks" / "evil.py", 65534, 65534)
+    r = run("check", "--replay", str(BROKEN), "--select", "EVIL", cwd=planted)
+    assert r.returncode == 2 and "belongs to" in r.stderr.decode()
+    assert not (planted / "checks" / "RAN").exists()
 
 
 # No pickle -----------------------------------------------------------------------------------------------------------
