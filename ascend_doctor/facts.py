@@ -107,7 +107,10 @@ class FactStore:
 
     def timeout_for(self, name: str) -> float:
         """This probe's time budget: --probe-timeout, or the probe's own minimum when that is larger."""
-        return max(self.options.probe_timeout, getattr(self.probes.get(name), "min_timeout", 0.0) or 0.0)
+        minimum = getattr(self.probes.get(name), "min_timeout", 0.0) or 0.0
+        if callable(minimum):  # a minimum that follows an option (--import-timeout)
+            minimum = minimum(self.options)
+        return max(self.options.probe_timeout, minimum)
 
     def fact(self, name: str) -> Any:
         """The fact's value; raises FactUnavailable when its probe failed or ran out of time."""

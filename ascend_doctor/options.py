@@ -23,6 +23,10 @@ class RunOptions(Model, extra="forbid"):
     checks_dirs: list[str] = Field(default_factory=list)
     policy: Optional[str] = Field(None, description="Host policy TOML used instead of the shipped "
                                                     "matrices/host-policy.toml (thresholds)")
+    import_timeout: Optional[float] = Field(None, gt=0, le=7 * 24 * 3600, allow_inf_nan=False,
+                                            description="Seconds the isolated `import torch, torch_npu` and vLLM "
+                                                        "platform probes may take (default 90 and 120: a cold import "
+                                                        "of torch_npu takes 10-30 s)")
     redact_hostname: bool = False
     import_probe: bool = Field(True, description="Run `import torch, torch_npu` in a child of the serving python")
     serve_argv: list[str] = Field(default_factory=list, description="The `vllm serve …` command line `exec` and "

@@ -37,7 +37,7 @@ from ascend_doctor.i18n import T
 from ascend_doctor.jsonread import loads
 from ascend_doctor.model import Model
 from ascend_doctor.redact import redact_argv, redact_env, redact_text, register_env_secrets
-from ascend_doctor.textsafe import dump_json, undecodable_note, undecodable_paths
+from ascend_doctor.textsafe import dump_json, restore_keys, undecodable_note, undecodable_paths
 
 SNAPSHOT_FORMAT = "ascend-doctor-snapshot"
 SNAPSHOT_VERSION = 1
@@ -122,7 +122,7 @@ class Snapshot(Model, extra="forbid"):
 
     def dump(self) -> str:
         """The snapshot as JSON; undecodable bytes stay lossless as `\\udcNN` escapes, and `notes` says where."""
-        data = self.model_dump(mode="json", exclude_none=False)
+        data = restore_keys(self.model_dump(mode="json", exclude_none=False), self.model_dump(exclude_none=False))
         places = undecodable_paths({k: v for k, v in data.items() if k != "notes"})
         if places:
             note = undecodable_note(places)

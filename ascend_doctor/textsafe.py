@@ -60,6 +60,18 @@ def dump_json(data: Any, indent: int | None = 2) -> str:
     return json_escape_surrogates(json.dumps(data, indent=indent, ensure_ascii=False))
 
 
+def restore_keys(json_data: Any, py_data: Any) -> Any:
+    """`json_data` (a `model_dump(mode="json")`) with the mapping keys of `py_data` (the same model's python-mode
+    dump) put back where they hold undecodable bytes: pydantic's JSON mode turns a key's `\\udcff` into three U+FFFD,
+    losing the byte and the trace that there was one (#23: an env var name with a non-UTF-8 byte)."""
+    if isinstance(json_data, dict) and isinstance(py_data, dict) and len(json_data) == len(py_data):
+        return {(pk if isinstance(pk, str) and _SURROGATE.search(pk) else jk): restore_keys(jv, py_data[pk])
+                for (jk, jv), pk in zip(json_data.items(), py_data)}
+    if isinstance(json_data, list) and isinstance(py_data, (list, tuple)) and len(json_data) == len(py_data):
+        return [restore_keys(j, p) for j, p in zip(json_data, py_data)]
+    return json_data
+
+
 def undecodable_paths(data: Any, prefix: str = "", limit: int = 20) -> list[str]:
     """Where in a JSON-like tree a key or string holds undecodable bytes (`env.X`, `files./m\\xfe.content`), at most
     `limit` places."""

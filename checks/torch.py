@@ -355,6 +355,12 @@ def torch_npu_import(ctx):
     stage = f.stage or "start"
     if found:
         evidence.append(ev(f"known cause [source: {found[2]}]", found[3]))
+    if f.timed_out and f.limit_s is not None and f.limit_s < f.default_limit_s:
+        # A limit the user lowered: a cold torch_npu import takes 10-30 s, so running out of it proves nothing.
+        return ctx.unknown(T("importing torch/torch_npu did not finish within {limit} s (--import-timeout; stage "
+                             "'{stage}'): too short to tell a slow import from a hung one — raise it (default "
+                             "{default} s) to judge", limit=f"{f.limit_s:g}", stage=stage,
+                             default=f"{f.default_limit_s:g}"), evidence)
     if f.timed_out:
         return ctx.fail(T("importing torch/torch_npu hung at stage '{stage}' (timed out): the NPU is likely held by "
                           "another process or the driver is wedged", stage=stage), evidence,

@@ -57,8 +57,10 @@ def check(smoke_url, smoke_model, api_key_env, smoke_timeout, **kw):
 @click.option("--probe-timeout", type=SECONDS, default=10.0, show_default=True)
 @click.option("--description", default="", help="Free text stored in the snapshot (what this host is).")
 @click.option("--no-import-probe", "no_import_probe", is_flag=True, default=False)
+@click.option("--import-timeout", type=SECONDS, default=None, metavar="SECONDS",
+              help="Time the isolated torch/torch_npu import and vLLM platform probes may take (default 90 and 120).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- vllm serve ...]")
-def collect(output, python, model_dir, probe_timeout, description, no_import_probe, command):
+def collect(output, python, model_dir, probe_timeout, description, no_import_probe, import_timeout, command):
     """Record everything the probes see into a snapshot (secrets redacted), for --replay, bug reports and fleets.
 
     Given the `vllm serve` command line after `--`, also record what `exec` reads for it (the model directory's
@@ -69,7 +71,7 @@ def collect(output, python, model_dir, probe_timeout, description, no_import_pro
     from ascend_doctor.options import RunOptions
 
     options = RunOptions(python=python, model_dir=model_dir, probe_timeout=probe_timeout,
-                         import_probe=not no_import_probe)
+                         import_probe=not no_import_probe, import_timeout=import_timeout)
     snap = collect_snapshot(LocalHost(), options, description=description, serve_argv=list(command) or None)
     write_output(output, snap.dump(), what="snapshot")
     click.echo(tr("wrote {output}: {commands} commands, {files} files, {dirs} directories, {envs} python "

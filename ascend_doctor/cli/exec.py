@@ -178,6 +178,12 @@ def _supervise(argv, cmd, report, registry, options, config, outputs: Outputs, *
                smoke_timeout, api_key_env, t0, run_smoke, finalize=None):
     host, port = served_address(cmd)
     base = f"http://{host}:{port}"
+    holder = hook_exec.port_holder(host, port) if run_smoke else None
+    if holder is not None:
+        # Our command cannot bind the port; a health poll would find that other server and smoke-test it (#23).
+        _say(T("{host}:{port} is already held by {holder}: the command will not be able to bind it, and the smoke "
+               "would judge that server instead — the smoke will not run", host=host, port=port, holder=holder))
+        run_smoke = False
     sup = hook_exec.Supervisor(argv, _say)
     try:
         sup.start()
@@ -186,8 +192,11 @@ def _supervise(argv, cmd, report, registry, options, config, outputs: Outputs, *
         sys.exit(127 if isinstance(exc, FileNotFoundError) else 126)
     _say(T("started pid {pid}: {display}; waiting for {base} (up to {health_timeout}s)", pid=sup.child.pid,
            display=cmd.display, base=base, health_timeout=format(health_timeout, "g")))
-    healthy, what = sup.wait_healthy(base, health_timeout)
+    healthy, what = (False, T("not waiting for {base}: the port was held before the command started", base=base)) \
+        if holder is not None else sup.wait_healthy(base, health_timeout)
     _say(what)
+    if not healthy and holder is not None:
+        sys.exit(sup.wait())  # the command's own exit (vLLM: "address already in use") is the verdict
     if not healthy:
         if sup.child.poll() is not None:
             sys.exit(sup.wait())

@@ -48,9 +48,11 @@ def _hard_exit(code: int) -> None:
               help="Ray: per-probe timeout on the nodes.")
 @click.option("--no-import-probe", "no_import_probe", is_flag=True, default=False,
               help="Ray: do not run the isolated `import torch, torch_npu` child process on the nodes.")
+@click.option("--import-timeout", type=SECONDS, default=None, metavar="SECONDS",
+              help="Ray: time the import and vLLM platform probes may take on the nodes (default 90 and 120).")
 @output_options
 def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_dir, matrix, checks_dirs, select, ignore, config_path,
-          fail_on, fail_on_unknown, probe_timeout, no_import_probe, **kw):
+          fail_on, fail_on_unknown, probe_timeout, no_import_probe, import_timeout, **kw):
     """Check every node of a multi-node deployment and find the odd node out: every static check node by node,
     plus FLEET checks across nodes (versions, NPUs, HCCL IPs, clock skew, environment)."""
     from ascend_doctor.config import load_config, validate_against
@@ -68,7 +70,7 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
         options = build_options(config, python=python, model_dir=model_dir, matrix=list(matrix),
                                 checks_dirs=list(checks_dirs), select=split_codes(select),
                                 ignore=split_codes(ignore), fail_on=fail_on, fail_on_unknown=fail_on_unknown,
-                                probe_timeout=probe_timeout,
+                                probe_timeout=probe_timeout, import_timeout=import_timeout,
                                 import_probe=False if no_import_probe else None)
         check_local_paths(options, config)
         registry = load_registry(options.checks_dirs)

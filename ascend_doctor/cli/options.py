@@ -133,6 +133,9 @@ def host_options(func):
     func = _apply(func, [
         click.option("--probe-timeout", type=SECONDS, default=None, metavar="SECONDS",
                      help="Per-probe timeout (default 10)."),
+        click.option("--import-timeout", type=SECONDS, default=None, metavar="SECONDS",
+                     help="Time the isolated torch/torch_npu import and vLLM platform probes may take (default 90 "
+                          "and 120)."),
         click.option("--redact-hostname", is_flag=True, default=None,
                      help="Write '<redacted>' instead of the hostname."),
         click.option("--no-import-probe", "no_import_probe", is_flag=True, default=False,
@@ -261,7 +264,7 @@ def refuse_empty_selection(registry, options, stages: tuple[str, ...]) -> None:
 
 def prepare(replay=None, python=None, model_dir=None, policy=None, matrix=(), checks_dirs=(), select=(), ignore=(),
             config_path=None, fail_on=None, fail_on_unknown=None, probe_timeout=None, redact_hostname=None,
-            no_import_probe=False, replay_timing=False, stage: Optional[str] = None,
+            no_import_probe=False, import_timeout=None, replay_timing=False, stage: Optional[str] = None,
             stages: tuple[str, ...] = ()):
     """Shared set-up for check/exec (the host_options by name): config, options, registry, host and — for a full run
     — the facts store whose slow vendor-tool probes already run while the checks load. InputError for anything the
@@ -274,7 +277,7 @@ def prepare(replay=None, python=None, model_dir=None, policy=None, matrix=(), ch
         config, python=python, model_dir=model_dir, policy=policy, matrix=list(matrix), checks_dirs=list(checks_dirs),
         select=split_codes(select), ignore=split_codes(ignore), fail_on=fail_on, fail_on_unknown=fail_on_unknown,
         probe_timeout=probe_timeout, redact_hostname=redact_hostname,
-        import_probe=False if no_import_probe else None,
+        import_probe=False if no_import_probe else None, import_timeout=import_timeout,
     )
     check_local_paths(options, config)
     if options.policy:

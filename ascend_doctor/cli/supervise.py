@@ -62,6 +62,27 @@ def exit_code_of(returncode: int) -> int:
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
+def port_holder(host: str, port: int) -> Optional[str]:
+    """Who already accepts connections at host:port, before our command starts: `pid 4242 (python3)` when psutil can
+    tell, `another process` when it cannot, None when nothing listens."""
+    import socket
+
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            pass
+    except OSError:
+        return None
+    try:
+        import psutil
+
+        for c in psutil.net_connections(kind="tcp"):
+            if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid:
+                return f"pid {c.pid} ({psutil.Process(c.pid).name()})"
+    except Exception:  # naming the holder is a courtesy: psutil may be unable to see another user's sockets
+        pass
+    return T("another process")
+
+
 def probe_health(base: str, timeout: float = 2.0) -> Optional[str]:
     """The first of `{base}/health`, `{base}/v1/models` that answers 200, or None (asked directly, no proxy)."""
     for path in ("/health", "/v1/models"):

@@ -15,11 +15,11 @@ from typing import Any, Callable
 PROBES: dict[str, Callable[..., Any]] = {}
 
 
-def probe(name: str, min_timeout: float = 0.0, derived: bool = False):
+def probe(name: str, min_timeout: "float | Callable[[Any], float]" = 0.0, derived: bool = False):
     """Register a probe function under the fact name it produces.
 
     `min_timeout`: seconds this probe may take even when --probe-timeout is lower (e.g. importing torch_npu in a
-    child process legitimately takes several seconds).
+    child process legitimately takes several seconds); a callable gets the run options (a minimum set by a flag).
     `derived`: the fact is computed from other facts only, never from the host (`host` is None in a host-less
     store), so `FactStore.given` derives it too — the stack from a paste's versions, the serve command from options.
     """

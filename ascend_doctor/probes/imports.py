@@ -65,9 +65,16 @@ class ImportProbeFact(Model):
     timed_out: bool = False
     stderr_tail: str = ""
     seconds: Optional[float] = None
+    limit_s: Optional[float] = Field(None, description="The child's time limit (--import-timeout, default 90 s)")
+    default_limit_s: float = Field(IMPORT_TIMEOUT, description="The limit without --import-timeout")
 
 
-@probe("import_probe", min_timeout=IMPORT_TIMEOUT + 5)
+def import_timeout(options) -> float:
+    """The child's own limit: --import-timeout, else IMPORT_TIMEOUT (may be lower than --probe-timeout too)."""
+    return options.import_timeout or IMPORT_TIMEOUT
+
+
+@probe("import_probe", min_timeout=lambda options: import_timeout(options) + 5)
 def import_probe(host, ctx) -> ImportProbeFact:
     if not ctx.options.import_probe:
         return ImportProbeFact(ran=False, skipped_reason="disabled with --no-import-probe")
@@ -76,10 +83,11 @@ def import_probe(host, ctx) -> ImportProbeFact:
     if py.dist("torch") is None or py.dist("torch-npu") is None:
         missing = [n for n in ("torch", "torch-npu") if py.dist(n) is None]
         return ImportProbeFact(ran=False, python=exe, skipped_reason=f"not installed: {', '.join(missing)}")
-    run = run_child(host, exe, IMPORT_SCRIPT, timeout=IMPORT_TIMEOUT, marker="ASCEND_DOCTOR_IMPORT",
+    run = run_child(host, exe, IMPORT_SCRIPT, timeout=import_timeout(ctx.options), marker="ASCEND_DOCTOR_IMPORT",
                     fact="import_probe")
     fact = ImportProbeFact(ran=True, python=exe, returncode=run.returncode, timed_out=run.timed_out,
-                           stderr_tail=run.stderr_tail, signal=run.signal, stage=run.stage)
+                           stderr_tail=run.stderr_tail, signal=run.signal, stage=run.stage,
+                           limit_s=import_timeout(ctx.options))
     for k, v in run.data.items():
         if k in ImportProbeFact.model_fields:
             setattr(fact, k, v)

@@ -125,7 +125,12 @@ class PlatformFact(Model):
     seconds: Optional[float] = None
 
 
-@probe("vllm_platform", min_timeout=PLATFORM_TIMEOUT + 5)
+def platform_timeout(options) -> float:
+    """The child's own limit: --import-timeout, else PLATFORM_TIMEOUT."""
+    return options.import_timeout or PLATFORM_TIMEOUT
+
+
+@probe("vllm_platform", min_timeout=lambda options: platform_timeout(options) + 5)
 def platform_probe(host, ctx) -> PlatformFact:
     if not ctx.options.import_probe:
         return PlatformFact(ran=False, skipped_reason="disabled with --no-import-probe")
@@ -133,7 +138,7 @@ def platform_probe(host, ctx) -> PlatformFact:
     exe = ctx.options.python or py.executable
     if py.vllm_dist() is None:
         return PlatformFact(ran=False, python=exe, skipped_reason="vLLM is not installed in the serving python")
-    run = run_child(host, exe, PLATFORM_SCRIPT, timeout=PLATFORM_TIMEOUT, marker="ASCEND_DOCTOR_PLATFORM",
+    run = run_child(host, exe, PLATFORM_SCRIPT, timeout=platform_timeout(ctx.options), marker="ASCEND_DOCTOR_PLATFORM",
                     fact="vllm_platform")
     fields = dict(ran=True, python=exe, returncode=run.returncode, timed_out=run.timed_out,
                   stderr_tail=run.stderr_tail, signal=run.signal, stage=run.stage)

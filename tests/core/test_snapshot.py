@@ -1,6 +1,7 @@
 """Record / replay round trip and every way a snapshot file can be wrong."""
 
 import json
+import os
 
 import pytest
 
@@ -15,6 +16,7 @@ from ascend_doctor.snapshot import (
     Snapshot,
     load_snapshot,
 )
+from tests.helpers import REPO
 
 
 def test_replay_answers_recorded_and_not_found_for_the_rest():
@@ -96,3 +98,14 @@ def test_inline_scripts_are_stored_by_name():
     rec = RecordingHost(ReplayHost(snap))
     rec.run(["/py", "-c", IMPORT_SCRIPT])
     assert rec.snapshot.commands[0].argv == ["/py", "-c", "<script:import-probe>"]
+
+
+def test_an_env_var_name_with_a_non_utf8_byte_is_kept_and_noted():
+    """pydantic's JSON mode turns a key's \\udcff into three U+FFFD; the snapshot keeps the byte and says where."""
+    snap = load_snapshot(str(REPO / "examples" / "healthy-a2.snapshot.json"))
+    snap.env["MY\udcffVAR"] = "1"
+    text = snap.dump()
+    assert '"MY\\udcffVAR"' in text and "\ufffd" not in text
+    again = json.loads(text)
+    assert any("env.MY\\xffVAR (key)" in n for n in again["notes"]), again["notes"]
+    assert os.fsencode(next(k for k in again["env"] if k.startswith("MY"))) == b"MY\xffVAR"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+import os
 import socket
 import subprocess
 import sys
@@ -250,6 +251,35 @@ def test_smoke_child_exiting_early_passes_its_code(tmp_path, fake_vllm):
                        cwd=REPO, env=_env(FAKE_VLLM_MODE="marker", FAKE_VLLM_EXIT=5), capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 5 and "exited with status 5 before it became healthy" in r.stderr
+
+
+def test_smoke_never_judges_a_server_that_held_the_port_before_the_command(tmp_path, fake_vllm):
+    """#23 item 10: the command died with "address already in use", and the health poll found the other server on
+    that port, smoke-tested it and said "the server keeps running"."""
+    import http.server
+    import threading
+
+    class Healthy(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *a):
+            pass
+
+    squatter = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Healthy)
+    port = squatter.server_address[1]
+    threading.Thread(target=squatter.serve_forever, daemon=True).start()
+    try:
+        r = subprocess.run(BASE + ["--select", "SERVE", "--smoke", "--health-timeout", "30", "--",
+                                   str(fake_vllm), "serve", "/m", "--port", str(port)],
+                           cwd=REPO, env=_env(FAKE_VLLM_MODE="serve"), capture_output=True, text=True, timeout=120)
+    finally:
+        squatter.shutdown()
+        squatter.server_close()
+    assert f"127.0.0.1:{port} is already held by pid {os.getpid()}" in r.stderr, r.stderr
+    assert "smoke will not run" in r.stderr and "smoke passed" not in r.stderr and "keeps running" not in r.stderr
+    assert r.returncode != 0, "the command's own failure to bind is the exit code"
 
 
 # units ----------------------------------------------------------------------------------------------------------
