@@ -76,7 +76,7 @@ _PATTERNS = _PATTERNS_FREE_TEXT + _PATTERNS_ANY_TEXT
 # Every pattern above needs one of these words in the text: one search decides whether the patterns run at all (most
 # text — versions, paths, device tables, check messages — has none of them, and a report holds thousands of strings).
 _TRIGGER = re.compile(r"(?i)auth|api|sk-|hf_|gh[pousr]_|github_pat_|glpat-|xox|akia|asia|eyj|bearer|basic|://|pass|pwd|"
-                      r"secret|token|access")
+                      r"secret|token|access|cred")
 
 _known_lock = threading.Lock()
 _known: set[str] = set()
@@ -132,6 +132,17 @@ def redact_values(text: str) -> str:
     return redact_text(text, code=True)
 
 
+# `--api-key X` / `--hf-token=X` inside free text (a `ps` listing, a logged command line): the option decides, by the
+# same rule as argv (`is_secret_option`), so `--max-tokens 512` stays.
+_OPTION_VALUE = re.compile(r"(?<![\w-])(--[A-Za-z][\w-]{0,63})([= ]+)([^\s'\"]+)")
+
+
+def _mask_option_value(m: "re.Match[str]") -> str:
+    if not is_secret_option(m.group(1)) or m.group(3).startswith("-"):
+        return m.group(0)
+    return m.group(1) + m.group(2) + REDACTED
+
+
 def redact_text(text: str, code: bool = False) -> str:
     """Mask secrets that appear inline in free text.
 
@@ -148,6 +159,8 @@ def redact_text(text: str, code: bool = False) -> str:
         return text
     for pat, repl in (_PATTERNS_ANY_TEXT if code else _PATTERNS):
         text = pat.sub(repl, text)
+    if not code:
+        text = _OPTION_VALUE.sub(_mask_option_value, text)
     return text
 
 

@@ -78,6 +78,13 @@ def test_value_shapes_are_masked_whatever_holds_them(text, secret):
     assert secret not in redact_text(text)
 
 
+def test_secret_options_inside_free_text_are_masked_by_the_argv_rule():
+    line = "4242 /opt/venv/bin/python3 /opt/venv/bin/vllm serve /m --api-key Zz9key --max-tokens 512 --hf-token=hf_x"
+    assert redact_text(line) == ("4242 /opt/venv/bin/python3 /opt/venv/bin/vllm serve /m --api-key <redacted> "
+                                 "--max-tokens 512 --hf-token=<redacted>")
+    assert redact_text("pass --api-key --port 8000") == "pass --api-key --port 8000"
+
+
 def test_secret_option_spellings_and_counts_that_are_not_secrets():
     argv = ["vllm", "serve", "m", "--apikey", "k1", "--api-keys", "k2", "--hf_tokens", "k3", "--max-tokens", "512",
             "--max-num-batched-tokens", "8192", "--return-tokens-as-token-ids", "--port", "8000"]

@@ -42,6 +42,7 @@ PLANTED = {
     "bare bearer": ("Bearer Pl4ntedBareBearer8", "Pl4ntedBareBearer8"),
     "json api_key in a traceback": ('ValueError: bad config {"api_key": "Pl4ntedJsonKey6"}', "Pl4ntedJsonKey6"),
     "aws access key id": ("AKIAPLANTED012345678", "PLANTED012345678"),
+    "--api-key in a logged command line": ("ps: vllm serve /m --api-key Pl4ntedPsKey5", "Pl4ntedPsKey5"),
 }
 ENV_SECRET = "hunter2-planted-db"  # the value of DB_PASSWORD: arbitrary shape, masked because of its variable's name
 # Values of the secret options vLLM (or a typo of it) takes, each planted in an `exec -- vllm serve …` command line.
