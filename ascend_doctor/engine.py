@@ -30,10 +30,11 @@ def host_summary(host: Host, redact_hostname: bool = False, facts: Optional[Fact
         source=host.describe(),
     )
     if facts is not None:
-        from ascend_doctor.stack import stack_of, where_of
+        from ascend_doctor.stack import python_of, stack_of, where_of
 
         summary.where, summary.runtime, summary.image = where_of(facts)
         summary.stack = stack_of(facts)
+        summary.python, summary.python_how, summary.python_detail = python_of(facts)
     return summary
 
 

@@ -17,7 +17,10 @@ class RunOptions(Model, extra="forbid"):
     ignore: list[str] = Field(default_factory=list)
     probe_timeout: float = Field(10.0, gt=0, le=7 * 24 * 3600, allow_inf_nan=False,
                                  description="Seconds each probe may take")
-    python: Optional[str] = Field(None, description="Interpreter of the serving environment (default: this one)")
+    python: Optional[str] = Field(None, description="Interpreter of the serving environment (default: found — "
+                                                    "see probes/serving.py)")
+    python_inferred: bool = Field(False, description="`python` was inferred from the `vllm serve` command line "
+                                                     "(exec, collect --), not given")
     model_dir: Optional[str] = Field(None, description="Where the model weights live (disk-space check)")
     matrix: list[str] = Field(default_factory=list, description="Extra matrix TOML files layered over the shipped one")
     checks_dirs: list[str] = Field(default_factory=list)

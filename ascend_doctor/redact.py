@@ -115,9 +115,14 @@ _SECRET_DEST = re.compile(r"(^|_)(api_?keys?|(?:hf|auth|access|api|bearer|refres
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
+# An option that names where a secret is (`--api-key-env NAME`, `--hf-token-path FILE`) holds no secret itself.
+_NAMES_A_PLACE = re.compile(r"_(env|file|path|var|name|dir)$")
+
+
 def is_secret_option(flag: str) -> bool:
-    """True for `--api-key`, `--hf-token`, `--openai_api_key`; False for `--tokenizer-mode`."""
-    return bool(_SECRET_DEST.search(flag.lstrip("-").replace("-", "_").lower()))
+    """True for `--api-key`, `--hf-token`, `--openai_api_key`; False for `--tokenizer-mode`, `--api-key-env`."""
+    dest = flag.lstrip("-").replace("-", "_").lower()
+    return bool(_SECRET_DEST.search(dest)) and not _NAMES_A_PLACE.search(dest)
 
 
 def is_secret_name(name: str) -> bool:

@@ -120,6 +120,12 @@ class HostSummary(Model, extra="forbid"):
     image: Optional[str] = Field(None, description="Container image, when the runtime tells (podman's "
                                                    "/run/.containerenv, or the environment)")
     stack: Optional[Stack] = None
+    python: Optional[str] = Field(None, description="The serving interpreter judged (its sys.executable)")
+    python_how: Optional[str] = Field(None, description="How it was chosen: --python, the vllm serve command line, "
+                                                        "a running vllm serve, vllm on PATH, the active venv/conda "
+                                                        "env, the image's interpreter, or the doctor's own (fallback)")
+    python_detail: Optional[str] = Field(None, description="Where exactly: `pid 4242`, `/usr/local/bin/vllm → "
+                                                          "#!/opt/venv/bin/python3`, `VIRTUAL_ENV=/opt/venv`")
 
 
 class Counts(Model, extra="forbid"):

@@ -15,7 +15,7 @@ from ascend_doctor.model import Model
 from ascend_doctor.report import Stack
 
 # Started for every run, whatever --select says: the header needs them (each is bounded by --probe-timeout).
-STACK_FACTS = ("python", "container", "driver", "cann", "npu_smi", "stack")
+STACK_FACTS = ("python", "serving_python", "container", "driver", "cann", "npu_smi", "stack")
 
 _DISTS = {"torch": ("torch",), "torch_npu": ("torch-npu",), "vllm": VLLM_DISTS,
           "vllm_ascend": ("vllm-ascend",), "transformers": ("transformers",), "triton_ascend": ("triton-ascend",)}
@@ -89,6 +89,17 @@ def stack_of(facts) -> Stack:
     """The header's Stack: the run's `stack` fact (derived here when the store cannot give it)."""
     fact = _fact(facts, "stack")
     return fact.stack if fact is not None else derive_stack(facts).stack
+
+
+def python_of(facts) -> tuple[Optional[str], Optional[str], Optional[str]]:
+    """(interpreter judged, how it was chosen, where exactly) for the header: the `python` fact's executable (the
+    path the search chose when the interpreter did not answer), and the `serving_python` fact's reason."""
+    chosen = _fact(facts, "serving_python")
+    py = _fact(facts, "python")
+    path = (py.executable if py is not None and py.executable else None) or (chosen.path if chosen else None)
+    if chosen is None:
+        return path, None, None
+    return path, chosen.how, chosen.detail or None
 
 
 def where_of(facts) -> tuple[Optional[str], Optional[str], Optional[str]]:

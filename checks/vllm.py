@@ -63,6 +63,53 @@ def vllm_version_seen(ctx, py) -> Tuple[Optional[str], Optional[str], list]:
     return (vl.version if vl else None), override, evidence
 
 
+STACK_DISTS = ("vllm", "vllm-ascend", "torch", "torch-npu")
+
+
+@check("VLLM100", "serving-stack-installed", severity="critical", needs=["python", "serving_python"])
+def serving_stack_installed(ctx):
+    """The interpreter judged as the serving one has vLLM, vllm-ascend, torch and torch_npu installed
+
+    What it checks: the interpreter the run judges — `--python`, the one of the `vllm serve` command line (`exec`),
+    or the one the doctor found: a running `vllm serve`, the `vllm` entry point on PATH (its `#!` line), the active
+    venv or conda env, the vllm-ascend image's `/usr/local/python3.*`, else its own — has the four distributions of
+    the serving stack. The report header's "serving python" line names it and how it was chosen.
+
+    Why it matters: every torch/vLLM check judges what is installed in that interpreter. Installed the usual way, in
+    its own venv, the doctor would otherwise judge an interpreter without the stack: each of those checks skips
+    ("vllm-ascend is not installed") and the run still says OK without vLLM ever being looked at.
+
+    How to fix: pass the interpreter that runs `vllm serve` with `--python /path/to/bin/python` (the finding lists
+    the candidates found, and which of them have vLLM); or install the missing distributions into the judged one.
+    """
+    chosen = ctx.fact("serving_python")
+    py = ctx.fact("python")
+    have = {"vllm": py.vllm_dist(), "vllm-ascend": py.dist("vllm-ascend"), "torch": py.dist("torch"),
+            "torch-npu": py.dist("torch-npu")}
+    where = py.executable or chosen.path or "?"
+    how = known(chosen.how) + (f": {chosen.detail}" if chosen.detail else "")
+    evidence = [ev(f"serving python: {where}", T("chosen by {how}", how=how))]
+    for c in chosen.candidates:
+        state = (T("vLLM {version}", version=c.vllm) if c.vllm else T("no vLLM")) if c.asked else T("not asked")
+        evidence.append(ev(f"candidate: {c.path}", f"{known(c.how)}" + (f" ({c.detail})" if c.detail else "")
+                           + f" — {state}"))
+    if chosen.looked:
+        evidence.append(ev("looked, found nothing", "; ".join(chosen.looked)))
+    missing = [name for name in STACK_DISTS if have[name] is None]
+    if not missing:
+        return ctx.ok(T("{where} has {installed}", where=where, installed=", ".join(
+            f"{name} {have[name].version}" for name in STACK_DISTS)), evidence)
+    others = [c for c in chosen.candidates if c.vllm and c.path != chosen.path]
+    fix = T("Pass the interpreter that serves: {options}.", options=" or ".join(f"`--python {c.path}`"
+                                                                                 for c in others)) if others else \
+        T("Pass the interpreter that runs `vllm serve` with `--python /path/to/bin/python` (in a container: the "
+          "image's, e.g. /usr/local/python3.11.10/bin/python3), or install {missing} into {where}.",
+          missing=", ".join(missing), where=where)
+    return ctx.fail(T("the judged interpreter {where} ({how}) has no {missing}: the torch and vLLM checks cannot "
+                      "judge a serving stack it does not have", where=where, how=how, missing=", ".join(missing)),
+                    evidence, remediation=fix)
+
+
 @check("VLLM101", "vllm-ascend-pair", severity="critical", needs=["python", "env"])
 def vllm_ascend_pair(ctx):
     """vLLM is the release the installed vllm-ascend targets

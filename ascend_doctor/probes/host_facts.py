@@ -32,8 +32,10 @@ def env_probe(host, ctx) -> dict:
 
 @probe("python")
 def python_probe(host, ctx) -> PythonEnv:
-    """The serving interpreter (`--python`, default: ours) and its installed distributions, from metadata only."""
-    env = host.python_env(ctx.options.python, timeout=ctx.options.probe_timeout)
+    """The serving interpreter (`serving_python`: --python, the command's, or the one found) and its installed
+    distributions, from metadata only."""
+    chosen = ctx.fact("serving_python")
+    env = chosen.env or host.python_env(chosen.path, timeout=ctx.options.probe_timeout)
     if not env.ok:
         raise FactUnavailable("python", env.error_message or env.error or "interpreter did not answer")
     return env

@@ -44,7 +44,7 @@ def with_serve_command(host, options, argv: list[str], infer: bool = True):
 
         inferred = infer_python(host, parse_serve(list(argv)), list(argv))  # only the entry point matters here
         if inferred:
-            options = options.model_copy(update={"python": inferred})
+            options = options.model_copy(update={"python": inferred, "python_inferred": True})
     return options
 
 

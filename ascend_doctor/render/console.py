@@ -301,6 +301,9 @@ def _header(console: Console, report: Report) -> None:
     stack = stack_line(report)
     if stack:
         _para(console, tr("stack:") + " ", stack, style="dim")
+    if h.python:
+        how = tr(h.python_how) + (f": {h.python_detail}" if h.python_detail else "") if h.python_how else ""
+        _para(console, tr("serving python:") + " ", h.python + (f" ({how})" if how else ""), style="dim")
 
 
 def _rest(console: Console, report: Report) -> None:

@@ -83,6 +83,7 @@ def test_secret_options_inside_free_text_are_masked_by_the_argv_rule():
     assert redact_text(line) == ("4242 /opt/venv/bin/python3 /opt/venv/bin/vllm serve /m --api-key <redacted> "
                                  "--max-tokens 512 --hf-token=<redacted>")
     assert redact_text("pass --api-key --port 8000") == "pass --api-key --port 8000"
+    assert redact_text("--api-key-env MY_KEY_VAR is not set") == "--api-key-env MY_KEY_VAR is not set"
 
 
 def test_secret_option_spellings_and_counts_that_are_not_secrets():
