@@ -78,6 +78,9 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
     argv = list(command)
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
     replay = kw.get("replay")
+    if replay and smoke:
+        raise InputError(T("--smoke needs the machine the command runs on; --replay judges a recorded one and never "
+                           "starts the command"))
     outputs = output_kwargs(kw)
     if report_path:
         outputs.targets.insert(0, ("json", report_path))
@@ -97,7 +100,7 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
     if crash is not None:
         _refuse_internal(state, crash, outputs)
     config, options, registry, host, facts, cmd = state
-    if hook_exec.skip_requested():
+    if hook_exec.skip_requested() and not replay:
         _say(T("WARNING: {skip_env}=1 — ALL CHECKS SKIPPED, starting the command unchecked: {display}",
                skip_env=hook_exec.SKIP_ENV, display=cmd.display))
         if outputs.targets:
@@ -124,6 +127,14 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
     if crash is not None:
         _refuse_internal(result, crash, outputs)
     report, options = result
+    if replay:
+        # The verdict is about the recorded machine: starting the command here would run it somewhere it was not
+        # judged (#22). The report is the result; the exit code is its verdict.
+        _write_report(report, outputs)
+        _say(T("{verdict} for the machine recorded in {snapshot} ({summary}); the command was linted, not started: "
+               "exec starts it only on the machine it judges", verdict=T("NOT READY") if report.exit_code else T("ready"),
+               snapshot=replay, summary=_summary(report)))
+        sys.exit(report.exit_code)
     if report.exit_code != 0:
         _write_report(report, outputs)
         _say(T("NOT starting the command: findings at or above --fail-on {value} (set {skip_env}=1 to bypass)",

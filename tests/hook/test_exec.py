@@ -4,27 +4,28 @@ the ASCEND_DOCTOR_SKIP bypass, --report, and --smoke against a scripted server o
 from __future__ import annotations
 
 import json
-import signal
 import os
+import signal
 import socket
 import subprocess
 import sys
 import textwrap
 import time
 
-from ascend_doctor.serve_options import parse_serve as parse_serve_command
+import pytest
+
 from ascend_doctor.cli.supervise import exit_code_of, skip_requested
 from ascend_doctor.probes.serve import infer_python
+from ascend_doctor.serve_options import parse_serve as parse_serve_command
 from tests.helpers import REPO
 from tests.hook.dirhost import DirHost
-from tests.hook.shared import _env
+from tests.hook.shared import _env, serving_python
 
+# exec starts the command only on the machine it judged (#22 item 2), so these run live (marked), judging a serving
+# interpreter with the healthy example's distributions (tests/hook/shared.serving_python) for the SERVE checks.
+pytestmark = pytest.mark.localhost
 HEALTHY = str(REPO / "examples" / "healthy-a2.snapshot.json")
-BASE = [sys.executable, "-m", "ascend_doctor", "exec", "--replay", HEALTHY]
-
-
-
-
+BASE = [sys.executable, "-m", "ascend_doctor", "exec", "--python", serving_python()]
 
 
 CHILD = textwrap.dedent("""
@@ -299,3 +300,28 @@ def test_infer_python_from_shebang_and_module_form(tmp_path):
     argv = ["env", "A=1", "/opt/py/bin/python", "-m", "vllm.entrypoints.openai.api_server", "--model", "m"]
     assert infer_python(host, parse_serve_command(argv), argv) == "/opt/py/bin/python"
     assert infer_python(host, parse_serve_command(["bash"]), ["bash"]) is None
+
+
+def test_exec_replay_lints_and_never_starts_the_command(tmp_path, fake_vllm):
+    """#22 item 2: `exec --replay SNAP -- …` judged the recorded host, then started the command on this machine (or
+    exited 127 without a `vllm` here)."""
+    marker = tmp_path / "started"
+    replay = [sys.executable, "-m", "ascend_doctor", "exec", "--replay", HEALTHY, "--select", "SERVE"]
+    good = [str(fake_vllm), "serve", "/models/Qwen3-8B", "--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
+    r = subprocess.run(replay + ["--"] + good, cwd=REPO, env=_env(FAKE_VLLM_MARKER=marker), capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0 and not marker.exists(), r.stderr
+    assert "linted, not started" in r.stderr and HEALTHY in r.stderr
+    bad = [str(fake_vllm), "serve", "/models/Qwen3-8B", "--tool-call-parser", "hermes"]
+    r = subprocess.run(replay + ["--"] + bad, cwd=REPO, env=_env(FAKE_VLLM_MARKER=marker), capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 1 and not marker.exists() and "NOT READY" in r.stderr
+    r = subprocess.run(replay + ["--", "vllm", "serve", "/m"], cwd=REPO, capture_output=True, text=True, timeout=120,
+                       env=_env(PATH="/nonexistent"))
+    assert r.returncode in (0, 1), "never 127: nothing is started"
+    r = subprocess.run(replay + ["--smoke", "--"] + good, cwd=REPO, env=_env(), capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2 and "--smoke needs the machine" in r.stderr
+    r = subprocess.run(replay + ["--"] + good, cwd=REPO, env=_env(FAKE_VLLM_MARKER=marker, ASCEND_DOCTOR_SKIP="1"),
+                       capture_output=True, text=True, timeout=120)
+    assert not marker.exists(), "the bypass does not start a replayed command either"
