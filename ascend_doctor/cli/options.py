@@ -220,6 +220,27 @@ def check_local_paths(options, config) -> None:
                                path=repr(path)))
 
 
+def _refuse_non_python(options, config) -> None:
+    """An executable given as --python that is not a Python interpreter (`/etc/hosts` with an x bit, a shell
+    script) is a usage error, said in one line — not a dozen checks unable to run, quoting the probe script (#22).
+    One tiny question (`sys.hexversion`); a hang proves nothing and is left to the probes' own time limits."""
+    from ascend_doctor.host import TIMEOUT
+    from ascend_doctor.localhost import LocalHost
+
+    res = LocalHost().run([options.python, "-c", "import sys; print(sys.hexversion)"],
+                          timeout=min(options.probe_timeout, 10.0))
+    if res.error == TIMEOUT:
+        return
+    out = res.stdout.strip()
+    if res.ok and out.isdigit():
+        return
+    said = (out or res.stderr.strip() or res.error_message or "").splitlines()
+    raise InputError(T("{where}: {python} is not a Python interpreter: asked for its version it {answer}",
+                       where=_where(config, 'python'), python=repr(options.python),
+                       answer=T("said {text}", text=repr(said[0][:120])) if said else
+                       T("exited {code} without a word", code=res.returncode)))
+
+
 def check_host_paths(options, config, replay_host=None) -> None:
     """The serving interpreter and the model directory must exist on the host judged: on this machine, or — for a
     replay — as an interpreter the snapshot recorded."""
@@ -238,6 +259,8 @@ def check_host_paths(options, config, replay_host=None) -> None:
         elif not os.access(options.python, os.X_OK):
             raise InputError(T("{where}: {python}: not executable", where=_where(config, 'python'),
                                python=repr(options.python)))
+        else:
+            _refuse_non_python(options, config)
     if options.model_dir and replay_host is None and not os.path.isdir(options.model_dir):
         what = T("is a file, not a directory") if os.path.exists(options.model_dir) else T("no such directory")
         raise InputError(T("{where}: {model_dir}: {what}", where=_where(config, 'model_dir'),

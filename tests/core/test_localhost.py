@@ -116,3 +116,25 @@ def test_localhost_is_forbidden_in_unit_tests_unless_marked(monkeypatch):
     monkeypatch.setenv(FORBID_ENV, "1")
     with pytest.raises(RuntimeError):
         LocalHost()
+
+
+@pytest.mark.parametrize("content, said", [
+    ("127.0.0.1 localhost\n", "Exec format error"),          # /etc/hosts with an x bit
+    ("#!/bin/sh\necho hi\n", "said 'hi'"),                    # a shell script
+    ("#!/bin/sh\nexit 0\n", "exited 0 without a word"),
+])
+def test_python_that_is_not_python_is_a_one_line_usage_error(tmp_path, content, said):
+    """#22 item 3: `check --python /etc/hosts` printed the doctor's whole probe script as the reason 12 checks could
+    not run, exit 1."""
+    import subprocess
+
+    from tests.helpers import REPO
+
+    fake = tmp_path / "python3"
+    fake.write_text(content)
+    fake.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "ASCEND_DOCTOR_FORBID_LOCALHOST"}
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "check", "--python", str(fake)], capture_output=True,
+                       text=True, env={**env, "PYTHONPATH": str(REPO)}, timeout=60)
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
+    assert "is not a Python interpreter" in r.stderr and said in r.stderr
