@@ -46,7 +46,8 @@ _PATTERNS_FREE_TEXT = [
     # need them intact.
     # The name may carry a prefix (`client_secret`, `db-password`): the keyword starts the match after `_`/`-` or at a
     # word boundary — no repeated prefix group, which made the search quadratic in the line length (#23).
-    (re.compile(r"(?i)(?:(?<=[_-])|\b)((?:password|passwd|pwd|pass|secret|token|passphrase|access[_-]?key)"
+    # A path component is not a name (`--python /etc/passwd: not executable` keeps its words, #22).
+    (re.compile(r"(?i)(?<![/\\.])(?:(?<=[_-])|\b)((?:password|passwd|pwd|pass|secret|token|passphrase|access[_-]?key)"
                 + _QUOTE + r"\s*[:=]\s*" + _QUOTE + r")(?!(?:Optional|Union|str|bool|int|float|list|dict|tuple|set|"
                 r"None|Literal|Any|Callable|Annotated|field)\b)(" + _VALUE + ")"), r"\1" + REDACTED),
 ]

@@ -161,7 +161,14 @@ class Registry:
         ign = [s.strip().upper() for s in ignore if s.strip()]
         for p in sel + ign:
             if not any(c.code.startswith(p) or c.slug.upper() == p for c in self.checks.values()):
-                raise InputError(T("unknown check code or prefix {p} (see `ascend-doctor list`)", p=repr(p)))
+                import difflib
+
+                names = sorted({c.code for c in self.checks.values()} | {c.slug.upper() for c in self.checks.values()}
+                               | {c.code.rstrip("0123456789") for c in self.checks.values()})
+                close = difflib.get_close_matches(p, names, n=3, cutoff=0.6)
+                hint = T("; did you mean {names}?", names=" or ".join(close)) if close else ""
+                raise InputError(T("unknown check code or prefix {p}{hint} (see `ascend-doctor list`)", p=repr(p),
+                                   hint=hint))
 
         def hit(c: Check, prefixes: list[str]) -> bool:
             return any(c.code.startswith(p) or c.slug.upper() == p for p in prefixes)

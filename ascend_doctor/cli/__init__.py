@@ -58,6 +58,19 @@ class DoctorGroup(DoctorGroupMixin, click.Group):
             cmd = getattr(importlib.import_module(mod), attr)
         return cmd
 
+    def resolve_command(self, ctx, args):
+        """click's own resolution, with the closest command named for a typo (`chek` -> check), as options have."""
+        if args and not args[0].startswith("-") and self.get_command(ctx, args[0]) is None:
+            import difflib
+
+            from ascend_doctor.i18n import T
+
+            close = difflib.get_close_matches(args[0], self.list_commands(ctx), n=2, cutoff=0.6)
+            if close:
+                ctx.fail(T("No such command {name}; did you mean {close}?", name=repr(args[0]),
+                           close=" or ".join(close)))
+        return super().resolve_command(ctx, args)
+
 
 @click.group(cls=DoctorGroup, epilog=EXIT_HELP, context_settings={"help_option_names": ["-h", "--help"],
                                                                    "max_content_width": 110})

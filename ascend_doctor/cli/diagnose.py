@@ -83,7 +83,16 @@ def _render_console(matches: List[signatures.Match], label: str, show_all: bool)
     con.print(f"{escape(label)}: " + ", ".join(parts))
 
 
-@click.command("diagnose", cls=DoctorCommand)
+DIAGNOSE_EXIT_HELP = """\b
+Exit codes:
+  0    no error signature matched (warnings may have)
+  1    at least one error signature matched
+  2    usage or input error (unreadable or oversized log, invalid --signatures catalogue)
+  3    internal error of ascend-doctor itself
+"""
+
+
+@click.command("diagnose", cls=DoctorCommand, epilog=DIAGNOSE_EXIT_HELP)
 @click.argument("logfile", metavar="LOGFILE|-")
 @click.option("--format", "fmt", type=click.Choice(["console", "json"]), default="console", show_default=True)
 @click.option("--all", "show_all", is_flag=True, help="Also show info and positive signatures (harmless lines, "

@@ -60,7 +60,8 @@ def _skipped_report(host, options, linted: list[str], started_at: datetime, t0: 
 @click.command("exec", cls=DoctorCommand, epilog=EXEC_HELP, context_settings={"allow_interspersed_args": False,
                                                            "help_option_names": ["-h", "--help"]})
 @host_options
-@click.option("--report", "report_path", metavar="FILE", help="Write the JSON report to FILE before starting COMMAND.")
+@click.option("--report", "report_path", metavar="FILE", help="Write the JSON report to FILE before starting COMMAND ('-': standard error, since "
+                   "standard output belongs to COMMAND).")
 @click.option("--smoke", is_flag=True, help="Start COMMAND as a child, wait until it is healthy, run the tool-calling "
                                             "smoke, report, keep serving.")
 @click.option("--strict", is_flag=True, help="With --smoke: stop the server and exit 1 when the smoke fails.")

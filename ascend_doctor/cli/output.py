@@ -67,6 +67,9 @@ class Outputs:
                 self.targets.append((kind, dest))
         if github:
             self.targets.append(("github", "-"))
+        # `--format json --json -` asks for the same thing twice: written once ("json and json cannot both go to
+        # stdout" was the message, #22).
+        self.targets = list(dict.fromkeys(self.targets))
         on_stdout = [k for k, d in self.targets if d == "-" and k in MACHINE]
         if len(on_stdout) > 1:
             raise InputError(T("{on_stdout} cannot both go to stdout: give one of them a file",

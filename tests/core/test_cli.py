@@ -211,3 +211,30 @@ def test_bare_command_prints_the_help(lang):
     first = r.stdout.splitlines()[0]
     assert first.startswith(("Usage:", "用法")) and "ascend-doctor [OPTIONS] COMMAND" in first
     assert len(r.stdout.splitlines()) > 10
+
+
+def test_typos_of_commands_and_check_codes_name_the_closest(tmp_path):
+    """#22 item 11: options had a did-you-mean; commands and check codes had none."""
+    from click.testing import CliRunner
+
+    from ascend_doctor.cli import cli
+
+    r = CliRunner().invoke(cli, ["chek"])
+    assert r.exit_code == 2 and "did you mean check" in r.output
+    r = CliRunner().invoke(cli, ["check", "--replay", str(REPO / "examples" / "healthy-a2.snapshot.json"),
+                                 "--select", "HOST1O2"])
+    assert r.exit_code == 2 and "did you mean HOST102" in r.output
+
+
+def test_the_same_machine_format_asked_twice_for_stdout_is_written_once():
+    """#22 item 11: `--format json --json -` said "json and json cannot both go to stdout"."""
+    import json as _json
+
+    from click.testing import CliRunner
+
+    from ascend_doctor.cli import cli
+
+    r = CliRunner().invoke(cli, ["check", "--replay", str(REPO / "examples" / "healthy-a2.snapshot.json"),
+                                 "--format", "json", "--json", "-"])
+    assert r.exit_code == 0, r.output
+    assert _json.loads(r.output)["command"] == "check"

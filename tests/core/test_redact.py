@@ -100,3 +100,10 @@ def test_pass_is_a_secret_name_only_as_a_whole_word():
     for name in ("PWD", "OLDPWD", "PASSTHROUGH_MODE", "BYPASS_PROXY"):
         assert not is_secret_name(name), name
     assert redact_text("bypass=1 passed=3 compass=n") == "bypass=1 passed=3 compass=n"
+
+
+def test_a_path_component_named_like_a_secret_keeps_the_words_after_it():
+    """#22 item 11: `--python /etc/passwd` became "<redacted> executable"."""
+    assert redact_text("--python: '/etc/passwd': not executable") == "--python: '/etc/passwd': not executable"
+    assert redact_text("/run/secrets/token: missing") == "/run/secrets/token: missing"
+    assert redact_text("passwd: hunter22") == "passwd: <redacted>"
