@@ -45,8 +45,8 @@ def stream_framing(ctx):
     vllm serve to tell them apart.
     """
     facts = ctx.fact("smoke")
-    fails, warns, evidence = [], [], []
-    seen, usable, skip_reason = answered_exchanges(ctx, facts, STREAM_TOOL, fails, evidence)
+    fails, warns, evidence, slow = [], [], [], []
+    seen, usable, skip_reason = answered_exchanges(ctx, facts, STREAM_TOOL, fails, evidence, slow)
     for name, x in usable:
         s = x.stream
         mine = []
@@ -76,6 +76,8 @@ def stream_framing(ctx):
         return ctx.skip(T("no streaming scenario ran: {skip_reason}", skip_reason=skip_reason))
     if fails:
         return ctx.fail(join("; ", fails), evidence)
+    if slow:
+        return ctx.unknown(join("; ", slow + warns), evidence)
     if warns:
         return ctx.warn(join("; ", warns), evidence)
     return ctx.ok(T("{seen} stream(s): well-formed SSE, one finish_reason, terminated by [DONE]", seen=seen))
@@ -155,8 +157,8 @@ def parallel_tool_calls(ctx):
     llama3_json handle lists); duplicated indices/ids are parser bugs fixed in later vLLM/vllm-ascend releases.
     """
     facts = ctx.fact("smoke")
-    fails, warns, evidence, oks = [], [], [], []
-    seen, usable, reason = answered_exchanges(ctx, facts, (S.PARALLEL, S.PARALLEL_STREAM), fails, evidence)
+    fails, warns, evidence, oks, slow = [], [], [], [], []
+    seen, usable, reason = answered_exchanges(ctx, facts, (S.PARALLEL, S.PARALLEL_STREAM), fails, evidence, slow)
     for name, x in usable:
         r = x.reply
         mine = []
@@ -191,6 +193,8 @@ def parallel_tool_calls(ctx):
         return ctx.skip(T("the parallel scenarios did not run: {reason}", reason=reason))
     if fails:
         return ctx.fail(join("; ", fails + warns), evidence)
+    if slow:
+        return ctx.unknown(join("; ", slow + warns + oks), evidence)
     if warns:
         return ctx.warn(join("; ", warns + oks), evidence)
     return ctx.ok(T("{oks}, distinct ids and indices", oks=join("; ", oks)))

@@ -78,6 +78,9 @@ class Exchange(Model):
     content_type: str = ""
     latency_ms: Optional[float] = None
     ttft_ms: Optional[float] = None
+    last_chunk_ms: Optional[float] = Field(None, description="When the last bytes arrived (a timed-out stream that "
+                                                             "was still arriving is slow, not stuck)")
+    timeout_s: Optional[float] = Field(None, description="The per-request timeout this exchange ran under")
     error_kind: Optional[str] = Field(None, description="timeout, connect, reset, protocol, too_large, other")
     error: Optional[str] = None
     body_text: str = ""
@@ -380,6 +383,7 @@ class SmokeClient:
     def _do(self, x: Exchange, method: str, rel: str, payload: Optional[dict]) -> Exchange:
         t0 = time.monotonic()
         deadline = t0 + self.timeout
+        x.timeout_s = self.timeout
         raw = bytearray()
         seen = 0
         try:
@@ -389,6 +393,8 @@ class SmokeClient:
                 for chunk in resp.iter_bytes():
                     if chunk and x.ttft_ms is None:
                         x.ttft_ms = round((time.monotonic() - t0) * 1000, 1)
+                    if chunk:
+                        x.last_chunk_ms = round((time.monotonic() - t0) * 1000, 1)
                     seen += len(chunk)
                     if seen > MAX_BODY:  # stop reading: keeping (or waiting for) megabytes helps nobody
                         raw.extend(chunk[:MAX_BODY - len(raw)])

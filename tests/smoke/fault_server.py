@@ -166,6 +166,7 @@ class ScriptedServer:
                     parts = [f"data: {e if isinstance(e, str) else json.dumps(e, ensure_ascii=False)}\n\n"
                              for e in t["sse"]]
                     payload = "".join(parts).encode("utf-8")
+                    events = [p.encode("utf-8") for p in parts]
                     headers.setdefault("content-type", "text/event-stream")
                 else:
                     payload = str(t.get("raw", "")).encode("utf-8")
@@ -176,7 +177,16 @@ class ScriptedServer:
                 self.send_header("content-length", str(len(payload)))
                 self.end_headers()
                 try:
-                    if t.get("dribble_s"):
+                    if "sse" in t and (t.get("event_delay_s") or t.get("stall_after") is not None):
+                        # One event at a time: `event_delay_s` between events (a slow server), or a silence of
+                        # `stall_s` after `stall_after` events (a stuck one).
+                        for i, part in enumerate(events):
+                            if t.get("stall_after") is not None and i == int(t["stall_after"]):
+                                time.sleep(float(t.get("stall_s", 30)))
+                            self.wfile.write(part)
+                            self.wfile.flush()
+                            time.sleep(float(t.get("event_delay_s") or 0))
+                    elif t.get("dribble_s"):
                         for i in range(len(payload)):
                             self.wfile.write(payload[i:i + 1])
                             self.wfile.flush()

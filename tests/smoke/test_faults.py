@@ -68,7 +68,11 @@ FAULTS = {
     "slow": {"TOOL101": "fail"},
     "reset": {"TOOL103": "fail"},
     "non_json": {"SRV103": "fail"},
+    # #22 item 10: a timeout while events still arrive is slow, not broken (unknown, with the speed); a stall fails.
+    "slow_stream": {"TOOL108": "unknown", "TOOL110": "unknown"},
+    "stalled_stream": {"TOOL108": "fail", "TOOL110": "fail"},
 }
+TIMEOUTS = {"slow": 1.0, "slow_stream": 3.0, "stalled_stream": 3.0}
 MESSAGES = {
     "dsml_leak": ("TOOL113", "DSML"),
     "nul_args": ("TOOL105", "'\\x00'"),
@@ -83,13 +87,15 @@ MESSAGES = {
     "slow": ("TOOL101", "timeout"),
     "reset": ("TOOL103", "reset"),
     "non_json": ("SRV103", "not JSON"),
+    "slow_stream": ("TOOL110", "still generating when the 3 s timeout ended it"),
+    "stalled_stream": ("TOOL110", "no complete answer within the timeout"),
 }
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 def test_fault_yields_its_finding(fault):
     with ScriptedServer(fault) as srv:
-        facts, found = run(srv, timeout=1.0 if fault == "slow" else 10.0)
+        facts, found = run(srv, timeout=TIMEOUTS.get(fault, 10.0))
     assert not_passing(found) == FAULTS[fault]
     assert all(f.status != Status.ERROR for f in found.values()), "a check crashed"
     code, needle = MESSAGES[fault]
