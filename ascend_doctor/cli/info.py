@@ -32,7 +32,7 @@ def list_checks(checks_dirs, fmt):
     from ascend_doctor.render.console import make_console
 
     con = make_console()
-    # Fewer columns on a narrow terminal, the title cut with an ellipsis: a table never breaks (80 columns fit).
+    # Fewer columns on a narrow terminal; the title wraps in its column, never cut (#22: 64 of 98 titles ended in "…").
     if con.width >= 150:
         cols = ("code", "slug", "family", "severity", "stage", "source", "title")
     elif con.width >= 100:
@@ -48,7 +48,7 @@ def list_checks(checks_dirs, fmt):
     widths["title"] = max(con.width - sum(widths.values()) - 2 * len(widths), 10)
     t = Table(box=None, pad_edge=False)
     for col in cols:
-        t.add_column(heads[col], no_wrap=True, overflow="ellipsis", width=widths[col])
+        t.add_column(heads[col], no_wrap=col != "title", overflow="fold", width=widths[col])
     for r in rows:
         t.add_row(*(r[k] for k in cols))
     con.print(t)

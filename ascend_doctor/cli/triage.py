@@ -27,26 +27,34 @@ def triage_console(report, file=None, verbose: bool = False, **kwargs) -> None:
     """The answer's order first (cause, other problems, what to paste), then the usual per-family report."""
     from ascend_doctor.i18n import localize, tr
 
+    from ascend_doctor.render.console import make_console, paragraph
+
     t = report.triage
-    out = file or sys.stdout
     if t is not None:
+        con = make_console(file)
         by_code = {f.code: f for f in report.findings}
         found = tr(", ").join(f"{s.kind} {s.lines}" for s in t.sections[:8]) or tr("no known section found")
-        lines = [tr("triage of {source} ({lines} lines): {sections}", source=t.source, lines=t.lines,
-                    sections=found)]
+        # (first-line prefix, text, indent of the wrapped lines): wrapped to the terminal, never one 365-column line.
+        lines = [("", tr("triage of {source} ({lines} lines): {sections}", source=t.source, lines=t.lines,
+                         sections=found), "  ")]
         if t.root_cause and t.root_cause in by_code:
             f = by_code[t.root_cause]
-            lines += ["", tr("most likely cause: {code} {title}", code=f.code, title=tr(f.title)),
-                      f"  {localize(f.message, f.message_template, f.message_fields)}",
-                      "  " + tr("why: {why}", why=t.text("root_cause_why"))]
+            lines += [None, ("", tr("most likely cause: {code} {title}", code=f.code, title=tr(f.title)), "  "),
+                      ("  ", localize(f.message, f.message_template, f.message_fields), "  "),
+                      ("  ", tr("why: {why}", why=t.text("root_cause_why")), "       ")]
             if f.remediation:
-                lines.append("  " + tr("fix: {fix}", fix=localize(f.remediation, f.remediation_template,
-                                                                  f.remediation_fields)))
+                lines.append(("  ", tr("fix: {fix}", fix=localize(f.remediation, f.remediation_template,
+                                                                 f.remediation_fields)), "       "))
         if t.others:
-            lines += ["", tr("also: {codes}", codes=", ".join(t.others))]
+            lines += [None, ("", tr("also: {codes}", codes=", ".join(t.others)), "      ")]
         if t.missing:
-            lines += ["", tr("to decide the rest, paste:")] + [f"  - {m}" for m in t.text("missing")]
-        out.write("\n".join(lines) + "\n\n")
+            lines += [None, ("", tr("to decide the rest, paste:"), "")] + [("  - ", m, "    ")
+                                                                           for m in t.text("missing")]
+        for item in lines + [None]:
+            if item is None:
+                con.print()
+            else:
+                paragraph(con, *item)
     default_console(report, file=file, verbose=verbose, **kwargs)
 
 

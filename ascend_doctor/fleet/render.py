@@ -11,7 +11,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from ascend_doctor.i18n import localize, tr
-from ascend_doctor.render.console import STATUS_ICON, make_console, pad_cells, status_label, summary_line
+from ascend_doctor.render.console import (
+    STATUS_ICON,
+    make_console,
+    pad_cells,
+    print_wrapped_markup,
+    status_label,
+    summary_line,
+)
 from ascend_doctor.report import Finding, Report, Status
 
 _CELL = STATUS_ICON  # one icon set for the per-node cells and the main console
@@ -123,4 +130,5 @@ def render_fleet(report: Report, file: Optional[TextIO] = None, verbose: bool = 
             console.print(f"  [green]{escape(tr('fix:'))}[/green] {escape(fix)}")
     for note in report.note_texts():
         console.print("\n[yellow]" + escape(tr("note: {note}", note=note)) + "[/yellow]")
-    console.print("\n" + summary_line(report, scope=tr("{n} node(s): ", n=len(nodes))))
+    console.print()
+    print_wrapped_markup(console, summary_line(report, scope=tr("{n} node(s): ", n=len(nodes))))

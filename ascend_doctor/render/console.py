@@ -99,6 +99,20 @@ def _para(console: Console, first: str, text: str, style: str = "", rest: Option
             console.print(Text(line, style=style), soft_wrap=True)
 
 
+def paragraph(console: Console, first: str, text: str, rest: str) -> None:
+    """`text` wrapped to the console, after `first` on its first line and `rest` on the others (no markup)."""
+    _para(console, first, text, rest=rest)
+
+
+def print_wrapped_markup(console: Console, markup: str) -> None:
+    """A line of rich markup (the verdict line) wrapped at word boundaries to the console width, styles kept: never
+    broken mid-word by the terminal ("(fai|l-on", #22), and measured in cells (Chinese is two per character)."""
+    text = Text.from_markup(markup)
+    for line in text.wrap(console, max(console.width, 40)):
+        line.rstrip()
+        console.print(line, soft_wrap=True)
+
+
 def pad_cells(text: str, width: int) -> str:
     """`text` padded with spaces to `width` terminal cells (a CJK character takes two)."""
     return text + " " * max(width - cell_len(text), 0)
@@ -344,7 +358,7 @@ def render_console(
     quiet = quiet or only_problems
     _header(console, report)
     console.print()
-    console.print(summary_line(report), soft_wrap=True)
+    print_wrapped_markup(console, summary_line(report))
     why = incomplete_line(report)
     if why:
         _para(console, "", why, style="yellow")
