@@ -69,8 +69,7 @@ def _render_console(matches: List[signatures.Match], label: str, show_all: bool)
                     else "")
         con.print(f"[{style}]{s.kind.upper():<8}[/{style}] [bold]{code}[/bold]{escape(s.id)}{fallback}"
                   f"  [dim]{escape(s.component)}[/dim]")
-        con.print(f"  [cyan]{escape(tr('line {line}:', line=m.line))}[/cyan] {escape(redact_text(m.excerpt))}",
-                  soft_wrap=True)
+        para("  " + tr("line {line}:", line=m.line) + " ", redact_text(m.excerpt), style="cyan")
         para("  " + tr("meaning:") + " ", tr(s.meaning))
         para("  " + tr("fix:") + "     ", tr(s.fix))
         para("  " + tr("source:") + "  ", f"{s.source} ({s.confidence})", style="dim")

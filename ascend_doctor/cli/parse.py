@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import click
 
 from ascend_doctor.cli.i18n_click import DoctorCommand
@@ -33,7 +32,9 @@ def parse(kind, file, fmt, list_kinds):
             click.echo(dump_json([{"kind": name, "expects": kinds[name][1]} for name in sorted(kinds)]))
             return
         for name in sorted(kinds):
-            click.echo(f"{name:<24} {tr(kinds[name][1])}")
+            from ascend_doctor.render.console import make_console, paragraph
+
+            paragraph(make_console(), f"{name:<24} ", tr(kinds[name][1]), " " * 25)
         return
     if not kind or not file:
         raise InputError(T("usage: ascend-doctor parse KIND FILE (see --list for the kinds)"))

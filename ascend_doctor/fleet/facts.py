@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ascend_doctor.facts import FactStore
 from ascend_doctor.errors import FactUnavailable
+from ascend_doctor.facts import FactStore
 from ascend_doctor.host import normalize_name
+from ascend_doctor.i18n import T
 from ascend_doctor.options import RunOptions
 from ascend_doctor.stack import npu_models
 from ascend_doctor.units import human_bytes
@@ -73,7 +74,7 @@ def summarize(facts: dict[str, Any]) -> dict[str, dict[str, Optional[str]]]:
     def get(name: str, group: str) -> Any:
         val = facts.get(name)
         if isinstance(val, Unavailable):
-            out[group][f"({name})"] = f"unavailable: {val.reason}"
+            out[group][f"({name})"] = T("unavailable: {reason}", reason=val.reason)
             return None
         return val
 
@@ -101,7 +102,7 @@ def summarize(facts: dict[str, Any]) -> dict[str, dict[str, Optional[str]]]:
             for c in smi.info.chips:
                 out["devices"][f"NPU {c.npu_id} chip {c.chip_id} health"] = c.health
         else:
-            out["devices"]["NPU chips"] = f"none ({smi.reason()})"
+            out["devices"]["NPU chips"] = T("none ({reason})", reason=smi.reason())  # a message: it reads in zh too
     hccn = get("hccn", "devices")
     if hccn is not None:
         if hccn.tool_error:

@@ -4,9 +4,11 @@ findings only (status, node, details.value) — nothing is re-evaluated here."""
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from typing import Optional, TextIO
 
+from rich.cells import cell_len
 from rich.markup import escape
 from rich.table import Table
 
@@ -67,11 +69,11 @@ def _width(code: str) -> int:
 
 def render_fleet(report: Report, file: Optional[TextIO] = None, verbose: bool = False, quiet: bool = False) -> None:
     console = make_console(file)
-    console.print(
-        f"[bold]ascend-doctor {report.tool_version}[/bold] — "
-        + escape(tr("fleet: {name}", name=report.host.hostname))
-        + f" [dim]{escape(report.host.source)}[/dim]"
-    )
+    counted = re.match(r"^(\d+) node\(s\), (\d+) answered$", report.host.hostname)
+    name = tr("{n} node(s), {answered} answered", n=counted.group(1), answered=counted.group(2)) if counted \
+        else report.host.hostname
+    print_wrapped_markup(console, f"[bold]ascend-doctor {report.tool_version}[/bold] — "
+                         + escape(tr("fleet: {name}", name=name)) + f" [dim]{escape(report.host.source)}[/dim]")
     nodes, columns, cells = fleet_matrix(report)
     if columns:
         node_w = max(len(n) for n in nodes) + 2
@@ -114,10 +116,11 @@ def render_fleet(report: Report, file: Optional[TextIO] = None, verbose: bool = 
         for f in fs:
             icon, style = _CELL[f.status]
             label = pad_cells(status_label(f.status), 7)
-            console.print(
+            print_wrapped_markup(
+                console,
                 f"  [{style}]{icon} {label}[/{style}] [bold]{escape(f.node or '-')}[/bold]: "
                 f"{escape(localize(f.message, f.message_template, f.message_fields))}",
-                soft_wrap=False,
+                indent=" " * (cell_len(label) + 5),
             )
         fixes = list(
             dict.fromkeys(
@@ -127,7 +130,8 @@ def render_fleet(report: Report, file: Optional[TextIO] = None, verbose: bool = 
             )
         )
         for fix in fixes[:2]:
-            console.print(f"  [green]{escape(tr('fix:'))}[/green] {escape(fix)}")
+            print_wrapped_markup(console, f"  [green]{escape(tr('fix:'))}[/green] {escape(fix)}",
+                                 indent=" " * (cell_len(tr("fix:")) + 3))
     for note in report.note_texts():
         console.print("\n[yellow]" + escape(tr("note: {note}", note=note)) + "[/yellow]")
     console.print()

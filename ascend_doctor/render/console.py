@@ -104,13 +104,14 @@ def paragraph(console: Console, first: str, text: str, rest: str) -> None:
     _para(console, first, text, rest=rest)
 
 
-def print_wrapped_markup(console: Console, markup: str) -> None:
-    """A line of rich markup (the verdict line) wrapped at word boundaries to the console width, styles kept: never
-    broken mid-word by the terminal ("(fai|l-on", #22), and measured in cells (Chinese is two per character)."""
+def print_wrapped_markup(console: Console, markup: str, indent: str = "") -> None:
+    """A line of rich markup (the verdict line, a fleet finding) wrapped at word boundaries to the console width,
+    styles kept, the wrapped lines indented by `indent`: never broken mid-word by the terminal ("(fai|l-on", #22),
+    and measured in cells (Chinese is two per character)."""
     text = Text.from_markup(markup)
-    for line in text.wrap(console, max(console.width, 40)):
+    for i, line in enumerate(text.wrap(console, max(console.width, 40) - cell_len(indent))):
         line.rstrip()
-        console.print(line, soft_wrap=True)
+        console.print(Text(indent) + line if i and indent else line, soft_wrap=True)
 
 
 def pad_cells(text: str, width: int) -> str:

@@ -22,11 +22,28 @@ def has_wide(text: str) -> bool:
     return bool(_WIDE.search(text))
 
 
+def _folded(tokens: list[str], room: int):
+    """The tokens, each one wider than `room` cells cut into pieces that fit."""
+    for tok in tokens:
+        if tok.isspace() or cell_len(tok) <= room:
+            yield tok
+            continue
+        piece = ""
+        for ch in tok:
+            if cell_len(piece + ch) > room:
+                yield piece
+                piece = ""
+            piece += ch
+        if piece:
+            yield piece
+
+
 def wrap(text: str, width: int, initial_indent: str = "", subsequent_indent: str = "") -> list[str]:
-    """Lines of at most `width` cells (a single word longer than that stays whole, as textwrap does)."""
+    """Lines of at most `width` cells. A single word longer than a whole line (a path list, a URL) is folded across
+    lines rather than left to overrun the terminal (#22: "wrapped, never cut")."""
     if not has_wide(text + initial_indent + subsequent_indent):
         return textwrap.wrap(text, width=width, initial_indent=initial_indent, subsequent_indent=subsequent_indent,
-                             break_on_hyphens=False, break_long_words=False)
+                             break_on_hyphens=False, break_long_words=True)
     lines: list[str] = []
     toks: list[str] = []  # the current line's tokens after its indent (spaces included)
     indent = initial_indent
@@ -34,7 +51,8 @@ def wrap(text: str, width: int, initial_indent: str = "", subsequent_indent: str
     def cells(items: list[str]) -> int:
         return cell_len(indent) + sum(cell_len(t) for t in items)
 
-    for tok in _TOKENS.findall(text.strip()):
+    room = max(width - cell_len(subsequent_indent), 1)
+    for tok in _folded(_TOKENS.findall(text.strip()), room):
         if tok.isspace():
             if toks:
                 toks.append(" ")
