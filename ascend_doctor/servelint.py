@@ -100,8 +100,8 @@ def visible_npus(ctx, cmd):
     smi = ctx.try_fact("npu_smi")
     evidence = []
     if smi is None or not smi.usable:
-        return None, evidence, ("npu-smi gave no device table: " + (smi.reason() if smi is not None else
-                                                                     "npu_smi fact unavailable"))
+        return None, evidence, T("npu-smi gave no device table: {reason}", reason=smi.reason() if smi is not None
+                                 else T("the npu_smi fact is unavailable"))
     chips = list(smi.info.chips)
     evidence.append(ev("cmd: npu-smi info", f"{len(chips)} chip(s): "
                                             + ", ".join(f"NPU {c.npu_id} chip {c.chip_id}" for c in chips)))

@@ -202,7 +202,8 @@ def npu_health(ctx):
         why = []
         for npu in missing:
             res = by_npu.get(npu)
-            why.append(f"NPU {npu}: " + ("not asked (out of time)" if res is None else
+            # No result: a live run ran out of time before asking; a replay or a paste never had the answer.
+            why.append(f"NPU {npu}: " + ("no answer (not asked in time, or not in the input)" if res is None else
                                          res.command.why_not or res.parse_error or "no answer"))
         evidence.append(ev("npu-smi info -t health -i N", "\n".join(why), ok=False))
         if health is None:

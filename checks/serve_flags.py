@@ -9,7 +9,7 @@ import difflib
 from typing import Optional
 
 from ascend_doctor.evaluator import ev
-from ascend_doctor.i18n import T, join
+from ascend_doctor.i18n import T, capitalized, join
 from ascend_doctor.registry import check
 from ascend_doctor.servelint import CMD_NEEDS, cmd_evidence, cmd_or_skip, installed_names, stack_text, vllm_version
 from ascend_doctor.versions import try_parse_version
@@ -22,13 +22,14 @@ def _upgrade_hint(ctx, kind: str, name: str) -> tuple[str, Optional[str]]:
     m = ctx.matrix
     first = m.first_vllm_release_with(kind, name)
     if not first:
-        return f"no vLLM release in the matrix registers {name!r}", None
+        return T("no vLLM release in the matrix registers {name}", name=repr(name)), None
     before = m.last_vllm_release_without(kind, name)
-    since = f"{name!r} first appears in vLLM {first}" + (f" (vLLM {before} does not have it)" if before else "")
+    since = T("{name} first appears in vLLM {first} (vLLM {before} does not have it)", name=repr(name), first=first,
+              before=before) if before else T("{name} first appears in vLLM {first}", name=repr(name), first=first)
     ascend = m.first_ascend_release_with(kind, name)
     if ascend is not None:
-        return f"{since}; the first vllm-ascend release with it is v{ascend.version} (vLLM {ascend.vllm[0]})", \
-            ascend.version
+        return T("{since}; the first vllm-ascend release with it is v{version} (vLLM {vllm})", since=since,
+                 version=ascend.version, vllm=ascend.vllm[0]), ascend.version
     return since, None
 
 
@@ -58,21 +59,23 @@ def _name_check(ctx, option: str, attr: str, kind: str, plugin_option: str):
     msg = T("{flag} {name} is not registered in the installed {stack}: vLLM will refuse to start", flag=flag,
             name=name, stack=stack_text(ctx))
     if newer:
-        msg += f"; {hint}"
+        msg = join("; ", [msg, hint])
     if cmd.has(plugin_option):
-        return ctx.warn(msg + f" unless --{plugin_option.replace('_', '-')} registers it", evidence)
+        return ctx.warn(T("{msg} unless {flag} registers it", msg=msg, flag="--" + plugin_option.replace("_", "-")),
+                        evidence)
     fixes = []
     if newer:
         row = ctx.matrix.vllm_ascend_release(ascend) if ascend else None
         target = f"vllm-ascend v{ascend} (vLLM {row.vllm[0]})" if row else f"vLLM {first}"
         fixes.append(T("upgrade the serving stack to {target} or newer (e.g. image "
-                       "quay.io/ascend/vllm-ascend:v{ascend})", target=target, ascend=ascend) if ascend else T("upgrade the serving stack to {target} or newer", target=target))
+                       "quay.io/ascend/vllm-ascend:v{ascend})", target=target, ascend=ascend) if ascend else
+                     T("upgrade the serving stack to {target} or newer", target=target))
     if close:
         fixes.append(T("or use a name this vLLM has: {close}", close=', '.join(close)))
     elif not newer:
         fixes.append(T("use one of: {names}", names=', '.join(sorted(names))))
     rem = join("; ", fixes)
-    return ctx.fail(msg, evidence, remediation=(rem[:1].upper() + rem[1:] + ".") if rem else None,
+    return ctx.fail(msg, evidence, remediation=capitalized(T("{fixes}.", fixes=rem)) if rem else None,
                     missing=name, first_vllm=first, vllm_ascend=ascend)
 
 

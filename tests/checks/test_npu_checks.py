@@ -100,7 +100,7 @@ def test_health_detail_not_read_is_never_a_pass():
     f = run_check("NPU101", {"npu_smi": smi([chip(0), chip(1), chip(2)]), "npu_health": hf})
     assert f.status == Status.UNKNOWN and "not read for NPU 1, 2" in f.message
     assert f.details["not_read"] == [1, 2]
-    assert any("NPU 1: not asked (out of time)" in e.excerpt and "NPU 2: `npu-smi info -t health -i 2` timed out"
+    assert any("NPU 1: no answer (not asked in time, or not in the input)" in e.excerpt and "NPU 2: `npu-smi info -t health -i 2` timed out"
                in e.excerpt for e in f.evidence)
     f = run_check("NPU101", {"npu_smi": smi([chip(0)])})  # the -t health probe gave nothing at all
     assert f.status == Status.UNKNOWN and "did not run" in f.message
