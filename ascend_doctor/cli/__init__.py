@@ -14,6 +14,7 @@ httpx (smoke), Ray (fleet) or the hook.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Optional
 
@@ -99,5 +100,9 @@ def main(argv: Optional[list[str]] = None) -> None:
     from ascend_doctor import i18n
 
     install()
+    env_lang = os.environ.get("ASCEND_DOCTOR_LANG", "").strip()
+    if env_lang and i18n.normalize(env_lang) is None:  # as `--lang fr` is refused, not silently ignored (#22)
+        sys.stderr.write(f"ascend-doctor: error: ASCEND_DOCTOR_LANG={env_lang!r} is not one of zh, en\n")
+        raise SystemExit(2)
     i18n.set_option(lang_from_argv(sys.argv[1:] if argv is None else argv))
     cli.main(args=argv, prog_name="ascend-doctor")

@@ -60,6 +60,14 @@ def _render_console(matches: List[signatures.Match], label: str, show_all: bool)
                 tr("No known error or warning signature found in {label}.", label=label))
         con.print(f"[green]{escape(text)}[/green]")
         return
+    from rich.cells import cell_len
+
+    labels = {k: tr(k) for k in ("meaning:", "fix:", "source:")}
+    wide = max(cell_len(v) for v in labels.values())
+
+    def _label(key: str) -> str:  # aligned in cells, in any language (含义： is 6 cells, meaning: 8)
+        return "  " + labels[key] + " " * (wide - cell_len(labels[key]) + 1)
+
     for m in matches:
         s = m.signature
         style = _STYLE.get(s.kind, "")
@@ -70,9 +78,9 @@ def _render_console(matches: List[signatures.Match], label: str, show_all: bool)
         con.print(f"[{style}]{s.kind.upper():<8}[/{style}] [bold]{code}[/bold]{escape(s.id)}{fallback}"
                   f"  [dim]{escape(s.component)}[/dim]")
         para("  " + tr("line {line}:", line=m.line) + " ", redact_text(m.excerpt), style="cyan")
-        para("  " + tr("meaning:") + " ", tr(s.meaning))
-        para("  " + tr("fix:") + "     ", tr(s.fix))
-        para("  " + tr("source:") + "  ", f"{s.source} ({s.confidence})", style="dim")
+        para(_label("meaning:"), tr(s.meaning))
+        para(_label("fix:"), tr(s.fix))
+        para(_label("source:"), f"{s.source} ({s.confidence})", style="dim")
         con.print("")
     counts = {k: sum(1 for m in matches if m.signature.kind == k and not m.also_seen) for k in signatures.KINDS}
     parts = [f"{n} {k}" for k, n in counts.items() if n]

@@ -238,3 +238,14 @@ def test_the_same_machine_format_asked_twice_for_stdout_is_written_once():
                                  "--format", "json", "--json", "-"])
     assert r.exit_code == 0, r.output
     assert _json.loads(r.output)["command"] == "check"
+
+
+def test_an_unknown_language_in_the_environment_is_refused_like_the_option(tmp_path):
+    """#22 item 8: `--lang fr` exits 2, `ASCEND_DOCTOR_LANG=fr` was silently ignored."""
+    import os
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "list"], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "ASCEND_DOCTOR_LANG": "fr", "PYTHONPATH": str(REPO)})
+    assert r.returncode == 2 and "ASCEND_DOCTOR_LANG='fr' is not one of zh, en" in r.stderr and not r.stdout
