@@ -51,7 +51,7 @@ def python_interpreter(ctx):
 
 @check("HOST102", "selinux-mode", severity="error", needs=["selinux", "container"])
 def selinux_mode(ctx):
-    """SELinux is not enforcing
+    """SELinux is permissive or disabled
 
     What it checks: /sys/fs/selinux/enforce (the kernel's own state), `getenforce` where present, and SELINUX= in
     /etc/selinux/config. When the sources disagree (the kernel says enforcing, getenforce says something else or

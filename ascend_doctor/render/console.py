@@ -125,9 +125,12 @@ def status_label(status: Status) -> str:
             Status.SKIP: tr("skip"), Status.ERROR: tr("error")}.get(status, status.value)
 
 
-def _head(console: Console, status: Status, title: str, waived: bool = False) -> None:
-    """`  ✘ fail    CODE title` with the title wrapping under itself."""
+def _head(console: Console, status: Status, title: str, waived: bool = False, gates: bool = True) -> None:
+    """`  ✘ fail    CODE title` with the title wrapping under itself; a fail or warning that does not decide the exit
+    code (`gates=False`: its severity is below --fail-on) is drawn in yellow, not red (#22)."""
     icon, style = STATUS_ICON[status]
+    if not gates and status == Status.FAIL:
+        style = "yellow"
     lead = f"  {icon} {pad_cells(status_label(status), 7)} "
     width = max(console.width, 40)
     lines = wrap(title + (" " + tr("(waived)") if waived else ""), width=width - cell_len(lead)) or [""]
@@ -189,9 +192,14 @@ def _evidence(console: Console, f: Finding, verbose: bool) -> None:
         console.print(Text(f"{INDENT}{more}", style="dim"))
 
 
-def _finding(console: Console, f: Finding, verbose: bool) -> None:
+def _finding(console: Console, f: Finding, verbose: bool, fail_on=None) -> None:
     node = f"[{f.node}] " if f.node else ""
-    _head(console, f.status, f"{f.code} {node}{tr(f.title)}", waived=f.waived is not None)
+    quiet = (fail_on is not None and f.waived is None and f.status in (Status.FAIL, Status.WARN)
+             and not gating(f, fail_on))
+    title = f"{f.code} {node}{tr(f.title)}" + (" " + tr("(severity {severity}: below --fail-on {fail_on}, does not "
+                                                          "fail the run)", severity=f.severity.value,
+                                                          fail_on=fail_on.value) if quiet else "")
+    _head(console, f.status, title, waived=f.waived is not None, gates=not quiet)
     _para(
         console,
         INDENT,
@@ -367,7 +375,9 @@ def render_console(
         _para(console, tr("note:") + " ", note, style="yellow")
     problems = sorted(
         (f for f in report.findings if f.status in PROBLEMS),
-        key=lambda f: (f.waived is not None, _ORDER[f.status], not gating(f, report.fail_on)),
+        # A finding that explains the others (`root_cause`, e.g. NPU100: no NPU at all) leads the first screen.
+        key=lambda f: (not (f.details.get("root_cause") and f.waived is None), f.waived is not None,
+                       _ORDER[f.status], not gating(f, report.fail_on)),
     )
     if verbose:
         shown, groups = problems, []
@@ -376,7 +386,7 @@ def render_console(
     if shown or groups:
         console.print()
     for f in shown:
-        _finding(console, f, verbose)
+        _finding(console, f, verbose, report.fail_on)
     for cause, items in groups:
         _group(console, report, cause, items)
     if quiet:

@@ -326,6 +326,9 @@ def test_a_recorded_timeout_replays_as_timed_out_not_absent(tmp_path: Path):
     r = run("check", "--replay", str(snap), "--select", "NPU", "--format", "json")
     rep = json.loads(r.stdout)
     for f in rep["findings"]:
+        if f["code"] == "NPU100":  # the NPUs' presence is read from sysfs and /dev, not from npu-smi
+            assert f["status"] == "pass"
+            continue
         assert f["status"] == "unknown" and "timed out" in f["message"] and "not found" not in f["message"]
 
 

@@ -115,7 +115,7 @@ def test_the_chinese_console_report_stays_inside_its_width(columns):
                         "examples/broken-host.snapshot.json"], cwd=REPO, capture_output=True, text=True, env=env,
                        timeout=120)
     lines = r.stdout.splitlines()
-    assert "未就绪 — 5 项失败" in r.stdout and "✘ 失败    HOST102 SELinux 未处于 enforcing 模式" in r.stdout
+    assert "未就绪 — 5 项失败" in r.stdout and "✘ 失败    HOST102 SELinux 处于 permissive 或 disabled 模式" in r.stdout
     # What an operator acts on, in Chinese, with the values and the commands verbatim.
     flat = " ".join(ln.strip() for ln in lines)
     for text in ("SELinux 处于 enforcing 模式", "硬限制低于 65535（需要 root 才能提高）", "/dev/shm 为 64 MiB，低于最低要求 1 GiB",
@@ -140,7 +140,7 @@ def test_json_records_the_language_and_stays_english():
     data = json.loads(r.stdout)
     assert data["lang"] == "zh"
     f = next(x for x in data["findings"] if x["code"] == "HOST102")
-    assert f["title"] == "SELinux is not enforcing" and f["message"] == "SELinux is enforcing"
+    assert f["title"] == "SELinux is permissive or disabled" and f["message"] == "SELinux is enforcing"
 
 
 def test_every_check_has_its_explain_doc_in_chinese():
@@ -163,7 +163,7 @@ def test_explain_prints_the_chinese_doc():
 
     r = CliRunner().invoke(cli, ["explain", "HOST102", "--lang", "zh"])
     assert r.exit_code == 0
-    assert "SELinux 未处于 enforcing 模式" in r.output and "检查内容：" in r.output and "如何修复：" in r.output
+    assert "SELinux 处于 permissive 或 disabled 模式" in r.output and "检查内容：" in r.output and "如何修复：" in r.output
     assert "`setenforce 0`" in r.output  # commands stay verbatim
     assert "not translated" not in r.output and "尚未翻译" not in r.output
     for code in ("TOOL101", "SRV105", "TRIAGE101", "FLEET106"):

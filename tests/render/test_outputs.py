@@ -188,3 +188,24 @@ def test_sarif_describes_a_checks_dir_rule_from_its_doc(tmp_path: Path):
     (rule,) = json.loads(out.read_text())["runs"][0]["tool"]["driver"]["rules"]
     assert rule["id"] == "SITE101" and "the site runbook says so" in rule["fullDescription"]["text"]
     assert rule["help"]["text"].startswith("follow the runbook, step 3.")
+
+
+def test_the_first_screen_leads_with_the_missing_npu_and_marks_what_does_not_gate(tmp_path):
+    """#22 item 5: without an NPU the first screen led with CANN101 and container mounts, the decisive fact only in
+    a skip reason under -v; a warning-level fail looked like one that fails the run."""
+    import json as _json
+
+    data = _json.loads(BROKEN.read_text())
+    data["files"] = {k: v for k, v in data["files"].items() if not k.startswith("/sys/bus/pci/devices/")}
+    data["dirs"]["/sys/bus/pci/devices"] = {"entries": ["0000:00:00.0"]}
+    data["dirs"]["/dev"] = {"entries": ["null", "zero", "tty"]}
+    snap = tmp_path / "no-npu.snapshot.json"
+    snap.write_text(_json.dumps(data))
+    r = run("check", "--replay", str(snap), env={"COLUMNS": "100"})
+    problems = [line for line in r.stdout.splitlines() if line.startswith("  ✘ ") or line.startswith("  ⚠ ")]
+    assert problems[0].startswith("  ✘ fail    NPU100"), problems[:3]
+    assert "no Ascend NPU here" in r.stdout
+    r = run("check", "--replay", str(BROKEN), env={"COLUMNS": "200"})
+    line = next(x for x in r.stdout.splitlines() if "HOST107" in x)
+    assert "below --fail-on error, does not fail the run" in line
+    assert "does not fail the run" not in next(x for x in r.stdout.splitlines() if "HOST102" in x)
