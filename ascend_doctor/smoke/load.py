@@ -136,8 +136,9 @@ async def run_load_async(base_url: str, model: str, *, total: int, concurrency: 
     # that it must then serve in lock-step waves for the whole run (a synchronised herd measures the server's
     # queue, not its latency). 100 workers ramp in 0.1 s.
     workers = [asyncio.ensure_future(worker(k * RAMP_STEP_S)) for k in range(concurrency)]
+    gathered = asyncio.gather(*workers)
     try:
-        await asyncio.wait_for(asyncio.gather(*workers), budget)
+        await asyncio.wait_for(gathered, budget)
     except asyncio.TimeoutError:
         result.stopped_early = (f"the run exceeded its {budget:g}s budget after {result.completed}/{total} "
                                 "requests; the rest were cancelled")
@@ -145,6 +146,11 @@ async def run_load_async(base_url: str, model: str, *, total: int, concurrency: 
         for w in workers:
             w.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
+        if gathered.done():  # retrieved, so Ctrl-C ends with one line, not "exception was never retrieved" (#22)
+            try:
+                gathered.exception()
+            except (asyncio.CancelledError, asyncio.InvalidStateError):
+                pass
         if progress is not None:
             progress.stop()
     result.wall_s = round(time.monotonic() - t_start, 3)

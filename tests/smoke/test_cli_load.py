@@ -140,3 +140,26 @@ def test_check_with_smoke_url_appends_the_smoke_findings():
     assert smoke["TOOL113"] == "fail" and smoke["SRV101"] == "pass"
     assert r.exit_code == 1  # the leak is an error-level failure
     assert any(f["family"] not in ("SRV", "TOOL") for f in rep["findings"])  # the static checks ran too
+
+
+def test_ctrl_c_during_the_load_is_one_line_and_exit_130():
+    """#22 item 11: Ctrl-C during `smoke --load` exited 130 but printed an asyncio traceback."""
+    import json as _json
+    import os as _os
+    import signal as _signal
+    import subprocess as _subprocess
+    import sys as _sys
+    import time as _time
+
+    from tests.helpers import REPO
+    from tests.smoke.fault_server import GOOD, ScriptedServer
+
+    slow = {"status": 200, "delay_s": 0.5, "json": _json.loads((GOOD / "named.json").read_text())["json"]}
+    with ScriptedServer(overrides={"named": slow}) as srv:
+        p = _subprocess.Popen([_sys.executable, "-m", "ascend_doctor", "smoke", "--base-url", srv.base_url,
+                               "--load", "50", "--concurrency", "4"], stdout=_subprocess.PIPE,
+                              stderr=_subprocess.PIPE, text=True, env={**_os.environ, "PYTHONPATH": str(REPO)})
+        _time.sleep(4)
+        p.send_signal(_signal.SIGINT)
+        _out, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and "Traceback" not in err and "never retrieved" not in err, err[-2000:]
