@@ -321,6 +321,11 @@ def _diagnose(text: str) -> Optional[Tuple[str, str, str, str]]:
     return None
 
 
+# Findings that, when they fail, explain a failed import or device open (aclInit/set-device 507033, EL0004 …): the
+# report points at them ("first fix what CTR101 reports above", #22) instead of repeating a generic fix.
+DEVICE_CAUSES = ["NPU100", "CTR101", "CTR102", "DRV101", "NPU102", "NPU103", "CANN104", "CANN106"]
+
+
 @check("TORCH104", "torch-npu-import", severity="critical", needs=["import_probe"])
 def torch_npu_import(ctx):
     """`import torch, torch_npu` works and sees the NPUs (isolated child process)
@@ -366,7 +371,7 @@ def torch_npu_import(ctx):
                           "another process or the driver is wedged", stage=stage), evidence,
                         remediation=found[1] if found else
                         T("Check `npu-smi info` for processes holding the NPUs and stop them; if npu-smi itself "
-                          "hangs, the driver needs a reset/reboot."))
+                          "hangs, the driver needs a reset/reboot."), see=DEVICE_CAUSES)
     if f.signal:
         cause = found[0] if found else T("CANN and the NPU driver do not match (a segfault in the import is the "
                                          "typical symptom), or torch_npu was built for another CANN")
@@ -374,7 +379,7 @@ def torch_npu_import(ctx):
                           signal=f.signal, stage=stage, cause=cause), evidence,
                         remediation=found[1] if found else
                         T("Install the HDK driver released with your CANN (see CANN106) and the torch_npu built for "
-                          "your CANN (see TORCH102)."))
+                          "your CANN (see TORCH102)."), see=DEVICE_CAUSES)
     if f.error_type:
         cause = found[0] if found else T("see the exception")
         what = {"torch": T("importing torch"), "device": T("asking torch.npu for devices")}.get(
@@ -382,12 +387,12 @@ def torch_npu_import(ctx):
         return ctx.fail(T("{what} failed ({error_type}: {splitlines}) — likely cause: {cause}", what=what,
                           error_type=f.error_type, splitlines=(f.error or '').splitlines()[0][:200] if f.error else '',
                           cause=cause),
-                        evidence, remediation=found[1] if found else None)
+                        evidence, remediation=found[1] if found else None, see=DEVICE_CAUSES)
     if f.returncode not in (0, None) or f.stage != "done":
         return ctx.fail(T("the import child exited with {returncode} at stage '{stage}' without a result{value}",
                           returncode=f.returncode, stage=stage,
                           value=T(" — likely cause: {found}", found=found[0]) if found else ''), evidence,
-                        remediation=found[1] if found else None)
+                        remediation=found[1] if found else None, see=DEVICE_CAUSES)
     if not f.npu_available or not f.device_count:
         return ctx.fail(T("torch {torch} / torch_npu {torch_npu} imported, but no NPU is visible "
                           "(device_count={device_count})", torch=f.torch,

@@ -197,8 +197,14 @@ def vllm_ascend_pair(ctx):
         return ctx.ok(T("vllm-ascend {version} with vLLM {seen}{via}: the release it targets", version=va.version,
                         seen=seen, via=via), evidence)
     others = m.releases_for_vllm(seen)
-    alt = (T("; or `pip install vllm-ascend=={version}`, the release made for vLLM {seen}", version=others[-1].version,
-             seen=seen) if others else "")
+    # The other release with its own pins: `pip install vllm-ascend==X` alone keeps the torch/torch_npu of the
+    # newer release, which the older one rejects (VLLM102/VLLM104 on the result, #22).
+    alt = (T("; or install the release made for vLLM {seen} with its pins: `ascend-doctor matrix pins --vllm-ascend "
+             "{version} > pins.txt && pip install -c pins.txt vllm-ascend=={version} {pinned}`", seen=seen,
+             version=others[-1].version, pinned=" ".join(
+                 dist for dist, field in (("torch", "torch"), ("torch-npu", "torch_npu"), ("triton-ascend",
+                                                                                          "triton_ascend"))
+                 if getattr(others[-1], field))) if others else "")
     return ctx.fail(T("vllm-ascend {version} targets vLLM {vllm}, but vLLM {seen} is {value}", version=va.version,
                       vllm=' or '.join(row.vllm), seen=seen,
                       value=T("declared with VLLM_VERSION") if override else T("installed")), evidence,

@@ -192,7 +192,7 @@ def _evidence(console: Console, f: Finding, verbose: bool) -> None:
         console.print(Text(f"{INDENT}{more}", style="dim"))
 
 
-def _finding(console: Console, f: Finding, verbose: bool, fail_on=None) -> None:
+def _finding(console: Console, f: Finding, verbose: bool, fail_on=None, failing: frozenset = frozenset()) -> None:
     node = f"[{f.node}] " if f.node else ""
     quiet = (fail_on is not None and f.waived is None and f.status in (Status.FAIL, Status.WARN)
              and not gating(f, fail_on))
@@ -211,10 +211,14 @@ def _finding(console: Console, f: Finding, verbose: bool, fail_on=None) -> None:
         if f.remediation and f.status in (Status.FAIL, Status.WARN):
             fix = localize(f.remediation.strip(), f.remediation_template, f.remediation_fields)
             _para(console, INDENT + tr("fix:") + "  ", fix.strip(), style="green")
+        named = [c for c in f.details.get("see") or [] if c in failing and c != f.code]
+        if named and f.status in (Status.FAIL, Status.WARN):  # e.g. aclInit 507033 with the device nodes missing
+            _para(console, INDENT + tr("first:") + " ", tr("this can follow from {codes}, failing in this run: fix "
+                                                           "that first", codes=", ".join(named)), style="green")
         if f.waived:
             _para(
                 console,
-                INDENT + "waived: ",
+                INDENT + tr("waived:") + " ",
                 f.waived.reason + (f" (until {f.waived.expires})" if f.waived.expires else ""),
                 style="dim",
             )
@@ -222,7 +226,7 @@ def _finding(console: Console, f: Finding, verbose: bool, fail_on=None) -> None:
             if verbose:
                 console.print(Text(str(f.details["traceback"]), style="dim"))
             else:
-                console.print(Text(f"{INDENT}(-v shows the traceback)", style="dim"))
+                console.print(Text(INDENT + tr("(-v shows the traceback)"), style="dim"))
 
 
 def _root_cause_groups(problems: list[Finding]) -> tuple[list[Finding], list[tuple[str, list[Finding]]]]:
@@ -385,8 +389,9 @@ def render_console(
         shown, groups = _root_cause_groups(problems)
     if shown or groups:
         console.print()
+    failing = frozenset(f.code for f in report.findings if f.status in (Status.FAIL, Status.ERROR))
     for f in shown:
-        _finding(console, f, verbose, report.fail_on)
+        _finding(console, f, verbose, report.fail_on, failing)
     for cause, items in groups:
         _group(console, report, cause, items)
     if quiet:

@@ -43,7 +43,7 @@ def test_newer_vllm_ascend_on_vllm_0_13_fails_with_both_ways_out():
     f = run_check("VLLM101", {"python": py(*stack), "env": {}})
     assert f.status == Status.FAIL and f.severity.value == "critical" and "0.14.1" in f.message
     assert "--branch v0.14.1" in f.remediation and "VLLM_TARGET_DEVICE=empty" in f.remediation
-    assert "pip install vllm-ascend==0.13.0" in f.remediation
+    assert "pip install -c pins.txt vllm-ascend==0.13.0 torch torch-npu triton-ascend" in f.remediation
 
 
 def test_empty_target_build_of_the_right_release_passes_and_dev_build_warns():

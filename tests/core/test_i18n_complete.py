@@ -227,7 +227,7 @@ def test_a_chinese_triage_reply_reads_chinese_around_the_quoted_paste():
     assert r.returncode == 1, r.stderr
     out = r.stdout
     assert "**ascend-doctor 分诊**" in out and "### 最可能的原因" in out and "**修复：**" in out
-    assert "VLLM101" in out and "`pip install vllm-ascend==0.13.0`" in out
+    assert "VLLM101" in out and "matrix pins --vllm-ascend 0.13.0 > pins.txt" in out
     assert "_为什么是它：_ 解释了" in out
     r = subprocess.run([sys.executable, "-m", "ascend_doctor", "triage", "tests/data/triage/set-random-seed-issue.md",
                         "--lang", "zh"], cwd=REPO, capture_output=True, text=True, env={**env, "COLUMNS": "100"},
