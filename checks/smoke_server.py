@@ -226,9 +226,11 @@ def gateway_transparent(ctx):
     diffs = compare_runs(facts, direct)
     serious = [d for d in diffs if d.serious]
     compared = len([n for n in facts.exchanges if n in direct.exchanges])
+    # One pair of quotes per scenario: three aspects of one answer quoted the same full response three times (#22).
+    quoted = list({d.scenario: d for d in reversed(serious)}.values())[::-1][:3]
     evidence = [ev(f"{d.scenario}.{d.aspect}: via {facts.base_url}", d.gateway_bytes or d.gateway)
-                for d in serious[:3]] + [ev(f"{d.scenario}.{d.aspect}: direct {direct.base_url}",
-                                            d.direct_bytes or d.direct) for d in serious[:3]]
+                for d in quoted] + [ev(f"{d.scenario}.{d.aspect}: direct {direct.base_url}",
+                                       d.direct_bytes or d.direct) for d in quoted]
     details = {"differences": [d.model_dump() for d in diffs[:20]], "compared": compared}
     if serious:
         msg = join("; ", [T("{scenario} {aspect}: {gateway} via the gateway, {direct} direct", scenario=d.scenario,

@@ -200,6 +200,21 @@ def parallel_tool_calls(ctx):
     return ctx.ok(T("{oks}, distinct ids and indices", oks=join("; ", oks)))
 
 
+def _gateway_only(direct, names: list, matrix) -> "str | None":
+    """The direct server's URL when every scenario that leaked through --base-url answered clean at --direct-url."""
+    from ascend_doctor.smoke import leaks as L
+
+    if direct is None or not direct.reachable:
+        return None
+    for name in dict.fromkeys(names):
+        x = direct.exchanges.get(name)
+        r = x.reply if x is not None else None
+        if r is None or L.detect_leaks(r.content, "content", matrix) or L.detect_leaks(
+                r.reasoning, r.reasoning_field or "reasoning", matrix):
+            return None
+    return direct.base_url
+
+
 _QUOTED_ID = re.compile(r"""['"`]([A-Za-z0-9][A-Za-z0-9_\-:.]{5,})['"`]""")
 _BARE_ID = re.compile(r"\b((?:call|chatcmpl-tool|toolu|fc|tool)[-_][A-Za-z0-9_\-]{4,})")
 
@@ -328,7 +343,7 @@ def tool_irrelevance(ctx):
     return ctx.ok(T("answered in text without a call ({content})", content=repr(r.content.strip()[:60])), exchange_evidence(x))
 
 
-@check("TOOL113", "tool-markup-leak", severity="error", needs=NEEDS, stage="smoke")
+@check("TOOL113", "tool-markup-leak", severity="error", needs=[*NEEDS, "smoke_direct"], stage="smoke")
 def tool_markup_leak(ctx):
     """No raw tool-call or reasoning markup leaks into content
 
@@ -371,6 +386,15 @@ def tool_markup_leak(ctx):
                          fromkeys=', '.join(dict.fromkeys(loose)), strict_level_fix=L.strict_level_fix(matrix),
                          remediation=remediation))
     details = {"families": families, "parsers": [fams[f].tool_parser for f in families]}
+    gateway_only = _gateway_only(ctx.try_fact("smoke_direct"), [name for name, _ in leaks], matrix)
+    if gateway_only:
+        # The same requests straight to vLLM come back clean: the layer to fix is the gateway, as SRV106 says — not
+        # the parser of a vLLM that is doing its job (#22 item 9).
+        msg = T("{msg} — only through the gateway: the same requests to {direct} answer without it", msg=msg,
+                direct=gateway_only)
+        remediation = T("The markup is added between vLLM and the client: fix the gateway at --base-url (see SRV106) "
+                        "so it passes content and tool_calls through unchanged; vllm serve needs no change.")
+        details["gateway_only"] = True
     if not any(fams[f].tool_parser for f in families):  # reasoning tags only: the answer is still usable
         return ctx.warn(T("raw markup leaked: {msg}", msg=msg), evidence[:4], remediation=remediation, **details)
     return ctx.fail(T("raw markup leaked: {msg}", msg=msg), evidence[:4], remediation=remediation, **details)

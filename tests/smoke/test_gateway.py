@@ -102,3 +102,25 @@ def test_an_unreachable_direct_server_makes_the_comparison_unknown():
                    "--timeout", "5")
     f = findings(r)["SRV106"]
     assert f["status"] == "unknown" and "did not answer" in f["message"]
+
+
+def test_behind_a_gateway_the_leak_fix_stays_at_the_gateway_and_each_answer_is_quoted_once():
+    """#22 item 9: SRV106 rightly blamed the gateway, yet TOOL113 in the same report said to restart vllm serve with
+    another parser; SRV106 quoted one full response three times."""
+    with ScriptedServer("dsml_leak") as gw, ScriptedServer() as direct:
+        r = invoke("smoke", "--base-url", gw.base_url, "--direct-url", direct.base_url, "--format", "json",
+                   "--timeout", "10")
+    found = findings(r)
+    leak, srv = found["TOOL113"], found["SRV106"]
+    assert leak["status"] == "fail" and "only through the gateway" in leak["message"]
+    assert "fix the gateway" in leak["remediation"] and "--tool-call-parser" not in leak["remediation"]
+    assert srv["status"] == "fail"
+    quotes = [e["excerpt"] for e in srv["evidence"]]
+    assert len(quotes) == len(set(quotes)), "the same response quoted more than once"
+
+
+def test_without_a_direct_run_the_leak_fix_is_vllm_s():
+    with ScriptedServer("dsml_leak") as gw:
+        r = invoke("smoke", "--base-url", gw.base_url, "--format", "json", "--timeout", "10")
+    leak = findings(r)["TOOL113"]
+    assert "--tool-call-parser" in leak["remediation"] and "gateway" not in leak["message"]
