@@ -344,7 +344,7 @@ def model_path_ascii(ctx):
 
 
 @check("SERVE205", "serve-chat-template-tools", severity="warning", stage="serve",
-       needs=["serve_cmd", "serve_model", "devices", "npu_smi"])
+       needs=["serve_cmd", "serve_model", "devices", "npu_smi", "vllm_files", "python"])
 def chat_template_tools(ctx):
     """With tools enabled, the chat template renders tool definitions
 
@@ -368,9 +368,24 @@ def chat_template_tools(ctx):
     mode = cmd.get("tokenizer_mode")
     mt = (model_config(ctx, m) if m.config is not None else {}).get("model_type")
     if mode in _OWN_ENCODER_MODES:
+        # The pass rests on the mode existing in the installed vLLM: verified, not assumed (#22 "no pass that rests
+        # on a broken fact"); SERVE103 says the same from the option's side.
+        evidence = [ev("command line", cmd.source("tokenizer_mode"))]
+        names, source, note = installed_names(ctx, "tokenizer_modes", "tokenizer_mode")
+        if names is None:
+            return ctx.unknown(T("--tokenizer-mode {mode} would encode the chat without a Jinja template, but whether "
+                                 "the installed vLLM has that mode is not known: {note}", mode=mode, note=note),
+                               evidence)
+        evidence.append(ev(source, ", ".join(sorted(names))))
+        if mode not in names:
+            return ctx.fail(T("--tokenizer-mode {mode} would encode the chat, but the installed {stack} does not have "
+                              "that mode (see SERVE103): the chat has no template that renders the tools", mode=mode,
+                              stack=stack_text(ctx)), evidence,
+                            remediation=T("Upgrade to a vLLM with --tokenizer-mode {mode} (SERVE103 names the "
+                                          "release), or pass a tool-aware template with --chat-template FILE.",
+                                          mode=mode))
         return ctx.ok(T("--tokenizer-mode {mode} encodes the chat (tools included) without a Jinja template",
-                        mode=mode),
-                      [ev("command line", cmd.source("tokenizer_mode"))])
+                        mode=mode), evidence)
     if m.chat_template_arg_error:
         return ctx.fail(m.chat_template_arg_error, [cmd_evidence(cmd)],
                         remediation=T("Fix the --chat-template path (it is read inside the container)."))

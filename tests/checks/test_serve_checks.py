@@ -334,6 +334,15 @@ def test_chat_template_tools():
     assert status("SERVE205", facts(f"vllm serve /models/absent {tools}")) == Status.UNKNOWN
 
 
+def test_a_tokenizer_mode_the_installed_vllm_lacks_is_no_template():
+    """#22 "no pass that rests on a broken fact": SERVE205 passed because of --tokenizer-mode deepseek_v4, which the
+    installed vLLM 0.13 does not have (SERVE103 failed in the same report)."""
+    line = f"vllm serve {V32} --enable-auto-tool-choice --tool-call-parser deepseek_v32 --tokenizer-mode deepseek_v4"
+    f = run_check("SERVE205", facts(line))
+    assert f.status == Status.FAIL and "does not have that mode" in f.message and "SERVE103" in f.message
+    assert run_check("SERVE103", facts(line)).status == Status.FAIL
+
+
 def test_chat_template_argument_file(tmp_path):
     t = tmp_path / "tool_chat.jinja"
     t.write_text("{% if tools %}{{ tools | tojson }}{% endif %}")
