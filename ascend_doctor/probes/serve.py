@@ -5,7 +5,6 @@ vLLM accepts (`vllm_files`) and the served model's files (`serve_model`). All re
 
 from __future__ import annotations
 
-import os
 import posixpath
 from typing import Any, Optional
 
@@ -81,28 +80,13 @@ def infer_python(host, cmd: ServeCommand, raw: list[str]) -> Optional[str]:
             argv = argv[1:]
     if not argv:
         return None
+    from ascend_doctor.probes.serving import on_path, shebang_python
+
     first = argv[0]
     if cmd.entry != "vllm serve":
-        return first if "/" in first else _on_path(host, first)
-    script = first if "/" in first else _on_path(host, first)
-    if not script:
-        return None
-    r = host.read_file(script, max_bytes=512)
-    if r.ok and r.content.startswith("#!"):
-        line = r.content.splitlines()[0][2:].strip().split()
-        if line and posixpath.basename(line[0]) == "env" and len(line) > 1:
-            return _on_path(host, line[1])
-        return line[0] if line else None
-    return None
-
-
-def _on_path(host, name: str) -> Optional[str]:
-    for d in (host.env().get("PATH") or "").split(os.pathsep):
-        if d:
-            p = posixpath.join(d, name)
-            if host.read_file(p, max_bytes=2).ok:
-                return p
-    return None
+        return first if "/" in first else on_path(host, first)
+    script = first if "/" in first else on_path(host, first)
+    return shebang_python(host, script) if script else None
 
 
 
