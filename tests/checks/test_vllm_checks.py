@@ -214,3 +214,15 @@ def test_pip_check_conflict_outside_stack_warns():
 
 def test_pip_check_unknown_without_python():
     assert run_check("VLLM104", {}).status == Status.UNKNOWN
+
+
+def test_a_post_build_the_release_table_does_not_name_is_a_conflict_not_an_image_build():
+    """#22 "no pass that rests on a broken fact": any dev/post build of a pinned release was allowed as the images'
+    build; only the builds the release's own matrix row names are (v0.18.0: torch_npu 2.9.0.post1+git4c901a4)."""
+    pins = ["torch==2.9.0", "torch-npu==2.9.0", "triton-ascend==3.2.0"]
+    listed = [("vllm", "0.18.0"), ("vllm_ascend", "0.18.0", pins), ("torch", "2.9.0"),
+              ("torch_npu", "2.9.0.post1+git4c901a4"), ("triton_ascend", "3.2.0.dev20260322")]
+    assert run_check("VLLM104", {"python": py(*listed)}).status == Status.PASS
+    unlisted = [d if d[0] != "torch_npu" else ("torch_npu", "2.9.0.post3") for d in listed]
+    f = run_check("VLLM104", {"python": py(*unlisted)})
+    assert f.status == Status.FAIL and "2.9.0.post3" in f.message
