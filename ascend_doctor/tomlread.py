@@ -65,6 +65,32 @@ def loads_toml(text: str, what: str = "text") -> dict[str, Any]:
         raise InputError(T("{what} is not valid TOML: {exc}", what=what, exc=exc)) from None
 
 
+def _num(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+# pydantic's most common complaints, as messages (they read in Chinese too, #22); others keep pydantic's English.
+_PYDANTIC = {
+    "extra_forbidden": lambda c: T("unknown key"),
+    "missing": lambda c: T("required key missing"),
+    "greater_than": lambda c: T("must be greater than {gt}", gt=_num(c.get("gt"))),
+    "greater_than_equal": lambda c: T("must be at least {ge}", ge=_num(c.get("ge"))),
+    "less_than": lambda c: T("must be less than {lt}", lt=_num(c.get("lt"))),
+    "less_than_equal": lambda c: T("must be at most {le}", le=_num(c.get("le"))),
+    "finite_number": lambda c: T("must be a finite number"),
+    "float_parsing": lambda c: T("must be a number"),
+    "float_type": lambda c: T("must be a number"),
+    "int_parsing": lambda c: T("must be a whole number"),
+    "int_type": lambda c: T("must be a whole number"),
+    "bool_parsing": lambda c: T("must be true or false"),
+    "bool_type": lambda c: T("must be true or false"),
+    "string_type": lambda c: T("must be a string"),
+    "list_type": lambda c: T("must be a list"),
+    "literal_error": lambda c: T("must be one of {expected}", expected=c.get("expected")),
+    "enum": lambda c: T("must be one of {expected}", expected=c.get("expected")),
+}
+
+
 def located(exc: Exception, data: Any = None, ids: Optional[dict[str, str]] = None) -> str:
     """`table[i] (id).field: message` for the first pydantic error: a row is named by its position and, where `ids`
     says which field identifies rows of that table, by its id; pydantic's wording is shortened for people
@@ -90,11 +116,8 @@ def located(exc: Exception, data: Any = None, ids: Optional[dict[str, str]] = No
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
             msg = msg[len(prefix):]
-    if err["type"] == "extra_forbidden":
-        msg = "unknown key"
-    elif err["type"] == "missing":
-        msg = "required key missing"
-    return f"{where}: {msg}".replace("\n", " ")
+    msg = _PYDANTIC.get(err["type"], lambda ctx: msg)(err.get("ctx") or {})
+    return T("{where}: {msg}", where=where, msg=msg)
 
 
 def validate(model: Any, data: Any, what: str, path: Any, ids: Optional[dict[str, str]] = None) -> Any:
