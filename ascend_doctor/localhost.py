@@ -200,7 +200,8 @@ class LocalHost:
         exe = self._which(argv[0])
         if exe is None:
             return CommandResult(argv=argv, error=NOT_FOUND, error_message=f"{argv[0]}: command not found")
-        tag_name, tag = self.strays.begin(" ".join(argv))
+        # What a note will call the command: an inline `-c` script of ours shown as <script>, not its 100 lines.
+        tag_name, tag = self.strays.begin(" ".join("<script>" if "\n" in a or len(a) > 200 else a for a in argv))
         try:
             return self._run(argv, exe, start, deadline, timeout, {tag_name: tag})
         finally:
