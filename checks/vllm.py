@@ -15,6 +15,7 @@ from ascend_doctor.depcheck import find_conflicts, load_allowlist
 from ascend_doctor.evaluator import ev
 from ascend_doctor.host import normalize_name
 from ascend_doctor.i18n import T, capitalized, join, known
+from ascend_doctor.matrix import STACK_FIELDS
 from ascend_doctor.registry import check
 from ascend_doctor.versions import try_parse_version, version_in
 
@@ -202,9 +203,7 @@ def vllm_ascend_pair(ctx):
     alt = (T("; or install the release made for vLLM {seen} with its pins: `ascend-doctor matrix pins --vllm-ascend "
              "{version} > pins.txt && pip install -c pins.txt vllm-ascend=={version} {pinned}`", seen=seen,
              version=others[-1].version, pinned=" ".join(
-                 dist for dist, field in (("torch", "torch"), ("torch-npu", "torch_npu"), ("triton-ascend",
-                                                                                          "triton_ascend"))
-                 if getattr(others[-1], field))) if others else "")
+                 dist for dist, field in _ROW_FIELD.items() if getattr(others[-1], field))) if others else "")
     return ctx.fail(T("vllm-ascend {version} targets vLLM {vllm}, but vLLM {seen} is {value}", version=va.version,
                       vllm=' or '.join(row.vllm), seen=seen,
                       value=T("declared with VLLM_VERSION") if override else T("installed")), evidence,
@@ -213,7 +212,8 @@ def vllm_ascend_pair(ctx):
 
 
 PIP_COMPONENTS = ("torch", "torch-npu", "triton-ascend", "transformers")
-_ROW_FIELD = {"torch": "torch", "torch-npu": "torch_npu", "triton-ascend": "triton_ascend"}
+# The pip-installed pins of a release row, by distribution (the matrix's own STACK_FIELDS, not a second copy).
+_ROW_FIELD = {dist: field for dist, field in STACK_FIELDS if dist in ("torch", "torch-npu", "triton-ascend")}
 
 
 def _official_build_listed(ctx, c) -> Optional[bool]:
