@@ -44,7 +44,8 @@ def _py(*names):
 
 
 def test_vllm100_pass_fail_unknown():
-    chosen = ServingPython(path="/opt/v/bin/python3", how="vllm on PATH", detail="/opt/v/bin/vllm → #!/opt/v/bin/python3")
+    chosen = ServingPython(path="/opt/v/bin/python3", how="vllm on PATH",
+                           detail="/opt/v/bin/vllm → #!/opt/v/bin/python3")
     full = _py("vllm", "vllm-ascend", "torch", "torch-npu")
     assert run_check("VLLM100", {"serving_python": chosen, "python": full}).status == Status.PASS
     f = run_check("VLLM100", {"serving_python": chosen, "python": _py("torch")})
