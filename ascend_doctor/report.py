@@ -126,6 +126,8 @@ class HostSummary(Model, extra="forbid"):
                                                         "env, the image's interpreter, or the doctor's own (fallback)")
     python_detail: Optional[str] = Field(None, description="Where exactly: `pid 4242`, `/usr/local/bin/vllm → "
                                                           "#!/opt/venv/bin/python3`, `VIRTUAL_ENV=/opt/venv`")
+    nodes: Optional[int] = Field(None, description="fleet: how many nodes were asked (null for one host)")
+    answered: Optional[int] = Field(None, description="fleet: how many of them answered")
 
 
 class Counts(Model, extra="forbid"):

@@ -208,7 +208,7 @@ def nnal_atb(ctx):
     lines.append(f"ATB_HOME_PATH={n.atb_home_path or '(not set)'}")
     evidence = [ev("NNAL/ATB", "\n".join(lines))]
     if va is not None:
-        evidence.append(ev(f"distribution: vllm-ascend {va.version}", "installed in the serving interpreter"))
+        evidence.append(ev("serving interpreter", f"vllm-ascend {va.version}"))
     if py is not None and va is None:
         return ctx.skip(T("vllm-ascend is not installed: NNAL/ATB not needed"), evidence)
     if not n.found:
@@ -242,7 +242,7 @@ def driver_version_of(ctx) -> tuple:
     st = ctx.fact("stack")
     if st.stack.driver:
         return st.stack.driver, ev(st.driver_source or "driver", st.driver_excerpt or st.stack.driver)
-    return None, ev("driver", "no driver version.info and no npu-smi version")
+    return None, ev("driver", "version.info: not found\nnpu-smi: no version")
 
 
 @check("CANN106", "cann-driver-compatible", severity="error", needs=["cann", "stack"])

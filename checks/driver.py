@@ -52,7 +52,7 @@ def _smi_evidence(smi) -> list:
     if smi is None:
         return []
     if not smi.found:
-        return [ev(f"cmd: {smi.tool} info", "command not found (npu-smi is neither installed nor mounted)")]
+        return [ev(f"cmd: {smi.tool} info", "command not found")]
     v = _smi_version(smi)
     if v:
         return [ev(f"cmd: {smi.tool} info", f"Version: {v}")]

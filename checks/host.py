@@ -106,7 +106,7 @@ def selinux_mode(ctx):
             return ctx.unknown(T("SELinux state could not be determined: {why}", why=why), evidence)
         if s.config_mode == "enforcing":
             return ctx.unknown(T("the kernel shows no SELinux, but /etc/selinux/config says enforcing"), evidence)
-        evidence.append(ev("file: /sys/fs/selinux", "absent: the kernel has no SELinux"))
+        evidence.append(ev("file: /sys/fs/selinux", "No such file or directory"))
         return ctx.ok(T("SELinux is disabled (the kernel has no SELinux)"), evidence)
     if kernel and tool and kernel != tool:
         return ctx.warn(T("SELinux sources disagree: /sys/fs/selinux/enforce says {kernel}, getenforce says {tool}",

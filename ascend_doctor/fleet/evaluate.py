@@ -137,7 +137,8 @@ class FleetEvaluator:
             run_notes.append(f"test/demo hook: {', '.join(fakes)} served replayed snapshots instead of collecting "
                              "(ASCEND_DOCTOR_FLEET_FAKE_SNAPSHOTS)")
         reachable = sum(1 for n in nodes if n.reachable)
-        summary = HostSummary(hostname=f"{len(nodes)} node(s), {reachable} answered", source=source)
+        summary = HostSummary(hostname=f"{len(nodes)} node(s), {reachable} answered", source=source,
+                              nodes=len(nodes), answered=reachable)
         return build_report(tool_version=__version__, host=summary, started_at=started_at,
                             duration_s=time.monotonic() - t0, fail_on=self.options.fail_on, findings=findings,
                             command="fleet", notes=list(dict.fromkeys(run_notes)),

@@ -4,7 +4,6 @@ findings only (status, node, details.value) — nothing is re-evaluated here."""
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
 from typing import Optional, TextIO
 
@@ -69,9 +68,9 @@ def _width(code: str) -> int:
 
 def render_fleet(report: Report, file: Optional[TextIO] = None, verbose: bool = False, quiet: bool = False) -> None:
     console = make_console(file)
-    counted = re.match(r"^(\d+) node\(s\), (\d+) answered$", report.host.hostname)
-    name = tr("{n} node(s), {answered} answered", n=counted.group(1), answered=counted.group(2)) if counted \
-        else report.host.hostname
+    host = report.host
+    name = host.hostname if host.nodes is None else tr("{n} node(s), {answered} answered", n=host.nodes,
+                                                       answered=host.answered if host.answered is not None else "?")
     print_wrapped_markup(console, f"[bold]ascend-doctor {report.tool_version}[/bold] — "
                          + escape(tr("fleet: {name}", name=name)) + f" [dim]{escape(report.host.source)}[/dim]")
     nodes, columns, cells = fleet_matrix(report)

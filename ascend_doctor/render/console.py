@@ -30,6 +30,7 @@ import os
 import sys
 import textwrap
 from collections import OrderedDict
+from functools import partial
 from typing import Optional, TextIO
 
 from rich.cells import cell_len
@@ -38,7 +39,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from ascend_doctor.i18n import current, field_text, localize, tr, trn
-from ascend_doctor.render.wrap import wrap
+from ascend_doctor.render.wrap import has_wide, wrap
 from ascend_doctor.report import Finding, Report, Status, gating
 from ascend_doctor.textsafe import escape_text
 
@@ -165,9 +166,11 @@ def _evidence(console: Console, f: Finding, verbose: bool) -> None:
         width = max(console.width, 40)
         for line in lines[:limit]:
             # What a tool printed, wrapped (never cut) under its own indent; continuation lines indent further.
-            for part in textwrap.wrap(line, width=width, initial_indent=INDENT + "  ",
-                                      subsequent_indent=INDENT + "    ", drop_whitespace=False,
-                                      replace_whitespace=False) or [INDENT]:
+            # A line with wide characters (DSML's fullwidth `｜`, Chinese) is wrapped by cells, not characters.
+            wrapper = wrap if has_wide(line) else partial(textwrap.wrap, drop_whitespace=False,
+                                                          replace_whitespace=False)
+            for part in wrapper(line, width=width, initial_indent=INDENT + "  ",
+                                subsequent_indent=INDENT + "    ") or [INDENT]:
                 console.print(Text(part.rstrip(), style="dim"), soft_wrap=True)
         if len(lines) > limit:
             more = trn("{n} more line", "{n} more lines", len(lines) - limit)

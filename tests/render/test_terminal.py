@@ -103,8 +103,16 @@ def render(words: list[str], columns: int, lang: str) -> tuple[int, str]:
     return r.exit_code, r.output
 
 
+def _open_quote(text: str) -> str:
+    """The quote character left open at the end of `text` ('' when every quote is closed)."""
+    text = re.sub(r"'[^']*'|\"[^\"]*\"|`[^`]*`", " ", text)
+    m = re.search(r"(?<![A-Za-z])['\"`]", text)  # an apostrophe inside a word (doesn't) opens nothing
+    return m.group(0) if m else ""
+
+
 def problems(output: str, columns: int, lang: str) -> list[str]:
     out = []
+    quote = ""  # a quotation (what a server or tool said) wrapped onto the next lines
     in_evidence = in_matrix = in_excerpt = False
     lines = output.splitlines()
     for i, line in enumerate(lines):
@@ -133,7 +141,15 @@ def problems(output: str, columns: int, lang: str) -> list[str]:
         if in_evidence and (line.startswith(" " * 14) or not stripped) or in_excerpt:
             continue
         in_evidence = False
-        if lang == "zh" and _WORDS.search(_own_text(line)) and not stripped.startswith(("$", "#", "-")):
+        text = line
+        if quote:  # the wrapped tail of a quotation: the quote's words are not the doctor's
+            end = text.find(quote)
+            text, quote = ("", quote) if end < 0 else (text[end + 1:], "")
+        if not quote:
+            quote = _open_quote(text)
+            if quote:
+                text = text[:text.rfind(quote)]
+        if lang == "zh" and _WORDS.search(_own_text(text)) and not stripped.startswith(("$", "#", "-")):
             out.append(f"English in zh: {line!r}")
     return out
 
@@ -156,3 +172,43 @@ def test_the_readme_is_read_and_the_detectors_fire():
     assert problems("Traceback (most recent call last):", 80, "en")
     assert problems("  ✘ 失败 HOST102 npu-smi gave no device table for this host", 80, "zh")
     assert not problems("  ✘ 失败 HOST102 SELinux 处于 enforcing 模式", 80, "zh")
+    quoted = "  文本回答（'I cannot look it up right\n  now, but Paris in spring is usual'）"
+    assert not problems(quoted, 80, "zh")
+    assert problems(quoted + "\n  and then the doctor wrote this sentence", 80, "zh")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("fault", ["dsml_leak", "nul_args", "malformed_sse", "http_500"])
+def test_smoke_findings_fit_the_terminal(fault, lang, monkeypatch):
+    """A smoke report quotes what the server said — fullwidth DSML markers (`｜`) included — and still fits 80
+    columns with every line shown (-v)."""
+    import io
+
+    from rich.cells import cell_len as cells
+
+    from ascend_doctor import i18n
+    from ascend_doctor.options import RunOptions
+    from ascend_doctor.registry import load_registry
+    from ascend_doctor.render.console import render_console
+    from ascend_doctor.report import HostSummary, Severity, build_report
+    from ascend_doctor.smoke.stage import evaluate_smoke, gather
+    from tests.smoke.fault_server import ScriptedServer
+
+    with ScriptedServer(fault) as srv:
+        facts = gather(srv.base_url, timeout=10.0)
+    findings = evaluate_smoke(load_registry(entry_points=False), facts, RunOptions())
+    from datetime import datetime, timezone
+
+    report = build_report(tool_version="t", host=HostSummary(hostname="h"), started_at=datetime.now(timezone.utc),
+                          duration_s=1.0, fail_on=Severity.ERROR, findings=findings, command="smoke")
+    out = io.StringIO()
+    i18n.set_option(lang)
+    monkeypatch.setenv("COLUMNS", "80")
+    try:
+        render_console(report, file=out, verbose=True)
+    finally:
+        i18n.set_option(None)
+    text = out.getvalue()
+    assert any(f.status.value == "fail" for f in findings)
+    assert [ln for ln in text.splitlines() if cells(ln) > 80] == []
+    assert problems(text, 80, lang) == []
