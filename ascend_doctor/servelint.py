@@ -82,10 +82,6 @@ def model_config(ctx, m) -> dict:
     return cfg
 
 
-def text_config(cfg: dict) -> dict:
-    """The language model's config (multimodal models nest it under text_config)."""
-    t = cfg.get("text_config")
-    return t if isinstance(t, dict) else cfg
 
 
 def int_opt(cmd, name: str, default: int) -> int:
@@ -119,34 +115,6 @@ def visible_npus(ctx, cmd):
         if not bad:
             chips = [chips[i] for i in dict.fromkeys(ids) if 0 <= i < len(chips)]
     return chips, evidence, ""
-
-
-LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
-             "max_sequence_length", "max_seq_length", "seq_len")
-
-
-def derived_max_len(cfg: dict) -> tuple[Optional[int], str, list[str]]:
-    """(longest context vLLM derives from the config, the key it came from, rope fields used) — after
-    vllm/config/model.py `_get_and_verify_max_len` (0.13.0): the smallest length key, times the rope `factor` (yarn:
-    applied to `original_max_position_embeddings`), except for su/longrope/llama3 scaling."""
-    present = [(cfg[k], k) for k in LEN_KEYS if isinstance(cfg.get(k), (int, float)) and cfg.get(k) > 0]
-    if not present:
-        return None, "", []
-    base, key = min(present)
-    rope = cfg.get("rope_scaling") or cfg.get("rope_parameters")
-    fields: list[str] = []
-    derived = float(base)
-    if isinstance(rope, dict):
-        rtype = rope.get("rope_type") or rope.get("type")
-        factor = rope.get("factor")
-        if rtype not in ("su", "longrope", "llama3") and isinstance(factor, (int, float)):
-            fields.append(f"rope_scaling.rope_type={rtype}")
-            if rtype == "yarn" and isinstance(rope.get("original_max_position_embeddings"), (int, float)):
-                derived = float(rope["original_max_position_embeddings"])
-                fields.append(f"rope_scaling.original_max_position_embeddings={int(derived)}")
-            derived *= factor
-            fields.append(f"rope_scaling.factor={factor}")
-    return int(derived), f"{key}={int(base)}", fields
 
 
 def installed_names(ctx, attr: str, kind: Optional[str]):

@@ -6,18 +6,17 @@ from __future__ import annotations
 import math
 import re
 
+from ascend_doctor.deploy.arch import derived_max_len, text_config
 from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
 from ascend_doctor.registry import check
 from ascend_doctor.servelint import (
     cmd_evidence,
     cmd_or_skip,
-    derived_max_len,
     int_opt,
     model_config,
     model_or_outcome,
     server_env,
-    text_config,
     visible_npus,
 )
 

@@ -40,6 +40,7 @@ COMMANDS = {
     "fleet": ("ascend_doctor.cli.fleet", "fleet"),
     "diff": ("ascend_doctor.cli.fleet", "diff"),
     "triage": ("ascend_doctor.cli.triage", "triage"),
+    "plan": ("ascend_doctor.cli.plan", "plan"),
 }
 
 

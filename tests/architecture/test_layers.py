@@ -26,6 +26,9 @@ RULES = {
                                            "matrix", "policy"]),
     "evaluator": (["ascend_doctor/evaluator.py", "ascend_doctor/facts.py", "ascend_doctor/registry.py"],
                   ["cli", "render", "engine", "localhost", "snapshot", "fleet", "triage"]),
+    # the deployment model is pure arithmetic over data: it never runs a check, a probe or a renderer
+    "deploy": (["ascend_doctor/deploy"], ["cli", "render", "engine", "evaluator", "registry", "probes", "localhost",
+                                          "snapshot", "fleet", "triage", "smoke", "facts"]),
     "data": (["ascend_doctor/matrix.py", "ascend_doctor/matrix_schema.py", "ascend_doctor/policy.py",
               "ascend_doctor/signatures.py", "ascend_doctor/versions.py", "ascend_doctor/report.py"],
              ["cli", "render", "engine", "evaluator", "registry", "probes", "localhost", "snapshot", "fleet", "triage"]),

@@ -84,3 +84,22 @@ def test_a_cut_off_forced_call_is_raw_markup_with_finish_reason_length(default):
     leak = cut_found["TOOL113"]
     assert leak.status == Status.FAIL and leak.remediation.startswith("named: ")
     assert "--tool-strict-level parameter" in leak.remediation
+
+
+def test_plan_kv_arithmetic_equals_the_real_vllms_own_log(default):
+    """#24: the deployment model's KV bytes per token and token capacity for the served model equal what vLLM
+    itself computes and logs at start-up (1 GiB of CPU KV cache, float32, --max-model-len 2048)."""
+    import json
+    import re
+    from pathlib import Path
+
+    from ascend_doctor.deploy.arch import read_architecture
+    from ascend_doctor.deploy.kv import capacity, kv_per_token
+
+    m = re.search(r"KV cache size: ([\d,]+) tokens(?:, |\n.*?)Maximum concurrency for ([\d,]+) tokens per request: "
+                  r"([\d.]+)x", default.log_text())
+    assert m, default.log_tail()
+    tokens, max_len, conc = int(m.group(1).replace(",", "")), int(m.group(2).replace(",", "")), m.group(3)
+    arch = read_architecture(json.loads((Path(vllm_model()) / "config.json").read_text()))
+    cap = capacity(kv_per_token(arch, kv_dtype_bytes=4), 1 << 30, max_len, block=16)
+    assert (cap.tokens, f"{cap.concurrency:.2f}") == (tokens, conc)

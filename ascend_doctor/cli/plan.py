@@ -1,0 +1,122 @@
+"""`ascend-doctor plan --model DIR --chip C --npus N`: what to deploy, sized to fit (#24).
+
+Exit codes: 0 a layout fits, 1 none does (the report says what is short and the nearest alternatives), 2 usage or
+input error (no such chip, unreadable model directory), 3 internal error.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import click
+
+from ascend_doctor.cli.i18n_click import DoctorCommand
+from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import T
+
+PLAN_EXIT_HELP = """\b
+Exit codes:
+  0    a layout fits: the report gives the serve command
+  1    nothing fits the ranks given (the report says what is short)
+  2    usage or input error (unknown chip, unreadable model directory)
+  3    internal error of ascend-doctor itself
+"""
+JSON_SCHEMA_VERSION = 1
+
+
+def _release(chip_family: str) -> Optional[dict]:
+    """The newest final vllm-ascend release of the matrix for this hardware family, its stack and image."""
+    from ascend_doctor.matrix import load_matrix
+    from ascend_doctor.versions import try_parse_version
+
+    m = load_matrix()
+    rows = [r for r in m.releases if chip_family in r.hardware]
+    final = [r for r in rows if (v := try_parse_version(r.version)) is not None and not v.is_prerelease()]
+    pick = max(final or rows, key=lambda r: try_parse_version(r.version), default=None)
+    if pick is None:
+        return None
+    suffix = {"A3": "-a3", "310P": "-310p"}.get(chip_family, "")
+    return {"vllm_ascend": pick.version, "vllm": pick.vllm[0], "cann": pick.cann_per_hardware.get(chip_family)
+            or pick.cann[0], "torch_npu": pick.first("torch_npu"), "python": pick.python,
+            "image": f"quay.io/ascend/vllm-ascend:v{pick.version}{suffix}",
+            "pins": f"ascend-doctor matrix pins --vllm-ascend {pick.version} > constraints.txt"}
+
+
+def _parsers(model_type: str, name: str) -> tuple[Optional[str], Optional[str]]:
+    from ascend_doctor.matrix import load_matrix
+
+    m = load_matrix()
+    known = m.tool_parsers_for(model_type, name)
+    if known is None:
+        return None, None
+    tool = known[0][0]
+    row = next((r for r in m.model_families if tool in r.tool_parsers and model_type in r.model_types), None)
+    reasoning = None
+    for fam in (row.markup if row is not None else []):
+        mf = m.markup_families.get(fam)
+        if mf is not None and mf.reasoning_parser:
+            reasoning = mf.reasoning_parser
+            break
+    return tool, reasoning
+
+
+@click.command("plan", cls=DoctorCommand, epilog=PLAN_EXIT_HELP)
+@click.option("--model", "model_dir", required=True, metavar="DIR", help="The model's local directory (config.json, "
+              "safetensors index or headers, msModelSlim quant_model_description.json).")
+@click.option("--chip", required=True, metavar="NAME", help="910B1, 910B2, 910B3, 910B4, 910B4-1, A3 or 310P3 (as "
+              "npu-smi names it).")
+@click.option("--npus", type=click.IntRange(min=1), required=True, metavar="N",
+              help="vLLM ranks in all: NPUs, or dies on A3 (two per card).")
+@click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True, metavar="N")
+@click.option("--max-model-len", type=click.IntRange(min=1), metavar="TOKENS",
+              help="The context to plan for (default: the model's own, shortened if it does not fit).")
+@click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+              help="Requests of --max-model-len tokens the KV cache must hold at once.")
+@click.option("--gpu-memory-utilization", "gmu", type=click.FloatRange(min=0.05, max=1.0), default=0.9,
+              show_default=True)
+@click.option("--max-num-batched-tokens", "batched", type=click.IntRange(min=1), default=4096, show_default=True)
+@click.option("--weights", "fmt", type=click.Choice(["bf16", "fp16", "w8a8", "w4a8", "fp8", "mxfp4"]),
+              help="The checkpoint's weight format when the directory does not tell.")
+@click.option("--format", "out_fmt", type=click.Choice(["console", "json", "markdown"]), default="console",
+              show_default=True)
+def plan(model_dir, chip, npus, nodes, max_model_len, concurrency, gmu, batched, fmt, out_fmt) -> None:
+    """Plan a deployment: the parallel layout, the memory per rank term by term, the KV cache it leaves, the
+    `vllm serve` command and the release to install — from the model's own files and the chip table."""
+    from ascend_doctor.deploy.chips import find_chip, load_chips
+    from ascend_doctor.deploy.command import serve_plan
+    from ascend_doctor.deploy.modeldir import read_model_dir
+    from ascend_doctor.deploy.plan import Want, make_plan, replicas
+    from ascend_doctor.render.plan import render_plan
+    from ascend_doctor.textsafe import dump_json
+
+    chips = load_chips()
+    c = find_chip(chip, chips)
+    if c is None:
+        raise InputError(T("--chip {chip}: not in the chip table (known: {known})", chip=chip,
+                           known=", ".join(x.id for x in chips)))
+    if npus % nodes:
+        raise InputError(T("--npus {npus} is not a multiple of --nodes {nodes}", npus=npus, nodes=nodes))
+    files = read_model_dir(model_dir, fmt)
+    if files.weight_format == "fp32":  # vLLM's `--dtype auto` loads a float32 checkpoint in 16 bits
+        files.weights = files.weights.model_copy(update={
+            "total_bytes": files.weights.total_bytes // 2, "expert_bytes": files.weights.expert_bytes // 2,
+            "vocab_bytes": files.weights.vocab_bytes // 2,
+            "source": files.weights.source + ", float32 loaded as 16-bit (vLLM --dtype auto)"})
+    want = Want(ranks=npus, nodes=nodes, max_len=max_model_len, concurrency=concurrency, gmu=gmu,
+                batched_tokens=batched, dtype_bytes=2)
+    p = make_plan(files.arch, files.weights, c, want)
+    tool, reasoning = _parsers(files.arch.model_type, model_dir)
+    serve = (serve_plan(model_dir, files.arch, p.chosen, want, c.family, files.weight_format, tool, reasoning)
+             if p.chosen is not None else None)
+    doc = {"schema_version": JSON_SCHEMA_VERSION, "model": {"path": model_dir, "architecture": files.arch.model_dump(),
+                                                           "weights": files.weights.model_dump(),
+                                                           "weight_format": files.weight_format},
+           "chip": c.model_dump(), "want": want.model_dump(), "plan": p.model_dump(),
+           "replicas": replicas(p, want), "serve": serve.model_dump() if serve else None,
+           "release": _release(c.family), "exit_code": 0 if p.chosen is not None else 1}
+    if out_fmt == "json":
+        click.echo(dump_json(doc))
+    else:
+        render_plan(doc, files.arch, p, serve, markdown=out_fmt == "markdown")
+    sys.exit(doc["exit_code"])

@@ -1,0 +1,245 @@
+"""A model's architecture as the deployment model needs it, read from its config.json.
+
+What is read and why: the attention kind decides the KV-cache formula (GQA/MHA: K and V per KV head; MLA: one latent
+of `kv_lora_rank + qk_rope_head_dim`, after vllm `get_head_size()`), the heads decide which tensor-parallel sizes
+vLLM accepts (`Total number of attention heads (N) must be divisible by tensor parallel size (T)`), the MoE fields
+decide what expert parallelism shards, sliding windows bound a layer's KV per request. A config this model cannot
+size (linear-attention/Mamba state, an undeclared window pattern, MLA without its ranks) is said in `cannot_size`
+— never sized as if it were plain attention (kvfit's rule: refuse rather than guess).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import Field
+
+from ascend_doctor.model import Model
+
+# model_type values vLLM treats as DeepSeek-style MLA when `kv_lora_rank` is set
+# (vllm/transformers_utils/model_arch_config_convertor.py `get_head_size`, deploy-facts.md §4b).
+MLA_MODEL_TYPES = frozenset({"deepseek_v2", "deepseek_v3", "deepseek_v32", "deepseek_mtp", "kimi_k2", "kimi_linear",
+                             "glm_moe_dsa", "glm4_moe_lite", "longcat_flash", "pangu_ultra_moe"})
+# Families that alternate sliding and full layers by a rule the config does not spell out as `layer_types`.
+_IMPLICIT_WINDOW_PATTERN = frozenset({"gemma2", "gemma3", "gemma3_text", "cohere2"})
+DTYPE_BYTES = {"float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "half": 2, "fp8": 1, "float8_e4m3fn": 1}
+
+
+class Architecture(Model):
+    """What sizing needs from config.json; every count is per model (not per rank)."""
+
+    model_type: str = ""
+    architectures: list[str] = Field(default_factory=list)
+    layers: int = 0
+    hidden: int = 0
+    vocab: int = 0
+    tie_embeddings: bool = False
+    heads: int = 0
+    kv_heads: int = 0
+    head_dim: int = 0
+    attention: str = Field("gqa", description="gqa (incl. MHA/MQA), mla, or unknown")
+    attention_bias: bool = False
+    qk_norm: bool = Field(False, description="per-head RMSNorm on q and k (Qwen3): 2 × head_dim weights a layer")
+    # MLA (DeepSeek-V2/V3, Kimi-K2 …)
+    q_lora_rank: Optional[int] = None
+    kv_lora_rank: Optional[int] = None
+    qk_rope_head_dim: Optional[int] = None
+    qk_nope_head_dim: Optional[int] = None
+    v_head_dim: Optional[int] = None
+    # Feed-forward: dense layers and MoE layers
+    intermediate: int = 0
+    experts: int = 0
+    experts_per_token: int = 0
+    expert_intermediate: int = 0
+    shared_intermediate: int = 0
+    moe_layers: int = 0
+    # Attention layer kinds: full, sliding (with its window), linear (state per request, not sized here)
+    full_layers: int = 0
+    sliding_layers: int = 0
+    sliding_window: Optional[int] = None
+    linear_layers: int = 0
+    nextn_layers: int = 0
+    max_len: Optional[int] = None
+    dtype: Optional[str] = None
+    quant_method: Optional[str] = None
+    cannot_size: list[str] = Field(default_factory=list, description="why the KV cache cannot be sized")
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 0
+
+    @property
+    def dtype_bytes(self) -> Optional[int]:
+        return DTYPE_BYTES.get((self.dtype or "").lower())
+
+
+def text_config(cfg: dict) -> dict:
+    """The language model's config: multimodal models nest it under `text_config` (Qwen-VL, Llama-4, Gemma-3)."""
+    t = cfg.get("text_config")
+    return t if isinstance(t, dict) else cfg
+
+
+LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+             "max_sequence_length", "max_seq_length", "seq_len")
+
+
+def derived_max_len(cfg: dict) -> tuple[Optional[int], str, list[str]]:
+    """(longest context vLLM derives from the config, the key it came from, rope fields used) — after
+    vllm/config/model.py `_get_and_verify_max_len` (0.13.0): the smallest length key, times the rope `factor` (yarn:
+    applied to `original_max_position_embeddings`), except for su/longrope/llama3 scaling."""
+    present = [(cfg[k], k) for k in LEN_KEYS if isinstance(cfg.get(k), (int, float)) and cfg.get(k) > 0]
+    if not present:
+        return None, "", []
+    base, key = min(present)
+    rope = cfg.get("rope_scaling") or cfg.get("rope_parameters")
+    fields: list[str] = []
+    derived = float(base)
+    if isinstance(rope, dict):
+        rtype = rope.get("rope_type") or rope.get("type")
+        factor = rope.get("factor")
+        if rtype not in ("su", "longrope", "llama3") and isinstance(factor, (int, float)):
+            fields.append(f"rope_scaling.rope_type={rtype}")
+            if rtype == "yarn" and isinstance(rope.get("original_max_position_embeddings"), (int, float)):
+                derived = float(rope["original_max_position_embeddings"])
+                fields.append(f"rope_scaling.original_max_position_embeddings={int(derived)}")
+            derived *= factor
+            fields.append(f"rope_scaling.factor={factor}")
+    return int(derived), f"{key}={int(base)}", fields
+
+
+def _int(cfg: dict, *keys: str, default: int = 0) -> int:
+    for k in keys:
+        v = cfg.get(k)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+    return default
+
+
+def _opt_int(cfg: dict, key: str) -> Optional[int]:
+    v = cfg.get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _moe(a: Architecture, cfg: dict) -> None:
+    """Experts, their size, shared experts and which layers are MoE (first_k_dense_replace, mlp_only_layers,
+    decoder_sparse_step, moe_layer_freq) — the names the DeepSeek, Qwen-MoE, Mixtral, GLM-MoE and gpt-oss configs use."""
+    a.experts = _int(cfg, "n_routed_experts", "num_experts", "num_local_experts")
+    if not a.experts:
+        return
+    a.experts_per_token = _int(cfg, "num_experts_per_tok", "moe_topk", "top_k")
+    a.expert_intermediate = _int(cfg, "moe_intermediate_size") or a.intermediate
+    shared = _int(cfg, "shared_expert_intermediate_size")
+    if not shared and _int(cfg, "n_shared_experts"):
+        shared = _int(cfg, "n_shared_experts") * a.expert_intermediate
+    a.shared_intermediate = shared
+    first_dense = _int(cfg, "first_k_dense_replace")
+    only = {i for i in cfg.get("mlp_only_layers") or [] if isinstance(i, int)}
+    step = _int(cfg, "decoder_sparse_step", default=1) or 1  # Qwen-MoE: layer i is MoE when (i + 1) % step == 0
+    freq = _int(cfg, "moe_layer_freq", default=1) or 1  # DeepSeek: when i % freq == 0
+    a.moe_layers = sum(1 for i in range(a.layers)
+                       if i >= first_dense and i not in only and (i + 1) % step == 0 and i % freq == 0)
+
+
+def _layer_kinds(a: Architecture, cfg: dict) -> None:
+    """Full, sliding-window and linear-attention layers, from `layer_types` when the config lists them."""
+    window = _opt_int(cfg, "sliding_window")
+    if cfg.get("use_sliding_window") is False:
+        window = None
+    kinds = cfg.get("layer_types")
+    if isinstance(kinds, list) and len(kinds) == a.layers and all(isinstance(k, str) for k in kinds):
+        a.sliding_layers = sum(1 for k in kinds if k in ("sliding_attention", "chunked_attention"))
+        a.linear_layers = sum(1 for k in kinds if k in ("linear_attention", "mamba", "mamba2", "conv"))
+        a.full_layers = a.layers - a.sliding_layers - a.linear_layers
+        a.sliding_window = window if a.sliding_layers else None
+        if a.sliding_layers and window is None:
+            a.cannot_size.append("layer_types names sliding-window layers but the config gives no sliding_window")
+    elif isinstance(cfg.get("full_attention_interval"), int) and cfg["full_attention_interval"] > 0:
+        step = cfg["full_attention_interval"]  # Qwen3-Next: every step-th layer is full attention, the rest linear
+        a.full_layers = a.layers // step
+        a.linear_layers = a.layers - a.full_layers
+    elif window is not None:
+        if a.model_type in _IMPLICIT_WINDOW_PATTERN:
+            a.cannot_size.append(f"model_type {a.model_type} alternates sliding and full layers by a pattern its "
+                                 "config does not list (no layer_types)")
+        max_window_layers = _opt_int(cfg, "max_window_layers")
+        if max_window_layers is not None and "use_sliding_window" in cfg:  # Qwen2: layers from max_window_layers on
+            a.sliding_layers = max(0, a.layers - max_window_layers)
+        else:
+            a.sliding_layers = a.layers  # Mistral-style: every layer attends within the window
+        a.full_layers = a.layers - a.sliding_layers
+        a.sliding_window = window if a.sliding_layers else None
+    else:
+        a.full_layers = a.layers
+    if a.linear_layers:
+        a.cannot_size.append(f"{a.linear_layers} linear-attention layer(s) keep a recurrent state per request whose "
+                             "size this model does not compute")
+
+
+def _attention(a: Architecture, cfg: dict) -> None:
+    a.heads = _int(cfg, "num_attention_heads", "n_head", "num_heads")
+    a.kv_heads = _int(cfg, "num_key_value_heads", "num_kv_heads", "multi_query_group_num", default=a.heads)
+    head_dim = _opt_int(cfg, "head_dim")
+    a.head_dim = head_dim if head_dim else (a.hidden // a.heads if a.heads else 0)
+    a.attention_bias = bool(cfg.get("attention_bias") or cfg.get("qkv_bias") or a.model_type in ("qwen2", "qwen2_moe"))
+    a.qk_norm = a.model_type.startswith("qwen3") or str(cfg.get("model_type", "")).startswith("qwen3")
+    a.kv_lora_rank = _opt_int(cfg, "kv_lora_rank")
+    if a.kv_lora_rank is not None:
+        a.q_lora_rank = _opt_int(cfg, "q_lora_rank")
+        a.qk_rope_head_dim = _opt_int(cfg, "qk_rope_head_dim")
+        a.qk_nope_head_dim = _opt_int(cfg, "qk_nope_head_dim")
+        a.v_head_dim = _opt_int(cfg, "v_head_dim")
+        if a.model_type not in MLA_MODEL_TYPES:
+            a.attention = "unknown"
+            a.cannot_size.append(f"kv_lora_rank is set but model_type {a.model_type!r} is not one vLLM sizes as MLA")
+        elif a.qk_rope_head_dim is None:
+            a.attention = "unknown"
+            a.cannot_size.append("MLA config without qk_rope_head_dim")
+        else:
+            a.attention = "mla"
+    if a.attention == "gqa" and (not a.heads or not a.head_dim or not a.kv_heads):
+        a.attention = "unknown"
+        a.cannot_size.append("config.json gives no attention heads / head size")
+
+
+def read_architecture(config: dict, max_len: Optional[int] = None) -> Architecture:
+    """The architecture of a config.json (already merged with --hf-overrides by the caller)."""
+    cfg = text_config(config)
+    a = Architecture(model_type=str(config.get("model_type") or cfg.get("model_type") or ""),
+                     architectures=[str(x) for x in config.get("architectures") or [] if isinstance(x, str)])
+    a.layers = _int(cfg, "num_hidden_layers", "n_layer", "num_layers")
+    a.hidden = _int(cfg, "hidden_size", "n_embd", "d_model")
+    a.vocab = _int(cfg, "vocab_size", "padded_vocab_size")
+    a.tie_embeddings = bool(cfg.get("tie_word_embeddings", config.get("tie_word_embeddings", False)))
+    a.intermediate = _int(cfg, "intermediate_size", "ffn_hidden_size", "n_inner")
+    a.nextn_layers = _int(cfg, "num_nextn_predict_layers")
+    dtype = cfg.get("torch_dtype") or cfg.get("dtype") or config.get("torch_dtype") or config.get("dtype")
+    a.dtype = dtype if isinstance(dtype, str) else None
+    quant = config.get("quantization_config") or cfg.get("quantization_config")
+    if isinstance(quant, dict) and isinstance(quant.get("quant_method"), str):
+        a.quant_method = quant["quant_method"]
+    a.max_len = max_len
+    if not a.layers or not a.hidden:
+        a.attention = "unknown"
+        a.cannot_size.append("config.json gives no num_hidden_layers / hidden_size")
+        return a
+    _attention(a, cfg)
+    _moe(a, cfg)
+    _layer_kinds(a, cfg)
+    return a
+
+
+def describe(a: Architecture) -> str:
+    """One line a user can check against their config.json."""
+    parts = [a.model_type or "?", f"{a.layers} layers", f"hidden {a.hidden}"]
+    if a.attention == "mla":
+        parts.append(f"MLA ({a.heads} heads, kv_lora_rank {a.kv_lora_rank} + qk_rope_head_dim {a.qk_rope_head_dim})")
+    else:
+        parts.append(f"{a.heads} heads / {a.kv_heads} KV heads × head_dim {a.head_dim}")
+    if a.is_moe:
+        parts.append(f"MoE {a.experts} experts (top-{a.experts_per_token}) in {a.moe_layers} layers")
+    if a.sliding_layers:
+        parts.append(f"{a.sliding_layers} sliding-window layers (window {a.sliding_window})")
+    if a.linear_layers:
+        parts.append(f"{a.linear_layers} linear-attention layers")
+    return ", ".join(parts)
+

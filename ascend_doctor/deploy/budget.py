@@ -1,0 +1,103 @@
+"""One rank's memory at --gpu-memory-utilization, term by term, after vllm-ascend's NPUWorker (worker.py
+`determine_available_memory`, deploy-facts.md §3a):
+
+    requested = device total (torch_npu) × gpu_memory_utilization
+    KV budget = requested − weights − peak activation (profile run) − non-torch (HCCL buffers, ACL context)
+
+ACL graph capture runs after the KV cache is allocated, so graph memory is not in the budget: it must fit in the
+`1 − gpu_memory_utilization` left over (vllm-ascend#2959: gmu 1.0 ran out of memory while capturing).
+
+Two terms are estimates and are named so in every table: the activation peak (the profile run of
+`max_num_batched_tokens` tokens: hidden states and the widest feed-forward input of one layer, plus fp32 logits of
+`max_num_seqs` sampled rows) and the ACL/runtime reserve. Each term carries its inputs, so a user can recompute it.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import Field
+
+from ascend_doctor.deploy.arch import Architecture
+from ascend_doctor.model import Model
+
+RUNTIME_RESERVE = 1 << 30  # ACL context, driver and allocator slack per rank: an estimate (vllm-ascend measures it)
+HCCL_BUFFSIZE_MB = 200  # CANN default; "each communicator occupies 2 x HCCL_BUFFSIZE" (CANN env var reference)
+
+
+class Term(Model):
+    name: str
+    bytes: int
+    inputs: str = Field(description="how it was computed, with the values used")
+    estimate: bool = False
+
+
+class Layout(Model):
+    tp: int = 1
+    dp: int = 1
+    pp: int = 1
+    ep: bool = False
+
+    @property
+    def ranks(self) -> int:
+        return self.tp * self.dp * self.pp
+
+    def label(self) -> str:
+        parts = [f"TP{self.tp}"] + ([f"DP{self.dp}"] if self.dp > 1 else []) + ([f"PP{self.pp}"] if self.pp > 1
+                                                                                 else [])
+        return " ".join(parts) + (" + EP" if self.ep else "")
+
+
+class Budget(Model):
+    visible: Term
+    gmu: float
+    requested: int
+    terms: list[Term]
+    kv_bytes: int = Field(description="requested − the terms; negative when the weights alone do not fit")
+
+
+def activation(a: Architecture, tp: int, batched_tokens: int, max_seqs: int, act_bytes: int) -> Term:
+    """The profile run's peak, estimated: `batched_tokens` × (4 hidden vectors + the gate/up output of the widest
+    feed-forward, split by TP) at the activation dtype, plus fp32 logits for `max_seqs` rows over the vocabulary."""
+    ffn = a.intermediate if a.moe_layers < a.layers else 0
+    if a.is_moe:
+        ffn = max(ffn, a.experts_per_token * a.expert_intermediate + a.shared_intermediate)
+    hidden = batched_tokens * (4 * a.hidden + 2 * ffn // tp) * act_bytes
+    logits = max_seqs * a.vocab * 4
+    return Term(name="activation peak", bytes=hidden + logits, estimate=True,
+                inputs=f"{batched_tokens} tokens × (4 × hidden {a.hidden} + 2 × FFN {ffn} / TP {tp}) × {act_bytes} B "
+                       f"+ {max_seqs} rows × vocab {a.vocab} × 4 B")
+
+
+def hccl(layout: Layout, buffsize_mb: int = HCCL_BUFFSIZE_MB) -> Optional[Term]:
+    """2 × HCCL_BUFFSIZE per communicator this rank belongs to: TP, PP, the MoE (MC2) group with expert parallelism;
+    the DP group gets vllm-ascend's small buffer (max(⌈(dp+1)·4 B / 1 MiB⌉, 50) MB, utils.py)."""
+    groups = []
+    if layout.tp > 1:
+        groups.append(("TP", buffsize_mb))
+    if layout.pp > 1:
+        groups.append(("PP", buffsize_mb))
+    if layout.ep and layout.tp * layout.dp > 1:
+        groups.append(("EP/MC2", buffsize_mb))
+    if layout.dp > 1:
+        groups.append(("DP", 50))
+    if not groups:
+        return None
+    total = sum(2 * mb for _g, mb in groups) * 2**20
+    return Term(name="HCCL buffers", bytes=total,
+                inputs=" + ".join(f"{g} 2 × {mb} MB" for g, mb in groups) + f" (HCCL_BUFFSIZE={buffsize_mb})")
+
+
+def budget(visible: Term, gmu: float, weights: Term, act: Term, layout: Layout, buffsize_mb: int = HCCL_BUFFSIZE_MB,
+           extra: Optional[list[Term]] = None) -> Budget:
+    requested = int(visible.bytes * gmu)
+    terms = [weights, act]
+    comm = hccl(layout, buffsize_mb)
+    if comm is not None:
+        terms.append(comm)
+    terms.append(Term(name="runtime reserve", bytes=RUNTIME_RESERVE, estimate=True,
+                      inputs="ACL context, driver and allocator slack (1 GiB; vllm-ascend measures the real value "
+                             "as non-torch memory at start-up)"))
+    terms.extend(extra or [])
+    return Budget(visible=visible, gmu=gmu, requested=requested, terms=terms,
+                  kv_bytes=requested - sum(t.bytes for t in terms))

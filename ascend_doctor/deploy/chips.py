@@ -1,0 +1,60 @@
+"""The chip table (matrices/deploy/chips.toml): memory per vLLM rank, the total torch_npu reports, dtypes.
+
+Why `visible`: --gpu-memory-utilization multiplies what torch_npu reports as the device total, which is the HBM less
+what the driver and firmware keep (a 64 GB 910B shows 60.94–60.97 GiB in OOM messages). Where no source printed
+that figure for a chip, it is npu-smi's total less the HBM npu-smi shows in use on an idle chip — an estimate, and
+the plan says so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from pydantic import Field
+
+from ascend_doctor.model import Model
+from ascend_doctor.tomlread import load_model
+
+CHIPS_FILE = Path(__file__).resolve().parent.parent.parent / "matrices" / "deploy" / "chips.toml"
+# Where neither the visible total nor the idle use is known (310P): the largest idle reserve seen on any chip.
+DEFAULT_RESERVE_MIB = 4175
+
+
+class Chip(Model, extra="forbid"):
+    id: str
+    family: str = Field(description="A2, A3 or 310P (vllm-ascend's platform families)")
+    aliases: list[str] = Field(default_factory=list)
+    memory_mib: int = Field(gt=0, description="per vLLM rank (per die on A3), as npu-smi prints it")
+    idle_used_mib: Optional[int] = Field(None, ge=0, description="HBM npu-smi shows in use with no process")
+    visible_mib: Optional[int] = Field(None, gt=0, description="the device total torch_npu reports, where sourced")
+    bf16: bool = True
+    ranks_per_card: int = Field(1, gt=0)
+    sources: list[str] = Field(min_length=1)
+
+    def visible(self) -> tuple[int, str]:
+        """(bytes --gpu-memory-utilization multiplies, how that figure was obtained)."""
+        if self.visible_mib:
+            return self.visible_mib * 2**20, f"{self.visible_mib} MiB as torch_npu reports it (sources: chips.toml)"
+        reserve = self.idle_used_mib if self.idle_used_mib is not None else DEFAULT_RESERVE_MIB
+        how = "idle use npu-smi shows" if self.idle_used_mib is not None else "the largest idle reserve seen"
+        return ((self.memory_mib - reserve) * 2**20,
+                f"estimated: {self.memory_mib} MiB less {reserve} MiB ({how}); no source prints this chip's total")
+
+
+class ChipTable(Model, extra="forbid"):
+    updated: str
+    chip: list[Chip]
+
+
+def load_chips(path: Path = CHIPS_FILE) -> list[Chip]:
+    return load_model(path, ChipTable, "chip table").chip
+
+
+def find_chip(name: str, chips: Optional[list[Chip]] = None) -> Optional[Chip]:
+    """The chip named `name` (its id or an alias as npu-smi prints it), case-insensitive."""
+    want = name.strip().lower()
+    for c in chips if chips is not None else load_chips():
+        if want == c.id.lower() or want in (a.lower() for a in c.aliases):
+            return c
+    return None

@@ -1,0 +1,111 @@
+"""KV-cache arithmetic after vLLM V1 (vllm/v1/kv_cache_interface.py, vllm/v1/core/kv_cache_utils.py; the formulas
+are quoted in docs/research/deploy-facts.md §4), which vllm-ascend uses unchanged apart from its block size.
+
+- A full-attention layer stores K and V for every token: `2 × kv_heads_per_rank × head_size × dtype_bytes`, with
+  `kv_heads_per_rank = max(1, kv_heads // TP)` (KV heads are replicated once TP exceeds them).
+- An MLA layer stores one latent: `(kv_lora_rank + qk_rope_head_dim) × dtype_bytes`, the same on every TP rank.
+- A sliding-window layer needs at most `cdiv(min(window - 1 + max_num_batched_tokens, max_model_len), block) + 1`
+  blocks per request, whatever the context.
+- The cache is allocated in blocks of `block_size` tokens (vllm-ascend: 128, `refresh_block_size`; vLLM on GPU and
+  CPU: 16), so `num_blocks = kv_budget // (block × bytes per token of all layers)` and vLLM logs
+  `KV cache size: num_blocks × block tokens` and `Maximum concurrency for L tokens per request:
+  num_blocks / blocks_per_request`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from pydantic import Field
+
+from ascend_doctor.deploy.arch import Architecture
+from ascend_doctor.model import Model
+
+ASCEND_BLOCK = 128  # vllm_ascend/utils.py refresh_block_size: 128 unless the model needs another
+
+
+class KvSize(Model):
+    """KV bytes of one rank, by layer kind; `unknown` says why a model cannot be sized."""
+
+    full_bytes_per_token: int = Field(0, description="all full-attention layers of the rank, per token")
+    sliding_bytes_per_token: int = Field(0, description="all sliding-window layers of the rank, per token")
+    sliding_window: Optional[int] = None
+    formula: str = ""
+    unknown: Optional[str] = None
+
+    @property
+    def bytes_per_token(self) -> int:
+        return self.full_bytes_per_token + self.sliding_bytes_per_token
+
+
+def kv_per_token(a: Architecture, tp: int = 1, pp: int = 1, kv_dtype_bytes: Optional[int] = None) -> KvSize:
+    """Bytes per token of the fullest pipeline stage's layers on one TP rank."""
+    if a.cannot_size or a.attention == "unknown":
+        return KvSize(unknown="; ".join(a.cannot_size) or "unknown attention kind")
+    nbytes = kv_dtype_bytes or a.dtype_bytes
+    if nbytes is None:
+        return KvSize(unknown=f"the KV dtype is not known (config dtype {a.dtype!r}); give --dtype")
+    share = math.ceil(a.layers / pp) / a.layers
+    full = math.ceil(a.full_layers * share)
+    sliding = math.ceil(a.sliding_layers * share)
+    if a.attention == "mla":
+        per_layer = (a.kv_lora_rank + a.qk_rope_head_dim) * nbytes
+        formula = (f"MLA: (kv_lora_rank {a.kv_lora_rank} + qk_rope_head_dim {a.qk_rope_head_dim}) × {nbytes} B "
+                   f"= {per_layer} B per layer, not split by TP")
+    else:
+        heads = max(1, a.kv_heads // tp)
+        per_layer = 2 * heads * a.head_dim * nbytes
+        formula = (f"2 (K, V) × {heads} KV head(s) per rank ({a.kv_heads} / TP {tp}) × head_dim {a.head_dim} × "
+                   f"{nbytes} B = {per_layer} B per layer")
+    layers = f"{full} full-attention layer(s)" + (f" + {sliding} sliding-window layer(s)" if sliding else "")
+    return KvSize(full_bytes_per_token=full * per_layer, sliding_bytes_per_token=sliding * per_layer,
+                  sliding_window=a.sliding_window if sliding else None, formula=f"{formula}; {layers} on this rank")
+
+
+def blocks_per_request(kv: KvSize, max_len: int, block: int, batched_tokens: int) -> float:
+    """Blocks (in units of a block of every layer) one request of `max_len` tokens can hold at most."""
+    if not kv.bytes_per_token:
+        return 0.0
+    full = math.ceil(max_len / block) * kv.full_bytes_per_token
+    sliding = 0
+    if kv.sliding_bytes_per_token:
+        window = min((kv.sliding_window or max_len) - 1 + batched_tokens, max_len)
+        sliding = (math.ceil(window / block) + 1) * kv.sliding_bytes_per_token
+    return (full + sliding) / kv.bytes_per_token
+
+
+class Capacity(Model):
+    """What a KV budget holds: blocks, tokens and requests at full length (vLLM's own log lines)."""
+
+    budget_bytes: int
+    block: int
+    num_blocks: int
+    tokens: int
+    max_len: int
+    concurrency: float
+    max_len_one_request: int = Field(description="the longest single request the cache can hold")
+
+
+def capacity(kv: KvSize, budget_bytes: int, max_len: int, block: int, batched_tokens: int = 2048) -> Capacity:
+    """vLLM's `get_num_blocks` / `_report_kv_cache_config` for a model whose layers share one page size."""
+    page = block * kv.bytes_per_token
+    num_blocks = max(0, budget_bytes // page) if page else 0
+    per_request = blocks_per_request(kv, max_len, block, batched_tokens)
+    longest = num_blocks * block if not kv.sliding_bytes_per_token else _longest(kv, num_blocks, block, batched_tokens)
+    return Capacity(budget_bytes=budget_bytes, block=block, num_blocks=num_blocks, tokens=num_blocks * block,
+                    max_len=max_len, concurrency=num_blocks / per_request if per_request else 0.0,
+                    max_len_one_request=longest)
+
+
+def _longest(kv: KvSize, num_blocks: int, block: int, batched_tokens: int) -> int:
+    """The longest request that fits when sliding layers are bounded by their window (binary search, as vLLM's
+    estimated maximum model length)."""
+    lo, hi = 0, 1 << 24
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if blocks_per_request(kv, mid, block, batched_tokens) <= num_blocks:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo

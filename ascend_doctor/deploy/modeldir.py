@@ -1,0 +1,112 @@
+"""Read a model directory for `plan`: config.json, the checkpoint's size, msModelSlim's quantization description.
+
+The size comes from `model.safetensors.index.json` (`metadata.total_size`, written by save_pretrained), else from
+the safetensors headers — the first 8 bytes give the header length, the header gives each tensor's byte range — so
+a 600 GB checkpoint is sized by reading a few kilobytes per shard. Every file is read under the config cap of
+ascend_doctor/inputs.py; a broken file is an InputError naming it and the parser's own words.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from typing import Optional
+
+from ascend_doctor.deploy.arch import Architecture, derived_max_len, read_architecture, text_config
+from ascend_doctor.deploy.weights import WeightSize, estimate, format_of, measured
+from ascend_doctor.errors import InputError
+from ascend_doctor.i18n import T
+from ascend_doctor.inputs import LIMITS, read_text
+from ascend_doctor.model import Model
+
+QUANT_DESCRIPTIONS = ("quant_model_description.json", "quant_model_description_w8a8.json")
+
+
+class ModelFiles(Model):
+    path: str
+    config: dict
+    arch: Architecture
+    weights: WeightSize
+    weight_format: Optional[str] = None
+    quant_description: Optional[str] = None
+
+
+def _json(path: str) -> dict:
+    text = read_text(path, "config", strict=True)
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InputError(T("{path} is not valid JSON: {error}", path=path, error=exc)) from None
+    if not isinstance(data, dict):
+        raise InputError(T("{path} is not a JSON object", path=path))
+    return data
+
+
+def _header_bytes(path: str) -> int:
+    """Bytes of the tensors of one .safetensors file, from its header alone."""
+    try:
+        return _read_header(path)
+    except OSError as exc:
+        raise InputError(T("cannot read {path}: {strerror}", path=path, strerror=exc.strerror or exc)) from None
+
+
+def _read_header(path: str) -> int:
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+        if len(head) < 8:
+            raise InputError(T("{path}: not a safetensors file (shorter than its 8-byte header length)", path=path))
+        (n,) = struct.unpack("<Q", head)
+        if n > LIMITS["config"]:
+            raise InputError(T("{path}: safetensors header of {n} bytes is implausible", path=path, n=n))
+        try:
+            header = json.loads(fh.read(n))
+        except ValueError as exc:
+            raise InputError(T("{path}: safetensors header is not JSON: {error}", path=path, error=exc)) from None
+    ends = [v["data_offsets"][1] for k, v in header.items() if k != "__metadata__" and isinstance(v, dict)
+            and isinstance(v.get("data_offsets"), list) and len(v["data_offsets"]) == 2]
+    return max(ends, default=0)
+
+
+def checkpoint_bytes(path: str) -> tuple[Optional[int], str]:
+    """(bytes of the weights, where that figure came from) or (None, why not)."""
+    index = os.path.join(path, "model.safetensors.index.json")
+    if os.path.isfile(index):
+        meta = _json(index).get("metadata")
+        total = meta.get("total_size") if isinstance(meta, dict) else None
+        if isinstance(total, (int, float)) and total > 0:
+            return int(total), f"{index}: metadata.total_size"
+    try:
+        shards = sorted(f for f in os.listdir(path) if f.endswith(".safetensors"))
+    except OSError as exc:
+        raise InputError(T("cannot read {path}: {strerror}", path=path, strerror=exc.strerror or exc)) from None
+    if shards:
+        return (sum(_header_bytes(os.path.join(path, f)) for f in shards),
+                f"safetensors headers of {len(shards)} file(s)")
+    return None, "no model.safetensors.index.json and no .safetensors files"
+
+
+def read_model_dir(path: str, fmt: Optional[str] = None) -> ModelFiles:
+    """The model at `path` (a local directory, as `vllm serve` is given it)."""
+    if not os.path.isdir(path):
+        raise InputError(T("--model {path}: not a directory (give the model's local directory, as `vllm serve` "
+                           "is given it)", path=path))
+    cfg_path = os.path.join(path, "config.json")
+    if not os.path.isfile(cfg_path):
+        raise InputError(T("{path}: no config.json", path=path))
+    config = _json(cfg_path)
+    arch = read_architecture(config, derived_max_len(text_config(config))[0])
+    quant, quant_name = None, None
+    for name in QUANT_DESCRIPTIONS:
+        if os.path.isfile(os.path.join(path, name)):
+            quant, quant_name = _json(os.path.join(path, name)), name
+            break
+    weight_format = fmt or format_of(arch, quant)
+    total, how = checkpoint_bytes(path)
+    if total is not None:
+        weights = measured(arch, total, how, weight_format)
+    else:
+        weights = estimate(arch, weight_format or "bf16")
+        weights.source += f" ({how})"
+    return ModelFiles(path=path, config=config, arch=arch, weights=weights, weight_format=weight_format,
+                      quant_description=quant_name)

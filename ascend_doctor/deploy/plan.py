@@ -1,0 +1,176 @@
+"""The plan: which parallel layouts a model admits on the given ranks, what each leaves for the KV cache, and the one
+to deploy — the fewest ranks per replica that hold the weights and `concurrency` requests of `max_model_len`.
+
+Layout rules (each is vLLM's own or a vllm-ascend documented one):
+- TP divides the attention heads (vllm `verify_with_parallel_config`: "Total number of attention heads (N) must be
+  divisible by tensor parallel size (T)"); KV heads are split or replicated, so TP divides them or they divide TP.
+- TP stays within one node (HCCS); across nodes the plan uses PP (or DP for MoE), as the multi-node tutorials do.
+- MoE models use expert parallelism over TP×DP (`--enable-expert-parallel`), one instance over all the ranks, as every
+  vllm-ascend MoE tutorial does; dense models get the fewest ranks that fit, and the rest are replicas.
+- 310P (Atlas 300I Duo) runs float16 only and builds a `max_model_len²` float16 causal mask
+  (vllm_ascend/_310p/attention/attention_mask.py), so its context is budgeted with that mask and always given.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import Field
+
+from ascend_doctor.deploy.arch import Architecture
+from ascend_doctor.deploy.budget import Budget, Layout, Term, activation, budget
+from ascend_doctor.deploy.chips import Chip
+from ascend_doctor.deploy.kv import ASCEND_BLOCK, Capacity, KvSize, capacity, kv_per_token
+from ascend_doctor.deploy.weights import WeightSize, per_rank
+from ascend_doctor.model import Model
+
+
+class Want(Model):
+    """What the user asked for (None: the plan chooses)."""
+
+    ranks: int = Field(gt=0, description="vLLM ranks (NPUs; dies on A3) in all")
+    nodes: int = Field(1, gt=0)
+    max_len: Optional[int] = Field(None, gt=0)
+    concurrency: int = Field(1, gt=0, description="requests of max_len the KV cache must hold at once")
+    gmu: float = Field(0.9, gt=0, le=1)
+    batched_tokens: int = Field(4096, gt=0)
+    max_seqs: int = Field(256, gt=0)
+    hccl_buffsize_mb: int = Field(200, gt=0)
+    dtype_bytes: int = 2
+
+
+class Candidate(Model):
+    layout: Layout
+    budget: Budget
+    kv: KvSize
+    capacity: Optional[Capacity] = None
+    max_len: int
+    fits: bool
+    why: str = Field("", description="why it does not fit (empty when it does)")
+
+
+class Plan(Model):
+    chosen: Optional[Candidate] = None
+    candidates: list[Candidate] = Field(default_factory=list)
+    rejected: list[str] = Field(default_factory=list, description="layouts vLLM would refuse, with the rule")
+    notes: list[str] = Field(default_factory=list)
+    unknown: Optional[str] = Field(None, description="why the KV cache cannot be sized (the plan stops at weights)")
+
+
+def _tp_options(a: Architecture, per_node: int) -> tuple[list[int], list[str]]:
+    ok, rejected = [], []
+    for tp in range(1, per_node + 1):
+        if per_node % tp and tp not in (1, 2, 4, 8, 16):
+            continue
+        if a.heads % tp:
+            rejected.append(f"TP{tp}: {a.heads} attention heads are not divisible by {tp}")
+            continue
+        if a.attention != "mla" and a.kv_heads % tp and tp % a.kv_heads:
+            rejected.append(f"TP{tp}: {a.kv_heads} KV heads neither divide nor are divided by {tp}")
+            continue
+        ok.append(tp)
+    return ok, rejected
+
+
+def layouts(a: Architecture, want: Want) -> tuple[list[Layout], list[str]]:
+    """Every layout worth sizing, fewest ranks per replica first."""
+    per_node = max(1, want.ranks // want.nodes)
+    tps, rejected = _tp_options(a, per_node)
+    out = []
+    # Across nodes: MoE spreads DP (and EP) over them, as the multi-node tutorials do; dense models use PP.
+    pps = [1] if a.is_moe else [p for p in range(1, want.nodes + 1) if want.nodes % p == 0]
+    for pp in pps:
+        for tp in tps:
+            if tp * pp > want.ranks:
+                continue
+            if a.is_moe:
+                dp = want.ranks // (tp * pp)
+                out.append(Layout(tp=tp, dp=dp, pp=pp, ep=tp * dp > 1))
+            else:
+                out.append(Layout(tp=tp, pp=pp))
+    out.sort(key=lambda lay: (lay.tp * lay.pp, lay.pp))
+    return out, rejected
+
+
+def _mask(chip: Chip, max_len: int) -> list[Term]:
+    if chip.family != "310P":
+        return []
+    return [Term(name="310P causal mask", bytes=max_len * max_len * 2,
+                 inputs=f"max_model_len {max_len}² × 2 B (float16; vllm_ascend/_310p/attention/attention_mask.py)")]
+
+
+def size(a: Architecture, ws: WeightSize, chip: Chip, want: Want, layout: Layout, max_len: int) -> Candidate:
+    """One layout at one context length: the budget term by term and what the KV cache then holds."""
+    vis_bytes, vis_how = chip.visible()
+    visible = Term(name="device total", bytes=vis_bytes, inputs=vis_how, estimate=vis_how.startswith("estimated"))
+    ep = layout.tp * layout.dp if layout.ep else 1
+    wbytes = per_rank(ws, a, layout.tp, layout.pp, ep)
+    shard = f"experts / EP {ep}, the rest / TP {layout.tp}" if layout.ep else f"/ TP {layout.tp}"
+    weights = Term(name="weights", bytes=wbytes, inputs=f"{ws.total_bytes} B ({ws.source}) {shard}"
+                   + (f", PP {layout.pp}" if layout.pp > 1 else ""), estimate=ws.source.startswith("estimated"))
+    act = activation(a, layout.tp, min(want.batched_tokens, max(max_len, 1)), want.max_seqs, want.dtype_bytes)
+    b = budget(visible, want.gmu, weights, act, layout, want.hccl_buffsize_mb, extra=_mask(chip, max_len))
+    kv = kv_per_token(a, layout.tp, layout.pp, want.dtype_bytes)
+    if kv.unknown:
+        return Candidate(layout=layout, budget=b, kv=kv, max_len=max_len, fits=b.kv_bytes > 0,
+                         why="" if b.kv_bytes > 0 else "the weights and overheads exceed the budget")
+    cap = capacity(kv, max(b.kv_bytes, 0), max_len, ASCEND_BLOCK, want.batched_tokens)
+    why = ""
+    if b.kv_bytes <= 0:
+        why = "the weights and overheads alone exceed the budget"
+    elif cap.concurrency < want.concurrency:
+        why = (f"the KV cache holds {cap.tokens} tokens: {cap.concurrency:.2f} request(s) of {max_len} tokens, "
+               f"{want.concurrency} wanted")
+    return Candidate(layout=layout, budget=b, kv=kv, capacity=cap, max_len=max_len, fits=not why, why=why)
+
+
+def _fitting_len(a: Architecture, ws: WeightSize, chip: Chip, want: Want, layout: Layout, top: int) -> int:
+    """The longest context (a multiple of the block, ≤ top) at which `layout` holds `concurrency` requests."""
+    lo, hi = 0, top // ASCEND_BLOCK
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if size(a, ws, chip, want, layout, mid * ASCEND_BLOCK).fits:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo * ASCEND_BLOCK
+
+
+def make_plan(a: Architecture, ws: WeightSize, chip: Chip, want: Want) -> Plan:
+    """Size every admissible layout; choose the first that fits the wanted context (the model's own when none is
+    given), else the first that fits a shorter one, saying how much shorter."""
+    plan = Plan(unknown="; ".join(a.cannot_size) or None)
+    options, plan.rejected = layouts(a, want)
+    derived = a.max_len or 4096
+    target = want.max_len or derived
+    if want.max_len and want.max_len > derived:
+        plan.notes.append(f"--max-model-len {want.max_len} is above the {derived} the model config allows")
+    if chip.family == "310P" and not want.max_len:
+        target = min(target, 16384)
+        plan.notes.append("310P: max_model_len capped at 16384 (the tutorials' value; its causal mask grows with "
+                          "the square of the context)")
+    for lay in options:
+        plan.candidates.append(size(a, ws, chip, want, lay, target))
+    plan.chosen = next((c for c in plan.candidates if c.fits), None)
+    if plan.chosen is None and not plan.unknown and not want.max_len:
+        for c in plan.candidates:
+            if c.budget.kv_bytes > 0:
+                best = _fitting_len(a, ws, chip, want, c.layout, target)
+                if best >= ASCEND_BLOCK:
+                    plan.chosen = size(a, ws, chip, want, c.layout, best)
+                    plan.notes.append(f"the model's {target} tokens do not fit {want.concurrency} request(s) on any "
+                                      f"layout; {best} do on {c.layout.label()}")
+                    break
+    return plan
+
+
+def replicas(plan: Plan, want: Want) -> int:
+    """How many copies of the chosen layout the ranks hold (dense models: DP replicas or separate servers)."""
+    if plan.chosen is None:
+        return 0
+    return max(1, want.ranks // plan.chosen.layout.ranks)
+
+
+def gib(n: float) -> str:
+    return f"{n / 2**30:.2f} GiB"
+

@@ -1,0 +1,136 @@
+"""How many bytes of weights a model has, and how many land on one rank of a parallel layout.
+
+Sources, best first: the checkpoint's `model.safetensors.index.json` `metadata.total_size` (bytes, as written by
+`save_pretrained`), the safetensors headers (the tensors' byte ranges), else a parameter count from config.json times
+the bytes per parameter of the chosen weight format. The count follows the modules vLLM builds (embedding, attention
+projections — MLA's low-rank ones included —, gated MLP, routed and shared experts, router, norms); it agrees with the
+published sizes (Qwen3-8B 8.19 B, Qwen3-30B-A3B 30.5 B, DeepSeek-V3 671 B; tests/deploy/test_weights.py).
+
+Per rank (vLLM's sharding): everything but the experts is split by TP (the vocabulary too: VocabParallelEmbedding);
+routed experts are split over TP, or over TP×DP with `--enable-expert-parallel`; PP gives each stage its layers, and
+the first and last stage the embedding and the LM head.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from pydantic import Field
+
+from ascend_doctor.deploy.arch import Architecture
+from ascend_doctor.model import Model
+
+# Bytes per parameter of (linear layers, routed experts, embedding/LM head/norms) for the weight formats plan knows.
+# w8a8 / w4a8 are msModelSlim's (vllm-ascend `--quantization ascend`): int8 (int4) linear weights, float embeddings.
+FORMATS = {
+    "bf16": (2.0, 2.0, 2.0),
+    "fp16": (2.0, 2.0, 2.0),
+    "fp32": (4.0, 4.0, 4.0),
+    "w8a8": (1.0, 1.0, 2.0),
+    "w8a16": (1.0, 1.0, 2.0),
+    "w4a8": (1.0, 0.5, 2.0),
+    "w4a16": (0.5, 0.5, 2.0),
+    "fp8": (1.0, 1.0, 2.0),
+    "mxfp4": (2.0, 4.25 / 8, 2.0),  # gpt-oss: MoE experts in MXFP4 (4 bits + one scale byte per 32), the rest bf16
+}
+
+
+class ParamCount(Model):
+    """Parameters by module kind, for the whole model (all layers, all experts)."""
+
+    embedding: int = 0
+    lm_head: int = 0
+    attention: int = 0
+    dense_mlp: int = 0
+    experts: int = 0
+    shared: int = 0
+    router: int = 0
+    norms: int = 0
+
+    @property
+    def total(self) -> int:
+        return (self.embedding + self.lm_head + self.attention + self.dense_mlp + self.experts + self.shared
+                + self.router + self.norms)
+
+
+class WeightSize(Model):
+    """The checkpoint's bytes, split the way ranks shard them."""
+
+    total_bytes: int
+    expert_bytes: int = Field(0, description="routed experts (sharded over the EP group with expert parallelism)")
+    vocab_bytes: int = Field(0, description="embedding + LM head (first / last pipeline stage)")
+    source: str = Field(description="index total_size, safetensors headers, or 'estimated: …'")
+    params: Optional[int] = None
+
+
+def _attention_params(a: Architecture) -> int:
+    h = a.hidden
+    if a.attention == "mla":
+        rope, nope = a.qk_rope_head_dim or 0, a.qk_nope_head_dim or 0
+        v = a.v_head_dim or nope
+        qk = a.heads * (nope + rope)
+        q = (h * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * qk) if a.q_lora_rank else h * qk
+        kv = h * (a.kv_lora_rank + rope) + a.kv_lora_rank + a.kv_lora_rank * a.heads * (nope + v)
+        return q + kv + a.heads * v * h
+    qkv = h * (a.heads + 2 * a.kv_heads) * a.head_dim
+    bias = (a.heads + 2 * a.kv_heads) * a.head_dim if a.attention_bias else 0
+    return qkv + bias + a.heads * a.head_dim * h
+
+
+def count_params(a: Architecture) -> ParamCount:
+    """The parameters of the layers vLLM loads (MTP / next-n layers are not loaded without speculative decoding)."""
+    attn_layers = a.full_layers + a.sliding_layers
+    dense_layers = a.layers - a.moe_layers
+    return ParamCount(
+        embedding=a.vocab * a.hidden,
+        lm_head=0 if a.tie_embeddings else a.vocab * a.hidden,
+        attention=attn_layers * _attention_params(a),
+        dense_mlp=dense_layers * 3 * a.hidden * a.intermediate,
+        experts=a.moe_layers * a.experts * 3 * a.hidden * a.expert_intermediate,
+        shared=a.moe_layers * 3 * a.hidden * a.shared_intermediate,
+        router=a.moe_layers * a.hidden * a.experts,
+        norms=a.layers * 2 * a.hidden + a.hidden + (attn_layers * 2 * a.head_dim if a.qk_norm else 0),
+    )
+
+
+def format_of(a: Architecture, quant_description: Optional[dict] = None) -> Optional[str]:
+    """The weight format of a checkpoint: msModelSlim's description, the config's quantization_config, its dtype."""
+    if quant_description:
+        kinds = {str(v).upper() for k, v in quant_description.items() if k.endswith(".weight")}
+        if any(k.startswith("W4A8") for k in kinds):
+            return "w4a8"
+        if any(k.startswith("W8A8") for k in kinds):
+            return "w8a8"
+    if a.quant_method in ("mxfp4", "fp8"):
+        return a.quant_method
+    return {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32"}.get((a.dtype or "").lower())
+
+
+def estimate(a: Architecture, fmt: str) -> WeightSize:
+    """Bytes from the parameter count: linear layers, experts and embeddings at the format's bytes per parameter."""
+    p = count_params(a)
+    linear_b, expert_b, float_b = FORMATS[fmt]
+    vocab = (p.embedding + p.lm_head) * float_b
+    experts = p.experts * expert_b
+    total = vocab + experts + (p.attention + p.dense_mlp + p.shared) * linear_b + (p.router + p.norms) * float_b
+    return WeightSize(total_bytes=int(total), expert_bytes=int(experts), vocab_bytes=int(vocab), params=p.total,
+                      source=f"estimated: {p.total / 1e9:.2f} B parameters from config.json in {fmt}")
+
+
+def measured(a: Architecture, total_bytes: int, source: str, fmt: Optional[str]) -> WeightSize:
+    """The checkpoint's real size, split into experts / vocabulary in the proportions of the parameter count."""
+    est = estimate(a, fmt or "bf16")
+    scale = total_bytes / est.total_bytes if est.total_bytes else 0.0
+    return WeightSize(total_bytes=total_bytes, expert_bytes=int(est.expert_bytes * scale),
+                      vocab_bytes=int(est.vocab_bytes * scale), params=est.params, source=source)
+
+
+def per_rank(ws: WeightSize, a: Architecture, tp: int, pp: int = 1, ep: int = 1) -> int:
+    """Weight bytes on the fullest rank: experts over `ep` (TP×DP with expert parallelism, else TP), the rest over TP,
+    the layers over PP (rounded up), the embedding and the LM head on the first / last stage (both at PP 1)."""
+    expert_shard = ws.expert_bytes / (ep if ep > 1 else tp)
+    layers = ws.total_bytes - ws.expert_bytes - ws.vocab_bytes
+    stage = math.ceil(a.layers / pp) / a.layers if a.layers else 1.0
+    vocab = ws.vocab_bytes if pp == 1 else ws.vocab_bytes / 2
+    return int((layers / tp + expert_shard) * stage + vocab / tp)

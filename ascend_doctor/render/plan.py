@@ -1,0 +1,103 @@
+"""The plan for a terminal (wrapped by cells) or as markdown: decision, memory table with inputs, serve command."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from rich.cells import cell_len
+from rich.text import Text
+
+from ascend_doctor.deploy.arch import Architecture, describe
+from ascend_doctor.deploy.plan import Plan, gib
+from ascend_doctor.i18n import tr
+from ascend_doctor.render.console import make_console
+from ascend_doctor.render.wrap import wrap
+
+
+def _lines(doc: dict, arch: Architecture, p: Plan, serve: Any) -> list[tuple[str, str, str]]:
+    """(style, head, body) rows, the same for both renderings."""
+    w = doc["model"]["weights"]
+    want = doc["want"]
+    chip = doc["chip"]
+    rows = [("bold", tr("model:") + " ", f"{doc['model']['path']} — {describe(arch)}"),
+            ("", tr("weights:") + " ", f"{gib(w['total_bytes'])} ({w['source']})"),
+            ("", tr("target:") + " ", f"{want['ranks']} × {chip['id']} ({chip['family']}) on {want['nodes']} node(s), "
+                                      f"--gpu-memory-utilization {want['gmu']:g}, {want['concurrency']} request(s)")]
+    if p.unknown:
+        rows.append(("yellow", tr("cannot size the KV cache:") + " ", p.unknown))
+    for note in p.notes:
+        rows.append(("yellow", tr("note:") + " ", note))
+    c = p.chosen
+    if c is None:
+        rows.append(("bold red", tr("verdict:") + " ", tr("no layout fits on {n} rank(s)", n=want["ranks"])))
+        for cand in p.candidates:
+            rows.append(("", f"  {cand.layout.label()}: ", cand.why or tr("fits")))
+        return rows + _alternatives(doc, p)
+    rows.append(("bold green", tr("verdict:") + " ", tr("{layout} on {ranks} rank(s), --max-model-len {max_len}",
+                                                        layout=c.layout.label(), ranks=c.layout.ranks,
+                                                        max_len=c.max_len)))
+    if doc["replicas"] > 1:
+        rows.append(("", "  ", tr("{n} such replicas fit the {ranks} ranks (--data-parallel-size or separate "
+                                  "servers)", n=doc["replicas"], ranks=want["ranks"])))
+    b = c.budget
+    rows.append(("bold", tr("memory per rank:") + " ", ""))
+    rows.append(("", f"  {b.visible.name}: ", f"{gib(b.visible.bytes)} — {b.visible.inputs}"))
+    rows.append(("", f"  × {b.gmu:g} = ", gib(b.requested)))
+    for t in b.terms:
+        mark = " " + tr("(estimate)") if t.estimate else ""
+        rows.append(("", f"  − {t.name}: ", f"{gib(t.bytes)}{mark} — {t.inputs}"))
+    rows.append(("bold", "  = " + tr("KV cache:") + " ", gib(b.kv_bytes)))
+    if c.kv.unknown:
+        rows.append(("yellow", "  ", c.kv.unknown))
+    else:
+        rows.append(("", "  " + tr("per token:") + " ", f"{c.kv.bytes_per_token} B — {c.kv.formula}"))
+        cap = c.capacity
+        rows.append(("", "  " + tr("holds:") + " ", tr("{tokens} tokens ({blocks} blocks of {block}); {conc} "
+                                                       "request(s) of {max_len} tokens at once",
+                                                       tokens=cap.tokens, blocks=cap.num_blocks, block=cap.block,
+                                                       conc=f"{cap.concurrency:.2f}", max_len=c.max_len)))
+    rows.append(("bold", tr("serve:") + " ", serve.shell()))
+    for why in serve.why:
+        rows.append(("dim", "  ", why))
+    rel = doc.get("release")
+    if rel:
+        rows.append(("bold", tr("install:") + " ", f"vllm-ascend {rel['vllm_ascend']} (vLLM {rel['vllm']}, CANN "
+                                                   f"{rel['cann']}, torch_npu {rel['torch_npu']}, Python "
+                                                   f"{rel['python']}); image {rel['image']}"))
+        rows.append(("dim", "  ", rel["pins"]))
+    others = [x for x in p.candidates if x is not c]
+    for cand in others:
+        rows.append(("dim", f"  {cand.layout.label()}: ", cand.why or tr("fits")))
+    for rule in p.rejected:
+        rows.append(("dim", "  " + tr("refused:") + " ", rule))
+    return rows
+
+
+def _alternatives(doc: dict, p: Plan) -> list[tuple[str, str, str]]:
+    short = [c for c in p.candidates if c.budget.kv_bytes <= 0]
+    if not short:
+        return []
+    need = min(-c.budget.kv_bytes for c in short)
+    return [("bold", tr("nearest:") + " ", tr("{gib} more per rank on the best layout: more NPUs (--npus), a "
+                                              "quantized checkpoint (W8A8 halves BF16 weights), or a shorter "
+                                              "--max-model-len", gib=gib(need)))]
+
+
+def render_plan(doc: dict, arch: Architecture, p: Plan, serve: Any, markdown: bool = False,
+                file: Optional[Any] = None) -> None:
+    rows = _lines(doc, arch, p, serve)
+    if markdown:
+        import click
+
+        out = ["## ascend-doctor plan", ""]
+        for _style, head, body in rows:
+            text = (head + body).rstrip()
+            out.append(f"    {text}" if head.startswith("  ") else f"- {text}")
+        click.echo("\n".join(out), file=file)
+        return
+    con = make_console(file)
+    width = max(con.width, 60)
+    for style, head, body in rows:
+        lines = wrap(body, width, initial_indent=head, subsequent_indent=" " * min(cell_len(head), 12)) or [head]
+        for line in lines:
+            con.print(Text(line, style=style), soft_wrap=True)

