@@ -18,7 +18,8 @@ from ascend_doctor.i18n import T
 PLAN_EXIT_HELP = """\b
 Exit codes:
   0    a layout fits: the report gives the serve command
-  1    nothing fits the ranks given (the report says what is short)
+  1    nothing fits the ranks given (the report says what is short), or whether the context fits cannot be
+       established (a model whose KV cache this version cannot size)
   2    usage or input error (unknown chip, unreadable model directory)
   3    internal error of ascend-doctor itself
 """
@@ -61,9 +62,36 @@ def _parsers(model_type: str, name: str) -> tuple[Optional[str], Optional[str]]:
     return tool, reasoning
 
 
+def _model_files(model: str, fmt: Optional[str]):
+    """A local directory when there is one, else the shipped catalogue's entry of that name."""
+    import os
+
+    from ascend_doctor.deploy.catalogue import catalogue_files, find_model
+    from ascend_doctor.deploy.modeldir import read_model_dir
+
+    if not os.path.exists(model):
+        entry = find_model(model)
+        if entry is not None:
+            return catalogue_files(entry, fmt)
+    return read_model_dir(model, fmt)
+
+
+def _list_models(ctx, _param, value) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from ascend_doctor.deploy.catalogue import load_catalogue
+
+    for m in load_catalogue():
+        click.echo(f"{m.id:40} " + ", ".join(f"{c.format} ({c.repo})" for c in m.checkpoints))
+    ctx.exit(0)
+
+
 @click.command("plan", cls=DoctorCommand, epilog=PLAN_EXIT_HELP)
-@click.option("--model", "model_dir", required=True, metavar="DIR", help="The model's local directory (config.json, "
-              "safetensors index or headers, msModelSlim quant_model_description.json).")
+@click.option("--model", "model_dir", required=True, metavar="DIR|NAME", help="The model's local directory "
+              "(config.json, safetensors index or headers, msModelSlim quant_model_description.json), or a name "
+              "from the shipped catalogue (--list-models).")
+@click.option("--list-models", is_flag=True, expose_value=False, is_eager=True, callback=_list_models,
+              help="List the catalogue's models and their documented checkpoints, then exit.")
 @click.option("--chip", required=True, metavar="NAME", help="910B1, 910B2, 910B3, 910B4, 910B4-1, A3 or 310P3 (as "
               "npu-smi names it).")
 @click.option("--npus", type=click.IntRange(min=1), required=True, metavar="N",
@@ -85,7 +113,6 @@ def plan(model_dir, chip, npus, nodes, max_model_len, concurrency, gmu, batched,
     `vllm serve` command and the release to install — from the model's own files and the chip table."""
     from ascend_doctor.deploy.chips import find_chip, load_chips
     from ascend_doctor.deploy.command import serve_plan
-    from ascend_doctor.deploy.modeldir import read_model_dir
     from ascend_doctor.deploy.plan import Want, make_plan, replicas
     from ascend_doctor.render.plan import render_plan
     from ascend_doctor.textsafe import dump_json
@@ -97,7 +124,7 @@ def plan(model_dir, chip, npus, nodes, max_model_len, concurrency, gmu, batched,
                            known=", ".join(x.id for x in chips)))
     if npus % nodes:
         raise InputError(T("--npus {npus} is not a multiple of --nodes {nodes}", npus=npus, nodes=nodes))
-    files = read_model_dir(model_dir, fmt)
+    files = _model_files(model_dir, fmt)
     if files.weight_format == "fp32":  # vLLM's `--dtype auto` loads a float32 checkpoint in 16 bits
         files.weights = files.weights.model_copy(update={
             "total_bytes": files.weights.total_bytes // 2, "expert_bytes": files.weights.expert_bytes // 2,
@@ -106,15 +133,15 @@ def plan(model_dir, chip, npus, nodes, max_model_len, concurrency, gmu, batched,
     want = Want(ranks=npus, nodes=nodes, max_len=max_model_len, concurrency=concurrency, gmu=gmu,
                 batched_tokens=batched, dtype_bytes=2)
     p = make_plan(files.arch, files.weights, c, want)
-    tool, reasoning = _parsers(files.arch.model_type, model_dir)
-    serve = (serve_plan(model_dir, files.arch, p.chosen, want, c.family, files.weight_format, tool, reasoning)
+    tool, reasoning = _parsers(files.arch.model_type, files.name)
+    serve = (serve_plan(files.path, files.arch, p.chosen, want, c.family, files.weight_format, tool, reasoning)
              if p.chosen is not None else None)
-    doc = {"schema_version": JSON_SCHEMA_VERSION, "model": {"path": model_dir, "architecture": files.arch.model_dump(),
+    doc = {"schema_version": JSON_SCHEMA_VERSION, "model": {"path": files.path, "name": files.name, "architecture": files.arch.model_dump(),
                                                            "weights": files.weights.model_dump(),
                                                            "weight_format": files.weight_format},
            "chip": c.model_dump(), "want": want.model_dump(), "plan": p.model_dump(),
            "replicas": replicas(p, want), "serve": serve.model_dump() if serve else None,
-           "release": _release(c.family), "exit_code": 0 if p.chosen is not None else 1}
+           "release": _release(c.family), "exit_code": 0 if p.verdict in ("fits", "shortened") else 1}
     if out_fmt == "json":
         click.echo(dump_json(doc))
     else:

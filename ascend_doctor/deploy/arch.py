@@ -58,6 +58,11 @@ class Architecture(Model):
     sliding_layers: int = 0
     sliding_window: Optional[int] = None
     linear_layers: int = 0
+    linear_key_dim: int = Field(0, description="Gated DeltaNet: key heads × key head dim (Qwen3-Next)")
+    linear_value_dim: int = Field(0, description="Gated DeltaNet: value heads × value head dim")
+    linear_value_heads: int = 0
+    linear_conv_kernel: int = 0
+    vision: bool = Field(False, description="a vision encoder (vision_config) whose weights are not counted")
     nextn_layers: int = 0
     max_len: Optional[int] = None
     dtype: Optional[str] = None
@@ -170,6 +175,10 @@ def _layer_kinds(a: Architecture, cfg: dict) -> None:
         a.sliding_window = window if a.sliding_layers else None
     else:
         a.full_layers = a.layers
+    a.linear_value_heads = _int(cfg, "linear_num_value_heads")
+    a.linear_key_dim = _int(cfg, "linear_num_key_heads") * _int(cfg, "linear_key_head_dim")
+    a.linear_value_dim = a.linear_value_heads * _int(cfg, "linear_value_head_dim")
+    a.linear_conv_kernel = _int(cfg, "linear_conv_kernel_dim")
     if a.linear_layers:
         a.cannot_size.append(f"{a.linear_layers} linear-attention layer(s) keep a recurrent state per request whose "
                              "size this model does not compute")
@@ -218,6 +227,7 @@ def read_architecture(config: dict, max_len: Optional[int] = None) -> Architectu
     if isinstance(quant, dict) and isinstance(quant.get("quant_method"), str):
         a.quant_method = quant["quant_method"]
     a.max_len = max_len
+    a.vision = isinstance(config.get("vision_config"), dict)
     if not a.layers or not a.hidden:
         a.attention = "unknown"
         a.cannot_size.append("config.json gives no num_hidden_layers / hidden_size")

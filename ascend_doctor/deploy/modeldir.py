@@ -13,6 +13,8 @@ import os
 import struct
 from typing import Optional
 
+from pydantic import Field
+
 from ascend_doctor.deploy.arch import Architecture, derived_max_len, read_architecture, text_config
 from ascend_doctor.deploy.weights import WeightSize, estimate, format_of, measured
 from ascend_doctor.errors import InputError
@@ -24,7 +26,8 @@ QUANT_DESCRIPTIONS = ("quant_model_description.json", "quant_model_description_w
 
 
 class ModelFiles(Model):
-    path: str
+    path: str = Field(description="what `vllm serve` is given: the directory, or the checkpoint's repository id")
+    name: str = Field("", description="the model's name, for the family rules (a catalogue id or the directory)")
     config: dict
     arch: Architecture
     weights: WeightSize
@@ -89,8 +92,8 @@ def checkpoint_bytes(path: str) -> tuple[Optional[int], str]:
 def read_model_dir(path: str, fmt: Optional[str] = None) -> ModelFiles:
     """The model at `path` (a local directory, as `vllm serve` is given it)."""
     if not os.path.isdir(path):
-        raise InputError(T("--model {path}: not a directory (give the model's local directory, as `vllm serve` "
-                           "is given it)", path=path))
+        raise InputError(T("--model {path}: not a directory, and no catalogue model has that name (give the "
+                           "model's local directory, or see `ascend-doctor plan --list-models`)", path=path))
     cfg_path = os.path.join(path, "config.json")
     if not os.path.isfile(cfg_path):
         raise InputError(T("{path}: no config.json", path=path))
@@ -108,5 +111,5 @@ def read_model_dir(path: str, fmt: Optional[str] = None) -> ModelFiles:
     else:
         weights = estimate(arch, weight_format or "bf16")
         weights.source += f" ({how})"
-    return ModelFiles(path=path, config=config, arch=arch, weights=weights, weight_format=weight_format,
+    return ModelFiles(path=path, name=path, config=config, arch=arch, weights=weights, weight_format=weight_format,
                       quant_description=quant_name)

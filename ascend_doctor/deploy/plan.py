@@ -50,6 +50,8 @@ class Candidate(Model):
 
 
 class Plan(Model):
+    verdict: str = Field("none", description="fits, shortened (a shorter context fits), unknown (the weights fit; "
+                                             "the KV cache cannot be sized), or none")
     chosen: Optional[Candidate] = None
     candidates: list[Candidate] = Field(default_factory=list)
     rejected: list[str] = Field(default_factory=list, description="layouts vLLM would refuse, with the rule")
@@ -111,9 +113,10 @@ def size(a: Architecture, ws: WeightSize, chip: Chip, want: Want, layout: Layout
     act = activation(a, layout.tp, min(want.batched_tokens, max(max_len, 1)), want.max_seqs, want.dtype_bytes)
     b = budget(visible, want.gmu, weights, act, layout, want.hccl_buffsize_mb, extra=_mask(chip, max_len))
     kv = kv_per_token(a, layout.tp, layout.pp, want.dtype_bytes)
-    if kv.unknown:
-        return Candidate(layout=layout, budget=b, kv=kv, max_len=max_len, fits=b.kv_bytes > 0,
-                         why="" if b.kv_bytes > 0 else "the weights and overheads exceed the budget")
+    if kv.unknown:  # the weights may be placed, but whether the context fits is not known: never a "fits"
+        return Candidate(layout=layout, budget=b, kv=kv, max_len=max_len, fits=False,
+                         why=("the KV cache cannot be sized: " + kv.unknown) if b.kv_bytes > 0
+                         else "the weights and overheads alone exceed the budget")
     cap = capacity(kv, max(b.kv_bytes, 0), max_len, ASCEND_BLOCK, want.batched_tokens)
     why = ""
     if b.kv_bytes <= 0:
@@ -152,12 +155,17 @@ def make_plan(a: Architecture, ws: WeightSize, chip: Chip, want: Want) -> Plan:
     for lay in options:
         plan.candidates.append(size(a, ws, chip, want, lay, target))
     plan.chosen = next((c for c in plan.candidates if c.fits), None)
+    plan.verdict = "fits" if plan.chosen is not None else "none"
+    if plan.chosen is None and plan.unknown:
+        plan.chosen = next((c for c in plan.candidates if c.budget.kv_bytes > 0), None)
+        plan.verdict = "unknown" if plan.chosen is not None else "none"
     if plan.chosen is None and not plan.unknown and not want.max_len:
         for c in plan.candidates:
             if c.budget.kv_bytes > 0:
                 best = _fitting_len(a, ws, chip, want, c.layout, target)
                 if best >= ASCEND_BLOCK:
                     plan.chosen = size(a, ws, chip, want, c.layout, best)
+                    plan.verdict = "shortened"
                     plan.notes.append(f"the model's {target} tokens do not fit {want.concurrency} request(s) on any "
                                       f"layout; {best} do on {c.layout.label()}")
                     break

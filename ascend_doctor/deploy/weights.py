@@ -42,6 +42,7 @@ class ParamCount(Model):
     embedding: int = 0
     lm_head: int = 0
     attention: int = 0
+    linear_attention: int = 0
     dense_mlp: int = 0
     experts: int = 0
     shared: int = 0
@@ -50,7 +51,7 @@ class ParamCount(Model):
 
     @property
     def total(self) -> int:
-        return (self.embedding + self.lm_head + self.attention + self.dense_mlp + self.experts + self.shared
+        return (self.embedding + self.lm_head + self.attention + self.linear_attention + self.dense_mlp + self.experts + self.shared
                 + self.router + self.norms)
 
 
@@ -78,6 +79,14 @@ def _attention_params(a: Architecture) -> int:
     return qkv + bias + a.heads * a.head_dim * h
 
 
+def _linear_params(a: Architecture) -> int:
+    """A Gated DeltaNet layer (Qwen3-Next): q/k/v/z and b/a input projections, the causal conv, the output
+    projection (vllm qwen3_next.py `Qwen3NextGatedDeltaNet`)."""
+    k, v = a.linear_key_dim, a.linear_value_dim
+    return (a.hidden * (2 * k + 2 * v) + a.hidden * 2 * a.linear_value_heads + (2 * k + v) * a.linear_conv_kernel
+            + v * a.hidden)
+
+
 def count_params(a: Architecture) -> ParamCount:
     """The parameters of the layers vLLM loads (MTP / next-n layers are not loaded without speculative decoding)."""
     attn_layers = a.full_layers + a.sliding_layers
@@ -86,6 +95,7 @@ def count_params(a: Architecture) -> ParamCount:
         embedding=a.vocab * a.hidden,
         lm_head=0 if a.tie_embeddings else a.vocab * a.hidden,
         attention=attn_layers * _attention_params(a),
+        linear_attention=a.linear_layers * _linear_params(a),
         dense_mlp=dense_layers * 3 * a.hidden * a.intermediate,
         experts=a.moe_layers * a.experts * 3 * a.hidden * a.expert_intermediate,
         shared=a.moe_layers * 3 * a.hidden * a.shared_intermediate,
@@ -113,9 +123,11 @@ def estimate(a: Architecture, fmt: str) -> WeightSize:
     linear_b, expert_b, float_b = FORMATS[fmt]
     vocab = (p.embedding + p.lm_head) * float_b
     experts = p.experts * expert_b
-    total = vocab + experts + (p.attention + p.dense_mlp + p.shared) * linear_b + (p.router + p.norms) * float_b
+    total = (vocab + experts + (p.attention + p.linear_attention + p.dense_mlp + p.shared) * linear_b
+             + (p.router + p.norms) * float_b)
+    vision = " (the vision encoder not counted)" if a.vision else ""
     return WeightSize(total_bytes=int(total), expert_bytes=int(experts), vocab_bytes=int(vocab), params=p.total,
-                      source=f"estimated: {p.total / 1e9:.2f} B parameters from config.json in {fmt}")
+                      source=f"estimated: {p.total / 1e9:.2f} B parameters from config.json in {fmt}{vision}")
 
 
 def measured(a: Architecture, total_bytes: int, source: str, fmt: Optional[str]) -> WeightSize:

@@ -33,14 +33,18 @@ def _lines(doc: dict, arch: Architecture, p: Plan, serve: Any) -> list[tuple[str
         for cand in p.candidates:
             rows.append(("", f"  {cand.layout.label()}: ", cand.why or tr("fits")))
         return rows + _alternatives(doc, p)
-    rows.append(("bold green", tr("verdict:") + " ", tr("{layout} on {ranks} rank(s), --max-model-len {max_len}",
-                                                        layout=c.layout.label(), ranks=c.layout.ranks,
-                                                        max_len=c.max_len)))
+    decided = tr("{layout} on {ranks} rank(s), --max-model-len {max_len}", layout=c.layout.label(),
+                 ranks=c.layout.ranks, max_len=c.max_len)
+    if p.verdict == "unknown":
+        rows.append(("bold yellow", tr("verdict:") + " ", tr("unknown: the weights fit {decided}, but the KV cache "
+                                                             "cannot be sized", decided=decided)))
+    else:
+        rows.append(("bold green", tr("verdict:") + " ", decided))
     if doc["replicas"] > 1:
         rows.append(("", "  ", tr("{n} such replicas fit the {ranks} ranks (--data-parallel-size or separate "
                                   "servers)", n=doc["replicas"], ranks=want["ranks"])))
     b = c.budget
-    rows.append(("bold", tr("memory per rank:") + " ", ""))
+    rows.append(("bold", tr("memory per rank:"), ""))
     rows.append(("", f"  {b.visible.name}: ", f"{gib(b.visible.bytes)} — {b.visible.inputs}"))
     rows.append(("", f"  × {b.gmu:g} = ", gib(b.requested)))
     for t in b.terms:

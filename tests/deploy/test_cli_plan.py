@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.deploy import configs as C
 from tests.helpers import REPO
 
@@ -69,3 +71,51 @@ def test_chinese_plan_reads_chinese(tmp_path):
     r = plan("--model", str(d), "--chip", "910B3", "--npus", "1", "--lang", "zh")
     assert r.returncode == 0, r.stderr
     assert "结论" in r.stdout and "每个 rank 的内存" in r.stdout
+
+
+def _catalogue_ids() -> list[str]:
+    from ascend_doctor.deploy.catalogue import load_catalogue
+
+    return [m.id for m in load_catalogue()]
+
+
+@pytest.mark.parametrize("chip, npus", [("910B3", 8), ("A3", 16), ("310P3", 2)])
+@pytest.mark.parametrize("model", _catalogue_ids())
+def test_every_catalogue_model_gets_an_answer_offline_in_under_a_second(model, chip, npus):
+    import time
+
+    from click.testing import CliRunner
+
+    from ascend_doctor.cli import cli
+
+    t0 = time.monotonic()
+    r = CliRunner().invoke(cli, ["plan", "--model", model, "--chip", chip, "--npus", str(npus), "--format", "json"])
+    elapsed = time.monotonic() - t0
+    assert r.exit_code in (0, 1), r.output
+    doc = json.loads(r.output)
+    assert doc["exit_code"] == r.exit_code and doc["model"]["name"] == model
+    verdict = doc["plan"]["verdict"]
+    assert verdict in ("fits", "shortened", "unknown", "none")
+    if verdict in ("fits", "shortened"):
+        assert doc["serve"]["argv"][:2] == ["vllm", "serve"] and doc["plan"]["chosen"]["capacity"]["concurrency"] >= 1
+    else:
+        assert doc["plan"]["candidates"] and all(c["why"] for c in doc["plan"]["candidates"])
+    assert elapsed < 1.0, f"{elapsed:.2f} s"
+
+
+def test_the_catalogue_says_what_fits_where():
+    """Spot checks with the tutorials' own words: DeepSeek-R1 W8A8 "requires 1 A3 (64G x16) or 2 A2 (64G x8)";
+    a 0.6 B model fits anywhere; Qwen3-235B does not fit two 300I Duo chips."""
+    from click.testing import CliRunner
+
+    from ascend_doctor.cli import cli
+
+    def verdict(*args):
+        r = CliRunner().invoke(cli, ["plan", *args, "--format", "json"])
+        return json.loads(r.output)["plan"]["verdict"]
+
+    assert verdict("--model", "DeepSeek-R1", "--chip", "A3", "--npus", "16") == "fits"
+    assert verdict("--model", "DeepSeek-R1", "--chip", "910B3", "--npus", "8") == "none"
+    assert verdict("--model", "DeepSeek-R1", "--chip", "910B3", "--npus", "16", "--nodes", "2") == "fits"
+    assert verdict("--model", "Qwen3-0.6B", "--chip", "310P3", "--npus", "1") == "fits"
+    assert verdict("--model", "Qwen3-235B-A22B", "--chip", "310P3", "--npus", "2") == "none"

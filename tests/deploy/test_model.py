@@ -56,7 +56,7 @@ def test_kv_heads_split_by_tp_then_replicated():
 def test_sliding_window_layers_are_bounded_by_their_window():
     a = read_architecture(C.GPT_OSS_120B)
     assert (a.full_layers, a.sliding_layers, a.sliding_window) == (18, 18, 128)
-    kv = kv_per_token(a)
+    kv = kv_per_token(a, kv_dtype_bytes=2)  # the config names no dtype (MXFP4 weights); the KV cache is bf16
     short = capacity(kv, 8 << 30, 4096, block=128, batched_tokens=2048)
     long = capacity(kv, 8 << 30, 131072, block=128, batched_tokens=2048)
     # Per request, in blocks of all 36 layers: full layers need ⌈len/128⌉ blocks, sliding ones
@@ -73,7 +73,8 @@ def test_what_cannot_be_sized_is_said_not_guessed():
     assert kv_per_token(a).unknown
     odd = dict(C.DEEPSEEK_V3, model_type="somebody_mla")
     assert "not one vLLM sizes as MLA" in kv_per_token(read_architecture(odd)).unknown
-    gemma = dict(C.QWEN3_8B, model_type="gemma2", sliding_window=4096)
+    gemma = {k: v for k, v in C.QWEN3_8B.items() if k != "use_sliding_window"}
+    gemma.update(model_type="gemma2", sliding_window=4096)
     assert "pattern" in kv_per_token(read_architecture(gemma)).unknown
 
 

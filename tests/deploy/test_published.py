@@ -11,7 +11,7 @@ import pytest
 from ascend_doctor.deploy.arch import read_architecture
 from ascend_doctor.deploy.budget import Layout
 from ascend_doctor.deploy.chips import find_chip
-from ascend_doctor.deploy.plan import Want, layouts, size
+from ascend_doctor.deploy.plan import Want, layouts, make_plan, size
 from ascend_doctor.deploy.weights import estimate
 from tests.deploy import configs as C
 
@@ -42,6 +42,20 @@ ROWS = [
     (C.QWEN3_8B, "w8a8", "310P3", 1, Layout(tp=1), 20480, 0.9, True, T + "models/Qwen3-Dense.md (300I Duo)"),
     (C.QWEN3_14B, "w8a8", "310P3", 1, Layout(tp=1), 20480, 0.9, True, T + "models/Qwen3-Dense.md (300I Duo); " + P310),
     (C.QWEN3_32B, "w8a8", "310P3", 4, Layout(tp=4), 20480, 0.9, True, T + "models/Qwen3-Dense.md (300I Duo)"),
+    (C.DEEPSEEK_V3, "w8a8", "A3", 16, Layout(tp=4, dp=4, ep=True), 16384, 0.92, True,
+     T + "models/DeepSeek-V3.1.md (w8a8-mtp-QuaRot, same architecture)"),
+    (C.KIMI_K2, "w8a8", "A3", 32, Layout(tp=8, dp=4, ep=True), 8192, 0.9, True, OLD + "multi_node_kimi.md (2 × A3)"),
+    (C.GLM_47, "w8a8", "A3", 16, Layout(tp=8, dp=2, ep=True), 133000, 0.9, True, T + "models/GLM4.x.md"),
+    (C.GLM_47, "w8a8", "910B3", 16, Layout(tp=8, dp=2, ep=True), 140000, 0.9, True, T + "models/GLM4.x.md (2 × A2)"),
+    (C.MIXTRAL, "bf16", "910B3", 4, Layout(tp=4), 4096, 0.7, True, T + "models/Mixtral-8x7B-Instruct-v0.1.md"),
+    (C.QWEN25_7B, "bf16", "910B4", 1, Layout(tp=1), 32768, 0.9, True,
+     "https://github.com/vllm-project/vllm-ascend/blob/5714eeb12c291d2601abb91f52478c4e98077d3c/docs/source/"
+     "tutorials/models/Qwen2.5-7B.md (1 × 910B4 32G)"),
+    (C.QWEN3_VL_8B, "bf16", "910B3", 1, Layout(tp=1), 32768, 0.91, True, T + "models/Qwen-VL-Dense.md"),
+    (C.DEEPSEEK_V2_LITE, "bf16", "910B4", 4, Layout(tp=2, dp=2, ep=True), 4096, 0.95, True,
+     "https://github.com/vllm-project/vllm-ascend/issues/1171 (starts; precision is the thread's subject)"),
+    (C.DEEPSEEK_V2_LITE, "bf16", "910B3", 1, Layout(tp=1), 32768, 0.75, True,
+     "https://github.com/vllm-project/vllm-ascend/issues/5403 (user report: TP1 on one 910B)"),
     # Refused or out of memory
     (C.DEEPSEEK_V3, "w8a8", "910B3", 8, Layout(tp=8, ep=True), 16384, 0.92, False,
      T + "models/DeepSeek-R1.md: W8A8 requires 1 A3 (64G x16) or 2 A2 (64G x8)"),
@@ -87,3 +101,20 @@ def test_vllm_refuses_tp_that_does_not_divide_the_heads():
     admitted, rejected = layouts(read_architecture(qwen05), Want(ranks=4))
     assert [lay.tp for lay in admitted] == [1, 2]
     assert any(r.startswith("TP4: 14 attention heads") for r in rejected)
+
+
+def test_the_table_covers_enough_deployments_and_architectures():
+    assert len(ROWS) >= 25
+    assert len({r[0]["model_type"] for r in ROWS}) >= 8
+
+
+def test_a_hybrid_model_is_said_unsizable_and_its_weights_still_judged():
+    """Qwen3-Next (vllm-ascend tutorial: TP4 on A3): 36 Gated DeltaNet layers keep a state per request this model
+    does not size, so the plan says so instead of a KV figure — the weights are still placed."""
+    a = read_architecture(C.QWEN3_NEXT, 1 << 20)
+    want = Want(ranks=4, max_len=32768, gmu=0.8)
+    c = size(a, estimate(a, "bf16"), find_chip("A3"), want, Layout(tp=4), 32768)
+    assert c.kv.unknown and "linear-attention" in c.kv.unknown and c.capacity is None
+    assert not c.fits and c.budget.kv_bytes > 0 and c.why.startswith("the KV cache cannot be sized")
+    plan = make_plan(a, estimate(a, "bf16"), find_chip("A3"), want)
+    assert plan.verdict == "unknown" and plan.chosen.layout.tp == 1
