@@ -25,7 +25,9 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Annotated, Mapping, Optional
+
+from pydantic import SkipValidation
 
 LANGS = ("en", "zh")
 DOMAIN = "ascend_doctor"
@@ -106,6 +108,18 @@ class Msg(str):
 
     def __radd__(self, other):
         return join("", [other, self]) if isinstance(other, str) else NotImplemented
+
+
+# A model field holding a message: kept as the `Msg` it was given (its template and fields), so a renderer in the same
+# process shows it in the user's language; dumped as its English text (the JSON contract).
+Localized = Annotated[str, SkipValidation]
+
+
+def shown(text: Optional[str], lang: Optional[str] = None) -> str:
+    """A message or a fixed text in the current language (`localize` of a `Msg`, else the whole text looked up)."""
+    if text is None:
+        return ""
+    return localize(*split(text), lang=lang) or ""
 
 
 def T(template: str, **fields) -> Msg:

@@ -129,7 +129,7 @@ def plan(model_dir, chip, npus, nodes, max_model_len, concurrency, gmu, batched,
         files.weights = files.weights.model_copy(update={
             "total_bytes": files.weights.total_bytes // 2, "expert_bytes": files.weights.expert_bytes // 2,
             "vocab_bytes": files.weights.vocab_bytes // 2,
-            "source": files.weights.source + ", float32 loaded as 16-bit (vLLM --dtype auto)"})
+            "source": T("{source}; float32 loaded as 16-bit (vLLM --dtype auto)", source=files.weights.source)})
     want = Want(ranks=npus, nodes=nodes, max_len=max_model_len, concurrency=concurrency, gmu=gmu,
                 batched_tokens=batched, dtype_bytes=2)
     p = make_plan(files.arch, files.weights, c, want)
@@ -137,7 +137,7 @@ def plan(model_dir, chip, npus, nodes, max_model_len, concurrency, gmu, batched,
     serve = (serve_plan(files.path, files.arch, p.chosen, want, c.family, files.weight_format, tool, reasoning)
              if p.chosen is not None else None)
     doc = {"schema_version": JSON_SCHEMA_VERSION, "model": {"path": files.path, "name": files.name, "architecture": files.arch.model_dump(),
-                                                           "weights": files.weights.model_dump(),
+                                                           "weights": files.weights.model_dump(), "weights_source": files.weights.source,
                                                            "weight_format": files.weight_format},
            "chip": c.model_dump(), "want": want.model_dump(), "plan": p.model_dump(),
            "replicas": replicas(p, want), "serve": serve.model_dump() if serve else None,

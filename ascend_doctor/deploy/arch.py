@@ -14,6 +14,7 @@ from typing import Optional
 
 from pydantic import Field
 
+from ascend_doctor.i18n import Localized, T
 from ascend_doctor.model import Model
 
 # model_type values vLLM treats as DeepSeek-style MLA when `kv_lora_rank` is set
@@ -67,7 +68,7 @@ class Architecture(Model):
     max_len: Optional[int] = None
     dtype: Optional[str] = None
     quant_method: Optional[str] = None
-    cannot_size: list[str] = Field(default_factory=list, description="why the KV cache cannot be sized")
+    cannot_size: list[Localized] = Field(default_factory=list, description="why the KV cache cannot be sized")
 
     @property
     def is_moe(self) -> bool:
@@ -157,15 +158,15 @@ def _layer_kinds(a: Architecture, cfg: dict) -> None:
         a.full_layers = a.layers - a.sliding_layers - a.linear_layers
         a.sliding_window = window if a.sliding_layers else None
         if a.sliding_layers and window is None:
-            a.cannot_size.append("layer_types names sliding-window layers but the config gives no sliding_window")
+            a.cannot_size.append(T("layer_types names sliding-window layers but the config gives no sliding_window"))
     elif isinstance(cfg.get("full_attention_interval"), int) and cfg["full_attention_interval"] > 0:
         step = cfg["full_attention_interval"]  # Qwen3-Next: every step-th layer is full attention, the rest linear
         a.full_layers = a.layers // step
         a.linear_layers = a.layers - a.full_layers
     elif window is not None:
         if a.model_type in _IMPLICIT_WINDOW_PATTERN:
-            a.cannot_size.append(f"model_type {a.model_type} alternates sliding and full layers by a pattern its "
-                                 "config does not list (no layer_types)")
+            a.cannot_size.append(T("model_type {model_type} alternates sliding and full layers by a pattern its "
+                                   "config does not list (no layer_types)", model_type=a.model_type))
         max_window_layers = _opt_int(cfg, "max_window_layers")
         if max_window_layers is not None and "use_sliding_window" in cfg:  # Qwen2: layers from max_window_layers on
             a.sliding_layers = max(0, a.layers - max_window_layers)
@@ -180,8 +181,8 @@ def _layer_kinds(a: Architecture, cfg: dict) -> None:
     a.linear_value_dim = a.linear_value_heads * _int(cfg, "linear_value_head_dim")
     a.linear_conv_kernel = _int(cfg, "linear_conv_kernel_dim")
     if a.linear_layers:
-        a.cannot_size.append(f"{a.linear_layers} linear-attention layer(s) keep a recurrent state per request whose "
-                             "size this model does not compute")
+        a.cannot_size.append(T("{n} linear-attention layer(s) keep a recurrent state per request whose size this "
+                               "model does not compute", n=a.linear_layers))
 
 
 def _attention(a: Architecture, cfg: dict) -> None:
@@ -199,15 +200,16 @@ def _attention(a: Architecture, cfg: dict) -> None:
         a.v_head_dim = _opt_int(cfg, "v_head_dim")
         if a.model_type not in MLA_MODEL_TYPES:
             a.attention = "unknown"
-            a.cannot_size.append(f"kv_lora_rank is set but model_type {a.model_type!r} is not one vLLM sizes as MLA")
+            a.cannot_size.append(T("kv_lora_rank is set but model_type {model_type} is not one vLLM sizes as MLA",
+                                   model_type=repr(a.model_type)))
         elif a.qk_rope_head_dim is None:
             a.attention = "unknown"
-            a.cannot_size.append("MLA config without qk_rope_head_dim")
+            a.cannot_size.append(T("MLA config without qk_rope_head_dim"))
         else:
             a.attention = "mla"
     if a.attention == "gqa" and (not a.heads or not a.head_dim or not a.kv_heads):
         a.attention = "unknown"
-        a.cannot_size.append("config.json gives no attention heads / head size")
+        a.cannot_size.append(T("config.json gives no attention heads / head size"))
 
 
 def read_architecture(config: dict, max_len: Optional[int] = None) -> Architecture:
@@ -230,7 +232,7 @@ def read_architecture(config: dict, max_len: Optional[int] = None) -> Architectu
     a.vision = isinstance(config.get("vision_config"), dict)
     if not a.layers or not a.hidden:
         a.attention = "unknown"
-        a.cannot_size.append("config.json gives no num_hidden_layers / hidden_size")
+        a.cannot_size.append(T("config.json gives no num_hidden_layers / hidden_size"))
         return a
     _attention(a, cfg)
     _moe(a, cfg)

@@ -19,6 +19,7 @@ from typing import Optional
 from pydantic import Field
 
 from ascend_doctor.deploy.arch import Architecture
+from ascend_doctor.i18n import Localized, T
 from ascend_doctor.model import Model
 
 RUNTIME_RESERVE = 1 << 30  # ACL context, driver and allocator slack per rank: an estimate (vllm-ascend measures it)
@@ -26,9 +27,9 @@ HCCL_BUFFSIZE_MB = 200  # CANN default; "each communicator occupies 2 x HCCL_BUF
 
 
 class Term(Model):
-    name: str
+    name: Localized
     bytes: int
-    inputs: str = Field(description="how it was computed, with the values used")
+    inputs: Localized = Field(description="how it was computed, with the values used")
     estimate: bool = False
 
 
@@ -64,9 +65,10 @@ def activation(a: Architecture, tp: int, batched_tokens: int, max_seqs: int, act
         ffn = max(ffn, a.experts_per_token * a.expert_intermediate + a.shared_intermediate)
     hidden = batched_tokens * (4 * a.hidden + 2 * ffn // tp) * act_bytes
     logits = max_seqs * a.vocab * 4
-    return Term(name="activation peak", bytes=hidden + logits, estimate=True,
-                inputs=f"{batched_tokens} tokens × (4 × hidden {a.hidden} + 2 × FFN {ffn} / TP {tp}) × {act_bytes} B "
-                       f"+ {max_seqs} rows × vocab {a.vocab} × 4 B")
+    return Term(name=T("activation peak"), bytes=hidden + logits, estimate=True,
+                inputs=T("{tokens} tokens × (4 × hidden {hidden} + 2 × FFN {ffn} / TP {tp}) × {nbytes} B + {rows} "
+                         "rows × vocab {vocab} × 4 B", tokens=batched_tokens, hidden=a.hidden, ffn=ffn, tp=tp,
+                         nbytes=act_bytes, rows=max_seqs, vocab=a.vocab))
 
 
 def hccl(layout: Layout, buffsize_mb: int = HCCL_BUFFSIZE_MB) -> Optional[Term]:
@@ -84,7 +86,7 @@ def hccl(layout: Layout, buffsize_mb: int = HCCL_BUFFSIZE_MB) -> Optional[Term]:
     if not groups:
         return None
     total = sum(2 * mb for _g, mb in groups) * 2**20
-    return Term(name="HCCL buffers", bytes=total,
+    return Term(name=T("HCCL buffers"), bytes=total,
                 inputs=" + ".join(f"{g} 2 × {mb} MB" for g, mb in groups) + f" (HCCL_BUFFSIZE={buffsize_mb})")
 
 
@@ -95,9 +97,9 @@ def budget(visible: Term, gmu: float, weights: Term, act: Term, layout: Layout, 
     comm = hccl(layout, buffsize_mb)
     if comm is not None:
         terms.append(comm)
-    terms.append(Term(name="runtime reserve", bytes=RUNTIME_RESERVE, estimate=True,
-                      inputs="ACL context, driver and allocator slack (1 GiB; vllm-ascend measures the real value "
-                             "as non-torch memory at start-up)"))
+    terms.append(Term(name=T("runtime reserve"), bytes=RUNTIME_RESERVE, estimate=True,
+                      inputs=T("ACL context, driver and allocator slack (1 GiB; vllm-ascend measures the real value "
+                               "as non-torch memory at start-up)")))
     terms.extend(extra or [])
     return Budget(visible=visible, gmu=gmu, requested=requested, terms=terms,
                   kv_bytes=requested - sum(t.bytes for t in terms))

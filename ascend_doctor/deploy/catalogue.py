@@ -65,8 +65,10 @@ def catalogue_files(m: CatalogueModel, fmt: Optional[str] = None, path: Path = C
     chosen = next((c for c in m.checkpoints if c.format == fmt), None) if fmt else m.checkpoints[0]
     weight_format = fmt or m.checkpoints[0].format
     weights = estimate(arch, weight_format)
-    where = f"catalogue {m.id}" + (f", checkpoint {chosen.repo}" if chosen else f", {weight_format} (no documented "
-                                                                               "checkpoint in this format)")
-    weights.source = f"{weights.source} ({where})"
+    if chosen is not None:
+        where = T("catalogue {id}, checkpoint {repo}", id=m.id, repo=chosen.repo)
+    else:
+        where = T("catalogue {id}, {fmt}: no documented checkpoint in this format", id=m.id, fmt=weight_format)
+    weights.source = T("{source} ({how})", source=weights.source, how=where)
     repo = chosen.repo if chosen is not None and not chosen.repo.startswith("(") else m.id
     return ModelFiles(path=repo, name=m.id, config=config, arch=arch, weights=weights, weight_format=weight_format)

@@ -13,6 +13,7 @@ from typing import Optional
 
 from pydantic import Field
 
+from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
 from ascend_doctor.tomlread import load_model
 
@@ -32,14 +33,19 @@ class Chip(Model, extra="forbid"):
     ranks_per_card: int = Field(1, gt=0)
     sources: list[str] = Field(min_length=1)
 
-    def visible(self) -> tuple[int, str]:
-        """(bytes --gpu-memory-utilization multiplies, how that figure was obtained)."""
+    def visible(self) -> tuple[int, str, bool]:
+        """(bytes --gpu-memory-utilization multiplies, how that figure was obtained, whether it is an estimate)."""
         if self.visible_mib:
-            return self.visible_mib * 2**20, f"{self.visible_mib} MiB as torch_npu reports it (sources: chips.toml)"
+            return (self.visible_mib * 2**20, T("{mib} MiB as torch_npu reports it (sources: chips.toml)",
+                                                mib=self.visible_mib), False)
+        if self.idle_used_mib is not None:
+            how = T("{total} MiB less the {reserve} MiB npu-smi shows in use on an idle chip; no source prints this "
+                    "chip's total", total=self.memory_mib, reserve=self.idle_used_mib)
+        else:
+            how = T("{total} MiB less {reserve} MiB, the largest idle reserve seen on any chip; no source prints this "
+                    "chip's total", total=self.memory_mib, reserve=DEFAULT_RESERVE_MIB)
         reserve = self.idle_used_mib if self.idle_used_mib is not None else DEFAULT_RESERVE_MIB
-        how = "idle use npu-smi shows" if self.idle_used_mib is not None else "the largest idle reserve seen"
-        return ((self.memory_mib - reserve) * 2**20,
-                f"estimated: {self.memory_mib} MiB less {reserve} MiB ({how}); no source prints this chip's total")
+        return (self.memory_mib - reserve) * 2**20, how, True
 
 
 class ChipTable(Model, extra="forbid"):

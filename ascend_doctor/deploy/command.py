@@ -9,56 +9,67 @@ from pydantic import Field
 
 from ascend_doctor.deploy.arch import Architecture
 from ascend_doctor.deploy.plan import Candidate, Want
+from ascend_doctor.i18n import Localized, T
 from ascend_doctor.model import Model
+
+QUANTIZED = ("w8a8", "w4a8", "w8a16", "w4a16")  # msModelSlim formats, served with `--quantization ascend`
 
 
 class ServePlan(Model):
     argv: list[str]
     env: dict[str, str] = Field(default_factory=dict)
-    why: list[str] = Field(default_factory=list, description="one line per choice: option and reason")
+    why: list[Localized] = Field(default_factory=list, description="one line per choice: option and reason")
 
     def shell(self) -> str:
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
         return (env + " " if env else "") + " ".join(shlex.quote(w) for w in self.argv)
 
 
-def serve_plan(model: str, a: Architecture, chosen: Candidate, want: Want, chip_family: str,
-               weight_format: Optional[str], tool_parser: Optional[str], reasoning_parser: Optional[str]) -> ServePlan:
+def _layout(argv: list[str], why: list, a: Architecture, chosen: Candidate) -> None:
     lay = chosen.layout
-    argv = ["vllm", "serve", model, "--tensor-parallel-size", str(lay.tp)]
-    why = [f"--tensor-parallel-size {lay.tp}: the fewest ranks whose budget holds the weights and the KV cache"]
+    argv += ["--tensor-parallel-size", str(lay.tp)]
+    why.append(T("--tensor-parallel-size {tp}: the fewest ranks whose budget holds the weights and the KV cache",
+                 tp=lay.tp))
     if lay.pp > 1:
         argv += ["--pipeline-parallel-size", str(lay.pp)]
-        why.append(f"--pipeline-parallel-size {lay.pp}: one stage per node (TP stays within a node)")
+        why.append(T("--pipeline-parallel-size {pp}: one stage per node (TP stays within a node)", pp=lay.pp))
     if lay.dp > 1:
         argv += ["--data-parallel-size", str(lay.dp)]
-        why.append(f"--data-parallel-size {lay.dp}: attention replicated over the remaining ranks")
+        why.append(T("--data-parallel-size {dp}: attention replicated over the remaining ranks", dp=lay.dp))
     if lay.ep:
         argv.append("--enable-expert-parallel")
-        why.append(f"--enable-expert-parallel: {a.experts} experts sharded over {lay.tp * lay.dp} ranks")
+        why.append(T("--enable-expert-parallel: {experts} experts sharded over {ranks} ranks", experts=a.experts,
+                     ranks=lay.tp * lay.dp))
+
+
+def serve_plan(model: str, a: Architecture, chosen: Candidate, want: Want, chip_family: str,
+               weight_format: Optional[str], tool_parser: Optional[str], reasoning_parser: Optional[str]) -> ServePlan:
+    argv, why = ["vllm", "serve", model], []
+    _layout(argv, why, a, chosen)
     argv += ["--max-model-len", str(chosen.max_len), "--max-num-batched-tokens", str(want.batched_tokens),
              "--gpu-memory-utilization", f"{want.gmu:g}"]
-    why.append(f"--max-model-len {chosen.max_len}: fits {want.concurrency} request(s) in the KV cache")
+    why.append(T("--max-model-len {max_len}: fits {n} request(s) in the KV cache", max_len=chosen.max_len,
+                 n=want.concurrency))
     env: dict[str, str] = {"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"}
-    why.append("PYTORCH_NPU_ALLOC_CONF=expandable_segments:True: against fragmentation (vllm-ascend FAQ)")
+    why.append(T("PYTORCH_NPU_ALLOC_CONF=expandable_segments:True: against fragmentation (vllm-ascend FAQ)"))
     if chip_family == "310P":
         argv += ["--dtype", "float16"]
-        why.append("--dtype float16: the 310P runs float16 only")
-    if weight_format in ("w8a8", "w4a8", "w8a16", "w4a16") and chip_family != "310P":
+        why.append(T("--dtype float16: the 310P runs float16 only"))
+    if weight_format in QUANTIZED and chip_family != "310P":
         argv += ["--quantization", "ascend"]
-        why.append(f"--quantization ascend: an msModelSlim {weight_format.upper()} checkpoint")
-    if lay.ep or lay.dp > 1:
+        why.append(T("--quantization ascend: an msModelSlim {fmt} checkpoint", fmt=weight_format.upper()))
+    if chosen.layout.ep or chosen.layout.dp > 1:
         env["HCCL_BUFFSIZE"] = str(want.hccl_buffsize_mb)
-        why.append(f"HCCL_BUFFSIZE={want.hccl_buffsize_mb}: the MB per communicator this budget counts (2 × it "
-                   "per group)")
+        why.append(T("HCCL_BUFFSIZE={mb}: the MB per communicator this budget counts (2 × it per group)",
+                     mb=want.hccl_buffsize_mb))
     if tool_parser:
         argv += ["--enable-auto-tool-choice", "--tool-call-parser", tool_parser]
-        why.append(f"--tool-call-parser {tool_parser}: the parser of model_type {a.model_type}'s tool-call markup "
-                   "(matrices/model-families.toml)")
-    if not tool_parser:
-        why.append(f"no --tool-call-parser: matrices/model-families.toml has no family for model_type "
-                   f"{a.model_type!r}; pick the parser of the model's chat template")
+        why.append(T("--tool-call-parser {parser}: the parser of model_type {model_type}'s tool-call markup "
+                     "(matrices/model-families.toml)", parser=tool_parser, model_type=a.model_type))
+    else:
+        why.append(T("no --tool-call-parser: matrices/model-families.toml has no family for model_type {model_type}; "
+                     "pick the parser of the model's chat template", model_type=repr(a.model_type)))
     if reasoning_parser:
         argv += ["--reasoning-parser", reasoning_parser]
-        why.append(f"--reasoning-parser {reasoning_parser}: the family's reasoning markup")
+        why.append(T("--reasoning-parser {parser}: the family's reasoning markup", parser=reasoning_parser))
     return ServePlan(argv=argv, env=env, why=why)

@@ -20,6 +20,7 @@ from typing import Optional
 from pydantic import Field
 
 from ascend_doctor.deploy.arch import Architecture
+from ascend_doctor.i18n import Localized, T, join
 from ascend_doctor.model import Model
 
 ASCEND_BLOCK = 128  # vllm_ascend/utils.py refresh_block_size: 128 unless the model needs another
@@ -31,8 +32,8 @@ class KvSize(Model):
     full_bytes_per_token: int = Field(0, description="all full-attention layers of the rank, per token")
     sliding_bytes_per_token: int = Field(0, description="all sliding-window layers of the rank, per token")
     sliding_window: Optional[int] = None
-    formula: str = ""
-    unknown: Optional[str] = None
+    formula: Localized = ""
+    unknown: Optional[Localized] = None
 
     @property
     def bytes_per_token(self) -> int:
@@ -42,25 +43,27 @@ class KvSize(Model):
 def kv_per_token(a: Architecture, tp: int = 1, pp: int = 1, kv_dtype_bytes: Optional[int] = None) -> KvSize:
     """Bytes per token of the fullest pipeline stage's layers on one TP rank."""
     if a.cannot_size or a.attention == "unknown":
-        return KvSize(unknown="; ".join(a.cannot_size) or "unknown attention kind")
+        return KvSize(unknown=join("; ", a.cannot_size) or T("unknown attention kind"))
     nbytes = kv_dtype_bytes or a.dtype_bytes
     if nbytes is None:
-        return KvSize(unknown=f"the KV dtype is not known (config dtype {a.dtype!r}); give --dtype")
+        return KvSize(unknown=T("the KV dtype is not known (config dtype {dtype})", dtype=repr(a.dtype)))
     share = math.ceil(a.layers / pp) / a.layers
     full = math.ceil(a.full_layers * share)
     sliding = math.ceil(a.sliding_layers * share)
     if a.attention == "mla":
         per_layer = (a.kv_lora_rank + a.qk_rope_head_dim) * nbytes
-        formula = (f"MLA: (kv_lora_rank {a.kv_lora_rank} + qk_rope_head_dim {a.qk_rope_head_dim}) × {nbytes} B "
-                   f"= {per_layer} B per layer, not split by TP")
+        formula = T("MLA: (kv_lora_rank {rank} + qk_rope_head_dim {rope}) × {nbytes} B = {per_layer} B per layer, "
+                    "not split by TP", rank=a.kv_lora_rank, rope=a.qk_rope_head_dim, nbytes=nbytes, per_layer=per_layer)
     else:
         heads = max(1, a.kv_heads // tp)
         per_layer = 2 * heads * a.head_dim * nbytes
-        formula = (f"2 (K, V) × {heads} KV head(s) per rank ({a.kv_heads} / TP {tp}) × head_dim {a.head_dim} × "
-                   f"{nbytes} B = {per_layer} B per layer")
-    layers = f"{full} full-attention layer(s)" + (f" + {sliding} sliding-window layer(s)" if sliding else "")
+        formula = T("2 (K, V) × {heads} KV head(s) per rank ({kv_heads} / TP {tp}) × head_dim {head_dim} × "
+                    "{nbytes} B = {per_layer} B per layer", heads=heads, kv_heads=a.kv_heads, tp=tp,
+                    head_dim=a.head_dim, nbytes=nbytes, per_layer=per_layer)
+    layers = (T("{full} full-attention layer(s) + {sliding} sliding-window layer(s) on this rank", full=full,
+                sliding=sliding) if sliding else T("{full} full-attention layer(s) on this rank", full=full))
     return KvSize(full_bytes_per_token=full * per_layer, sliding_bytes_per_token=sliding * per_layer,
-                  sliding_window=a.sliding_window if sliding else None, formula=f"{formula}; {layers} on this rank")
+                  sliding_window=a.sliding_window if sliding else None, formula=join("; ", [formula, layers]))
 
 
 def blocks_per_request(kv: KvSize, max_len: int, block: int, batched_tokens: int) -> float:

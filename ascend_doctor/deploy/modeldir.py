@@ -18,7 +18,7 @@ from pydantic import Field
 from ascend_doctor.deploy.arch import Architecture, derived_max_len, read_architecture, text_config
 from ascend_doctor.deploy.weights import WeightSize, estimate, format_of, measured
 from ascend_doctor.errors import InputError
-from ascend_doctor.i18n import T
+from ascend_doctor.i18n import Msg, T
 from ascend_doctor.inputs import LIMITS, read_text
 from ascend_doctor.model import Model
 
@@ -71,22 +71,22 @@ def _read_header(path: str) -> int:
     return max(ends, default=0)
 
 
-def checkpoint_bytes(path: str) -> tuple[Optional[int], str]:
+def checkpoint_bytes(path: str) -> tuple[Optional[int], Msg]:
     """(bytes of the weights, where that figure came from) or (None, why not)."""
     index = os.path.join(path, "model.safetensors.index.json")
     if os.path.isfile(index):
         meta = _json(index).get("metadata")
         total = meta.get("total_size") if isinstance(meta, dict) else None
         if isinstance(total, (int, float)) and total > 0:
-            return int(total), f"{index}: metadata.total_size"
+            return int(total), T("{index}: metadata.total_size", index=index)
     try:
         shards = sorted(f for f in os.listdir(path) if f.endswith(".safetensors"))
     except OSError as exc:
         raise InputError(T("cannot read {path}: {strerror}", path=path, strerror=exc.strerror or exc)) from None
     if shards:
         return (sum(_header_bytes(os.path.join(path, f)) for f in shards),
-                f"safetensors headers of {len(shards)} file(s)")
-    return None, "no model.safetensors.index.json and no .safetensors files"
+                T("safetensors headers of {n} file(s)", n=len(shards)))
+    return None, T("no model.safetensors.index.json and no .safetensors files")
 
 
 def read_model_dir(path: str, fmt: Optional[str] = None) -> ModelFiles:
@@ -110,6 +110,6 @@ def read_model_dir(path: str, fmt: Optional[str] = None) -> ModelFiles:
         weights = measured(arch, total, how, weight_format)
     else:
         weights = estimate(arch, weight_format or "bf16")
-        weights.source += f" ({how})"
+        weights.source = T("{source} ({how})", source=weights.source, how=how)
     return ModelFiles(path=path, name=path, config=config, arch=arch, weights=weights, weight_format=weight_format,
                       quant_description=quant_name)

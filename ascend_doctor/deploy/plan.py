@@ -22,6 +22,7 @@ from ascend_doctor.deploy.budget import Budget, Layout, Term, activation, budget
 from ascend_doctor.deploy.chips import Chip
 from ascend_doctor.deploy.kv import ASCEND_BLOCK, Capacity, KvSize, capacity, kv_per_token
 from ascend_doctor.deploy.weights import WeightSize, per_rank
+from ascend_doctor.i18n import Localized, T, join
 from ascend_doctor.model import Model
 
 
@@ -46,7 +47,7 @@ class Candidate(Model):
     capacity: Optional[Capacity] = None
     max_len: int
     fits: bool
-    why: str = Field("", description="why it does not fit (empty when it does)")
+    why: Localized = Field("", description="why it does not fit (empty when it does)")
 
 
 class Plan(Model):
@@ -54,9 +55,9 @@ class Plan(Model):
                                              "the KV cache cannot be sized), or none")
     chosen: Optional[Candidate] = None
     candidates: list[Candidate] = Field(default_factory=list)
-    rejected: list[str] = Field(default_factory=list, description="layouts vLLM would refuse, with the rule")
-    notes: list[str] = Field(default_factory=list)
-    unknown: Optional[str] = Field(None, description="why the KV cache cannot be sized (the plan stops at weights)")
+    rejected: list[Localized] = Field(default_factory=list, description="layouts vLLM would refuse, with the rule")
+    notes: list[Localized] = Field(default_factory=list)
+    unknown: Optional[Localized] = Field(None, description="why the KV cache cannot be sized (the plan stops at weights)")
 
 
 def _tp_options(a: Architecture, per_node: int) -> tuple[list[int], list[str]]:
@@ -65,10 +66,11 @@ def _tp_options(a: Architecture, per_node: int) -> tuple[list[int], list[str]]:
         if per_node % tp and tp not in (1, 2, 4, 8, 16):
             continue
         if a.heads % tp:
-            rejected.append(f"TP{tp}: {a.heads} attention heads are not divisible by {tp}")
+            rejected.append(T("TP{tp}: {heads} attention heads are not divisible by {tp}", tp=tp, heads=a.heads))
             continue
         if a.attention != "mla" and a.kv_heads % tp and tp % a.kv_heads:
-            rejected.append(f"TP{tp}: {a.kv_heads} KV heads neither divide nor are divided by {tp}")
+            rejected.append(T("TP{tp}: {kv_heads} KV heads neither divide nor are divided by {tp}", tp=tp,
+                              kv_heads=a.kv_heads))
             continue
         ok.append(tp)
     return ok, rejected
@@ -97,33 +99,38 @@ def layouts(a: Architecture, want: Want) -> tuple[list[Layout], list[str]]:
 def _mask(chip: Chip, max_len: int) -> list[Term]:
     if chip.family != "310P":
         return []
-    return [Term(name="310P causal mask", bytes=max_len * max_len * 2,
-                 inputs=f"max_model_len {max_len}² × 2 B (float16; vllm_ascend/_310p/attention/attention_mask.py)")]
+    return [Term(name=T("310P causal mask"), bytes=max_len * max_len * 2,
+                 inputs=T("max_model_len {max_len}² × 2 B (float16; vllm_ascend/_310p/attention/attention_mask.py)",
+                          max_len=max_len))]
 
 
 def size(a: Architecture, ws: WeightSize, chip: Chip, want: Want, layout: Layout, max_len: int) -> Candidate:
     """One layout at one context length: the budget term by term and what the KV cache then holds."""
-    vis_bytes, vis_how = chip.visible()
-    visible = Term(name="device total", bytes=vis_bytes, inputs=vis_how, estimate=vis_how.startswith("estimated"))
+    vis_bytes, vis_how, vis_estimated = chip.visible()
+    visible = Term(name=T("device total"), bytes=vis_bytes, inputs=vis_how, estimate=vis_estimated)
     ep = layout.tp * layout.dp if layout.ep else 1
     wbytes = per_rank(ws, a, layout.tp, layout.pp, ep)
-    shard = f"experts / EP {ep}, the rest / TP {layout.tp}" if layout.ep else f"/ TP {layout.tp}"
-    weights = Term(name="weights", bytes=wbytes, inputs=f"{ws.total_bytes} B ({ws.source}) {shard}"
-                   + (f", PP {layout.pp}" if layout.pp > 1 else ""), estimate=ws.source.startswith("estimated"))
+    if layout.ep:
+        shard = T("{total} B, experts / EP {ep}, the rest / TP {tp}", total=ws.total_bytes, ep=ep, tp=layout.tp)
+    else:
+        shard = T("{total} B / TP {tp}", total=ws.total_bytes, tp=layout.tp)
+    if layout.pp > 1:
+        shard = T("{shard}, layers / PP {pp}", shard=shard, pp=layout.pp)
+    weights = Term(name=T("weights"), bytes=wbytes, inputs=shard, estimate=ws.estimated)
     act = activation(a, layout.tp, min(want.batched_tokens, max(max_len, 1)), want.max_seqs, want.dtype_bytes)
     b = budget(visible, want.gmu, weights, act, layout, want.hccl_buffsize_mb, extra=_mask(chip, max_len))
     kv = kv_per_token(a, layout.tp, layout.pp, want.dtype_bytes)
     if kv.unknown:  # the weights may be placed, but whether the context fits is not known: never a "fits"
         return Candidate(layout=layout, budget=b, kv=kv, max_len=max_len, fits=False,
-                         why=("the KV cache cannot be sized: " + kv.unknown) if b.kv_bytes > 0
-                         else "the weights and overheads alone exceed the budget")
+                         why=T("the KV cache cannot be sized: {why}", why=kv.unknown) if b.kv_bytes > 0
+                         else T("the weights and overheads alone exceed the budget"))
     cap = capacity(kv, max(b.kv_bytes, 0), max_len, ASCEND_BLOCK, want.batched_tokens)
     why = ""
     if b.kv_bytes <= 0:
-        why = "the weights and overheads alone exceed the budget"
+        why = T("the weights and overheads alone exceed the budget")
     elif cap.concurrency < want.concurrency:
-        why = (f"the KV cache holds {cap.tokens} tokens: {cap.concurrency:.2f} request(s) of {max_len} tokens, "
-               f"{want.concurrency} wanted")
+        why = T("the KV cache holds {tokens} tokens: {conc} request(s) of {max_len} tokens, {want} wanted",
+                tokens=cap.tokens, conc=f"{cap.concurrency:.2f}", max_len=max_len, want=want.concurrency)
     return Candidate(layout=layout, budget=b, kv=kv, capacity=cap, max_len=max_len, fits=not why, why=why)
 
 
@@ -142,16 +149,17 @@ def _fitting_len(a: Architecture, ws: WeightSize, chip: Chip, want: Want, layout
 def make_plan(a: Architecture, ws: WeightSize, chip: Chip, want: Want) -> Plan:
     """Size every admissible layout; choose the first that fits the wanted context (the model's own when none is
     given), else the first that fits a shorter one, saying how much shorter."""
-    plan = Plan(unknown="; ".join(a.cannot_size) or None)
+    plan = Plan(unknown=join("; ", a.cannot_size) or None)
     options, plan.rejected = layouts(a, want)
     derived = a.max_len or 4096
     target = want.max_len or derived
     if want.max_len and want.max_len > derived:
-        plan.notes.append(f"--max-model-len {want.max_len} is above the {derived} the model config allows")
+        plan.notes.append(T("--max-model-len {want} is above the {derived} the model config allows", want=want.max_len,
+                            derived=derived))
     if chip.family == "310P" and not want.max_len:
         target = min(target, 16384)
-        plan.notes.append("310P: max_model_len capped at 16384 (the tutorials' value; its causal mask grows with "
-                          "the square of the context)")
+        plan.notes.append(T("310P: max_model_len capped at 16384 (the tutorials' value; its causal mask grows with "
+                            "the square of the context)"))
     for lay in options:
         plan.candidates.append(size(a, ws, chip, want, lay, target))
     plan.chosen = next((c for c in plan.candidates if c.fits), None)
@@ -166,8 +174,9 @@ def make_plan(a: Architecture, ws: WeightSize, chip: Chip, want: Want) -> Plan:
                 if best >= ASCEND_BLOCK:
                     plan.chosen = size(a, ws, chip, want, c.layout, best)
                     plan.verdict = "shortened"
-                    plan.notes.append(f"the model's {target} tokens do not fit {want.concurrency} request(s) on any "
-                                      f"layout; {best} do on {c.layout.label()}")
+                    plan.notes.append(T("the model's {target} tokens do not fit {want} request(s) on any layout; "
+                                        "{best} do on {layout}", target=target, want=want.concurrency, best=best,
+                                        layout=c.layout.label()))
                     break
     return plan
 

@@ -19,6 +19,7 @@ from typing import Optional
 from pydantic import Field
 
 from ascend_doctor.deploy.arch import Architecture
+from ascend_doctor.i18n import Localized, T
 from ascend_doctor.model import Model
 
 # Bytes per parameter of (linear layers, routed experts, embedding/LM head/norms) for the weight formats plan knows.
@@ -61,8 +62,9 @@ class WeightSize(Model):
     total_bytes: int
     expert_bytes: int = Field(0, description="routed experts (sharded over the EP group with expert parallelism)")
     vocab_bytes: int = Field(0, description="embedding + LM head (first / last pipeline stage)")
-    source: str = Field(description="index total_size, safetensors headers, or 'estimated: …'")
+    source: Localized = Field(description="index total_size, safetensors headers, or 'estimated: …'")
     params: Optional[int] = None
+    estimated: bool = Field(False, description="computed from the config, not read from the checkpoint")
 
 
 def _attention_params(a: Architecture) -> int:
@@ -125,9 +127,11 @@ def estimate(a: Architecture, fmt: str) -> WeightSize:
     experts = p.experts * expert_b
     total = (vocab + experts + (p.attention + p.linear_attention + p.dense_mlp + p.shared) * linear_b
              + (p.router + p.norms) * float_b)
-    vision = " (the vision encoder not counted)" if a.vision else ""
+    source = (T("estimated: {params} B parameters from config.json in {fmt} (the vision encoder not counted)",
+                params=f"{p.total / 1e9:.2f}", fmt=fmt) if a.vision else
+              T("estimated: {params} B parameters from config.json in {fmt}", params=f"{p.total / 1e9:.2f}", fmt=fmt))
     return WeightSize(total_bytes=int(total), expert_bytes=int(experts), vocab_bytes=int(vocab), params=p.total,
-                      source=f"estimated: {p.total / 1e9:.2f} B parameters from config.json in {fmt}{vision}")
+                      source=source, estimated=True)
 
 
 def measured(a: Architecture, total_bytes: int, source: str, fmt: Optional[str]) -> WeightSize:

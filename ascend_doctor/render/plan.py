@@ -9,7 +9,7 @@ from rich.text import Text
 
 from ascend_doctor.deploy.arch import Architecture, describe
 from ascend_doctor.deploy.plan import Plan, gib
-from ascend_doctor.i18n import tr
+from ascend_doctor.i18n import shown, tr
 from ascend_doctor.render.console import make_console
 from ascend_doctor.render.wrap import wrap
 
@@ -20,18 +20,20 @@ def _lines(doc: dict, arch: Architecture, p: Plan, serve: Any) -> list[tuple[str
     want = doc["want"]
     chip = doc["chip"]
     rows = [("bold", tr("model:") + " ", f"{doc['model']['path']} — {describe(arch)}"),
-            ("", tr("weights:") + " ", f"{gib(w['total_bytes'])} ({w['source']})"),
-            ("", tr("target:") + " ", f"{want['ranks']} × {chip['id']} ({chip['family']}) on {want['nodes']} node(s), "
-                                      f"--gpu-memory-utilization {want['gmu']:g}, {want['concurrency']} request(s)")]
+            ("", tr("weights:") + " ", f"{gib(w['total_bytes'])} ({shown(doc['model']['weights_source'])})"),
+            ("", tr("target:") + " ", tr("{ranks} × {chip} ({family}) on {nodes} node(s), --gpu-memory-utilization "
+                                         "{gmu}, {n} request(s) at once", ranks=want["ranks"], chip=chip["id"],
+                                         family=chip["family"], nodes=want["nodes"], gmu=f"{want['gmu']:g}",
+                                         n=want["concurrency"]))]
     if p.unknown:
-        rows.append(("yellow", tr("cannot size the KV cache:") + " ", p.unknown))
+        rows.append(("yellow", tr("cannot size the KV cache:") + " ", shown(p.unknown)))
     for note in p.notes:
-        rows.append(("yellow", tr("note:") + " ", note))
+        rows.append(("yellow", tr("note:") + " ", shown(note)))
     c = p.chosen
     if c is None:
         rows.append(("bold red", tr("verdict:") + " ", tr("no layout fits on {n} rank(s)", n=want["ranks"])))
         for cand in p.candidates:
-            rows.append(("", f"  {cand.layout.label()}: ", cand.why or tr("fits")))
+            rows.append(("", f"  {cand.layout.label()}: ", shown(cand.why) or tr("fits")))
         return rows + _alternatives(doc, p)
     decided = tr("{layout} on {ranks} rank(s), --max-model-len {max_len}", layout=c.layout.label(),
                  ranks=c.layout.ranks, max_len=c.max_len)
@@ -45,16 +47,17 @@ def _lines(doc: dict, arch: Architecture, p: Plan, serve: Any) -> list[tuple[str
                                   "servers)", n=doc["replicas"], ranks=want["ranks"])))
     b = c.budget
     rows.append(("bold", tr("memory per rank:"), ""))
-    rows.append(("", f"  {b.visible.name}: ", f"{gib(b.visible.bytes)} — {b.visible.inputs}"))
+    mark = " " + tr("(estimate)") if b.visible.estimate else ""
+    rows.append(("", f"  {shown(b.visible.name)}: ", f"{gib(b.visible.bytes)}{mark} — {shown(b.visible.inputs)}"))
     rows.append(("", f"  × {b.gmu:g} = ", gib(b.requested)))
     for t in b.terms:
         mark = " " + tr("(estimate)") if t.estimate else ""
-        rows.append(("", f"  − {t.name}: ", f"{gib(t.bytes)}{mark} — {t.inputs}"))
+        rows.append(("", f"  − {shown(t.name)}: ", f"{gib(t.bytes)}{mark} — {shown(t.inputs)}"))
     rows.append(("bold", "  = " + tr("KV cache:") + " ", gib(b.kv_bytes)))
     if c.kv.unknown:
-        rows.append(("yellow", "  ", c.kv.unknown))
+        rows.append(("yellow", "  ", shown(c.kv.unknown)))
     else:
-        rows.append(("", "  " + tr("per token:") + " ", f"{c.kv.bytes_per_token} B — {c.kv.formula}"))
+        rows.append(("", "  " + tr("per token:") + " ", f"{c.kv.bytes_per_token} B — {shown(c.kv.formula)}"))
         cap = c.capacity
         rows.append(("", "  " + tr("holds:") + " ", tr("{tokens} tokens ({blocks} blocks of {block}); {conc} "
                                                        "request(s) of {max_len} tokens at once",
@@ -62,18 +65,20 @@ def _lines(doc: dict, arch: Architecture, p: Plan, serve: Any) -> list[tuple[str
                                                        conc=f"{cap.concurrency:.2f}", max_len=c.max_len)))
     rows.append(("bold", tr("serve:") + " ", serve.shell()))
     for why in serve.why:
-        rows.append(("dim", "  ", why))
+        rows.append(("dim", "  ", shown(why)))
     rel = doc.get("release")
     if rel:
-        rows.append(("bold", tr("install:") + " ", f"vllm-ascend {rel['vllm_ascend']} (vLLM {rel['vllm']}, CANN "
-                                                   f"{rel['cann']}, torch_npu {rel['torch_npu']}, Python "
-                                                   f"{rel['python']}); image {rel['image']}"))
+        rows.append(("bold", tr("install:") + " ", tr("vllm-ascend {version} (vLLM {vllm}, CANN {cann}, torch_npu "
+                                                      "{torch_npu}, Python {python}); image {image}",
+                                                      version=rel["vllm_ascend"], vllm=rel["vllm"], cann=rel["cann"],
+                                                      torch_npu=rel["torch_npu"], python=rel["python"],
+                                                      image=rel["image"])))
         rows.append(("dim", "  ", rel["pins"]))
     others = [x for x in p.candidates if x is not c]
     for cand in others:
-        rows.append(("dim", f"  {cand.layout.label()}: ", cand.why or tr("fits")))
+        rows.append(("dim", f"  {cand.layout.label()}: ", shown(cand.why) or tr("fits")))
     for rule in p.rejected:
-        rows.append(("dim", "  " + tr("refused:") + " ", rule))
+        rows.append(("dim", "  " + tr("refused:") + " ", shown(rule)))
     return rows
 
 

@@ -30,7 +30,8 @@ PLACEHOLDERS = {
 }
 LIVE = ("exec", "smoke", "collect", "sync", "validate", "--ray-address", "--smoke-url", "-o", "--json", "--junit",
         "--sarif")
-COMMAND_NAMES = ("check", "list", "explain", "schema", "parse", "matrix", "diagnose", "triage", "fleet", "diff")
+COMMAND_NAMES = ("check", "list", "explain", "schema", "parse", "matrix", "diagnose", "triage", "fleet", "diff",
+                 "plan")
 MACHINE_FORMATS = ("json", "junit", "sarif", "github", "markdown")  # not wrapped for a terminal, by design
 
 
