@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 import re
 
-from ascend_doctor.deploy.arch import derived_max_len, text_config
+from ascend_doctor.deploy.arch import derived_max_len, read_architecture, text_config
+from ascend_doctor.deploy.plan import admissible_tp, tp_refusal
 from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
 from ascend_doctor.registry import check
@@ -91,16 +92,20 @@ def tp_divides_heads(ctx):
     if m.config is None:
         return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
                              config_error=m.config_error))
-    heads = text_config(model_config(ctx, m)).get("num_attention_heads")
-    evidence = [ev(f"file: {m.path}/config.json", f"num_attention_heads: {heads}"), ev("command line", f"TP {tp}")]
+    cfg = model_config(ctx, m)
+    arch = read_architecture(cfg)
+    heads = text_config(cfg).get("num_attention_heads")
+    evidence = [ev(f"file: {m.path}/config.json", f"num_attention_heads: {heads}, num_key_value_heads: "
+                                                   f"{text_config(cfg).get('num_key_value_heads', heads)}"),
+                ev("command line", f"TP {tp}")]
     if not isinstance(heads, int) or heads <= 0:
         return ctx.unknown(T("config.json has no num_attention_heads"), evidence)
-    if heads % tp == 0:
+    refusal = tp_refusal(arch, tp)
+    if refusal is None:
         return ctx.ok(T("{heads} attention heads split evenly over TP {tp}", heads=heads, tp=tp), evidence)
-    fits = [d for d in range(1, min(heads, 64) + 1) if heads % d == 0]
-    return ctx.fail(T("Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp})",
-                      heads=heads, tp=tp),
-                    evidence, remediation=T("Use a TP size among {fits}.", fits=fits))
+    fits = admissible_tp(arch, min(heads, 64))
+    return ctx.fail(refusal, evidence, remediation=T("Use a TP size among {fits} (`ascend-doctor plan` sizes each).",
+                                                     fits=fits))
 
 
 

@@ -60,19 +60,32 @@ class Plan(Model):
     unknown: Optional[Localized] = Field(None, description="why the KV cache cannot be sized (the plan stops at weights)")
 
 
+def tp_refusal(a: Architecture, tp: int) -> Optional[Localized]:
+    """Why vLLM refuses this tensor-parallel size for the model (None: it accepts it). The serve lint (SERVE302)
+    and the plan judge TP with this one rule."""
+    if a.heads and a.heads % tp:
+        return T("Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp})",
+                 heads=a.heads, tp=tp)
+    if a.attention != "mla" and a.kv_heads and a.kv_heads % tp and tp % a.kv_heads:
+        return T("{kv_heads} KV heads and tensor parallel size {tp}: neither divides the other (vLLM splits the KV "
+                 "heads over TP, or replicates them when TP is a multiple)", kv_heads=a.kv_heads, tp=tp)
+    return None
+
+
+def admissible_tp(a: Architecture, most: int) -> list[int]:
+    return [tp for tp in range(1, most + 1) if tp_refusal(a, tp) is None]
+
+
 def _tp_options(a: Architecture, per_node: int) -> tuple[list[int], list[str]]:
     ok, rejected = [], []
     for tp in range(1, per_node + 1):
         if per_node % tp and tp not in (1, 2, 4, 8, 16):
             continue
-        if a.heads % tp:
-            rejected.append(T("TP{tp}: {heads} attention heads are not divisible by {tp}", tp=tp, heads=a.heads))
-            continue
-        if a.attention != "mla" and a.kv_heads % tp and tp % a.kv_heads:
-            rejected.append(T("TP{tp}: {kv_heads} KV heads neither divide nor are divided by {tp}", tp=tp,
-                              kv_heads=a.kv_heads))
-            continue
-        ok.append(tp)
+        why = tp_refusal(a, tp)
+        if why is not None:
+            rejected.append(why)
+        else:
+            ok.append(tp)
     return ok, rejected
 
 
@@ -134,7 +147,7 @@ def size(a: Architecture, ws: WeightSize, chip: Chip, want: Want, layout: Layout
     return Candidate(layout=layout, budget=b, kv=kv, capacity=cap, max_len=max_len, fits=not why, why=why)
 
 
-def _fitting_len(a: Architecture, ws: WeightSize, chip: Chip, want: Want, layout: Layout, top: int) -> int:
+def fitting_len(a: Architecture, ws: WeightSize, chip: Chip, want: Want, layout: Layout, top: int) -> int:
     """The longest context (a multiple of the block, ≤ top) at which `layout` holds `concurrency` requests."""
     lo, hi = 0, top // ASCEND_BLOCK
     while lo < hi:
@@ -170,7 +183,7 @@ def make_plan(a: Architecture, ws: WeightSize, chip: Chip, want: Want) -> Plan:
     if plan.chosen is None and not plan.unknown and not want.max_len:
         for c in plan.candidates:
             if c.budget.kv_bytes > 0:
-                best = _fitting_len(a, ws, chip, want, c.layout, target)
+                best = fitting_len(a, ws, chip, want, c.layout, target)
                 if best >= ASCEND_BLOCK:
                     plan.chosen = size(a, ws, chip, want, c.layout, best)
                     plan.verdict = "shortened"

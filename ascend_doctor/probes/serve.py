@@ -135,6 +135,8 @@ class ServeModelFact(Model):
     quant_type: Optional[str] = Field(None, description="`model_quant_type` of the quant description (e.g. W8A8)")
     chat_template_arg: Optional[str] = Field(None, description="--chat-template: the file's text, or the inline text")
     chat_template_arg_error: Optional[str] = None
+    checkpoint_bytes: Optional[int] = Field(None, description="model.safetensors.index.json metadata.total_size")
+    checkpoint_source: str = Field("", description="where checkpoint_bytes came from, or why it is missing")
 
 
 def _json(host, path: str) -> tuple[Optional[Any], Optional[str]]:
@@ -167,6 +169,32 @@ def _template_text(value: Any) -> Optional[str]:
     if isinstance(value, list):
         return "\n".join(str(t.get("template", "")) for t in value if isinstance(t, dict))
     return None
+
+
+INDEX = "model.safetensors.index.json"
+INDEX_MAX = 16 * 1024 * 1024  # a 600 B-parameter checkpoint's index is ~10 MB (one line per tensor)
+
+
+def _checkpoint_size(host, fact: ServeModelFact) -> None:
+    """The checkpoint's bytes from its index (what save_pretrained writes as metadata.total_size)."""
+    if INDEX not in fact.files:
+        fact.checkpoint_source = f"no {INDEX} (a single-file checkpoint is sized from config.json)"
+        return
+    path = posixpath.join(fact.path, INDEX)
+    r = host.read_file(path, max_bytes=INDEX_MAX)
+    if not r.ok or r.truncated:
+        fact.checkpoint_source = f"{path}: {r.error_message or r.error or 'larger than 16 MiB'}"
+        return
+    try:
+        meta = loads(r.content).get("metadata")
+    except (ValueError, AttributeError) as exc:
+        fact.checkpoint_source = f"{path}: not valid JSON ({exc})"
+        return
+    total = meta.get("total_size") if isinstance(meta, dict) else None
+    if isinstance(total, (int, float)) and total > 0:
+        fact.checkpoint_bytes, fact.checkpoint_source = int(total), f"{path}: metadata.total_size"
+    else:
+        fact.checkpoint_source = f"{path}: no metadata.total_size"
 
 
 @probe("serve_model")
@@ -216,6 +244,7 @@ def serve_model_probe(host, ctx) -> ServeModelFact:
             r = host.read_file(j(fact.path, name), max_bytes=MODEL_FILES_MAX)
             if r.ok:
                 fact.chat_template_files[name] = r.content
+    _checkpoint_size(host, fact)
     fact.quant_description_files = [f for f in fact.files
                                     if f.startswith("quant_model_description") and f.endswith(".json")]
     if fact.quant_description_files:

@@ -380,6 +380,17 @@ def test_tp_divides_heads():
     assert status("SERVE302", facts("vllm serve /models/absent -tp 3")) == Status.UNKNOWN
 
 
+def test_tp_must_also_fit_the_kv_heads():
+    """40 heads split over TP 5, but 8 KV heads neither divide 5 nor are divided by it: vLLM's QKV projection
+    cannot shard them. The plan refuses the same TP with the same rule (deploy.plan.tp_refusal)."""
+    f = facts(f"vllm serve {QWEN} -tp 5")
+    f["serve_model"] = f["serve_model"].model_copy(update={"config": dict(f["serve_model"].config,
+                                                                          num_attention_heads=40)})
+    out = run_check("SERVE302", f)
+    assert out.status == Status.FAIL and "8 KV heads and tensor parallel size 5" in out.message
+    assert "[1, 2, 4, 8, 40]" in out.remediation  # 10 and 20 split the heads but not the 8 KV heads
+
+
 # SERVE303: max-model-len ----------------------------------------------------------------------------------------------
 def test_max_model_len():
     assert status("SERVE303", facts(f"vllm serve {QWEN} --max-model-len 32768")) == Status.PASS

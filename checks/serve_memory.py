@@ -1,0 +1,142 @@
+"""SERVE305: the serve command's memory, judged with the deployment model `ascend-doctor plan` uses (ascend_doctor/deploy)
+— the same weights, KV-cache and budget arithmetic, so a command plan prints passes here, and a sizing problem found
+here names the value plan would choose."""
+
+from __future__ import annotations
+
+from ascend_doctor.deploy.arch import derived_max_len, read_architecture, text_config
+from ascend_doctor.deploy.budget import Layout
+from ascend_doctor.deploy.chips import DEFAULT_RESERVE_MIB, Chip, find_chip
+from ascend_doctor.deploy.plan import Want, fitting_len, gib, make_plan, size
+from ascend_doctor.deploy.weights import estimate, format_of, measured
+from ascend_doctor.evaluator import ev
+from ascend_doctor.i18n import T, shown
+from ascend_doctor.registry import check
+from ascend_doctor.servelint import cmd_evidence, int_opt, model_config, model_or_outcome, visible_npus
+
+NPU_BATCHED_TOKENS = 2048  # vLLM's serve default where the device memory is unknown, as on NPU (deploy-facts.md §3f)
+
+
+def _chip(npu) -> Chip:
+    """The chip table's row for npu-smi's name, else one built from npu-smi's own HBM total (visible: estimated)."""
+    known = find_chip(npu.name or "")
+    if known is not None:
+        return known
+    total = npu.hbm_total_mb or npu.memory_total_mb or 0
+    return Chip(id=npu.name or "?", family="unknown", memory_mib=max(total, DEFAULT_RESERVE_MIB + 1),
+                sources=["npu-smi info on this host"])
+
+
+def _options(cmd, arch):
+    """(Layout, Want, max_len, dtype bytes) from the serve command, vLLM's defaults where it says nothing."""
+    tp, pp = int_opt(cmd, "tensor_parallel_size", 1), int_opt(cmd, "pipeline_parallel_size", 1)
+    dp = int_opt(cmd, "data_parallel_size", 1)
+    ep = bool(cmd.get("enable_expert_parallel"))
+    max_len = cmd.int_opt("max_model_len")
+    if max_len is None or max_len <= 0:
+        max_len = arch.max_len or 0
+    gmu = cmd.float_opt("gpu_memory_utilization")
+    dtype = str(cmd.get("dtype") or "auto")
+    nbytes = 4 if dtype in ("float32", "float") else 2  # `auto` loads float32 checkpoints in 16 bits too
+    want = Want(ranks=tp * pp * dp, max_len=max_len or None, gmu=0.9 if gmu is None else min(max(gmu, 0.01), 1.0),
+                batched_tokens=int_opt(cmd, "max_num_batched_tokens", NPU_BATCHED_TOKENS),
+                max_seqs=int_opt(cmd, "max_num_seqs", 256), dtype_bytes=nbytes)
+    return Layout(tp=tp, dp=dp, pp=pp, ep=ep and tp * dp > 1), want, max_len
+
+
+def _weights(m, arch):
+    quant = {"x.weight": m.quant_type} if m.quant_type else None
+    fmt = format_of(arch, quant) or "bf16"
+    if fmt == "fp32":
+        fmt = "bf16"
+    if m.checkpoint_bytes:
+        return measured(arch, m.checkpoint_bytes, m.checkpoint_source, fmt)
+    return estimate(arch, fmt)
+
+
+def _budget_evidence(cand, ws) -> list:
+    b = cand.budget
+    lines = [f"checkpoint: {ws.total_bytes} B ({shown(ws.source)})",
+             f"{shown(b.visible.name)}: {gib(b.visible.bytes)} × {b.gmu:g} = {gib(b.requested)}"]
+    lines += [f"− {shown(t.name)}: {gib(t.bytes)}" + (" (estimate)" if t.estimate else "") + f" — {shown(t.inputs)}"
+              for t in b.terms]
+    lines.append(f"= KV cache: {gib(b.kv_bytes)}")
+    if cand.capacity is not None:
+        lines.append(f"{cand.kv.bytes_per_token} B/token ({shown(cand.kv.formula)}) → {cand.capacity.tokens} tokens")
+    return [ev("deployment model (ascend-doctor plan)", "\n".join(lines))]
+
+
+@check("SERVE305", "serve-memory-fits", severity="error", stage="serve",
+       needs=["serve_cmd", "serve_model", "npu_smi", "devices", "env"])
+def memory_fits(ctx):
+    """Each rank holds its share of the weights and the KV cache of one full-length request
+
+    What it checks: the serve command's layout (TP, PP, DP, expert parallelism), `--max-model-len`,
+    `--gpu-memory-utilization` and `--max-num-batched-tokens` against the NPUs' memory, with the arithmetic of
+    `ascend-doctor plan`: the checkpoint's bytes (model.safetensors.index.json, else from config.json and the
+    quantization), sharded as vLLM shards them; the activation peak and runtime reserve (estimates); HCCL buffers;
+    and the KV cache per token after vLLM's formulas (GQA heads per rank, MLA latents, sliding windows).
+
+    Why it matters: vLLM stops at start-up when the weights do not fit (`NPU out of memory` while loading) or when
+    the KV cache cannot hold one request of max_model_len (`To serve at least one request with the models's max seq
+    len (N), (X GiB KV cache is needed, which is larger than the available KV cache memory (Y GiB)`) — after minutes
+    of loading.
+
+    How to fix: Use the layout or the `--max-model-len` the finding names (what `ascend-doctor plan` chooses for this
+    model and these NPUs), a quantized checkpoint, or more NPUs.
+    """
+    cmd, m, out = model_or_outcome(ctx)
+    if out:
+        return out
+    if m.config is None:
+        return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
+                             config_error=m.config_error))
+    cfg = model_config(ctx, m)
+    arch = read_architecture(cfg, derived_max_len(text_config(cfg))[0])
+    try:
+        layout, want, max_len = _options(cmd, arch)
+    except ValueError as exc:
+        return ctx.fail(T("a numeric option is not a number: {exc}", exc=exc), [cmd_evidence(cmd)])
+    chips, evidence, why = visible_npus(ctx, cmd)
+    if chips is None or not chips:
+        return ctx.unknown(T("cannot size against the NPUs: {why}", why=why or T("no NPU visible")), evidence)
+    if not max_len:
+        return ctx.unknown(T("no --max-model-len and none derived from config.json"), evidence)
+    chip, ws = _chip(chips[0]), _weights(m, arch)
+    cand = size(arch, ws, chip, want, layout, max_len)
+    evidence += [cmd_evidence(cmd)] + _budget_evidence(cand, ws)
+    return _verdict(ctx, arch, ws, chip, want, layout, cand, len(chips), evidence)
+
+
+def _verdict(ctx, arch, ws, chip, want, layout, cand, n_chips, evidence):
+    b = cand.budget
+    weights = b.terms[0]  # budget() lists the weights first
+    if weights.bytes > b.requested:
+        plan = make_plan(arch, ws, chip, want.model_copy(update={"ranks": max(n_chips, 1), "max_len": None}))
+        better = (T("`ascend-doctor plan` chooses {layout} with --max-model-len {max_len} on these {n} NPU(s)",
+                    layout=plan.chosen.layout.label(), max_len=plan.chosen.max_len, n=n_chips)
+                  if plan.chosen is not None else
+                  T("no layout fits on these {n} NPU(s): use a quantized checkpoint or more NPUs", n=n_chips))
+        return ctx.fail(T("{layout}: the weights alone take {weights} per rank, more than the {requested} "
+                          "--gpu-memory-utilization {gmu} gives", layout=layout.label(), weights=gib(weights.bytes),
+                          requested=gib(b.requested), gmu=f"{want.gmu:g}"), evidence, remediation=better)
+    if cand.kv.unknown:
+        return ctx.unknown(T("the weights fit ({weights} per rank), but the KV cache cannot be sized: {why}",
+                             weights=gib(weights.bytes), why=cand.kv.unknown), evidence)
+    cap = cand.capacity
+    if cap.concurrency >= 1:
+        return ctx.ok(T("{layout}: about {tokens} tokens of KV cache per rank, {conc} request(s) of {max_len} tokens "
+                        "(estimate)", layout=layout.label(), tokens=cap.tokens, conc=f"{cap.concurrency:.2f}",
+                        max_len=cand.max_len), evidence)
+    fits = fitting_len(arch, ws, chip, want.model_copy(update={"concurrency": 1}), layout, cand.max_len)
+    slack = sum(t.bytes for t in b.terms if t.estimate)
+    msg = T("{layout}: the KV cache left ({kv}) holds {tokens} tokens, less than one request of --max-model-len "
+            "{max_len}", layout=layout.label(), kv=gib(max(b.kv_bytes, 0)), tokens=cap.tokens, max_len=cand.max_len)
+    fix = (T("Use `--max-model-len {fits}` (what `ascend-doctor plan` chooses for this layout), raise "
+             "--gpu-memory-utilization, or use more NPUs.", fits=fits) if fits else
+           T("Use more NPUs or a quantized checkpoint (`ascend-doctor plan` sizes the options)."))
+    needed = cand.max_len * cand.kv.bytes_per_token
+    if b.kv_bytes + slack < needed:  # short even if every estimate were zero: vLLM will refuse to start
+        return ctx.fail(msg, evidence, remediation=fix, max_model_len_that_fits=fits)
+    return ctx.warn(msg + T(" (within the estimated terms: vLLM may still start)"), evidence, remediation=fix,
+                    max_model_len_that_fits=fits)

@@ -1,0 +1,84 @@
+"""SERVE305 (serve-memory-fits) and the promise of #24: the serve lint and `plan` judge with one deployment model — a
+command `plan` prints passes the lint on the same NPUs, and a sizing problem the lint finds names what plan chooses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ascend_doctor.cli import cli
+from ascend_doctor.report import Status
+from tests.checks.test_serve_checks import facts, npu, run_check
+from tests.deploy import configs as C
+
+QWEN3_32B_BYTES = 65_524_246_528  # bf16: 32,762,123,264 parameters × 2 B (the estimate the plan makes from config)
+
+
+def model_dir(tmp_path: Path, cfg: dict, total_size: int, name: str = "model") -> str:
+    d = tmp_path / name
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps(cfg))
+    (d / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": total_size},
+                                                                "weight_map": {}}))
+    return str(d)
+
+
+def verdict(command: str, n: int = 8):
+    return run_check("SERVE305", facts(command, npus=npu(n)))
+
+
+def test_a_layout_that_fits_passes_with_the_kv_capacity(tmp_path):
+    d = model_dir(tmp_path, C.QWEN3_32B, QWEN3_32B_BYTES)
+    out = verdict(f"vllm serve {d} -tp 2 --max-model-len 40960 --max-num-batched-tokens 4096")
+    assert out.status == Status.PASS, out.message
+    assert "183808 tokens" in out.message and "4.49 request(s) of 40960" in out.message
+    assert "metadata.total_size" in out.evidence[-1].excerpt
+
+
+def test_weights_that_do_not_fit_fail_and_name_the_layout_plan_chooses(tmp_path):
+    d = model_dir(tmp_path, C.QWEN3_32B, QWEN3_32B_BYTES)
+    out = verdict(f"vllm serve {d} -tp 1 --max-model-len 40960")
+    assert out.status == Status.FAIL and "the weights alone take 61.02 GiB per rank" in out.message
+    assert "`ascend-doctor plan` chooses TP2 with --max-model-len 40960" in out.remediation
+
+
+def test_a_context_that_does_not_fit_names_the_max_model_len_that_does(tmp_path):
+    d = model_dir(tmp_path, C.QWEN3_32B, QWEN3_32B_BYTES)
+    short = verdict(f"vllm serve {d} -tp 2 --max-model-len 40960 --gpu-memory-utilization 0.55")
+    assert short.status == Status.FAIL and "less than one request of --max-model-len 40960" in short.message
+    fits = short.details["max_model_len_that_fits"]
+    assert 0 < fits < 40960 and f"--max-model-len {fits}" in short.remediation
+    edge = verdict(f"vllm serve {d} -tp 2 --max-model-len 40960 --gpu-memory-utilization 0.6")
+    assert edge.status == Status.WARN and "within the estimated terms" in edge.message
+    again = verdict(f"vllm serve {d} -tp 2 --max-model-len {fits} --gpu-memory-utilization 0.55")
+    assert again.status == Status.PASS, again.message
+
+
+def test_a_model_whose_kv_cache_cannot_be_sized_is_unknown(tmp_path):
+    d = model_dir(tmp_path, C.QWEN3_NEXT, 162_000_000_000)
+    out = verdict(f"vllm serve {d} -tp 4 --max-model-len 32768")
+    assert out.status == Status.UNKNOWN and "linear-attention" in out.message
+
+
+@pytest.mark.parametrize("model, chip_n", [("Qwen3-32B", 8), ("Qwen3-30B-A3B", 8), ("Qwen3-8B", 1),
+                                           ("QwQ-32B", 4)])
+def test_the_command_plan_prints_passes_the_serve_lint_on_the_same_npus(tmp_path, model, chip_n):
+    from ascend_doctor.deploy.catalogue import catalogue_files, find_model
+
+    entry = find_model(model)
+    files = catalogue_files(entry)
+    d = model_dir(tmp_path, files.config, files.weights.total_bytes)
+    r = CliRunner().invoke(cli, ["plan", "--model", d, "--chip", "910B3", "--npus", str(chip_n), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    argv = json.loads(r.output)["serve"]["argv"]
+    f = facts(" ".join(argv), npus=npu(chip_n))
+    bad = {}
+    for code in ("SERVE104", "SERVE105", "SERVE203", "SERVE204", "SERVE301", "SERVE302", "SERVE303", "SERVE304",
+                 "SERVE305"):
+        out = run_check(code, f)
+        if out.status in (Status.FAIL, Status.ERROR):
+            bad[code] = out.message
+    assert bad == {}
