@@ -90,6 +90,9 @@ def output_options(func):
         click.option("--sarif", "sarif_path", metavar="FILE", help="Also write SARIF 2.1.0 to FILE (GitHub code "
                                                                     "scanning)."),
         click.option("--github", is_flag=True, help="Also print GitHub Actions annotations on stdout."),
+        click.option("--fix-script", "fixscript_path", metavar="FILE",
+                     help="Also write the failing findings' fixes as one shell script to review (never run by the "
+                          "doctor): ordered driver → CANN → packages → host → environment → container → serve."),
         click.option("-v", "--verbose", is_flag=True, help="Show passing checks with their evidence, every evidence "
                                                           "item, and tracebacks."),
         click.option("-q", "--quiet", is_flag=True, help="Show only the problems and the verdict."),

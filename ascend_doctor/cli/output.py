@@ -22,13 +22,13 @@ from ascend_doctor.redact import redact_text, redact_tree
 from ascend_doctor.textsafe import escape_text, undecodable_note, undecodable_paths
 
 FORMATS = ["console", "json", "junit", "sarif", "github", "markdown"]
-MACHINE = ("json", "junit", "sarif", "markdown")
+MACHINE = ("json", "junit", "sarif", "markdown", "fixscript")
 
 # name -> (module under ascend_doctor.render, function); imported only when used (rich and xml.etree cost start-up
 # time that a JSON gate does not need).
 _RENDERERS = {"json": ("json_out", "render_json"), "junit": ("junit", "render_junit"),
               "sarif": ("sarif", "render_sarif"), "github": ("github", "render_github"),
-              "markdown": ("markdown", "render_markdown")}
+              "markdown": ("markdown", "render_markdown"), "fixscript": ("fixscript", "render_fixscript")}
 
 # `-o FILE` without --format: the extension says what to write.
 _EXTENSIONS = ((".sarif.json", "sarif"), (".sarif", "sarif"), (".json", "json"), (".xml", "junit"),
@@ -49,7 +49,7 @@ class Outputs:
 
     def __init__(self, fmt: Optional[str] = None, output: Optional[str] = None, json_path: Optional[str] = None,
                  junit_path: Optional[str] = None, sarif_path: Optional[str] = None, github: bool = False,
-                 verbose: bool = False, quiet: bool = False):
+                 verbose: bool = False, quiet: bool = False, fixscript_path: Optional[str] = None):
         self.verbose = bool(verbose)
         self.quiet = bool(quiet)
         # The run's checks by code (built-in, --checks-dir, plugins), for the SARIF rule descriptions; set by the
@@ -62,7 +62,8 @@ class Outputs:
         elif fmt and fmt != "console":
             self.targets.append((fmt, "-"))
             self._stream_taken = True
-        for kind, dest in (("json", json_path), ("junit", junit_path), ("sarif", sarif_path)):
+        for kind, dest in (("json", json_path), ("junit", junit_path), ("sarif", sarif_path),
+                           ("fixscript", fixscript_path)):
             if dest:
                 self.targets.append((kind, dest))
         if github:
@@ -94,7 +95,8 @@ def output_kwargs(kw: dict) -> Outputs:
     """Take the output options (see cli.options.output_options) out of a command's keyword arguments."""
     return Outputs(fmt=kw.pop("fmt", None), output=kw.pop("output", None), json_path=kw.pop("json_path", None),
                    junit_path=kw.pop("junit_path", None), sarif_path=kw.pop("sarif_path", None),
-                   github=kw.pop("github", False), verbose=kw.pop("verbose", False), quiet=kw.pop("quiet", False))
+                   github=kw.pop("github", False), verbose=kw.pop("verbose", False), quiet=kw.pop("quiet", False),
+                   fixscript_path=kw.pop("fixscript_path", None))
 
 
 def clean_record(record, note_field: Optional[str] = "notes"):

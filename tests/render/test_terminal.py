@@ -29,7 +29,7 @@ PLACEHOLDERS = {
     "captured.txt": "tests/data/npu_smi/info_a2_8x910B3_tp4_procs.txt",
 }
 LIVE = ("exec", "smoke", "collect", "sync", "validate", "--ray-address", "--smoke-url", "-o", "--json", "--junit",
-        "--sarif")
+        "--sarif", "--fix-script")
 COMMAND_NAMES = ("check", "list", "explain", "schema", "parse", "matrix", "diagnose", "triage", "fleet", "diff",
                  "plan")
 MACHINE_FORMATS = ("json", "junit", "sarif", "github", "markdown")  # not wrapped for a terminal, by design
