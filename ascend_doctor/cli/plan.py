@@ -86,16 +86,37 @@ def _list_models(ctx, _param, value) -> None:
     ctx.exit(0)
 
 
+def _host_npus(replay: Optional[str]) -> tuple[str, int]:
+    """(chip name, chip count) as npu-smi shows them on this host or in the snapshot; InputError when it shows none."""
+    from ascend_doctor.cli.options import make_host
+    from ascend_doctor.facts import FactStore
+    from ascend_doctor.options import RunOptions
+
+    host = make_host(replay)
+    smi = FactStore(host, RunOptions()).try_fact("npu_smi")
+    where = replay or T("this host")
+    if smi is None or not smi.usable or not smi.info.chips:
+        why = smi.reason() if smi is not None else T("the npu-smi probe gave nothing")
+        raise InputError(T("no NPU seen on {where} ({why}): give --chip and --npus", where=where, why=why))
+    names = sorted({c.name for c in smi.info.chips if c.name})
+    if len(names) != 1:
+        raise InputError(T("npu-smi on {where} shows {names}: give --chip", where=where,
+                           names=", ".join(names) or T("no chip name")))
+    return names[0], len(smi.info.chips)
+
+
 @click.command("plan", cls=DoctorCommand, epilog=PLAN_EXIT_HELP)
 @click.option("--model", "model_dir", required=True, metavar="DIR|NAME", help="The model's local directory "
               "(config.json, safetensors index or headers, msModelSlim quant_model_description.json), or a name "
               "from the shipped catalogue (--list-models).")
 @click.option("--list-models", is_flag=True, expose_value=False, is_eager=True, callback=_list_models,
               help="List the catalogue's models and their documented checkpoints, then exit.")
-@click.option("--chip", required=True, metavar="NAME", help="910B1, 910B2, 910B3, 910B4, 910B4-1, A3 or 310P3 (as "
-              "npu-smi names it).")
-@click.option("--npus", type=click.IntRange(min=1), required=True, metavar="N",
-              help="vLLM ranks in all: NPUs, or dies on A3 (two per card).")
+@click.option("--chip", metavar="NAME", help="910B1, 910B2, 910B3, 910B4, 910B4-1, A3 or 310P3 (as npu-smi names "
+              "it). Default: the chips npu-smi shows on this host (or in --replay SNAPSHOT).")
+@click.option("--npus", type=click.IntRange(min=1), metavar="N",
+              help="vLLM ranks in all: NPUs, or dies on A3 (two per card). Default: the chips npu-smi shows.")
+@click.option("--replay", metavar="SNAPSHOT", help="Take the chip and its count from a recorded host "
+              "(`ascend-doctor collect`) instead of this one.")
 @click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True, metavar="N")
 @click.option("--max-model-len", type=click.IntRange(min=1), metavar="TOKENS",
               help="The context to plan for (default: the model's own, shortened if it does not fit).")
@@ -108,7 +129,7 @@ def _list_models(ctx, _param, value) -> None:
               help="The checkpoint's weight format when the directory does not tell.")
 @click.option("--format", "out_fmt", type=click.Choice(["console", "json", "markdown"]), default="console",
               show_default=True)
-def plan(model_dir, chip, npus, nodes, max_model_len, concurrency, gmu, batched, fmt, out_fmt) -> None:
+def plan(model_dir, chip, npus, replay, nodes, max_model_len, concurrency, gmu, batched, fmt, out_fmt) -> None:
     """Plan a deployment: the parallel layout, the memory per rank term by term, the KV cache it leaves, the
     `vllm serve` command and the release to install — from the model's own files and the chip table."""
     from ascend_doctor.deploy.chips import find_chip, load_chips
@@ -118,6 +139,9 @@ def plan(model_dir, chip, npus, nodes, max_model_len, concurrency, gmu, batched,
     from ascend_doctor.textsafe import dump_json
 
     chips = load_chips()
+    if chip is None or npus is None:
+        seen_chip, seen_n = _host_npus(replay)
+        chip, npus = chip or seen_chip, npus or seen_n * nodes
     c = find_chip(chip, chips)
     if c is None:
         raise InputError(T("--chip {chip}: not in the chip table (known: {known})", chip=chip,

@@ -119,3 +119,15 @@ def test_the_catalogue_says_what_fits_where():
     assert verdict("--model", "DeepSeek-R1", "--chip", "910B3", "--npus", "16", "--nodes", "2") == "fits"
     assert verdict("--model", "Qwen3-0.6B", "--chip", "310P3", "--npus", "1") == "fits"
     assert verdict("--model", "Qwen3-235B-A22B", "--chip", "310P3", "--npus", "2") == "none"
+
+
+def test_the_chip_and_its_count_come_from_npu_smi_when_not_given():
+    r = plan("--model", "Qwen3-32B", "--replay", "examples/healthy-a2.snapshot.json", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert (doc["chip"]["id"], doc["want"]["ranks"]) == ("910B3", 8)
+    r = plan("--model", "Qwen3-32B", "--replay", "examples/a3-busy.snapshot.json", "--format", "json")
+    doc = json.loads(r.stdout)
+    assert (doc["chip"]["id"], doc["want"]["ranks"]) == ("A3", 16)  # npu-smi's `Ascend910` dies: two per card
+    r = plan("--model", "Qwen3-32B", "--replay", "examples/container-missing-devices.snapshot.json")
+    assert r.returncode == 2 and "give --chip and --npus" in r.stderr and r.stderr.count("\n") == 1
