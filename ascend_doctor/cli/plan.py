@@ -26,22 +26,28 @@ Exit codes:
 JSON_SCHEMA_VERSION = 1
 
 
-def _release(chip_family: str) -> Optional[dict]:
-    """The newest final vllm-ascend release of the matrix for this hardware family, its stack and image."""
+def _release(family: str, arch, version: Optional[str], driver: Optional[str]):
+    from ascend_doctor.deploy.release import choose_release
     from ascend_doctor.matrix import load_matrix
-    from ascend_doctor.versions import try_parse_version
 
     m = load_matrix()
-    rows = [r for r in m.releases if chip_family in r.hardware]
-    final = [r for r in rows if (v := try_parse_version(r.version)) is not None and not v.is_prerelease()]
-    pick = max(final or rows, key=lambda r: try_parse_version(r.version), default=None)
-    if pick is None:
-        return None
-    suffix = {"A3": "-a3", "310P": "-310p"}.get(chip_family, "")
-    return {"vllm_ascend": pick.version, "vllm": pick.vllm[0], "cann": pick.cann_per_hardware.get(chip_family)
-            or pick.cann[0], "torch_npu": pick.first("torch_npu"), "python": pick.python,
-            "image": f"quay.io/ascend/vllm-ascend:v{pick.version}{suffix}",
-            "pins": f"ascend-doctor matrix pins --vllm-ascend {pick.version} > constraints.txt"}
+    if version and m.vllm_ascend_release(version) is None:
+        raise InputError(T("--vllm-ascend {version}: not a release of the matrix (`ascend-doctor matrix show`)",
+                           version=version))
+    return choose_release(m, family, arch.architectures[0] if arch.architectures else None, version, driver)
+
+
+def _driver(replay: Optional[str]) -> str:
+    """The NPU driver version installed on this host (or in the snapshot), for --keep-driver."""
+    from ascend_doctor.cli.options import make_host
+    from ascend_doctor.facts import FactStore
+    from ascend_doctor.options import RunOptions
+
+    st = FactStore(make_host(replay), RunOptions()).try_fact("stack")
+    driver = st.stack.driver if st is not None else None
+    if not driver:
+        raise InputError(T("--keep-driver: no NPU driver version readable on {where}", where=replay or T("this host")))
+    return driver
 
 
 def _parsers(model_type: str, name: str) -> tuple[Optional[str], Optional[str]]:
@@ -125,11 +131,16 @@ def _host_npus(replay: Optional[str]) -> tuple[str, int]:
 @click.option("--gpu-memory-utilization", "gmu", type=click.FloatRange(min=0.05, max=1.0), default=0.9,
               show_default=True)
 @click.option("--max-num-batched-tokens", "batched", type=click.IntRange(min=1), default=4096, show_default=True)
+@click.option("--vllm-ascend", "release", metavar="X", help="Plan for this vllm-ascend release (default: the newest "
+              "final release of the matrix for the chip that lists the model's architecture).")
+@click.option("--keep-driver", is_flag=True, help="Only releases whose CANN runs on the NPU driver installed on this "
+              "host (or in --replay SNAPSHOT).")
 @click.option("--weights", "fmt", type=click.Choice(["bf16", "fp16", "w8a8", "w4a8", "fp8", "mxfp4"]),
               help="The checkpoint's weight format when the directory does not tell.")
 @click.option("--format", "out_fmt", type=click.Choice(["console", "json", "markdown"]), default="console",
               show_default=True)
-def plan(model_dir, chip, npus, replay, nodes, max_model_len, concurrency, gmu, batched, fmt, out_fmt) -> None:
+def plan(model_dir, chip, npus, replay, nodes, max_model_len, concurrency, gmu, batched, release, keep_driver, fmt,
+         out_fmt) -> None:
     """Plan a deployment: the parallel layout, the memory per rank term by term, the KV cache it leaves, the
     `vllm serve` command and the release to install — from the model's own files and the chip table."""
     from ascend_doctor.deploy.chips import find_chip, load_chips
@@ -158,6 +169,7 @@ def plan(model_dir, chip, npus, replay, nodes, max_model_len, concurrency, gmu, 
                 batched_tokens=batched, dtype_bytes=2)
     p = make_plan(files.arch, files.weights, c, want)
     tool, reasoning = _parsers(files.arch.model_type, files.name)
+    rel = _release(c.family, files.arch, release, _driver(replay) if keep_driver else None)
     serve = (serve_plan(files.path, files.arch, p.chosen, want, c.family, files.weight_format, tool, reasoning)
              if p.chosen is not None else None)
     doc = {"schema_version": JSON_SCHEMA_VERSION, "model": {"path": files.path, "name": files.name, "architecture": files.arch.model_dump(),
@@ -165,7 +177,7 @@ def plan(model_dir, chip, npus, replay, nodes, max_model_len, concurrency, gmu, 
                                                            "weight_format": files.weight_format},
            "chip": c.model_dump(), "want": want.model_dump(), "plan": p.model_dump(),
            "replicas": replicas(p, want), "serve": serve.model_dump() if serve else None,
-           "release": _release(c.family), "exit_code": 0 if p.verdict in ("fits", "shortened") else 1}
+           "release": rel.model_dump() if rel else None, "exit_code": 0 if p.verdict in ("fits", "shortened") else 1}
     if out_fmt == "json":
         click.echo(dump_json(doc))
     else:

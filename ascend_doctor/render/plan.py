@@ -74,6 +74,10 @@ def _lines(doc: dict, arch: Architecture, p: Plan, serve: Any) -> list[tuple[str
                                                       torch_npu=rel["torch_npu"], python=rel["python"],
                                                       image=rel["image"])))
         rows.append(("dim", "  ", rel["pins"]))
+        if rel.get("driver_note"):
+            rows.append(("dim", "  " + tr("driver:") + " ", shown(rel["driver_note"])))
+        for why in rel["passed_over"]:
+            rows.append(("dim", "  " + tr("not chosen:") + " ", shown(why)))
     others = [x for x in p.candidates if x is not c]
     for cand in others:
         rows.append(("dim", f"  {cand.layout.label()}: ", shown(cand.why) or tr("fits")))

@@ -131,3 +131,15 @@ def test_the_chip_and_its_count_come_from_npu_smi_when_not_given():
     assert (doc["chip"]["id"], doc["want"]["ranks"]) == ("A3", 16)  # npu-smi's `Ascend910` dies: two per card
     r = plan("--model", "Qwen3-32B", "--replay", "examples/container-missing-devices.snapshot.json")
     assert r.returncode == 2 and "give --chip and --npus" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_a_release_can_be_forced_and_a_driver_kept():
+    r = plan("--model", "Qwen3-32B", "--chip", "910B3", "--npus", "4", "--vllm-ascend", "0.13.0", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["release"]["vllm_ascend"] == "0.13.0"
+    r = plan("--model", "Qwen3-32B", "--chip", "910B3", "--npus", "4", "--vllm-ascend", "9.9.9")
+    assert r.returncode == 2 and "not a release of the matrix" in r.stderr
+    r = plan("--model", "Qwen3-32B", "--replay", "examples/healthy-a2.snapshot.json", "--keep-driver", "--format",
+             "json")
+    assert r.returncode == 0, r.stderr
+    assert "runs on driver 25.5.0" in json.loads(r.stdout)["release"]["driver_note"]

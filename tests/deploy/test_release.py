@@ -1,0 +1,38 @@
+"""Which release `plan` installs: the newest final release for the hardware family, unless the model's architecture
+or (with --keep-driver) the installed driver rules it out — and every release passed over says why."""
+
+from __future__ import annotations
+
+from ascend_doctor.deploy.release import choose_release
+from ascend_doctor.matrix import load_matrix
+from ascend_doctor.versions import parse_version
+
+
+def test_the_newest_final_release_of_the_family_with_its_image():
+    m = load_matrix()
+    r = choose_release(m, "A3", "Qwen3ForCausalLM")
+    finals = [x for x in m.releases if "A3" in x.hardware and not parse_version(x.version).is_prerelease()]
+    assert r.vllm_ascend == max(finals, key=lambda x: parse_version(x.version)).version
+    assert r.image == f"quay.io/ascend/vllm-ascend:v{r.vllm_ascend}-a3" and r.passed_over == []
+    assert choose_release(m, "310P", "Qwen3ForCausalLM").image.endswith("-310p")
+
+
+def test_an_old_driver_keeps_the_plan_on_a_release_whose_cann_it_runs():
+    m = load_matrix()
+    newest = choose_release(m, "A2", "Qwen3ForCausalLM")
+    old = choose_release(m, "A2", "Qwen3ForCausalLM", driver="24.1.0")
+    assert parse_version(old.vllm_ascend) < parse_version(newest.vllm_ascend)
+    assert old.passed_over and all("does not run on driver 24.1.0" in str(w) for w in old.passed_over)
+    assert m.cann_driver_compatible(old.cann, "24.1.0").compatible is not False
+    assert old.driver_note and "24.1.0" in old.driver_note
+
+
+def test_an_architecture_the_newest_vllm_does_not_list_is_passed_over():
+    m = load_matrix()
+    r = choose_release(m, "A2", "NoSuchModelForCausalLM")
+    # Every release whose vLLM architecture list the matrix records is passed over, saying why; one whose list is not
+    # recorded cannot be ruled out and is chosen (or none is left).
+    assert r is None or m.vllm_architectures(r.vllm) is None
+    if r is not None:
+        assert r.passed_over and all("does not list NoSuchModelForCausalLM" in str(w) for w in r.passed_over)
+    assert choose_release(m, "A2", "Qwen3ForCausalLM").passed_over == []
