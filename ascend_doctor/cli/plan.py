@@ -50,22 +50,20 @@ def _driver(replay: Optional[str]) -> str:
     return driver
 
 
-def _parsers(model_type: str, name: str) -> tuple[Optional[str], Optional[str]]:
+def _tool_choice(files):
+    """The parsers from the model family and the chat template's own markup (the smoke's leak table reads it)."""
+    from ascend_doctor.deploy.template import read_template
+    from ascend_doctor.deploy.toolparser import choose_parsers
     from ascend_doctor.matrix import load_matrix
+    from ascend_doctor.smoke.leaks import detect_leaks
 
     m = load_matrix()
-    known = m.tool_parsers_for(model_type, name)
-    if known is None:
-        return None, None
-    tool = known[0][0]
-    row = next((r for r in m.model_families if tool in r.tool_parsers and model_type in r.model_types), None)
-    reasoning = None
-    for fam in (row.markup if row is not None else []):
-        mf = m.markup_families.get(fam)
-        if mf is not None and mf.reasoning_parser:
-            reasoning = mf.reasoning_parser
-            break
-    return tool, reasoning
+    template = None
+    if files.chat_template:
+        found = detect_leaks(files.chat_template, field="template", matrix=m)
+        markup = [(x.family, m.markup_families[x.family].tool_parser) for x in found]
+        template = read_template(files.chat_template, files.chat_template_source, markup)
+    return choose_parsers(m, files.arch.model_type, files.name, template)
 
 
 def _model_files(model: str, fmt: Optional[str]):
@@ -168,16 +166,20 @@ def plan(model_dir, chip, npus, replay, nodes, max_model_len, concurrency, gmu, 
     want = Want(ranks=npus, nodes=nodes, max_len=max_model_len, concurrency=concurrency, gmu=gmu,
                 batched_tokens=batched, dtype_bytes=2)
     p = make_plan(files.arch, files.weights, c, want)
-    tool, reasoning = _parsers(files.arch.model_type, files.name)
+    tools = _tool_choice(files)
+    p.notes.extend(tools.notes)
     rel = _release(c.family, files.arch, release, _driver(replay) if keep_driver else None)
-    serve = (serve_plan(files.path, files.arch, p.chosen, want, c.family, files.weight_format, tool, reasoning)
+    serve = (serve_plan(files.path, files.arch, p.chosen, want, c.family, files.weight_format, tools.tool_parser,
+                        tools.reasoning_parser)
              if p.chosen is not None else None)
     doc = {"schema_version": JSON_SCHEMA_VERSION, "model": {"path": files.path, "name": files.name, "architecture": files.arch.model_dump(),
                                                            "weights": files.weights.model_dump(), "weights_source": files.weights.source,
                                                            "weight_format": files.weight_format},
            "chip": c.model_dump(), "want": want.model_dump(), "plan": p.model_dump(),
            "replicas": replicas(p, want), "serve": serve.model_dump() if serve else None,
-           "release": rel.model_dump() if rel else None, "exit_code": 0 if p.verdict in ("fits", "shortened") else 1}
+           "release": rel.model_dump() if rel else None,
+           "template": tools.template.model_dump() if tools.template else None,
+           "exit_code": 0 if p.verdict in ("fits", "shortened") else 1}
     if out_fmt == "json":
         click.echo(dump_json(doc))
     else:

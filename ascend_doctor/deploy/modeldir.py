@@ -16,12 +16,14 @@ from typing import Optional
 from pydantic import Field
 
 from ascend_doctor.deploy.arch import Architecture, derived_max_len, read_architecture, text_config
+from ascend_doctor.deploy.template import template_text
 from ascend_doctor.deploy.weights import WeightSize, estimate, format_of, measured
 from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import Msg, T
 from ascend_doctor.inputs import LIMITS, read_text
 from ascend_doctor.model import Model
 
+TEMPLATE_FILES = ("chat_template.jinja", "chat_template.json", "tokenizer_config.json")
 QUANT_DESCRIPTIONS = ("quant_model_description.json", "quant_model_description_w8a8.json")
 
 
@@ -33,6 +35,8 @@ class ModelFiles(Model):
     weights: WeightSize
     weight_format: Optional[str] = None
     quant_description: Optional[str] = None
+    chat_template: Optional[str] = None
+    chat_template_source: str = ""
 
 
 def _json(path: str) -> dict:
@@ -111,5 +115,9 @@ def read_model_dir(path: str, fmt: Optional[str] = None) -> ModelFiles:
     else:
         weights = estimate(arch, weight_format or "bf16")
         weights.source = T("{source} ({how})", source=weights.source, how=how)
+    texts = {n: read_text(os.path.join(path, n), "config") for n in TEMPLATE_FILES
+             if os.path.isfile(os.path.join(path, n))}
+    template, where = template_text(texts)
     return ModelFiles(path=path, name=path, config=config, arch=arch, weights=weights, weight_format=weight_format,
-                      quant_description=quant_name)
+                      quant_description=quant_name, chat_template=template,
+                      chat_template_source=os.path.join(path, where) if where else "")
