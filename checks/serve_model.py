@@ -188,7 +188,9 @@ def architecture_supported(ctx):
 def parser_model_family(ctx):
     """The tool-call parser matches the model family
 
-    What it checks: `--tool-call-parser` against the model's `model_type` (config.json), by the model-family table
+    What it checks: `--tool-call-parser` against the tool-call markup the chat template writes (`<tool_call>`,
+    `<｜tool▁calls▁begin｜>`, DSML…, read with the smoke's markup table; the parser `ascend-doctor plan` chooses), and
+    where the template writes none, against the model's `model_type` (config.json) by the model-family table
     `matrices/model-families.toml`: DeepSeek-V3/R1 → deepseek_v3, V3.1 → deepseek_v31, V3.2 → deepseek_v32, V4 →
     deepseek_v4, Qwen → hermes / qwen3_coder, Kimi-K2 → kimi_k2, GLM-4.5 → glm45. Families not in the table pass
     unjudged.
@@ -211,6 +213,9 @@ def parser_model_family(ctx):
     mt = model_config(ctx, m).get("model_type")
     evidence = [ev(f"file: {m.path}/config.json", f"model_type: {mt!r}"),
                 ev("command line", cmd.source("tool_call_parser"))]
+    by_template = _template_parser_verdict(ctx, cmd, m, str(mt), parser, evidence)
+    if by_template is not None:
+        return by_template
     known = ctx.matrix.tool_parsers_for(str(mt), m.model)
     if known is None:
         return ctx.ok(T("no family rule for model_type {mt}; --tool-call-parser {parser} not judged", mt=mt,
@@ -230,6 +235,53 @@ def parser_model_family(ctx):
                                       want=' or '.join(sorted(want))),
                         expected=sorted(want))
     return ctx.ok(T("--tool-call-parser {parser} matches model_type {mt}", parser=parser, mt=mt), evidence)
+
+
+def _effective_template(cmd, m) -> tuple[Optional[str], str]:
+    """The template vLLM will use: --chat-template, else the model's chat_template.jinja/.json, else tokenizer_config."""
+    if m.chat_template_arg is not None:
+        return m.chat_template_arg, f"--chat-template {cmd.get('chat_template')}"[:200]
+    for name, text in sorted(m.chat_template_files.items()):
+        return text, f"{m.path}/{name}"
+    if m.tokenizer_chat_template:
+        return m.tokenizer_chat_template, f"{m.path}/tokenizer_config.json"
+    return None, ""
+
+
+def _template_parser_verdict(ctx, cmd, m, mt: str, parser: str, evidence: list):
+    """The parser the template's own markup needs (deploy.toolparser, as `ascend-doctor plan` chooses it) against
+    --tool-call-parser; None when the template writes no known tool-call markup (the family rule decides)."""
+    from ascend_doctor.deploy.template import read_template
+    from ascend_doctor.deploy.toolparser import choose_parsers
+    from ascend_doctor.smoke.leaks import detect_leaks
+
+    text, where = _effective_template(cmd, m)
+    if not text:
+        return None
+    found = detect_leaks(text, field="template", matrix=ctx.matrix)
+    template = read_template(text, where, [(x.family, ctx.matrix.markup_families[x.family].tool_parser)
+                                           for x in found])
+    if template.tool_parser is None:
+        return None
+    planned = choose_parsers(ctx.matrix, mt, m.model, template).tool_parser
+    evidence.append(ev(f"file: {where}", f"writes tool calls as {template.markup[0]} "
+                                         f"({next(x.marker for x in found if x.family == template.markup[0])})"))
+    if parser == planned:
+        return ctx.ok(T("--tool-call-parser {parser} reads the {markup} markup the chat template writes",
+                        parser=parser, markup=template.markup[0]), evidence)
+    known = ctx.matrix.tool_parsers_for(mt, m.model)
+    every = known[1] if known else []
+    if parser in every and planned in every:
+        return ctx.warn(T("the chat template writes {markup} calls, which {planned} reads; --tool-call-parser {parser} "
+                          "expects another shape of the same family", markup=template.markup[0], planned=planned,
+                          parser=parser), evidence,
+                        remediation=T("Use `--tool-call-parser {planned}` (what `ascend-doctor plan` chooses for this "
+                                      "template) unless this checkpoint really writes the other shape.",
+                                      planned=planned))
+    return ctx.fail(T("--tool-call-parser {parser} does not read the {markup} markup the chat template writes: calls "
+                      "will arrive as raw text in `content`", parser=parser, markup=template.markup[0]), evidence,
+                    remediation=T("Use `--tool-call-parser {planned}` (what `ascend-doctor plan` chooses for this "
+                                  "template).", planned=planned), expected=[planned])
 
 
 @check("SERVE204", "serve-quantization-flag", severity="error", stage="serve", needs=["serve_cmd", "serve_model"])

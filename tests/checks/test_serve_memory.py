@@ -82,3 +82,33 @@ def test_the_command_plan_prints_passes_the_serve_lint_on_the_same_npus(tmp_path
         if out.status in (Status.FAIL, Status.ERROR):
             bad[code] = out.message
     assert bad == {}
+
+
+def _with_template(tmp_path: Path, cfg: dict, template: str) -> str:
+    d = tmp_path / "tmpl-model"
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps(cfg))
+    (d / "chat_template.jinja").write_text(template)
+    return str(d)
+
+
+def test_serve203_judges_the_parser_by_the_markup_the_template_writes(tmp_path):
+    """One rule with plan (deploy.toolparser): a llama model whose template writes `<tool_call>` needs hermes, which
+    the family table alone could not say; a Qwen3 whose template writes DeepSeek markup fails with hermes."""
+    from tests.checks.test_serve_checks import facts
+    from tests.helpers import DATA
+
+    hermes = (DATA / "vllm" / "chatml_tools.jinja").read_text()
+    d = _with_template(tmp_path, C.SMOLLM2_135M, hermes)
+    ok = run_check("SERVE203", facts(f"vllm serve {d} --enable-auto-tool-choice --tool-call-parser hermes"))
+    assert ok.status == Status.PASS and "hermes markup the chat template writes" in ok.message
+    bad = run_check("SERVE203", facts(f"vllm serve {d} --enable-auto-tool-choice --tool-call-parser llama3_json"))
+    assert bad.status == Status.FAIL and "`--tool-call-parser hermes`" in bad.remediation
+    ds = ("{% for tool in tools %}{{ tool }}{% endfor %}{% if m.role == 'tool' %}x{% endif %}"
+          "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>")
+    (tmp_path / "q").mkdir()
+    (tmp_path / "q" / "config.json").write_text(json.dumps(C.QWEN3_8B))
+    (tmp_path / "q" / "chat_template.jinja").write_text(ds)
+    out = run_check("SERVE203", facts(f"vllm serve {tmp_path / 'q'} --enable-auto-tool-choice --tool-call-parser "
+                                      "hermes"))
+    assert out.status == Status.FAIL and "deepseek" in out.remediation
