@@ -105,9 +105,12 @@ def rewrap(doc: str) -> str:
 
 @click.command(cls=DoctorCommand)
 @click.option("--snapshot", is_flag=True, help="Print the JSON Schema of the host snapshot instead of the report.")
-def schema(snapshot):
-    """Print the JSON Schema of the report (or, with --snapshot, of a host snapshot)."""
-    if snapshot:
+@click.option("--plan", "plan_", is_flag=True, help="Print the JSON Schema of `plan --format json` instead.")
+def schema(snapshot, plan_):
+    """Print the JSON Schema of the report (or, with --snapshot, of a host snapshot; with --plan, of a plan)."""
+    if plan_:
+        from ascend_doctor.deploy.report import PlanReport as model
+    elif snapshot:
         from ascend_doctor.snapshot import Snapshot as model
     else:
         from ascend_doctor.report import Report as model

@@ -11,6 +11,7 @@ from typing import Optional
 
 import click
 
+from ascend_doctor import __version__
 from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import T
@@ -23,7 +24,6 @@ Exit codes:
   2    usage or input error (unknown chip, unreadable model directory)
   3    internal error of ascend-doctor itself
 """
-JSON_SCHEMA_VERSION = 1
 
 
 def _release(family: str, arch, version: Optional[str], driver: Optional[str]):
@@ -144,6 +144,8 @@ def plan(model_dir, chip, npus, replay, nodes, max_model_len, concurrency, gmu, 
     from ascend_doctor.deploy.chips import find_chip, load_chips
     from ascend_doctor.deploy.command import serve_plan
     from ascend_doctor.deploy.plan import Want, make_plan, replicas
+    from ascend_doctor.deploy.report import PlannedModel, PlanReport
+    from ascend_doctor.redact import redact_tree
     from ascend_doctor.render.plan import render_plan
     from ascend_doctor.textsafe import dump_json
 
@@ -172,16 +174,13 @@ def plan(model_dir, chip, npus, replay, nodes, max_model_len, concurrency, gmu, 
     serve = (serve_plan(files.path, files.arch, p.chosen, want, c.family, files.weight_format, tools.tool_parser,
                         tools.reasoning_parser)
              if p.chosen is not None else None)
-    doc = {"schema_version": JSON_SCHEMA_VERSION, "model": {"path": files.path, "name": files.name, "architecture": files.arch.model_dump(),
-                                                           "weights": files.weights.model_dump(), "weights_source": files.weights.source,
-                                                           "weight_format": files.weight_format},
-           "chip": c.model_dump(), "want": want.model_dump(), "plan": p.model_dump(),
-           "replicas": replicas(p, want), "serve": serve.model_dump() if serve else None,
-           "release": rel.model_dump() if rel else None,
-           "template": tools.template.model_dump() if tools.template else None,
-           "exit_code": 0 if p.verdict in ("fits", "shortened") else 1}
+    report = PlanReport(tool_version=__version__, chip=c, want=want, plan=p, replicas=replicas(p, want),
+                        serve=serve, release=rel, template=tools.template,
+                        model=PlannedModel(path=files.path, name=files.name, architecture=files.arch,
+                                           weights=files.weights, weight_format=files.weight_format),
+                        exit_code=0 if p.verdict in ("fits", "shortened") else 1)
     if out_fmt == "json":
-        click.echo(dump_json(doc))
+        click.echo(dump_json(redact_tree(report.model_dump(mode="json"))))
     else:
-        render_plan(doc, files.arch, p, serve, markdown=out_fmt == "markdown")
-    sys.exit(doc["exit_code"])
+        render_plan(report, markdown=out_fmt == "markdown")
+    sys.exit(report.exit_code)

@@ -7,34 +7,34 @@ from typing import Any, Optional
 from rich.cells import cell_len
 from rich.text import Text
 
-from ascend_doctor.deploy.arch import Architecture, describe
+from ascend_doctor.deploy.arch import describe
 from ascend_doctor.deploy.plan import Plan, gib
+from ascend_doctor.deploy.report import PlanReport
 from ascend_doctor.i18n import shown, tr
+from ascend_doctor.redact import redact_values
 from ascend_doctor.render.console import make_console
 from ascend_doctor.render.wrap import wrap
 
 
-def _lines(doc: dict, arch: Architecture, p: Plan, serve: Any) -> list[tuple[str, str, str]]:
+def _lines(doc: PlanReport) -> list[tuple[str, str, str]]:
     """(style, head, body) rows, the same for both renderings."""
-    w = doc["model"]["weights"]
-    want = doc["want"]
-    chip = doc["chip"]
-    rows = [("bold", tr("model:") + " ", f"{doc['model']['path']} — {describe(arch)}"),
-            ("", tr("weights:") + " ", f"{gib(w['total_bytes'])} ({shown(doc['model']['weights_source'])})"),
+    w, want, chip, p, serve = doc.model.weights, doc.want, doc.chip, doc.plan, doc.serve
+    rows = [("bold", tr("model:") + " ", f"{doc.model.path} — {describe(doc.model.architecture)}"),
+            ("", tr("weights:") + " ", f"{gib(w.total_bytes)} ({shown(w.source)})"),
             ("", tr("target:") + " ", tr("{ranks} × {chip} ({family}) on {nodes} node(s), --gpu-memory-utilization "
-                                         "{gmu}, {n} request(s) at once", ranks=want["ranks"], chip=chip["id"],
-                                         family=chip["family"], nodes=want["nodes"], gmu=f"{want['gmu']:g}",
-                                         n=want["concurrency"]))]
+                                         "{gmu}, {n} request(s) at once", ranks=want.ranks, chip=chip.id,
+                                         family=chip.family, nodes=want.nodes, gmu=f"{want.gmu:g}",
+                                         n=want.concurrency))]
     if p.unknown:
         rows.append(("yellow", tr("cannot size the KV cache:") + " ", shown(p.unknown)))
     for note in p.notes:
         rows.append(("yellow", tr("note:") + " ", shown(note)))
     c = p.chosen
     if c is None:
-        rows.append(("bold red", tr("verdict:") + " ", tr("no layout fits on {n} rank(s)", n=want["ranks"])))
+        rows.append(("bold red", tr("verdict:") + " ", tr("no layout fits on {n} rank(s)", n=want.ranks)))
         for cand in p.candidates:
             rows.append(("", f"  {cand.layout.label()}: ", shown(cand.why) or tr("fits")))
-        return rows + _alternatives(doc, p)
+        return rows + _alternatives(p)
     decided = tr("{layout} on {ranks} rank(s), --max-model-len {max_len}", layout=c.layout.label(),
                  ranks=c.layout.ranks, max_len=c.max_len)
     if p.verdict == "unknown":
@@ -42,9 +42,9 @@ def _lines(doc: dict, arch: Architecture, p: Plan, serve: Any) -> list[tuple[str
                                                              "cannot be sized", decided=decided)))
     else:
         rows.append(("bold green", tr("verdict:") + " ", decided))
-    if doc["replicas"] > 1:
+    if doc.replicas > 1:
         rows.append(("", "  ", tr("{n} such replicas fit the {ranks} ranks (--data-parallel-size or separate "
-                                  "servers)", n=doc["replicas"], ranks=want["ranks"])))
+                                  "servers)", n=doc.replicas, ranks=want.ranks)))
     b = c.budget
     rows.append(("bold", tr("memory per rank:"), ""))
     mark = " " + tr("(estimate)") if b.visible.estimate else ""
@@ -66,17 +66,16 @@ def _lines(doc: dict, arch: Architecture, p: Plan, serve: Any) -> list[tuple[str
     rows.append(("bold", tr("serve:") + " ", serve.shell()))
     for why in serve.why:
         rows.append(("dim", "  ", shown(why)))
-    rel = doc.get("release")
+    rel = doc.release
     if rel:
         rows.append(("bold", tr("install:") + " ", tr("vllm-ascend {version} (vLLM {vllm}, CANN {cann}, torch_npu "
                                                       "{torch_npu}, Python {python}); image {image}",
-                                                      version=rel["vllm_ascend"], vllm=rel["vllm"], cann=rel["cann"],
-                                                      torch_npu=rel["torch_npu"], python=rel["python"],
-                                                      image=rel["image"])))
-        rows.append(("dim", "  ", rel["pins"]))
-        if rel.get("driver_note"):
-            rows.append(("dim", "  " + tr("driver:") + " ", shown(rel["driver_note"])))
-        for why in rel["passed_over"]:
+                                                      version=rel.vllm_ascend, vllm=rel.vllm, cann=rel.cann,
+                                                      torch_npu=rel.torch_npu, python=rel.python, image=rel.image)))
+        rows.append(("dim", "  ", rel.pins))
+        if rel.driver_note:
+            rows.append(("dim", "  " + tr("driver:") + " ", shown(rel.driver_note)))
+        for why in rel.passed_over:
             rows.append(("dim", "  " + tr("not chosen:") + " ", shown(why)))
     others = [x for x in p.candidates if x is not c]
     for cand in others:
@@ -86,7 +85,7 @@ def _lines(doc: dict, arch: Architecture, p: Plan, serve: Any) -> list[tuple[str
     return rows
 
 
-def _alternatives(doc: dict, p: Plan) -> list[tuple[str, str, str]]:
+def _alternatives(p: Plan) -> list[tuple[str, str, str]]:
     short = [c for c in p.candidates if c.budget.kv_bytes <= 0]
     if not short:
         return []
@@ -96,9 +95,9 @@ def _alternatives(doc: dict, p: Plan) -> list[tuple[str, str, str]]:
                                               "--max-model-len", gib=gib(need)))]
 
 
-def render_plan(doc: dict, arch: Architecture, p: Plan, serve: Any, markdown: bool = False,
-                file: Optional[Any] = None) -> None:
-    rows = _lines(doc, arch, p, serve)
+def render_plan(doc: PlanReport, markdown: bool = False, file: Optional[Any] = None) -> None:
+    # Secrets by their shape only (a token in a model path): `name: value` masking would eat "tokens: 4096".
+    rows = [(style, head, redact_values(body)) for style, head, body in _lines(doc)]
     if markdown:
         import click
 

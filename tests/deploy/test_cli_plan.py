@@ -143,3 +143,27 @@ def test_a_release_can_be_forced_and_a_driver_kept():
              "json")
     assert r.returncode == 0, r.stderr
     assert "runs on driver 25.5.0" in json.loads(r.stdout)["release"]["driver_note"]
+
+
+def test_the_plan_json_follows_its_schema_and_masks_a_secret_in_a_path(tmp_path):
+    pytest.importorskip("jsonschema")
+    import jsonschema
+
+    schema = json.loads(plan_schema())
+    d = tmp_path / "glpat-AbCdEfGhIjKlMnOpQrSt"
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps(C.QWEN3_8B))
+    r = plan("--model", str(d), "--chip", "910B3", "--npus", "1", "--format", "json")
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, schema)
+    assert "glpat-AbCdEfGhIjKlMnOpQrSt" not in r.stdout
+    r = plan("--model", str(d), "--chip", "910B3", "--npus", "1")
+    assert r.returncode == 0 and "glpat-AbCdEfGhIjKlMnOpQrSt" not in r.stdout
+
+
+def plan_schema() -> str:
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "ascend_doctor", "schema", "--plan"], capture_output=True, text=True,
+                          env=env, cwd=REPO, timeout=60, check=True).stdout
