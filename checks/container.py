@@ -8,22 +8,11 @@ from __future__ import annotations
 
 import re
 
+from ascend_doctor.deploy.container import CORE_NODES, DAVINCI_FLAG, DEVICE_FLAGS, HCCN_FLAG, MOUNT_FLAGS
 from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
 from ascend_doctor.registry import check
 
-CORE_NODES = ("davinci_manager", "devmm_svm", "hisi_hdc")
-DEVICE_FLAGS = {n: f"--device /dev/{n}" for n in CORE_NODES + ("ascend_manager", "user_config")}
-DAVINCI_FLAG = ("--device /dev/davinci0 (one per NPU: /dev/davinci0 ... /dev/davinci7 for all cards of an "
-                "Atlas 800 A2, ... /dev/davinci15 on an A3)")
-MOUNT_FLAGS = {
-    "dcmi": "-v /usr/local/dcmi:/usr/local/dcmi",
-    "npu_smi": "-v /usr/local/bin/npu-smi:/usr/local/bin/npu-smi",
-    "driver_lib64": "-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/",
-    "driver_version_info": "-v /usr/local/Ascend/driver/version.info:/usr/local/Ascend/driver/version.info",
-    "ascend_install_info": "-v /etc/ascend_install.info:/etc/ascend_install.info",
-}
-HCCN_FLAG = "-v /usr/local/Ascend/driver/tools/hccn_tool:/usr/local/Ascend/driver/tools/hccn_tool"
 K8S_HINT = T("in Kubernetes, request the NPUs from the Ascend device plugin (MindCluster) instead of hostPath "
              "mounts: `resources: {{limits: {{huawei.com/Ascend910: 8}}}}` (huawei.com/Ascend310P on 300I Duo); the "
              "plugin and Ascend Docker Runtime then add the device nodes and driver mounts")

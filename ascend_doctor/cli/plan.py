@@ -6,6 +6,7 @@ input error (no such chip, unreadable model directory), 3 internal error.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Optional
 
@@ -68,8 +69,6 @@ def _tool_choice(files):
 
 def _model_files(model: str, fmt: Optional[str]):
     """A local directory when there is one, else the shipped catalogue's entry of that name."""
-    import os
-
     from ascend_doctor.deploy.catalogue import catalogue_files, find_model
     from ascend_doctor.deploy.modeldir import read_model_dir
 
@@ -174,6 +173,12 @@ def plan(model_dir, chip, npus, replay, nodes, max_model_len, concurrency, gmu, 
     serve = (serve_plan(files.path, files.arch, p.chosen, want, c.family, files.weight_format, tools.tool_parser,
                         tools.reasoning_parser)
              if p.chosen is not None else None)
+    if serve is not None and rel is not None:
+        from ascend_doctor.deploy.container import docker_run
+
+        per_node = p.chosen.layout.ranks // max(nodes, 1) or 1
+        serve.docker = docker_run(rel.image, per_node, serve.env, files.path if os.path.isdir(files.path) else None,
+                                  network=p.chosen.layout.ranks > 1)
     report = PlanReport(tool_version=__version__, chip=c, want=want, plan=p, replicas=replicas(p, want),
                         serve=serve, release=rel, template=tools.template,
                         model=PlannedModel(path=files.path, name=files.name, architecture=files.arch,

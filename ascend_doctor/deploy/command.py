@@ -18,6 +18,8 @@ QUANTIZED = ("w8a8", "w4a8", "w8a16", "w4a16")  # msModelSlim formats, served wi
 class ServePlan(Model):
     argv: list[str]
     env: dict[str, str] = Field(default_factory=dict)
+    docker: list[str] = Field(default_factory=list, description="`docker run` of the release's image, up to the "
+                                                                "image (the serve command follows it)")
     why: list[Localized] = Field(default_factory=list, description="one line per choice: option and reason")
 
     def shell(self) -> str:

@@ -8,6 +8,7 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from ascend_doctor.deploy.arch import describe
+from ascend_doctor.deploy.container import shell
 from ascend_doctor.deploy.plan import Plan, gib
 from ascend_doctor.deploy.report import PlanReport
 from ascend_doctor.i18n import shown, tr
@@ -64,6 +65,8 @@ def _lines(doc: PlanReport) -> list[tuple[str, str, str]]:
                                                        tokens=cap.tokens, blocks=cap.num_blocks, block=cap.block,
                                                        conc=f"{cap.concurrency:.2f}", max_len=c.max_len)))
     rows.append(("bold", tr("serve:") + " ", serve.shell()))
+    if serve.docker:
+        rows.append(("", tr("container:") + " ", shell(serve.docker + serve.argv)))
     for why in serve.why:
         rows.append(("dim", "  ", shown(why)))
     rel = doc.release

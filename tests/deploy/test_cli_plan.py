@@ -167,3 +167,16 @@ def plan_schema() -> str:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run([sys.executable, "-m", "ascend_doctor", "schema", "--plan"], capture_output=True, text=True,
                           env=env, cwd=REPO, timeout=60, check=True).stdout
+
+
+def test_the_plan_writes_the_docker_run_of_the_release_image(tmp_path):
+    d = model_dir(tmp_path, C.QWEN3_32B, 65_524_000_000)
+    r = plan("--model", str(d), "--chip", "910B3", "--npus", "8", "--format", "json")
+    doc = json.loads(r.stdout)
+    docker = doc["serve"]["docker"]
+    assert docker[:2] == ["docker", "run"] and docker[-1] == doc["release"]["image"]
+    devices = [docker[i + 1] for i, w in enumerate(docker) if w == "--device"]
+    assert devices[:2] == ["/dev/davinci0", "/dev/davinci1"] and "/dev/davinci2" not in devices  # TP2: two NPUs
+    assert {"/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"} <= set(devices)
+    assert f"{d}:{d}:ro" in docker and "PYTORCH_NPU_ALLOC_CONF=expandable_segments:True" in docker
+    assert "--net=host" in docker  # HCCL between the two NPUs

@@ -1,0 +1,50 @@
+"""The container an Ascend vLLM server runs in: the device nodes and driver mounts of vllm-ascend's installation guide
+(docs/source/installation.md, ../shared/facts/matrix-facts.md §6.3). One place for them: the container checks (CTR1xx)
+name the missing ones with these flags, and `plan` writes the whole `docker run`."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Optional
+
+CORE_NODES = ("davinci_manager", "devmm_svm", "hisi_hdc")
+DEVICE_FLAGS = {n: f"--device /dev/{n}" for n in CORE_NODES + ("ascend_manager", "user_config")}
+DAVINCI_FLAG = ("--device /dev/davinci0 (one per NPU: /dev/davinci0 ... /dev/davinci7 for all cards of an "
+                "Atlas 800 A2, ... /dev/davinci15 on an A3)")
+MOUNTS = {
+    "dcmi": "/usr/local/dcmi",
+    "npu_smi": "/usr/local/bin/npu-smi",
+    "driver_lib64": "/usr/local/Ascend/driver/lib64/",
+    "driver_version_info": "/usr/local/Ascend/driver/version.info",
+    "ascend_install_info": "/etc/ascend_install.info",
+}
+MOUNT_FLAGS = {k: f"-v {p}:{p}" for k, p in MOUNTS.items()}
+HCCN_TOOL = "/usr/local/Ascend/driver/tools/hccn_tool"
+HCCN_FLAG = f"-v {HCCN_TOOL}:{HCCN_TOOL}"
+SHM_SIZE = "16g"  # HOST104: workers exchange tensors through /dev/shm; the guide's 1g is its floor
+
+
+def docker_run(image: str, devices: int, env: dict[str, str], model_path: Optional[str], network: bool) -> list[str]:
+    """`docker run` for `devices` NPUs (/dev/davinci0..N-1), the driver mounted from the host, the model directory
+    mounted where `vllm serve` is told to read it; `network`: host networking and hccn_tool (HCCL across NPUs)."""
+    argv = ["docker", "run", "--rm", "--name", "vllm-ascend", f"--shm-size={SHM_SIZE}"]
+    for i in range(devices):
+        argv += ["--device", f"/dev/davinci{i}"]
+    for node in CORE_NODES:
+        argv += ["--device", f"/dev/{node}"]
+    for path in MOUNTS.values():
+        argv += ["-v", f"{path}:{path}"]
+    if network:
+        argv += ["--net=host", "-v", f"{HCCN_TOOL}:{HCCN_TOOL}"]
+    else:
+        argv += ["-p", "8000:8000"]
+    argv += ["-v", "/root/.cache:/root/.cache"]
+    if model_path and model_path.startswith("/"):
+        argv += ["-v", f"{model_path}:{model_path}:ro"]
+    for k, v in env.items():
+        argv += ["-e", f"{k}={v}"]
+    return argv + [image]
+
+
+def shell(argv: list[str]) -> str:
+    return " ".join(shlex.quote(w) for w in argv)
