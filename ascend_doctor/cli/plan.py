@@ -142,7 +142,7 @@ def plan(model_dir, chip, npus, replay, nodes, max_model_len, concurrency, gmu, 
     `vllm serve` command and the release to install — from the model's own files and the chip table."""
     from ascend_doctor.deploy.chips import find_chip, load_chips
     from ascend_doctor.deploy.command import serve_plan
-    from ascend_doctor.deploy.plan import Want, make_plan, replicas
+    from ascend_doctor.deploy.plan import Want, alternatives, make_plan, replicas
     from ascend_doctor.deploy.report import PlannedModel, PlanReport
     from ascend_doctor.redact import redact_tree
     from ascend_doctor.render.plan import render_plan
@@ -167,6 +167,12 @@ def plan(model_dir, chip, npus, replay, nodes, max_model_len, concurrency, gmu, 
     want = Want(ranks=npus, nodes=nodes, max_len=max_model_len, concurrency=concurrency, gmu=gmu,
                 batched_tokens=batched, dtype_bytes=2)
     p = make_plan(files.arch, files.weights, c, want)
+    if p.verdict == "none":
+        from ascend_doctor.deploy.weights import estimate
+
+        fmt_now = files.weight_format or "bf16"
+        w8a8 = estimate(files.arch, "w8a8") if fmt_now in ("bf16", "fp16", "fp32") else None
+        p.alternatives = alternatives(files.arch, files.weights, c, want, w8a8)
     tools = _tool_choice(files)
     p.notes.extend(tools.notes)
     rel = _release(c.family, files.arch, release, _driver(replay) if keep_driver else None)

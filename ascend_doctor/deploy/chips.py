@@ -31,6 +31,7 @@ class Chip(Model, extra="forbid"):
     visible_mib: Optional[int] = Field(None, gt=0, description="the device total torch_npu reports, where sourced")
     bf16: bool = True
     ranks_per_card: int = Field(1, gt=0)
+    box_ranks: Optional[int] = Field(None, gt=0, description="ranks in one server of the usual box (Atlas 800 A2: 8)")
     sources: list[str] = Field(min_length=1)
 
     def visible(self) -> tuple[int, str, bool]:

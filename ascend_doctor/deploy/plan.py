@@ -57,6 +57,7 @@ class Plan(Model):
     candidates: list[Candidate] = Field(default_factory=list)
     rejected: list[Localized] = Field(default_factory=list, description="layouts vLLM would refuse, with the rule")
     notes: list[Localized] = Field(default_factory=list)
+    alternatives: list[Localized] = Field(default_factory=list, description="when nothing fits: what would")
     unknown: Optional[Localized] = Field(None, description="why the KV cache cannot be sized (the plan stops at weights)")
 
 
@@ -192,6 +193,35 @@ def make_plan(a: Architecture, ws: WeightSize, chip: Chip, want: Want) -> Plan:
                                         layout=c.layout.label()))
                     break
     return plan
+
+
+def alternatives(a: Architecture, ws: WeightSize, chip: Chip, want: Want, quantized: Optional[WeightSize] = None,
+                 most_ranks: int = 256) -> list[Localized]:
+    """When nothing fits: the fewest ranks that would (doubling, nodes of the same size), a quantized checkpoint on
+    these ranks, and the longest context that fits here (when the user fixed --max-model-len)."""
+    out: list[Localized] = []
+    per_node = max(1, want.ranks // want.nodes, chip.box_ranks or 0)
+    ranks = want.ranks * 2
+    while ranks <= most_ranks:
+        more = want.model_copy(update={"ranks": ranks, "nodes": max(1, -(-ranks // per_node))})
+        p = make_plan(a, ws, chip, more)
+        if p.verdict in ("fits", "shortened"):
+            out.append(T("{ranks} × {chip} on {nodes} node(s): {layout}, --max-model-len {max_len}", ranks=ranks,
+                         chip=chip.id, nodes=more.nodes, layout=p.chosen.layout.label(), max_len=p.chosen.max_len))
+            break
+        ranks *= 2
+    if quantized is not None:
+        p = make_plan(a, quantized, chip, want)
+        if p.verdict in ("fits", "shortened"):
+            out.append(T("a W8A8 checkpoint ({gib}) on these {ranks} rank(s): {layout}, --max-model-len {max_len}",
+                         gib=gib(quantized.total_bytes), ranks=want.ranks, layout=p.chosen.layout.label(),
+                         max_len=p.chosen.max_len))
+    if want.max_len:
+        p = make_plan(a, ws, chip, want.model_copy(update={"max_len": None}))
+        if p.verdict in ("fits", "shortened"):
+            out.append(T("--max-model-len {max_len} on {layout}", max_len=p.chosen.max_len,
+                         layout=p.chosen.layout.label()))
+    return out
 
 
 def replicas(plan: Plan, want: Want) -> int:

@@ -90,12 +90,16 @@ def _lines(doc: PlanReport) -> list[tuple[str, str, str]]:
 
 def _alternatives(p: Plan) -> list[tuple[str, str, str]]:
     short = [c for c in p.candidates if c.budget.kv_bytes <= 0]
-    if not short:
-        return []
-    need = min(-c.budget.kv_bytes for c in short)
-    return [("bold", tr("nearest:") + " ", tr("{gib} more per rank on the best layout: more NPUs (--npus), a "
-                                              "quantized checkpoint (W8A8 halves BF16 weights), or a shorter "
-                                              "--max-model-len", gib=gib(need)))]
+    rows = []
+    if short:
+        need = min(-c.budget.kv_bytes for c in short)
+        rows.append(("bold", tr("short by:") + " ", tr("{gib} per rank on the best layout", gib=gib(need))))
+    for alt in p.alternatives:
+        rows.append(("bold", tr("would fit:") + " ", shown(alt)))
+    if not p.alternatives:
+        rows.append(("bold", tr("would fit:") + " ", tr("nothing the plan tried (more NPUs up to 256, a W8A8 "
+                                                          "checkpoint, a shorter context)")))
+    return rows
 
 
 def render_plan(doc: PlanReport, markdown: bool = False, file: Optional[Any] = None) -> None:

@@ -51,7 +51,8 @@ def test_nothing_fits_exits_1_and_says_how_much_is_short(tmp_path):
     d = model_dir(tmp_path, C.QWEN3_32B, 65_524_000_000)
     r = plan("--model", str(d), "--chip", "910B4", "--npus", "1")
     assert r.returncode == 1, r.stderr
-    assert "no layout fits on 1 rank(s)" in r.stdout and "more per rank" in r.stdout
+    assert "no layout fits on 1 rank(s)" in r.stdout and "short by: 36.44 GiB per rank" in r.stdout
+    assert "would fit: 4 × 910B4 on 1 node(s): TP4, --max-model-len 40960" in r.stdout  # the fewest ranks that do
     assert max(len(line) for line in r.stdout.splitlines()) <= 100
 
 
@@ -180,3 +181,21 @@ def test_the_plan_writes_the_docker_run_of_the_release_image(tmp_path):
     assert {"/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"} <= set(devices)
     assert f"{d}:{d}:ro" in docker and "PYTORCH_NPU_ALLOC_CONF=expandable_segments:True" in docker
     assert "--net=host" in docker  # HCCL between the two NPUs
+
+
+def test_when_nothing_fits_the_alternatives_are_sized_not_guessed():
+    from click.testing import CliRunner
+
+    from ascend_doctor.cli import cli
+
+    def alts(*args):
+        r = CliRunner().invoke(cli, ["plan", *args, "--format", "json"])
+        return json.loads(r.output)["plan"]["alternatives"]
+
+    # the tutorials' own words: DeepSeek-R1 W8A8 "requires 1 A3 (64G x16) or 2 A2 (64G x8)"
+    assert alts("--model", "DeepSeek-R1", "--chip", "910B3", "--npus", "8")[0].startswith("16 × 910B3 on 2 node(s)")
+    bf16 = alts("--model", "Qwen3-32B", "--chip", "910B3", "--npus", "1", "--weights", "bf16")
+    assert any(a.startswith("a W8A8 checkpoint") for a in bf16) and bf16[0].startswith("2 × 910B3 on 1 node(s)")
+    long = alts("--model", "Qwen3-32B", "--chip", "910B4", "--npus", "2", "--weights", "w8a8", "--max-model-len",
+                "40960", "--concurrency", "8")
+    assert any(a.startswith("--max-model-len ") for a in long)
