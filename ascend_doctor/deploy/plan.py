@@ -192,7 +192,24 @@ def make_plan(a: Architecture, ws: WeightSize, chip: Chip, want: Want) -> Plan:
                                         "{best} do on {layout}", target=target, want=want.concurrency, best=best,
                                         layout=c.layout.label()))
                     break
+    if plan.chosen is not None:
+        plan.notes.extend(graph_mode_notes(a, chip, plan.chosen.layout))
     return plan
+
+
+def graph_mode_notes(a: Architecture, chip: Chip, layout: Layout) -> list[Localized]:
+    """Documented graph-mode limits of the chosen layout (each sourced in its text)."""
+    out: list[Localized] = []
+    per_rank = a.heads // layout.tp if layout.tp else a.heads
+    if a.attention == "mla" and per_rank not in (32, 64, 128):
+        out.append(T("MLA with NPU graph mode on torchair-era releases needs 32, 64 or 128 heads per rank ({heads} / "
+                     "TP {tp} = {n}): use --enforce-eager there (vllm-ascend FAQ; PR #933: DeepSeek-V2-Lite is not "
+                     "supported in graph mode)", heads=a.heads, tp=layout.tp, n=per_rank))
+    if chip.family == "310P" and layout.tp > 1:
+        out.append(T("310P with TP {tp}: the ACL graphs it can capture are limited (Qwen3-32B captures 2); the "
+                     "tutorials pass capture sizes [16, 32] only (vllm-ascend tutorials/hardwares/310p.md)",
+                     tp=layout.tp))
+    return out
 
 
 def alternatives(a: Architecture, ws: WeightSize, chip: Chip, want: Want, quantized: Optional[WeightSize] = None,

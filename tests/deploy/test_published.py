@@ -118,3 +118,17 @@ def test_a_hybrid_model_is_said_unsizable_and_its_weights_still_judged():
     assert not c.fits and c.budget.kv_bytes > 0 and c.why.startswith("the KV cache cannot be sized")
     plan = make_plan(a, estimate(a, "bf16"), find_chip("A3"), want)
     assert plan.verdict == "unknown" and plan.chosen.layout.tp == 1
+
+
+def test_graph_mode_limits_of_the_chosen_layout_are_noted():
+    """F1 of deploy-facts.md: MLA + graph mode needs 32/64/128 heads per rank (DeepSeek-V2-Lite has 16); 310P with
+    TP > 1 captures few graphs."""
+    from ascend_doctor.deploy.plan import graph_mode_notes
+
+    lite = read_architecture(C.DEEPSEEK_V2_LITE)
+    assert any("16 / TP 1 = 16" in n for n in graph_mode_notes(lite, find_chip("910B3"), Layout(tp=1)))
+    v3 = read_architecture(C.DEEPSEEK_V3)
+    assert graph_mode_notes(v3, find_chip("A3"), Layout(tp=2, dp=8, ep=True)) == []  # 128 / 2 = 64
+    assert graph_mode_notes(v3, find_chip("A3"), Layout(tp=16, ep=True))  # 8 per rank
+    q = read_architecture(C.QWEN3_32B)
+    assert any("310P with TP 4" in n for n in graph_mode_notes(q, find_chip("310P3"), Layout(tp=4)))
