@@ -67,6 +67,12 @@ def model_or_outcome(ctx):
     return cmd, m, None
 
 
+def config_unknown(ctx, m):
+    """The `unknown` of a check that needs the served model's config.json and could not read it."""
+    return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
+                         config_error=m.config_error))
+
+
 def model_config(ctx, m) -> dict:
     """config.json with --hf-overrides merged (vLLM applies them before validating)."""
     cfg = dict(m.config or {})

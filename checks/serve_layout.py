@@ -12,6 +12,7 @@ from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
 from ascend_doctor.registry import check
 from ascend_doctor.servelint import (
+    config_unknown,
     cmd_evidence,
     cmd_or_skip,
     int_opt,
@@ -90,8 +91,7 @@ def tp_divides_heads(ctx):
     except ValueError as exc:
         return ctx.fail(T("--tensor-parallel-size is not an integer: {exc}", exc=exc), [cmd_evidence(cmd)])
     if m.config is None:
-        return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
-                             config_error=m.config_error))
+        return config_unknown(ctx, m)
     cfg = model_config(ctx, m)
     arch = read_architecture(cfg)
     heads = text_config(cfg).get("num_attention_heads")
@@ -139,8 +139,7 @@ def max_model_len(ctx):
     if want is None or want == -1:
         return ctx.skip(T("--max-model-len not given (vLLM derives it from the model config)"))
     if m.config is None:
-        return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
-                             config_error=m.config_error))
+        return config_unknown(ctx, m)
     cfg = text_config(model_config(ctx, m))
     derived, base, rope = derived_max_len(cfg)
     evidence = [ev(f"file: {m.path}/config.json", ", ".join([base] + rope) or "no length keys"),

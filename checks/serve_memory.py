@@ -1,6 +1,6 @@
-"""SERVE305: the serve command's memory, judged with the deployment model `ascend-doctor plan` uses (ascend_doctor/deploy)
-— the same weights, KV-cache and budget arithmetic, so a command plan prints passes here, and a sizing problem found
-here names the value plan would choose."""
+"""SERVE305: the serve command's memory, judged with the deployment model `ascend-doctor plan` uses
+(ascend_doctor/deploy) — the same weights, KV-cache and budget arithmetic, so a command plan prints passes here, and
+a sizing problem found here names the value plan would choose."""
 
 from __future__ import annotations
 
@@ -12,7 +12,14 @@ from ascend_doctor.deploy.weights import estimate, format_of, measured
 from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, shown
 from ascend_doctor.registry import check
-from ascend_doctor.servelint import cmd_evidence, int_opt, model_config, model_or_outcome, visible_npus
+from ascend_doctor.servelint import (
+    cmd_evidence,
+    config_unknown,
+    int_opt,
+    model_config,
+    model_or_outcome,
+    visible_npus,
+)
 
 NPU_BATCHED_TOKENS = 2048  # vLLM's serve default where the device memory is unknown, as on NPU (deploy-facts.md §3f)
 
@@ -89,8 +96,7 @@ def memory_fits(ctx):
     if out:
         return out
     if m.config is None:
-        return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
-                             config_error=m.config_error))
+        return config_unknown(ctx, m)
     cfg = model_config(ctx, m)
     arch = read_architecture(cfg, derived_max_len(text_config(cfg))[0])
     try:

@@ -11,6 +11,7 @@ from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
 from ascend_doctor.registry import check
 from ascend_doctor.servelint import (
+    config_unknown,
     cmd_evidence,
     cmd_or_skip,
     installed_names,
@@ -145,8 +146,7 @@ def architecture_supported(ctx):
     if out:
         return out
     if m.config is None:
-        return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
-                             config_error=m.config_error))
+        return config_unknown(ctx, m)
     archs = model_config(ctx, m).get("architectures") or []
     evidence = [ev(f"file: {m.path}/config.json", f"architectures: {archs}")]
     if not archs:
@@ -208,8 +208,7 @@ def parser_model_family(ctx):
     if not isinstance(parser, str):
         return ctx.skip(T("--tool-call-parser not given"))
     if m.config is None:
-        return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
-                             config_error=m.config_error))
+        return config_unknown(ctx, m)
     mt = model_config(ctx, m).get("model_type")
     evidence = [ev(f"file: {m.path}/config.json", f"model_type: {mt!r}"),
                 ev("command line", cmd.source("tool_call_parser"))]
@@ -238,7 +237,8 @@ def parser_model_family(ctx):
 
 
 def _effective_template(cmd, m) -> tuple[Optional[str], str]:
-    """The template vLLM will use: --chat-template, else the model's chat_template.jinja/.json, else tokenizer_config."""
+    """The template vLLM will use: --chat-template, else the model's chat_template.jinja/.json, else
+    tokenizer_config.json."""
     if m.chat_template_arg is not None:
         return m.chat_template_arg, f"--chat-template {cmd.get('chat_template')}"[:200]
     for name, text in sorted(m.chat_template_files.items()):

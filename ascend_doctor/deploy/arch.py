@@ -128,7 +128,8 @@ def _opt_int(cfg: dict, key: str) -> Optional[int]:
 
 def _moe(a: Architecture, cfg: dict) -> None:
     """Experts, their size, shared experts and which layers are MoE (first_k_dense_replace, mlp_only_layers,
-    decoder_sparse_step, moe_layer_freq) — the names the DeepSeek, Qwen-MoE, Mixtral, GLM-MoE and gpt-oss configs use."""
+    decoder_sparse_step, moe_layer_freq) — the names the DeepSeek, Qwen-MoE, Mixtral, GLM-MoE and gpt-oss configs
+    use."""
     a.experts = _int(cfg, "n_routed_experts", "num_experts", "num_local_experts")
     if not a.experts:
         return

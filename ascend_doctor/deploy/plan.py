@@ -58,7 +58,8 @@ class Plan(Model):
     rejected: list[Localized] = Field(default_factory=list, description="layouts vLLM would refuse, with the rule")
     notes: list[Localized] = Field(default_factory=list)
     alternatives: list[Localized] = Field(default_factory=list, description="when nothing fits: what would")
-    unknown: Optional[Localized] = Field(None, description="why the KV cache cannot be sized (the plan stops at weights)")
+    unknown: Optional[Localized] = Field(None, description="why the KV cache cannot be sized (the plan stops at "
+                                                           "weights)")
 
 
 def tp_refusal(a: Architecture, tp: int) -> Optional[Localized]:

@@ -52,8 +52,8 @@ class ParamCount(Model):
 
     @property
     def total(self) -> int:
-        return (self.embedding + self.lm_head + self.attention + self.linear_attention + self.dense_mlp + self.experts + self.shared
-                + self.router + self.norms)
+        return (self.embedding + self.lm_head + self.attention + self.linear_attention + self.dense_mlp
+                + self.experts + self.shared + self.router + self.norms)
 
 
 class WeightSize(Model):

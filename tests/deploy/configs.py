@@ -1,5 +1,6 @@
 """config.json of published models for the deployment-model tests: the shipped catalogue's copies
-(matrices/deploy/models/*.json, each sourced in matrices/deploy/models.toml), plus the model the vllm-cpu tier serves."""
+(matrices/deploy/models/*.json, each sourced in matrices/deploy/models.toml), plus the model the vllm-cpu tier
+serves."""
 
 from __future__ import annotations
 

@@ -19,7 +19,8 @@ def model_dir(tmp_path: Path, cfg: dict, tensor_bytes: int) -> Path:
     d.mkdir()
     (d / "config.json").write_text(json.dumps(cfg))
     header = json.dumps({"w": {"dtype": "BF16", "shape": [tensor_bytes // 2], "data_offsets": [0, tensor_bytes]}})
-    (d / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header.encode())  # header only: sized, not read
+    # the header only: the checkpoint is sized from it, its tensors are never read
+    (d / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header.encode())
     return d
 
 

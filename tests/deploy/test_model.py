@@ -83,5 +83,6 @@ def test_weight_formats_and_the_derived_context():
     bf16, w8a8 = estimate(a, "bf16").total_bytes, estimate(a, "w8a8").total_bytes
     assert bf16 == pytest.approx(2 * 32.76e9, rel=0.01) and 0.5 < w8a8 / bf16 < 0.55
     assert derived_max_len(C.QWEN3_32B)[0] == 40960
-    yarn = dict(C.QWEN3_32B, rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768})
+    yarn = dict(C.QWEN3_32B, rope_scaling={"rope_type": "yarn", "factor": 4.0,
+                                           "original_max_position_embeddings": 32768})
     assert derived_max_len(yarn)[0] == 131072
