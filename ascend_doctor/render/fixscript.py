@@ -39,8 +39,8 @@ _CODE = re.compile(r"`([^`\n]+)`")
 _PLACEHOLDER = re.compile(r"<[A-Za-z][^<>]*>")
 WIDTH = 110
 _OR = re.compile(r"\bor\b")
-_LETTER = re.compile(r"[A-Z]")
-_PLAIN_FILE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # `--vllm-ascend X`: a single capital stands for a value
+_LETTER = re.compile(r"[A-Z]")  # `--vllm-ascend X`: a single capital stands for a value
+_PLAIN_FILE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")  # the only target a redirect may have (pins.txt)
 _PACKAGES = re.compile(r"(?:^|\s)(?:pip3?|python3? -m pip|\"\$PY\" -m pip) install\b")
 
 
@@ -52,10 +52,18 @@ def _words(command: str) -> Optional[list[str]]:
 
 
 def _quoted(words: list[str], py: bool = False) -> str:
-    """The command re-quoted word by word; `&&`, `>` and `>>` stay operators; with `py`, pip is the serving
-    interpreter's (`"$PY" -m pip`), not whichever pip is first on PATH."""
-    return " ".join(w if w in OPERATORS else '"$PY" -m pip' if py and w in ("pip", "pip3") else shlex.quote(w)
-                    for w in words)
+    """The command re-quoted word by word; `&&`, `>` and `>>` stay operators; with `py`, a command that starts with
+    pip runs the serving interpreter's (`"$PY" -m pip`), not whichever pip is first on PATH."""
+    out, head = [], True
+    for w in words:
+        if w in OPERATORS:
+            out.append(w)
+        elif head and py and w in ("pip", "pip3"):
+            out.append('"$PY" -m pip')
+        else:
+            out.append(shlex.quote(w))
+        head = w == "&&"
+    return " ".join(out)
 
 
 def classify(command: str, py: bool = False) -> tuple[str, str]:

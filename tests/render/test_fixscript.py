@@ -94,6 +94,7 @@ def test_nothing_read_from_a_host_becomes_shell_syntax(tmp_path):
     assert classify("pip install a > /etc/profile")[0] == "todo"  # a redirect only into ./plain-file
     assert classify("pip install a && rm -rf /")[0] == "todo"  # every part must be a known, repeatable fix
     assert classify("kill <PID>")[0] == "todo" and classify("ps -fp 12")[0] == "todo"
+    assert classify("pip install pip && pip check", py=True)[1] == '"$PY" -m pip install pip && "$PY" -m pip check'
     script = render_fixscript(_report("`pip install \"$(id)\"` then `setenforce 0`"))
     out = tmp_path / "fix.sh"
     out.write_text(script)
