@@ -104,7 +104,7 @@ def _section_of(code: str) -> str:
 
 
 def _step(f: Finding, seen: dict, py: bool = False) -> list[str]:
-    out = [f"# --- {f.code} ({f.severity.value}): {f.title}"]
+    out = [f"# --- {f.code} ({f.severity.value}): {' '.join(f.title.split())}"]
     out += _comment("seen: ", f.message)
     if f.evidence:
         e = sorted(f.evidence, key=lambda x: {False: 0, None: 1, True: 2}[x.ok])[0]  # a faulty item first
@@ -159,7 +159,7 @@ def render_fixscript(report: Report) -> str:
     if py and any('"$PY"' in line and not line.startswith("#") for line in body):
         head += [f"# The serving interpreter the report judged ({' '.join((report.host.python_how or '').split())});",
                  "# packages are installed into it. Another one: PY=/path/to/python bash THIS_SCRIPT",
-                 f"PY=\"${{PY:-{shlex.quote(report.host.python)}}}\"", ""]
+                 f"PY=${{PY:-{shlex.quote(report.host.python)}}}", ""]  # an assignment: no word splitting
     return redact_text("\n".join(head + body)).rstrip("\n") + "\n"
 
 

@@ -76,7 +76,7 @@ def test_steps_follow_the_repair_order_and_scripted_lines_are_the_safe_ones(tmp_
     t2 = out2.read_text()
     installs = [ln for ln in t2.splitlines() if "pip install" in ln and not ln.startswith("#")]
     assert len(installs) == 1 and installs[0].startswith("ascend-doctor matrix pins --vllm-ascend 0.13.0 > pins.txt")
-    assert '"$PY" -m pip install -c pins.txt' in installs[0] and 'PY="${PY:-/opt/vllm/bin/python3}"' in t2
+    assert '"$PY" -m pip install -c pins.txt' in installs[0] and "\nPY=${PY:-/opt/vllm/bin/python3}\n" in t2
     assert "ascend-doctor matrix pins --vllm-ascend X\n" not in t2  # a placeholder is never a script line
 
 
