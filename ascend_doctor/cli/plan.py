@@ -27,7 +27,7 @@ Exit codes:
 """
 
 
-def _release(family: str, arch, version: Optional[str], driver: Optional[str]):
+def _release(family: str, arch, version: Optional[str], driver: Optional[str], parsers: dict[str, str]):
     from ascend_doctor.deploy.release import choose_release
     from ascend_doctor.matrix import load_matrix
 
@@ -35,7 +35,8 @@ def _release(family: str, arch, version: Optional[str], driver: Optional[str]):
     if version and m.vllm_ascend_release(version) is None:
         raise InputError(T("--vllm-ascend {version}: not a release of the matrix (`ascend-doctor matrix show`)",
                            version=version))
-    return choose_release(m, family, arch.architectures[0] if arch.architectures else None, version, driver)
+    return choose_release(m, family, arch.architectures[0] if arch.architectures else None, version, driver,
+                          parsers)
 
 
 def _driver(replay: Optional[str]) -> str:
@@ -175,7 +176,16 @@ def plan(model_dir, chip, npus, replay, nodes, max_model_len, concurrency, gmu, 
         p.alternatives = alternatives(files.arch, files.weights, c, want, w8a8)
     tools = _tool_choice(files)
     p.notes.extend(tools.notes)
-    rel = _release(c.family, files.arch, release, _driver(replay) if keep_driver else None)
+    parsers = {k: v for k, v in (("tool_parser", tools.tool_parser), ("reasoning_parser", tools.reasoning_parser))
+               if v}
+    driver = _driver(replay) if keep_driver else None
+    rel = _release(c.family, files.arch, release, driver, parsers)
+    if rel is None:
+        from ascend_doctor.deploy.release import why_none
+        from ascend_doctor.matrix import load_matrix
+
+        p.notes.append(why_none(load_matrix(), c.family, files.arch.architectures[0] if files.arch.architectures
+                                else None, driver, parsers))
     serve = (serve_plan(files.path, files.arch, p.chosen, want, c.family, files.weight_format, tools.tool_parser,
                         tools.reasoning_parser)
              if p.chosen is not None else None)

@@ -8,7 +8,7 @@ from typing import Optional
 
 from pydantic import Field
 
-from ascend_doctor.i18n import Localized, T
+from ascend_doctor.i18n import Localized, T, join
 from ascend_doctor.model import Model
 from ascend_doctor.versions import try_parse_version
 
@@ -31,7 +31,12 @@ def _cann(row, family: str) -> str:
     return row.cann_per_hardware.get(family) or row.cann[0]
 
 
-def _why_not(matrix, row, family: str, architecture: Optional[str], driver: Optional[str]) -> Optional[Localized]:
+def _why_not(matrix, row, family: str, architecture: Optional[str], driver: Optional[str],
+             parsers: dict[str, str]) -> Optional[Localized]:
+    for kind, name in parsers.items():  # the serve command's parsers must exist in the release's vLLM
+        if matrix.has_parser(row.vllm[0], kind, name) is False:
+            return T("vLLM {vllm} has no {option} {name}", vllm=row.vllm[0], option="--" + kind.replace("_", "-"),
+                     name=name)
     if architecture:
         archs = matrix.vllm_architectures(row.vllm[0])
         if archs is not None and architecture not in archs:
@@ -44,8 +49,9 @@ def _why_not(matrix, row, family: str, architecture: Optional[str], driver: Opti
 
 
 def choose_release(matrix, family: str, architecture: Optional[str] = None, version: Optional[str] = None,
-                   driver: Optional[str] = None) -> Optional[ReleaseChoice]:
-    """The release row to install (None when the matrix has none for this family); `version` forces one."""
+                   driver: Optional[str] = None, parsers: Optional[dict[str, str]] = None) -> Optional[ReleaseChoice]:
+    """The release row to install (None when the matrix has none for this family); `version` forces one.
+    `parsers`: {"tool_parser": name, "reasoning_parser": name} the serve command uses."""
     if version:
         rows = [r for r in [matrix.vllm_ascend_release(version)] if r is not None]
     else:
@@ -54,7 +60,7 @@ def choose_release(matrix, family: str, architecture: Optional[str] = None, vers
         rows = sorted(final or rows, key=lambda r: try_parse_version(r.version), reverse=True)
     passed: list = []
     for row in rows:
-        why = None if version else _why_not(matrix, row, family, architecture, driver)
+        why = None if version else _why_not(matrix, row, family, architecture, driver, parsers or {})
         if why is None:
             suffix = IMAGE_SUFFIX.get(family, "")
             note = None
@@ -71,3 +77,15 @@ def choose_release(matrix, family: str, architecture: Optional[str] = None, vers
                                  passed_over=passed)
         passed.append(T("vllm-ascend {version}: {why}", version=row.version, why=why))
     return None
+
+
+def why_none(matrix, family: str, architecture: Optional[str] = None, driver: Optional[str] = None,
+             parsers: Optional[dict[str, str]] = None) -> Localized:
+    """Why `choose_release` named none: the family has no release, or each was passed over (the newest reasons)."""
+    rows = sorted((r for r in matrix.releases if family in r.hardware), key=lambda r: try_parse_version(r.version),
+                  reverse=True)
+    if not rows:
+        return T("the matrix has no vllm-ascend release for {family}", family=family)
+    reasons = [T("vllm-ascend {version}: {why}", version=r.version,
+                 why=_why_not(matrix, r, family, architecture, driver, parsers or {})) for r in rows[:3]]
+    return T("no vllm-ascend release of the matrix fits: {reasons}", reasons=join("; ", reasons))

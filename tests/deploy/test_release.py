@@ -36,3 +36,24 @@ def test_an_architecture_the_newest_vllm_does_not_list_is_passed_over():
     if r is not None:
         assert r.passed_over and all("does not list NoSuchModelForCausalLM" in str(w) for w in r.passed_over)
     assert choose_release(m, "A2", "Qwen3ForCausalLM").passed_over == []
+
+
+def test_a_release_whose_vllm_lacks_the_planned_parser_is_passed_over():
+    """deepseek_v4 first appears in vLLM 0.20.0; driver 24.1.0 runs nothing newer than vllm-ascend 0.11.0 (CANN
+    8.3): no release both runs on that driver and has the parser, so there is no release to name."""
+    m = load_matrix()
+    assert choose_release(m, "A2", None, parsers={"tool_parser": "hermes"}).passed_over == []
+    assert choose_release(m, "A2", None, driver="24.1.0", parsers={"tool_parser": "hermes"}).vllm_ascend == "0.11.0"
+    assert choose_release(m, "A2", None, driver="24.1.0", parsers={"tool_parser": "deepseek_v4"}) is None
+    r = choose_release(m, "A2", None, parsers={"tool_parser": "deepseek_v4"})
+    assert parse_version(r.vllm) >= parse_version(m.first_vllm_release_with("tool_parser", "deepseek_v4"))
+
+
+def test_when_no_release_fits_the_plan_says_why():
+    from ascend_doctor.deploy.release import why_none
+
+    m = load_matrix()
+    text = str(why_none(m, "A2", None, "24.1.0", {"tool_parser": "deepseek_v4"}))
+    assert text.startswith("no vllm-ascend release of the matrix fits: vllm-ascend ")
+    assert "does not run on driver 24.1.0" in text
+    assert str(why_none(m, "A9", None)) == "the matrix has no vllm-ascend release for A9"
