@@ -83,7 +83,7 @@ def output_options(func):
     return _apply(func, [
         click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
                      help="Format of -o FILE, or of stdout without -o (default: console; with -o, the file's "
-                          "extension: .json, .xml (JUnit), .sarif, .txt)."),
+                          "extension: .json, .xml (JUnit), .sarif, .txt, .md, .prom (Prometheus textfile))."),
         click.option("-o", "--output", metavar="FILE", help="Write the report to FILE ('-': stdout)."),
         click.option("--json", "json_path", metavar="FILE", help="Also write the JSON report to FILE ('-': stdout)."),
         click.option("--junit", "junit_path", metavar="FILE", help="Also write JUnit XML to FILE."),

@@ -21,18 +21,20 @@ from ascend_doctor.i18n import T
 from ascend_doctor.redact import redact_text, redact_tree
 from ascend_doctor.textsafe import escape_text, undecodable_note, undecodable_paths
 
-FORMATS = ["console", "json", "junit", "sarif", "github", "markdown"]
-MACHINE = ("json", "junit", "sarif", "markdown", "fixscript")
+FORMATS = ["console", "json", "junit", "sarif", "github", "markdown", "prometheus"]
+MACHINE = ("json", "junit", "sarif", "markdown", "fixscript", "prometheus")
 
 # name -> (module under ascend_doctor.render, function); imported only when used (rich and xml.etree cost start-up
 # time that a JSON gate does not need).
 _RENDERERS = {"json": ("json_out", "render_json"), "junit": ("junit", "render_junit"),
               "sarif": ("sarif", "render_sarif"), "github": ("github", "render_github"),
-              "markdown": ("markdown", "render_markdown"), "fixscript": ("fixscript", "render_fixscript")}
+              "markdown": ("markdown", "render_markdown"), "fixscript": ("fixscript", "render_fixscript"),
+              "prometheus": ("prometheus", "render_prometheus")}
 
 # `-o FILE` without --format: the extension says what to write.
 _EXTENSIONS = ((".sarif.json", "sarif"), (".sarif", "sarif"), (".json", "json"), (".xml", "junit"),
-               (".junit", "junit"), (".txt", "console"), (".log", "console"), (".md", "markdown"))
+               (".junit", "junit"), (".txt", "console"), (".log", "console"), (".md", "markdown"),
+               (".prom", "prometheus"))
 
 
 def format_for_path(path: str) -> str:

@@ -112,7 +112,7 @@ def work(tmp_path: Path) -> Path:
     return tmp_path
 
 
-FORMATS = ("console", "json", "junit", "github")
+FORMATS = ("console", "json", "junit", "github", "prometheus")
 
 
 def outputs(tmp: Path, code_and_stdout: tuple[int, str], files: list[str]) -> str:
@@ -131,6 +131,8 @@ def test_check_and_exec_every_format_redact_snapshot_config_argv_and_env(work: P
         out = outputs(work, run("check", "--replay", "a.snapshot.json", "--format", fmt, "-o", f"r.{fmt}", "-v",
                                 cwd=work), [f"r.{fmt}"])
         seen.append(out)
+    seen.append(outputs(work, run("check", "--replay", "a.snapshot.json", "--fix-script", "fix.sh", "-q", cwd=work),
+                        ["fix.sh"]))
     rc, text = run("exec", "--replay", "a.snapshot.json", "--report", "exec.json", "--format", "junit", "-o",
                    "exec.xml", "--", "env", f"HF_TOKEN={PLANTED['hf token'][0]}", "vllm", "serve", "/models/x",
                    "--api-key", ARGV_KEY, "--served-model-name", TEXT, cwd=work)
@@ -160,8 +162,8 @@ def test_diff_fleet_parse_diagnose_redact(work: Path):
                                       "-v", cwd=work), [f"f.{fmt}"]))
     for fmt in ("console", "json", "markdown"):
         for src in ("paste.md", "serve.log"):
-            seen.append(outputs(work, run("triage", src, "--format", fmt, "-o", f"t.{fmt}", cwd=work),
-                                [f"t.{fmt}"]))
+            seen.append(outputs(work, run("triage", src, "--format", fmt, "-o", f"t.{fmt}", "--fix-script",
+                                          "t-fix.sh", cwd=work), [f"t.{fmt}", "t-fix.sh"]))
     for fmt in ("console", "json"):
         seen.append(outputs(work, run("matrix", "show", "--matrix", "overlay.toml", "--vllm-ascend", "0.7.1rc1",
                                       "--format", fmt, cwd=work), []))
