@@ -90,6 +90,10 @@ def output_options(func):
         click.option("--sarif", "sarif_path", metavar="FILE", help="Also write SARIF 2.1.0 to FILE (GitHub code "
                                                                     "scanning)."),
         click.option("--github", is_flag=True, help="Also print GitHub Actions annotations on stdout."),
+        click.option("--termination-log", "termination_path", metavar="FILE",
+                     help="Also write the verdict and the finding that explains it, on one line, to FILE (in a "
+                          "Kubernetes pod: /dev/termination-log by default, so `kubectl describe pod` shows it; '' "
+                          "turns it off)."),
         click.option("--fix-script", "fixscript_path", metavar="FILE",
                      help="Also write the failing findings' fixes as one shell script to review (never run by the "
                           "doctor): ordered driver → CANN → packages → host → environment → container → serve."),

@@ -22,14 +22,16 @@ from ascend_doctor.redact import redact_text, redact_tree
 from ascend_doctor.textsafe import escape_text, undecodable_note, undecodable_paths
 
 FORMATS = ["console", "json", "junit", "sarif", "github", "markdown", "prometheus"]
-MACHINE = ("json", "junit", "sarif", "markdown", "fixscript", "prometheus")
+MACHINE = ("json", "junit", "sarif", "markdown", "fixscript", "prometheus", "termination")
+POD_TERMINATION_LOG = "/dev/termination-log"  # the kubelet's default terminationMessagePath
 
 # name -> (module under ascend_doctor.render, function); imported only when used (rich and xml.etree cost start-up
 # time that a JSON gate does not need).
 _RENDERERS = {"json": ("json_out", "render_json"), "junit": ("junit", "render_junit"),
               "sarif": ("sarif", "render_sarif"), "github": ("github", "render_github"),
               "markdown": ("markdown", "render_markdown"), "fixscript": ("fixscript", "render_fixscript"),
-              "prometheus": ("prometheus", "render_prometheus")}
+              "prometheus": ("prometheus", "render_prometheus"),
+              "termination": ("termination", "termination_message")}
 
 # `-o FILE` without --format: the extension says what to write.
 _EXTENSIONS = ((".sarif.json", "sarif"), (".sarif", "sarif"), (".json", "json"), (".xml", "junit"),
@@ -51,7 +53,8 @@ class Outputs:
 
     def __init__(self, fmt: Optional[str] = None, output: Optional[str] = None, json_path: Optional[str] = None,
                  junit_path: Optional[str] = None, sarif_path: Optional[str] = None, github: bool = False,
-                 verbose: bool = False, quiet: bool = False, fixscript_path: Optional[str] = None):
+                 verbose: bool = False, quiet: bool = False, fixscript_path: Optional[str] = None,
+                 termination_path: Optional[str] = None):
         self.verbose = bool(verbose)
         self.quiet = bool(quiet)
         # The run's checks by code (built-in, --checks-dir, plugins), for the SARIF rule descriptions; set by the
@@ -65,7 +68,7 @@ class Outputs:
             self.targets.append((fmt, "-"))
             self._stream_taken = True
         for kind, dest in (("json", json_path), ("junit", junit_path), ("sarif", sarif_path),
-                           ("fixscript", fixscript_path)):
+                           ("fixscript", fixscript_path), ("termination", termination_path)):
             if dest:
                 self.targets.append((kind, dest))
         if github:
@@ -98,7 +101,20 @@ def output_kwargs(kw: dict) -> Outputs:
     return Outputs(fmt=kw.pop("fmt", None), output=kw.pop("output", None), json_path=kw.pop("json_path", None),
                    junit_path=kw.pop("junit_path", None), sarif_path=kw.pop("sarif_path", None),
                    github=kw.pop("github", False), verbose=kw.pop("verbose", False), quiet=kw.pop("quiet", False),
-                   fixscript_path=kw.pop("fixscript_path", None))
+                   fixscript_path=kw.pop("fixscript_path", None),
+                   termination_path=termination_log(kw.pop("termination_path", None)))
+
+
+def termination_log(given: Optional[str]) -> Optional[str]:
+    """--termination-log FILE; in a Kubernetes pod whose kubelet made /dev/termination-log, that file by default
+    (`--termination-log ''` turns it off)."""
+    import os
+
+    if given is not None:
+        return given or None
+    if os.environ.get("KUBERNETES_SERVICE_HOST") and os.path.exists(POD_TERMINATION_LOG):
+        return POD_TERMINATION_LOG
+    return None
 
 
 def clean_record(record, note_field: Optional[str] = "notes"):

@@ -53,6 +53,14 @@ STATUS_ICON = {
 }
 PROBLEMS = (Status.FAIL, Status.ERROR, Status.WARN, Status.UNKNOWN)
 _ORDER = {Status.FAIL: 0, Status.ERROR: 1, Status.WARN: 2, Status.UNKNOWN: 3}
+
+
+def problems_first(report: Report) -> list[Finding]:
+    """The problems in the order a reader needs them: a finding that explains the others (`root_cause`, e.g. NPU100:
+    no NPU at all) first, then unwaived before waived, fails before errors, warnings, unknowns, gating first."""
+    return sorted((f for f in report.findings if f.status in PROBLEMS),
+                  key=lambda f: (not (f.details.get("root_cause") and f.waived is None), f.waived is not None,
+                                 _ORDER[f.status], not gating(f, report.fail_on)))
 DEFAULT_WIDTH = 100  # piped output without $COLUMNS: wrapped here, never cut
 EVIDENCE_ITEMS = 4  # evidence items shown per finding without -v
 EVIDENCE_LINES = 8  # lines shown per evidence item without -v
@@ -380,12 +388,7 @@ def render_console(
         _para(console, "", why, style="yellow")
     for note in report.note_texts():
         _para(console, tr("note:") + " ", note, style="yellow")
-    problems = sorted(
-        (f for f in report.findings if f.status in PROBLEMS),
-        # A finding that explains the others (`root_cause`, e.g. NPU100: no NPU at all) leads the first screen.
-        key=lambda f: (not (f.details.get("root_cause") and f.waived is None), f.waived is not None,
-                       _ORDER[f.status], not gating(f, report.fail_on)),
-    )
+    problems = problems_first(report)
     if verbose:
         shown, groups = problems, []
     else:
