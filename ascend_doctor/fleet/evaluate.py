@@ -60,7 +60,7 @@ def fleet_nodes(results: list[NodeResult], options: RunOptions) -> tuple[list[Fl
     for r in results:
         node = FleetNode(name=r.name, reachable=r.reachable, error=r.error, error_kind=r.error_kind, source=r.source,
                          clock_offset_s=r.clock_offset_s, clock_uncertainty_s=r.clock_uncertainty_s,
-                         timing=_timing(r), fake=r.fake)
+                         timing=_timing(r), fake=r.fake, ray_resources=r.ray_resources)
         if r.snapshot is not None:
             host = ReplayHost(r.snapshot, label=r.name)
             hosts[r.name] = host
@@ -115,7 +115,8 @@ class FleetEvaluator:
             self.prepare(r)
             node = FleetNode(name=r.name, reachable=r.reachable, error=r.error, error_kind=r.error_kind,
                              source=r.source, clock_offset_s=r.clock_offset_s,
-                             clock_uncertainty_s=r.clock_uncertainty_s, timing=_timing(r), fake=r.fake)
+                             clock_uncertainty_s=r.clock_uncertainty_s, timing=_timing(r), fake=r.fake,
+                             ray_resources=r.ray_resources)
             if id(r) in self._ready:
                 node.facts, node.summary, _, _ = self._ready[id(r)]
             nodes.append(node)

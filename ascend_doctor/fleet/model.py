@@ -29,6 +29,7 @@ class NodeResult:
     source: str = ""                      # "ray node <id>" or the snapshot path
     ray_node_id: Optional[str] = None
     address: Optional[str] = None
+    ray_resources: Optional[dict] = None  # what Ray advertises for the node (ray.nodes() "Resources")
     sent_at: Optional[float] = None       # driver clock: task submitted
     received_at: Optional[float] = None   # driver clock: result in hand
     started_at: Optional[float] = None    # node clock: task began
@@ -58,6 +59,7 @@ class FleetNode:
     clock_uncertainty_s: Optional[float] = None
     timing: dict[str, Any] = field(default_factory=dict)
     fake: bool = False
+    ray_resources: Optional[dict] = None  # None: not a Ray fleet (snapshots)
 
     def item(self, group: str, key: str) -> Optional[str]:
         return self.summary.get(group, {}).get(key)

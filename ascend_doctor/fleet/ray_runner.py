@@ -147,7 +147,8 @@ def run_on_ray(address: str, options: RunOptions, node_timeout: float = 60.0,
     for n in alive:
         node_id = n["NodeID"]
         res = NodeResult(name=n.get("NodeManagerHostname") or node_id[:12], ray_node_id=node_id,
-                         address=n.get("NodeManagerAddress"), source=f"ray node {node_id[:12]}")
+                         address=n.get("NodeManagerAddress"), source=f"ray node {node_id[:12]}",
+                         ray_resources=dict(n.get("Resources") or {}))
         fakes[node_id] = _fake_for(n, fake)
         strategy = NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
         res.sent_at = time.time()

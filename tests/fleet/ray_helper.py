@@ -90,12 +90,18 @@ def main(argv: list[str]) -> int:
                   "frozen": ["node_a", "node_b"]}.get(scenario)
         if scenario == "scale":
             labels = [f"node_{i}" for i in range(int(argv[2]))]
+        # Ray's NPU resource as `ray start --resources='{"NPU": 8}'` declares it — except on node_b of "four",
+        # whose raylet advertises none (FLEET107: vllm-ascend#3114).
+        def npus(label: str) -> dict:
+            return {} if (scenario == "four" and label == "node_b") else {"NPU": 8}
+
         cluster = Cluster(initialize_head=True, head_node_args={
-            "num_cpus": 1, "resources": {labels[0]: 1}, "object_store_memory": 80 * MB, "include_dashboard": False,
-            "_system_config": HEALTH})
+            "num_cpus": 1, "resources": {labels[0]: 1, **npus(labels[0])}, "object_store_memory": 80 * MB,
+            "include_dashboard": False, "_system_config": HEALTH})
         handles = {labels[0]: cluster.head_node}
         for label in labels[1:]:
-            handles[label] = cluster.add_node(num_cpus=1, resources={label: 1}, object_store_memory=80 * MB)
+            handles[label] = cluster.add_node(num_cpus=1, resources={label: 1, **npus(label)},
+                                              object_store_memory=80 * MB)
         cluster.wait_for_nodes(timeout=60)
         started.update(_descendants())
         result["cluster_up_s"] = round(time.monotonic() - t_start, 3)

@@ -106,6 +106,11 @@ def test_four_nodes_odd_cann_duplicate_ip_and_a_node_killed_mid_run():
         assert skew[n]["status"] == "pass", skew[n]["message"]
         assert skew[n]["details"]["uncertainty_s"] < 1.0
     assert any("test/demo hook" in n for n in rep["notes"])
+    npus = findings(rep, "FLEET107")  # node_b's raylet was started without the NPU resource
+    assert npus["fleet-b"]["status"] == "fail"
+    assert "Ray on fleet-b advertises no NPU resource" in npus["fleet-b"]["message"]
+    assert "ray start --address=HEAD:6379 --resources='{\"NPU\": 8}'" in npus["fleet-b"]["remediation"]
+    assert npus["fleet-a"]["status"] == npus["fleet-c"]["status"] == "pass"
     # Bounded: the dead node is dropped long before its 60 s fake delay or the 60 s node timeout.
     assert r["cli_s"] < 45, r
 
