@@ -16,9 +16,10 @@ from ascend_doctor.deploy.weights import FORMATS, estimate
 from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
+from ascend_doctor.paths import builtin_matrices_dir
 from ascend_doctor.tomlread import load_model
 
-CATALOGUE = Path(__file__).resolve().parent.parent.parent / "matrices" / "deploy" / "models.toml"
+CATALOGUE = builtin_matrices_dir() / "deploy" / "models.toml"
 
 
 class Checkpoint(Model, extra="forbid"):

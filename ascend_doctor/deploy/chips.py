@@ -15,9 +15,10 @@ from pydantic import Field
 
 from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
+from ascend_doctor.paths import builtin_matrices_dir
 from ascend_doctor.tomlread import load_model
 
-CHIPS_FILE = Path(__file__).resolve().parent.parent.parent / "matrices" / "deploy" / "chips.toml"
+CHIPS_FILE = builtin_matrices_dir() / "deploy" / "chips.toml"
 # Where neither the visible total nor the idle use is known (310P): the largest idle reserve seen on any chip.
 DEFAULT_RESERVE_MIB = 4175
 

@@ -43,3 +43,10 @@ def test_wheel_installs_and_finds_builtin_checks_and_matrices(tmp_path):
     assert shipped == {p.name for p in (REPO / "matrices").glob("*.toml")}
     # The shipped matrix loads and validates from the installed copy.
     sh(str(venv / "bin" / "ascend-doctor"), "matrix", "validate", cwd=work)
+    # The deployment model's data (chips, the model catalogue) ships too: plan answers from the installed copy.
+    shipped_deploy = {p.relative_to(Path(where[1])) for p in (Path(where[1]) / "deploy").rglob("*") if p.is_file()}
+    assert shipped_deploy == {p.relative_to(REPO / "matrices") for p in (REPO / "matrices" / "deploy").rglob("*")
+                              if p.is_file()}
+    plan = json.loads(sh(str(venv / "bin" / "ascend-doctor"), "plan", "--model", "Qwen3-8B", "--chip", "910B3",
+                         "--npus", "1", "--format", "json", cwd=work))
+    assert plan["plan"]["verdict"] == "fits" and plan["chip"]["id"] == "910B3"
