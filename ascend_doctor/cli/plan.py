@@ -176,6 +176,9 @@ def plan(model_dir, chip, npus, replay, nodes, max_model_len, concurrency, gmu, 
         p.alternatives = alternatives(files.arch, files.weights, c, want, w8a8)
     tools = _tool_choice(files)
     p.notes.extend(tools.notes)
+    if files.chat_template_error:
+        p.notes.append(T("the chat template was not read ({error}): the tool parser comes from the model family alone",
+                         error=files.chat_template_error))
     parsers = {k: v for k, v in (("tool_parser", tools.tool_parser), ("reasoning_parser", tools.reasoning_parser))
                if v}
     driver = _driver(replay) if keep_driver else None

@@ -37,6 +37,7 @@ class ModelFiles(Model):
     quant_description: Optional[str] = None
     chat_template: Optional[str] = None
     chat_template_source: str = ""
+    chat_template_error: Optional[str] = Field(None, description="why the template files could not be read")
 
 
 def _json(path: str) -> dict:
@@ -115,9 +116,14 @@ def read_model_dir(path: str, fmt: Optional[str] = None) -> ModelFiles:
     else:
         weights = estimate(arch, weight_format or "bf16")
         weights.source = T("{source} ({how})", source=weights.source, how=how)
-    texts = {n: read_text(os.path.join(path, n), "config") for n in TEMPLATE_FILES
-             if os.path.isfile(os.path.join(path, n))}
+    texts, error = {}, None
+    for name in TEMPLATE_FILES:  # a template that cannot be read is said, it does not stop the sizing
+        if os.path.isfile(os.path.join(path, name)):
+            try:
+                texts[name] = read_text(os.path.join(path, name), "config")
+            except InputError as exc:
+                error = str(exc)
     template, where = template_text(texts)
     return ModelFiles(path=path, name=path, config=config, arch=arch, weights=weights, weight_format=weight_format,
-                      quant_description=quant_name, chat_template=template,
+                      quant_description=quant_name, chat_template=template, chat_template_error=error,
                       chat_template_source=os.path.join(path, where) if where else "")

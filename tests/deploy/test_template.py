@@ -54,3 +54,12 @@ def test_when_the_family_and_the_template_disagree_the_template_decides(tmp_path
     parser = argv[argv.index("--tool-call-parser") + 1]
     assert parser.startswith("deepseek") and parser == doc["template"]["tool_parser"]
     assert any("the template decides" in n and "hermes" in n for n in doc["plan"]["notes"])
+
+
+def test_an_unreadable_template_is_said_and_the_plan_goes_on(tmp_path):
+    d = model(tmp_path, C.QWEN3_8B, "x")
+    (d / "chat_template.jinja").unlink()
+    (d / "tokenizer_config.json").write_bytes(b"{" + b" " * (4 * 1024 * 1024 + 10) + b"}")  # over the 4 MiB cap
+    doc = plan_json(d)
+    assert doc["exit_code"] == 0 and doc["template"] is None
+    assert any("the chat template was not read" in n and "larger than 4 MiB" in n for n in doc["plan"]["notes"])
