@@ -93,7 +93,8 @@ def derived_max_len(cfg: dict) -> tuple[Optional[int], str, list[str]]:
     """(longest context vLLM derives from the config, the key it came from, rope fields used) — after
     vllm/config/model.py `_get_and_verify_max_len` (0.13.0): the smallest length key, times the rope `factor` (yarn:
     applied to `original_max_position_embeddings`), except for su/longrope/llama3 scaling."""
-    present = [(cfg[k], k) for k in LEN_KEYS if isinstance(cfg.get(k), (int, float)) and cfg.get(k) > 0]
+    present = [(cfg[k], k) for k in LEN_KEYS if isinstance(cfg.get(k), (int, float)) and not isinstance(cfg[k], bool)
+               and 0 < cfg[k] < 1e12]  # a hand-edited Infinity or 1e400 is no length
     if not present:
         return None, "", []
     base, key = min(present)
@@ -103,7 +104,7 @@ def derived_max_len(cfg: dict) -> tuple[Optional[int], str, list[str]]:
     if isinstance(rope, dict):
         rtype = rope.get("rope_type") or rope.get("type")
         factor = rope.get("factor")
-        if rtype not in ("su", "longrope", "llama3") and isinstance(factor, (int, float)):
+        if rtype not in ("su", "longrope", "llama3") and isinstance(factor, (int, float)) and 0 < factor < 1e6:
             fields.append(f"rope_scaling.rope_type={rtype}")
             if rtype == "yarn" and isinstance(rope.get("original_max_position_embeddings"), (int, float)):
                 derived = float(rope["original_max_position_embeddings"])
@@ -216,8 +217,9 @@ def _attention(a: Architecture, cfg: dict) -> None:
 def read_architecture(config: dict, max_len: Optional[int] = None) -> Architecture:
     """The architecture of a config.json (already merged with --hf-overrides by the caller)."""
     cfg = text_config(config)
+    archs = config.get("architectures")
     a = Architecture(model_type=str(config.get("model_type") or cfg.get("model_type") or ""),
-                     architectures=[str(x) for x in config.get("architectures") or [] if isinstance(x, str)])
+                     architectures=[x for x in archs if isinstance(x, str)] if isinstance(archs, list) else [])
     a.layers = _int(cfg, "num_hidden_layers", "n_layer", "num_layers")
     a.hidden = _int(cfg, "hidden_size", "n_embd", "d_model")
     a.vocab = _int(cfg, "vocab_size", "padded_vocab_size")

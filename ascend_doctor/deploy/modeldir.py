@@ -8,7 +8,6 @@ ascend_doctor/inputs.py; a broken file is an InputError naming it and the parser
 
 from __future__ import annotations
 
-import json
 import os
 import struct
 from typing import Optional
@@ -21,6 +20,7 @@ from ascend_doctor.deploy.weights import WeightSize, estimate, format_of, measur
 from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import Msg, T
 from ascend_doctor.inputs import LIMITS, read_text
+from ascend_doctor.jsonread import loads
 from ascend_doctor.model import Model
 
 TEMPLATE_FILES = ("chat_template.jinja", "chat_template.json", "tokenizer_config.json")
@@ -43,7 +43,7 @@ class ModelFiles(Model):
 def _json(path: str) -> dict:
     text = read_text(path, "config", strict=True)
     try:
-        data = json.loads(text)
+        data = loads(text)
     except ValueError as exc:
         raise InputError(T("{path} is not valid JSON: {error}", path=path, error=exc)) from None
     if not isinstance(data, dict):
@@ -68,11 +68,14 @@ def _read_header(path: str) -> int:
         if n > LIMITS["config"]:
             raise InputError(T("{path}: safetensors header of {n} bytes is implausible", path=path, n=n))
         try:
-            header = json.loads(fh.read(n))
+            header = loads(fh.read(n))
         except ValueError as exc:
             raise InputError(T("{path}: safetensors header is not JSON: {error}", path=path, error=exc)) from None
+    if not isinstance(header, dict):
+        raise InputError(T("{path}: safetensors header is not a JSON object", path=path))
     ends = [v["data_offsets"][1] for k, v in header.items() if k != "__metadata__" and isinstance(v, dict)
-            and isinstance(v.get("data_offsets"), list) and len(v["data_offsets"]) == 2]
+            and isinstance(v.get("data_offsets"), list) and len(v["data_offsets"]) == 2
+            and isinstance(v["data_offsets"][1], int) and not isinstance(v["data_offsets"][1], bool)]
     return max(ends, default=0)
 
 
@@ -89,8 +92,10 @@ def checkpoint_bytes(path: str) -> tuple[Optional[int], Msg]:
     except OSError as exc:
         raise InputError(T("cannot read {path}: {strerror}", path=path, strerror=exc.strerror or exc)) from None
     if shards:
-        return (sum(_header_bytes(os.path.join(path, f)) for f in shards),
-                T("safetensors headers of {n} file(s)", n=len(shards)))
+        total = sum(_header_bytes(os.path.join(path, f)) for f in shards)
+        if total > 0:
+            return total, T("safetensors headers of {n} file(s)", n=len(shards))
+        return None, T("the safetensors headers of {n} file(s) give no tensor sizes", n=len(shards))
     return None, T("no model.safetensors.index.json and no .safetensors files")
 
 

@@ -167,6 +167,9 @@ def make_plan(a: Architecture, ws: WeightSize, chip: Chip, want: Want) -> Plan:
     plan = Plan(unknown=join("; ", a.cannot_size) or None)
     options, plan.rejected = layouts(a, want)
     derived = a.max_len or 4096
+    if a.max_len is None and not want.max_len:
+        plan.notes.append(T("config.json gives no usable context length (max_position_embeddings …): planned for "
+                            "{n} tokens; give --max-model-len", n=derived))
     target = want.max_len or derived
     if want.max_len and want.max_len > derived:
         plan.notes.append(T("--max-model-len {want} is above the {derived} the model config allows", want=want.max_len,

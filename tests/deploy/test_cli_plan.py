@@ -200,3 +200,25 @@ def test_when_nothing_fits_the_alternatives_are_sized_not_guessed():
     long = alts("--model", "Qwen3-32B", "--chip", "910B4", "--npus", "2", "--weights", "w8a8", "--max-model-len",
                 "40960", "--concurrency", "8")
     assert any(a.startswith("--max-model-len ") for a in long)
+
+
+def test_hostile_model_files_give_a_note_or_a_one_line_error_never_a_false_fit(tmp_path):
+    import struct as st
+
+    bad = tmp_path / "inf"
+    bad.mkdir()
+    (bad / "config.json").write_text(json.dumps(C.QWEN3_8B).replace("40960", "Infinity")
+                                     .replace('["Qwen3ForCausalLM"]', '"Qwen3ForCausalLM"'))
+    header = json.dumps({"w": {"dtype": "BF16", "shape": [1], "data_offsets": [0, "9"]}}).encode()
+    (bad / "model.safetensors").write_bytes(st.pack("<Q", len(header)) + header)
+    r = plan("--model", str(bad), "--chip", "910B3", "--npus", "1", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["model"]["weights"]["total_bytes"] > 16e9  # not 0 B from a header without sizes: estimated
+    assert "give no tensor sizes" in doc["model"]["weights"]["source"]
+    assert any("no usable context length" in n for n in doc["plan"]["notes"])
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    (deep / "config.json").write_text("[" * 100000)
+    r = plan("--model", str(deep), "--chip", "910B3", "--npus", "1")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "nested too deeply" in r.stderr
