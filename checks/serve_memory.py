@@ -108,7 +108,10 @@ def memory_fits(ctx):
         return ctx.unknown(T("cannot size against the NPUs: {why}", why=why or T("no NPU visible")), evidence)
     if not max_len:
         return ctx.unknown(T("no --max-model-len and none derived from config.json"), evidence)
-    chip, ws = _chip(chips[0]), _weights(m, arch)
+    # The rank with the least memory bounds every rank (vLLM sizes the KV cache by the poorest worker).
+    used = chips[:max(layout.ranks, 1)] or chips
+    poorest = min(used, key=lambda c: c.hbm_total_mb or c.memory_total_mb or 0)
+    chip, ws = _chip(poorest), _weights(m, arch)
     cand = size(arch, ws, chip, want, layout, max_len)
     evidence += [cmd_evidence(cmd)] + _budget_evidence(cand, ws)
     return _verdict(ctx, arch, ws, chip, want, layout, cand, len(chips), evidence)

@@ -112,3 +112,18 @@ def test_serve203_judges_the_parser_by_the_markup_the_template_writes(tmp_path):
     out = run_check("SERVE203", facts(f"vllm serve {tmp_path / 'q'} --enable-auto-tool-choice --tool-call-parser "
                                       "hermes"))
     assert out.status == Status.FAIL and "deepseek" in out.remediation
+
+
+def test_the_poorest_npu_used_bounds_the_verdict(tmp_path):
+    """A mixed node (910B3 64 GB and 910B4 32 GB): TP2 over NPU 0 and 1 is judged by the 32 GB one."""
+    from ascend_doctor.parsers.npu_smi import NpuChip, NpuSmiInfo
+    from ascend_doctor.probes.npu import CommandSummary, NpuSmiFact
+    from tests.checks.test_serve_checks import facts
+
+    chips = [NpuChip(npu_id=0, chip_id=0, name="910B3", health="OK", hbm_used_mb=3000, hbm_total_mb=65536),
+             NpuChip(npu_id=1, chip_id=0, name="910B4", health="OK", hbm_used_mb=3000, hbm_total_mb=32768)]
+    mixed = NpuSmiFact(found=True, command=CommandSummary(argv=["npu-smi", "info"], returncode=0),
+                       info=NpuSmiInfo(chips=chips))
+    d = model_dir(tmp_path, C.QWEN3_32B, QWEN3_32B_BYTES)
+    out = run_check("SERVE305", facts(f"vllm serve {d} -tp 2 --max-model-len 40960", npus=mixed))
+    assert out.status == Status.FAIL and "the weights alone take 30.51 GiB per rank" in out.message

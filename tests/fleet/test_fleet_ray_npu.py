@@ -39,3 +39,10 @@ def test_a_fleet_of_snapshots_has_no_ray_resources_to_judge():
     results = [NodeResult(name="a", snapshot=Snapshot.model_validate(N.node("a", 11)), source="test")]
     out = judge(fleet_nodes(results, RunOptions())[0], "a")
     assert out.status == Status.SKIP and "not a Ray fleet" in out.message
+
+
+def test_without_npu_smi_chips_the_comparison_is_unknown():
+    nodes = ray_fleet({"a": {"CPU": 8.0, "NPU": 8.0}})
+    nodes[0].summary.setdefault("devices", {})["NPU chips"] = None  # npu-smi gave no table on this node
+    out = judge(nodes, "a")
+    assert out.status == Status.UNKNOWN and "how many chips npu-smi lists there is not known" in out.message
