@@ -32,6 +32,26 @@ def _hard_exit(code: int) -> None:
     os._exit(code)
 
 
+def _serve_command(argv: list[str]):
+    """The serve command the cluster is meant to run, parsed with every recorded vLLM release's option syntax (the
+    nodes' vLLM is not known yet); a --config file is read here, where `vllm serve` is usually started."""
+    if not argv:
+        return None
+    from ascend_doctor.inputs import read_text
+    from ascend_doctor.serve_options import parse_serve
+
+    def read(path: str):
+        try:
+            return read_text(path, "config")
+        except InputError:  # the parser records "cannot be read" as the command's config_error
+            return None
+
+    cmd = parse_serve(argv, read)
+    if not cmd.recognized:
+        raise InputError(T("the command after `--` is not `vllm serve …`: {command}", command=cmd.display))
+    return cmd
+
+
 @click.command(cls=DoctorCommand, epilog=EXIT_HELP)
 @click.option("--ray-address", metavar="ADDRESS", help="Check every alive node of this Ray cluster ('auto': the one "
                                                         "this machine belongs to; or HOST:PORT of the head's GCS).")
@@ -51,10 +71,13 @@ def _hard_exit(code: int) -> None:
 @click.option("--import-timeout", type=SECONDS, default=None, metavar="SECONDS",
               help="Ray: time the import and vLLM platform probes may take on the nodes (default 90 and 120).")
 @output_options
-def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_dir, matrix, checks_dirs, select, ignore, config_path,
-          fail_on, fail_on_unknown, probe_timeout, no_import_probe, import_timeout, **kw):
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- vllm serve ...]")
+def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_dir, matrix, checks_dirs, select, ignore,
+          config_path, fail_on, fail_on_unknown, probe_timeout, no_import_probe, import_timeout, command, **kw):
     """Check every node of a multi-node deployment and find the odd node out: every static check node by node,
-    plus FLEET checks across nodes (versions, NPUs, HCCL IPs, clock skew, environment)."""
+    plus FLEET checks across nodes (versions, NPUs, HCCL IPs, clock skew, environment).
+
+    Given the `vllm serve` command after `--`, also judge the Ray placement it will ask for (FLEET108)."""
     from ascend_doctor.config import load_config, validate_against
     from ascend_doctor.registry import load_registry
 
@@ -83,7 +106,7 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
             load_matrix(options.matrix)
         from ascend_doctor.fleet.evaluate import FleetEvaluator
 
-        evaluator = FleetEvaluator(registry, options, config)
+        evaluator = FleetEvaluator(registry, options, config, serve=_serve_command(list(command)))
         if snapshots:
             from ascend_doctor.fleet.files import results_from_files
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timezone
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -77,8 +77,10 @@ class FleetEvaluator:
     """Evaluates nodes one by one as their answers arrive (the Ray runner calls `prepare` from its wait loop, so the
     driver's per-node work overlaps the slower nodes), then builds the report with the FLEET checks."""
 
-    def __init__(self, registry: Registry, options: RunOptions, config: Optional[Config] = None):
+    def __init__(self, registry: Registry, options: RunOptions, config: Optional[Config] = None,
+                 serve: Any = None):
         self.registry, self.options, self.config = registry, options, config or Config()
+        self.serve = serve  # the parsed `vllm serve` command the cluster is meant to run (FLEET108), or None
         self._ready: dict[int, tuple] = {}  # id(NodeResult) -> (facts, summary, static findings, notes)
         self._fleet_checks = registry.select(options.select, options.ignore, stage="fleet")
 
@@ -110,7 +112,7 @@ class FleetEvaluator:
         """One Report (command "fleet") with `node` set on every finding: static checks per node, then FLEET."""
         started_at, t0 = started or (datetime.now(timezone.utc), time.monotonic())
         unique_names(results)
-        nodes = FleetNodes()
+        nodes = FleetNodes(serve=self.serve)
         for r in results:
             self.prepare(r)
             node = FleetNode(name=r.name, reachable=r.reachable, error=r.error, error_kind=r.error_kind,

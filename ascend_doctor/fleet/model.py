@@ -99,9 +99,10 @@ class FleetNodes(list):
     """The `fleet_nodes` fact: a list of FleetNode plus a cache the FLEET checks share across the per-node runs (each
     node is judged against the same per-item values, computed once per fleet instead of once per node)."""
 
-    def __init__(self, nodes=()):
+    def __init__(self, nodes=(), serve: Any = None):
         super().__init__(nodes)
         self.cache: dict = {}
+        self.serve = serve  # the `vllm serve` command given after `fleet … --` (a ServeCommand), or None
 
 
 def clock_estimate(sent_at: float, started_at: float, ended_at: float, received_at: float) -> tuple[float, float]:

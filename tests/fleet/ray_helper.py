@@ -147,7 +147,10 @@ def main(argv: list[str]) -> int:
             result["notes"] = rep["notes"]
             return _finish(result, cluster, started, t_start)
         t0 = time.monotonic()
-        proc = run_cli(cluster.address, fake, work / "report.json", node_timeout)
+        # "four": the serve command needs TP 8 × PP 4 = 32 NPU bundles; the cluster advertises 24 (FLEET108).
+        serve = ["--", "vllm", "serve", "/models/q", "--distributed-executor-backend", "ray", "-tp", "8",
+                 "--pipeline-parallel-size", "4"] if scenario == "four" else []
+        proc = run_cli(cluster.address, fake, work / "report.json", node_timeout, extra=serve)
         started.add(proc.pid)
         if scenario == "four":
             marker = work / "d.started"

@@ -111,6 +111,11 @@ def test_four_nodes_odd_cann_duplicate_ip_and_a_node_killed_mid_run():
     assert "Ray on fleet-b advertises no NPU resource" in npus["fleet-b"]["message"]
     assert "ray start --address=HEAD:6379 --resources='{\"NPU\": 8}'" in npus["fleet-b"]["remediation"]
     assert npus["fleet-a"]["status"] == npus["fleet-c"]["status"] == "pass"
+    place = findings(rep, "FLEET108")  # judged once, on the head (node_a): 32 bundles asked, 24 NPUs advertised
+    assert place["fleet-a"]["status"] == "fail", place["fleet-a"]
+    assert "needs 32 NPU(s) from Ray (TP 8 × PP 4), but the cluster advertises 24: fleet-a 8, fleet-b 0, fleet-c 8" \
+        in place["fleet-a"]["message"]
+    assert {place[n]["status"] for n in ("fleet-b", "fleet-c")} == {"skip"}
     # Bounded: the dead node is dropped long before its 60 s fake delay or the 60 s node timeout.
     assert r["cli_s"] < 45, r
 
