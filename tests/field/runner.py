@@ -1,0 +1,184 @@
+"""The field test set: each case rebuilds one user's failure from a public thread as a replayable host (a healthy
+snapshot changed the way the thread shows, plus the serve command the user ran) and names the finding that must
+catch it. The cases are data (tests/field/cases/*.toml), one per thread, so the catalogue (docs/failure-classes.md)
+can list them and the summary can count the catch rate per class.
+
+A case file:
+
+    class = "A1"                      # the class id in docs/failure-classes.md
+    thread = "https://github.com/…"   # the thread the case is built from (its own text, never invented output)
+    quote = "…"                       # what the user pasted, which the host below reproduces
+    base = "healthy-a2"               # examples/<base>.snapshot.json
+    model = "Qwen/Qwen3-8B"           # optional: a model directory at /models/<name> with the catalogue's config.json
+    model_dir, model_config           # or one the catalogue does not hold (control_config: its healthy variant)
+    control_serve                     # the control's command, when the fault is in the command itself
+    serve = ["vllm", "serve", …]      # optional: the command exec would lint
+    [env]                             # variables set ("" removes one)
+    [files]                           # path -> text ("" removes the file)
+    [dirs]                            # path -> entries
+    [disk."/dev/shm"]                 # total_bytes, free_bytes
+    [packages]                        # distribution -> version ("" removes it), in the serving environment
+    [npu]                             # npu-smi info redrawn: chips, name, hbm_used (per chip), procs, health
+    [[commands]]                      # argv, stdout, stderr, returncode: replaces the recorded answer
+    [expect]                          # code, status (one or a list), message (a substring)
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+from ascend_doctor.tomlread import read_toml
+
+REPO = Path(__file__).resolve().parents[2]
+CASES = Path(__file__).resolve().parent / "cases"
+MODELS = REPO / "matrices" / "deploy" / "models"
+
+
+@dataclass
+class Case:
+    path: Path
+    data: dict
+
+    @property
+    def id(self) -> str:
+        return self.path.stem
+
+    @property
+    def cls(self) -> str:
+        return self.data["class"]
+
+    @property
+    def expect(self) -> dict:
+        return self.data["expect"]
+
+    @property
+    def statuses(self) -> set[str]:
+        st = self.expect["status"]
+        return {st} if isinstance(st, str) else set(st)
+
+
+def cases() -> list[Case]:
+    return [Case(p, read_toml(p)) for p in sorted(CASES.glob("*.toml"))]
+
+
+@lru_cache(maxsize=None)
+def _base(name: str) -> str:
+    return (REPO / "examples" / f"{name}.snapshot.json").read_text(encoding="utf-8")
+
+
+def _model_files(snap: dict, name: str) -> str:
+    path = f"/models/{name.split('/')[-1]}"
+    config = (MODELS / f"{name.replace('/', '--')}.json").read_text(encoding="utf-8")
+    snap["files"][f"{path}/config.json"] = {"content": config}
+    snap["dirs"][path] = {"entries": ["config.json"]}
+    return path
+
+
+def _command(c: dict) -> dict:
+    return {"argv": list(c["argv"]), "returncode": int(c.get("returncode", 0)), "stdout": c.get("stdout", ""),
+            "stderr": c.get("stderr", ""), "duration_s": 0.1, "error": c.get("error"),
+            "error_message": c.get("error_message", "")}
+
+
+def _npu_smi(snap: dict, npu: dict) -> None:
+    """`npu-smi info` as the thread shows it (chip count, names, HBM in use, processes), drawn in the 98-column layout
+    of examples/build_examples.py; /dev/davinciN follows the chip count."""
+    from tests.fleet.nodes import _examples
+
+    ex = _examples()
+    n = int(npu.get("chips", 8))
+    chips = ex.a2_chips(n, name=npu.get("name", "910B3"), health_of={int(k): v for k, v in
+                                                                      (npu.get("health") or {}).items()})
+    used = npu.get("hbm_used")
+    for i, c in enumerate(chips):
+        if isinstance(used, list) and i < len(used):
+            c["hbm_used"] = used[i]
+        elif isinstance(used, int):
+            c["hbm_used"] = used
+        c["hbm_total"] = int(npu.get("hbm_total", c["hbm_total"]))
+    procs = [dict(p) for p in npu.get("procs", [])]
+    argv = ["npu-smi", "info"]
+    snap["commands"] = [x for x in snap["commands"] if x["argv"] != argv] + [
+        _command({"argv": argv, "stdout": ex.npu_smi_info(npu.get("version", "25.5.0"), chips, procs)})]
+    entries = [e for e in snap["dirs"]["/dev"]["entries"] if not (e.startswith("davinci") and e[7:].isdigit())]
+    snap["dirs"]["/dev"]["entries"] = sorted(entries + [f"davinci{i}" for i in range(n)])
+
+
+def build(data: dict, with_fault: bool = True) -> tuple[dict, list[str]]:
+    """The case's snapshot and serve command; `with_fault=False` is its control: the same base, model and command
+    without the changes the thread shows."""
+    snap = json.loads(_base(data.get("base", "healthy-a2")))
+    snap.setdefault("files", {})
+    snap.setdefault("dirs", {})
+    if data.get("model"):
+        _model_files(snap, data["model"])
+    if data.get("model_config"):  # a model the catalogue does not hold: its config.json as the thread gives it
+        config = data["model_config"] if with_fault else data.get("control_config", data["model_config"])
+        snap["files"][f"{data['model_dir']}/config.json"] = {"content": config}
+        snap["dirs"][data["model_dir"]] = {"entries": ["config.json"]}
+    serve = list(data.get("serve", []))
+    if not with_fault:
+        return snap, list(data.get("control_serve", serve))
+    for k, v in (data.get("env") or {}).items():
+        if v == "":
+            snap["env"].pop(k, None)
+        else:
+            snap["env"][k] = v
+    for path, text in (data.get("files") or {}).items():
+        if text == "":
+            snap["files"].pop(path, None)
+        else:
+            snap["files"][path] = {"content": text}
+    for path, usage in (data.get("disk") or {}).items():
+        snap.setdefault("disk", {})[path] = {"error": None, "error_message": "", **usage}
+    for path, entries in (data.get("dirs") or {}).items():
+        snap["dirs"][path] = {"entries": list(entries)}
+    env = snap["python_envs"]["default"]
+    for name, version in (data.get("packages") or {}).items():
+        env["distributions"] = [d for d in env["distributions"] if d["name"] != name]
+        if version:
+            requires = (data.get("requires") or {}).get(name, [])
+            env["distributions"].append({"name": name, "version": version, "requires": list(requires),
+                                         "location": env.get("purelib", "")})
+    for key in ("version", "soabi"):
+        if (data.get("python") or {}).get(key):
+            env[key] = data["python"][key]
+    if data.get("npu"):
+        _npu_smi(snap, data["npu"])
+    for c in data.get("commands") or []:
+        snap["commands"] = [x for x in snap["commands"] if x["argv"] != list(c["argv"])] + [_command(c)]
+    return snap, serve
+
+
+def run(data: dict, with_fault: bool = True):
+    """The report `exec --replay SNAPSHOT -- SERVE…` (or `check --replay`) would give, in process."""
+    from ascend_doctor.engine import run_static
+    from ascend_doctor.options import RunOptions
+    from ascend_doctor.probes.serve import with_serve_command
+    from ascend_doctor.registry import load_registry
+    from ascend_doctor.snapshot import ReplayHost, Snapshot
+
+    snap, serve = build(data, with_fault)
+    host = ReplayHost(Snapshot.model_validate(copy.deepcopy(snap)))
+    options = RunOptions(import_probe=True)
+    stages: tuple[str, ...] = ("static",)
+    if serve:
+        options = with_serve_command(host, options, serve, infer=False)
+        stages = ("static", "serve")
+    return run_static(host, _registry(), options, stages=stages)
+
+
+@lru_cache(maxsize=1)
+def _registry():
+    from ascend_doctor.registry import load_registry
+
+    return load_registry(entry_points=False)
+
+
+def finding(report, code: str) -> Optional[Any]:
+    return next((f for f in report.findings if f.code == code), None)
