@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 
 from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T
@@ -113,3 +114,99 @@ def npu_alloc_conf(ctx):
     if v:
         return ctx.ok(T("PYTORCH_NPU_ALLOC_CONF={v}", v=v), [ev("env: PYTORCH_NPU_ALLOC_CONF", v)])
     return ctx.warn(T("PYTORCH_NPU_ALLOC_CONF is not set; expandable_segments:True avoids HBM fragmentation"))
+
+
+START_METHODS = ("spawn", "fork")  # vllm/envs.py: VLLM_WORKER_MULTIPROC_METHOD, env_with_choices
+
+
+@check("SERVE404", "serve-worker-start-method", severity="warning", stage="serve", needs=["serve_cmd", "env"])
+def worker_start_method(ctx):
+    """vLLM's workers are not forked from a process that may have touched the NPU
+
+    What it checks: `VLLM_WORKER_MULTIPROC_METHOD` in the server's environment: `spawn` passes; `fork` warns; any
+    other value fails (vLLM accepts only `spawn` and `fork`).
+
+    Why it matters: the NPU runtime cannot be re-initialized in a forked child. When anything in the parent touched
+    the NPU first (a launcher or RL framework calling `torch.npu`/`torch_npu`, a plugin querying the SoC version), the
+    forked workers die with `RuntimeError: Cannot re-initialize NPU in forked subprocess. To use NPU with
+    multiprocessing, you must use the 'spawn' start method` (vllm-ascend#4502, #3133, PR #7256; LlamaFactory#7447;
+    vllm-omni#261). `vllm serve` alone starts its workers before touching the NPU, so `fork` is a risk, not a
+    certain failure.
+
+    How to fix: `export VLLM_WORKER_MULTIPROC_METHOD=spawn` for the server. If a recipe you follow sets `fork` on
+    purpose, keep it and make sure nothing touches the NPU before vLLM starts its workers.
+    """
+    cmd, skip = cmd_or_skip(ctx)
+    if skip:
+        return skip
+    value = server_env(ctx, cmd).get("VLLM_WORKER_MULTIPROC_METHOD")
+    if value is None:
+        return ctx.ok(T("VLLM_WORKER_MULTIPROC_METHOD is not set: `vllm serve` starts its workers before anything "
+                        "touches the NPU (an offline script that calls torch.npu before LLM() needs spawn)"))
+    evidence = [ev("env: VLLM_WORKER_MULTIPROC_METHOD", value)]
+    if value == "spawn":
+        return ctx.ok(T("VLLM_WORKER_MULTIPROC_METHOD=spawn"), evidence)
+    fix = T("`export VLLM_WORKER_MULTIPROC_METHOD=spawn` for the server (Dockerfile ENV, pod env, the launch script).")
+    if value not in START_METHODS:
+        return ctx.fail(T("VLLM_WORKER_MULTIPROC_METHOD={value} is not one vLLM accepts ({choices}): the server "
+                          "stops at start", value=value, choices=", ".join(START_METHODS)), evidence, remediation=fix)
+    return ctx.warn(T("VLLM_WORKER_MULTIPROC_METHOD=fork: the workers are forked, and a parent that touched the NPU "
+                      "first makes them fail with `Cannot re-initialize NPU in forked subprocess`"), evidence,
+                    remediation=fix)
+
+
+_XYZ = re.compile(r"^\d+\.\d+\.\d+$")
+
+
+@check("SERVE405", "serve-vllm-version-override", severity="error", stage="serve",
+       needs=["serve_cmd", "env", "python", "vllm_files"])
+def vllm_version_override(ctx):
+    """VLLM_VERSION, when set, names the vLLM release that is installed
+
+    What it checks: `VLLM_VERSION` in the server's environment against the installed vLLM: unset passes for a
+    release; a value that is not `X.Y.Z` fails; a value that differs from the installed release fails; a development
+    build of vLLM (`0.1.dev1+g<sha>`) without it warns.
+
+    Why it matters: vllm-ascend picks its code path per vLLM release with `vllm_version_is()`, which reads
+    `VLLM_VERSION` instead of the installed version when it is set (vllm_ascend/utils.py). Set to another release, the
+    plugin imports modules the installed vLLM does not have: `VLLM_VERSION=0.18.0` on vLLM 0.20.2 gave
+    `No module named 'vllm.v1.attention.backends.mla.prefill'` (vllm-ascend#10020, #9305). A development build
+    matches no release unless `VLLM_VERSION` says which one it is (FAQ 11, "InvalidVersion").
+
+    How to fix: unset `VLLM_VERSION` on an installed vLLM release; on a source or editable build set it to the release
+    the tree is (`export VLLM_VERSION=0.20.2`, format `X.Y.Z`).
+    """
+    cmd, skip = cmd_or_skip(ctx)
+    if skip:
+        return skip
+    value = server_env(ctx, cmd).get("VLLM_VERSION")
+    installed = vllm_version(ctx)
+    if installed is None:
+        return ctx.unknown(T("the installed vLLM version is not known: VLLM_VERSION cannot be compared"))
+    v = try_parse_version(installed)
+    release = ".".join(str(x) for x in (tuple(v.release) + (0, 0, 0))[:3]) if v is not None else None
+    # A source build says `0.1.dev1+g<sha>` (no release) or `X.Y.ZrcN.devM+g<sha>`: vllm_version_is matches neither.
+    dev_build = v is None or (v.is_prerelease() and "dev" in installed.lower()) or release == "0.1.0"
+    evidence = [ev("python: vllm", installed)] + ([ev("env: VLLM_VERSION", value)] if value is not None else [])
+    if value is None:
+        if dev_build:
+            return ctx.warn(T("vLLM {installed} is a development build and VLLM_VERSION is not set: vllm-ascend "
+                              "matches it to no release", installed=installed), evidence,
+                            remediation=T("Set VLLM_VERSION to the release your vLLM source is, e.g. "
+                                          "`export VLLM_VERSION=0.20.2` (vllm-ascend FAQ 11)."))
+        return ctx.ok(T("VLLM_VERSION is not set: vllm-ascend reads the installed vLLM {installed}",
+                        installed=installed), evidence)
+    if not _XYZ.match(value.strip()):
+        return ctx.fail(T("VLLM_VERSION={value} is not a version of the form X.Y.Z: vllm-ascend stops with "
+                          "`Invalid vllm version`", value=value), evidence,
+                        remediation=T("`export VLLM_VERSION=X.Y.Z` (the vLLM release), or unset it."))
+    if dev_build:
+        return ctx.ok(T("VLLM_VERSION={value} names the release of the development build {installed}", value=value,
+                        installed=installed), evidence)
+    if value.strip() != release:
+        return ctx.fail(T("VLLM_VERSION={value} but vLLM {installed} is installed: vllm-ascend takes the code path "
+                          "of {value} and imports what {release} does not have", value=value, installed=installed,
+                          release=release), evidence,
+                        remediation=T("`unset VLLM_VERSION` (or set it to {release}).", release=release))
+    return ctx.ok(T("VLLM_VERSION={value} matches the installed vLLM {installed}", value=value, installed=installed),
+                  evidence)

@@ -103,7 +103,8 @@ def status(code: str, f: dict) -> Status:
 
 
 ALL = ["SERVE101", "SERVE102", "SERVE103", "SERVE104", "SERVE105", "SERVE201", "SERVE202", "SERVE203", "SERVE204",
-       "SERVE205", "SERVE301", "SERVE302", "SERVE303", "SERVE304", "SERVE401", "SERVE402", "SERVE403"]
+       "SERVE205", "SERVE301", "SERVE302", "SERVE303", "SERVE304", "SERVE401", "SERVE402", "SERVE403", "SERVE404",
+       "SERVE405"]
 
 
 @pytest.mark.parametrize("code", ALL)

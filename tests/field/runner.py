@@ -160,7 +160,6 @@ def run(data: dict, with_fault: bool = True):
     from ascend_doctor.engine import run_static
     from ascend_doctor.options import RunOptions
     from ascend_doctor.probes.serve import with_serve_command
-    from ascend_doctor.registry import load_registry
     from ascend_doctor.snapshot import ReplayHost, Snapshot
 
     snap, serve = build(data, with_fault)
