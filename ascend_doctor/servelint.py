@@ -90,6 +90,25 @@ def model_config(ctx, m) -> dict:
 
 
 
+def json_opt(cmd, name: str) -> tuple[Optional[dict], Optional[str]]:
+    """A JSON-object option (`--additional-config`, `--eplb-config`, `--speculative-config`): (value, None), (None,
+    None) when absent, or (None, the parser's own error) when vLLM would refuse it at start."""
+    from ascend_doctor import jsonread
+
+    raw = cmd.get(name)
+    if raw is None or isinstance(raw, bool):
+        return None, None
+    if isinstance(raw, dict):  # from a --config YAML
+        return raw, None
+    try:
+        value = jsonread.loads(str(raw))
+    except ValueError as exc:
+        return None, f"{cmd.source(name)}: {exc}"
+    if not isinstance(value, dict):
+        return None, f"{cmd.source(name)}: not a JSON object"
+    return value, None
+
+
 def int_opt(cmd, name: str, default: int) -> int:
     v = cmd.int_opt(name)
     return default if v is None else v

@@ -16,6 +16,7 @@ from ascend_doctor.servelint import (
     cmd_evidence,
     cmd_or_skip,
     int_opt,
+    json_opt,
     model_config,
     model_or_outcome,
     server_env,
@@ -217,3 +218,66 @@ def hbm_headroom(ctx):
 
 
 # Environment ---------------------------------------------------------------------------------------------------
+
+
+def _redundant_experts(cmd) -> tuple[int, str]:
+    """EPLB's redundant experts: `--eplb-config '{"num_redundant_experts": N}'` (vLLM ≥ 0.11) or the older
+    `--num-redundant-experts N`."""
+    cfg, _ = json_opt(cmd, "eplb_config")
+    if cfg and isinstance(cfg.get("num_redundant_experts"), int):
+        return cfg["num_redundant_experts"], "--eplb-config num_redundant_experts"
+    n = cmd.int_opt("num_redundant_experts")
+    return (n or 0), "--num-redundant-experts"
+
+
+@check("SERVE306", "serve-expert-parallel", severity="error", stage="serve", needs=["serve_cmd", "serve_model"])
+def expert_parallel(ctx):
+    """Expert parallelism is asked of a model with experts, in a layout its experts divide
+
+    What it checks: with `--enable-expert-parallel`: that config.json has routed experts (`n_routed_experts`,
+    `num_experts`, `num_local_experts`); with `--enable-eplb`, that the experts plus the redundant ones divide the EP
+    size (TP × DP × PCP); and whether `--additional-config` sets `expert_tensor_parallel_size` above 1.
+
+    Why it matters: a dense model has nothing to distribute ("the model does not support enable-expert-parallel",
+    vllm-ascend PR #2139 fixing its own example). EPLB stops at start with `n_physical_experts=256 must be divisible
+    by ep_size=3. Adjust num_redundant_experts.` (vllm#52435). `expert_tensor_parallel_size` 16 gave abnormal output
+    where 1 was normal (vllm-ascend#971).
+
+    How to fix: drop `--enable-expert-parallel` for a dense model; pick TP × DP (or `num_redundant_experts`) so the
+    experts divide evenly; leave `expert_tensor_parallel_size` at 1.
+    """
+    cmd, m, out = model_or_outcome(ctx)
+    if out:
+        return out
+    if not cmd.flag("enable_expert_parallel"):
+        return ctx.skip(T("--enable-expert-parallel is not given"))
+    if m.config is None:
+        return config_unknown(ctx, m)
+    arch = read_architecture(model_config(ctx, m))
+    evidence = [ev(f"file: {m.path}/config.json", f"routed experts: {arch.experts}"), cmd_evidence(cmd)]
+    if not arch.is_moe:
+        return ctx.warn(T("--enable-expert-parallel on a model with no routed experts ({path}/config.json): there is "
+                          "nothing to distribute", path=m.path), evidence,
+                        remediation=T("Remove `--enable-expert-parallel` (vllm-ascend PR #2139 did so for its own "
+                                      "dense-model example)."))
+    try:
+        ep = int_opt(cmd, "tensor_parallel_size", 1) * int_opt(cmd, "data_parallel_size", 1) * int_opt(
+            cmd, "prefill_context_parallel_size", 1)
+    except ValueError as exc:
+        return ctx.fail(T("a parallel size is not an integer: {exc}", exc=exc), evidence)
+    redundant, where = _redundant_experts(cmd)
+    physical = arch.experts + redundant
+    if cmd.flag("enable_eplb") and physical % ep:
+        return ctx.fail(T("{physical} physical experts ({experts} + {redundant} redundant) do not divide over EP size "
+                          "{ep} (TP × DP): vLLM stops with `n_physical_experts={physical} must be divisible by "
+                          "ep_size={ep}`", physical=physical, experts=arch.experts, redundant=redundant, ep=ep),
+                        evidence, remediation=T("Make TP × DP divide {physical}, or set {where} so that experts plus "
+                                                "redundant ones divide {ep}.", physical=physical, where=where, ep=ep))
+    extra, err = json_opt(cmd, "additional_config")
+    etp = (extra or {}).get("expert_tensor_parallel_size")
+    if isinstance(etp, int) and etp > 1:
+        return ctx.warn(T("expert_tensor_parallel_size {etp} in --additional-config splits every expert over {etp} "
+                          "NPUs: vllm-ascend#971 saw abnormal output at 16 and normal output at 1", etp=etp),
+                        evidence, remediation=T("Set `\"expert_tensor_parallel_size\": 1` (or remove it) in "
+                                                "--additional-config."))
+    return ctx.ok(T("{experts} routed experts over EP size {ep}", experts=arch.experts, ep=ep), evidence)

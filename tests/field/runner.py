@@ -12,6 +12,8 @@ A case file:
     model = "Qwen/Qwen3-8B"           # optional: a model directory at /models/<name> with the catalogue's config.json
     model_dir, model_config           # or one the catalogue does not hold (control_config: its healthy variant)
     control_serve                     # the control's command, when the fault is in the command itself
+    [host.npu], [host.env]            # the machine's shape (chips, name, HBM; its environment), for the case and
+                                      # its control alike
     serve = ["vllm", "serve", …]      # optional: the command exec would lint
     [env]                             # variables set ("" removes one)
     [files]                           # path -> text ("" removes the file)
@@ -92,8 +94,11 @@ def _npu_smi(snap: dict, npu: dict) -> None:
 
     ex = _examples()
     n = int(npu.get("chips", 8))
-    chips = ex.a2_chips(n, name=npu.get("name", "910B3"), health_of={int(k): v for k, v in
-                                                                      (npu.get("health") or {}).items()})
+    health = {int(k): v for k, v in (npu.get("health") or {}).items()}
+    chips = ex.a2_chips(min(n, 8), name=npu.get("name", "910B3"), health_of=health)
+    for i in range(8, n):  # a 16-NPU box: more chips on buses of their own
+        chips.append({**chips[i % 8], "npu": i, "phy": i, "bus": f"0000:{0x90 + i:02X}:00.0",
+                      "health": health.get(i, "OK")})
     used = npu.get("hbm_used")
     for i, c in enumerate(chips):
         if isinstance(used, list) and i < len(used):
@@ -121,6 +126,10 @@ def build(data: dict, with_fault: bool = True) -> tuple[dict, list[str]]:
         config = data["model_config"] if with_fault else data.get("control_config", data["model_config"])
         snap["files"][f"{data['model_dir']}/config.json"] = {"content": config}
         snap["dirs"][data["model_dir"]] = {"entries": ["config.json"]}
+    shape = data.get("host") or {}  # the machine the thread ran on: its control runs there too
+    if shape.get("npu"):
+        _npu_smi(snap, shape["npu"])
+    snap["env"].update(shape.get("env") or {})
     serve = list(data.get("serve", []))
     if not with_fault:
         return snap, list(data.get("control_serve", serve))
