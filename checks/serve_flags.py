@@ -236,3 +236,72 @@ def options_known(ctx):
                           unknown=', '.join(unknown)),
                         evidence, unknown=unknown)
     return ctx.ok(T("{n_options} option(s), all defined by {by}", n_options=len(cmd.options), by=by), evidence)
+
+
+def _ascend_version(ctx) -> Optional[str]:
+    py = ctx.try_fact("python")
+    d = py.dist("vllm-ascend") if py is not None else None
+    return d.version if d else None
+
+
+def _unread_key(key: str, version: str, known: frozenset) -> str:
+    from ascend_doctor.additional_config import ever_read, history
+
+    last, dropped = history(key, version)
+    if last and dropped:
+        return T("{key} (last read by {last}, ignored since {dropped})", key=key, last=last, dropped=dropped)
+    if ever_read(key):
+        return T("{key} (read only by later releases)", key=key)
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
+    return T("{key} (did you mean {close}?)", key=key, close=close[0]) if close else T(
+        "{key} (read by no recorded release)", key=key)
+
+
+@check("SERVE307", "serve-additional-config-keys", severity="warning", stage="serve", needs=["serve_cmd", "python"])
+def additional_config_keys(ctx):
+    """Every `--additional-config` key is one the installed vllm-ascend reads
+
+    What it checks: `--additional-config` parses as a JSON object, and each top-level key against the keys the
+    installed vllm-ascend release reads (matrices/serve/additional-config.toml, taken from each release's source).
+
+    Why it matters: vllm-ascend reads the dict with `.get`, so a key it does not read is ignored without a word. A
+    `torchair_graph_config` or `ascend_scheduler_config` copied from an 0.11 tutorial (vllm-ascend#6187, #1350, #2943)
+    does nothing on 0.12.0rc1 and later — torchair and the Ascend scheduler were dropped (#4814, #4623) — and a typo
+    switches nothing on. A value that is not JSON stops vLLM at start.
+
+    How to fix: remove the keys the release ignores (see the release notes for their replacement: ACL graph via
+    `--compilation-config`, vLLM's own scheduler), fix misspelt ones, or install the release that reads them.
+    """
+    from ascend_doctor.additional_config import row_for
+    from ascend_doctor.servelint import json_opt
+
+    cmd, skip = cmd_or_skip(ctx)
+    if skip:
+        return skip
+    if not cmd.has("additional_config"):
+        return ctx.skip(T("--additional-config is not given"))
+    cfg, err = json_opt(cmd, "additional_config")
+    evidence = [ev("command line", cmd.source("additional_config"))]
+    if err:
+        return ctx.fail(T("--additional-config is not a JSON object vLLM can read: {error}", error=err), evidence,
+                        remediation=T("Quote the JSON for the shell: `--additional-config '{{\"key\": value}}'`."))
+    version = _ascend_version(ctx)
+    if version is None:
+        return ctx.unknown(T("which vllm-ascend is installed is not known: its --additional-config keys cannot be "
+                             "judged"), evidence)
+    row, how = row_for(version)
+    if row is None:
+        return ctx.unknown(T("no recorded key list for vllm-ascend {version}: {why}", version=version, why=how),
+                           evidence)
+    evidence.append(ev(f"matrix: keys read by vllm-ascend {row.version}", row.source))
+    unread = [_unread_key(k, version, row.keys) for k in cfg if k not in row.keys]
+    against = "" if how == "exact" else T(" (judged against {release}, the nearest older release recorded)",
+                                          release=row.version)
+    if unread:
+        return ctx.warn(T("vllm-ascend {version} ignores {n} --additional-config key(s){against}: {keys}",
+                          version=version, n=len(unread), against=against, keys="; ".join(unread)), evidence,
+                        remediation=T("Remove the ignored keys (or install the release that reads them); for "
+                                      "torchair_graph_config use ACL graph (`--compilation-config`), for "
+                                      "ascend_scheduler_config vLLM's own scheduler."), ignored=len(unread))
+    return ctx.ok(T("vllm-ascend {version} reads all {n} --additional-config key(s){against}", version=version,
+                    n=len(cfg), against=against), evidence)
