@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from typing import Optional
 import re
 
 from ascend_doctor.deploy.arch import derived_max_len, read_architecture, text_config
@@ -281,3 +282,74 @@ def expert_parallel(ctx):
                         evidence, remediation=T("Set `\"expert_tensor_parallel_size\": 1` (or remove it) in "
                                                 "--additional-config."))
     return ctx.ok(T("{experts} routed experts over EP size {ep}", experts=arch.experts, ep=ep), evidence)
+
+
+# Model types whose MTP layer count vLLM defaults to 1 when config.json does not name it (vllm/config/speculative.py
+# hf_config_override); for every other MTP model a missing count means no MTP module was shipped.
+_MTP_DEFAULT_ONE = frozenset({"dots3_note", "nemotron_h"})
+
+
+def _mtp_layers(cfg: dict) -> Optional[int]:
+    tc = text_config(cfg)
+    for key in ("mtp_num_hidden_layers", "num_nextn_predict_layers"):
+        for source in (tc, cfg):
+            if isinstance(source.get(key), int):
+                return source[key]
+    return None
+
+
+@check("SERVE308", "serve-speculative-config", severity="error", stage="serve", needs=["serve_cmd", "serve_model"])
+def speculative_config(ctx):
+    """An MTP `--speculative-config` asks for draft steps the checkpoint's MTP layers can give
+
+    What it checks: `--speculative-config` parses as a JSON object; for an MTP method (`mtp`, `deepseek_mtp`,
+    `qwen3_next_mtp`, … without a separate draft `model`) that config.json has MTP layers (`num_nextn_predict_layers`
+    or `mtp_num_hidden_layers` above 0) and that `num_speculative_tokens` is at most that count or a multiple of it.
+
+    Why it matters: a checkpoint without MTP modules has nothing to draft with (vllm#12755: "the Distill models do
+    not have MTP modules"); vLLM stops with `num_speculative_tokens:N must be divisible by n_predict=M`. More draft
+    steps than MTP layers reuse one layer for every step: vllm-ascend users saw tool-call JSON break at 3 tokens and
+    work at 1 (#7580) and precision loss with many (#9111).
+
+    How to fix: use the MTP method only with a checkpoint that ships its MTP layers (the full model, not a distill or
+    a stripped quantization); set `num_speculative_tokens` to the MTP layer count (1 for DeepSeek-V3/R1, GLM-4.x).
+    """
+    cmd, m, out = model_or_outcome(ctx)
+    if out:
+        return out
+    if not cmd.has("speculative_config"):
+        return ctx.skip(T("--speculative-config is not given"))
+    spec, err = json_opt(cmd, "speculative_config")
+    evidence = [ev("command line", cmd.source("speculative_config"))]
+    if err:
+        return ctx.fail(T("--speculative-config is not a JSON object vLLM can read: {error}", error=err), evidence)
+    method = str(spec.get("method") or "")
+    if not (method == "mtp" or method.endswith("_mtp")) or spec.get("model"):
+        return ctx.skip(T("not an MTP method drafting from the served checkpoint (method {method})",
+                          method=method or "-"))
+    if m.config is None:
+        return config_unknown(ctx, m)
+    cfg = model_config(ctx, m)
+    layers = _mtp_layers(cfg)
+    model_type = str(text_config(cfg).get("model_type") or cfg.get("model_type") or "")
+    if layers is None and model_type in _MTP_DEFAULT_ONE:
+        layers = 1
+    evidence.append(ev(f"file: {m.path}/config.json", f"model_type: {model_type}, MTP layers: "
+                                                       f"{'absent' if layers is None else layers}"))
+    if not layers:
+        return ctx.fail(T("{method} drafts with the checkpoint's MTP layers, but {path}/config.json has none "
+                          "(num_nextn_predict_layers / mtp_num_hidden_layers {seen})", method=method, path=m.path,
+                          seen=T("absent") if layers is None else layers), evidence,
+                        remediation=T("Serve the checkpoint that ships its MTP layers, or drop --speculative-config."))
+    n = spec.get("num_speculative_tokens")
+    if isinstance(n, int) and n > layers and n % layers:
+        return ctx.fail(T("num_speculative_tokens {n} is neither at most nor a multiple of the {layers} MTP layer(s): "
+                          "vLLM stops with `num_speculative_tokens:{n} must be divisible by n_predict={layers}`",
+                          n=n, layers=layers), evidence,
+                        remediation=T("Set `\"num_speculative_tokens\": {layers}`.", layers=layers))
+    if isinstance(n, int) and n > layers:
+        return ctx.warn(T("num_speculative_tokens {n} with {layers} MTP layer(s): one layer drafts every step; "
+                          "vllm-ascend users saw tool-call JSON break at 3 and work at 1 (#7580)", n=n, layers=layers),
+                        evidence, remediation=T("Set `\"num_speculative_tokens\": {layers}`.", layers=layers))
+    return ctx.ok(T("{method} with {n} draft token(s) over {layers} MTP layer(s)", method=method,
+                    n=n if n is not None else layers, layers=layers), evidence)
