@@ -12,8 +12,9 @@ A case file:
     model = "Qwen/Qwen3-8B"           # optional: a model directory at /models/<name> with the catalogue's config.json
     model_dir, model_config           # or one the catalogue does not hold (control_config: its healthy variant)
     control_serve                     # the control's command, when the fault is in the command itself
-    [host.npu], [host.env]            # the machine's shape (chips, name, HBM; its environment), for the case and
-                                      # its control alike
+    [host.npu], [host.env], [host.files]  # the machine's shape (chips, name, HBM; its environment; container
+                                      # signals), for the case and its control alike
+    remove_dirs = [...]               # directories the fault takes away (a mount that is missing)
     serve = ["vllm", "serve", …]      # optional: the command exec would lint
     [env]                             # variables set ("" removes one)
     [files]                           # path -> text ("" removes the file)
@@ -130,6 +131,8 @@ def build(data: dict, with_fault: bool = True) -> tuple[dict, list[str]]:
     if shape.get("npu"):
         _npu_smi(snap, shape["npu"])
     snap["env"].update(shape.get("env") or {})
+    for path, text in (shape.get("files") or {}).items():  # e.g. /.dockerenv: the thread ran in a container
+        snap["files"][path] = {"content": text}
     serve = list(data.get("serve", []))
     if not with_fault:
         return snap, list(data.get("control_serve", serve))
@@ -147,6 +150,8 @@ def build(data: dict, with_fault: bool = True) -> tuple[dict, list[str]]:
         snap.setdefault("disk", {})[path] = {"error": None, "error_message": "", **usage}
     for path, entries in (data.get("dirs") or {}).items():
         snap["dirs"][path] = {"entries": list(entries)}
+    for path in data.get("remove_dirs") or []:  # a directory the container does not have (not mounted)
+        snap["dirs"].pop(path, None)
     env = snap["python_envs"]["default"]
     for name, version in (data.get("packages") or {}).items():
         env["distributions"] = [d for d in env["distributions"] if d["name"] != name]
