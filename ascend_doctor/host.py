@@ -22,6 +22,9 @@ PERMISSION_DENIED = "permission_denied"
 TIMEOUT = "timeout"
 OS_ERROR = "os_error"
 NOT_RECORDED = "not_recorded"  # replay: the snapshot has no answer for this question
+# Replay: a file or directory the snapshot has no entry for reads as missing (NOT_FOUND) with this note, so a check
+# can tell "recorded as absent" from "never recorded" (SERVE207 judges only the first).
+REPLAY_MISS_NOTE = "(not in the snapshot)"
 
 DEFAULT_MAX_OUTPUT = 4 * 1024 * 1024  # bytes kept per stream / file; the rest is dropped and flagged
 

@@ -338,7 +338,7 @@ class PackageIndex(Row):
         return self.id
 
 
-ServeRuleKind = Literal["dtype", "eager", "required_flag", "forbidden_package", "image_suffix"]
+ServeRuleKind = Literal["dtype", "eager", "required_flag", "forbidden_package", "image_suffix", "mla_graph_heads"]
 
 
 class ServeRule(Row):
@@ -348,7 +348,8 @@ class ServeRule(Row):
       eager              only eager mode: `--enforce-eager` expected
       required_flag      `flag` must be given (e.g. --max-model-len)
       forbidden_package  none of `values` may be installed (PyPI names)
-      image_suffix       the container image tag should end with `values[0]` (e.g. -310p)"""
+      image_suffix       the container image tag should end with `values[0]` (e.g. -310p)
+      mla_graph_heads    with MLA attention and graph mode, the heads per TP rank must be one of `values`"""
 
     id: str = Field(pattern=r"^HW-[A-Z0-9]+-\d{3}$")
     hardware: List[Hardware] = Field(min_length=1)
@@ -363,7 +364,7 @@ class ServeRule(Row):
 
     @model_validator(mode="after")
     def _rules(self):
-        if self.kind in ("dtype", "forbidden_package", "image_suffix") and not self.values:
+        if self.kind in ("dtype", "forbidden_package", "image_suffix", "mla_graph_heads") and not self.values:
             raise ValueError(f"kind {self.kind} needs values")
         if self.kind == "required_flag" and not self.flag:
             raise ValueError("kind required_flag needs flag")

@@ -23,6 +23,7 @@ from ascend_doctor.host import (
     DEFAULT_MAX_OUTPUT,
     NOT_FOUND,
     NOT_RECORDED,
+    REPLAY_MISS_NOTE,
     TIMEOUT,
     CommandResult,
     DirResult,
@@ -199,7 +200,7 @@ class ReplayHost:
     def read_file(self, path: str, max_bytes: int = DEFAULT_MAX_OUTPUT) -> FileResult:
         entry = self.snapshot.files.get(path)
         if entry is None:
-            return FileResult(path=path, error=NOT_FOUND, error_message="No such file or directory (not in the snapshot)")
+            return FileResult(path=path, error=NOT_FOUND, error_message=f"No such file or directory {REPLAY_MISS_NOTE}")
         content = entry.content
         truncated = entry.truncated
         if content is not None and len(content) > max_bytes:
@@ -210,7 +211,7 @@ class ReplayHost:
     def list_dir(self, path: str) -> DirResult:
         entry = self.snapshot.dirs.get(path)
         if entry is None:
-            return DirResult(path=path, error=NOT_FOUND, error_message="No such file or directory (not in the snapshot)")
+            return DirResult(path=path, error=NOT_FOUND, error_message=f"No such file or directory {REPLAY_MISS_NOTE}")
         return DirResult(path=path, **entry.model_dump())
 
     def readlink(self, path: str) -> LinkResult:

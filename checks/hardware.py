@@ -247,3 +247,74 @@ def container_image(ctx):
     return _worst(ctx, rules, T("{image} is not the {hw} build (tag suffix {suffixes})", image=image, hw=hw,
                                 suffixes=' / '.join(suffixes)), evidence,
                   remediation=known(rules[0].fix), image=image)
+
+
+def _graph_mode(cmd) -> Tuple[bool, str]:
+    """(graph capture on, how it was decided): `--enforce-eager`, or `cudagraph_mode` NONE in --compilation-config."""
+    from ascend_doctor.servelint import json_opt
+
+    if cmd.flag("enforce_eager"):
+        return False, "--enforce-eager"
+    comp, _ = json_opt(cmd, "compilation_config")
+    mode = str((comp or {}).get("cudagraph_mode") or "").upper()
+    if mode == "NONE":
+        return False, "--compilation-config cudagraph_mode NONE"
+    return True, f"--compilation-config cudagraph_mode {mode}" if mode else "graph mode (no --enforce-eager)"
+
+
+@check("HW106", "hw-mla-graph-heads", severity="warning", stage="serve", needs=["serve_cmd", "serve_model", "python",
+                                                                               "npu_smi"])
+def mla_graph_heads(ctx):
+    """An MLA model in graph mode keeps a head count per TP rank the NPU kernel accepts
+
+    What it checks: for a model with Multi-Head Latent Attention (DeepSeek-V2/V3/R1, Kimi-K2: `kv_lora_rank` in
+    config.json) served with graph capture on, `num_attention_heads` / `--tensor-parallel-size` against the values
+    the vllm-ascend FAQ gives (32, 64 or 128; matrix rule HW-MLA-001).
+
+    Why it matters: the capture stops with `EZ9999: … numHeads / numKvHeads = 8, MLA only support {32, 64, 128}.
+    [FUNC:CheckMlaAttrs]` (FAQ 13: DeepSeek-V3 at TP 16); DeepSeek-V2-Lite's 16 heads are refused at any TP
+    (vllm-ascend#1451, PR #933). The FAQ has said so from v0.9.0rc2 on, but it dates from the torchair graph mode
+    and was not revised for ACL graph: a warning of medium confidence.
+
+    How to fix: a TP size that leaves 32, 64 or 128 heads per rank (DeepSeek-V3/R1: TP 1, 2 or 4 — with
+    data/pipeline parallelism for the rest), or `--enforce-eager`.
+    """
+    from ascend_doctor.deploy.arch import read_architecture
+
+    cmd, skip = _serve(ctx)
+    if skip:
+        return skip
+    m = ctx.try_fact("serve_model")
+    if m is None or m.config is None:
+        return ctx.unknown(T("the model's config.json cannot be read: {why}", why=(m.why_not or m.config_error)
+                             if m is not None else T("no model fact")))
+    arch = read_architecture(m.config)
+    if arch.attention != "mla":
+        return ctx.skip(T("{path} does not use MLA attention", path=m.path))
+    graph, how = _graph_mode(cmd)
+    if not graph:
+        return ctx.skip(T("graph capture is off ({how})", how=how))
+    rules, evidence, out = _setting(ctx, "mla_graph_heads")
+    if out:
+        return out
+    try:
+        tp = cmd.int_opt("tensor_parallel_size") or 1
+    except ValueError:
+        return ctx.unknown(T("--tensor-parallel-size is not an integer"), evidence)
+    per_rank = arch.heads // tp if tp and arch.heads % tp == 0 else None
+    evidence.insert(0, ev(f"file: {m.path}/config.json", f"num_attention_heads: {arch.heads}, kv_lora_rank (MLA)"))
+    evidence.insert(1, ev("command line", f"TP {tp}; {how}"))
+    if per_rank is None:
+        return ctx.skip(T("TP {tp} does not divide {heads} heads (SERVE302)", tp=tp, heads=arch.heads), evidence)
+    broken = [r for r in rules if str(per_rank) not in r.values]
+    if not broken:
+        return ctx.ok(T("{heads} heads / TP {tp} = {per_rank} per rank, which MLA graph mode accepts",
+                        heads=arch.heads, tp=tp, per_rank=per_rank), evidence)
+    fits = [t for t in (1, 2, 4, 8, 16, 32) if arch.heads % t == 0 and str(arch.heads // t) in broken[0].values]
+    return _worst(ctx, broken, T("{heads} heads / TP {tp} = {per_rank} per rank, but the vllm-ascend FAQ says MLA "
+                                 "with graph mode accepts only {allowed} (the capture stops with `MLA only support "
+                                 "{{32, 64, 128}}`)",
+                                 heads=arch.heads, tp=tp, per_rank=per_rank, allowed=", ".join(broken[0].values)),
+                  evidence, remediation=T("Use {fits}, or add `--enforce-eager`.", fits=T("TP {tps}", tps=" or ".join(
+                      str(t) for t in fits)) if fits else T("no TP size (this model needs eager mode)")),
+                  per_rank=per_rank)

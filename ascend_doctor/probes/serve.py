@@ -11,6 +11,7 @@ from typing import Any, Optional
 from pydantic import Field
 
 from ascend_doctor.errors import FactUnavailable
+from ascend_doctor.host import REPLAY_MISS_NOTE
 from ascend_doctor.i18n import T
 from ascend_doctor.jsonread import loads
 from ascend_doctor.model import Model
@@ -126,6 +127,7 @@ class ServeModelFact(Model):
     path: Optional[str] = Field(None, description="The directory read ('' when the model is not on this machine)")
     resolved_from: str = Field("", description="local directory | Hugging Face cache")
     why_not: str = Field("", description="Why no directory was found")
+    unrecorded: bool = Field(False, description="Replay: the snapshot has no entry for the path (not: recorded absent)")
     files: list[str] = Field(default_factory=list)
     config: Optional[dict[str, Any]] = None
     config_error: Optional[str] = None
@@ -216,6 +218,7 @@ def serve_model_probe(host, ctx) -> ServeModelFact:
                             "(vLLM would download it at start-up)")
     else:
         fact.why_not = f"{cmd.model}: {listing.error_message or listing.error or 'not a directory'}"
+        fact.unrecorded = REPLAY_MISS_NOTE in (listing.error_message or "")
     tmpl = cmd.get("chat_template")
     if isinstance(tmpl, str) and tmpl:
         if "{{" in tmpl or "{%" in tmpl:

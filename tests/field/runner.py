@@ -15,6 +15,7 @@ A case file:
     [host.npu], [host.env], [host.files]  # the machine's shape (chips, name, HBM; its environment; container
                                       # signals), for the case and its control alike
     remove_dirs = [...]               # directories the fault takes away (a mount that is missing)
+    absent = [...]                    # paths `collect` looked for and recorded as missing
     serve = ["vllm", "serve", …]      # optional: the command exec would lint
     [env]                             # variables set ("" removes one)
     [files]                           # path -> text ("" removes the file)
@@ -152,6 +153,8 @@ def build(data: dict, with_fault: bool = True) -> tuple[dict, list[str]]:
         snap["dirs"][path] = {"entries": list(entries)}
     for path in data.get("remove_dirs") or []:  # a directory the container does not have (not mounted)
         snap["dirs"].pop(path, None)
+    for path in data.get("absent") or []:  # looked for by `collect` and recorded as missing (not just unrecorded)
+        snap["dirs"][path] = {"entries": None, "error": "not_found", "error_message": "No such file or directory"}
     env = snap["python_envs"]["default"]
     for name, version in (data.get("packages") or {}).items():
         env["distributions"] = [d for d in env["distributions"] if d["name"] != name]

@@ -17,9 +17,11 @@ import pytest
 from ascend_doctor.cli.supervise import exit_code_of, skip_requested
 from ascend_doctor.probes.serve import infer_python
 from ascend_doctor.serve_options import parse_serve as parse_serve_command
-from tests.helpers import REPO
+from tests.helpers import DATA, REPO
 from tests.hook.dirhost import DirHost
 from tests.hook.shared import _env, serving_python
+
+QWEN = str(DATA / "serve" / "models" / "Qwen3-8B")  # a model directory that exists here (SERVE207)
 
 # exec starts the command only on the machine it judged (#22 item 2), so these run live (marked), judging a serving
 # interpreter with the healthy example's distributions (tests/hook/shared.serving_python) for the SERVE checks.
@@ -77,7 +79,7 @@ def test_command_not_found_is_127(tmp_path):
 def test_refusal_does_not_run_the_command(tmp_path, fake_vllm):
     marker = tmp_path / "started"
     report = tmp_path / "out" / "report.json"
-    argv = [str(fake_vllm), "serve", "/models/Qwen3-8B", "--tool-call-parser", "hermes",
+    argv = [str(fake_vllm), "serve", QWEN, "--tool-call-parser", "hermes",
             "--api-key", "sk-s3cr3t0123456"]
     r = subprocess.run(BASE + ["--select", "SERVE", "--report", str(report), "--"] + argv, cwd=REPO,
                        env=_env(FAKE_VLLM_MARKER=marker), capture_output=True, text=True, timeout=120)
@@ -88,13 +90,13 @@ def test_refusal_does_not_run_the_command(tmp_path, fake_vllm):
     data = json.loads(report.read_text())
     assert data["command"] == "exec" and data["exit_code"] == 1
     assert data["linted_command"][-1] == "<redacted>" and "sk-s3cr3t0123456" not in report.read_text()
-    assert data["linted_command"][:3] == [str(fake_vllm), "serve", "/models/Qwen3-8B"]
+    assert data["linted_command"][:3] == [str(fake_vllm), "serve", QWEN]
 
 
 def test_passing_lint_execs_and_report_is_written_first(tmp_path, fake_vllm):
     marker = tmp_path / "started"
     report = tmp_path / "report.json"
-    argv = [str(fake_vllm), "serve", "/models/Qwen3-8B", "--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
+    argv = [str(fake_vllm), "serve", QWEN, "--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
     r = subprocess.run(BASE + ["--select", "SERVE", "--report", str(report), "--"] + argv, cwd=REPO,
                        env=_env(FAKE_VLLM_MARKER=marker, FAKE_VLLM_REPORT=report, FAKE_VLLM_EXIT=3),
                        capture_output=True, text=True, timeout=120)
@@ -109,7 +111,7 @@ def test_passing_lint_execs_and_report_is_written_first(tmp_path, fake_vllm):
 def test_skip_env_bypasses_loudly_and_report_says_so(tmp_path, fake_vllm):
     marker = tmp_path / "started"
     report = tmp_path / "report.json"
-    argv = [str(fake_vllm), "serve", "/models/Qwen3-8B", "--tool-call-parser", "hermes"]
+    argv = [str(fake_vllm), "serve", QWEN, "--tool-call-parser", "hermes"]
     r = subprocess.run(BASE + ["--select", "SERVE", "--report", str(report), "--"] + argv, cwd=REPO,
                        env=_env(FAKE_VLLM_MARKER=marker, ASCEND_DOCTOR_SKIP="1"),
                        capture_output=True, text=True, timeout=120)
@@ -122,7 +124,7 @@ def test_skip_env_bypasses_loudly_and_report_says_so(tmp_path, fake_vllm):
 
 def test_fail_on_warning_refuses_on_a_warning(tmp_path, fake_vllm):
     marker = tmp_path / "started"
-    argv = ["env", "VLLM_USE_V1=1", str(fake_vllm), "serve", "/models/Qwen3-8B"]  # a leftover: SERVE401 warns
+    argv = ["env", "VLLM_USE_V1=1", str(fake_vllm), "serve", QWEN]  # a leftover: SERVE401 warns
     ok = subprocess.run(BASE + ["--select", "SERVE401", "--"] + argv, cwd=REPO, env=_env(FAKE_VLLM_MARKER=marker),
                         capture_output=True, text=True, timeout=120)
     assert ok.returncode == 0 and marker.exists()  # a warning is below the default --fail-on error
@@ -145,7 +147,7 @@ def _smoke(tmp_path, fake_vllm, fault, *extra, health_timeout=60, **env):
     marker = tmp_path / "signal"
     report = tmp_path / "smoke.json"
     port = _free_port()
-    argv = [str(fake_vllm), "serve", "/models/Qwen3-8B", "--host", "0.0.0.0", "--port", str(port),
+    argv = [str(fake_vllm), "serve", QWEN, "--host", "0.0.0.0", "--port", str(port),
             "--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
     proc = subprocess.Popen(BASE + ["--select", "SERVE,SRV,TOOL", "--smoke", "--health-timeout", str(health_timeout),
                                     "--smoke-timeout", "20", "--report", str(report), *extra, "--"] + argv,
@@ -248,7 +250,7 @@ def test_sigterm_during_the_smoke_stops_it_and_exits_with_the_servers_code(tmp_p
 def test_smoke_child_exiting_early_passes_its_code(tmp_path, fake_vllm):
     port = _free_port()
     r = subprocess.run(BASE + ["--select", "SERVE", "--smoke", "--health-timeout", "60", "--",
-                               str(fake_vllm), "serve", "/m", "--port", str(port)],
+                               str(fake_vllm), "serve", QWEN, "--port", str(port)],
                        cwd=REPO, env=_env(FAKE_VLLM_MODE="marker", FAKE_VLLM_EXIT=5), capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 5 and "exited with status 5 before it became healthy" in r.stderr
@@ -273,7 +275,7 @@ def test_smoke_never_judges_a_server_that_held_the_port_before_the_command(tmp_p
     threading.Thread(target=squatter.serve_forever, daemon=True).start()
     try:
         r = subprocess.run(BASE + ["--select", "SERVE", "--smoke", "--health-timeout", "30", "--",
-                                   str(fake_vllm), "serve", "/m", "--port", str(port)],
+                                   str(fake_vllm), "serve", QWEN, "--port", str(port)],
                            cwd=REPO, env=_env(FAKE_VLLM_MODE="serve"), capture_output=True, text=True, timeout=120)
     finally:
         squatter.shutdown()
@@ -307,12 +309,12 @@ def test_exec_replay_lints_and_never_starts_the_command(tmp_path, fake_vllm):
     exited 127 without a `vllm` here)."""
     marker = tmp_path / "started"
     replay = [sys.executable, "-m", "ascend_doctor", "exec", "--replay", HEALTHY, "--select", "SERVE"]
-    good = [str(fake_vllm), "serve", "/models/Qwen3-8B", "--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
+    good = [str(fake_vllm), "serve", QWEN, "--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
     r = subprocess.run(replay + ["--"] + good, cwd=REPO, env=_env(FAKE_VLLM_MARKER=marker), capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 0 and not marker.exists(), r.stderr
     assert "linted, not started" in r.stderr and HEALTHY in r.stderr
-    bad = [str(fake_vllm), "serve", "/models/Qwen3-8B", "--tool-call-parser", "hermes"]
+    bad = [str(fake_vllm), "serve", QWEN, "--tool-call-parser", "hermes"]
     r = subprocess.run(replay + ["--"] + bad, cwd=REPO, env=_env(FAKE_VLLM_MARKER=marker), capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 1 and not marker.exists() and "NOT READY" in r.stderr
