@@ -30,9 +30,9 @@ from ascend_doctor.servelint import (
 def parallel_fits(ctx):
     """Tensor x pipeline (x data) parallel size fits the NPUs this server can see
 
-    What it checks: `--tensor-parallel-size` × `--pipeline-parallel-size` × local data-parallel size against the
-    chips `npu-smi info` lists, narrowed to the /dev/davinciN nodes present (containers) and to
-    `ASCEND_RT_VISIBLE_DEVICES`.
+    What it checks: `--tensor-parallel-size` × `--pipeline-parallel-size` × local data-parallel size (one rank with
+    `--data-parallel-rank`) against the chips `npu-smi info` lists, narrowed to the /dev/davinciN nodes present
+    (containers) and to `ASCEND_RT_VISIBLE_DEVICES`.
 
     Why it matters: vLLM spawns one worker per rank; with more ranks than visible NPUs the extra workers fail with
     `Invalid device ID` / `drvErr=87`, or HCCL initialisation hangs until its timeout.
@@ -46,7 +46,9 @@ def parallel_fits(ctx):
     try:
         tp = int_opt(cmd, "tensor_parallel_size", 1)
         pp = int_opt(cmd, "pipeline_parallel_size", 1)
-        dp = cmd.int_opt("data_parallel_size_local") or int_opt(cmd, "data_parallel_size", 1)
+        # One process per DP rank (`--data-parallel-rank`, vLLM's external load-balancer mode) serves one rank here.
+        dp = cmd.int_opt("data_parallel_size_local") or (1 if cmd.has("data_parallel_rank") else
+                                                          int_opt(cmd, "data_parallel_size", 1))
         nnodes = int_opt(cmd, "nnodes", 1)
     except ValueError as exc:
         return ctx.fail(T("a parallel size is not an integer: {exc}", exc=exc), [cmd_evidence(cmd)])
