@@ -12,8 +12,8 @@ A case file:
     model = "Qwen/Qwen3-8B"           # optional: a model directory at /models/<name> with the catalogue's config.json
     model_dir, model_config           # or one the catalogue does not hold (control_config: its healthy variant)
     control_serve                     # the control's command, when the fault is in the command itself
-    [host.npu], [host.env], [host.files]  # the machine's shape (chips, name, HBM; its environment; container
-                                      # signals), for the case and its control alike
+    [host.npu], [host.env]            # the machine's shape (chips, name, HBM; its environment; container signals;
+    [host.files], [host.packages]     # packages it has), for the case and its control alike
     remove_dirs = [...]               # directories the fault takes away (a mount that is missing)
     absent = [...]                    # paths `collect` looked for and recorded as missing
     serve = ["vllm", "serve", …]      # optional: the command exec would lint
@@ -119,6 +119,16 @@ def _npu_smi(snap: dict, npu: dict) -> None:
     snap["dirs"]["/dev"]["entries"] = sorted(entries + [f"davinci{i}" for i in range(n)])
 
 
+def _packages(snap: dict, packages: dict, requires: dict) -> None:
+    """Set (or with "" remove) distributions of the serving environment."""
+    env = snap["python_envs"]["default"]
+    for name, version in packages.items():
+        env["distributions"] = [d for d in env["distributions"] if d["name"] != name]
+        if version:
+            env["distributions"].append({"name": name, "version": version, "requires": list(requires.get(name, [])),
+                                         "location": env.get("purelib", "")})
+
+
 def build(data: dict, with_fault: bool = True) -> tuple[dict, list[str]]:
     """The case's snapshot and serve command; `with_fault=False` is its control: the same base, model and command
     without the changes the thread shows."""
@@ -135,6 +145,7 @@ def build(data: dict, with_fault: bool = True) -> tuple[dict, list[str]]:
     if shape.get("npu"):
         _npu_smi(snap, shape["npu"])
     snap["env"].update(shape.get("env") or {})
+    _packages(snap, shape.get("packages") or {}, {})
     for path, text in (shape.get("files") or {}).items():  # e.g. /.dockerenv: the thread ran in a container
         snap["files"][path] = {"content": text}
     serve = list(data.get("serve", []))
@@ -158,16 +169,10 @@ def build(data: dict, with_fault: bool = True) -> tuple[dict, list[str]]:
         snap["dirs"].pop(path, None)
     for path in data.get("absent") or []:  # looked for by `collect` and recorded as missing (not just unrecorded)
         snap["dirs"][path] = {"entries": None, "error": "not_found", "error_message": "No such file or directory"}
-    env = snap["python_envs"]["default"]
-    for name, version in (data.get("packages") or {}).items():
-        env["distributions"] = [d for d in env["distributions"] if d["name"] != name]
-        if version:
-            requires = (data.get("requires") or {}).get(name, [])
-            env["distributions"].append({"name": name, "version": version, "requires": list(requires),
-                                         "location": env.get("purelib", "")})
+    _packages(snap, data.get("packages") or {}, data.get("requires") or {})
     for key in ("version", "soabi"):
         if (data.get("python") or {}).get(key):
-            env[key] = data["python"][key]
+            snap["python_envs"]["default"][key] = data["python"][key]
     if data.get("npu"):
         _npu_smi(snap, data["npu"])
     for c in data.get("commands") or []:
