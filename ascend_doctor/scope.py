@@ -32,6 +32,16 @@ class NpuScope(Model):
     def multi_node(self) -> bool:
         return bool(self.hints)
 
+    def describe(self):
+        """How many NPUs and which multi-node signals, for a finding (the HCCL checks' scope line)."""
+        from ascend_doctor.i18n import T, join
+
+        parts = [T("{count} NPU(s) in use", count=self.count) if self.count is not None else T("NPU count unknown")]
+        if self.hints:
+            parts.append(T("multi-node/RoCE variables: {variables}",
+                           variables=", ".join(f"{name}={value}" for name, value in self.hints)))
+        return join("; ", parts)
+
 
 def planned_device_count(env: Optional[dict], npu_smi) -> Optional[int]:
     """ASCEND_RT_VISIBLE_DEVICES when set and readable, else the chips `npu-smi info` lists (None when neither)."""

@@ -43,11 +43,7 @@ class Scope:
         return self.fact.smi_reason or "no npu-smi table and no ASCEND_RT_VISIBLE_DEVICES"
 
     def describe(self) -> str:
-        parts = [T("{count} NPU(s) in use", count=self.count) if self.count is not None else T("NPU count unknown")]
-        if self.hints:
-            parts.append(T("multi-node/RoCE variables: {variables}",
-                           variables=", ".join(f"{name}={value}" for name, value in self.hints)))
-        return join("; ", parts)
+        return self.fact.describe()  # the fact with the hccn_tool count filled in
 
 
 def _scope(ctx, hccn=None) -> Scope:

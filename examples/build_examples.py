@@ -203,6 +203,14 @@ def pcie(slots: list[str], width=16, max_width=16, speed="32.0 GT/s PCIe", max_s
     return files
 
 
+PROC_NET_TCP = (
+    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+    "   0: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 21123 1 "
+    "0000000000000000 100 0 0 10 0\n"
+    "   1: 00000000:238C 00000000:0000 0A 00000000:00000000 00:00000000 00000000 65534        0 30411 1 "
+    "0000000000000000 100 0 0 10 0\n")
+
+
 def healthy_a2() -> dict:
     """Atlas 800I A2, 8x 910B3 (64 GB HBM), bare metal, vllm-ascend 0.13.0 on vLLM 0.13.0, CANN 8.5.0, HDK 25.5.0."""
     chips = a2_chips()
@@ -229,6 +237,8 @@ def healthy_a2() -> dict:
                               "MemAvailable:   1502233100 kB\nHugePages_Total:       0\nHugepagesize:       2048 kB\n"),
         "/proc/mounts": file("tmpfs /dev/shm tmpfs rw,nosuid,nodev,size=134217728k 0 0\n"),
         "/etc/selinux/config": file("SELINUX=disabled\nSELINUXTYPE=targeted\n"),
+        # sshd on 22 and node-exporter on 9100: nothing on HCCL's ports (HCCL106)
+        "/proc/net/tcp": file(PROC_NET_TCP),
         "/etc/ascend_install.info": file(ASCEND_INSTALL_INFO),
         f"{ASCEND}/driver/version.info": file(driver_version_info("25.5.0", "V100R001C25SPC001B230",
                                                                   "[7.0.0,7.8.99]")),
