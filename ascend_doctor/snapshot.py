@@ -218,8 +218,9 @@ class ReplayHost:
         entry = self.snapshot.links.get(path)
         if entry is not None:
             return LinkResult(path=path, **entry.model_dump())
-        # Not a recorded link: a recorded file or directory still exists, as itself.
-        if path in self.snapshot.files or path in self.snapshot.dirs:
+        # Not a recorded link: a recorded file or directory still exists, as itself (one recorded as missing does not).
+        f, d = self.snapshot.files.get(path), self.snapshot.dirs.get(path)
+        if (f is not None and f.error is None) or (d is not None and d.error is None):
             return LinkResult(path=path, resolved=path)
         return LinkResult(path=path, error=NOT_FOUND)
 

@@ -280,3 +280,52 @@ def container_npu_smi_error(ctx):
         return ctx.fail(T("npu-smi: {message}", message=err.message), evidence, code=code,
                         remediation=T("run as root or add the HwHiAiUser group (`--group-add <gid>`)."))
     return ctx.fail(T("npu-smi failed in the container: {message}", message=err.message), evidence, code=code)
+
+
+@check("CTR105", "container-hccl-topology", severity="error", needs=["container", "devices", "npu_scope", "npu_smi"])
+def container_hccl_topology(ctx):
+    """On Atlas 350 (950), HCCL's topology files and root info are inside the container
+
+    What it checks: in a container on 950-family NPUs where HCCL will run (more than one NPU, or a multi-node
+    variable), that `/usr/local/Ascend/driver/topo/950/` is there with files and `/etc/hccl_rootinfo.json` exists.
+
+    Why it matters: HCCL on the 950 reads its topology from the driver directory: with only `driver/lib64` mounted
+    the communicator fails at start with `Config_Error_Ranktable(E10014): Value …/driver/topo/950/atlas_350_3.json
+    for ranktable variable topo_file path is invalid` / EI0014 (vllm-ascend#11052, vllm-project/recipes PR #907).
+
+    How to fix: mount the whole driver directory and the root info file (what `ascend-doctor plan` writes for 950):
+    `-v /usr/local/Ascend/driver:/usr/local/Ascend/driver -v /etc/hccl_rootinfo.json:/etc/hccl_rootinfo.json`.
+    """
+    from ascend_doctor.deploy.container import WHOLE_DRIVER_FLAGS
+    from ascend_doctor.hardware import families
+
+    ctr = ctx.fact("container")
+    if not ctr.in_container:
+        return not_in_container(ctx, ctr)
+    scope = ctx.fact("npu_scope")
+    if scope.single:
+        return ctx.skip(T("HCCL is not used: {scope}", scope=scope.describe()))
+    smi = ctx.fact("npu_smi")
+    fams = families(smi)
+    if fams is None:
+        why = smi.reason() or "npu-smi gave no chip table"
+        return ctx.unknown(T("cannot tell the hardware family: {why}", why=why), cause=why,
+                           see=["DRV101", "CTR102", "CTR104", "NPU102"])
+    if "A5" not in fams:
+        return ctx.skip(T("only the 950 family reads HCCL topology files from the driver directory ({families})",
+                          families=", ".join(sorted(fams)) or "-"))
+    devs = ctx.fact("devices")
+    states = [s for s in (devs.driver_topo_950, devs.hccl_rootinfo) if s is not None]
+    evidence = [ev("paths", "\n".join(s.describe() for s in states)), ev("npu-smi chips", ", ".join(fams["A5"]))]
+    if len(states) < 2 or any(not s.recorded for s in states):
+        return ctx.unknown(T("the snapshot did not record the driver's topo directory or /etc/hccl_rootinfo.json"),
+                           evidence)
+    topo, rootinfo = states
+    missing = [s.path for s in (topo, rootinfo) if not s.exists or (s is topo and not s.entries)]
+    if missing:
+        return ctx.fail(T("HCCL on the 950 needs {missing} in the container: the communicator fails with "
+                          "`Config_Error_Ranktable(E10014): … topo_file path is invalid`", missing=", ".join(missing)),
+                        evidence, remediation=T("Mount the whole driver directory and the root info: `{flags}`.",
+                                                flags=" ".join(WHOLE_DRIVER_FLAGS)))
+    return ctx.ok(T("the 950 topology files ({n}) and /etc/hccl_rootinfo.json are in the container", n=topo.entries),
+                  evidence)

@@ -197,7 +197,8 @@ def plan(model_dir, chip, npus, replay, nodes, max_model_len, concurrency, gmu, 
 
         per_node = p.chosen.layout.ranks // max(nodes, 1) or 1
         serve.docker = docker_run(rel.image, per_node, serve.env, files.path if os.path.isdir(files.path) else None,
-                                  network=p.chosen.layout.ranks > 1)
+                                  network=p.chosen.layout.ranks > 1,
+                                  whole_driver=c.family == "A5" and p.chosen.layout.ranks > 1)
     report = PlanReport(tool_version=__version__, chip=c, want=want, plan=p, replicas=replicas(p, want),
                         serve=serve, release=rel, template=tools.template,
                         model=PlannedModel(path=files.path, name=files.name, architecture=files.arch,

@@ -22,20 +22,32 @@ MOUNT_FLAGS = {k: f"-v {p}:{p}" for k, p in MOUNTS.items()}
 HCCN_TOOL = "/usr/local/Ascend/driver/tools/hccn_tool"
 HCCN_FLAG = f"-v {HCCN_TOOL}:{HCCN_TOOL}"
 SHM_SIZE = "16g"  # HOST104: workers exchange tensors through /dev/shm; the guide's 1g is its floor
+# Atlas 350 (950, family A5): HCCL reads topology files from the driver directory and the root info file, so the
+# whole driver directory is mounted (vllm-ascend#11052 maintainer; vllm-project/recipes PR #907). CTR105 checks it.
+DRIVER_DIR = "/usr/local/Ascend/driver"
+HCCL_ROOTINFO = "/etc/hccl_rootinfo.json"
+WHOLE_DRIVER_FLAGS = (f"-v {DRIVER_DIR}:{DRIVER_DIR}", f"-v {HCCL_ROOTINFO}:{HCCL_ROOTINFO}")
 
 
-def docker_run(image: str, devices: int, env: dict[str, str], model_path: Optional[str], network: bool) -> list[str]:
+def docker_run(image: str, devices: int, env: dict[str, str], model_path: Optional[str], network: bool,
+               whole_driver: bool = False) -> list[str]:
     """`docker run` for `devices` NPUs (/dev/davinci0..N-1), the driver mounted from the host, the model directory
-    mounted where `vllm serve` is told to read it; `network`: host networking and hccn_tool (HCCL across NPUs)."""
+    mounted where `vllm serve` is told to read it; `network`: host networking and hccn_tool (HCCL across NPUs);
+    `whole_driver`: the whole driver directory and HCCL's root info (Atlas 350 with HCCL, see WHOLE_DRIVER_FLAGS)."""
     argv = ["docker", "run", "--rm", "--name", "vllm-ascend", f"--shm-size={SHM_SIZE}"]
     for i in range(devices):
         argv += ["--device", f"/dev/davinci{i}"]
     for node in CORE_NODES:
         argv += ["--device", f"/dev/{node}"]
     for path in MOUNTS.values():
+        if whole_driver and path.startswith(DRIVER_DIR + "/"):
+            continue  # inside the whole directory mounted below
         argv += ["-v", f"{path}:{path}"]
+    if whole_driver:
+        for flag in WHOLE_DRIVER_FLAGS:
+            argv += flag.split(" ", 1)
     if network:
-        argv += ["--net=host", "-v", f"{HCCN_TOOL}:{HCCN_TOOL}"]
+        argv += ["--net=host"] + ([] if whole_driver else ["-v", f"{HCCN_TOOL}:{HCCN_TOOL}"])
     else:
         argv += ["-p", "8000:8000"]
     argv += ["-v", "/root/.cache:/root/.cache"]

@@ -16,7 +16,7 @@ from typing import Optional
 from pydantic import Field
 
 from ascend_doctor.errors import FactUnavailable
-from ascend_doctor.host import NOT_FOUND
+from ascend_doctor.host import NOT_FOUND, REPLAY_MISS_NOTE
 from ascend_doctor.i18n import T
 from ascend_doctor.model import Model
 from ascend_doctor.numbers import int_or_none
@@ -29,6 +29,8 @@ DRIVER_LIB64 = "/usr/local/Ascend/driver/lib64"
 DRIVER_VERSION_INFO = "/usr/local/Ascend/driver/version.info"
 ASCEND_INSTALL_INFO = "/etc/ascend_install.info"
 HCCN_TOOL = "/usr/local/Ascend/driver/tools/hccn_tool"
+DRIVER_TOPO_950 = "/usr/local/Ascend/driver/topo/950"  # Atlas 350 (950): HCCL's topology files (vllm-ascend#11052)
+HCCL_ROOTINFO = "/etc/hccl_rootinfo.json"
 _DAVINCI = re.compile(r"^davinci(\d+)$")
 
 
@@ -40,6 +42,7 @@ class PathState(Model):
     kind: Optional[str] = Field(None, description="file | dir | None (missing or could not tell)")
     entries: Optional[int] = Field(None, description="Number of entries when it is a readable directory")
     error: Optional[str] = Field(None, description="Why it could not be read, when it exists but is unreadable")
+    recorded: bool = Field(True, description="Replay: False when the snapshot has no answer for the path at all")
 
     def describe(self) -> str:
         """One line for evidence, e.g. '/usr/local/dcmi: directory, 3 entries'."""
@@ -64,6 +67,8 @@ class DevicesFact(Model):
     driver_version_info: PathState
     ascend_install_info: PathState
     hccn_tool: PathState
+    driver_topo_950: Optional[PathState] = None
+    hccl_rootinfo: Optional[PathState] = None
 
     def has(self, node: str) -> bool:
         return bool(self.nodes.get(node))
@@ -91,7 +96,7 @@ def _state(host, path: str, read: bool = False) -> PathState:
     link = host.readlink(path)
     if link.error is None and (link.resolved or link.target):
         return PathState(path=path, exists=True, kind="file")
-    return PathState(path=path)
+    return PathState(path=path, recorded=REPLAY_MISS_NOTE not in (d.error_message or ""))
 
 
 @probe("devices")
@@ -115,6 +120,8 @@ def devices_probe(host, ctx) -> DevicesFact:
         driver_version_info=_state(host, DRIVER_VERSION_INFO, read=True),
         ascend_install_info=_state(host, ASCEND_INSTALL_INFO, read=True),
         hccn_tool=_state(host, HCCN_TOOL),
+        driver_topo_950=_state(host, DRIVER_TOPO_950),
+        hccl_rootinfo=_state(host, HCCL_ROOTINFO, read=True),
     )
 
 

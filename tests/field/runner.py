@@ -13,7 +13,8 @@ A case file:
     model_dir, model_config           # or one the catalogue does not hold (control_config: its healthy variant)
     control_serve                     # the control's command, when the fault is in the command itself
     [host.npu], [host.env]            # the machine's shape (chips, name, HBM; its environment; container signals;
-    [host.files], [host.packages]     # packages it has), for the case and its control alike
+    [host.files], [host.dirs]         # packages it has), for the case and its control alike
+    [host.packages]
     remove_dirs = [...]               # directories the fault takes away (a mount that is missing)
     absent = [...]                    # paths `collect` looked for and recorded as missing
     serve = ["vllm", "serve", …]      # optional: the command exec would lint
@@ -148,6 +149,8 @@ def build(data: dict, with_fault: bool = True) -> tuple[dict, list[str]]:
     _packages(snap, shape.get("packages") or {}, {})
     for path, text in (shape.get("files") or {}).items():  # e.g. /.dockerenv: the thread ran in a container
         snap["files"][path] = {"content": text}
+    for path, entries in (shape.get("dirs") or {}).items():
+        snap["dirs"][path] = {"entries": list(entries)}
     serve = list(data.get("serve", []))
     if not with_fault:
         return snap, list(data.get("control_serve", serve))
@@ -169,6 +172,7 @@ def build(data: dict, with_fault: bool = True) -> tuple[dict, list[str]]:
         snap["dirs"].pop(path, None)
     for path in data.get("absent") or []:  # looked for by `collect` and recorded as missing (not just unrecorded)
         snap["dirs"][path] = {"entries": None, "error": "not_found", "error_message": "No such file or directory"}
+        snap["files"].pop(path, None)
     _packages(snap, data.get("packages") or {}, data.get("requires") or {})
     for key in ("version", "soabi"):
         if (data.get("python") or {}).get(key):
