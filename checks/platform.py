@@ -183,7 +183,7 @@ def engine_worker_import(ctx):
         return early
     if fact.worker_skipped:
         return ctx.skip(fact.worker_skipped)
-    if fact.stage not in ("worker", "done") and not fact.worker_module:
+    if fact.stage not in ("worker", "custom_ops", "done") and not fact.worker_module:
         return ctx.unknown(T("the platform probe stopped before the worker import (stage {stage}: {error_type}: "
                              "{error})", stage=fact.stage, error_type=fact.error_type,
                              error=fact.error), _platform_evidence(fact))
@@ -204,3 +204,55 @@ def engine_worker_import(ctx):
                               version2=va.version) if vl and va else ''),
                     evidence,
                     remediation=fix)
+
+
+@check("VLLM107", "vllm-ascend-custom-ops", severity="error", needs=["python", "vllm_platform"])
+def custom_ops(ctx):
+    """vllm-ascend's compiled operators load
+
+    What it checks: in the same child as VLLM105, `import vllm_ascend.vllm_ascend_C` — the library of custom NPU
+    operators vllm-ascend registers with torch.
+
+    Why it matters: vllm-ascend imports it lazily and, when that fails, only logs `Failed to import
+    'vllm_ascend.vllm_ascend_C': … All custom ops will be disabled`; the server then starts and breaks on the first
+    operator it needs (`'_OpNamespace' '_C_ascend' object has no attribute …`, PR #3791). Two causes dominate: a
+    system glibc older than the wheel was built for (`version GLIBC_2.32' not found`, vllm-ascend#1249) and a source
+    or editable install whose C++ build never ran or failed (`libvllm_ascend_kernels.so: cannot open shared object
+    file`, #1114, #9421).
+
+    How to fix: run the official vllm-ascend image (or an OS whose glibc the wheel names in its manylinux tag); for a
+    source install, rebuild with CANN sourced: `source /usr/local/Ascend/ascend-toolkit/set_env.sh && pip install -v
+    -e . --no-build-isolation`, and check its log for the kernel build.
+    """
+    fact = ctx.fact("vllm_platform")
+    early = _not_run(ctx, fact)
+    if early:
+        return early
+    if fact.worker_skipped:
+        return ctx.skip(fact.worker_skipped)
+    if fact.custom_ops_loaded is None:
+        if fact.error_type:
+            return ctx.unknown(T("the platform probe stopped before it tried vllm-ascend's compiled operators (stage "
+                                 "{stage}: {error_type}: {error})", stage=fact.stage, error_type=fact.error_type,
+                                 error=fact.error), _platform_evidence(fact))
+        return ctx.unknown(T("the platform probe did not try vllm-ascend's compiled operators (stage {stage}; a "
+                             "snapshot from an older ascend-doctor records no such attempt)",
+                             stage=fact.stage or "start"), _platform_evidence(fact))
+    evidence = [ev("import vllm_ascend.vllm_ascend_C", fact.custom_ops_error or "loaded")]
+    if fact.custom_ops_loaded:
+        return ctx.ok(T("vllm-ascend's compiled operators load"), evidence)
+    err = fact.custom_ops_error or ""
+    py = ctx.fact("python")
+    if "GLIBC_" in err:
+        return ctx.fail(T("vllm-ascend's compiled operators need a newer glibc than this system's {libc}: {error} — "
+                          "vllm-ascend disables all custom ops and fails on the first one it needs",
+                          libc=f"{py.libc or 'glibc'} {py.libc_version or '?'}", error=err), evidence,
+                        remediation=T("Run the official vllm-ascend image, or an OS with the glibc the wheel's "
+                                      "manylinux tag names; or build vllm-ascend from source on this system."))
+    built = "libvllm_ascend_kernels" in err or "No module named 'vllm_ascend.vllm_ascend_C'" in err
+    return ctx.fail(T("vllm-ascend's compiled operators do not load: {error}{why}", error=err,
+                      why=T(" — a source or editable install whose C++ build did not run or failed") if built else ""),
+                    evidence,
+                    remediation=T("Rebuild with CANN sourced: `source /usr/local/Ascend/ascend-toolkit/set_env.sh && "
+                                  "pip install -v -e . --no-build-isolation` (check the log for the kernel build), or "
+                                  "install the released wheel."))

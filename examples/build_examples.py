@@ -151,9 +151,11 @@ def platform_answer(**over) -> str:
     """What the platform probe prints when vLLM resolves vllm-ascend's NPUPlatform (keys of PlatformFact)."""
     out = {"plugins": [ASCEND_PLUGIN], "vllm_plugins_env": None, "vllm_target_device_env": None, "stage": "done",
            "platform_class": "vllm_ascend.platform.NPUPlatform", "device_type": "npu", "device_name": "npu",
-           "worker_module": "vllm_ascend.worker.worker", "seconds": 11.482}
+           "worker_module": "vllm_ascend.worker.worker", "custom_ops_loaded": True, "seconds": 11.482}
     out.update(over)
-    stages = ["entry_points", "platform", "worker", "done"]
+    stages = ["entry_points", "platform", "worker", "custom_ops", "done"]
+    if stages.index(out["stage"]) < stages.index("custom_ops"):
+        out.pop("custom_ops_loaded")  # the probe stopped before it tried the compiled operators
     shown = stages[:stages.index(out["stage"]) + 1]
     return "".join(f"ASCEND_DOCTOR_STAGE {st}\n" for st in shown) + "ASCEND_DOCTOR_PLATFORM " + json.dumps(out) + "\n"
 

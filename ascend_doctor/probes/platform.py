@@ -78,6 +78,14 @@ try:
                 out["worker_module"], out["worker_error"] = mod, last_line(exc)
                 out["worker_traceback"] = traceback.format_exc()[-3000:]
                 break
+        # vllm-ascend's compiled ops: it imports them lazily and, when that fails, only logs "all custom ops will be
+        # disabled" (vllm_ascend/utils.py enable_custom_op) — the error is recorded here instead (VLLM107).
+        stage("custom_ops")
+        try:
+            importlib.import_module("vllm_ascend.vllm_ascend_C")
+            out["custom_ops_loaded"] = True
+        except BaseException as exc:
+            out["custom_ops_loaded"], out["custom_ops_error"] = False, last_line(exc)
     stage("done")
 except BaseException as exc:
     out["error_type"] = type(exc).__name__
@@ -104,7 +112,8 @@ class PlatformFact(Model):
     ran: bool
     skipped_reason: str = ""
     python: str = ""
-    stage: Optional[str] = Field(None, description="entry_points | platform | worker | done: how far it got")
+    stage: Optional[str] = Field(None, description="entry_points | platform | worker | custom_ops | done: how far "
+                                                   "it got")
     plugins: list[PlatformPlugin] = Field(default_factory=list)
     vllm_plugins_env: Optional[str] = None
     vllm_target_device_env: Optional[str] = None
@@ -115,6 +124,9 @@ class PlatformFact(Model):
     worker_error: Optional[str] = None
     worker_traceback: Optional[str] = None
     worker_skipped: Optional[str] = None
+    custom_ops_loaded: Optional[bool] = Field(None, description="`import vllm_ascend.vllm_ascend_C` worked (None: not "
+                                                                "tried, e.g. a snapshot from an older probe)")
+    custom_ops_error: Optional[str] = None
     error_type: Optional[str] = None
     error: Optional[str] = None
     traceback: Optional[str] = None
