@@ -242,6 +242,18 @@ def _extra_index(m, items) -> str:
     return "".join(f" --extra-index-url {u}" for u in urls)
 
 
+def _pin_index(m, conflicts) -> str:
+    """` --extra-index-url URL` for exact pins PyPI does not have (`triton-ascend==3.2.2`, vllm-ascend#16732), so the
+    `pip install` a VLLM104 fix prints works as written."""
+    urls = []
+    for c in conflicts:
+        name, _, version = c.requirement.partition("==")
+        row = m.index_for(name.strip(), version.strip()) if version and "," not in version else None
+        if row is not None and row.index_url and row.index_url not in urls:
+            urls.append(row.index_url)
+    return "".join(f" --extra-index-url {u}" for u in urls)
+
+
 def _torch_clobbered(m, py, items) -> str:
     """The cause of a torch mismatch when the installed torch is exactly what the installed vLLM pins: installing
     (or upgrading) vLLM after vllm-ascend replaced vllm-ascend's torch. "" when that is not what the facts show."""
@@ -479,7 +491,7 @@ def pip_check(ctx):
         if spec not in wants:
             wants.append(spec)
     fix = (T("`pip install {wants}` (then reinstall vllm-ascend's pins if they moved) and `python -m pip check`.",
-             wants=' '.join(wants)))
+             wants=' '.join(wants) + _pin_index(ctx.matrix, stack or real)))
     summary = "; ".join(c.line() for c in (stack or real)[:3]) + (" …" if len(stack or real) > 3 else "")
     if stack:
         return ctx.fail(T("{n_real} broken requirement(s), {n_stack} in the serving stack: {summary}",

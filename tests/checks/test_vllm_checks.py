@@ -206,6 +206,16 @@ def test_pip_check_missing_torch_npu_fails():
     assert "pip install torch-npu==2.8.0.post2" in f.remediation
 
 
+def test_pip_check_fix_names_the_index_of_a_pin_pypi_does_not_have():  # vllm-ascend#16732
+    stack = [("vllm_ascend", "0.26.0rc1", ["triton-ascend==3.2.2"])]
+    f = run_check("VLLM104", {"python": py(*stack)})
+    assert f.status == Status.FAIL
+    assert "pip install triton-ascend==3.2.2 --extra-index-url https://mirrors.huaweicloud.com/ascend/repos/pypi" \
+        in f.remediation
+    assert "--extra-index-url" not in run_check("VLLM104", {"python": py(*[d for d in VA13 if d[0] != "triton-ascend"])
+                                                            }).remediation  # 3.2.0 is on PyPI
+
+
 def test_pip_check_conflict_outside_stack_warns():
     stack = VA13 + [("jupyterlab", "4.2.0", ["jinja2>=3.0.3"]), ("jinja2", "2.11.3")]
     f = run_check("VLLM104", {"python": py(*stack)})

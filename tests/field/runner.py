@@ -25,7 +25,7 @@ A case file:
     [packages]                        # distribution -> version ("" removes it), in the serving environment
     [npu]                             # npu-smi info redrawn: chips, name, hbm_used (per chip), procs, health
     [[commands]]                      # argv, stdout, stderr, returncode: replaces the recorded answer
-    [expect]                          # code, status (one or a list), message (a substring)
+    [expect]                          # code, status (one or a list), message and remediation (substrings)
 
 A case whose expected status is `pass` is a guard: a sound setup from a thread that a check once judged wrong (the
 field finds false positives too); the summary counts it apart from the catches.

@@ -22,6 +22,7 @@ def test_the_case_is_caught_by_its_check(case: Case):
     assert f is not None, f"{case.expect['code']} did not run; findings: {_show(report)}"
     assert f.status.value in case.statuses, f"{f.code} {f.status.value}: {f.message}"
     assert case.expect.get("message", "") in f.message, f.message
+    assert case.expect.get("remediation", "") in str(f.remediation or ""), f.remediation
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
