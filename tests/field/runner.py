@@ -26,6 +26,7 @@ A case file:
     [npu]                             # npu-smi info redrawn: chips, name, hbm_used (per chip), procs, health
     [[commands]]                      # argv, stdout, stderr, returncode: replaces the recorded answer
     [expect]                          # code, status (one or a list), message and remediation (substrings)
+    [[fleet]]                         # instead of one host: Ray nodes (name, ray = advertised resources, control_ray)
 
 A case whose expected status is `pass` is a guard: a sound setup from a thread that a check once judged wrong (the
 field finds false positives too); the summary counts it apart from the catches.
@@ -184,8 +185,30 @@ def build(data: dict, with_fault: bool = True) -> tuple[dict, list[str]]:
     return snap, serve
 
 
+def _run_fleet(data: dict, with_fault: bool):
+    """A Ray fleet case: `[[fleet]]` nodes (name; `ray`: the resources Ray advertises, `control_ray` for the control)
+    on the healthy base with their own hostnames and RoCE IPs, judged as `fleet --ray-address … [-- serve]` would."""
+    from ascend_doctor.fleet.evaluate import FleetEvaluator
+    from ascend_doctor.fleet.model import NodeResult
+    from ascend_doctor.options import RunOptions
+    from ascend_doctor.serve_options import parse_serve
+    from ascend_doctor.snapshot import Snapshot
+    from tests.fleet import nodes as N
+
+    results = []
+    for i, node in enumerate(data["fleet"]):
+        ray = node["ray"] if with_fault else node.get("control_ray", node["ray"])
+        results.append(NodeResult(name=node["name"], snapshot=Snapshot.model_validate(N.node(node["name"], 11 + i)),
+                                  source=f"ray node {i}", ray_resources=dict(ray)))
+    serve = parse_serve(list(data["serve"])) if data.get("serve") else None
+    return FleetEvaluator(_registry(), RunOptions(), serve=serve).report(results)
+
+
 def run(data: dict, with_fault: bool = True):
-    """The report `exec --replay SNAPSHOT -- SERVE…` (or `check --replay`) would give, in process."""
+    """The report `exec --replay SNAPSHOT -- SERVE…` (or `check --replay`) would give, in process; for a `fleet` case
+    the fleet report."""
+    if data.get("fleet"):
+        return _run_fleet(data, with_fault)
     from ascend_doctor.engine import run_static
     from ascend_doctor.options import RunOptions
     from ascend_doctor.probes.serve import with_serve_command
@@ -208,5 +231,8 @@ def _registry():
     return load_registry(entry_points=False)
 
 
-def finding(report, code: str) -> Optional[Any]:
-    return next((f for f in report.findings if f.code == code), None)
+def finding(report, code: str, node: Optional[str] = None) -> Optional[Any]:
+    """The finding of `code` (on `node` in a fleet report; the worst one when no node is named)."""
+    found = [f for f in report.findings if f.code == code and (node is None or f.node == node)]
+    order = {"fail": 0, "error": 1, "warn": 2, "unknown": 3, "pass": 4, "skip": 5}
+    return min(found, key=lambda f: order.get(f.status.value, 9)) if found else None
