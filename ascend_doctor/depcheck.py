@@ -200,3 +200,15 @@ def find_conflicts(py: PythonEnv, allowlist: Optional[AllowList] = None) -> List
                     break
             out.append(c)
     return out
+
+
+def pin_index(matrix, requirements) -> str:
+    """` --extra-index-url URL` for the exact pins (`name==version`) PyPI does not have (`triton-ascend==3.2.2`:
+    matrices/package-index.toml, vllm-ascend#16732), so a printed `pip install` of them works as written."""
+    urls: list = []
+    for req in requirements:
+        name, _, version = req.partition("==")
+        row = matrix.index_for(name.strip(), version.strip()) if version and "," not in version else None
+        if row is not None and row.index_url and row.index_url not in urls:
+            urls.append(row.index_url)
+    return "".join(f" --extra-index-url {u}" for u in urls)

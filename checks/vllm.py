@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional, Tuple
 
-from ascend_doctor.depcheck import find_conflicts, load_allowlist
+from ascend_doctor.depcheck import find_conflicts, load_allowlist, pin_index
 from ascend_doctor.evaluator import ev
 from ascend_doctor.host import normalize_name
 from ascend_doctor.i18n import T, capitalized, join, known
@@ -239,18 +239,6 @@ def _extra_index(m, items) -> str:
             row = m.index_for(i.component, i.expected[0])
             if row is not None and row.index_url and row.index_url not in urls:
                 urls.append(row.index_url)
-    return "".join(f" --extra-index-url {u}" for u in urls)
-
-
-def _pin_index(m, conflicts) -> str:
-    """` --extra-index-url URL` for exact pins PyPI does not have (`triton-ascend==3.2.2`, vllm-ascend#16732), so the
-    `pip install` a VLLM104 fix prints works as written."""
-    urls = []
-    for c in conflicts:
-        name, _, version = c.requirement.partition("==")
-        row = m.index_for(name.strip(), version.strip()) if version and "," not in version else None
-        if row is not None and row.index_url and row.index_url not in urls:
-            urls.append(row.index_url)
     return "".join(f" --extra-index-url {u}" for u in urls)
 
 
@@ -491,7 +479,7 @@ def pip_check(ctx):
         if spec not in wants:
             wants.append(spec)
     fix = (T("`pip install {wants}` (then reinstall vllm-ascend's pins if they moved) and `python -m pip check`.",
-             wants=' '.join(wants) + _pin_index(ctx.matrix, stack or real)))
+             wants=' '.join(wants) + pin_index(ctx.matrix, [c.requirement for c in stack or real])))
     summary = "; ".join(c.line() for c in (stack or real)[:3]) + (" …" if len(stack or real) > 3 else "")
     if stack:
         return ctx.fail(T("{n_real} broken requirement(s), {n_stack} in the serving stack: {summary}",
