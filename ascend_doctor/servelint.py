@@ -109,6 +109,22 @@ def json_opt(cmd, name: str) -> tuple[Optional[dict], Optional[str]]:
     return value, None
 
 
+def json_option(ctx, cmd, name: str):
+    """(value, evidence, None) for a JSON-object option, or (None, evidence, outcome): skip when the option is not
+    given, fail (with the parser's own words) when vLLM could not read it — the same start for every check of one."""
+    flag = "--" + name.replace("_", "-")
+    if not cmd.has(name):
+        return None, [], ctx.skip(T("{option} is not given", option=flag))
+    value, err = json_opt(cmd, name)
+    evidence = [ev("command line", cmd.source(name))]
+    if err:
+        return None, evidence, ctx.fail(T("{option} is not a JSON object vLLM can read: {error}", option=flag,
+                                          error=err), evidence,
+                                        remediation=T("Quote the JSON for the shell: `{option} '{{\"key\": value}}'`.",
+                                                      option=flag))
+    return value, evidence, None
+
+
 def int_opt(cmd, name: str, default: int) -> int:
     v = cmd.int_opt(name)
     return default if v is None else v

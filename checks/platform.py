@@ -81,6 +81,16 @@ def _not_run(ctx, fact):
     return None
 
 
+def _past_the_platform(ctx):
+    """(the probe's answer, None), or (.., the outcome) when it has nothing past the platform stage to judge: the
+    common start of VLLM106 and VLLM107, which judge what the child did after resolving the platform."""
+    fact = ctx.fact("vllm_platform")
+    early = _not_run(ctx, fact)
+    if early is None and fact.worker_skipped:
+        early = ctx.skip(fact.worker_skipped)
+    return fact, early
+
+
 @check("VLLM105", "vllm-platform", severity="critical", needs=["python", "vllm_platform"])
 def vllm_platform(ctx):
     """vLLM resolves vllm-ascend's NPU platform
@@ -177,12 +187,9 @@ def engine_worker_import(ctx):
     How to fix: install the vLLM release the vllm-ascend release targets (VLLM101 names it; `ascend-doctor matrix
     show --vllm-ascend X`), or the vllm-ascend release made for the installed vLLM.
     """
-    fact = ctx.fact("vllm_platform")
-    early = _not_run(ctx, fact)
+    fact, early = _past_the_platform(ctx)
     if early:
         return early
-    if fact.worker_skipped:
-        return ctx.skip(fact.worker_skipped)
     if fact.stage not in ("worker", "custom_ops", "done") and not fact.worker_module:
         return ctx.unknown(T("the platform probe stopped before the worker import (stage {stage}: {error_type}: "
                              "{error})", stage=fact.stage, error_type=fact.error_type,
@@ -224,12 +231,9 @@ def custom_ops(ctx):
     source install, rebuild with CANN sourced: `source /usr/local/Ascend/ascend-toolkit/set_env.sh && pip install -v
     -e . --no-build-isolation`, and check its log for the kernel build.
     """
-    fact = ctx.fact("vllm_platform")
-    early = _not_run(ctx, fact)
+    fact, early = _past_the_platform(ctx)
     if early:
         return early
-    if fact.worker_skipped:
-        return ctx.skip(fact.worker_skipped)
     if fact.custom_ops_loaded is None:
         if fact.error_type:
             return ctx.unknown(T("the platform probe stopped before it tried vllm-ascend's compiled operators (stage "

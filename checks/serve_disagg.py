@@ -3,10 +3,9 @@ the node's own parallel flags, the rule vllm-ascend enforces at start (`check_kv
 
 from __future__ import annotations
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T
 from ascend_doctor.registry import check
-from ascend_doctor.servelint import cmd_or_skip, json_opt
+from ascend_doctor.servelint import cmd_or_skip, json_option
 from ascend_doctor.versions import try_parse_version
 
 # vllm-ascend refuses a mismatch at start from v0.12.0rc1 (vllm-project/vllm-ascend#4547, commit 688b133, 2025-12-07:
@@ -50,12 +49,9 @@ def kv_transfer_sizes(ctx):
     cmd, skip = cmd_or_skip(ctx)
     if skip:
         return skip
-    if not cmd.has("kv_transfer_config"):
-        return ctx.skip(T("--kv-transfer-config is not given"))
-    cfg, err = json_opt(cmd, "kv_transfer_config")
-    evidence = [ev("command line", cmd.source("kv_transfer_config"))]
-    if err:
-        return ctx.fail(T("--kv-transfer-config is not a JSON object vLLM can read: {error}", error=err), evidence)
+    cfg, evidence, out = json_option(ctx, cmd, "kv_transfer_config")
+    if out:
+        return out
     role = str(cfg.get("kv_role") or "")
     extra = cfg.get("kv_connector_extra_config") or {}
     if role not in ROLES or not isinstance(extra, dict):

@@ -273,18 +273,14 @@ def additional_config_keys(ctx):
     `--compilation-config`, vLLM's own scheduler), fix misspelt ones, or install the release that reads them.
     """
     from ascend_doctor.additional_config import row_for
-    from ascend_doctor.servelint import json_opt
+    from ascend_doctor.servelint import json_option
 
     cmd, skip = cmd_or_skip(ctx)
     if skip:
         return skip
-    if not cmd.has("additional_config"):
-        return ctx.skip(T("--additional-config is not given"))
-    cfg, err = json_opt(cmd, "additional_config")
-    evidence = [ev("command line", cmd.source("additional_config"))]
-    if err:
-        return ctx.fail(T("--additional-config is not a JSON object vLLM can read: {error}", error=err), evidence,
-                        remediation=T("Quote the JSON for the shell: `--additional-config '{{\"key\": value}}'`."))
+    cfg, evidence, out = json_option(ctx, cmd, "additional_config")
+    if out:
+        return out
     version = _ascend_version(ctx)
     if version is None:
         return ctx.unknown(T("which vllm-ascend is installed is not known: its --additional-config keys cannot be "

@@ -18,6 +18,7 @@ from ascend_doctor.servelint import (
     cmd_or_skip,
     int_opt,
     json_opt,
+    json_option,
     model_config,
     model_or_outcome,
     server_env,
@@ -319,12 +320,9 @@ def speculative_config(ctx):
     cmd, m, out = model_or_outcome(ctx)
     if out:
         return out
-    if not cmd.has("speculative_config"):
-        return ctx.skip(T("--speculative-config is not given"))
-    spec, err = json_opt(cmd, "speculative_config")
-    evidence = [ev("command line", cmd.source("speculative_config"))]
-    if err:
-        return ctx.fail(T("--speculative-config is not a JSON object vLLM can read: {error}", error=err), evidence)
+    spec, evidence, out = json_option(ctx, cmd, "speculative_config")
+    if out:
+        return out
     method = str(spec.get("method") or "")
     if not (method == "mtp" or method.endswith("_mtp")) or spec.get("model"):
         return ctx.skip(T("not an MTP method drafting from the served checkpoint (method {method})",
