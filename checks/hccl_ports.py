@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T
 from ascend_doctor.registry import check
@@ -11,16 +13,22 @@ HOST_SPAN = 16
 NPU_PORT = 16666      # the NPU socket port HCCL listens on (#4725: "specific port[16666]")
 
 
+def _base(env: dict) -> Optional[int]:
+    """HCCL_IF_BASE_PORT (its default when unset); None when it is not a port a 16-port range can start at."""
+    try:
+        base = int(str(env.get("HCCL_IF_BASE_PORT", HOST_BASE)).strip())
+    except ValueError:
+        return None
+    return base if 1 <= base <= 65536 - HOST_SPAN else None
+
+
 def _ranges(env: dict) -> tuple[list[int], list[str]]:
-    """The fixed ports this server's HCCL would bind, and what decided them."""
+    """The fixed ports this server's HCCL would bind, and what decided them (the base is a valid port here)."""
     ports, why = [], []
     if env.get("HCCL_HOST_SOCKET_PORT_RANGE"):
         why.append(f"HCCL_HOST_SOCKET_PORT_RANGE={env['HCCL_HOST_SOCKET_PORT_RANGE']}")
     else:
-        try:
-            base = int(str(env.get("HCCL_IF_BASE_PORT", HOST_BASE)).strip())
-        except ValueError:
-            base = HOST_BASE
+        base = _base(env) or HOST_BASE
         ports += list(range(base, base + HOST_SPAN))
         why.append(f"host {base}-{base + HOST_SPAN - 1}" + ("" if "HCCL_IF_BASE_PORT" in env else " (default)"))
     if env.get("HCCL_NPU_SOCKET_PORT_RANGE"):
@@ -52,6 +60,13 @@ def hccl_ports_free(ctx):
     scope = ctx.fact("npu_scope")
     if scope.single:
         return ctx.skip(T("HCCL is not used: {scope}", scope=scope.describe()))
+    if not env.get("HCCL_HOST_SOCKET_PORT_RANGE") and _base(env) is None:
+        return ctx.warn(T("HCCL_IF_BASE_PORT={value} is not a port a range of {span} can start at (1-{top})",
+                          value=repr(env.get("HCCL_IF_BASE_PORT")), span=HOST_SPAN, top=65536 - HOST_SPAN),
+                        [ev("env: HCCL_IF_BASE_PORT", str(env.get("HCCL_IF_BASE_PORT")))],
+                        remediation=T("Give this instance its own ports: `export HCCL_IF_BASE_PORT=60100` (another "
+                                      "base per instance), or `export HCCL_HOST_SOCKET_PORT_RANGE=auto "
+                                      "HCCL_NPU_SOCKET_PORT_RANGE=auto`."))
     fact = ctx.fact("listening_ports")
     if fact.error:
         return ctx.unknown(T("the listening sockets cannot be read: {error}", error=fact.error))

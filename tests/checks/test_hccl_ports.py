@@ -12,8 +12,8 @@ HEADER = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when ret
 
 
 def row(i: int, port: int, state: str = "0A") -> str:
-    return (f"  {i:>2}: C0A80A0B:{port:04X} 00000000:0000 {state} 00000000:00000000 00:00000000 00000000     0        0 "
-            f"{88100 + i} 1 0000000000000000 100 0 0 10 0\n")
+    return (f"  {i:>2}: C0A80A0B:{port:04X} 00000000:0000 {state} 00000000:00000000 00:00000000 00000000     0"
+            f"        0 {88100 + i} 1 0000000000000000 100 0 0 10 0\n")
 
 
 def test_the_parser_keeps_listening_ports_and_skips_garbage():
@@ -45,3 +45,9 @@ def test_one_npu_skips_and_an_unreadable_proc_is_unknown():
     f = run_check("HCCL106", {"env": {}, "npu_scope": NpuScope(count=8),
                               "listening_ports": ListeningPorts(error="/proc/net/tcp: permission denied")})
     assert f.status == Status.UNKNOWN and "permission denied" in f.message
+
+
+def test_a_base_port_that_is_no_port_is_a_finding_not_a_silent_default():
+    f = judge([22], env={"HCCL_IF_BASE_PORT": "6o100"})
+    assert f.status == Status.WARN and "HCCL_IF_BASE_PORT='6o100' is not a port" in f.message
+    assert judge([22], env={"HCCL_IF_BASE_PORT": "65530"}).status == Status.WARN  # 16 ports do not fit
