@@ -3,7 +3,7 @@ the node's own parallel flags, the rule vllm-ascend enforces at start (`check_kv
 
 from __future__ import annotations
 
-from ascend_doctor.i18n import T
+from ascend_doctor.i18n import T, join
 from ascend_doctor.registry import check
 from ascend_doctor.servelint import cmd_or_skip, json_option
 from ascend_doctor.versions import try_parse_version
@@ -65,8 +65,8 @@ def kv_transfer_sizes(ctx):
     py = ctx.try_fact("python")
     va = py.dist("vllm-ascend") if py is not None else None
     v = try_parse_version(va.version) if va is not None else None
-    said = "; ".join(T("'{section}' {key}: the flags say {mine}, the config {theirs}", section=s, key=k, mine=m,
-                       theirs=t) for s, k, _, m, t in bad)
+    said = join("; ", (T("'{section}' {key}: the flags say {mine}, the config {theirs}", section=s, key=k, mine=m,
+                          theirs=t) for s, k, _, m, t in bad))
     fix = T("Set the '{section}' sizes in kv_connector_extra_config to this node's own (or change the flags).",
             section=bad[0][0])
     if v is not None and v >= try_parse_version(REFUSED_FROM):

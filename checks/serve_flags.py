@@ -295,7 +295,7 @@ def additional_config_keys(ctx):
                                           release=row.version)
     if unread:
         return ctx.warn(T("vllm-ascend {version} ignores {n} --additional-config key(s){against}: {keys}",
-                          version=version, n=len(unread), against=against, keys="; ".join(unread)), evidence,
+                          version=version, n=len(unread), against=against, keys=join("; ", unread)), evidence,
                         remediation=T("Remove the ignored keys (or install the release that reads them); for "
                                       "torchair_graph_config use ACL graph (`--compilation-config`), for "
                                       "ascend_scheduler_config vLLM's own scheduler."), ignored=len(unread))
