@@ -51,3 +51,12 @@ def test_a_base_port_that_is_no_port_is_a_finding_not_a_silent_default():
     f = judge([22], env={"HCCL_IF_BASE_PORT": "6o100"})
     assert f.status == Status.WARN and "HCCL_IF_BASE_PORT='6o100' is not a port" in f.message
     assert judge([22], env={"HCCL_IF_BASE_PORT": "65530"}).status == Status.WARN  # 16 ports do not fit
+
+
+def test_the_parser_reads_a_real_capture():
+    """tests/data/proc_net: a real /proc/net/tcp (one listener, port 2024) and a tcp6 with its header only."""
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[1] / "data" / "proc_net"
+    assert listening_ports((data / "tcp.captured").read_text()) == {2024}
+    assert listening_ports((data / "tcp6.captured").read_text()) == set()
