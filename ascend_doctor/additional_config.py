@@ -59,3 +59,12 @@ def history(key: str, before: str) -> tuple[Optional[str], Optional[str]]:
 
 def ever_read(key: str) -> bool:
     return any(key in r.keys for r in releases())
+
+
+@lru_cache(maxsize=None)
+def start_check_range(check_id: str) -> tuple[str, str]:
+    """(vllm-ascend specifier, first source) of a check vllm-ascend makes at start
+    (matrices/serve/start-checks.toml)."""
+    data = read_toml(builtin_matrices_dir() / "serve" / "start-checks.toml", "matrix")
+    row = next(r for r in data.get("start_check", []) if r["id"] == check_id)
+    return row["vllm_ascend"], row["source"][0]

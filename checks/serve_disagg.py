@@ -6,11 +6,9 @@ from __future__ import annotations
 from ascend_doctor.i18n import T, join
 from ascend_doctor.registry import check
 from ascend_doctor.servelint import cmd_or_skip, json_option
-from ascend_doctor.versions import try_parse_version
+from ascend_doctor.additional_config import start_check_range
+from ascend_doctor.versions import SpecifierSet, try_parse_version
 
-# vllm-ascend refuses a mismatch at start from v0.12.0rc1 (vllm-project/vllm-ascend#4547, commit 688b133, 2025-12-07:
-# vllm_ascend/ascend_config.py, later vllm_ascend/utils.py, called from NPUPlatform.check_and_update_config).
-REFUSED_FROM = "0.12.0rc1"
 ROLES = {"kv_producer": ("prefill",), "kv_consumer": ("decode",), "kv_both": ("prefill", "decode")}
 
 
@@ -69,10 +67,11 @@ def kv_transfer_sizes(ctx):
                           theirs=t) for s, k, _, m, t in bad))
     fix = T("Set the '{section}' sizes in kv_connector_extra_config to this node's own (or change the flags).",
             section=bad[0][0])
-    if v is not None and v >= try_parse_version(REFUSED_FROM):
+    spec, _ = start_check_range("kv-transfer-sizes")  # the releases that refuse it (matrices/serve/start-checks.toml)
+    if va is not None and v is not None and SpecifierSet(spec).contains(va.version):
         s, _, w, m, t = bad[0]
         return ctx.fail(T("{said}: vllm-ascend {version} stops with `KV transfer '{section}' config has a conflicting "
                           "{what}. Expected {mine}, but got {theirs}.`", said=said, version=va.version, section=s,
                           what=w, mine=m, theirs=t), evidence, remediation=fix)
     return ctx.warn(T("{said}: the connector is built with sizes this node does not have (vllm-ascend refuses it from "
-                      "{release})", said=said, release=REFUSED_FROM), evidence, remediation=fix)
+                      "{release})", said=said, release=spec.lstrip(">=")), evidence, remediation=fix)

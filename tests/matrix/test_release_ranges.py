@@ -52,6 +52,9 @@ def _ranges() -> list[Range]:
                 for spec in row.get(pkg, []):
                     out.append(Range(f"{name}: cann_driver_rule {row.get('id', i)} {pkg}", pkg, spec,
                                      tuple(row.get("source", []))))
+        for row in data.get("start_check", []):
+            out.append(Range(f"{name}: start_check {row['id']} vllm_ascend", "vllm-ascend", row["vllm_ascend"],
+                             tuple(row.get("source", []))))
         for i, row in enumerate(data.get("torch_npu", [])):
             if row.get("requires_torch"):
                 out.append(Range(f"{name}: torch_npu {row.get('version')} requires_torch", "torch",
