@@ -30,6 +30,13 @@ class RunOptions(Model, extra="forbid"):
                                             description="Seconds the isolated `import torch, torch_npu` and vLLM "
                                                         "platform probes may take (default 90 and 120: a cold import "
                                                         "of torch_npu takes 10-30 s)")
+    compute_ranks: Optional[int] = Field(None, ge=1, le=128, description="Ranks of the compute smoke (default: "
+                                                                        "every NPU this server uses; 8 on the CPU "
+                                                                        "path)")
+    compute_timeout: Optional[float] = Field(None, gt=0, le=3600, allow_inf_nan=False,
+                                             description="Seconds the whole compute smoke may take (default: "
+                                                         "matrices/compute/compute-smoke.toml, 180 on NPUs, 60 on "
+                                                         "the CPU path)")
     redact_hostname: bool = False
     import_probe: bool = Field(True, description="Run `import torch, torch_npu` in a child of the serving python")
     serve_argv: list[str] = Field(default_factory=list, description="The `vllm serve …` command line `exec` and "

@@ -10,29 +10,32 @@ import click
 
 from ascend_doctor.cli.exits import EXIT_HELP, exit_internal, guarded_run
 from ascend_doctor.cli.i18n_click import DoctorCommand
-from ascend_doctor.cli.options import SECONDS, host_options, prepare
+from ascend_doctor.cli.options import SECONDS, compute_options, host_options, prepare
 from ascend_doctor.cli.output import emit, output_kwargs, write_output
 from ascend_doctor.i18n import tr
 
 
 @click.command(cls=DoctorCommand, epilog=EXIT_HELP)
 @host_options
+@compute_options
 @click.option("--smoke-url", metavar="URL", help="After the static checks, smoke-test this OpenAI-compatible base URL.")
 @click.option("--model", "smoke_model", metavar="NAME", help="Model name for the smoke stage.")
 @click.option("--api-key-env", metavar="VAR", help="Environment variable holding the API key for the smoke stage.")
 @click.option("--smoke-timeout", type=SECONDS, default=60.0, show_default=True,
               help="Per-request timeout of the smoke stage.")
-def check(smoke_url, smoke_model, api_key_env, smoke_timeout, **kw):
-    """Run every static check on this machine (or a --replay snapshot); with --smoke-url, the live smoke too."""
+def check(smoke_url, smoke_model, api_key_env, smoke_timeout, compute, **kw):
+    """Run every static check on this machine (or a --replay snapshot); with --compute, the compute smoke; with
+    --smoke-url, the live smoke too."""
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
     outputs = output_kwargs(kw)
 
     def work():
         from ascend_doctor.engine import finalize, run_static
 
-        config, options, registry, host, facts = prepare(**kw, stages=("static", "smoke") if smoke_url else ("static",))
+        stages = ("static",) + (("compute",) if compute else ())
+        config, options, registry, host, facts = prepare(**kw, stages=stages + (("smoke",) if smoke_url else ()))
         outputs.checks = registry.checks
-        report = run_static(host, registry, options, config, started=(started_at, t0), facts=facts)
+        report = run_static(host, registry, options, config, started=(started_at, t0), facts=facts, stages=stages)
         if smoke_url:
             from ascend_doctor.smoke.stage import smoke_findings
 

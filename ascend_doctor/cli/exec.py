@@ -13,7 +13,7 @@ import click
 from ascend_doctor.cli import supervise as hook_exec
 from ascend_doctor.cli.exits import EXIT_HELP, EXIT_INTERNAL, guarded_run
 from ascend_doctor.cli.i18n_click import DoctorCommand
-from ascend_doctor.cli.options import SECONDS, host_options, prepare
+from ascend_doctor.cli.options import SECONDS, compute_options, host_options, prepare
 from ascend_doctor.cli.output import Outputs, emit, output_kwargs
 from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import T
@@ -60,6 +60,7 @@ def _skipped_report(host, options, linted: list[str], started_at: datetime, t0: 
 @click.command("exec", cls=DoctorCommand, epilog=EXEC_HELP, context_settings={"allow_interspersed_args": False,
                                                            "help_option_names": ["-h", "--help"]})
 @host_options
+@compute_options
 @click.option("--report", "report_path", metavar="FILE", help="Write the JSON report to FILE before starting COMMAND ('-': standard error, since "
                    "standard output belongs to COMMAND).")
 @click.option("--smoke", is_flag=True, help="Start COMMAND as a child, wait until it is healthy, run the tool-calling "
@@ -72,7 +73,7 @@ def _skipped_report(host, options, linted: list[str], started_at: datetime, t0: 
 @click.option("--api-key-env", metavar="VAR", help="Env var holding the server's API key for the smoke (default: the "
                                                    "command's --api-key, else VLLM_API_KEY when set).")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- COMMAND [ARGS]...")
-def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_env, command, **kw):
+def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_env, compute, command, **kw):
     """Lint COMMAND (`vllm serve …`) against this machine, then exec it — or refuse with exit 1."""
     from ascend_doctor.engine import finalize, run_static
 
@@ -85,9 +86,10 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
     outputs = output_kwargs(kw)
     if report_path:
         outputs.targets.insert(0, ("json", report_path))
+    stages = ("static", "serve") + (("compute",) if compute else ())
 
     def setup():
-        config, options, registry, host, facts = prepare(**kw, stages=("static", "serve"))
+        config, options, registry, host, facts = prepare(**kw, stages=stages)
         outputs.checks = registry.checks
         options = with_serve_command(host, options, argv, infer=not replay)
         if facts is None:  # a selection: no probe was started early
@@ -115,7 +117,7 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
     def work():
         opts = options
         report = run_static(host, registry, opts, config, command="exec", linted_command=cmd.argv,
-                            started=(started_at, t0), stages=("static", "serve"), facts=facts)
+                            started=(started_at, t0), stages=stages, facts=facts)
         notes = report.note_msgs()
         if opts.python:
             notes.append(T("serving python: {python}", python=opts.python))

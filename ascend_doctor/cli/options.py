@@ -151,6 +151,23 @@ def host_options(func):
     return output_options(func)
 
 
+COMPUTE_HELP = ("Also run the compute smoke before anything else is judged: one child per NPU in the serving "
+                "interpreter allocates a share of HBM, multiplies in each dtype the chip supports against a CPU "
+                "reference (timed), runs the fused operators vllm-ascend needs and all-reduces across the NPUs. It "
+                "allocates HBM: not on a node already serving.")
+
+
+def compute_options(func):
+    """--compute and its limits (check, exec, smoke)."""
+    return _apply(func, [
+        click.option("--compute", "compute", is_flag=True, default=False, help=COMPUTE_HELP),
+        click.option("--compute-ranks", "compute_ranks", type=click.IntRange(1, 128), default=None, metavar="N",
+                     help="Ranks of the compute smoke (default: every NPU this server uses; 8 on the CPU path)."),
+        click.option("--compute-timeout", "compute_timeout", type=SECONDS, default=None, metavar="SECONDS",
+                     help="Time the whole compute smoke may take (default 180 on NPUs, 60 on the CPU path)."),
+    ])
+
+
 def build_options(config, **cli: Any):
     """Config-file [options] first, then whatever was given on the command line."""
     from pydantic import ValidationError
@@ -174,16 +191,17 @@ def build_options(config, **cli: Any):
 
 
 def selection_setup(config_path, select, ignore, fail_on, fail_on_unknown, checks_dirs, matrix,
-                    stage: Optional[str] = None):
+                    stage: "Optional[str | tuple[str, ...]]" = None, **more: Any):
     """(config, options, registry) for a command that evaluates something other than this host (smoke, triage):
     the config, the options of `selection_options`, the registry with unknown --select codes and an invalid
-    --matrix rejected as input errors before anything runs."""
+    --matrix rejected as input errors before anything runs. `more`: further run options (smoke --compute's)."""
     from ascend_doctor.config import load_config, validate_against
     from ascend_doctor.registry import load_registry
 
     config = load_config(config_path)
     options = build_options(config, select=split_codes(select), ignore=split_codes(ignore), fail_on=fail_on,
-                            fail_on_unknown=fail_on_unknown, checks_dirs=list(checks_dirs), matrix=list(matrix))
+                            fail_on_unknown=fail_on_unknown, checks_dirs=list(checks_dirs), matrix=list(matrix),
+                            **more)
     check_local_paths(options, config)
     registry = load_registry(options.checks_dirs)
     validate_against(config, registry)
@@ -295,7 +313,7 @@ def refuse_empty_selection(registry, options, stages: tuple[str, ...]) -> None:
 def prepare(replay=None, python=None, model_dir=None, policy=None, matrix=(), checks_dirs=(), select=(), ignore=(),
             config_path=None, fail_on=None, fail_on_unknown=None, probe_timeout=None, redact_hostname=None,
             no_import_probe=False, import_timeout=None, replay_timing=False, stage: Optional[str] = None,
-            stages: tuple[str, ...] = ()):
+            stages: tuple[str, ...] = (), compute_ranks=None, compute_timeout=None):
     """Shared set-up for check/exec (the host_options by name): config, options, registry, host and — for a full run
     — the facts store whose slow vendor-tool probes already run while the checks load. InputError for anything the
     user got wrong."""
@@ -308,6 +326,7 @@ def prepare(replay=None, python=None, model_dir=None, policy=None, matrix=(), ch
         select=split_codes(select), ignore=split_codes(ignore), fail_on=fail_on, fail_on_unknown=fail_on_unknown,
         probe_timeout=probe_timeout, redact_hostname=redact_hostname,
         import_probe=False if no_import_probe else None, import_timeout=import_timeout,
+        compute_ranks=compute_ranks, compute_timeout=compute_timeout,
     )
     check_local_paths(options, config)
     if options.policy:

@@ -11,15 +11,16 @@ import click
 
 from ascend_doctor.cli.exits import EXIT_HELP, exit_internal, guarded_run
 from ascend_doctor.cli.i18n_click import DoctorCommand
-from ascend_doctor.cli.options import SECONDS, output_options, selection_options, selection_setup
+from ascend_doctor.cli.options import SECONDS, compute_options, output_options, selection_options, selection_setup
 from ascend_doctor.cli.output import emit, output_kwargs
 from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import T
 
 
 @click.command("smoke", cls=DoctorCommand, epilog=EXIT_HELP)
-@click.option("--base-url", required=True, metavar="URL",
-              help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (only this URL is contacted).")
+@click.option("--base-url", metavar="URL",
+              help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 (only this URL is contacted). Required "
+                   "unless --compute.")
 @click.option("--direct-url", metavar="URL",
               help="Also run the scenarios straight against vLLM at URL and report every way the server at "
                    "--base-url (a gateway or proxy) answered differently (SRV106).")
@@ -31,21 +32,30 @@ from ascend_doctor.i18n import T
 @click.option("--concurrency", type=int, default=8, show_default=True, metavar="C", help="... with C in flight.")
 @click.option("--load-deadline", type=float, default=None, metavar="SECONDS",
               help="Stop the load after this long (default: one --timeout per wave of C requests, plus one).")
+@compute_options
+@click.option("--python", "python", metavar="PATH", type=click.Path(exists=True, dir_okay=False),
+              help="With --compute: the interpreter of the serving environment (default: this one).")
 @selection_options
 @output_options
-def smoke(base_url, direct_url, model, api_key_env, timeout, load, concurrency, load_deadline, matrix, checks_dirs, select,
-          ignore, config_path, fail_on, fail_on_unknown, **kw):
+def smoke(base_url, direct_url, model, api_key_env, timeout, load, concurrency, load_deadline, compute, compute_ranks,
+          compute_timeout, python, matrix, checks_dirs, select, ignore, config_path, fail_on, fail_on_unknown, **kw):
     """Smoke-test tool calling on a live vLLM (or any OpenAI-compatible) server: named/required/auto/none
-    tool_choice, argument JSON, streaming deltas, parallel calls, the tool-result round trip, markup leaks."""
+    tool_choice, argument JSON, streaming deltas, parallel calls, the tool-result round trip, markup leaks.
+    With --compute (no server needed): prove every NPU computes and the NPUs all-reduce, before vLLM starts."""
     from ascend_doctor import __version__
     from ascend_doctor.evaluator import apply_config
     from ascend_doctor.report import HostSummary, build_report
     from ascend_doctor.smoke.client import api_key_from_env, normalize_base_url
-    from ascend_doctor.smoke.stage import evaluate_smoke, gather
 
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
     outputs = output_kwargs(kw)
-    url = normalize_base_url(base_url)
+    if not base_url and not compute:
+        raise InputError(T("give --base-url URL (the live smoke), --compute (the NPU compute smoke), or both"))
+    if not base_url and (direct_url or load is not None):
+        raise InputError(T("--direct-url and --load need --base-url"))
+    if python and not compute:
+        raise InputError(T("--python is for --compute (the live smoke talks to a server, not an interpreter)"))
+    url = normalize_base_url(base_url) if base_url else None
     direct = normalize_base_url(direct_url) if direct_url else None
     if direct is not None and direct == url:
         raise InputError(T("--direct-url is the same URL as --base-url: give the gateway's URL and vLLM's own"))
@@ -60,25 +70,25 @@ def smoke(base_url, direct_url, model, api_key_env, timeout, load, concurrency, 
     api_key_from_env(api_key_env)  # unset variable -> input error before anything is sent
 
     def work():
+        stages = (("compute",) if compute else ()) + (("smoke",) if url else ())
         config, options, registry = selection_setup(config_path, select, ignore, fail_on, fail_on_unknown,
-                                                    checks_dirs, matrix, stage="smoke")
+                                                    checks_dirs, matrix, stage=stages, python=python,
+                                                    compute_ranks=compute_ranks, compute_timeout=compute_timeout)
         outputs.checks = registry.checks
-        progress = None
-        if sys.stderr.isatty() and outputs.console_on_stream:
-            progress = lambda name: click.echo(f"  smoke: {name} …", err=True)  # noqa: E731
-        facts = gather(url, model=model, api_key_env=api_key_env, timeout=timeout, load=load,
-                       concurrency=concurrency, load_deadline=load_deadline, progress=progress,
-                       show_load_progress=sys.stderr.isatty())
-        direct_facts = None
-        if direct is not None:  # same sentinel: the round trips are comparable byte for byte
-            direct_facts = gather(direct, model=facts.model or model, api_key_env=api_key_env, timeout=timeout,
-                                  sentinel=facts.sentinel, progress=progress)
-        findings = evaluate_smoke(registry, facts, options, direct=direct_facts)
-        notes = apply_config(findings, config)
-        if direct is not None:
-            notes.append(T("compared with the direct server {url} (SRV106)", url=direct))
-        return build_report(tool_version=__version__,
-                            host=HostSummary(hostname=urlsplit(url).hostname or "unknown", source="smoke:" + url),
+        findings, notes, hostname, source = [], [], urlsplit(url).hostname if url else None, "smoke:" + (url or "")
+        if compute:
+            from ascend_doctor.compute.stage import compute_findings
+            from ascend_doctor.localhost import LocalHost
+
+            host = LocalHost()
+            findings, notes = compute_findings(registry, host, options)
+            hostname = hostname or host.system().hostname or "localhost"
+            source = "compute" if not url else f"compute+smoke:{url}"
+        if url:
+            findings += _live(url, direct, options, registry, model, api_key_env, timeout, load, concurrency,
+                              load_deadline, notes, outputs.console_on_stream)
+        notes = apply_config(findings, config) + notes
+        return build_report(tool_version=__version__, host=HostSummary(hostname=hostname or "unknown", source=source),
                             started_at=started_at, duration_s=time.monotonic() - t0, fail_on=options.fail_on,
                             findings=findings, command="smoke", notes=notes,
                             fail_on_unknown=options.fail_on_unknown)
@@ -88,3 +98,22 @@ def smoke(base_url, direct_url, model, api_key_env, timeout, load, concurrency, 
     if crash is not None:
         exit_internal(crash)
     sys.exit(report.exit_code)
+
+
+def _live(url, direct, options, registry, model, api_key_env, timeout, load, concurrency, load_deadline, notes,
+          console_on_stream):
+    """The live smoke's findings; with --direct-url, a note that the comparison was made."""
+    from ascend_doctor.smoke.stage import evaluate_smoke, gather
+
+
+    progress = None
+    if sys.stderr.isatty() and console_on_stream:
+        progress = lambda name: click.echo(f"  smoke: {name} …", err=True)  # noqa: E731
+    facts = gather(url, model=model, api_key_env=api_key_env, timeout=timeout, load=load, concurrency=concurrency,
+                   load_deadline=load_deadline, progress=progress, show_load_progress=sys.stderr.isatty())
+    direct_facts = None
+    if direct is not None:  # same sentinel: the round trips are comparable byte for byte
+        direct_facts = gather(direct, model=facts.model or model, api_key_env=api_key_env, timeout=timeout,
+                              sentinel=facts.sentinel, progress=progress)
+        notes.append(T("compared with the direct server {url} (SRV106)", url=direct))
+    return evaluate_smoke(registry, facts, options, direct=direct_facts)

@@ -1,0 +1,165 @@
+"""The one command the doctor runs for the compute smoke: `python -c LAUNCHER '<config json>'` in the serving
+interpreter. It starts one rank per device (ascend_doctor.compute.rank), reads their steps, and ends them when
+there is nothing more to wait for:
+
+- a rank that ended before the rendezvous (crash, error, never started) leaves the collective unable to form: the
+  ranks already waiting at the rendezvous are stopped after `grace` seconds, instead of waiting for a timeout;
+- a rank that ended during the all-reduce: the others get the collective timeout (gloo raises on its own, and its
+  error text says which wait failed), then are stopped;
+- a rank that stays in the rendezvous or the all-reduce past the collective timeout (plus grace) is stopped;
+- at the budget every rank still running is stopped.
+
+The ranks stay in the launcher's process group, so the doctor's own deadline (LocalHost.run kills the group) and
+its stray sweep (the probe tag in every child's environment) reach them even if the launcher itself is killed.
+The launcher prints one `ASCEND_DOCTOR_COMPUTE {json}` line: what every rank printed, how it ended and, for a rank
+the launcher stopped, why. What that means is decided in the doctor (ascend_doctor.compute.facts), not here.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ascend_doctor.compute.rank import RANK_SCRIPT
+
+MARKER = "ASCEND_DOCTOR_COMPUTE"
+
+_LAUNCHER = r'''
+# ascend-doctor-script: compute-smoke
+import sys
+sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+import collections, json, os, queue, signal, socket, subprocess, threading, time
+cfg = json.loads(sys.argv[1])
+RANK_SCRIPT = __RANK_SCRIPT__
+t0 = time.monotonic()
+deadline = t0 + cfg["budget"]
+COLLECTIVE = ("rendezvous", "allreduce")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+port = cfg.get("master_port") or free_port()
+events = queue.Queue()
+ranks = []
+
+
+def reader(r, name, stream):
+    for raw in iter(stream.readline, b""):
+        events.put((r, name, raw.decode("utf-8", "replace").rstrip("\n")))
+    events.put((r, name, None))
+
+
+for r in range(cfg["world"]):
+    env = dict(os.environ)
+    env.update(cfg.get("env") or {})
+    order = {k: v for k, v in cfg.items() if k not in ("env", "budget", "world_ranks")}
+    order.update(rank=r, local_rank=r, master_port=port)
+    env["ASCEND_DOCTOR_COMPUTE"] = json.dumps(order)
+    env.update(RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(cfg["world"]))
+    now = time.monotonic()
+    rec = {"rank": r, "pid": None, "stage": None, "stage_since": now, "steps": [], "returncode": None,
+           "signal": None, "stopped": None, "stderr": collections.deque(maxlen=40), "eof": 0, "started": now}
+    try:
+        proc = subprocess.Popen([sys.executable, "-c", RANK_SCRIPT], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    except OSError as exc:
+        rec.update(returncode=-1, start_error=str(exc), eof=2)
+        ranks.append((rec, None))
+        continue
+    rec["pid"] = proc.pid
+    ranks.append((rec, proc))
+    for name, stream in (("out", proc.stdout), ("err", proc.stderr)):
+        threading.Thread(target=reader, args=(r, name, stream), daemon=True).start()
+
+
+def handle(r, name, line):
+    rec = ranks[r][0]
+    if line is None:
+        rec["eof"] += 1
+    elif name == "err":
+        rec["stderr"].append(line[:600])
+    elif line.startswith("ASCEND_DOCTOR_STAGE "):
+        rec["stage"], rec["stage_since"] = line.split(" ", 1)[1].strip(), time.monotonic()
+    elif line.startswith("ASCEND_DOCTOR_STEP "):
+        try:
+            rec["steps"].append(json.loads(line.split(" ", 1)[1]))
+        except ValueError:
+            rec["stderr"].append("unreadable step line: " + line[:300])
+
+
+def stop(rec, proc, why):
+    if proc is not None and proc.poll() is None:
+        try:
+            proc.kill()
+        except OSError:
+            pass
+        rec["stopped"] = why
+
+
+def settle(rec, proc):
+    if proc is None or rec["returncode"] is not None or proc.poll() is None:
+        return
+    rc = proc.returncode
+    rec["returncode"], rec["ended"] = rc, time.monotonic()
+    if rc < 0:
+        try:
+            rec["signal"] = signal.Signals(-rc).name
+        except ValueError:
+            rec["signal"] = "signal %d" % -rc
+
+
+grace, ctimeout = cfg["grace"], cfg["collective_timeout"]
+while True:
+    try:
+        handle(*events.get(timeout=0.1))
+        while True:
+            handle(*events.get_nowait())
+    except queue.Empty:
+        pass
+    now = time.monotonic()
+    for rec, proc in ranks:
+        settle(rec, proc)
+    alive = [(rec, proc) for rec, proc in ranks if proc is not None and proc.poll() is None]
+    if not alive and all(rec["eof"] >= 2 for rec, _ in ranks):
+        break
+    if not alive and now > deadline + grace:  # a grandchild holds a pipe open: stop reading
+        break
+    ended = [rec for rec, proc in ranks if rec["returncode"] is not None and rec["stage"] != "done"]
+    gone_early = [rec for rec in ended if rec["stage"] not in COLLECTIVE]
+    for rec, proc in alive:
+        waited = now - rec["stage_since"]
+        if now >= deadline:
+            stop(rec, proc, "budget")
+        elif rec["stage"] in COLLECTIVE and gone_early and now - min(e["ended"] for e in gone_early) >= grace:
+            stop(rec, proc, "peer-gone")
+        elif rec["stage"] in COLLECTIVE and waited >= ctimeout + grace:
+            stop(rec, proc, "collective-timeout")
+
+out = {"world": cfg["world"], "device": cfg["device"], "backend": cfg["backend"], "master_port": port,
+       "python": sys.executable, "budget": cfg["budget"], "seconds": round(time.monotonic() - t0, 3), "ranks": []}
+now = time.monotonic()
+for rec, proc in ranks:
+    if proc is not None and proc.poll() is None:
+        stop(rec, proc, "budget")
+        proc.wait()
+        settle(rec, proc)
+    out["ranks"].append({
+        "rank": rec["rank"], "pid": rec["pid"], "stage": rec["stage"], "steps": rec["steps"],
+        "returncode": rec["returncode"], "signal": rec["signal"], "stopped": rec["stopped"],
+        "start_error": rec.get("start_error"), "stderr_tail": "\n".join(rec["stderr"]),
+        "stage_seconds": round(rec.get("ended", now) - rec["stage_since"], 3),
+        "seconds": round(rec.get("ended", now) - rec["started"], 3)})
+print("ASCEND_DOCTOR_COMPUTE " + json.dumps(out, default=str), flush=True)
+'''
+
+LAUNCHER_SCRIPT = _LAUNCHER.replace("__RANK_SCRIPT__", repr(RANK_SCRIPT))
+
+
+def launcher_argv(python: str, config: dict) -> list[str]:
+    """The command the compute probe runs (and a snapshot records): the launcher and its orders as JSON."""
+    return [python, "-c", LAUNCHER_SCRIPT, json.dumps(config, sort_keys=True, separators=(",", ":"))]

@@ -1,0 +1,19 @@
+"""The compute stage on its own (`ascend-doctor smoke --compute`): the stage="compute" checks against this machine,
+without the static checks `check --compute` and `exec --compute` run beside them."""
+
+from __future__ import annotations
+
+from ascend_doctor.evaluator import evaluate
+from ascend_doctor.facts import FactStore
+from ascend_doctor.options import RunOptions
+from ascend_doctor.report import Finding
+
+
+def compute_findings(registry, host, options: RunOptions) -> tuple[list[Finding], list]:
+    """(findings of the selected compute checks, notes: what the children left behind and was killed)."""
+    checks = registry.select(options.select, options.ignore, stage="compute")
+    facts = FactStore(host, options)
+    facts.start_all(sorted({n for c in checks for n in c.needs}))
+    findings = evaluate(checks, facts, options)
+    reap = getattr(host, "reap_strays", None)
+    return findings, (reap() if reap is not None else [])
