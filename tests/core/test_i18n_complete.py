@@ -168,6 +168,10 @@ def test_every_signature_and_matrix_text_shown_to_users_has_a_zh_entry():
         texts[a.title], texts[a.fix] = f"advisory {a.id} title", f"advisory {a.id} fix"
     for r in m.serve_rules:
         texts[r.fix] = f"serve_rule {r.id} fix"
+    from ascend_doctor.release_rules import load_release_rules
+
+    for r in load_release_rules():
+        texts[r.fix] = f"release_rule {r.id} fix"
     from ascend_doctor.parsers import parser_kinds
 
     for kind, (_, expects) in parser_kinds().items():

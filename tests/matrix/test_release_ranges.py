@@ -52,6 +52,9 @@ def _ranges() -> list[Range]:
                 for spec in row.get(pkg, []):
                     out.append(Range(f"{name}: cann_driver_rule {row.get('id', i)} {pkg}", pkg, spec,
                                      tuple(row.get("source", []))))
+        for row in data.get("release_rule", []):
+            out.append(Range(f"{name}: release_rule {row['id']} vllm_ascend", "vllm-ascend", row["vllm_ascend"],
+                             tuple(row.get("source", []))))
         for row in data.get("start_check", []):
             out.append(Range(f"{name}: start_check {row['id']} vllm_ascend", "vllm-ascend", row["vllm_ascend"],
                              tuple(row.get("source", []))))
@@ -109,7 +112,8 @@ def test_no_known_pre_or_post_release_falls_silently_outside_a_final_bound(rng: 
 _QUOTED = re.compile(r"vllm_ascend-([0-9][0-9A-Za-z.]*?)\.tar\.gz|\(v([0-9][0-9A-Za-z.]*)\)")
 
 
-@pytest.mark.parametrize("rng", [r for r in RANGES if " serve_rule " in r.where], ids=lambda r: r.where)
+@pytest.mark.parametrize("rng", [r for r in RANGES if " serve_rule " in r.where or " release_rule " in r.where],
+                         ids=lambda r: r.where)
 def test_a_serve_rule_covers_every_release_its_sources_quote(rng: Range):
     quoted = {a or b for s in rng.sources for a, b in _QUOTED.findall(s)}
     assert quoted, f"{rng.where}: no release named in its sources"

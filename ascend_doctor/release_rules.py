@@ -1,0 +1,193 @@
+"""The release rules of matrices/serve/release-rules.toml (SERVE311): the rows are data; the conditions they name
+(`when`) are the functions here, each a question about the `vllm serve` command, its environment and the model.
+
+A condition answers (True, fields for the row's `says`, what it saw) when the combination is there, (False, …) when
+it is not, and None when it cannot tell (the model's config.json was not readable): a row it cannot judge is said to
+be unjudged, never passed.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from functools import lru_cache
+from typing import Any, Callable, Optional
+
+from pydantic import Field
+
+from ascend_doctor.model import Model
+from ascend_doctor.paths import builtin_matrices_dir
+from ascend_doctor.tomlread import load_model
+
+Answer = Optional[tuple[bool, dict, str]]
+
+
+class ReleaseRule(Model, extra="forbid"):
+    id: str
+    cls: str = Field(alias="class")
+    vllm_ascend: str
+    when: str
+    effect: str = Field(pattern="^(refuses|breaks|overrides)$")
+    says: str
+    fix: str
+    source: list[str] = Field(min_length=1)
+
+
+class ReleaseRules(Model, extra="forbid"):
+    schema_version: int
+    updated: date
+    release_rule: list[ReleaseRule]
+
+
+@lru_cache(maxsize=1)
+def load_release_rules() -> list[ReleaseRule]:
+    path = builtin_matrices_dir() / "serve" / "release-rules.toml"
+    return load_model(path, ReleaseRules, "release rules").release_rule
+
+
+def _ascend_section(cmd, key: str) -> dict:
+    from ascend_doctor.servelint import json_opt
+
+    cfg, _ = json_opt(cmd, "additional_config")
+    section = (cfg or {}).get(key)
+    return section if isinstance(section, dict) else {}
+
+
+def _block_size(cmd) -> Optional[int]:
+    try:
+        return cmd.int_opt("block_size")
+    except ValueError:
+        return None
+
+
+def _explicit(cmd, name: str) -> Optional[bool]:
+    """True/False when the command sets the flag either way, None when it leaves vLLM's default."""
+    return cmd.flag(name) if cmd.has(name) else None
+
+
+def prefix_cache_block_size(cmd, env, model) -> Answer:
+    bs = _block_size(cmd)
+    hit = _explicit(cmd, "enable_prefix_caching") is True and bs not in (None, 128)
+    return hit, {}, f"{cmd.source('block_size')} with --enable-prefix-caching" if hit else ""
+
+
+def default_prefix_cache_block_size(cmd, env, model) -> Answer:
+    bs = _block_size(cmd)
+    hit = _explicit(cmd, "enable_prefix_caching") is not False and bs not in (None, 128)
+    return hit, {}, f"{cmd.source('block_size')}, prefix caching on (the V1 default)" if hit else ""
+
+
+def cache_block_size(cmd, env, model) -> Answer:
+    bs = _block_size(cmd)
+    off = _explicit(cmd, "enable_prefix_caching") is False and _explicit(cmd, "enable_chunked_prefill") is False
+    exempt = (model or {}).get("model_type") in ("qwen3_next", "deepseek_v4")  # utils.py refresh_block_size
+    hit = bs not in (None, 128) and not off and not exempt
+    return hit, {}, f"{cmd.source('block_size')}, prefix caching or chunked prefill on (the defaults)" if hit else ""
+
+
+def _cache_features(cmd) -> list[str]:
+    return [f"--{n.replace('_', '-')}" for n in ("enable_prefix_caching", "enable_chunked_prefill")
+            if _explicit(cmd, n) is True]
+
+
+def v0_cache_features_default_v0(cmd, env, model) -> Answer:
+    feats = _cache_features(cmd)
+    hit = bool(feats) and env.get("VLLM_USE_V1") != "1"
+    return hit, {}, f"{', '.join(feats)} on the V0 engine (VLLM_USE_V1 is not 1)" if hit else ""
+
+
+def v0_cache_features_opt_in_v0(cmd, env, model) -> Answer:
+    feats = _cache_features(cmd)
+    hit = bool(feats) and env.get("VLLM_USE_V1") == "0"
+    return hit, {}, f"{', '.join(feats)} with VLLM_USE_V1=0" if hit else ""
+
+
+def _scheduler_on(cmd) -> dict:
+    sched = _ascend_section(cmd, "ascend_scheduler_config")
+    return sched if sched.get("enabled") is True else {}
+
+
+def ascend_scheduler_policy(cmd, env, model) -> Answer:
+    policy = cmd.get("scheduling_policy")
+    hit = bool(_scheduler_on(cmd)) and isinstance(policy, str) and policy != "fcfs"
+    return hit, {"policy": policy}, f"ascend_scheduler_config.enabled with --scheduling-policy {policy}" if hit else ""
+
+
+def ascend_scheduler_short_batch(cmd, env, model) -> Answer:
+    sched = _scheduler_on(cmd)
+    if not sched or sched.get("enable_chunked_prefill"):
+        return False, {}, ""
+    try:
+        batched, model_len = cmd.int_opt("max_num_batched_tokens"), cmd.int_opt("max_model_len")
+    except ValueError:
+        return False, {}, ""
+    if batched is None:
+        return False, {}, ""
+    if model_len is None:
+        if model is None:
+            return None
+        model_len = model.get("max_position_embeddings")
+        if not isinstance(model_len, int):
+            return None
+    hit = batched < model_len
+    return hit, {"batched": batched, "model_len": model_len}, (
+        f"ascend_scheduler_config without enable_chunked_prefill, --max-num-batched-tokens {batched} < "
+        f"max_model_len {model_len}") if hit else ""
+
+
+def torchair_eager(cmd, env, model) -> Answer:
+    hit = _ascend_section(cmd, "torchair_graph_config").get("enabled") is True and cmd.flag("enforce_eager")
+    return hit, {}, "torchair_graph_config.enabled with --enforce-eager" if hit else ""
+
+
+def qwen3_next_prefix_cache(cmd, env, model) -> Answer:
+    if _explicit(cmd, "enable_prefix_caching") is not True:
+        return False, {}, ""
+    if model is None:
+        return None
+    hit = model.get("model_type") == "qwen3_next"
+    return hit, {}, "model_type qwen3_next with --enable-prefix-caching" if hit else ""
+
+
+def lora(cmd, env, model) -> Answer:
+    hit = cmd.flag("enable_lora")
+    return hit, {}, "--enable-lora" if hit else ""
+
+
+def lora_v1_opt_in(cmd, env, model) -> Answer:
+    hit = cmd.flag("enable_lora") and env.get("VLLM_USE_V1") == "1"
+    return hit, {}, "--enable-lora with VLLM_USE_V1=1" if hit else ""
+
+
+def lora_v1_default(cmd, env, model) -> Answer:
+    hit = cmd.flag("enable_lora") and env.get("VLLM_USE_V1") != "0"
+    return hit, {}, "--enable-lora on the V1 engine (VLLM_USE_V1 is not 0)" if hit else ""
+
+
+def lora_fully_sharded_tp(cmd, env, model) -> Answer:
+    try:
+        tp = cmd.int_opt("tensor_parallel_size") or 1
+    except ValueError:
+        return False, {}, ""
+    hit = cmd.flag("enable_lora") and cmd.flag("fully_sharded_loras") and tp > 1
+    return hit, {}, f"--enable-lora --fully-sharded-loras --tensor-parallel-size {tp}" if hit else ""
+
+
+MOE_KEYS = ("num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts")
+
+
+def lora_expert_parallel(cmd, env, model) -> Answer:
+    if not (cmd.flag("enable_lora") and cmd.flag("enable_expert_parallel")):
+        return False, {}, ""
+    if model is None:
+        return None
+    sections = [model] + [v for v in model.values() if isinstance(v, dict)]  # text_config of a multimodal model
+    hit = any(isinstance(s.get(k), int) and s.get(k) > 0 for s in sections for k in MOE_KEYS)
+    return hit, {}, "--enable-lora --enable-expert-parallel on a MoE model" if hit else ""
+
+
+CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
+    f.__name__: f for f in (
+        prefix_cache_block_size, default_prefix_cache_block_size, cache_block_size, v0_cache_features_default_v0,
+        v0_cache_features_opt_in_v0, ascend_scheduler_policy, ascend_scheduler_short_batch, torchair_eager,
+        qwen3_next_prefix_cache, lora, lora_v1_opt_in, lora_v1_default, lora_fully_sharded_tp, lora_expert_parallel)
+}

@@ -1,0 +1,76 @@
+"""SERVE311: combinations of `vllm serve` settings that the installed vllm-ascend release refuses at start, breaks on
+at the first request, or quietly replaces — prefix caching, chunked prefill, the Ascend scheduler, torchair, LoRA.
+The rows are matrices/serve/release-rules.toml; their conditions are ascend_doctor/release_rules.py."""
+
+from __future__ import annotations
+
+from ascend_doctor.evaluator import ev
+from ascend_doctor.i18n import T, join, known
+from ascend_doctor.registry import check
+from ascend_doctor.release_rules import CONDITIONS, load_release_rules
+from ascend_doctor.servelint import cmd_or_skip, model_config, server_env
+from ascend_doctor.versions import SpecifierSet
+
+EFFECT = {"refuses": T("refuses it at start"), "breaks": T("fails on it at the first request"),
+          "overrides": T("replaces the setting")}
+
+
+def _model(ctx):
+    """config.json of the served model (with --hf-overrides), or None when it cannot be read here."""
+    m = ctx.try_fact("serve_model")
+    if m is None or m.path is None or not m.config:
+        return None
+    return model_config(ctx, m)
+
+
+@check("SERVE311", "serve-release-combos", severity="error", stage="serve",
+       needs=["serve_cmd", "python", "env", "serve_model"])
+def release_combos(ctx):
+    """The installed vllm-ascend release accepts this combination of cache, scheduler, graph and LoRA settings
+
+    What it checks: each row of matrices/serve/release-rules.toml whose release range holds the installed
+    vllm-ascend: `--block-size` with prefix caching (refused in 0.7.3, replaced by 128 from 0.9.0rc1), prefix caching
+    or chunked prefill on the V0 engine (#133), the Ascend scheduler with another `--scheduling-policy` or with
+    `--max-num-batched-tokens` below the model length, torchair with `--enforce-eager`, Qwen3-Next with prefix
+    caching, and LoRA on the releases without it (0.7.3 V1, 0.8.x V1, the 0.8.4rc1 wheel without `vllm_ascend.lora`,
+    0.10.2rc1, `--fully-sharded-loras` with TP > 1 before 0.17.0rc1, expert parallelism on 0.23-0.24).
+
+    Why it matters: each of these stops the start after the model has loaded, fails the first request that hits
+    the cache, or changes what the user asked for without saying so (vllm-ascend#7563: `--block-size 16` ran as
+    128). The rules changed release by release, so the same command line works on one image and fails on the next.
+
+    How to fix: the message names the rule, vllm-ascend's own words and the change: drop or change the flag, or
+    move to the release the row names.
+    """
+    cmd, skip = cmd_or_skip(ctx)
+    if skip:
+        return skip
+    dist = ctx.fact("python").dist("vllm-ascend")
+    if dist is None:
+        return ctx.skip(T("vllm-ascend is not installed in the serving python: no release rules apply"))
+    rules = [r for r in load_release_rules() if SpecifierSet(r.vllm_ascend).contains(dist.version)]
+    env, model = server_env(ctx, cmd), _model(ctx)
+    hits, unjudged, evidence = [], [], [ev("command line", cmd.display)]
+    for rule in rules:
+        answer = CONDITIONS[rule.when](cmd, env, model)
+        if answer is None:
+            unjudged.append(rule.id)
+            continue
+        hit, fields, seen = answer
+        if hit:
+            says = rule.says.format(**fields) if fields else rule.says
+            hits.append((rule, says))
+            evidence.append(ev(f"{rule.id} (vllm-ascend {rule.vllm_ascend})", f"{seen}\n{says}\n{rule.source[0]}",
+                               ok=False))
+    if hits:
+        parts = [T("{rule}: vllm-ascend {version} {effect} — \"{says}\"", rule=r.id, version=dist.version,
+                   effect=EFFECT[r.effect], says=says) for r, says in hits]
+        fix = join(" ", [known(r.fix) for r, _ in hits])
+        if all(r.effect == "overrides" for r, _ in hits):
+            return ctx.warn(join("; ", parts), evidence, remediation=fix)
+        return ctx.fail(join("; ", parts), evidence, remediation=fix)
+    if unjudged:
+        return ctx.unknown(T("rule(s) {rules} of vllm-ascend {version} need the model's config.json, which is not "
+                             "readable here", rules=", ".join(unjudged), version=dist.version), evidence)
+    return ctx.ok(T("none of the {n} rule(s) for vllm-ascend {version} applies to this command",
+                    n=len(rules), version=dist.version), evidence)

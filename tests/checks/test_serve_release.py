@@ -1,0 +1,79 @@
+"""SERVE311: combinations a vllm-ascend release refuses, breaks on or overrides (matrices/serve/release-rules.toml)."""
+
+from __future__ import annotations
+
+from ascend_doctor.host import Distribution, PythonEnv
+from ascend_doctor.release_rules import CONDITIONS, load_release_rules
+from ascend_doctor.report import Status
+from tests.checks.test_serve_checks import QWEN, facts, run_check
+
+
+def judge(extra: str, ascend: str, env=None, model=True):
+    out = facts(f"vllm serve {QWEN} {extra}", env=env, model=model)
+    out["python"] = PythonEnv(distributions=[Distribution(name="vllm-ascend", version=ascend),
+                                             Distribution(name="vllm", version="0.13.0")])
+    out.setdefault("env", env or {})
+    return run_check("SERVE311", out)
+
+
+def test_every_rule_names_a_condition_the_check_knows():
+    assert all(r.when in CONDITIONS for r in load_release_rules())
+
+
+def test_block_size_16_is_replaced_from_0_12():  # vllm-ascend#7563
+    f = judge("--block-size 16", "0.13.0")
+    assert f.status == Status.WARN
+    assert "REL-B13-003: vllm-ascend 0.13.0 replaces the setting — \"Block size is set to 128 if prefix cache or " \
+           "chunked prefill is enabled.\"" in f.message
+    assert judge("--block-size 128", "0.13.0").status == Status.PASS
+    assert judge("--block-size 16 --no-enable-prefix-caching --no-enable-chunked-prefill", "0.13.0").status \
+        == Status.PASS
+
+
+def test_prefix_caching_with_another_block_size_is_refused_on_0_7_3():
+    f = judge("--enable-prefix-caching --block-size 64", "0.7.3")
+    assert f.status == Status.FAIL and "If prefix caching is enabled, block size must be set to 128." in f.message
+
+
+def test_prefix_caching_on_the_v0_engine_breaks_at_the_first_prefill():  # vllm-ascend#133
+    f = judge("--enable-prefix-caching", "0.7.3rc1")
+    assert f.status == Status.FAIL and "fails on it at the first request" in f.message
+    assert "Prefix cache and chunked prefill are currently not supported." in f.message
+    assert judge("--enable-prefix-caching", "0.9.1", env={"VLLM_USE_V1": "0"}).status == Status.FAIL
+    assert judge("--enable-prefix-caching", "0.9.1").status == Status.PASS
+
+
+def test_ascend_scheduler_rules():
+    sched = '--additional-config {"ascend_scheduler_config":{"enabled":true}}'
+    f = judge(f"{sched} --scheduling-policy priority", "0.9.1")
+    assert f.status == Status.FAIL and "currently AscendScheduler only supports fcfs policy, got priority" in f.message
+    f = judge(f"{sched} --max-num-batched-tokens 2048 --max-model-len 8192", "0.9.1")
+    assert f.status == Status.FAIL and "max_num_batched_tokens (2048) is smaller than max_model_len (8192)" in f.message
+    assert judge(f"{sched} --max-num-batched-tokens 2048 --max-model-len 8192", "0.9.2rc1").status == Status.PASS
+
+
+def test_torchair_with_enforce_eager():
+    f = judge('--enforce-eager --additional-config {"torchair_graph_config":{"enabled":true}}', "0.11.0")
+    assert f.status == Status.FAIL and "Can't enable graph mode and eager mode at the same time." in f.message
+
+
+def test_lora_rows():
+    assert "No module named 'vllm_ascend.lora'" in judge("--enable-lora", "0.8.4rc1").message
+    f = judge("--enable-lora --fully-sharded-loras --tensor-parallel-size 2", "0.13.0")  # vllm-ascend#6143
+    assert f.status == Status.FAIL and "REL-B22-005" in f.message
+    assert judge("--enable-lora --fully-sharded-loras --tensor-parallel-size 2", "0.17.0rc1").status == Status.PASS
+    assert judge("--enable-lora", "0.8.5rc1").status == Status.FAIL
+    assert judge("--enable-lora", "0.8.5rc1", env={"VLLM_USE_V1": "0"}).status == Status.PASS
+
+
+def test_a_rule_that_needs_the_model_is_unknown_without_it():
+    f = judge("--enable-lora --enable-expert-parallel", "0.23.0", model=False)
+    assert f.status == Status.UNKNOWN and "REL-B22-006" in f.message
+    f = judge("--enable-lora --enable-expert-parallel", "0.23.0")  # Qwen3-8B: dense, no fused MoE LoRA layer
+    assert f.status == Status.PASS
+
+
+def test_without_vllm_ascend_nothing_applies():
+    out = facts(f"vllm serve {QWEN}")
+    out["python"] = PythonEnv(distributions=[Distribution(name="vllm", version="0.13.0")])
+    assert run_check("SERVE311", out).status == Status.SKIP
