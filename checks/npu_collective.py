@@ -106,8 +106,8 @@ def allreduce(ctx):
         if victims:
             parts.append(T("rank(s) {ranks} were waiting for them and were stopped or timed out",
                            ranks=J.id_list(r.rank for r in victims)))
-        return ctx.fail(T("the all-reduce across {world} rank(s) did not complete correctly: {what}", world=f.world,
-                          what=join("; ", parts)), lines,
+        return ctx.fail(T("the all-reduce across {world} rank(s) did not complete correctly: {what}",
+                          world=f.all_ranks, what=join("; ", parts)), lines,
                         remediation=T("Check the named rank's health and HCCL links (`hccn_tool -i <id> -link -g`, "
                                       "HCCL101-HCCL104) and that no other job holds the HCCL ports (HCCL106); a wrong "
                                       "sum: take the NPUs out of service."))
@@ -121,4 +121,4 @@ def allreduce(ctx):
     size = J.human_bytes(seen[0][1][-1].get("bytes"))
     span = "?" if not bus else (f"{min(bus):g}" if min(bus) == max(bus) else f"{min(bus):g}-{max(bus):g}")
     return ctx.ok(T("{world} rank(s) all-reduced the right sum; {size}: bus bandwidth {span} GB/s — {path}",
-                    world=f.world, size=size, span=span, path=J.path_label(f)), lines)
+                    world=f.all_ranks, size=size, span=span, path=J.path_label(f)), lines)

@@ -11,8 +11,8 @@ import click
 
 from ascend_doctor.cli.exits import DEBUG_ENV, EXIT_HELP, EXIT_INPUT, EXIT_INTERNAL, internal_error_report, say_error
 from ascend_doctor.cli.i18n_click import DoctorCommand
-from ascend_doctor.cli.options import (SECONDS, build_options, check_local_paths, output_options, selection_options,
-                                       split_codes)
+from ascend_doctor.cli.options import (SECONDS, build_options, check_local_paths, compute_options, output_options,
+                                       selection_options, split_codes)
 from ascend_doctor.cli.output import clean_record, console_text, emit, output_kwargs, write_output
 from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import T
@@ -70,14 +70,17 @@ def _serve_command(argv: list[str]):
               help="Ray: do not run the isolated `import torch, torch_npu` child process on the nodes.")
 @click.option("--import-timeout", type=SECONDS, default=None, metavar="SECONDS",
               help="Ray: time the import and vLLM platform probes may take on the nodes (default 90 and 120).")
+@compute_options
 @output_options
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- vllm serve ...]")
 def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_dir, matrix, checks_dirs, select, ignore,
-          config_path, fail_on, fail_on_unknown, probe_timeout, no_import_probe, import_timeout, command, **kw):
+          config_path, fail_on, fail_on_unknown, probe_timeout, no_import_probe, import_timeout, compute, compute_ranks,
+          compute_timeout, command, **kw):
     """Check every node of a multi-node deployment and find the odd node out: every static check node by node,
     plus FLEET checks across nodes (versions, NPUs, HCCL IPs, clock skew, environment).
 
-    Given the `vllm serve` command after `--`, also judge the Ray placement it will ask for (FLEET108)."""
+    Given the `vllm serve` command after `--`, also judge the Ray placement it will ask for (FLEET108). With
+    --compute (Ray only), run the compute smoke on every node, ending in one all-reduce across all nodes' NPUs."""
     from ascend_doctor.config import load_config, validate_against
     from ascend_doctor.registry import load_registry
 
@@ -85,6 +88,8 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
         raise InputError(T("give exactly one of --ray-address ADDRESS or --snapshots GLOB"))
     if node_timeout <= 0 or connect_timeout <= 0:
         raise InputError(T("--node-timeout and --connect-timeout must be positive"))
+    if compute and not ray_address:
+        raise InputError(T("--compute needs --ray-address: snapshots cannot compute"))
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
     outputs = output_kwargs(kw)
     stuck = False
@@ -94,7 +99,8 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
                                 checks_dirs=list(checks_dirs), select=split_codes(select),
                                 ignore=split_codes(ignore), fail_on=fail_on, fail_on_unknown=fail_on_unknown,
                                 probe_timeout=probe_timeout, import_timeout=import_timeout,
-                                import_probe=False if no_import_probe else None)
+                                import_probe=False if no_import_probe else None, compute_ranks=compute_ranks,
+                                compute_timeout=compute_timeout)
         check_local_paths(options, config)
         registry = load_registry(options.checks_dirs)
         outputs.checks = registry.checks
@@ -127,6 +133,14 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
                 say_error(str(exc))
                 _hard_exit(EXIT_INPUT)
             results, source, notes, stuck = run.results, f"ray: {ray_address}", run.notes, run.stuck
+            if compute:
+                import ray
+
+                from ascend_doctor.fleet.compute import compute_on_ray, judge_compute
+
+                facts, compute_stuck, compute_notes = compute_on_ray(ray, results, options)
+                judge_compute(registry, options, evaluator, results, facts)
+                stuck, notes = stuck or compute_stuck, [*notes, *compute_notes]
         report = evaluator.report(results, source=source, notes=notes, started=(started_at, t0))
     except InputError:
         raise

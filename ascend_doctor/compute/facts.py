@@ -109,7 +109,8 @@ class ComputeFact(Model):
     backend: str = ""
     chip: Optional[str] = Field(None, description="the chip npu-smi names (NPU path)")
     dtypes: list[str] = Field(default_factory=list)
-    world: int = 0
+    world: int = Field(0, description="ranks on this host")
+    global_world: int = Field(0, description="ranks in the all-reduce (more than `world` across a fleet's nodes)")
     budget: float = 0.0
     collective_timeout: float = 0.0
     seconds: Optional[float] = None
@@ -119,6 +120,10 @@ class ComputeFact(Model):
     launcher_stage: Optional[str] = None
     launcher_stderr: str = ""
     config: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def all_ranks(self) -> int:
+        return self.global_world or self.world
 
     @property
     def cpu_path(self) -> bool:

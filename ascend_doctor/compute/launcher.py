@@ -9,6 +9,10 @@ there is nothing more to wait for:
 - a rank that stays in the rendezvous or the all-reduce past the collective timeout (plus grace) is stopped;
 - at the budget every rank still running is stopped.
 
+On a multi-node fleet (`fleet --compute`) each node's launcher starts its own ranks as global ranks `rank_offset` +
+0..world-1 of `global_world`, all meeting at the first node's `master_addr`/`master_port`: one all-reduce across
+the nodes. A rank elsewhere that fails is seen here only as this node's ranks timing out in the collective.
+
 The ranks stay in the launcher's process group, so the doctor's own deadline (LocalHost.run kills the group) and
 its stray sweep (the probe tag in every child's environment) reach them even if the launcher itself is killed.
 The launcher prints one `ASCEND_DOCTOR_COMPUTE {json}` line: what every rank printed, how it ended and, for a rank
@@ -57,10 +61,11 @@ def reader(r, name, stream):
 for r in range(cfg["world"]):
     env = dict(os.environ)
     env.update(cfg.get("env") or {})
-    order = {k: v for k, v in cfg.items() if k not in ("env", "budget", "world_ranks")}
-    order.update(rank=r, local_rank=r, master_port=port)
+    order = {k: v for k, v in cfg.items() if k not in ("env", "budget", "rank_offset", "global_world")}
+    rank, world = cfg.get("rank_offset", 0) + r, cfg.get("global_world") or cfg["world"]
+    order.update(rank=rank, local_rank=r, world=world, master_port=port)
     env["ASCEND_DOCTOR_COMPUTE"] = json.dumps(order)
-    env.update(RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(cfg["world"]))
+    env.update(RANK=str(rank), LOCAL_RANK=str(r), WORLD_SIZE=str(world))
     now = time.monotonic()
     rec = {"rank": r, "pid": None, "stage": None, "stage_since": now, "steps": [], "returncode": None,
            "signal": None, "stopped": None, "stderr": collections.deque(maxlen=40), "eof": 0, "started": now}
@@ -140,8 +145,9 @@ while True:
         elif rec["stage"] in COLLECTIVE and waited >= ctimeout + grace:
             stop(rec, proc, "collective-timeout")
 
-out = {"world": cfg["world"], "device": cfg["device"], "backend": cfg["backend"], "master_port": port,
-       "python": sys.executable, "budget": cfg["budget"], "seconds": round(time.monotonic() - t0, 3), "ranks": []}
+out = {"world": cfg["world"], "global_world": cfg.get("global_world") or cfg["world"], "device": cfg["device"],
+       "backend": cfg["backend"], "master_port": port, "python": sys.executable, "budget": cfg["budget"],
+       "seconds": round(time.monotonic() - t0, 3), "ranks": []}
 now = time.monotonic()
 for rec, proc in ranks:
     if proc is not None and proc.poll() is None:
@@ -149,7 +155,8 @@ for rec, proc in ranks:
         proc.wait()
         settle(rec, proc)
     out["ranks"].append({
-        "rank": rec["rank"], "pid": rec["pid"], "stage": rec["stage"], "steps": rec["steps"],
+        "rank": rec["rank"] + cfg.get("rank_offset", 0), "pid": rec["pid"], "stage": rec["stage"],
+        "steps": rec["steps"],
         "returncode": rec["returncode"], "signal": rec["signal"], "stopped": rec["stopped"],
         "start_error": rec.get("start_error"), "stderr_tail": "\n".join(rec["stderr"]),
         "stage_seconds": round(rec.get("ended", now) - rec["stage_since"], 3),

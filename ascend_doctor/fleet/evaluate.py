@@ -102,6 +102,13 @@ class FleetEvaluator:
             rep = run_static(host, self.registry, self.options, preset_facts=available(facts))
             self._ready[id(r)] = (facts, summarize(facts), rep.findings, rep.notes)
 
+    def add(self, r: NodeResult, findings: list[Finding], notes: Iterable[str] = ()) -> None:
+        """More findings of one node (the compute stage, which runs after every node has answered)."""
+        self.prepare(r)
+        if id(r) in self._ready:
+            facts, summary, static, old = self._ready[id(r)]
+            self._ready[id(r)] = (facts, summary, [*static, *findings], [*old, *notes])
+
     def _fleet(self, nodes: FleetNodes, name: str) -> list[Finding]:
         """The FLEET checks for one node: pure functions of every node's summary (no probe, no thread)."""
         store = FactStore.given({"fleet_nodes": nodes, "fleet_node": name}, options=self.options)

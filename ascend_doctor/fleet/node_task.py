@@ -97,3 +97,43 @@ def collect_on_node(options_json: str, fake: Optional[dict] = None, evaluate: bo
 def clock_on_node(offset: float = 0.0) -> float:
     """This node's wall clock (plus the test hook's offset)."""
     return time.time() + offset
+
+
+def plan_compute_on_node(options_json: str) -> dict:
+    """`fleet --compute`, step 1 on each node: its own compute orders (its NPUs, its serving interpreter) and a free
+    port, so the driver can number the ranks of all nodes before any of them starts. Always this machine: a
+    snapshot cannot compute."""
+    import socket
+
+    from ascend_doctor.errors import FactUnavailable
+    from ascend_doctor.facts import FactStore
+    from ascend_doctor.localhost import LocalHost
+    from ascend_doctor.options import RunOptions
+    from ascend_doctor.probes.compute import plan_run, skipped_fact
+
+    options = RunOptions.model_validate_json(options_json)
+    store = FactStore(LocalHost(), options)
+    try:
+        exe = options.python or store.fact("python").executable
+        cfg, why = plan_run(store, exe)
+    except FactUnavailable as exc:
+        return {"error": f"the serving python cannot be read: {exc.reason}"}
+    s = socket.socket()
+    s.bind(("", 0))
+    port = s.getsockname()[1]
+    s.close()
+    out: dict = {"cfg": cfg, "python": exe, "port": port}
+    if cfg is None:
+        out["skipped_fact"] = skipped_fact(store, exe, why).model_dump_json()
+    return out
+
+
+def compute_on_node(exe: str, cfg: dict) -> dict:
+    """`fleet --compute`, step 2: run this node's launcher with the ranks the driver gave it; its record and what
+    its children left behind (killed)."""
+    from ascend_doctor.localhost import LocalHost
+    from ascend_doctor.probes.compute import run_launcher
+
+    host = LocalHost()
+    fact = run_launcher(host, exe, cfg)
+    return {"fact": fact.model_dump_json(), "notes": [str(n) for n in host.reap_strays()]}

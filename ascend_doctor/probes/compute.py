@@ -91,19 +91,11 @@ def plan_run(ctx, exe: str) -> tuple[Optional[dict], str]:
     return cfg, ""
 
 
-@probe("npu_compute", min_timeout=lambda options: compute_budget(options) + LAUNCHER_MARGIN_S + 5)
-def compute_probe(host, ctx) -> ComputeFact:
-    py = ctx.fact("python")
-    exe = ctx.options.python or py.executable
-    cfg, why = plan_run(ctx, exe)
-    if cfg is None:
-        smi = ctx.try_fact("npu_smi")
-        held = [f"NPU {p.npu_id}: pid {p.pid} {p.name}".strip() for p in smi.info.processes] \
-            if why == "npus-busy" else []
-        return ComputeFact(ran=False, skipped=why, python=exe, busy=held)
+def run_launcher(host, exe: str, cfg: dict) -> ComputeFact:
+    """Run the launcher with these orders and type its record (the probe's work; a fleet node calls it too)."""
     fact = ComputeFact(ran=True, python=exe, device=cfg["device"], backend=cfg["backend"], chip=cfg.get("chip"),
-                       dtypes=cfg["dtypes"], world=cfg["world"], budget=cfg["budget"],
-                       collective_timeout=cfg["collective_timeout"], config=cfg)
+                       dtypes=cfg["dtypes"], world=cfg["world"], global_world=cfg.get("global_world") or cfg["world"],
+                       budget=cfg["budget"], collective_timeout=cfg["collective_timeout"], config=cfg)
     res = host.run(launcher_argv(exe, cfg), timeout=cfg["budget"] + LAUNCHER_MARGIN_S)
     record = None
     for line in res.stdout.splitlines():
@@ -121,3 +113,21 @@ def compute_probe(host, ctx) -> ComputeFact:
     fact.ranks = parse_record(record)
     fact.seconds = record.get("seconds") if isinstance(record.get("seconds"), (int, float)) else None
     return fact
+
+
+def skipped_fact(ctx, exe: str, why: str) -> ComputeFact:
+    """The fact of a host where the compute smoke does not run, and why (with the processes holding the NPUs)."""
+    smi = ctx.try_fact("npu_smi")
+    held = [f"NPU {p.npu_id}: pid {p.pid} {p.name}".strip() for p in smi.info.processes] \
+        if why == "npus-busy" and smi is not None and smi.info is not None else []
+    return ComputeFact(ran=False, skipped=why, python=exe, busy=held)
+
+
+@probe("npu_compute", min_timeout=lambda options: compute_budget(options) + LAUNCHER_MARGIN_S + 5)
+def compute_probe(host, ctx) -> ComputeFact:
+    py = ctx.fact("python")
+    exe = ctx.options.python or py.executable
+    cfg, why = plan_run(ctx, exe)
+    if cfg is None:
+        return skipped_fact(ctx, exe, why)
+    return run_launcher(host, exe, cfg)

@@ -138,3 +138,18 @@ def test_without_compute_the_checks_do_not_run(tmp_path):
     """A plain `check` never starts the compute smoke (it allocates HBM)."""
     res = CliRunner().invoke(cli, ["check", "--replay", str(EXAMPLE), "--format", "json"])
     assert not [f for f in json.loads(res.output)["findings"] if f["code"].startswith("NPU2")]
+
+
+def test_exec_compute_refuses_to_start_on_a_broken_npu(tmp_path):
+    """The pre-deploy hook with --compute: the NPU that crashes in the ATB operator stops the launch (replayed:
+    exec lints, never starts the command)."""
+    snap = load_snapshot(EXAMPLE)
+    exe, cfg = _orders(snap)
+    snap.commands.append(CommandEntry(argv=canonical_argv(launcher_argv(exe, cfg)),
+                                      stdout=f"{MARKER} {json.dumps(R.scenario('segfault-op', cfg))}\n"))
+    path = tmp_path / "s.snapshot.json"
+    path.write_text(snap.dump())
+    res = CliRunner().invoke(cli, ["exec", "--replay", str(path), "--compute", "--select", "NPU2", "--report", "-",
+                                   "--", "vllm", "serve", "/models/Qwen3-8B"])
+    assert res.exit_code == 1
+    assert "NPU201" in res.output and "rank(s) 5 killed by SIGSEGV" in res.output

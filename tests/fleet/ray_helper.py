@@ -16,6 +16,9 @@ Scenarios:
   timeout  2 nodes: node_b answers only after the per-node timeout.
   frozen   2 nodes: node_b's raylet is stopped (SIGSTOP) while its task runs; Ray declares it dead, the CLI moves on.
   scale N  N nodes, all healthy replayed snapshots (the benchmark); `real` as 3rd arg: real collect, no replay.
+  compute  2 nodes, `fleet --compute --compute-ranks 2 --python PY` (PY: 3rd arg): the static checks from replayed
+           snapshots, the compute smoke for real on each node (CPU/gloo path, the vllm tier's torch): one all-reduce
+           across the 4 ranks of both nodes.
 """
 
 from __future__ import annotations
@@ -87,7 +90,9 @@ def main(argv: list[str]) -> int:
     started: set[int] = set()
     try:
         labels = {"four": ["node_a", "node_b", "node_c", "node_d"], "timeout": ["node_a", "node_b"],
-                  "frozen": ["node_a", "node_b"]}.get(scenario)
+                  "frozen": ["node_a", "node_b"], "compute": ["node_a", "node_b"]}.get(scenario)
+        if scenario == "compute":  # the nodes' compute tasks run on this machine for real (LocalHost)
+            os.environ.pop("ASCEND_DOCTOR_FORBID_LOCALHOST", None)
         if scenario == "scale":
             labels = [f"node_{i}" for i in range(int(argv[2]))]
         # Ray's NPU resource as `ray start --resources='{"NPU": 8}'` declares it — except on node_b of "four",
@@ -126,6 +131,9 @@ def main(argv: list[str]) -> int:
             fake = {"node_a": str(nodes.write(nodes.node("fleet-a", 11), work / "a.json")),
                     "node_b": {"snapshot": str(nodes.write(nodes.node("fleet-b", 12), work / "b.json")),
                                "delay_s": 60, "touch": str(work / "b.started")}}
+        elif scenario == "compute":
+            fake = {"node_a": str(nodes.write(nodes.node("fleet-a", 11), work / "a.json")),
+                    "node_b": str(nodes.write(nodes.node("fleet-b", 12), work / "b.json"))}
         elif scenario == "scale" and not (len(argv) > 3 and argv[3] == "real"):
             fake = {label: str(nodes.write(nodes.node(f"fleet-{i}", 11 + i), work / f"{label}.json"))
                     for i, label in enumerate(labels)}
@@ -150,6 +158,8 @@ def main(argv: list[str]) -> int:
         # "four": the serve command needs TP 8 × PP 4 = 32 NPU bundles; the cluster advertises 24 (FLEET108).
         serve = ["--", "vllm", "serve", "/models/q", "--distributed-executor-backend", "ray", "-tp", "8",
                  "--pipeline-parallel-size", "4"] if scenario == "four" else []
+        if scenario == "compute":
+            serve = ["--compute", "--compute-ranks", "2", "--python", argv[2], "--select", "NPU2,FLEET101"]
         proc = run_cli(cluster.address, fake, work / "report.json", node_timeout, extra=serve)
         started.add(proc.pid)
         if scenario == "four":

@@ -163,3 +163,36 @@ def test_no_cluster_at_the_address_is_an_input_error(address, text):
         shutil.rmtree(tmp, ignore_errors=True)
     assert r.returncode == 2, r.stderr[-2000:]
     assert text in r.stderr
+
+
+def _compute_python(tmp_path=None, fault: str = "") -> str:
+    from tests.compute.cpu_tier import SKIP, fault_python, torch_python
+
+    py = torch_python()
+    if py is None:
+        pytest.skip(SKIP)
+    return fault_python(tmp_path, py, fault) if fault else py
+
+
+@pytest.mark.localhost
+def test_compute_all_reduces_across_the_nodes():
+    """#26: `fleet --compute` — each node's ranks are numbered after the previous node's and meet at the first node:
+    one all-reduce of 4 ranks across 2 nodes (CPU/gloo here; HCCL on NPUs), each node's figures in its findings."""
+    rep = run_helper("compute", _compute_python())["report"]
+    ar = findings(rep, "NPU206")
+    assert set(ar) == {"fleet-a", "fleet-b"}
+    for node, f in ar.items():
+        assert f["status"] == "pass", f
+        assert "4 rank(s) all-reduced the right sum" in f["message"]
+    ranks = {node: sorted(e["source"].split()[1] for e in f["evidence"]) for node, f in ar.items()}
+    assert ranks == {"fleet-a": ["0", "1"], "fleet-b": ["2", "3"]}
+    assert findings(rep, "NPU201")["fleet-b"]["status"] == "pass"
+    assert any("compute: 4 rank(s) on 2 node(s)" in n for n in rep["notes"])
+
+
+@pytest.mark.localhost
+def test_compute_a_crash_on_one_node_is_that_nodes_finding(tmp_path):
+    rep = run_helper("compute", _compute_python(tmp_path, "crash:3"))["report"]
+    run = findings(rep, "NPU201")
+    assert "rank(s) 3 killed by SIGSEGV in allreduce" in run["fleet-b"]["message"]
+    assert run["fleet-a"]["status"] == "fail"  # its ranks lost their peer in the collective
