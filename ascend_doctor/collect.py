@@ -37,7 +37,7 @@ def collect_snapshot(host: Host, options: RunOptions, description: str = "",
             raise InputError(T("collect -- COMMAND: {serve_argv} is not a `vllm serve …` (or `python -m "
                                "vllm.entrypoints.openai.api_server …`) command line",
                                serve_argv=repr(' '.join(serve_argv)[:200])))
-    names = sorted(load_probes())
+    names = sorted(n for n, f in load_probes().items() if getattr(f, "collected", True))
     store.start_all(names)
     for name in names:
         try:

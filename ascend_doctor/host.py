@@ -25,6 +25,7 @@ NOT_RECORDED = "not_recorded"  # replay: the snapshot has no answer for this que
 # Replay: a file or directory the snapshot has no entry for reads as missing (NOT_FOUND) with this note, so a check
 # can tell "recorded as absent" from "never recorded" (SERVE207 judges only the first).
 REPLAY_MISS_NOTE = "(not in the snapshot)"
+REPLAY_COMMAND_MISS = "not in snapshot (command not found)"  # ReplayHost.run's words for a command never recorded
 
 DEFAULT_MAX_OUTPUT = 4 * 1024 * 1024  # bytes kept per stream / file; the rest is dropped and flagged
 

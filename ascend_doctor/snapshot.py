@@ -23,6 +23,7 @@ from ascend_doctor.host import (
     DEFAULT_MAX_OUTPUT,
     NOT_FOUND,
     NOT_RECORDED,
+    REPLAY_COMMAND_MISS,
     REPLAY_MISS_NOTE,
     TIMEOUT,
     CommandResult,
@@ -189,7 +190,7 @@ class ReplayHost:
         entry = self._commands.get(tuple(canonical_argv(argv)))
         if entry is None:
             return CommandResult(argv=list(argv), error=NOT_FOUND,
-                                 error_message=f"{argv[0]}: not in snapshot (command not found)")
+                                 error_message=f"{argv[0]}: {REPLAY_COMMAND_MISS}")
         if self.timing and entry.duration_s > 0:
             time.sleep(min(entry.duration_s, timeout))
             if entry.duration_s > timeout:

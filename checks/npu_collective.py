@@ -38,13 +38,9 @@ def fused_ops(ctx):
     skipped = J.not_run(ctx, f)
     if skipped is not None:
         return skipped
-    seen, unseen = J.reported(f, "op")
-    lines = [ev(J.where(f, r), "\n".join(J.op_line(s) for s in steps), ok=all(s.ok for s in steps))
-             for r, steps in seen]
-    bad = [(r, s) for r, steps in seen for s in steps if not s.ok]
+    seen, unseen, lines, bad = J.per_rank(f, "op", J.op_line)
     if bad:
-        parts = J.group_failures(bad, lambda s: f"{s.get('call')} [{s.get('library')}]", lambda s: s.error or T(
-            "max relative error {err} above {tol}", err=f"{s.get('max_rel_err'):.3g}", tol=f"{s.get('tolerance'):.3g}"))
+        parts = J.group_failures(bad, lambda s: f"{s.get('call')} [{s.get('library')}]", J.wrong_or_error)
         return ctx.fail(T("fused operator wrong or failed: {what}", what=join("; ", parts)), lines,
                         remediation=T("An error naming NNAL or an undefined symbol in libop_plugin_atb.so: install "
                                       "the NNAL release matching the CANN toolkit and `source "

@@ -125,13 +125,9 @@ def matmul_correct(ctx):
     skipped = J.not_run(ctx, f)
     if skipped is not None:
         return skipped
-    seen, unseen = J.reported(f, "matmul")
-    lines = [ev(J.where(f, r), "\n".join(J.matmul_line(s) for s in steps), ok=all(s.ok for s in steps))
-             for r, steps in seen]
-    bad = [(r, s) for r, steps in seen for s in steps if not s.ok]
+    seen, unseen, lines, bad = J.per_rank(f, "matmul", J.matmul_line)
     if bad:
-        parts = J.group_failures(bad, lambda s: s.get("dtype"), lambda s: s.error or T(
-            "max relative error {err} above {tol}", err=f"{s.get('max_rel_err'):.3g}", tol=f"{s.get('tolerance'):.3g}"))
+        parts = J.group_failures(bad, lambda s: s.get("dtype"), J.wrong_or_error)
         return ctx.fail(T("matmul wrong or failed: {what}", what=join("; ", parts)), lines,
                         remediation=T("Take a rank with a wrong result out of service and run the vendor's diagnosis "
                                       "(`npu-smi info -t health -i <id>`); an error names the operator and its CANN "

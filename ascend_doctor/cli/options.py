@@ -297,7 +297,8 @@ def refuse_empty_selection(registry, options, stages: tuple[str, ...]) -> None:
     nothing must not read as OK. Says what the selection matched and where those checks run."""
     matched = registry.select(options.select, options.ignore)
     where = {"serve": "`ascend-doctor exec -- vllm serve …`", "smoke": "`smoke` or `check --smoke-url`",
-             "fleet": "`fleet`", "triage": "`triage`", "static": "`check`"}
+             "fleet": "`fleet`", "triage": "`triage`", "static": "`check`",
+             "compute": "`--compute` (`smoke`, `check`, `exec`, `fleet`)"}
     if not matched:
         raise InputError(T("--select {select} with --ignore {ignore} leaves no check to run",
                            select=",".join(options.select) or "(all)", ignore=",".join(options.ignore)))

@@ -102,7 +102,8 @@ class ComputeFact(Model):
 
     ran: bool
     skipped: Optional[str] = Field(None, description="why it did not run: no-torch | no-torch-npu (NPUs present, "
-                                                      "torch_npu missing) | npus-busy | no-count")
+                                                      "torch_npu missing) | npus-busy | no-count | not-recorded "
+                                                      "(a snapshot)")
     busy: list[str] = Field(default_factory=list, description="npus-busy: the processes npu-smi shows")
     python: str = ""
     device: str = Field("", description="npu | cpu: which path ran (cpu: no NPU was tested)")

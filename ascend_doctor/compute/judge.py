@@ -44,6 +44,23 @@ def group_failures(bad, label: Callable, what: Callable, limit: int = 6) -> list
             for ranks, lab, msg in list(groups.values())[:limit]]
 
 
+def per_rank(f: ComputeFact, step: str, line: Callable) -> tuple[list, list, list, list]:
+    """(ranks that reported `step` with their records, ranks that did not, one evidence line per rank, the failing
+    (rank, record) pairs) — what NPU202-NPU205 start from."""
+    from ascend_doctor.evaluator import ev
+
+    seen, unseen = reported(f, step)
+    lines = [ev(where(f, r), "\n".join(line(s) for s in steps), ok=all(s.ok for s in steps)) for r, steps in seen]
+    bad = [(r, s) for r, steps in seen for s in steps if not s.ok]
+    return seen, unseen, lines, bad
+
+
+def wrong_or_error(s: Step):
+    """What went wrong in a checked step: its error, else how far its result was off."""
+    return s.error or T("max relative error {err} above {tol}", err=f"{s.get('max_rel_err'):.3g}",
+                        tol=f"{s.get('tolerance'):.3g}")
+
+
 def median_of(values: list[float]) -> Optional[float]:
     return median(values) if values else None
 
@@ -122,6 +139,8 @@ def not_run(ctx, f):
             "npus-busy": T("the compute smoke did not run: npu-smi shows processes on the NPUs ({processes}); it "
                            "allocates HBM and would disturb them — run it before the server starts or on an idle "
                            "node", processes="; ".join(f.busy[:8])),
+            "not-recorded": T("the compute smoke did not run: the snapshot holds no compute record (`collect` never "
+                              "runs it: it allocates HBM) — run `--compute` on the machine itself"),
             "no-count": T("the compute smoke did not run: npu-smi gave no table and ASCEND_RT_VISIBLE_DEVICES is not "
                           "set, so the number of NPUs is unknown — pass --compute-ranks N"),
         }

@@ -73,7 +73,7 @@ for r in range(cfg["world"]):
         proc = subprocess.Popen([sys.executable, "-c", RANK_SCRIPT], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     except OSError as exc:
-        rec.update(returncode=-1, start_error=str(exc), eof=2)
+        rec.update(returncode=-1, start_error=str(exc), eof=2, ended=now)
         ranks.append((rec, None))
         continue
     rec["pid"] = proc.pid

@@ -15,13 +15,16 @@ from typing import Any, Callable
 PROBES: dict[str, Callable[..., Any]] = {}
 
 
-def probe(name: str, min_timeout: "float | Callable[[Any], float]" = 0.0, derived: bool = False):
+def probe(name: str, min_timeout: "float | Callable[[Any], float]" = 0.0, derived: bool = False,
+          collected: bool = True):
     """Register a probe function under the fact name it produces.
 
     `min_timeout`: seconds this probe may take even when --probe-timeout is lower (e.g. importing torch_npu in a
     child process legitimately takes several seconds); a callable gets the run options (a minimum set by a flag).
     `derived`: the fact is computed from other facts only, never from the host (`host` is None in a host-less
     store), so `FactStore.given` derives it too — the stack from a paste's versions, the serve command from options.
+    `collected`: `collect` runs it (False: a probe that acts on the machine — the compute smoke allocates HBM — runs
+    only when a check that needs it is selected).
     """
 
     def deco(func):
@@ -29,6 +32,7 @@ def probe(name: str, min_timeout: "float | Callable[[Any], float]" = 0.0, derive
             raise RuntimeError(f"duplicate probe {name!r}")
         func.min_timeout = min_timeout
         func.derived = derived
+        func.collected = collected
         PROBES[name] = func
         return func
 

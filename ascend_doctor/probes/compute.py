@@ -19,7 +19,7 @@ from typing import Optional
 from ascend_doctor.compute.facts import ComputeFact, parse_record
 from ascend_doctor.compute.launcher import MARKER, launcher_argv
 from ascend_doctor.compute.policy import ComputePolicy, load_compute_policy
-from ascend_doctor.host import TIMEOUT
+from ascend_doctor.host import REPLAY_COMMAND_MISS, TIMEOUT
 from ascend_doctor.jsonread import loads
 from ascend_doctor.probes import probe
 from ascend_doctor.scope import planned_device_count
@@ -97,6 +97,8 @@ def run_launcher(host, exe: str, cfg: dict) -> ComputeFact:
                        dtypes=cfg["dtypes"], world=cfg["world"], global_world=cfg.get("global_world") or cfg["world"],
                        budget=cfg["budget"], collective_timeout=cfg["collective_timeout"], config=cfg)
     res = host.run(launcher_argv(exe, cfg), timeout=cfg["budget"] + LAUNCHER_MARGIN_S)
+    if REPLAY_COMMAND_MISS in (res.error_message or ""):  # a snapshot: `collect` never runs the compute smoke
+        return ComputeFact(ran=False, skipped="not-recorded", python=exe)
     record = None
     for line in res.stdout.splitlines():
         if line.startswith(MARKER + " "):
@@ -123,7 +125,7 @@ def skipped_fact(ctx, exe: str, why: str) -> ComputeFact:
     return ComputeFact(ran=False, skipped=why, python=exe, busy=held)
 
 
-@probe("npu_compute", min_timeout=lambda options: compute_budget(options) + LAUNCHER_MARGIN_S + 5)
+@probe("npu_compute", min_timeout=lambda options: compute_budget(options) + LAUNCHER_MARGIN_S + 5, collected=False)
 def compute_probe(host, ctx) -> ComputeFact:
     py = ctx.fact("python")
     exe = ctx.options.python or py.executable

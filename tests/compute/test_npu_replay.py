@@ -29,15 +29,21 @@ def _orders(snap) -> tuple[str, dict]:
     return exe, cfg
 
 
-def replay(tmp_path: Path, name: str, *extra: str) -> dict:
-    """The JSON report of `check --replay <healthy-a2 + scenario> --compute --select NPU2`."""
+def snapshot_with(tmp_path: Path, name: str) -> str:
+    """healthy-a2 with the launcher's record of scenario `name` as the answer to the command the probe will run."""
     snap = load_snapshot(EXAMPLE)
     exe, cfg = _orders(snap)
     snap.commands.append(CommandEntry(argv=canonical_argv(launcher_argv(exe, cfg)), duration_s=21.0,
                                       stdout=f"{MARKER} {json.dumps(R.scenario(name, cfg))}\n"))
     path = tmp_path / f"{name}.snapshot.json"
     path.write_text(snap.dump())
-    res = CliRunner().invoke(cli, ["check", "--replay", str(path), "--compute", "--select", "NPU2", "--format", "json",
+    return str(path)
+
+
+def replay(tmp_path: Path, name: str, *extra: str) -> dict:
+    """The JSON report of `check --replay <healthy-a2 + scenario> --compute --select NPU2`."""
+    path = snapshot_with(tmp_path, name)
+    res = CliRunner().invoke(cli, ["check", "--replay", path, "--compute", "--select", "NPU2", "--format", "json",
                                    *extra])
     assert res.exit_code in (0, 1), res.output
     return json.loads(res.output)
@@ -123,13 +129,8 @@ def test_slow_npu_is_named(tmp_path):
 
 @pytest.mark.parametrize("fmt", ["sarif", "junit"])
 def test_compute_findings_in_sarif_and_junit(tmp_path, fmt):
-    snap = load_snapshot(EXAMPLE)
-    exe, cfg = _orders(snap)
-    snap.commands.append(CommandEntry(argv=canonical_argv(launcher_argv(exe, cfg)),
-                                      stdout=f"{MARKER} {json.dumps(R.scenario('segfault-op', cfg))}\n"))
-    path = tmp_path / "s.snapshot.json"
-    path.write_text(snap.dump())
-    res = CliRunner().invoke(cli, ["check", "--replay", str(path), "--compute", "--select", "NPU2", "--format", fmt])
+    path = snapshot_with(tmp_path, "segfault-op")
+    res = CliRunner().invoke(cli, ["check", "--replay", path, "--compute", "--select", "NPU2", "--format", fmt])
     assert res.exit_code == 1
     assert "NPU201" in res.output and "SIGSEGV" in res.output
 
@@ -143,13 +144,16 @@ def test_without_compute_the_checks_do_not_run(tmp_path):
 def test_exec_compute_refuses_to_start_on_a_broken_npu(tmp_path):
     """The pre-deploy hook with --compute: the NPU that crashes in the ATB operator stops the launch (replayed:
     exec lints, never starts the command)."""
-    snap = load_snapshot(EXAMPLE)
-    exe, cfg = _orders(snap)
-    snap.commands.append(CommandEntry(argv=canonical_argv(launcher_argv(exe, cfg)),
-                                      stdout=f"{MARKER} {json.dumps(R.scenario('segfault-op', cfg))}\n"))
-    path = tmp_path / "s.snapshot.json"
-    path.write_text(snap.dump())
-    res = CliRunner().invoke(cli, ["exec", "--replay", str(path), "--compute", "--select", "NPU2", "--report", "-",
+    path = snapshot_with(tmp_path, "segfault-op")
+    res = CliRunner().invoke(cli, ["exec", "--replay", path, "--compute", "--select", "NPU2", "--report", "-",
                                    "--", "vllm", "serve", "/models/Qwen3-8B"])
     assert res.exit_code == 1
     assert "NPU201" in res.output and "rank(s) 5 killed by SIGSEGV" in res.output
+
+
+def test_a_snapshot_without_a_compute_record_is_unknown_not_a_failure():
+    res = CliRunner().invoke(cli, ["check", "--replay", str(EXAMPLE), "--compute", "--select", "NPU2", "--format",
+                                   "json"])
+    f = by_code(json.loads(res.output))
+    assert {c: x["status"] for c, x in f.items()} == {f"NPU20{i}": "unknown" for i in range(1, 7)}
+    assert "the snapshot holds no compute record" in f["NPU201"]["message"]

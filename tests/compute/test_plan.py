@@ -92,3 +92,24 @@ def test_skipped_run_is_unknown_with_the_reason():
     busy = compute_probe(None, store(python("torch", "torch-npu"), a2(procs=True), davinci=range(8)))
     out = run_check("NPU206", {"npu_compute": busy})
     assert out.status.value == "unknown" and "NPU 0: pid 4242 python3" in out.message
+
+
+def test_collect_never_starts_the_compute_smoke(monkeypatch):
+    """`collect` records what every probe sees, but the compute smoke acts on the machine (HBM, all NPUs busy): it
+    runs only when a compute check is selected."""
+    from ascend_doctor.collect import collect_snapshot
+    from ascend_doctor.probes import PROBES, load_probes
+    from ascend_doctor.snapshot import ReplayHost, load_snapshot
+
+    load_probes()
+    called = []
+
+    def recorder(host, ctx):
+        called.append(True)
+        raise AssertionError("collect started the compute smoke")
+
+    recorder.min_timeout, recorder.derived, recorder.collected = 0.0, False, PROBES["npu_compute"].collected
+    monkeypatch.setitem(PROBES, "npu_compute", recorder)
+    example = Path(__file__).resolve().parents[2] / "examples" / "healthy-a2.snapshot.json"
+    collect_snapshot(ReplayHost(load_snapshot(example)), RunOptions())
+    assert called == []
