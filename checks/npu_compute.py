@@ -17,6 +17,10 @@ _FIXES = {
     "missing": T("A rank that never reported could not start its interpreter or import torch/torch_npu: run "
                  "`ASCEND_RT_VISIBLE_DEVICES=<n> <python> -c 'import torch, torch_npu; torch.npu.set_device(0)'` for "
                  "that NPU, and check `npu-smi info` lists it (NPU100, NPU104)."),
+    "start": T("A rank that could not import torch/torch_npu or open its NPU: run `ASCEND_RT_VISIBLE_DEVICES=<n> "
+               "<python> -c 'import torch, torch_npu; torch.npu.set_device(0)'` for that NPU, check that `npu-smi "
+               "info` lists it healthy (NPU100, NPU101, NPU104), and explain the error code with `ascend-doctor "
+               "triage`."),
     "crashed": T("A rank killed by a signal crashed inside torch/torch_npu or CANN: its stderr (faulthandler's stack, "
                  "above) names the call; check the CANN/torch_npu pair (CANN101, TORCH102), `npu-smi info -t health -i "
                  "<id>` and `dmesg` for that device."),

@@ -188,6 +188,8 @@ def story(f):
     groups: dict = {}
     for kind, r in culprits:
         key, msg = culprit(f, kind, r)
+        if kind in ("error", "exited") and r.stage in ("import", "device"):
+            kind = "start"  # it could not import torch/torch_npu or open its NPU: the start-up fix, not the op one
         groups.setdefault(key, [kind, msg, []])[2].append(r.rank)
     parts = [T("rank(s) {ranks} {what}", ranks=id_list(ranks), what=msg) for _, msg, ranks in groups.values()]
     if victims:
@@ -195,5 +197,6 @@ def story(f):
         parts.append(T("rank(s) {ranks} were waiting for them in {stages} and were stopped or timed out",
                        ranks=id_list(r.rank for r in victims), stages=", ".join(stages)))
     kinds = [k for k, _, _ in groups.values()]
-    first = next((k for k in ("missing", "crashed", "hung", "error", "exited", "stopped") if k in kinds), "stopped")
+    first = next((k for k in ("missing", "start", "crashed", "hung", "error", "exited", "stopped") if k in kinds),
+                 "stopped")
     return parts, first

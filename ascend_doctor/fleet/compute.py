@@ -27,7 +27,9 @@ PLAN_TIMEOUT_S = 60.0  # step 1 reads the serving interpreter's packages on each
 def number_ranks(plans: list[tuple[NodeResult, dict]]) -> tuple[list[tuple[NodeResult, dict]], str]:
     """The orders of every node taking part, numbered across nodes and pointed at one rendezvous; or ([], why not)
     when the nodes cannot form one collective (different paths: an NPU node and a CPU rehearsal)."""
-    taking = [(r, p) for r, p in plans if p.get("cfg")]
+    # Numbered in the order of the node names, not of Ray's node list (which changes from run to run): the same
+    # cluster gives the same ranks and the same rendezvous every time.
+    taking = sorted(((r, p) for r, p in plans if p.get("cfg")), key=lambda rp: (rp[0].name or "", rp[0].ray_node_id))
     if not taking:
         return [], ""
     kinds = sorted({p["cfg"]["backend"] for _, p in taking})

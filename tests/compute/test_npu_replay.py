@@ -85,6 +85,7 @@ def test_set_device_failure_is_the_cause_the_rest_waited(tmp_path):
     assert f["NPU201"]["status"] == "fail"
     assert "rank(s) 1 failed in device (exit 1)" in msg and "error code is 507033" in msg
     assert "rank(s) 0, 2-7 were waiting for them in rendezvous" in msg
+    assert "torch.npu.set_device(0)" in f["NPU201"]["remediation"]  # the start-up fix, not the operator one
     assert f["NPU206"]["status"] == "unknown" and "rank(s) 1 ended before the collective" in f["NPU206"]["message"]
     assert f["NPU203"]["status"] == "unknown" and "rank(s) 1 never reached" in f["NPU203"]["message"]
 

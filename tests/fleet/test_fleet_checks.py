@@ -215,3 +215,23 @@ def test_nodes_that_judged_themselves_are_merged_with_the_config_applied_on_the_
     assert by[("n2", "FLEET104")].status == Status.FAIL and by[("n2", "FLEET104")].waived.reason == "known clone, OPS-9"
     assert by[("broken", "FLEET101")].status == Status.FAIL
     assert "cannot read" in by[("broken", "FLEET101")].message
+
+
+def test_compute_ranks_are_numbered_by_node_name_whatever_rays_order():
+    """fleet --compute: the same cluster gives the same ranks and rendezvous every run (Ray lists nodes in any
+    order)."""
+    from ascend_doctor.fleet.compute import number_ranks
+    from ascend_doctor.fleet.model import NodeResult
+
+    def plan(world):
+        return {"cfg": {"world": world, "backend": "hccl", "budget": 180}, "port": 29500 + world, "python": "py"}
+
+    b = NodeResult(name="node-b", ray_node_id="1", address="10.0.0.2")
+    a = NodeResult(name="node-a", ray_node_id="2", address="10.0.0.1")
+    c = NodeResult(name="node-c", ray_node_id="3", address="10.0.0.3")
+    numbered, why = number_ranks([(b, plan(8)), (c, {"skipped_fact": "{}", "cfg": None}), (a, plan(4))])
+    assert why == ""
+    assert [(r.name, cfg["rank_offset"], cfg["global_world"], cfg["master_addr"], cfg["master_port"])
+            for r, cfg in numbered] == [("node-a", 0, 12, "10.0.0.1", 29504), ("node-b", 4, 12, "10.0.0.1", 29504)]
+    cpu = {"cfg": {"world": 2, "backend": "gloo", "budget": 60}, "port": 1, "python": "py"}
+    assert number_ranks([(a, plan(8)), (b, cpu)]) == ([], "the nodes would use different backends: gloo, hccl")
