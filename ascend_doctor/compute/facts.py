@@ -15,7 +15,6 @@ from pydantic import Field
 
 from ascend_doctor.model import Model
 
-LOCAL_STAGES = ("import", "device", "memory", "matmul", "op")
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b:")
 COLLECTIVE_STAGES = ("rendezvous", "allreduce")
 
@@ -60,10 +59,6 @@ class RankRun(Model):
     @property
     def done(self) -> bool:
         return self.stage == "done" and self.returncode == 0 and not self.stopped
-
-    @property
-    def reached_collective(self) -> bool:
-        return self.stage_kind in COLLECTIVE_STAGES or self.stage == "done"
 
     def last_error(self, limit: int = 400) -> Optional[str]:
         """The error it reported (on one line, cut at `limit`), else the last line of its stderr."""
