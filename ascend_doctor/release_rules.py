@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional
 
 from pydantic import Field
 
+from ascend_doctor.deploy.arch import derived_max_len, read_architecture, text_config
 from ascend_doctor.model import Model
 from ascend_doctor.paths import builtin_matrices_dir
 from ascend_doctor.tomlread import load_model
@@ -27,6 +28,8 @@ class ReleaseRule(Model, extra="forbid"):
     vllm_ascend: str
     when: str
     effect: str = Field(pattern="^(refuses|breaks|overrides)$")
+    exempt_model_types: list[str] = Field(default_factory=list, description="config.json model_type values the "
+                                                                             "release leaves out of this rule")
     says: str
     fix: str
     source: list[str] = Field(min_length=1)
@@ -79,8 +82,7 @@ def default_prefix_cache_block_size(cmd, env, model) -> Answer:
 def cache_block_size(cmd, env, model) -> Answer:
     bs = _block_size(cmd)
     off = _explicit(cmd, "enable_prefix_caching") is False and _explicit(cmd, "enable_chunked_prefill") is False
-    exempt = (model or {}).get("model_type") in ("qwen3_next", "deepseek_v4")  # utils.py refresh_block_size
-    hit = bs not in (None, 128) and not off and not exempt
+    hit = bs not in (None, 128) and not off
     return hit, {}, f"{cmd.source('block_size')}, prefix caching or chunked prefill on (the defaults)" if hit else ""
 
 
@@ -125,8 +127,8 @@ def ascend_scheduler_short_batch(cmd, env, model) -> Answer:
     if model_len is None:
         if model is None:
             return None
-        model_len = model.get("max_position_embeddings")
-        if not isinstance(model_len, int):
+        model_len, _, _ = derived_max_len(text_config(model))  # what vLLM derives when --max-model-len is absent
+        if model_len is None:
             return None
     hit = batched < model_len
     return hit, {"batched": batched, "model_len": model_len}, (
@@ -172,17 +174,13 @@ def lora_fully_sharded_tp(cmd, env, model) -> Answer:
     return hit, {}, f"--enable-lora --fully-sharded-loras --tensor-parallel-size {tp}" if hit else ""
 
 
-MOE_KEYS = ("num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts")
-
-
 def lora_expert_parallel(cmd, env, model) -> Answer:
     if not (cmd.flag("enable_lora") and cmd.flag("enable_expert_parallel")):
         return False, {}, ""
     if model is None:
         return None
-    sections = [model] + [v for v in model.values() if isinstance(v, dict)]  # text_config of a multimodal model
-    hit = any(isinstance(s.get(k), int) and s.get(k) > 0 for s in sections for k in MOE_KEYS)
-    return hit, {}, "--enable-lora --enable-expert-parallel on a MoE model" if hit else ""
+    arch = read_architecture(model)  # the deployment model's reading of routed experts (as SERVE306 and plan)
+    return arch.is_moe, {}, "--enable-lora --enable-expert-parallel on a MoE model" if arch.is_moe else ""
 
 
 CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {

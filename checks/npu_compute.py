@@ -189,7 +189,14 @@ def matmul_speed(ctx):
                         remediation=T("Compare the named NPU's power, temperature and clocks with its peers "
                                       "(`npu-smi info -t power -i <id>`, `-t temp`); a rank that stays slow should be "
                                       "serviced or left out of ASCEND_RT_VISIBLE_DEVICES."))
-    if len({r.rank for r, _ in seen}) < 2:
+    timed = {r.rank for r, steps in seen for s in steps if isinstance(s.get("tflops"), (int, float))}
+    untimed = [r.rank for r in f.ranks if r.rank not in timed]
+    if untimed:  # a partial look: the rank that did not time could be the slow one
+        return ctx.unknown(T("rank(s) {timed} within {limit}% of the median ({figures} TFLOP/s); rank(s) {untimed} "
+                             "not timed (see NPU201, NPU203)", timed=J.id_list(timed),
+                             limit=round(100 * rule.slower_than_median), figures="; ".join(summary),
+                             untimed=J.id_list(untimed)), lines)
+    if len(timed) < 2:
         return ctx.ok(T("one rank timed ({figures} TFLOP/s): no peer to compare with — {path}",
                         figures="; ".join(summary), path=J.path_label(f)), lines)
     return ctx.ok(T("every timed rank within {limit}% of the median ({figures} TFLOP/s) — {path}",

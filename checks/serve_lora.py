@@ -3,25 +3,40 @@
 
 from __future__ import annotations
 
+from datetime import date
 from functools import lru_cache
+
+from pydantic import Field
 
 from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
+from ascend_doctor.model import Model
 from ascend_doctor.paths import builtin_matrices_dir
 from ascend_doctor.registry import check
 from ascend_doctor.servelint import cmd_or_skip
-from ascend_doctor.tomlread import read_toml
+from ascend_doctor.tomlread import load_model
 
 REQUIRED = ("r", "lora_alpha", "target_modules")  # PEFTHelper's fields without a default (vllm/lora/peft_helper.py)
 
 
+class LoraRules(Model, extra="forbid"):
+    """matrices/serve/lora.toml: vLLM's accepted --max-lora-rank values and defaults, with sources."""
+
+    schema_version: int
+    updated: date
+    max_lora_ranks: list[int] = Field(min_length=1)
+    default_max_lora_rank: int
+    default_max_loras: int
+    source: list[str] = Field(min_length=1)
+
+
 @lru_cache(maxsize=1)
-def _rules() -> dict:
-    return read_toml(builtin_matrices_dir() / "serve" / "lora.toml", "matrix")
+def _rules() -> LoraRules:
+    return load_model(builtin_matrices_dir() / "serve" / "lora.toml", LoraRules, "LoRA rules")
 
 
-def _flag_problems(cmd, rules: dict) -> tuple[list, int, int]:
-    """(problems with the LoRA flags, the max rank and max LoRAs vLLM will use)."""
+def _flag_problems(cmd, rules: LoraRules) -> tuple[list, int]:
+    """(problems with the LoRA flags, the max rank vLLM will use)."""
     problems = []
     if cmd.has("lora_modules") and not cmd.flag("enable_lora"):
         problems.append(T("--lora-modules without --enable-lora: vLLM stops with \"LoRA is not enabled. Use "
@@ -31,17 +46,16 @@ def _flag_problems(cmd, rules: dict) -> tuple[list, int, int]:
         loras = cmd.int_opt("max_loras")
         cpu = cmd.int_opt("max_cpu_loras")
     except ValueError as exc:
-        return [T("a LoRA size is not an integer: {exc}", exc=exc)], rules["default_max_lora_rank"], 1
-    allowed = rules["max_lora_ranks"]
-    if rank is not None and rank not in allowed:
+        return [T("a LoRA size is not an integer: {exc}", exc=exc)], rules.default_max_lora_rank
+    if rank is not None and rank not in rules.max_lora_ranks:
         problems.append(T("--max-lora-rank {rank} is not one vLLM accepts (choose from {allowed})", rank=rank,
-                          allowed=", ".join(map(str, allowed))))
+                          allowed=", ".join(map(str, rules.max_lora_ranks))))
     if loras is not None and loras < 1:
         problems.append(T("--max-loras {n} is below 1", n=loras))
-    loras = loras if loras is not None and loras >= 1 else rules["default_max_loras"]
+    loras = loras if loras is not None and loras >= 1 else rules.default_max_loras
     if cpu is not None and 0 < cpu < loras:
         problems.append(T("max_cpu_loras ({cpu}) must be >= max_loras ({loras}).", cpu=cpu, loras=loras))
-    return problems, rank if rank is not None else rules["default_max_lora_rank"], loras
+    return problems, rank if rank is not None else rules.default_max_lora_rank
 
 
 def _adapter_problems(a, max_rank: int) -> list:
@@ -102,7 +116,7 @@ def lora_adapters(ctx):
     if not cmd.flag("enable_lora") and not cmd.has("lora_modules"):
         return ctx.skip(T("LoRA is not enabled (no --enable-lora, no --lora-modules)"))
     rules = _rules()
-    problems, max_rank, _ = _flag_problems(cmd, rules)
+    problems, max_rank = _flag_problems(cmd, rules)
     evidence = [ev("command line", " ".join(cmd.source(o) for o in ("enable_lora", "lora_modules", "max_lora_rank",
                                                                     "max_loras", "max_cpu_loras") if cmd.has(o)))]
     fact = ctx.fact("serve_lora")
@@ -118,9 +132,10 @@ def lora_adapters(ctx):
         evidence.append(ev(f"adapter {a.name or a.text}", a.path or a.text, ok=state))
     if problems:
         return ctx.fail(T("vLLM would stop at start: {what}", what=join("; ", problems)), evidence,
-                        remediation=T("Set --max-lora-rank to at least the adapter's rank (1, 8, 16, 32, 64, 128, "
-                                      "256, 320 or 512), give --enable-lora with --lora-modules, and point each "
-                                      "adapter at the directory holding its adapter_config.json."))
+                        remediation=T("Set --max-lora-rank to at least the adapter's rank (one of {allowed}), give "
+                                      "--enable-lora with --lora-modules, and point each adapter at the directory "
+                                      "holding its adapter_config.json.",
+                                      allowed=", ".join(map(str, rules.max_lora_ranks))))
     if unseen:
         return ctx.unknown(T("adapter(s) {names} are not on this machine: vLLM will try them as Hugging Face repo "
                              "ids at start, so their rank was not checked", names=", ".join(

@@ -9,7 +9,7 @@ from ascend_doctor.i18n import T, join, known
 from ascend_doctor.registry import check
 from ascend_doctor.release_rules import CONDITIONS, load_release_rules
 from ascend_doctor.servelint import cmd_or_skip, model_config, server_env
-from ascend_doctor.versions import SpecifierSet
+from ascend_doctor.versions import SpecifierSet, try_parse_version
 
 EFFECT = {"refuses": T("refuses it at start"), "breaks": T("fails on it at the first request"),
           "overrides": T("replaces the setting")}
@@ -48,10 +48,15 @@ def release_combos(ctx):
     dist = ctx.fact("python").dist("vllm-ascend")
     if dist is None:
         return ctx.skip(T("vllm-ascend is not installed in the serving python: no release rules apply"))
+    if try_parse_version(dist.version) is None:
+        return ctx.unknown(T("vllm-ascend {version}: not a version the release rules can be compared with",
+                             version=dist.version))
     rules = [r for r in load_release_rules() if SpecifierSet(r.vllm_ascend).contains(dist.version)]
     env, model = server_env(ctx, cmd), _model(ctx)
     hits, unjudged, evidence = [], [], [ev("command line", cmd.display)]
     for rule in rules:
+        if model is not None and str(model.get("model_type") or "") in rule.exempt_model_types:
+            continue
         answer = CONDITIONS[rule.when](cmd, env, model)
         if answer is None:
             unjudged.append(rule.id)

@@ -113,7 +113,6 @@ class ComputeFact(Model):
     ranks: list[RankRun] = Field(default_factory=list)
     # The launcher itself: set when it printed no record (it crashed, or the doctor's deadline killed it).
     launcher_error: Optional[str] = None
-    launcher_stage: Optional[str] = None
     launcher_stderr: str = ""
     config: dict[str, Any] = Field(default_factory=dict)
 

@@ -234,11 +234,11 @@ def read_architecture(config: dict, max_len: Optional[int] = None) -> Architectu
     a.max_len = max_len
     a.vision = isinstance(config.get("vision_config"), dict)
     _attention(a, cfg)  # the heads, even without the sizes: they alone decide which TP sizes vLLM accepts
+    _moe(a, cfg)  # the experts too: whether a model is MoE does not depend on its sizes
     if not a.layers or not a.hidden:
         a.attention = "unknown"
         a.cannot_size.append(T("config.json gives no num_hidden_layers / hidden_size"))
         return a
-    _moe(a, cfg)
     _layer_kinds(a, cfg)
     return a
 

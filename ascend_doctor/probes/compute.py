@@ -112,7 +112,11 @@ def run_launcher(host, exe: str, cfg: dict) -> ComputeFact:
             fact.launcher_error = f"killed after {cfg['budget'] + LAUNCHER_MARGIN_S:g} s without a record"
         fact.launcher_stderr = "\n".join(res.stderr.strip().splitlines()[-25:])
         return fact
-    fact.ranks = parse_record(record)
+    try:
+        fact.ranks = parse_record(record)
+    except ValueError as exc:  # pydantic's ValidationError: another doctor version's launcher, or a damaged line
+        fact.launcher_error = f"its record is unreadable: {str(exc).splitlines()[0][:300]}"
+        return fact
     fact.seconds = record.get("seconds") if isinstance(record.get("seconds"), (int, float)) else None
     return fact
 

@@ -85,6 +85,9 @@ def test_enable_lora_alone_passes_and_no_lora_skips():
 
 
 @pytest.mark.parametrize("value, want", [
+    # as users wrote them: vllm-ascend#6143, vllm#2847
+    ("komodo-lora=/data/models/Komodo-LoRA", [("komodo-lora", "/data/models/Komodo-LoRA", None)]),
+    ("lora-name=lora_path", [("lora-name", "lora_path", None)]),
     ("a=/x", [("a", "/x", None)]),
     ('{"name": "a", "path": "/x", "base_model_name": "m"}', [("a", "/x", None)]),
     ("a=/x,b=/y", [(None, None, "Invalid JSON format for --lora-modules: a=/x,b=/y")]),

@@ -30,6 +30,16 @@ def test_block_size_16_is_replaced_from_0_12():  # vllm-ascend#7563
         == Status.PASS
 
 
+def test_a_model_type_the_release_exempts_keeps_its_block_size():  # refresh_block_size returns early for it
+    f = judge('--block-size 16 --hf-overrides {"model_type":"qwen3_next"}', "0.13.0")
+    assert f.status == Status.PASS
+
+
+def test_an_unreadable_vllm_ascend_version_is_unknown():
+    f = judge("--block-size 16", "weird-build")
+    assert f.status == Status.UNKNOWN and "weird-build" in f.message
+
+
 def test_prefix_caching_with_another_block_size_is_refused_on_0_7_3():
     f = judge("--enable-prefix-caching --block-size 64", "0.7.3")
     assert f.status == Status.FAIL and "If prefix caching is enabled, block size must be set to 128." in f.message

@@ -88,6 +88,8 @@ def test_set_device_failure_is_the_cause_the_rest_waited(tmp_path):
     assert "torch.npu.set_device(0)" in f["NPU201"]["remediation"]  # the start-up fix, not the operator one
     assert f["NPU206"]["status"] == "unknown" and "rank(s) 1 ended before the collective" in f["NPU206"]["message"]
     assert f["NPU203"]["status"] == "unknown" and "rank(s) 1 never reached" in f["NPU203"]["message"]
+    assert f["NPU204"]["status"] == "unknown"  # rank 1 was never timed: it could have been the slow one
+    assert "rank(s) 1 not timed" in f["NPU204"]["message"]
 
 
 def test_nnal_mismatch_fails_the_atb_operator_on_every_rank(tmp_path):
@@ -158,3 +160,17 @@ def test_a_snapshot_without_a_compute_record_is_unknown_not_a_failure():
     f = by_code(json.loads(res.output))
     assert {c: x["status"] for c, x in f.items()} == {f"NPU20{i}": "unknown" for i in range(1, 7)}
     assert "the snapshot holds no compute record" in f["NPU201"]["message"]
+
+
+def test_an_unreadable_launcher_record_is_a_finding_not_a_crash(tmp_path):
+    snap = load_snapshot(EXAMPLE)
+    exe, cfg = _orders(snap)
+    bad = {"ranks": [{"rank": 0, "steps": [], "returncode": "not a number"}]}
+    snap.commands.append(CommandEntry(argv=canonical_argv(launcher_argv(exe, cfg)),
+                                      stdout=f"{MARKER} {json.dumps(bad)}\n"))
+    path = tmp_path / "bad.snapshot.json"
+    path.write_text(snap.dump())
+    res = CliRunner().invoke(cli, ["check", "--replay", str(path), "--compute", "--select", "NPU201", "--format",
+                                   "json"])
+    f = by_code(json.loads(res.output))["NPU201"]
+    assert f["status"] == "fail" and "its record is unreadable" in f["message"]
