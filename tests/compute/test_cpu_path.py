@@ -42,6 +42,16 @@ def test_a_slow_rank_is_named(tmp_path):
     assert leftovers(t0) == []
 
 
+def test_a_rank_that_computes_wrong_fails_matmul_correct(tmp_path):
+    t0 = time.time()
+    rc, report, _ = run_compute(fault_python(tmp_path, torch_python(), "wrong:1"), "--compute-ranks", "2")
+    mm = finding(report, "NPU203")
+    assert rc == 1 and mm["status"] == "fail"
+    assert "rank(s) 1 bfloat16: max relative error" in mm["message"] and "rank(s) 0" not in mm["message"]
+    assert finding(report, "NPU201")["status"] == "pass"  # it computed wrong without failing: only NPU203 says so
+    assert leftovers(t0) == []
+
+
 def test_a_hang_in_the_collective_is_bounded_and_named(tmp_path):
     t0 = time.time()
     rc, report, seconds = run_compute(fault_python(tmp_path, torch_python(), "hang:2"), "--compute-ranks", "4")

@@ -4,6 +4,7 @@ ASCEND_DOCTOR_TEST_FAULT=<kind>:<rank>, and only through torch's public function
 unchanged:
 
 - slow:     torch.matmul computes every product three times (a rank at a third of its peers' speed);
+- wrong:    torch.matmul returns its product off by 5% (a device that computes wrong without failing);
 - hang:     torch.distributed.all_reduce never returns;
 - crash:    torch.distributed.all_reduce kills the process with SIGSEGV (faulthandler prints the stack first);
 - missing:  the rank ends before it reports anything, as a process that never started would look.
@@ -31,6 +32,13 @@ if _spec and "ASCEND_DOCTOR_COMPUTE" in os.environ and os.environ.get("RANK") ==
             return _matmul(*args, **kwargs)
 
         torch.matmul = _slow_matmul
+    elif _kind == "wrong":
+        _matmul = torch.matmul
+
+        def _wrong_matmul(*args, **kwargs):
+            return _matmul(*args, **kwargs) * 1.05
+
+        torch.matmul = _wrong_matmul
     elif _kind == "hang":
         def _hang(*args, **kwargs):
             while True:
