@@ -27,7 +27,7 @@ class ReleaseRule(Model, extra="forbid"):
     cls: str = Field(alias="class")
     vllm_ascend: str
     when: str
-    effect: str = Field(pattern="^(refuses|breaks|overrides)$")
+    effect: str = Field(pattern="^(refuses|breaks|overrides|unsupported)$")
     exempt_model_types: list[str] = Field(default_factory=list, description="config.json model_type values the "
                                                                              "release leaves out of this rule")
     says: str
@@ -103,6 +103,13 @@ def v0_cache_features_opt_in_v0(cmd, env, model) -> Answer:
     return hit, {}, f"{', '.join(feats)} with VLLM_USE_V1=0" if hit else ""
 
 
+def v0_engine_default(cmd, env, model) -> Answer:
+    """VLLM_USE_V1 not set: vLLM 0.8.0-0.9.1 keep every platform but CUDA (TPU, x86 CPU from 0.9.0) on V0 unless the
+    user opts in (VLLM_USE_V1=0 is SERVE401's)."""
+    hit = "VLLM_USE_V1" not in env
+    return hit, {}, "VLLM_USE_V1 is not set in the server's environment" if hit else ""
+
+
 def _scheduler_on(cmd) -> dict:
     sched = _ascend_section(cmd, "ascend_scheduler_config")
     return sched if sched.get("enabled") is True else {}
@@ -160,11 +167,6 @@ def lora_v1_opt_in(cmd, env, model) -> Answer:
     return hit, {}, "--enable-lora with VLLM_USE_V1=1" if hit else ""
 
 
-def lora_v1_default(cmd, env, model) -> Answer:
-    hit = cmd.flag("enable_lora") and env.get("VLLM_USE_V1") != "0"
-    return hit, {}, "--enable-lora on the V1 engine (VLLM_USE_V1 is not 0)" if hit else ""
-
-
 def lora_fully_sharded_tp(cmd, env, model) -> Answer:
     try:
         tp = cmd.int_opt("tensor_parallel_size") or 1
@@ -186,6 +188,6 @@ def lora_expert_parallel(cmd, env, model) -> Answer:
 CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
     f.__name__: f for f in (
         prefix_cache_block_size, default_prefix_cache_block_size, cache_block_size, v0_cache_features_default_v0,
-        v0_cache_features_opt_in_v0, ascend_scheduler_policy, ascend_scheduler_short_batch, torchair_eager,
-        qwen3_next_prefix_cache, lora, lora_v1_opt_in, lora_v1_default, lora_fully_sharded_tp, lora_expert_parallel)
+        v0_cache_features_opt_in_v0, v0_engine_default, ascend_scheduler_policy, ascend_scheduler_short_batch,
+        torchair_eager, qwen3_next_prefix_cache, lora, lora_v1_opt_in, lora_fully_sharded_tp, lora_expert_parallel)
 }

@@ -12,7 +12,7 @@ from ascend_doctor.servelint import cmd_or_skip, model_config, server_env
 from ascend_doctor.versions import SpecifierSet, try_parse_version
 
 EFFECT = {"refuses": T("refuses it at start"), "breaks": T("fails on it at the first request"),
-          "overrides": T("replaces the setting")}
+          "overrides": T("replaces the setting"), "unsupported": T("does not support it")}
 
 
 def _model(ctx):
@@ -32,8 +32,10 @@ def release_combos(ctx):
     vllm-ascend: `--block-size` with prefix caching (refused in 0.7.3, replaced by 128 from 0.9.0rc1), prefix caching
     or chunked prefill on the V0 engine (#133), the Ascend scheduler with another `--scheduling-policy` or with
     `--max-num-batched-tokens` below the model length, torchair with `--enforce-eager`, Qwen3-Next with prefix
-    caching, and LoRA on the releases without it (0.7.3 V1, 0.8.x V1, the 0.8.4rc1 wheel without `vllm_ascend.lora`,
-    0.10.2rc1, `--fully-sharded-loras` with TP > 1 before 0.17.0rc1, expert parallelism on 0.23-0.24).
+    caching, LoRA on the releases without it (0.7.3 V1, 0.8.x V1, the 0.8.4rc1 wheel without `vllm_ascend.lora`,
+    0.10.2rc1, `--fully-sharded-loras` with TP > 1 before 0.17.0rc1, expert parallelism on 0.23-0.24), and the
+    engine itself: with VLLM_USE_V1 unset, vLLM 0.8.0-0.9.1 run V0 on NPU (vllm-ascend 0.8.4rc1-0.9.1; 0.9.1 does
+    not support V0 at all, vllm-ascend#1305).
 
     Why it matters: each of these stops the start after the model has loaded, fails the first request that hits
     the cache, or changes what the user asked for without saying so (vllm-ascend#7563: `--block-size 16` ran as

@@ -365,7 +365,7 @@ def tool_markup_leak(ctx):
         return nothing_to_scan(ctx, facts, T("markup"))
     matrix = ctx.matrix  # the shipped matrix plus any --matrix layers: the markup families are rows there
     fams = L.families(matrix)
-    leaks, evidence, scanned = [], [], len(answers)
+    leaks, evidence, scanned, opened = [], [], len(answers), False
     for name, x in answers:
         r = x.reply
         found = (L.detect_leaks(r.content, "content", matrix)
@@ -373,12 +373,15 @@ def tool_markup_leak(ctx):
         for lk in found:
             leaks.append((name, lk))
             evidence.append(ev(f"{x.describe()} {lk.field}", lk.excerpt))
+            opened = opened or L.closed_without_opening(lk, r.content)
     if not leaks:
         return ctx.ok(T("no tool-call or reasoning markup in the content of {scanned} answer(s)", scanned=scanned))
     families = list(dict.fromkeys(lk.family for _, lk in leaks))
     msg = join("; ", [T("{markup} in {where} ({marker})", markup=fams[lk.family].label,
                         where=f"{name}.{lk.field}", marker=repr(lk.marker)) for name, lk in leaks[:4]])
     remediation = join("\n", [L.remediation_for(f, matrix) for f in families])
+    if opened:
+        remediation = join("\n", [remediation, L.TEMPLATE_OPENS_THINK_FIX])
     loose = [name for name, _ in leaks if unconstrained(name, facts.exchanges[name])]
     if loose:
         # The parser is there (it emitted the envelope under a forced choice); the arguments ran away.

@@ -65,6 +65,18 @@ def detect_leaks(text: Optional[str], field: str = "content", matrix: Any = None
     return list(found.values())
 
 
+def closed_without_opening(leak: Leak, content: Optional[str]) -> bool:
+    """A `</think>` in content with no `<think>` before it: the chat template opened the block in the prompt (the
+    DeepSeek-R1 template change, vllm#12999), so the model writes only the closing tag."""
+    return leak.family == "think" and leak.marker == "</think>" and "<think>" not in (content or "")
+
+
+TEMPLATE_OPENS_THINK_FIX = T(
+    "Only the closing `</think>` came back: the model's chat template opens `<think>` in the prompt. With the "
+    "reasoning parser already given, the parser needs the opening tag: vLLM before 0.7.3 did (vllm#12999, fixed by "
+    "PR #13025), so upgrade vLLM; a template of your own that adds `<think>` needs the parser of its family.")
+
+
 def _first_release(kind: str, name: str, matrix: Any = None) -> tuple[Optional[str], Optional[str]]:
     """(first vLLM release with `name` of `kind`, first vllm-ascend release whose vLLM has it), from the compatibility
     matrix; (None, None) when the matrix is unavailable or does not know the name."""

@@ -49,8 +49,25 @@ def test_prefix_caching_on_the_v0_engine_breaks_at_the_first_prefill():  # vllm-
     f = judge("--enable-prefix-caching", "0.7.3rc1")
     assert f.status == Status.FAIL and "fails on it at the first request" in f.message
     assert "Prefix cache and chunked prefill are currently not supported." in f.message
-    assert judge("--enable-prefix-caching", "0.9.1", env={"VLLM_USE_V1": "0"}).status == Status.FAIL
-    assert judge("--enable-prefix-caching", "0.9.1").status == Status.PASS
+    # vLLM 0.8.0-0.9.1 keep NPU on V0 unless VLLM_USE_V1=1; vLLM 0.9.2 (vllm-ascend 0.9.2rc1) makes V1 the default
+    f = judge("--enable-prefix-caching", "0.9.1")
+    assert f.status == Status.FAIL and "REL-B13-005" in f.message
+    assert judge("--enable-prefix-caching", "0.9.1", env={"VLLM_USE_V1": "1"}).status == Status.PASS
+    assert judge("--enable-prefix-caching", "0.9.2rc1").status == Status.PASS
+    f = judge("--enable-prefix-caching", "0.9.2rc1", env={"VLLM_USE_V1": "0"})
+    assert f.status == Status.FAIL and "REL-B13-010" in f.message
+
+
+def test_the_engine_npu_runs_when_vllm_use_v1_is_not_set():  # vllm-ascend#1305
+    f = judge("", "0.8.5rc1")
+    assert f.status == Status.WARN and "REL-B23-001" in f.message
+    assert "npu is experimental on VLLM_USE_V1=1. Falling back to V0 Engine." in f.message
+    assert "VLLM_USE_V1=1" in f.remediation
+    f = judge("", "0.9.1")
+    assert f.status == Status.FAIL and "REL-B23-002" in f.message and "does not support it" in f.message
+    assert judge("", "0.9.1", env={"VLLM_USE_V1": "1"}).status == Status.PASS
+    assert judge("", "0.9.2rc1").status == Status.PASS
+    assert judge("", "0.7.3").status == Status.PASS  # vLLM 0.7.3: V0 is the engine everyone runs, nothing replaced
 
 
 def test_ascend_scheduler_rules():
@@ -72,7 +89,10 @@ def test_lora_rows():
     f = judge("--enable-lora --fully-sharded-loras --tensor-parallel-size 2", "0.13.0")  # vllm-ascend#6143
     assert f.status == Status.FAIL and "REL-B22-005" in f.message
     assert judge("--enable-lora --fully-sharded-loras --tensor-parallel-size 2", "0.17.0rc1").status == Status.PASS
-    assert judge("--enable-lora", "0.8.5rc1").status == Status.FAIL
+    f = judge("--enable-lora", "0.8.5rc1", env={"VLLM_USE_V1": "1"})  # V1 on 0.8.x: no LoRA
+    assert f.status == Status.FAIL and "REL-B22-002" in f.message
+    f = judge("--enable-lora", "0.8.5rc1")  # unset: vLLM 0.8.5 runs V0 on NPU, which serves LoRA
+    assert f.status == Status.WARN and "REL-B22-002" not in f.message and "REL-B23-001" in f.message
     f = judge("--enable-lora", "0.8.5rc1", env={"VLLM_USE_V1": "0"})  # V0 LoRA: no REL-B22 row; SERVE401 speaks
     assert f.status == Status.PASS
 

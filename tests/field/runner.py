@@ -27,6 +27,10 @@ A case file:
     [[commands]]                      # argv, stdout, stderr, returncode: replaces the recorded answer
     [expect]                          # code, status (one or a list), message and remediation (substrings)
     [[fleet]]                         # instead of one host: Ray nodes (name, ray = advertised resources, control_ray)
+    [wire]                            # instead of a host: a server's answers, scenario key -> the response body
+                                      # (JSON text) as the thread shows it; every other scenario, and the whole
+                                      # control, answers with the real vLLM bytes of `wire_base` (tests/data/smoke/
+                                      # recorded, default vllm-0.32.0-strict), judged as `smoke` judges them
 
 A case whose expected status is `pass` is a guard: a sound setup from a thread that a check once judged wrong (the
 field finds false positives too); the summary counts it apart from the catches.
@@ -204,11 +208,29 @@ def _run_fleet(data: dict, with_fault: bool):
     return FleetEvaluator(_registry(), RunOptions(), serve=serve).report(results)
 
 
+def _run_wire(data: dict, with_fault: bool):
+    """A wire case: `smoke` against a scripted server on 127.0.0.1 that answers with the thread's response bodies
+    (`[wire]`) over the recorded bytes of a real vLLM (`wire_base`); the control gets the recording alone."""
+    from types import SimpleNamespace
+
+    from ascend_doctor.options import RunOptions
+    from ascend_doctor.smoke.stage import evaluate_smoke, gather
+    from tests.smoke.fault_server import ScriptedServer
+
+    overrides = {key: {"status": 200, "headers": {"content-type": "application/json"}, "raw": body}
+                 for key, body in data["wire"].items()} if with_fault else {}
+    with ScriptedServer(recorded=data.get("wire_base", "vllm-0.32.0-strict"), overrides=overrides) as srv:
+        facts = gather(srv.base_url, timeout=30.0)
+    return SimpleNamespace(findings=evaluate_smoke(_registry(), facts, RunOptions()))
+
+
 def run(data: dict, with_fault: bool = True):
     """The report `exec --replay SNAPSHOT -- SERVE…` (or `check --replay`) would give, in process; for a `fleet` case
-    the fleet report."""
+    the fleet report; for a `wire` case the smoke's findings."""
     if data.get("fleet"):
         return _run_fleet(data, with_fault)
+    if data.get("wire"):
+        return _run_wire(data, with_fault)
     from ascend_doctor.engine import run_static
     from ascend_doctor.options import RunOptions
     from ascend_doctor.probes.serve import with_serve_command
