@@ -451,6 +451,14 @@ class Matrix:
                 return row.vllm
         return None
 
+    def first_ascend_release_with_model(self, kind: str, name: str) -> Optional[Release]:
+        """The first vllm-ascend release whose paired vLLM is recorded with `name` among its `kind` (architectures |
+        model_types): Qwen3ForCausalLM -> v0.8.4rc1 (vLLM 0.8.4)."""
+        for row in self.releases:
+            if any(name in (self._names(self.vllm_models, "vllm", v, kind) or ()) for v in row.vllm):
+                return row
+        return None
+
     # package indexes -------------------------------------------------------------------------------------------
     def index_for(self, package: str, version: str) -> Optional[PackageIndex]:
         """The package_index row naming this exact pin (triton-ascend 3.2.1), or None (PyPI has it, or nobody

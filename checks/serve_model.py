@@ -179,8 +179,17 @@ def architecture_supported(ctx):
         return ctx.warn(T("the installed {stack} has no native implementation of {archs}; --model-impl transformers "
                           "uses the Transformers backend", stack=stack_text(ctx),
                           archs=', '.join(archs)), evidence)
+    first = ctx.matrix.first_vllm_with("architectures", archs[0])
+    ascend = ctx.matrix.first_ascend_release_with_model("architectures", archs[0]) if first else None
+    fix = None
+    if first:
+        fix = T("vLLM {first} is the first recorded release that implements {arch}{ascend}: upgrade vLLM and "
+                "vllm-ascend together (`ascend-doctor matrix pins --vllm-ascend X` gives the pair), or use "
+                "`--model-impl transformers` knowingly.", first=first, arch=archs[0],
+                ascend=T(" (the first vllm-ascend release paired with such a vLLM: v{version})",
+                         version=ascend.version) if ascend else "")
     return ctx.fail(T("the installed {stack} has no implementation of {archs}", stack=stack_text(ctx),
-                      archs=', '.join(archs)), evidence)
+                      archs=', '.join(archs)), evidence, remediation=fix)
 
 
 # model_type -> tool parsers that read that family's tool-call markup (matrix-facts §4.1/§4.3).
