@@ -412,8 +412,9 @@ def advisories(ctx):
                            + (f" on {', '.join(a.machine)}" if a.machine else "")
                            + "\nsymptom: " + "\n         ".join(a.symptom)
                            + f"\nfix: {a.fix}\nsource: {'; '.join(a.source)}"))
-    msg = join("; ", [T("{id} [{severity}] {title} (symptom: {symptom})", id=a.id, severity=a.severity,
-                        title=known(a.title), symptom=a.symptom[0]) for a in hits])
+    msg = join("; ", [T("{id} [{severity}] {title} (seen: {seen}; symptom: {symptom})", id=a.id,
+                        severity=a.severity, title=known(a.title), symptom=a.symptom[0],
+                        seen=", ".join(f"{k} {versions[k]}" for k in a.when if k in versions)) for a in hits])
     fix = join("\n", [T("{id}: {fix}", id=a.id, fix=known(a.fix)) for a in hits])
     if any(a.severity in ("critical", "error") for a in hits):
         return ctx.fail(T("{n_hits} known-bad combination(s): {msg}", n_hits=len(hits), msg=msg),
