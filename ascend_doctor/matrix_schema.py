@@ -22,7 +22,7 @@ SCHEMA_VERSION = 1
 
 # Hardware families as vllm-ascend names them (faqs.md, vllm_ascend/device/hardware.py): A2 = Atlas 800I/800T A2
 # (910B), A3 = Atlas 800I/800T A3, 310P = Atlas 300I Duo, A5 = Ascend 950 (950PR/950DT).
-Hardware = Literal["A2", "A3", "310P", "A5"]
+Hardware = Literal["A2", "A3", "310P", "A5", "910"]  # 910: the first-generation Ascend 910 (910A/910ProB)
 ParserKind = Literal["tool_parser", "reasoning_parser", "tokenizer_mode"]
 PARSER_KINDS = ("tool_parser", "reasoning_parser", "tokenizer_mode")
 # "wheels": binary wheels on PyPI (wheel_cp lists the CPython tags); "sdist-only"; "absent": not on PyPI at all
@@ -338,7 +338,8 @@ class PackageIndex(Row):
         return self.id
 
 
-ServeRuleKind = Literal["dtype", "eager", "required_flag", "forbidden_package", "image_suffix", "mla_graph_heads"]
+ServeRuleKind = Literal["dtype", "eager", "required_flag", "forbidden_package", "image_suffix", "mla_graph_heads",
+                        "unsupported"]
 
 
 class ServeRule(Row):
@@ -349,7 +350,8 @@ class ServeRule(Row):
       required_flag      `flag` must be given (e.g. --max-model-len)
       forbidden_package  none of `values` may be installed (PyPI names)
       image_suffix       the container image tag should end with `values[0]` (e.g. -310p)
-      mla_graph_heads    with MLA attention and graph mode, the heads per TP rank must be one of `values`"""
+      mla_graph_heads    with MLA attention and graph mode, the heads per TP rank must be one of `values`
+      unsupported        the release does not run on this family at all"""
 
     id: str = Field(pattern=r"^HW-[A-Z0-9]+-\d{3}$")
     hardware: List[Hardware] = Field(min_length=1)

@@ -7,6 +7,8 @@ or release no row covers is not judged (skip, naming what was looked for).
 
   HW101-103  serve stage (`ascend-doctor exec -- vllm serve …`): dtype, eager mode, flags that must be given
   HW104-105  static: packages that must not be installed, the container image
+  HW106      serve stage: MLA heads per rank in graph mode
+  HW107      static: the chips are hardware the release runs on at all
 """
 
 from __future__ import annotations
@@ -318,3 +320,49 @@ def mla_graph_heads(ctx):
                   evidence, remediation=T("Use {fits}, or add `--enforce-eager`.", fits=T("TP {tps}", tps=" or ".join(
                       str(t) for t in fits)) if fits else T("no TP size (this model needs eager mode)")),
                   per_rank=per_rank)
+
+
+@check("HW107", "hw-chip-supported", severity="error", needs=["python", "npu_smi"])
+def chip_supported(ctx):
+    """Every NPU is a chip the installed vllm-ascend release runs on
+
+    What it checks: each chip npu-smi lists, by family (`ascend_doctor.hardware`): against the rows of
+    matrices/hardware-rules.toml that say a family does not run a release (`kind = "unsupported"`: the
+    first-generation Ascend 910 — 910A, 910ProB, 910PremiumA — on every release; the Ascend 950 before v0.21.0rc1),
+    then against the hardware the release's row in matrices/vllm-ascend.toml names (its documentation and images).
+
+    Why it matters: on a chip the release was not built for, vLLM starts, loads the platform plugin and then stops:
+    `ValueError: Unsupported soc_version: AscendSocVersion.UNDEFINED` (vllm-ascend#2795), `WorkerProc failed to start`
+    (#13540, a 910PremiumA), or kernels that the chip's CANN package does not have (#573).
+
+    How to fix: the message names the rule: serve on supported hardware, or install the release (and its image
+    variant: -310p, -a3, -a5) that names this chip.
+    """
+    rules, evidence, out = _setting(ctx, "unsupported")
+    if rules:
+        chips = sorted({c for fam in {h for r in rules for h in r.hardware} for c in families(ctx.fact("npu_smi"))
+                        .get(fam, [])})
+        version = ctx.fact("python").dist("vllm-ascend").version
+        return _worst(ctx, rules, T("vllm-ascend {version} does not run on {chips}", version=version,
+                                    chips=", ".join(chips)), evidence, remediation=known(rules[0].fix))
+    va = ctx.fact("python").dist("vllm-ascend")
+    if not evidence or va is None:
+        return out  # no npu-smi chip table (unknown), or no vllm-ascend to judge (skip)
+    fams = families(ctx.fact("npu_smi"))
+    if "?" in fams:
+        return ctx.unknown(T("chip name(s) {names} are no vllm-ascend hardware family the doctor knows",
+                             names=", ".join(sorted(set(fams["?"])))), evidence)
+    row = ctx.matrix.vllm_ascend_release(va.version)
+    if row is None:
+        return ctx.unknown(T("vllm-ascend {version} is not in the compatibility matrix: which hardware it names is not "
+                             "known", version=va.version), evidence)
+    named = [f for f in sorted(fams) if f not in row.hardware]
+    if named:
+        return ctx.warn(T("vllm-ascend {version} names {listed} in its documentation and images, not {named} "
+                          "({chips}): that hardware ran only experimental builds of this release", version=va.version,
+                          listed=", ".join(row.hardware), named=", ".join(named),
+                          chips=", ".join(c for f in named for c in sorted(set(fams[f])))), evidence,
+                        remediation=T("Install a release whose row names {named}: `ascend-doctor matrix show` lists "
+                                      "the hardware of each.", named=", ".join(named)))
+    return ctx.ok(T("{families} run vllm-ascend {version}", families=", ".join(sorted(fams)), version=va.version),
+                  evidence)

@@ -35,8 +35,8 @@ def serve(command: str, va: str = "0.13.0", chip: str = "310P3", **kw) -> dict:
 
 
 def test_families_from_chip_names():
-    assert [family_of_chip(n) for n in ("910B3", "910B2C", "Ascend910", "310P3", "950PR", "910A", "")] == \
-        ["A2", "A2", "A3", "310P", "A5", None, None]
+    assert [family_of_chip(n) for n in ("910B3", "910B2C", "Ascend910", "310P3", "950PR", "910A", "910PremiumA",
+                                        "910ProB", "")] == ["A2", "A2", "A3", "310P", "A5", "910", "910", "910", None]
 
 
 # HW101 dtype ------------------------------------------------------------------------------------------------------
