@@ -347,7 +347,8 @@ class ServeRule(Row):
     notes), so checks hold no hardware knowledge of their own. Kinds:
       dtype              `values` are the only dtypes (the model's torch_dtype when --dtype is auto)
       eager              only eager mode: `--enforce-eager` expected
-      required_flag      `flag` must be given (e.g. --max-model-len)
+      required_flag      `flag` must be given (e.g. --max-model-len); with `above_model_len`, only for a model whose
+                         derived context length is above it
       forbidden_package  none of `values` may be installed (PyPI names)
       image_suffix       the container image tag should end with `values[0]` (e.g. -310p)
       mla_graph_heads    with MLA attention and graph mode, the heads per TP rank must be one of `values`
@@ -359,6 +360,8 @@ class ServeRule(Row):
     kind: ServeRuleKind
     values: List[str] = []
     flag: Optional[str] = Field(None, pattern=r"^--[a-z0-9-]+$")
+    above_model_len: Optional[int] = Field(None, gt=0, description="required_flag: only when the model's derived "
+                                                                     "context length (config.json) is above this")
     severity: Severity
     confidence: Confidence = "high"
     says: str  # what the source says, quoted or closely paraphrased

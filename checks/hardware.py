@@ -151,18 +151,21 @@ def serve_eager(ctx):
 
 
 @check("HW103", "hw-serve-required-flags", severity="warning", stage="serve",
-       needs=["serve_cmd", "python", "npu_smi"])
+       needs=["serve_cmd", "python", "npu_smi", "serve_model"])
 def serve_required_flags(ctx):
     """The flags this hardware's documentation requires are given
 
     What it checks: flags a rule requires for the family and release, e.g. `--max-model-len` on Atlas 300I Duo with
-    vllm-ascend v0.16.0rc1-v0.23.0rc1.
+    vllm-ascend v0.16.0rc1-v0.23.0rc1, and on A2 for a model whose derived context length (config.json, as vLLM
+    derives it without the flag) is above 65536.
 
     Why it matters: the 310P attention path builds a full float16 `[max_model_len, max_model_len]` causal mask; left
     to auto-detection, a long context length allocates it out of NPU memory (the tutorial: "do not omit the
-    --max-model-len argument, or OOM may occur").
+    --max-model-len argument, or OOM may occur"). On A2 the engine gets stuck at start-up above 65536 (vLLM PR
+    #27556: `Using max model len 262144`, then nothing), and no vllm-ascend release caps the default.
 
-    How to fix: give the flag the finding names (the tutorial uses `--max-model-len 16384`).
+    How to fix: give the flag the finding names (the 310P tutorial uses `--max-model-len 16384`; on A2 at most
+    65536).
     """
     cmd, skip = _serve(ctx)
     if skip:
@@ -171,13 +174,45 @@ def serve_required_flags(ctx):
     if out:
         return out
     missing = [r for r in rules if not cmd.has(r.flag.lstrip("-").replace("-", "_"))]
+    length, how = _derived_len(ctx)
+    long_ = [r for r in missing if r.above_model_len and length is not None and length > r.above_model_len]
+    unjudged = [r for r in missing if r.above_model_len and length is None]
+    missing = [r for r in missing if not r.above_model_len] + long_
+    if long_:
+        evidence.insert(0, ev("derived context length", how))
     if not missing:
+        if unjudged:
+            return ctx.unknown(T("{flags} not given, and whether the model needs it ({rules}: above a context length of "
+                                 "{limit}) is not known: {how}", flags=unjudged[0].flag, rules=", ".join(
+                                     r.id for r in unjudged), limit=unjudged[0].above_model_len, how=how), evidence)
+        short = [r for r in rules if r.above_model_len and not cmd.has(r.flag.lstrip("-").replace("-", "_"))]
+        if short:  # the flag is required only above a length this model does not reach
+            return ctx.ok(T("{flag} not given, and not needed: the model's context length {how} is within the "
+                            "{limit} of {rules}", flag=short[0].flag, how=how, limit=short[0].above_model_len,
+                            rules=", ".join(r.id for r in short)), evidence)
         return ctx.ok(T("{value} given", value=', '.join(sorted({r.flag for r in rules}))), evidence)
     flags = ", ".join(sorted({r.flag for r in missing}))
     hw = ", ".join(sorted({h for r in missing for h in r.hardware}))
-    return _worst(ctx, missing, T("{flags} not given; the {hw} documentation for this release requires it",
-                                  flags=flags, hw=hw), evidence,
-                  remediation=known(missing[0].fix), missing=sorted({r.flag for r in missing}))
+    text = T("{flags} not given; the {hw} documentation for this release requires it", flags=flags, hw=hw)
+    if long_:
+        text = T("{flags} not given, so vLLM uses the model's {how}, above the {limit} the {hw} rule allows",
+                 flags=flags, how=how, limit=long_[0].above_model_len, hw=hw)
+    return _worst(ctx, missing, text, evidence, remediation=known(missing[0].fix),
+                  missing=sorted({r.flag for r in missing}))
+
+
+def _derived_len(ctx) -> Tuple[Optional[int], str]:
+    """(context length vLLM derives from the served model's config.json when --max-model-len is absent, how)."""
+    from ascend_doctor.deploy.arch import derived_max_len, text_config
+
+    m = ctx.try_fact("serve_model")
+    if m is None or not m.config:
+        return None, T("the model's config.json cannot be read ({why})",
+                       why=(m.why_not or m.config_error) if m is not None else "no model fact")
+    length, key, rope = derived_max_len(text_config(m.config))
+    if length is None:
+        return None, T("config.json gives no context length")
+    return length, f"{length} ({', '.join([key, *rope])})"
 
 
 @check("HW104", "hw-forbidden-packages", severity="error", needs=["python", "npu_smi"])

@@ -89,6 +89,25 @@ def test_max_model_len_required_on_310p():
     assert run_check("HW103", serve(f"vllm serve {QWEN}", va="0.13.0")).status == Status.SKIP  # no such rule
 
 
+def test_a_long_derived_context_needs_max_model_len_on_a2():  # vLLM PR #27556: stuck above 65536 on A2
+    f = facts(f"vllm serve {QWEN}", npus=smi("910B3"))
+    f["python"] = py("0.13.0")
+    f["serve_model"].config = {**f["serve_model"].config, "max_position_embeddings": 262144}
+    out = run_check("HW103", f)
+    assert out.status == Status.WARN and "HW-A2-001" in out.message and "262144 (max_position_embeddings=262144)" \
+        in out.message and "above the 65536" in out.message
+    f["serve_model"].config = {**f["serve_model"].config, "max_position_embeddings": 40960}  # Qwen3-8B's own
+    out = run_check("HW103", f)
+    assert out.status == Status.PASS and "not needed" in out.message
+    f["serve_model"].config = None
+    f["serve_model"].why_not = "not on this machine"
+    out = run_check("HW103", f)
+    assert out.status == Status.UNKNOWN and "not on this machine" in out.message
+    f = facts(f"vllm serve {QWEN} --max-model-len 32768", npus=smi("910B3"))
+    f["python"] = py("0.13.0")
+    assert run_check("HW103", f).status == Status.PASS
+
+
 # HW104 packages, HW105 image --------------------------------------------------------------------------------------
 def test_triton_on_310p_fails():
     facts_ = {"python": py("0.20.2rc1", ("triton-ascend", "3.2.1")), "npu_smi": smi("310P3")}
