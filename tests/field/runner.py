@@ -22,6 +22,7 @@ A case file:
     [files]                           # path -> text ("" removes the file)
     [dirs]                            # path -> entries
     [disk."/dev/shm"]                 # total_bytes, free_bytes
+    [links]                           # symlink path -> target ("" removes the link)
     [packages]                        # distribution -> version ("" removes it), in the serving environment
     [npu]                             # npu-smi info redrawn: chips, name, hbm_used (per chip), procs, health
     [[commands]]                      # argv, stdout, stderr, returncode: replaces the recorded answer
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import copy
 import json
+import posixpath
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -173,6 +175,12 @@ def build(data: dict, with_fault: bool = True) -> tuple[dict, list[str]]:
         snap.setdefault("disk", {})[path] = {"error": None, "error_message": "", **usage}
     for path, entries in (data.get("dirs") or {}).items():
         snap["dirs"][path] = {"entries": list(entries)}
+    for path, target in (data.get("links") or {}).items():  # e.g. an older CANN layout: latest -> 8.0.RC3
+        if target == "":
+            snap.get("links", {}).pop(path, None)
+            continue
+        resolved = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+        snap.setdefault("links", {})[path] = {"target": target, "resolved": resolved, "error": None}
     for path in data.get("remove_dirs") or []:  # a directory the container does not have (not mounted)
         snap["dirs"].pop(path, None)
     for path in data.get("absent") or []:  # looked for by `collect` and recorded as missing (not just unrecorded)
