@@ -21,6 +21,13 @@ _FAMILIES = (
 )
 
 
+# The directory under opp/built-in/op_impl/ai_core/tbe/kernel/config that holds each family's operator kernels: CANN's
+# own SoC -> ops subpath table (opbase NnopbaseSetCollecterSocVersion: Ascend910B1-B4/B2C/B4-1 -> ascend910b,
+# Ascend910_93xx -> ascend910_93, Ascend310P1/3/5/7 -> ascend310p, Ascend910_95xx -> ascend910_95, Ascend910A/
+# ProA/ProB/PremiumA -> ascend910).
+KERNEL_DIRS = {"A2": "ascend910b", "A3": "ascend910_93", "310P": "ascend310p", "A5": "ascend910_95", "910": "ascend910"}
+
+
 def family_of_chip(name: str) -> Optional[str]:
     """'A2' for '910B3', 'A3' for 'Ascend910', '310P' for '310P3', 'A5' for '950PR', '910' for '910A' and
     '910PremiumA' (first generation); None when unknown."""

@@ -375,3 +375,51 @@ def cann_deprecated_layout(ctx):
                                   toolkit_set_env=TOOLKIT_SET_ENV,
                                   deprecated_layout='; '.join((f'{new} instead of {old}' for old,
                                       new in DEPRECATED_LAYOUT if old in used))), removal=LAYOUT_REMOVAL, paths=used)
+
+
+@check("CANN108", "cann-kernels-for-chip", severity="error", needs=["cann", "npu_smi", "opp_kernels"])
+def cann_kernels_for_chip(ctx):
+    """The operator kernels of the active CANN cover this host's chips
+
+    What it checks: the SoC directories under `$ASCEND_OPP_PATH/built-in/op_impl/ai_core/tbe/kernel/config/`
+    against the chips npu-smi lists (910B -> ascend910b, A3 -> ascend910_93, 300I Duo -> ascend310p, 950 ->
+    ascend910_95, first-generation 910 -> ascend910: CANN's own SoC table).
+
+    Why it matters: the kernels are a package of their own (Ascend-cann-kernels-910b…, from CANN 8.5 the chip's ops
+    package), installed beside the toolkit. Without the chip's directory, CANN looks fine and torch_npu imports, but
+    the first operator the model runs fails: `call aclnnSwiGlu failed, detail:EZ1001: … Get path and read
+    binary_info_config.json failed, please check if the opp_kernel package is installed!` (vllm-ascend#237 — a
+    910ProB on an install with 910B kernels — and #1440).
+
+    How to fix: install the kernels (ops) package of the same CANN version for this chip, or run the image built for
+    it; a chip vllm-ascend does not support (HW107) has no kernels in its images at all.
+    """
+    from ascend_doctor.hardware import KERNEL_DIRS, families
+
+    fams = families(ctx.fact("npu_smi"))
+    if fams is None:
+        return ctx.unknown(T("npu-smi gave no chip table: which kernels this host needs is not known"))
+    kern = ctx.fact("opp_kernels")
+    evidence = [ev(f"dir: {kern.config_dir}", ", ".join(kern.socs) if kern.socs else
+                   ("missing" if kern.missing else kern.error or "empty")),
+                ev("npu-smi chips", "; ".join(f"{f}: {len(n)}x {n[0]}" for f, n in sorted(fams.items())))]
+    if kern.socs is None:
+        return ctx.unknown(T("{path} could not be listed: {why}", path=kern.config_dir, why=kern.error), evidence)
+    needed = {KERNEL_DIRS[f]: sorted(set(n)) for f, n in fams.items() if f in KERNEL_DIRS}
+    if not needed:
+        return ctx.unknown(T("chip name(s) {names} map to no kernel directory the doctor knows",
+                             names=", ".join(sorted({c for n in fams.values() for c in n}))), evidence)
+    lacking = {d: chips for d, chips in needed.items() if d not in kern.socs}
+    if lacking:
+        have = (", ".join(kern.socs) if kern.socs else
+                T("nothing (the directory is missing)") if kern.missing else T("no SoC directory"))
+        return ctx.fail(T("the operator kernels in {path} cover {have}, not {lacking}: every aclnn call fails with "
+                          "`Get path and read binary_info_config.json failed, please check if the opp_kernel package "
+                          "is installed!`", path=kern.config_dir, have=have,
+                          lacking=", ".join(f"{d} ({', '.join(c)})" for d, c in sorted(lacking.items()))),
+                        evidence, remediation=T("Install the kernels (ops) package of CANN {version} for {chips} "
+                                                "(for CANN 8.0-8.3 Ascend-cann-kernels-<chip>_{version}_linux-<arch>.run, "
+                                                "e.g. -910b), or run the vllm-ascend image built for this chip.",
+                                                version=ctx.fact("cann").version or "?",
+                                                chips=", ".join(sorted({c for v in lacking.values() for c in v}))))
+    return ctx.ok(T("the operator kernels cover {dirs}", dirs=", ".join(sorted(needed))), evidence)

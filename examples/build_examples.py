@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+from ascend_doctor.probes.opp import KERNEL_CONFIG
+
 HERE = Path(__file__).resolve().parent
 GIB = 1024 ** 3
 ASCEND = "/usr/local/Ascend"
@@ -260,6 +262,8 @@ def healthy_a2() -> dict:
         ASCEND: {"entries": ["ascend-toolkit", "cann", "cann-8.5.0", "driver", "firmware", "nnal"]},
         f"{ASCEND}/ascend-toolkit": {"entries": ["latest", "set_env.sh"]},
         cann_root: {"entries": ["aarch64-linux", "bin", "lib64", "opp", "runtime", "set_env.sh", "version.cfg"]},
+        # the kernels package of the chip (Ascend-cann-kernels-910b): the SoC directory every aclnn call reads
+        f"{ASCEND}/cann/opp/{KERNEL_CONFIG}": {"entries": ["ascend910b"]},
         f"{ASCEND}/driver/lib64": {"entries": ["common", "driver"]},
         "/usr/local/dcmi": {"entries": ["dcmi_interface_api.h", "libdcmi.so"]},
         "/sys/bus/pci/devices": {"entries": sorted(["0000:00:00.0"] + [c["bus"].lower() for c in chips])},
@@ -360,6 +364,8 @@ def cann85_not_sourced() -> dict:
     s["env"]["LD_LIBRARY_PATH"] = f"{ASCEND}/driver/lib64/driver:{ASCEND}/driver/lib64/common"
     s["files"].pop(f"{ASCEND}/nnal/atb/latest/version.info")
     s["dirs"][ASCEND]["entries"].remove("nnal")
+    # without ASCEND_OPP_PATH the kernels are looked for under the active install itself
+    s["dirs"][f"{ASCEND}/cann-8.5.0/opp/{KERNEL_CONFIG}"] = s["dirs"].pop(f"{ASCEND}/cann/opp/{KERNEL_CONFIG}")
     err = {"stage": "torch_npu", "torch": "2.8.0+cpu", "error_type": "ImportError",
            "error": "libatb.so: cannot open shared object file: No such file or directory", "seconds": 2.101}
     set_cmd(s, [PY, "-c", "<script:import-probe>"],
@@ -415,6 +421,7 @@ def a3_busy() -> dict:
     procs = [{"npu": i // 2, "chip": i % 2, "pid": 2811907 + (i // 2), "name": "python3.10", "mem": 57856}
              for i in range(4)]
     set_cmd(s, ["npu-smi", "info"], stdout=npu_smi_info("25.5.0", chips, procs, a3=True))
+    s["dirs"][f"{ASCEND}/cann/opp/{KERNEL_CONFIG}"] = {"entries": ["ascend910_93"]}
     s["commands"] = [c for c in s["commands"] if not (c["argv"][:4] == ["npu-smi", "info", "-t", "health"])]
     s["commands"] += [cmd(["npu-smi", "info", "-t", "health", "-i", str(n)], health()) for n in range(8)]
     ips = {i: f"192.168.{100 + i}.21" for i in range(16)}
