@@ -418,8 +418,9 @@ def cann_kernels_for_chip(ctx):
                           "is installed!`", path=kern.config_dir, have=have,
                           lacking=", ".join(f"{d} ({', '.join(c)})" for d, c in sorted(lacking.items()))),
                         evidence, remediation=T("Install the kernels (ops) package of CANN {version} for {chips} "
-                                                "(for CANN 8.0-8.3 Ascend-cann-kernels-<chip>_{version}_linux-<arch>.run, "
-                                                "e.g. -910b), or run the vllm-ascend image built for this chip.",
+                                                "(for CANN 8.0-8.3 Ascend-cann-kernels-<chip>_{version}_linux-"
+                                                "<arch>.run, e.g. -910b), or run the vllm-ascend image built for "
+                                                "this chip.",
                                                 version=ctx.fact("cann").version or "?",
                                                 chips=", ".join(sorted({c for v in lacking.values() for c in v}))))
     return ctx.ok(T("the operator kernels cover {dirs}", dirs=", ".join(sorted(needed))), evidence)

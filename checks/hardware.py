@@ -182,9 +182,10 @@ def serve_required_flags(ctx):
         evidence.insert(0, ev("derived context length", how))
     if not missing:
         if unjudged:
-            return ctx.unknown(T("{flags} not given, and whether the model needs it ({rules}: above a context length of "
-                                 "{limit}) is not known: {how}", flags=unjudged[0].flag, rules=", ".join(
-                                     r.id for r in unjudged), limit=unjudged[0].above_model_len, how=how), evidence)
+            return ctx.unknown(T("{flags} not given, and whether the model needs it ({rules}: above a context "
+                                 "length of {limit}) is not known: {how}", flags=unjudged[0].flag,
+                                 rules=", ".join(r.id for r in unjudged), limit=unjudged[0].above_model_len, how=how),
+                               evidence)
         short = [r for r in rules if r.above_model_len and not cmd.has(r.flag.lstrip("-").replace("-", "_"))]
         if short:  # the flag is required only above a length this model does not reach
             return ctx.ok(T("{flag} not given, and not needed: the model's context length {how} is within the "
