@@ -405,6 +405,9 @@ class Advisory(Row):
     symptom: List[str] = Field(min_length=1)
     fix: str
     confidence: Confidence = "high"
+    judged_by: Optional[str] = Field(None, pattern=r"^[A-Z]+\d{3}$",
+                                     description="a serve check that judges this with the command line (SERVE312 "
+                                                 "for the graph budget): with a command, VLLM103 leaves it to it")
 
     @property
     def key(self) -> str:

@@ -172,3 +172,14 @@ def installed_names(ctx, attr: str, kind: Optional[str]):
             return set(names), f"matrix: vLLM {version} ({kind} table)", f"installed files not read ({why})"
         return None, "", f"{why}; the matrix has no complete {kind} list for vLLM {version}"
     return None, "", why if version or not kind else f"{why}; vLLM is not installed in the serving python"
+
+
+def graph_capture(cmd) -> tuple[bool, str]:
+    """(graph capture on, how it was decided): `--enforce-eager`, or `cudagraph_mode` NONE in --compilation-config."""
+    if cmd.flag("enforce_eager"):
+        return False, "--enforce-eager"
+    comp, _ = json_opt(cmd, "compilation_config")
+    mode = str((comp or {}).get("cudagraph_mode") or "").upper()
+    if mode == "NONE":
+        return False, "--compilation-config cudagraph_mode NONE"
+    return True, f"--compilation-config cudagraph_mode {mode}" if mode else "graph mode (no --enforce-eager)"

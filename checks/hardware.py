@@ -19,6 +19,7 @@ from ascend_doctor.evaluator import ev
 from ascend_doctor.hardware import families
 from ascend_doctor.i18n import T, known
 from ascend_doctor.registry import check
+from ascend_doctor.servelint import graph_capture
 
 DTYPES = {"half": "float16", "float16": "float16", "fp16": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16",
           "float": "float32", "float32": "float32"}
@@ -287,19 +288,6 @@ def container_image(ctx):
                   remediation=known(rules[0].fix), image=image)
 
 
-def _graph_mode(cmd) -> Tuple[bool, str]:
-    """(graph capture on, how it was decided): `--enforce-eager`, or `cudagraph_mode` NONE in --compilation-config."""
-    from ascend_doctor.servelint import json_opt
-
-    if cmd.flag("enforce_eager"):
-        return False, "--enforce-eager"
-    comp, _ = json_opt(cmd, "compilation_config")
-    mode = str((comp or {}).get("cudagraph_mode") or "").upper()
-    if mode == "NONE":
-        return False, "--compilation-config cudagraph_mode NONE"
-    return True, f"--compilation-config cudagraph_mode {mode}" if mode else "graph mode (no --enforce-eager)"
-
-
 @check("HW106", "hw-mla-graph-heads", severity="warning", stage="serve", needs=["serve_cmd", "serve_model", "python",
                                                                                "npu_smi"])
 def mla_graph_heads(ctx):
@@ -329,7 +317,7 @@ def mla_graph_heads(ctx):
     arch = read_architecture(m.config)
     if arch.attention != "mla":
         return ctx.skip(T("{path} does not use MLA attention", path=m.path))
-    graph, how = _graph_mode(cmd)
+    graph, how = graph_capture(cmd)
     if not graph:
         return ctx.skip(T("graph capture is off ({how})", how=how))
     rules, evidence, out = _setting(ctx, "mla_graph_heads")

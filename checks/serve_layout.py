@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 import math
-from typing import Optional
 import re
 
-from ascend_doctor.deploy.arch import derived_max_len, read_architecture, text_config
+from ascend_doctor.deploy.arch import derived_max_len, mtp_layers, read_architecture, text_config
 from ascend_doctor.deploy.plan import admissible_tp, tp_refusal
 from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
@@ -292,15 +291,6 @@ def expert_parallel(ctx):
 _MTP_DEFAULT_ONE = frozenset({"dots3_note", "nemotron_h"})
 
 
-def _mtp_layers(cfg: dict) -> Optional[int]:
-    tc = text_config(cfg)
-    for key in ("mtp_num_hidden_layers", "num_nextn_predict_layers"):
-        for source in (tc, cfg):
-            if isinstance(source.get(key), int):
-                return source[key]
-    return None
-
-
 @check("SERVE308", "serve-speculative-config", severity="error", stage="serve", needs=["serve_cmd", "serve_model"])
 def speculative_config(ctx):
     """An MTP `--speculative-config` asks for draft steps the checkpoint's MTP layers can give
@@ -330,7 +320,7 @@ def speculative_config(ctx):
     if m.config is None:
         return config_unknown(ctx, m)
     cfg = model_config(ctx, m)
-    layers = _mtp_layers(cfg)
+    layers = mtp_layers(cfg)
     model_type = str(text_config(cfg).get("model_type") or cfg.get("model_type") or "")
     if layers is None and model_type in _MTP_DEFAULT_ONE:
         layers = 1

@@ -368,13 +368,14 @@ def release_pins(ctx):
                     value=T(" ({notes})", notes=join('; ', notes)) if notes else ''), evidence)
 
 
-@check("VLLM103", "advisories", severity="error", needs=["python", "cann", "stack"])
+@check("VLLM103", "advisories", severity="error", needs=["python", "cann", "stack", "serve_cmd"])
 def advisories(ctx):
     """No known-bad combination (advisory) matches the installed stack
 
     What it checks: every advisory row of the matrix (matrices/advisories.toml) against the installed versions:
     all Python distributions, CANN, the NPU driver and firmware, Python, and the CPU architecture. Each matching
-    advisory is reported with its id, symptom, fix and source.
+    advisory is reported with its id, symptom, fix and source. With a `vllm serve` command (exec), an advisory that
+    a serve check judges on the command itself (`judged_by`: the graph budget, SERVE312) is left to that check.
 
     Why it matters: some combinations pass every version rule yet fail in a known way, e.g. vllm-ascend ≥ 0.14.0rc1
     on vLLM 0.13.0 → `ImportError: cannot import name 'set_random_seed' from 'vllm.utils.torch_utils'` (ADV-2026-001),
@@ -403,6 +404,16 @@ def advisories(ctx):
                                       "cann", "driver", "firmware", "python", "machine") if k in versions}
     evidence = [ev("versions judged", "\n".join(f"{k} {v}" for k, v in shown.items()))]
     hits = m.matching_advisories(versions)
+    cmd = ctx.try_fact("serve_cmd")
+    handed = []
+    if cmd is not None and cmd.recognized:  # the command is known: a check that reads it judges these (SERVE312)
+        handed = [a for a in hits if a.judged_by]
+        hits = [a for a in hits if not a.judged_by]
+        evidence += [ev(f"advisory {a.id}", f"judged with the command line by {a.judged_by}") for a in handed]
+    if not hits and handed:
+        return ctx.ok(T("no advisory to report: {ids} match(es) this stack and depend(s) on the command, which "
+                        "{checks} judge(s)", ids=", ".join(a.id for a in handed),
+                        checks=", ".join(sorted({a.judged_by for a in handed}))), evidence)
     if not hits:
         return ctx.ok(T("none of the {n_advisories} advisories matches this stack", n_advisories=len(m.advisories)),
                       evidence)

@@ -114,6 +114,17 @@ def derived_max_len(cfg: dict) -> tuple[Optional[int], str, list[str]]:
     return int(derived), f"{key}={int(base)}", fields
 
 
+def mtp_layers(cfg: dict) -> Optional[int]:
+    """The checkpoint's MTP layers (`mtp_num_hidden_layers` of Qwen3.5/Next, `num_nextn_predict_layers` of
+    DeepSeek/GLM), in the text config or the top level; None when config.json names none."""
+    tc = text_config(cfg)
+    for key in ("mtp_num_hidden_layers", "num_nextn_predict_layers"):
+        for source in (tc, cfg):
+            if isinstance(source.get(key), int):
+                return source[key]
+    return None
+
+
 def _int(cfg: dict, *keys: str, default: int = 0) -> int:
     for k in keys:
         v = cfg.get(k)
