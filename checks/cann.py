@@ -377,13 +377,17 @@ def cann_deprecated_layout(ctx):
                                       new in DEPRECATED_LAYOUT if old in used))), removal=LAYOUT_REMOVAL, paths=used)
 
 
+STATIC_KERNELS_FROM = "8.5.0"  # the first CANN whose op libraries can carry static kernels (see CANN108)
+
+
 @check("CANN108", "cann-kernels-for-chip", severity="error", needs=["cann", "npu_smi", "opp_kernels"])
 def cann_kernels_for_chip(ctx):
     """The operator kernels of the active CANN cover this host's chips
 
     What it checks: the SoC directories under `$ASCEND_OPP_PATH/built-in/op_impl/ai_core/tbe/kernel/config/`
     against the chips npu-smi lists (910B -> ascend910b, A3 -> ascend910_93, 300I Duo -> ascend310p, 950 ->
-    ascend910_95, first-generation 910 -> ascend910: CANN's own SoC table).
+    ascend910_95, first-generation 910 -> ascend910: CANN's own SoC table). From CANN 8.5 the op libraries can carry
+    their kernels inside, so there a missing directory is `unknown`, not `fail`.
 
     Why it matters: the kernels are a package of their own (Ascend-cann-kernels-910b…, from CANN 8.5 the chip's ops
     package), installed beside the toolkit. Without the chip's directory, CANN looks fine and torch_npu imports, but
@@ -406,10 +410,18 @@ def cann_kernels_for_chip(ctx):
     if kern.socs is None:
         return ctx.unknown(T("{path} could not be listed: {why}", path=kern.config_dir, why=kern.error), evidence)
     needed = {KERNEL_DIRS[f]: sorted(set(n)) for f, n in fams.items() if f in KERNEL_DIRS}
-    if not needed:
-        return ctx.unknown(T("chip name(s) {names} map to no kernel directory the doctor knows",
-                             names=", ".join(sorted({c for n in fams.values() for c in n}))), evidence)
     lacking = {d: chips for d, chips in needed.items() if d not in kern.socs}
+    if not lacking and "?" in fams:
+        return ctx.unknown(T("chip name(s) {names} map to no kernel directory the doctor knows",
+                             names=", ".join(sorted(set(fams["?"])))), evidence)
+    cann = ctx.fact("cann").version
+    v = try_parse_version(cann)
+    if lacking and (v is None or v >= try_parse_version(STATIC_KERNELS_FROM)):
+        # From CANN 8.5 the op libraries (libopapi_math/nn/...) can carry their kernels inside (opbase
+        # NnopbaseCollecterGetStaticBinaryInfo): a missing directory no longer proves the kernels absent.
+        return ctx.unknown(T("{path} has no {lacking} directory, but CANN {version} can carry kernels inside its op "
+                             "libraries, so this does not prove them missing", path=kern.config_dir,
+                             lacking=", ".join(sorted(lacking)), version=cann or "?"), evidence)
     if lacking:
         have = (", ".join(kern.socs) if kern.socs else
                 T("nothing (the directory is missing)") if kern.missing else T("no SoC directory"))
@@ -421,6 +433,6 @@ def cann_kernels_for_chip(ctx):
                                                 "(for CANN 8.0-8.3 Ascend-cann-kernels-<chip>_{version}_linux-"
                                                 "<arch>.run, e.g. -910b), or run the vllm-ascend image built for "
                                                 "this chip.",
-                                                version=ctx.fact("cann").version or "?",
+                                                version=cann,
                                                 chips=", ".join(sorted({c for v in lacking.values() for c in v}))))
     return ctx.ok(T("the operator kernels cover {dirs}", dirs=", ".join(sorted(needed))), evidence)

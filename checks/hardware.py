@@ -19,7 +19,7 @@ from ascend_doctor.evaluator import ev
 from ascend_doctor.hardware import families
 from ascend_doctor.i18n import T, known
 from ascend_doctor.registry import check
-from ascend_doctor.servelint import graph_capture
+from ascend_doctor.servelint import graph_capture, model_config
 
 DTYPES = {"half": "float16", "float16": "float16", "fp16": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16",
           "float": "float32", "float32": "float32"}
@@ -211,7 +211,7 @@ def _derived_len(ctx) -> Tuple[Optional[int], str]:
     if m is None or not m.config:
         return None, T("the model's config.json cannot be read ({why})",
                        why=(m.why_not or m.config_error) if m is not None else "no model fact")
-    length, key, rope = derived_max_len(text_config(m.config))
+    length, key, rope = derived_max_len(text_config(model_config(ctx, m)))  # --hf-overrides applied, as vLLM does
     if length is None:
         return None, T("config.json gives no context length")
     return length, f"{length} ({', '.join([key, *rope])})"
@@ -383,7 +383,7 @@ def chip_supported(ctx):
     named = [f for f in sorted(fams) if f not in row.hardware]
     if named:
         return ctx.warn(T("vllm-ascend {version} names {listed} in its documentation and images, not {named} "
-                          "({chips}): that hardware ran only experimental builds of this release", version=va.version,
+                          "({chips}): this release does not claim to run there", version=va.version,
                           listed=", ".join(row.hardware), named=", ".join(named),
                           chips=", ".join(c for f in named for c in sorted(set(fams[f])))), evidence,
                         remediation=T("Install a release whose row names {named}: `ascend-doctor matrix show` lists "
