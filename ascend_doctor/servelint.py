@@ -183,3 +183,18 @@ def graph_capture(cmd) -> tuple[bool, str]:
     if mode == "NONE":
         return False, "--compilation-config cudagraph_mode NONE"
     return True, f"--compilation-config cudagraph_mode {mode}" if mode else "graph mode (no --enforce-eager)"
+
+
+def ascend_release(ctx, rules):
+    """(the serving python's vllm-ascend distribution, None), or (None, outcome): skip when it is not installed,
+    unknown when its version cannot be compared with `rules` (a phrase: T("the release rules"))."""
+    from ascend_doctor.versions import try_parse_version
+
+    dist = ctx.fact("python").dist("vllm-ascend")
+    if dist is None:
+        return None, ctx.skip(T("vllm-ascend is not installed in the serving python: {rules} do not apply",
+                                rules=rules))
+    if try_parse_version(dist.version) is None:
+        return None, ctx.unknown(T("vllm-ascend {version}: not a version {rules} can be compared with",
+                                   version=dist.version, rules=rules))
+    return dist, None

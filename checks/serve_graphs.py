@@ -8,7 +8,7 @@ from ascend_doctor.deploy.graphs import Layout, budget_sizes, capture_list, load
 from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T
 from ascend_doctor.registry import check
-from ascend_doctor.servelint import cmd_or_skip, graph_capture, json_opt, model_config, server_env
+from ascend_doctor.servelint import ascend_release, cmd_or_skip, graph_capture, json_opt, model_config, server_env
 from ascend_doctor.versions import SpecifierSet, try_parse_version
 
 
@@ -41,12 +41,9 @@ def graph_stream_budget(ctx):
         return skip
     g = load_graph_budget()
     b = g.budget
-    va = ctx.fact("python").dist("vllm-ascend")
-    if va is None:
-        return ctx.skip(T("vllm-ascend is not installed in the serving python"))
-    if try_parse_version(va.version) is None:
-        return ctx.unknown(T("vllm-ascend {version}: not a version the graph budget can be compared with",
-                             version=va.version))
+    va, out = ascend_release(ctx, T("the graph budget"))
+    if out:
+        return out
     if not SpecifierSet(b.vllm_ascend).contains(va.version):
         return ctx.skip(T("vllm-ascend {version} shrinks the capture list to the driver's stream budget itself "
                           "(update_aclgraph_sizes, up to v0.20.2rc1)", version=va.version))

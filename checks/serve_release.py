@@ -8,8 +8,8 @@ from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join, known
 from ascend_doctor.registry import check
 from ascend_doctor.release_rules import CONDITIONS, load_release_rules
-from ascend_doctor.servelint import cmd_or_skip, model_config, server_env
-from ascend_doctor.versions import SpecifierSet, try_parse_version
+from ascend_doctor.servelint import ascend_release, cmd_or_skip, model_config, server_env
+from ascend_doctor.versions import SpecifierSet
 
 EFFECT = {"refuses": T("refuses it at start"), "breaks": T("fails on it at the first request"),
           "overrides": T("replaces the setting"), "unsupported": T("does not support it")}
@@ -47,12 +47,9 @@ def release_combos(ctx):
     cmd, skip = cmd_or_skip(ctx)
     if skip:
         return skip
-    dist = ctx.fact("python").dist("vllm-ascend")
-    if dist is None:
-        return ctx.skip(T("vllm-ascend is not installed in the serving python: no release rules apply"))
-    if try_parse_version(dist.version) is None:
-        return ctx.unknown(T("vllm-ascend {version}: not a version the release rules can be compared with",
-                             version=dist.version))
+    dist, out = ascend_release(ctx, T("the release rules"))
+    if out:
+        return out
     rules = [r for r in load_release_rules() if SpecifierSet(r.vllm_ascend).contains(dist.version)]
     env, model = server_env(ctx, cmd), _model(ctx)
     hits, unjudged, evidence = [], [], [ev("command line", cmd.display)]
