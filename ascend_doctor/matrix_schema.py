@@ -345,7 +345,8 @@ ServeRuleKind = Literal["dtype", "eager", "required_flag", "forbidden_package", 
 class ServeRule(Row):
     """A rule one hardware family's documentation sets for one range of vllm-ascend releases (tutorials, release
     notes), so checks hold no hardware knowledge of their own. Kinds:
-      dtype              `values` are the only dtypes (the model's torch_dtype when --dtype is auto)
+      dtype              `values` are the only dtypes (the model's torch_dtype when --dtype is auto); with
+                         `quant_types`, only for checkpoints of those ModelSlim quantization types
       eager              only eager mode: `--enforce-eager` expected
       required_flag      `flag` must be given (e.g. --max-model-len); with `above_model_len`, only for a model whose
                          derived context length is above it
@@ -362,6 +363,9 @@ class ServeRule(Row):
     flag: Optional[str] = Field(None, pattern=r"^--[a-z0-9-]+$")
     above_model_len: Optional[int] = Field(None, gt=0, description="required_flag: only when the model's derived "
                                                                      "context length (config.json) is above this")
+    quant_types: List[str] = Field(default_factory=list, description="dtype: only for a checkpoint whose "
+                                                                     "quant_model_description.json model_quant_type "
+                                                                     "is one of these (W8A8_DYNAMIC)")
     severity: Severity
     confidence: Confidence = "high"
     says: str  # what the source says, quoted or closely paraphrased

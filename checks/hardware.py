@@ -17,7 +17,7 @@ from typing import List, Optional, Tuple
 
 from ascend_doctor.evaluator import ev
 from ascend_doctor.hardware import families
-from ascend_doctor.i18n import T, known
+from ascend_doctor.i18n import T, join, known
 from ascend_doctor.registry import check
 from ascend_doctor.servelint import graph_capture, model_config
 
@@ -73,6 +73,33 @@ def _serve(ctx):
     return cmd, None
 
 
+def _for_quant_type(ctx, rules, evidence):
+    """Keep the dtype rules that apply to this checkpoint: a rule with `quant_types` only for a checkpoint of that
+    ModelSlim type (quant_model_description.json), unknown when the checkpoint cannot be read."""
+    quant = [r for r in rules if r.quant_types]
+    if not quant:
+        return rules, evidence, None
+    m = ctx.try_fact("serve_model")
+    plain = [r for r in rules if not r.quant_types]
+    if m is None or m.path is None:
+        if plain:
+            return plain, evidence, None
+        why = (m.why_not if m is not None else "") or "no model directory"
+        return [], evidence, ctx.unknown(T("{rules} apply only to {types} checkpoints, and the model directory cannot "
+                                           "be read ({why})", rules=", ".join(r.id for r in quant), why=why,
+                                           types=" / ".join(sorted({t for r in quant for t in r.quant_types}))),
+                                         evidence)
+    kind = (m.quant_type or "").upper()
+    hit = [r for r in quant if kind in r.quant_types]
+    if hit:
+        evidence.insert(0, ev(f"file: {m.path}/{m.quant_description_files[0]}", f"model_quant_type: {m.quant_type}"))
+    kept = plain + hit
+    if not kept:
+        return [], evidence, ctx.skip(T("no dtype rule for this checkpoint ({kind}) on this hardware and release",
+                                        kind=m.quant_type or T("not quantized")), evidence)
+    return kept, evidence, None
+
+
 def _effective_dtype(ctx, cmd) -> Tuple[Optional[str], str]:
     """(dtype vLLM will run in, how it was decided) — `--dtype`, or the model config's when it is auto."""
     given = cmd.get("dtype")
@@ -93,13 +120,15 @@ def _effective_dtype(ctx, cmd) -> Tuple[Optional[str], str]:
 def serve_dtype(ctx):
     """The serving dtype is one this hardware supports
 
-    What it checks: on a family the matrix has dtype rules for (Atlas 300I Duo / 310P), the dtype vLLM will run
-    in — `--dtype`, or with `--dtype auto` the `torch_dtype` of the model's config.json — against the rule for the
-    installed vllm-ascend release.
+    What it checks: on a family the matrix has dtype rules for (Atlas 300I Duo / 310P, the first-generation 910,
+    and on A2/A3 for W8A8_DYNAMIC checkpoints), the dtype vLLM will run in — `--dtype`, or with `--dtype auto` the
+    `torch_dtype` of the model's config.json — against the rule for the installed vllm-ascend release.
 
     Why it matters: the vllm-ascend 310P tutorials say the 300I series only supports float16 (v0.10.0rc1-v0.18.0rc1,
     v0.19.1rc1: "only supports eager mode and the float16 data type"; "some ATB ops cannot support bf16 on 300I
-    series"; v0.27.1rc1+: "Use float16"). A bfloat16 checkpoint served with `--dtype auto` runs in bfloat16.
+    series"; v0.27.1rc1+: "Use float16"). A bfloat16 checkpoint served with `--dtype auto` runs in bfloat16. On
+    A2/A3 the opposite holds for W8A8_DYNAMIC checkpoints: in float16 the quantized matmul refuses its scale
+    (`Tensor scale not implemented for DT_FLOAT16`, error 161002, vllm-ascend#12907).
 
     How to fix: `--dtype float16`.
     """
@@ -107,6 +136,9 @@ def serve_dtype(ctx):
     if skip:
         return skip
     rules, evidence, out = _setting(ctx, "dtype")
+    if out:
+        return out
+    rules, evidence, out = _for_quant_type(ctx, rules, evidence)
     if out:
         return out
     dtype, how = _effective_dtype(ctx, cmd)
@@ -119,6 +151,9 @@ def serve_dtype(ctx):
                         value=', '.join(sorted({h for r in rules for h in r.hardware}))), evidence)
     allowed = sorted({v for r in broken for v in r.values})
     hw = ", ".join(sorted({h for r in broken for h in r.hardware}))
+    quant = sorted({t for r in broken for t in r.quant_types})
+    if quant:
+        hw = join("", [hw, T(" with a {types} checkpoint", types=" / ".join(quant))])
     return _worst(ctx, broken, T("{hw} supports only {allowed} with this vllm-ascend release, but vLLM will run in "
                                  "{dtype} ({how})", hw=hw, allowed=', '.join(allowed),
                                  dtype=dtype, how=how), evidence,

@@ -129,3 +129,25 @@ def test_container_image_suffix():
     docker = ContainerFact(in_container=True, runtime="docker")
     assert run_check("HW105", {**base, "container": docker}).status == Status.UNKNOWN
     assert run_check("HW105", {**base, "container": ContainerFact(in_container=False)}).status == Status.SKIP
+
+
+def test_w8a8_dynamic_in_float16_fails_on_a2_and_static_w8a8_is_not_judged():  # vllm-ascend#12907
+    def quant(cmd: str, kind, chip: str = "910B3", readable: bool = True):
+        f = serve(f"vllm serve {QWEN} {cmd}", va="0.13.0", chip=chip)
+        m = f["serve_model"]
+        if not readable:
+            m.path, m.config, m.why_not = None, None, "not on this machine"
+        else:
+            m.quant_type, m.quant_description_files = kind, ["quant_model_description.json"] if kind else []
+        return run_check("HW101", f)
+
+    f = quant("--dtype float16", "W8A8_DYNAMIC")
+    assert f.status == Status.FAIL and "with a W8A8_DYNAMIC checkpoint supports only bfloat16" in f.message
+    assert "HW-A2-002" in f.message and "--dtype bfloat16" in f.remediation
+    assert quant("--dtype bfloat16", "W8A8_DYNAMIC").status == Status.PASS
+    assert quant("", "W8A8_DYNAMIC").status == Status.PASS  # Qwen3-8B's torch_dtype is bfloat16
+    assert quant("--dtype float16", "W8A8").status == Status.SKIP  # static W8A8 keeps an int64 deq_scale
+    assert quant("--dtype float16", None).status == Status.SKIP
+    f = quant("--dtype float16", None, readable=False)
+    assert f.status == Status.UNKNOWN and "not on this machine" in f.message
+    assert quant("--dtype float16", "W8A8_DYNAMIC", chip="310P3").status == Status.PASS  # float16 is the 310P's own
