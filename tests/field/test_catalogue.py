@@ -80,7 +80,8 @@ def test_catch_rate_per_class(capsys):
     lines = ["class  cases  caught  checks"]
     for cid, r in rows.items():
         got = caught.get(cid, [])
-        lines.append(f"{cid:<6} {len(got):>5}  {sum(got):>6}  {' '.join(r['checks']) or 'none (gap)'}")
+        none = "none (not detectable before launch)" if r["before"] == "no" else "none (gap)"
+        lines.append(f"{cid:<6} {len(got):>5}  {sum(got):>6}  {' '.join(r['checks']) or none}")
     total = [x for v in caught.values() for x in v]
     gaps = [cid for cid, r in rows.items() if r["before"] != "no" and not r["checks"]]
     judged_no = [cid for cid, r in rows.items() if r["before"] == "no"]
