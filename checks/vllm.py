@@ -404,12 +404,10 @@ def advisories(ctx):
                                       "cann", "driver", "firmware", "python", "machine") if k in versions}
     evidence = [ev("versions judged", "\n".join(f"{k} {v}" for k, v in shown.items()))]
     hits = m.matching_advisories(versions)
-    cmd = ctx.try_fact("serve_cmd")
-    handed = []
-    if cmd is not None and cmd.recognized:  # the command is known: a check that reads it judges these (SERVE312)
-        handed = [a for a in hits if a.judged_by]
-        hits = [a for a in hits if not a.judged_by]
-        evidence += [ev(f"advisory {a.id}", f"judged with the command line by {a.judged_by}") for a in handed]
+    cmd = ctx.try_fact("serve_cmd")  # with a command, a check that reads it judges `judged_by` rows (SERVE312)
+    handed = [a for a in hits if a.judged_by] if cmd is not None and cmd.recognized else []
+    hits = [a for a in hits if a not in handed]
+    evidence += [ev(f"advisory {a.id}", f"judged with the command line by {a.judged_by}") for a in handed]
     if not hits and handed:
         return ctx.ok(T("no advisory to report: {ids} match(es) this stack and depend(s) on the command, which "
                         "{checks} judge(s)", ids=", ".join(a.id for a in handed),
