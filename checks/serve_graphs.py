@@ -26,7 +26,7 @@ def graph_stream_budget(ctx):
     list from `--max-num-seqs`, speculative tokens and `--max-num-batched-tokens`) against the number the old
     stream budget holds for this model and layout — vllm-ascend's own formula from v0.20.2rc1 (2048 streams less
     248 kept free; each piecewise graph takes one stream per layer plus one; TP and DP groups take more).
-    `--enforce-eager`, `cudagraph_mode` NONE or FULL_DECODE_ONLY, and drivers from 25.5.1 on pass.
+    `--enforce-eager`, `cudagraph_mode` NONE, FULL or FULL_DECODE_ONLY, and drivers from 25.5.1 on pass.
 
     Why it matters: above the budget the capture stops minutes into the start with `AclmdlRICaptureBegin … error
     code is 207008` / `Stream resources are insufficient` or `Alloc sq cq fail` (FAQ 17, vllm-ascend#9691, #8393,
@@ -63,9 +63,10 @@ def graph_stream_budget(ctx):
     if err or spec_err:
         return ctx.unknown(T("cannot read the command's graph settings: {error}", error=err or spec_err))
     comp, spec = comp or {}, spec or {}
-    if str(comp.get("cudagraph_mode") or "").upper() == "FULL_DECODE_ONLY":
-        return ctx.ok(T("cudagraph_mode FULL_DECODE_ONLY captures whole decode graphs, not one piece per layer: the "
-                        "mitigation FAQ 17 gives for driver {driver}", driver=driver))
+    mode = str(comp.get("cudagraph_mode") or "").upper()
+    if mode in ("FULL", "FULL_DECODE_ONLY"):  # FAQ 17's mitigations: no per-layer pieces
+        return ctx.ok(T("cudagraph_mode {mode} captures whole graphs, not one piece per layer: the mitigation FAQ 17 "
+                        "gives for driver {driver}", mode=mode, driver=driver))
     return _judge(ctx, cmd, comp, spec, driver, va.version, g)
 
 

@@ -75,6 +75,7 @@ def test_a_default_command_on_an_old_driver_fails_with_the_sizes_that_fit():
 def test_what_passes():
     assert judge("--tensor-parallel-size 2 --enforce-eager").status == Status.PASS
     assert judge('--compilation-config {"cudagraph_mode":"FULL_DECODE_ONLY"}').status == Status.PASS
+    assert judge('--compilation-config {"cudagraph_mode":"FULL"}').status == Status.PASS
     assert judge('--compilation-config {"cudagraph_mode":"NONE"}').status == Status.PASS
     f = judge("--tensor-parallel-size 2", driver="25.5.1")
     assert f.status == Status.PASS and "no old stream budget" in f.message
