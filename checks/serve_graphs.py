@@ -8,12 +8,9 @@ from ascend_doctor.deploy.graphs import Layout, budget_sizes, capture_list, load
 from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T
 from ascend_doctor.registry import check
-from ascend_doctor.servelint import ascend_release, cmd_or_skip, graph_capture, json_opt, model_config, server_env
+from ascend_doctor.servelint import (ascend_release, cmd_or_skip, graph_capture, int_opt, json_opt, model_config,
+                                     server_env)
 from ascend_doctor.versions import SpecifierSet, try_parse_version
-
-
-def _int(cmd, name: str, default: int = 1) -> int:
-    return cmd.int_opt(name) or default
 
 
 @check("SERVE312", "serve-graph-stream-budget", severity="error", stage="serve",
@@ -90,11 +87,12 @@ def _judge(ctx, cmd, comp: dict, spec: dict, driver: str, version: str, g):
     env = server_env(ctx, cmd)
     extra, _ = json_opt(cmd, "additional_config")
     try:
-        lay = Layout(layers=layers, draft_layers=draft, tp=_int(cmd, "tensor_parallel_size"),
-                     dp=_int(cmd, "data_parallel_size"), expert_parallel=cmd.flag("enable_expert_parallel"),
+        lay = Layout(layers=layers, draft_layers=draft, tp=int_opt(cmd, "tensor_parallel_size", 1),
+                     dp=int_opt(cmd, "data_parallel_size", 1), expert_parallel=cmd.flag("enable_expert_parallel"),
                      moe=read_architecture(cfg).is_moe, aiv=env.get("HCCL_OP_EXPANSION_MODE") == "AIV",
                      overlap_shared_expert=bool((extra or {}).get("multistream_overlap_shared_expert")),
-                     pcp=_int(cmd, "prefill_context_parallel_size"), dcp=_int(cmd, "decode_context_parallel_size"))
+                     pcp=int_opt(cmd, "prefill_context_parallel_size", 1),
+                     dcp=int_opt(cmd, "decode_context_parallel_size", 1))
         caps = capture_list(comp, cmd.int_opt("max_num_seqs"), cmd.int_opt("max_num_batched_tokens"), tokens,
                             g.defaults)
     except ValueError as exc:
