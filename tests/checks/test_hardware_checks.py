@@ -151,3 +151,33 @@ def test_w8a8_dynamic_in_float16_fails_on_a2_and_static_w8a8_is_not_judged():  #
     f = quant("--dtype float16", None, readable=False)
     assert f.status == Status.UNKNOWN and "not on this machine" in f.message
     assert quant("--dtype float16", "W8A8_DYNAMIC", chip="310P3").status == Status.PASS  # float16 is the 310P's own
+
+
+# HW107 chip supported ---------------------------------------------------------------------------------------------
+def test_the_first_generation_910_fails_on_every_release():  # vllm-ascend#237, #13540
+    for va in ("0.7.3", "0.13.0", "0.23.0"):
+        f = run_check("HW107", {"python": py(va), "npu_smi": smi("910PremiumA")})
+        assert f.status == Status.FAIL and f"vllm-ascend {va} does not run on 910PremiumA" in f.message
+        assert "HW-910-001" in f.message and "first-generation Ascend 910" in f.remediation
+
+
+def test_chips_the_release_names_pass_and_the_950_before_its_release_warns():
+    f = run_check("HW107", {"python": py("0.13.0"), "npu_smi": smi("910B3")})
+    assert f.status == Status.PASS and "A2 run vllm-ascend 0.13.0" in f.message
+    f = run_check("HW107", {"python": py("0.14.0rc1"), "npu_smi": smi("950PR")})  # vllm-ascend#13086
+    assert f.status == Status.WARN and "HW-A5-001" in f.message
+    assert run_check("HW107", {"python": py("0.21.0rc1"), "npu_smi": smi("950PR")}).status == Status.PASS
+    f = run_check("HW107", {"python": py("0.9.1"), "npu_smi": smi("310P3")})  # the 0.9.1 row names A2 only
+    assert f.status == Status.WARN and "names A2" in f.message and "310P3" in f.message
+
+
+def test_what_hw107_cannot_tell():
+    f = run_check("HW107", {"python": py("0.13.0"), "npu_smi": smi("Mystery9000")})
+    assert f.status == Status.UNKNOWN and "Mystery9000" in f.message
+    f = run_check("HW107", {"python": py("0.13.0"), "npu_smi": NpuSmiFact(
+        found=False, command=CommandSummary(argv=["npu-smi", "info"], returncode=None, error="not_found"))})
+    assert f.status == Status.UNKNOWN
+    f = run_check("HW107", {"python": py("9.9.9"), "npu_smi": smi("910B3")})
+    assert f.status == Status.UNKNOWN and "not in the compatibility matrix" in f.message
+    no_va = PythonEnv(executable="/opt/v/bin/python", version="3.11.10", distributions=[])
+    assert run_check("HW107", {"python": no_va, "npu_smi": smi("910B3")}).status == Status.SKIP

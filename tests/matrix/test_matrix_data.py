@@ -136,3 +136,13 @@ def test_every_paired_vllm_release_is_recorded(m):
     paired = {str(parse_version(v)) for r in m.releases for v in r.vllm}
     assert paired - recorded == {"0.11.0rc3"}
     assert {"0.19.0", "0.20.0", "0.20.1", "0.31.0", "0.32.0"} <= recorded  # the DeepSeek boundaries
+
+
+def test_an_advisory_handed_to_a_serve_check_names_a_real_one():
+    from ascend_doctor.matrix import load_matrix
+    from ascend_doctor.registry import load_registry
+
+    checks = load_registry(entry_points=False).checks
+    handed = {a.id: a.judged_by for a in load_matrix().advisories if a.judged_by}
+    assert handed  # ADV-2026-006/007: the graph budget, judged with the command by SERVE312
+    assert all(code in checks and checks[code].stage == "serve" for code in handed.values()), handed
