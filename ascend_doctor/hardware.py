@@ -10,7 +10,13 @@ not support it, and the matrix says so as a rule (HW107), so the doctor can name
 from __future__ import annotations
 
 import re
+from datetime import date
+from functools import lru_cache
 from typing import Any, Dict, List, Optional
+
+from ascend_doctor.model import Model
+from ascend_doctor.paths import builtin_matrices_dir
+from ascend_doctor.tomlread import load_model
 
 _FAMILIES = (
     (re.compile(r"^310P", re.IGNORECASE), "310P"),
@@ -19,13 +25,6 @@ _FAMILIES = (
     (re.compile(r"^(Ascend910|910_93|910C)", re.IGNORECASE), "A3"),
     (re.compile(r"^(Ascend)?950", re.IGNORECASE), "A5"),
 )
-
-
-# The directory under opp/built-in/op_impl/ai_core/tbe/kernel/config that holds each family's operator kernels: CANN's
-# own SoC -> ops subpath table (opbase NnopbaseSetCollecterSocVersion: Ascend910B1-B4/B2C/B4-1 -> ascend910b,
-# Ascend910_93xx -> ascend910_93, Ascend310P1/3/5/7 -> ascend310p, Ascend910_95xx -> ascend910_95, Ascend910A/
-# ProA/ProB/PremiumA -> ascend910).
-KERNEL_DIRS = {"A2": "ascend910b", "A3": "ascend910_93", "310P": "ascend310p", "A5": "ascend910_95", "910": "ascend910"}
 
 
 def family_of_chip(name: str) -> Optional[str]:
@@ -47,3 +46,19 @@ def families(smi: Any) -> Optional[Dict[str, List[str]]]:
     for chip in smi.info.chips:
         out.setdefault(family_of_chip(chip.name) or "?", []).append(chip.name)
     return out
+
+
+class KernelLayout(Model, extra="forbid"):
+    """matrices/deploy/kernels.toml: each family's kernel directory, and the CANN from which a missing one proves
+    nothing."""
+
+    schema_version: int
+    updated: date
+    kernel_dirs: dict[str, str]
+    static_kernels_from: str
+    source: list[str]
+
+
+@lru_cache(maxsize=1)
+def load_kernel_layout() -> KernelLayout:
+    return load_model(builtin_matrices_dir() / "deploy" / "kernels.toml", KernelLayout, "kernel layout")

@@ -377,9 +377,6 @@ def cann_deprecated_layout(ctx):
                                       new in DEPRECATED_LAYOUT if old in used))), removal=LAYOUT_REMOVAL, paths=used)
 
 
-STATIC_KERNELS_FROM = "8.5.0"  # the first CANN whose op libraries can carry static kernels (see CANN108)
-
-
 @check("CANN108", "cann-kernels-for-chip", severity="error", needs=["cann", "npu_smi", "opp_kernels"])
 def cann_kernels_for_chip(ctx):
     """The operator kernels of the active CANN cover this host's chips
@@ -398,7 +395,7 @@ def cann_kernels_for_chip(ctx):
     How to fix: install the kernels (ops) package of the same CANN version for this chip, or run the image built for
     it; a chip vllm-ascend does not support (HW107) has no kernels in its images at all.
     """
-    from ascend_doctor.hardware import KERNEL_DIRS, families
+    from ascend_doctor.hardware import families, load_kernel_layout
 
     fams = families(ctx.fact("npu_smi"))
     if fams is None:
@@ -409,16 +406,17 @@ def cann_kernels_for_chip(ctx):
                 ev("npu-smi chips", "; ".join(f"{f}: {len(n)}x {n[0]}" for f, n in sorted(fams.items())))]
     if kern.socs is None:
         return ctx.unknown(T("{path} could not be listed: {why}", path=kern.config_dir, why=kern.error), evidence)
-    needed = {KERNEL_DIRS[f]: sorted(set(n)) for f, n in fams.items() if f in KERNEL_DIRS}
+    layout = load_kernel_layout()
+    needed = {layout.kernel_dirs[f]: sorted(set(n)) for f, n in fams.items() if f in layout.kernel_dirs}
     lacking = {d: chips for d, chips in needed.items() if d not in kern.socs}
     if not lacking and "?" in fams:
         return ctx.unknown(T("chip name(s) {names} map to no kernel directory the doctor knows",
                              names=", ".join(sorted(set(fams["?"])))), evidence)
     cann = ctx.fact("cann").version
     v = try_parse_version(cann)
-    if lacking and (v is None or v >= try_parse_version(STATIC_KERNELS_FROM)):
-        # From CANN 8.5 the op libraries (libopapi_math/nn/...) can carry their kernels inside (opbase
-        # NnopbaseCollecterGetStaticBinaryInfo): a missing directory no longer proves the kernels absent.
+    if lacking and (v is None or v >= try_parse_version(layout.static_kernels_from)):
+        # The op libraries (libopapi_math/nn/...) can carry their kernels inside (matrices/deploy/kernels.toml):
+        # a missing directory no longer proves the kernels absent.
         return ctx.unknown(T("{path} has no {lacking} directory, but CANN {version} can carry kernels inside its op "
                              "libraries, so this does not prove them missing", path=kern.config_dir,
                              lacking=", ".join(sorted(lacking)), version=cann or "?"), evidence)

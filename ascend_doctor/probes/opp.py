@@ -4,7 +4,8 @@
 Every aclnn call first reads `<that directory>/<soc>/binary_info_config.json` (from CANN 8.5 one level deeper, per
 ops package); when the chip's directory is not there the first operator fails with `EZ1001 … Get path and read
 binary_info_config.json failed, please check if the opp_kernel package is installed!` (CANN's opbase,
-NnopbaseCollecterGetDynamicKernelPathAndReadConfig; vllm-ascend#237, #1440). The toolkit alone does not bring the
+indv_collecter.cpp NnopbaseCollecterGetDynamicKernelPathAndReadConfig; vllm-ascend#237, #1440). Which directory
+each chip family needs is data: matrices/deploy/kernels.toml. The toolkit alone does not bring the
 kernels: they are the chip's own package (Ascend-cann-kernels-910b…), so a host can have a healthy-looking CANN and
 no kernels for its NPU.
 """

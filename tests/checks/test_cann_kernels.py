@@ -39,3 +39,9 @@ def test_what_it_cannot_tell():
     assert f.status == Status.UNKNOWN and "does not prove them missing" in f.message
     f = judge("Mystery9000", ["ascend910b"])
     assert f.status == Status.UNKNOWN and "Mystery9000" in f.message
+
+
+def test_every_family_the_doctor_names_has_a_kernel_directory():
+    from ascend_doctor.hardware import _FAMILIES, load_kernel_layout
+
+    assert set(load_kernel_layout().kernel_dirs) == {family for _, family in _FAMILIES}
