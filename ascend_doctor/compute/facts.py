@@ -2,8 +2,10 @@
 
 The launcher reports raw endings (exit code, signal, "stopped by the launcher because …", the last stage announced);
 `RankRun.ending()` turns them into the words a finding uses. The distinction that matters in a collective: a rank
-that raised while waiting (gloo: "Timed out waiting …", "Connection closed by peer") is a victim; a rank that said
-nothing and had to be stopped in the all-reduce while its peers raised is the one that hung.
+that raised while waiting (gloo: "Timed out waiting …", "Connection closed by peer") is a victim, even when it then
+died by a signal on its way out (gloo's teardown with a peer still hung can abort: "terminate called after throwing an
+instance of 'gloo::EnforceNotMet'"); a rank that said nothing and had to be stopped in the all-reduce while its peers
+raised is the one that hung.
 """
 
 from __future__ import annotations
@@ -59,6 +61,12 @@ class RankRun(Model):
     @property
     def done(self) -> bool:
         return self.stage == "done" and self.returncode == 0 and not self.stopped
+
+    @property
+    def raised_in_collective(self) -> bool:
+        """It reported an error from the rendezvous or the all-reduce it was in (a wait that failed)."""
+        step = self.step(self.stage_kind) if self.stage_kind in COLLECTIVE_STAGES else None
+        return step is not None and bool(step.error)
 
     def last_error(self, limit: int = 400) -> Optional[str]:
         """The error it reported (on one line, cut at `limit`), else the last line of its stderr."""
@@ -131,6 +139,9 @@ class ComputeFact(Model):
         hung = set(self.hung_ranks())
         failed = [r for r in self.ranks if not r.done]
         kinds = {r.rank: ("hung" if r.rank in hung else r.ending()) for r in failed}
+        for r in failed:
+            if kinds[r.rank] == "crashed" and r.raised_in_collective:
+                kinds[r.rank] = "error"  # its wait failed first; the signal came while it shut down
         blamed = [r for r in failed if kinds[r.rank] in ("missing", "crashed", "hung")
                   or (kinds[r.rank] in ("error", "exited") and r.stage_kind not in COLLECTIVE_STAGES)]
         victims = []
@@ -144,8 +155,7 @@ class ComputeFact(Model):
         """Ranks stopped in the collective without a word while at least one peer raised waiting for them."""
         silent = [r for r in self.ranks if r.stopped and r.stage_kind in COLLECTIVE_STAGES
                   and not any(s.error for s in r.steps_of(r.stage_kind))]
-        raised = [r for r in self.ranks if r.stage_kind in COLLECTIVE_STAGES and r.step(r.stage_kind) is not None
-                  and r.step(r.stage_kind).error]
+        raised = [r for r in self.ranks if r.raised_in_collective]
         return [r.rank for r in silent] if raised and len(silent) < len(self.ranks) else []
 
 

@@ -169,8 +169,9 @@ def culprit(f, kind, r):
                                   "then stopped", stage=stage, seconds=f"{r.stage_seconds or 0:g}")
     if kind == "error":
         err = r.last_error() or "?"
-        return ("error", stage, r.returncode, err), T("failed in {stage} (exit {code}): {error}", stage=stage,
-                                                      code=r.returncode, error=err)
+        code = r.signal or r.returncode  # a signal here came after it reported the error (see facts.diagnosis)
+        return ("error", stage, code, err), T("failed in {stage} (exit {code}): {error}", stage=stage, code=code,
+                                              error=err)
     if kind == "stopped" and r.stopped == "budget":
         return ("budget", stage), T("still in {stage} at the {budget} s budget, stopped", stage=stage,
                                     budget=f"{f.budget:g}")

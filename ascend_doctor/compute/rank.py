@@ -240,7 +240,10 @@ try:
 except Exception as exc:
     rec.update(ok=False, error=error_text(exc))
     emit("allreduce", **rec)
-    sys.exit(4)
+    # Out at once: tearing down a process group whose peer is still hung can block or abort (gloo:
+    # "terminate called after throwing an instance of 'gloo::EnforceNotMet'"), and the error is already reported.
+    sys.stderr.flush()
+    os._exit(4)
 emit("allreduce", **rec)
 try:
     dist.destroy_process_group()
