@@ -22,7 +22,8 @@ def graph_stream_budget(ctx):
     before 25.5.1, and graph mode on: the capture sizes vLLM will use (`cudagraph_capture_sizes`, or vLLM's default
     list from `--max-num-seqs`, speculative tokens and `--max-num-batched-tokens`) against the number the old
     stream budget holds for this model and layout — vllm-ascend's own formula from v0.20.2rc1 (2048 streams less
-    248 kept free; each piecewise graph takes one stream per layer plus one; TP and DP groups take more).
+    248 kept free; each piecewise graph takes one stream per layer plus one, and as many again for a draft model's
+    or MTP head's layers; TP and DP groups take more).
     `--enforce-eager`, `cudagraph_mode` NONE, FULL or FULL_DECODE_ONLY, and drivers from 25.5.1 on pass.
 
     Why it matters: above the budget the capture stops minutes into the start with `AclmdlRICaptureBegin … error
@@ -81,9 +82,12 @@ def _judge(ctx, cmd, comp: dict, spec: dict, driver: str, version: str, g):
     draft = 0
     if method == "mtp" or method.endswith("_mtp"):
         draft = mtp_layers(cfg) or 1
-    elif spec.get("model"):
-        return ctx.unknown(T("a draft model ({model}) adds its own layers to every graph, and its config is not read "
-                             "here", model=spec.get("model")))
+    elif spec.get("model"):  # update_aclgraph_sizes: + the draft's get_total_num_hidden_layers() + 1 per graph
+        draft = text_config(m.draft_config or {}).get("num_hidden_layers")
+        if not isinstance(draft, int) or isinstance(draft, bool) or draft <= 0:
+            return ctx.unknown(T("the draft model {model} adds its own layers to every graph, and its depth is not "
+                                 "known: {why}", model=spec.get("model"), why=m.draft_why_not or T(
+                                     "its config.json gives no num_hidden_layers")))
     env = server_env(ctx, cmd)
     extra, _ = json_opt(cmd, "additional_config")
     try:

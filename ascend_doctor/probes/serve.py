@@ -139,6 +139,9 @@ class ServeModelFact(Model):
     chat_template_arg_error: Optional[str] = None
     checkpoint_bytes: Optional[int] = Field(None, description="model.safetensors.index.json metadata.total_size")
     checkpoint_source: str = Field("", description="where checkpoint_bytes came from, or why it is missing")
+    draft_model: Optional[str] = Field(None, description="--speculative-config `model`: a separate draft checkpoint")
+    draft_config: Optional[dict[str, Any]] = Field(None, description="the draft checkpoint's config.json")
+    draft_why_not: str = Field("", description="why the draft's config.json was not read")
 
 
 def _json(host, path: str) -> tuple[Optional[Any], Optional[str]]:
@@ -199,26 +202,56 @@ def _checkpoint_size(host, fact: ServeModelFact) -> None:
         fact.checkpoint_source = f"{path}: no metadata.total_size"
 
 
+def _locate(host, ref: str) -> tuple[Optional[str], str, list[str], str, bool]:
+    """Where a model reference is on this machine: (directory, local directory | Hugging Face cache, its files, why
+    not found, whether a replay simply has no record of it)."""
+    listing = host.list_dir(ref)
+    if listing.ok:
+        return ref, "local directory", sorted(listing.entries or []), "", False
+    if not ref.startswith("/") and ref.count("/") == 1:
+        cached = _hf_cache_dir(host, host.env(), ref)
+        if cached:
+            return cached, "Hugging Face cache", sorted(host.list_dir(cached).entries or []), "", False
+        return None, "", [], (f"{ref} is not a local directory and is not in the Hugging Face cache "
+                               "(vLLM would download it at start-up)"), False
+    return (None, "", [], f"{ref}: {listing.error_message or listing.error or 'not a directory'}",
+            REPLAY_MISS_NOTE in (listing.error_message or ""))
+
+
+def _draft(host, cmd, fact: ServeModelFact) -> None:
+    """A separate draft checkpoint's config.json (--speculative-config `model`): its layers are captured with the
+    target's in every ACL graph (vllm-ascend update_aclgraph_sizes)."""
+    spec = cmd.get("speculative_config")
+    if isinstance(spec, str):
+        try:
+            spec = loads(spec)
+        except ValueError:
+            return  # the checks that read the option quote the parser's error
+    ref = spec.get("model") if isinstance(spec, dict) else None
+    if not isinstance(ref, str) or not ref:
+        return
+    fact.draft_model = ref
+    path, _, files, why, _ = _locate(host, ref)
+    if path is None:
+        fact.draft_why_not = why
+    elif "config.json" not in files:
+        fact.draft_why_not = f"{posixpath.join(path, 'config.json')}: no such file"
+    else:
+        cfg, err = _json(host, posixpath.join(path, "config.json"))
+        if isinstance(cfg, dict):
+            fact.draft_config = cfg
+        else:
+            fact.draft_why_not = err or f"{posixpath.join(path, 'config.json')}: not a JSON object"
+
+
 @probe("serve_model")
 def serve_model_probe(host, ctx) -> ServeModelFact:
     cmd = ctx.fact("serve_cmd")
     if not cmd.recognized or not cmd.model:
         raise FactUnavailable("serve_model", T("no vllm serve model to read"))
     fact = ServeModelFact(model=cmd.model)
-    listing = host.list_dir(cmd.model)
-    if listing.ok:
-        fact.path, fact.resolved_from, fact.files = cmd.model, "local directory", sorted(listing.entries or [])
-    elif not cmd.model.startswith("/") and cmd.model.count("/") == 1:
-        cached = _hf_cache_dir(host, host.env(), cmd.model)
-        if cached:
-            listing = host.list_dir(cached)
-            fact.path, fact.resolved_from, fact.files = cached, "Hugging Face cache", sorted(listing.entries or [])
-        else:
-            fact.why_not = (f"{cmd.model} is not a local directory and is not in the Hugging Face cache "
-                            "(vLLM would download it at start-up)")
-    else:
-        fact.why_not = f"{cmd.model}: {listing.error_message or listing.error or 'not a directory'}"
-        fact.unrecorded = REPLAY_MISS_NOTE in (listing.error_message or "")
+    fact.path, fact.resolved_from, fact.files, fact.why_not, fact.unrecorded = _locate(host, cmd.model)
+    _draft(host, cmd, fact)
     tmpl = cmd.get("chat_template")
     if isinstance(tmpl, str) and tmpl:
         if "{{" in tmpl or "{%" in tmpl:

@@ -89,7 +89,28 @@ def test_what_it_cannot_tell():
     f = judge("--tensor-parallel-size 2", model=False)
     assert f.status == Status.UNKNOWN and "config.json" in f.message
     f = judge('--speculative-config {"method":"eagle","model":"/models/draft","num_speculative_tokens":2}')
-    assert f.status == Status.UNKNOWN and "/models/draft" in f.message
+    assert f.status == Status.UNKNOWN and "/models/draft" in f.message and "is not a local directory" not in \
+        f.message and "/models/draft: " in f.message  # the probe's own reason: the path is not there
+
+
+def test_a_separate_draft_model_is_counted_from_its_config(tmp_path):
+    """update_aclgraph_sizes adds the draft's layers + 1 to every graph: an EAGLE-3 head has one layer."""
+    draft = tmp_path / "qwen3-8b-eagle3"
+    draft.mkdir()
+    (draft / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLMEagle3"],
+                                                   "num_hidden_layers": 1}))
+    spec = json.dumps({"method": "eagle3", "model": str(draft), "num_speculative_tokens": 2}).replace(" ", "")
+    f = judge(f"--speculative-config {spec}")
+    fit = budget_sizes(G.budget, Layout(layers=36, draft_layers=1))[0]
+    assert fit < budget_sizes(G.budget, Layout(layers=36))[0]  # 46 against 48
+    assert f.status == Status.FAIL and f"streams for {fit} with 36 layers" in f.message
+    assert "+ 2 for the draft" in next(e.excerpt for e in f.evidence if e.source.startswith("old stream budget"))
+    (draft / "config.json").write_text("{}")
+    f = judge(f"--speculative-config {spec}")
+    assert f.status == Status.UNKNOWN and "gives no num_hidden_layers" in f.message
+    (draft / "config.json").unlink()
+    f = judge(f"--speculative-config {spec}")
+    assert f.status == Status.UNKNOWN and f"{draft}/config.json: no such file" in f.message
 
 
 def test_vllm103_leaves_the_graph_advisory_to_serve312_when_the_command_is_known():
