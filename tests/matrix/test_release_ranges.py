@@ -55,6 +55,9 @@ def _ranges() -> list[Range]:
         for row in data.get("release_rule", []):
             out.append(Range(f"{name}: release_rule {row['id']} vllm_ascend", "vllm-ascend", row["vllm_ascend"],
                              tuple(row.get("source", []))))
+        for row in data.get("parser_issue", []):
+            out.append(Range(f"{name}: parser_issue {row['id']} vllm", "vllm", row["vllm"],
+                             tuple(row.get("source", []))))
         for row in data.get("start_check", []):
             out.append(Range(f"{name}: start_check {row['id']} vllm_ascend", "vllm-ascend", row["vllm_ascend"],
                              tuple(row.get("source", []))))
