@@ -157,6 +157,20 @@ def qwen3_next_prefix_cache(cmd, env, model) -> Answer:
     return hit, {}, "model_type qwen3_next with --enable-prefix-caching" if hit else ""
 
 
+def qwen3_next_graph(cmd, env, model) -> Answer:
+    """Qwen3-Next with ACL graphs on: the 0.11 runner asks every attention builder for `aclgraph_support`, which
+    vLLM's GDN (linear attention) builder does not have."""
+    from ascend_doctor.servelint import graph_capture
+
+    on, how = graph_capture(cmd)
+    if not on:
+        return False, {}, ""
+    if model is None:
+        return None
+    hit = model.get("model_type") == "qwen3_next"
+    return hit, {}, f"model_type qwen3_next with {how}" if hit else ""
+
+
 def lora(cmd, env, model) -> Answer:
     hit = cmd.flag("enable_lora")
     return hit, {}, "--enable-lora" if hit else ""
@@ -189,5 +203,6 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
     f.__name__: f for f in (
         prefix_cache_block_size, default_prefix_cache_block_size, cache_block_size, v0_cache_features_default_v0,
         v0_cache_features_opt_in_v0, v0_engine_default, ascend_scheduler_policy, ascend_scheduler_short_batch,
-        torchair_eager, qwen3_next_prefix_cache, lora, lora_v1_opt_in, lora_fully_sharded_tp, lora_expert_parallel)
+        torchair_eager, qwen3_next_prefix_cache, qwen3_next_graph, lora, lora_v1_opt_in, lora_fully_sharded_tp,
+        lora_expert_parallel)
 }

@@ -108,3 +108,16 @@ def test_without_vllm_ascend_nothing_applies():
     out = facts(f"vllm serve {QWEN}")
     out["python"] = PythonEnv(distributions=[Distribution(name="vllm", version="0.13.0")])
     assert run_check("SERVE311", out).status == Status.SKIP
+
+
+def test_qwen3_next_in_graph_mode_breaks_on_0_11():  # vllm-ascend#5005, #3868
+    nxt = '--hf-overrides {"model_type":"qwen3_next"}'
+    f = judge(nxt, "0.11.0rc3")
+    assert f.status == Status.FAIL and "REL-B15-001" in f.message and "aclgraph_support" in f.message
+    assert "--enforce-eager" in f.remediation
+    assert judge(nxt + " --enforce-eager", "0.11.0rc3").status == Status.PASS
+    assert judge(nxt + ' --compilation-config {"cudagraph_mode":"NONE"}', "0.11.0").status == Status.PASS
+    assert judge(nxt, "0.12.0rc1").status == Status.PASS  # PR #3812
+    assert judge(nxt, "0.10.2rc1").status == Status.PASS  # no ACL-graph builder query yet
+    assert judge("", "0.11.0").status == Status.PASS  # Qwen3-8B
+
