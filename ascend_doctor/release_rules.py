@@ -171,6 +171,40 @@ def qwen3_next_graph(cmd, env, model) -> Answer:
     return hit, {}, f"model_type qwen3_next with {how}" if hit else ""
 
 
+def _quant_method(cmd, model) -> Optional[str]:
+    """The quantization method vLLM will verify: --quantization, else config.json quantization_config.quant_method
+    ('' for a checkpoint without one; None when config.json is not readable and no flag is given)."""
+    flag = cmd.get("quantization")
+    if isinstance(flag, str) and flag:
+        return flag
+    if model is None:
+        return None
+    qc = model.get("quantization_config")
+    method = qc.get("quant_method") if isinstance(qc, dict) else None
+    return method if isinstance(method, str) else ""
+
+
+def _quant_outside(name: str, supported: tuple[str, ...]) -> Callable[[Any, dict, Optional[dict]], Answer]:
+    """A condition named `name`: the method vLLM will verify is set and not in the release's supported list."""
+    def condition(cmd, env, model) -> Answer:
+        method = _quant_method(cmd, model)
+        if method is None:
+            return None
+        hit = bool(method) and method not in supported
+        return hit, {"method": method}, f"quantization method {method} (the release runs {', '.join(supported)})"
+    condition.__name__ = name
+    return condition
+
+
+# NPUPlatform.supported_quantization, read at the tags (vllm_ascend/platform.py): "ascend" up to v0.11.0 (which on an
+# NPU also takes every other quantization_config for an msModelSlim one); "compressed-tensors" from v0.12.0rc1;
+# "fp8" and "deepseek_v4_fp8" from v0.21.0rc1 (to v0.25.1rc1, the last tag read).
+quant_not_ascend = _quant_outside("quant_not_ascend", ("ascend",))
+quant_not_ascend_ct = _quant_outside("quant_not_ascend_ct", ("ascend", "compressed-tensors"))
+quant_not_ascend_ct_fp8 = _quant_outside("quant_not_ascend_ct_fp8",
+                                         ("ascend", "compressed-tensors", "fp8", "deepseek_v4_fp8"))
+
+
 def lora(cmd, env, model) -> Answer:
     hit = cmd.flag("enable_lora")
     return hit, {}, "--enable-lora" if hit else ""
@@ -203,6 +237,6 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
     f.__name__: f for f in (
         prefix_cache_block_size, default_prefix_cache_block_size, cache_block_size, v0_cache_features_default_v0,
         v0_cache_features_opt_in_v0, v0_engine_default, ascend_scheduler_policy, ascend_scheduler_short_batch,
-        torchair_eager, qwen3_next_prefix_cache, qwen3_next_graph, lora, lora_v1_opt_in, lora_fully_sharded_tp,
-        lora_expert_parallel)
+        torchair_eager, qwen3_next_prefix_cache, qwen3_next_graph, quant_not_ascend, quant_not_ascend_ct,
+        quant_not_ascend_ct_fp8, lora, lora_v1_opt_in, lora_fully_sharded_tp, lora_expert_parallel)
 }

@@ -29,13 +29,14 @@ def release_combos(ctx):
     """The installed vllm-ascend release accepts this combination of cache, scheduler, graph and LoRA settings
 
     What it checks: each row of matrices/serve/release-rules.toml whose release range holds the installed
-    vllm-ascend: `--block-size` with prefix caching (refused in 0.7.3, replaced by 128 from 0.9.0rc1), prefix caching
-    or chunked prefill on the V0 engine (#133), the Ascend scheduler with another `--scheduling-policy` or with
-    `--max-num-batched-tokens` below the model length, torchair with `--enforce-eager`, Qwen3-Next with prefix
-    caching, LoRA on the releases without it (0.7.3 V1, 0.8.x V1, the 0.8.4rc1 wheel without `vllm_ascend.lora`,
-    0.10.2rc1, `--fully-sharded-loras` with TP > 1 before 0.17.0rc1, expert parallelism on 0.23-0.24), and the
-    engine itself: with VLLM_USE_V1 unset, vLLM 0.8.0-0.9.1 run V0 on NPU (vllm-ascend 0.8.4rc1-0.9.1; 0.9.1 does
-    not support V0 at all, vllm-ascend#1305).
+    vllm-ascend: `--block-size` with prefix caching (refused in 0.7.3, replaced by 128 from 0.9.0rc1), prefix
+    caching or chunked prefill on the V0 engine (#133), the Ascend scheduler with another `--scheduling-policy` or
+    with `--max-num-batched-tokens` below the model length, torchair with `--enforce-eager`, Qwen3-Next with prefix
+    caching or, on 0.11.x, with ACL graphs (#5005), a checkpoint quantized in a format the release does not run
+    (AWQ, GPTQ, MXFP4; FP8 before 0.21.0rc1; #7131), LoRA on the releases without it (0.7.3 V1, 0.8.x V1, the
+    0.8.4rc1 wheel without `vllm_ascend.lora`, 0.10.2rc1, `--fully-sharded-loras` with TP > 1 before 0.17.0rc1,
+    expert parallelism on 0.23-0.24), and the engine itself: with VLLM_USE_V1 unset, vLLM 0.8.0-0.9.1 run V0 on NPU
+    (vllm-ascend 0.8.4rc1-0.9.1; 0.9.1 does not support V0 at all, vllm-ascend#1305).
 
     Why it matters: each of these stops the start after the model has loaded, fails the first request that hits
     the cache, or changes what the user asked for without saying so (vllm-ascend#7563: `--block-size 16` ran as

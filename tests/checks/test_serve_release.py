@@ -121,3 +121,34 @@ def test_qwen3_next_in_graph_mode_breaks_on_0_11():  # vllm-ascend#5005, #3868
     assert judge(nxt, "0.10.2rc1").status == Status.PASS  # no ACL-graph builder query yet
     assert judge("", "0.11.0").status == Status.PASS  # Qwen3-8B
 
+
+
+def _quant(method: str) -> str:
+    return '--hf-overrides {"quantization_config":{"quant_method":"%s","bits":4}}' % method
+
+
+def test_a_quantization_the_release_does_not_run():  # vllm-ascend#1233, #6484, #7131, #1997
+    f = judge(_quant("awq"), "0.11.0")  # hijacked into the msModelSlim loader
+    assert f.status == Status.FAIL and "REL-B27-001" in f.message and "awq" in f.message
+    assert "BF16" in f.remediation
+    f = judge(_quant("mxfp4"), "0.13.0")
+    assert f.status == Status.FAIL and "mxfp4 quantization is currently not supported in npu." in f.message
+    f = judge(_quant("gptq"), "0.23.0rc1")
+    assert f.status == Status.FAIL and "REL-B27-003" in f.message
+    f = judge("--quantization awq", "0.13.0")  # the flag is what vLLM verifies
+    assert f.status == Status.FAIL and "awq quantization" in f.message
+
+
+def test_the_quantizations_a_release_runs_pass():
+    assert judge(_quant("compressed-tensors"), "0.13.0").status == Status.PASS
+    assert judge(_quant("fp8"), "0.21.0rc1").status == Status.PASS
+    assert judge(_quant("ascend"), "0.11.0").status == Status.PASS
+    assert judge("--quantization ascend", "0.10.0rc1").status == Status.PASS
+    assert judge("", "0.11.0").status == Status.PASS  # no quantization_config
+    assert judge(_quant("awq"), "0.7.3").status == Status.PASS  # no row read before 0.8.4rc1
+
+
+def test_a_quantization_rule_without_the_model_is_unknown():
+    f = judge("", "0.13.0", model=False)
+    assert f.status == Status.UNKNOWN and "REL-B27-002" in f.message
+    assert judge("--quantization ascend", "0.13.0", model=False).status != Status.FAIL

@@ -10,6 +10,7 @@ A case file:
     quote = "…"                       # what the user pasted, which the host below reproduces
     base = "healthy-a2"               # examples/<base>.snapshot.json
     model = "Qwen/Qwen3-8B"           # optional: a model directory at /models/<name> with the catalogue's config.json
+    model_w8a8 = true                 # optional: its msModelSlim W8A8_DYNAMIC conversion (with --quantization ascend)
     model_dir, model_config           # or one the catalogue does not hold (control_config: its healthy variant)
     control_serve                     # the control's command, when the fault is in the command itself
     [host.npu], [host.env]            # the machine's shape (chips, name, HBM; its environment; container signals;
@@ -86,11 +87,22 @@ def _base(name: str) -> str:
     return (REPO / "examples" / f"{name}.snapshot.json").read_text(encoding="utf-8")
 
 
-def _model_files(snap: dict, name: str) -> str:
+def _model_files(snap: dict, name: str, w8a8: bool = False) -> str:
+    """The catalogue's config.json at /models/<name>. `w8a8`: the msModelSlim W8A8_DYNAMIC conversion Ascend users
+    serve (with --quantization ascend) of a checkpoint the hub ships in FP8, which vllm-ascend does not run before
+    0.21 (REL-B27-*): the hub's quantization_config dropped, a quant_model_description.json beside it."""
     path = f"/models/{name.split('/')[-1]}"
     config = (MODELS / f"{name.replace('/', '--')}.json").read_text(encoding="utf-8")
+    entries = ["config.json"]
+    if w8a8:
+        cfg = json.loads(config)
+        cfg.pop("quantization_config", None)
+        config = json.dumps(cfg, indent=2)
+        snap["files"][f"{path}/quant_model_description.json"] = {
+            "content": '{"model_quant_type": "W8A8_DYNAMIC", "version": "1.0.0"}'}
+        entries.append("quant_model_description.json")
     snap["files"][f"{path}/config.json"] = {"content": config}
-    snap["dirs"][path] = {"entries": ["config.json"]}
+    snap["dirs"][path] = {"entries": entries}
     return path
 
 
@@ -144,7 +156,7 @@ def build(data: dict, with_fault: bool = True) -> tuple[dict, list[str]]:
     snap.setdefault("files", {})
     snap.setdefault("dirs", {})
     if data.get("model"):
-        _model_files(snap, data["model"])
+        _model_files(snap, data["model"], bool(data.get("model_w8a8")))
     if data.get("model_config"):  # a model the catalogue does not hold: its config.json as the thread gives it
         config = data["model_config"] if with_fault else data.get("control_config", data["model_config"])
         snap["files"][f"{data['model_dir']}/config.json"] = {"content": config}
