@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Optional
 
 from pydantic import Field, PrivateAttr
 
-from ascend_doctor.model import Model
+from ascend_doctor.core.model import Model
 
 SCHEMA_VERSION = "1.1"  # 1.1: verdict, incomplete, fail_on_unknown, host.where/runtime/image/stack
 

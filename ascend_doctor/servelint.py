@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ascend_doctor.evaluator import ev
+from ascend_doctor.core.evaluator import ev
 from ascend_doctor.i18n import T
-from ascend_doctor.jsonread import loads
+from ascend_doctor.text.jsonread import loads
 
 SKIP_NO_CMD = T("no vllm serve command to lint (use `ascend-doctor exec -- vllm serve …`)")
 CMD_NEEDS = ["serve_cmd"]
@@ -25,13 +25,6 @@ def cmd_or_skip(ctx):
 
 def cmd_evidence(cmd) -> Any:
     return ev("command line", cmd.display)
-
-
-def server_env(ctx, cmd) -> dict:
-    """The environment the server will inherit: ours (or the snapshot's) plus `env K=V` on the command line."""
-    env = dict(ctx.try_fact("env") or {})
-    env.update(cmd.env)
-    return env
 
 
 def vllm_version(ctx) -> Optional[str]:
@@ -93,7 +86,7 @@ def model_config(ctx, m) -> dict:
 def json_opt(cmd, name: str) -> tuple[Optional[dict], Optional[str]]:
     """A JSON-object option (`--additional-config`, `--eplb-config`, `--speculative-config`): (value, None), (None,
     None) when absent, or (None, the parser's own error) when vLLM would refuse it at start."""
-    from ascend_doctor import jsonread
+    from ascend_doctor.text import jsonread
 
     raw = cmd.get(name)
     if raw is None or isinstance(raw, bool):
@@ -148,7 +141,7 @@ def visible_npus(ctx, cmd):
         # /dev/davinciN is the physical id (A3: `Chip Phy-ID`; one chip per NPU elsewhere: the NPU id)
         mounted = [c for c in chips if (c.phy_id if c.phy_id is not None else c.npu_id) in set(devices.davinci)]
         chips = mounted if len(mounted) == len(devices.davinci) else chips[:len(devices.davinci)]
-    env = server_env(ctx, cmd)
+    env = ctx.fact("server_env")
     rt = env.get("ASCEND_RT_VISIBLE_DEVICES")
     if rt is not None and rt.strip():
         ids, bad = parse_device_ids(rt, ranges=False)
@@ -188,7 +181,7 @@ def graph_capture(cmd) -> tuple[bool, str]:
 def ascend_release(ctx, rules):
     """(the serving python's vllm-ascend distribution, None), or (None, outcome): skip when it is not installed,
     unknown when its version cannot be compared with `rules` (a phrase: T("the release rules"))."""
-    from ascend_doctor.versions import try_parse_version
+    from ascend_doctor.text.versions import try_parse_version
 
     dist = ctx.fact("python").dist("vllm-ascend")
     if dist is None:

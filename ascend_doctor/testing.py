@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Optional
 
-from ascend_doctor.evaluator import UndeclaredFact, evaluate
+from ascend_doctor.core.evaluator import UndeclaredFact, evaluate
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
-from ascend_doctor.options import RunOptions
 from ascend_doctor.report import Finding
 
 __all__ = ["run_check", "UndeclaredFact"]
@@ -26,7 +26,7 @@ __all__ = ["run_check", "UndeclaredFact"]
 def run_check(code: str, facts: Mapping[str, Any], options: Optional[Mapping[str, Any]] = None, registry=None,
               checks_dirs: Iterable[str] = (), missing: Optional[Mapping[str, str]] = None) -> Finding:
     """Evaluate one check (built-in, or from `checks_dirs`) on facts given by hand; returns its Finding."""
-    from ascend_doctor.registry import load_registry
+    from ascend_doctor.core.registry import load_registry
 
     opts = RunOptions(**dict(options or {}))
     reg = registry or load_registry(checks_dirs=list(checks_dirs), entry_points=False)

@@ -1,4 +1,4 @@
-"""Benchmark: `ascend_doctor.signatures.diagnose` on a large synthetic vLLM serve log.
+"""Benchmark: `ascend_doctor.knowledge.signatures.diagnose` on a large synthetic vLLM serve log.
 
     python bench/diagnose_speed.py [--mb 10] [--runs 3] [--naive] [--log FILE]
 
@@ -20,7 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ascend_doctor.signatures import KINDS, diagnose, load_signatures  # noqa: E402
+from ascend_doctor.knowledge.door import Knowledge  # noqa: E402
+from ascend_doctor.knowledge.signatures import KINDS, diagnose  # noqa: E402
 
 CHATTER = [
     "INFO {ts} [core.py:{n}] Loading weights took {f:.2f} seconds",
@@ -68,18 +69,20 @@ def main() -> None:
     args = ap.parse_args()
 
     text = Path(args.log).read_text(encoding="utf-8", errors="replace") if args.log else synthetic_log(args.mb)
-    print(f"log: {len(text) / 1e6:.1f} MB, {text.count(chr(10))} lines; catalogue: {len(load_signatures())} signatures")
-    diagnose("warm-up (compiles the catalogue)")
+    catalogue = Knowledge().signatures
+    print(f"log: {len(text) / 1e6:.1f} MB, {text.count(chr(10))} lines; catalogue: {len(catalogue.signature)} "
+          "signatures")
+    diagnose("warm-up (compiles the catalogue)", catalogue)
     times, matches = [], []
     for _ in range(args.runs):
         t0 = time.perf_counter()
-        matches = diagnose(text, kinds=KINDS)
+        matches = diagnose(text, catalogue, kinds=KINDS)
         times.append(time.perf_counter() - t0)
     print(f"diagnose (prefiltered): median {statistics.median(times):.3f} s over {args.runs} runs")
     for m in matches:
         print(f"  line {m.line:>8}  {m.signature.kind:<8} {m.signature.id}")
     if args.naive:
-        pats = [re.compile(s.pattern, re.MULTILINE) for s in load_signatures()]
+        pats = [re.compile(s.pattern, re.MULTILINE) for s in catalogue.signature]
         t0 = time.perf_counter()
         hits = sum(1 for p in pats if p.search(text))
         print(f"naive (every pattern over the whole text): {time.perf_counter() - t0:.3f} s, {hits} patterns hit")

@@ -57,9 +57,9 @@ _EVALUATED: list = []
 def node_answers(n: int) -> list[dict]:
     """What n nodes send (computed once for the largest n, untimed): 250 distinct hosts, hostnames unique."""
     sys.path.insert(0, str(REPO))
+    from ascend_doctor.core.options import RunOptions
     from ascend_doctor.fleet.node_task import evaluate_host
-    from ascend_doctor.options import RunOptions
-    from ascend_doctor.snapshot import ReplayHost, Snapshot
+    from ascend_doctor.seam.snapshot import ReplayHost, Snapshot
     from tests.fleet import nodes as N
 
     while len(_EVALUATED) < n:
@@ -73,10 +73,10 @@ def node_answers(n: int) -> list[dict]:
 
 
 def eval_scale(n: int) -> float:
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
     from ascend_doctor.fleet.evaluate import FleetEvaluator
     from ascend_doctor.fleet.model import NodeResult
-    from ascend_doctor.options import RunOptions
-    from ascend_doctor.registry import load_registry
 
     reg = load_registry()
     answers = node_answers(n)

@@ -22,8 +22,8 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=180.0)
     args = ap.parse_args()
 
-    from ascend_doctor.options import RunOptions
-    from ascend_doctor.registry import load_registry
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
     from ascend_doctor.smoke.stage import evaluate_smoke, gather
     from tests.smoke.llama_server import LlamaServer, llama_python
 

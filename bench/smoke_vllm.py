@@ -26,8 +26,8 @@ def main() -> None:
     ap.add_argument("--strict-level", default="parameter", help="parameter | function | auto (vLLM's default)")
     args = ap.parse_args()
 
-    from ascend_doctor.options import RunOptions
-    from ascend_doctor.registry import load_registry
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
     from ascend_doctor.smoke.stage import evaluate_smoke, gather
     from tests.smoke.vllm_server import VllmServer, skip_reason, vllm_model, vllm_python
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T
-from ascend_doctor.registry import check
-from ascend_doctor.versions import try_parse_version, version_in
+from ascend_doctor.plugin import check, ev
+from ascend_doctor.text.versions import try_parse_version, version_in
 
 TOOLKIT_SET_ENV = "/usr/local/Ascend/ascend-toolkit/set_env.sh"
 CANN_SET_ENV = "/usr/local/Ascend/cann/set_env.sh"  # CANN >= 8.5 layout (matrix-facts §3.2a)
@@ -150,7 +149,7 @@ def cann_arch(ctx):
     return ctx.ok(T("CANN is built for {arch}, like this machine", arch=c.arch), evidence)
 
 
-@check("CANN104", "cann-env-sourced", severity="error", needs=["cann", "env"])
+@check("CANN104", "cann-env-sourced", severity="error", needs=["cann", "server_env"])
 def cann_env_sourced(ctx):
     """The CANN environment is sourced (set_env.sh) in the serving environment
 
@@ -168,7 +167,7 @@ def cann_env_sourced(ctx):
     c = ctx.fact("cann")
     if not c.found:
         return no_cann(ctx, c)
-    env = ctx.try_fact("env")
+    env = ctx.try_fact("server_env")
     ld = env.get("LD_LIBRARY_PATH") if env is not None else None
     seen = ld if ld is not None else ("(not set)" if env is not None else "(environment not available)")
     evidence = cann_evidence(c) + [ev("env: LD_LIBRARY_PATH", seen)]
@@ -319,7 +318,7 @@ LAYOUT_SOURCE = ("hicann/release-management@0436983:9.1.1/release-notes.md; "
                  "hicann/release-management@17483eb:9.2.0-beta.1/release-notes.md")
 
 
-@check("CANN107", "cann-deprecated-layout", severity="warning", needs=["cann", "env", "serve_cmd"])
+@check("CANN107", "cann-deprecated-layout", severity="warning", needs=["cann", "server_env", "serve_cmd"])
 def cann_deprecated_layout(ctx):
     """The serving environment does not use the ascend-toolkit/latest paths CANN 8.5 deprecated
 
@@ -348,7 +347,7 @@ def cann_deprecated_layout(ctx):
         return ctx.skip(T("CANN {version} predates the 8.5 layout: ascend-toolkit/latest is its only layout",
                           version=c.version),
                         cann_evidence(c))
-    env = ctx.try_fact("env")
+    env = ctx.try_fact("server_env")
     if env is None:
         return ctx.unknown(T("the serving environment was not available"), cann_evidence(c))
     places = [(f"env {k}", str(val)) for k, val in sorted(env.items())]
@@ -395,7 +394,7 @@ def cann_kernels_for_chip(ctx):
     How to fix: install the kernels (ops) package of the same CANN version for this chip, or run the image built for
     it; a chip vllm-ascend does not support (HW107) has no kernels in its images at all.
     """
-    from ascend_doctor.hardware import families, load_kernel_layout
+    from ascend_doctor.knowledge.hardware import families
 
     fams = families(ctx.fact("npu_smi"))
     if fams is None:
@@ -406,7 +405,7 @@ def cann_kernels_for_chip(ctx):
                 ev("npu-smi chips", "; ".join(f"{f}: {len(n)}x {n[0]}" for f, n in sorted(fams.items())))]
     if kern.socs is None:
         return ctx.unknown(T("{path} could not be listed: {why}", path=kern.config_dir, why=kern.error), evidence)
-    layout = load_kernel_layout()
+    layout = ctx.knowledge.kernels
     needed = {layout.kernel_dirs[f]: sorted(set(n)) for f, n in fams.items() if f in layout.kernel_dirs}
     lacking = {d: chips for d, chips in needed.items() if d not in kern.socs}
     if not lacking and "?" in fams:
@@ -415,7 +414,7 @@ def cann_kernels_for_chip(ctx):
     cann = ctx.fact("cann").version
     v = try_parse_version(cann)
     if lacking and (v is None or v >= try_parse_version(layout.static_kernels_from)):
-        # The op libraries (libopapi_math/nn/...) can carry their kernels inside (matrices/deploy/kernels.toml):
+        # The op libraries (libopapi_math/nn/...) can carry their kernels inside (the `deploy/kernels` table):
         # a missing directory no longer proves the kernels absent.
         return ctx.unknown(T("{path} has no {lacking} directory, but CANN {version} can carry kernels inside its op "
                              "libraries, so this does not prove them missing", path=kern.config_dir,

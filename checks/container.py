@@ -9,9 +9,8 @@ from __future__ import annotations
 import re
 
 from ascend_doctor.deploy.container import CORE_NODES, DAVINCI_FLAG, DEVICE_FLAGS, HCCN_FLAG, MOUNT_FLAGS
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check, ev
 
 K8S_HINT = T("in Kubernetes, request the NPUs from the Ascend device plugin (MindCluster) instead of hostPath "
              "mounts: `resources: {{limits: {{huawei.com/Ascend910: 8}}}}` (huawei.com/Ascend310P on 300I Duo); the "
@@ -297,7 +296,7 @@ def container_hccl_topology(ctx):
     `-v /usr/local/Ascend/driver:/usr/local/Ascend/driver -v /etc/hccl_rootinfo.json:/etc/hccl_rootinfo.json`.
     """
     from ascend_doctor.deploy.container import WHOLE_DRIVER_FLAGS
-    from ascend_doctor.hardware import families
+    from ascend_doctor.knowledge.hardware import families
 
     ctr = ctx.fact("container")
     if not ctr.in_container:

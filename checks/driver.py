@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T
-from ascend_doctor.registry import check
-from ascend_doctor.versions import try_parse_version
+from ascend_doctor.plugin import check, ev
+from ascend_doctor.text.versions import try_parse_version
 
 DRIVER_INSTALL_FIX = T(
     "Install the Ascend HDK driver and firmware for your board from https://www.hiascend.com/hardware/firmware-drivers "

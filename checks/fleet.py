@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check, ev
 
 # FLEET102: versions that must be identical on every node (group, item in fleet.facts.summarize, label).
 # One HCCL communicator spans all ranks: the driver/firmware/CANN (HCCL lives in CANN) and the Python stack

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check, ev
 
 
 def _me(ctx):

@@ -1,7 +1,7 @@
 """HW checks: what vllm-ascend's documentation requires of this hardware family, read from the matrix.
 
-The rules are data (matrices/hardware-rules.toml, `[[serve_rule]]`, one sourced row per hardware family and range
-of vllm-ascend releases): these checks only find the family (npu-smi's chip names, `ascend_doctor.hardware`), the
+The rules are data (the matrix's hardware-rules.toml, `[[serve_rule]]`, one sourced row per hardware family and range
+of vllm-ascend releases): these checks only find the family (npu-smi's chip names, `ascend_doctor.knowledge.hardware`), the
 installed vllm-ascend and what the command line or the environment does, and quote the row that applies. A family
 or release no row covers is not judged (skip, naming what was looked for).
 
@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from typing import List, Optional, Tuple
 
-from ascend_doctor.evaluator import ev
-from ascend_doctor.hardware import families
 from ascend_doctor.i18n import T, join, known
-from ascend_doctor.registry import check
+from ascend_doctor.knowledge.hardware import families
+from ascend_doctor.plugin import check, ev
 from ascend_doctor.servelint import graph_capture, model_config
 
 DTYPES = {"half": "float16", "float16": "float16", "fp16": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16",
@@ -385,10 +384,10 @@ def mla_graph_heads(ctx):
 def chip_supported(ctx):
     """Every NPU is a chip the installed vllm-ascend release runs on
 
-    What it checks: each chip npu-smi lists, by family (`ascend_doctor.hardware`): against the rows of
-    matrices/hardware-rules.toml that say a family does not run a release (`kind = "unsupported"`: the
+    What it checks: each chip npu-smi lists, by family (`ascend_doctor.knowledge.hardware`): against the rows of
+    the matrix's hardware-rules.toml that say a family does not run a release (`kind = "unsupported"`: the
     first-generation Ascend 910 — 910A, 910ProB, 910PremiumA — on every release; the Ascend 950 before v0.21.0rc1),
-    then against the hardware the release's row in matrices/vllm-ascend.toml names (its documentation and images).
+    then against the hardware the release's row in the matrix's vllm-ascend.toml names (its documentation and images).
 
     Why it matters: on a chip the release was not built for, vLLM starts, loads the platform plugin and then stops:
     `ValueError: Unsupported soc_version: AscendSocVersion.UNDEFINED` (vllm-ascend#2795), `WorkerProc failed to start`

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check, ev
 
 TOOL_PATH = "/usr/local/Ascend/driver/tools/hccn_tool"
 
@@ -47,7 +46,7 @@ class Scope:
 
 
 def _scope(ctx, hccn=None) -> Scope:
-    return Scope(ctx.fact("env") or {}, ctx.fact("npu_scope"), hccn)
+    return Scope(ctx.fact("server_env") or {}, ctx.fact("npu_scope"), hccn)
 
 
 def _port_gate(ctx, hccn, scope: Scope, warn_missing_tool: bool = False):
@@ -116,7 +115,7 @@ def _ok_unless_partial(ctx, hccn, cmd: str, message: str, evidence):
                        not_read=missing)
 
 
-@check("HCCL101", "hccn-link-up", severity="error", needs=["hccn", "env", "npu_scope", "container"])
+@check("HCCL101", "hccn-link-up", severity="error", needs=["hccn", "server_env", "npu_scope", "container"])
 def hccn_link_up(ctx):
     """Every NPU network port is UP and not flapping
 
@@ -168,7 +167,7 @@ def hccn_link_up(ctx):
     return _ok_unless_partial(ctx, hccn, "link", T("link UP on {up} device(s)", up=up), evidence)
 
 
-@check("HCCL102", "hccn-net-health", severity="error", needs=["hccn", "env", "npu_scope", "container"])
+@check("HCCL102", "hccn-net-health", severity="error", needs=["hccn", "server_env", "npu_scope", "container"])
 def hccn_net_health(ctx):
     """Every NPU network port reports net health Success
 
@@ -201,7 +200,7 @@ def hccn_net_health(ctx):
     return _ok_unless_partial(ctx, hccn, "net_health", T("net health Success on {ok} device(s)", ok=ok), evidence)
 
 
-@check("HCCL103", "hccn-ip-config", severity="error", needs=["hccn", "env", "npu_scope", "container"])
+@check("HCCL103", "hccn-ip-config", severity="error", needs=["hccn", "server_env", "npu_scope", "container"])
 def hccn_ip_config(ctx):
     """Every NPU network port has an IP address, and no two share one
 
@@ -248,7 +247,7 @@ def hccn_ip_config(ctx):
                               evidence)
 
 
-@check("HCCL104", "hccn-conf-consistent", severity="warning", needs=["hccn", "env", "container", "npu_scope"])
+@check("HCCL104", "hccn-conf-consistent", severity="warning", needs=["hccn", "server_env", "container", "npu_scope"])
 def hccn_conf_consistent(ctx):
     """/etc/hccn.conf matches the live NPU port addresses
 
@@ -308,7 +307,7 @@ def hccn_conf_consistent(ctx):
                   evidence)
 
 
-@check("HCCL105", "hccl-timeouts", severity="warning", needs=["env", "npu_scope"])
+@check("HCCL105", "hccl-timeouts", severity="warning", needs=["server_env", "npu_scope"])
 def hccl_timeouts(ctx):
     """HCCL timeouts are set for a multi-NPU server
 

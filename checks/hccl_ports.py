@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check, ev
 
 HOST_BASE = 60000     # HCCL_IF_BASE_PORT's default: the host NIC listens on 16 ports from it (#405: port[60000])
 HOST_SPAN = 16
@@ -39,7 +38,7 @@ def _ranges(env: dict) -> tuple[list[int], list[str]]:
     return ports, why
 
 
-@check("HCCL106", "hccl-ports-free", severity="warning", needs=["env", "npu_scope", "listening_ports"])
+@check("HCCL106", "hccl-ports-free", severity="warning", needs=["server_env", "npu_scope", "listening_ports"])
 def hccl_ports_free(ctx):
     """HCCL's default ports are free: no other HCCL job listens on them in this network namespace
 
@@ -56,7 +55,7 @@ def hccl_ports_free(ctx):
     How to fix: give each instance its own base port (`export HCCL_IF_BASE_PORT=60100`, PR #16205), or let HCCL pick
     (`export HCCL_HOST_SOCKET_PORT_RANGE=auto HCCL_NPU_SOCKET_PORT_RANGE=auto`, alibaba/ROLL#421).
     """
-    env = ctx.fact("env") or {}
+    env = ctx.fact("server_env") or {}
     scope = ctx.fact("npu_scope")
     if scope.single:
         return ctx.skip(T("HCCL is not used: {scope}", scope=scope.describe()))

@@ -1,16 +1,14 @@
 """HOST checks: the machine under the stack — interpreter, SELinux, limits, shared memory, RAM, disk, clock, PCIe.
 
-Thresholds come from matrices/host-policy.toml (ctx.policy), never from code.
+Thresholds come from the `host-policy` table (ctx.policy), never from code.
 """
 
 from __future__ import annotations
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
-from ascend_doctor.units import speed_gts
-from ascend_doctor.registry import check
-from ascend_doctor.units import GIB
-from ascend_doctor.units import human_bytes as _gib
+from ascend_doctor.plugin import check, ev
+from ascend_doctor.text.units import GIB, speed_gts
+from ascend_doctor.text.units import human_bytes as _gib
 
 
 @check("HOST101", "python-interpreter", severity="error", needs=["python"])
@@ -129,7 +127,7 @@ def open_files_limit(ctx):
     """Open-file limit (ulimit -n) is high enough for vLLM
 
     What it checks: the soft and hard `Max open files` of this process (/proc/self/limits) against the host policy
-    (matrices/host-policy.toml, seed checklist: >= 65535). Run the doctor the way the server runs (same unit,
+    (the `host-policy` table, seed checklist: >= 65535). Run the doctor the way the server runs (same unit,
     container or shell) so it sees the same limits.
 
     Why it matters: vLLM holds a descriptor per client socket, per ZMQ queue and per shared-memory segment of every

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import re
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
 from ascend_doctor.parsers.device_ids import parse_device_ids
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check, ev
 
 # HBM a chip uses with nothing running: 2871/32768 MB (8.8 %) on a 910B4 (triton-ascend docs, npu-smi 26.0.rc1),
 # 3314/65536 MB on 910B3 and 4175/65536 MB on 910B1 (../shared/corpus/npu_smi_info). Above IDLE_FRACTION someone
@@ -360,7 +359,7 @@ def _id_list(ids) -> str:
     return ",".join(str(i) for i in ids) or "none"
 
 
-@check("NPU104", "visible-devices", severity="error", needs=["npu_smi", "env", "devices"])
+@check("NPU104", "visible-devices", severity="error", needs=["npu_smi", "server_env", "devices"])
 def visible_devices(ctx):
     """ASCEND_RT_VISIBLE_DEVICES / ASCEND_VISIBLE_DEVICES name NPUs that exist
 
@@ -381,7 +380,7 @@ def visible_devices(ctx):
     ASCEND_VISIBLE_DEVICES use ids of /dev/davinciN on the host, or let the Kubernetes device plugin set it.
     """
     smi = ctx.fact("npu_smi")
-    env = ctx.fact("env") or {}
+    env = ctx.fact("server_env") or {}
     rt = env.get("ASCEND_RT_VISIBLE_DEVICES")
     phys = env.get("ASCEND_VISIBLE_DEVICES")
     if rt is None and phys is None:

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from ascend_doctor.compute import judge as J
 from ascend_doctor.compute.facts import COLLECTIVE_STAGES
-from ascend_doctor.compute.policy import load_compute_policy
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check, ev
 
 NEEDS = ["npu_compute"]
 
@@ -18,7 +16,7 @@ NEEDS = ["npu_compute"]
 def fused_ops(ctx):
     """The fused operators vllm-ascend calls on every forward give right results on every NPU
 
-    What it checks: per rank, each operator in matrices/compute/compute-smoke.toml `[[op]]` against a plain torch
+    What it checks: per rank, each operator in the `compute/compute-smoke` table `[[op]]` against a plain torch
     reference on the CPU: `torch_npu.npu_rms_norm` (aclnn: aclnnRmsNorm, every layer's norm) within the dtype's
     tolerance, and `torch_npu._npu_reshape_and_cache` (ATB: the paged KV-cache write of every step up to v0.23;
     A2/A3) exactly.
@@ -53,7 +51,7 @@ def fused_ops(ctx):
         return ctx.unknown(T("operators right on rank(s) {seen_ranks}; rank(s) {unseen} never reached this step (see "
                              "NPU201)", seen_ranks=J.id_list(r.rank for r, _ in seen),
                              unseen=J.id_list(r.rank for r in unseen)), lines)
-    skipped_ops = [o.name for o in load_compute_policy().op if o.name not in {s.get("name") for _, st in seen
+    skipped_ops = [o.name for o in ctx.knowledge.compute.op if o.name not in {s.get("name") for _, st in seen
                                                                               for s in st}]
     note = T(" (not run on this chip: {ops})", ops=", ".join(skipped_ops)) if skipped_ops else ""
     return ctx.ok(T("{ops} right on {n} rank(s){note} — {path}", ops="; ".join(ops), n=len(seen), note=note,

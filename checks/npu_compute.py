@@ -5,10 +5,8 @@ the fused operators and the all-reduce are in npu_collective.py."""
 from __future__ import annotations
 
 from ascend_doctor.compute import judge as J
-from ascend_doctor.compute.policy import load_compute_policy
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check, ev
 
 NEEDS = ["npu_compute"]
 
@@ -80,7 +78,7 @@ def compute_memory(ctx):
     """Each NPU allocates its share of HBM and reads back what was written
 
     What it checks: every rank allocates the share of its device's total memory that
-    matrices/compute/compute-smoke.toml sets (`[npu] hbm_share`, 10%; 64 MiB per rank on the CPU path), fills it
+    the `compute/compute-smoke` table sets (`[npu] hbm_share`, 10%; 64 MiB per rank on the CPU path), fills it
     with one byte value and reads the minimum and maximum back. Both must be that value.
 
     Why it matters: an NPU whose memory is already held (a leftover process, another container) fails here with
@@ -116,7 +114,7 @@ def matmul_correct(ctx):
 
     What it checks: per rank and per dtype (bf16 and fp16 on 910B/A3, fp16 on 310P — from the chip table), a
     product of two random matrices against the same product in float64 on the CPU: max |out - ref| / max |ref| must
-    be within the dtype's tolerance (matrices/compute/compute-smoke.toml `[tolerance]`, four units in the last place).
+    be within the dtype's tolerance (the `compute/compute-smoke` table `[tolerance]`, four units in the last place).
 
     Why it matters: a chip, firmware or operator library that computes wrong does not crash: the server starts and
     answers garbage. One product per dtype catches it before the weights load.
@@ -149,7 +147,7 @@ def matmul_speed(ctx):
     """No NPU multiplies much slower than its peers
 
     What it checks: the TFLOP/s of each rank's timed product per dtype against the median of all ranks: a rank
-    more than `[slow] slower_than_median` (20%, matrices/compute/compute-smoke.toml, after MindStudio
+    more than `[slow] slower_than_median` (20%, the `compute/compute-smoke` table, after MindStudio
     msprechecker's matmul check) below the median is named. On an NPU the time is wall time around
     `torch.npu.synchronize()`; on the CPU path it is each rank's CPU time on one thread.
 
@@ -164,7 +162,7 @@ def matmul_speed(ctx):
     skipped = J.not_run(ctx, f)
     if skipped is not None:
         return skipped
-    rule = load_compute_policy().slow
+    rule = ctx.knowledge.compute.slow
     seen, _ = J.reported(f, "matmul")
     lines, slow, summary = [], [], []
     for dtype in f.dtypes:

@@ -4,9 +4,8 @@ mounts, the decisive fact hidden in a skip reason under -v)."""
 
 from __future__ import annotations
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check, ev
 
 
 def _ranges(ids: list) -> str:

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ascend_doctor.evaluator import ev
-from ascend_doctor.host import VLLM_DISTS
 from ascend_doctor.i18n import T, join
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check, ev
+from ascend_doctor.seam.host import VLLM_DISTS
 
 NPU_PLATFORM = "vllm_ascend.platform.NPUPlatform"
 def install_pair(vllm: str, va: str):

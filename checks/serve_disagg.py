@@ -4,10 +4,9 @@ the node's own parallel flags, the rule vllm-ascend enforces at start (`check_kv
 from __future__ import annotations
 
 from ascend_doctor.i18n import T, join
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check
 from ascend_doctor.servelint import cmd_or_skip, json_option
-from ascend_doctor.additional_config import start_check_range
-from ascend_doctor.versions import SpecifierSet, try_parse_version
+from ascend_doctor.text.versions import SpecifierSet, try_parse_version
 
 ROLES = {"kv_producer": ("prefill",), "kv_consumer": ("decode",), "kv_both": ("prefill", "decode")}
 
@@ -67,7 +66,7 @@ def kv_transfer_sizes(ctx):
                           theirs=t) for s, k, _, m, t in bad))
     fix = T("Set the '{section}' sizes in kv_connector_extra_config to this node's own (or change the flags).",
             section=bad[0][0])
-    spec, _ = start_check_range("kv-transfer-sizes")  # the releases that refuse it (matrices/serve/start-checks.toml)
+    spec, _ = ctx.knowledge.start_checks.range_of("kv-transfer-sizes")  # the releases that refuse it
     if va is not None and v is not None and SpecifierSet(spec).contains(va.version):
         s, _, w, m, t = bad[0]
         return ctx.fail(T("{said}: vllm-ascend {version} stops with `KV transfer '{section}' config has a conflicting "

@@ -1,56 +1,21 @@
-"""SERVE4xx: the environment `vllm serve` inherits (ours or the snapshot's, plus `env K=V` on the command line)."""
+"""SERVE4xx: the environment `vllm serve` will see (the `server_env` fact: what it inherits, with the command line's
+`env K=V` over it). VLLM_USE_V1 and PYTORCH_NPU_ALLOC_CONF are judged by ENV102 and ENV101."""
 
 from __future__ import annotations
 
 import difflib
 import re
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T
-from ascend_doctor.redact import REDACTED, is_secret_name
-from ascend_doctor.registry import check
-from ascend_doctor.servelint import cmd_or_skip, server_env, vllm_version
-from ascend_doctor.versions import try_parse_version
-
-
-@check("SERVE401", "serve-env-v0-engine", severity="error", stage="serve", needs=["serve_cmd", "env", "python", "vllm_files"])
-def env_v0_engine(ctx):
-    """VLLM_USE_V1=0 (the removed V0 engine) is not set
-
-    What it checks: `VLLM_USE_V1` in the environment the server inherits.
-
-    Why it matters: vllm-ascend never supported the V0 engine ("V0 Engine is not supported… always set VLLM_USE_V1=1",
-    v0.9.1) and vLLM removed it (V1 default in 0.9.2rc1, V0 gone in vllm-ascend v0.10.0rc1; the variable left
-    vllm/envs.py in 0.12.0, so newer releases ignore it and only warn about an unknown variable).
-
-    How to fix: `unset VLLM_USE_V1` (remove it from the Dockerfile ENV / pod spec / unit Environment=).
-    """
-    cmd, skip = cmd_or_skip(ctx)
-    if skip:
-        return skip
-    env = server_env(ctx, cmd)
-    v = env.get("VLLM_USE_V1")
-    if v is None:
-        return ctx.ok(T("VLLM_USE_V1 is not set (V1 engine)"))
-    evidence = [ev("env: VLLM_USE_V1", v)]
-    version = try_parse_version(vllm_version(ctx))
-    removed = version is not None and version >= try_parse_version("0.12.0")
-    if v.strip() == "0":
-        if removed:
-            return ctx.warn(T("VLLM_USE_V1=0 is ignored by vLLM {version} (the V0 engine is gone): remove it",
-                              version=version),
-                            evidence)
-        return ctx.fail(T("VLLM_USE_V1=0 selects the V0 engine, which vllm-ascend does not support"), evidence)
-    if removed:
-        return ctx.warn(T("VLLM_USE_V1={v} is a leftover: vLLM {version} has no such variable", v=v, version=version),
-                        evidence)
-    return ctx.ok(T("VLLM_USE_V1={v}", v=v), evidence)
-
+from ascend_doctor.plugin import check, ev
+from ascend_doctor.servelint import cmd_or_skip, vllm_version
+from ascend_doctor.text.redact import REDACTED, is_secret_name
+from ascend_doctor.text.versions import try_parse_version
 
 _EXTRA_KNOWN = {"VLLM_VERSION", "VLLM_TARGET_DEVICE", "VLLM_USE_V1"}  # read by setup/plugins outside envs.py dicts
 
 
-@check("SERVE402", "serve-env-unknown-vars", severity="warning", stage="serve", needs=["serve_cmd", "env", "vllm_files"])
+@check("SERVE402", "serve-env-unknown-vars", severity="warning", stage="serve", needs=["serve_cmd", "server_env", "vllm_files"])
 def env_unknown_vars(ctx):
     """Every VLLM_* / VLLM_ASCEND_* variable is one the installed release knows
 
@@ -67,7 +32,7 @@ def env_unknown_vars(ctx):
     cmd, skip = cmd_or_skip(ctx)
     if skip:
         return skip
-    env = server_env(ctx, cmd)
+    env = ctx.fact("server_env")
     ours = sorted(k for k in env if k.startswith("VLLM_"))
     if not ours:
         return ctx.ok(T("no VLLM_* variables set"))
@@ -95,31 +60,10 @@ def env_unknown_vars(ctx):
                     evidence, unknown=unknown)
 
 
-@check("SERVE403", "serve-npu-alloc-conf", severity="info", stage="serve", needs=["serve_cmd", "env"])
-def npu_alloc_conf(ctx):
-    """PYTORCH_NPU_ALLOC_CONF is set for the server
-
-    What it checks: whether `PYTORCH_NPU_ALLOC_CONF` is set in the server's environment.
-
-    Why it matters: the vllm-ascend FAQ recommends `expandable_segments:True` against HBM fragmentation (out-of-memory
-    with plenty of free HBM in long runs); the tutorials set it in almost every example.
-
-    How to fix: `export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True` before `vllm serve` (ENV in the Dockerfile,
-    env in the pod spec).
-    """
-    cmd, skip = cmd_or_skip(ctx)
-    if skip:
-        return skip
-    v = server_env(ctx, cmd).get("PYTORCH_NPU_ALLOC_CONF")
-    if v:
-        return ctx.ok(T("PYTORCH_NPU_ALLOC_CONF={v}", v=v), [ev("env: PYTORCH_NPU_ALLOC_CONF", v)])
-    return ctx.warn(T("PYTORCH_NPU_ALLOC_CONF is not set; expandable_segments:True avoids HBM fragmentation"))
-
-
 START_METHODS = ("spawn", "fork")  # vllm/envs.py: VLLM_WORKER_MULTIPROC_METHOD, env_with_choices
 
 
-@check("SERVE404", "serve-worker-start-method", severity="warning", stage="serve", needs=["serve_cmd", "env"])
+@check("SERVE404", "serve-worker-start-method", severity="warning", stage="serve", needs=["serve_cmd", "server_env"])
 def worker_start_method(ctx):
     """vLLM's workers are not forked from a process that may have touched the NPU
 
@@ -139,7 +83,7 @@ def worker_start_method(ctx):
     cmd, skip = cmd_or_skip(ctx)
     if skip:
         return skip
-    value = server_env(ctx, cmd).get("VLLM_WORKER_MULTIPROC_METHOD")
+    value = ctx.fact("server_env").get("VLLM_WORKER_MULTIPROC_METHOD")
     if value is None:
         return ctx.ok(T("VLLM_WORKER_MULTIPROC_METHOD is not set: `vllm serve` starts its workers before anything "
                         "touches the NPU (an offline script that calls torch.npu before LLM() needs spawn)"))
@@ -159,7 +103,7 @@ _XYZ = re.compile(r"^\d+\.\d+\.\d+$")
 
 
 @check("SERVE405", "serve-vllm-version-override", severity="error", stage="serve",
-       needs=["serve_cmd", "env", "python", "vllm_files"])
+       needs=["serve_cmd", "server_env", "python", "vllm_files"])
 def vllm_version_override(ctx):
     """VLLM_VERSION, when set, names the vLLM release that is installed
 
@@ -179,7 +123,7 @@ def vllm_version_override(ctx):
     cmd, skip = cmd_or_skip(ctx)
     if skip:
         return skip
-    value = server_env(ctx, cmd).get("VLLM_VERSION")
+    value = ctx.fact("server_env").get("VLLM_VERSION")
     installed = vllm_version(ctx)
     if installed is None:
         return ctx.unknown(T("the installed vLLM version is not known: VLLM_VERSION cannot be compared"))

@@ -8,11 +8,10 @@ from __future__ import annotations
 import difflib
 from typing import Optional
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, capitalized, join
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check, ev
 from ascend_doctor.servelint import CMD_NEEDS, cmd_evidence, cmd_or_skip, installed_names, stack_text, vllm_version
-from ascend_doctor.versions import try_parse_version
+from ascend_doctor.text.versions import try_parse_version
 
 
 def _upgrade_hint(ctx, kind: str, name: str) -> tuple[str, Optional[str]]:
@@ -200,7 +199,7 @@ def options_known(ctx):
         evidence.append(ev(f"file: {files.cli_options.source}", f"{len(names)} option names"))
     else:
         # The installed files could not be read (a replayed snapshot, a paste): the matrix records the options of
-        # each vLLM release it lists (matrices/vllm-options.toml), read from that release's sdist.
+        # each vLLM release it lists (the matrix's vllm-options.toml), read from that release's sdist.
         why = files.cli_options.why_not if files is not None else "installed files not read"
         py = ctx.try_fact("python")
         vl = py.vllm_dist() if py is not None else None
@@ -244,13 +243,11 @@ def _ascend_version(ctx) -> Optional[str]:
     return d.version if d else None
 
 
-def _unread_key(key: str, version: str, known: frozenset) -> str:
-    from ascend_doctor.additional_config import ever_read, history
-
-    last, dropped = history(key, version)
+def _unread_key(table, key: str, version: str, known: frozenset) -> str:
+    last, dropped = table.history(key, version)
     if last and dropped:
         return T("{key} (last read by {last}, ignored since {dropped})", key=key, last=last, dropped=dropped)
-    if ever_read(key):
+    if table.ever_read(key):
         return T("{key} (read only by later releases)", key=key)
     close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
     return T("{key} (did you mean {close}?)", key=key, close=close[0]) if close else T(
@@ -262,7 +259,7 @@ def additional_config_keys(ctx):
     """Every `--additional-config` key is one the installed vllm-ascend reads
 
     What it checks: `--additional-config` parses as a JSON object, and each top-level key against the keys the
-    installed vllm-ascend release reads (matrices/serve/additional-config.toml, taken from each release's source).
+    installed vllm-ascend release reads (the `serve/additional-config` table, taken from each release's source).
 
     Why it matters: vllm-ascend reads the dict with `.get`, so a key it does not read is ignored without a word. A
     `torchair_graph_config` or `ascend_scheduler_config` copied from an 0.11 tutorial (vllm-ascend#6187, #1350, #2943)
@@ -272,7 +269,6 @@ def additional_config_keys(ctx):
     How to fix: remove the keys the release ignores (see the release notes for their replacement: ACL graph via
     `--compilation-config`, vLLM's own scheduler), fix misspelt ones, or install the release that reads them.
     """
-    from ascend_doctor.additional_config import row_for
     from ascend_doctor.servelint import json_option
 
     cmd, skip = cmd_or_skip(ctx)
@@ -285,12 +281,13 @@ def additional_config_keys(ctx):
     if version is None:
         return ctx.unknown(T("which vllm-ascend is installed is not known: its --additional-config keys cannot be "
                              "judged"), evidence)
-    row, how = row_for(version)
+    table = ctx.knowledge.additional_config
+    row, how = table.row_for(version)
     if row is None:
         return ctx.unknown(T("no recorded key list for vllm-ascend {version}: {why}", version=version, why=how),
                            evidence)
     evidence.append(ev(f"matrix: keys read by vllm-ascend {row.version}", row.source))
-    unread = [_unread_key(k, version, row.keys) for k in cfg if k not in row.keys]
+    unread = [_unread_key(table, k, version, row.keys) for k in cfg if k not in row.keys]
     against = "" if how == "exact" else T(" (judged against {release}, the nearest older release recorded)",
                                           release=row.version)
     if unread:

@@ -1,20 +1,18 @@
 """SERVE312: the ACL graphs a `vllm serve` command captures against the stream budget of the installed HDK driver.
-The model and its numbers: ascend_doctor/deploy/graphs.py and matrices/serve/graph-budget.toml."""
+The model and its numbers: ascend_doctor/deploy/graphs.py and the `serve/graph-budget` table."""
 
 from __future__ import annotations
 
 from ascend_doctor.deploy.arch import mtp_layers, read_architecture, text_config
-from ascend_doctor.deploy.graphs import Layout, budget_sizes, capture_list, load_graph_budget, sample
-from ascend_doctor.evaluator import ev
+from ascend_doctor.deploy.graphs import Layout, budget_sizes, capture_list, sample
 from ascend_doctor.i18n import T
-from ascend_doctor.registry import check
-from ascend_doctor.servelint import (ascend_release, cmd_or_skip, graph_capture, int_opt, json_opt, model_config,
-                                     server_env)
-from ascend_doctor.versions import SpecifierSet, try_parse_version
+from ascend_doctor.plugin import check, ev
+from ascend_doctor.servelint import ascend_release, cmd_or_skip, graph_capture, int_opt, json_opt, model_config
+from ascend_doctor.text.versions import SpecifierSet, try_parse_version
 
 
 @check("SERVE312", "serve-graph-stream-budget", severity="error", stage="serve",
-       needs=["serve_cmd", "serve_model", "python", "stack", "env"])
+       needs=["serve_cmd", "serve_model", "python", "stack", "server_env"])
 def graph_stream_budget(ctx):
     """The ACL graphs this command captures fit the stream budget of the installed NPU driver
 
@@ -37,7 +35,7 @@ def graph_stream_budget(ctx):
     cmd, skip = cmd_or_skip(ctx)
     if skip:
         return skip
-    g = load_graph_budget()
+    g = ctx.knowledge.graph_budget
     b = g.budget
     va, out = ascend_release(ctx, T("the graph budget"))
     if out:
@@ -88,7 +86,7 @@ def _judge(ctx, cmd, comp: dict, spec: dict, driver: str, version: str, g):
             return ctx.unknown(T("the draft model {model} adds its own layers to every graph, and its depth is not "
                                  "known: {why}", model=spec.get("model"), why=m.draft_why_not or T(
                                      "its config.json gives no num_hidden_layers")))
-    env = server_env(ctx, cmd)
+    env = ctx.fact("server_env")
     extra, _ = json_opt(cmd, "additional_config")
     try:
         lay = Layout(layers=layers, draft_layers=draft, tp=int_opt(cmd, "tensor_parallel_size", 1),

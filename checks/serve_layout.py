@@ -8,25 +8,23 @@ import re
 
 from ascend_doctor.deploy.arch import derived_max_len, mtp_layers, read_architecture, text_config
 from ascend_doctor.deploy.plan import admissible_tp, tp_refusal
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check, ev
 from ascend_doctor.servelint import (
-    config_unknown,
     cmd_evidence,
     cmd_or_skip,
+    config_unknown,
     int_opt,
     json_opt,
     json_option,
     model_config,
     model_or_outcome,
-    server_env,
     visible_npus,
 )
 
 
 @check("SERVE301", "serve-parallel-fits-npus", severity="error", stage="serve",
-       needs=["serve_cmd", "npu_smi", "devices", "env"])
+       needs=["serve_cmd", "npu_smi", "devices", "server_env"])
 def parallel_fits(ctx):
     """Tensor x pipeline (x data) parallel size fits the NPUs this server can see
 
@@ -113,7 +111,7 @@ def tp_divides_heads(ctx):
 
 
 
-@check("SERVE303", "serve-max-model-len", severity="error", stage="serve", needs=["serve_cmd", "serve_model", "env"])
+@check("SERVE303", "serve-max-model-len", severity="error", stage="serve", needs=["serve_cmd", "serve_model", "server_env"])
 def max_model_len(ctx):
     """--max-model-len is within what the model config allows
 
@@ -157,7 +155,7 @@ def max_model_len(ctx):
     how = f"{base}" + (f" with {', '.join(rope)}" if rope else "")
     msg = T("--max-model-len {want} is greater than the {derived} derived from config.json ({how})", want=want,
             derived=derived, how=how)
-    if server_env(ctx, cmd).get("VLLM_ALLOW_LONG_MAX_MODEL_LEN") in ("1", "true", "True"):
+    if ctx.fact("server_env").get("VLLM_ALLOW_LONG_MAX_MODEL_LEN") in ("1", "true", "True"):
         return ctx.warn(msg + "; VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 forces it: output past the trained length is "
                               "unreliable", evidence)
     return ctx.fail(msg + ": vLLM refuses to start", evidence,
@@ -165,7 +163,7 @@ def max_model_len(ctx):
                                   "for a model trained for it).", derived=derived))
 
 
-@check("SERVE304", "serve-hbm-headroom", severity="error", stage="serve", needs=["serve_cmd", "npu_smi", "devices", "env"])
+@check("SERVE304", "serve-hbm-headroom", severity="error", stage="serve", needs=["serve_cmd", "npu_smi", "devices", "server_env"])
 def hbm_headroom(ctx):
     """Each NPU the server will use has the HBM --gpu-memory-utilization asks for
 

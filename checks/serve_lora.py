@@ -1,38 +1,14 @@
 """SERVE310: the LoRA flags and the static adapters of a `vllm serve` command, by vLLM's own rules
-(matrices/serve/lora.toml) — what stops the start after the base model has loaded."""
+(the `serve/lora` table) — what stops the start after the base model has loaded."""
 
 from __future__ import annotations
 
-from datetime import date
-from functools import lru_cache
-
-from pydantic import Field
-
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
-from ascend_doctor.model import Model
-from ascend_doctor.paths import builtin_matrices_dir
-from ascend_doctor.registry import check
+from ascend_doctor.knowledge.lora import LoraRules
+from ascend_doctor.plugin import check, ev
 from ascend_doctor.servelint import cmd_or_skip
-from ascend_doctor.tomlread import load_model
 
 REQUIRED = ("r", "lora_alpha", "target_modules")  # PEFTHelper's fields without a default (vllm/lora/peft_helper.py)
-
-
-class LoraRules(Model, extra="forbid"):
-    """matrices/serve/lora.toml: vLLM's accepted --max-lora-rank values and defaults, with sources."""
-
-    schema_version: int
-    updated: date
-    max_lora_ranks: list[int] = Field(min_length=1)
-    default_max_lora_rank: int
-    default_max_loras: int
-    source: list[str] = Field(min_length=1)
-
-
-@lru_cache(maxsize=1)
-def _rules() -> LoraRules:
-    return load_model(builtin_matrices_dir() / "serve" / "lora.toml", LoraRules, "LoRA rules")
 
 
 def _flag_problems(cmd, rules: LoraRules) -> tuple[list, int]:
@@ -115,7 +91,7 @@ def lora_adapters(ctx):
         return skip
     if not cmd.flag("enable_lora") and not cmd.has("lora_modules"):
         return ctx.skip(T("LoRA is not enabled (no --enable-lora, no --lora-modules)"))
-    rules = _rules()
+    rules = ctx.knowledge.lora
     problems, max_rank = _flag_problems(cmd, rules)
     evidence = [ev("command line", " ".join(cmd.source(o) for o in ("enable_lora", "lora_modules", "max_lora_rank",
                                                                     "max_loras", "max_cpu_loras") if cmd.has(o)))]

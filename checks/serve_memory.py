@@ -9,9 +9,8 @@ from ascend_doctor.deploy.budget import Layout
 from ascend_doctor.deploy.chips import DEFAULT_RESERVE_MIB, Chip, find_chip
 from ascend_doctor.deploy.plan import Want, fitting_len, gib, make_plan, size
 from ascend_doctor.deploy.weights import estimate, format_of, measured
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, shown
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check, ev
 from ascend_doctor.servelint import (
     cmd_evidence,
     config_unknown,
@@ -24,9 +23,9 @@ from ascend_doctor.servelint import (
 NPU_BATCHED_TOKENS = 2048  # vLLM's serve default where the device memory is unknown, as on NPU (deploy-facts.md §3f)
 
 
-def _chip(npu) -> Chip:
+def _chip(npu, chips) -> Chip:
     """The chip table's row for npu-smi's name, else one built from npu-smi's own HBM total (visible: estimated)."""
-    known = find_chip(npu.name or "")
+    known = find_chip(npu.name or "", chips)
     if known is not None:
         return known
     total = npu.hbm_total_mb or npu.memory_total_mb or 0
@@ -74,7 +73,7 @@ def _budget_evidence(cand, ws) -> list:
 
 
 @check("SERVE305", "serve-memory-fits", severity="error", stage="serve",
-       needs=["serve_cmd", "serve_model", "npu_smi", "devices", "env"])
+       needs=["serve_cmd", "serve_model", "npu_smi", "devices", "server_env"])
 def memory_fits(ctx):
     """Each rank holds its share of the weights and the KV cache of one full-length request
 
@@ -111,7 +110,7 @@ def memory_fits(ctx):
     # The rank with the least memory bounds every rank (vLLM sizes the KV cache by the poorest worker).
     used = chips[:max(layout.ranks, 1)] or chips
     poorest = min(used, key=lambda c: c.hbm_total_mb or c.memory_total_mb or 0)
-    chip, ws = _chip(poorest), _weights(m, arch)
+    chip, ws = _chip(poorest, ctx.knowledge.chips), _weights(m, arch)
     cand = size(arch, ws, chip, want, layout, max_len)
     evidence += [cmd_evidence(cmd)] + _budget_evidence(cand, ws)
     return _verdict(ctx, arch, ws, chip, want, layout, cand, len(chips), evidence)

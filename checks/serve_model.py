@@ -7,13 +7,12 @@ import difflib
 import shlex
 from typing import Optional
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check, ev
 from ascend_doctor.servelint import (
-    config_unknown,
     cmd_evidence,
     cmd_or_skip,
+    config_unknown,
     installed_names,
     model_config,
     model_or_outcome,
@@ -200,7 +199,7 @@ def parser_model_family(ctx):
     What it checks: `--tool-call-parser` against the tool-call markup the chat template writes (`<tool_call>`,
     `<｜tool▁calls▁begin｜>`, DSML…, read with the smoke's markup table; the parser `ascend-doctor plan` chooses), and
     where the template writes none, against the model's `model_type` (config.json) by the model-family table
-    `matrices/model-families.toml`: DeepSeek-V3/R1 → deepseek_v3, V3.1 → deepseek_v31, V3.2 → deepseek_v32, V4 →
+    the matrix's model-families.toml: DeepSeek-V3/R1 → deepseek_v3, V3.1 → deepseek_v31, V3.2 → deepseek_v32, V4 →
     deepseek_v4, Qwen → hermes / qwen3_coder, Kimi-K2 → kimi_k2, GLM-4.5 → glm45. Families not in the table pass
     unjudged.
 

@@ -3,9 +3,8 @@ multimodal options on a text-only model."""
 
 from __future__ import annotations
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check, ev
 from ascend_doctor.servelint import model_or_outcome
 
 AUDIO_KEYS = ("audio_config", "audio_encoder_config", "speech_config", "whisper_config")

@@ -1,14 +1,13 @@
 """SERVE210: the installed vLLM's tool-call parser against the releases known to break streamed tool calls.
-The rows: matrices/serve/tool-parser-issues.toml (loader: ascend_doctor/parser_issues.py)."""
+The rows: the `serve/tool-parser-issues` table (loader: ascend_doctor/knowledge/parser_issues.py)."""
 
 from __future__ import annotations
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T
-from ascend_doctor.parser_issues import issues_for, load_parser_issues
-from ascend_doctor.registry import check
+from ascend_doctor.knowledge.parser_issues import issues_for
+from ascend_doctor.plugin import check, ev
 from ascend_doctor.servelint import cmd_evidence, cmd_or_skip, json_opt, vllm_version
-from ascend_doctor.versions import parse_version, try_parse_version
+from ascend_doctor.text.versions import parse_version, try_parse_version
 
 
 def _multi_token(cmd) -> str:
@@ -39,7 +38,7 @@ def tool_parser_release(ctx):
     """The installed vLLM's --tool-call-parser streams tool calls without a known fault
 
     What it checks: the `--tool-call-parser` (and `--reasoning-parser`) of the command against the installed vLLM
-    release, by the rows of matrices/serve/tool-parser-issues.toml: hermes up to 0.18.x (the last `}` of streamed
+    release, by the rows of the `serve/tool-parser-issues` table: hermes up to 0.18.x (the last `}` of streamed
     arguments dropped), kimi_k2 0.11.1–0.19.x (arguments cut at 8192 characters), mistral 0.13.0–0.20.x
     (`IndexError` at the end of the stream), glm45/glm47 0.16.0–0.19.x and qwen3_coder/qwen3_xml 0.10.0–0.23.x
     with multi-token deltas (speculative decoding/MTP, `--stream-interval` > 1), hermes with the qwen3 reasoning
@@ -65,12 +64,13 @@ def tool_parser_release(ctx):
         return ctx.unknown(T("the serving python's vLLM version is not known: which parser faults apply cannot be "
                              "told"))
     reasoning = cmd.get("reasoning_parser") if isinstance(cmd.get("reasoning_parser"), str) else None
-    rows = issues_for(version, parser, reasoning)
+    table = ctx.knowledge.parser_issues
+    rows = issues_for(table, version, parser, reasoning)
     evidence = [cmd_evidence(cmd)]
     if not rows:
         return ctx.ok(T("no known streaming fault of --tool-call-parser {parser} in vLLM {version} ({n} rows in "
-                        "matrices/serve/tool-parser-issues.toml)", parser=parser, version=version,
-                        n=len(load_parser_issues())), evidence)
+                        "the serve/tool-parser-issues table)", parser=parser, version=version,
+                        n=len(table)), evidence)
     why = _multi_token(cmd)
     hit = [r for r in rows if r.trigger == "any" or why]
     quiet = [r for r in rows if r not in hit]

@@ -3,10 +3,9 @@ has a config, or a hub id the server can fetch (or has cached)."""
 
 from __future__ import annotations
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T
-from ascend_doctor.registry import check
-from ascend_doctor.servelint import cmd_or_skip, server_env
+from ascend_doctor.plugin import check, ev
+from ascend_doctor.servelint import cmd_or_skip
 
 _TRUE = ("1", "true", "yes", "on")
 
@@ -16,7 +15,7 @@ def _looks_like_path(model: str) -> bool:
 
 
 @check("SERVE207", "serve-model-reference", severity="error", stage="serve",
-       needs=["serve_cmd", "serve_model", "env", "python"])
+       needs=["serve_cmd", "serve_model", "server_env", "python"])
 def model_reference(ctx):
     """The model the command names is there: a directory with config.json, or a hub id the server can get
 
@@ -38,7 +37,7 @@ def model_reference(ctx):
     if skip:
         return skip
     m = ctx.fact("serve_model")
-    env = server_env(ctx, cmd)
+    env = ctx.fact("server_env")
     model = cmd.model or ""
     evidence = [ev("command line", f"model: {model}")]
     if model.endswith(".gguf"):

@@ -1,15 +1,14 @@
 """SERVE311: combinations of `vllm serve` settings that the installed vllm-ascend release refuses at start, breaks on
 at the first request, or quietly replaces — prefix caching, chunked prefill, the Ascend scheduler, torchair, LoRA.
-The rows are matrices/serve/release-rules.toml; their conditions are ascend_doctor/release_rules.py."""
+The rows are the `serve/release-rules` table; their conditions are ascend_doctor/knowledge/release_rules.py."""
 
 from __future__ import annotations
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join, known
-from ascend_doctor.registry import check
-from ascend_doctor.release_rules import CONDITIONS, load_release_rules
-from ascend_doctor.servelint import ascend_release, cmd_or_skip, model_config, server_env
-from ascend_doctor.versions import SpecifierSet
+from ascend_doctor.knowledge.release_rules import CONDITIONS
+from ascend_doctor.plugin import check, ev
+from ascend_doctor.servelint import ascend_release, cmd_or_skip, model_config
+from ascend_doctor.text.versions import SpecifierSet
 
 EFFECT = {"refuses": T("refuses it at start"), "breaks": T("fails on it at the first request"),
           "overrides": T("replaces the setting"), "unsupported": T("does not support it")}
@@ -24,11 +23,11 @@ def _model(ctx):
 
 
 @check("SERVE311", "serve-release-combos", severity="error", stage="serve",
-       needs=["serve_cmd", "python", "env", "serve_model"])
+       needs=["serve_cmd", "python", "server_env", "serve_model"])
 def release_combos(ctx):
     """The installed vllm-ascend release accepts this combination of cache, scheduler, graph and LoRA settings
 
-    What it checks: each row of matrices/serve/release-rules.toml whose release range holds the installed
+    What it checks: each row of the `serve/release-rules` table whose release range holds the installed
     vllm-ascend: `--block-size` with prefix caching (refused in 0.7.3, replaced by 128 from 0.9.0rc1), prefix
     caching or chunked prefill on the V0 engine (#133), the Ascend scheduler with another `--scheduling-policy` or
     with `--max-num-batched-tokens` below the model length, torchair with `--enforce-eager`, Qwen3-Next with prefix
@@ -51,8 +50,8 @@ def release_combos(ctx):
     dist, out = ascend_release(ctx, T("the release rules"))
     if out:
         return out
-    rules = [r for r in load_release_rules() if SpecifierSet(r.vllm_ascend).contains(dist.version)]
-    env, model = server_env(ctx, cmd), _model(ctx)
+    rules = [r for r in ctx.knowledge.release_rules if SpecifierSet(r.vllm_ascend).contains(dist.version)]
+    env, model = ctx.fact("server_env"), _model(ctx)
     hits, unjudged, evidence = [], [], [ev("command line", cmd.display)]
     for rule in rules:
         if model is not None and str(model.get("model_type") or "") in rule.exempt_model_types:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import posixpath
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check, ev
 from ascend_doctor.servelint import cmd_or_skip
 
 

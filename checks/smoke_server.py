@@ -4,9 +4,8 @@ under load, no chat-template control tokens, and a gateway that passes everythin
 
 from __future__ import annotations
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check, ev
 from ascend_doctor.smoke import scenarios as S
 from ascend_doctor.smoke.client import error_message
 from ascend_doctor.smoke.judge import (

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check, ev
 from ascend_doctor.smoke import scenarios as S
 from ascend_doctor.smoke.arguments import argument_problems
 from ascend_doctor.smoke.client import Exchange
@@ -32,13 +31,13 @@ def _tool_choice_check(ctx, name: str, what: str, allowed: set):
         return early
     r = x.reply
     if not r.tool_calls:
-        if unconstrained(name, x):
+        if unconstrained(name, x, ctx.knowledge.matrix):
             return ctx.fail(T("{what}: HTTP 200 without tool_calls — raw call markup in content and finish_reason "
                               "'length': the arguments were not constrained{leak_hint}",
-                              what=what, leak_hint=leak_hint(x)),
+                              what=what, leak_hint=leak_hint(x, ctx.knowledge.matrix)),
                             exchange_evidence(x, calls_text(x)), remediation=strict_fix(ctx))
         return ctx.fail(T("{what}: no tool call came back (finish_reason={finish_reason}){leak_hint}", what=what,
-                          finish_reason=repr(r.finish_reason), leak_hint=leak_hint(x)),
+                          finish_reason=repr(r.finish_reason), leak_hint=leak_hint(x, ctx.knowledge.matrix)),
                         exchange_evidence(x, calls_text(x)),
                         remediation=T("Start vllm serve with `--enable-auto-tool-choice --tool-call-parser <parser>` "
                                       "matching the model; if raw markup shows in content, see TOOL113."))
@@ -98,7 +97,7 @@ def tool_choice_auto(ctx):
     r = x.reply
     if not r.tool_calls:
         return ctx.warn(T("tool_choice auto: answered in text instead of calling get_weather{leak_hint}",
-                          leak_hint=leak_hint(x)),
+                          leak_hint=leak_hint(x, ctx.knowledge.matrix)),
                         exchange_evidence(x, calls_text(x)))
     wrong = [c.name for c in r.tool_calls if c.name not in S.SCHEMAS]
     if wrong:

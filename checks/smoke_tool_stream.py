@@ -1,5 +1,5 @@
 """TOOL108-113 (stage="smoke"): streamed tool calls, parallel calls, the tool round trip, irrelevance, and raw call
-markup leaked into content (the markup families of matrices/model-families.toml)."""
+markup leaked into content (the markup families of the matrix's model-families.toml)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ import json
 import re
 from typing import Optional
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check, ev
 from ascend_doctor.smoke import scenarios as S
 from ascend_doctor.smoke.arguments import decoded
 from ascend_doctor.smoke.client import error_message
@@ -104,7 +103,7 @@ def stream_tool_deltas(ctx):
         return ctx.fail(T("asked for a stream, got a non-SSE body"), exchange_evidence(x))
     evidence = [ev(x.describe(), sse_excerpt(x))]
     if not r.tool_calls:
-        return ctx.fail(T("the stream carried no tool-call deltas{leak_hint}", leak_hint=leak_hint(x)), evidence)
+        return ctx.fail(T("the stream carried no tool-call deltas{leak_hint}", leak_hint=leak_hint(x, ctx.knowledge.matrix)), evidence)
     fails = []
     if s.deltas_without_index:
         fails.append(T("{deltas_without_index} tool-call delta(s) without `index`",
@@ -185,7 +184,7 @@ def parallel_tool_calls(ctx):
             evidence.append(ev(x.describe(), calls_text(x) if x.stream is None else sse_excerpt(x)))
         elif len(r.tool_calls) < 2:
             warns.append(T("{name}: {n_tool_calls} call(s) for two independent lookups{leak_hint}", name=name,
-                           n_tool_calls=len(r.tool_calls), leak_hint=leak_hint(x)))
+                           n_tool_calls=len(r.tool_calls), leak_hint=leak_hint(x, ctx.knowledge.matrix)))
             evidence.append(ev(x.describe(), calls_text(x)))
         else:
             oks.append(T("{name}: {n_tool_calls} calls", name=name, n_tool_calls=len(r.tool_calls)))
@@ -209,8 +208,8 @@ def _gateway_only(direct, names: list, matrix) -> "str | None":
     for name in dict.fromkeys(names):
         x = direct.exchanges.get(name)
         r = x.reply if x is not None else None
-        if r is None or L.detect_leaks(r.content, "content", matrix) or L.detect_leaks(
-                r.reasoning, r.reasoning_field or "reasoning", matrix):
+        if r is None or L.detect_leaks(r.content, matrix, "content") or L.detect_leaks(
+                r.reasoning, matrix, r.reasoning_field or "reasoning"):
             return None
     return direct.base_url
 
@@ -363,13 +362,13 @@ def tool_markup_leak(ctx):
     answers = answers_of(facts)
     if not answers:
         return nothing_to_scan(ctx, facts, T("markup"))
-    matrix = ctx.matrix  # the shipped matrix plus any --matrix layers: the markup families are rows there
+    matrix = ctx.knowledge.matrix  # the shipped matrix plus any --matrix layers: the markup families are rows there
     fams = L.families(matrix)
     leaks, evidence, scanned, opened = [], [], len(answers), False
     for name, x in answers:
         r = x.reply
-        found = (L.detect_leaks(r.content, "content", matrix)
-                 + L.detect_leaks(r.reasoning, r.reasoning_field or "reasoning", matrix))
+        found = (L.detect_leaks(r.content, matrix, "content")
+                 + L.detect_leaks(r.reasoning, matrix, r.reasoning_field or "reasoning"))
         for lk in found:
             leaks.append((name, lk))
             evidence.append(ev(f"{x.describe()} {lk.field}", lk.excerpt))
@@ -382,7 +381,7 @@ def tool_markup_leak(ctx):
     remediation = join("\n", [L.remediation_for(f, matrix) for f in families])
     if opened:
         remediation = join("\n", [remediation, L.TEMPLATE_OPENS_THINK_FIX])
-    loose = [name for name, _ in leaks if unconstrained(name, facts.exchanges[name])]
+    loose = [name for name, _ in leaks if unconstrained(name, facts.exchanges[name], matrix)]
     if loose:
         # The parser is there (it emitted the envelope under a forced choice); the arguments ran away.
         remediation = (T("{fromkeys}: {strict_level_fix}\nIf the parser is missing too: {remediation}",

@@ -12,12 +12,11 @@ from typing import List, Optional, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from ascend_doctor.depcheck import marker_environment
-from ascend_doctor.evaluator import ev
-from ascend_doctor.host import normalize_name
 from ascend_doctor.i18n import T, join, known
-from ascend_doctor.registry import check
-from ascend_doctor.versions import try_parse_version, version_in
+from ascend_doctor.knowledge.depcheck import marker_environment
+from ascend_doctor.plugin import check, ev
+from ascend_doctor.seam.host import normalize_name
+from ascend_doctor.text.versions import try_parse_version, version_in
 
 
 def dist_evidence(py, *names: str) -> list:
@@ -302,13 +301,13 @@ IMPORT_CAUSES: List[Tuple[str, str, str, str]] = [
 ]
 
 
-def _diagnose(text: str) -> Optional[Tuple[str, str, str, str]]:
+def _diagnose(text: str, catalogue) -> Optional[Tuple[str, str, str, str]]:
     """(cause, fix, source, excerpt) for an import failure: the shared signature catalogue first, then our table."""
-    try:
-        from ascend_doctor.signatures import diagnose
+    from ascend_doctor.knowledge.signatures import diagnose
 
-        matches = diagnose(text)
-    except Exception:  # catalogue absent or broken: fall back to the causes known here
+    try:
+        matches = diagnose(text, catalogue)
+    except Exception:  # a fault of the matcher degrades the explanation to the causes known here, not the verdict
         matches = []
     if matches:
         s = matches[0].signature
@@ -356,7 +355,7 @@ def torch_npu_import(ctx):
     text = "\n".join(x for x in (f"{f.error_type or ''}: {f.error or ''}", f.stderr_tail) if x)
     # Only a failed import has something to diagnose (the catalogue costs ~0.3 s to load: not on the happy path).
     failed = bool(f.error or f.signal or f.timed_out or (f.returncode not in (0, None)))
-    found = _diagnose(text) if failed else None
+    found = _diagnose(text, ctx.knowledge.signatures) if failed else None
     stage = f.stage or "start"
     if found:
         evidence.append(ev(f"known cause [source: {found[2]}]", found[3]))

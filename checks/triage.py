@@ -7,9 +7,8 @@ what is missing to decide the rest.
 
 from __future__ import annotations
 
-from ascend_doctor.evaluator import ev
 from ascend_doctor.i18n import T, join, known
-from ascend_doctor.registry import check
+from ascend_doctor.plugin import check, ev
 
 
 @check("TRIAGE101", "paste-consistent", severity="error", needs=["paste"], stage="triage")
@@ -68,7 +67,7 @@ def log_signatures(ctx):
     from ascend_doctor.triage.logs import log_matches
 
     paste = ctx.fact("paste")
-    matches = log_matches(paste)
+    matches = log_matches(paste, ctx.knowledge.signatures)
     if not matches:
         if paste.tracebacks:
             return ctx.warn(T("{n_tracebacks} traceback(s) but no known signature: last line {label} (lines {lines})",

@@ -11,13 +11,13 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional, Tuple
 
-from ascend_doctor.depcheck import find_conflicts, load_allowlist, pin_index
-from ascend_doctor.evaluator import ev
-from ascend_doctor.host import normalize_name
 from ascend_doctor.i18n import T, capitalized, join, known
-from ascend_doctor.matrix import STACK_FIELDS
-from ascend_doctor.registry import check
-from ascend_doctor.versions import try_parse_version, version_in
+from ascend_doctor.knowledge.depcheck import find_conflicts, pin_index
+from ascend_doctor.knowledge.matrix import STACK_FIELDS
+from ascend_doctor.plugin import check, ev
+from ascend_doctor.seam.host import normalize_name
+from ascend_doctor.text.versions import try_parse_version, version_in
+
 
 def install_vllm(v: str):
     """How to install vLLM release `v` for vllm-ascend: from source with no device, as its installation guide does."""
@@ -55,7 +55,7 @@ def vllm_version_seen(ctx, py) -> Tuple[Optional[str], Optional[str], list]:
     """(installed vLLM version, VLLM_VERSION override, evidence). vllm-ascend uses VLLM_VERSION instead of
     vllm.__version__ when it is set (vllm_ascend/envs.py, utils.py vllm_version_is)."""
     vl = py.vllm_dist()
-    env = ctx.try_fact("env") or {}
+    env = ctx.try_fact("server_env") or {}
     override = (env.get("VLLM_VERSION") or "").strip() or None
     evidence = [ev("distribution: vllm", f"{vl.version}" + (f" ({vl.location})" if vl.location else ""))
                 if vl else ev("distribution: vllm", "not installed")]
@@ -111,7 +111,7 @@ def serving_stack_installed(ctx):
                     evidence, remediation=fix)
 
 
-@check("VLLM101", "vllm-ascend-pair", severity="critical", needs=["python", "env"])
+@check("VLLM101", "vllm-ascend-pair", severity="critical", needs=["python", "server_env"])
 def vllm_ascend_pair(ctx):
     """vLLM is the release the installed vllm-ascend targets
 
@@ -231,7 +231,7 @@ def _official_build_listed(ctx, c) -> Optional[bool]:
 
 
 def _extra_index(m, items) -> str:
-    """` --extra-index-url URL` for the pins PyPI does not have (triton-ascend 3.2.1/3.2.2: matrices/
+    """` --extra-index-url URL` for the pins PyPI does not have (triton-ascend 3.2.1/3.2.2: the matrix's
     package-index.toml), so the printed command works as written; "" when PyPI has them all."""
     urls = []
     for i in items:
@@ -372,7 +372,7 @@ def release_pins(ctx):
 def advisories(ctx):
     """No known-bad combination (advisory) matches the installed stack
 
-    What it checks: every advisory row of the matrix (matrices/advisories.toml) against the installed versions:
+    What it checks: every advisory row of the matrix (the matrix's advisories.toml) against the installed versions:
     all Python distributions, CANN, the NPU driver and firmware, Python, and the CPU architecture. Each matching
     advisory is reported with its id, symptom, fix and source. With a `vllm serve` command (exec), an advisory that
     a serve check judges on the command itself (`judged_by`: the graph budget, SERVE312) is left to that check.
@@ -394,7 +394,7 @@ def advisories(ctx):
     c = ctx.try_fact("cann")
     if c is not None and c.found and c.version:
         versions["cann"] = c.version
-    st = ctx.fact("stack").stack  # driver from version.info, else npu-smi: decided in ascend_doctor.stack
+    st = ctx.fact("stack").stack  # driver from version.info, else npu-smi: decided in ascend_doctor.facts.stack
     if st.driver:
         versions["driver"] = st.driver
     if st.firmware:
@@ -444,7 +444,7 @@ def pip_check(ctx):
 
     What it checks: every installed distribution's `Requires-Dist` (markers evaluated for the serving interpreter)
     against what is installed, like `python -m pip check`, from metadata only. Conflicts vllm-ascend documents as
-    harmless are allowed by data (matrices/depcheck/dependency-allowlist.toml: vLLM's CUDA torch pin,
+    harmless are allowed by data (the `depcheck/dependency-allowlist` table: vLLM's CUDA torch pin,
     vllm-ascend#754) and shown as allowed. A conflict involving the serving stack fails; others warn.
 
     Why it matters: vllm-ascend's installation guide ends with `python -m pip check` for a reason: a missing or wrong
@@ -454,7 +454,7 @@ def pip_check(ctx):
     vllm-ascend's pins last, and re-run `python -m pip check`.
     """
     py = ctx.fact("python")
-    conflicts = find_conflicts(py, load_allowlist())
+    conflicts = find_conflicts(py, ctx.knowledge.allowlist)
     unverified = []
     for c in conflicts:
         if c.allowed_by == "official-build":
@@ -469,7 +469,7 @@ def pip_check(ctx):
     if real:
         evidence.append(ev(f"pip check ({py.executable or 'python'})", "\n".join(c.line() for c in real)))
     if allowed:
-        evidence.append(ev("allowed conflicts (matrices/depcheck/dependency-allowlist.toml)", "\n".join(
+        evidence.append(ev("allowed conflicts (the `depcheck/dependency-allowlist` table)", "\n".join(
             f"{c.line()}\n  allowed by {c.allowed_by}: {c.allowed_reason} [source: {'; '.join(c.allowed_source)}]"
             for c in allowed)))
     if not real and unverified:

@@ -3,7 +3,7 @@ English console text whatever the developer's locale."""
 
 import pytest
 
-from ascend_doctor.localhost import FORBID_ENV
+from ascend_doctor.seam.localhost import FORBID_ENV
 
 
 @pytest.fixture(autouse=True)

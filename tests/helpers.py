@@ -10,6 +10,26 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
+
+
+def shipped():
+    """The shipped tables with no user layer (ascend_doctor.knowledge.door.Knowledge), one object for the suite."""
+    global _SHIPPED
+    if _SHIPPED is None:
+        from ascend_doctor.knowledge.door import Knowledge
+
+        _SHIPPED = Knowledge()
+    return _SHIPPED
+
+
+_SHIPPED = None
+
+
+def parse_serve(argv, matrix=None, **kw):
+    """A `vllm serve` command line parsed with the shipped matrix's option syntax (unless `matrix` is given)."""
+    from ascend_doctor.knowledge.serve_options import parse_serve as parse
+
+    return parse(list(argv), matrix if matrix is not None else shipped().matrix, **kw)
 CORPUS = Path(os.environ.get("ASCEND_DOCTOR_CORPUS", REPO.parent / "shared" / "corpus"))
 
 

@@ -17,11 +17,11 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from ascend_doctor.errors import InputError, ParseError  # noqa: E402
+from ascend_doctor.core.errors import InputError, ParseError  # noqa: E402
 from ascend_doctor.parsers import clean_paste, parser_kinds  # noqa: E402
-from ascend_doctor.redact import redact_argv, redact_text  # noqa: E402
-from ascend_doctor.textsafe import escape_text, json_escape_surrogates, xml_text  # noqa: E402
-from ascend_doctor.versions import SpecifierSet, Version, parse_version, try_parse_version  # noqa: E402
+from ascend_doctor.text.redact import redact_argv, redact_text  # noqa: E402
+from ascend_doctor.text.textsafe import escape_text, json_escape_surrogates, xml_text  # noqa: E402
+from ascend_doctor.text.versions import SpecifierSet, Version, parse_version, try_parse_version  # noqa: E402
 from tests.helpers import DATA, corpus_files, read_corpus  # noqa: E402
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
@@ -189,7 +189,7 @@ def _snapshot_docs():
 @FAST
 @given(_snapshot_docs())
 def test_snapshot_loader_raises_only_input_error(tmp_path_factory, doc):
-    from ascend_doctor.snapshot import load_snapshot
+    from ascend_doctor.seam.snapshot import load_snapshot
 
     p = tmp_path_factory.mktemp("snap") / "s.json"
     p.write_text(json.dumps(doc))
@@ -206,7 +206,7 @@ def test_snapshot_loader_raises_only_input_error(tmp_path_factory, doc):
     '{"format": "ascend-doctor-snapshot", "version": 1, "env": {"X": "\\udc80"}}',
 ])
 def test_snapshot_loader_regressions(tmp_path: Path, text):
-    from ascend_doctor.snapshot import load_snapshot
+    from ascend_doctor.seam.snapshot import load_snapshot
 
     p = tmp_path / "s.json"
     p.write_text(text)
@@ -221,8 +221,8 @@ def test_snapshot_loader_regressions(tmp_path: Path, text):
                                           st.sampled_from(["fail_on", "select", "probe_timeout", "python", "x"]),
                                           st.sampled_from(['"warning"', "[1, 2]", HUGE, "-1", '"a"', "{a=1}"])))
 def test_config_and_matrix_loaders_raise_only_input_error(tmp_path_factory, text):
-    from ascend_doctor.config import load_config
-    from ascend_doctor.matrix import load_matrix
+    from ascend_doctor.core.config import load_config
+    from ascend_doctor.knowledge.matrix import load_matrix
 
     p = tmp_path_factory.mktemp("cfg") / "ascend-doctor.toml"
     p.write_text(text, encoding="utf-8", errors="surrogateescape")
@@ -236,7 +236,7 @@ def test_config_and_matrix_loaders_raise_only_input_error(tmp_path_factory, text
 @pytest.mark.parametrize("text", ["a = " + "[" * 100000 + "]" * 100000, "a = " + HUGE,
                                   "[options]\nprobe_timeout = " + HUGE])
 def test_toml_loader_regressions(tmp_path: Path, text):
-    from ascend_doctor.config import load_config
+    from ascend_doctor.core.config import load_config
 
     p = tmp_path / "c.toml"
     p.write_text(text)

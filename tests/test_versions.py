@@ -7,8 +7,8 @@ import re
 import pytest
 from packaging.version import Version as PepVersion
 
-from ascend_doctor.errors import ParseError
-from ascend_doctor.versions import (
+from ascend_doctor.core.errors import ParseError
+from ascend_doctor.text.versions import (
     SpecifierSet,
     Version,
     cann_version_from_cfg_value,
@@ -283,7 +283,7 @@ def test_corpus_scan_finds_the_known_strings():
 
 
 def _matrix_values():
-    from ascend_doctor.tomlread import read_toml
+    from ascend_doctor.knowledge.tomlread import read_toml
 
     path = CORPUS.parent / "facts" / "matrix-draft.toml"
     if not path.is_file():

@@ -84,7 +84,7 @@ def cli():
     tool calling. Every finding says what was seen, why it matters, and the exact fix."""
     import os
 
-    from ascend_doctor.redact import register_env_secrets
+    from ascend_doctor.text.redact import register_env_secrets
     # The user's own secrets (HF_TOKEN, DB_PASSWORD …) are masked in every command's output, not only where the
     # doctor reads the environment: a log given to triage or diagnose may hold them verbatim.
     register_env_secrets(dict(os.environ))

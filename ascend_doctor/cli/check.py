@@ -30,7 +30,7 @@ def check(smoke_url, smoke_model, api_key_env, smoke_timeout, compute, **kw):
     outputs = output_kwargs(kw)
 
     def work():
-        from ascend_doctor.engine import finalize, run_static
+        from ascend_doctor.core.engine import finalize, run_static
 
         stages = ("static",) + (("compute",) if compute else ())
         config, options, registry, host, facts = prepare(**kw, stages=stages + (("smoke",) if smoke_url else ()))
@@ -69,9 +69,9 @@ def collect(output, python, model_dir, probe_timeout, description, no_import_pro
     Given the `vllm serve` command line after `--`, also record what `exec` reads for it (the model directory's
     config files, a --config YAML, the serving interpreter), so `exec --replay` can judge the model-level checks.
     """
-    from ascend_doctor.collect import collect_snapshot
-    from ascend_doctor.localhost import LocalHost
-    from ascend_doctor.options import RunOptions
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.seam.collect import collect_snapshot
+    from ascend_doctor.seam.localhost import LocalHost
 
     options = RunOptions(python=python, model_dir=model_dir, probe_timeout=probe_timeout,
                          import_probe=not no_import_probe, import_timeout=import_timeout)

@@ -11,11 +11,11 @@ from typing import List, Optional
 
 import click
 
-from ascend_doctor import signatures
 from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.i18n import tr
-from ascend_doctor.redact import redact_text, redact_tree
-from ascend_doctor.textsafe import dump_json
+from ascend_doctor.knowledge import signatures
+from ascend_doctor.text.redact import redact_text, redact_tree
+from ascend_doctor.text.textsafe import dump_json
 
 JSON_SCHEMA_VERSION = 1
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan", "positive": "green"}
@@ -23,7 +23,7 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan", "positive": 
 
 def read_log(path: str) -> str:
     """The log text of PATH ('-' for stdin); undecodable bytes are replaced, unreadable files raise InputError."""
-    from ascend_doctor.inputs import read_text
+    from ascend_doctor.seam.inputs import read_text
 
     # Logs mix UTF-8 with binary junk (progress bars, truncated writes): never refuse them for that.
     return read_text(path, "log")
@@ -106,11 +106,19 @@ Exit codes:
                                                           "healthy signals).")
 @click.option("--signatures", "catalogue", metavar="FILE",
               help="Use this signature catalogue instead of the shipped one.")
-def diagnose(logfile: str, fmt: str, show_all: bool, catalogue: Optional[str]) -> None:
+@click.option("--matrix", "matrix", multiple=True, metavar="FILE", type=click.Path(exists=True, dir_okay=False),
+              help="Signatures layered over the shipped catalogue (a file with `table = "
+                   "\"signatures/error-signatures\"`); repeatable.")
+def diagnose(logfile: str, fmt: str, show_all: bool, catalogue: Optional[str], matrix) -> None:
     """Match a log (vllm serve, torch_npu, CANN, HCCL, npu-smi) against known error signatures: code, meaning, fix."""
+    from ascend_doctor.knowledge.door import Knowledge
+
+    knowledge = Knowledge(matrix)
+    knowledge.check()
+    table = (knowledge.instead("signatures/error-signatures", catalogue) if catalogue else knowledge.signatures)
     text = read_log(logfile)
     kinds = signatures.KINDS if show_all else ("error", "warning")
-    matches = signatures.diagnose(text, kinds=kinds, path=catalogue)
+    matches = signatures.diagnose(text, table, kinds=kinds)
     label = "stdin" if logfile == "-" else logfile
     exit_code = 1 if any(m.signature.kind == "error" for m in matches) else 0
     if fmt == "json":

@@ -15,12 +15,13 @@ from ascend_doctor.cli.exits import EXIT_HELP, EXIT_INTERNAL, guarded_run
 from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.cli.options import SECONDS, compute_options, host_options, prepare
 from ascend_doctor.cli.output import Outputs, emit, output_kwargs
-from ascend_doctor.errors import InputError
+from ascend_doctor.core.errors import InputError
 from ascend_doctor.i18n import T
+from ascend_doctor.knowledge.door import Knowledge
+from ascend_doctor.knowledge.serve_options import parse_serve
 from ascend_doctor.parsers.serve_cmdline import ServeCommand, served_address
-from ascend_doctor.probes.serve import with_serve_command
-from ascend_doctor.redact import register_secret
-from ascend_doctor.serve_options import parse_serve
+from ascend_doctor.probes.serving import HOW_COMMAND, HOW_FLAG
+from ascend_doctor.text.redact import register_secret
 
 EXEC_HELP = EXIT_HELP + """
 \b
@@ -33,8 +34,8 @@ a child: exit status is COMMAND's (128+N when signal N ended it).
 
 def _say(msg: str) -> None:
     from ascend_doctor.i18n import localize, split
-    from ascend_doctor.redact import redact_text
-    from ascend_doctor.textsafe import escape_text
+    from ascend_doctor.text.redact import redact_text
+    from ascend_doctor.text.textsafe import escape_text
 
     sys.stderr.write(f"ascend-doctor: {escape_text(redact_text(localize(*split(msg))))}\n")
     sys.stderr.flush()
@@ -48,7 +49,7 @@ def _write_report(report, outputs: Outputs) -> None:
 
 def _skipped_report(host, options, linted: list[str], started_at: datetime, t0: float):
     from ascend_doctor import __version__
-    from ascend_doctor.engine import host_summary
+    from ascend_doctor.core.engine import host_summary
     from ascend_doctor.report import build_report
 
     return build_report(tool_version=__version__, host=host_summary(host, options.redact_hostname),
@@ -75,7 +76,7 @@ def _skipped_report(host, options, linted: list[str], started_at: datetime, t0: 
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- COMMAND [ARGS]...")
 def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_env, compute, command, **kw):
     """Lint COMMAND (`vllm serve …`) against this machine, then exec it — or refuse with exit 1."""
-    from ascend_doctor.engine import finalize, run_static
+    from ascend_doctor.core.engine import finalize, run_static
 
     argv = list(command)
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
@@ -89,14 +90,14 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
     stages = ("static", "serve") + (("compute",) if compute else ())
 
     def setup():
-        config, options, registry, host, facts = prepare(**kw, stages=stages)
+        # The command is an option from the start: the serving interpreter is read off it once (`serve_entry`), by
+        # the probes, and nothing rewrites the options after they have started.
+        config, options, registry, host, facts = prepare(**kw, stages=stages, serve_argv=argv)
         outputs.checks = registry.checks
-        options = with_serve_command(host, options, argv, infer=not replay)
         if facts is None:  # a selection: no probe was started early
             from ascend_doctor.facts import FactStore
 
             facts = FactStore(host, options)
-        facts.options = options
         return config, options, registry, host, facts, facts.fact("serve_cmd")
 
     state, crash = guarded_run("exec", started_at, t0, kw.get("fail_on") or "error", setup)
@@ -119,8 +120,9 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
         report = run_static(host, registry, opts, config, command="exec", linted_command=cmd.argv,
                             started=(started_at, t0), stages=stages, facts=facts)
         notes = report.note_msgs()
-        if opts.python:
-            notes.append(T("serving python: {python}", python=opts.python))
+        chosen = facts.try_fact("serving_python")
+        if chosen is not None and chosen.path and chosen.how in (HOW_FLAG, HOW_COMMAND):
+            notes.append(T("serving python: {python}", python=chosen.path))
         notes += [T("command line: {config_error}", config_error=n) for n in cmd.notes]
         if cmd.config_error:
             notes.append(T("command line: {config_error}", config_error=cmd.config_error))
@@ -222,7 +224,7 @@ def _supervise(argv, cmd, report, registry, options, config, outputs: Outputs, *
     if run_smoke:
         from ascend_doctor.smoke.stage import smoke_findings
 
-        secret_cmd = parse_serve(argv, keep_secrets=True)
+        secret_cmd = parse_serve(argv, Knowledge.for_options(options).matrix, keep_secrets=True)
         served = cmd.get("served_model_name")
         model = served[0] if isinstance(served, list) else served if isinstance(served, str) else None
         stopped = None

@@ -19,7 +19,7 @@ from typing import Any, Callable, NoReturn
 import click
 
 from ascend_doctor import __version__
-from ascend_doctor.errors import InputError
+from ascend_doctor.core.errors import InputError
 from ascend_doctor.i18n import T
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -39,8 +39,8 @@ DEBUG_ENV = "ASCEND_DOCTOR_DEBUG"
 def say_error(message: str, kind: str = "error") -> None:
     """One line on stderr, `ascend-doctor: error: …`, with secrets masked and undecodable bytes escaped."""
     from ascend_doctor.i18n import localize, split, tr
-    from ascend_doctor.redact import redact_text
-    from ascend_doctor.textsafe import escape_text
+    from ascend_doctor.text.redact import redact_text
+    from ascend_doctor.text.textsafe import escape_text
 
     text, template, fields = split(message)
     line = escape_text(redact_text(localize(str(text), template, fields))).replace("\n", " ")

@@ -11,10 +11,17 @@ import click
 
 from ascend_doctor.cli.exits import DEBUG_ENV, EXIT_HELP, EXIT_INPUT, EXIT_INTERNAL, internal_error_report, say_error
 from ascend_doctor.cli.i18n_click import DoctorCommand
-from ascend_doctor.cli.options import (SECONDS, build_options, check_local_paths, compute_options, output_options,
-                                       selection_options, split_codes)
+from ascend_doctor.cli.options import (
+    SECONDS,
+    build_options,
+    check_local_paths,
+    compute_options,
+    output_options,
+    selection_options,
+    split_codes,
+)
 from ascend_doctor.cli.output import clean_record, console_text, emit, output_kwargs, write_output
-from ascend_doctor.errors import InputError
+from ascend_doctor.core.errors import InputError
 from ascend_doctor.i18n import T
 
 
@@ -32,13 +39,13 @@ def _hard_exit(code: int) -> None:
     os._exit(code)
 
 
-def _serve_command(argv: list[str]):
+def _serve_command(argv: list[str], knowledge):
     """The serve command the cluster is meant to run, parsed with every recorded vLLM release's option syntax (the
     nodes' vLLM is not known yet); a --config file is read here, where `vllm serve` is usually started."""
     if not argv:
         return None
-    from ascend_doctor.inputs import read_text
-    from ascend_doctor.serve_options import parse_serve
+    from ascend_doctor.knowledge.serve_options import parse_serve
+    from ascend_doctor.seam.inputs import read_text
 
     def read(path: str):
         try:
@@ -46,7 +53,7 @@ def _serve_command(argv: list[str]):
         except InputError:  # the parser records "cannot be read" as the command's config_error
             return None
 
-    cmd = parse_serve(argv, read)
+    cmd = parse_serve(argv, knowledge.matrix, read)
     if not cmd.recognized:
         raise InputError(T("the command after `--` is not `vllm serve …`: {command}", command=cmd.display))
     return cmd
@@ -81,8 +88,8 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
 
     Given the `vllm serve` command after `--`, also judge the Ray placement it will ask for (FLEET108). With
     --compute (Ray only), run the compute smoke on every node, ending in one all-reduce across all nodes' NPUs."""
-    from ascend_doctor.config import load_config, validate_against
-    from ascend_doctor.registry import load_registry
+    from ascend_doctor.core.config import load_config, validate_against
+    from ascend_doctor.core.registry import load_registry
 
     if bool(ray_address) == bool(snapshots):
         raise InputError(T("give exactly one of --ray-address ADDRESS or --snapshots GLOB"))
@@ -106,13 +113,12 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
         outputs.checks = registry.checks
         validate_against(config, registry)
         registry.select(options.select, options.ignore)
-        if options.matrix:
-            from ascend_doctor.matrix import load_matrix
-
-            load_matrix(options.matrix)
         from ascend_doctor.fleet.evaluate import FleetEvaluator
+        from ascend_doctor.knowledge.door import Knowledge
 
-        evaluator = FleetEvaluator(registry, options, config, serve=_serve_command(list(command)))
+        knowledge = Knowledge.for_options(options)
+        knowledge.check()  # an invalid --matrix layer is an input error, before any node is asked
+        evaluator = FleetEvaluator(registry, options, config, serve=_serve_command(list(command), knowledge))
         if snapshots:
             from ascend_doctor.fleet.files import results_from_files
 

@@ -6,9 +6,9 @@ import click
 
 from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.cli.options import lang_option
-from ascend_doctor.errors import InputError
+from ascend_doctor.core.errors import InputError
 from ascend_doctor.i18n import T, current, tr
-from ascend_doctor.textsafe import dump_json
+from ascend_doctor.text.textsafe import dump_json
 
 
 @click.command("list", cls=DoctorCommand)
@@ -17,7 +17,7 @@ from ascend_doctor.textsafe import dump_json
 @lang_option()
 def list_checks(checks_dirs, fmt):
     """Every check: code, slug, family, severity, stage, source (built-in or plugin)."""
-    from ascend_doctor.registry import load_registry
+    from ascend_doctor.core.registry import load_registry
 
     reg = load_registry(checks_dirs)
     rows = [{"code": c.code, "slug": c.slug, "family": c.family, "severity": c.severity.value, "stage": c.stage,
@@ -60,12 +60,21 @@ def list_checks(checks_dirs, fmt):
 @lang_option()
 def explain(code, checks_dirs):
     """Print a check's doc: what it checks, why it matters, how to fix."""
-    from ascend_doctor.registry import load_registry
+    from ascend_doctor.core.registry import load_registry
 
     reg = load_registry(checks_dirs)
     c = reg.get(code)
+    if c is None and reg.retired_note(code):
+        click.echo(tr(reg.retired_note(code)))
+        click.echo("")
+        c = reg.get(reg.retired[code.strip().upper()].into)
     if c is None:
-        raise InputError(T("unknown check {code} (see `ascend-doctor list`)", code=repr(code)))
+        import difflib
+
+        names = sorted(reg.checks) + sorted(reg.retired)
+        close = difflib.get_close_matches(code.strip().upper(), names, n=3, cutoff=0.6)
+        hint = T("; did you mean {names}?", names=" or ".join(close)) if close else ""
+        raise InputError(T("unknown check {code}{hint} (see `ascend-doctor list`)", code=repr(code), hint=hint))
     click.echo(f"{c.code} {c.slug} — {tr(c.title)}")
     click.echo(tr("family: {family}   severity: {severity}   stage: {stage}   source: {source}", family=c.family,
                   severity=c.severity.value, stage=c.stage, source=c.source))
@@ -76,8 +85,28 @@ def explain(code, checks_dirs):
     click.echo("")
     if current() == "en":
         click.echo(rewrap(text))
-        return
-    # Translated section by section (msgid: the section's re-flowed text, see registry.doc_section).
+    else:
+        _explain_translated(c)
+    if c.needs:
+        import shutil
+
+        from ascend_doctor.facts.graph import chain
+        from ascend_doctor.probes import load_probes
+        from ascend_doctor.render.wrap import wrap
+
+        probes = load_probes()
+        width = max(min(shutil.get_terminal_size((100, 24)).columns, 120), 40)
+        click.echo("")
+        click.echo(tr("Where its facts come from:"))
+        for name in c.needs:
+            for line in chain(name, probes, depth=1, say=tr):
+                pad = " " * (len(line) - len(line.lstrip()))
+                click.echo("\n".join(wrap(line.strip(), width, pad, pad + "    ")))
+
+
+def _explain_translated(c) -> None:
+    """The doc section by section in the chosen language (msgid: the section's re-flowed text, registry.doc_section).
+    """
     parts, untranslated = [], False
     for name in ("What it checks", "Why it matters", "How to fix"):
         en = c.section(name)
@@ -111,7 +140,7 @@ def schema(snapshot, plan_):
     if plan_:
         from ascend_doctor.deploy.report import PlanReport as model
     elif snapshot:
-        from ascend_doctor.snapshot import Snapshot as model
+        from ascend_doctor.seam.snapshot import Snapshot as model
     else:
         from ascend_doctor.report import Report as model
     click.echo(dump_json(model.model_json_schema(by_alias=True)))

@@ -1,4 +1,5 @@
-"""`ascend-doctor matrix ...`: validate the compatibility matrix (shipped or a user layer), show it, print pins."""
+"""`ascend-doctor matrix ...`: list the tables, validate them (shipped, or with a user layer), show the compatibility
+matrix, print pins, sync rows from upstream releases."""
 
 from __future__ import annotations
 
@@ -7,16 +8,16 @@ from typing import List, Optional
 import click
 
 from ascend_doctor.cli.i18n_click import DoctorSubGroup
-from ascend_doctor.errors import InputError
+from ascend_doctor.core.errors import InputError
 from ascend_doctor.i18n import T, tr
-from ascend_doctor.redact import redact_text, redact_tree
-from ascend_doctor.textsafe import dump_json
+from ascend_doctor.text.redact import redact_text, redact_tree
+from ascend_doctor.text.textsafe import dump_json
 
 
 def _load(files: List[str]):
-    from ascend_doctor.matrix import load_matrix
+    from ascend_doctor.knowledge.door import Knowledge
 
-    return load_matrix(files)
+    return Knowledge(files).matrix
 
 
 def _release_or_fail(m, version: str):
@@ -46,16 +47,37 @@ def matrix():
     """Inspect the compatibility matrix (vllm-ascend, vLLM, torch/torch_npu, CANN, HDK, parsers, advisories)."""
 
 
+@matrix.command("tables")
+def tables():
+    """List every table the doctor ships: the name a layer gives as `table = "…"`, its file, what identifies a row."""
+    from ascend_doctor.i18n import localize, split
+    from ascend_doctor.knowledge.tables import describe
+
+    for line in describe():
+        click.echo(localize(*split(line)))
+
+
 @matrix.command("validate")
-@click.argument("file", required=False, metavar="[FILE]")
-def validate(file: Optional[str]):
-    """Validate the shipped matrix, or the shipped matrix with FILE layered on top. Exit 0 when valid, 2 (with the
-    file and key path) when not."""
-    m = _load([file] if file else [])
+@click.argument("files", nargs=-1, metavar="[FILE]...")
+def validate(files: tuple):
+    """Validate every shipped table, or them with each FILE layered on top (a FILE's `table` key says which table it
+    extends; none: the compatibility matrix), and say what each of its rows does. Exit 0 when valid, 2 (with the file
+    and key path) when not."""
+    from ascend_doctor.knowledge.door import Knowledge
+    from ascend_doctor.knowledge.tables import TABLES
+
+    k = Knowledge(files)
+    for name in TABLES:
+        k.table(name)
+    m = k.matrix
+    for path, table, said in k.check():
+        click.echo(tr("{path}: layered over the {table} table ({n} change(s))", path=path, table=table, n=len(said)))
+        for line in said:
+            click.echo(f"  {line}")
     click.echo(tr("ok: {releases} vllm-ascend releases, {torch_npu} torch_npu rows, {hdk} CANN/HDK pairings, "
-                  "{parsers} vLLM parser lists, {advisories} advisories from {files} files", releases=len(m.releases),
-                  torch_npu=len(m.torch_npu), hdk=len(m.hdk), parsers=len(m.parsers), advisories=len(m.advisories),
-                  files=len(m.files)))
+                  "{parsers} vLLM parser lists, {advisories} advisories from {files} files; {tables} other tables",
+                  releases=len(m.releases), torch_npu=len(m.torch_npu), hdk=len(m.hdk), parsers=len(m.parsers),
+                  advisories=len(m.advisories), files=len(m.files), tables=len(TABLES)))
 
 
 @matrix.command("show")

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import click
 
-from ascend_doctor.errors import InputError
+from ascend_doctor.core.errors import InputError
 from ascend_doctor.i18n import LANGS, T, join, tr
 
 FAIL_ON_CHOICES = ["critical", "error", "warning", "info"]
@@ -61,7 +61,8 @@ def selection_options(func):
     """--select/--ignore/--checks-dir/--matrix/--config/--fail-on: which checks run, against what, gating how."""
     return _apply(func, [
         click.option("--matrix", "matrix", multiple=True, metavar="FILE", type=_FILE,
-                     help="Extra matrix TOML layered over the shipped one (repeatable)."),
+                     help="A table layered over the shipped one: its `table` key names which (`ascend-doctor matrix "
+                          "tables`), none for the compatibility matrix (repeatable)."),
         click.option("--checks-dir", "checks_dirs", multiple=True, metavar="DIR", type=_DIR,
                      help="Load extra checks from *.py in DIR (repeatable)."),
         click.option("--select", multiple=True, metavar="CODES",
@@ -134,7 +135,8 @@ def host_options(func):
                      help="Interpreter of the serving environment (default: this one)."),
         click.option("--model-dir", metavar="DIR", help="Model weights directory (disk-space and model checks)."),
         click.option("--policy", "policy", metavar="FILE", type=_FILE,
-                     help="Host policy TOML (thresholds) used instead of the shipped matrices/host-policy.toml."),
+                     help="Host thresholds layered over the shipped host policy (a whole copy, or only the "
+                          "thresholds to change)."),
     ])
     func = selection_options(func)
     func = _apply(func, [
@@ -172,8 +174,8 @@ def build_options(config, **cli: Any):
     """Config-file [options] first, then whatever was given on the command line."""
     from pydantic import ValidationError
 
-    from ascend_doctor.options import RunOptions
-    from ascend_doctor.tomlread import located
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.knowledge.tomlread import located
 
     merged = dict(config.options)
     from ascend_doctor import i18n
@@ -195,8 +197,8 @@ def selection_setup(config_path, select, ignore, fail_on, fail_on_unknown, check
     """(config, options, registry) for a command that evaluates something other than this host (smoke, triage):
     the config, the options of `selection_options`, the registry with unknown --select codes and an invalid
     --matrix rejected as input errors before anything runs. `more`: further run options (smoke --compute's)."""
-    from ascend_doctor.config import load_config, validate_against
-    from ascend_doctor.registry import load_registry
+    from ascend_doctor.core.config import load_config, validate_against
+    from ascend_doctor.core.registry import load_registry
 
     config = load_config(config_path)
     options = build_options(config, select=split_codes(select), ignore=split_codes(ignore), fail_on=fail_on,
@@ -206,22 +208,21 @@ def selection_setup(config_path, select, ignore, fail_on, fail_on_unknown, check
     registry = load_registry(options.checks_dirs)
     validate_against(config, registry)
     registry.select(options.select, options.ignore, stage=stage)  # unknown codes -> InputError now
-    if options.matrix:
-        from ascend_doctor.matrix import load_matrix
+    from ascend_doctor.knowledge.door import Knowledge
 
-        load_matrix(options.matrix)  # an invalid user matrix is an input error, before anything runs
+    Knowledge.for_options(options).check()  # an invalid --matrix layer is an input error, before anything runs
     return config, options, registry
 
 
 def make_host(replay: Optional[str], timing: bool = False):
     """LocalHost, or a ReplayHost over a snapshot file (answering after the recorded durations with `timing`)."""
     if replay:
-        from ascend_doctor.snapshot import ReplayHost, load_snapshot
+        from ascend_doctor.seam.snapshot import ReplayHost, load_snapshot
 
         return ReplayHost(load_snapshot(replay), label="<stdin>" if replay == "-" else replay, timing=timing)
     if timing:
         raise InputError(T("--replay-timing needs --replay SNAPSHOT"))
-    from ascend_doctor.localhost import LocalHost
+    from ascend_doctor.seam.localhost import LocalHost
 
     return LocalHost()
 
@@ -249,8 +250,8 @@ def _refuse_non_python(options, config) -> None:
     """An executable given as --python that is not a Python interpreter (`/etc/hosts` with an x bit, a shell
     script) is a usage error, said in one line — not a dozen checks unable to run, quoting the probe script (#22).
     One tiny question (`sys.hexversion`); a hang proves nothing and is left to the probes' own time limits."""
-    from ascend_doctor.host import TIMEOUT
-    from ascend_doctor.localhost import LocalHost
+    from ascend_doctor.seam.host import TIMEOUT
+    from ascend_doctor.seam.localhost import LocalHost
 
     res = LocalHost().run([options.python, "-c", "import sys; print(sys.hexversion)"],
                           timeout=min(options.probe_timeout, 10.0))
@@ -314,12 +315,12 @@ def refuse_empty_selection(registry, options, stages: tuple[str, ...]) -> None:
 def prepare(replay=None, python=None, model_dir=None, policy=None, matrix=(), checks_dirs=(), select=(), ignore=(),
             config_path=None, fail_on=None, fail_on_unknown=None, probe_timeout=None, redact_hostname=None,
             no_import_probe=False, import_timeout=None, replay_timing=False, stage: Optional[str] = None,
-            stages: tuple[str, ...] = (), compute_ranks=None, compute_timeout=None):
+            stages: tuple[str, ...] = (), compute_ranks=None, compute_timeout=None, serve_argv=None):
     """Shared set-up for check/exec (the host_options by name): config, options, registry, host and — for a full run
     — the facts store whose slow vendor-tool probes already run while the checks load. InputError for anything the
     user got wrong."""
-    from ascend_doctor.config import load_config, validate_against
-    from ascend_doctor.registry import load_registry
+    from ascend_doctor.core.config import load_config, validate_against
+    from ascend_doctor.core.registry import load_registry
 
     config = load_config(config_path)
     options = build_options(
@@ -327,13 +328,13 @@ def prepare(replay=None, python=None, model_dir=None, policy=None, matrix=(), ch
         select=split_codes(select), ignore=split_codes(ignore), fail_on=fail_on, fail_on_unknown=fail_on_unknown,
         probe_timeout=probe_timeout, redact_hostname=redact_hostname,
         import_probe=False if no_import_probe else None, import_timeout=import_timeout,
-        compute_ranks=compute_ranks, compute_timeout=compute_timeout,
+        compute_ranks=compute_ranks, compute_timeout=compute_timeout, serve_argv=list(serve_argv or ()),
     )
     check_local_paths(options, config)
-    if options.policy:
-        from ascend_doctor.policy import load_policy
+    from ascend_doctor.knowledge.door import Knowledge
 
-        load_policy(options.policy)  # an invalid policy is an input error, before anything touches the machine
+    # An invalid --policy or --matrix layer is an input error, before anything touches the machine.
+    Knowledge.for_options(options).check()
     if not replay:
         check_host_paths(options, config)  # before anything touches the machine
 
@@ -343,10 +344,6 @@ def prepare(replay=None, python=None, model_dir=None, policy=None, matrix=(), ch
         registry.select(options.select, options.ignore, stage=stage)  # unknown codes -> InputError now
         if stages and not registry.select(options.select, options.ignore, stage=stages):
             refuse_empty_selection(registry, options, stages)
-        if options.matrix:
-            from ascend_doctor.matrix import load_matrix
-
-            load_matrix(options.matrix)  # an invalid user matrix is an input error, before the run
         return registry
 
     full_run = not options.select and not options.ignore
@@ -356,7 +353,7 @@ def prepare(replay=None, python=None, model_dir=None, policy=None, matrix=(), ch
         check_host_paths(options, config, replay_host=host)
     facts = None
     if full_run:
-        from ascend_doctor.engine import prefetch
+        from ascend_doctor.core.engine import prefetch
 
         facts = prefetch(host, options)  # npu-smi & co. run while the checks load
         registry = checks()

@@ -16,10 +16,10 @@ import importlib
 import sys
 from typing import Any, Callable, Optional, TextIO
 
-from ascend_doctor.errors import InputError
+from ascend_doctor.core.errors import InputError
 from ascend_doctor.i18n import T
-from ascend_doctor.redact import redact_text, redact_tree
-from ascend_doctor.textsafe import escape_text, undecodable_note, undecodable_paths
+from ascend_doctor.text.redact import redact_text, redact_tree
+from ascend_doctor.text.textsafe import escape_text, undecodable_note, undecodable_paths
 
 FORMATS = ["console", "json", "junit", "sarif", "github", "markdown", "prometheus"]
 MACHINE = ("json", "junit", "sarif", "markdown", "fixscript", "prometheus", "termination")
@@ -158,7 +158,7 @@ def write_output(dest: str, text: str, what: str = "report", stream: Optional[Te
         out.write(escape_text(text))
         out.flush()
         return
-    from ascend_doctor.atomicfile import write_atomic
+    from ascend_doctor.seam.atomicfile import write_atomic
 
     try:
         write_atomic(dest, text)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import click
 
 from ascend_doctor.cli.i18n_click import DoctorCommand
-from ascend_doctor.errors import InputError, ParseError
+from ascend_doctor.core.errors import InputError, ParseError
 from ascend_doctor.i18n import T, tr
 from ascend_doctor.parsers import parser_kinds
-from ascend_doctor.redact import redact_tree
-from ascend_doctor.textsafe import dump_json
+from ascend_doctor.text.redact import redact_tree
+from ascend_doctor.text.textsafe import dump_json
 
 
 @click.command(cls=DoctorCommand)
@@ -41,7 +41,7 @@ def parse(kind, file, fmt, list_kinds):
     if kind not in kinds:
         raise InputError(T("unknown KIND {kind}; one of: {kinds}", kind=repr(kind), kinds=', '.join(sorted(kinds))))
     func, expects = kinds[kind]
-    from ascend_doctor.inputs import read_text
+    from ascend_doctor.seam.inputs import read_text
 
     text = read_text(file, "vendor output")
     try:

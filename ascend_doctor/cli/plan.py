@@ -14,7 +14,7 @@ import click
 
 from ascend_doctor import __version__
 from ascend_doctor.cli.i18n_click import DoctorCommand
-from ascend_doctor.errors import InputError
+from ascend_doctor.core.errors import InputError
 from ascend_doctor.i18n import T
 
 PLAN_EXIT_HELP = """\b
@@ -27,11 +27,9 @@ Exit codes:
 """
 
 
-def _release(family: str, arch, version: Optional[str], driver: Optional[str], parsers: dict[str, str]):
+def _release(m, family: str, arch, version: Optional[str], driver: Optional[str], parsers: dict[str, str]):
     from ascend_doctor.deploy.release import choose_release
-    from ascend_doctor.matrix import load_matrix
 
-    m = load_matrix()
     if version and m.vllm_ascend_release(version) is None:
         raise InputError(T("--vllm-ascend {version}: not a release of the matrix (`ascend-doctor matrix show`)",
                            version=version))
@@ -42,8 +40,8 @@ def _release(family: str, arch, version: Optional[str], driver: Optional[str], p
 def _driver(replay: Optional[str]) -> str:
     """The NPU driver version installed on this host (or in the snapshot), for --keep-driver."""
     from ascend_doctor.cli.options import make_host
+    from ascend_doctor.core.options import RunOptions
     from ascend_doctor.facts import FactStore
-    from ascend_doctor.options import RunOptions
 
     st = FactStore(make_host(replay), RunOptions()).try_fact("stack")
     driver = st.stack.driver if st is not None else None
@@ -52,14 +50,12 @@ def _driver(replay: Optional[str]) -> str:
     return driver
 
 
-def _tool_choice(files):
+def _tool_choice(m, files):
     """The parsers from the model family and the chat template's own markup (the smoke's leak table reads it)."""
     from ascend_doctor.deploy.template import read_template
     from ascend_doctor.deploy.toolparser import choose_parsers
-    from ascend_doctor.matrix import load_matrix
     from ascend_doctor.smoke.leaks import detect_leaks
 
-    m = load_matrix()
     template = None
     if files.chat_template:
         found = detect_leaks(files.chat_template, field="template", matrix=m)
@@ -68,33 +64,28 @@ def _tool_choice(files):
     return choose_parsers(m, files.arch.model_type, files.name, template)
 
 
-def _model_files(model: str, fmt: Optional[str]):
-    """A local directory when there is one, else the shipped catalogue's entry of that name."""
+def _model_files(knowledge, model: str, fmt: Optional[str]):
+    """A local directory when there is one, else the catalogue's entry of that name."""
     from ascend_doctor.deploy.catalogue import catalogue_files, find_model
     from ascend_doctor.deploy.modeldir import read_model_dir
 
     if not os.path.exists(model):
-        entry = find_model(model)
+        entry = find_model(model, knowledge.catalogue)
         if entry is not None:
             return catalogue_files(entry, fmt)
     return read_model_dir(model, fmt)
 
 
-def _list_models(ctx, _param, value) -> None:
-    if not value or ctx.resilient_parsing:
-        return
-    from ascend_doctor.deploy.catalogue import load_catalogue
-
-    for m in load_catalogue():
+def _list_models(knowledge) -> None:
+    for m in knowledge.catalogue:
         click.echo(f"{m.id:40} " + ", ".join(f"{c.format} ({c.repo})" for c in m.checkpoints))
-    ctx.exit(0)
 
 
 def _host_npus(replay: Optional[str]) -> tuple[str, int]:
     """(chip name, chip count) as npu-smi shows them on this host or in the snapshot; InputError when it shows none."""
     from ascend_doctor.cli.options import make_host
+    from ascend_doctor.core.options import RunOptions
     from ascend_doctor.facts import FactStore
-    from ascend_doctor.options import RunOptions
 
     host = make_host(replay)
     smi = FactStore(host, RunOptions()).try_fact("npu_smi")
@@ -110,11 +101,14 @@ def _host_npus(replay: Optional[str]) -> tuple[str, int]:
 
 
 @click.command("plan", cls=DoctorCommand, epilog=PLAN_EXIT_HELP)
-@click.option("--model", "model_dir", required=True, metavar="DIR|NAME", help="The model's local directory "
+@click.option("--model", "model_dir", metavar="DIR|NAME", help="The model's local directory "
               "(config.json, safetensors index or headers, msModelSlim quant_model_description.json), or a name "
               "from the shipped catalogue (--list-models).")
-@click.option("--list-models", is_flag=True, expose_value=False, is_eager=True, callback=_list_models,
+@click.option("--list-models", is_flag=True,
               help="List the catalogue's models and their documented checkpoints, then exit.")
+@click.option("--matrix", "matrix", multiple=True, metavar="FILE", type=click.Path(exists=True, dir_okay=False),
+              help="A table layered over the shipped one (the chip table, the model catalogue, the compatibility "
+                   "matrix, …: the file's `table` key says which); repeatable.")
 @click.option("--chip", metavar="NAME", help="910B1, 910B2, 910B3, 910B4, 910B4-1, A3 or 310P3 (as npu-smi names "
               "it). Default: the chips npu-smi shows on this host (or in --replay SNAPSHOT).")
 @click.option("--npus", type=click.IntRange(min=1), metavar="N",
@@ -137,19 +131,27 @@ def _host_npus(replay: Optional[str]) -> tuple[str, int]:
               help="The checkpoint's weight format when the directory does not tell.")
 @click.option("--format", "out_fmt", type=click.Choice(["console", "json", "markdown"]), default="console",
               show_default=True)
-def plan(model_dir, chip, npus, replay, nodes, max_model_len, concurrency, gmu, batched, release, keep_driver, fmt,
-         out_fmt) -> None:
+def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_len, concurrency, gmu, batched, release,
+         keep_driver, fmt, out_fmt) -> None:
     """Plan a deployment: the parallel layout, the memory per rank term by term, the KV cache it leaves, the
     `vllm serve` command and the release to install — from the model's own files and the chip table."""
-    from ascend_doctor.deploy.chips import find_chip, load_chips
+    from ascend_doctor.deploy.chips import find_chip
     from ascend_doctor.deploy.command import serve_plan
     from ascend_doctor.deploy.plan import Want, alternatives, make_plan, replicas
     from ascend_doctor.deploy.report import PlannedModel, PlanReport
-    from ascend_doctor.redact import redact_tree
+    from ascend_doctor.knowledge.door import Knowledge
     from ascend_doctor.render.plan import render_plan
-    from ascend_doctor.textsafe import dump_json
+    from ascend_doctor.text.redact import redact_tree
+    from ascend_doctor.text.textsafe import dump_json
 
-    chips = load_chips()
+    knowledge = Knowledge(matrix)
+    knowledge.check()  # an invalid layer is an input error, before anything is planned
+    if list_models:
+        _list_models(knowledge)
+        sys.exit(0)
+    if not model_dir:
+        raise InputError(T("--model DIR|NAME is required (or --list-models)"))
+    chips = knowledge.chips
     if chip is None or npus is None:
         seen_chip, seen_n = _host_npus(replay)
         chip, npus = chip or seen_chip, npus or seen_n * nodes
@@ -159,7 +161,7 @@ def plan(model_dir, chip, npus, replay, nodes, max_model_len, concurrency, gmu, 
                            known=", ".join(x.id for x in chips)))
     if npus % nodes:
         raise InputError(T("--npus {npus} is not a multiple of --nodes {nodes}", npus=npus, nodes=nodes))
-    files = _model_files(model_dir, fmt)
+    files = _model_files(knowledge, model_dir, fmt)
     if files.weight_format == "fp32":  # vLLM's `--dtype auto` loads a float32 checkpoint in 16 bits
         files.weights = files.weights.model_copy(update={
             "total_bytes": files.weights.total_bytes // 2, "expert_bytes": files.weights.expert_bytes // 2,
@@ -174,7 +176,7 @@ def plan(model_dir, chip, npus, replay, nodes, max_model_len, concurrency, gmu, 
         fmt_now = files.weight_format or "bf16"
         w8a8 = estimate(files.arch, "w8a8") if fmt_now in ("bf16", "fp16", "fp32") else None
         p.alternatives = alternatives(files.arch, files.weights, c, want, w8a8)
-    tools = _tool_choice(files)
+    tools = _tool_choice(knowledge.matrix, files)
     p.notes.extend(tools.notes)
     if files.chat_template_error:
         p.notes.append(T("the chat template was not read ({error}): the tool parser comes from the model family alone",
@@ -182,12 +184,11 @@ def plan(model_dir, chip, npus, replay, nodes, max_model_len, concurrency, gmu, 
     parsers = {k: v for k, v in (("tool_parser", tools.tool_parser), ("reasoning_parser", tools.reasoning_parser))
                if v}
     driver = _driver(replay) if keep_driver else None
-    rel = _release(c.family, files.arch, release, driver, parsers)
+    rel = _release(knowledge.matrix, c.family, files.arch, release, driver, parsers)
     if rel is None:
         from ascend_doctor.deploy.release import why_none
-        from ascend_doctor.matrix import load_matrix
 
-        p.notes.append(why_none(load_matrix(), c.family, files.arch.architectures[0] if files.arch.architectures
+        p.notes.append(why_none(knowledge.matrix, c.family, files.arch.architectures[0] if files.arch.architectures
                                 else None, driver, parsers))
     serve = (serve_plan(files.path, files.arch, p.chosen, want, c.family, files.weight_format, tools.tool_parser,
                         tools.reasoning_parser)

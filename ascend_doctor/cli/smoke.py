@@ -13,7 +13,7 @@ from ascend_doctor.cli.exits import EXIT_HELP, exit_internal, guarded_run
 from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.cli.options import SECONDS, compute_options, output_options, selection_options, selection_setup
 from ascend_doctor.cli.output import emit, output_kwargs
-from ascend_doctor.errors import InputError
+from ascend_doctor.core.errors import InputError
 from ascend_doctor.i18n import T
 
 
@@ -43,7 +43,7 @@ def smoke(base_url, direct_url, model, api_key_env, timeout, load, concurrency, 
     tool_choice, argument JSON, streaming deltas, parallel calls, the tool-result round trip, markup leaks.
     With --compute (no server needed): prove every NPU computes and the NPUs all-reduce, before vLLM starts."""
     from ascend_doctor import __version__
-    from ascend_doctor.evaluator import apply_config
+    from ascend_doctor.core.evaluator import apply_config
     from ascend_doctor.report import HostSummary, build_report
     from ascend_doctor.smoke.client import api_key_from_env, normalize_base_url
 
@@ -78,7 +78,7 @@ def smoke(base_url, direct_url, model, api_key_env, timeout, load, concurrency, 
         findings, notes, hostname, source = [], [], urlsplit(url).hostname if url else None, "smoke:" + (url or "")
         if compute:
             from ascend_doctor.compute.stage import compute_findings
-            from ascend_doctor.localhost import LocalHost
+            from ascend_doctor.seam.localhost import LocalHost
 
             host = LocalHost()
             findings, notes = compute_findings(registry, host, options)

@@ -15,10 +15,9 @@ from ascend_doctor.cli.options import output_options, selection_options, selecti
 from ascend_doctor.cli.output import default_console, emit, output_kwargs
 
 
-
 def read_paste_file(path: str) -> str:
     """The paste's text ('-': stdin). Undecodable bytes are replaced: a paste is never refused for them."""
-    from ascend_doctor.inputs import read_text
+    from ascend_doctor.seam.inputs import read_text
 
     return read_text(path, "paste")
 
@@ -26,7 +25,6 @@ def read_paste_file(path: str) -> str:
 def triage_console(report, file=None, verbose: bool = False, **kwargs) -> None:
     """The answer's order first (cause, other problems, what to paste), then the usual per-family report."""
     from ascend_doctor.i18n import localize, tr
-
     from ascend_doctor.render.console import make_console, paragraph
 
     t = report.triage
@@ -67,7 +65,7 @@ def triage(paste, matrix, checks_dirs, select, ignore, config_path, fail_on, fai
     the vllm serve command line and tracebacks are found in the text (fences, <details>, prompts, `cat -n`, CRLF,
     ANSI colours) and judged by the same checks as `check`; what the paste lacks is unknown. `--format markdown`
     writes a reply ready to post: the most likely cause first, then the rest, then what to paste next."""
-    from ascend_doctor.evaluator import apply_config
+    from ascend_doctor.core.evaluator import apply_config
     from ascend_doctor.triage.run import triage_text
 
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()

@@ -8,7 +8,7 @@ that the NPUs can all-reduce — in child processes of the serving interpreter, 
   starts the ranks, reads their steps, stops the survivors when the collective can no longer form, and prints one
   JSON record of every rank.
 - `facts`: that record, typed, and what each rank's ending means (done, crashed, hung, missing, stopped).
-- `policy`: the thresholds (matrices/compute/compute-smoke.toml), each with its source.
+- `policy`: the thresholds (the `compute/compute-smoke` table), each with its source.
 
 The doctor itself never imports torch: only the children do.
 """

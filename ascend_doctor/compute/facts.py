@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from ascend_doctor.model import Model
+from ascend_doctor.core.model import Model
 
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b:")
 COLLECTIVE_STAGES = ("rendezvous", "allreduce")

@@ -8,7 +8,7 @@ from typing import Callable, Iterable, Optional
 
 from ascend_doctor.compute.facts import ComputeFact, RankRun, Step
 from ascend_doctor.i18n import T
-from ascend_doctor.units import human_bytes
+from ascend_doctor.text.units import human_bytes
 
 
 def id_list(ids: Iterable[int]) -> str:
@@ -47,7 +47,7 @@ def group_failures(bad, label: Callable, what: Callable, limit: int = 6) -> list
 def per_rank(f: ComputeFact, step: str, line: Callable) -> tuple[list, list, list, list]:
     """(ranks that reported `step` with their records, ranks that did not, one evidence line per rank, the failing
     (rank, record) pairs) — what NPU202-NPU205 start from."""
-    from ascend_doctor.evaluator import ev
+    from ascend_doctor.core.evaluator import ev
 
     seen, unseen = reported(f, step)
     lines = [ev(where(f, r), "\n".join(line(s) for s in steps), ok=all(s.ok for s in steps)) for r, steps in seen]

@@ -1,20 +1,14 @@
-"""The compute smoke's numbers as data (matrices/compute/compute-smoke.toml): sizes, time limits, tolerances, the
+"""The compute smoke's numbers as data (the `compute/compute-smoke` table): sizes, time limits, tolerances, the
 slow-rank rule and the fused operators tested, each with its source. Code decides nothing here that the file can
 say."""
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Literal, Optional
 
 from pydantic import Field
 
-from ascend_doctor.i18n import T
-from ascend_doctor.model import Model
-from ascend_doctor.paths import builtin_matrices_dir
-from ascend_doctor.tomlread import load_model
-
-COMPUTE_FILE = "compute/compute-smoke.toml"
+from ascend_doctor.core.model import Model
 
 
 class PathSizes(Model, extra="forbid"):
@@ -73,7 +67,3 @@ class ComputePolicy(Model, extra="forbid"):
     tolerance: Tolerances
     op: list[FusedOp] = Field(min_length=1)
 
-
-@lru_cache(maxsize=2)
-def load_compute_policy(path: Optional[str] = None) -> ComputePolicy:
-    return load_model(path or str(builtin_matrices_dir() / COMPUTE_FILE), ComputePolicy, T("compute policy"))

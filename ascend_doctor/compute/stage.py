@@ -3,9 +3,9 @@ without the static checks `check --compute` and `exec --compute` run beside them
 
 from __future__ import annotations
 
-from ascend_doctor.evaluator import evaluate
+from ascend_doctor.core.evaluator import evaluate
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
-from ascend_doctor.options import RunOptions
 from ascend_doctor.report import Finding
 
 

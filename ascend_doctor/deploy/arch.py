@@ -14,8 +14,8 @@ from typing import Optional
 
 from pydantic import Field
 
+from ascend_doctor.core.model import Model
 from ascend_doctor.i18n import Localized, T
-from ascend_doctor.model import Model
 
 # model_type values vLLM treats as DeepSeek-style MLA when `kv_lora_rank` is set
 # (vllm/transformers_utils/model_arch_config_convertor.py `get_head_size`, deploy-facts.md §4b).

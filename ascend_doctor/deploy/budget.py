@@ -18,9 +18,9 @@ from typing import Optional
 
 from pydantic import Field
 
+from ascend_doctor.core.model import Model
 from ascend_doctor.deploy.arch import Architecture
 from ascend_doctor.i18n import Localized, T
-from ascend_doctor.model import Model
 
 RUNTIME_RESERVE = 1 << 30  # ACL context, driver and allocator slack per rank: an estimate (vllm-ascend measures it)
 HCCL_BUFFSIZE_MB = 200  # CANN default; "each communicator occupies 2 x HCCL_BUFFSIZE" (CANN env var reference)

@@ -1,4 +1,4 @@
-"""The chip table (matrices/deploy/chips.toml): memory per vLLM rank, the total torch_npu reports, dtypes.
+"""The chip table (the `deploy/chips` table): memory per vLLM rank, the total torch_npu reports, dtypes.
 
 Why `visible`: --gpu-memory-utilization multiplies what torch_npu reports as the device total, which is the HBM less
 what the driver and firmware keep (a 64 GB 910B shows 60.94–60.97 GiB in OOM messages). Where no source printed
@@ -8,17 +8,13 @@ the plan says so.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Optional
 
 from pydantic import Field
 
+from ascend_doctor.core.model import Model
 from ascend_doctor.i18n import T
-from ascend_doctor.model import Model
-from ascend_doctor.paths import builtin_matrices_dir
-from ascend_doctor.tomlread import load_model
 
-CHIPS_FILE = builtin_matrices_dir() / "deploy" / "chips.toml"
 # Where neither the visible total nor the idle use is known (310P): the largest idle reserve seen on any chip.
 DEFAULT_RESERVE_MIB = 4175
 
@@ -55,14 +51,10 @@ class ChipTable(Model, extra="forbid"):
     chip: list[Chip]
 
 
-def load_chips(path: Path = CHIPS_FILE) -> list[Chip]:
-    return load_model(path, ChipTable, "chip table").chip
-
-
-def find_chip(name: str, chips: Optional[list[Chip]] = None) -> Optional[Chip]:
+def find_chip(name: str, chips: list[Chip]) -> Optional[Chip]:
     """The chip named `name` (its id or an alias as npu-smi prints it), case-insensitive."""
     want = name.strip().lower()
-    for c in chips if chips is not None else load_chips():
+    for c in chips:
         if want == c.id.lower() or want in (a.lower() for a in c.aliases):
             return c
     return None

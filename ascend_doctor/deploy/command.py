@@ -7,10 +7,10 @@ from typing import Optional
 
 from pydantic import Field
 
+from ascend_doctor.core.model import Model
 from ascend_doctor.deploy.arch import Architecture
 from ascend_doctor.deploy.plan import Candidate, Want
 from ascend_doctor.i18n import Localized, T
-from ascend_doctor.model import Model
 
 QUANTIZED = ("w8a8", "w4a8", "w8a16", "w4a16")  # msModelSlim formats, served with `--quantization ascend`
 
@@ -67,9 +67,9 @@ def serve_plan(model: str, a: Architecture, chosen: Candidate, want: Want, chip_
     if tool_parser:
         argv += ["--enable-auto-tool-choice", "--tool-call-parser", tool_parser]
         why.append(T("--tool-call-parser {parser}: the parser of model_type {model_type}'s tool-call markup "
-                     "(matrices/model-families.toml)", parser=tool_parser, model_type=a.model_type))
+                     "(the matrix's model-families.toml)", parser=tool_parser, model_type=a.model_type))
     else:
-        why.append(T("no --tool-call-parser: matrices/model-families.toml has no family for model_type {model_type}; "
+        why.append(T("no --tool-call-parser: the matrix's model-families.toml has no family for model_type {model_type}; "
                      "pick the parser of the model's chat template", model_type=repr(a.model_type)))
     if reasoning_parser:
         argv += ["--reasoning-parser", reasoning_parser]

@@ -4,7 +4,7 @@ hold for a model and parallel layout, and how many a `vllm serve` command asks v
 Why a model and not a rule: whether a command fits is the product of the model's depth, the parallel layout and the
 capture list, and users meet it as `error code is 207008` several minutes into the start. vllm-ascend itself used
 to do this sum and shrink the list (update_aclgraph_sizes, up to v0.20.2rc1); from v0.21.0rc1 it does not, so on an
-old driver the doctor does the sum the plugin stopped doing. The numbers are data (matrices/serve/graph-budget.toml);
+old driver the doctor does the sum the plugin stopped doing. The numbers are data (the `serve/graph-budget` table);
 the formula's shape is the plugin's.
 """
 
@@ -13,12 +13,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import date
-from functools import lru_cache
 from typing import Optional
 
-from ascend_doctor.model import Model
-from ascend_doctor.paths import builtin_matrices_dir
-from ascend_doctor.tomlread import load_model
+from ascend_doctor.core.model import Model
 
 
 class Budget(Model, extra="forbid"):
@@ -42,11 +39,6 @@ class GraphBudgetFile(Model, extra="forbid"):
     updated: date
     budget: Budget
     defaults: CaptureDefaults
-
-
-@lru_cache(maxsize=1)
-def load_graph_budget() -> GraphBudgetFile:
-    return load_model(builtin_matrices_dir() / "serve" / "graph-budget.toml", GraphBudgetFile, "graph budget")
 
 
 @dataclass

@@ -3,7 +3,7 @@
 The size comes from `model.safetensors.index.json` (`metadata.total_size`, written by save_pretrained), else from
 the safetensors headers — the first 8 bytes give the header length, the header gives each tensor's byte range — so
 a 600 GB checkpoint is sized by reading a few kilobytes per shard. Every file is read under the config cap of
-ascend_doctor/inputs.py; a broken file is an InputError naming it and the parser's own words.
+ascend_doctor/seam/inputs.py; a broken file is an InputError naming it and the parser's own words.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from typing import Optional
 
 from pydantic import Field
 
+from ascend_doctor.core.errors import InputError
+from ascend_doctor.core.model import Model
 from ascend_doctor.deploy.arch import Architecture, derived_max_len, read_architecture, text_config
 from ascend_doctor.deploy.template import template_text
 from ascend_doctor.deploy.weights import WeightSize, estimate, format_of, measured
-from ascend_doctor.errors import InputError
 from ascend_doctor.i18n import Msg, T
-from ascend_doctor.inputs import LIMITS, read_text
-from ascend_doctor.jsonread import loads
-from ascend_doctor.model import Model
+from ascend_doctor.seam.inputs import LIMITS, read_text
+from ascend_doctor.text.jsonread import loads
 
 TEMPLATE_FILES = ("chat_template.jinja", "chat_template.json", "tokenizer_config.json")
 QUANT_DESCRIPTIONS = ("quant_model_description.json", "quant_model_description_w8a8.json")

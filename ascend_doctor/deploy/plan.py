@@ -17,13 +17,13 @@ from typing import Optional
 
 from pydantic import Field
 
+from ascend_doctor.core.model import Model
 from ascend_doctor.deploy.arch import Architecture
 from ascend_doctor.deploy.budget import Budget, Layout, Term, activation, budget
 from ascend_doctor.deploy.chips import Chip
 from ascend_doctor.deploy.kv import ASCEND_BLOCK, Capacity, KvSize, capacity, kv_per_token
 from ascend_doctor.deploy.weights import WeightSize, per_rank
 from ascend_doctor.i18n import Localized, T, join
-from ascend_doctor.model import Model
 
 
 class Want(Model):

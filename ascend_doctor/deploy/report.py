@@ -8,6 +8,7 @@ from typing import Optional
 
 from pydantic import Field
 
+from ascend_doctor.core.model import Model
 from ascend_doctor.deploy.arch import Architecture
 from ascend_doctor.deploy.chips import Chip
 from ascend_doctor.deploy.command import ServePlan
@@ -15,7 +16,6 @@ from ascend_doctor.deploy.plan import Plan, Want
 from ascend_doctor.deploy.release import ReleaseChoice
 from ascend_doctor.deploy.template import TemplateFacts
 from ascend_doctor.deploy.weights import WeightSize
-from ascend_doctor.model import Model
 
 PLAN_SCHEMA_VERSION = 1
 

@@ -2,7 +2,7 @@
 results, and which markup it writes calls in — the markup decides `--tool-call-parser` (the parser must read what
 the model writes), so a template that writes `<tool_call>` needs hermes whatever the model's family is called.
 
-The markup is recognised with the smoke's table of families (matrices/model-families.toml `markup_family`, passed in
+The markup is recognised with the smoke's table of families (the matrix's model-families.toml `markup_family`, passed in
 as (family id, tool parser, marker) found by the caller), so the template, the serve lint and the leak detector
 agree on one list."""
 
@@ -14,7 +14,7 @@ from typing import Optional
 
 from pydantic import Field
 
-from ascend_doctor.model import Model
+from ascend_doctor.core.model import Model
 
 # A template handles tool results when it tests for the `tool` role (or Llama's `ipython`).
 _TOOL_ROLE = re.compile(r"""['"](?:tool|ipython)['"]""")

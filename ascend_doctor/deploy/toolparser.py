@@ -1,5 +1,5 @@
 """The `--tool-call-parser` (and `--reasoning-parser`) a plan gives, from two sources that must agree: the model
-family's row (matrices/model-families.toml, by config.json `model_type` — what SERVE203 judges) and the markup the
+family's row (the matrix's model-families.toml, by config.json `model_type` — what SERVE203 judges) and the markup the
 chat template itself writes. When they disagree the template decides (the parser must read what the model writes)
 and the plan says so; a template that never renders `tools`, or drops tool results, is said too."""
 
@@ -9,9 +9,9 @@ from typing import Optional
 
 from pydantic import Field
 
+from ascend_doctor.core.model import Model
 from ascend_doctor.deploy.template import TemplateFacts
 from ascend_doctor.i18n import Localized, T
-from ascend_doctor.model import Model
 
 
 class ToolChoice(Model):

@@ -18,9 +18,9 @@ from typing import Optional
 
 from pydantic import Field
 
+from ascend_doctor.core.model import Model
 from ascend_doctor.deploy.arch import Architecture
 from ascend_doctor.i18n import Localized, T
-from ascend_doctor.model import Model
 
 # Bytes per parameter of (linear layers, routed experts, embedding/LM head/norms) for the weight formats plan knows.
 # w8a8 / w4a8 are msModelSlim's (vllm-ascend `--quantization ascend`): int8 (int4) linear weights, float embeddings.

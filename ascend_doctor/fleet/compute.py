@@ -16,9 +16,10 @@ import time
 from typing import Any
 
 from ascend_doctor.compute.facts import ComputeFact
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.fleet.model import NodeResult
 from ascend_doctor.fleet.node_task import compute_on_node, plan_compute_on_node
-from ascend_doctor.options import RunOptions
+from ascend_doctor.knowledge.door import Knowledge
 from ascend_doctor.probes.compute import LAUNCHER_MARGIN_S, compute_budget
 
 PLAN_TIMEOUT_S = 60.0  # step 1 reads the serving interpreter's packages on each node (seconds)
@@ -90,7 +91,7 @@ def compute_on_ray(ray, results: list[NodeResult], options: RunOptions) -> tuple
         for r, _ in plans:
             facts[id(r)] = (ComputeFact(ran=True, launcher_error=why_not), [])
         return facts, stuck, []
-    budget = max((cfg["budget"] for _, cfg in numbered), default=compute_budget(options, "cpu"))
+    budget = max((cfg["budget"] for _, cfg in numbered), default=compute_budget(options, Knowledge.for_options(options).compute, "cpu"))
     python = {id(r): p["python"] for r, p in plans}
     refs = {pinned(compute_on_node, r).remote(python[id(r)], cfg): (r, cfg) for r, cfg in numbered}
     got = _wait(ray, refs, budget + LAUNCHER_MARGIN_S + 30)
@@ -111,7 +112,7 @@ def compute_on_ray(ray, results: list[NodeResult], options: RunOptions) -> tuple
 
 def judge_compute(registry, options: RunOptions, evaluator, results: list[NodeResult], facts: dict[int, Any]) -> None:
     """Each node's NPU201-NPU206 from its own record, added to that node's findings."""
-    from ascend_doctor.evaluator import evaluate
+    from ascend_doctor.core.evaluator import evaluate
     from ascend_doctor.facts import FactStore
 
     checks = registry.select(options.select, options.ignore, stage="compute")

@@ -7,15 +7,15 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from ascend_doctor.errors import InputError
+from ascend_doctor.core.errors import InputError
+from ascend_doctor.core.model import Model
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.fleet.facts import DIFF_FACTS, GROUPS, gather, summarize
 from ascend_doctor.i18n import T, tr
-from ascend_doctor.jsonread import loads
-from ascend_doctor.model import Model
-from ascend_doctor.options import RunOptions
-from ascend_doctor.redact import REDACTED, is_secret_key
-from ascend_doctor.snapshot import SNAPSHOT_FORMAT, ReplayHost, load_snapshot
-from ascend_doctor.textsafe import dump_json
+from ascend_doctor.seam.snapshot import SNAPSHOT_FORMAT, ReplayHost, load_snapshot
+from ascend_doctor.text.jsonread import loads
+from ascend_doctor.text.redact import REDACTED, is_secret_key
+from ascend_doctor.text.textsafe import dump_json
 
 DIFF_FORMAT = "ascend-doctor-diff"
 DIFF_VERSION = 1
@@ -48,7 +48,7 @@ class DiffResult(Model):
 
 
 def _kind(path: str) -> str:
-    from ascend_doctor.inputs import read_bytes
+    from ascend_doctor.seam.inputs import read_bytes
 
     raw = read_bytes(path, "snapshot")
     try:
@@ -102,7 +102,7 @@ def _report_items(path: str) -> tuple[Side, dict[str, dict[str, Optional[str]]]]
     from ascend_doctor.report import Report
 
     try:
-        from ascend_doctor.inputs import read_text
+        from ascend_doctor.seam.inputs import read_text
 
         rep = Report.model_validate_json(read_text(path, "report", strict=True))
     except ValidationError as exc:

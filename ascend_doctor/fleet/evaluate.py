@@ -16,16 +16,16 @@ from typing import Any, Iterable, Optional
 from pydantic import TypeAdapter, ValidationError
 
 from ascend_doctor import __version__
-from ascend_doctor.config import Config
-from ascend_doctor.engine import run_static
-from ascend_doctor.evaluator import apply_config, evaluate
+from ascend_doctor.core.config import Config
+from ascend_doctor.core.engine import run_static
+from ascend_doctor.core.evaluator import apply_config, evaluate
+from ascend_doctor.core.options import RunOptions
+from ascend_doctor.core.registry import Registry
 from ascend_doctor.facts import FactStore
 from ascend_doctor.fleet.facts import FLEET_FACTS, available, gather, summarize
 from ascend_doctor.fleet.model import TASK_ERROR, FleetNode, FleetNodes, NodeResult
-from ascend_doctor.options import RunOptions
-from ascend_doctor.registry import Registry
 from ascend_doctor.report import Finding, HostSummary, Report, build_report
-from ascend_doctor.snapshot import ReplayHost
+from ascend_doctor.seam.snapshot import ReplayHost
 
 
 def unique_names(results: list[NodeResult]) -> None:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ascend_doctor.errors import FactUnavailable
+from ascend_doctor.core.errors import FactUnavailable
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
-from ascend_doctor.host import normalize_name
+from ascend_doctor.facts.stack import npu_models
 from ascend_doctor.i18n import T
-from ascend_doctor.options import RunOptions
-from ascend_doctor.stack import npu_models
-from ascend_doctor.units import human_bytes
+from ascend_doctor.seam.host import normalize_name
+from ascend_doctor.text.units import human_bytes
 
 GROUPS = ("packages", "ascend", "host", "devices", "env")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import glob
 from pathlib import Path
 
-from ascend_doctor.errors import InputError
+from ascend_doctor.core.errors import InputError
 from ascend_doctor.fleet.model import UNREADABLE, NodeResult
 from ascend_doctor.i18n import T
-from ascend_doctor.snapshot import load_snapshot
+from ascend_doctor.seam.snapshot import load_snapshot
 
 
 def expand(patterns: list[str]) -> list[Path]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ascend_doctor.snapshot import Snapshot
+from ascend_doctor.seam.snapshot import Snapshot
 
 # How a node failed to answer (FLEET101's details.kind).
 DEAD = "dead"            # Ray reported the node dead (or the task died with it)

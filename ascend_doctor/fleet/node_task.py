@@ -19,13 +19,13 @@ from typing import Optional
 def evaluate_host(host, options) -> dict:
     """Static checks and the FLEET facts summary of `host`, from one set of probe runs (also used by the benchmark
     and the tests to produce what a node sends)."""
-    from ascend_doctor.engine import run_static
+    from ascend_doctor.core.engine import run_static
+    from ascend_doctor.core.errors import FactUnavailable
+    from ascend_doctor.core.registry import load_registry
     from ascend_doctor.facts import FactStore
-    from ascend_doctor.errors import FactUnavailable
     from ascend_doctor.fleet.facts import FLEET_FACTS, Unavailable, summarize
-    from ascend_doctor.redact import redact_tree
-    from ascend_doctor.registry import load_registry
-    from ascend_doctor.textsafe import dump_json
+    from ascend_doctor.text.redact import redact_tree
+    from ascend_doctor.text.textsafe import dump_json
 
     store = FactStore(host, options)
     store.start_all(FLEET_FACTS)
@@ -62,7 +62,7 @@ def collect_on_node(options_json: str, fake: Optional[dict] = None, evaluate: bo
     hook `fake` serves a snapshot file instead of this machine."""
     offset = float((fake or {}).get("clock_offset_s", 0.0))
     started = time.time() + offset
-    from ascend_doctor.options import RunOptions
+    from ascend_doctor.core.options import RunOptions
 
     options = _with_matrix(RunOptions.model_validate_json(options_json), matrix_texts)
     out: dict = {"fake": bool(fake)}
@@ -75,18 +75,18 @@ def collect_on_node(options_json: str, fake: Optional[dict] = None, evaluate: bo
         with open(fake["snapshot"], encoding="utf-8") as fh:
             text = fh.read()
         if evaluate:
-            from ascend_doctor.snapshot import ReplayHost, Snapshot
+            from ascend_doctor.seam.snapshot import ReplayHost, Snapshot
 
             out.update(evaluate_host(ReplayHost(Snapshot.model_validate_json(text), label="node"), options))
         else:
             out["snapshot"] = text
     else:
-        from ascend_doctor.localhost import LocalHost
+        from ascend_doctor.seam.localhost import LocalHost
 
         if evaluate:
             out.update(evaluate_host(LocalHost(), options))
         else:
-            from ascend_doctor.collect import collect_snapshot
+            from ascend_doctor.seam.collect import collect_snapshot
 
             out["snapshot"] = collect_snapshot(LocalHost(), options,
                                                description="ascend-doctor fleet (Ray collect task)").dump()
@@ -105,11 +105,11 @@ def plan_compute_on_node(options_json: str) -> dict:
     snapshot cannot compute."""
     import socket
 
-    from ascend_doctor.errors import FactUnavailable
+    from ascend_doctor.core.errors import FactUnavailable
+    from ascend_doctor.core.options import RunOptions
     from ascend_doctor.facts import FactStore
-    from ascend_doctor.localhost import LocalHost
-    from ascend_doctor.options import RunOptions
     from ascend_doctor.probes.compute import plan_run, skipped_fact
+    from ascend_doctor.seam.localhost import LocalHost
 
     options = RunOptions.model_validate_json(options_json)
     store = FactStore(LocalHost(), options)
@@ -131,8 +131,8 @@ def plan_compute_on_node(options_json: str) -> dict:
 def compute_on_node(exe: str, cfg: dict) -> dict:
     """`fleet --compute`, step 2: run this node's launcher with the ranks the driver gave it; its record and what
     its children left behind (killed)."""
-    from ascend_doctor.localhost import LocalHost
     from ascend_doctor.probes.compute import run_launcher
+    from ascend_doctor.seam.localhost import LocalHost
 
     host = LocalHost()
     fact = run_launcher(host, exe, cfg)

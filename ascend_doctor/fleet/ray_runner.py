@@ -25,11 +25,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from ascend_doctor.errors import InputError
+from ascend_doctor.core.errors import InputError
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.fleet.model import DEAD, TASK_ERROR, TIMEOUT, NodeResult, clock_estimate
 from ascend_doctor.fleet.node_task import clock_on_node, collect_on_node
 from ascend_doctor.i18n import T
-from ascend_doctor.options import RunOptions
 
 FAKE_ENV = "ASCEND_DOCTOR_FLEET_FAKE_SNAPSHOTS"
 POLL_S = 0.5           # how often the driver re-reads ray.nodes() while tasks are pending
@@ -137,7 +137,7 @@ def run_on_ray(address: str, options: RunOptions, node_timeout: float = 60.0,
     collect = ray.remote(num_cpus=0, max_retries=0)(collect_on_node)
     options_json = options.model_dump_json()
     matrix_texts = {}
-    from ascend_doctor.inputs import read_text
+    from ascend_doctor.seam.inputs import read_text
 
     for path in options.matrix:  # the driver's files: shipped, since the nodes judge themselves
         matrix_texts[path] = read_text(path, "config", strict=True)
@@ -209,7 +209,7 @@ def _accept(res: NodeResult, out: dict) -> None:
         res.evaluation = {"findings": out["findings"], "summary": out["summary"], "notes": list(out.get("notes") or [])}
         res.name = out.get("hostname") or res.name
     else:
-        from ascend_doctor.snapshot import Snapshot
+        from ascend_doctor.seam.snapshot import Snapshot
 
         try:
             res.snapshot = Snapshot.model_validate_json(out["snapshot"])

@@ -1,4 +1,4 @@
-"""Pure parsers: vendor text -> typed facts (records). Each raises only `ascend_doctor.errors.ParseError`.
+"""Pure parsers: vendor text -> typed facts (records). Each raises only `ascend_doctor.core.errors.ParseError`.
 
 Modules register the kinds `ascend-doctor parse KIND FILE` understands with `@parser_kind("npu-smi-info")`.
 Every module in this package is imported by `parser_kinds()`, so a new parser module needs no registration.
@@ -46,7 +46,7 @@ def clean_paste(text: str) -> str:
     """
     import re
 
-    from ascend_doctor.numbers import int_or_none
+    from ascend_doctor.text.numbers import int_or_none
 
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     with_host = re.compile(r"^\s*(\([^)]*\)\s*)?(\[[^\]]*\]|[\w.-]+@[\w.-]+(:[^\s#$>]*)?)\s*[#$>]\s*\S")

@@ -1,7 +1,7 @@
 """Parsers for the version files that CANN, the NPU driver, the firmware and NNAL/ATB leave on disk.
 
 Formats and real values: ../shared/facts/matrix-facts.md §3.2. Every version stays a string here; ordering and
-comparison belong to `ascend_doctor.versions`. Pasted copies of these files often carry shell prompts, `cat`
+comparison belong to `ascend_doctor.text.versions`. Pasted copies of these files often carry shell prompts, `cat`
 command lines, user labels and `cat -n` numbering (with the tab already turned into spaces, vllm-ascend#451), so
 each parser keeps what looks like its own key lines, lists the rest in `ignored`, and raises ParseError only when
 nothing it knows is there.
@@ -15,11 +15,11 @@ from typing import Optional
 
 from pydantic import Field
 
-from ascend_doctor.errors import ParseError
-from ascend_doctor.model import Model
-from ascend_doctor.numbers import int_or_none
+from ascend_doctor.core.errors import ParseError
+from ascend_doctor.core.model import Model
 from ascend_doctor.parsers import clean_paste, parser_kind
-from ascend_doctor.versions import split_cfg_value
+from ascend_doctor.text.numbers import int_or_none
+from ascend_doctor.text.versions import split_cfg_value
 
 # `cat -n` prints "%6d\t"; pasted through a browser the tab often becomes two spaces (vllm-ascend#451).
 _LINE_NO = re.compile(r"^\s*\d{1,5}(?:\t| {2,})(?=\S)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ascend_doctor.numbers import int_or_none
+from ascend_doctor.text.numbers import int_or_none
 
 # No host has more NPUs than this; a range wider than that (`0-99999999`) is a typo, not a device list.
 MAX_RANGE = 1024

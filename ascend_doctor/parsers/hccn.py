@@ -14,10 +14,10 @@ from typing import Optional
 
 from pydantic import Field, computed_field
 
-from ascend_doctor.errors import ParseError
-from ascend_doctor.model import Model
-from ascend_doctor.numbers import to_int
+from ascend_doctor.core.errors import ParseError
+from ascend_doctor.core.model import Model
 from ascend_doctor.parsers import clean_paste, parser_kind, split_kv
+from ascend_doctor.text.numbers import to_int
 
 # `hccn_tool -i 3 -ip -g`, possibly behind a prompt or a full path; `-ping -g address X` too: the first `-i N -cmd`
 # after the first `hccn_tool` (found in two linear steps: one pattern with a lazy gap between them was quadratic).

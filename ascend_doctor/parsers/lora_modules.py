@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
-from ascend_doctor.jsonread import loads
-from ascend_doctor.model import Model
+from ascend_doctor.core.model import Model
+from ascend_doctor.text.jsonread import loads
 
 FIELDS = ("name", "path", "base_model_name", "is_3d_lora_weight")
 

@@ -22,10 +22,10 @@ from typing import Optional
 
 from pydantic import Field
 
-from ascend_doctor.errors import ParseError
-from ascend_doctor.model import Model
-from ascend_doctor.numbers import int_or_none, to_int
+from ascend_doctor.core.errors import ParseError
+from ascend_doctor.core.model import Model
 from ascend_doctor.parsers import clean_paste, parser_kind
+from ascend_doctor.text.numbers import int_or_none, to_int
 
 EXPECTS = "`npu-smi info` output (a table or a dcmi error)"
 

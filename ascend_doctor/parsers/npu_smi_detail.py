@@ -13,11 +13,11 @@ from typing import Optional
 
 from pydantic import Field
 
-from ascend_doctor.errors import ParseError
-from ascend_doctor.model import Model
-from ascend_doctor.numbers import int_or_none, to_int
+from ascend_doctor.core.errors import ParseError
+from ascend_doctor.core.model import Model
 from ascend_doctor.parsers import clean_paste, parser_kind
 from ascend_doctor.parsers.npu_smi import NpuSmiError, find_npu_smi_error
+from ascend_doctor.text.numbers import int_or_none, to_int
 
 _CMD = re.compile(r"npu-smi\s+info\b(.*)$")
 # The key runs to the first `:` and is stripped by the caller (a lazy key before `\s*:` was quadratic, #23).

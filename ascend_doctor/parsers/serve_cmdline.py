@@ -21,15 +21,16 @@ from typing import Any, Callable, Optional
 
 from pydantic import Field
 
-from ascend_doctor.jsonread import loads
-from ascend_doctor.model import Model
-from ascend_doctor.redact import REDACTED, is_secret_option, redact_argv
+from ascend_doctor.core.model import Model
+from ascend_doctor.text.jsonread import loads
+from ascend_doctor.text.redact import REDACTED, is_secret_option, redact_argv
+
 
 @dataclass(frozen=True)
 class OptionSyntax:
     """How the options of one vLLM release parse, as dest names: `flags` take no value (`--no-X` sets False),
     `multi` take every value up to the next option, `aliases` maps short spellings (`-tp`). It is data
-    (matrices/vllm-options.toml, `Matrix.serve_option_syntax`); `ascend_doctor.serve_options.parse_serve` picks
+    (the matrix's vllm-options.toml, `Matrix.serve_option_syntax`); `ascend_doctor.knowledge.serve_options.parse_serve` picks
     the one of the installed vLLM."""
 
     flags: frozenset = frozenset()
@@ -41,9 +42,35 @@ API_SERVER_MODULES = ("vllm.entrypoints.openai.api_server",)
 CLI_MODULES = ("vllm.entrypoints.cli.main", "vllm")
 DEFAULT_MODEL = "Qwen/Qwen3-0.6B"  # vllm/config/model.py default `model` (0.13.0), used when none is given
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-def redact_command(argv: list[str]) -> list[str]:
-    """`argv` with the values of secret options masked (`--api-key X`, `--api-key=X`, `env HF_TOKEN=X`)."""
-    return redact_argv(argv)
+
+
+class Launch(Model):
+    """How a command line starts, before any option is read: the `env K=V` assignments in front, the program, and
+    which vLLM entry point it is. The serving interpreter (probes/serve.py `serve_entry`) and the server's
+    environment (`server_env`) are derived from this, and `parse_serve_command` starts from it."""
+
+    env: dict[str, str] = Field(default_factory=dict, description="`env K=V` assignments before the command")
+    argv: list[str] = Field(default_factory=list, description="The command after the assignments")
+    entry: str = Field("", description="'vllm serve' | 'api_server' | 'cli.main serve' | '' (not vLLM)")
+    start: int = Field(-1, description="Index in `argv` of the first argument after the entry point")
+
+    @property
+    def program(self) -> str:
+        return self.argv[0] if self.argv else ""
+
+
+def launch_of(argv: list[str]) -> Launch:
+    """The `Launch` of a command line (pure)."""
+    rest = list(argv)
+    env: dict[str, str] = {}
+    if rest and os.path.basename(rest[0]) == "env":
+        rest = rest[1:]
+        while rest and _ENV_ASSIGN.match(rest[0]):
+            k, _, v = rest[0].partition("=")
+            env[k] = v
+            rest = rest[1:]
+    entry, start = _find_entry(rest)
+    return Launch(env=env, argv=rest, entry=entry, start=start)
 
 
 
@@ -301,16 +328,9 @@ def parse_serve_command(argv: list[str], read_text: Optional[Callable[[str], Opt
     Values of secret options (`--api-key`, `--hf-token`) are replaced by `<redacted>` unless `keep_secrets`.
     """
     argv = list(argv)
-    env: dict[str, str] = {}
-    rest = argv
-    if rest and os.path.basename(rest[0]) == "env":
-        rest = rest[1:]
-        while rest and _ENV_ASSIGN.match(rest[0]):
-            k, _, v = rest[0].partition("=")
-            env[k] = v
-            rest = rest[1:]
-    cmd = ServeCommand(argv=redact_command(argv), env=env)
-    entry, start = _find_entry(rest)
+    launch = launch_of(argv)
+    rest, entry, start = launch.argv, launch.entry, launch.start
+    cmd = ServeCommand(argv=redact_argv(argv), env=launch.env)
     cmd.entry = entry
     cmd.recognized = bool(entry)
     # Options are parsed even for a command that is not vLLM (e.g. a wrapper script taking --host/--port).

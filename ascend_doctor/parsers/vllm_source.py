@@ -31,7 +31,7 @@ from typing import Callable, Iterable, Optional
 
 from pydantic import Field
 
-from ascend_doctor.model import Model
+from ascend_doctor.core.model import Model
 
 ReadText = Callable[[str], Optional[str]]
 ListDir = Callable[[str], Optional[list]]
@@ -357,7 +357,7 @@ def editable_root(site_packages: str, dist: str, read: ReadText, listdir: ListDi
     vllm-ascend): the `file://` URL in `<dist>-<version>.dist-info/direct_url.json` (PEP 610) when editable."""
     from urllib.parse import unquote, urlsplit
 
-    from ascend_doctor.jsonread import loads
+    from ascend_doctor.text.jsonread import loads
 
     prefix = dist.replace("-", "_").lower() + "-"
     for e in listdir(site_packages) or []:

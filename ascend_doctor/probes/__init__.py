@@ -16,15 +16,18 @@ PROBES: dict[str, Callable[..., Any]] = {}
 
 
 def probe(name: str, min_timeout: "float | Callable[[Any], float]" = 0.0, derived: bool = False,
-          collected: bool = True):
+          collected: bool = True, reads: tuple[str, ...] = ()):
     """Register a probe function under the fact name it produces.
 
     `min_timeout`: seconds this probe may take even when --probe-timeout is lower (e.g. importing torch_npu in a
-    child process legitimately takes several seconds); a callable gets the run options (a minimum set by a flag).
+    child process legitimately takes several seconds); a callable gets the fact store (its `options` and
+    `knowledge`: a minimum set by a flag or a table).
     `derived`: the fact is computed from other facts only, never from the host (`host` is None in a host-less
     store), so `FactStore.given` derives it too — the stack from a paste's versions, the serve command from options.
     `collected`: `collect` runs it (False: a probe that acts on the machine — the compute smoke allocates HBM — runs
     only when a check that needs it is selected).
+    `reads`: the other facts it asks the store for — the probe graph. The registry refuses an unknown name or a cycle
+    when it loads (ascend_doctor.facts.graph), and the store refuses a read the probe did not declare.
     """
 
     def deco(func):
@@ -33,6 +36,7 @@ def probe(name: str, min_timeout: "float | Callable[[Any], float]" = 0.0, derive
         func.min_timeout = min_timeout
         func.derived = derived
         func.collected = collected
+        func.reads = tuple(reads)
         PROBES[name] = func
         return func
 

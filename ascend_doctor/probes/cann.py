@@ -16,9 +16,8 @@ from typing import Optional
 
 from pydantic import Field, computed_field
 
-from ascend_doctor.errors import ParseError
-from ascend_doctor.host import NOT_FOUND
-from ascend_doctor.model import Model
+from ascend_doctor.core.errors import ParseError
+from ascend_doctor.core.model import Model
 from ascend_doctor.parsers.ascend_files import (
     AscendInstallInfo,
     ComponentVersionInfo,
@@ -36,6 +35,7 @@ from ascend_doctor.parsers.ascend_files import (
     parse_version_cfg,
 )
 from ascend_doctor.probes import probe
+from ascend_doctor.seam.host import NOT_FOUND
 
 ASCEND = "/usr/local/Ascend"
 # Env vars set_env.sh exports that name the CANN root (ASCEND_OPP_PATH names <root>/opp).

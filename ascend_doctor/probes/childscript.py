@@ -13,10 +13,10 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from ascend_doctor.errors import FactUnavailable
-from ascend_doctor.host import TIMEOUT
-from ascend_doctor.jsonread import loads
-from ascend_doctor.model import Model
+from ascend_doctor.core.errors import FactUnavailable
+from ascend_doctor.core.model import Model
+from ascend_doctor.seam.host import TIMEOUT
+from ascend_doctor.text.jsonread import loads
 
 
 class ChildRun(Model):

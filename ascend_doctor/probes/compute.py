@@ -18,31 +18,30 @@ from typing import Optional
 
 from ascend_doctor.compute.facts import ComputeFact, parse_record
 from ascend_doctor.compute.launcher import MARKER, launcher_argv
-from ascend_doctor.compute.policy import ComputePolicy, load_compute_policy
-from ascend_doctor.host import REPLAY_COMMAND_MISS, TIMEOUT
-from ascend_doctor.jsonread import loads
+from ascend_doctor.compute.policy import ComputePolicy
+from ascend_doctor.facts.scope import planned_device_count
 from ascend_doctor.probes import probe
-from ascend_doctor.scope import planned_device_count
+from ascend_doctor.seam.host import REPLAY_COMMAND_MISS, TIMEOUT
+from ascend_doctor.text.jsonread import loads
 
 LAUNCHER_MARGIN_S = 15.0  # the doctor's own deadline on the launcher: its budget plus this (the ranks are stopped
 #                           at the budget; the launcher then needs a moment to reap them and print)
 
 
-def compute_budget(options, device: str = "npu") -> float:
-    """--compute-timeout, else the path's budget from matrices/compute/compute-smoke.toml."""
-    policy = load_compute_policy()
+def compute_budget(options, policy: ComputePolicy, device: str = "npu") -> float:
+    """--compute-timeout, else the path's budget from the compute policy (the `compute/compute-smoke` table)."""
     return options.compute_timeout or getattr(policy, device).budget_s
 
 
-def _chip(npu_smi) -> tuple[Optional[str], Optional[str], list[str]]:
-    """(chip name, family, dtypes to test) from npu-smi's first chip and the chip table (matrices/deploy/chips.toml);
+def _chip(npu_smi, chips) -> tuple[Optional[str], Optional[str], list[str]]:
+    """(chip name, family, dtypes to test) from npu-smi's first chip and the chip table (`deploy/chips`);
     fp16 alone when the chip is unknown — every Ascend chip vLLM runs on has it, bf16 only some (not 310P)."""
     from ascend_doctor.deploy.chips import find_chip
 
     if npu_smi is None or not getattr(npu_smi, "usable", False):
         return None, None, ["float16"]
     name = npu_smi.info.chips[0].name
-    chip = find_chip(name)
+    chip = find_chip(name, chips)
     if chip is None:
         return name, None, ["float16"]
     return name, chip.family, (["bfloat16", "float16"] if chip.bf16 else ["float16"])
@@ -71,7 +70,7 @@ def plan_run(ctx, exe: str) -> tuple[Optional[dict], str]:
     py = ctx.fact("python")
     if py.dist("torch") is None:
         return None, "no-torch"
-    policy = load_compute_policy()
+    policy = ctx.knowledge.compute
     smi = ctx.try_fact("npu_smi")
     devices = ctx.try_fact("devices")
     npus_here = bool(getattr(devices, "davinci", None)) or bool(smi is not None and smi.usable)
@@ -79,14 +78,14 @@ def plan_run(ctx, exe: str) -> tuple[Optional[dict], str]:
         if npus_here:
             return None, "no-torch-npu"
         world = ctx.options.compute_ranks or policy.cpu.default_ranks
-        return _config(policy, "cpu", world, ["bfloat16", "float16"], compute_budget(ctx.options, "cpu")), ""
+        return _config(policy, "cpu", world, ["bfloat16", "float16"], compute_budget(ctx.options, policy, "cpu")), ""
     if smi is not None and smi.usable and smi.info.processes:
         return None, "npus-busy"
-    world = ctx.options.compute_ranks or planned_device_count(ctx.try_fact("env"), smi)
+    world = ctx.options.compute_ranks or planned_device_count(ctx.try_fact("server_env"), smi)
     if not world:
         return None, "no-count"
-    chip, family, dtypes = _chip(smi)
-    cfg = _config(policy, "npu", world, dtypes, compute_budget(ctx.options, "npu"), family)
+    chip, family, dtypes = _chip(smi, ctx.knowledge.chips)
+    cfg = _config(policy, "npu", world, dtypes, compute_budget(ctx.options, policy, "npu"), family)
     cfg["chip"] = chip
     return cfg, ""
 
@@ -129,8 +128,10 @@ def skipped_fact(ctx, exe: str, why: str) -> ComputeFact:
     return ComputeFact(ran=False, skipped=why, python=exe, busy=held)
 
 
-@probe("npu_compute", min_timeout=lambda options: compute_budget(options) + LAUNCHER_MARGIN_S + 5, collected=False)
+@probe("npu_compute", reads=("python", "npu_smi", "devices", "server_env"), min_timeout=lambda store: compute_budget(store.options, store.knowledge.compute)
+       + LAUNCHER_MARGIN_S + 5, collected=False)
 def compute_probe(host, ctx) -> ComputeFact:
+    """The compute smoke: one rank per NPU computes, runs the fused operators and all-reduces (it allocates HBM)."""
     py = ctx.fact("python")
     exe = ctx.options.python or py.executable
     cfg, why = plan_run(ctx, exe)

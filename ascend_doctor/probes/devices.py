@@ -15,12 +15,12 @@ from typing import Optional
 
 from pydantic import Field
 
-from ascend_doctor.errors import FactUnavailable
-from ascend_doctor.host import NOT_FOUND, REPLAY_MISS_NOTE
+from ascend_doctor.core.errors import FactUnavailable
+from ascend_doctor.core.model import Model
 from ascend_doctor.i18n import T
-from ascend_doctor.model import Model
-from ascend_doctor.numbers import int_or_none
 from ascend_doctor.probes import probe
+from ascend_doctor.seam.host import NOT_FOUND, REPLAY_MISS_NOTE
+from ascend_doctor.text.numbers import int_or_none
 
 NODE_NAMES = ("davinci_manager", "devmm_svm", "hisi_hdc", "ascend_manager", "user_config")
 NPU_SMI_PATHS = ("/usr/local/bin/npu-smi", "/usr/local/sbin/npu-smi")

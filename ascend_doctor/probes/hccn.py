@@ -15,13 +15,13 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from ascend_doctor.concurrency import HCCN_TOOL_IN_FLIGHT, bounded_map
-from ascend_doctor.errors import ParseError
-from ascend_doctor.host import NOT_FOUND, TIMEOUT
-from ascend_doctor.model import Model
-from ascend_doctor.numbers import int_or_none
+from ascend_doctor.core.concurrency import HCCN_TOOL_IN_FLIGHT, bounded_map
+from ascend_doctor.core.errors import ParseError
+from ascend_doctor.core.model import Model
 from ascend_doctor.parsers.hccn import HccnConf, HccnDevice, parse_hccn_conf, parse_hccn_tool
 from ascend_doctor.probes import probe
+from ascend_doctor.seam.host import NOT_FOUND, TIMEOUT
+from ascend_doctor.text.numbers import int_or_none
 
 HCCN_TOOL_PATHS = ("/usr/local/Ascend/driver/tools/hccn_tool", "hccn_tool")
 HCCN_CONF = "/etc/hccn.conf"
@@ -107,7 +107,7 @@ def _ask_all(host, tool: str, calls: list[tuple[int, str]], deadline: float) -> 
     return out
 
 
-@probe("hccn")
+@probe("hccn", reads=("npu_smi",))
 def hccn_probe(host, ctx) -> HccnFact:
     """`hccn_tool -i N -link/-ip/-net_health -g` for every device, HCCN_TOOL_IN_FLIGHT calls at a time, then
     `-link_stat` for unhealthy ports; and /etc/hccn.conf. Bounded by the probe timeout; what was not asked or not

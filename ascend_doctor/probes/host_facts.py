@@ -10,27 +10,29 @@ from typing import Optional
 
 from pydantic import Field
 
-from ascend_doctor.errors import FactUnavailable
-from ascend_doctor.host import NOT_FOUND, NOT_RECORDED, PythonEnv
+from ascend_doctor.core.errors import FactUnavailable
+from ascend_doctor.core.model import Model
 from ascend_doctor.i18n import T
-from ascend_doctor.model import Model
-from ascend_doctor.numbers import int_or_none
 from ascend_doctor.probes import probe
+from ascend_doctor.seam.host import NOT_FOUND, NOT_RECORDED, PythonEnv
+from ascend_doctor.text.numbers import int_or_none
 
 HUAWEI_PCI_VENDOR = "0x19e5"
 
 
 @probe("system")
 def system_probe(host, ctx):
+    """The machine: hostname, OS, kernel and architecture."""
     return host.system()
 
 
 @probe("env")
 def env_probe(host, ctx) -> dict:
+    """The environment the doctor runs in (run it the way `vllm serve` runs), or the snapshot's."""
     return host.env()
 
 
-@probe("python")
+@probe("python", reads=("serving_python",))
 def python_probe(host, ctx) -> PythonEnv:
     """The serving interpreter (`serving_python`: --python, the command's, or the one found) and its installed
     distributions, from metadata only."""
@@ -86,6 +88,7 @@ class SelinuxFact(Model):
 
 @probe("selinux")
 def selinux_probe(host, ctx) -> SelinuxFact:
+    """SELinux as the kernel, getenforce and /etc/selinux/config each say it."""
     fact = SelinuxFact()
     enforce = host.read_file("/sys/fs/selinux/enforce")
     if enforce.ok:
@@ -147,6 +150,7 @@ class ShmFact(Model):
 
 @probe("shm")
 def shm_probe(host, ctx) -> ShmFact:
+    """Size and free space of /dev/shm, and how it is mounted."""
     du = host.disk_usage("/dev/shm")
     mounts = host.read_file("/proc/mounts")
     line = ""
@@ -179,6 +183,7 @@ UNLIMITED_V1 = 1 << 60  # v1 reports "no limit" as a page-rounded 2**63-1
 
 @probe("memory")
 def memory_probe(host, ctx) -> MemoryFact:
+    """Total and available host memory, from /proc/meminfo."""
     res = host.read_file("/proc/meminfo")
     if not res.ok:
         raise FactUnavailable("memory", T("/proc/meminfo: {error_message}",
@@ -310,6 +315,7 @@ class GccFact(Model):
 
 @probe("gcc")
 def gcc_probe(host, ctx) -> GccFact:
+    """The gcc on PATH and its version (torch_npu and CANN's operator compiler build with it)."""
     res = host.run(["gcc", "--version"], timeout=min(ctx.options.probe_timeout, 5))
     if res.error == NOT_FOUND:
         return GccFact(found=False)

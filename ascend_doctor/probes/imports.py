@@ -11,7 +11,7 @@ from typing import Optional
 
 from pydantic import Field
 
-from ascend_doctor.model import Model
+from ascend_doctor.core.model import Model
 from ascend_doctor.probes import probe
 from ascend_doctor.probes.childscript import run_child
 
@@ -74,8 +74,9 @@ def import_timeout(options) -> float:
     return options.import_timeout or IMPORT_TIMEOUT
 
 
-@probe("import_probe", min_timeout=lambda options: import_timeout(options) + 5)
+@probe("import_probe", reads=("python",), min_timeout=lambda store: import_timeout(store.options) + 5)
 def import_probe(host, ctx) -> ImportProbeFact:
+    """`import torch, torch_npu` in a child of the serving python, bounded in time."""
     if not ctx.options.import_probe:
         return ImportProbeFact(ran=False, skipped_reason="disabled with --no-import-probe")
     py = ctx.fact("python")

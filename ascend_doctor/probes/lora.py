@@ -8,13 +8,13 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from ascend_doctor.errors import FactUnavailable
-from ascend_doctor.host import REPLAY_MISS_NOTE
+from ascend_doctor.core.errors import FactUnavailable
+from ascend_doctor.core.model import Model
 from ascend_doctor.i18n import T
-from ascend_doctor.jsonread import loads
-from ascend_doctor.model import Model
 from ascend_doctor.parsers.lora_modules import parse_lora_modules
 from ascend_doctor.probes import probe
+from ascend_doctor.seam.host import REPLAY_MISS_NOTE
+from ascend_doctor.text.jsonread import loads
 
 CONFIG_MAX = 256 * 1024
 
@@ -71,8 +71,9 @@ def _read(host, adapter: LoraAdapter) -> None:
         adapter.config_error = f"{cfg_path}: not a JSON object"
 
 
-@probe("serve_lora")
+@probe("serve_lora", reads=("serve_cmd",))
 def lora_probe(host, ctx) -> LoraFact:
+    """The adapters of `--lora-modules`: each directory's adapter_config.json."""
     cmd = ctx.fact("serve_cmd")
     if not cmd.recognized:
         raise FactUnavailable("serve_lora", T("no vllm serve command"))

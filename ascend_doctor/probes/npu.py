@@ -12,14 +12,14 @@ from typing import Optional
 
 from pydantic import Field
 
-from ascend_doctor.concurrency import NPU_SMI_IN_FLIGHT, bounded_map
-from ascend_doctor.errors import FactUnavailable, ParseError
-from ascend_doctor.host import NOT_FOUND, TIMEOUT, CommandResult
+from ascend_doctor.core.concurrency import NPU_SMI_IN_FLIGHT, bounded_map
+from ascend_doctor.core.errors import FactUnavailable, ParseError
+from ascend_doctor.core.model import Model
 from ascend_doctor.i18n import T
-from ascend_doctor.model import Model
 from ascend_doctor.parsers.npu_smi import NpuSmiInfo, find_npu_smi_error, parse_npu_smi_info
 from ascend_doctor.parsers.npu_smi_detail import NpuHealth, NpuTopo, parse_npu_smi_health, parse_npu_smi_topo
 from ascend_doctor.probes import probe
+from ascend_doctor.seam.host import NOT_FOUND, TIMEOUT, CommandResult
 
 NPU_SMI = "npu-smi"
 # Tried in order when `npu-smi` is not on PATH (non-login shells, systemd units): the driver installs it in
@@ -86,6 +86,7 @@ def _output_text(r: CommandResult) -> str:
 
 @probe("npu_smi")
 def npu_smi_probe(host, ctx) -> NpuSmiFact:
+    """`npu-smi info`: the NPUs, their health, HBM and the processes on them."""
     r = host.run([NPU_SMI, "info"], timeout=ctx.options.probe_timeout)
     tool = NPU_SMI
     for path in NPU_SMI_FALLBACKS:
@@ -148,7 +149,7 @@ def _usable(ctx, name: str) -> NpuSmiFact:
     return fact
 
 
-@probe("npu_health")
+@probe("npu_health", reads=("npu_smi",))
 def npu_health_probe(host, ctx) -> NpuHealthFact:
     """Every NPU's `-t health` detail, NPU_SMI_IN_FLIGHT at a time, as soon as the table says which NPUs exist."""
     deadline = time.monotonic() + ctx.options.probe_timeout * 0.8  # leave the engine time to collect a partial answer
@@ -187,8 +188,9 @@ class NpuTopoFact(Model):
     parse_error: Optional[str] = None
 
 
-@probe("npu_topo")
+@probe("npu_topo", reads=("npu_smi",))
 def npu_topo_probe(host, ctx) -> NpuTopoFact:
+    """`npu-smi info -t topo`: how the NPUs are linked to each other."""
     smi = _usable(ctx, "npu_topo")
     r = host.run([smi.tool, "info", "-t", "topo"], timeout=ctx.options.probe_timeout)
     if r.error == TIMEOUT:

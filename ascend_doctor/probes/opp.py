@@ -5,7 +5,7 @@ Every aclnn call first reads `<that directory>/<soc>/binary_info_config.json` (f
 ops package); when the chip's directory is not there the first operator fails with `EZ1001 … Get path and read
 binary_info_config.json failed, please check if the opp_kernel package is installed!` (CANN's opbase,
 indv_collecter.cpp NnopbaseCollecterGetDynamicKernelPathAndReadConfig; vllm-ascend#237, #1440). Which directory
-each chip family needs is data: matrices/deploy/kernels.toml. The toolkit alone does not bring the
+each chip family needs is data: the `deploy/kernels` table. The toolkit alone does not bring the
 kernels: they are the chip's own package (Ascend-cann-kernels-910b…), so a host can have a healthy-looking CANN and
 no kernels for its NPU.
 """
@@ -16,11 +16,11 @@ from typing import Optional
 
 from pydantic import Field
 
-from ascend_doctor.errors import FactUnavailable
-from ascend_doctor.host import NOT_FOUND, REPLAY_MISS_NOTE
+from ascend_doctor.core.errors import FactUnavailable
+from ascend_doctor.core.model import Model
 from ascend_doctor.i18n import T
-from ascend_doctor.model import Model
 from ascend_doctor.probes import probe
+from ascend_doctor.seam.host import NOT_FOUND, REPLAY_MISS_NOTE
 
 KERNEL_CONFIG = "built-in/op_impl/ai_core/tbe/kernel/config"
 
@@ -33,8 +33,9 @@ class OppKernelsFact(Model):
     error: str = Field("", description="Why the directory could not be listed (permission, not recorded, ...)")
 
 
-@probe("opp_kernels")
+@probe("opp_kernels", reads=("cann",))
 def opp_kernels_probe(host, ctx) -> OppKernelsFact:
+    """The SoC kernel directories the active CANN ships for each chip family."""
     cann = ctx.fact("cann")
     if not cann.found or cann.active is None:
         raise FactUnavailable("opp_kernels", T("no CANN install was found, so there is no operator directory to read"))

@@ -18,7 +18,7 @@ from typing import Optional
 
 from pydantic import Field
 
-from ascend_doctor.model import Model
+from ascend_doctor.core.model import Model
 from ascend_doctor.probes import probe
 from ascend_doctor.probes.childscript import run_child
 
@@ -142,8 +142,9 @@ def platform_timeout(options) -> float:
     return options.import_timeout or PLATFORM_TIMEOUT
 
 
-@probe("vllm_platform", min_timeout=lambda options: platform_timeout(options) + 5)
+@probe("vllm_platform", reads=("python",), min_timeout=lambda store: platform_timeout(store.options) + 5)
 def platform_probe(host, ctx) -> PlatformFact:
+    """Which vLLM platform the serving python detects, asked in a child process."""
     if not ctx.options.import_probe:
         return PlatformFact(ran=False, skipped_reason="disabled with --no-import-probe")
     py = ctx.fact("python")

@@ -7,10 +7,10 @@ from typing import Optional
 
 from pydantic import Field
 
-from ascend_doctor.host import NOT_FOUND
-from ascend_doctor.model import Model
+from ascend_doctor.core.model import Model
 from ascend_doctor.parsers.proc_net import listening_ports
 from ascend_doctor.probes import probe
+from ascend_doctor.seam.host import NOT_FOUND
 
 SOURCES = ("/proc/net/tcp", "/proc/net/tcp6")
 
@@ -23,6 +23,7 @@ class ListeningPorts(Model):
 
 @probe("listening_ports")
 def listening_ports_probe(host, ctx) -> ListeningPorts:
+    """The TCP ports something listens on, from /proc/net/tcp and tcp6."""
     fact = ListeningPorts()
     ports: set[int] = set()
     errors = []

@@ -10,14 +10,14 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from ascend_doctor.errors import FactUnavailable
-from ascend_doctor.host import REPLAY_MISS_NOTE
+from ascend_doctor.core.errors import FactUnavailable
+from ascend_doctor.core.model import Model
 from ascend_doctor.i18n import T
-from ascend_doctor.jsonread import loads
-from ascend_doctor.model import Model
-from ascend_doctor.parsers.serve_cmdline import ServeCommand, host_text_reader
+from ascend_doctor.parsers.serve_cmdline import Launch, ServeCommand, host_text_reader, launch_of
 from ascend_doctor.parsers.vllm_source import InstalledVllm, editable_root, read_installed
 from ascend_doctor.probes import probe
+from ascend_doctor.seam.host import REPLAY_MISS_NOTE
+from ascend_doctor.text.jsonread import loads
 
 MODEL_FILES_MAX = 4 * 1024 * 1024
 
@@ -34,27 +34,43 @@ def _reader(host):
     return read, listdir
 
 
-def with_serve_command(host, options, argv: list[str], infer: bool = True):
-    """`options` for judging `argv`: `serve_argv` set and — unless `--python` was given (or `infer` is off, as under
-    --replay) — the serving interpreter inferred from the command (`infer_python`). Done before any probe runs: the
-    `python` fact is computed once, for the interpreter that will really serve, and `serve_cmd` reads its vLLM."""
-    options = options.model_copy(update={"serve_argv": list(argv)})
-    if options.python is None and infer:
-        from ascend_doctor.serve_options import parse_serve
+class ServeEntry(Model):
+    """How the command of `exec`/`collect --` starts (`RunOptions.serve_argv`) and the interpreter it will run in:
+    `python -m …`'s argv[0], or the interpreter of the `vllm` script's `#!` line (found on the host's PATH)."""
 
-        inferred = infer_python(host, parse_serve(list(argv)), list(argv))  # only the entry point matters here
-        if inferred:
-            options = options.model_copy(update={"python": inferred, "python_inferred": True})
-    return options
+    launch: Launch
+    interpreter: Optional[str] = Field(None, description="None: the command does not say (see `why_not`)")
+    how: str = Field("", description="how the interpreter was read off the command")
+    why_not: str = ""
 
 
-def _matrix(ctx):
-    from ascend_doctor.matrix import load_matrix
+@probe("serve_entry", reads=())
+def serve_entry_probe(host, ctx) -> ServeEntry:
+    """The entry point and interpreter of the command line: read once, through the host (so a snapshot records the
+    PATH lookup and the `#!` line), and the one road by which the command chooses the serving python."""
+    argv = list(ctx.options.serve_argv or ())
+    if not argv:
+        raise FactUnavailable("serve_entry", T("no `vllm serve` command line was given (ascend-doctor exec -- vllm "
+                                               "serve …)"))
+    launch = launch_of(argv)
+    if not launch.entry:
+        return ServeEntry(launch=launch, why_not=T("not a vllm serve / api_server command line"))
+    from ascend_doctor.probes.serving import on_path, shebang_python
 
-    return load_matrix(ctx.options.matrix)
+    first = launch.program
+    if launch.entry != "vllm serve":
+        exe = first if "/" in first else on_path(host, first)
+        return ServeEntry(launch=launch, interpreter=exe, how=T("the interpreter of `{program} -m`", program=first),
+                          why_not="" if exe else T("{program} is not on PATH", program=first))
+    script = first if "/" in first else on_path(host, first)
+    if script is None:
+        return ServeEntry(launch=launch, why_not=T("{program} is not on PATH", program=first))
+    exe = shebang_python(host, script)
+    return ServeEntry(launch=launch, interpreter=exe, how=T("the #! line of {script}", script=script),
+                      why_not="" if exe else T("{script} has no #! line naming an interpreter", script=script))
 
 
-@probe("serve_cmd")
+@probe("serve_cmd", reads=("python",))
 def serve_cmd_probe(host, ctx) -> ServeCommand:
     """The `vllm serve` command line of `exec`/`collect` (`RunOptions.serve_argv`), parsed with the option syntax of
     the serving python's vLLM; its `--config` YAML is read through the host (so a snapshot records it)."""
@@ -62,36 +78,16 @@ def serve_cmd_probe(host, ctx) -> ServeCommand:
     if not argv:
         raise FactUnavailable("serve_cmd", T("no `vllm serve` command line was given (ascend-doctor exec -- vllm "
                                              "serve …)"))
-    from ascend_doctor.serve_options import parse_serve
+    from ascend_doctor.knowledge.serve_options import parse_serve
 
     py = ctx.try_fact("python")  # the serving python's vLLM decides which options are flags
     vllm = py.vllm_dist() if py is not None else None
     return parse_serve(argv, read_text=host_text_reader(host), vllm_version=vllm.version if vllm else None,
-                       matrix=_matrix(ctx))
-
-
-def infer_python(host, cmd: ServeCommand, raw: list[str]) -> Optional[str]:
-    """The interpreter that will serve: `python -m …`'s argv[0], or the `vllm` script's shebang (found on PATH)."""
-    if not cmd.recognized:
-        return None
-    argv = list(raw)
-    if argv and posixpath.basename(argv[0]) == "env":
-        argv = argv[1:]
-        while argv and "=" in argv[0] and not argv[0].startswith("-"):
-            argv = argv[1:]
-    if not argv:
-        return None
-    from ascend_doctor.probes.serving import on_path, shebang_python
-
-    first = argv[0]
-    if cmd.entry != "vllm serve":
-        return first if "/" in first else on_path(host, first)
-    script = first if "/" in first else on_path(host, first)
-    return shebang_python(host, script) if script else None
+                       matrix=ctx.knowledge.matrix)
 
 
 
-@probe("vllm_files")
+@probe("vllm_files", reads=("python",))
 def vllm_files_probe(host, ctx) -> InstalledVllm:
     """Parser names, tokenizer modes, architectures, model types and env var names of the serving python's vLLM."""
     py = ctx.fact("python")
@@ -244,8 +240,9 @@ def _draft(host, cmd, fact: ServeModelFact) -> None:
             fact.draft_why_not = err or f"{posixpath.join(path, 'config.json')}: not a JSON object"
 
 
-@probe("serve_model")
+@probe("serve_model", reads=("serve_cmd",))
 def serve_model_probe(host, ctx) -> ServeModelFact:
+    """The served model's directory: config.json, tokenizer and chat template, quantisation description."""
     cmd = ctx.fact("serve_cmd")
     if not cmd.recognized or not cmd.model:
         raise FactUnavailable("serve_model", T("no vllm serve model to read"))

@@ -24,9 +24,9 @@ from typing import Optional
 
 from pydantic import Field
 
-from ascend_doctor.host import PythonEnv
-from ascend_doctor.model import Model
+from ascend_doctor.core.model import Model
 from ascend_doctor.probes import probe
+from ascend_doctor.seam.host import PythonEnv
 
 MAX_CANDIDATES = 4  # each costs one metadata dump (~0.1-0.3 s)
 _IMAGE_PYTHON = re.compile(r"^python3\.\d+(?:\.\d+)?$")
@@ -178,10 +178,16 @@ def find_serving_python(host, timeout: float) -> ServingPython:
                          env=envs.get(best.path))
 
 
-@probe("serving_python")
+@probe("serving_python", reads=("serve_entry",))
 def serving_python_probe(host, ctx) -> ServingPython:
-    """The interpreter the run judges: --python, the one `exec` inferred from the command line, or the search."""
+    """The interpreter the run judges, chosen once: --python, else the one the `vllm serve` command line names
+    (`serve_entry`: exec, collect --), else the search."""
     if ctx.options.python:
-        how = HOW_COMMAND if ctx.options.python_inferred else HOW_FLAG
-        return ServingPython(path=ctx.options.python, how=how)
-    return find_serving_python(host, ctx.options.probe_timeout)
+        return ServingPython(path=ctx.options.python, how=HOW_FLAG)
+    entry = ctx.try_fact("serve_entry") if ctx.options.serve_argv else None
+    if entry is not None and entry.interpreter:
+        return ServingPython(path=entry.interpreter, how=HOW_COMMAND, detail=entry.how)
+    found = find_serving_python(host, ctx.options.probe_timeout)
+    if entry is not None and entry.why_not:
+        found.looked.insert(0, f"the command line ({entry.why_not})")
+    return found

@@ -8,7 +8,7 @@ from typing import Optional
 
 from pydantic import Field
 
-from ascend_doctor.model import Model
+from ascend_doctor.core.model import Model
 from ascend_doctor.probes import probe
 
 NAMES = ("vllm", "vllm.py", "vllm_ascend", "vllm_ascend.py")
@@ -29,6 +29,7 @@ class ShadowFact(Model):
 
 @probe("vllm_shadow")
 def shadow_probe(host, ctx) -> ShadowFact:
+    """Files that would shadow the installed vllm or vllm_ascend package (the working directory, PYTHONPATH)."""
     env = host.env()
     fact = ShadowFact(cwd=env.get("PWD") or None)
     dirs = ([("working directory", fact.cwd)] if fact.cwd else []) + [

@@ -41,7 +41,7 @@ from rich.text import Text
 from ascend_doctor.i18n import current, field_text, localize, tr, trn
 from ascend_doctor.render.wrap import has_wide, wrap
 from ascend_doctor.report import Finding, Report, Status, gating
-from ascend_doctor.textsafe import escape_text
+from ascend_doctor.text.textsafe import escape_text
 
 STATUS_ICON = {
     Status.PASS: ("✔", "green"),

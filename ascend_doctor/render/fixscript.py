@@ -16,8 +16,8 @@ import shlex
 import textwrap
 from typing import Iterable, Optional
 
-from ascend_doctor.redact import redact_text
 from ascend_doctor.report import Finding, Report, Status
+from ascend_doctor.text.redact import redact_text
 
 SECTIONS = (
     ("driver and firmware", ("DRV", "NPU", "HW")),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ascend_doctor.report import Report
-from ascend_doctor.textsafe import dump_json
+from ascend_doctor.text.textsafe import dump_json
 
 
 def render_json(report: Report) -> str:

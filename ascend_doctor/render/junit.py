@@ -20,7 +20,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from ascend_doctor.report import Finding, Report, Status, gating
-from ascend_doctor.textsafe import xml_text
+from ascend_doctor.text.textsafe import xml_text
 
 
 def _text(f: Finding) -> str:

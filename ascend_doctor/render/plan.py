@@ -12,9 +12,9 @@ from ascend_doctor.deploy.container import shell
 from ascend_doctor.deploy.plan import Plan, gib
 from ascend_doctor.deploy.report import PlanReport
 from ascend_doctor.i18n import shown, tr
-from ascend_doctor.redact import redact_values
 from ascend_doctor.render.console import make_console
 from ascend_doctor.render.wrap import wrap
+from ascend_doctor.text.redact import redact_values
 
 
 def _lines(doc: PlanReport) -> list[tuple[str, str, str]]:

@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 from ascend_doctor import __version__
 from ascend_doctor.report import Finding, Report, Severity, Status
-from ascend_doctor.textsafe import dump_json
+from ascend_doctor.text.textsafe import dump_json
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _KIND = {Status.FAIL: "fail", Status.ERROR: "fail", Status.WARN: "fail", Status.UNKNOWN: "open",

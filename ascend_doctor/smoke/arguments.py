@@ -7,7 +7,7 @@ import re
 from typing import Any, Optional
 
 from ascend_doctor.i18n import T
-from ascend_doctor.jsonread import loads
+from ascend_doctor.text.jsonread import loads
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 

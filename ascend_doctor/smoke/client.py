@@ -14,11 +14,11 @@ from urllib.parse import urlsplit
 
 from pydantic import Field
 
-from ascend_doctor.errors import InputError
+from ascend_doctor.core.errors import InputError
+from ascend_doctor.core.model import Model
 from ascend_doctor.i18n import T
-from ascend_doctor.jsonread import loads
-from ascend_doctor.model import Model
-from ascend_doctor.redact import redact_values, register_secret
+from ascend_doctor.text.jsonread import loads
+from ascend_doctor.text.redact import redact_values, register_secret
 
 if TYPE_CHECKING:  # httpx is imported where a request is made: `check` without --smoke-url never needs it
     import httpx

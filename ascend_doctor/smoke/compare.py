@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from ascend_doctor.model import Model
+from ascend_doctor.core.model import Model
 from ascend_doctor.smoke.arguments import decoded
 from ascend_doctor.smoke.client import Exchange
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Optional
 
-from ascend_doctor.evaluator import ev
+from ascend_doctor.core.evaluator import ev
 from ascend_doctor.i18n import T
 from ascend_doctor.smoke import scenarios as S
 from ascend_doctor.smoke.client import Exchange, error_message
@@ -197,11 +197,12 @@ def nothing_to_scan(ctx, facts, what: str):
     return ctx.unknown(T("no answer came back to scan for {what}", what=what))
 
 
-def unconstrained(name: str, x: Exchange) -> bool:
+def unconstrained(name: str, x: Exchange, matrix) -> bool:
     from ascend_doctor.smoke.leaks import unconstrained_arguments
 
     r = x.reply
-    return r is not None and unconstrained_arguments(name in FORCED, r.content, r.finish_reason, bool(r.tool_calls))
+    return r is not None and unconstrained_arguments(name in FORCED, r.content, r.finish_reason, bool(r.tool_calls),
+                                                     matrix)
 
 
 def schema_problem(problem: str) -> bool:
@@ -212,18 +213,16 @@ def schema_problem(problem: str) -> bool:
 def strict_fix(ctx) -> str:
     from ascend_doctor.smoke.leaks import strict_level_fix
 
-    try:
-        matrix = ctx.matrix
-    except Exception:  # an unavailable matrix degrades the remediation text, never the verdict
-        matrix = None
-    return strict_level_fix(matrix)
+    return strict_level_fix(ctx.knowledge.matrix)
 
 
-def leak_hint(x: Exchange) -> str:
+def leak_hint(x: Exchange, matrix) -> str:
     from ascend_doctor.smoke import leaks as L  # imported here: a static check loads this module but runs no smoke
 
     r = x.reply
-    leaks = L.detect_leaks(r.content if r else None) + L.detect_leaks(r.reasoning if r else None, "reasoning")
+    leaks = L.detect_leaks(r.content if r else None, matrix) + L.detect_leaks(r.reasoning if r else None, matrix,
+                                                                              "reasoning")
     if not leaks:
         return ""
-    return T(" — the content holds raw {label} markup (see TOOL113)", label=L.families()[leaks[0].family].label)
+    return T(" — the content holds raw {label} markup (see TOOL113)",
+             label=L.families(matrix)[leaks[0].family].label)

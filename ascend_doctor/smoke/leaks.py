@@ -1,7 +1,8 @@
 """Raw tool-call / reasoning markup leaked into `content` or reasoning fields: detection and the parser it needs.
 
-Pure functions of text and the model-family table (`markup_family` rows of matrices/model-families.toml): which
-markup each family writes, and which `vllm serve` flags read it. The serve lint (SERVE203) reads the same table.
+Pure functions of text and the model-family table (the matrix's `markup_family` rows, handed in as `matrix`: the
+run's, with the user's layers): which markup each family writes, and which `vllm serve` flags read it. The serve lint
+(SERVE203) reads the same table.
 """
 
 from __future__ import annotations
@@ -12,12 +13,9 @@ from typing import Any, Optional
 
 from ascend_doctor.i18n import T, join
 
-def families(matrix: Any = None) -> dict[str, Any]:
-    """The markup families (`markup_family` rows of matrices/model-families.toml, layered files included), by id."""
-    if matrix is None:
-        from ascend_doctor.matrix import load_matrix
 
-        matrix = load_matrix()
+def families(matrix: Any) -> dict[str, Any]:
+    """The markup families (the matrix's `markup_family` rows, layered files included), by id."""
     return matrix.markup_families
 
 
@@ -43,7 +41,7 @@ class Leak:
     excerpt: str
 
 
-def detect_leaks(text: Optional[str], field: str = "content", matrix: Any = None) -> list[Leak]:
+def detect_leaks(text: Optional[str], matrix: Any, field: str = "content") -> list[Leak]:
     """Every markup family present in `text` (at most one Leak per family), most specific first."""
     if not text:
         return []
@@ -77,14 +75,10 @@ TEMPLATE_OPENS_THINK_FIX = T(
     "PR #13025), so upgrade vLLM; a template of your own that adds `<think>` needs the parser of its family.")
 
 
-def _first_release(kind: str, name: str, matrix: Any = None) -> tuple[Optional[str], Optional[str]]:
+def _first_release(kind: str, name: str, matrix: Any) -> tuple[Optional[str], Optional[str]]:
     """(first vLLM release with `name` of `kind`, first vllm-ascend release whose vLLM has it), from the compatibility
-    matrix; (None, None) when the matrix is unavailable or does not know the name."""
+    matrix; (None, None) when the matrix does not know the name."""
     try:
-        if matrix is None:
-            from ascend_doctor.matrix import load_matrix
-
-            matrix = load_matrix()
         release = matrix.first_vllm_release_with(kind, name)
         ascend = getattr(matrix, "first_ascend_release_with", lambda *a: None)(kind, name) if release else None
     except Exception:  # the matrix module may be absent or broken: degrade the text, never crash a check
@@ -92,8 +86,8 @@ def _first_release(kind: str, name: str, matrix: Any = None) -> tuple[Optional[s
     return (str(release) if release else None), (str(ascend.version) if ascend is not None else None)
 
 
-def remediation_for(family: str, matrix: Any = None) -> str:
-    """The serve flags the family needs and the first vLLM release that has them (from `matrix`, default shipped)."""
+def remediation_for(family: str, matrix: Any) -> str:
+    """The serve flags the family needs and the first vLLM release that has them (from `matrix`)."""
     fam = families(matrix)[family]
     if not fam.tool_parser:
         return (T("Reasoning tags are reaching `content`: start vllm serve with `--reasoning-parser <name>` for this "
@@ -200,26 +194,22 @@ CONTROL_TOKEN_FIX = (
 
 # Unconstrained arguments --------------------------------------------------------------------------------------------
 def unconstrained_arguments(scenario_forced: bool, content: Optional[str], finish_reason: Optional[str],
-                            has_calls: bool) -> bool:
+                            has_calls: bool, matrix: Any) -> bool:
     """The shape of a forced tool call whose arguments the server did not constrain: no `tool_calls`, raw call markup
     in `content`, and `finish_reason: "length"`. vLLM 0.31+ under its default `--tool-strict-level auto` constrains
     only the call envelope for tools without `"strict": true`; the model then writes arguments until max_tokens and
     the tool parser gives up (measured against vLLM 0.32.0, hermes: ../shared/facts/vllm-cpu-notes.md)."""
-    return scenario_forced and not has_calls and finish_reason == "length" and bool(detect_leaks(content))
+    return scenario_forced and not has_calls and finish_reason == "length" and bool(detect_leaks(content, matrix))
 
 
-def strict_level_fix(matrix: Any = None) -> str:
+def strict_level_fix(matrix: Any) -> str:
     """The fix for `unconstrained_arguments`, with the first vLLM release that has `--tool-strict-level` (matrix)."""
     first = None
     try:
-        if matrix is None:
-            from ascend_doctor.matrix import load_matrix
-
-            matrix = load_matrix()
         first = matrix.first_vllm_with_option("tool-strict-level")
     except Exception:  # an unavailable matrix degrades the text, never the verdict
         first = None
-    since = (T(" (the option exists from vLLM {first} on, matrices/vllm-options.toml, read from that release's sdist: "
+    since = (T(" (the option exists from vLLM {first} on, the matrix's vllm-options.toml, read from that release's sdist: "
                "vllm/tool_parsers/tool_strict_level.py)", first=first) if first else "")
     return (T("The server constrained only the tool-call envelope, not the arguments: the model wrote them until "
               "max_tokens and the tool parser could not read the call. Start vllm serve with `--tool-strict-level "

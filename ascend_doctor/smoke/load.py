@@ -14,10 +14,10 @@ import sys
 import time
 from typing import Optional
 
-from ascend_doctor.jsonread import loads
 from ascend_doctor.smoke.client import USER_AGENT, normalize_base_url, parse_sse, reply_from_stream
 from ascend_doctor.smoke.scenarios import LoadResult, tool_call_payload
 from ascend_doctor.smoke.wire import Connection
+from ascend_doctor.text.jsonread import loads
 
 MAX_ERRORS_KEPT = 5
 RAMP_STEP_S = 0.001

@@ -12,8 +12,8 @@ from typing import Any, Callable, Optional
 
 from pydantic import Field
 
+from ascend_doctor.core.model import Model
 from ascend_doctor.i18n import T
-from ascend_doctor.model import Model
 from ascend_doctor.smoke.client import Exchange, SmokeClient, ToolCall
 
 WEATHER_TOOL = {

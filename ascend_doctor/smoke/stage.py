@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from ascend_doctor.evaluator import evaluate
+from ascend_doctor.core.evaluator import evaluate
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
-from ascend_doctor.options import RunOptions
 from ascend_doctor.report import Finding
 from ascend_doctor.smoke.client import SmokeClient, api_key_from_env, normalize_base_url
 from ascend_doctor.smoke.scenarios import SmokeFacts, run_scenarios

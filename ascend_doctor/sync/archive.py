@@ -19,7 +19,7 @@ import zipfile
 from pathlib import Path
 from typing import Dict, List, Optional, Set
 
-from ascend_doctor.errors import InputError
+from ascend_doctor.core.errors import InputError
 from ascend_doctor.i18n import T
 
 MAX_MEMBER = 4 * 1024 * 1024

@@ -5,7 +5,7 @@ docs/source/developer_guide/ before v0.9). Its columns moved over time (Mooncake
 "PyTorch/torch_npu" is one cell), so columns are found by their header text, not their position. A release's own
 files say what pip installs: Requires-Dist of PKG-INFO (requirements.txt in a checkout), README's "CANN == X" and
 the Dockerfile's base image. Where the table and the release's own files disagree, both are reported; deciding
-which one the matrix records is the maintainer's call (see the header of matrices/vllm-ascend.toml).
+which one the matrix records is the maintainer's call (see the header of the matrix's vllm-ascend.toml).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional, Tuple
 
-from ascend_doctor.model import Model
+from ascend_doctor.core.model import Model
 from ascend_doctor.sync.archive import Tree
 from ascend_doctor.sync.metadata import read_metadata
 
@@ -175,7 +175,7 @@ _REQ_LINE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([0-9][^\s;#,]*
 
 
 def _requirements_pins(text: str) -> Dict[str, str]:
-    from ascend_doctor.matrix_schema import normalize_name
+    from ascend_doctor.knowledge.matrix_schema import normalize_name
     return {normalize_name(n): v for n, v in _REQ_LINE.findall(text)}
 
 
@@ -221,7 +221,7 @@ def read_own(tree: Tree) -> Optional[AscendOwn]:
 def merge_tables(tables: List[AscendTable]) -> Dict[str, Tuple[TableRow, str]]:
     """version -> (row, source) over several copies of the table: the copy from the newest tree wins, older copies
     fill in rows the newer ones dropped (PR #799 removed the v0.7.x rc rows)."""
-    from ascend_doctor.versions import try_parse_version
+    from ascend_doctor.text.versions import try_parse_version
 
     dated = [(try_parse_version(t.tree_version), t) for t in tables]
     ordered = [t for v, t in sorted(((v, t) for v, t in dated if v is not None), key=lambda p: p[0], reverse=True)]

@@ -2,7 +2,7 @@
 `additional_config.get("key", …)`, `additional_config["key"]` and `"key" in additional_config` under `vllm_ascend/`,
 found with `ast` (nothing is imported or run). vllm-ascend reads the dict with `.get`, so a key no release reads is
 ignored without a word — the list is what SERVE307 judges a command's keys against
-(matrices/vllm-ascend-config.toml)."""
+(the matrix's vllm-ascend-config.toml)."""
 
 from __future__ import annotations
 

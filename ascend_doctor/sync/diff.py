@@ -1,6 +1,6 @@
 """What upstream says against what the matrix says, as proposed rows.
 
-Every proposal is a whole row, ready to paste into matrices/*.toml, with the differences that motivated it and the
+Every proposal is a whole row, ready to paste into the matrix files, with the differences that motivated it and the
 files they were read from. Nothing here decides which of two disagreeing upstream documents is right: where a
 release's own files and the official table differ, the row carries both values and a `conflict` note, as the shipped
 rows do. A field the sources read do not give (a new release's hardware list) is copied from the newest shipped row
@@ -12,14 +12,14 @@ from __future__ import annotations
 from datetime import date
 from typing import Any, Dict, Iterable, List, Literal, Optional, Tuple
 
-from ascend_doctor.matrix import Matrix
-from ascend_doctor.matrix_schema import CONFLICT_FIELDS
-from ascend_doctor.model import Model
+from ascend_doctor.core.model import Model
+from ascend_doctor.knowledge.matrix import Matrix
+from ascend_doctor.knowledge.matrix_schema import CONFLICT_FIELDS
 from ascend_doctor.sync.ascend import AscendOwn, AscendTable, TableRow, merge_tables
 from ascend_doctor.sync.hf import TransformersRelease
 from ascend_doctor.sync.metadata import PypiProject
 from ascend_doctor.sync.vllm import VllmRelease
-from ascend_doctor.versions import parse_version, try_parse_version
+from ascend_doctor.text.versions import parse_version, try_parse_version
 
 PARSER_FIELDS = ("tool_parser", "reasoning_parser", "tokenizer_mode")
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import List
 
-from ascend_doctor.errors import InputError
-from ascend_doctor.parsers.vllm_source import transformers_model_types
+from ascend_doctor.core.errors import InputError
+from ascend_doctor.core.model import Model
 from ascend_doctor.i18n import T
-from ascend_doctor.model import Model
+from ascend_doctor.parsers.vllm_source import transformers_model_types
 from ascend_doctor.sync.archive import open_tree
 from ascend_doctor.sync.metadata import read_metadata
 from ascend_doctor.sync.vllm import _sha256

@@ -13,12 +13,12 @@ from typing import Dict, List, Optional
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from ascend_doctor.errors import InputError
+from ascend_doctor.core.errors import InputError
+from ascend_doctor.core.model import Model
 from ascend_doctor.i18n import T
-from ascend_doctor.jsonread import loads
-from ascend_doctor.matrix_schema import normalize_name
-from ascend_doctor.model import Model
+from ascend_doctor.knowledge.matrix_schema import normalize_name
 from ascend_doctor.sync.archive import Tree
+from ascend_doctor.text.jsonread import loads
 
 
 class CoreMetadata(Model):

@@ -9,10 +9,11 @@ from __future__ import annotations
 from datetime import date
 from typing import Dict, List, Optional, Sequence
 
-from ascend_doctor.errors import InputError
+from ascend_doctor.core.errors import InputError
+from ascend_doctor.core.model import Model
 from ascend_doctor.i18n import T
-from ascend_doctor.matrix import Matrix
-from ascend_doctor.model import Model
+from ascend_doctor.knowledge.files import shown
+from ascend_doctor.knowledge.matrix import Matrix
 from ascend_doctor.sync.archive import open_tree
 from ascend_doctor.sync.ascend import AscendOwn, AscendTable, read_own, read_release_table
 from ascend_doctor.sync.diff import (
@@ -30,10 +31,10 @@ from ascend_doctor.sync.tomlout import emit_rows
 from ascend_doctor.sync.vllm import read_vllm_release
 
 # table -> the shipped file its rows belong in
-TARGET = {"vllm_ascend_release": "matrices/vllm-ascend.toml", "vllm_parsers": "matrices/vllm-parsers.toml",
-          "vllm_models": "matrices/vllm-models.toml",
-          "vllm_options": "matrices/vllm-options.toml", "transformers_models": "matrices/transformers-models.toml",
-          "package_index": "matrices/package-index.toml"}
+TARGET = {table: shown(f"{name}.toml") for table, name in (
+    ("vllm_ascend_release", "vllm-ascend"), ("vllm_parsers", "vllm-parsers"), ("vllm_models", "vllm-models"),
+    ("vllm_options", "vllm-options"), ("transformers_models", "transformers-models"),
+    ("package_index", "package-index"))}
 ORDER = tuple(TARGET)
 
 

@@ -13,7 +13,7 @@ import json
 from datetime import date
 from typing import Any, Dict, Iterable, List
 
-from ascend_doctor.tomlread import loads_toml
+from ascend_doctor.knowledge.tomlread import loads_toml
 
 WRAP = 116
 

@@ -12,10 +12,10 @@ import hashlib
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from ascend_doctor.errors import InputError
-from ascend_doctor.parsers.vllm_source import read_installed
+from ascend_doctor.core.errors import InputError
+from ascend_doctor.core.model import Model
 from ascend_doctor.i18n import T
-from ascend_doctor.model import Model
+from ascend_doctor.parsers.vllm_source import read_installed
 from ascend_doctor.sync.archive import Tree, open_tree
 from ascend_doctor.sync.metadata import read_metadata
 

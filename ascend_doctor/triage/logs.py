@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 
-def log_matches(paste: Any) -> list[dict]:
-    """Every error/warning signature in the paste's cleaned text (generic ones beside a specific match flagged
-    `also_seen`), each with its original line number."""
-    from ascend_doctor import signatures
+def log_matches(paste: Any, catalogue: Any) -> list[dict]:
+    """Every error/warning signature of `catalogue` in the paste's cleaned text (generic ones beside a specific match
+    flagged `also_seen`), each with its original line number."""
+    from ascend_doctor.knowledge import signatures
 
     out = []
-    for m in signatures.diagnose(paste.text):
+    for m in signatures.diagnose(paste.text, catalogue):
         s = m.signature
         idx = m.line - 1
         line = paste.line_numbers[idx] if 0 <= idx < len(paste.line_numbers) else m.line

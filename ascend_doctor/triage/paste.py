@@ -18,7 +18,7 @@ from typing import Optional
 from packaging.utils import canonicalize_name
 from pydantic import Field
 
-from ascend_doctor.model import Model
+from ascend_doctor.core.model import Model
 from ascend_doctor.parsers import _PASTED_COMMANDS
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
@@ -353,7 +353,7 @@ def read_paste(text: str) -> PasteFacts:
 def _key_value_file(f: PasteFacts, block: list[Line]) -> bool:
     """Read one block of key=value lines with the parser of the file it is (ascend_doctor.parsers.ascend_files);
     False when it is none of them (the lines are then read one by one like any other)."""
-    from ascend_doctor.errors import ParseError
+    from ascend_doctor.core.errors import ParseError
     from ascend_doctor.parsers.ascend_files import parse_driver_version_info, parse_install_info, parse_version_cfg
 
     keys = {ln.text.strip().split("=", 1)[0]: ln.no for ln in block}

@@ -15,12 +15,12 @@ from datetime import datetime, timezone
 from typing import Any, Optional
 
 from ascend_doctor import __version__
-from ascend_doctor.evaluator import evaluate
+from ascend_doctor.core.evaluator import evaluate
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
-from ascend_doctor.host import Distribution, PythonEnv
 from ascend_doctor.i18n import T
-from ascend_doctor.options import RunOptions
 from ascend_doctor.report import HostSummary, Report, TriageSection, TriageSummary, build_report
+from ascend_doctor.seam.host import Distribution, PythonEnv
 from ascend_doctor.triage.paste import PasteFacts, read_paste
 
 # Static checks a paste can answer, and what each needs from it (beyond the `paste` fact itself).
@@ -60,7 +60,7 @@ def _python(paste: PasteFacts) -> Optional[PythonEnv]:
 
 def _health(paste: PasteFacts, smi) -> Any:
     """The `-t health -i N` outputs the paste holds; the table's other NPUs count as not read."""
-    from ascend_doctor.errors import ParseError
+    from ascend_doctor.core.errors import ParseError
     from ascend_doctor.parsers.npu_smi_detail import parse_npu_smi_health
     from ascend_doctor.probes.npu import CommandSummary, NpuHealthFact, NpuHealthResult
 
@@ -77,9 +77,9 @@ def _health(paste: PasteFacts, smi) -> Any:
     return NpuHealthFact(results=results, unanswered=[n for n in listed if n not in paste.health_texts])
 
 
-def presets(paste: PasteFacts) -> tuple[dict[str, Any], dict[str, str]]:
-    """(facts the paste states, facts it lacks -> why)."""
-    from ascend_doctor.serve_options import parse_serve as parse_serve_command
+def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str]]:
+    """(facts the paste states, facts it lacks -> why); `knowledge` parses the paste's serve command."""
+    from ascend_doctor.knowledge.serve_options import parse_serve as parse_serve_command
     from ascend_doctor.parsers.ascend_files import DriverVersionInfo
     from ascend_doctor.probes.cann import CannFact, CannInstall, DriverFact
 
@@ -102,7 +102,7 @@ def presets(paste: PasteFacts) -> tuple[dict[str, Any], dict[str, str]]:
     else:
         lack["cann"] = T("the paste does not say which CANN is installed")
     if paste.npu_smi_text is not None:
-        from ascend_doctor.errors import ParseError
+        from ascend_doctor.core.errors import ParseError
         from ascend_doctor.parsers.npu_smi import parse_npu_smi_info
         from ascend_doctor.probes.npu import CommandSummary, NpuSmiFact
 
@@ -121,7 +121,7 @@ def presets(paste: PasteFacts) -> tuple[dict[str, Any], dict[str, str]]:
     else:
         lack["driver"] = T("the paste does not give the driver version (npu-smi info or driver version.info)")
     if paste.serve_argv:
-        have["serve_cmd"] = parse_serve_command(paste.serve_argv)
+        have["serve_cmd"] = parse_serve_command(paste.serve_argv, knowledge.matrix)
     else:
         lack["serve_cmd"] = T("the paste has no `vllm serve` command line")
     lack.setdefault("npu_health", "the paste has no `npu-smi info -t health -i N` output")
@@ -150,8 +150,11 @@ def triage_text(text: str, source: str, registry, options: Optional[RunOptions] 
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
     options = options or RunOptions()
     paste = read_paste(text)
-    have, lack = presets(paste)
-    store = FactStore.given(have, missing=lack, options=options)
+    from ascend_doctor.knowledge.door import Knowledge
+
+    knowledge = Knowledge.for_options(options)
+    have, lack = presets(paste, knowledge)
+    store = FactStore.given(have, missing=lack, options=options, knowledge=knowledge)
     checks = [c for c in registry.select(options.select, options.ignore, stage=("static", "serve", "triage"))
               if c.code in JUDGED or c.stage == "triage"]
     if "serve_cmd" not in have:
@@ -163,10 +166,10 @@ def triage_text(text: str, source: str, registry, options: Optional[RunOptions] 
             not_judged[code] = T("collect_env lists only some packages, so a missing pin cannot be told from an "
                                  "unlisted one: paste `python -m pip list` to compare every pin")
     findings = evaluate(checks, store, options)
-    matches = log_matches(paste)
+    matches = log_matches(paste, knowledge.signatures)
     root, why, others = rank(findings, paste, matches)
     missing = missing_pieces(paste)
-    from ascend_doctor.stack import stack_of
+    from ascend_doctor.facts.stack import stack_of
 
     summary = HostSummary(hostname="paste", machine=paste.machine or "", source=f"paste:{source}")
     summary.stack = stack_of(store)

@@ -17,21 +17,28 @@ PKG = REPO / "ascend_doctor"
 # layer: (the modules it is made of, the ascend_doctor modules it must never import)
 RULES = {
     # checks may use the pure judgement helpers of a stage (smoke.judge, triage.logs) but not what runs it
-    "checks": (["checks"], ["probes", "cli", "render", "engine", "localhost", "snapshot", "collect", "fleet.evaluate",
-                            "fleet.ray_runner", "triage.run", "smoke.stage", "smoke.client.SmokeClient", "sync"]),
-    "parsers": (["ascend_doctor/parsers"], ["probes", "cli", "render", "engine", "evaluator", "registry", "facts",
-                                             "localhost", "snapshot", "matrix", "fleet", "triage", "smoke"]),
-    "probes": (["ascend_doctor/probes"], ["cli", "render", "engine", "evaluator", "registry", "fleet", "triage"]),
-    "render": (["ascend_doctor/render"], ["registry", "probes", "engine", "evaluator", "facts", "cli", "localhost",
-                                           "matrix", "policy"]),
-    "evaluator": (["ascend_doctor/evaluator.py", "ascend_doctor/facts.py", "ascend_doctor/registry.py"],
-                  ["cli", "render", "engine", "localhost", "snapshot", "fleet", "triage"]),
+    "checks": (["checks"], ["probes", "cli", "render", "core.engine", "seam.localhost", "seam.snapshot",
+                            "seam.collect", "fleet.evaluate", "fleet.ray_runner", "triage.run", "smoke.stage",
+                            "smoke.client.SmokeClient", "sync"]),
+    "parsers": (["ascend_doctor/parsers"], ["probes", "cli", "render", "core.engine", "core.evaluator",
+                                             "core.registry", "facts", "seam.localhost", "seam.snapshot", "knowledge",
+                                             "fleet", "triage", "smoke"]),
+    "probes": (["ascend_doctor/probes"], ["cli", "render", "core.engine", "core.evaluator", "core.registry", "fleet",
+                                           "triage"]),
+    "render": (["ascend_doctor/render"], ["core.registry", "probes", "core.engine", "core.evaluator", "facts", "cli",
+                                           "seam.localhost", "knowledge"]),
+    "evaluator": (["ascend_doctor/core/evaluator.py", "ascend_doctor/facts", "ascend_doctor/core/registry.py"],
+                  ["cli", "render", "core.engine", "seam.localhost", "seam.snapshot", "fleet", "triage"]),
     # the deployment model is pure arithmetic over data: it never runs a check, a probe or a renderer
-    "deploy": (["ascend_doctor/deploy"], ["cli", "render", "engine", "evaluator", "registry", "probes", "localhost",
-                                          "snapshot", "fleet", "triage", "smoke", "facts"]),
-    "data": (["ascend_doctor/matrix.py", "ascend_doctor/matrix_schema.py", "ascend_doctor/policy.py",
-              "ascend_doctor/signatures.py", "ascend_doctor/versions.py", "ascend_doctor/report.py"],
-             ["cli", "render", "engine", "evaluator", "registry", "probes", "localhost", "snapshot", "fleet", "triage"]),
+    "deploy": (["ascend_doctor/deploy"], ["cli", "render", "core.engine", "core.evaluator", "core.registry", "probes",
+                                          "seam.localhost", "seam.snapshot", "fleet", "triage", "smoke", "facts"]),
+    # what the doctor knows: tables, their schemas and queries; never what runs checks or touches the machine
+    "knowledge": (["ascend_doctor/knowledge", "ascend_doctor/report.py"],
+                  ["cli", "render", "core.engine", "core.evaluator", "core.registry", "probes", "seam.localhost",
+                   "seam.snapshot", "fleet", "triage", "facts", "smoke"]),
+    # the primitives below everything: they import nothing of the doctor's but each other and i18n
+    "text": (["ascend_doctor/text"], ["cli", "render", "core.engine", "core.evaluator", "core.registry", "probes",
+                                      "seam", "fleet", "triage", "facts", "smoke", "knowledge", "deploy", "checks"]),
 }
 # Never imported by the doctor's own process (DESIGN: seconds to import, and a bad CANN segfaults it).
 FORBIDDEN_THIRD_PARTY = ("torch", "torch_npu", "vllm", "vllm_ascend")

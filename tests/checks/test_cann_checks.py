@@ -1,10 +1,10 @@
 """CANN checks on hand-built facts (layouts and versions from matrix-facts §3.2: 8.0.0 ascend-toolkit/latest,
 8.5.0 cann-8.5.0 with cann/ and latest symlinks)."""
 
-from ascend_doctor.host import Distribution, PythonEnv
 from ascend_doctor.parsers.ascend_files import parse_driver_version_info, parse_nnal_version_info
 from ascend_doctor.probes.cann import CannFact, CannInstall, DriverFact, NnalFact
 from ascend_doctor.report import Status
+from ascend_doctor.seam.host import Distribution, PythonEnv
 from tests.helpers import run_check
 
 ROOT80 = "/usr/local/Ascend/ascend-toolkit/8.0.0"
@@ -178,10 +178,10 @@ def test_cann_driver_unknown_and_skip():
 
 # End to end: the real probes on a replayed CANN 8.5 host, then the checks on their facts ------------------------
 def _host_facts(arch="aarch64", sourced=True, nnal_version="8.5.0", machine="aarch64"):
+    from ascend_doctor.core.options import RunOptions
     from ascend_doctor.facts import FactStore
-    from ascend_doctor.host import SystemInfo
-    from ascend_doctor.options import RunOptions
-    from ascend_doctor.snapshot import DirEntry, FileEntry, LinkEntry, ReplayHost, Snapshot
+    from ascend_doctor.seam.host import SystemInfo
+    from ascend_doctor.seam.snapshot import DirEntry, FileEntry, LinkEntry, ReplayHost, Snapshot
 
     cfg = "# version: 1.0\n" + "".join(f"{c}_running_version=[8.5.0.1.100:8.5.0]\n{c}_upgrade_version=[8.5.0.1.100:"
                                        f"8.5.0]\n{c}_installed_version=[8.5.0.1.100:8.5.0]\n"
@@ -260,7 +260,7 @@ def test_deprecated_layout_in_the_environment_warns_with_the_date():
 
 
 def test_deprecated_layout_in_the_serve_command():
-    from ascend_doctor.serve_options import parse_serve as parse_serve_command
+    from tests.helpers import parse_serve as parse_serve_command
 
     cmd = parse_serve_command(["env", "PYTHONPATH=/usr/local/Ascend/ascend-toolkit/latest/compiler/python/func2graph",
                                "vllm", "serve", "/m"])

@@ -42,6 +42,7 @@ def test_what_it_cannot_tell():
 
 
 def test_every_family_the_doctor_names_has_a_kernel_directory():
-    from ascend_doctor.hardware import _FAMILIES, load_kernel_layout
+    from ascend_doctor.knowledge.hardware import _FAMILIES
+    from tests.helpers import shipped
 
-    assert set(load_kernel_layout().kernel_dirs) == {family for _, family in _FAMILIES}
+    assert set(shipped().kernels.kernel_dirs) == {family for _, family in _FAMILIES}

@@ -213,17 +213,17 @@ def _table(n: int) -> str:
 
 
 def _report(snapshot, select=("NPU", "CTR", "HCCL")):
-    from ascend_doctor.engine import run_static
-    from ascend_doctor.options import RunOptions
-    from ascend_doctor.registry import load_registry
-    from ascend_doctor.snapshot import ReplayHost
+    from ascend_doctor.core.engine import run_static
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.seam.snapshot import ReplayHost
 
     rep = run_static(ReplayHost(snapshot), load_registry(entry_points=False), RunOptions(select=list(select)))
     return {f.code: f for f in rep.findings}
 
 
 def test_replay_container_started_without_mounts():
-    from ascend_doctor.snapshot import CommandEntry, DirEntry, FileEntry, Snapshot
+    from ascend_doctor.seam.snapshot import CommandEntry, DirEntry, FileEntry, Snapshot
 
     snap = Snapshot.model_validate(dict(
         env={"ASCEND_RT_VISIBLE_DEVICES": "0,1"},
@@ -245,7 +245,7 @@ def test_replay_container_started_without_mounts():
 
 
 def test_replay_healthy_host_with_eight_npus():
-    from ascend_doctor.snapshot import CommandEntry, DirEntry, FileEntry, Snapshot
+    from ascend_doctor.seam.snapshot import CommandEntry, DirEntry, FileEntry, Snapshot
 
     tool = "/usr/local/Ascend/driver/tools/hccn_tool"
     commands = [CommandEntry(argv=["npu-smi", "info"], stdout=_table(8))]

@@ -4,11 +4,11 @@ writes for it."""
 from __future__ import annotations
 
 from ascend_doctor.deploy.container import docker_run
+from ascend_doctor.facts.scope import NpuScope
 from ascend_doctor.parsers.npu_smi import NpuChip, NpuSmiInfo
 from ascend_doctor.probes.devices import PathState
 from ascend_doctor.probes.npu import CommandSummary, NpuSmiFact
 from ascend_doctor.report import Status
-from ascend_doctor.scope import NpuScope
 from tests.checks.test_container_checks import DOCKER, HOST, devices
 from tests.helpers import run_check
 

@@ -2,8 +2,7 @@
 
 import pytest
 
-from ascend_doctor.errors import ParseError
-
+from ascend_doctor.core.errors import ParseError
 from ascend_doctor.parsers.ascend_files import parse_driver_version_info, parse_firmware_version_info
 from ascend_doctor.parsers.npu_smi import NpuSmiInfo
 from ascend_doctor.probes.cann import DriverFact

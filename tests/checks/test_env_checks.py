@@ -1,7 +1,7 @@
 """ENV checks on hand-built environments (matrix-facts §5 VLLM_USE_V1 history, §6.2 PYTORCH_NPU_ALLOC_CONF)."""
 
-from ascend_doctor.host import Distribution, PythonEnv
 from ascend_doctor.report import Status
+from ascend_doctor.seam.host import Distribution, PythonEnv
 from tests.helpers import run_check
 
 
@@ -41,12 +41,18 @@ def test_alloc_conf_skip_and_unknown():
     assert run_check("ENV101", {}).status == Status.UNKNOWN
 
 
-# ENV102 ---------------------------------------------------------------------------------------------------------
+# ENV102 (ENV103 and SERVE401 merged into it) ----------------------------------------------------------------------
 def test_v0_engine_requested_on_release_without_v0_fails():
     f = run_check("ENV102", {"env": {"VLLM_USE_V1": "0"}, "python": VA_0_11})
     assert f.status == Status.FAIL and "0.11.0" in f.message and "unset VLLM_USE_V1" in f.remediation
+
+
+def test_any_value_on_a_vllm_that_removed_the_variable_is_a_leftover_warning():
+    for value in ("0", "1"):
+        f = run_check("ENV102", {"env": {"VLLM_USE_V1": value}, "python": VLLM_0_13})
+        assert f.status == Status.WARN and "ignored by vLLM 0.13.0" in f.message
     f = run_check("ENV102", {"env": {"VLLM_USE_V1": "0"}, "python": py(vllm="0.13.0")})
-    assert f.status == Status.FAIL and "vLLM 0.13.0" in f.message
+    assert f.status == Status.WARN
 
 
 def test_v0_engine_on_0_9_1_warns_and_on_older_passes():
@@ -54,34 +60,19 @@ def test_v0_engine_on_0_9_1_warns_and_on_older_passes():
     assert run_check("ENV102", {"env": {"VLLM_USE_V1": "0"}, "python": VA_0_8}).status == Status.PASS
 
 
-def test_v1_or_unset_passes_without_needing_versions():
+def test_v1_or_unset_passes():
     assert run_check("ENV102", {"env": {}}).status == Status.PASS
     assert run_check("ENV102", {"env": {"VLLM_USE_V1": "1"}, "python": VA_0_11}).status == Status.PASS
 
 
-def test_v0_unknown_paths():
+def test_vllm_version_override_counts():
+    f = run_check("ENV102", {"env": {"VLLM_USE_V1": "1", "VLLM_VERSION": "0.12.0"},
+                             "python": py(vllm="0.1.dev1+gbdb2cdd")})
+    assert f.status == Status.WARN and any(e.source == "env: VLLM_VERSION" for e in f.evidence)
+
+
+def test_unknown_paths():
     assert run_check("ENV102", {"env": {"VLLM_USE_V1": "0"}}).status == Status.UNKNOWN  # no python fact
     assert run_check("ENV102", {"env": {"VLLM_USE_V1": "0"}, "python": py(numpy="1.26.4")}).status == Status.UNKNOWN
-    assert run_check("ENV102", {}).status == Status.UNKNOWN
-
-
-# ENV103 ---------------------------------------------------------------------------------------------------------
-def test_vllm_use_v1_ignored_on_new_vllm_warns():
-    f = run_check("ENV103", {"env": {"VLLM_USE_V1": "1"}, "python": VLLM_0_13})
-    assert f.status == Status.WARN and "ignored" in f.message and f.severity.value == "warning"
-
-
-def test_vllm_use_v1_still_read_by_old_vllm_or_unset_passes():
-    assert run_check("ENV103", {"env": {"VLLM_USE_V1": "1"}, "python": VA_0_11}).status == Status.PASS
-    assert run_check("ENV103", {"env": {}, "python": VLLM_0_13}).status == Status.PASS
-
-
-def test_vllm_version_override_counts():
-    f = run_check("ENV103", {"env": {"VLLM_USE_V1": "1", "VLLM_VERSION": "0.12.0"},
-                             "python": py(vllm="0.1.dev1+gbdb2cdd")})
-    assert f.status == Status.WARN
-
-
-def test_vllm_use_v1_ignored_unknown():
-    assert run_check("ENV103", {"env": {"VLLM_USE_V1": "1"}, "python": py(numpy="1.26.4")}).status == Status.UNKNOWN
-    assert run_check("ENV103", {}).status == Status.UNKNOWN
+    assert run_check("ENV102", {"env": {"VLLM_USE_V1": "1"}, "python": py(numpy="1.26.4")}).status == Status.UNKNOWN
+    assert run_check("ENV102", {}).status == Status.UNKNOWN  # the inherited environment is not known

@@ -5,12 +5,12 @@ series only supports eager mode and the float16 data type"; 0.20.2rc1 hardwares/
 
 from __future__ import annotations
 
-from ascend_doctor.hardware import family_of_chip
-from ascend_doctor.host import Distribution, PythonEnv
+from ascend_doctor.knowledge.hardware import family_of_chip
 from ascend_doctor.parsers.npu_smi import NpuChip, NpuSmiInfo
 from ascend_doctor.probes.host_facts import ContainerFact
 from ascend_doctor.probes.npu import CommandSummary, NpuSmiFact
 from ascend_doctor.report import Status
+from ascend_doctor.seam.host import Distribution, PythonEnv
 from tests.checks.test_serve_checks import QWEN, facts
 from tests.helpers import run_check
 

@@ -244,7 +244,7 @@ def test_corpus_outputs_through_the_port_checks(path):
 def test_nnodes_on_the_serve_command_makes_hccl_multi_node():
     """`vllm serve … --nnodes 2` is a multi-node launch even with no multi-node variable set: HCCL105 judges the
     timeouts (it skipped before, as for one NPU) and names the option among the signals."""
-    from ascend_doctor.serve_options import parse_serve as parse_serve_command
+    from tests.helpers import parse_serve as parse_serve_command
 
     cmd = parse_serve_command(["vllm", "serve", "/m", "--nnodes", "2", "--node-rank", "0"])
     f = run_check("HCCL105", {"env": {"ASCEND_RT_VISIBLE_DEVICES": "0"}, "serve_cmd": cmd})

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from ascend_doctor.facts.scope import NpuScope
 from ascend_doctor.parsers.proc_net import listening_ports
 from ascend_doctor.probes.ports import ListeningPorts
 from ascend_doctor.report import Status
-from ascend_doctor.scope import NpuScope
 from tests.helpers import run_check
 
 HEADER = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"

@@ -2,9 +2,8 @@
 
 import pytest
 
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
-from ascend_doctor.host import Distribution, PythonEnv
-from ascend_doctor.options import RunOptions
 from ascend_doctor.probes.host_facts import (
     ContainerFact,
     DiskFact,
@@ -19,7 +18,8 @@ from ascend_doctor.probes.host_facts import (
     TimeSyncFact,
 )
 from ascend_doctor.report import Status
-from ascend_doctor.snapshot import CommandEntry, DirEntry, DiskEntry, FileEntry, ReplayHost, Snapshot
+from ascend_doctor.seam.host import Distribution, PythonEnv
+from ascend_doctor.seam.snapshot import CommandEntry, DirEntry, DiskEntry, FileEntry, ReplayHost, Snapshot
 from tests.helpers import run_check
 
 GIB = 1024 ** 3
@@ -169,7 +169,7 @@ def test_probes_on_an_empty_root_give_facts_or_unavailable():
     assert store.try_fact("shm") is None  # a snapshot that did not record /dev/shm cannot say
 
 
-def test_policy_file_replaces_the_shipped_thresholds(tmp_path):
+def test_policy_file_layers_over_the_shipped_thresholds(tmp_path):
     """`--policy FILE`: a copy of host-policy.toml with another /dev/shm minimum changes HOST104's verdict; a broken
     policy is a one-line input error (exit 2) before anything runs."""
     import subprocess
@@ -194,6 +194,6 @@ def test_policy_file_replaces_the_shipped_thresholds(tmp_path):
     assert json.loads(host104().stdout)["findings"][0]["status"] == "fail"
     assert json.loads(host104("--policy", str(lenient)).stdout)["findings"][0]["status"] != "fail"
     bad = tmp_path / "bad.toml"
-    bad.write_text("schema_version = 1\n", encoding="utf-8")
+    bad.write_text("[shm_gib]\nminimum = \"big\"\n", encoding="utf-8")  # only some thresholds: fine; a wrong one not
     r = host104("--policy", str(bad))
     assert r.returncode == 2 and "host policy" in r.stderr and len(r.stderr.strip().splitlines()) == 1

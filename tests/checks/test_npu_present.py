@@ -3,11 +3,11 @@ unknown on hand-built facts."""
 
 from __future__ import annotations
 
-from ascend_doctor.host import Distribution, PythonEnv
 from ascend_doctor.probes.devices import DevicesFact, PathState
 from ascend_doctor.probes.host_facts import PcieFact, PcieLink
 from ascend_doctor.probes.serving import ServingPython
 from ascend_doctor.report import Status
+from ascend_doctor.seam.host import Distribution, PythonEnv
 from ascend_doctor.testing import run_check
 
 

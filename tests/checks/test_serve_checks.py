@@ -7,14 +7,14 @@ from typing import Optional
 
 import pytest
 
-from ascend_doctor.serve_options import parse_serve as parse_serve_command
-from ascend_doctor.parsers.vllm_source import read_installed
-from ascend_doctor.host import Distribution, PythonEnv
 from ascend_doctor.parsers.npu_smi import NpuChip, NpuSmiInfo
+from ascend_doctor.parsers.vllm_source import read_installed
 from ascend_doctor.probes.npu import CommandSummary, NpuSmiFact
 from ascend_doctor.probes.serve import serve_model_probe
 from ascend_doctor.report import Status
+from ascend_doctor.seam.host import Distribution, PythonEnv
 from tests.helpers import DATA
+from tests.helpers import parse_serve as parse_serve_command
 from tests.helpers import run_check as _run_check
 from tests.hook.dirhost import DirHost
 
@@ -89,7 +89,7 @@ def facts(command: str, *, site: str = "site-vllm0130", env: Optional[dict] = No
 
 @functools.lru_cache(maxsize=1)
 def _registry():
-    from ascend_doctor.registry import load_registry
+    from ascend_doctor.core.registry import load_registry
 
     return load_registry(entry_points=False)
 
@@ -103,7 +103,7 @@ def status(code: str, f: dict) -> Status:
 
 
 ALL = ["SERVE101", "SERVE102", "SERVE103", "SERVE104", "SERVE105", "SERVE201", "SERVE202", "SERVE203", "SERVE204",
-       "SERVE205", "SERVE301", "SERVE302", "SERVE303", "SERVE304", "SERVE401", "SERVE402", "SERVE403", "SERVE404", "SERVE306", "SERVE307", "SERVE308", "SERVE207", "SERVE309", "SERVE208", "SERVE209",
+       "SERVE205", "SERVE301", "SERVE302", "SERVE303", "SERVE304", "SERVE402", "SERVE404", "SERVE306", "SERVE307", "SERVE308", "SERVE207", "SERVE309", "SERVE208", "SERVE209",
        "SERVE405"]
 
 
@@ -430,14 +430,12 @@ def test_hbm_headroom_pass_lower_util_and_unknown():
 
 
 # SERVE4xx: environment ----------------------------------------------------------------------------------------------
-def test_v0_engine():
-    old = facts(f"vllm serve {QWEN}", env={"VLLM_USE_V1": "0"})
-    old["python"] = PythonEnv(distributions=[Distribution(name="vllm", version="0.9.1")])
-    del old["vllm_files"]
-    assert status("SERVE401", old) == Status.FAIL
-    assert status("SERVE401", facts(f"vllm serve {QWEN}", env={"VLLM_USE_V1": "0"})) == Status.WARN
-    assert status("SERVE401", facts(f"vllm serve {QWEN}")) == Status.PASS
-    assert status("SERVE401", facts(f"env VLLM_USE_V1=0 vllm serve {QWEN}")) == Status.WARN  # env K=V prefix
+def test_the_commands_env_prefix_is_the_servers_environment():
+    """ENV102 judges the environment the server will see: inherited, with the command's `env K=V` over it."""
+    assert status("ENV102", facts(f"vllm serve {QWEN}", env={"VLLM_USE_V1": "0"})) == Status.WARN
+    assert status("ENV102", facts(f"vllm serve {QWEN}")) == Status.PASS
+    f = run_check("ENV102", facts(f"env VLLM_USE_V1=0 vllm serve {QWEN}"))
+    assert f.status == Status.WARN and f.evidence[0].source == "command line env: VLLM_USE_V1"
 
 
 def test_unknown_vllm_variables_get_a_suggestion():
@@ -456,12 +454,14 @@ def test_known_variables_pass_and_unknown_without_files():
     assert status("SERVE402", f) == Status.UNKNOWN
 
 
-def test_npu_alloc_conf():
-    assert status("SERVE403", facts(f"vllm serve {QWEN}")) == Status.WARN
-    assert status("SERVE403", facts(f"vllm serve {QWEN}",
-                                    env={"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"})) == Status.PASS
-    f = run_check("SERVE403", facts(f"vllm serve {QWEN}"))
-    assert f.level is not None and f.level.value == "info"  # never blocks the hook at the default --fail-on
+def test_npu_alloc_conf_of_the_command_wins_over_the_inherited_one():
+    npu_py = PythonEnv(distributions=[Distribution(name="torch-npu", version="2.8.0.post2")])
+    inherited = {"PYTORCH_NPU_ALLOC_CONF": "expandable_segments:False"}
+    plain = facts(f"vllm serve {QWEN}", env=inherited)
+    given = facts(f"env PYTORCH_NPU_ALLOC_CONF=expandable_segments:True vllm serve {QWEN}", env=inherited)
+    plain["python"] = given["python"] = npu_py
+    assert status("ENV101", plain) == Status.WARN
+    assert status("ENV101", given) == Status.PASS
 
 
 def test_tp_larger_than_davinci_nodes_mounted_into_the_container():
@@ -488,8 +488,8 @@ def test_tp_larger_than_davinci_nodes_mounted_into_the_container():
 
 def test_seed_command_end_to_end_on_the_old_stack():
     """The user story's exact line on a vllm-ascend 0.13.0rc3 stack with 4 NPUs visible: every seed failure shows."""
-    from ascend_doctor.engine import run_static
-    from ascend_doctor.options import RunOptions
+    from ascend_doctor.core.engine import run_static
+    from ascend_doctor.core.options import RunOptions
 
     line = (f"vllm serve {V4} --tensor-parallel-size 8 --enable-auto-tool-choice --tool-call-parser deepseek_v4 "
             "--reasoning-parser deepseek_v4")  # and no --quantization ascend

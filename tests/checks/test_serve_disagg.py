@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from ascend_doctor.host import Distribution, PythonEnv
 from ascend_doctor.report import Status
+from ascend_doctor.seam.host import Distribution, PythonEnv
 from tests.checks.test_serve_checks import QWEN, facts
 from tests.helpers import run_check
 

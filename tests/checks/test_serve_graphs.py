@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 
-from ascend_doctor.deploy.graphs import Layout, budget_sizes, capture_list, load_graph_budget, sample
-from ascend_doctor.host import Distribution, PythonEnv
+from ascend_doctor.deploy.graphs import Layout, budget_sizes, capture_list, sample
+from ascend_doctor.facts.stack import StackFact
 from ascend_doctor.report import Stack, Status
-from ascend_doctor.stack import StackFact
+from ascend_doctor.seam.host import Distribution, PythonEnv
 from tests.checks.test_serve_checks import QWEN, facts, run_check
+from tests.helpers import shipped
 
-G = load_graph_budget()
+G = shipped().graph_budget
 
 
 def judge(extra: str = "", ascend: str = "0.21.0rc1", driver: str = "25.2.0", env=None, model=True):

@@ -13,6 +13,7 @@ from ascend_doctor.cli import cli
 from ascend_doctor.report import Status
 from tests.checks.test_serve_checks import facts, npu, run_check
 from tests.deploy import configs as C
+from tests.helpers import shipped
 
 QWEN3_32B_BYTES = 65_524_246_528  # bf16: 32,762,123,264 parameters × 2 B (the estimate the plan makes from config)
 
@@ -68,7 +69,7 @@ def test_a_model_whose_kv_cache_cannot_be_sized_is_unknown(tmp_path):
 def test_the_command_plan_prints_passes_the_serve_lint_on_the_same_npus(tmp_path, model, chip_n):
     from ascend_doctor.deploy.catalogue import catalogue_files, find_model
 
-    entry = find_model(model)
+    entry = find_model(model, shipped().catalogue)
     files = catalogue_files(entry)
     d = model_dir(tmp_path, files.config, files.weights.total_bytes)
     r = CliRunner().invoke(cli, ["plan", "--model", d, "--chip", "910B3", "--npus", str(chip_n), "--format", "json"])

@@ -3,10 +3,15 @@
 
 from __future__ import annotations
 
-from ascend_doctor.host import Distribution, PythonEnv
-from ascend_doctor.parser_issues import issues_for, load_parser_issues
+from ascend_doctor.knowledge.parser_issues import issues_for as _issues_for
 from ascend_doctor.report import Status
+from ascend_doctor.seam.host import Distribution, PythonEnv
 from tests.checks.test_serve_checks import QWEN, facts, run_check
+from tests.helpers import shipped
+
+
+def issues_for(*args):
+    return _issues_for(shipped().parser_issues, *args)
 
 
 def judge(extra: str, vllm: str = "0.10.1"):
@@ -16,9 +21,9 @@ def judge(extra: str, vllm: str = "0.10.1"):
 
 
 def test_every_row_is_sourced_and_its_fix_is_outside_its_range():
-    from ascend_doctor.versions import SpecifierSet
+    from ascend_doctor.text.versions import SpecifierSet
 
-    rows = load_parser_issues()
+    rows = shipped().parser_issues
     assert len(rows) >= 6 and len({r.id for r in rows}) == len(rows)
     for r in rows:
         assert any(s.startswith("https://github.com/") for s in r.source), r.id

@@ -3,8 +3,8 @@ ModelScope without its package — on test_serve_checks' fixture stack and DirHo
 
 from __future__ import annotations
 
-from ascend_doctor.host import Distribution, PythonEnv
 from ascend_doctor.report import Status
+from ascend_doctor.seam.host import Distribution, PythonEnv
 from tests.checks.test_serve_checks import QWEN, facts
 from tests.helpers import run_check
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from ascend_doctor.host import Distribution, PythonEnv
-from ascend_doctor.release_rules import CONDITIONS, load_release_rules
+from ascend_doctor.knowledge.release_rules import CONDITIONS
 from ascend_doctor.report import Status
+from ascend_doctor.seam.host import Distribution, PythonEnv
 from tests.checks.test_serve_checks import QWEN, facts, run_check
+from tests.helpers import shipped
 
 
 def judge(extra: str, ascend: str, env=None, model=True):
@@ -17,7 +18,7 @@ def judge(extra: str, ascend: str, env=None, model=True):
 
 
 def test_every_rule_names_a_condition_the_check_knows():
-    assert all(r.when in CONDITIONS for r in load_release_rules())
+    assert all(r.when in CONDITIONS for r in shipped().release_rules)
 
 
 def test_block_size_16_is_replaced_from_0_12():  # vllm-ascend#7563
@@ -93,7 +94,7 @@ def test_lora_rows():
     assert f.status == Status.FAIL and "REL-B22-002" in f.message
     f = judge("--enable-lora", "0.8.5rc1")  # unset: vLLM 0.8.5 runs V0 on NPU, which serves LoRA
     assert f.status == Status.WARN and "REL-B22-002" not in f.message and "REL-B23-001" in f.message
-    f = judge("--enable-lora", "0.8.5rc1", env={"VLLM_USE_V1": "0"})  # V0 LoRA: no REL-B22 row; SERVE401 speaks
+    f = judge("--enable-lora", "0.8.5rc1", env={"VLLM_USE_V1": "0"})  # V0 LoRA: no REL-B22 row; ENV102 speaks
     assert f.status == Status.PASS
 
 

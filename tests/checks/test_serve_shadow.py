@@ -3,12 +3,11 @@ directories and the check's entry-point rule."""
 
 from __future__ import annotations
 
-from ascend_doctor.host import Distribution, PythonEnv
 from ascend_doctor.probes.shadow import shadow_probe
 from ascend_doctor.report import Status
-from ascend_doctor.serve_options import parse_serve
+from ascend_doctor.seam.host import Distribution, PythonEnv
+from tests.helpers import parse_serve, run_check, shipped
 from tests.hook.dirhost import DirHost
-from tests.helpers import run_check
 
 
 def probe(tmp_path, env):
@@ -17,7 +16,7 @@ def probe(tmp_path, env):
 
 def judge(fact, command: str):
     py = PythonEnv(distributions=[Distribution(name="vllm", version="0.13.0", location="/opt/v/site-packages")])
-    return run_check("SERVE209", {"serve_cmd": parse_serve(command.split()), "vllm_shadow": fact, "python": py})
+    return run_check("SERVE209", {"serve_cmd": parse_serve(command.split(), shipped().matrix), "vllm_shadow": fact, "python": py})
 
 
 def test_a_vllm_folder_in_the_working_directory_shadows_python_m(tmp_path):
@@ -38,7 +37,7 @@ def test_pythonpath_shadows_any_entry_but_not_the_installed_location(tmp_path):
     (site / "vllm").mkdir(parents=True)
     fact = probe(tmp_path, {"PYTHONPATH": str(site)})
     py_site = PythonEnv(distributions=[Distribution(name="vllm", version="0.13.0", location=str(site))])
-    out = run_check("SERVE209", {"serve_cmd": parse_serve("vllm serve /m".split()), "vllm_shadow": fact,
+    out = run_check("SERVE209", {"serve_cmd": parse_serve("vllm serve /m".split(), shipped().matrix), "vllm_shadow": fact,
                                  "python": py_site})
     assert out.status == Status.PASS
 

@@ -1,9 +1,9 @@
 """TORCH checks on hand-built facts: pairs from Ascend/pytorch's table and PyPI metadata (matrix-facts §2)."""
 
-from ascend_doctor.host import Distribution, PythonEnv
 from ascend_doctor.probes.cann import CannFact, CannInstall
 from ascend_doctor.probes.imports import ImportProbeFact
 from ascend_doctor.report import Status
+from ascend_doctor.seam.host import Distribution, PythonEnv
 from tests.helpers import run_check
 
 
@@ -165,7 +165,7 @@ def test_import_skip_and_unknown():
 
 
 def test_import_causes_without_signature_catalogue(monkeypatch):
-    import ascend_doctor.signatures as sig
+    import ascend_doctor.knowledge.signatures as sig
 
     def broken(*a, **k):
         raise RuntimeError("catalogue unavailable")

@@ -1,9 +1,9 @@
 """VLLM checks on hand-built facts: vllm-ascend release rows, compare_stack, advisories, pip check
 (values from matrix-facts §1 and §5)."""
 
-from ascend_doctor.host import Distribution, PythonEnv
 from ascend_doctor.probes.cann import CannFact, CannInstall, DriverFact
 from ascend_doctor.report import Status
+from ascend_doctor.seam.host import Distribution, PythonEnv
 from tests.helpers import run_check
 
 

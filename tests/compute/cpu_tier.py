@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from ascend_doctor.localhost import FORBID_ENV
+from ascend_doctor.seam.localhost import FORBID_ENV
 
 FAULTS = Path(__file__).resolve().parent / "faults"
 MARK = "ascend-doctor-script: compute"

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from ascend_doctor.localhost import LocalHost
 from ascend_doctor.probes.compute import run_launcher
+from ascend_doctor.seam.localhost import LocalHost
 from ascend_doctor.testing import run_check
 from tests.compute.cpu_tier import leftovers
 

@@ -12,10 +12,10 @@ from click.testing import CliRunner
 
 from ascend_doctor.cli import cli
 from ascend_doctor.compute.launcher import MARKER, launcher_argv
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
-from ascend_doctor.options import RunOptions
 from ascend_doctor.probes.compute import plan_run
-from ascend_doctor.snapshot import CommandEntry, ReplayHost, canonical_argv, load_snapshot
+from ascend_doctor.seam.snapshot import CommandEntry, ReplayHost, canonical_argv, load_snapshot
 from tests.compute import npu_records as R
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "healthy-a2.snapshot.json"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
-from ascend_doctor.host import Distribution, PythonEnv
-from ascend_doctor.options import RunOptions
 from ascend_doctor.parsers.npu_smi import NpuChip, NpuProcess, NpuSmiInfo, parse_npu_smi_info
 from ascend_doctor.probes.compute import compute_probe, plan_run
 from ascend_doctor.probes.devices import DevicesFact
 from ascend_doctor.probes.npu import CommandSummary, NpuSmiFact
+from ascend_doctor.seam.host import Distribution, PythonEnv
 from ascend_doctor.testing import run_check
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "npu_smi"
@@ -97,9 +97,9 @@ def test_skipped_run_is_unknown_with_the_reason():
 def test_collect_never_starts_the_compute_smoke(monkeypatch):
     """`collect` records what every probe sees, but the compute smoke acts on the machine (HBM, all NPUs busy): it
     runs only when a compute check is selected."""
-    from ascend_doctor.collect import collect_snapshot
     from ascend_doctor.probes import PROBES, load_probes
-    from ascend_doctor.snapshot import ReplayHost, load_snapshot
+    from ascend_doctor.seam.collect import collect_snapshot
+    from ascend_doctor.seam.snapshot import ReplayHost, load_snapshot
 
     load_probes()
     called = []

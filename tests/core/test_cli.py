@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ascend_doctor.snapshot import CommandEntry, DiskEntry, FileEntry, Snapshot
+from ascend_doctor.seam.snapshot import CommandEntry, DiskEntry, FileEntry, Snapshot
 from tests.helpers import REPO
 
 GIB = 1024 ** 3
@@ -108,7 +108,7 @@ def test_crashing_plugin_check_is_an_error_finding_and_report_is_written(snap, t
     d = tmp_path / "plug"
     d.mkdir()
     (d / "boom.py").write_text(
-        "from ascend_doctor.registry import check\n"
+        "from ascend_doctor.core.registry import check\n"
         "@check('BOOM101', 'boom', severity='warning')\n"
         "def boom(ctx):\n"
         "    '''Boom\n\n    Why it matters: x.\n\n    How to fix: y.\n    '''\n"
@@ -161,7 +161,7 @@ def test_check_on_this_machine_completes_and_collect_replays(tmp_path):
 def test_internal_error_exits_3_and_still_writes_the_report(snap, tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    import ascend_doctor.engine as engine
+    import ascend_doctor.core.engine as engine
     from ascend_doctor.cli import cli
 
     def broken(*a, **k):

@@ -1,4 +1,4 @@
-"""Per-device questions a few at a time under one deadline (ascend_doctor.concurrency), and replay with the recorded
+"""Per-device questions a few at a time under one deadline (ascend_doctor.core.concurrency), and replay with the recorded
 latencies (--replay-timing) that shows how a run behaves on a slow host."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ import threading
 import time
 from pathlib import Path
 
-from ascend_doctor.concurrency import bounded_map
+from ascend_doctor.core.concurrency import bounded_map
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
-from ascend_doctor.host import TIMEOUT
-from ascend_doctor.options import RunOptions
-from ascend_doctor.snapshot import CommandEntry, ReplayHost, Snapshot, load_snapshot
+from ascend_doctor.seam.host import TIMEOUT
+from ascend_doctor.seam.snapshot import CommandEntry, ReplayHost, Snapshot, load_snapshot
 from tests.helpers import REPO
 
 A3 = REPO / "examples" / "a3-busy.snapshot.json"

@@ -6,16 +6,16 @@ from datetime import date, datetime, timezone
 
 import pytest
 
-from ascend_doctor.config import Config, WaiverRule, load_config, validate_against
-from ascend_doctor.engine import run_static
-from ascend_doctor.evaluator import CheckContext, apply_config
-from ascend_doctor.evaluator import evaluate_one as evaluate
+from ascend_doctor.core.config import Config, WaiverRule, load_config, validate_against
+from ascend_doctor.core.engine import run_static
+from ascend_doctor.core.errors import FactUnavailable, InputError
+from ascend_doctor.core.evaluator import CheckContext, apply_config
+from ascend_doctor.core.evaluator import evaluate_one as evaluate
+from ascend_doctor.core.options import RunOptions
+from ascend_doctor.core.registry import Check, Registry, load_dir, load_registry
 from ascend_doctor.facts import FactStore
-from ascend_doctor.errors import FactUnavailable, InputError
-from ascend_doctor.options import RunOptions
-from ascend_doctor.registry import Check, Registry, load_dir, load_registry
 from ascend_doctor.report import Severity, Status
-from ascend_doctor.snapshot import ReplayHost, Snapshot
+from ascend_doctor.seam.snapshot import ReplayHost, Snapshot
 from tests.helpers import REPO
 
 DOC = "Title\n\nWhy it matters: because.\n\nHow to fix: do it.\n"
@@ -163,7 +163,7 @@ def test_select_and_ignore_by_code_prefix_and_unknown():
 
 def test_checks_dir_plugin_loads_like_builtins(tmp_path):
     (tmp_path / "site.py").write_text(textwrap.dedent('''
-        from ascend_doctor.registry import check
+        from ascend_doctor.core.registry import check
 
         @check("SITE101", "golden-stack", severity="warning")
         def golden(ctx):
@@ -191,7 +191,7 @@ def test_broken_plugin_file_is_an_input_error(tmp_path):
 def test_entry_point_plugins(tmp_path, monkeypatch):
     pkg = tmp_path / "acme_checks.py"
     pkg.write_text(textwrap.dedent('''
-        from ascend_doctor.registry import check
+        from ascend_doctor.core.registry import check
 
         @check("ACME101", "acme-thing", severity="info")
         def acme(ctx):
@@ -224,7 +224,8 @@ def test_apply_config_leaves_passes_unwaived():
 def test_a_fact_read_without_being_declared_is_an_error_and_raises_in_tests():
     """A check's `needs` is what the engine starts early and what `explain` lists: the evaluator answers only those
     facts. Reading another is a bug of the check — an error finding in a run, an exception under run_check."""
-    from ascend_doctor.evaluator import UndeclaredFact, evaluate as evaluate_all
+    from ascend_doctor.core.evaluator import UndeclaredFact
+    from ascend_doctor.core.evaluator import evaluate as evaluate_all
     from ascend_doctor.testing import run_check
 
     c = _mk("TEST301", lambda ctx: ctx.ok(str(ctx.try_fact("npu_smi"))), needs=["env"])
@@ -243,7 +244,7 @@ def test_a_fact_read_without_being_declared_is_an_error_and_raises_in_tests():
 def test_no_check_reads_an_undeclared_fact_on_any_example(example):
     """Every static and serve check over every example host (the serve lint with a full command line): none reads
     a fact it did not declare (HCCL101-105 read npu_smi and container through helpers without declaring them)."""
-    from ascend_doctor.snapshot import load_snapshot
+    from ascend_doctor.seam.snapshot import load_snapshot
 
     host = ReplayHost(load_snapshot(str(REPO / "examples" / example)))
     cmd = ["vllm", "serve", "/models/m", "--tensor-parallel-size", "8", "--enable-auto-tool-choice",
@@ -262,7 +263,7 @@ def test_shipped_run_check_runs_a_plugin_check_from_its_directory(tmp_path):
     d = tmp_path / "site_checks"
     d.mkdir()
     (d / "golden.py").write_text(
-        "from ascend_doctor.registry import check\n\n"
+        "from ascend_doctor.core.registry import check\n\n"
         "@check('SITE101', 'golden-driver', severity='error', needs=['driver'])\n"
         "def golden_driver(ctx):\n"
         "    '''The NPU driver is our golden version\n\n    Why it matters: qualified once a quarter.\n\n"

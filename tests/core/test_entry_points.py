@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from ascend_doctor.registry import find_entry_points
+from ascend_doctor.core.registry import find_entry_points
 
 GROUP = "ascend_doctor_test.plugins"
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ascend_doctor.atomicfile import write_atomic
 from ascend_doctor.cli import cli
-from ascend_doctor.textsafe import escape_text, json_escape_surrogates, undecodable_paths, xml_text
+from ascend_doctor.seam.atomicfile import write_atomic
+from ascend_doctor.text.textsafe import escape_text, json_escape_surrogates, undecodable_paths, xml_text
 from tests.helpers import REPO
 
 BROKEN = REPO / "examples" / "broken-host.snapshot.json"
@@ -149,7 +149,7 @@ def test_a_run_that_breaks_while_rendering_leaves_the_previous_report(tmp_path: 
 
 def test_internal_error_in_setup_still_writes_the_report(tmp_path: Path, monkeypatch):
     out = tmp_path / "r.json"
-    import ascend_doctor.registry as registry
+    import ascend_doctor.core.registry as registry
 
     def boom(*a, **k):
         raise RuntimeError("registry bug")
@@ -170,7 +170,7 @@ def test_dash_means_stdout_for_reports(tmp_path: Path):
 # Config from the working directory --------------------------------------------------------------------------------
 PLANTED_CHECK = '''
 from pathlib import Path
-from ascend_doctor.registry import check
+from ascend_doctor.core.registry import check
 
 Path(__file__).with_name("RAN").write_text("planted code ran")
 
@@ -300,8 +300,8 @@ def test_nothing_in_the_package_unpickles():
 
 # Stuck children: a recorded timeout replays as a timeout -------------------------------------------------------------
 def test_a_recorded_timeout_replays_as_timed_out_not_absent(tmp_path: Path):
-    from ascend_doctor.host import TIMEOUT, CommandResult
-    from ascend_doctor.snapshot import RecordingHost, ReplayHost
+    from ascend_doctor.seam.host import TIMEOUT, CommandResult
+    from ascend_doctor.seam.snapshot import RecordingHost, ReplayHost
 
     class Hung:
         def describe(self):
@@ -354,7 +354,7 @@ def test_npu_smi_stderr_in_gbk_is_a_finding_not_a_crashed_probe(tmp_path: Path):
 def test_write_through_truncates_a_regular_file(tmp_path: Path, monkeypatch):
     """A regular file written in place (paths under /dev, e.g. Kubernetes' /dev/termination-log) holds only the new
     text, never the tail of a longer previous one."""
-    from ascend_doctor.atomicfile import _write_through
+    from ascend_doctor.seam.atomicfile import _write_through
 
     f = tmp_path / "termination-log"
     f.write_text("a much longer previous message\n")

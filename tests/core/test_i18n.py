@@ -14,7 +14,7 @@ from babel.messages.pofile import read_po
 from rich.cells import cell_len
 
 from ascend_doctor import i18n
-from ascend_doctor.registry import load_registry
+from ascend_doctor.core.registry import load_registry
 from tests.helpers import REPO
 
 PO = REPO / "ascend_doctor" / "locale" / "zh" / "LC_MESSAGES" / "ascend_doctor.po"

@@ -111,8 +111,8 @@ def _findings():
     """(source, finding) for the examples, the recorded real vLLM and every smoke fault server."""
     import json
 
-    from ascend_doctor.options import RunOptions
-    from ascend_doctor.registry import load_registry
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
     from ascend_doctor.report import Finding
     from ascend_doctor.smoke.stage import evaluate_smoke, gather
     from tests.smoke.fault_server import FAULTS, RECORDED, ScriptedServer
@@ -155,22 +155,19 @@ def test_every_signature_and_matrix_text_shown_to_users_has_a_zh_entry():
     """The error-signature catalogue's meanings and fixes (diagnose, TRIAGE102, TORCH104), the matrix's advisory
     titles/fixes and hardware-rule fixes (VLLM103, HW*) and what each parser expects (`parse --list`) are data,
     translated by their whole text: a new or edited entry without its translation fails here."""
-    from ascend_doctor.matrix import load_matrix
-    from ascend_doctor.signatures import load_signatures
+    from tests.helpers import shipped
 
     have = entries()
     texts = {}
-    for s in load_signatures():
+    for s in shipped().signatures.signature:
         texts[s.meaning] = f"signature {s.id} meaning"
         texts[s.fix] = f"signature {s.id} fix"
-    m = load_matrix()
+    m = shipped().matrix
     for a in m.advisories:
         texts[a.title], texts[a.fix] = f"advisory {a.id} title", f"advisory {a.id} fix"
     for r in m.serve_rules:
         texts[r.fix] = f"serve_rule {r.id} fix"
-    from ascend_doctor.release_rules import load_release_rules
-
-    for r in load_release_rules():
+    for r in shipped().release_rules:
         texts[r.fix] = f"release_rule {r.id} fix"
     from ascend_doctor.parsers import parser_kinds
 
@@ -198,8 +195,8 @@ def test_a_chinese_smoke_report_of_the_real_vllm_bytes_is_actionable():
     what failed and the serve option to add, verbatim."""
     import io
 
-    from ascend_doctor.options import RunOptions
-    from ascend_doctor.registry import load_registry
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
     from ascend_doctor.render.console import render_console
     from ascend_doctor.report import HostSummary, Severity, build_report
     from ascend_doctor.smoke.stage import evaluate_smoke, gather

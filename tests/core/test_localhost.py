@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from ascend_doctor.host import NOT_FOUND, PERMISSION_DENIED, TIMEOUT
-from ascend_doctor.localhost import LocalHost
+from ascend_doctor.seam.host import NOT_FOUND, PERMISSION_DENIED, TIMEOUT
+from ascend_doctor.seam.localhost import LocalHost
 
 pytestmark = pytest.mark.localhost
 
@@ -111,7 +111,7 @@ def test_python_env_of_missing_interpreter():
 
 
 def test_localhost_is_forbidden_in_unit_tests_unless_marked(monkeypatch):
-    from ascend_doctor.localhost import FORBID_ENV
+    from ascend_doctor.seam.localhost import FORBID_ENV
 
     monkeypatch.setenv(FORBID_ENV, "1")
     with pytest.raises(RuntimeError):

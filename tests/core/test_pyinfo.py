@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from ascend_doctor.localhost import PYINFO_SCRIPT
+from ascend_doctor.seam.localhost import PYINFO_SCRIPT
 
 BODY = """
 Acme

@@ -1,6 +1,6 @@
 import pytest
 
-from ascend_doctor.redact import REDACTED, is_secret_name, redact_argv, redact_env, redact_text
+from ascend_doctor.text.redact import REDACTED, is_secret_name, redact_argv, redact_env, redact_text
 
 
 def test_secret_env_names():

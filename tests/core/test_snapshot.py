@@ -5,10 +5,9 @@ import os
 
 import pytest
 
-from ascend_doctor.errors import InputError
-from ascend_doctor.host import NOT_FOUND
-from ascend_doctor.redact import REDACTED
-from ascend_doctor.snapshot import (
+from ascend_doctor.core.errors import InputError
+from ascend_doctor.seam.host import NOT_FOUND
+from ascend_doctor.seam.snapshot import (
     CommandEntry,
     FileEntry,
     RecordingHost,
@@ -16,6 +15,7 @@ from ascend_doctor.snapshot import (
     Snapshot,
     load_snapshot,
 )
+from ascend_doctor.text.redact import REDACTED
 from tests.helpers import REPO
 
 
@@ -89,7 +89,7 @@ def test_hand_built_minimal_snapshot_is_valid(tmp_path):
 
 def test_inline_scripts_are_stored_by_name():
     from ascend_doctor.probes.imports import IMPORT_SCRIPT
-    from ascend_doctor.snapshot import canonical_argv
+    from ascend_doctor.seam.snapshot import canonical_argv
 
     assert canonical_argv(["/py", "-c", IMPORT_SCRIPT]) == ["/py", "-c", "<script:import-probe>"]
     assert canonical_argv(["/py", "-c", "print(1)"]) == ["/py", "-c", "print(1)"]

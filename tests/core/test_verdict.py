@@ -103,10 +103,10 @@ def test_a_clean_run_is_ok():
 
 # A crashed probe --------------------------------------------------------------------------------------------------------
 def test_a_crashed_probe_is_an_error_finding_with_its_traceback():
-    from ascend_doctor.evaluator import CheckContext, evaluate_one
+    from ascend_doctor.core.evaluator import CheckContext, evaluate_one
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
     from ascend_doctor.facts import FactStore
-    from ascend_doctor.options import RunOptions
-    from ascend_doctor.registry import load_registry
 
     def boom(host, ctx):
         raise KeyError("selinux probe bug")
@@ -232,7 +232,7 @@ def test_obs_and_dev_builds_match_their_public_release(tmp_path: Path):
 
 
 def test_build_of():
-    from ascend_doctor.versions import build_of
+    from ascend_doctor.text.versions import build_of
 
     assert build_of("3.2.0.dev20260322", "3.2.0") and build_of("2.9.0.post1+git4c901a4", "2.9.0")
     assert not build_of("3.2.0rc1", "3.2.0") and not build_of("3.2.1", "3.2.0") and not build_of("3.2.0", "3.2.0rc1")

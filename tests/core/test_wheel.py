@@ -30,8 +30,8 @@ def test_wheel_installs_and_finds_builtin_checks_and_matrices(tmp_path):
     sh(str(py), "-m", "pip", "install", "-q", str(wheel))
     work = tmp_path / "elsewhere"  # not the source tree: nothing can be found by accident
     work.mkdir()
-    where = sh(str(py), "-c", "import ascend_doctor.paths as p; print(p.builtin_checks_dir()); "
-                              "print(p.builtin_matrices_dir())", cwd=work).split()
+    where = sh(str(py), "-c", "import ascend_doctor.core.paths as p; print(p.builtin_checks_dir()); "
+                              "print(p.builtin_dir('matrices'))", cwd=work).split()
     assert all(str(venv) in w and "_builtin" in w for w in where), where
     rows = json.loads(sh(str(venv / "bin" / "ascend-doctor"), "list", "--format", "json", cwd=work))
     builtin = {r["code"] for r in rows if r["source"] == "built-in"}

@@ -76,9 +76,9 @@ def test_chinese_plan_reads_chinese(tmp_path):
 
 
 def _catalogue_ids() -> list[str]:
-    from ascend_doctor.deploy.catalogue import load_catalogue
+    from tests.helpers import shipped
 
-    return [m.id for m in load_catalogue()]
+    return [m.id for m in shipped().catalogue]
 
 
 @pytest.mark.parametrize("chip, npus", [("910B3", 8), ("A3", 16), ("310P3", 2)])

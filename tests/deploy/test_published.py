@@ -14,6 +14,7 @@ from ascend_doctor.deploy.chips import find_chip
 from ascend_doctor.deploy.plan import Want, layouts, make_plan, size
 from ascend_doctor.deploy.weights import estimate
 from tests.deploy import configs as C
+from tests.helpers import shipped
 
 T = "https://github.com/vllm-project/vllm-ascend/blob/182b75ea84ff13ece27b57391331ef8935410aea/docs/source/tutorials/"
 OLD = "https://github.com/vllm-project/vllm-ascend/blob/e56dba9b0d44dbdd37f8c57ea89658f6af19b031/docs/source/tutorials/"
@@ -79,7 +80,7 @@ def _fits(cfg, fmt, chip, ranks, layout, max_len, gmu) -> bool:
     admitted, _rejected = layouts(a, want)
     if layout.tp not in {lay.tp for lay in admitted}:  # vLLM would refuse it before sizing anything
         return False
-    return size(a, estimate(a, fmt), find_chip(chip), want, layout, max_len).fits
+    return size(a, estimate(a, fmt), find_chip(chip, shipped().chips), want, layout, max_len).fits
 
 
 @pytest.mark.parametrize("cfg, fmt, chip, ranks, layout, max_len, gmu, fits, source", ROWS,
@@ -113,10 +114,10 @@ def test_a_hybrid_model_is_said_unsizable_and_its_weights_still_judged():
     does not size, so the plan says so instead of a KV figure — the weights are still placed."""
     a = read_architecture(C.QWEN3_NEXT, 1 << 20)
     want = Want(ranks=4, max_len=32768, gmu=0.8)
-    c = size(a, estimate(a, "bf16"), find_chip("A3"), want, Layout(tp=4), 32768)
+    c = size(a, estimate(a, "bf16"), find_chip("A3", shipped().chips), want, Layout(tp=4), 32768)
     assert c.kv.unknown and "linear-attention" in c.kv.unknown and c.capacity is None
     assert not c.fits and c.budget.kv_bytes > 0 and c.why.startswith("the KV cache cannot be sized")
-    plan = make_plan(a, estimate(a, "bf16"), find_chip("A3"), want)
+    plan = make_plan(a, estimate(a, "bf16"), find_chip("A3", shipped().chips), want)
     assert plan.verdict == "unknown" and plan.chosen.layout.tp == 1
 
 
@@ -126,9 +127,9 @@ def test_graph_mode_limits_of_the_chosen_layout_are_noted():
     from ascend_doctor.deploy.plan import graph_mode_notes
 
     lite = read_architecture(C.DEEPSEEK_V2_LITE)
-    assert any("16 / TP 1 = 16" in n for n in graph_mode_notes(lite, find_chip("910B3"), Layout(tp=1)))
+    assert any("16 / TP 1 = 16" in n for n in graph_mode_notes(lite, find_chip("910B3", shipped().chips), Layout(tp=1)))
     v3 = read_architecture(C.DEEPSEEK_V3)
-    assert graph_mode_notes(v3, find_chip("A3"), Layout(tp=2, dp=8, ep=True)) == []  # 128 / 2 = 64
-    assert graph_mode_notes(v3, find_chip("A3"), Layout(tp=16, ep=True))  # 8 per rank
+    assert graph_mode_notes(v3, find_chip("A3", shipped().chips), Layout(tp=2, dp=8, ep=True)) == []  # 128 / 2 = 64
+    assert graph_mode_notes(v3, find_chip("A3", shipped().chips), Layout(tp=16, ep=True))  # 8 per rank
     q = read_architecture(C.QWEN3_32B)
-    assert any("310P with TP 4" in n for n in graph_mode_notes(q, find_chip("310P3"), Layout(tp=4)))
+    assert any("310P with TP 4" in n for n in graph_mode_notes(q, find_chip("310P3", shipped().chips), Layout(tp=4)))

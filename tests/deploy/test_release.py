@@ -4,12 +4,12 @@ or (with --keep-driver) the installed driver rules it out — and every release 
 from __future__ import annotations
 
 from ascend_doctor.deploy.release import choose_release
-from ascend_doctor.matrix import load_matrix
-from ascend_doctor.versions import parse_version
+from ascend_doctor.text.versions import parse_version
+from tests.helpers import shipped
 
 
 def test_the_newest_final_release_of_the_family_with_its_image():
-    m = load_matrix()
+    m = shipped().matrix
     r = choose_release(m, "A3", "Qwen3ForCausalLM")
     finals = [x for x in m.releases if "A3" in x.hardware and not parse_version(x.version).is_prerelease()]
     assert r.vllm_ascend == max(finals, key=lambda x: parse_version(x.version)).version
@@ -18,7 +18,7 @@ def test_the_newest_final_release_of_the_family_with_its_image():
 
 
 def test_an_old_driver_keeps_the_plan_on_a_release_whose_cann_it_runs():
-    m = load_matrix()
+    m = shipped().matrix
     newest = choose_release(m, "A2", "Qwen3ForCausalLM")
     old = choose_release(m, "A2", "Qwen3ForCausalLM", driver="24.1.0")
     assert parse_version(old.vllm_ascend) < parse_version(newest.vllm_ascend)
@@ -28,7 +28,7 @@ def test_an_old_driver_keeps_the_plan_on_a_release_whose_cann_it_runs():
 
 
 def test_an_architecture_the_newest_vllm_does_not_list_is_passed_over():
-    m = load_matrix()
+    m = shipped().matrix
     r = choose_release(m, "A2", "NoSuchModelForCausalLM")
     # Every release whose vLLM architecture list the matrix records is passed over, saying why; one whose list is not
     # recorded cannot be ruled out and is chosen (or none is left).
@@ -41,7 +41,7 @@ def test_an_architecture_the_newest_vllm_does_not_list_is_passed_over():
 def test_a_release_whose_vllm_lacks_the_planned_parser_is_passed_over():
     """deepseek_v4 first appears in vLLM 0.20.0; driver 24.1.0 runs nothing newer than vllm-ascend 0.11.0 (CANN
     8.3): no release both runs on that driver and has the parser, so there is no release to name."""
-    m = load_matrix()
+    m = shipped().matrix
     assert choose_release(m, "A2", None, parsers={"tool_parser": "hermes"}).passed_over == []
     assert choose_release(m, "A2", None, driver="24.1.0", parsers={"tool_parser": "hermes"}).vllm_ascend == "0.11.0"
     assert choose_release(m, "A2", None, driver="24.1.0", parsers={"tool_parser": "deepseek_v4"}) is None
@@ -52,7 +52,7 @@ def test_a_release_whose_vllm_lacks_the_planned_parser_is_passed_over():
 def test_when_no_release_fits_the_plan_says_why():
     from ascend_doctor.deploy.release import why_none
 
-    m = load_matrix()
+    m = shipped().matrix
     text = str(why_none(m, "A2", None, "24.1.0", {"tool_parser": "deepseek_v4"}))
     assert text.startswith("no vllm-ascend release of the matrix fits: vllm-ascend ")
     assert "does not run on driver 24.1.0" in text

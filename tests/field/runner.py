@@ -48,7 +48,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
-from ascend_doctor.tomlread import read_toml
+from ascend_doctor.knowledge.tomlread import read_toml
+from tests.helpers import shipped
 
 REPO = Path(__file__).resolve().parents[2]
 CASES = Path(__file__).resolve().parent / "cases"
@@ -212,19 +213,19 @@ def build(data: dict, with_fault: bool = True) -> tuple[dict, list[str]]:
 def _run_fleet(data: dict, with_fault: bool):
     """A Ray fleet case: `[[fleet]]` nodes (name; `ray`: the resources Ray advertises, `control_ray` for the control)
     on the healthy base with their own hostnames and RoCE IPs, judged as `fleet --ray-address … [-- serve]` would."""
+    from ascend_doctor.core.options import RunOptions
     from ascend_doctor.fleet.evaluate import FleetEvaluator
     from ascend_doctor.fleet.model import NodeResult
-    from ascend_doctor.options import RunOptions
-    from ascend_doctor.serve_options import parse_serve
-    from ascend_doctor.snapshot import Snapshot
+    from ascend_doctor.seam.snapshot import Snapshot
     from tests.fleet import nodes as N
+    from tests.helpers import parse_serve
 
     results = []
     for i, node in enumerate(data["fleet"]):
         ray = node["ray"] if with_fault else node.get("control_ray", node["ray"])
         results.append(NodeResult(name=node["name"], snapshot=Snapshot.model_validate(N.node(node["name"], 11 + i)),
                                   source=f"ray node {i}", ray_resources=dict(ray)))
-    serve = parse_serve(list(data["serve"])) if data.get("serve") else None
+    serve = parse_serve(list(data["serve"]), shipped().matrix) if data.get("serve") else None
     return FleetEvaluator(_registry(), RunOptions(), serve=serve).report(results)
 
 
@@ -233,7 +234,7 @@ def _run_wire(data: dict, with_fault: bool):
     (`[wire]`) over the recorded bytes of a real vLLM (`wire_base`); the control gets the recording alone."""
     from types import SimpleNamespace
 
-    from ascend_doctor.options import RunOptions
+    from ascend_doctor.core.options import RunOptions
     from ascend_doctor.smoke.stage import evaluate_smoke, gather
     from tests.smoke.fault_server import ScriptedServer
 
@@ -251,24 +252,23 @@ def run(data: dict, with_fault: bool = True):
         return _run_fleet(data, with_fault)
     if data.get("wire"):
         return _run_wire(data, with_fault)
-    from ascend_doctor.engine import run_static
-    from ascend_doctor.options import RunOptions
-    from ascend_doctor.probes.serve import with_serve_command
-    from ascend_doctor.snapshot import ReplayHost, Snapshot
+    from ascend_doctor.core.engine import run_static
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.seam.snapshot import ReplayHost, Snapshot
 
     snap, serve = build(data, with_fault)
     host = ReplayHost(Snapshot.model_validate(copy.deepcopy(snap)))
     options = RunOptions(import_probe=True)
     stages: tuple[str, ...] = ("static",)
     if serve:
-        options = with_serve_command(host, options, serve, infer=False)
+        options = options.model_copy(update={"serve_argv": list(serve)})
         stages = ("static", "serve")
     return run_static(host, _registry(), options, stages=stages)
 
 
 @lru_cache(maxsize=1)
 def _registry():
-    from ascend_doctor.registry import load_registry
+    from ascend_doctor.core.registry import load_registry
 
     return load_registry(entry_points=False)
 

@@ -8,7 +8,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from ascend_doctor.registry import load_registry
+from ascend_doctor.core.registry import load_registry
 from tests.field.runner import cases, finding, run
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "failure-classes.md"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.fleet.evaluate import fleet_nodes
 from ascend_doctor.fleet.model import DEAD, FleetNode, NodeResult, clock_estimate
-from ascend_doctor.options import RunOptions
 from ascend_doctor.report import Status
-from ascend_doctor.snapshot import Snapshot
+from ascend_doctor.seam.snapshot import Snapshot
 from tests.fleet import nodes as N
 from tests.helpers import run_check
 
@@ -194,12 +194,12 @@ def test_env_unknown_without_environment(three):
 def test_nodes_that_judged_themselves_are_merged_with_the_config_applied_on_the_driver():
     """The Ray path: each node sends findings + summary (node_task.evaluate_host); the driver validates them, applies
     the waivers once, runs the FLEET checks — and a node whose findings it cannot read is a node that did not answer."""
-    from ascend_doctor.config import Config, WaiverRule
+    from ascend_doctor.core.config import Config, WaiverRule
+    from ascend_doctor.core.registry import load_registry
     from ascend_doctor.fleet.evaluate import FleetEvaluator
     from ascend_doctor.fleet.model import NodeResult
     from ascend_doctor.fleet.node_task import evaluate_host
-    from ascend_doctor.registry import load_registry
-    from ascend_doctor.snapshot import ReplayHost, Snapshot
+    from ascend_doctor.seam.snapshot import ReplayHost, Snapshot
     from tests.fleet import nodes as N
 
     answers = [evaluate_host(ReplayHost(Snapshot.model_validate(N.node(f"n{i}", 10 + i)), label=f"n{i}"),

@@ -76,7 +76,7 @@ def test_fleet_usage_errors_exit_2(args, text):
 
 
 def test_fleet_ray_fake_hook_needs_json(monkeypatch):
-    from ascend_doctor.errors import InputError
+    from ascend_doctor.core.errors import InputError
     from ascend_doctor.fleet.ray_runner import _fake_for, fake_from_env
 
     assert fake_from_env({}) == {}

@@ -3,14 +3,13 @@ a real Ray cluster is in test_ray_fleet.py)."""
 
 from __future__ import annotations
 
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.fleet.evaluate import fleet_nodes
 from ascend_doctor.fleet.model import NodeResult
-from ascend_doctor.options import RunOptions
 from ascend_doctor.report import Status
-from ascend_doctor.snapshot import Snapshot
+from ascend_doctor.seam.snapshot import Snapshot
 from tests.fleet import nodes as N
-from ascend_doctor.serve_options import parse_serve
-from tests.helpers import run_check
+from tests.helpers import parse_serve, run_check, shipped
 
 
 def ray_fleet(resources: dict[str, dict]) -> list:
@@ -56,7 +55,7 @@ HEAD = {"node:__internal_head__": 1.0}
 
 def placement(resources: dict[str, dict], *serve: str) -> tuple:
     nodes = ray_fleet(resources)
-    nodes.serve = parse_serve(["vllm", "serve", "/models/q", *serve]) if serve else None
+    nodes.serve = parse_serve(["vllm", "serve", "/models/q", *serve], shipped().matrix) if serve else None
     return nodes, {n.name: run_check("FLEET108", {"fleet_nodes": nodes, "fleet_node": n.name}) for n in nodes}
 
 

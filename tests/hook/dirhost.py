@@ -5,8 +5,17 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from ascend_doctor.host import (DEFAULT_MAX_OUTPUT, NOT_FOUND, CommandResult, DirResult, DiskResult, FileResult,
-                                LinkResult, PythonEnv, SystemInfo)
+from ascend_doctor.seam.host import (
+    DEFAULT_MAX_OUTPUT,
+    NOT_FOUND,
+    CommandResult,
+    DirResult,
+    DiskResult,
+    FileResult,
+    LinkResult,
+    PythonEnv,
+    SystemInfo,
+)
 
 
 class DirHost:

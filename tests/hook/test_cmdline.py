@@ -6,9 +6,10 @@ import sys
 
 import pytest
 
+from ascend_doctor.knowledge.serve_options import option_syntax
 from ascend_doctor.parsers.serve_cmdline import DEFAULT_MODEL, read_flat_yaml, served_address
-from ascend_doctor.serve_options import option_syntax
-from ascend_doctor.serve_options import parse_serve as parse_serve_command
+from tests.helpers import parse_serve as parse_serve_command
+from tests.helpers import shipped
 
 SEED = ("vllm serve /models/DeepSeek-V4-Flash-w8a8-mtp --tensor-parallel-size 8 --enable-auto-tool-choice "
         "--tool-call-parser deepseek_v4 --reasoning-parser deepseek_v4 --quantization ascend").split()
@@ -62,7 +63,7 @@ def test_short_aliases(alias, dest):
 
 def test_short_aliases_are_the_ones_vllm_declares():
     # vLLM 0.13.0 vllm/engine/arg_utils.py declares exactly these (plus -O handled as a prefix).
-    syntax = option_syntax()
+    syntax = option_syntax(shipped().matrix)
     assert {"-tp", "-pp", "-dp", "-dcp", "-pcp", "-q", "-n", "-r", "-cc", "-ac"} <= set(syntax.aliases)
     assert "enable_auto_tool_choice" in syntax.flags and "tensor_parallel_size" not in syntax.flags
 
@@ -142,8 +143,8 @@ def test_option_syntax_is_per_vllm_release():
     defines, plus the serve_option_kind rows), not from a list frozen at vLLM 0.13.0: `--language-model-only` is a
     flag of newer releases only, so `--language-model-only /models/x` keeps /models/x as the model there, and
     `--hf-token` takes a value although vLLM defines `--no-hf-token`."""
-    new = option_syntax("0.32.0")
-    old = option_syntax("0.13.0")
+    new = option_syntax(shipped().matrix, "0.32.0")
+    old = option_syntax(shipped().matrix, "0.13.0")
     assert "language_model_only" in new.flags and "language_model_only" not in old.flags
     assert "headless" in old.flags and "hf_token" not in new.flags and "served_model_name" in new.multi
     c = parse_serve_command(["vllm", "serve", "--language-model-only", "/models/x"], vllm_version="0.32.0")

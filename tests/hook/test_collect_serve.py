@@ -9,15 +9,15 @@ import sys
 
 import pytest
 
-from ascend_doctor.collect import collect_snapshot
-from ascend_doctor.engine import run_static
-from ascend_doctor.errors import InputError
-from ascend_doctor.serve_options import parse_serve as parse_serve_command
-from ascend_doctor.host import Distribution, PythonEnv
-from ascend_doctor.options import RunOptions
-from ascend_doctor.registry import load_registry
-from ascend_doctor.snapshot import ReplayHost, Snapshot
+from ascend_doctor.core.engine import run_static
+from ascend_doctor.core.errors import InputError
+from ascend_doctor.core.options import RunOptions
+from ascend_doctor.core.registry import load_registry
+from ascend_doctor.seam.collect import collect_snapshot
+from ascend_doctor.seam.host import Distribution, PythonEnv
+from ascend_doctor.seam.snapshot import ReplayHost, Snapshot
 from tests.helpers import DATA, REPO
+from tests.helpers import parse_serve as parse_serve_command
 from tests.hook.dirhost import DirHost
 
 SERVE = DATA / "serve"

@@ -15,8 +15,8 @@ import time
 import pytest
 
 from ascend_doctor.cli.supervise import exit_code_of, skip_requested
-from ascend_doctor.probes.serve import infer_python
-from ascend_doctor.serve_options import parse_serve as parse_serve_command
+from ascend_doctor.core.options import RunOptions
+from ascend_doctor.probes.serve import serve_entry_probe
 from tests.helpers import DATA, REPO
 from tests.hook.dirhost import DirHost
 from tests.hook.shared import _env, serving_python
@@ -124,16 +124,16 @@ def test_skip_env_bypasses_loudly_and_report_says_so(tmp_path, fake_vllm):
 
 def test_fail_on_warning_refuses_on_a_warning(tmp_path, fake_vllm):
     marker = tmp_path / "started"
-    argv = ["env", "VLLM_USE_V1=1", str(fake_vllm), "serve", QWEN]  # a leftover: SERVE401 warns
-    ok = subprocess.run(BASE + ["--select", "SERVE401", "--"] + argv, cwd=REPO, env=_env(FAKE_VLLM_MARKER=marker),
+    argv = ["env", "VLLM_USE_V1=1", str(fake_vllm), "serve", QWEN]  # a leftover: ENV102 warns
+    ok = subprocess.run(BASE + ["--select", "ENV102", "--"] + argv, cwd=REPO, env=_env(FAKE_VLLM_MARKER=marker),
                         capture_output=True, text=True, timeout=120)
     assert ok.returncode == 0 and marker.exists()  # a warning is below the default --fail-on error
     marker.unlink()
-    r = subprocess.run(BASE + ["--select", "SERVE401", "--fail-on", "warning", "--format", "json", "--"] + argv,
+    r = subprocess.run(BASE + ["--select", "ENV102", "--fail-on", "warning", "--format", "json", "--"] + argv,
                        cwd=REPO, env=_env(FAKE_VLLM_MARKER=marker), capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and not marker.exists()
     finding = json.loads(r.stderr[:r.stderr.rindex("}") + 1])["findings"][0]
-    assert finding["code"] == "SERVE401" and finding["status"] == "warn"
+    assert finding["code"] == "ENV102" and finding["status"] == "warn"
 
 
 # --smoke ----------------------------------------------------------------------------------------------------------
@@ -297,11 +297,21 @@ def test_infer_python_from_shebang_and_module_form(tmp_path):
     bindir.mkdir(parents=True)
     (bindir / "vllm").write_text("#!/opt/vllm/bin/python3.11\nfrom vllm.entrypoints.cli.main import main\n")
     host = DirHost(env={"PATH": f"/nonexistent:{bindir}"})
-    cmd = parse_serve_command(["vllm", "serve", "m"])
-    assert infer_python(host, cmd, ["vllm", "serve", "m"]) == "/opt/vllm/bin/python3.11"
+
+    def entry(argv, on=host):
+        class Ctx:
+            options = RunOptions(serve_argv=argv)
+
+        return serve_entry_probe(on, Ctx())
+
+    shebang = entry(["vllm", "serve", "m"])
+    assert shebang.interpreter == "/opt/vllm/bin/python3.11" and shebang.how == f"the #! line of {bindir}/vllm"
     argv = ["env", "A=1", "/opt/py/bin/python", "-m", "vllm.entrypoints.openai.api_server", "--model", "m"]
-    assert infer_python(host, parse_serve_command(argv), argv) == "/opt/py/bin/python"
-    assert infer_python(host, parse_serve_command(["bash"]), ["bash"]) is None
+    module = entry(argv)
+    assert module.interpreter == "/opt/py/bin/python" and module.launch.env == {"A": "1"}
+    assert entry(["bash"]).interpreter is None and "not a vllm serve" in entry(["bash"]).why_not
+    nowhere = entry(["vllm", "serve", "m"], on=DirHost(env={"PATH": "/nonexistent"}))
+    assert nowhere.interpreter is None and nowhere.why_not == "vllm is not on PATH"
 
 
 def test_exec_replay_lints_and_never_starts_the_command(tmp_path, fake_vllm):

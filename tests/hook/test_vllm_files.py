@@ -10,12 +10,17 @@ from pathlib import Path
 
 import pytest
 
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
-from ascend_doctor.parsers.vllm_source import (literal_alias, model_registry_architectures, module_dict_keys,
-                                           read_installed, registered_names)
-from ascend_doctor.host import Distribution, PythonEnv
-from ascend_doctor.options import RunOptions
+from ascend_doctor.parsers.vllm_source import (
+    literal_alias,
+    model_registry_architectures,
+    module_dict_keys,
+    read_installed,
+    registered_names,
+)
 from ascend_doctor.probes.serve import serve_model_probe, vllm_files_probe
+from ascend_doctor.seam.host import Distribution, PythonEnv
 from tests.helpers import DATA
 from tests.hook.dirhost import DirHost
 
@@ -105,7 +110,7 @@ def test_probe_reads_through_the_host():
 
 
 def test_serve_model_probe_hf_cache(tmp_path):
-    from ascend_doctor.serve_options import parse_serve as parse_serve_command
+    from tests.helpers import parse_serve as parse_serve_command
 
     snap = tmp_path / "hub" / "models--Qwen--Qwen3-8B" / "snapshots" / "abc123"
     snap.mkdir(parents=True)
@@ -194,7 +199,7 @@ def test_real_vllm_0_13_0_sdist(tmp_path):
             "no-enable-prefix-caching", "config", "port"} <= set(f.cli_options.names)
     # a snapshot masks `api_key: …` in recorded files; the pattern reader still finds every option
     from ascend_doctor.parsers.vllm_source import cli_option_names, cli_option_names_lenient
-    from ascend_doctor.redact import redact_text
+    from ascend_doctor.text.redact import redact_text
 
     for rel in ("vllm/entrypoints/openai/cli_args.py", "vllm/engine/arg_utils.py"):
         text = (root / rel).read_text(encoding="utf-8")
@@ -205,9 +210,9 @@ def test_real_vllm_0_13_0_sdist(tmp_path):
         text = (root / rel).read_text(encoding="utf-8")
         assert sorted(module_dict_keys(redact_text(text) + "\n(((\n", name)) == sorted(module_dict_keys(text, name))
     # the matrix's 0.13.0 row was extracted from the same sdist: the two must agree
-    from ascend_doctor.matrix import load_matrix
+    from tests.helpers import shipped
 
-    assert set(f.tool_parsers.names) == load_matrix().parsers_in_vllm("0.13.0", "tool_parser")
+    assert set(f.tool_parsers.names) == shipped().matrix.parsers_in_vllm("0.13.0", "tool_parser")
 
 
 def test_probe_follows_editable_installs(tmp_path):
@@ -235,7 +240,7 @@ def test_probe_follows_editable_installs(tmp_path):
 
 def test_collected_snapshot_replays_the_same_tables():
     """`collect` runs this probe, so a snapshot carries the vLLM files: `exec --replay` lints like the node would."""
-    from ascend_doctor.snapshot import RecordingHost, ReplayHost, Snapshot
+    from ascend_doctor.seam.snapshot import RecordingHost, ReplayHost, Snapshot
 
     site = str(SERVE / "site-vllm0130")
     py = PythonEnv(purelib=site, distributions=[Distribution(name="vllm", version="0.13.0"),

@@ -15,13 +15,13 @@ import sys
 
 import pytest
 
-from ascend_doctor.engine import run_static
-from ascend_doctor.serve_options import parse_serve as parse_serve_command
-from ascend_doctor.localhost import LocalHost
-from ascend_doctor.options import RunOptions
-from ascend_doctor.registry import load_registry
+from ascend_doctor.core.engine import run_static
+from ascend_doctor.core.options import RunOptions
+from ascend_doctor.core.registry import load_registry
 from ascend_doctor.report import Status
+from ascend_doctor.seam.localhost import LocalHost
 from tests.helpers import REPO
+from tests.helpers import parse_serve as parse_serve_command
 from tests.smoke.vllm_server import serve_argv, serve_env, skip_reason, vllm_model, vllm_python
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow, pytest.mark.localhost]

@@ -7,10 +7,11 @@ import sys
 
 import pytest
 
-from ascend_doctor.matrix import builtin_matrix_files, load_matrix
-from ascend_doctor.matrix_schema import TABLES, MatrixFile
-from ascend_doctor.tomlread import read_toml
-from ascend_doctor.versions import SpecifierSet, parse_version
+from ascend_doctor.knowledge.files import matrix_files as builtin_matrix_files
+from ascend_doctor.knowledge.matrix import load_matrix
+from ascend_doctor.knowledge.matrix_schema import TABLES, MatrixFile
+from ascend_doctor.knowledge.tomlread import read_toml
+from ascend_doctor.text.versions import SpecifierSet, parse_version
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -139,8 +140,8 @@ def test_every_paired_vllm_release_is_recorded(m):
 
 
 def test_an_advisory_handed_to_a_serve_check_names_a_real_one():
-    from ascend_doctor.matrix import load_matrix
-    from ascend_doctor.registry import load_registry
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.knowledge.matrix import load_matrix
 
     checks = load_registry(entry_points=False).checks
     handed = {a.id: a.judged_by for a in load_matrix().advisories if a.judged_by}

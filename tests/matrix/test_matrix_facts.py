@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from ascend_doctor.matrix import load_matrix
-from ascend_doctor.versions import parse_version
+from ascend_doctor.knowledge.matrix import load_matrix
+from ascend_doctor.text.versions import parse_version
 from tests.matrix.facts import cp_range, expand_shorthand, tables_after
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_doctor.errors import InputError
-from ascend_doctor.matrix import load_matrix
+from ascend_doctor.core.errors import InputError
+from ascend_doctor.knowledge.matrix import load_matrix
 from tests.helpers import DATA
 
 D = DATA / "matrix"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_doctor.matrix import load_matrix
+from ascend_doctor.knowledge.matrix import load_matrix
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from ascend_doctor.cli import cli
-from ascend_doctor.matrix import load_matrix
-from ascend_doctor.versions import parse_version
+from ascend_doctor.knowledge.matrix import load_matrix
+from ascend_doctor.text.versions import parse_version
 
 OFFICIAL = [
     ('0.30.0rc1', '0.30.0', '>=3.10,<3.13', '9.2.0', '2.10.0', '2.10.0.post4', '3.2.2'),

@@ -1,7 +1,7 @@
 """Every release-keyed range in matrices/, at its boundaries: pre-, dev- and post-releases fall where the row's
 sources put them, never silently between two rows.
 
-PEP 440 (and ascend_doctor.versions) excludes `0.18.0rc1` from both `<0.18.0` and `>=0.18.0`. A row written with
+PEP 440 (and ascend_doctor.text.versions) excludes `0.18.0rc1` from both `<0.18.0` and `>=0.18.0`. A row written with
 such a bound while the matrix knows a pre-release at it is ambiguous: whoever wrote `<0.18.0` from a source that
 covers 0.18.0rc1 left 0.18.0rc1 unjudged (the design notes warn about it). So: (1) a `<X` or `>=X` bound on a final
 release must not leave out a pre-release of X the matrix knows — write the bound on the pre-release itself
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from ascend_doctor.matrix import load_matrix
-from ascend_doctor.tomlread import read_toml
-from ascend_doctor.versions import SpecifierSet, parse_version
+from ascend_doctor.knowledge.matrix import load_matrix
+from ascend_doctor.knowledge.tomlread import read_toml
+from ascend_doctor.text.versions import SpecifierSet, parse_version
 
 REPO = Path(__file__).resolve().parents[2]
 MATRICES = REPO / "matrices"

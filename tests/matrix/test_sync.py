@@ -18,9 +18,9 @@ import pytest
 from click.testing import CliRunner
 
 from ascend_doctor.cli import cli
-from ascend_doctor.matrix import load_matrix
+from ascend_doctor.knowledge.matrix import load_matrix
+from ascend_doctor.knowledge.tomlread import loads_toml
 from ascend_doctor.sync.run import sync
-from ascend_doctor.tomlread import loads_toml
 
 TABLE = """# Versioning policy
 

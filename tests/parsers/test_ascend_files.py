@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_doctor.errors import ParseError
+from ascend_doctor.core.errors import ParseError
 from ascend_doctor.parsers import parser_kinds
 from ascend_doctor.parsers.ascend_files import (
     cfg_value,
@@ -294,7 +294,7 @@ def test_corpus_never_crashes(path):
     assert understood >= 1
 
 
-# --- the strings these parsers hand on are ones ascend_doctor.versions understands --------------------------------
+# --- the strings these parsers hand on are ones ascend_doctor.text.versions understands --------------------------------
 
 def _extracted_versions(text: str) -> list[str]:
     found = []
@@ -312,7 +312,7 @@ def _extracted_versions(text: str) -> list[str]:
 
 
 def test_extracted_versions_are_orderable():
-    from ascend_doctor.versions import cann_version_from_cfg_value, parse_innerversion, try_parse_version
+    from ascend_doctor.text.versions import cann_version_from_cfg_value, parse_innerversion, try_parse_version
 
     texts = [p.read_text(encoding="utf-8") for p in sorted(D.glob("*")) if p.name != "garbage.txt"]
     texts += [read_corpus(p)[1] for p in corpus_files("cann_version")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_doctor.errors import ParseError
+from ascend_doctor.core.errors import ParseError
 from ascend_doctor.parsers import parser_kinds
 from ascend_doctor.parsers.hccn import parse_hccn_conf, parse_hccn_tool
 from tests.helpers import DATA, corpus_files, corpus_params, read_corpus

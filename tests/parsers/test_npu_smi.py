@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from ascend_doctor.errors import ParseError
+from ascend_doctor.core.errors import ParseError
 from ascend_doctor.parsers import parser_kinds
 from ascend_doctor.parsers.npu_smi import find_npu_smi_error, parse_npu_smi_info
-from ascend_doctor.versions import parse_version
+from ascend_doctor.text.versions import parse_version
 from tests.helpers import CORPUS, DATA, corpus_params, read_corpus
 
 FIX = DATA / "npu_smi"

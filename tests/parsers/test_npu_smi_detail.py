@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_doctor.errors import ParseError
+from ascend_doctor.core.errors import ParseError
 from ascend_doctor.parsers.npu_smi_detail import (
     parse_npu_smi_board,
     parse_npu_smi_common,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Optional
 
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
-from ascend_doctor.options import RunOptions
 from ascend_doctor.probes import load_probes
 from ascend_doctor.probes.cann import CannFact, DriverFact, cann_probe, driver_probe, norm_arch
-from ascend_doctor.snapshot import ReplayHost, Snapshot
+from ascend_doctor.seam.snapshot import ReplayHost, Snapshot
 from tests.helpers import DATA
 
 A = "/usr/local/Ascend"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from ascend_doctor.core.errors import FactUnavailable
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
-from ascend_doctor.errors import FactUnavailable
-from ascend_doctor.options import RunOptions
 from ascend_doctor.probes import load_probes
 from ascend_doctor.probes.devices import devices_probe
-from ascend_doctor.snapshot import DirEntry, FileEntry, LinkEntry, ReplayHost, Snapshot
+from ascend_doctor.seam.snapshot import DirEntry, FileEntry, LinkEntry, ReplayHost, Snapshot
 
 VERSION_INFO = "Version=24.1.rc3\nascendhal_version=7.35.23\naicpu_version=1.0\n"
 INSTALL_INFO = "UserName=HwHiAiUser\nUserGroup=HwHiAiUser\nInstall_Path_Param=/usr/local/Ascend\n"

@@ -5,11 +5,11 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Optional
 
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
-from ascend_doctor.options import RunOptions
 from ascend_doctor.probes import load_probes
 from ascend_doctor.probes.hccn import HccnFact, hccn_probe
-from ascend_doctor.snapshot import ReplayHost, Snapshot
+from ascend_doctor.seam.snapshot import ReplayHost, Snapshot
 from tests.helpers import DATA
 
 TOOL = "/usr/local/Ascend/driver/tools/hccn_tool"

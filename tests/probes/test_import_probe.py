@@ -4,10 +4,10 @@ import textwrap
 
 import pytest
 
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
-from ascend_doctor.localhost import LocalHost
-from ascend_doctor.options import RunOptions
 from ascend_doctor.probes import imports
+from ascend_doctor.seam.localhost import LocalHost
 
 pytestmark = pytest.mark.localhost
 

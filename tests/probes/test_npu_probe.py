@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from ascend_doctor.core.errors import FactUnavailable
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
-from ascend_doctor.errors import FactUnavailable
-from ascend_doctor.options import RunOptions
 from ascend_doctor.probes import load_probes
 from ascend_doctor.probes.npu import npu_health_probe, npu_smi_probe, npu_topo_probe
-from ascend_doctor.snapshot import CommandEntry, ReplayHost, Snapshot
+from ascend_doctor.seam.snapshot import CommandEntry, ReplayHost, Snapshot
 from tests.helpers import DATA
 
 FIX = DATA / "npu_smi"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
-from ascend_doctor.options import RunOptions
 from ascend_doctor.probes.cann import cann_probe
 from ascend_doctor.probes.opp import KERNEL_CONFIG, opp_kernels_probe
-from ascend_doctor.snapshot import ReplayHost, Snapshot
+from ascend_doctor.seam.snapshot import ReplayHost, Snapshot
 from tests.helpers import REPO
 
 OPP = "/usr/local/Ascend/cann/opp"  # the example host's ASCEND_OPP_PATH

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
-from ascend_doctor.options import RunOptions
-from ascend_doctor.snapshot import ReplayHost, Snapshot
+from ascend_doctor.seam.snapshot import ReplayHost, Snapshot
 from ascend_doctor.testing import run_check
 from tests.helpers import REPO
 

@@ -176,7 +176,7 @@ def test_sarif_describes_a_checks_dir_rule_from_its_doc(tmp_path: Path):
     d = tmp_path / "site"
     d.mkdir()
     (d / "site_checks.py").write_text(
-        "from ascend_doctor.registry import check\n\n"
+        "from ascend_doctor.core.registry import check\n\n"
         "@check('SITE101', 'site-rule', severity='warning')\n"
         "def site_rule(ctx):\n"
         "    '''The site rule holds\n\n    Why it matters: the site runbook says so.\n\n"

@@ -188,8 +188,8 @@ def test_smoke_findings_fit_the_terminal(fault, lang, monkeypatch):
     from rich.cells import cell_len as cells
 
     from ascend_doctor import i18n
-    from ascend_doctor.options import RunOptions
-    from ascend_doctor.registry import load_registry
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
     from ascend_doctor.render.console import render_console
     from ascend_doctor.report import HostSummary, Severity, build_report
     from ascend_doctor.smoke.stage import evaluate_smoke, gather

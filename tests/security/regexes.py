@@ -79,13 +79,12 @@ def all_regexes() -> list[Regex]:
     for mod in _modules():
         for name, obj in vars(mod).items():
             _walk(obj, f"{mod.__name__}.{name}", 0, out)
-    from ascend_doctor.matrix import load_matrix
-    from ascend_doctor.signatures import load_signatures
+    from ascend_doctor.knowledge.door import Knowledge
 
-    for s in load_signatures():
+    for s in Knowledge().signatures.signature:
         pat = re.compile(s.pattern, re.MULTILINE)
         out.setdefault((pat.pattern, pat.flags), Regex(pat, "search", f"signature {s.id}"))
-    for fam in load_matrix([]).markup_families.values():
+    for fam in Knowledge().matrix.markup_families.values():
         for p in fam.patterns:
             pat = re.compile(p)
             out.setdefault((pat.pattern, pat.flags), Regex(pat, "search", f"markup family {fam.id}"))

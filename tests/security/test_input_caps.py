@@ -1,4 +1,4 @@
-"""Every input has a size cap (ascend_doctor/inputs.py, README "Input limits"): an endless or huge input is a
+"""Every input has a size cap (ascend_doctor/seam/inputs.py, README "Input limits"): an endless or huge input is a
 one-line usage error, exit 2, within seconds — not gigabytes of memory and a MemoryError (#23 item 6)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from ascend_doctor.inputs import LIMITS, read_bytes
-from ascend_doctor.errors import InputError
+from ascend_doctor.core.errors import InputError
+from ascend_doctor.seam.inputs import LIMITS, read_bytes
 from tests.helpers import REPO
 
 SNAP = str(REPO / "examples" / "healthy-a2.snapshot.json")

@@ -65,7 +65,7 @@ _WORST: dict[str, tuple[str, str, str]] = {}
 def test_the_scan_finds_the_patterns_that_read_vendor_output_logs_and_pastes():
     where = " ".join(r.where for r in REGEXES)
     assert len(REGEXES) > 300, len(REGEXES)
-    for known in ("ascend_doctor.redact", "ascend_doctor/triage/paste.py", "ascend_doctor/parsers/hccn.py",
+    for known in ("ascend_doctor.text.redact", "ascend_doctor/triage/paste.py", "ascend_doctor/parsers/hccn.py",
                   "ascend_doctor/parsers/npu_smi_detail.py", "signature ", "markup family "):
         assert known in where, known
 

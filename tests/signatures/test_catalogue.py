@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ascend_doctor.errors import InputError
-from ascend_doctor.paths import builtin_matrices_dir
-from ascend_doctor.signatures import SIGNATURES_FILE, diagnose, load_signatures
+from ascend_doctor.core.errors import InputError
+from ascend_doctor.knowledge.door import Knowledge
+from ascend_doctor.knowledge.files import shipped_file
+from ascend_doctor.knowledge.signatures import diagnose as _diagnose
 from tests.helpers import CORPUS
 
 if sys.version_info >= (3, 11):
@@ -19,7 +20,19 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 FACTS = CORPUS.parent / "facts" / "error-codes.toml"  # ../shared/facts, beside the corpus
-SHIPPED = builtin_matrices_dir() / SIGNATURES_FILE
+SHIPPED = shipped_file("signatures/error-signatures")
+TABLE = "signatures/error-signatures"
+
+
+def load_signatures(path=None):
+    """The shipped catalogue, or the file at `path` in its place (`diagnose --signatures FILE`)."""
+    k = Knowledge()
+    return (k.instead(TABLE, path) if path else k.signatures).signature
+
+
+def diagnose(text, path=None, **kw):
+    k = Knowledge()
+    return _diagnose(text, k.instead(TABLE, path) if path else k.signatures, **kw)
 
 
 def test_shipped_catalogue_validates():
@@ -114,14 +127,14 @@ def test_bad_regex_names_file_entry_and_key(tmp_path):
     with pytest.raises(InputError) as ei:
         load_signatures(path)
     msg = str(ei.value)
-    assert path in msg and "signature[1]" in msg and "'broken'" in msg and ".pattern" in msg
+    assert path in msg and "signature[1] (broken).pattern" in msg
     assert "does not compile" in msg
 
 
 def test_duplicate_id_names_both_entries(tmp_path):
     path = _write(tmp_path, GOOD.format(id="twice", pattern="a", source="s"),
                   GOOD.format(id="twice", pattern="b", source="s"))
-    dup = r"signature\[1\] \(id 'twice'\)\.id: duplicate id \(first at signature\[0\]\)"
+    dup = r"signature\[1\] \(twice\)\.id: duplicate id \(also signature\[0\]\)"
     with pytest.raises(InputError, match=dup):
         load_signatures(path)
 
@@ -129,25 +142,25 @@ def test_duplicate_id_names_both_entries(tmp_path):
 def test_missing_source_is_refused(tmp_path):
     row = GOOD.format(id="nosrc", pattern="a", source="x").replace('source = "x"\n', "")
     path = _write(tmp_path, row)
-    with pytest.raises(InputError, match=r"signature\[0\] \(id 'nosrc'\)\.source: required key missing"):
+    with pytest.raises(InputError, match=r"signature\[0\] \(nosrc\)\.source: required key missing"):
         load_signatures(path)
 
 
 def test_blank_source_is_refused(tmp_path):
     path = _write(tmp_path, GOOD.format(id="blank", pattern="a", source="   "))
-    with pytest.raises(InputError, match=r"'blank'\)\.source"):
+    with pytest.raises(InputError, match=r"\(blank\)\.source"):
         load_signatures(path)
 
 
 def test_unknown_field_is_refused(tmp_path):
     path = _write(tmp_path, GOOD.format(id="extra", pattern="a", source="s") + 'meaning_zh = "x"\n')
-    with pytest.raises(InputError, match=r"'extra'\)\.meaning_zh: unknown key"):
+    with pytest.raises(InputError, match=r"\(extra\)\.meaning_zh: unknown key"):
         load_signatures(path)
 
 
 def test_bad_kind_is_refused(tmp_path):
     path = _write(tmp_path, GOOD.format(id="k", pattern="a", source="s").replace('kind = "error"', 'kind = "fatal"'))
-    with pytest.raises(InputError, match=r"'k'\)\.kind"):
+    with pytest.raises(InputError, match=r"\(k\)\.kind"):
         load_signatures(path)
 
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from ascend_doctor.cli import DoctorGroup
 from ascend_doctor.cli.diagnose import diagnose
-from ascend_doctor.errors import InputError
+from ascend_doctor.core.errors import InputError
 from tests.helpers import DATA
 
 HAND = DATA / "signatures"
@@ -106,7 +106,7 @@ def test_invalid_custom_catalogue_exits_2(run, tmp_path):
     bad = tmp_path / "sigs.toml"
     bad.write_text('schema_version = 1\nupdated = "x"\n[[signature]]\nid = "a"\n', encoding="utf-8")
     r = run(str(HAND / "clean-serve.log"), "--signatures", str(bad))
-    assert r.exit_code == 2 and "signature[0] (id 'a')" in r.output
+    assert r.exit_code == 2 and "signature[0] (a)" in r.output
 
 
 def test_bad_format_is_a_usage_error(run):

@@ -7,9 +7,20 @@ from pathlib import Path
 
 import pytest
 
-from ascend_doctor import signatures as S
-from ascend_doctor.signatures import KINDS, diagnose, load_signatures
+from ascend_doctor.knowledge.door import Knowledge
+from ascend_doctor.knowledge.signatures import KINDS
+from ascend_doctor.knowledge.signatures import diagnose as _diagnose
 from tests.helpers import CORPUS, DATA, corpus_files, corpus_params, read_corpus
+
+
+def diagnose(text, kinds=("error", "warning"), path=None):
+    """The shipped catalogue, or the file at `path` in its place (`diagnose --signatures FILE`)."""
+    k = Knowledge()
+    return _diagnose(text, k.instead("signatures/error-signatures", path) if path else k.signatures, kinds=kinds)
+
+
+def load_signatures():
+    return Knowledge().signatures.signature
 
 HAND = DATA / "signatures"
 
@@ -211,7 +222,7 @@ def _texts():
 
 @pytest.mark.parametrize("name, text", list(_texts()))
 def test_prefilter_agrees_with_brute_force(name, text):
-    comp = S._compiled(S._default_path())
+    comp = Knowledge().signatures.matcher()
     assert {comp.sigs[i].id for i in comp.first_matches(text)} == brute_force(text)
 
 
@@ -222,7 +233,7 @@ def test_prefilter_agrees_with_brute_force_on_one_line_per_signature():
              "EE9999", "EZ9999 fault kernel_name=x", "E39999", "EH0003", "EL0011", "W21234: x", "I31234 ",
              "MIE04E0A0B0C", "AN ASSISTANT MESSAGE WITH 'tool_calls' MUST BE FOLLOWED BY TOOL MESSAGES",
              "ALLOC SQ CQ FAIL", "Health          : Alarm", "  Invalid card id.  "]
-    comp = S._compiled(S._default_path())
+    comp = Knowledge().signatures.matcher()
     for (_ci, word) in comp.by_literal:
         lines.append(f"prefix {word} suffix")
     text = "\n".join(lines)

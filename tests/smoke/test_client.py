@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ascend_doctor.errors import InputError
+from ascend_doctor.core.errors import InputError
 from ascend_doctor.smoke.arguments import argument_problems, decoded
 from ascend_doctor.smoke.client import (
     api_key_from_env,

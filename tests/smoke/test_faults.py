@@ -7,8 +7,8 @@ import socket
 
 import pytest
 
-from ascend_doctor.options import RunOptions
-from ascend_doctor.registry import load_registry
+from ascend_doctor.core.options import RunOptions
+from ascend_doctor.core.registry import load_registry
 from ascend_doctor.report import Status
 from ascend_doctor.smoke import scenarios as S
 from ascend_doctor.smoke.stage import evaluate_smoke, gather, smoke_findings
@@ -106,7 +106,7 @@ def test_fault_yields_its_finding(fault):
 
 
 def test_dsml_leak_remediation_names_the_parser_and_release():
-    from ascend_doctor.matrix import load_matrix
+    from ascend_doctor.knowledge.matrix import load_matrix
 
     with ScriptedServer("dsml_leak") as srv:
         _, found = run(srv)

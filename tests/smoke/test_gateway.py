@@ -13,8 +13,8 @@ import json
 from click.testing import CliRunner
 
 from ascend_doctor.cli import cli
-from ascend_doctor.smoke.compare import compare_exchange, id_shape
 from ascend_doctor.smoke.client import Exchange, Reply, ToolCall
+from ascend_doctor.smoke.compare import compare_exchange, id_shape
 from tests.smoke.fault_server import GOOD, ScriptedServer
 
 

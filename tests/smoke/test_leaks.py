@@ -7,9 +7,25 @@ import re
 
 import pytest
 
+from ascend_doctor.knowledge.door import Knowledge
 from ascend_doctor.smoke import leaks
 from ascend_doctor.smoke.client import parse_sse, reply_from_stream
-from ascend_doctor.smoke.leaks import detect_leaks, families, remediation_for
+from ascend_doctor.smoke.leaks import families as _families
+from ascend_doctor.smoke.leaks import remediation_for as _remediation_for
+
+SHIPPED = Knowledge().matrix  # the tests below judge with the shipped tables unless they layer their own
+
+
+def detect_leaks(text, field="content", matrix=None):
+    return leaks.detect_leaks(text, matrix or SHIPPED, field)
+
+
+def families():
+    return _families(SHIPPED)
+
+
+def remediation_for(family, matrix=None):
+    return _remediation_for(family, matrix or SHIPPED)
 from tests.helpers import corpus_params, read_corpus
 
 BAR = "｜"  # U+FF5C
@@ -120,9 +136,7 @@ def test_corpus_transcripts(path):
 
 
 def test_remediation_names_flags_and_first_release_from_the_matrix():
-    from ascend_doctor.matrix import load_matrix
-
-    m = load_matrix()
+    m = SHIPPED
     text = remediation_for("deepseek_v4")
     assert "--tool-call-parser deepseek_v4" in text
     assert "--reasoning-parser deepseek_v4" in text
@@ -156,9 +170,7 @@ def test_every_family_has_a_remediation():
 def test_the_family_table_is_consistent_with_the_recorded_vllm_releases():
     """Every parser a family row names is one that some recorded vLLM release accepts (a typo in the table would
     send users to a name `vllm serve` rejects), and every markup a model family names is a markup row."""
-    from ascend_doctor.matrix import load_matrix
-
-    m = load_matrix()
+    m = SHIPPED
     accepted = {kind: {n for row in m.parsers for n in (getattr(row, kind) or [])}
                 for kind in ("tool_parser", "reasoning_parser", "tokenizer_mode")}
     for fam in m.markup_families.values():
@@ -180,8 +192,6 @@ def test_glm_calls_name_the_glm_parser_not_hermes():
 
 def test_a_layered_matrix_adds_a_markup_family(tmp_path):
     """A site adds a family with one row in a --matrix file; the detector and the fix read it."""
-    from ascend_doctor.matrix import load_matrix
-
     extra = tmp_path / "site.toml"
     extra.write_text("""schema_version = 1
 
@@ -192,7 +202,7 @@ patterns = ['<<call>>']
 tool_parser = "hermes"
 source = ["site test"]
 """, encoding="utf-8")
-    m = load_matrix([str(extra)])
+    m = Knowledge([str(extra)]).matrix
     assert [lk.family for lk in detect_leaks("x <<call>> y", matrix=m)] == ["acme"]
     assert detect_leaks("x <<call>> y") == []
 

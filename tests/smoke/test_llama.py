@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_doctor.options import RunOptions
-from ascend_doctor.registry import load_registry
+from ascend_doctor.core.options import RunOptions
+from ascend_doctor.core.registry import load_registry
 from ascend_doctor.report import Status
 from ascend_doctor.smoke import scenarios as S
 from ascend_doctor.smoke.stage import evaluate_smoke, gather

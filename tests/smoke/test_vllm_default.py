@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from ascend_doctor.options import RunOptions
-from ascend_doctor.registry import load_registry
+from ascend_doctor.core.options import RunOptions
+from ascend_doctor.core.registry import load_registry
 from ascend_doctor.report import Status
 from ascend_doctor.smoke import scenarios as S
 from ascend_doctor.smoke.client import SmokeClient

@@ -10,14 +10,22 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_doctor.options import RunOptions
-from ascend_doctor.registry import load_registry
+from ascend_doctor.core.options import RunOptions
+from ascend_doctor.core.registry import load_registry
 from ascend_doctor.report import Status
 from ascend_doctor.smoke import scenarios as S
 from ascend_doctor.smoke.client import SmokeClient
 from ascend_doctor.smoke.stage import evaluate_smoke
-from tests.smoke.vllm_server import ALIAS, VllmServer, leaky_dir, leaky_model, remove, skip_reason, vllm_model, \
-    vllm_python
+from tests.smoke.vllm_server import (
+    ALIAS,
+    VllmServer,
+    leaky_dir,
+    leaky_model,
+    remove,
+    skip_reason,
+    vllm_model,
+    vllm_python,
+)
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from ascend_doctor.cli import cli
-from ascend_doctor.registry import load_registry
+from ascend_doctor.core.registry import load_registry
 from ascend_doctor.triage.paste import clean_lines, read_paste
 from ascend_doctor.triage.run import triage_text
 from tests.helpers import DATA, corpus_params, read_corpus
@@ -182,7 +182,7 @@ def test_corpus_error_logs_are_read_with_their_lines(path):
 
 @pytest.mark.parametrize("path", corpus_params("npu_smi_info"))
 def test_corpus_npu_smi_tables_give_the_npu_count(path):
-    from ascend_doctor.errors import ParseError
+    from ascend_doctor.core.errors import ParseError
     from ascend_doctor.parsers.npu_smi import parse_npu_smi_info
 
     _, text = read_corpus(path)

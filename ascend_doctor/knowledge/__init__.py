@@ -1,0 +1,1 @@
+"""Everything the doctor knows about releases, chips and thresholds: the shipped tables under matrices/, their schemas, the layering of --matrix files, and the queries checks ask."""

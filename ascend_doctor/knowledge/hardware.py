@@ -1,0 +1,57 @@
+"""Which vllm-ascend hardware family an NPU is, from the chip name npu-smi prints.
+
+vllm-ascend documents rules per family (A2 = Atlas 800I/800T A2, "910B…"; A3 = Atlas 800I/800T A3, which npu-smi
+names "Ascend910"; 310P = Atlas 300I Duo, "310P3"; A5 = Ascend 950). Names seen in the captures under tests/data and
+../shared/corpus: 910B1-910B4, 910B2C, Ascend910, 310P3, and 910A. The first-generation Ascend 910 (Atlas 800
+training servers: 910A, 910ProA/910ProB, 910PremiumA, as in vllm-ascend#13540) is the family "910": vllm-ascend does
+not support it, and the matrix says so as a rule (HW107), so the doctor can name it instead of shrugging.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any, Dict, List, Optional
+
+from ascend_doctor.core.model import Model
+
+_FAMILIES = (
+    (re.compile(r"^310P", re.IGNORECASE), "310P"),
+    (re.compile(r"^910B", re.IGNORECASE), "A2"),
+    (re.compile(r"^(Ascend)?910(A|Pro|Premium)", re.IGNORECASE), "910"),
+    (re.compile(r"^(Ascend910|910_93|910C)", re.IGNORECASE), "A3"),
+    (re.compile(r"^(Ascend)?950", re.IGNORECASE), "A5"),
+)
+
+
+def family_of_chip(name: str) -> Optional[str]:
+    """'A2' for '910B3', 'A3' for 'Ascend910', '310P' for '310P3', 'A5' for '950PR', '910' for '910A' and
+    '910PremiumA' (first generation); None when unknown."""
+    n = (name or "").strip().replace(" ", "")
+    for pattern, family in _FAMILIES:
+        if pattern.match(n):
+            return family
+    return None
+
+
+def families(smi: Any) -> Optional[Dict[str, List[str]]]:
+    """family -> chip names on this host from the `npu_smi` fact ('?' for chips of no known family); None when
+    npu-smi gave no table (the family cannot be told)."""
+    if smi is None or not getattr(smi, "usable", False) or smi.info is None or not smi.info.chips:
+        return None
+    out: Dict[str, List[str]] = {}
+    for chip in smi.info.chips:
+        out.setdefault(family_of_chip(chip.name) or "?", []).append(chip.name)
+    return out
+
+
+class KernelLayout(Model, extra="forbid"):
+    """The `deploy/kernels` table: each family's kernel directory, and the CANN from which a missing one proves
+    nothing."""
+
+    schema_version: int
+    updated: date
+    kernel_dirs: dict[str, str]
+    static_kernels_from: str
+    source: list[str]
+

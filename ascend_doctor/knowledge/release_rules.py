@@ -1,0 +1,233 @@
+"""The release rules of matrices/serve/release-rules.toml (SERVE311): the rows are data; the conditions they name
+(`when`) are the functions here, each a question about the `vllm serve` command, its environment and the model.
+
+A condition answers (True, fields for the row's `says`, what it saw) when the combination is there, (False, …) when
+it is not, and None when it cannot tell (the model's config.json was not readable): a row it cannot judge is said to
+be unjudged, never passed.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any, Callable, Optional
+
+from pydantic import Field
+
+from ascend_doctor.core.model import Model
+from ascend_doctor.deploy.arch import derived_max_len, read_architecture, text_config
+
+Answer = Optional[tuple[bool, dict, str]]
+
+
+class ReleaseRule(Model, extra="forbid"):
+    id: str
+    cls: str = Field(alias="class")
+    vllm_ascend: str
+    when: str
+    effect: str = Field(pattern="^(refuses|breaks|overrides|unsupported)$")
+    exempt_model_types: list[str] = Field(default_factory=list, description="config.json model_type values the "
+                                                                             "release leaves out of this rule")
+    says: str
+    fix: str
+    source: list[str] = Field(min_length=1)
+
+
+class ReleaseRules(Model, extra="forbid"):
+    schema_version: int
+    updated: date
+    release_rule: list[ReleaseRule]
+
+
+def _ascend_section(cmd, key: str) -> dict:
+    from ascend_doctor.servelint import json_opt
+
+    cfg, _ = json_opt(cmd, "additional_config")
+    section = (cfg or {}).get(key)
+    return section if isinstance(section, dict) else {}
+
+
+def _block_size(cmd) -> Optional[int]:
+    try:
+        return cmd.int_opt("block_size")
+    except ValueError:
+        return None
+
+
+def _explicit(cmd, name: str) -> Optional[bool]:
+    """True/False when the command sets the flag either way, None when it leaves vLLM's default."""
+    return cmd.flag(name) if cmd.has(name) else None
+
+
+def prefix_cache_block_size(cmd, env, model) -> Answer:
+    bs = _block_size(cmd)
+    hit = _explicit(cmd, "enable_prefix_caching") is True and bs not in (None, 128)
+    return hit, {}, f"{cmd.source('block_size')} with --enable-prefix-caching" if hit else ""
+
+
+def default_prefix_cache_block_size(cmd, env, model) -> Answer:
+    bs = _block_size(cmd)
+    hit = _explicit(cmd, "enable_prefix_caching") is not False and bs not in (None, 128)
+    return hit, {}, f"{cmd.source('block_size')}, prefix caching on (the V1 default)" if hit else ""
+
+
+def cache_block_size(cmd, env, model) -> Answer:
+    bs = _block_size(cmd)
+    off = _explicit(cmd, "enable_prefix_caching") is False and _explicit(cmd, "enable_chunked_prefill") is False
+    hit = bs not in (None, 128) and not off
+    return hit, {}, f"{cmd.source('block_size')}, prefix caching or chunked prefill on (the defaults)" if hit else ""
+
+
+def _cache_features(cmd) -> list[str]:
+    return [f"--{n.replace('_', '-')}" for n in ("enable_prefix_caching", "enable_chunked_prefill")
+            if _explicit(cmd, n) is True]
+
+
+def v0_cache_features_default_v0(cmd, env, model) -> Answer:
+    feats = _cache_features(cmd)
+    hit = bool(feats) and env.get("VLLM_USE_V1") != "1"
+    return hit, {}, f"{', '.join(feats)} on the V0 engine (VLLM_USE_V1 is not 1)" if hit else ""
+
+
+def v0_cache_features_opt_in_v0(cmd, env, model) -> Answer:
+    feats = _cache_features(cmd)
+    hit = bool(feats) and env.get("VLLM_USE_V1") == "0"
+    return hit, {}, f"{', '.join(feats)} with VLLM_USE_V1=0" if hit else ""
+
+
+def v0_engine_default(cmd, env, model) -> Answer:
+    """VLLM_USE_V1 not set: vLLM 0.8.0-0.9.1 keep every platform but CUDA (TPU, x86 CPU from 0.9.0) on V0 unless the
+    user opts in (VLLM_USE_V1=0 is SERVE401's)."""
+    hit = "VLLM_USE_V1" not in env
+    return hit, {}, "VLLM_USE_V1 is not set in the server's environment" if hit else ""
+
+
+def _scheduler_on(cmd) -> dict:
+    sched = _ascend_section(cmd, "ascend_scheduler_config")
+    return sched if sched.get("enabled") is True else {}
+
+
+def ascend_scheduler_policy(cmd, env, model) -> Answer:
+    policy = cmd.get("scheduling_policy")
+    hit = bool(_scheduler_on(cmd)) and isinstance(policy, str) and policy != "fcfs"
+    return hit, {"policy": policy}, f"ascend_scheduler_config.enabled with --scheduling-policy {policy}" if hit else ""
+
+
+def ascend_scheduler_short_batch(cmd, env, model) -> Answer:
+    sched = _scheduler_on(cmd)
+    if not sched or sched.get("enable_chunked_prefill"):
+        return False, {}, ""
+    try:
+        batched, model_len = cmd.int_opt("max_num_batched_tokens"), cmd.int_opt("max_model_len")
+    except ValueError:
+        return False, {}, ""
+    if batched is None:
+        return False, {}, ""
+    if model_len is None:
+        if model is None:
+            return None
+        model_len, _, _ = derived_max_len(text_config(model))  # what vLLM derives when --max-model-len is absent
+        if model_len is None:
+            return None
+    hit = batched < model_len
+    return hit, {"batched": batched, "model_len": model_len}, (
+        f"ascend_scheduler_config without enable_chunked_prefill, --max-num-batched-tokens {batched} < "
+        f"max_model_len {model_len}") if hit else ""
+
+
+def torchair_eager(cmd, env, model) -> Answer:
+    hit = _ascend_section(cmd, "torchair_graph_config").get("enabled") is True and cmd.flag("enforce_eager")
+    return hit, {}, "torchair_graph_config.enabled with --enforce-eager" if hit else ""
+
+
+def qwen3_next_prefix_cache(cmd, env, model) -> Answer:
+    if _explicit(cmd, "enable_prefix_caching") is not True:
+        return False, {}, ""
+    if model is None:
+        return None
+    hit = model.get("model_type") == "qwen3_next"
+    return hit, {}, "model_type qwen3_next with --enable-prefix-caching" if hit else ""
+
+
+def qwen3_next_graph(cmd, env, model) -> Answer:
+    """Qwen3-Next with ACL graphs on: the 0.11 runner asks every attention builder for `aclgraph_support`, which
+    vLLM's GDN (linear attention) builder does not have."""
+    from ascend_doctor.servelint import graph_capture
+
+    on, how = graph_capture(cmd)
+    if not on:
+        return False, {}, ""
+    if model is None:
+        return None
+    hit = model.get("model_type") == "qwen3_next"
+    return hit, {}, f"model_type qwen3_next with {how}" if hit else ""
+
+
+def _quant_method(cmd, model) -> Optional[str]:
+    """The quantization method vLLM will verify: --quantization, else config.json quantization_config.quant_method
+    ('' for a checkpoint without one; None when config.json is not readable and no flag is given)."""
+    flag = cmd.get("quantization")
+    if isinstance(flag, str) and flag:
+        return flag
+    if model is None:
+        return None
+    qc = model.get("quantization_config")
+    method = qc.get("quant_method") if isinstance(qc, dict) else None
+    return method if isinstance(method, str) else ""
+
+
+def _quant_outside(name: str, supported: tuple[str, ...]) -> Callable[[Any, dict, Optional[dict]], Answer]:
+    """A condition named `name`: the method vLLM will verify is set and not in the release's supported list."""
+    def condition(cmd, env, model) -> Answer:
+        method = _quant_method(cmd, model)
+        if method is None:
+            return None
+        hit = bool(method) and method not in supported
+        return hit, {"method": method}, f"quantization method {method} (the release runs {', '.join(supported)})"
+    condition.__name__ = name
+    return condition
+
+
+# NPUPlatform.supported_quantization, read at the tags (vllm_ascend/platform.py): "ascend" up to v0.11.0 (which on an
+# NPU also takes every other quantization_config for an msModelSlim one); "compressed-tensors" from v0.12.0rc1;
+# "fp8" and "deepseek_v4_fp8" from v0.21.0rc1 (to v0.25.1rc1, the last tag read).
+quant_not_ascend = _quant_outside("quant_not_ascend", ("ascend",))
+quant_not_ascend_ct = _quant_outside("quant_not_ascend_ct", ("ascend", "compressed-tensors"))
+quant_not_ascend_ct_fp8 = _quant_outside("quant_not_ascend_ct_fp8",
+                                         ("ascend", "compressed-tensors", "fp8", "deepseek_v4_fp8"))
+
+
+def lora(cmd, env, model) -> Answer:
+    hit = cmd.flag("enable_lora")
+    return hit, {}, "--enable-lora" if hit else ""
+
+
+def lora_v1_opt_in(cmd, env, model) -> Answer:
+    hit = cmd.flag("enable_lora") and env.get("VLLM_USE_V1") == "1"
+    return hit, {}, "--enable-lora with VLLM_USE_V1=1" if hit else ""
+
+
+def lora_fully_sharded_tp(cmd, env, model) -> Answer:
+    try:
+        tp = cmd.int_opt("tensor_parallel_size") or 1
+    except ValueError:
+        return False, {}, ""
+    hit = cmd.flag("enable_lora") and cmd.flag("fully_sharded_loras") and tp > 1
+    return hit, {}, f"--enable-lora --fully-sharded-loras --tensor-parallel-size {tp}" if hit else ""
+
+
+def lora_expert_parallel(cmd, env, model) -> Answer:
+    if not (cmd.flag("enable_lora") and cmd.flag("enable_expert_parallel")):
+        return False, {}, ""
+    if model is None:
+        return None
+    arch = read_architecture(model)  # the deployment model's reading of routed experts (as SERVE306 and plan)
+    return arch.is_moe, {}, "--enable-lora --enable-expert-parallel on a MoE model" if arch.is_moe else ""
+
+
+CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
+    f.__name__: f for f in (
+        prefix_cache_block_size, default_prefix_cache_block_size, cache_block_size, v0_cache_features_default_v0,
+        v0_cache_features_opt_in_v0, v0_engine_default, ascend_scheduler_policy, ascend_scheduler_short_batch,
+        torchair_eager, qwen3_next_prefix_cache, qwen3_next_graph, quant_not_ascend, quant_not_ascend_ct,
+        quant_not_ascend_ct_fp8, lora, lora_v1_opt_in, lora_fully_sharded_tp, lora_expert_parallel)
+}

@@ -1,0 +1,69 @@
+"""Every file a user hands the doctor is read through here, with a size cap per kind of input.
+
+Without a cap, `--replay /dev/zero` or `diagnose /dev/urandom` grows to gigabytes and dies with MemoryError (#23);
+with one, an oversized input is a one-line usage error (exit 2) after reading at most cap + 1 bytes. The caps are
+generous for real inputs (a recorded 16-NPU host is a few MB; a day of `vllm serve` logs a few hundred) and are
+documented in the README ("Input limits"). `-` reads standard input under the same cap.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+from ascend_doctor.core.errors import InputError
+from ascend_doctor.i18n import Msg, T
+from ascend_doctor.text.units import MIB, human_bytes
+
+LIMITS = {
+    "snapshot": 64 * MIB,     # --replay, fleet --snapshots, diff: JSON of one host
+    "report": 64 * MIB,       # diff of two reports
+    "config": 4 * MIB,        # ascend-doctor.toml, --policy, --matrix layers
+    "log": 256 * MIB,         # diagnose: a vllm serve / plog log
+    "paste": 16 * MIB,        # triage: an issue body with its attachments
+    "vendor output": 16 * MIB,  # parse KIND FILE: npu-smi, hccn_tool, version files
+    "plugin": 4 * MIB,        # a --checks-dir module or a plugin's entry_points.txt
+}
+
+
+def _what(kind: str) -> Msg:
+    return {"snapshot": T("a snapshot"), "report": T("a report"), "config": T("a TOML configuration or matrix file"),
+            "log": T("a log (give its last part: tail -c 200M FILE)"),
+            "paste": T("a paste (paste the issue text, not a dump)"),
+            "vendor output": T("a tool's output"), "plugin": T("a check plugin")}[kind]
+
+
+def read_bytes(path: str, kind: str, label: Optional[str] = None) -> bytes:
+    """At most LIMITS[kind] bytes of `path` ('-': stdin); InputError when it cannot be read or is larger."""
+    limit = LIMITS[kind]
+    name = label or ("<stdin>" if path == "-" else str(path))
+    try:
+        if path == "-":
+            stream = getattr(sys.stdin, "buffer", None)
+            data = stream.read(limit + 1) if stream is not None else sys.stdin.read(limit + 1).encode()
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read(limit + 1)
+    except OSError as exc:
+        raise InputError(T("cannot read {path}: {strerror}", path=name, strerror=exc.strerror or exc)) from None
+    if len(data) > limit:
+        raise too_large(name, kind)
+    return data
+
+
+def too_large(path: str, kind: str) -> InputError:
+    """The error for an input of `kind` over its cap (for readers that must read the file themselves)."""
+    return InputError(T("{path} is larger than {limit}, the most the doctor reads as {what}", path=path,
+                        limit=human_bytes(LIMITS[kind]), what=_what(kind)))
+
+
+def read_text(path: str, kind: str, label: Optional[str] = None, strict: bool = False) -> str:
+    """The text of `path` under the cap of `kind`: undecodable bytes replaced (U+FFFD), or with `strict` an
+    InputError saying the file is not UTF-8 (JSON and TOML, whose meaning a replaced byte would change)."""
+    data = read_bytes(path, kind, label)
+    if not strict:
+        return data.decode("utf-8", errors="replace")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(T("{path} is not UTF-8 text", path=label or path)) from None

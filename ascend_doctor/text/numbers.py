@@ -1,0 +1,38 @@
+"""Integers read from text (vendor output, /proc, /sys, environment values), bounded in length.
+
+Python refuses `int()` on more than 4,300 digits with a ValueError, and converting a long run is quadratic anyway. No
+real NPU id, counter, limit or version part has more than a handful of digits, so a longer run is garbage: parsers
+raise their own ParseError for it (`to_int`), probes treat it as unreadable (`int_or_none`).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ascend_doctor.core.errors import ParseError
+
+MAX_DIGITS = 30  # a docker-tag build stamp has 14 (`_20260930220649`), a 64-bit counter 20
+
+
+def to_int(text: str, base: int = 10) -> int:
+    """`int(text, base)`, or ParseError (never ValueError) when it is not a number of at most MAX_DIGITS digits."""
+    s = text.strip() if isinstance(text, str) else str(text)
+    digits = len(s.lstrip("+-"))
+    if base == 16 and s.lower().lstrip("+-").startswith("0x"):
+        digits -= 2
+    if digits > MAX_DIGITS:
+        raise ParseError(f"a number of {digits} digits ({s[:12]}…) is not a value any tool prints")
+    try:
+        return int(s, base)
+    except ValueError:
+        raise ParseError(f"{s[:40]!r} is not a number") from None
+
+
+def int_or_none(text: Optional[str], base: int = 10) -> Optional[int]:
+    """Like `to_int`, but None for None, an empty string or anything that is not a bounded number."""
+    if text is None:
+        return None
+    try:
+        return to_int(text, base)
+    except ParseError:
+        return None
