@@ -7,11 +7,11 @@ entry. msgids are the English text; a template's named fields (`{failed}`) are f
 languages carry the same values.
 
 Messages are built from parts: a field that is itself a message (a phrase such as "named tool_choice", a `join` of
-problems, `msg + "…"`) keeps its own template and fields beside it (`name@msg` in the fields, JSON), so it is
-rendered in whatever language the report is shown in — nothing is translated while checks run — and a fixed text from data (a
-signature's meaning, a matrix advisory) is `known(text)`, looked up by its whole text. English output is always the
-text the check wrote; only other languages are re-filled from templates. The command line's help and click's own
-strings go through the same catalogue (cli/i18n_click.py).
+problems, `msg + "…"`) keeps its own template and fields beside it (`name@msg` in the fields, JSON), so it is rendered
+in whatever language the report is shown in — nothing is translated while checks run — and a fixed text from data (a
+signature's meaning, a matrix advisory) is `known(text)`, looked up by its whole text. English output is always the text
+the check wrote; only other languages are re-filled from templates. The command line's help and click's own strings go
+through the same catalogue (cli/i18n_click.py).
 
 Which language: `--lang` > ASCEND_DOCTOR_LANG > `lang` in ascend-doctor.toml > the locale (LC_ALL > LC_MESSAGES >
 LANG; `zh_*` → zh) > en. JSON, JUnit and SARIF reports are not translated: codes, statuses and English messages are

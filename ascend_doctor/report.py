@@ -14,7 +14,9 @@ from pydantic import Field, PrivateAttr
 
 from ascend_doctor.core.model import Model
 
-SCHEMA_VERSION = "1.1"  # 1.1: verdict, incomplete, fail_on_unknown, host.where/runtime/image/stack
+# 1.1: verdict, incomplete, fail_on_unknown, host.where/runtime/image/stack
+# 2.0: a finding's cause, see, root_cause, traceback and value are typed fields (they were keys of `details`)
+SCHEMA_VERSION = "2.0"
 
 
 class Status(str, Enum):
@@ -47,7 +49,8 @@ _SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2, Seve
 class Evidence(Model, extra="forbid"):
     """What was seen and where: a command, a file, an env var, an HTTP exchange."""
 
-    source: str = Field(description="Where it was seen: 'cmd: npu-smi info', 'file: /etc/...', 'env: VAR', 'http: POST /v1/...'")
+    source: str = Field(description="Where it was seen: 'cmd: npu-smi info', 'file: /etc/...', 'env: VAR', "
+                                    "'http: POST /v1/...'")
     excerpt: str = Field("", description="The relevant part of what was seen (trimmed, secrets redacted)")
     ok: Optional[bool] = Field(None, description="Per-item evidence (one device, one port): true for an item that is "
                                                  "fine, false for one that is not; renderers show failing items first")
@@ -86,7 +89,14 @@ class Finding(Model, extra="forbid"):
     node: Optional[str] = Field(None, description="Fleet runs: which node this finding is about")
     waived: Optional[Waiver] = None
     duration_ms: Optional[float] = None
-    details: dict[str, Any] = Field(default_factory=dict, description="Machine-readable extras (traceback, metrics)")
+    cause: Optional[str] = Field(None, description="unknown: why the check could not judge (a fact it lacked)")
+    see: list[str] = Field(default_factory=list, description="Codes whose findings explain this one's cause")
+    root_cause: bool = Field(False, description="This finding explains others (shown first)")
+    traceback: Optional[str] = Field(None, description="error: the crash of the check, probe or command")
+    value: Optional[str] = Field(None, description="fleet: the short value a node differs by (its cell in the node "
+                                                   "matrix)")
+    details: dict[str, Any] = Field(default_factory=dict, description="Machine-readable extras of the check "
+                                                                      "(metrics, ids); no renderer reads them")
 
 
 class Stack(Model, extra="forbid"):
@@ -104,7 +114,8 @@ class Stack(Model, extra="forbid"):
     vllm_ascend: Optional[str] = None
     transformers: Optional[str] = None
     triton_ascend: Optional[str] = None
-    npu_model: Optional[str] = Field(None, description="Chip names npu-smi lists, e.g. '910B3' or '4x 910B3 + 4x 910B4'")
+    npu_model: Optional[str] = Field(None, description="Chip names npu-smi lists, e.g. '910B3' or '4x 910B3 + 4x "
+                                                       "910B4'")
     npu_count: Optional[int] = Field(None, description="Number of NPU chips npu-smi lists")
 
 

@@ -1,9 +1,9 @@
 """HW checks: what vllm-ascend's documentation requires of this hardware family, read from the matrix.
 
-The rules are data (the matrix's hardware-rules.toml, `[[serve_rule]]`, one sourced row per hardware family and range
-of vllm-ascend releases): these checks only find the family (npu-smi's chip names, `ascend_doctor.knowledge.hardware`), the
-installed vllm-ascend and what the command line or the environment does, and quote the row that applies. A family
-or release no row covers is not judged (skip, naming what was looked for).
+The rules are data (the matrix's hardware-rules.toml, `[[serve_rule]]`, one sourced row per hardware family and range of
+vllm-ascend releases): these checks only find the family (npu-smi's chip names, `ascend_doctor.knowledge.hardware`), the
+installed vllm-ascend and what the command line or the environment does, and quote the row that applies. A family or
+release no row covers is not judged (skip, naming what was looked for).
 
   HW101-103  serve stage (`ascend-doctor exec -- vllm serve …`): dtype, eager mode, flags that must be given
   HW104-105  static: packages that must not be installed, the container image

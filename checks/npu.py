@@ -46,7 +46,8 @@ FIX_8005_CONTAINER = (T("start the container with the device nodes and driver mo
                         "make sure no other container holds the same /dev/davinciN (`docker inspect <id> | grep "
                         "davinci`)."))
 FIX_LIBS = (T("npu-smi cannot find the driver libraries: `export "
-              "LD_LIBRARY_PATH=/usr/local/Ascend/driver/lib64/driver:/usr/local/Ascend/driver/lib64/common:$LD_LIBRARY_PATH`; "
+              "LD_LIBRARY_PATH=/usr/local/Ascend/driver/lib64/driver:/usr/local/Ascend/driver/lib64/common:"
+              "$LD_LIBRARY_PATH`; "
               "in a container mount them with `-v /usr/local/Ascend/driver/lib64/:/usr/local/Ascend/driver/lib64/`."))
 FIX_PERMISSION = (T("run as root or as a user in the HwHiAiUser group (`usermod -aG HwHiAiUser $USER`), and check `ls "
                     "-l /dev/davinci* /usr/local/bin/npu-smi`."))

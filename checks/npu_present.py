@@ -45,7 +45,8 @@ def npu_present(ctx):
                                                      "functions", n=len(npus), listed=pcie.listed)
                    if pcie.sysfs_readable else T("not readable"), ok=bool(npus) or None),
                 ev("dir: /dev", ", ".join(f"davinci{i}" for i in davinci) or T("no davinciN node")
-                   if dev.dev_listed else T("not listed: {error}", error=dev.dev_error or "?"), ok=bool(davinci) or None)]
+                   if dev.dev_listed else T("not listed: {error}", error=dev.dev_error or "?"),
+                   ok=bool(davinci) or None)]
     if npus or davinci:
         parts = []
         if npus:

@@ -15,7 +15,8 @@ from ascend_doctor.text.versions import try_parse_version
 _EXTRA_KNOWN = {"VLLM_VERSION", "VLLM_TARGET_DEVICE", "VLLM_USE_V1"}  # read by setup/plugins outside envs.py dicts
 
 
-@check("SERVE402", "serve-env-unknown-vars", severity="warning", stage="serve", needs=["serve_cmd", "server_env", "vllm_files"])
+@check("SERVE402", "serve-env-unknown-vars", severity="warning", stage="serve",
+       needs=["serve_cmd", "server_env", "vllm_files"])
 def env_unknown_vars(ctx):
     """Every VLLM_* / VLLM_ASCEND_* variable is one the installed release knows
 

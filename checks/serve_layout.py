@@ -111,7 +111,8 @@ def tp_divides_heads(ctx):
 
 
 
-@check("SERVE303", "serve-max-model-len", severity="error", stage="serve", needs=["serve_cmd", "serve_model", "server_env"])
+@check("SERVE303", "serve-max-model-len", severity="error", stage="serve",
+       needs=["serve_cmd", "serve_model", "server_env"])
 def max_model_len(ctx):
     """--max-model-len is within what the model config allows
 
@@ -163,7 +164,8 @@ def max_model_len(ctx):
                                   "for a model trained for it).", derived=derived))
 
 
-@check("SERVE304", "serve-hbm-headroom", severity="error", stage="serve", needs=["serve_cmd", "npu_smi", "devices", "server_env"])
+@check("SERVE304", "serve-hbm-headroom", severity="error", stage="serve",
+       needs=["serve_cmd", "npu_smi", "devices", "server_env"])
 def hbm_headroom(ctx):
     """Each NPU the server will use has the HBM --gpu-memory-utilization asks for
 

@@ -384,7 +384,8 @@ def model_path_ascii(ctx):
         evidence.append(ev("command line", f"model: {model}"))
         if odd:
             problems.append(T("the model path {model} contains {odd}{value}", model=repr(model), odd=', '.join(odd),
-                              value='' if served else T(", and without --served-model-name clients must send it as `model`")))
+                              value='' if served else T(", and without --served-model-name clients must send it as "
+                                                        "`model`")))
     if isinstance(served, str) and served:
         odd = _odd_chars(served)
         evidence.append(ev("command line", cmd.source("served_model_name")))

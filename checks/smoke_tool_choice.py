@@ -238,7 +238,8 @@ def tool_call_finish_reason(ctx):
     if fails:
         return ctx.fail(join("; ", fails), evidence)
     note = (T(" ({named_stop}: 'stop' for a named tool_choice, as OpenAI answers it — clients should read "
-              "`message.tool_calls`, not branch on finish_reason)", named_stop=', '.join(named_stop)) if named_stop else "")
+              "`message.tool_calls`, not branch on finish_reason)", named_stop=', '.join(named_stop))
+            if named_stop else "")
     return ctx.ok(T("finish_reason matched the tool calls in {seen} response(s){note}", seen=seen, note=note))
 
 

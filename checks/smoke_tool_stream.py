@@ -103,7 +103,8 @@ def stream_tool_deltas(ctx):
         return ctx.fail(T("asked for a stream, got a non-SSE body"), exchange_evidence(x))
     evidence = [ev(x.describe(), sse_excerpt(x))]
     if not r.tool_calls:
-        return ctx.fail(T("the stream carried no tool-call deltas{leak_hint}", leak_hint=leak_hint(x, ctx.knowledge.matrix)), evidence)
+        return ctx.fail(T("the stream carried no tool-call deltas{leak_hint}",
+                          leak_hint=leak_hint(x, ctx.knowledge.matrix)), evidence)
     fails = []
     if s.deltas_without_index:
         fails.append(T("{deltas_without_index} tool-call delta(s) without `index`",
@@ -338,8 +339,10 @@ def tool_irrelevance(ctx):
                           n_tool_calls=len(r.tool_calls), value=[c.name for c in r.tool_calls]),
                         exchange_evidence(x, calls_text(x)))
     if not (r.content or "").strip():
-        return ctx.warn(T("a question needing no tool got neither text nor a call"), exchange_evidence(x, calls_text(x)))
-    return ctx.ok(T("answered in text without a call ({content})", content=repr(r.content.strip()[:60])), exchange_evidence(x))
+        return ctx.warn(T("a question needing no tool got neither text nor a call"),
+                        exchange_evidence(x, calls_text(x)))
+    return ctx.ok(T("answered in text without a call ({content})", content=repr(r.content.strip()[:60])),
+                  exchange_evidence(x))
 
 
 @check("TOOL113", "tool-markup-leak", severity="error", needs=[*NEEDS, "smoke_direct"], stage="smoke")

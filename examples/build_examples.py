@@ -312,7 +312,8 @@ def broken_host() -> dict:
     s["files"]["/sys/fs/selinux/enforce"] = file("1\n")
     s["files"]["/etc/selinux/config"] = file("SELINUX=enforcing\nSELINUXTYPE=targeted\n")
     set_cmd(s, ["getenforce"], stdout="Enforcing\n")
-    s["files"]["/proc/self/limits"] = file("Max open files            1024                 1024                 files\n")
+    s["files"]["/proc/self/limits"] = file("Max open files            1024                 1024                 "
+                                           "files\n")
     s["disk"]["/dev/shm"] = {"total_bytes": 64 * 1024 * 1024, "free_bytes": 64 * 1024 * 1024, "error": None,
                              "error_message": ""}
     s["files"]["/proc/mounts"] = file("shm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=65536k 0 0\n")

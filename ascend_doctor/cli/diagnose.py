@@ -14,6 +14,7 @@ import click
 from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.i18n import tr
 from ascend_doctor.knowledge import signatures
+from ascend_doctor.render.formats import choices
 from ascend_doctor.text.redact import redact_text, redact_tree
 from ascend_doctor.text.textsafe import dump_json
 
@@ -101,7 +102,7 @@ Exit codes:
 
 @click.command("diagnose", cls=DoctorCommand, epilog=DIAGNOSE_EXIT_HELP)
 @click.argument("logfile", metavar="LOGFILE|-")
-@click.option("--format", "fmt", type=click.Choice(["console", "json"]), default="console", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(choices("diagnose")), default="console", show_default=True)
 @click.option("--all", "show_all", is_flag=True, help="Also show info and positive signatures (harmless lines, "
                                                           "healthy signals).")
 @click.option("--signatures", "catalogue", metavar="FILE",

@@ -62,7 +62,8 @@ def _skipped_report(host, options, linted: list[str], started_at: datetime, t0: 
                                                            "help_option_names": ["-h", "--help"]})
 @host_options
 @compute_options
-@click.option("--report", "report_path", metavar="FILE", help="Write the JSON report to FILE before starting COMMAND ('-': standard error, since "
+@click.option("--report", "report_path", metavar="FILE",
+              help="Write the JSON report to FILE before starting COMMAND ('-': standard error, since "
                    "standard output belongs to COMMAND).")
 @click.option("--smoke", is_flag=True, help="Start COMMAND as a child, wait until it is healthy, run the tool-calling "
                                             "smoke, report, keep serving.")
@@ -137,7 +138,8 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
         # judged (#22). The report is the result; the exit code is its verdict.
         _write_report(report, outputs)
         _say(T("{verdict} for the machine recorded in {snapshot} ({summary}); the command was linted, not started: "
-               "exec starts it only on the machine it judges", verdict=T("NOT READY") if report.exit_code else T("ready"),
+               "exec starts it only on the machine it judges",
+               verdict=T("NOT READY") if report.exit_code else T("ready"),
                snapshot=replay, summary=_summary(report)))
         sys.exit(report.exit_code)
     if report.exit_code != 0:

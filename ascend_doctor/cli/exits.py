@@ -22,7 +22,8 @@ from ascend_doctor import __version__
 from ascend_doctor.core.errors import InputError
 from ascend_doctor.i18n import T
 
-EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+# 1 (findings at or above --fail-on) is the report's own exit_code; the others are decided here.
+EXIT_OK, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 2, 3, 130
 
 EXIT_HELP = """\b
 Exit codes:
@@ -54,7 +55,7 @@ def internal_error_report(exc: BaseException, command: str, started_at: datetime
 
     f = Finding(code="DOCTOR001", slug="internal-error", title="ascend-doctor failed internally", family="DOCTOR",
                 status=Status.ERROR, severity=Severity.CRITICAL, level=Severity.CRITICAL,
-                message=f"{type(exc).__name__}: {exc}", details={"traceback": traceback.format_exc()},
+                message=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(),
                 remediation="Re-run with ASCEND_DOCTOR_DEBUG=1 and report the traceback with the snapshot "
                             "(`ascend-doctor collect -o host.snapshot.json`).")
     r = build_report(tool_version=__version__, host=HostSummary(hostname="unknown"), started_at=started_at,

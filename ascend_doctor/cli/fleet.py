@@ -23,6 +23,7 @@ from ascend_doctor.cli.options import (
 from ascend_doctor.cli.output import clean_record, console_text, emit, output_kwargs, write_output
 from ascend_doctor.core.errors import InputError
 from ascend_doctor.i18n import T
+from ascend_doctor.render.formats import choices
 
 
 def emit_fleet(report, outputs) -> None:
@@ -166,7 +167,7 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
 @click.command(cls=DoctorCommand)
 @click.argument("a", metavar="A")
 @click.argument("b", metavar="B")
-@click.option("--format", "fmt", type=click.Choice(["console", "json"]), default="console", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(choices("diff")), default="console", show_default=True)
 @click.option("-o", "--output", metavar="FILE", help="Write the diff (in --format) to FILE; console view on stdout.")
 def diff(a, b, fmt, output):
     """What changed between two hosts or two days: two snapshots (facts compared through the probes: packages,

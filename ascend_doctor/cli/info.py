@@ -8,12 +8,14 @@ from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.cli.options import lang_option
 from ascend_doctor.core.errors import InputError
 from ascend_doctor.i18n import T, current, tr
+from ascend_doctor.render.formats import choices
 from ascend_doctor.text.textsafe import dump_json
 
 
 @click.command("list", cls=DoctorCommand)
-@click.option("--checks-dir", "checks_dirs", multiple=True, metavar="DIR", type=click.Path(exists=True, file_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["console", "json"]), default="console")
+@click.option("--checks-dir", "checks_dirs", multiple=True, metavar="DIR",
+              type=click.Path(exists=True, file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(choices("list")), default="console")
 @lang_option()
 def list_checks(checks_dirs, fmt):
     """Every check: code, slug, family, severity, stage, source (built-in or plugin)."""
@@ -56,7 +58,8 @@ def list_checks(checks_dirs, fmt):
 
 @click.command(cls=DoctorCommand)
 @click.argument("code")
-@click.option("--checks-dir", "checks_dirs", multiple=True, metavar="DIR", type=click.Path(exists=True, file_okay=False))
+@click.option("--checks-dir", "checks_dirs", multiple=True, metavar="DIR",
+              type=click.Path(exists=True, file_okay=False))
 @lang_option()
 def explain(code, checks_dirs):
     """Print a check's doc: what it checks, why it matters, how to fix."""

@@ -10,6 +10,7 @@ import click
 from ascend_doctor.cli.i18n_click import DoctorSubGroup
 from ascend_doctor.core.errors import InputError
 from ascend_doctor.i18n import T, tr
+from ascend_doctor.render.formats import choices
 from ascend_doctor.text.redact import redact_text, redact_tree
 from ascend_doctor.text.textsafe import dump_json
 
@@ -83,7 +84,7 @@ def validate(files: tuple):
 @matrix.command("show")
 @click.option("--vllm-ascend", "version", metavar="X", help="Show the row for this vllm-ascend release.")
 @click.option("--matrix", "extra", multiple=True, metavar="FILE", help="Matrix TOML layered over the shipped one.")
-@click.option("--format", "fmt", type=click.Choice(["console", "json"]), default="console", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(choices("matrix")), default="console", show_default=True)
 def show(version: Optional[str], extra, fmt: str):
     """Print the vllm-ascend release table, or (with --vllm-ascend X) everything the matrix says about X."""
     from rich.table import Table
@@ -228,7 +229,7 @@ PINNED = (("torch", "torch"), ("torch-npu", "torch_npu"), ("triton-ascend", "tri
 @click.option("--pypi-json", "pypi_json", multiple=True, metavar="FILE",
               help="https://pypi.org/pypi/NAME/json saved to a file (vllm-ascend, triton-ascend, torch-npu, vllm).")
 @click.option("--matrix", "extra", multiple=True, metavar="FILE", help="Matrix TOML layered over the shipped one.")
-@click.option("--format", "fmt", type=click.Choice(["text", "toml", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(choices("sync")), default="text", show_default=True)
 @click.option("-o", "--output", "output", default="-", metavar="FILE", help="Write here instead of stdout.")
 def sync_cmd(ascend, vllm, transformers, pypi_json, extra, fmt, output):
     """For maintainers: read upstream release files and propose matrix rows, with their sources, as a diff against

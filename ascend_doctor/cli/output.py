@@ -18,31 +18,21 @@ from typing import Any, Callable, Optional, TextIO
 
 from ascend_doctor.core.errors import InputError
 from ascend_doctor.i18n import T
+from ascend_doctor.render.formats import choices, extensions, machine, renderer
 from ascend_doctor.text.redact import redact_text, redact_tree
 from ascend_doctor.text.textsafe import escape_text, undecodable_note, undecodable_paths
 
-FORMATS = ["console", "json", "junit", "sarif", "github", "markdown", "prometheus"]
-MACHINE = ("json", "junit", "sarif", "markdown", "fixscript", "prometheus", "termination")
+# The formats, their renderers (imported only when used: rich and xml.etree cost start-up time that a JSON gate does
+# not need) and extensions: the one table in ascend_doctor/render/formats.py.
+FORMATS = choices()
+MACHINE = machine()
 POD_TERMINATION_LOG = "/dev/termination-log"  # the kubelet's default terminationMessagePath
-
-# name -> (module under ascend_doctor.render, function); imported only when used (rich and xml.etree cost start-up
-# time that a JSON gate does not need).
-_RENDERERS = {"json": ("json_out", "render_json"), "junit": ("junit", "render_junit"),
-              "sarif": ("sarif", "render_sarif"), "github": ("github", "render_github"),
-              "markdown": ("markdown", "render_markdown"), "fixscript": ("fixscript", "render_fixscript"),
-              "prometheus": ("prometheus", "render_prometheus"),
-              "termination": ("termination", "termination_message")}
-
-# `-o FILE` without --format: the extension says what to write.
-_EXTENSIONS = ((".sarif.json", "sarif"), (".sarif", "sarif"), (".json", "json"), (".xml", "junit"),
-               (".junit", "junit"), (".txt", "console"), (".log", "console"), (".md", "markdown"),
-               (".prom", "prometheus"))
 
 
 def format_for_path(path: str) -> str:
     """The format `-o PATH` writes when --format is not given (console for `-` and unknown extensions)."""
     low = path.lower()
-    for ext, fmt in _EXTENSIONS:
+    for ext, fmt in extensions():
         if low.endswith(ext):
             return fmt
     return "console"
@@ -146,7 +136,7 @@ def clean_report(report):
 
 def render_text(report, fmt: str, checks: Optional[dict[str, Any]] = None) -> str:
     """The report in a text format (json, junit, sarif, github); SARIF describes its rules from `checks`."""
-    mod, func = _RENDERERS[fmt]
+    mod, func = renderer(fmt)
     render = getattr(importlib.import_module(f"ascend_doctor.render.{mod}"), func)
     return render(report, checks) if fmt == "sarif" else render(report)
 

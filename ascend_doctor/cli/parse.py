@@ -8,6 +8,7 @@ from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.core.errors import InputError, ParseError
 from ascend_doctor.i18n import T, tr
 from ascend_doctor.parsers import parser_kinds
+from ascend_doctor.render.formats import choices
 from ascend_doctor.text.redact import redact_tree
 from ascend_doctor.text.textsafe import dump_json
 
@@ -15,7 +16,7 @@ from ascend_doctor.text.textsafe import dump_json
 @click.command(cls=DoctorCommand)
 @click.argument("kind", metavar="KIND", required=False)
 @click.argument("file", metavar="FILE", required=False)
-@click.option("--format", "fmt", type=click.Choice(["console", "json"]), default="console")
+@click.option("--format", "fmt", type=click.Choice(choices("parse")), default="console")
 @click.option("--list", "list_kinds", is_flag=True, help="List every KIND and what it expects.")
 def parse(kind, file, fmt, list_kinds):
     """Parse a captured vendor output (FILE, or - for stdin) and print the facts understood.

@@ -16,6 +16,7 @@ from ascend_doctor import __version__
 from ascend_doctor.cli.i18n_click import DoctorCommand
 from ascend_doctor.core.errors import InputError
 from ascend_doctor.i18n import T
+from ascend_doctor.render.formats import choices
 
 PLAN_EXIT_HELP = """\b
 Exit codes:
@@ -129,7 +130,7 @@ def _host_npus(replay: Optional[str]) -> tuple[str, int]:
               "host (or in --replay SNAPSHOT).")
 @click.option("--weights", "fmt", type=click.Choice(["bf16", "fp16", "w8a8", "w4a8", "fp8", "mxfp4"]),
               help="The checkpoint's weight format when the directory does not tell.")
-@click.option("--format", "out_fmt", type=click.Choice(["console", "json", "markdown"]), default="console",
+@click.option("--format", "out_fmt", type=click.Choice(choices("plan")), default="console",
               show_default=True)
 def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_len, concurrency, gmu, batched, release,
          keep_driver, fmt, out_fmt) -> None:

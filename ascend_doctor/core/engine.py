@@ -1,7 +1,7 @@
 """The engine of `check` and `exec`: start the probes early, evaluate the selected checks, build the report.
 
-Facts live in `ascend_doctor.facts`, the evaluation of checks in `ascend_doctor.core.evaluator` (shared by every command);
-this module only composes them into a Report for one host."""
+Facts live in `ascend_doctor.facts`, the evaluation of checks in `ascend_doctor.core.evaluator` (shared by every
+command); this module only composes them into a Report for one host."""
 
 from __future__ import annotations
 

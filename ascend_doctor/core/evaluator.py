@@ -38,15 +38,29 @@ class Outcome(Model):
     message_fields: dict[str, str] = {}
     remediation_template: Optional[str] = None
     remediation_fields: dict[str, str] = {}
+    cause: Optional[str] = None
+    see: list[str] = []
+    root_cause: bool = False
+    traceback: Optional[str] = None
+    value: Optional[str] = None
 
     @classmethod
     def make(cls, status: Status, message, evidence, remediation=None, details=None) -> "Outcome":
-        """An outcome whose message/remediation may be T(...) templates (kept for translated renderings)."""
+        """An outcome whose message/remediation may be T(...) templates (kept for translated renderings). The keys
+        `cause`, `see`, `root_cause`, `traceback` and `value` of `details` become the Finding's typed fields of those
+        names (what the renderers read); the rest stays in `details`."""
         text, template, fields = split(message)
         fix, fix_template, fix_fields = split(remediation)
-        return cls(status=status, message=text, evidence=list(evidence), remediation=fix, details=details or {},
+        extra = dict(details or {})
+        typed = {k: extra.pop(k) for k in ("cause", "see", "root_cause", "traceback", "value") if k in extra}
+        for k in ("cause", "value"):
+            if typed.get(k) is not None:
+                typed[k] = str(typed[k])
+        if "see" in typed:
+            typed["see"] = list(typed["see"] or [])
+        return cls(status=status, message=text, evidence=list(evidence), remediation=fix, details=extra,
                    message_template=template, message_fields=fields, remediation_template=fix_template,
-                   remediation_fields=fix_fields)
+                   remediation_fields=fix_fields, **typed)
 
 
 def ev(source: str, excerpt: str = "", limit: int = 1500, ok: Optional[bool] = None) -> Evidence:
@@ -145,6 +159,11 @@ def finding_from(c: "Check", outcome: Outcome, *, severity: Optional[Severity] =
         docs=c.docs_ref,
         node=node,
         duration_ms=duration_ms,
+        cause=redact_text(outcome.cause) if outcome.cause else None,
+        see=list(outcome.see),
+        root_cause=outcome.root_cause,
+        traceback=outcome.traceback,
+        value=redact_text(outcome.value) if outcome.value else None,
         details=outcome.details,
     )
 
@@ -158,8 +177,8 @@ def evaluate_one(c: "Check", ctx: CheckContext, strict: bool = False) -> Finding
         if not isinstance(out, Outcome):
             raise TypeError(f"check returned {type(out).__name__}, not an Outcome")
     except ProbeCrashed as exc:
-        out = Outcome(status=Status.ERROR, message=exc.reason,
-                      details={"missing_fact": exc.fact, "traceback": exc.traceback})
+        out = Outcome(status=Status.ERROR, message=exc.reason, details={"missing_fact": exc.fact},
+                      traceback=exc.traceback)
     except FactUnavailable as exc:
         out = Outcome.make(Status.UNKNOWN, T("could not establish {fact}: {reason}", fact=exc.fact, reason=exc.reason),
                            [], details={"missing_fact": exc.fact, "cause": exc.reason})

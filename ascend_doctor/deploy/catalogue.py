@@ -1,6 +1,7 @@
-"""The shipped model catalogue (the `deploy/models` table and the config.json files its rows name): `plan --model Qwen/Qwen3-32B` works
-offline. A catalogue entry is read like a model directory's config.json; its checkpoints say which weight formats
-vllm-ascend documents for it, and the size is computed from the config (no checkpoint bytes are claimed)."""
+"""The shipped model catalogue (the `deploy/models` table and the config.json files its rows name): `plan --model
+Qwen/Qwen3-32B` works offline. A catalogue entry is read like a model directory's config.json; its checkpoints say which
+weight formats vllm-ascend documents for it, and the size is computed from the config (no checkpoint bytes are
+claimed)."""
 
 from __future__ import annotations
 

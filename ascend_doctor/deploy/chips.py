@@ -27,7 +27,6 @@ class Chip(Model, extra="forbid"):
     idle_used_mib: Optional[int] = Field(None, ge=0, description="HBM npu-smi shows in use with no process")
     visible_mib: Optional[int] = Field(None, gt=0, description="the device total torch_npu reports, where sourced")
     bf16: bool = True
-    ranks_per_card: int = Field(1, gt=0)
     box_ranks: Optional[int] = Field(None, gt=0, description="ranks in one server of the usual box (Atlas 800 A2: 8)")
     sources: list[str] = Field(min_length=1)
 

@@ -69,7 +69,8 @@ def serve_plan(model: str, a: Architecture, chosen: Candidate, want: Want, chip_
         why.append(T("--tool-call-parser {parser}: the parser of model_type {model_type}'s tool-call markup "
                      "(the matrix's model-families.toml)", parser=tool_parser, model_type=a.model_type))
     else:
-        why.append(T("no --tool-call-parser: the matrix's model-families.toml has no family for model_type {model_type}; "
+        why.append(T("no --tool-call-parser: the matrix's model-families.toml has no family for model_type "
+                     "{model_type}; "
                      "pick the parser of the model's chat template", model_type=repr(a.model_type)))
     if reasoning_parser:
         argv += ["--reasoning-parser", reasoning_parser]

@@ -12,7 +12,8 @@ from ascend_doctor.core.model import Model
 from ascend_doctor.i18n import Localized, T, join
 from ascend_doctor.text.versions import try_parse_version
 
-IMAGE_SUFFIX = {"A3": "-a3", "310P": "-310p"}  # the matrix's hardware-rules.toml HW-310P-011; the -a3 images per tutorial
+# the matrix's hardware-rules.toml HW-310P-011; the -a3 images per tutorial
+IMAGE_SUFFIX = {"A3": "-a3", "310P": "-310p"}
 
 
 class ReleaseChoice(Model):

@@ -105,7 +105,8 @@ def summary(func: Callable) -> str:
     """The first sentence of a probe's docstring, re-flowed (what `explain` says the probe does)."""
     para = " ".join((func.__doc__ or "").strip().split("\n\n")[0].split())
     for i, ch in enumerate(para):
-        if ch == "." and (i + 1 == len(para) or para[i + 1] == " ") and not para[max(0, i - 3):i].endswith(("e.g", "i.e")):
+        ends = i + 1 == len(para) or para[i + 1] == " "
+        if ch == "." and ends and not para[max(0, i - 3):i].endswith(("e.g", "i.e")):
             return para[:i]
     return para.rstrip(".")
 

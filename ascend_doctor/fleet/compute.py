@@ -91,7 +91,8 @@ def compute_on_ray(ray, results: list[NodeResult], options: RunOptions) -> tuple
         for r, _ in plans:
             facts[id(r)] = (ComputeFact(ran=True, launcher_error=why_not), [])
         return facts, stuck, []
-    budget = max((cfg["budget"] for _, cfg in numbered), default=compute_budget(options, Knowledge.for_options(options).compute, "cpu"))
+    fallback = compute_budget(options, Knowledge.for_options(options).compute, "cpu")
+    budget = max((cfg["budget"] for _, cfg in numbered), default=fallback)
     python = {id(r): p["python"] for r, p in plans}
     refs = {pinned(compute_on_node, r).remote(python[id(r)], cfg): (r, cfg) for r, cfg in numbered}
     got = _wait(ray, refs, budget + LAUNCHER_MARGIN_S + 30)

@@ -7,11 +7,10 @@ from the fact, Linux assumed: the fact comes from an Ascend host), `extra == ...
 checks only the base requirements), and names are PEP 503-normalised. Versions are compared with
 `ascend_doctor.text.versions` (PEP 440 semantics for PEP 440 strings; pre-releases are never excluded, like pip check).
 
-Some conflicts are deliberate and documented as harmless — vLLM from PyPI pins the CUDA torch it was built with
-while vllm-ascend pins the torch torch_npu needs (vllm-ascend#754: "torch version conflict doesn't affect the real
-work"). Those live as data in the allow-list (the `depcheck/dependency-allowlist` table), each rule with its reason and source; an allowed
-conflict is still returned, marked with the rule that allows it.
-"""
+Some conflicts are deliberate and documented as harmless — vLLM from PyPI pins the CUDA torch it was built with while
+vllm-ascend pins the torch torch_npu needs (vllm-ascend#754: "torch version conflict doesn't affect the real work").
+Those live as data in the allow-list (the `depcheck/dependency-allowlist` table), each rule with its reason and source;
+an allowed conflict is still returned, marked with the rule that allows it. """
 
 from __future__ import annotations
 

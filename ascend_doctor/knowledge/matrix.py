@@ -258,7 +258,7 @@ class Matrix:
             return arch in row.wheel_cp_arch[tag]
         return True
 
-    # CANN <-> driver ---------------------------------------------------------------------------------------------------
+    # CANN <-> driver --------------------------------------------------------------------------------------------------
     def hdk_for_cann(self, cann_version: str) -> List[HdkPairing]:
         """Drivers sources name together with this CANN release (tested pairs), possibly one row per hardware."""
         v = try_parse_version(cann_version)

@@ -1,9 +1,8 @@
 """Schema of the matrix TOML files (matrices/*.toml): every row carries a source, every version parses.
 
-Rows are validated here and nowhere else, so the query code in `ascend_doctor.knowledge.matrix` can trust them: a version
-string that `ascend_doctor.text.versions` cannot parse, a specifier it cannot read, a row without `source`, or a key the
-schema does not know is a load-time error, not a surprise in the middle of a check.
-"""
+Rows are validated here and nowhere else, so the query code in `ascend_doctor.knowledge.matrix` can trust them: a
+version string that `ascend_doctor.text.versions` cannot parse, a specifier it cannot read, a row without `source`, or a
+key the schema does not know is a load-time error, not a surprise in the middle of a check. """
 
 from __future__ import annotations
 

@@ -298,7 +298,8 @@ def _proc_row(info: NpuSmiInfo, cells: list, ncols: int, last: Optional[tuple], 
     mem = re.match(r"\d+", cells[3])
     container = _int(cells[4]) if len(cells) > 4 and ncols > 4 else None
     info.processes.append(
-        NpuProcess(npu_id=npu, chip_id=chip, pid=pid, name=cells[2], memory_mb=int_or_none(mem.group()) if mem else None,
+        NpuProcess(npu_id=npu, chip_id=chip, pid=pid, name=cells[2],
+                   memory_mb=int_or_none(mem.group()) if mem else None,
                    container_pid=container)
     )
     return npu, chip

@@ -22,16 +22,15 @@ from typing import Any, Callable, Optional
 from pydantic import Field
 
 from ascend_doctor.core.model import Model
-from ascend_doctor.text.jsonread import loads
 from ascend_doctor.text.redact import REDACTED, is_secret_option, redact_argv
 
 
 @dataclass(frozen=True)
 class OptionSyntax:
-    """How the options of one vLLM release parse, as dest names: `flags` take no value (`--no-X` sets False),
-    `multi` take every value up to the next option, `aliases` maps short spellings (`-tp`). It is data
-    (the matrix's vllm-options.toml, `Matrix.serve_option_syntax`); `ascend_doctor.knowledge.serve_options.parse_serve` picks
-    the one of the installed vLLM."""
+    """How the options of one vLLM release parse, as dest names: `flags` take no value (`--no-X` sets False), `multi`
+    take every value up to the next option, `aliases` maps short spellings (`-tp`). It is data (the matrix's
+    vllm-options.toml, `Matrix.serve_option_syntax`); `ascend_doctor.knowledge.serve_options.parse_serve` picks the one
+    of the installed vLLM."""
 
     flags: frozenset = frozenset()
     multi: frozenset = frozenset()
@@ -161,75 +160,21 @@ def _find_entry(argv: list[str]) -> tuple[str, int]:
     return "", -1
 
 
-def _scalar(text: str) -> Any:
-    """A YAML scalar: quoted string, true/false, null, number kept as text, or a flow list as a JSON-ish list."""
-    t = text.strip()
-    if not t:
-        return ""
-    if (t[0] == t[-1]) and t[0] in "\"'" and len(t) >= 2:
-        return t[1:-1]
-    low = t.lower()
-    if low in ("true", "yes", "on"):
-        return True
-    if low in ("false", "no", "off"):
-        return False
-    if low in ("null", "~"):
-        return None
-    if t.startswith("[") or t.startswith("{"):
-        try:
-            return loads(t)
-        except ValueError:
-            return t
-    return t
+def load_config_yaml(text: str) -> dict[str, Any]:
+    """vLLM's `--config FILE`, read as vLLM reads it (PyYAML's safe_load); ValueError with the parser's own words."""
+    import yaml
 
-
-def read_flat_yaml(text: str) -> tuple[dict[str, Any], list[str]]:
-    """Minimal safe reader for vLLM's --config YAML: `key: value` lines, comments, quotes, booleans, flow lists/maps.
-
-    Returns (values, skipped): keys whose value is a nested block (mapping or `- item` list) are listed in `skipped`
-    with their value unread. Raises ValueError naming the line for text that is not `key: value` at all.
-    """
-    out: dict[str, Any] = {}
-    skipped: list[str] = []
-    current_block: Optional[str] = None
-    for n, raw in enumerate(text.splitlines(), 1):
-        if raw.lstrip().startswith("#"):
-            continue
-        line = raw.split(" #", 1)[0].rstrip()
-        if not line.strip() or line.strip() in ("---", "..."):
-            continue
-        if line[0] in " \t" or line.startswith("- "):
-            if current_block is None:
-                raise ValueError(f"line {n}: indented or list line outside a key: {raw.strip()!r}")
-            continue  # the nested value of current_block
-        key, sep, value = line.partition(":")
-        if not sep or not key.strip():
-            raise ValueError(f"line {n}: expected `key: value`, got {raw.strip()!r}")
-        key = key.strip().strip("\"'")
-        if not value.strip():
-            current_block = key
-            skipped.append(key)
-            continue
-        current_block = None
-        out[key] = _scalar(value)
-    return out, skipped
-
-
-def load_config_yaml(text: str) -> tuple[dict[str, Any], list[str]]:
-    """PyYAML's safe_load when importable (vLLM itself depends on it), else the minimal reader."""
-    try:
-        import yaml  # type: ignore[import-untyped]
-    except ImportError:
-        return read_flat_yaml(text)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ValueError(str(exc).replace("\n", " ")) from None
+    except RecursionError:
+        raise ValueError("nested too deeply to read") from None
     if data is None:
-        return {}, []
+        return {}
     if not isinstance(data, dict):
         raise ValueError("the file is not a mapping of option: value")
-    return {str(k): v for k, v in data.items()}, []
+    return {str(k): v for k, v in data.items()}
 
 
 def host_text_reader(host) -> Callable[[str], Optional[str]]:
@@ -303,16 +248,12 @@ def _read_config(cli_opts: dict[str, Any], cmd: ServeCommand,
             cmd.config_error = f"cannot read --config {cfg}"
         else:
             try:
-                values, skipped = load_config_yaml(text)
-                for k, v in values.items():
+                for k, v in load_config_yaml(text).items():
                     d = _dest(k)
                     if d in ("model", "model_tag") and v is not None:
                         d = "model"
                     options[d] = v
                     sources[d] = f"{cfg}"
-                if skipped:
-                    cmd.notes.append(f"--config {cfg}: nested values of {', '.join(skipped)} not read "
-                                     "(install PyYAML for a full read)")
             except ValueError as exc:
                 cmd.config_error = f"--config {cfg}: {exc}"
     elif cfg is not None:

@@ -128,8 +128,8 @@ def skipped_fact(ctx, exe: str, why: str) -> ComputeFact:
     return ComputeFact(ran=False, skipped=why, python=exe, busy=held)
 
 
-@probe("npu_compute", reads=("python", "npu_smi", "devices", "server_env"), min_timeout=lambda store: compute_budget(store.options, store.knowledge.compute)
-       + LAUNCHER_MARGIN_S + 5, collected=False)
+@probe("npu_compute", reads=("python", "npu_smi", "devices", "server_env"), collected=False,
+       min_timeout=lambda store: compute_budget(store.options, store.knowledge.compute) + LAUNCHER_MARGIN_S + 5)
 def compute_probe(host, ctx) -> ComputeFact:
     """The compute smoke: one rank per NPU computes, runs the fused operators and all-reduces (it allocates HBM)."""
     py = ctx.fact("python")

@@ -369,7 +369,7 @@ def container_probe(host, ctx) -> ContainerFact:
                          kubernetes=kube or runtime == "kubernetes", signals=signals, image=image)
 
 
-# PCIe ------------------------------------------------------------------------------------------------------------------
+# PCIe -----------------------------------------------------------------------------------------------------------------
 class PcieLink(Model):
     slot: str
     device_id: str = ""

@@ -22,7 +22,8 @@ from ascend_doctor.core.model import Model
 from ascend_doctor.probes import probe
 from ascend_doctor.probes.childscript import run_child
 
-PLATFORM_TIMEOUT = 120.0  # importing vllm.platforms imports torch (10 s on an idle 2-core CPU host; NPU hosts: torch_npu)
+# importing vllm.platforms imports torch (10 s on an idle 2-core CPU host; NPU hosts: torch_npu)
+PLATFORM_TIMEOUT = 120.0
 
 PLATFORM_SCRIPT = r"""
 # ascend-doctor-script: platform-probe

@@ -59,7 +59,7 @@ def problems_first(report: Report) -> list[Finding]:
     """The problems in the order a reader needs them: a finding that explains the others (`root_cause`, e.g. NPU100:
     no NPU at all) first, then unwaived before waived, fails before errors, warnings, unknowns, gating first."""
     return sorted((f for f in report.findings if f.status in PROBLEMS),
-                  key=lambda f: (not (f.details.get("root_cause") and f.waived is None), f.waived is not None,
+                  key=lambda f: (not (f.root_cause and f.waived is None), f.waived is not None,
                                  _ORDER[f.status], not gating(f, report.fail_on)))
 DEFAULT_WIDTH = 100  # piped output without $COLUMNS: wrapped here, never cut
 EVIDENCE_ITEMS = 4  # evidence items shown per finding without -v
@@ -222,7 +222,7 @@ def _finding(console: Console, f: Finding, verbose: bool, fail_on=None, failing:
         if f.remediation and f.status in (Status.FAIL, Status.WARN):
             fix = localize(f.remediation.strip(), f.remediation_template, f.remediation_fields)
             _para(console, INDENT + tr("fix:") + "  ", fix.strip(), style="green")
-        named = [c for c in f.details.get("see") or [] if c in failing and c != f.code]
+        named = [c for c in f.see if c in failing and c != f.code]
         if named and f.status in (Status.FAIL, Status.WARN):  # e.g. aclInit 507033 with the device nodes missing
             _para(console, INDENT + tr("first:") + " ", tr("this can follow from {codes}, failing in this run: fix "
                                                            "that first", codes=", ".join(named)), style="green")
@@ -233,9 +233,9 @@ def _finding(console: Console, f: Finding, verbose: bool, fail_on=None, failing:
                 f.waived.reason + (f" (until {f.waived.expires})" if f.waived.expires else ""),
                 style="dim",
             )
-        if f.status == Status.ERROR and f.details.get("traceback"):
+        if f.status == Status.ERROR and f.traceback:
             if verbose:
-                console.print(Text(str(f.details["traceback"]), style="dim"))
+                console.print(Text(f.traceback, style="dim"))
             else:
                 console.print(Text(INDENT + tr("(-v shows the traceback)"), style="dim"))
 
@@ -244,7 +244,7 @@ def _root_cause_groups(problems: list[Finding]) -> tuple[list[Finding], list[tup
     """(findings shown one by one, [(cause, findings)] for unknowns that share one root cause)."""
     by_cause: "OrderedDict[str, list[Finding]]" = OrderedDict()
     for f in problems:
-        cause = f.details.get("cause") if f.status == Status.UNKNOWN and f.waived is None else None
+        cause = f.cause if f.status == Status.UNKNOWN and f.waived is None else None
         if isinstance(cause, str) and cause:
             by_cause.setdefault(cause, []).append(f)
     grouped = {id(f) for fs in by_cause.values() if len(fs) > 1 for f in fs}
@@ -271,7 +271,7 @@ def _group(console: Console, report: Report, cause: str, items: list[Finding]) -
     _para(console, INDENT, codes, style="dim")
     see = []
     for f in items:
-        for code in f.details.get("see") or []:
+        for code in f.see:
             if code not in see:
                 see.append(code)
     failing = {f.code for f in report.findings if f.status in (Status.FAIL, Status.WARN, Status.ERROR)}

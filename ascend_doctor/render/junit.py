@@ -41,7 +41,7 @@ def _outcome(f: Finding, report: Report) -> tuple[str, dict, str]:
         return "skipped", {"message": xml_text("waived: " + f.waived.reason)}, ""
     if f.status == Status.ERROR:
         return "error", {"message": xml_text(f.message), "type": "check-error"}, \
-            _text(f) + "\n" + xml_text(str(f.details.get("traceback", "")))
+            _text(f) + "\n" + xml_text(f.traceback or "")
     if f.status == Status.FAIL or (f.status == Status.WARN and gates):
         return "failure", {"message": xml_text(f.message), "type": f"{f.status.value}:{f.severity.value}"}, _text(f)
     if f.status in (Status.SKIP, Status.UNKNOWN):

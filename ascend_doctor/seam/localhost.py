@@ -129,7 +129,8 @@ def _decode(data: bytes) -> str:
 
 
 class _Drain:
-    """Reads one pipe without blocking, keeping at most `cap` bytes (a chatty child can neither block nor eat memory)."""
+    """Reads one pipe without blocking, keeping at most `cap` bytes (a chatty child can neither block nor eat
+    memory)."""
 
     def __init__(self, fd: int, cap: int):
         self.fd = fd

@@ -209,7 +209,8 @@ def strict_level_fix(matrix: Any) -> str:
         first = matrix.first_vllm_with_option("tool-strict-level")
     except Exception:  # an unavailable matrix degrades the text, never the verdict
         first = None
-    since = (T(" (the option exists from vLLM {first} on, the matrix's vllm-options.toml, read from that release's sdist: "
+    since = (T(" (the option exists from vLLM {first} on, the matrix's vllm-options.toml, read from that release's "
+               "sdist: "
                "vllm/tool_parsers/tool_strict_level.py)", first=first) if first else "")
     return (T("The server constrained only the tool-call envelope, not the arguments: the model wrote them until "
               "max_tokens and the tool parser could not read the call. Start vllm serve with `--tool-strict-level "

@@ -215,7 +215,8 @@ def run_scenarios(client: SmokeClient, model: Optional[str], *, sentinel: Option
     def run(name: str, payload: dict[str, Any]) -> Exchange:
         if len(timed_out) >= STUCK_AFTER:
             # A stuck or dribbling server would hold every remaining scenario for a whole --timeout each.
-            facts.not_run[name] = (f"not run: {' and '.join(timed_out)} did not complete within the {client.timeout:g}s "
+            facts.not_run[name] = (f"not run: {' and '.join(timed_out)} did not complete within the "
+                                   f"{client.timeout:g}s "
                                    "timeout, one after the other: the server is stuck or far too slow for this "
                                    "--timeout")
             return Exchange(name=name, method="POST", path="", error_kind="not_run", error=facts.not_run[name])

@@ -13,7 +13,8 @@ from ascend_doctor.smoke.scenarios import SmokeFacts, run_scenarios
 
 
 def gather(base_url: str, *, model: Optional[str] = None, api_key_env: Optional[str] = None, timeout: float = 60.0,
-           load: Optional[int] = None, concurrency: int = 4, load_deadline: Optional[float] = None, sentinel: Optional[str] = None,
+           load: Optional[int] = None, concurrency: int = 4, load_deadline: Optional[float] = None,
+           sentinel: Optional[str] = None,
            progress: Optional[Callable[[str], None]] = None, show_load_progress: bool = False) -> SmokeFacts:
     """Run every scenario against `base_url` (and the load when `load` is given); the `smoke` fact."""
     api_key = api_key_from_env(api_key_env)

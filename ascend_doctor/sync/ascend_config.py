@@ -9,8 +9,6 @@ from __future__ import annotations
 import ast
 from typing import Optional, Set
 
-from ascend_doctor.sync.archive import Tree
-
 
 def _is_additional_config(node: ast.AST) -> bool:
     """`additional_config`, `self.additional_config`, `vllm_config.additional_config`, `x.additional_config or {}`."""
@@ -52,11 +50,3 @@ def keys_in_source(text: str) -> Set[str]:
             found.add(k)
     return found
 
-
-def read_additional_config_keys(tree: Tree) -> Set[str]:
-    """Every key any module under vllm_ascend/ reads."""
-    keys: Set[str] = set()
-    for path, text in tree.files.items():
-        if path.startswith("vllm_ascend/") and path.endswith(".py"):
-            keys |= keys_in_source(text)
-    return keys

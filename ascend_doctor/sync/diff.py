@@ -95,7 +95,8 @@ def parser_proposals(matrix: Matrix, releases: List[VllmRelease]) -> List[Propos
             elif kind in have.partial or set(old) != set(row[kind]):
                 added, removed = sorted(set(row[kind]) - set(old)), sorted(set(old) - set(row[kind]))
                 what = "partial list" if kind in have.partial else "list"
-                diffs.append(f"{kind}: recorded {what} lacks {added}" + (f", upstream lacks {removed}" if removed else ""))
+                lacks = f", upstream lacks {removed}" if removed else ""
+                diffs.append(f"{kind}: recorded {what} lacks {added}{lacks}")
         if rel.torch and not _same_version(rel.torch, have.torch):
             diffs.append(f"torch: recorded {have.torch}, its Requires-Dist pins {rel.torch}")
         if diffs:
@@ -158,7 +159,8 @@ def _chain_proposals(table: str, field: str, kinds: Tuple[str, ...], shipped_row
         if old is None:
             n = sum(len(row.get(k, [])) for k in kinds)
             out.append(Proposal(table=table, id=v, change="new", row=row,
-                                differences=[f"{field} {v} is not recorded ({n} names {'listed' if 'after' not in row else 'added'})"]))
+                                differences=[f"{field} {v} is not recorded ({n} names "
+                                             f"{'listed' if 'after' not in row else 'added'})"]))
             continue
         old_clean = {k: x for k, x in old.model_dump(mode="python").items() if x not in (None, [], "", {})}
         old_clean.pop("note", None)
@@ -237,7 +239,8 @@ def _upstream_release(version: str, trow: Optional[Tuple[TableRow, str]], own: O
     cann = []
     if t and t.cann:
         cann.append(t.cann)
-    for label, value in (("README", own.readme_cann if own else None), ("Dockerfile", own.dockerfile_cann if own else None)):
+    for label, value in (("README", own.readme_cann if own else None),
+                         ("Dockerfile", own.dockerfile_cann if own else None)):
         if value and "_" not in value and not _in(value, cann):
             cann.append(value)
     if cann:

@@ -1,1 +1,2 @@
-"""Text safety and formatting: secrets masked, control characters made printable, bounded JSON and number parsing, units for people."""
+"""Text safety and formatting: secrets masked, control characters made printable, bounded JSON, number and version
+parsing, units for people."""

@@ -102,4 +102,5 @@ def undecodable_note(places: list[str]) -> str:
     """The run note that says where undecodable bytes were seen and how they are shown."""
     more = "" if len(places) < 20 else " (and more)"
     return (f"bytes that are not valid UTF-8 were seen in {', '.join(places)}{more}: shown as \\xNN in text and as "
-            f"\\udcNN escapes in JSON (Python's surrogateescape: json.loads + os.fsencode give the original bytes back)")
+            f"\\udcNN escapes in JSON (Python's surrogateescape: json.loads + os.fsencode give the original bytes "
+            "back)")

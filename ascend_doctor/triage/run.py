@@ -25,7 +25,7 @@ from ascend_doctor.triage.paste import PasteFacts, read_paste
 
 # Static checks a paste can answer, and what each needs from it (beyond the `paste` fact itself).
 JUDGED = ("VLLM101", "VLLM102", "VLLM103", "TORCH101", "TORCH102", "TORCH103", "CANN106", "NPU101", "NPU103", "ENV101",
-          "ENV102", "ENV103", "SERVE101", "SERVE102", "SERVE103", "SERVE104", "SERVE105")
+          "ENV102", "SERVE101", "SERVE102", "SERVE103", "SERVE104", "SERVE105")
 # Checks that read the absence of a package as "not installed": only with a complete list (pip list / pip freeze).
 NEED_FULL_PACKAGE_LIST = ("VLLM102",)
 NOT_JUDGED = {
@@ -136,9 +136,11 @@ def _seen(paste: PasteFacts) -> dict[str, str]:
         s = seen[0]
         out[comp] = f"{s.value} ({s.source}, line {s.lines})"
     if paste.python_version:
-        out["python"] = f"{paste.python_version.value} ({paste.python_version.source}, line {paste.python_version.lines})"
+        v = paste.python_version
+        out["python"] = f"{v.value} ({v.source}, line {v.lines})"
     if paste.driver_version:
-        out["driver"] = f"{paste.driver_version.value} ({paste.driver_version.source}, line {paste.driver_version.lines})"
+        d = paste.driver_version
+        out["driver"] = f"{d.value} ({d.source}, line {d.lines})"
     return out
 
 

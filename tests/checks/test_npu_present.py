@@ -30,7 +30,7 @@ def test_npu100_passes_on_an_npu_in_sysfs_or_a_davinci_node():
 
 def test_npu100_fails_first_without_any_npu():
     f = run_check("NPU100", {"pcie": PcieFact(sysfs_readable=True, listed=6, devices=[NIC]), "devices": _devices()})
-    assert f.status == Status.FAIL and "among the 6 PCI functions" in f.message and f.details["root_cause"]
+    assert f.status == Status.FAIL and "among the 6 PCI functions" in f.message and f.root_cause
 
 
 def test_npu100_is_unknown_when_nothing_could_be_read():

@@ -118,7 +118,7 @@ def test_crashing_plugin_check_is_an_error_finding_and_report_is_written(snap, t
             str(out))
     rep = json.loads(out.read_text())
     f = rep["findings"][0]
-    assert f["status"] == "error" and "kaput" in f["message"] and "Traceback" in f["details"]["traceback"]
+    assert f["status"] == "error" and "kaput" in f["message"] and "Traceback" in f["traceback"]
     assert r.returncode == 0  # a warning-severity check erroring does not reach fail-on=error
 
 

@@ -1,5 +1,5 @@
-"""Per-device questions a few at a time under one deadline (ascend_doctor.core.concurrency), and replay with the recorded
-latencies (--replay-timing) that shows how a run behaves on a slow host."""
+"""Per-device questions a few at a time under one deadline (ascend_doctor.core.concurrency), and replay with the
+recorded latencies (--replay-timing) that shows how a run behaves on a slow host."""
 
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ def test_crashing_check_is_an_error_finding_with_traceback():
 
     f = evaluate(_mk("TEST102", boom), _ctx())
     assert f.status == Status.ERROR and "ZeroDivisionError" in f.message
-    assert "Traceback" in f.details["traceback"] and f.level == Severity.ERROR
+    assert "Traceback" in f.traceback and f.level == Severity.ERROR
 
 
 def test_check_returning_garbage_is_an_error():
@@ -68,7 +68,7 @@ def test_probe_timeout_and_crash_become_unavailable():
     assert f.status == Status.UNKNOWN and "did not finish within 0.3s" in f.message
     f = evaluate(_mk("TEST105", lambda ctx: ctx.ok(str(ctx.fact("crash"))), needs=["crash"]), ctx)
     assert f.status == Status.ERROR and "probe crashed: KeyError" in f.message  # a bug of ours, not "could not look"
-    assert "raise KeyError" in f.details["traceback"] and f.level is not None
+    assert "raise KeyError" in f.traceback and f.level is not None
     f = evaluate(_mk("TEST107", lambda ctx: ctx.ok(str(ctx.try_fact("crash"))), needs=["crash"]), ctx)
     assert f.status == Status.ERROR  # an optional fact whose probe crashed is still an error, never a quiet None
     f = evaluate(_mk("TEST106", lambda ctx: ctx.ok(str(ctx.fact("u"))), needs=["u"]), ctx)

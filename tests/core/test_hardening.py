@@ -159,7 +159,7 @@ def test_internal_error_in_setup_still_writes_the_report(tmp_path: Path, monkeyp
     assert r.exit_code == 3
     rep = json.loads(out.read_text())
     assert rep["exit_code"] == 3 and rep["findings"][0]["code"] == "DOCTOR001"
-    assert "registry bug" in rep["findings"][0]["message"] and "traceback" in rep["findings"][0]["details"]
+    assert "registry bug" in rep["findings"][0]["message"] and rep["findings"][0]["traceback"]
 
 
 def test_dash_means_stdout_for_reports(tmp_path: Path):

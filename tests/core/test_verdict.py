@@ -101,7 +101,7 @@ def test_a_clean_run_is_ok():
     assert rep["verdict"] == "ok" and rep["incomplete"] == []
 
 
-# A crashed probe --------------------------------------------------------------------------------------------------------
+# A crashed probe ------------------------------------------------------------------------------------------------------
 def test_a_crashed_probe_is_an_error_finding_with_its_traceback():
     from ascend_doctor.core.evaluator import CheckContext, evaluate_one
     from ascend_doctor.core.options import RunOptions
@@ -116,10 +116,10 @@ def test_a_crashed_probe_is_an_error_finding_with_its_traceback():
     store = FactStore(None, opts, probes={"selinux": boom, "container": lambda h, c: HOST})
     f = evaluate_one(reg.get("HOST102"), CheckContext(store, opts))
     assert f.status == Status.ERROR and "selinux probe crashed: KeyError" in f.message
-    assert "raise KeyError" in f.details["traceback"]
+    assert "raise KeyError" in f.traceback
 
 
-# Container facts are not host facts ---------------------------------------------------------------------------------------
+# Container facts are not host facts -----------------------------------------------------------------------------------
 def test_in_a_container_selinux_time_and_pcie_are_unknown_not_pass():
     rep = json.loads(run("check", "--replay", str(CONTAINER), "--format", "json").stdout)
     by = {f["code"]: f for f in rep["findings"]}
@@ -169,7 +169,7 @@ def test_container_memory_limit_wins_over_the_hosts_meminfo():
     assert f.status == Status.PASS and "the container's memory limit could not be read" in f.message
 
 
-# Sources that disagree, unreadable files, hung and crashed tools -------------------------------------------------------
+# Sources that disagree, unreadable files, hung and crashed tools ------------------------------------------------------
 def test_enforcing_kernel_with_unparseable_getenforce_does_not_pass():
     f = run_check("HOST102", {"selinux": SelinuxFact(enforce_file="1", getenforce="???", kernel_has_selinux=True),
                               "container": HOST})
@@ -238,10 +238,10 @@ def test_build_of():
     assert not build_of("3.2.0rc1", "3.2.0") and not build_of("3.2.1", "3.2.0") and not build_of("3.2.0", "3.2.0rc1")
 
 
-# Where it ran and the stack it found -----------------------------------------------------------------------------------
+# Where it ran and the stack it found ----------------------------------------------------------------------------------
 def test_the_header_states_where_and_the_stack():
     rep = json.loads(run("check", "--replay", str(HEALTHY), "--format", "json").stdout)
-    assert rep["host"]["where"] == "host" and rep["schema_version"] == "1.1"
+    assert rep["host"]["where"] == "host" and rep["schema_version"] == "2.0"
     stack = rep["host"]["stack"]
     assert stack["driver"] == "25.5.0" and stack["cann"] == "8.5.0" and stack["cann_path"]
     assert stack["torch_npu"] == "2.8.0.post2" and stack["vllm_ascend"] == "0.13.0"

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from ascend_doctor.knowledge.serve_options import option_syntax
-from ascend_doctor.parsers.serve_cmdline import DEFAULT_MODEL, read_flat_yaml, served_address
+from ascend_doctor.parsers.serve_cmdline import DEFAULT_MODEL, load_config_yaml, served_address
 from tests.helpers import parse_serve as parse_serve_command
 from tests.helpers import shipped
 
@@ -124,18 +122,14 @@ def test_config_nested_values(monkeypatch):
     text = "compilation-config:\n  level: 3\nport: 8001\n"
     c = parse_serve_command(["vllm", "serve", "m", "--config", "/c.yaml"], read_text=lambda p: text)
     assert c.config_error is None and c.int_opt("port") == 8001
-    # without PyYAML the minimal reader keeps the flat keys and says which nested ones it skipped
-    monkeypatch.setitem(sys.modules, "yaml", None)
-    c = parse_serve_command(["vllm", "serve", "m", "--config", "/c.yaml"], read_text=lambda p: text)
-    assert c.config_error is None and c.int_opt("port") == 8001
-    assert any("compilation-config" in n for n in c.notes)
 
 
-def test_flat_yaml_reader():
-    assert read_flat_yaml("---\na: 1\nb: \"x y\"\nc: false\nd: [1, 2]\ne: null\nf:\n  - x\n") == \
-        ({"a": "1", "b": "x y", "c": False, "d": [1, 2], "e": None}, ["f"])
-    with pytest.raises(ValueError):
-        read_flat_yaml("- item\n")
+def test_config_yaml_is_read_as_vllm_reads_it():
+    assert load_config_yaml("---\na: 1\nb: \"x y\"\nc: false\nd: [1, 2]\ne: null\nf:\n  - x\n") == \
+        {"a": 1, "b": "x y", "c": False, "d": [1, 2], "e": None, "f": ["x"]}
+    for bad in ("- item\n", "a: [\n", "[" * 5000):
+        with pytest.raises(ValueError):
+            load_config_yaml(bad)
 
 
 def test_option_syntax_is_per_vllm_release():

@@ -86,7 +86,7 @@ def test_torch_npu_wheel_cp(m):
     assert m.torch_npu_wheel_has_cp("2.99.0", "cp311") is None
 
 
-# CANN <-> driver -------------------------------------------------------------------------------------------------------
+# CANN <-> driver ------------------------------------------------------------------------------------------------------
 def test_hdk_for_cann(m):
     pairs = m.hdk_for_cann("7.0.0")
     assert sorted((tuple(h.hardware), tuple(h.driver)) for h in pairs) == [(("310P",), ("23.0.1",)),

@@ -294,7 +294,7 @@ def test_corpus_never_crashes(path):
     assert understood >= 1
 
 
-# --- the strings these parsers hand on are ones ascend_doctor.text.versions understands --------------------------------
+# --- the strings these parsers hand on are ones ascend_doctor.text.versions understands -------------------------------
 
 def _extracted_versions(text: str) -> list[str]:
     found = []

