@@ -18,7 +18,8 @@ from typing import List, Optional, Tuple
 from ascend_doctor.i18n import T, join, known
 from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.plugin import check, ev
-from ascend_doctor.servelint import graph_capture, model_config
+
+from ._serve import model_config
 
 DTYPES = {"half": "float16", "float16": "float16", "fp16": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16",
           "float": "float32", "float32": "float32"}
@@ -351,7 +352,7 @@ def mla_graph_heads(ctx):
     arch = read_architecture(m.config)
     if arch.attention != "mla":
         return ctx.skip(T("{path} does not use MLA attention", path=m.path))
-    graph, how = graph_capture(cmd)
+    graph, how = cmd.graph_capture()
     if not graph:
         return ctx.skip(T("graph capture is off ({how})", how=how))
     rules, evidence, out = _setting(ctx, "mla_graph_heads")

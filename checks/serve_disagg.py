@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from ascend_doctor.i18n import T, join
 from ascend_doctor.plugin import check
-from ascend_doctor.servelint import cmd_or_skip, json_option
 from ascend_doctor.text.versions import SpecifierSet, try_parse_version
+
+from ._serve import cmd_or_skip, json_option
 
 ROLES = {"kv_producer": ("prefill",), "kv_consumer": ("decode",), "kv_both": ("prefill", "decode")}
 

@@ -8,9 +8,10 @@ import re
 
 from ascend_doctor.i18n import T
 from ascend_doctor.plugin import check, ev
-from ascend_doctor.servelint import cmd_or_skip, vllm_version
 from ascend_doctor.text.redact import REDACTED, is_secret_name
 from ascend_doctor.text.versions import try_parse_version
+
+from ._serve import cmd_or_skip, vllm_version
 
 _EXTRA_KNOWN = {"VLLM_VERSION", "VLLM_TARGET_DEVICE", "VLLM_USE_V1"}  # read by setup/plugins outside envs.py dicts
 

@@ -10,8 +10,9 @@ from typing import Optional
 
 from ascend_doctor.i18n import T, capitalized, join
 from ascend_doctor.plugin import check, ev
-from ascend_doctor.servelint import CMD_NEEDS, cmd_evidence, cmd_or_skip, installed_names, stack_text, vllm_version
 from ascend_doctor.text.versions import try_parse_version
+
+from ._serve import CMD_NEEDS, cmd_evidence, cmd_or_skip, installed_names, stack_text, vllm_version
 
 
 def _upgrade_hint(ctx, kind: str, name: str) -> tuple[str, Optional[str]]:
@@ -269,7 +270,7 @@ def additional_config_keys(ctx):
     How to fix: remove the keys the release ignores (see the release notes for their replacement: ACL graph via
     `--compilation-config`, vLLM's own scheduler), fix misspelt ones, or install the release that reads them.
     """
-    from ascend_doctor.servelint import json_option
+    from ._serve import json_option
 
     cmd, skip = cmd_or_skip(ctx)
     if skip:

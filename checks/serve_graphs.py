@@ -7,8 +7,9 @@ from ascend_doctor.deploy.arch import mtp_layers, read_architecture, text_config
 from ascend_doctor.deploy.graphs import Layout, budget_sizes, capture_list, sample
 from ascend_doctor.i18n import T
 from ascend_doctor.plugin import check, ev
-from ascend_doctor.servelint import ascend_release, cmd_or_skip, graph_capture, int_opt, json_opt, model_config
 from ascend_doctor.text.versions import SpecifierSet, try_parse_version
+
+from ._serve import ascend_release, cmd_or_skip, int_opt, model_config
 
 
 @check("SERVE312", "serve-graph-stream-budget", severity="error", stage="serve",
@@ -43,7 +44,7 @@ def graph_stream_budget(ctx):
     if not SpecifierSet(b.vllm_ascend).contains(va.version):
         return ctx.skip(T("vllm-ascend {version} shrinks the capture list to the driver's stream budget itself "
                           "(update_aclgraph_sizes, up to v0.20.2rc1)", version=va.version))
-    graph, how = graph_capture(cmd)
+    graph, how = cmd.graph_capture()
     if not graph:
         return ctx.ok(T("no graph is captured ({how})", how=how))
     driver = ctx.fact("stack").stack.driver
@@ -54,8 +55,8 @@ def graph_stream_budget(ctx):
     if dv >= try_parse_version(b.driver_below):
         return ctx.ok(T("HDK driver {driver} has no old stream budget ({below} and later)", driver=driver,
                         below=b.driver_below))
-    comp, err = json_opt(cmd, "compilation_config")
-    spec, spec_err = json_opt(cmd, "speculative_config")
+    comp, err = cmd.json_value("compilation_config")
+    spec, spec_err = cmd.json_value("speculative_config")
     if err or spec_err:
         return ctx.unknown(T("cannot read the command's graph settings: {error}", error=err or spec_err))
     comp, spec = comp or {}, spec or {}
@@ -87,7 +88,7 @@ def _judge(ctx, cmd, comp: dict, spec: dict, driver: str, version: str, g):
                                  "known: {why}", model=spec.get("model"), why=m.draft_why_not or T(
                                      "its config.json gives no num_hidden_layers")))
     env = ctx.fact("server_env")
-    extra, _ = json_opt(cmd, "additional_config")
+    extra, _ = cmd.json_value("additional_config")
     try:
         lay = Layout(layers=layers, draft_layers=draft, tp=int_opt(cmd, "tensor_parallel_size", 1),
                      dp=int_opt(cmd, "data_parallel_size", 1), expert_parallel=cmd.flag("enable_expert_parallel"),

@@ -10,12 +10,12 @@ from ascend_doctor.deploy.arch import derived_max_len, mtp_layers, read_architec
 from ascend_doctor.deploy.plan import admissible_tp, tp_refusal
 from ascend_doctor.i18n import T, join
 from ascend_doctor.plugin import check, ev
-from ascend_doctor.servelint import (
+
+from ._serve import (
     cmd_evidence,
     cmd_or_skip,
     config_unknown,
     int_opt,
-    json_opt,
     json_option,
     model_config,
     model_or_outcome,
@@ -226,7 +226,7 @@ def hbm_headroom(ctx):
 def _redundant_experts(cmd) -> tuple[int, str]:
     """EPLB's redundant experts: `--eplb-config '{"num_redundant_experts": N}'` (vLLM ≥ 0.11) or the older
     `--num-redundant-experts N`."""
-    cfg, _ = json_opt(cmd, "eplb_config")
+    cfg, _ = cmd.json_value("eplb_config")
     if cfg and isinstance(cfg.get("num_redundant_experts"), int):
         return cfg["num_redundant_experts"], "--eplb-config num_redundant_experts"
     n = cmd.int_opt("num_redundant_experts")
@@ -276,7 +276,7 @@ def expert_parallel(ctx):
                           "ep_size={ep}`", physical=physical, experts=arch.experts, redundant=redundant, ep=ep),
                         evidence, remediation=T("Make TP × DP divide {physical}, or set {where} so that experts plus "
                                                 "redundant ones divide {ep}.", physical=physical, where=where, ep=ep))
-    extra, err = json_opt(cmd, "additional_config")
+    extra, err = cmd.json_value("additional_config")
     etp = (extra or {}).get("expert_tensor_parallel_size")
     if isinstance(etp, int) and etp > 1:
         return ctx.warn(T("expert_tensor_parallel_size {etp} in --additional-config splits every expert over {etp} "

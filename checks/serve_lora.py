@@ -6,7 +6,8 @@ from __future__ import annotations
 from ascend_doctor.i18n import T, join
 from ascend_doctor.knowledge.lora import LoraRules
 from ascend_doctor.plugin import check, ev
-from ascend_doctor.servelint import cmd_or_skip
+
+from ._serve import cmd_or_skip
 
 REQUIRED = ("r", "lora_alpha", "target_modules")  # PEFTHelper's fields without a default (vllm/lora/peft_helper.py)
 

@@ -11,14 +11,8 @@ from ascend_doctor.deploy.plan import Want, fitting_len, gib, make_plan, size
 from ascend_doctor.deploy.weights import estimate, format_of, measured
 from ascend_doctor.i18n import T, shown
 from ascend_doctor.plugin import check, ev
-from ascend_doctor.servelint import (
-    cmd_evidence,
-    config_unknown,
-    int_opt,
-    model_config,
-    model_or_outcome,
-    visible_npus,
-)
+
+from ._serve import cmd_evidence, config_unknown, int_opt, model_config, model_or_outcome, visible_npus
 
 NPU_BATCHED_TOKENS = 2048  # vLLM's serve default where the device memory is unknown, as on NPU (deploy-facts.md §3f)
 

@@ -9,7 +9,8 @@ from typing import Optional
 
 from ascend_doctor.i18n import T, join
 from ascend_doctor.plugin import check, ev
-from ascend_doctor.servelint import (
+
+from ._serve import (
     cmd_evidence,
     cmd_or_skip,
     config_unknown,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ascend_doctor.i18n import T
 from ascend_doctor.plugin import check, ev
-from ascend_doctor.servelint import model_or_outcome
+
+from ._serve import model_or_outcome
 
 AUDIO_KEYS = ("audio_config", "audio_encoder_config", "speech_config", "whisper_config")
 VISION_KEYS = ("vision_config", "visual", "vision_tower", "vit_config", "image_encoder_config")

@@ -6,13 +6,14 @@ from __future__ import annotations
 from ascend_doctor.i18n import T
 from ascend_doctor.knowledge.parser_issues import issues_for
 from ascend_doctor.plugin import check, ev
-from ascend_doctor.servelint import cmd_evidence, cmd_or_skip, json_opt, vllm_version
 from ascend_doctor.text.versions import parse_version, try_parse_version
+
+from ._serve import cmd_evidence, cmd_or_skip, vllm_version
 
 
 def _multi_token(cmd) -> str:
     """Why deltas carry several tokens ('' when nothing says so): speculative decoding, or --stream-interval > 1."""
-    spec, _ = json_opt(cmd, "speculative_config")
+    spec, _ = cmd.json_value("speculative_config")
     if spec:
         return "--speculative-config " + str(spec.get("method") or spec.get("model") or "")
     try:

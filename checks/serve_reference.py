@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ascend_doctor.i18n import T
 from ascend_doctor.plugin import check, ev
-from ascend_doctor.servelint import cmd_or_skip
+
+from ._serve import cmd_or_skip
 
 _TRUE = ("1", "true", "yes", "on")
 

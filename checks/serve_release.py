@@ -7,8 +7,9 @@ from __future__ import annotations
 from ascend_doctor.i18n import T, join, known
 from ascend_doctor.knowledge.release_rules import CONDITIONS
 from ascend_doctor.plugin import check, ev
-from ascend_doctor.servelint import ascend_release, cmd_or_skip, model_config
 from ascend_doctor.text.versions import SpecifierSet
+
+from ._serve import ascend_release, cmd_or_skip, model_config
 
 EFFECT = {"refuses": T("refuses it at start"), "breaks": T("fails on it at the first request"),
           "overrides": T("replaces the setting"), "unsupported": T("does not support it")}

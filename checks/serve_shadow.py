@@ -6,7 +6,8 @@ import posixpath
 
 from ascend_doctor.i18n import T
 from ascend_doctor.plugin import check, ev
-from ascend_doctor.servelint import cmd_or_skip
+
+from ._serve import cmd_or_skip
 
 
 @check("SERVE209", "serve-vllm-shadowed", severity="error", stage="serve",

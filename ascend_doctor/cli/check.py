@@ -10,7 +10,7 @@ import click
 
 from ascend_doctor.cli.exits import EXIT_HELP, exit_internal, guarded_run
 from ascend_doctor.cli.i18n_click import DoctorCommand
-from ascend_doctor.cli.options import SECONDS, compute_options, host_options, prepare
+from ascend_doctor.cli.options import SECONDS, compute_options, host_options, prepare, python_option
 from ascend_doctor.cli.output import emit, output_kwargs, write_output
 from ascend_doctor.i18n import tr
 
@@ -53,8 +53,7 @@ def check(smoke_url, smoke_model, api_key_env, smoke_timeout, compute, **kw):
 
 @click.command(cls=DoctorCommand, epilog=EXIT_HELP)
 @click.option("-o", "--output", metavar="FILE", required=True, help="Where to write the snapshot (JSON; '-': stdout).")
-@click.option("--python", "python", metavar="PATH", type=click.Path(exists=True, dir_okay=False),
-              help="Interpreter of the serving environment (default: this one).")
+@python_option()
 @click.option("--model-dir", metavar="DIR", type=click.Path(exists=True, file_okay=False),
               help="Model weights directory to record disk usage and config for.")
 @click.option("--probe-timeout", type=SECONDS, default=10.0, show_default=True)
@@ -69,13 +68,17 @@ def collect(output, python, model_dir, probe_timeout, description, no_import_pro
     Given the `vllm serve` command line after `--`, also record what `exec` reads for it (the model directory's
     config files, a --config YAML, the serving interpreter), so `exec --replay` can judge the model-level checks.
     """
+    from ascend_doctor.cli.options import check_host_paths
+    from ascend_doctor.core.config import Config
     from ascend_doctor.core.options import RunOptions
     from ascend_doctor.seam.collect import collect_snapshot
     from ascend_doctor.seam.localhost import LocalHost
 
     options = RunOptions(python=python, model_dir=model_dir, probe_timeout=probe_timeout,
                          import_probe=not no_import_probe, import_timeout=import_timeout)
-    snap = collect_snapshot(LocalHost(), options, description=description, serve_argv=list(command) or None)
+    host = LocalHost()
+    check_host_paths(options, Config(), host)
+    snap = collect_snapshot(host, options, description=description, serve_argv=list(command) or None)
     write_output(output, snap.dump(), what="snapshot")
     click.echo(tr("wrote {output}: {commands} commands, {files} files, {dirs} directories, {envs} python "
                   "environment(s)", output=output, commands=len(snap.commands), files=len(snap.files),

@@ -17,6 +17,7 @@ from ascend_doctor.cli.options import (
     check_local_paths,
     compute_options,
     output_options,
+    python_option,
     selection_options,
     split_codes,
 )
@@ -69,7 +70,7 @@ def _serve_command(argv: list[str], knowledge):
               help="Ray: a node that has not answered within this time is a finding (FLEET101).")
 @click.option("--connect-timeout", type=float, default=30.0, show_default=True, metavar="SECONDS",
               help="Ray: give up (exit 2) when no cluster answers at --ray-address within this time.")
-@click.option("--python", "python", metavar="PATH", help="Ray: interpreter of the serving environment on the nodes.")
+@python_option("Ray: interpreter of the serving environment on the nodes.")
 @click.option("--model-dir", metavar="DIR", help="Ray: model weights directory on the nodes.")
 @selection_options
 @click.option("--probe-timeout", type=SECONDS, default=None, metavar="SECONDS",

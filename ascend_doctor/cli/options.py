@@ -122,6 +122,16 @@ def lang_option():
                              "ASCEND_DOCTOR_LANG, `lang` in ascend-doctor.toml, then the locale).")
 
 
+PYTHON_HELP = "Interpreter of the serving environment (default: the one the command names, else the one found)."
+
+
+def python_option(help: str = PYTHON_HELP):
+    """`--python PATH`, declared here for every command. Where it names an interpreter on the machine judged (check,
+    exec, collect, smoke --compute) the command calls `check_host_paths` before anything runs; fleet's names one on
+    the nodes, which only they can check."""
+    return click.option("--python", "python", metavar="PATH", help=help)
+
+
 def host_options(func):
     """Everything a command that evaluates a host (check, exec) takes."""
     func = _apply(func, [
@@ -131,8 +141,7 @@ def host_options(func):
         click.option("--replay-timing", is_flag=True, default=False,
                      help="With --replay: answer each command after its recorded duration (how the run behaves on "
                           "the real host)."),
-        click.option("--python", "python", metavar="PATH",
-                     help="Interpreter of the serving environment (default: this one)."),
+        python_option(),
         click.option("--model-dir", metavar="DIR", help="Model weights directory (disk-space and model checks)."),
         click.option("--policy", "policy", metavar="FILE", type=_FILE,
                      help="Host thresholds layered over the shipped host policy (a whole copy, or only the "
@@ -246,15 +255,15 @@ def check_local_paths(options, config) -> None:
                                path=repr(path)))
 
 
-def _refuse_non_python(options, config) -> None:
+def _refuse_non_python(options, config, host) -> None:
     """An executable given as --python that is not a Python interpreter (`/etc/hosts` with an x bit, a shell
     script) is a usage error, said in one line — not a dozen checks unable to run, quoting the probe script (#22).
-    One tiny question (`sys.hexversion`); a hang proves nothing and is left to the probes' own time limits."""
+    One tiny question (`sys.hexversion`), asked through the run's own host; a hang proves nothing and is left to the
+    probes' own time limits."""
     from ascend_doctor.seam.host import TIMEOUT
-    from ascend_doctor.seam.localhost import LocalHost
 
-    res = LocalHost().run([options.python, "-c", "import sys; print(sys.hexversion)"],
-                          timeout=min(options.probe_timeout, 10.0))
+    res = host.run([options.python, "-c", "import sys; print(sys.hexversion)"],
+                   timeout=min(options.probe_timeout, 10.0))
     if res.error == TIMEOUT:
         return
     out = res.stdout.strip()
@@ -267,9 +276,13 @@ def _refuse_non_python(options, config) -> None:
                        T("exited {code} without a word", code=res.returncode)))
 
 
-def check_host_paths(options, config, replay_host=None) -> None:
-    """The serving interpreter and the model directory must exist on the host judged: on this machine, or — for a
-    replay — as an interpreter the snapshot recorded."""
+def check_host_paths(options, config, host=None) -> None:
+    """The serving interpreter and the model directory must exist on the host judged: on this machine (then the
+    interpreter is asked, through `host`, whether it is one), or — for a replay — as an interpreter the snapshot
+    recorded."""
+    from ascend_doctor.seam.snapshot import ReplayHost
+
+    replay_host = host if isinstance(host, ReplayHost) else None
     if options.python:
         if replay_host is not None:
             known = sorted(replay_host.snapshot.python_envs)
@@ -286,7 +299,9 @@ def check_host_paths(options, config, replay_host=None) -> None:
             raise InputError(T("{where}: {python}: not executable", where=_where(config, 'python'),
                                python=repr(options.python)))
         else:
-            _refuse_non_python(options, config)
+            from ascend_doctor.seam.localhost import LocalHost
+
+            _refuse_non_python(options, config, host or LocalHost())
     if options.model_dir and replay_host is None and not os.path.isdir(options.model_dir):
         what = T("is a file, not a directory") if os.path.exists(options.model_dir) else T("no such directory")
         raise InputError(T("{where}: {model_dir}: {what}", where=_where(config, 'model_dir'),
@@ -335,8 +350,8 @@ def prepare(replay=None, python=None, model_dir=None, policy=None, matrix=(), ch
 
     # An invalid --policy or --matrix layer is an input error, before anything touches the machine.
     Knowledge.for_options(options).check()
-    if not replay:
-        check_host_paths(options, config)  # before anything touches the machine
+    host = make_host(replay, timing=replay_timing) if replay else None
+    check_host_paths(options, config, host)  # before anything touches the machine (LocalHost only to ask --python)
 
     def checks():
         registry = load_registry(options.checks_dirs)
@@ -348,9 +363,7 @@ def prepare(replay=None, python=None, model_dir=None, policy=None, matrix=(), ch
 
     full_run = not options.select and not options.ignore
     registry = None if full_run else checks()  # a selection is validated before anything touches the machine
-    host = make_host(replay, timing=replay_timing)
-    if replay:
-        check_host_paths(options, config, replay_host=host)
+    host = host or make_host(replay, timing=replay_timing)
     facts = None
     if full_run:
         from ascend_doctor.core.engine import prefetch

@@ -11,7 +11,14 @@ import click
 
 from ascend_doctor.cli.exits import EXIT_HELP, exit_internal, guarded_run
 from ascend_doctor.cli.i18n_click import DoctorCommand
-from ascend_doctor.cli.options import SECONDS, compute_options, output_options, selection_options, selection_setup
+from ascend_doctor.cli.options import (
+    SECONDS,
+    compute_options,
+    output_options,
+    python_option,
+    selection_options,
+    selection_setup,
+)
 from ascend_doctor.cli.output import emit, output_kwargs
 from ascend_doctor.core.errors import InputError
 from ascend_doctor.i18n import T
@@ -33,8 +40,7 @@ from ascend_doctor.i18n import T
 @click.option("--load-deadline", type=float, default=None, metavar="SECONDS",
               help="Stop the load after this long (default: one --timeout per wave of C requests, plus one).")
 @compute_options
-@click.option("--python", "python", metavar="PATH", type=click.Path(exists=True, dir_okay=False),
-              help="With --compute: the interpreter of the serving environment (default: this one).")
+@python_option("With --compute: the interpreter of the serving environment (default: this one).")
 @selection_options
 @output_options
 def smoke(base_url, direct_url, model, api_key_env, timeout, load, concurrency, load_deadline, compute, compute_ranks,
@@ -77,10 +83,12 @@ def smoke(base_url, direct_url, model, api_key_env, timeout, load, concurrency, 
         outputs.checks = registry.checks
         findings, notes, hostname, source = [], [], urlsplit(url).hostname if url else None, "smoke:" + (url or "")
         if compute:
+            from ascend_doctor.cli.options import check_host_paths
             from ascend_doctor.compute.stage import compute_findings
             from ascend_doctor.seam.localhost import LocalHost
 
             host = LocalHost()
+            check_host_paths(options, config, host)
             findings, notes = compute_findings(registry, host, options)
             hostname = hostname or host.system().hostname or "localhost"
             source = "compute" if not url else f"compute+smoke:{url}"

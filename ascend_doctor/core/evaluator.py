@@ -17,6 +17,7 @@ from ascend_doctor.core.config import Config
 from ascend_doctor.core.errors import FactUnavailable, ProbeCrashed, UndeclaredFact
 from ascend_doctor.core.model import Model
 from ascend_doctor.core.options import RunOptions
+from ascend_doctor.facts import DeclaredReads
 from ascend_doctor.i18n import T, split
 from ascend_doctor.report import Evidence, Finding, Severity, Status, Waiver, finding_level
 from ascend_doctor.text.redact import redact_text
@@ -70,32 +71,19 @@ def ev(source: str, excerpt: str = "", limit: int = 1500, ok: Optional[bool] = N
     return Evidence(source=source, excerpt=redact_text(excerpt), ok=ok)
 
 
-class CheckContext:
-    """What a check sees: its declared facts, what the doctor knows (`knowledge`: every table, the user's layers
-    over it), the options, and outcome helpers."""
+class CheckContext(DeclaredReads):
+    """What a check sees: its declared facts (`fact`, `try_fact`), what the doctor knows (`knowledge`: every table,
+    the user's layers over it), the options, and outcome helpers."""
 
     def __init__(self, facts: "FactStore", options: RunOptions, needs: Optional[Iterable[str]] = None,
                  code: str = ""):
+        super().__init__(facts, code, needs)
         self._facts = facts
         self.options = options
-        self._needs = tuple(needs) if needs is not None else None
-        self._code = code
 
     def bind(self, c: "Check") -> "CheckContext":
         """The context one check runs in: only the facts it declared, the run's knowledge."""
         return CheckContext(self._facts, self.options, c.needs, c.code)
-
-    def _allowed(self, name: str) -> None:
-        if self._needs is not None and name not in self._needs:
-            raise UndeclaredFact(self._code, name, self._needs)
-
-    def fact(self, name: str) -> Any:
-        self._allowed(name)
-        return self._facts.fact(name)
-
-    def try_fact(self, name: str) -> Any:
-        self._allowed(name)
-        return self._facts.try_fact(name)
 
     @property
     def knowledge(self):

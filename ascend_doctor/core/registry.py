@@ -16,6 +16,7 @@ A check is a function decorated with `@check(...)` whose docstring is its docume
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import importlib.util
 import inspect
 import os
@@ -209,17 +210,51 @@ class Registry:
 _retired_by_file: list[Retired] = []  # what the files of this load_registry call retired
 
 
-def _load_file(path: Path, source: str, namespace: str) -> list[Check]:
-    name = f"ascend_doctor_checks.{namespace}.{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise InputError(T("cannot load checks from {path}", path=path))
+class _SourceOnly(importlib.machinery.SourceFileLoader):
+    """Runs a module from its source, never from a `__pycache__` file: the trust rule checked the directory's .py
+    files, and bytecode beside them that someone else wrote must not run in their place."""
+
+    def get_code(self, fullname):
+        return compile(self.get_data(self.path), self.path, "exec", dont_inherit=True)
+
+
+def _run(path: Path, name: str) -> None:
+    """Execute `path` as module `name` (registered in sys.modules first, as the import system does)."""
+    loader = _SourceOnly(name, str(path))
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+
+
+def _package(namespace: str) -> str:
+    """The package a checks directory's modules live in (`ascend_doctor_checks.<namespace>`), so a check imports its
+    family's helper with `from ._serve import …`. Its __path__ is empty: nothing is found in it by searching (a stray
+    file or its bytecode cannot be imported by name), only what load_dir put there."""
+    import types
+
+    root = sys.modules.setdefault("ascend_doctor_checks", types.ModuleType("ascend_doctor_checks"))
+    root.__path__ = []
+    name = f"ascend_doctor_checks.{namespace}"
+    pkg = sys.modules.get(name)
+    if pkg is None:
+        pkg = types.ModuleType(name)
+        pkg.__path__ = []
+        pkg.__package__ = name
+        sys.modules[name] = pkg
+    return name
+
+
+def _load_file(path: Path, source: str, namespace: str) -> list[Check]:
+    name = f"{_package(namespace)}.{path.stem}"
     start = len(_pending)
     retiring = len(_retiring)
     try:
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
+        _run(path, name)
     except InputError:
         raise
     except Exception as exc:  # a broken plugin file is the user's input, not our crash
@@ -236,7 +271,7 @@ def _load_file(path: Path, source: str, namespace: str) -> list[Check]:
 
 
 def load_dir(directory: Path, source: str) -> list[Check]:
-    """Load every `*.py` (not starting with `_`) in `directory`."""
+    """Load the family helpers (`_*.py`, in name order) and then every other `*.py` in `directory`."""
     if not directory.is_dir():
         raise InputError(T("checks directory {directory} does not exist", directory=directory))
     if source != "built-in":
@@ -245,8 +280,16 @@ def load_dir(directory: Path, source: str) -> list[Check]:
             raise InputError(T("will not load checks from {directory}: {why} (`chown $(id -un)` and `chmod go-w` "
                                "what it names if you trust it)", directory=directory, why=why))
     namespace = re.sub(r"\W", "_", str(directory.resolve()))
+    paths = sorted(directory.glob("*.py"))
+    for path in paths:
+        if path.name.startswith("_") and path.name != "__init__.py":
+            try:
+                _run(path, f"{_package(namespace)}.{path.stem}")
+            except Exception as exc:
+                raise InputError(T("cannot load checks from {path}: {name}: {exc}", path=path,
+                                   name=type(exc).__name__, exc=exc)) from None
     found: list[Check] = []
-    for path in sorted(directory.glob("*.py")):
+    for path in paths:
         if not path.name.startswith("_"):
             found.extend(_load_file(path, source, namespace))
     return found

@@ -142,21 +142,18 @@ class FactStore:
             return None
 
 
-class ProbeView:
-    """The store as one probe sees it: the facts it declared in `reads` (any other read raises UndeclaredFact, which
-    the store reports as that probe's crash), the run's options and knowledge."""
+class DeclaredReads:
+    """Reads facts from a store, refusing any name outside the declared ones (`reads` None: any) with
+    UndeclaredFact naming the reader: what a check's context and a probe's view of the store have in common."""
 
-    def __init__(self, store: FactStore, name: str, reads: Iterable[str]):
+    def __init__(self, store: FactStore, reader: str, reads: Optional[Iterable[str]]):
         self._store = store
-        self._name = name
-        self._reads = tuple(reads)
-        self.options = store.options
-        self.knowledge = store.knowledge
-        self.host = store.host
+        self._reader = reader
+        self._reads = tuple(reads) if reads is not None else None
 
     def _allowed(self, name: str) -> None:
-        if name not in self._reads:
-            raise UndeclaredFact(f"probe {self._name}", name, self._reads)
+        if self._reads is not None and name not in self._reads:
+            raise UndeclaredFact(self._reader, name, self._reads)
 
     def fact(self, name: str) -> Any:
         self._allowed(name)
@@ -165,3 +162,14 @@ class ProbeView:
     def try_fact(self, name: str) -> Any:
         self._allowed(name)
         return self._store.try_fact(name)
+
+
+class ProbeView(DeclaredReads):
+    """The store as one probe sees it: the facts it declared in `reads` (another read raises UndeclaredFact, which the
+    store reports as that probe's crash), the run's options, knowledge and host."""
+
+    def __init__(self, store: FactStore, name: str, reads: Iterable[str]):
+        super().__init__(store, f"probe {name}", reads)
+        self.options = store.options
+        self.knowledge = store.knowledge
+        self.host = store.host

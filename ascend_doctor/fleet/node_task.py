@@ -114,7 +114,9 @@ def plan_compute_on_node(options_json: str) -> dict:
     options = RunOptions.model_validate_json(options_json)
     store = FactStore(LocalHost(), options)
     try:
-        exe = options.python or store.fact("python").executable
+        from ascend_doctor.probes.serving import serving_executable
+
+        exe = serving_executable(store)
         cfg, why = plan_run(store, exe)
     except FactUnavailable as exc:
         return {"error": f"the serving python cannot be read: {exc.reason}"}

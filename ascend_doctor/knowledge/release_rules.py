@@ -39,9 +39,7 @@ class ReleaseRules(Model, extra="forbid"):
 
 
 def _ascend_section(cmd, key: str) -> dict:
-    from ascend_doctor.servelint import json_opt
-
-    cfg, _ = json_opt(cmd, "additional_config")
+    cfg, _ = cmd.json_value("additional_config")
     section = (cfg or {}).get(key)
     return section if isinstance(section, dict) else {}
 
@@ -151,9 +149,7 @@ def qwen3_next_prefix_cache(cmd, env, model) -> Answer:
 def qwen3_next_graph(cmd, env, model) -> Answer:
     """Qwen3-Next with ACL graphs on: the 0.11 runner asks every attention builder for `aclgraph_support`, which
     vLLM's GDN (linear attention) builder does not have."""
-    from ascend_doctor.servelint import graph_capture
-
-    on, how = graph_capture(cmd)
+    on, how = cmd.graph_capture()
     if not on:
         return False, {}, ""
     if model is None:

@@ -22,6 +22,7 @@ from typing import Any, Callable, Optional
 from pydantic import Field
 
 from ascend_doctor.core.model import Model
+from ascend_doctor.text.jsonread import loads
 from ascend_doctor.text.redact import REDACTED, is_secret_option, redact_argv
 
 
@@ -116,6 +117,33 @@ class ServeCommand(Model):
         if v is None or isinstance(v, bool):
             return None
         return float(str(v).strip())
+
+    def json_value(self, name: str) -> tuple[Optional[dict], Optional[str]]:
+        """A JSON-object option (`--additional-config`, `--eplb-config`, `--speculative-config`): (value, None),
+        (None, None) when absent, or (None, the parser's own error) when vLLM would refuse it at start."""
+        raw = self.get(name)
+        if raw is None or isinstance(raw, bool):
+            return None, None
+        if isinstance(raw, dict):  # from a --config YAML
+            return raw, None
+        try:
+            value = loads(str(raw))
+        except ValueError as exc:
+            return None, f"{self.source(name)}: {exc}"
+        if not isinstance(value, dict):
+            return None, f"{self.source(name)}: not a JSON object"
+        return value, None
+
+    def graph_capture(self) -> tuple[bool, str]:
+        """(graph capture on, how it was decided): `--enforce-eager`, or `cudagraph_mode` NONE in
+        --compilation-config."""
+        if self.flag("enforce_eager"):
+            return False, "--enforce-eager"
+        comp, _ = self.json_value("compilation_config")
+        mode = str((comp or {}).get("cudagraph_mode") or "").upper()
+        if mode == "NONE":
+            return False, "--compilation-config cudagraph_mode NONE"
+        return True, f"--compilation-config cudagraph_mode {mode}" if mode else "graph mode (no --enforce-eager)"
 
     def source(self, name: str) -> str:
         """Where an option came from, for evidence: `--flag value` or `FILE: key`."""

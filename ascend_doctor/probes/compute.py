@@ -21,6 +21,7 @@ from ascend_doctor.compute.launcher import MARKER, launcher_argv
 from ascend_doctor.compute.policy import ComputePolicy
 from ascend_doctor.facts.scope import planned_device_count
 from ascend_doctor.probes import probe
+from ascend_doctor.probes.serving import serving_executable
 from ascend_doctor.seam.host import REPLAY_COMMAND_MISS, TIMEOUT
 from ascend_doctor.text.jsonread import loads
 
@@ -128,12 +129,12 @@ def skipped_fact(ctx, exe: str, why: str) -> ComputeFact:
     return ComputeFact(ran=False, skipped=why, python=exe, busy=held)
 
 
-@probe("npu_compute", reads=("python", "npu_smi", "devices", "server_env"), collected=False,
+@probe("npu_compute", reads=("python", "serving_python", "npu_smi", "devices", "server_env"),
+       collected=False,
        min_timeout=lambda store: compute_budget(store.options, store.knowledge.compute) + LAUNCHER_MARGIN_S + 5)
 def compute_probe(host, ctx) -> ComputeFact:
     """The compute smoke: one rank per NPU computes, runs the fused operators and all-reduces (it allocates HBM)."""
-    py = ctx.fact("python")
-    exe = ctx.options.python or py.executable
+    exe = serving_executable(ctx)
     cfg, why = plan_run(ctx, exe)
     if cfg is None:
         return skipped_fact(ctx, exe, why)

@@ -14,6 +14,7 @@ from pydantic import Field
 from ascend_doctor.core.model import Model
 from ascend_doctor.probes import probe
 from ascend_doctor.probes.childscript import run_child
+from ascend_doctor.probes.serving import serving_executable
 
 IMPORT_TIMEOUT = 90.0  # torch_npu's first import on a cold page cache takes 10-30 s on real Atlas hosts
 
@@ -74,13 +75,14 @@ def import_timeout(options) -> float:
     return options.import_timeout or IMPORT_TIMEOUT
 
 
-@probe("import_probe", reads=("python",), min_timeout=lambda store: import_timeout(store.options) + 5)
+@probe("import_probe", reads=("python", "serving_python"),
+       min_timeout=lambda store: import_timeout(store.options) + 5)
 def import_probe(host, ctx) -> ImportProbeFact:
     """`import torch, torch_npu` in a child of the serving python, bounded in time."""
     if not ctx.options.import_probe:
         return ImportProbeFact(ran=False, skipped_reason="disabled with --no-import-probe")
     py = ctx.fact("python")
-    exe = ctx.options.python or py.executable
+    exe = serving_executable(ctx)
     if py.dist("torch") is None or py.dist("torch-npu") is None:
         missing = [n for n in ("torch", "torch-npu") if py.dist(n) is None]
         return ImportProbeFact(ran=False, python=exe, skipped_reason=f"not installed: {', '.join(missing)}")

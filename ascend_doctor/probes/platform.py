@@ -21,6 +21,7 @@ from pydantic import Field
 from ascend_doctor.core.model import Model
 from ascend_doctor.probes import probe
 from ascend_doctor.probes.childscript import run_child
+from ascend_doctor.probes.serving import serving_executable
 
 # importing vllm.platforms imports torch (10 s on an idle 2-core CPU host; NPU hosts: torch_npu)
 PLATFORM_TIMEOUT = 120.0
@@ -143,13 +144,14 @@ def platform_timeout(options) -> float:
     return options.import_timeout or PLATFORM_TIMEOUT
 
 
-@probe("vllm_platform", reads=("python",), min_timeout=lambda store: platform_timeout(store.options) + 5)
+@probe("vllm_platform", reads=("python", "serving_python"),
+       min_timeout=lambda store: platform_timeout(store.options) + 5)
 def platform_probe(host, ctx) -> PlatformFact:
     """Which vLLM platform the serving python detects, asked in a child process."""
     if not ctx.options.import_probe:
         return PlatformFact(ran=False, skipped_reason="disabled with --no-import-probe")
     py = ctx.fact("python")
-    exe = ctx.options.python or py.executable
+    exe = serving_executable(ctx)
     if py.vllm_dist() is None:
         return PlatformFact(ran=False, python=exe, skipped_reason="vLLM is not installed in the serving python")
     run = run_child(host, exe, PLATFORM_SCRIPT, timeout=platform_timeout(ctx.options), marker="ASCEND_DOCTOR_PLATFORM",

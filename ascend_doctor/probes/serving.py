@@ -191,3 +191,10 @@ def serving_python_probe(host, ctx) -> ServingPython:
     if entry is not None and entry.why_not:
         found.looked.insert(0, f"the command line ({entry.why_not})")
     return found
+
+
+def serving_executable(ctx) -> str:
+    """The path the children of a probe run (import probe, platform probe, compute smoke): the interpreter chosen
+    once (`serving_python`), else the one the `python` fact reports itself as. The caller declares both facts."""
+    chosen = ctx.try_fact("serving_python")
+    return (chosen.path if chosen is not None else None) or ctx.fact("python").executable

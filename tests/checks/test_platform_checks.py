@@ -114,7 +114,8 @@ class _Host:
 
 
 def _ctx(pyenv, **opts):
-    return SimpleNamespace(options=RunOptions(**opts), fact=lambda name: pyenv)
+    """A probe's view of the store: the python fact; no interpreter chosen apart from it (serving_python unknown)."""
+    return SimpleNamespace(options=RunOptions(**opts), fact=lambda name: pyenv, try_fact=lambda name: None)
 
 
 def test_probe_parses_the_real_vllm_cpu_output():

@@ -35,12 +35,15 @@ def _sources() -> list[Path]:
 
 
 def _modules() -> list:
+    import sys
+
+    from ascend_doctor.core.registry import load_registry
+
     mods = [importlib.import_module(m.name) for m in pkgutil.walk_packages(ascend_doctor.__path__, "ascend_doctor.")]
-    for f in sorted((REPO / "checks").glob("*.py")):
-        spec = importlib.util.spec_from_file_location(f"_regex_scan_{f.stem}", f)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        mods.append(mod)
+    load_registry(entry_points=False)  # the check modules, and their family helpers, as the registry loads them
+    checks = {f.stem for f in (REPO / "checks").glob("*.py")}
+    mods += [m for name, m in sorted(sys.modules.items())
+             if name.startswith("ascend_doctor_checks.") and name.rsplit(".", 1)[-1] in checks]
     return mods
 
 

@@ -1,5 +1,6 @@
-"""What the SERVE checks (checks/serve_*.py) share: the command line, the served model's config, the NPUs a server
-sees. Check modules are loaded by path and cannot import each other, so their common helpers live here."""
+"""What the SERVE checks (checks/serve_*.py and the HW checks of a command) share: the command line, the served
+model's config, the NPUs a server sees. A module of checks/ whose name starts with `_` is a family helper: the
+registry loads it first, from source, into the same package, so a check imports it with `from ._serve import …`."""
 
 from __future__ import annotations
 
@@ -83,32 +84,13 @@ def model_config(ctx, m) -> dict:
 
 
 
-def json_opt(cmd, name: str) -> tuple[Optional[dict], Optional[str]]:
-    """A JSON-object option (`--additional-config`, `--eplb-config`, `--speculative-config`): (value, None), (None,
-    None) when absent, or (None, the parser's own error) when vLLM would refuse it at start."""
-    from ascend_doctor.text import jsonread
-
-    raw = cmd.get(name)
-    if raw is None or isinstance(raw, bool):
-        return None, None
-    if isinstance(raw, dict):  # from a --config YAML
-        return raw, None
-    try:
-        value = jsonread.loads(str(raw))
-    except ValueError as exc:
-        return None, f"{cmd.source(name)}: {exc}"
-    if not isinstance(value, dict):
-        return None, f"{cmd.source(name)}: not a JSON object"
-    return value, None
-
-
 def json_option(ctx, cmd, name: str):
     """(value, evidence, None) for a JSON-object option, or (None, evidence, outcome): skip when the option is not
     given, fail (with the parser's own words) when vLLM could not read it — the same start for every check of one."""
     flag = "--" + name.replace("_", "-")
     if not cmd.has(name):
         return None, [], ctx.skip(T("{option} is not given", option=flag))
-    value, err = json_opt(cmd, name)
+    value, err = cmd.json_value(name)
     evidence = [ev("command line", cmd.source(name))]
     if err:
         return None, evidence, ctx.fail(T("{option} is not a JSON object vLLM can read: {error}", option=flag,
@@ -165,17 +147,6 @@ def installed_names(ctx, attr: str, kind: Optional[str]):
             return set(names), f"matrix: vLLM {version} ({kind} table)", f"installed files not read ({why})"
         return None, "", f"{why}; the matrix has no complete {kind} list for vLLM {version}"
     return None, "", why if version or not kind else f"{why}; vLLM is not installed in the serving python"
-
-
-def graph_capture(cmd) -> tuple[bool, str]:
-    """(graph capture on, how it was decided): `--enforce-eager`, or `cudagraph_mode` NONE in --compilation-config."""
-    if cmd.flag("enforce_eager"):
-        return False, "--enforce-eager"
-    comp, _ = json_opt(cmd, "compilation_config")
-    mode = str((comp or {}).get("cudagraph_mode") or "").upper()
-    if mode == "NONE":
-        return False, "--compilation-config cudagraph_mode NONE"
-    return True, f"--compilation-config cudagraph_mode {mode}" if mode else "graph mode (no --enforce-eager)"
 
 
 def ascend_release(ctx, rules):
