@@ -273,6 +273,9 @@ def cann_driver_compatible(ctx):
     pairing = m.cann_driver_compatible(c.version, drv_v)
     verdict, why = pairing.compatible, pairing.why
     evidence.append(ev("matrix: CANN ↔ HDK", ("INFERRED: " if pairing.inferred else "") + why))
+    if verdict is True and pairing.inferred:
+        return ctx.ok(T("CANN {version} with driver {drv_v}: compatible, inferred from its neighbours (no release "
+                        "notes name CANN {version})", version=c.version, drv_v=drv_v), evidence)
     if verdict is True:
         return ctx.ok(T("CANN {version} with driver {drv_v}: compatible", version=c.version, drv_v=drv_v), evidence)
     if verdict is False:

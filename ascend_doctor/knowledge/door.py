@@ -208,6 +208,11 @@ class Knowledge:
         return self.table("serve/lora")
 
     @property
+    def release_features(self):
+        """What each vllm-ascend release does by itself (ReleaseFeatures)."""
+        return self.table("serve/release-features")
+
+    @property
     def release_rules(self):
         """What each vllm-ascend release refuses, breaks or overrides (list of ReleaseRule)."""
         return self.table("serve/release-rules").release_rule

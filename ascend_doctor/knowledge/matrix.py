@@ -280,8 +280,9 @@ class Matrix:
                         and any(version_in(d, s) for s in rule.driver):
                     verdict = "compatible" if wanted else "NOT compatible"
                     return PairingVerdict(
-                        compatible=wanted, sources=list(rule.source),
-                        why=(f"CANN {cann} with driver {driver}: {verdict} per {rule.id} ({rule.note}) "
+                        compatible=wanted, sources=list(rule.source), inferred=rule.inferred,
+                        why=(f"CANN {cann} with driver {driver}: {verdict} per {rule.id}"
+                             f"{' (inferred from its neighbours)' if rule.inferred else ''} ({rule.note}) "
                              f"[source: {'; '.join(rule.source)}]"))
         pairs = self.hdk_for_cann(cann)
         for h in pairs:

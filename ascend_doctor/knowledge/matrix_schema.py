@@ -217,6 +217,8 @@ class DriverRule(Row):
     cann: List[SpecStr] = Field(min_length=1)
     driver: List[SpecStr] = Field(min_length=1)
     compatible: bool
+    inferred: bool = Field(False, description="No grid names this CANN: the cell is inferred from the grids of its "
+                                              "neighbours (the note names them); a verdict from it says so")
 
     @property
     def key(self) -> str:

@@ -46,6 +46,8 @@ TABLES: dict[str, Table] = {t.name: t for t in (
           "additional-config table", rows={"release": "version"}, version_ids=True),
     Table("serve/graph-budget", "ascend_doctor.deploy.graphs:GraphBudgetFile", "graph budget"),
     Table("serve/lora", "ascend_doctor.knowledge.lora:LoraRules", "LoRA rules"),
+    Table("serve/release-features", "ascend_doctor.knowledge.release_features:ReleaseFeatures", "release features",
+          rows={"feature": "id"}),
     Table("serve/release-rules", "ascend_doctor.knowledge.release_rules:ReleaseRules", "release rules",
           rows={"release_rule": "id"}),
     Table("serve/start-checks", "ascend_doctor.knowledge.additional_config:StartChecks", "start checks",

@@ -131,9 +131,9 @@ def test_nnal_skip_and_unknown():
 
 # CANN106 --------------------------------------------------------------------------------------------------------
 def test_cann_driver_tested_pair_passes_with_source():
-    f = run_check("CANN106", {"cann": cann(version="8.5.0", root=ROOT85), "driver": driver("25.5.1")})
+    f = run_check("CANN106", {"cann": cann(version="8.0.0"), "driver": driver("24.1.rc2")})
     assert f.status == Status.PASS
-    assert any("hicann/release-management" in e.excerpt for e in f.evidence)
+    assert any("package_info.js" in e.excerpt or "release-notes.md" in e.excerpt for e in f.evidence)
 
 
 def test_cann_driver_published_n_fails():
@@ -141,6 +141,21 @@ def test_cann_driver_published_n_fails():
     f = run_check("CANN106", {"cann": cann(version="9.1.1", root="/usr/local/Ascend/cann-9.1.1"),
                               "driver": driver("25.0.rc1.1")})
     assert f.status == Status.FAIL and "NOT compatible" in f.message
+
+
+def test_cann_85_with_the_hdks_its_release_notes_list_is_compatible():
+    """#37: Huawei's CANN 8.5.0 release notes list HDK 25.5.X, 25.3.X, 25.2.X, 25.0.X (commercial and community)."""
+    for drv in ("25.0.rc1.1", "25.2.0", "25.3.0", "25.5.1"):
+        f = run_check("CANN106", {"cann": cann(version="8.5.0", root=ROOT85), "driver": driver(drv)})
+        assert f.status == Status.PASS, (drv, f.message)
+    f = run_check("CANN106", {"cann": cann(version="8.5.0", root=ROOT85), "driver": driver("25.2.0")})
+    assert any("canncommercial/850/releasenote" in e.excerpt for e in f.evidence)
+
+
+def test_cann_851_has_no_notes_and_is_inferred_from_both_neighbours():
+    f = run_check("CANN106", {"cann": cann(version="8.5.1", root=ROOT85), "driver": driver("25.5.1")})
+    assert f.status == Status.PASS and "inferred from its neighbours" in f.message
+    assert any("INFERRED" in e.excerpt and "9.1.1/release-notes.md" in e.excerpt for e in f.evidence)
 
 
 def test_cann_driver_uncovered_pair_is_unknown_not_fail():

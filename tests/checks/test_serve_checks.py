@@ -314,6 +314,26 @@ def test_w8a8_without_quantization_ascend_fails():
     assert "W8A8_DYNAMIC" in out.message and "--quantization ascend" in out.remediation
 
 
+def test_a_release_that_detects_the_modelslim_description_needs_no_flag():
+    """vllm-ascend detects quant_model_description.json itself in v0.15.0rc1 and from v0.17.0rc1 on (reverted for
+    v0.16.0rc1): the serve/release-features table, read at the tags."""
+    def judge(ascend, extra=""):
+        f = facts(f"vllm serve {V4} --tensor-parallel-size 8 {extra}".strip())
+        if ascend is None:
+            f["python"] = PythonEnv(distributions=[Distribution(name="vllm", version="0.18.0")])
+        else:
+            f["python"] = PythonEnv(distributions=[Distribution(name="vllm-ascend", version=ascend)])
+        return run_check("SERVE204", f)
+
+    ok = judge("0.18.0")
+    assert ok.status == Status.PASS and "detects quant_model_description.json" in ok.message
+    assert any("5ec610e832" in e.excerpt for e in ok.evidence)
+    assert judge("0.15.0rc1").status == Status.PASS and judge("0.30.0rc2").status == Status.PASS
+    assert judge("0.16.0rc1").status == Status.FAIL and judge("0.13.0").status == Status.FAIL
+    assert judge("0.18.0", "--quantization fp8").status == Status.FAIL  # a flag given is kept, not replaced
+    assert judge(None).status == Status.UNKNOWN
+
+
 def test_quantization_pass_and_reverse_fail_and_unknown():
     assert status("SERVE204", facts(f"vllm serve {V4} --quantization ascend")) == Status.PASS
     assert status("SERVE204", facts(f"vllm serve {V4} -q ascend")) == Status.PASS

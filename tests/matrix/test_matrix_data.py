@@ -127,11 +127,12 @@ def test_wheel_availability(m):
 
 
 def test_every_source_names_a_repo_or_registry(m):
-    """A source is `owner/repo[@commit]:path`, `owner/repo#issue`, or a `pypi:` artefact: something one can open."""
+    """A source is `owner/repo[@commit]:path`, `owner/repo#issue`, a `pypi:` artefact, or a vendor document's https
+    address (Huawei's release notes live on hiascend.com): something one can open."""
     rows = (m.releases + m.torch_npu + m.torch_python + m.hdk + m.driver_rules + m.parsers + m.advisories)
     for row in rows:
         for s in row.source:
-            assert s.startswith("pypi:") or re.match(r"[\w.-]+/[\w.-]+([@#:]|$)", s), (row, s)
+            assert s.startswith(("pypi:", "https://")) or re.match(r"[\w.-]+/[\w.-]+([@#:]|$)", s), (row, s)
 
 
 def test_every_paired_vllm_release_is_recorded(m):
