@@ -106,30 +106,19 @@ def int_opt(cmd, name: str, default: int) -> int:
 
 
 def visible_npus(ctx, cmd):
-    """(logical device list [(npu_id, chip)], evidence list, note) or (None, evidence, why)."""
-    from ascend_doctor.parsers.device_ids import parse_device_ids
+    """(logical device list [chip], evidence list, note) or (None, evidence, why): the npu-smi chips the server
+    will use, by the one rule of ascend_doctor.facts.scope (container device nodes, then ASCEND_RT_VISIBLE_DEVICES)."""
+    from ascend_doctor.facts.scope import used_chips
 
     smi = ctx.try_fact("npu_smi")
     evidence = []
     if smi is None or not smi.usable:
         return None, evidence, T("npu-smi gave no device table: {reason}", reason=smi.reason() if smi is not None
                                  else T("the npu_smi fact is unavailable"))
-    chips = list(smi.info.chips)
-    evidence.append(ev("cmd: npu-smi info", f"{len(chips)} chip(s): "
-                                            + ", ".join(f"NPU {c.npu_id} chip {c.chip_id}" for c in chips)))
-    devices = ctx.try_fact("devices")
-    if devices is not None and devices.dev_listed and devices.davinci and len(devices.davinci) < len(chips):
-        evidence.append(ev("dir: /dev", "davinci nodes: " + ", ".join(f"davinci{n}" for n in devices.davinci)))
-        # /dev/davinciN is the physical id (A3: `Chip Phy-ID`; one chip per NPU elsewhere: the NPU id)
-        mounted = [c for c in chips if (c.phy_id if c.phy_id is not None else c.npu_id) in set(devices.davinci)]
-        chips = mounted if len(mounted) == len(devices.davinci) else chips[:len(devices.davinci)]
-    env = ctx.fact("server_env")
-    rt = env.get("ASCEND_RT_VISIBLE_DEVICES")
-    if rt is not None and rt.strip():
-        ids, bad = parse_device_ids(rt, ranges=False)
-        evidence.append(ev("env: ASCEND_RT_VISIBLE_DEVICES", rt))
-        if not bad:
-            chips = [chips[i] for i in dict.fromkeys(ids) if 0 <= i < len(chips)]
+    evidence.append(ev("cmd: npu-smi info", f"{len(smi.info.chips)} chip(s): "
+                                            + ", ".join(f"NPU {c.npu_id} chip {c.chip_id}" for c in smi.info.chips)))
+    chips, how = used_chips(ctx.fact("server_env"), smi, ctx.try_fact("devices"))
+    evidence.extend(ev("scope", line) for line in how)
     return chips, evidence, ""
 
 

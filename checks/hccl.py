@@ -49,6 +49,21 @@ def _scope(ctx, hccn=None) -> Scope:
     return Scope(ctx.fact("server_env") or {}, ctx.fact("npu_scope"), hccn)
 
 
+def _scoped(ctx):
+    """(the hccn fact limited to the ports of the NPUs this server will use, its Scope): a port of another server's
+    NPU is not this server's to fail (the `npu_scope` fact's one rule)."""
+    hccn = ctx.fact("hccn")
+    scope = _scope(ctx, hccn)
+    mine = scope.fact.devices
+    if mine is None:
+        return hccn, scope
+    keep = set(mine)
+    return hccn.model_copy(update={
+        "devices": {d: v for d, v in hccn.devices.items() if d in keep},
+        "device_ids": [d for d in hccn.device_ids if d in keep],
+        "errors": {d: v for d, v in hccn.errors.items() if d in keep}}), scope
+
+
 def _port_gate(ctx, hccn, scope: Scope, warn_missing_tool: bool = False):
     """The outcome when there is nothing (or nothing readable) to judge, else None."""
     if scope.single:
@@ -133,8 +148,7 @@ def hccn_link_up(ctx):
     `hccn_tool -i N -link_stat -g`), then bring the port up and re-test `hccn_tool -i N -link -g`; re-seat or replace
     the optical module of a port that keeps flapping.
     """
-    hccn = ctx.fact("hccn")
-    scope = _scope(ctx, hccn)
+    hccn, scope = _scoped(ctx)
     gated = _port_gate(ctx, hccn, scope, warn_missing_tool=True)
     if gated is not None:
         return gated
@@ -182,8 +196,7 @@ def hccn_net_health(ctx):
     `hccn_tool -i N -netdetect -s address <gateway-ip>`), ping a peer over RoCE (`hccn_tool -i N -ping -g address
     <peer-ip>`), and the link/optics (`-link -g`, `-optical -g`).
     """
-    hccn = ctx.fact("hccn")
-    scope = _scope(ctx, hccn)
+    hccn, scope = _scoped(ctx)
     gated = _port_gate(ctx, hccn, scope)
     if gated is not None:
         return gated
@@ -216,8 +229,7 @@ def hccn_ip_config(ctx):
     (it also writes /etc/hccn.conf), check with `hccn_tool -i N -ip -g`; keep the plan in one place (/etc/hccn.conf on
     every node).
     """
-    hccn = ctx.fact("hccn")
-    scope = _scope(ctx, hccn)
+    hccn, scope = _scoped(ctx)
     gated = _port_gate(ctx, hccn, scope)
     if gated is not None:
         return gated
@@ -264,8 +276,7 @@ def hccn_conf_consistent(ctx):
     than by other means, or correct `address_N=` / `netmask_N=` in /etc/hccn.conf to the live values (or the other way
     round), then compare `cat /etc/hccn.conf` with `hccn_tool -i N -ip -g`.
     """
-    hccn = ctx.fact("hccn")
-    scope = _scope(ctx, hccn)
+    hccn, scope = _scoped(ctx)
     gated = _port_gate(ctx, hccn, scope)
     if gated is not None:
         return gated

@@ -134,15 +134,32 @@ def dcmi_diagnosis(err, in_container: bool) -> tuple[str, str]:
     return ("npu-smi printed an error instead of the device table", FIX_8005_HOST)
 
 
-@check("NPU101", "npu-health", severity="error", needs=["npu_smi", "npu_health"])
+def _scope(ctx):
+    """The `npu_scope` fact (which chips the server will use), or None when it is not established: then every chip
+    counts, as before a server is known."""
+    return ctx.try_fact("npu_scope")
+
+
+def _used(scope, npu_id: int, chip_id) -> bool:
+    """Whether the server uses this chip (a process line without a chip id: any chip of that NPU)."""
+    if scope is None or scope.chips is None:
+        return True
+    if chip_id is None:
+        return any(n == npu_id for n, _ in scope.chips)
+    return scope.uses(npu_id, chip_id)
+
+
+@check("NPU101", "npu-health", severity="error", needs=["npu_smi", "npu_health", "npu_scope"])
 def npu_health(ctx):
     """Every NPU chip reports Health OK
 
     What it checks: the Health column of `npu-smi info` for every chip, and for each NPU the detail of
     `npu-smi info -t health -i N` (Health Status, Error Code, Error Information) when it could be read. Anything but
     `OK` (Warning, Alarm, Critical, ...) fails, naming the NPU, the chip and the fault codes. A card that the table
-    lists but `-t health -i N` rejects (`Invalid card id.`) has dropped out and fails too. Unknown when npu-smi is
-    missing or printed no table (NPU102 and the driver checks say why).
+    lists but `-t health -i N` rejects (`Invalid card id.`) has dropped out and fails too. Only the NPUs the server
+    will use count (the container's /dev/davinciN, then ASCEND_RT_VISIBLE_DEVICES: the `npu_scope` fact); a fault on
+    another NPU is named as information. Unknown when npu-smi is missing or printed no table (NPU102 and the driver
+    checks say why).
 
     Why it matters: a chip in Alarm/Critical fails `torch.npu.set_device` or dies mid-inference (heartbeat lost,
     HBM ECC, over-temperature); with tensor parallelism one bad chip takes the whole engine down. Warning often
@@ -157,10 +174,11 @@ def npu_health(ctx):
     if not smi.usable:
         return no_table(ctx, smi, T("read NPU health"))
     info = smi.info
+    scope = _scope(ctx)
     health = ctx.try_fact("npu_health")
     by_npu = health.by_npu() if health is not None else {}
     evidence = [ev(smi_source(smi), table_excerpt(info))]
-    problems = []
+    problems, others = [], []
     for c in info.unhealthy():
         line = f"{chip_label(c)}: {c.health}"
         res = by_npu.get(c.npu_id)
@@ -169,7 +187,7 @@ def npu_health(ctx):
             codes = " ".join(h.error_codes) or "none"
             line += T(" (error codes {codes}{information})", codes=codes,
                       information=f"; {'; '.join(h.error_information)}" if h.error_information else "")
-        problems.append(line)
+        (problems if _used(scope, c.npu_id, c.chip_id) else others).append(line)
     listed_bad = {c.npu_id for c in info.unhealthy()}
     for npu, res in sorted(by_npu.items()):
         src = f"cmd: {smi.tool} info -t health -i {npu}"
@@ -179,9 +197,9 @@ def npu_health(ctx):
         if h.error is not None:
             evidence.append(ev(src, h.error.message))
             if re.search(r"Invalid (card|chip|device) id", h.error.message, re.I):
-                problems.append(T("NPU {npu}: listed by `npu-smi info` but `-t health -i {npu}` answers '{message}' "
-                                  "(the card dropped out)", npu=npu,
-                                  message=h.error.message))
+                line = T("NPU {npu}: listed by `npu-smi info` but `-t health -i {npu}` answers '{message}' (the card "
+                         "dropped out)", npu=npu, message=h.error.message)
+                (problems if _used(scope, npu, None) else others).append(line)
             continue
         excerpt = (f"Health Status: {h.health}\nError Code: {' '.join(h.error_codes) or 'NA'}\n"
                    f"Error Information: {'; '.join(h.error_information) or 'NA'}")
@@ -189,15 +207,20 @@ def npu_health(ctx):
             evidence.append(ev(src, excerpt))
             if npu not in listed_bad:
                 codes = " ".join(h.error_codes) or "none"
-                problems.append(T("NPU {npu}: `-t health` says {health} (error codes {codes}) although the table "
-                                  "shows OK", npu=npu, health=h.health, codes=codes))
+                line = T("NPU {npu}: `-t health` says {health} (error codes {codes}) although the table shows OK",
+                         npu=npu, health=h.health, codes=codes)
+                (problems if _used(scope, npu, None) else others).append(line)
+    aside = T("; not this server's (outside {scope}): {others}", scope=scope.outside(), others=join("; ", others)) \
+        if others else ""
     if problems:
-        return ctx.fail(T("{n} unhealthy NPU chip(s): {problems}", n=len(problems), problems=join("; ", problems)),
-                        evidence, unhealthy=[c.npu_id for c in info.unhealthy()])
+        return ctx.fail(T("{n} unhealthy NPU chip(s): {problems}{aside}", n=len(problems),
+                          problems=join("; ", problems), aside=aside), evidence,
+                        unhealthy=[c.npu_id for c in info.unhealthy()])
     # An elided table only lower-bounds the counts: "8+" says so in any language.
     plus = "+" if info.elided else ""
-    n_npu, n_chip = f"{len(info.npu_ids())}{plus}", f"{len(info.chips)}{plus}"
-    missing = health.not_read() if health is not None else list(info.npu_ids())
+    mine = [c for c in info.chips if _used(scope, c.npu_id, c.chip_id)]
+    n_npu, n_chip = f"{len({c.npu_id for c in mine})}{plus}", f"{len(mine)}{plus}"
+    missing = [n for n in (health.not_read() if health is not None else list(info.npu_ids())) if _used(scope, n, None)]
     if missing:
         why = []
         for npu in missing:
@@ -214,7 +237,8 @@ def npu_health(ctx):
                              "not read for NPU {missing}: those NPUs were not looked at closely", npus=n_npu,
                              chips=n_chip, missing=", ".join(map(str, missing))), evidence,
                            not_read=missing)
-    return ctx.ok(T("{npus} NPU(s), {chips} chip(s) report Health OK", npus=n_npu, chips=n_chip), evidence)
+    return ctx.ok(T("{npus} NPU(s), {chips} chip(s) report Health OK{aside}", npus=n_npu, chips=n_chip, aside=aside),
+                  evidence)
 
 
 @check("NPU102", "npu-smi-error", severity="error", needs=["npu_smi", "container"])
@@ -285,7 +309,7 @@ def _procs_on(npu: int, ps: list) -> str:
                                                                        for p in ps[:3]) + ", ...)")
 
 
-@check("NPU103", "npu-memory-in-use", severity="error", needs=["npu_smi"])
+@check("NPU103", "npu-memory-in-use", severity="error", needs=["npu_smi", "npu_scope"])
 def npu_memory_in_use(ctx):
     """No other process holds NPU memory
 
@@ -294,8 +318,9 @@ def npu_memory_in_use(ctx):
     else. Warns when processes are listed, or when a chip's memory use is above 15 % with no process listed
     (an idle chip uses 5-9 %; processes of other containers are not shown inside a container). Fails when a chip
     that processes hold, or any chip, has more than half of its memory in use: vLLM's default
-    `--gpu-memory-utilization 0.9` cannot be met there. If the listed process is the server you are diagnosing,
-    ignore this finding.
+    `--gpu-memory-utilization 0.9` cannot be met there. Only the NPUs the server will use count (the container's
+    /dev/davinciN, then ASCEND_RT_VISIBLE_DEVICES: the `npu_scope` fact): memory another server holds on other NPUs
+    is named, as information. If the listed process is the server you are diagnosing, ignore this finding.
 
     Why it matters: vLLM sizes its KV cache from the free device memory at start-up; memory held by a leftover
     worker, a notebook or another container makes it fail with `No available memory for the cache blocks` or
@@ -309,47 +334,58 @@ def npu_memory_in_use(ctx):
     if not smi.usable:
         return no_table(ctx, smi, T("read NPU memory use"))
     info = smi.info
+    scope = _scope(ctx)
     evidence = [ev(smi_source(smi), table_excerpt(info))]
     by_npu: dict[int, list] = {}
+    theirs: dict[int, list] = {}  # processes on NPUs this server does not use
     for p in info.processes:
-        by_npu.setdefault(p.npu_id, []).append(p)
+        (by_npu if _used(scope, p.npu_id, p.chip_id) else theirs).setdefault(p.npu_id, []).append(p)
     if by_npu:
         evidence.append(ev(f"{smi_source(smi)} (process table)", "\n".join(
             f"NPU {p.npu_id} chip {p.chip_id if p.chip_id is not None else '-'}: PID {p.pid} "
             f"{p.name or '?'} {p.memory_mb if p.memory_mb is not None else '?'} MB"
             + (f" (PID in container {p.container_pid})" if p.container_pid is not None else "")
             for p in info.processes)))
-    busy, warm = [], []
+    busy, warm, held = [], [], []
     for c in info.chips:
         used, total = (c.hbm_used_mb, c.hbm_total_mb) if c.hbm_total_mb else (c.memory_used_mb, c.memory_total_mb)
         if not total or used is None:
             continue
         frac = used / total
         label = f"NPU {c.npu_id} chip {c.chip_id}: {used} / {total} MB ({frac:.0%})"
-        if frac > BUSY_FRACTION:
+        if not _used(scope, c.npu_id, c.chip_id):
+            if frac > IDLE_FRACTION:
+                held.append(label)
+        elif frac > BUSY_FRACTION:
             busy.append(label)
         elif frac > IDLE_FRACTION and c.npu_id not in by_npu:
             warm.append(label)
     procs = "; ".join(_procs_on(npu, ps) for npu, ps in sorted(by_npu.items()))
-    pids = info.pids()
+    pids = sorted({p.pid for ps in by_npu.values() for p in ps})
+    aside = ""
+    if held or theirs:
+        whose = "; ".join(_procs_on(npu, ps) for npu, ps in sorted(theirs.items())) or T("no process listed")
+        aside = T(" — outside this server's NPUs ({scope}): {chips} ({whose})", scope=scope.outside(),
+                  chips="; ".join(held) or T("no memory in use"), whose=whose)
     if busy:
         if pids:
             return ctx.fail(T("more than half of the device memory is in use on {n} chip(s) ({chips}) held by "
                               "{pids} process(es): {procs}", n=len(busy), chips="; ".join(busy), pids=len(pids),
-                              procs=procs), evidence, pids=pids)
+                              procs=procs) + aside, evidence, pids=pids)
         return ctx.fail(T("more than half of the device memory is in use on {n} chip(s) ({chips}) with no process "
                           "listed (held by another container or a process this user cannot see)", n=len(busy),
-                          chips="; ".join(busy)), evidence, pids=pids)
+                          chips="; ".join(busy)) + aside, evidence, pids=pids)
     if pids:
-        return ctx.warn(T("{n} process(es) already hold NPU memory: {procs}", n=len(pids), procs=procs), evidence,
-                        pids=pids)
+        return ctx.warn(T("{n} process(es) already hold NPU memory: {procs}", n=len(pids), procs=procs) + aside,
+                        evidence, pids=pids)
     if warm:
         return ctx.warn(T("device memory in use with no process listed: {chips} (another container, or a process "
-                          "npu-smi does not show here)", chips="; ".join(warm)), evidence)
+                          "npu-smi does not show here)", chips="; ".join(warm)) + aside, evidence)
+    n = sum(1 for c in info.chips if _used(scope, c.npu_id, c.chip_id))
     if info.has_process_table:
-        return ctx.ok(T("no process holds NPU memory; {n} chip(s) near idle memory use", n=len(info.chips)), evidence)
+        return ctx.ok(T("no process holds NPU memory; {n} chip(s) near idle memory use", n=n) + aside, evidence)
     return ctx.ok(T("no process holds NPU memory; {n} chip(s) near idle memory use (this output has no process "
-                    "table)", n=len(info.chips)), evidence)
+                    "table)", n=n) + aside, evidence)
 
 
 def _dups(ids: list[int]) -> list[int]:

@@ -19,7 +19,7 @@ from typing import Optional
 from ascend_doctor.compute.facts import ComputeFact, parse_record
 from ascend_doctor.compute.launcher import MARKER, launcher_argv
 from ascend_doctor.compute.policy import ComputePolicy
-from ascend_doctor.facts.scope import planned_device_count
+from ascend_doctor.facts.scope import planned_device_count, used_chips
 from ascend_doctor.probes import probe
 from ascend_doctor.probes.serving import serving_executable
 from ascend_doctor.seam.host import REPLAY_COMMAND_MISS, TIMEOUT
@@ -80,14 +80,21 @@ def plan_run(ctx, exe: str) -> tuple[Optional[dict], str]:
             return None, "no-torch-npu"
         world = ctx.options.compute_ranks or policy.cpu.default_ranks
         return _config(policy, "cpu", world, ["bfloat16", "float16"], compute_budget(ctx.options, policy, "cpu")), ""
-    if smi is not None and smi.usable and smi.info.processes:
+    env = ctx.try_fact("server_env") or {}
+    mine, _how = used_chips(env, smi, devices)  # the NPUs the server will use: another server's are not ours to test
+    if mine is not None and any((p.npu_id, p.chip_id) in {(c.npu_id, c.chip_id) for c in mine}
+                                or (p.chip_id is None and p.npu_id in {c.npu_id for c in mine})
+                                for p in smi.info.processes):
         return None, "npus-busy"
-    world = ctx.options.compute_ranks or planned_device_count(ctx.try_fact("server_env"), smi)
+    world = ctx.options.compute_ranks or planned_device_count(env, smi)
     if not world:
         return None, "no-count"
     chip, family, dtypes = _chip(smi, ctx.knowledge.chips)
     cfg = _config(policy, "npu", world, dtypes, compute_budget(ctx.options, policy, "npu"), family)
     cfg["chip"] = chip
+    rt = env.get("ASCEND_RT_VISIBLE_DEVICES")
+    if rt is not None and rt.strip():  # the ranks run where the server will: its devices, numbered from 0
+        cfg["env"] = {"ASCEND_RT_VISIBLE_DEVICES": rt}
     return cfg, ""
 
 

@@ -13,12 +13,13 @@ def stack_probe(host, ctx) -> StackFact:
     return derive_stack(ctx)
 
 
-@probe("npu_scope", derived=True, reads=("server_env", "npu_smi", "serve_cmd"))
+@probe("npu_scope", derived=True, reads=("server_env", "npu_smi", "serve_cmd", "devices"))
 def npu_scope_probe(host, ctx):
-    """How many NPUs will be used and whether other nodes take part (ascend_doctor.facts.scope)."""
+    """Which NPUs will be used and whether other nodes take part (ascend_doctor.facts.scope)."""
     from ascend_doctor.facts.scope import derive_scope
 
-    return derive_scope(ctx.try_fact("server_env"), ctx.try_fact("npu_smi"), ctx.try_fact("serve_cmd"))
+    return derive_scope(ctx.try_fact("server_env"), ctx.try_fact("npu_smi"), ctx.try_fact("serve_cmd"),
+                        ctx.try_fact("devices"))
 
 
 @probe("server_env", derived=True, reads=("env", "serve_cmd"))
