@@ -24,7 +24,8 @@ def install_pair(vllm: str, va: str):
 
 def _pair(ctx, py) -> tuple[Optional[str], Optional[str], str]:
     """(vLLM, vllm-ascend) to install, and where the pair comes from: the installed vllm-ascend's matrix row, else the
-    newest vllm-ascend release made for the installed vLLM, else the newest release in the matrix."""
+    release the matrix recommends for the installed vLLM, else the one it recommends (`Matrix.by_preference`: the
+    newest final release, an rc only when no final one qualifies — what `plan` chooses too)."""
     m = ctx.matrix
     va = py.dist("vllm-ascend")
     if va is not None:
@@ -34,15 +35,15 @@ def _pair(ctx, py) -> tuple[Optional[str], Optional[str], str]:
                                                  version=va.version)
     vl = py.vllm_dist()
     if vl is not None:
-        rows = [r for r in m.releases_for_vllm(vl.version) if r.listed == "matrix"]
+        rows = m.by_preference(r for r in m.releases_for_vllm(vl.version) if r.listed == "matrix")
         if rows:
-            r = rows[-1]
-            return r.vllm[0], r.version, T("the newest vllm-ascend release the matrix pairs with vLLM {version}",
+            r = rows[0]
+            return r.vllm[0], r.version, T("the newest final vllm-ascend release the matrix pairs with vLLM {version}",
                                           version=vl.version)
-    rows = [r for r in m.releases if r.listed == "matrix"]
+    rows = m.by_preference(r for r in m.releases if r.listed == "matrix")
     if rows:
-        r = rows[-1]
-        return r.vllm[0], r.version, T("the newest vllm-ascend release in the matrix")
+        r = rows[0]
+        return r.vllm[0], r.version, T("the newest final vllm-ascend release in the matrix")
     return None, None, ""
 
 

@@ -56,9 +56,9 @@ def choose_release(matrix, family: str, architecture: Optional[str] = None, vers
     if version:
         rows = [r for r in [matrix.vllm_ascend_release(version)] if r is not None]
     else:
-        rows = [r for r in matrix.releases if family in r.hardware]
-        final = [r for r in rows if (v := try_parse_version(r.version)) is not None and not v.is_prerelease()]
-        rows = sorted(final or rows, key=lambda r: try_parse_version(r.version), reverse=True)
+        # The one release policy (Matrix.by_preference, as VLLM105's fix): the newest final release that fits, an rc
+        # only when no final one does.
+        rows = matrix.by_preference(r for r in matrix.releases if family in r.hardware)
     passed: list = []
     for row in rows:
         why = None if version else _why_not(matrix, row, family, architecture, driver, parsers or {})

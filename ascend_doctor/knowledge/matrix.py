@@ -180,6 +180,17 @@ class Matrix:
         below = [r for r in self.releases if parse_version(r.version) < v]
         return below[-1], "between"
 
+    @staticmethod
+    def by_preference(rows: Iterable[Release]) -> List[Release]:
+        """The one release policy the doctor recommends by (plan, VLLM105's fix, the fix script): the newest final
+        release first, then older finals; release candidates only after every final one, newest first. A final
+        release is what vllm-ascend documents and images as stable; an rc is a preview of the next one."""
+        def key(r: Release):
+            v = parse_version(r.version)
+            return (not v.is_prerelease(), v)
+
+        return sorted(rows, key=key, reverse=True)
+
     def releases_for_vllm(self, vllm_version: str) -> List[Release]:
         """vllm-ascend releases that target this vLLM release (oldest first); local labels like `+empty` ignored."""
         v = try_parse_version(vllm_version)

@@ -538,9 +538,14 @@ def test_options_known_pass_prefix_aliases_and_config_keys(tmp_path):
     assert out.status == Status.FAIL and str(cfg) in out.message
 
 
-def test_options_unknown_warns_positional_fails_and_unknown_without_files():
-    assert status("SERVE105", facts(f"vllm serve {QWEN} --totally-new-feature")) == Status.WARN
+def test_an_option_the_release_lacks_fails_positional_fails_and_unknown_without_files():
+    """#37: the option list is the release's whole list (argparse exits on anything else), so no 'as far as'."""
+    out = run_check("SERVE105", facts(f"vllm serve {QWEN} --totally-new-feature"))
+    assert out.status == Status.FAIL and "--totally-new-feature (not defined by the installed vLLM)" in out.message
     assert status("SERVE105", facts(f"vllm serve {QWEN} stray-word")) == Status.FAIL
+    f = facts(f"vllm serve {QWEN} --no-such-flag-xyz", site="site-vllm0111")  # a recorded release, no files
+    out = run_check("SERVE105", f)
+    assert out.status == Status.FAIL and "(as the matrix records that release)" in out.message
     # The 0.11 fixture tree has no argument files: the matrix answers for a release it records (vllm-options.toml),
     # and nobody answers for one it does not.
     f = facts(f"vllm serve {QWEN} -tp 2", site="site-vllm0111")
