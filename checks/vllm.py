@@ -13,6 +13,7 @@ from typing import Dict, List, Optional, Tuple
 
 from ascend_doctor.i18n import T, capitalized, join, known
 from ascend_doctor.knowledge.depcheck import find_conflicts, pin_index
+from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.knowledge.matrix import STACK_FIELDS
 from ascend_doctor.plugin import check, ev
 from ascend_doctor.seam.host import normalize_name
@@ -264,14 +265,16 @@ def _pip_spec(item) -> str:
     return f"'{item.component}{exp}'" if item.component == "transformers" else f"{item.component}=={exp}"
 
 
-@check("VLLM102", "release-pins", severity="error", needs=["python", "cann"])
+@check("VLLM102", "release-pins", severity="error", needs=["python", "cann", "npu_smi"])
 def release_pins(ctx):
     """The installed stack matches the installed vllm-ascend release's pins
 
     What it checks: torch, torch_npu, triton-ascend, transformers, Python and CANN against the installed
-    vllm-ascend's matrix row (its requirements pins, versioning-policy matrix, Dockerfile CANN). Where vllm-ascend's
-    own documents disagree (e.g. v0.13.0: README says CANN 8.3.rc2, installation guide 8.5.0) the row carries both
-    values and the conflict is reported as such.
+    vllm-ascend's matrix row (its requirements pins, versioning-policy matrix, Dockerfile CANN), as the release's
+    image for this host's chip carries them: the -310p image has its own CANN in several releases and no
+    triton-ascend from v0.19.1rc1 on (whether triton-ascend may be there is HW104's call, not a pin). Where
+    vllm-ascend's own documents disagree (e.g. v0.13.0: README says CANN 8.3.rc2, installation guide 8.5.0) the row
+    carries both values and the conflict is reported as such.
 
     Why it matters: vllm-ascend's compiled custom ops and patches target exactly this stack. A newer transformers or
     an older CANN fails at start-up or at the first request. The usual torch mismatch has one cause: vLLM's PyPI
@@ -302,7 +305,9 @@ def release_pins(ctx):
             versions[name] = d.version
     if c is not None and c.found and c.version:
         versions["cann"] = c.version
-    items = [i for i in m.compare_stack(versions) if i.component != "vllm"]  # vLLM: VLLM101
+    fams = families(ctx.try_fact("npu_smi")) or {}
+    family = next(iter(fams)) if len(fams) == 1 else None  # the image variant: one chip family on the host
+    items = [i for i in m.compare_stack(versions, family) if i.component != "vllm"]  # vLLM: VLLM101
     evidence = [release_evidence(row)]
     lines, fails, warns, notes, pip_fix = [], [], [], [], []
     for i in items:
@@ -317,6 +322,9 @@ def release_pins(ctx):
             warns.append(T("{component} {installed} is only what another vllm-ascend document names (the package pins "
                            "{expected}; CONFLICT in vllm-ascend's docs: {conflict})",
                            component=i.component, installed=i.installed, expected=i.expected[0], conflict=i.conflict))
+        elif i.status == "not-shipped":
+            notes.append(T("{component}: the {family} image of vllm-ascend {version} does not ship it",
+                           component=i.component, family=family, version=row.version))
         elif i.status == "build":
             notes.append(T("{component} {installed} is a build of {expected} (as official images ship): judged as its "
                            "public release", component=i.component, installed=i.installed,
@@ -346,7 +354,7 @@ def release_pins(ctx):
             fix.append(T("install CANN {cann} (toolkit, kernels, NNAL; image quay.io/ascend/cann), or, if CANN was "
                          "upgraded on purpose, a vllm-ascend release built for it: its compiled ops target one CANN "
                          "(segfaults after CANN/NNAL upgrades: vllm-ascend#10136, #16773)",
-                         cann=row.cann[0]))
+                         cann=row.pins_for("cann", family)[0]))
         fix.append(T("or all at once: `ascend-doctor matrix pins --vllm-ascend {version} > c.txt && pip install -c "
                      "c.txt vllm-ascend=={version}`", version=row.version))
         text = T("{fix}.", fix=join("; ", fix))

@@ -198,9 +198,11 @@ class Matrix:
             return []
         return [r for r in self.releases if any(_vkey(parse_version(x)) == _vkey(v) for x in r.vllm)]
 
-    def compare_stack(self, versions: Dict[str, str]) -> List[StackItem]:
+    def compare_stack(self, versions: Dict[str, str], hardware: Optional[str] = None) -> List[StackItem]:
         """Each component of `versions` (PyPI names + "cann", "python") against the row of the installed
-        vllm-ascend (`versions["vllm-ascend"]`); [] when that release is not in the matrix (see nearest_release)."""
+        vllm-ascend (`versions["vllm-ascend"]`), as its image for `hardware` carries it (`Release.pins_for`: the
+        -310p image's own CANN, no triton-ascend); [] when that release is not in the matrix (see nearest_release).
+        A component the variant does not ship is `not-shipped`: whether it may be there is a hardware rule's call."""
         known = {normalize_name(k): v for k, v in versions.items() if v}
         row = self.vllm_ascend_release(known.get("vllm-ascend", ""))
         if row is None:
@@ -208,10 +210,12 @@ class Matrix:
         out = []
         for component, field in STACK_FIELDS:
             installed = known.get(component)
-            value = getattr(row, field)
+            value = row.pins_for(field, hardware)
             expected = value if isinstance(value, list) else ([value] if value else [])
             v = try_parse_version(installed)
-            if not expected:
+            if isinstance(value, list) and not value and getattr(row, field) and value != getattr(row, field):
+                status = "not-shipped"  # the variant's image removes what the package pins
+            elif not expected:
                 status = "unpinned"
             elif v is None:
                 status = "unknown"

@@ -114,6 +114,9 @@ class Release(Row):
     python: SpecStr
     cann: List[VersionStr] = Field(min_length=1)
     cann_per_hardware: Dict[Hardware, VersionStr] = {}
+    # The image variant of one hardware family with its own triton-ascend: `[]` where its Dockerfile uninstalls it
+    # (Dockerfile.310p from v0.19.1rc1 on: `pip uninstall -y triton-ascend triton`).
+    triton_ascend_per_hardware: Dict[Hardware, List[VersionStr]] = {}
     torch: List[VersionStr] = []
     torch_npu: List[VersionStr] = []
     triton_ascend: List[VersionStr] = []
@@ -143,6 +146,16 @@ class Release(Row):
         """The value the release's package pins for a list field (torch, torch_npu, ...), or None."""
         values = getattr(self, field)
         return values[0] if values else None
+
+    def pins_for(self, field: str, hardware: Optional[str] = None):
+        """What the release's image for `hardware` carries for `field` (`cann`, `triton_ascend`): the variant's own
+        value where the row records one (the -310p image's CANN, its missing triton-ascend), else the row's. None
+        `hardware` (the family is not known): the row's values."""
+        if hardware and field == "cann" and hardware in self.cann_per_hardware:
+            return [self.cann_per_hardware[hardware]]
+        if hardware and field == "triton_ascend" and hardware in self.triton_ascend_per_hardware:
+            return list(self.triton_ascend_per_hardware[hardware])
+        return getattr(self, field)
 
 
 class TorchNpuRow(Row):

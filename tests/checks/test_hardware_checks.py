@@ -58,8 +58,10 @@ def test_dtype_rule_only_where_a_source_says_it():
     # v0.20.2rc1: only the examples use float16 -> a medium-confidence warning.
     f = run_check("HW101", serve(f"vllm serve {QWEN}", va="0.20.2rc1"))
     assert f.status == Status.WARN and "medium confidence" in f.message
-    # v0.24.0rc1 has no 310P tutorial: not judged. An A2 host: no rule.
-    assert run_check("HW101", serve(f"vllm serve {QWEN}", va="0.24.0rc1")).status == Status.SKIP
+    # v0.24.0rc1 has no 310P tutorial, but its quick_start.md says 300I DUO uses float16 (HW-310P-012). An A2 host:
+    # no rule.
+    f = run_check("HW101", serve(f"vllm serve {QWEN}", va="0.24.0rc1"))
+    assert f.status == Status.FAIL and "HW-310P-012" in f.message
     assert run_check("HW101", serve(f"vllm serve {QWEN}", chip="910B3")).status == Status.SKIP
     assert run_check("HW101", serve(f"vllm serve {QWEN}", va="0.30.0rc1")).status == Status.FAIL  # "Use float16"
 

@@ -89,6 +89,22 @@ def test_release_pins_ok():
     assert f.status == Status.PASS and "torch-npu" in f.message and "cann" in f.message
 
 
+def test_the_310p_image_variant_has_its_own_cann_and_no_triton_ascend():
+    """#37: on a 300I Duo, VLLM102 judges the -310p image's pins (its CANN 9.1.0-beta.1 for 0.25.1rc1, no
+    triton-ascend from v0.19.1rc1 on) and HW104 alone judges a triton-ascend that is there: they never disagree."""
+    from tests.checks.test_hardware_checks import smi
+
+    va25 = [("vllm", "0.25.1+empty"), ("vllm_ascend", "0.25.1rc1"), ("torch", "2.10.0"),
+            ("torch_npu", "2.10.0.post2"), ("transformers", "5.14.1")]
+    facts = {"python": py(*va25), "cann": cann("9.1.0-beta.1"), "npu_smi": smi("310P3")}
+    f = run_check("VLLM102", facts)
+    assert f.status == Status.PASS and "the 310P image of vllm-ascend 0.25.1rc1 does not ship it" in f.message
+    a2 = run_check("VLLM102", {**facts, "npu_smi": smi("910B3")})  # the main image: CANN 9.0.1, triton-ascend 3.2.1
+    assert a2.status == Status.FAIL and "triton-ascend not installed" in a2.message and "cann 9.1.0-beta.1" in a2.message
+    with_triton = {**facts, "python": py(*va25, ("triton-ascend", "3.2.1"))}
+    assert run_check("VLLM102", with_triton).status == Status.PASS
+
+
 def test_cuda_torch_from_pypi_vllm_fails_with_pip_pin():
     # vllm 0.13.0 from PyPI pulls torch 2.9.0 (vllm-ascend#5710).
     f = run_check("VLLM102", {"python": py(*replace(VA13, torch="2.9.0")), "cann": cann("8.5.0")})
