@@ -21,6 +21,8 @@ class EngineArgs:
     nnodes: int = 1
     enable_expert_parallel: bool = False
     gpu_memory_utilization: float = 0.9
+    max_num_batched_tokens: Optional[int] = None
+    max_num_seqs: Optional[int] = None
     enable_prefix_caching: Optional[bool] = None
     quantization: Optional[str] = None
     enforce_eager: bool = False
