@@ -238,7 +238,7 @@ def test_advisories_with_cann_driver_machine(m):
 # newest known -------------------------------------------------------------------------------------------------------
 def test_newest_known(m):
     assert m.newest_known("vllm-ascend") == "0.30.0rc2"
-    assert m.newest_known("vllm") == "0.33.0"
+    assert m.newest_known("vllm") == "0.34.0"
     assert m.newest_known("torch_npu") == "2.14.0"
     assert m.newest_known("torch-npu") == "2.14.0"
     assert m.newest_known("cann") == "9.2.0"

@@ -1,8 +1,8 @@
 """`ascend-doctor matrix sync` on a small upstream tree built here: it proposes exactly the rows planted in it.
 
 Planted: a vllm-ascend 0.31.0rc1 sdist (its own table row, pins, README/Dockerfile CANN that disagree with the table,
-a triton-ascend pin PyPI lacks), a vLLM 0.34.0 sdist (one new tool parser, one new architecture and model_type on
-top of 0.33.0's), a transformers 5.25.0 wheel (one new model_type on top of 5.24.0's) and saved PyPI JSON files.
+a triton-ascend pin PyPI lacks), an sdist of the vLLM release after the newest the matrix records (one new tool
+parser, one new architecture and model_type on top of the newest's), a transformers 5.25.0 wheel (one new model_type on top of 5.24.0's) and saved PyPI JSON files.
 The table copy also carries v0.30.0rc1 exactly as shipped, which must not be proposed.
 """
 
@@ -47,6 +47,10 @@ def _tar(path: Path, top: str, files: dict) -> str:
     return str(path)
 
 
+BASE = load_matrix().newest_known("vllm")  # the newest vLLM the shipped matrix records
+NEXT = f"0.{int(BASE.split('.')[1]) + 1}.0"  # the release the planted sdist stands for
+
+
 def _py_dict(name: str, keys, value: str = '("m", "C")') -> str:
     body = "".join(f'    "{k}": {value},\n' for k in sorted(keys))
     return f"{name} = {{\n{body}}}\n"
@@ -65,18 +69,18 @@ def upstream(tmp_path_factory):
         "Dockerfile": 'ARG CANN_VERSION="9.1.0"\nFROM quay.io/ascend/cann:${CANN_VERSION}-910b-ubuntu22.04-py3.12\n'
                       "ARG VLLM_TAG=v0.31.0\n",
         "docs/source/community/versioning_policy.md": TABLE})
-    tools = sorted(m.parsers_in_vllm("0.33.0", "tool_parser")) + ["planted_parser"]
-    vllm = _tar(d / "vllm-0.34.0.tar.gz", "vllm-0.34.0", {
-        "PKG-INFO": "Metadata-Version: 2.1\nName: vllm\nVersion: 0.34.0\nRequires-Dist: torch==2.14.0\n",
+    tools = sorted(m.parsers_in_vllm(BASE, "tool_parser")) + ["planted_parser"]
+    vllm = _tar(d / f"vllm-{NEXT}.tar.gz", f"vllm-{NEXT}", {
+        "PKG-INFO": f"Metadata-Version: 2.1\nName: vllm\nVersion: {NEXT}\nRequires-Dist: torch==2.14.0\n",
         "vllm/tool_parsers/__init__.py": _py_dict("_TOOL_PARSERS_TO_REGISTER", tools),
         "vllm/reasoning/__init__.py": _py_dict("_REASONING_PARSERS_TO_REGISTER",
-                                               m.parsers_in_vllm("0.33.0", "reasoning_parser")),
+                                               m.parsers_in_vllm(BASE, "reasoning_parser")),
         "vllm/config/model.py": 'TokenizerMode = Literal["auto", "hf", "mistral"]\n',
         "vllm/tokenizers/registry.py": _py_dict("_VLLM_TOKENIZERS", ["deepseek_v41", "kimi_audio"]),
         "vllm/model_executor/models/registry.py": _py_dict(
-            "_TEXT_GENERATION_MODELS", sorted(m.vllm_architectures("0.33.0")) + ["PlantedForCausalLM"]),
+            "_TEXT_GENERATION_MODELS", sorted(m.vllm_architectures(BASE)) + ["PlantedForCausalLM"]),
         "vllm/transformers_utils/config.py": _py_dict("_CONFIG_REGISTRY",
-                                                      sorted(m.vllm_model_types("0.33.0")) + ["planted"],
+                                                      sorted(m.vllm_model_types(BASE)) + ["planted"],
                                                       value='"PlantedConfig"'),
     })
     wheel = d / "transformers-5.25.0-py3-none-any.whl"
@@ -108,8 +112,8 @@ def test_sync_proposes_exactly_the_planted_rows(upstream):
     assert got == [("package_index", "triton-ascend-not-on-pypi", "new"),
                    ("transformers_models", "5.25.0", "new"),
                    ("vllm_ascend_release", "0.31.0rc1", "new"),
-                   ("vllm_models", "0.34.0", "new"),
-                   ("vllm_parsers", "0.34.0", "new")]
+                   ("vllm_models", NEXT, "new"),
+                   ("vllm_parsers", NEXT, "new")]
     by = {p.table: p for p in res.proposals}
     row = by["vllm_ascend_release"].row
     assert row["vllm"] == ["0.31.0"] and row["python"] == ">=3.10,<3.13" and row["listed"] == "matrix"
@@ -121,7 +125,7 @@ def test_sync_proposes_exactly_the_planted_rows(upstream):
     assert by["vllm_parsers"].row["torch"] == "2.14.0"
     assert set(by["vllm_parsers"].row["tokenizer_mode"]) == {"auto", "hf", "mistral", "deepseek_v41", "kimi_audio"}
     models = by["vllm_models"].row
-    assert models["after"] == "0.33.0" and models["architectures"] == ["PlantedForCausalLM"]
+    assert models["after"] == BASE and models["architectures"] == ["PlantedForCausalLM"]
     assert models["model_types"] == ["planted"] and models["removed_architectures"] == []
     tf = by["transformers_models"].row
     assert tf["after"] == "5.24.0" and tf["model_types"] == ["planted_type"] and tf["removed_model_types"] == []
@@ -141,8 +145,8 @@ def test_proposed_rows_are_valid_matrix_toml(upstream, tmp_path):
     layer = tmp_path / "layer.toml"
     layer.write_text("schema_version = 1\n" + r.output)
     m = load_matrix([str(layer)])
-    assert m.has_parser("0.34.0", "tool_parser", "planted_parser") is True
-    assert "PlantedForCausalLM" in m.vllm_architectures("0.34.0")
+    assert m.has_parser(NEXT, "tool_parser", "planted_parser") is True
+    assert "PlantedForCausalLM" in m.vllm_architectures(NEXT)
     assert m.first_transformers_with("planted_type") == "5.25.0"
     assert m.vllm_ascend_release("0.31.0rc1").triton_ascend == ["3.2.3"]
     assert m.index_for("triton-ascend", "3.2.3") is not None
