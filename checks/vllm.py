@@ -19,31 +19,7 @@ from ascend_doctor.plugin import check, ev
 from ascend_doctor.seam.host import normalize_name
 from ascend_doctor.text.versions import try_parse_version, version_in
 
-
-def install_vllm(v: str):
-    """How to install vLLM release `v` for vllm-ascend: from source with no device, as its installation guide does."""
-    return T("`git clone --depth 1 --branch v{v} https://github.com/vllm-project/vllm && cd vllm && "
-             "VLLM_TARGET_DEVICE=empty pip install -v .` (vLLM without CUDA, as vllm-ascend's installation guide "
-             "does), then reinstall vllm-ascend's pins and run `python -m pip check`", v=v)
-
-
-def _src(row) -> str:
-    return "; ".join(row.source)
-
-
-def release_evidence(row) -> object:
-    """One evidence line with what the matrix row of a vllm-ascend release says, and its source."""
-    parts = [f"vLLM {' | '.join(row.vllm)}", f"Python {row.python}", f"CANN {' | '.join(row.cann)}"]
-    for label, field in (("torch", "torch"), ("torch_npu", "torch_npu"), ("triton-ascend", "triton_ascend")):
-        vals = getattr(row, field)
-        if vals:
-            parts.append(f"{label} {' | '.join(vals)}")
-    if row.transformers:
-        parts.append(f"transformers {row.transformers}")
-    text = "; ".join(parts) + f" [source: {_src(row)}]"
-    for field, why in row.conflict.items():
-        text += f"\nCONFLICT {field}: {why}"
-    return ev(f"matrix: vllm-ascend {row.version} row", text)
+from ._vllm import install_vllm, pip_spec, release_evidence, torch_clobbered
 
 
 def _is_dev_build(version: str) -> bool:
@@ -243,26 +219,38 @@ def _extra_index(m, items) -> str:
     return "".join(f" --extra-index-url {u}" for u in urls)
 
 
-def _torch_clobbered(m, py, items) -> str:
-    """The cause of a torch mismatch when the installed torch is exactly what the installed vLLM pins: installing
-    (or upgrading) vLLM after vllm-ascend replaced vllm-ascend's torch. "" when that is not what the facts show."""
-    torch = next((i for i in items if i.component == "torch" and i.status == "mismatch"), None)
-    vllm = py.vllm_dist()
-    if torch is None or vllm is None or not torch.installed:
-        return ""
-    pin = m.vllm_torch_pin(vllm.version)
-    tv, pv = try_parse_version(torch.installed), try_parse_version(pin) if pin else None
-    if tv is None or pv is None or tv.main_key != pv.main_key:
-        return ""
-    return (T("cause: vLLM {version}'s own package pins torch=={pin} (its PyPI Requires-Dist), so installing vLLM "
-              "after vllm-ascend replaced the torch=={expected} vllm-ascend needs; install vLLM built with "
-              "VLLM_TARGET_DEVICE=empty (or with --no-deps), then reinstall vllm-ascend's pins",
-              version=vllm.version, pin=pin, expected=torch.expected[0]))
-
-
-def _pip_spec(item) -> str:
-    exp = item.expected[0]
-    return f"'{item.component}{exp}'" if item.component == "transformers" else f"{item.component}=={exp}"
+def _sort_items(items, family: Optional[str], row):
+    """VLLM102's reading of compare_stack: (evidence lines, fails, warns, notes, pip specs for the fix)."""
+    lines, fails, warns, notes, pip_fix = [], [], [], [], []
+    for i in items:
+        exp = " | ".join(i.expected) if i.expected else "-"
+        lines.append(f"{i.component}: installed {i.installed or '-'}, row {exp} -> {i.status}")
+        if i.status == "mismatch":
+            fails.append(T("{component} {installed} (row: {exp})", component=i.component, installed=i.installed,
+                           exp=exp))
+            if i.component in PIP_COMPONENTS:
+                pip_fix.append(pip_spec(i))
+        elif i.status == "alternative":
+            warns.append(T("{component} {installed} is only what another vllm-ascend document names (the package pins "
+                           "{expected}; CONFLICT in vllm-ascend's docs: {conflict})",
+                           component=i.component, installed=i.installed, expected=i.expected[0], conflict=i.conflict))
+        elif i.status == "not-shipped":
+            notes.append(T("{component}: the {family} image of vllm-ascend {version} does not ship it",
+                           component=i.component, family=family, version=row.version))
+        elif i.status == "build":
+            notes.append(T("{component} {installed} is a build of {expected} (as official images ship): judged as its "
+                           "public release", component=i.component, installed=i.installed,
+                           expected=i.expected[0]))
+        elif i.status == "unknown" and i.installed is None:
+            if i.component in PIP_COMPONENTS:
+                fails.append(T("{component} not installed (row: {exp})", component=i.component, exp=exp))
+                pip_fix.append(pip_spec(i))
+            else:
+                notes.append(T("{component} unknown (not found)", component=i.component))
+        elif i.status == "unknown":
+            notes.append(T("{component} {installed} is not a version", component=i.component,
+                           installed=repr(i.installed)))
+    return lines, fails, warns, notes, pip_fix
 
 
 @check("VLLM102", "release-pins", severity="error", needs=["python", "cann", "npu_smi"])
@@ -309,37 +297,9 @@ def release_pins(ctx):
     family = next(iter(fams)) if len(fams) == 1 else None  # the image variant: one chip family on the host
     items = [i for i in m.compare_stack(versions, family) if i.component != "vllm"]  # vLLM: VLLM101
     evidence = [release_evidence(row)]
-    lines, fails, warns, notes, pip_fix = [], [], [], [], []
-    for i in items:
-        exp = " | ".join(i.expected) if i.expected else "-"
-        lines.append(f"{i.component}: installed {i.installed or '-'}, row {exp} -> {i.status}")
-        if i.status == "mismatch":
-            fails.append(T("{component} {installed} (row: {exp})", component=i.component, installed=i.installed,
-                           exp=exp))
-            if i.component in PIP_COMPONENTS:
-                pip_fix.append(_pip_spec(i))
-        elif i.status == "alternative":
-            warns.append(T("{component} {installed} is only what another vllm-ascend document names (the package pins "
-                           "{expected}; CONFLICT in vllm-ascend's docs: {conflict})",
-                           component=i.component, installed=i.installed, expected=i.expected[0], conflict=i.conflict))
-        elif i.status == "not-shipped":
-            notes.append(T("{component}: the {family} image of vllm-ascend {version} does not ship it",
-                           component=i.component, family=family, version=row.version))
-        elif i.status == "build":
-            notes.append(T("{component} {installed} is a build of {expected} (as official images ship): judged as its "
-                           "public release", component=i.component, installed=i.installed,
-                           expected=i.expected[0]))
-        elif i.status == "unknown" and i.installed is None:
-            if i.component in PIP_COMPONENTS:
-                fails.append(T("{component} not installed (row: {exp})", component=i.component, exp=exp))
-                pip_fix.append(_pip_spec(i))
-            else:
-                notes.append(T("{component} unknown (not found)", component=i.component))
-        elif i.status == "unknown":
-            notes.append(T("{component} {installed} is not a version", component=i.component,
-                           installed=repr(i.installed)))
+    lines, fails, warns, notes, pip_fix = _sort_items(items, family, row)
     evidence.append(ev(f"installed vs vllm-ascend {row.version}", "\n".join(lines)))
-    cause = _torch_clobbered(m, py, items)
+    cause = torch_clobbered(m, py, items)
     if cause:
         fails.append(cause)
     if fails:

@@ -1,0 +1,57 @@
+"""What the VLLM checks (checks/vllm.py) share: a matrix row as evidence, how to install a vLLM release for
+vllm-ascend, and the parts of VLLM102's fix (the pip spec of a pin, the cause of a replaced torch). A family helper:
+the registry loads it first, so a check imports it with `from ._vllm import …`."""
+
+from __future__ import annotations
+
+from ascend_doctor.i18n import T
+from ascend_doctor.plugin import ev
+from ascend_doctor.text.versions import try_parse_version
+
+
+def install_vllm(v: str):
+    """How to install vLLM release `v` for vllm-ascend: from source with no device, as its installation guide does."""
+    return T("`git clone --depth 1 --branch v{v} https://github.com/vllm-project/vllm && cd vllm && "
+             "VLLM_TARGET_DEVICE=empty pip install -v .` (vLLM without CUDA, as vllm-ascend's installation guide "
+             "does), then reinstall vllm-ascend's pins and run `python -m pip check`", v=v)
+
+
+def row_sources(row) -> str:
+    return "; ".join(row.source)
+
+
+def release_evidence(row) -> object:
+    """One evidence line with what the matrix row of a vllm-ascend release says, and its source."""
+    parts = [f"vLLM {' | '.join(row.vllm)}", f"Python {row.python}", f"CANN {' | '.join(row.cann)}"]
+    for label, field in (("torch", "torch"), ("torch_npu", "torch_npu"), ("triton-ascend", "triton_ascend")):
+        vals = getattr(row, field)
+        if vals:
+            parts.append(f"{label} {' | '.join(vals)}")
+    if row.transformers:
+        parts.append(f"transformers {row.transformers}")
+    text = "; ".join(parts) + f" [source: {row_sources(row)}]"
+    for field, why in row.conflict.items():
+        text += f"\nCONFLICT {field}: {why}"
+    return ev(f"matrix: vllm-ascend {row.version} row", text)
+
+
+def torch_clobbered(m, py, items) -> str:
+    """The cause of a torch mismatch when the installed torch is exactly what the installed vLLM pins: installing
+    (or upgrading) vLLM after vllm-ascend replaced vllm-ascend's torch. "" when that is not what the facts show."""
+    torch = next((i for i in items if i.component == "torch" and i.status == "mismatch"), None)
+    vllm = py.vllm_dist()
+    if torch is None or vllm is None or not torch.installed:
+        return ""
+    pin = m.vllm_torch_pin(vllm.version)
+    tv, pv = try_parse_version(torch.installed), try_parse_version(pin) if pin else None
+    if tv is None or pv is None or tv.main_key != pv.main_key:
+        return ""
+    return (T("cause: vLLM {version}'s own package pins torch=={pin} (its PyPI Requires-Dist), so installing vLLM "
+              "after vllm-ascend replaced the torch=={expected} vllm-ascend needs; install vLLM built with "
+              "VLLM_TARGET_DEVICE=empty (or with --no-deps), then reinstall vllm-ascend's pins",
+              version=vllm.version, pin=pin, expected=torch.expected[0]))
+
+
+def pip_spec(item) -> str:
+    exp = item.expected[0]
+    return f"'{item.component}{exp}'" if item.component == "transformers" else f"{item.component}=={exp}"
