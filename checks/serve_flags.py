@@ -255,20 +255,38 @@ def _unread_key(table, key: str, version: str, known: frozenset) -> str:
         "{key} (read by no recorded release)", key=key)
 
 
-@check("SERVE307", "serve-additional-config-keys", severity="warning", stage="serve", needs=["serve_cmd", "python"])
+def _unknown_keys(table, row, cfg: dict, version: str) -> tuple[list[str], list[str]]:
+    """(top-level, nested) keys of `cfg` the release row does not accept, each with what the table knows of it; a
+    sub-dict is judged only where the row records that sub-config's keys."""
+    top, nested = [], []
+    for key, value in cfg.items():
+        if key not in row.keys:
+            top.append(_unread_key(table, key, version, row.top_keys))
+            continue
+        sub = row.sub_keys(key)
+        if sub and isinstance(value, dict):
+            nested += [_unread_key(table, f"{key}.{k}", version, sub) for k in value if f"{key}.{k}" not in sub]
+    return top, nested
+
+
+@check("SERVE307", "serve-additional-config-keys", severity="error", stage="serve", needs=["serve_cmd", "python"])
 def additional_config_keys(ctx):
-    """Every `--additional-config` key is one the installed vllm-ascend reads
+    """Every `--additional-config` key is one the installed vllm-ascend accepts
 
-    What it checks: `--additional-config` parses as a JSON object, and each top-level key against the keys the
-    installed vllm-ascend release reads (the `serve/additional-config` table, taken from each release's source).
+    What it checks: `--additional-config` parses as a JSON object, and each key (and, where the release validates a
+    sub-config, each key of it) against the keys the installed vllm-ascend release accepts (the
+    `serve/additional-config` table, taken from each release's source).
 
-    Why it matters: vllm-ascend reads the dict with `.get`, so a key it does not read is ignored without a word. A
-    `torchair_graph_config` or `ascend_scheduler_config` copied from an 0.11 tutorial (vllm-ascend#6187, #1350, #2943)
-    does nothing on 0.12.0rc1 and later — torchair and the Ascend scheduler were dropped (#4814, #4623) — and a typo
-    switches nothing on. A value that is not JSON stops vLLM at start.
+    Why it matters: up to 0.26.0rc1 vllm-ascend reads the dict with `.get`, so a key it does not read is ignored
+    without a word. A `torchair_graph_config` or `ascend_scheduler_config` copied from an 0.11 tutorial
+    (vllm-ascend#6187, #1350, #2943) does nothing on 0.12.0rc1 and later — torchair and the Ascend scheduler were
+    dropped (#4814, #4623) — and a typo switches nothing on. From 0.27.1rc1 AscendConfig is a pydantic class that
+    forbids unknown keys (#13838): the same key stops vLLM at start with `Unexpected keyword argument` (with
+    vLLM-Omni installed an unknown top-level key only warns, #15418/#15515). A value that is not JSON stops vLLM at
+    start.
 
-    How to fix: remove the keys the release ignores (see the release notes for their replacement: ACL graph via
-    `--compilation-config`, vLLM's own scheduler), fix misspelt ones, or install the release that reads them.
+    How to fix: remove the keys the release does not accept (see the release notes for their replacement: ACL graph
+    via `--compilation-config`, vLLM's own scheduler), fix misspelt ones, or install the release that reads them.
     """
     from ._serve import json_option
 
@@ -287,15 +305,35 @@ def additional_config_keys(ctx):
     if row is None:
         return ctx.unknown(T("no recorded key list for vllm-ascend {version}: {why}", version=version, why=how),
                            evidence)
-    evidence.append(ev(f"matrix: keys read by vllm-ascend {row.version}", row.source))
-    unread = [_unread_key(table, k, version, row.keys) for k in cfg if k not in row.keys]
+    evidence.append(ev(f"matrix: keys accepted by vllm-ascend {row.version}"
+                       + (" (unknown keys rejected)" if row.strict else ""), row.source))
+    top, nested = _unknown_keys(table, row, cfg, version)
     against = "" if how == "exact" else T(" (judged against {release}, the nearest older release recorded)",
                                           release=row.version)
-    if unread:
-        return ctx.warn(T("vllm-ascend {version} ignores {n} --additional-config key(s){against}: {keys}",
-                          version=version, n=len(unread), against=against, keys=join("; ", unread)), evidence,
-                        remediation=T("Remove the ignored keys (or install the release that reads them); for "
-                                      "torchair_graph_config use ACL graph (`--compilation-config`), for "
-                                      "ascend_scheduler_config vLLM's own scheduler."), ignored=len(unread))
-    return ctx.ok(T("vllm-ascend {version} reads all {n} --additional-config key(s){against}", version=version,
-                    n=len(cfg), against=against), evidence)
+    if not (top or nested):
+        return ctx.ok(T("vllm-ascend {version} accepts all {n} --additional-config key(s){against}", version=version,
+                        n=len(cfg), against=against), evidence)
+    fix = T("Remove the keys the release does not accept, or correct their spelling (or install the release that "
+            "reads them); for torchair_graph_config use ACL graph (`--compilation-config`), for "
+            "ascend_scheduler_config vLLM's own scheduler.")
+    py = ctx.try_fact("python")
+    lenient = row.lenient_with if row.lenient_with and py is not None and py.dist(row.lenient_with) else None
+    rejected = nested + ([] if lenient else top)
+    if row.strict and how == "exact" and rejected:
+        # AscendConfig(**kwargs) with extra="forbid": pydantic raises before the engine starts.
+        return ctx.fail(T("vllm-ascend {version} stops at start on {n} --additional-config key(s) its AscendConfig "
+                          "does not define (pydantic `Unexpected keyword argument`): {keys}", version=version,
+                          n=len(rejected), keys=join("; ", rejected)), evidence, remediation=fix,
+                        rejected=len(rejected))
+    if row.strict:
+        why = (T("{dist} is installed, so vllm-ascend {version} warns about them and drops them", dist=lenient,
+                 version=version) if how == "exact" else
+               T("{release} rejects unknown keys; vllm-ascend {version} is not recorded", release=row.version,
+                 version=version))
+        return ctx.warn(T("vllm-ascend {version} does not define {n} --additional-config key(s){against}: {keys} "
+                          "({why})", version=version, n=len(top + nested), against=against,
+                          keys=join("; ", top + nested), why=why), evidence, remediation=fix,
+                        ignored=len(top + nested))
+    return ctx.warn(T("vllm-ascend {version} ignores {n} --additional-config key(s){against}: {keys}",
+                      version=version, n=len(top + nested), against=against, keys=join("; ", top + nested)),
+                    evidence, remediation=fix, ignored=len(top + nested))

@@ -245,7 +245,11 @@ def sync_cmd(ascend, vllm, transformers, pypi_json, extra, fmt, output):
 
         if not os.path.exists(path):
             raise InputError(T("matrix sync: {path}: no such file or directory", path=path))
-    res = sync(_load(list(extra)), ascend=ascend, vllm=vllm, transformers=transformers, pypi_json=pypi_json)
+    from ascend_doctor.knowledge.door import Knowledge
+
+    knowledge = Knowledge(list(extra))
+    res = sync(knowledge.matrix, ascend=ascend, vllm=vllm, transformers=transformers, pypi_json=pypi_json,
+               additional_config=knowledge.additional_config)
     if fmt == "json":
         text = dump_json(res.model_dump(mode="json"))
     elif fmt == "toml":

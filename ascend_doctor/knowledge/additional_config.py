@@ -16,9 +16,21 @@ from ascend_doctor.text.versions import parse_version, try_parse_version
 
 
 class ReleaseKeys(Model, extra="forbid", frozen=True):
+    """The keys one release accepts: top-level names, and `sub.key` for the keys of a sub-config it validates."""
+
     version: str
     source: str
     keys: frozenset[str]
+    strict: bool = False  # an unknown key stops vLLM at start (AscendConfig is pydantic, extra="forbid")
+    lenient_with: Optional[str] = None  # a distribution whose presence turns an unknown top-level key into a warning
+
+    @cached_property
+    def top_keys(self) -> frozenset[str]:
+        return frozenset(k for k in self.keys if "." not in k)
+
+    def sub_keys(self, key: str) -> frozenset[str]:
+        """The `key.sub` names recorded for one top-level key (empty when the release does not validate its dict)."""
+        return frozenset(k for k in self.keys if k.startswith(key + "."))
 
 
 class AdditionalConfigTable(Model, extra="forbid"):

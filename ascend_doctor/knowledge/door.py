@@ -11,6 +11,7 @@ import difflib
 import os
 import threading
 from functools import cached_property
+from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from ascend_doctor.core.errors import InputError
@@ -31,6 +32,18 @@ def _stamp(path: str) -> tuple:
         return (path, None, None)
 
 
+def _shipped_table(path: str) -> Optional[str]:
+    """The table whose shipped file `path` is (`matrices/serve/lora.toml` -> serve/lora), so a maintainer can
+    validate an edited shipped file in place without adding a `table` key to it; None for any other file."""
+    from ascend_doctor.knowledge.files import shipped_file
+
+    try:
+        real = Path(path).resolve()
+    except OSError:
+        return None
+    return next((name for name in TABLES if shipped_file(name).resolve() == real), None)
+
+
 def _route(path: str) -> tuple[str, dict]:
     """(table the layer extends, its data without the `table` key); InputError for an unknown table."""
     from ascend_doctor.knowledge.tomlread import read_toml
@@ -41,7 +54,7 @@ def _route(path: str) -> tuple[str, dict]:
     if hit is not None:
         return hit
     data = read_toml(path, T("matrix file"))
-    name = data.pop("table", MATRIX)
+    name = data.pop("table", _shipped_table(path) or MATRIX)
     if not isinstance(name, str) or (name != MATRIX and name not in TABLES):
         names = [MATRIX, *sorted(TABLES)]
         close = difflib.get_close_matches(str(name), names, n=1, cutoff=0.6)

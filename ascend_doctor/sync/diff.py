@@ -409,3 +409,31 @@ def index_proposals(matrix: Matrix, releases: List[Proposal], projects: Dict[str
             differences=[f"{pkg} {', '.join(missing)}: pinned, not on PyPI, no package_index row (index_url: "
                          "add the index a source names, if any)"]))
     return out
+
+
+# --additional-config keys --------------------------------------------------------------------------------------
+def config_key_proposals(table, extracted: Dict[str, Tuple[Any, str]]) -> List[Proposal]:
+    """Rows of the serve/additional-config table: one per release read (version -> (ReleaseConfigKeys, source)),
+    whole, since each row lists every key of its release. A release whose recorded row says the same is left out."""
+    out = []
+    have = {str(parse_version(r.version).main_key): r for r in (table.releases if table is not None else ())}
+    for version, (found, source) in sorted(extracted.items(), key=lambda kv: parse_version(kv[0])):
+        row = {"version": version, "source": source, "keys": list(found.keys), "strict": found.strict,
+               "lenient_with": found.lenient_with}
+        old = have.get(str(parse_version(version).main_key))
+        if old is None:
+            out.append(Proposal(table="additional_config", id=version, change="new", row=row,
+                                differences=[f"vllm-ascend {version} is not recorded ({len(found.keys)} keys, "
+                                             + ("unknown keys rejected" if found.strict else "unknown keys ignored")
+                                             + ")"]))
+            continue
+        diffs = []
+        added, dropped = set(found.keys) - old.keys, old.keys - set(found.keys)
+        if added or dropped:
+            diffs.append(f"keys: upstream adds {sorted(added)[:8]}, drops {sorted(dropped)[:8]}")
+        if (old.strict, old.lenient_with) != (found.strict, found.lenient_with):
+            diffs.append(f"strict: {old.strict} (lenient with {old.lenient_with}) -> {found.strict} "
+                         f"(lenient with {found.lenient_with})")
+        if diffs:
+            out.append(Proposal(table="additional_config", id=version, change="changed", row=row, differences=diffs))
+    return out

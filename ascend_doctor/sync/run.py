@@ -6,6 +6,7 @@ data. Nothing here touches the network: PyPI answers come from JSON files saved 
 
 from __future__ import annotations
 
+import os
 from datetime import date
 from typing import Dict, List, Optional, Sequence
 
@@ -15,9 +16,11 @@ from ascend_doctor.i18n import T
 from ascend_doctor.knowledge.files import shown
 from ascend_doctor.knowledge.matrix import Matrix
 from ascend_doctor.sync.archive import open_tree
-from ascend_doctor.sync.ascend import AscendOwn, AscendTable, read_own, read_release_table
+from ascend_doctor.sync.ascend import AscendOwn, AscendTable, cite, read_own, read_release_table
+from ascend_doctor.sync.ascend_config import read_release_keys
 from ascend_doctor.sync.diff import (
     Proposal,
+    config_key_proposals,
     index_proposals,
     model_proposals,
     option_proposals,
@@ -28,14 +31,15 @@ from ascend_doctor.sync.diff import (
 from ascend_doctor.sync.hf import read_transformers_release
 from ascend_doctor.sync.metadata import read_pypi_json
 from ascend_doctor.sync.tomlout import emit_rows
-from ascend_doctor.sync.vllm import read_vllm_release
+from ascend_doctor.sync.vllm import _sha256, read_vllm_release
 
 # table -> the shipped file its rows belong in
 TARGET = {table: shown(f"{name}.toml") for table, name in (
     ("vllm_ascend_release", "vllm-ascend"), ("vllm_parsers", "vllm-parsers"), ("vllm_models", "vllm-models"),
     ("vllm_options", "vllm-options"), ("transformers_models", "transformers-models"),
-    ("package_index", "package-index"))}
+    ("package_index", "package-index"), ("additional_config", "serve/additional-config"))}
 ORDER = tuple(TARGET)
+ARRAY = {"additional_config": "release"}  # a table whose rows the file names otherwise (`[[release]]`)
 
 
 class SyncResult(Model):
@@ -44,12 +48,14 @@ class SyncResult(Model):
 
 
 def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = (), transformers: Sequence[str] = (),
-         pypi_json: Sequence[str] = (), today: Optional[date] = None) -> SyncResult:
+         pypi_json: Sequence[str] = (), today: Optional[date] = None, additional_config=None) -> SyncResult:
     """Read the inputs and propose rows. InputError (one line, naming the file) for an input that is not what its
-    option says."""
+    option says. `additional_config` is the serve/additional-config table the vllm-ascend releases' keys are
+    compared with (none: every release read is proposed as new)."""
     res = SyncResult()
     tables: List[AscendTable] = []
     owns: List[AscendOwn] = []
+    config_keys = {}
     for path in ascend:
         tree = open_tree(path)
         table, own = read_release_table(tree), read_own(tree)
@@ -61,6 +67,10 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
             tables.append(table)
         if own is not None:
             owns.append(own)
+            found = read_release_keys(tree.files.items())
+            if found is not None:
+                sha = f" (sha256 {_sha256(path)[:16]})" if os.path.isfile(path) else ""
+                config_keys[own.version] = (found, f"{cite(tree)}{sha}:{found.how}")
         res.read.append(f"vllm-ascend {own.version if own else '(checkout)'}: {tree.label}"
                         + (f" (release table: {len(table.rows)} rows)" if table else " (no release table)"))
     vllm_releases = []
@@ -83,7 +93,8 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
     res.proposals = (releases + parser_proposals(matrix, vllm_releases) + model_proposals(matrix, vllm_releases)
                      + option_proposals(matrix, vllm_releases)
                      + transformers_proposals(matrix, tf_releases)
-                     + index_proposals(matrix, releases, projects, today or date.today()))
+                     + index_proposals(matrix, releases, projects, today or date.today())
+                     + config_key_proposals(additional_config, config_keys))
     return res
 
 
@@ -115,5 +126,5 @@ def render_toml(res: SyncResult) -> str:
         if not rows:
             continue
         comments = [[f"{p.change}: {p.id} -> {TARGET[table]}"] + p.differences for p in rows]
-        parts.append(emit_rows(table, [p.row for p in rows], comments))
+        parts.append(emit_rows(ARRAY.get(table, table), [p.row for p in rows], comments))
     return "\n\n".join(parts) + "\n"

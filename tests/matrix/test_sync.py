@@ -18,9 +18,11 @@ import pytest
 from click.testing import CliRunner
 
 from ascend_doctor.cli import cli
+from ascend_doctor.knowledge.door import Knowledge
 from ascend_doctor.knowledge.matrix import load_matrix
 from ascend_doctor.knowledge.tomlread import loads_toml
 from ascend_doctor.sync.run import sync
+from ascend_doctor.sync.tomlout import emit_rows
 
 TABLE = """# Versioning policy
 
@@ -68,7 +70,10 @@ def upstream(tmp_path_factory):
         "README.md": "# vLLM Ascend\n\n- Software:\n    - Python >= 3.10, < 3.13\n    - CANN == 9.1.0 (see notes)\n",
         "Dockerfile": 'ARG CANN_VERSION="9.1.0"\nFROM quay.io/ascend/cann:${CANN_VERSION}-910b-ubuntu22.04-py3.12\n'
                       "ARG VLLM_TAG=v0.31.0\n",
-        "docs/source/community/versioning_policy.md": TABLE})
+        "docs/source/community/versioning_policy.md": TABLE,
+        "vllm_ascend/ascend_config.py": "from vllm_ascend.config_utils import config\n\n\n@config\n"
+                                        "class AscendConfig:\n    enable_cpu_binding: bool = True\n"
+                                        "    planted_key: int = 0\n"})
     tools = sorted(m.parsers_in_vllm(BASE, "tool_parser")) + ["planted_parser"]
     vllm = _tar(d / f"vllm-{NEXT}.tar.gz", f"vllm-{NEXT}", {
         "PKG-INFO": f"Metadata-Version: 2.1\nName: vllm\nVersion: {NEXT}\nRequires-Dist: torch==2.14.0\n",
@@ -109,7 +114,8 @@ def test_sync_proposes_exactly_the_planted_rows(upstream):
     res = sync(load_matrix(), ascend=[upstream["ascend"]], vllm=[upstream["vllm"]],
                transformers=[upstream["transformers"]], pypi_json=list(upstream["pypi"].values()))
     got = sorted((p.table, p.id, p.change) for p in res.proposals)
-    assert got == [("package_index", "triton-ascend-not-on-pypi", "new"),
+    assert got == [("additional_config", "0.31.0rc1", "new"),
+                   ("package_index", "triton-ascend-not-on-pypi", "new"),
                    ("transformers_models", "5.25.0", "new"),
                    ("vllm_ascend_release", "0.31.0rc1", "new"),
                    ("vllm_models", NEXT, "new"),
@@ -131,6 +137,9 @@ def test_sync_proposes_exactly_the_planted_rows(upstream):
     assert tf["after"] == "5.24.0" and tf["model_types"] == ["planted_type"] and tf["removed_model_types"] == []
     index = by["package_index"].row
     assert index["versions"] == ["3.2.3"] and "0.31.0rc1" in index["note"]
+    keys = by["additional_config"].row
+    assert keys["keys"] == ["enable_cpu_binding", "planted_key"] and keys["strict"] is True
+    assert keys["source"].startswith("pypi:vllm_ascend-0.31.0rc1.tar.gz (sha256 ")
 
 
 def test_proposed_rows_are_valid_matrix_toml(upstream, tmp_path):
@@ -141,9 +150,13 @@ def test_proposed_rows_are_valid_matrix_toml(upstream, tmp_path):
     assert r.exit_code == 1, r.output  # rows proposed
     data = loads_toml(r.output, "sync output")
     assert {k: len(v) for k, v in data.items()} == {"vllm_ascend_release": 1, "vllm_parsers": 1, "vllm_models": 1,
-                                                    "transformers_models": 1, "package_index": 1}
+                                                    "transformers_models": 1, "package_index": 1, "release": 1}
+    keys = tmp_path / "keys.toml"  # the --additional-config row goes to its own table's file
+    keys.write_text('table = "serve/additional-config"\n' + emit_rows("release", data.pop("release")))
+    assert Knowledge([str(keys)]).additional_config.row_for("0.31.0rc1")[0].top_keys == {"enable_cpu_binding",
+                                                                                         "planted_key"}
     layer = tmp_path / "layer.toml"
-    layer.write_text("schema_version = 1\n" + r.output)
+    layer.write_text("schema_version = 1\n" + "\n".join(emit_rows(k, v) for k, v in data.items()))
     m = load_matrix([str(layer)])
     assert m.has_parser(NEXT, "tool_parser", "planted_parser") is True
     assert "PlantedForCausalLM" in m.vllm_architectures(NEXT)
