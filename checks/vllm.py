@@ -224,10 +224,15 @@ def _sort_items(items, family: Optional[str], row):
     lines, fails, warns, notes, pip_fix = [], [], [], [], []
     for i in items:
         exp = " | ".join(i.expected) if i.expected else "-"
-        lines.append(f"{i.component}: installed {i.installed or '-'}, row {exp} -> {i.status}")
+        lines.append(f"{i.component}: installed {i.installed or '-'}, row {exp} -> {i.status}"
+                     + (f" (custom ops built against {i.built_for}, require {i.requires})" if i.built_for else ""))
         if i.status == "mismatch":
+            pv = try_parse_version(i.installed or "")
+            ops = bool(i.requires) and pv is not None and not version_in(pv, i.requires)
             fails.append(T("{component} {installed} (row: {exp})", component=i.component, installed=i.installed,
-                           exp=exp))
+                           exp=exp) + (T("; its compiled ops were built against CANN {built_for} and require CANN "
+                                         "{requires} (csrc/version.info)", built_for=i.built_for,
+                                         requires=i.requires) if ops else ""))
             if i.component in PIP_COMPONENTS:
                 pip_fix.append(pip_spec(i))
         elif i.status == "alternative":

@@ -63,6 +63,9 @@ class StackItem(Model):
     expected: List[str]  # versions, first = what the package pins; or one specifier for python / transformers
     status: str  # ok | alternative (a value another vllm-ascend document names) | mismatch | unpinned | unknown
     conflict: str = ""
+    # CANN only: what the release's compiled custom ops say (csrc/version.info), "" where not recorded.
+    built_for: str = ""  # the CANN they were built against
+    requires: str = ""  # the CANN runtime their package requires (">=9.1.0")
 
 
 # (component, Release field) compared by `Matrix.compare_stack`; python and transformers are specifiers.
@@ -229,8 +232,13 @@ class Matrix:
                 status = "build"  # an OBS/dev build of the pinned release, as the official images ship
             else:
                 status = "mismatch"
-            out.append(StackItem(component=component, installed=installed, expected=expected, status=status,
-                                 conflict=row.conflict.get(field, "")))
+            item = StackItem(component=component, installed=installed, expected=expected, status=status,
+                             conflict=row.conflict.get(field, ""))
+            if field == "cann" and row.ops_cann and value == row.cann:  # a variant with its own CANN: not these ops
+                item.built_for, item.requires = row.ops_cann, row.ops_cann_requires or ""
+                if status == "alternative" and v is not None and version_in(v, f"=={row.ops_cann}"):
+                    item.status = "ok"  # the CANN the release's compiled ops were built against
+            out.append(item)
         return out
 
     # torch_npu / torch / python --------------------------------------------------------------------------------------

@@ -114,6 +114,10 @@ class Release(Row):
     python: SpecStr
     cann: List[VersionStr] = Field(min_length=1)
     cann_per_hardware: Dict[Hardware, VersionStr] = {}
+    # csrc/version.info of the release (from v0.20.2rc1): the CANN its custom ops were built against and the CANN
+    # runtime their package requires (`required_package_runtime_version`).
+    ops_cann: Optional[VersionStr] = None
+    ops_cann_requires: Optional[SpecStr] = None
     # The image variant of one hardware family with its own triton-ascend: `[]` where its Dockerfile uninstalls it
     # (Dockerfile.310p from v0.19.1rc1 on: `pip uninstall -y triton-ascend triton`).
     triton_ascend_per_hardware: Dict[Hardware, List[VersionStr]] = {}

@@ -24,7 +24,7 @@ from ascend_doctor.i18n import T
 
 MAX_MEMBER = 4 * 1024 * 1024
 TEXT_SUFFIXES = (".py", ".md", ".txt", ".toml", ".cfg", ".json", ".in", ".yaml", ".yml", ".rst")
-TEXT_NAMES = ("PKG-INFO", "METADATA", "Dockerfile", "WHEEL", "RECORD")
+TEXT_NAMES = ("PKG-INFO", "METADATA", "Dockerfile", "WHEEL", "RECORD", "version.info")
 
 
 def _wanted(name: str) -> bool:

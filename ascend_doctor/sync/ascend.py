@@ -55,6 +55,9 @@ class AscendOwn(Model):
     readme_python: Optional[str] = None  # "Python >= 3.10, < 3.13" in README.md, as a specifier
     dockerfile_cann: Optional[str] = None
     vllm_tag: Optional[str] = None
+    mooncake: Optional[str] = None  # the Dockerfile's MOONCAKE_TAG (mooncake-transfer-engine-npu)
+    ops_cann: Optional[str] = None  # csrc/version.info `Version=`: the CANN the custom ops were built against
+    ops_cann_requires: Optional[str] = None  # its `required_package_runtime_version` (">=9.1.0")
     where: Dict[str, str] = {}  # field -> file read
 
 
@@ -170,6 +173,9 @@ _README_CANN = re.compile(r"CANN\s*==\s*([0-9][0-9A-Za-z.\-]*)")
 _README_PYTHON = re.compile(r"^\s*[*-]\s*Python\s*((?:(?:>=|<=|==|<|>)\s*\d+\.\d+\s*,?\s*)+)", re.MULTILINE)
 _DOCKER_CANN = (re.compile(r'^ARG\s+CANN_VERSION\s*=\s*"?([0-9][^"\s]*)"?', re.MULTILINE),
                 re.compile(r"^FROM\s+\S*/cann:([0-9][0-9A-Za-z.]*?)-", re.MULTILINE))
+_MOONCAKE_TAG = re.compile(r"^ARG\s+MOONCAKE_TAG\s*=\s*\"?v?([0-9][^\"\s]*)\"?", re.MULTILINE)
+_OPS_VERSION = re.compile(r"^Version\s*=\s*\"?([0-9][^\"\s]*)\"?", re.MULTILINE)
+_OPS_RUNTIME = re.compile(r"^required_package_runtime_version\s*=\s*\"?([<>=!~][^\"\s]*)\"?", re.MULTILINE)
 _VLLM_TAG = re.compile(r"^ARG\s+VLLM_TAG\s*=\s*\"?v?([0-9][^\"\s]*)\"?", re.MULTILINE)
 _REQ_LINE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([0-9][^\s;#,]*)", re.MULTILINE)
 
@@ -215,6 +221,15 @@ def read_own(tree: Tree) -> Optional[AscendOwn]:
     m = _VLLM_TAG.search(docker)
     if m:
         own.vllm_tag = m.group(1)
+    m = _MOONCAKE_TAG.search(docker)
+    if m:
+        own.mooncake, own.where["mooncake"] = m.group(1), "Dockerfile"
+    ops = tree.read("csrc/version.info") or ""  # from v0.20.2rc1: the custom-op package's own requirement
+    m = _OPS_VERSION.search(ops)
+    if m:
+        own.ops_cann, own.where["ops_cann"] = m.group(1), "csrc/version.info"
+        r = _OPS_RUNTIME.search(ops)
+        own.ops_cann_requires = r.group(1) if r else None
     return own
 
 

@@ -266,6 +266,12 @@ def _upstream_release(version: str, trow: Optional[Tuple[TableRow, str]], own: O
                 conflict[field] = f"{own.where.get(pkg, 'own files')} pins {values[0]}; the official table says {tv}"
     if t and t.mooncake:
         fields["mooncake"] = t.mooncake
+    elif own is not None and own.mooncake:
+        fields["mooncake"] = own.mooncake  # the Dockerfile's MOONCAKE_TAG where the table has no column for it
+    if own is not None and own.ops_cann:
+        fields["ops_cann"] = own.ops_cann
+        if own.ops_cann_requires:
+            fields["ops_cann_requires"] = own.ops_cann_requires
     if pypi is not None:
         state, tags, uploaded = pypi.state(version)
         fields["pypi"] = state
@@ -293,7 +299,7 @@ def _compare_release(have, fields: Dict[str, Any], conflict: Dict[str, str], pin
                 diffs.append(f"{key}: matrix {old}, upstream names {missing} too")
             elif key in pinned and value and old and not _same_version(value[0], old[0]):
                 diffs.append(f"{key}: matrix pins {old[0]} first, the release's own files pin {value[0]}")
-        elif key in ("python", "transformers"):
+        elif key in ("python", "transformers", "ops_cann_requires"):
             if _spec_norm(old) != _spec_norm(value):
                 diffs.append(f"{key}: matrix {old!r}, upstream {value!r}")
         elif key == "listed":
@@ -343,8 +349,8 @@ def release_proposals(matrix: Matrix, tables: List[AscendTable], owns: List[Asce
                 row["conflict"] = conflict
             row["source"] = sources
             out.append(Proposal(table="vllm_ascend_release", id=version, change="new", row=_ordered(row, (
-                "version", "listed", "released", "vllm", "python", "cann", "torch", "torch_npu", "triton_ascend",
-                "transformers", "mooncake", "hardware", "pypi", "wheel_cp", "conflict")),
+                "version", "listed", "released", "vllm", "python", "cann", "ops_cann", "ops_cann_requires", "torch",
+                "torch_npu", "triton_ascend", "transformers", "mooncake", "hardware", "pypi", "wheel_cp", "conflict")),
                 differences=[f"vllm-ascend {version} is not recorded"] + notes))
             continue
         pinned = {f for f, pkg in (("torch", "torch"), ("torch_npu", "torch-npu"), ("triton_ascend", "triton-ascend"))
@@ -364,7 +370,7 @@ def release_proposals(matrix: Matrix, tables: List[AscendTable], owns: List[Asce
                 continue
             elif k == "listed" and v == "pypi" and row.get("listed") in ("tag", "matrix"):
                 continue
-            elif k in ("python", "transformers") and _spec_norm(row.get(k)) == _spec_norm(v):
+            elif k in ("python", "transformers", "ops_cann_requires") and _spec_norm(row.get(k)) == _spec_norm(v):
                 continue  # the same specifier, written in another order
             else:
                 row[k] = v
@@ -376,7 +382,8 @@ def release_proposals(matrix: Matrix, tables: List[AscendTable], owns: List[Asce
                 row["conflict"][k] = "values from several vllm-ascend documents (see source)"
         row["source"] = list(dict.fromkeys(list(have.source) + sources))
         out.append(Proposal(table="vllm_ascend_release", id=version, change="changed", differences=diffs,
-                            row=_ordered(row, ("version", "listed", "commit", "released", "vllm", "python", "cann"))))
+                            row=_ordered(row, ("version", "listed", "commit", "released", "vllm", "python", "cann",
+                                               "cann_per_hardware", "ops_cann", "ops_cann_requires"))))
     return out
 
 

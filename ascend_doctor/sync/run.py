@@ -113,8 +113,9 @@ def render_text(res: SyncResult) -> str:
             lines.append("")
             lines.append(f"{p.table} {p.id}: {p.change}  -> {TARGET[p.table]}")
             lines += [f"  - {d}" for d in p.differences]
-            for src in p.row.get("source", []):
-                lines.append(f"    source: {src}")
+            src = p.row.get("source", [])
+            for one in [src] if isinstance(src, str) else src:  # one source (a str) or a list of them
+                lines.append(f"    source: {one}")
     return "\n".join(lines) + "\n"
 
 

@@ -125,6 +125,21 @@ def test_value_only_another_document_names_is_a_reported_conflict():
     assert f.status == Status.WARN and "CONFLICT" in f.message and "README" in f.message
 
 
+def test_the_cann_the_compiled_ops_were_built_against_is_judged_by_their_own_file():
+    """#37: vllm-ascend 0.30.0rc2's table says CANN 9.2.0, its README and csrc/version.info 9.1.0 (`Version=9.1.0`,
+    `required_package_runtime_version=">=9.1.0"`, read from the sdist): 9.1.0 is the CANN its ops target, not a mere
+    conflict; below their minimum the fail quotes the op package's requirement."""
+    va30 = [("vllm", "0.30.0+empty"), ("vllm_ascend", "0.30.0rc2"), ("torch", "2.10.0"),
+            ("torch_npu", "2.10.0.post4"), ("triton-ascend", "3.2.2"), ("transformers", "5.14.1")]
+    f = run_check("VLLM102", {"python": py(*va30), "cann": cann("9.1.0")})
+    assert f.status == Status.PASS, f.message
+    assert "custom ops built against 9.1.0, require >=9.1.0" in f.evidence[-1].excerpt
+    old = run_check("VLLM102", {"python": py(*va30), "cann": cann("9.0.1")})
+    assert old.status == Status.FAIL
+    assert "cann 9.0.1 (row: 9.2.0 | 9.1.0); its compiled ops were built against CANN 9.1.0 and require CANN >=9.1.0 " \
+           "(csrc/version.info)" in old.message
+
+
 def test_release_pins_skip_and_unknown():
     assert run_check("VLLM102", {"python": py(("torch", "2.8.0")), "cann": cann("8.5.0")}).status == Status.SKIP
     assert run_check("VLLM102", {"python": py(*replace(VA13, vllm_ascend="0.99.0"))}).status == Status.SKIP

@@ -69,7 +69,8 @@ def upstream(tmp_path_factory):
                     "Requires-Dist: mindie-turbo==2.0; extra == \"turbo\"\n",
         "README.md": "# vLLM Ascend\n\n- Software:\n    - Python >= 3.10, < 3.13\n    - CANN == 9.1.0 (see notes)\n",
         "Dockerfile": 'ARG CANN_VERSION="9.1.0"\nFROM quay.io/ascend/cann:${CANN_VERSION}-910b-ubuntu22.04-py3.12\n'
-                      "ARG VLLM_TAG=v0.31.0\n",
+                      "ARG VLLM_TAG=v0.31.0\nARG MOONCAKE_TAG=0.3.12\n",
+        "csrc/version.info": 'Version=9.1.0\nversion_dir=cann\nrequired_package_runtime_version=">=9.1.0"\n',
         "docs/source/community/versioning_policy.md": TABLE,
         "vllm_ascend/ascend_config.py": "from vllm_ascend.config_utils import config\n\n\n@config\n"
                                         "class AscendConfig:\n    enable_cpu_binding: bool = True\n"
@@ -126,6 +127,8 @@ def test_sync_proposes_exactly_the_planted_rows(upstream):
     assert row["cann"] == ["9.2.0", "9.1.0"] and "README 9.1.0" in row["conflict"]["cann"]  # table vs own files
     assert row["torch_npu"] == ["2.10.0.post4"] and row["triton_ascend"] == ["3.2.3"]
     assert row["transformers"] == "==5.14.1" and row["pypi"] == "sdist-only"
+    assert row["mooncake"] == "0.3.11.post1"  # the table's column wins over the Dockerfile's 0.3.12
+    assert row["ops_cann"] == "9.1.0" and row["ops_cann_requires"] == ">=9.1.0"
     assert any("vllm_ascend-0.31.0rc1.tar.gz:docs/source/community/versioning_policy.md" in s for s in row["source"])
     assert "planted_parser" in by["vllm_parsers"].row["tool_parser"]
     assert by["vllm_parsers"].row["torch"] == "2.14.0"
@@ -140,6 +143,18 @@ def test_sync_proposes_exactly_the_planted_rows(upstream):
     keys = by["additional_config"].row
     assert keys["keys"] == ["enable_cpu_binding", "planted_key"] and keys["strict"] is True
     assert keys["source"].startswith("pypi:vllm_ascend-0.31.0rc1.tar.gz (sha256 ")
+
+
+def test_a_release_the_table_has_no_mooncake_column_for_gets_the_dockerfiles(tmp_path):
+    """The release tables before v0.30.0rc1 have no Mooncake column; the Dockerfile's MOONCAKE_TAG says what the
+    image installs (0.28.0rc1: 0.3.11.post1, recorded from its sdist). A sdist that says otherwise is a proposal."""
+    sdist = _tar(tmp_path / "vllm_ascend-0.28.0rc1.tar.gz", "vllm_ascend-0.28.0rc1", {
+        "PKG-INFO": "Metadata-Version: 2.1\nName: vllm_ascend\nVersion: 0.28.0rc1\n",
+        "Dockerfile": "ARG MOONCAKE_TAG=0.3.12\n",
+        "csrc/version.info": 'Version=9.1.0\nrequired_package_runtime_version=">=9.1.0"\n'})
+    res = sync(load_matrix(), ascend=[sdist])
+    assert [(p.id, p.differences) for p in res.proposals] == [
+        ("0.28.0rc1", ["mooncake: matrix '0.3.11.post1', upstream '0.3.12'"])]
 
 
 def test_proposed_rows_are_valid_matrix_toml(upstream, tmp_path):
