@@ -111,7 +111,11 @@ def test_release_python_range_has_wheels(m):
 
 
 def test_hardware_history(m):
-    assert m.vllm_ascend_release("0.9.2rc1").hardware == ["A2"]
+    # 300I: experimental in v0.9.1rc1 and v0.9.2rc1 (their release notes, Dockerfile.310p), "will NOT be included" in
+    # the v0.9.1rc2 notes (the 0.9.1 line), back from v0.10.0rc1.
+    assert m.vllm_ascend_release("0.9.2rc1").hardware == ["A2", "310P"]
+    assert m.vllm_ascend_release("0.9.1rc1").experimental_hardware == ["310P"]
+    assert "310P" not in m.vllm_ascend_release("0.9.1rc2").hardware + m.vllm_ascend_release("0.9.1").hardware
     assert "A3" in m.vllm_ascend_release("0.10.0rc1").hardware
     assert "A5" not in m.vllm_ascend_release("0.20.2rc1").hardware
     assert "A5" in m.vllm_ascend_release("0.21.0rc1").hardware
