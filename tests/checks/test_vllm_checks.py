@@ -140,6 +140,20 @@ def test_the_cann_the_compiled_ops_were_built_against_is_judged_by_their_own_fil
            "(csrc/version.info)" in old.message
 
 
+def test_the_upgrade_a_release_note_documents_is_a_conflict_not_a_failure():
+    """#37: vllm-ascend 0.18.0 ships CANN 8.5.1, and its release notes send 310P, x86, FabricMem and Qwen3-Omni users
+    to CANN 9.0.0 with torch_npu 2.9.0.post2 and triton-ascend 3.2.1. That documented stack warns (who says what),
+    it does not fail."""
+    va18 = [("vllm", "0.18.0+empty"), ("vllm_ascend", "0.18.0"), ("torch", "2.9.0"), ("torch_npu", "2.9.0.post2"),
+            ("triton-ascend", "3.2.1"), ("transformers", "4.57.6")]
+    f = run_check("VLLM102", {"python": py(*va18), "cann": cann("9.0.0")})
+    assert f.status == Status.WARN, f.message
+    assert "cann 9.0.0 is only what another vllm-ascend document names" in f.message and "vllm-ascend#9856" in f.message
+    shipped = run_check("VLLM102", {"python": py(*replace(va18, torch_npu="2.9.0", triton_ascend="3.2.0")),
+                                    "cann": cann("8.5.1")})
+    assert shipped.status == Status.PASS, shipped.message
+
+
 def test_release_pins_skip_and_unknown():
     assert run_check("VLLM102", {"python": py(("torch", "2.8.0")), "cann": cann("8.5.0")}).status == Status.SKIP
     assert run_check("VLLM102", {"python": py(*replace(VA13, vllm_ascend="0.99.0"))}).status == Status.SKIP
