@@ -48,7 +48,7 @@ def test_show_one_release_json():
     data = json.loads(r.output)
     assert data["version"] == "0.18.0" and data["cann"] == ["8.5.1", "8.5.0", "9.0.0"]  # 9.0.0: the release notes, for 310P and x86
     assert data["torch_npu_row"]["version"] == "2.9.0"
-    assert [h["id"] for h in data["hdk_for_cann"]] == ["hdk-cann-8.5.0"]
+    assert [h["id"] for h in data["hdk_for_cann"]] == ["hdk-cann-8.5.0", "hdk-cann-9.0.0"]
 
 
 def test_show_one_release_console():
