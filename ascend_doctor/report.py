@@ -12,11 +12,13 @@ from typing import Any, ClassVar, Optional
 
 from pydantic import Field, PrivateAttr
 
+from ascend_doctor.core.fixsteps import FixStep
 from ascend_doctor.core.model import Model
 
 # 1.1: verdict, incomplete, fail_on_unknown, host.where/runtime/image/stack
 # 2.0: a finding's cause, see, root_cause, traceback and value are typed fields (they were keys of `details`)
-SCHEMA_VERSION = "2.0"
+# 2.1: a finding's `fix`: the typed fix steps its check proposes (ascend_doctor.core.fixsteps)
+SCHEMA_VERSION = "2.1"
 
 
 class Status(str, Enum):
@@ -95,6 +97,9 @@ class Finding(Model, extra="forbid"):
     traceback: Optional[str] = Field(None, description="error: the crash of the check, probe or command")
     value: Optional[str] = Field(None, description="fleet: the short value a node differs by (its cell in the node "
                                                    "matrix)")
+    fix: list[FixStep] = Field(default_factory=list, description="The changes the check proposes, as typed steps "
+                                                                 "(the fix script renders only these, after "
+                                                                 "validating them again)")
     details: dict[str, Any] = Field(default_factory=dict, description="Machine-readable extras of the check "
                                                                       "(metrics, ids); no renderer reads them")
 

@@ -17,7 +17,7 @@ from typing import List, Optional, Tuple
 
 from ascend_doctor.i18n import T, join, known
 from ascend_doctor.knowledge.hardware import families
-from ascend_doctor.plugin import check, ev
+from ascend_doctor.plugin import check, ev, step
 
 from ._serve import model_config
 
@@ -286,7 +286,21 @@ def forbidden_packages(ctx):
     hw = ", ".join(sorted({h for r in rules for h in r.hardware}))
     return _worst(ctx, rules, T("{set} installed, which {hw} does not support", set=', '.join(sorted(set(found))),
                                 hw=hw), evidence,
-                  remediation=known(rules[0].fix), installed=sorted(set(found)))
+                  remediation=known(rules[0].fix), installed=sorted(set(found)), fix=_removals(ctx, py, rules))
+
+
+def _removals(ctx, py, rules) -> list:
+    """One pip-remove step per rule, for the family of this host it covers (the renderer checks the rule again)."""
+    fams = families(ctx.fact("npu_smi")) or {}
+    va = py.dist("vllm-ascend")
+    out = []
+    for r in rules:
+        fam = next((f for f in sorted(fams) if f in r.hardware), None)
+        there = [py.dist(n) for n in r.values if py.dist(n) is not None]
+        if fam and va and there:
+            out.append(step("pip-remove", rule=r.id, family=fam, vllm_ascend=va.version,
+                            packages=[d.name for d in there], was={d.name: d.version for d in there}))
+    return out
 
 
 @check("HW105", "hw-container-image", severity="warning", needs=["python", "npu_smi", "container"])

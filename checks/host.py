@@ -5,8 +5,10 @@ Thresholds come from the `host-policy` table (ctx.policy), never from code.
 
 from __future__ import annotations
 
+import math
+
 from ascend_doctor.i18n import T, join
-from ascend_doctor.plugin import check, ev
+from ascend_doctor.plugin import check, ev, step
 from ascend_doctor.text.units import GIB, speed_gts
 from ascend_doctor.text.units import human_bytes as _gib
 
@@ -67,6 +69,7 @@ def selinux_mode(ctx):
     s = ctx.fact("selinux")
     ctr = ctx.try_fact("container")
     in_container = bool(ctr is not None and ctr.in_container)
+    fix = [] if in_container else [step("selinux-permissive")]  # in a container the mode is the host's
     evidence = []
     if s.enforce_file is not None:
         evidence.append(ev("file: /sys/fs/selinux/enforce", s.enforce_file))
@@ -84,14 +87,14 @@ def selinux_mode(ctx):
         tool = None
     if kernel and tool and kernel != tool and "enforcing" in (kernel, tool):
         return ctx.fail(T("SELinux sources disagree: /sys/fs/selinux/enforce says {kernel}, getenforce says {tool}; "
-                          "judged enforcing until both agree", kernel=kernel, tool=tool), evidence)
+                          "judged enforcing until both agree", kernel=kernel, tool=tool), evidence, fix=fix)
     if kernel == "enforcing":
         if s.getenforce is not None and tool is None:
             return ctx.fail(T("SELinux is enforcing (/sys/fs/selinux/enforce = 1; getenforce printed {printed}, "
-                              "which is not a mode)", printed=repr(s.getenforce)), evidence)
-        return ctx.fail(T("SELinux is enforcing"), evidence)
+                              "which is not a mode)", printed=repr(s.getenforce)), evidence, fix=fix)
+        return ctx.fail(T("SELinux is enforcing"), evidence, fix=fix)
     if kernel is None and tool == "enforcing":
-        return ctx.fail(T("SELinux is enforcing (getenforce)"), evidence)
+        return ctx.fail(T("SELinux is enforcing (getenforce)"), evidence, fix=fix)
     mode = kernel or tool
     if mode is None:
         if in_container:
@@ -153,7 +156,7 @@ def open_files_limit(ctx):
     return ctx.ok(T("open-file limit soft {soft}, hard {hard}", soft=soft, hard=hard), evidence)
 
 
-@check("HOST104", "dev-shm-size", severity="error", needs=["shm"])
+@check("HOST104", "dev-shm-size", severity="error", needs=["shm", "container"])
 def dev_shm_size(ctx):
     """/dev/shm is large enough for multi-NPU workers
 
@@ -173,8 +176,12 @@ def dev_shm_size(ctx):
     evidence = [ev("statvfs: /dev/shm", f"size {_gib(shm.total_bytes)}, free {_gib(shm.free_bytes)}"
                                         + (f"\n{shm.mount_line}" if shm.mount_line else ""))]
     if shm.total_bytes < pol.minimum * GIB:
+        ctr = ctx.try_fact("container")
+        # On a host a remount resizes it; a container's /dev/shm is set by `docker run --shm-size` (advice only).
+        fix = [] if ctr is None or ctr.in_container else [
+            step("shm-size", size_gib=int(math.ceil(max(pol.recommended or 0, pol.minimum))))]
         return ctx.fail(T("/dev/shm is {size}, below the {minimum} GiB minimum", size=_gib(shm.total_bytes),
-                          minimum=f"{pol.minimum:g}"), evidence)
+                          minimum=f"{pol.minimum:g}"), evidence, fix=fix)
     if pol.recommended and shm.total_bytes < pol.recommended * GIB:
         return ctx.warn(T("/dev/shm is {size}: enough to start, below the recommended {recommended} GiB for large "
                           "tensor-parallel deployments", size=_gib(shm.total_bytes),
@@ -289,7 +296,10 @@ def time_sync(ctx):
         return ctx.unknown(T("no time-sync service could be asked (timedatectl, chronyc, ntpstat absent)"),
                            evidence)
     if not t.synchronized:
-        return ctx.fail(T("clock is not synchronised ({via})", via=t.via), evidence)
+        # The service of the source that answered (on a chrony host, never timedatectl's timesyncd).
+        via = {"systemd (timedatectl)": "timedatectl", "chrony": "chronyd", "ntpd (ntpstat)": "ntpd"}.get(t.via)
+        return ctx.fail(T("clock is not synchronised ({via})", via=t.via), evidence,
+                        fix=[step("time-sync", via=via)] if via else [])
     return ctx.ok(T("clock synchronised ({via})", via=t.via), evidence)
 
 

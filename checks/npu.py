@@ -11,7 +11,7 @@ import re
 
 from ascend_doctor.i18n import T, join
 from ascend_doctor.parsers.device_ids import parse_device_ids
-from ascend_doctor.plugin import check, ev
+from ascend_doctor.plugin import check, ev, step
 
 # HBM a chip uses with nothing running: 2871/32768 MB (8.8 %) on a 910B4 (triton-ascend docs, npu-smi 26.0.rc1),
 # 3314/65536 MB on 910B3 and 4175/65536 MB on 910B1 (../shared/corpus/npu_smi_info). Above IDLE_FRACTION someone
@@ -273,7 +273,7 @@ def npu_smi_error(ctx):
             return ctx.skip(T("in a container: CTR104 diagnoses npu-smi failures with the mounts"),
                             [ev(src, smi.command.why_not)])
         return ctx.fail(T("npu-smi could not be run: {why}", why=smi.command.why_not), [ev(src, smi.command.why_not)],
-                        remediation=FIX_PERMISSION)
+                        remediation=FIX_PERMISSION, fix=[step("group-add")])
     if err is None and smi.command.returncode is not None and smi.command.returncode < 0:
         return ctx.fail(T("npu-smi did not answer: {why}", why=smi.command.why_not), [ev(src, smi.command.why_not)],
                         remediation=T("A crashing npu-smi points at the driver: `dmesg | grep -i -E 'davinci|drv_'`, "

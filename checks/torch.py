@@ -14,7 +14,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from ascend_doctor.i18n import T, join, known
 from ascend_doctor.knowledge.depcheck import marker_environment
-from ascend_doctor.plugin import check, ev
+from ascend_doctor.plugin import check, ev, step
 from ascend_doctor.seam.host import normalize_name
 from ascend_doctor.text.versions import try_parse_version, version_in
 
@@ -84,9 +84,12 @@ def torch_npu_pair(ctx):
     fix = (T("`pip install torch=={pin} torch-npu=={version}` (on x86 add --extra-index-url "
              "https://download.pytorch.org/whl/cpu), then `python -m pip check`.", pin=pin,
              version=npu.version)) if pin else None
+    steps = [step("pip-install", packages=[("torch", pin), ("torch-npu", npu.version)],
+                  was={"torch-npu": npu.version, **({"torch": torch.version} if torch else {})},
+                  machine=py.machine)] if pin else []
     if torch is None:
         return ctx.fail(T("torch_npu {version} is installed but torch is not", version=npu.version),
-                        evidence, remediation=fix)
+                        evidence, remediation=fix, fix=steps)
     problems = []
     if want_meta and try_parse_version(torch.version) and not version_in(torch.version, want_meta):
         problems.append(T("torch_npu {version} requires torch{want_meta}", version=npu.version, want_meta=want_meta))
@@ -96,7 +99,7 @@ def torch_npu_pair(ctx):
     if problems:
         return ctx.fail(T("torch {version} does not match torch_npu {version2}: {problems}", version=torch.version,
                           version2=npu.version, problems=join('; ', problems)),
-                        evidence, remediation=fix)
+                        evidence, remediation=fix, fix=steps)
     if want_meta or want_torch:
         local = try_parse_version(npu.version)
         note = (f" (a local build, +{local.local}: judged by its public version)" if local is not None and local.local

@@ -15,7 +15,7 @@ from ascend_doctor.i18n import T, capitalized, join, known
 from ascend_doctor.knowledge.depcheck import find_conflicts, pin_index
 from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.knowledge.matrix import STACK_FIELDS
-from ascend_doctor.plugin import check, ev
+from ascend_doctor.plugin import check, ev, step
 from ascend_doctor.seam.host import normalize_name
 from ascend_doctor.text.versions import try_parse_version, version_in
 
@@ -207,16 +207,31 @@ def _official_build_listed(ctx, c) -> Optional[bool]:
     return any(v == c.installed or (want is not None and try_parse_version(v) == want) for v in getattr(row, field))
 
 
-def _extra_index(m, items) -> str:
-    """` --extra-index-url URL` for the pins PyPI does not have (triton-ascend 3.2.1/3.2.2: the matrix's
-    package-index.toml), so the printed command works as written; "" when PyPI has them all."""
-    urls = []
+def _index_urls(m, items) -> List[str]:
+    """The indexes of the pins PyPI does not have (triton-ascend 3.2.1/3.2.2: the matrix's package-index.toml)."""
+    urls: List[str] = []
     for i in items:
         if i.component in PIP_COMPONENTS and i.expected and i.status in ("mismatch", "unknown"):
             row = m.index_for(i.component, i.expected[0])
             if row is not None and row.index_url and row.index_url not in urls:
                 urls.append(row.index_url)
-    return "".join(f" --extra-index-url {u}" for u in urls)
+    return urls
+
+
+def _extra_index(m, items) -> str:
+    """` --extra-index-url URL` for each of them, so the printed command works as written; "" when PyPI has them."""
+    return "".join(f" --extra-index-url {u}" for u in _index_urls(m, items))
+
+
+def _pins_step(m, items, machine: Optional[str]):
+    """The fix step of VLLM102: the row's pins of the packages that differ or are missing, and what they replace."""
+    wrong = [i for i in items if i.component in PIP_COMPONENTS and i.expected
+             and (i.status == "mismatch" or (i.status == "unknown" and i.installed is None))]
+    if not wrong:
+        return []
+    return [step("pip-install", packages=[(i.component, i.expected[0]) for i in wrong],
+                 was={i.component: i.installed for i in wrong if i.installed}, index_urls=_index_urls(m, items),
+                 machine=machine)]
 
 
 def _sort_items(items, family: Optional[str], row):
@@ -327,7 +342,7 @@ def release_pins(ctx):
                           fails=join('; ', fails), value=T("; also: {warns}",
                                                            warns=join('; ', warns)) if warns else ''),
                         evidence,
-                        remediation=capitalized(text))
+                        remediation=capitalized(text), fix=_pins_step(m, items, py.machine))
     if warns:
         return ctx.warn(join("; ", warns), evidence,
                         remediation=T("Prefer what the vllm-ascend {version} package pins (`ascend-doctor matrix pins "

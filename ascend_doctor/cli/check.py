@@ -34,7 +34,7 @@ def check(smoke_url, smoke_model, api_key_env, smoke_timeout, compute, **kw):
 
         stages = ("static",) + (("compute",) if compute else ())
         config, options, registry, host, facts = prepare(**kw, stages=stages + (("smoke",) if smoke_url else ()))
-        outputs.checks = registry.checks
+        outputs.for_run(registry, options)
         report = run_static(host, registry, options, config, started=(started_at, t0), facts=facts, stages=stages)
         if smoke_url:
             from ascend_doctor.smoke.stage import smoke_findings

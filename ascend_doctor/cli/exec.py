@@ -90,18 +90,8 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
         outputs.targets.insert(0, ("json", report_path))
     stages = ("static", "serve") + (("compute",) if compute else ())
 
-    def setup():
-        # The command is an option from the start: the serving interpreter is read off it once (`serve_entry`), by
-        # the probes, and nothing rewrites the options after they have started.
-        config, options, registry, host, facts = prepare(**kw, stages=stages, serve_argv=argv)
-        outputs.checks = registry.checks
-        if facts is None:  # a selection: no probe was started early
-            from ascend_doctor.facts import FactStore
-
-            facts = FactStore(host, options)
-        return config, options, registry, host, facts, facts.fact("serve_cmd")
-
-    state, crash = guarded_run("exec", started_at, t0, kw.get("fail_on") or "error", setup)
+    state, crash = guarded_run("exec", started_at, t0, kw.get("fail_on") or "error",
+                               lambda: _setup(kw, stages, argv, outputs, smoke))
     if crash is not None:
         _refuse_internal(state, crash, outputs)
     config, options, registry, host, facts, cmd = state
@@ -154,6 +144,23 @@ def exec_cmd(report_path, smoke, strict, health_timeout, smoke_timeout, api_key_
     _write_report(report, outputs)
     _say(T("checks passed ({summary}); exec: {display}", summary=_summary(report), display=cmd.display))
     sys.exit(hook_exec.become(argv))
+
+
+def _setup(kw: dict, stages: tuple, argv: list[str], outputs: Outputs, smoke: bool):
+    """(config, options, registry, host, facts, serve_cmd). The command is an option from the start: the serving
+    interpreter is read off it once (`serve_entry`), by the probes, and nothing rewrites the options after they have
+    started. A smoke whose checks the selection leaves out is refused here, before anything runs (#40)."""
+    config, options, registry, host, facts = prepare(**kw, stages=stages, serve_argv=argv)
+    outputs.for_run(registry, options)
+    if smoke:
+        from ascend_doctor.smoke.stage import smoke_checks
+
+        smoke_checks(registry, options)
+    if facts is None:  # a selection: no probe was started early
+        from ascend_doctor.facts import FactStore
+
+        facts = FactStore(host, options)
+    return config, options, registry, host, facts, facts.fact("serve_cmd")
 
 
 def _signal_name(signum: int) -> str:

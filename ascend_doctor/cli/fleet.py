@@ -112,7 +112,7 @@ def fleet(ray_address, snapshots, node_timeout, connect_timeout, python, model_d
                                 compute_timeout=compute_timeout)
         check_local_paths(options, config)
         registry = load_registry(options.checks_dirs)
-        outputs.checks = registry.checks
+        outputs.for_run(registry, options)
         validate_against(config, registry)
         registry.select(options.select, options.ignore)
         from ascend_doctor.fleet.evaluate import FleetEvaluator

@@ -50,6 +50,9 @@ class Outputs:
         # The run's checks by code (built-in, --checks-dir, plugins), for the SARIF rule descriptions; set by the
         # command once its registry is loaded. Renderers never load the registry themselves.
         self.checks: Optional[dict[str, Any]] = None
+        # The run's knowledge (shipped tables and --matrix layers), which validates the fix script's steps; set with
+        # `checks` by `for_run`. Unset: the shipped tables.
+        self.knowledge: Any = None
         self.targets: list[tuple[str, str]] = []
         self._stream_taken = False  # `--format X` without -o: the stream is X's alone
         if output:
@@ -70,6 +73,13 @@ class Outputs:
         if len(on_stdout) > 1:
             raise InputError(T("{on_stdout} cannot both go to stdout: give one of them a file",
                                on_stdout=' and '.join(on_stdout)))
+
+    def for_run(self, registry, options) -> None:
+        """What the renderers take from the run: its checks (SARIF rules) and its knowledge (the fix script)."""
+        from ascend_doctor.knowledge.door import Knowledge
+
+        self.checks = registry.checks
+        self.knowledge = Knowledge.for_options(options)
 
     @property
     def console_on_stream(self) -> bool:
@@ -134,10 +144,15 @@ def clean_report(report):
     return cleaned
 
 
-def render_text(report, fmt: str, checks: Optional[dict[str, Any]] = None) -> str:
-    """The report in a text format (json, junit, sarif, github); SARIF describes its rules from `checks`."""
+def render_text(report, fmt: str, checks: Optional[dict[str, Any]] = None, knowledge: Any = None) -> str:
+    """The report in a text format (json, junit, sarif, github); SARIF describes its rules from `checks`, the fix
+    script validates its steps against `knowledge` (default: the shipped tables)."""
     mod, func = renderer(fmt)
     render = getattr(importlib.import_module(f"ascend_doctor.render.{mod}"), func)
+    if fmt == "fixscript":
+        from ascend_doctor.knowledge.door import Knowledge
+
+        return render(report, knowledge if knowledge is not None else Knowledge())
     return render(report, checks) if fmt == "sarif" else render(report)
 
 
@@ -188,6 +203,6 @@ def emit(report, outputs: Outputs, console: Optional[Callable] = None, stream: O
         if kind == "console":
             write_output(dest, console_text(view, report, verbose=outputs.verbose), stream=out)
         else:
-            write_output(dest, render_text(report, kind, outputs.checks), stream=out)
+            write_output(dest, render_text(report, kind, outputs.checks, outputs.knowledge), stream=out)
     if outputs.console_on_stream and not any(k == "console" and d == "-" for k, d in outputs.targets):
         view(report, file=out, **kwargs)

@@ -80,7 +80,7 @@ def smoke(base_url, direct_url, model, api_key_env, timeout, load, concurrency, 
         config, options, registry = selection_setup(config_path, select, ignore, fail_on, fail_on_unknown,
                                                     checks_dirs, matrix, stage=stages, python=python,
                                                     compute_ranks=compute_ranks, compute_timeout=compute_timeout)
-        outputs.checks = registry.checks
+        outputs.for_run(registry, options)
         findings, notes, hostname, source = [], [], urlsplit(url).hostname if url else None, "smoke:" + (url or "")
         if compute:
             from ascend_doctor.cli.options import check_host_paths

@@ -76,7 +76,7 @@ def triage(paste, matrix, checks_dirs, select, ignore, config_path, fail_on, fai
     def work():
         config, options, registry = selection_setup(config_path, select, ignore, fail_on, fail_on_unknown,
                                                     checks_dirs, matrix)
-        outputs.checks = registry.checks
+        outputs.for_run(registry, options)
         report = triage_text(text, source, registry, options)
         notes = apply_config(report.findings, config)
         return report.with_notes(report.note_msgs() + notes)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ascend_doctor.core.evaluator import evaluate
 from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
+from ascend_doctor.i18n import T
 from ascend_doctor.report import Finding
 
 
@@ -16,4 +17,9 @@ def compute_findings(registry, host, options: RunOptions) -> tuple[list[Finding]
     facts.start_all(sorted({n for c in checks for n in c.needs}))
     findings = evaluate(checks, facts, options)
     reap = getattr(host, "reap_strays", None)
-    return findings, (reap() if reap is not None else [])
+    notes = list(reap() if reap is not None else [])
+    ran = facts.try_fact("npu_compute") if "npu_compute" in {n for c in checks for n in c.needs} else None
+    if ran is not None and getattr(ran, "ran", False) and ran.cpu_path:
+        # Said beside the verdict, not only under -v: an OK here is about the CPU rehearsal, not an NPU (#40 item 6).
+        notes.insert(0, T("the compute smoke ran on the CPU path ({backend}): no NPU was tested", backend=ran.backend))
+    return findings, notes

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from ascend_doctor.core.config import Config
 from ascend_doctor.core.errors import FactUnavailable, ProbeCrashed, UndeclaredFact
+from ascend_doctor.core.fixsteps import FixStep
 from ascend_doctor.core.model import Model
 from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import DeclaredReads
@@ -44,21 +45,24 @@ class Outcome(Model):
     root_cause: bool = False
     traceback: Optional[str] = None
     value: Optional[str] = None
+    fix: list[FixStep] = []
 
     @classmethod
     def make(cls, status: Status, message, evidence, remediation=None, details=None) -> "Outcome":
         """An outcome whose message/remediation may be T(...) templates (kept for translated renderings). The keys
         `cause`, `see`, `root_cause`, `traceback` and `value` of `details` become the Finding's typed fields of those
-        names (what the renderers read); the rest stays in `details`."""
+        names (what the renderers read), and `fix` (FixStep items, ascend_doctor.core.fixsteps.step) the steps the fix
+        script may render; the rest stays in `details`."""
         text, template, fields = split(message)
         fix, fix_template, fix_fields = split(remediation)
         extra = dict(details or {})
-        typed = {k: extra.pop(k) for k in ("cause", "see", "root_cause", "traceback", "value") if k in extra}
+        typed = {k: extra.pop(k) for k in ("cause", "see", "root_cause", "traceback", "value", "fix") if k in extra}
         for k in ("cause", "value"):
             if typed.get(k) is not None:
                 typed[k] = str(typed[k])
-        if "see" in typed:
-            typed["see"] = list(typed["see"] or [])
+        for k in ("see", "fix"):
+            if k in typed:
+                typed[k] = list(typed[k] or [])
         return cls(status=status, message=text, evidence=list(evidence), remediation=fix, details=extra,
                    message_template=template, message_fields=fields, remediation_template=fix_template,
                    remediation_fields=fix_fields, **typed)
@@ -152,6 +156,7 @@ def finding_from(c: "Check", outcome: Outcome, *, severity: Optional[Severity] =
         root_cause=outcome.root_cause,
         traceback=outcome.traceback,
         value=redact_text(outcome.value) if outcome.value else None,
+        fix=list(outcome.fix),
         details=outcome.details,
     )
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+from ascend_doctor.core.errors import InputError
 from ascend_doctor.core.evaluator import evaluate
 from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
+from ascend_doctor.i18n import T
 from ascend_doctor.report import Finding
 from ascend_doctor.smoke.client import SmokeClient, api_key_from_env, normalize_base_url
 from ascend_doctor.smoke.scenarios import SmokeFacts, run_scenarios
@@ -32,11 +34,23 @@ def gather(base_url: str, *, model: Optional[str] = None, api_key_env: Optional[
     return facts
 
 
+def smoke_checks(registry, options: RunOptions) -> list:
+    """The stage="smoke" checks the selection keeps; InputError when it keeps none: a smoke asked for must judge the
+    server, never end in "smoke passed" with every smoke check deselected (#40)."""
+    checks = registry.select(options.select, options.ignore, stage="smoke")
+    if not checks:
+        raise InputError(T("the smoke was asked for, but --select/--ignore ({selection}) leave none of its checks "
+                           "(SRV, TOOL) to run: add them to --select, or drop the smoke",
+                           selection=" ".join([*(f"--select {s}" for s in options.select),
+                                               *(f"--ignore {s}" for s in options.ignore)]) or "-"))
+    return checks
+
+
 def evaluate_smoke(registry, facts: SmokeFacts, options: RunOptions, direct: Optional[SmokeFacts] = None
                    ) -> list[Finding]:
     """Evaluate the selected stage="smoke" checks against the gathered fact (and, for SRV106, the same scenarios run
     straight against vLLM when `direct` is given)."""
-    checks = registry.select(options.select, options.ignore, stage="smoke")
+    checks = smoke_checks(registry, options)
     preset: dict[str, Any] = {"smoke": facts}
     if direct is not None:
         preset["smoke_direct"] = direct
@@ -48,5 +62,6 @@ def smoke_findings(registry, *, base_url: str, model: Optional[str] = None, api_
     """Findings of the smoke stage for `check --smoke-url` and `smoke`."""
     options = options or RunOptions()
     normalize_base_url(base_url)  # a malformed URL is an input error before anything is sent
+    smoke_checks(registry, options)  # and so is a selection that leaves no smoke check
     facts = gather(base_url, model=model, api_key_env=api_key_env, timeout=timeout, **extra)
     return evaluate_smoke(registry, facts, options)

@@ -23,6 +23,8 @@ def test_eight_ranks_pass_within_the_budget_with_per_rank_figures():
     assert {f["code"]: f["status"] for f in report["findings"]} == {f"NPU20{i}": "pass" for i in range(1, 7)}
     run = finding(report, "NPU201")
     assert "8 rank(s) finished every step" in run["message"] and "CPU path (gloo): no NPU was tested" in run["message"]
+    # #40 item 6: said beside the verdict, not only in a finding -v shows
+    assert "the compute smoke ran on the CPU path (gloo): no NPU was tested" in report["notes"]
     assert report["duration_s"] < CPU_BUDGET and seconds < CPU_BUDGET + 10
     speed = finding(report, "NPU204")["evidence"]
     assert len(speed) == 16 and all("TFLOP/s" in e["excerpt"] for e in speed)  # 8 ranks x bf16, fp16

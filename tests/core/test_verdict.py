@@ -241,7 +241,7 @@ def test_build_of():
 # Where it ran and the stack it found ----------------------------------------------------------------------------------
 def test_the_header_states_where_and_the_stack():
     rep = json.loads(run("check", "--replay", str(HEALTHY), "--format", "json").stdout)
-    assert rep["host"]["where"] == "host" and rep["schema_version"] == "2.0"
+    assert rep["host"]["where"] == "host" and rep["schema_version"] == "2.1"
     stack = rep["host"]["stack"]
     assert stack["driver"] == "25.5.0" and stack["cann"] == "8.5.0" and stack["cann_path"]
     assert stack["torch_npu"] == "2.8.0.post2" and stack["vllm_ascend"] == "0.13.0"

@@ -137,6 +137,18 @@ def test_fail_on_warning_refuses_on_a_warning(tmp_path, fake_vllm):
 
 
 # --smoke ----------------------------------------------------------------------------------------------------------
+def test_a_smoke_whose_checks_are_all_deselected_is_refused_before_anything_starts(tmp_path, fake_vllm):
+    """#40 item 4: `exec --select SERVE --smoke --strict` printed "smoke passed" with every smoke check deselected
+    (against a server that leaked tool-call markup) and left it serving."""
+    marker = tmp_path / "started"
+    argv = [str(fake_vllm), "serve", QWEN, "--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
+    r = subprocess.run(BASE + ["--select", "SERVE", "--smoke", "--strict", "--"] + argv, cwd=REPO,
+                       env=_env(FAKE_VLLM_MARKER=marker, FAKE_VLLM_MODE="serve"), capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2 and not marker.exists()
+    assert "leave none of its checks (SRV, TOOL) to run" in r.stderr and "smoke passed" not in r.stderr
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -249,7 +261,7 @@ def test_sigterm_during_the_smoke_stops_it_and_exits_with_the_servers_code(tmp_p
 
 def test_smoke_child_exiting_early_passes_its_code(tmp_path, fake_vllm):
     port = _free_port()
-    r = subprocess.run(BASE + ["--select", "SERVE", "--smoke", "--health-timeout", "60", "--",
+    r = subprocess.run(BASE + ["--select", "SERVE,SRV,TOOL", "--smoke", "--health-timeout", "60", "--",
                                str(fake_vllm), "serve", QWEN, "--port", str(port)],
                        cwd=REPO, env=_env(FAKE_VLLM_MODE="marker", FAKE_VLLM_EXIT=5), capture_output=True, text=True,
                        timeout=120)
@@ -274,7 +286,7 @@ def test_smoke_never_judges_a_server_that_held_the_port_before_the_command(tmp_p
     port = squatter.server_address[1]
     threading.Thread(target=squatter.serve_forever, daemon=True).start()
     try:
-        r = subprocess.run(BASE + ["--select", "SERVE", "--smoke", "--health-timeout", "30", "--",
+        r = subprocess.run(BASE + ["--select", "SERVE,SRV,TOOL", "--smoke", "--health-timeout", "30", "--",
                                    str(fake_vllm), "serve", QWEN, "--port", str(port)],
                            cwd=REPO, env=_env(FAKE_VLLM_MODE="serve"), capture_output=True, text=True, timeout=120)
     finally:
