@@ -21,7 +21,8 @@ from ascend_doctor.smoke.judge import (
 def server_reachable(ctx):
     """The OpenAI-compatible server answers at the base URL
 
-    What it checks: `GET <base-url>/models` gets any HTTP answer (connection refused, timeout or reset fail).
+    What it checks: `GET <base-url>/models` gets any HTTP answer (connection refused or reset fail; a timeout is
+    unknown: the smoke's limit, not a verdict on the server).
     Why it matters: nothing else can be tested; a server that does not answer is down, still loading weights, or
     listening on another address/port than the one clients use.
     How to fix: Check that `vllm serve` is running and finished loading (log line `Application startup complete`),
@@ -32,6 +33,12 @@ def server_reachable(ctx):
     x = facts.get(S.MODELS)
     if x is None:
         return ctx.skip(T("the models request was not made"))
+    if not facts.reachable and x.error_kind == "timeout":
+        # Connected (or still connecting) but no answer in time: a loaded or still-loading server, not a down one.
+        return ctx.unknown(T("no answer from {base_url} within the timeout ({unreachable_reason}): still loading, or "
+                             "too slow to judge — not a verdict on the server; rerun with a longer smoke timeout",
+                             base_url=facts.base_url, unreachable_reason=facts.unreachable_reason),
+                           exchange_evidence(x), cause=T("the smoke's requests timed out"))
     if not facts.reachable:
         return ctx.fail(T("no answer from {base_url}: {unreachable_reason}", base_url=facts.base_url,
                           unreachable_reason=facts.unreachable_reason), exchange_evidence(x))

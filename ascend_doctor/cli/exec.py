@@ -163,6 +163,11 @@ def _setup(kw: dict, stages: tuple, argv: list[str], outputs: Outputs, smoke: bo
     return config, options, registry, host, facts, facts.fact("serve_cmd")
 
 
+def _unjudged(smoke_findings) -> list[str]:
+    """The smoke checks of severity error or critical that said unknown (a timeout, a refused scenario)."""
+    return [f.code for f in smoke_findings if f.status.value == "unknown" and f.severity.value in ("error", "critical")]
+
+
 def _signal_name(signum: int) -> str:
     import signal
 
@@ -269,6 +274,9 @@ def _supervise(argv, cmd, report, registry, options, config, outputs: Outputs, *
                 sup.stop()
                 sys.exit(report.exit_code)
             _say(T("smoke FAILED; the server keeps running (use --strict to stop it)"))
+        elif _unjudged(extra):  # a smoke check that timed out or could not judge is not a pass (#40 item 3)
+            _say(T("smoke INCOMPLETE ({summary}): {incomplete} could not judge the server; serving",
+                   summary=_summary(report), incomplete=", ".join(_unjudged(extra))))
         else:
             _say(T("smoke passed ({summary}); serving", summary=_summary(report)))
     sys.exit(sup.wait())

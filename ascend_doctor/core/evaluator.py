@@ -90,6 +90,11 @@ class CheckContext(DeclaredReads):
         return CheckContext(self._facts, self.options, c.needs, c.code)
 
     @property
+    def code(self) -> str:
+        """The code of the check this context runs (e.g. TOOL103)."""
+        return self._reader
+
+    @property
     def knowledge(self):
         """Every table the doctor knows (ascend_doctor.knowledge.door.Knowledge), one object per run."""
         return self._facts.knowledge

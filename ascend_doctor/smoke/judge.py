@@ -139,17 +139,37 @@ def _slow_not_stuck(ctx, x: Exchange, what: str):
                          timeout=f"{x.timeout_s:g}", speed=speed), exchange_evidence(x))
 
 
+# vLLM's refusal of `tool_choice: "auto"` by a server started without a tool parser (serving_chat.py). One cause:
+# TOOL103 (the `auto` scenario) fails with it; every other check whose scenario it refused says unknown and points
+# there, instead of seven failures with seven different fixes (#40 item 5).
+NO_PARSER = "tool choice requires --enable-auto-tool-choice"
+PARSER_ROOT = "TOOL103"
+
+
+def _no_parser(ctx, x: Exchange, what: str, msg: str, fix):
+    if ctx.code == PARSER_ROOT:
+        return ctx.fail(T("{what}: HTTP 400: {msg} — the server runs without a tool parser, so every request that "
+                          "lets the model choose a tool is refused", what=what, msg=msg[:300]),
+                        exchange_evidence(x), remediation=fix, root_cause=True)
+    return ctx.unknown(T("{what}: not judged — the server refuses `tool_choice: auto` without a tool parser (see "
+                         "{root})", what=what, root=PARSER_ROOT), exchange_evidence(x),
+                       cause=T("the server runs without a tool parser"), see=[PARSER_ROOT])
+
+
 def http_problem(ctx, x: Exchange, what: str):
     """A fail outcome when the exchange has no usable chat completion, else None."""
     if x.error:
         if x.error_kind == "timeout":
+            # A timeout is the smoke's limit, never a verdict on the server (#40 item 3): a correct server on a
+            # loaded machine takes longer, and the protocol checks cannot tell slow from stuck.
             slow = _slow_not_stuck(ctx, x, what)
             if slow is not None:
                 return slow
-            return ctx.fail(T("{what}: no complete answer within the timeout ({error})", what=what, error=x.error),
-                            exchange_evidence(x),
-                            remediation=T("Raise --timeout if the model is just slow (first request compiles graphs "
-                                          "on Ascend), else read the server log for a stuck request."))
+            return ctx.unknown(T("{what}: no complete answer within the timeout ({error}) — too slow to judge or "
+                                 "stuck; not a verdict on the server: rerun with a longer smoke timeout (--timeout; "
+                                 "--smoke-timeout under check and exec), and read the server log for a stuck "
+                                 "request", what=what, error=x.error), exchange_evidence(x),
+                               cause=T("the smoke's requests timed out"))
         return ctx.fail(T("{what}: the request failed at the transport level ({error_kind}: {error})", what=what,
                           error_kind=x.error_kind, error=x.error), exchange_evidence(x),
                         remediation=T("Read the server log around this request: a reset or truncated response usually "
@@ -157,6 +177,8 @@ def http_problem(ctx, x: Exchange, what: str):
     if x.status != 200:
         msg = error_message(x)
         fix = known_fix(msg)
+        if x.status == 400 and NO_PARSER in msg.lower():
+            return _no_parser(ctx, x, what, msg, fix)
         if x.status in (401, 403):
             fix = T("The server wants an API key: export it and pass `--api-key-env VAR`.")
         return ctx.fail(T("{what}: HTTP {status}: {msg}", what=what, status=x.status, msg=msg[:300]),

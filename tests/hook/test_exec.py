@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from typing import Optional
 
 import pytest
 
@@ -169,13 +170,46 @@ def _smoke(tmp_path, fake_vllm, fault, *extra, health_timeout=60, **env):
     return proc, marker, report
 
 
-def _wait_for(proc, text: str) -> str:
-    seen = []
-    for line in proc.stderr:
+def _wait_for(proc, text: str, deadline_s: float = 300.0) -> str:
+    """stderr up to the line holding `text`; AssertionError (with what was seen) when the process ends or the
+    deadline passes first — a supervised server keeps running, so a missing line must not hang the suite. A thread
+    reads the lines (a line buffered in the pipe's reader is never missed, as it could be with select on the fd)."""
+    import queue
+    import threading
+
+    lines: "queue.Queue[Optional[str]]" = getattr(proc, "_lines", None) or queue.Queue()
+    if not hasattr(proc, "_lines"):
+        proc._lines = lines
+        threading.Thread(target=lambda: [lines.put(ln) for ln in proc.stderr] + [lines.put(None)],
+                         daemon=True).start()
+    seen, end = [], time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        try:
+            line = lines.get(timeout=max(0.01, end - time.monotonic()))
+        except queue.Empty:
+            break
+        if line is None:
+            break
         seen.append(line)
         if text in line:
             return "".join(seen)
-    raise AssertionError("".join(seen))
+    raise AssertionError(f"{text!r} not seen:\n" + "".join(seen))
+
+
+def _rest(proc, deadline_s: float = 60.0) -> str:
+    """What stderr printed after the last `_wait_for`, up to its end (the reader thread owns the pipe)."""
+    import queue
+
+    out, end = [], time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        try:
+            line = proc._lines.get(timeout=max(0.01, end - time.monotonic()))
+        except queue.Empty:
+            break
+        if line is None:
+            break
+        out.append(line)
+    return "".join(out)
 
 
 def test_smoke_passes_then_keeps_serving_and_forwards_sigterm(tmp_path, fake_vllm):
@@ -247,7 +281,7 @@ def test_sigterm_during_the_smoke_stops_it_and_exits_with_the_servers_code(tmp_p
         time.sleep(1.0)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 7
-        err = proc.stderr.read()
+        err = _rest(proc)
         assert "SIGTERM received: smoke stopped" in err and "smoke FAILED" not in err
         assert marker.read_text() == "sigterm"
         data = json.loads(report.read_text())
