@@ -30,11 +30,18 @@ def _labels(**labels: object) -> str:
     return "{" + ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items() if v is not None) + "}"
 
 
+def _number(value: float) -> str:
+    """The exact value: an integer as one, else Python's shortest round-trip form. (`{:g}` kept 6 significant digits,
+    so a Unix timestamp came out as `1.79641e+09`, up to 5,000 s off — #40 item 15.)"""
+    v = float(value)
+    return str(int(v)) if v.is_integer() and abs(v) < 2 ** 53 else repr(v)
+
+
 def _metric(out: list[str], name: str, kind: str, help_text: str, samples: list[tuple[dict, float]]) -> None:
     out.append(f"# HELP {PREFIX}_{name} {help_text}")
     out.append(f"# TYPE {PREFIX}_{name} {kind}")
     for labels, value in samples:
-        out.append(f"{PREFIX}_{name}{_labels(**labels)} {value:g}")
+        out.append(f"{PREFIX}_{name}{_labels(**labels)} {_number(value)}")
 
 
 def render_prometheus(report: Report) -> str:

@@ -49,6 +49,18 @@ def test_every_finding_is_a_series_and_the_readiness_is_the_exit_code(tmp_path):
     assert fam["ascend_doctor_run_duration_seconds"].samples[0].value >= 0
 
 
+def test_the_run_timestamp_is_exact():
+    """#40 item 15: `{:g}` printed 1.79641e+09 (six significant digits, up to 5,000 s off)."""
+    started = datetime(2026, 12, 4, 22, 59, 58, 250000, tzinfo=timezone.utc)
+    report = build_report(tool_version="t", host=HostSummary(hostname="h"), started_at=started, duration_s=12.5,
+                          fail_on=Severity.ERROR, findings=[], command="check")
+    text = render_prometheus(report)
+    assert "ascend_doctor_last_run_timestamp_seconds{host=\"h\",command=\"check\"} 1796425198.25" in text
+    fam = families(text)
+    assert fam["ascend_doctor_last_run_timestamp_seconds"].samples[0].value == started.timestamp()
+    assert fam["ascend_doctor_run_duration_seconds"].samples[0].value == 12.5
+
+
 def test_label_values_are_escaped_so_the_file_always_parses():
     f = Finding(code="HOST102", slug="s", title="t", family="HOST", status=Status.FAIL, severity=Severity.ERROR,
                 message="m")
