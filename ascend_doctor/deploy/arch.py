@@ -125,6 +125,40 @@ def mtp_layers(cfg: dict) -> Optional[int]:
     return None
 
 
+# The largest value each count of a real checkpoint's config.json takes, with room to spare (the deepest public models
+# have ~200 layers, the widest hidden sizes ~25k, the largest vocabularies ~260k tokens, MoE models ≤ 512 experts).
+# A config.json beyond them (hand-edited, hostile: `num_hidden_layers` 10**12 made plan loop for ~39 h, #40 item 8)
+# is not sized: the field is named in `cannot_size` and read as 0, so no loop runs over it.
+LIMITS = {"layers": 4096, "hidden": 1 << 17, "vocab": 1 << 24, "intermediate": 1 << 20, "heads": 4096,
+          "kv_heads": 4096, "head_dim": 1 << 14, "experts": 1 << 14, "experts_per_token": 1 << 10,
+          "expert_intermediate": 1 << 20, "shared_intermediate": 1 << 20, "moe_layers": 4096, "full_layers": 4096,
+          "sliding_layers": 4096, "linear_layers": 4096, "nextn_layers": 64, "kv_lora_rank": 1 << 14,
+          "q_lora_rank": 1 << 16, "qk_rope_head_dim": 1 << 14, "qk_nope_head_dim": 1 << 14, "v_head_dim": 1 << 14,
+          "linear_key_dim": 1 << 20, "linear_value_dim": 1 << 20, "linear_value_heads": 4096,
+          "linear_conv_kernel": 1 << 10, "sliding_window": 1 << 30}
+
+
+# The config.json key a count is usually read from, to name it as the user sees it.
+_KEY = {"layers": "num_hidden_layers", "hidden": "hidden_size", "vocab": "vocab_size",
+        "intermediate": "intermediate_size", "heads": "num_attention_heads", "kv_heads": "num_key_value_heads",
+        "experts": "num_experts", "experts_per_token": "num_experts_per_tok",
+        "nextn_layers": "num_nextn_predict_layers"}
+
+
+def _bounded(a: "Architecture") -> bool:
+    """False (and the reason in cannot_size) when a count is negative or beyond any real model's; those read as
+    their default (0, or None for an optional size)."""
+    ok = True
+    for name, limit in LIMITS.items():
+        v = getattr(a, name)
+        if isinstance(v, int) and (v < 0 or v > limit):
+            a.cannot_size.append(T("config.json {field} = {value} is outside what any real model has (0 to {limit}): "
+                                   "not sized", field=_KEY.get(name, name), value=v, limit=limit))
+            setattr(a, name, type(a).model_fields[name].default)  # 0, or None for the optional sizes
+            ok = False
+    return ok
+
+
 def _int(cfg: dict, *keys: str, default: int = 0) -> int:
     for k in keys:
         v = cfg.get(k)
@@ -244,13 +278,21 @@ def read_architecture(config: dict, max_len: Optional[int] = None) -> Architectu
         a.quant_method = quant["quant_method"]
     a.max_len = max_len
     a.vision = isinstance(config.get("vision_config"), dict)
+    if not _bounded(a):  # before anything loops over a count (the MoE layer scan runs over every layer)
+        a.attention = "unknown"
+        return a
     _attention(a, cfg)  # the heads, even without the sizes: they alone decide which TP sizes vLLM accepts
     _moe(a, cfg)  # the experts too: whether a model is MoE does not depend on its sizes
+    if not _bounded(a):
+        a.attention = "unknown"
+        return a
     if not a.layers or not a.hidden:
         a.attention = "unknown"
         a.cannot_size.append(T("config.json gives no num_hidden_layers / hidden_size"))
         return a
     _layer_kinds(a, cfg)
+    if not _bounded(a):
+        a.attention = "unknown"
     return a
 
 

@@ -20,7 +20,7 @@ from ascend_doctor.deploy.arch import Architecture, derived_max_len, read_archit
 from ascend_doctor.deploy.template import template_text
 from ascend_doctor.deploy.weights import WeightSize, estimate, format_of, measured
 from ascend_doctor.i18n import Msg, T
-from ascend_doctor.seam.inputs import LIMITS, read_text
+from ascend_doctor.seam.inputs import LIMITS, open_regular, read_text
 from ascend_doctor.text.jsonread import loads
 
 TEMPLATE_FILES = ("chat_template.jinja", "chat_template.json", "tokenizer_config.json")
@@ -41,7 +41,7 @@ class ModelFiles(Model):
 
 
 def _json(path: str) -> dict:
-    text = read_text(path, "config", strict=True)
+    text = read_text(path, "config", strict=True, regular_only=True)
     try:
         data = loads(text)
     except ValueError as exc:
@@ -60,7 +60,7 @@ def _header_bytes(path: str) -> int:
 
 
 def _read_header(path: str) -> int:
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         head = fh.read(8)
         if len(head) < 8:
             raise InputError(T("{path}: not a safetensors file (shorter than its 8-byte header length)", path=path))
@@ -125,7 +125,7 @@ def read_model_dir(path: str, fmt: Optional[str] = None) -> ModelFiles:
     for name in TEMPLATE_FILES:  # a template that cannot be read is said, it does not stop the sizing
         if os.path.isfile(os.path.join(path, name)):
             try:
-                texts[name] = read_text(os.path.join(path, name), "config")
+                texts[name] = read_text(os.path.join(path, name), "config", regular_only=True)
             except InputError as exc:
                 error = str(exc)
     template, where = template_text(texts)

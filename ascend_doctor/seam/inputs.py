@@ -8,8 +8,10 @@ documented in the README ("Input limits"). `-` reads standard input under the sa
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
-from typing import Optional
+from typing import BinaryIO, Optional
 
 from ascend_doctor.core.errors import InputError
 from ascend_doctor.i18n import Msg, T
@@ -33,8 +35,29 @@ def _what(kind: str) -> Msg:
             "vendor output": T("a tool's output"), "plugin": T("a check plugin")}[kind]
 
 
-def read_bytes(path: str, kind: str, label: Optional[str] = None) -> bytes:
-    """At most LIMITS[kind] bytes of `path` ('-': stdin); InputError when it cannot be read or is larger."""
+def open_regular(path: str, label: Optional[str] = None) -> BinaryIO:
+    """`path` opened for reading only when it is a regular file (symlinks followed): a FIFO named
+    `model.safetensors` or `config.json` would block the reader forever (#40 item 8), a device has no end. The open
+    itself cannot block (O_NONBLOCK); InputError naming what the path is otherwise."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = (T("a FIFO") if stat.S_ISFIFO(st.st_mode) else T("a directory") if stat.S_ISDIR(st.st_mode)
+                    else T("a device") if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+                    else T("a socket") if stat.S_ISSOCK(st.st_mode) else T("a special file"))
+            raise InputError(T("cannot read {path}: it is {kind}, not a regular file", path=label or path, kind=kind))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes(path: str, kind: str, label: Optional[str] = None, regular_only: bool = False) -> bytes:
+    """At most LIMITS[kind] bytes of `path` ('-': stdin); InputError when it cannot be read or is larger.
+    `regular_only` for a file the doctor found rather than one the user named (a model folder's config.json): then a
+    FIFO or device there is refused instead of read (`diagnose <(kubectl logs …)` names a pipe on purpose)."""
     limit = LIMITS[kind]
     name = label or ("<stdin>" if path == "-" else str(path))
     try:
@@ -42,7 +65,7 @@ def read_bytes(path: str, kind: str, label: Optional[str] = None) -> bytes:
             stream = getattr(sys.stdin, "buffer", None)
             data = stream.read(limit + 1) if stream is not None else sys.stdin.read(limit + 1).encode()
         else:
-            with open(path, "rb") as fh:
+            with (open_regular(path, name) if regular_only else open(path, "rb")) as fh:
                 data = fh.read(limit + 1)
     except OSError as exc:
         raise InputError(T("cannot read {path}: {strerror}", path=name, strerror=exc.strerror or exc)) from None
@@ -57,10 +80,11 @@ def too_large(path: str, kind: str) -> InputError:
                         limit=human_bytes(LIMITS[kind]), what=_what(kind)))
 
 
-def read_text(path: str, kind: str, label: Optional[str] = None, strict: bool = False) -> str:
+def read_text(path: str, kind: str, label: Optional[str] = None, strict: bool = False,
+              regular_only: bool = False) -> str:
     """The text of `path` under the cap of `kind`: undecodable bytes replaced (U+FFFD), or with `strict` an
     InputError saying the file is not UTF-8 (JSON and TOML, whose meaning a replaced byte would change)."""
-    data = read_bytes(path, kind, label)
+    data = read_bytes(path, kind, label, regular_only)
     if not strict:
         return data.decode("utf-8", errors="replace")
     try:

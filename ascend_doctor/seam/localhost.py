@@ -10,6 +10,7 @@ import selectors
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -282,11 +283,25 @@ class LocalHost:
         return result
 
     def read_file(self, path: str, max_bytes: int = DEFAULT_MAX_OUTPUT) -> FileResult:
+        # Only regular files (procfs and sysfs entries are): a FIFO planted where a probe reads (a model folder's
+        # config.json) would block the probe forever, a device never ends (#40 item 8). The open cannot block.
         try:
-            with open(path, "rb") as fh:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        except OSError as exc:
+            return FileResult(path=path, error=_errkind(exc), error_message=exc.strerror or str(exc))
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return FileResult(path=path, error=OS_ERROR, error_message="not a regular file (a FIFO, socket, "
+                                                                            "device or directory): not read")
+            os.set_blocking(fd, True)
+            with os.fdopen(fd, "rb") as fh:
+                fd = -1
                 data = fh.read(max_bytes + 1)
         except OSError as exc:
             return FileResult(path=path, error=_errkind(exc), error_message=exc.strerror or str(exc))
+        finally:
+            if fd >= 0:
+                os.close(fd)
         truncated = len(data) > max_bytes
         return FileResult(path=path, content=_decode(data[:max_bytes]), truncated=truncated)
 

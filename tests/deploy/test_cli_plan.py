@@ -222,3 +222,31 @@ def test_hostile_model_files_give_a_note_or_a_one_line_error_never_a_false_fit(t
     (deep / "config.json").write_text("[" * 100000)
     r = plan("--model", str(deep), "--chip", "910B3", "--npus", "1")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "nested too deeply" in r.stderr
+
+
+@pytest.mark.parametrize("name", ["model.safetensors", "config.json"])
+def test_a_fifo_in_the_model_folder_is_refused_not_read(tmp_path, name):
+    """#40 item 8: a FIFO named model.safetensors hung `plan` (and the serve probes) forever."""
+    import os
+    import time
+
+    d = model_dir(tmp_path, C.QWEN3_32B, 1024)
+    (d / name).unlink()
+    os.mkfifo(d / name)
+    t0 = time.monotonic()
+    r = plan("--model", str(d), "--chip", "910B3", "--npus", "8")
+    assert time.monotonic() - t0 < 60
+    assert r.returncode == 2
+    assert f"{name}: it is a FIFO, not a regular file" in r.stderr or "no config.json" in r.stderr  # isfile: False
+
+
+@pytest.mark.localhost
+def test_the_hosts_file_reader_refuses_a_fifo_without_blocking(tmp_path):
+    import os
+
+    from ascend_doctor.seam.localhost import LocalHost
+
+    os.mkfifo(tmp_path / "config.json")
+    r = LocalHost().read_file(str(tmp_path / "config.json"))
+    assert not r.ok and "not a regular file" in r.error_message
+    assert LocalHost().read_file("/proc/self/status").ok  # procfs entries are regular files

@@ -86,3 +86,25 @@ def test_weight_formats_and_the_derived_context():
     yarn = dict(C.QWEN3_32B, rope_scaling={"rope_type": "yarn", "factor": 4.0,
                                            "original_max_position_embeddings": 32768})
     assert derived_max_len(yarn)[0] == 131072
+
+
+@pytest.mark.parametrize("key, value, field", [("num_hidden_layers", 10 ** 12, "num_hidden_layers"),
+                                               ("num_attention_heads", -8, "num_attention_heads"),
+                                               ("vocab_size", 10 ** 30, "vocab_size"),
+                                               ("num_experts", 10 ** 9, "num_experts")])
+def test_a_count_no_real_model_has_is_refused_before_anything_loops_over_it(key, value, field):
+    """#40 item 8: `num_hidden_layers` 10**12 made plan and exec loop for ~39 h. Every count is bounded by what real
+    checkpoints have; beyond it the model is not sized and the field is named."""
+    import time
+
+    from ascend_doctor.deploy.plan import admissible_tp
+
+    cfg = {**C.QWEN3_32B, key: value}
+    if key == "num_experts":
+        cfg["num_experts_per_tok"] = 8
+    t0 = time.monotonic()
+    a = read_architecture(cfg)
+    admissible_tp(a, 16)
+    assert time.monotonic() - t0 < 1.0
+    assert a.attention == "unknown" and any(f"config.json {field} = {value}" in str(w) for w in a.cannot_size)
+    assert read_architecture(C.QWEN3_32B).cannot_size == []  # the real one is sized
