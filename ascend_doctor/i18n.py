@@ -142,8 +142,10 @@ def field_text(fields: dict, key: str, lang: str) -> str:
     nested = fields.get(f"{key}@msg")
     if nested is None:
         return value
+    from ascend_doctor.text.jsonread import loads
+
     try:
-        template, sub = json.loads(nested)
+        template, sub = loads(nested)
     except (ValueError, TypeError):  # damaged (e.g. by an edited report): the English value is still right
         return value
     return localize(value, template, sub if isinstance(sub, dict) else {}, lang=lang)

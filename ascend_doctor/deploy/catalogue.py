@@ -5,7 +5,6 @@ claimed)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -17,6 +16,7 @@ from ascend_doctor.deploy.arch import derived_max_len, read_architecture, text_c
 from ascend_doctor.deploy.modeldir import ModelFiles
 from ascend_doctor.deploy.weights import FORMATS, estimate
 from ascend_doctor.i18n import T
+from ascend_doctor.text.jsonread import loads
 
 
 class Checkpoint(Model, extra="forbid"):
@@ -58,7 +58,10 @@ def find_model(name: str, models: list[CatalogueModel]) -> Optional[CatalogueMod
 def catalogue_files(m: CatalogueModel, fmt: Optional[str] = None) -> ModelFiles:
     """The catalogue entry as the plan reads a model directory: its config, and the size of the checkpoint of
     format `fmt` (the first listed when None) computed from the config."""
-    config = json.loads(Path(m.config).read_text(encoding="utf-8"))
+    try:  # a shipped file, or a user's layer naming one of theirs
+        config = loads(Path(m.config).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(T("cannot read the catalogue's config {path}: {error}", path=m.config, error=exc)) from None
     arch = read_architecture(config, derived_max_len(text_config(config))[0])
     chosen = next((c for c in m.checkpoints if c.format == fmt), None) if fmt else m.checkpoints[0]
     weight_format = fmt or m.checkpoints[0].format

@@ -8,13 +8,13 @@ agree on one list."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Optional
 
 from pydantic import Field
 
 from ascend_doctor.core.model import Model
+from ascend_doctor.text.jsonread import loads
 
 # A template handles tool results when it tests for the `tool` role (or Llama's `ipython`).
 _TOOL_ROLE = re.compile(r"""['"](?:tool|ipython)['"]""")
@@ -38,7 +38,7 @@ def template_text(files: dict[str, str]) -> tuple[Optional[str], str]:
         if not raw:
             continue
         try:
-            value = json.loads(raw).get("chat_template")
+            value = loads(raw).get("chat_template")
         except (ValueError, AttributeError):
             continue
         if isinstance(value, str):

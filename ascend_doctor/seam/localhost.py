@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import json
 import os
 import platform
 import selectors
@@ -31,6 +30,7 @@ from ascend_doctor.seam.host import (
     SystemInfo,
 )
 from ascend_doctor.seam.strays import Strays, describe
+from ascend_doctor.text.jsonread import loads
 from ascend_doctor.text.redact import register_env_secrets
 
 # Vendor tools live in sbin dirs that a non-root PATH often lacks (npu-smi is installed to /usr/local/sbin).
@@ -334,7 +334,7 @@ class LocalHost:
         if not res.ok:
             return PythonEnv(executable=exe, error=res.error or "exit", error_message=str(res.why_not()))
         try:
-            data = json.loads(res.stdout.strip().splitlines()[-1])
+            data = loads(res.stdout.strip().splitlines()[-1])
             return PythonEnv.model_validate(data)
         except (ValueError, IndexError) as exc:
             return PythonEnv(executable=exe, error=OS_ERROR, error_message=f"unreadable metadata dump: {exc}")
