@@ -9,9 +9,10 @@ Validation runs when the script is rendered, against the renderer's own knowledg
 fleet node, a saved JSON file, a pasted report) cannot smuggle a command in through its steps: a step whose kind or
 argument is not accepted is shown as a comment saying why.
 
-No removal without what restores the state: a package step records the versions it replaces (validated as versions)
-and its undo reinstalls them when the verification after it (`pip check`, importing what it installed) fails; a
-removal is only the kind the matrix asks for (a package a hardware rule forbids).
+No removal without what restores the state: an install records the versions it replaces (validated as versions) and
+its undo reinstalls them when the verification after it (`pip check`, importing what it installed) fails; a removal
+is only one the matrix asks for (a package a hardware rule forbids, as the official image removes it), with the
+command that puts the packages back.
 """
 
 from __future__ import annotations
@@ -163,10 +164,13 @@ def _pip_remove(args: dict, knowledge) -> Plan:
     if not names or any(n not in allowed for n in names):
         raise Refused(f"{rule.id} forbids only {', '.join(sorted(allowed))}")
     was = {_norm(k): _version(v) for k, v in (args.get("was") or {}).items()}
-    undo = [f"{n}=={was[n]}" for n in names if n in was]
-    return Plan("pip-remove", (), ((PY, "-m", "pip", "uninstall", "-y", *names),), ((PY, "-m", "pip", "check"),),
-                ((PY, "-m", "pip", "install", "--no-deps", *undo),) if undo else (), package=True,
-                says=f"uninstall {' '.join(names)} ({rule.id})")
+    back = [f"{n}=={was[n]}" for n in names if n in was]
+    # Not verified with `pip check`: vllm-ascend's own metadata requires triton-ascend, so pip check reports what the
+    # official -310p image also shows after its Dockerfile removes it. The removal is the documented state; how to
+    # put the packages back is said with the step.
+    return Plan("pip-remove", (), ((PY, "-m", "pip", "uninstall", "-y", *names),), package=True,
+                says=f"uninstall {' '.join(names)} as {rule.id} asks (the -310p image does the same)"
+                     + (f"; to restore them: pip install --no-deps {' '.join(back)}" if back else ""))
 
 
 def _selinux(args: dict, knowledge) -> Plan:

@@ -327,6 +327,7 @@ def test_a_pin_the_matrix_does_not_name_is_refused_and_x86_gets_the_cpu_torch():
     assert p.commands[0][4:] == ("--extra-index-url", "https://download.pytorch.org/whl/cpu", "torch==2.8.0")
     removal = plan(step("pip-remove", rule="HW-310P-010", family="310P", vllm_ascend="0.25.1rc1",
                         packages=["triton-ascend"], was={"triton-ascend": "3.2.1"}), K)
-    assert removal.undo == (("\x00PY", "-m", "pip", "install", "--no-deps", "triton-ascend==3.2.1"),)
+    assert removal.commands == (("\x00PY", "-m", "pip", "uninstall", "-y", "triton-ascend"),)
+    assert "to restore them: pip install --no-deps triton-ascend==3.2.1" in removal.says
     with pytest.raises(Refused, match="does not cover 'A2'"):
         plan(step("pip-remove", rule="HW-310P-010", family="A2", vllm_ascend="0.25.1rc1", packages=["triton"]), K)
