@@ -85,6 +85,11 @@ def cli():
     import os
 
     from ascend_doctor.text.redact import register_env_secrets
+    from ascend_doctor.text.textsafe import install_terminal_streams
+
+    # Text from hosts, pastes, servers and model folders is shown, never obeyed by the terminal (#40 item 7): every
+    # write to stdout/stderr goes through textsafe.printable from here on (main() does it earlier for its own errors).
+    install_terminal_streams()
     # The user's own secrets (HF_TOKEN, DB_PASSWORD …) are masked in every command's output, not only where the
     # doctor reads the environment: a log given to triage or diagnose may hold them verbatim.
     register_env_secrets(dict(os.environ))
@@ -99,7 +104,9 @@ def main(argv: Optional[list[str]] = None) -> None:
         except (AttributeError, ValueError):
             pass
     from ascend_doctor import i18n
+    from ascend_doctor.text.textsafe import install_terminal_streams
 
+    install_terminal_streams()
     install()
     env_lang = os.environ.get("ASCEND_DOCTOR_LANG", "").strip()
     if env_lang and i18n.normalize(env_lang) is None:  # as `--lang fr` is refused, not silently ignored (#22)

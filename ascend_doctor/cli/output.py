@@ -20,7 +20,7 @@ from ascend_doctor.core.errors import InputError
 from ascend_doctor.i18n import T
 from ascend_doctor.render.formats import choices, extensions, machine, renderer
 from ascend_doctor.text.redact import redact_text, redact_tree
-from ascend_doctor.text.textsafe import escape_text, undecodable_note, undecodable_paths
+from ascend_doctor.text.textsafe import printable, undecodable_note, undecodable_paths
 
 # The formats, their renderers (imported only when used: rich and xml.etree cost start-up time that a JSON gate does
 # not need) and extensions: the one table in ascend_doctor/render/formats.py.
@@ -160,7 +160,7 @@ def write_output(dest: str, text: str, what: str = "report", stream: Optional[Te
     """Write `text` to `dest` (`-`: `stream`, default stdout) — atomically for a file; InputError when it cannot."""
     if dest == "-":
         out = stream or sys.stdout
-        out.write(escape_text(text))
+        out.write(printable(text))
         out.flush()
         return
     from ascend_doctor.seam.atomicfile import write_atomic

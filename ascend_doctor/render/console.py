@@ -34,14 +34,16 @@ from functools import partial
 from typing import Optional, TextIO
 
 from rich.cells import cell_len
-from rich.console import Console
+from rich.console import Console, RenderHook
 from rich.markup import escape
-from rich.text import Text
+from rich.measure import Measurement
+from rich.segment import Segment
+from rich.text import Span, Text
 
 from ascend_doctor.i18n import current, field_text, localize, tr, trn
 from ascend_doctor.render.wrap import has_wide, wrap
 from ascend_doctor.report import Finding, Report, Status, gating
-from ascend_doctor.text.textsafe import escape_text
+from ascend_doctor.text.textsafe import printable, raw_stream, unprintable
 
 STATUS_ICON = {
     Status.PASS: ("✔", "green"),
@@ -67,17 +69,48 @@ EVIDENCE_LINES = 8  # lines shown per evidence item without -v
 INDENT = " " * 12  # under the title, after "  ✘ fail    "
 
 
-class _EscapingStream:
-    """A text stream that writes undecodable bytes (lone surrogates) as `\\xNN` instead of raising on encode."""
+class _Inert:
+    """`inner` rendered with every text segment made printable (`textsafe.printable`) and hyperlinks dropped: what
+    reaches the terminal from a rich console can show hostile text, never obey it (#40 item 7). Rich passes ESC
+    through a Text untouched, and its own markup can open an OSC-8 link; neither survives this."""
 
-    def __init__(self, inner: TextIO):
-        self._inner = inner
+    def __init__(self, inner):
+        self.inner = inner
 
-    def write(self, text: str) -> int:
-        return self._inner.write(escape_text(text))
+    def __rich_console__(self, console, options):
+        for seg in console.render(self.inner, options):
+            if seg.control:  # rich's own cursor moves (a live progress bar), never text from input
+                yield seg
+                continue
+            style = seg.style
+            if style is not None and style.link:
+                style = style.update_link(None)
+            yield Segment(printable(seg.text), style)
 
-    def __getattr__(self, name: str):
-        return getattr(self._inner, name)
+    def __rich_measure__(self, console, options):
+        return Measurement.get(console, options, self.inner)
+
+
+def _printable_text(text: Text) -> Text:
+    """A Text with its control characters escaped before layout, so lines are wrapped at their shown width; the
+    styles keep their characters."""
+    plain = text.plain
+    if not unprintable(plain):
+        return text
+    where = [0]  # where each old offset lands in the new text
+    out = []
+    for ch in plain:
+        shown = printable(ch)
+        out.append(shown)
+        where.append(where[-1] + len(shown))
+    return Text("".join(out), style=text.style, justify=text.justify, overflow=text.overflow, no_wrap=text.no_wrap,
+                end=text.end, tab_size=text.tab_size,
+                spans=[Span(where[sp.start], where[min(sp.end, len(plain))], sp.style) for sp in text.spans])
+
+
+class _MakePrintable(RenderHook):
+    def process_renderables(self, renderables):
+        return [_Inert(_printable_text(r) if isinstance(r, Text) else r) for r in renderables]
 
 
 def console_width(file: Optional[TextIO] = None) -> Optional[int]:
@@ -93,8 +126,12 @@ def console_width(file: Optional[TextIO] = None) -> Optional[int]:
 
 
 def make_console(file: Optional[TextIO] = None) -> Console:
-    f = file or sys.stdout
-    return Console(file=_EscapingStream(f), highlight=False, soft_wrap=False, width=console_width(f))
+    """The one way the doctor makes a rich console: its text made printable (see `_Inert`), its colour codes written
+    to the stream under the CLI's `TerminalStream` (which would escape them)."""
+    f = raw_stream(file or sys.stdout)
+    console = Console(file=f, highlight=False, soft_wrap=False, width=console_width(f))
+    console.push_render_hook(_MakePrintable())
+    return console
 
 
 def _para(console: Console, first: str, text: str, style: str = "", rest: Optional[str] = None) -> None:

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Union
 
-from ascend_doctor.text.textsafe import escape_text
+from ascend_doctor.text.textsafe import printable
 
 
 def _umask() -> int:
@@ -48,13 +48,14 @@ def _write_through(path: Path, data: bytes) -> None:
 def write_atomic(path: Union[str, Path], text: str) -> None:
     """Write `text` (UTF-8) to `path` atomically; creates missing parent directories. Raises OSError.
 
-    The bytes are encoded before anything is touched (undecodable bytes escaped, see textsafe), so an encoding problem
-    can no longer leave a 0-byte file. The file is written beside `path` and renamed over it, so a symlink at `path`
+    The bytes are encoded before anything is touched (control characters and undecodable bytes escaped by
+    `textsafe.printable`: a report printed with `cat` cannot drive the terminal), so an encoding problem can no longer
+    leave a 0-byte file. The file is written beside `path` and renamed over it, so a symlink at `path`
     is replaced by the report and its target is never written (in a shared /tmp, another user's link cannot redirect
     the report onto a file of ours). Paths under /dev and /proc (`/dev/stdout`) and FIFOs are written in place,
     without blocking when nobody reads; a read-only file is refused, not replaced.
     """
-    data = escape_text(text).encode("utf-8")
+    data = printable(text).encode("utf-8")
     target = Path(path)
     try:
         lst = os.lstat(target)

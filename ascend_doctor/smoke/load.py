@@ -85,8 +85,10 @@ async def run_load_async(base_url: str, model: str, *, total: int, concurrency: 
     if show_progress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+        from ascend_doctor.render.console import make_console
+
         progress = Progress(TextColumn("load"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            transient=True)
+                            transient=True, console=make_console())
         task_id = progress.add_task("load", total=total)
         progress.start()
 

@@ -18,6 +18,14 @@ import re
 from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# What must never reach a terminal or a text file from input (#40 item 7): C0 controls but tab and newline (ESC opens
+# clear-screen, window-title and OSC-8 hyperlink sequences; CR overwrites the line; BEL, BS, NUL), DEL, the C1 controls
+# (0x9b is a one-byte CSI on some terminals), the bidirectional overrides and isolates that reorder what a reader sees
+# ("Trojan Source", CVE-2021-42574) and lone surrogates (undecodable bytes).
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                          "\ud800-\udfff]")
+# The same minus the C0 controls, which json.dumps already escapes: what a JSON document must escape too.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 # XML 1.0 allows tab, LF, CR and U+0020 up; everything else (ANSI escapes from command output, NUL, surrogates) is
 # written as a visible escape in JUnit text.
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -27,7 +35,7 @@ def _text_escape(m: re.Match) -> str:
     cp = ord(m.group())
     if 0xDC80 <= cp <= 0xDCFF:  # surrogateescape: the original byte
         return f"\\x{cp - 0xDC00:02x}"
-    if cp < 0x20:
+    if cp < 0xA0:
         return f"\\x{cp:02x}"
     return f"\\u{cp:04x}"
 
@@ -39,20 +47,70 @@ def escape_text(text: str) -> str:
     return _SURROGATE.sub(_text_escape, text)
 
 
+def printable(text: str) -> str:
+    """`text` as the doctor may print or write it: every control character but tab and newline, every bidi override
+    and every lone surrogate written as a visible escape (`\\x1b`, `\\u202e`, `\\xff` for an undecodable byte).
+
+    This is the one rule for text leaving the process: the terminal streams (`TerminalStream`, installed by the CLI),
+    rich's consoles (`render.console.make_console`) and every file the doctor writes (`seam.atomicfile.write_atomic`)
+    apply it, so a hostile model id, node name, paste or log line is shown, never obeyed by the terminal. The doctor's
+    own text never needs anything it escapes."""
+    if not _UNPRINTABLE.search(text):
+        return text
+    return _UNPRINTABLE.sub(_text_escape, text)
+
+
+def unprintable(text: str) -> bool:
+    """Whether `printable` would change `text`."""
+    return _UNPRINTABLE.search(text) is not None
+
+
+class TerminalStream:
+    """A text stream that writes everything through `printable`: what `sys.stdout`/`sys.stderr` become for the run
+    (`install_terminal_streams`). `raw` is the stream underneath, for rich, which writes its own colour codes and
+    applies the same rule to the text it lays out (`render.console.make_console`)."""
+
+    def __init__(self, raw):
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        self.raw.write(printable(text))
+        return len(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self.raw, name)
+
+
+def install_terminal_streams() -> None:
+    """Wrap `sys.stdout` and `sys.stderr` in `TerminalStream` (once; idempotent)."""
+    import sys
+
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and not isinstance(stream, TerminalStream):
+            setattr(sys, name, TerminalStream(stream))
+
+
+def raw_stream(stream):
+    """The stream under a `TerminalStream` (rich writes its colour codes there), else `stream` itself."""
+    return stream.raw if isinstance(stream, TerminalStream) else stream
+
+
 def xml_text(text: str) -> str:
     """`text` with what XML 1.0 cannot hold written as visible escapes."""
     return _XML_ILLEGAL.sub(_text_escape, text)
 
 
 def json_escape_surrogates(doc: str) -> str:
-    """A JSON document (from `json.dumps(..., ensure_ascii=False)`) with lone surrogates as `\\uXXXX` escapes.
+    """A JSON document (from `json.dumps(..., ensure_ascii=False)`) with lone surrogates, C1 controls and bidi
+    overrides as `\\uXXXX` escapes (json.dumps escapes the C0 controls itself).
 
-    Lone surrogates can only occur inside JSON strings, where `\\uXXXX` is a valid escape, so the result parses back
-    to the very same strings.
+    These can only occur inside JSON strings, where `\\uXXXX` is a valid escape, so the result parses back to the
+    very same strings: lossless for replay, inert when the file is printed with `cat`.
     """
-    if not _SURROGATE.search(doc):
+    if not _JSON_UNSAFE.search(doc):
         return doc
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", doc)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", doc)
 
 
 def dump_json(data: Any, indent: int | None = 2) -> str:
