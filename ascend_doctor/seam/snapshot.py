@@ -38,7 +38,7 @@ from ascend_doctor.seam.host import (
     SystemInfo,
 )
 from ascend_doctor.text.jsonread import loads
-from ascend_doctor.text.redact import redact_argv, redact_env, redact_text, register_env_secrets
+from ascend_doctor.text.redact import redact_argv, redact_env, redact_text, redact_tree, register_env_secrets
 from ascend_doctor.text.textsafe import dump_json, restore_keys, undecodable_note, undecodable_paths
 
 SNAPSHOT_FORMAT = "ascend-doctor-snapshot"
@@ -125,12 +125,26 @@ class Snapshot(Model, extra="forbid"):
     def dump(self) -> str:
         """The snapshot as JSON; undecodable bytes stay lossless as `\\udcNN` escapes, and `notes` says where."""
         data = restore_keys(self.model_dump(mode="json", exclude_none=False), self.model_dump(exclude_none=False))
+        data = _redacted(data)
         places = undecodable_paths({k: v for k, v in data.items() if k != "notes"})
         if places:
             note = undecodable_note(places)
             if note not in data["notes"]:
                 data["notes"] = [*data["notes"], note]
         return dump_json(data, indent=1) + "\n"
+
+
+def _redacted(data: dict) -> dict:
+    """The whole snapshot once more through the redactor as it is written, keys included: the recorder masks each
+    answer as it records it, but a secret can sit where no recorder looked (a path in a listing, a model folder's
+    name, a package's metadata). Python source keeps its `name: value` annotations (`redact_text(code=True)`)."""
+    files = data.get("files") or {}
+    out = {k: redact_tree(v) for k, v in data.items() if k != "files"}
+    out["files"] = {redact_text(path): ({**entry, "content": redact_text(entry["content"], code=path.endswith(".py"))}
+                                        if isinstance(entry, dict) and isinstance(entry.get("content"), str)
+                                        else redact_tree(entry))
+                    for path, entry in files.items()}
+    return out
 
 
 def load_snapshot(path: str | Path) -> Snapshot:

@@ -8,6 +8,9 @@ Three layers, all applied by `redact_text`:
 - `name: value` / `name=value` forms in free text: Authorization headers, api keys, passwords, secrets, tokens (not
   applied to Python source, where they are type annotations).
 The output writers run every string of what they write through it (`redact_tree`), so a new output path cannot forget.
+
+Token shapes come from a maintained detector, gitleaks' rule set (`secretshapes`), not from a list kept here: the
+few shapes below predate it and are broader than gitleaks' (`sk-` keys of any length, as vLLM's --api-key takes).
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ REDACTED = "<redacted>"
 
 # Env var names whose values are secrets (issue #2: *KEY*, *TOKEN*, *SECRET*, *PASSWORD*, *CREDENTIAL*).
 # `PASS` only as a whole word of the name (MY_PASS, DB_PASS_2): inside a word it is PASSTHROUGH or BYPASS.
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|(?:^|_)PASS(?:PHRASE)?(?:$|_|\d)",
-                          re.IGNORECASE)
+# `PWD` only after an underscore (MYSQL_PWD, DB_PWD): alone, and in OLDPWD, it is the working directory.
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|(?:^|_)PASS(?:PHRASE)?(?:$|_|\d)|"
+                          r"_PWD(?:$|_)", re.IGNORECASE)
 # ...but not these, which carry no secret and which checks need to see.
 _NOT_SECRET = {"KEYTIMEOUT", "HCCL_CONNECT_TIMEOUT", "SSH_AUTH_SOCK_DIR", "TOKENIZERS_PARALLELISM"}
 
@@ -31,6 +35,11 @@ MIN_SECRET_LEN = 6
 
 # A value runs to a space, quote or separator; a backslash belongs to it unless it escapes the closing quote.
 _VALUE = r"(?:[^\s'\",;<>\\]|\\(?![\\\"']))+"
+# A secret's value may hold `,` and `;` (`password=a,b`): it runs to a space or a quote...
+_SECRET_VALUE = r"(?:[^\s'\"<>\\]|\\(?![\\\"'nrt]))+"  # ...or an escaped newline ends it, as `\b` starts one
+# Where a token starts: a word boundary, or right after an escaped newline or tab inside a dumped string
+# (`"…\\ntoken=…"` in a recorded config.json, where `\b` sees the `n` run into the word).
+_B = r"(?:\b|(?<=\\[nrt]))"
 # The quote around a name or value, as written or escaped once or twice (a JSON dump quoted inside another string).
 _QUOTE = r"(?:\\{0,3}[\"'])?"
 _PATTERNS_FREE_TEXT = [
@@ -40,36 +49,37 @@ _PATTERNS_FREE_TEXT = [
     (re.compile(r"(?i)((?:x-)?api[-_]?keys?" + _QUOTE + r"\s*[:=]\s*" + _QUOTE + ")(" + _VALUE + ")"),
      r"\1" + REDACTED),
     # A bare `Basic <base64>` credential (a logged request line without its header name).
-    (re.compile(r"\b(Basic\s+)([A-Za-z0-9+/]{12,}={0,2})"), r"\1" + REDACTED),
+    (re.compile(_B + r"(Basic\s+)([A-Za-z0-9+/]{12,}={0,2})"), r"\1" + REDACTED),
     # password=…, passwd: …, secret=…, token=…, client_secret: "…" in logs, stderr and config text — but not a type
     # annotation or default (`hf_token: Optional[str] = None`): those name no secret, and readers of vLLM's source
     # need them intact.
     # The name may carry a prefix (`client_secret`, `db-password`): the keyword starts the match after `_`/`-` or at a
     # word boundary — no repeated prefix group, which made the search quadratic in the line length (#23).
     # A path component is not a name (`--python /etc/passwd: not executable` keeps its words, #22).
-    (re.compile(r"(?i)(?<![/\\.])(?:(?<=[_-])|\b)((?:password|passwd|pwd|pass|secret|token|passphrase|access[_-]?key)"
-                + _QUOTE + r"\s*[:=]\s*" + _QUOTE + r")(?!(?:Optional|Union|str|bool|int|float|list|dict|tuple|set|"
-                r"None|Literal|Any|Callable|Annotated|field)\b)(" + _VALUE + ")"), r"\1" + REDACTED),
+    (re.compile(r"(?i)(?<![/\\.])(?:(?<=[_-])|" + _B + r")"
+                r"((?:password|passwd|pwd|pass|secret|token|passphrase|access[_-]?key)" + _QUOTE + r"\s*[:=]\s*"
+                + _QUOTE + r")(?!(?:Optional|Union|str|bool|int|float|list|dict|tuple|set|"
+                r"None|Literal|Any|Callable|Annotated|field)\b)(" + _SECRET_VALUE + ")"), r"\1" + REDACTED),
 ]
 _PATTERNS_ANY_TEXT = [
     # Well-known token shapes.
-    (re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"), REDACTED),
-    (re.compile(r"\bhf_[A-Za-z0-9]{16,}"), REDACTED),
-    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), REDACTED),
-    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"), REDACTED),
-    (re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), REDACTED),
-    (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), REDACTED),
-    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
+    (re.compile(_B + r"sk-[A-Za-z0-9_\-]{8,}"), REDACTED),
+    (re.compile(_B + r"hf_[A-Za-z0-9]{16,}"), REDACTED),
+    (re.compile(_B + r"gh[pousr]_[A-Za-z0-9]{20,}"), REDACTED),
+    (re.compile(_B + r"github_pat_[A-Za-z0-9_]{20,}"), REDACTED),
+    (re.compile(_B + r"glpat-[A-Za-z0-9_\-]{20,}"), REDACTED),
+    (re.compile(_B + r"xox[abprs]-[A-Za-z0-9\-]{10,}"), REDACTED),
+    (re.compile(_B + r"(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
     # A JSON Web Token: three base64url parts, the first two JSON objects (`{"` is `eyJ`), whatever name holds it.
-    (re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), REDACTED),
+    (re.compile(_B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), REDACTED),
     # `Bearer X` without a header name (a paste of a curl line, a proxy log): any token of 8 or more characters.
-    (re.compile(r"\b([Bb]earer\s+)([A-Za-z0-9._~+/\-]{8,}=*)"), r"\1" + REDACTED),
+    (re.compile(_B + r"([Bb]earer\s+)([A-Za-z0-9._~+/\-]{8,}=*)"), r"\1" + REDACTED),
     # URL credentials: scheme://user:password@host — the password runs to the first `@` that is followed by a whole
     # host (up to `/`, `?`, `#`, a space or the end), so one holding `/` or `@` (redis://cache:Re/dis@Pass9@host:6379)
     # is masked whole while an `@` later in the path (…@registry.npmjs.org/@scope) is not taken for it.
     # Each part is bounded (scheme 32, user 256, password 512 characters): unbounded parts made every `x://u:`
     # start scan to the end of the line, quadratic in its length (#23).
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,31}://[^\s:/@'\"<>]{0,256}:)([^\s'\"<>]{1,512}?)(@[^\s@/?#'\"<>]+)"
+    (re.compile(r"(?i)" + _B + r"([a-z][a-z0-9+.\-]{0,31}://[^\s:/@'\"<>]{0,256}:)([^\s'\"<>]{1,512}?)(@[^\s@/?#'\"<>]+)"
                 r"(?=[/?#\s'\"<>]|$)"),
      r"\1" + REDACTED + r"\3"),
 ]
@@ -78,6 +88,12 @@ _PATTERNS = _PATTERNS_FREE_TEXT + _PATTERNS_ANY_TEXT
 # text — versions, paths, device tables, check messages — has none of them, and a report holds thousands of strings).
 _TRIGGER = re.compile(r"(?i)auth|api|sk-|hf_|gh[pousr]_|github_pat_|glpat-|xox|akia|asia|eyj|bearer|basic|://|pass|pwd|"
                       r"secret|token|access|cred")
+
+def _shapes():
+    from ascend_doctor.text.secretshapes import shapes
+
+    return shapes()
+
 
 _known_lock = threading.Lock()
 _known: set[str] = set()
@@ -140,34 +156,52 @@ def redact_values(text: str) -> str:
 
 # `--api-key X` / `--hf-token=X` inside free text (a `ps` listing, a logged command line): the option decides, by the
 # same rule as argv (`is_secret_option`), so `--max-tokens 512` stays.
-_OPTION_VALUE = re.compile(r"(?<![\w-])(--[A-Za-z][\w-]{0,63})([= ]+)([^\s'\"]+)")
+# A quoted value is taken whole (`--api-key 'a b'`, and `\'a b\'` as a repr() escapes it).
+_OPTION_VALUE = re.compile(r"(?<![\w-])(--[A-Za-z][\w-]{0,63})([= ]+)"
+                           r"(\\{0,3}'[^'\n]{0,4096}'|\\{0,3}\"[^\"\n]{0,4096}\"|[^\s'\"]+)")
+_QUOTES = re.compile(r"^(\\*['\"])(.*?)(\\*['\"])$", re.DOTALL)
 
 
-def _mask_option_value(m: "re.Match[str]") -> str:
-    if not is_secret_option(m.group(1)) or m.group(3).startswith("-"):
-        return m.group(0)
-    return m.group(1) + m.group(2) + REDACTED
+def _mask_options(text: str) -> str:
+    """`text` with the values of secret options masked. After any other option the scan goes on right after the
+    option's name, so an option inside another's quoted value (`--served-model-name '… --api-key K'`) is still seen."""
+    out, pos = [], 0
+    while True:
+        m = _OPTION_VALUE.search(text, pos)
+        if m is None:
+            break
+        value = m.group(3)
+        if is_secret_option(m.group(1)) and not value.startswith("-"):
+            q = _QUOTES.match(value)
+            out.append(text[pos:m.start(3)] + (q.group(1) + REDACTED + q.group(3) if q else REDACTED))
+            pos = m.end(3)
+        else:
+            out.append(text[pos:m.end(1)])
+            pos = m.end(1)
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def redact_text(text: str, code: bool = False) -> str:
     """Mask secrets that appear inline in free text.
 
-    `code=True` (Python source read from installed packages) masks only known values, token shapes and URL
-    credentials: the `name: value` patterns would rewrite type annotations such as `VLLM_API_KEY: str | None` and
-    break parsing.
+    `code=True` (Python source read from installed packages) masks only known values, token shapes (gitleaks' too,
+    but its generic assignment rule) and URL credentials: the `name: value` patterns would rewrite type annotations
+    such as `VLLM_API_KEY: str | None` and break parsing.
     """
     if not text or not isinstance(text, str):
         return text
     known = _known_re
     if known is not None:
         text = known.sub(REDACTED, text)
-    if not _TRIGGER.search(text):
-        return text
-    for pat, repl in (_PATTERNS_ANY_TEXT if code else _PATTERNS):
-        text = pat.sub(repl, text)
-    if not code:
-        text = _OPTION_VALUE.sub(_mask_option_value, text)
-    return text
+    if _TRIGGER.search(text):
+        for pat, repl in (_PATTERNS_ANY_TEXT if code else _PATTERNS):
+            text = pat.sub(repl, text)
+        if not code:
+            text = _mask_options(text)
+    # gitleaks' rules (secretshapes): providers' keys, private keys, webhooks — and, but in source code, its generic
+    # `name = high-entropy value` rule.
+    return _shapes().mask(text, REDACTED, generic=not code)
 
 
 def redact_tree(data: Any) -> Any:
@@ -175,8 +209,9 @@ def redact_tree(data: Any) -> Any:
     key (`HF_TOKEN`, `api_key`, `password`) is masked whole."""
     if isinstance(data, str):
         return redact_text(data)
-    if isinstance(data, dict):
-        return {k: (REDACTED if isinstance(v, str) and v and is_secret_key(k) else redact_tree(v))
+    if isinstance(data, dict):  # keys too: a path can hold a token (/models/hf_…/config.json)
+        return {(redact_text(k) if isinstance(k, str) else k):
+                (REDACTED if isinstance(v, str) and v and is_secret_key(k) else redact_tree(v))
                 for k, v in data.items()}
     if isinstance(data, (list, tuple)):
         return [redact_tree(v) for v in data]

@@ -43,15 +43,26 @@ PLANTED = {
     "json api_key in a traceback": ('ValueError: bad config {"api_key": "Pl4ntedJsonKey6"}', "Pl4ntedJsonKey6"),
     "aws access key id": ("AKIAPLANTED012345678", "PLANTED012345678"),
     "--api-key in a logged command line": ("ps: vllm serve /m --api-key Pl4ntedPsKey5", "Pl4ntedPsKey5"),
+    # #40 item 12: kinds the hand rules missed — gitleaks' rule set (ascend_doctor/text/secretshapes.py) and the
+    # forms fixed beside it.
+    "google api key": ("AIzaSyD4kPl4nted0Yq8Vx2Lm5Nw7Rt9Bc3Fh6J", "Pl4nted0Yq8Vx2Lm5Nw7Rt9Bc3Fh6J"),
+    "slack webhook": ("https://hooks.slack.com/services/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",
+                      "Pl4ntedWebhookSecret0123"),
+    "stripe key": ("sk_live_Pl4ntedStripeKey0123456789ab", "Pl4ntedStripeKey0123456789ab"),
+    "pem private key": ("-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQCPl4ntedPem0123"
+                        "456789abcdefghij\n-----END PRIVATE KEY-----", "BAQCPl4ntedPem0123456789abcdefghij"),
+    "password=a,b": ("password=Pl4nted,TailOfPw9", "TailOfPw9x"[:9]),
+    "quoted --api-key": ("run: vllm serve /m --api-key 'Pl4nted QuotedKey8'", "QuotedKey8"),
 }
-ENV_SECRET = "hunter2-planted-db"  # the value of DB_PASSWORD: arbitrary shape, masked because of its variable's name
+ENV_SECRET = "hunter2-planted-db"
+MYSQL_PWD = "mysql-planted-pw"  # MYSQL_PWD: a secret by its name (`_PWD`), not PWD the working directory  # the value of DB_PASSWORD: arbitrary shape, masked because of its variable's name
 # Values of the secret options vLLM (or a typo of it) takes, each planted in an `exec -- vllm serve …` command line.
 OPTION_SECRETS = {"--api-key": ARGV_KEY, "--apikey": "Wv7apikeyTypo3Wv", "--api-keys": "Uu6apiKeysPl4n",
                   "--hf_tokens": "Tt5hfTokensPl4n", "--hf-token": "Ss4hfTokenPl4nt"}
 AFTER_DASHES = "Rr3afterDashes9Rr"  # `vllm serve /m -- --api-key X`: argparse takes it as a positional
 USER_ENV_SECRET = "Qq2userEnvSecretQ"  # the value of the user's MY_SERVICE_TOKEN, quoted verbatim in a log
 TEXT = " | ".join(p for p, _ in PLANTED.values())
-NEEDLES = ([n for _, n in PLANTED.values()] + [ENV_SECRET, API_KEY, USER_ENV_SECRET, AFTER_DASHES]
+NEEDLES = ([n for _, n in PLANTED.values()] + [ENV_SECRET, MYSQL_PWD, API_KEY, USER_ENV_SECRET, AFTER_DASHES]
            + list(OPTION_SECRETS.values()))
 
 
@@ -73,7 +84,7 @@ def planted_snapshot(src: Path, dest: Path, hostname: str = "node-s", variant: s
     data = json.loads(src.read_text(encoding="utf-8"))
     data["system"]["hostname"] = hostname
     redis = PLANTED["url password with / and @"][0].replace("@host", f"{variant}@host")
-    data["env"].update({"DB_PASSWORD": ENV_SECRET + variant, "HF_TOKEN": PLANTED["hf token"][0] + variant,
+    data["env"].update({"DB_PASSWORD": ENV_SECRET + variant, "MYSQL_PWD": MYSQL_PWD + variant, "HF_TOKEN": PLANTED["hf token"][0] + variant,
                         "REDIS_URL": redis, "HCCL_PLANTED_NOTE": TEXT,
                         "VLLM_PLANTED_NOTE": TEXT})
     for c in data["commands"]:
@@ -219,7 +230,8 @@ def test_collect_records_no_secret_from_env_or_command_output(work: Path):
     bin_dir = work / "bin"
     bin_dir.mkdir()
     tool = bin_dir / "npu-smi"
-    tool.write_text(f"#!/bin/sh\necho '{TEXT} {ENV_SECRET}'\necho 'password={ENV_SECRET}' >&2\nexit 3\n")
+    (bin_dir / "planted.txt").write_text(f"{TEXT} {ENV_SECRET}\n")  # TEXT holds quotes: no shell quoting
+    tool.write_text(f"#!/bin/sh\ncat '{bin_dir}/planted.txt'\necho 'password={ENV_SECRET}' >&2\nexit 3\n")
     tool.chmod(0o755)
     env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "DB_PASSWORD": ENV_SECRET, "HF_TOKEN": PLANTED["hf token"][0],
            "REDIS_URL": PLANTED["url password with / and @"][0], "VLLM_PLANTED_NOTE": TEXT,
