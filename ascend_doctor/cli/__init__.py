@@ -104,9 +104,11 @@ def main(argv: Optional[list[str]] = None) -> None:
         except (AttributeError, ValueError):
             pass
     from ascend_doctor import i18n
+    from ascend_doctor.cli.exits import install_stop_handlers
     from ascend_doctor.text.textsafe import install_terminal_streams
 
     install_terminal_streams()
+    install_stop_handlers()
     install()
     env_lang = os.environ.get("ASCEND_DOCTOR_LANG", "").strip()
     if env_lang and i18n.normalize(env_lang) is None:  # as `--lang fr` is refused, not silently ignored (#22)

@@ -85,6 +85,33 @@ def exit_internal(crash: BaseException) -> NoReturn:
     sys.exit(EXIT_INTERNAL)
 
 
+def stop_children() -> None:
+    """End every command the doctor is running (their process groups) and start no more: an interrupted doctor must
+    not leave a hung npu-smi or a compute rank behind, nor wait out their deadlines before it exits."""
+    localhost = sys.modules.get("ascend_doctor.seam.localhost")
+    if localhost is not None:  # not imported: nothing was started
+        localhost.stop_children()
+
+
+def _on_terminate(signum, frame) -> None:  # noqa: ARG001 (a signal handler's signature)
+    import signal
+
+    stop_children()
+    signal.signal(signum, signal.SIG_DFL)  # then die of the signal, as a supervisor expects (exit 128+N)
+    os.kill(os.getpid(), signum)
+
+
+def install_stop_handlers() -> None:
+    """SIGTERM and SIGHUP end the doctor's commands before the doctor (Python's default would exit at once and leave
+    them running in their own sessions); Ctrl-C does the same through KeyboardInterrupt (DoctorGroupMixin)."""
+    import signal
+
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None and signal.getsignal(sig) in (signal.SIG_DFL, None):
+            signal.signal(sig, _on_terminate)
+
+
 class DoctorGroupMixin:
     """Maps InputError and click's usage errors onto exit 2 with one line (not click's three-line block)."""
 
@@ -95,6 +122,7 @@ class DoctorGroupMixin:
         except click.exceptions.Exit as exc:  # ctx.exit(n) outside click's own handling
             rv = exc.exit_code
         except click.exceptions.Abort:
+            stop_children()
             say_error(T("interrupted"), kind="stopped")
             sys.exit(EXIT_INTERRUPTED)
         except click.UsageError as exc:
@@ -115,6 +143,7 @@ class DoctorGroupMixin:
             say_error(exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc))
             sys.exit(EXIT_INPUT)
         except KeyboardInterrupt:
+            stop_children()
             say_error(T("interrupted"), kind="stopped")
             sys.exit(EXIT_INTERRUPTED)
         except BrokenPipeError:  # `ascend-doctor check | head`: the reader left, nothing more to say

@@ -14,7 +14,9 @@ On a multi-node fleet (`fleet --compute`) each node's launcher starts its own ra
 the nodes. A rank elsewhere that fails is seen here only as this node's ranks timing out in the collective.
 
 The ranks stay in the launcher's process group, so the doctor's own deadline (LocalHost.run kills the group) and
-its stray sweep (the probe tag in every child's environment) reach them even if the launcher itself is killed.
+its stray sweep (the probe tag in every child's environment) reach them even if the launcher itself is killed; and
+each asks the kernel for a parent-death signal (the launcher on the doctor, a rank on the launcher), so a doctor
+killed with SIGKILL, which can stop nothing, still leaves nothing running.
 The launcher prints one `ASCEND_DOCTOR_COMPUTE {json}` line: what every rank printed, how it ended and, for a rank
 the launcher stopped, why. What that means is decided in the doctor (ascend_doctor.compute.facts), not here.
 """
@@ -34,6 +36,22 @@ sys.path[:] = [p for p in sys.path if p not in ("", ".")]
 import collections, json, os, queue, signal, socket, subprocess, threading, time
 cfg = json.loads(sys.argv[1])
 RANK_SCRIPT = __RANK_SCRIPT__
+
+
+def die_with_parent():
+    # Linux: SIGKILL from the kernel when the doctor's thread that started us ends (PR_SET_PDEATHSIG = 1) — the
+    # doctor killed with SIGKILL can stop nobody, and the ranks follow us the same way (#40 item 10).
+    parent = os.getppid()
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+    except Exception:
+        return
+    if os.getppid() != parent:  # it died before we asked
+        os._exit(1)
+
+
+die_with_parent()
 t0 = time.monotonic()
 deadline = t0 + cfg["budget"]
 COLLECTIVE = ("rendezvous", "allreduce")
@@ -65,6 +83,7 @@ for r in range(cfg["world"]):
     rank, world = cfg.get("rank_offset", 0) + r, cfg.get("global_world") or cfg["world"]
     order.update(rank=rank, local_rank=r, world=world, master_port=port)
     env["ASCEND_DOCTOR_COMPUTE"] = json.dumps(order)
+    env["ASCEND_DOCTOR_LAUNCHER_PID"] = str(os.getpid())
     env.update(RANK=str(rank), LOCAL_RANK=str(r), WORLD_SIZE=str(world))
     now = time.monotonic()
     rec = {"rank": r, "pid": None, "stage": None, "stage_since": now, "steps": [], "returncode": None,

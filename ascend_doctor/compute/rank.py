@@ -28,6 +28,21 @@ import sys
 sys.path[:] = [p for p in sys.path if p not in ("", ".")]
 import datetime, faulthandler, json, os, platform, time
 faulthandler.enable()
+
+
+def die_with_launcher():
+    # Linux: the kernel sends SIGKILL when the launcher dies (PR_SET_PDEATHSIG = 1), killed or not; a rank must never
+    # outlive it, holding an NPU and its HBM (#40 item 10). If it already died, go now.
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)
+    except Exception:
+        return
+    if str(os.getppid()) != os.environ.get("ASCEND_DOCTOR_LAUNCHER_PID", str(os.getppid())):
+        os._exit(1)
+
+
+die_with_launcher()
 cfg = json.loads(os.environ["ASCEND_DOCTOR_COMPUTE"])
 rank, world, kind, local = cfg["rank"], cfg["world"], cfg["device"], cfg["local_rank"]
 

@@ -12,6 +12,7 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 import time
 from typing import Optional
 
@@ -169,6 +170,26 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
+# The process groups of the commands running right now (each `run` starts its command in its own session), so that
+# a doctor told to stop (Ctrl-C, SIGTERM) ends them at once instead of waiting out their deadlines, and no new one
+# starts. SIGKILL leaves nothing to run: the commands that matter most (the compute smoke's launcher and ranks) ask
+# the kernel for a parent-death signal themselves.
+_live_lock = threading.Lock()
+_live: set[int] = set()
+_stopping = False
+
+
+def stop_children() -> int:
+    """Kill the process group of every command running now and refuse new ones; how many groups were killed."""
+    global _stopping
+    with _live_lock:
+        _stopping = True
+        groups = list(_live)
+    for pgid in groups:
+        _kill_group(pgid)
+    return len(groups)
+
+
 class LocalHost:
     """The machine this process runs on."""
 
@@ -215,6 +236,9 @@ class LocalHost:
 
     def _run(self, argv: list[str], exe: str, start: float, deadline: float, timeout: float,
              tag: dict[str, str]) -> CommandResult:
+        if _stopping:
+            return CommandResult(argv=argv, error=TIMEOUT, error_message="not started: the doctor is stopping",
+                                 duration_s=0.0)
         try:
             proc = subprocess.Popen(
                 [exe, *argv[1:]],
@@ -227,6 +251,11 @@ class LocalHost:
         except OSError as exc:
             return CommandResult(argv=argv, error=_errkind(exc), error_message=str(exc),
                                  duration_s=time.monotonic() - start)
+        with _live_lock:
+            _live.add(proc.pid)
+            late = _stopping  # stop_children ran between the check above and now
+        if late:
+            _kill_group(proc.pid)
         drains = {}
         sel = selectors.DefaultSelector()
         for stream in (proc.stdout, proc.stderr):
@@ -256,6 +285,8 @@ class LocalHost:
             _kill_group(proc.pid)  # on time or not: nothing we started stays behind
             if proc.poll() is None:
                 proc.wait()
+            with _live_lock:
+                _live.discard(proc.pid)
             sel.close()
             for stream in (proc.stdout, proc.stderr):
                 try:

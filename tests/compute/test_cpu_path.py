@@ -98,3 +98,36 @@ def test_the_budget_stops_everything(tmp_path):
     assert rc == 1 and "at the 1 s budget" in run["message"]
     assert seconds < 20
     assert leftovers(t0) == []
+
+
+@pytest.mark.parametrize("sig", ["SIGKILL", "SIGTERM", "SIGINT"])
+def test_a_doctor_killed_mid_smoke_leaves_no_launcher_or_rank(tmp_path, sig):
+    """#40 item 10: the launcher and ranks ran on ~55 s after the doctor was killed. Now the launcher and every
+    rank hold a parent-death signal (SIGKILL: the doctor can stop nothing itself) and a SIGTERM/SIGINT doctor kills
+    the groups it started before it exits."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from ascend_doctor.seam.localhost import FORBID_ENV
+
+    env = {k: v for k, v in os.environ.items() if k != FORBID_ENV}
+    t0 = time.time()
+    proc = subprocess.Popen([sys.executable, "-m", "ascend_doctor", "smoke", "--compute", "--python",
+                             fault_python(tmp_path, torch_python(), "hang:1"), "--compute-ranks", "2",
+                             "--format", "json"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while len(leftovers(t0)) < 3 and time.monotonic() < deadline:  # the launcher and both ranks
+            time.sleep(0.2)
+        assert len(leftovers(t0)) >= 3, leftovers(t0)
+        proc.send_signal(getattr(signal, sig))
+        proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    deadline = time.monotonic() + 5
+    while leftovers(t0) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert leftovers(t0) == []
