@@ -125,7 +125,7 @@ def ctr_signals(ctr):
     return ev("container signals", f"runtime {ctr.runtime or '?'}; " + ("; ".join(ctr.signals) or "none"))
 
 
-@check("HOST103", "open-files-limit", severity="error", needs=["limits"])
+@check("HOST103", "open-files-limit", severity="error", needs=["limits", "container"])
 def open_files_limit(ctx):
     """Open-file limit (ulimit -n) is high enough for vLLM
 
@@ -146,8 +146,20 @@ def open_files_limit(ctx):
     hard_ok = lim.nofile_hard is None or lim.nofile_hard >= pol.nofile_hard.minimum
     soft, hard = lim.nofile_soft or "unlimited", lim.nofile_hard or "unlimited"
     if not hard_ok:
-        return ctx.fail(T("open-file limit soft {soft}, hard {hard}: hard limit below {minimum} (needs root to "
-                          "raise)", soft=soft, hard=hard, minimum=int(pol.nofile_hard.minimum)), evidence)
+        minimum = int(pol.nofile_hard.minimum)
+        ctr = ctx.try_fact("container")
+        if ctr is not None and ctr.in_container:  # #40 item 16: root inside cannot raise it either (EPERM)
+            return ctx.fail(T("open-file limit soft {soft}, hard {hard}: hard limit below {minimum}, set by the "
+                              "container runtime (not even root inside the container can raise it)", soft=soft,
+                              hard=hard, minimum=minimum), evidence + [ctr_signals(ctr)],
+                            remediation=T("Start the container with `docker run --ulimit nofile={minimum}:{minimum}` "
+                                          "(Kubernetes: raise LimitNOFILE of the container runtime's service, e.g. "
+                                          "containerd).", minimum=minimum))
+        return ctx.fail(T("open-file limit soft {soft}, hard {hard}: hard limit below {minimum} (only root raises a "
+                          "hard limit)", soft=soft, hard=hard, minimum=minimum), evidence,
+                        remediation=T("As root: `LimitNOFILE={minimum}` in the server's systemd unit, or `* hard "
+                                      "nofile {minimum}` in /etc/security/limits.conf and a new login; then `ulimit "
+                                      "-n {minimum}` before `vllm serve`.", minimum=minimum))
     if not soft_ok:
         return ctx.fail(T("open-file limit soft {soft}, hard {hard}: soft limit below {minimum}", soft=soft,
                           hard=hard, minimum=int(pol.nofile_soft.minimum)), evidence,

@@ -21,7 +21,8 @@ one entry. `-q` prints only the problems and the verdict; `-v` every finding wit
 evidence items come first; the rest is counted ("… and 7 more items, -v shows all").
 
 Colour follows rich's rules: off when NO_COLOR is set or the stream is not a terminal. The width is the terminal's,
-else $COLUMNS, else 100; nothing is cut, long lines wrap under their own indent.
+else $COLUMNS, else 100; nothing is cut, long lines wrap under their own indent, only between words: a word longer than
+the line (a path, a URL, an option) overflows it whole, so a copied command runs.
 """
 
 from __future__ import annotations
@@ -155,7 +156,14 @@ def print_wrapped_markup(console: Console, markup: str, indent: str = "") -> Non
     styles kept, the wrapped lines indented by `indent`: never broken mid-word by the terminal ("(fai|l-on", #22),
     and measured in cells (Chinese is two per character)."""
     text = Text.from_markup(markup)
-    for i, line in enumerate(text.wrap(console, max(console.width, 40) - cell_len(indent))):
+    width = max(console.width, 40) - cell_len(indent)
+    try:  # rich's own line breaker, told not to fold: a word longer than the line overflows it whole (#40 item 13)
+        from rich._wrap import divide_line
+
+        lines = list(text.divide(divide_line(text.plain, width, fold=False)))
+    except ImportError:  # a rich without it: its public wrap, which folds such a word
+        lines = list(text.wrap(console, width))
+    for i, line in enumerate(lines):
         line.rstrip()
         console.print(Text(indent) + line if i and indent else line, soft_wrap=True)
 
@@ -213,7 +221,8 @@ def _evidence(console: Console, f: Finding, verbose: bool) -> None:
             # What a tool printed, wrapped (never cut) under its own indent; continuation lines indent further.
             # A line with wide characters (DSML's fullwidth `｜`, Chinese) is wrapped by cells, not characters.
             wrapper = wrap if has_wide(line) else partial(textwrap.wrap, drop_whitespace=False,
-                                                          replace_whitespace=False)
+                                                          replace_whitespace=False, break_long_words=False,
+                                                          break_on_hyphens=False)
             for part in wrapper(line, width=width, initial_indent=INDENT + "  ",
                                 subsequent_indent=INDENT + "    ") or [INDENT]:
                 console.print(Text(part.rstrip(), style="dim"), soft_wrap=True)

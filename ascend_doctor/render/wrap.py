@@ -22,28 +22,13 @@ def has_wide(text: str) -> bool:
     return bool(_WIDE.search(text))
 
 
-def _folded(tokens: list[str], room: int):
-    """The tokens, each one wider than `room` cells cut into pieces that fit."""
-    for tok in tokens:
-        if tok.isspace() or cell_len(tok) <= room:
-            yield tok
-            continue
-        piece = ""
-        for ch in tok:
-            if cell_len(piece + ch) > room:
-                yield piece
-                piece = ""
-            piece += ch
-        if piece:
-            yield piece
-
-
 def wrap(text: str, width: int, initial_indent: str = "", subsequent_indent: str = "") -> list[str]:
-    """Lines of at most `width` cells. A single word longer than a whole line (a path list, a URL) is folded across
-    lines rather than left to overrun the terminal (#22: "wrapped, never cut")."""
+    """Lines of at most `width` cells, broken only between words (and between CJK characters). A word longer than a
+    line (a path, a URL, a `docker run -v` mount) is never broken: it gets a line of its own and overflows it, so a
+    copied command still runs (#40 item 13: `-v /us` / `r/local/…` did not). Nothing is cut either way (#22)."""
     if not has_wide(text + initial_indent + subsequent_indent):
         return textwrap.wrap(text, width=width, initial_indent=initial_indent, subsequent_indent=subsequent_indent,
-                             break_on_hyphens=False, break_long_words=True)
+                             break_on_hyphens=False, break_long_words=False)
     lines: list[str] = []
     toks: list[str] = []  # the current line's tokens after its indent (spaces included)
     indent = initial_indent
@@ -51,8 +36,7 @@ def wrap(text: str, width: int, initial_indent: str = "", subsequent_indent: str
     def cells(items: list[str]) -> int:
         return cell_len(indent) + sum(cell_len(t) for t in items)
 
-    room = max(width - cell_len(subsequent_indent), 1)
-    for tok in _folded(_TOKENS.findall(text.strip()), room):
+    for tok in _TOKENS.findall(text.strip()):
         if tok.isspace():
             if toks:
                 toks.append(" ")

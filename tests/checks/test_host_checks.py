@@ -77,8 +77,20 @@ def test_selinux_cannot_tell():
 
 
 def test_nofile_hard_limit_too_low_says_root_needed():
-    f = run_check("HOST103", {"limits": LimitsFact(nofile_soft=1024, nofile_hard=4096)})
-    assert f.status == Status.FAIL and "needs root" in f.message and "LimitNOFILE" in f.remediation
+    f = run_check("HOST103", {"limits": LimitsFact(nofile_soft=1024, nofile_hard=4096),
+                              "container": ContainerFact(in_container=False)})
+    assert f.status == Status.FAIL and "only root raises" in f.message and "LimitNOFILE=65535" in f.remediation
+
+
+def test_nofile_hard_limit_in_a_container_names_the_runtime_not_root():
+    """#40 item 16: root inside a container gets EPERM from `ulimit -n`: the runtime sets the hard limit."""
+    f = run_check("HOST103", {"limits": LimitsFact(nofile_soft=1024, nofile_hard=4096),
+                              "container": ContainerFact(in_container=True, runtime="docker",
+                                                         signals=["/.dockerenv exists"])})
+    assert f.status == Status.FAIL and "set by the container runtime" in f.message
+    assert "root" not in f.message.split("(")[0]
+    assert "--ulimit nofile=65535:65535" in f.remediation
+    assert any(e.source == "container signals" for e in f.evidence)
 
 
 def test_shm_between_minimum_and_recommended_warns():

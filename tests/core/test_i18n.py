@@ -118,7 +118,7 @@ def test_the_chinese_console_report_stays_inside_its_width(columns):
     assert "未就绪 — 5 项失败" in r.stdout and "✘ 失败    HOST102 SELinux 处于 permissive 或 disabled 模式" in r.stdout
     # What an operator acts on, in Chinese, with the values and the commands verbatim.
     flat = " ".join(ln.strip() for ln in lines)
-    for text in ("SELinux 处于 enforcing 模式", "硬限制低于 65535（需要 root 才能提高）", "/dev/shm 为 64 MiB，低于最低要求 1 GiB",
+    for text in ("SELinux 处于 enforcing 模式", "硬限制低于 65535（只有 root 能调高硬限制）", "/dev/shm 为 64 MiB，低于最低要求 1 GiB",
                  "时钟未同步（chrony）", "PCIe 链路宽度降级：0000:81:00.0 x8/x16", "`setenforce 0`", "`ulimit -n 65535`",
                  "`docker run --shm-size=16g …`", "`timedatectl set-ntp true`"):
         assert text in flat, text
