@@ -112,6 +112,40 @@ def install_stop_handlers() -> None:
             signal.signal(sig, _on_terminate)
 
 
+def termination_on_error(args: Any, group: Any, message: Any) -> None:
+    """An input or usage error (exit 2) in a pod: the termination log says so, as a judged run's would (#40 item 15)
+    — `kubectl describe pod` otherwise shows nothing for a pod stopped by a bad option. `--termination-log` is read
+    from the raw arguments (click may not have parsed them); never raises: the error itself is what matters."""
+    try:
+        from ascend_doctor.cli.output import termination_log
+        from ascend_doctor.i18n import localize, split
+        from ascend_doctor.render.termination import error_message
+        from ascend_doctor.seam.atomicfile import write_atomic
+        from ascend_doctor.text.redact import redact_text
+
+        argv = [str(a) for a in (sys.argv[1:] if args is None else args)]
+        given = None
+        for i, a in enumerate(argv):
+            if a == "--":
+                break
+            if a == "--termination-log" and i + 1 < len(argv):
+                given = argv[i + 1]
+            elif a.startswith("--termination-log="):
+                given = a.split("=", 1)[1]
+        dest = termination_log(given)
+        if not dest:
+            return
+        try:
+            names = set(group.list_commands(click.Context(group)))
+        except Exception:  # noqa: BLE001
+            names = set()
+        command = next((a for a in argv if a in names), None)
+        text, template, fields = split(message)
+        write_atomic(dest, error_message(command, redact_text(localize(str(text), template, fields))))
+    except Exception:  # noqa: BLE001 (a failure here must not hide the error being reported)
+        pass
+
+
 class DoctorGroupMixin:
     """Maps InputError and click's usage errors onto exit 2 with one line (not click's three-line block)."""
 
@@ -135,12 +169,17 @@ class DoctorGroupMixin:
             if exc.ctx is not None and exc.ctx.command_path:
                 hint = T(" (see `{command} --help`)", command=exc.ctx.command_path)
             say_error(T("{message}{hint}", message=exc.format_message(), hint=hint))
+            termination_on_error(args, self, exc.format_message())
             sys.exit(EXIT_INPUT)
         except click.ClickException as exc:
             say_error(exc.format_message())
+            if (exc.exit_code or EXIT_INPUT) == EXIT_INPUT:
+                termination_on_error(args, self, exc.format_message())
             sys.exit(exc.exit_code if exc.exit_code else EXIT_INPUT)
         except InputError as exc:
-            say_error(exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc))
+            message = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc)
+            say_error(message)
+            termination_on_error(args, self, message)
             sys.exit(EXIT_INPUT)
         except KeyboardInterrupt:
             stop_children()

@@ -459,6 +459,15 @@ def render_console(
     _rest(console, report)
 
 
+def verdict_word(report: Report) -> str:
+    """OK, NOT READY or INCOMPLETE in the run's language: the one word every output that says a verdict uses."""
+    if report.verdict == "incomplete":
+        return tr("INCOMPLETE")
+    if report.verdict == "ok" and report.exit_code == 0:
+        return tr("OK")
+    return tr("NOT READY")
+
+
 def summary_line(report: Report, scope: str = "") -> str:
     """`NOT READY — 5 failed, 34 passed … (fail-on: error, exit 1)` (rich markup), from the report's own counts."""
     c = report.counts
@@ -472,13 +481,13 @@ def summary_line(report: Report, scope: str = "") -> str:
         (c.waived, lambda n: trn("{n} waived", "{n} waived", n)),
     ]
     counts = tr(", ").join(say(n) for n, say in parts if n) or tr("no checks ran")
+    word = verdict_word(report)
     if report.verdict == "incomplete":
-        word = tr("INCOMPLETE")
         verdict = f"[yellow]{word}[/yellow]" if report.exit_code == 0 else f"[red]{word}[/red]"
     elif report.verdict == "ok" and report.exit_code == 0:
-        verdict = f"[green]{tr('OK')}[/green]"
+        verdict = f"[green]{word}[/green]"
     else:
-        verdict = f"[red]{tr('NOT READY')}[/red]"
+        verdict = f"[red]{word}[/red]"
     gate = report.fail_on.value + (", fail-on-unknown" if report.fail_on_unknown else "")
     return f"{verdict} — {scope}" + escape(
         tr(

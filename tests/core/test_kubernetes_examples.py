@@ -35,7 +35,7 @@ def test_the_init_container_stops_a_pod_without_its_devices_and_says_why(tmp_pat
     spec = deployment["spec"]["template"]["spec"]
     init = spec["initContainers"][0]
     assert init["command"][:2] == ["ascend-doctor", "check"]
-    assert init["resources"]["limits"] == {"huawei.com/Ascend910": 8}
+    assert init["resources"]["limits"] == {"huawei.com/Ascend910": 2}
     shm = next(v for v in spec["volumes"] if v["name"] == "dshm")
     assert shm["emptyDir"]["medium"] == "Memory"
     # The pod as the kubelet would run it, on a node where the device plugin gave it no NPU: a replayed container
@@ -68,3 +68,31 @@ def test_the_serve_container_starts_through_the_exec_gate(tmp_path):
     status = {f["code"]: f["status"] for f in json.loads(report.read_text())["findings"]}
     assert {status[c] for c in ("SERVE101", "SERVE104", "SERVE105", "SERVE301", "SERVE304")} == {"pass"}
     assert status["SERVE305"] == "unknown" and not [c for c, s in status.items() if s == "fail"]
+
+
+def test_the_server_asks_for_the_npus_its_layout_uses():
+    """#40 item 15: the Deployment asked for 8 NPUs for a TP 2 server; the init container judges the same count."""
+    deployment = next(d for p in MANIFESTS for d in docs(p) if d["kind"] == "Deployment")
+    spec = deployment["spec"]["template"]["spec"]
+    command = spec["containers"][0]["command"]
+
+    def opt(name, default):
+        return int(command[command.index(name) + 1]) if name in command else default
+
+    npus = opt("--tensor-parallel-size", 1) * opt("--pipeline-parallel-size", 1)
+    assert spec["containers"][0]["resources"]["limits"] == {"huawei.com/Ascend910": npus}
+    assert spec["initContainers"][0]["resources"]["limits"] == {"huawei.com/Ascend910": npus}
+
+
+def test_the_daemonset_sees_the_npus_without_taking_them():
+    """#40 item 15: the DaemonSet requested no NPU and mounted no /dev/davinci*, so every node exported not ready. It
+    still requests none (that would take them from the servers) but mounts the host's /dev, privileged, and leaves
+    the container-scoped checks (HOST103/HOST104: its own limits and /dev/shm) to the serving pod's init container."""
+    ds = next(d for p in MANIFESTS for d in docs(p) if d["kind"] == "DaemonSet")
+    spec = ds["spec"]["template"]["spec"]
+    c = spec["containers"][0]
+    assert not any(k.startswith("huawei.com/") for part in c["resources"].values() for k in part)
+    assert c["securityContext"]["privileged"] is True
+    dev = next(m for m in c["volumeMounts"] if m["mountPath"] == "/dev")
+    assert next(v for v in spec["volumes"] if v["name"] == dev["name"])["hostPath"]["path"] == "/dev"
+    assert "--ignore HOST103,HOST104" in " ".join(c["args"])

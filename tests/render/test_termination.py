@@ -31,11 +31,31 @@ def test_a_pod_missing_its_devices_says_why_on_one_line(tmp_path):
     assert "fix: add to docker run: --device /dev/davinci_manager" in text and "huawei.com/Ascend910" in text
 
 
-def test_a_ready_host_says_ready(tmp_path):
+def test_a_ready_host_says_ok_as_the_console_does(tmp_path):
+    """#40 item 14: the console's verdict word (it said READY where the console says OK), in the run's language."""
     log = tmp_path / "t"
     r = doctor("check", "--replay", "examples/healthy-a2.snapshot.json", "--termination-log", str(log), "-q")
     assert r.returncode == 0
-    assert log.read_text().startswith("ascend-doctor check: READY (exit 0; 0 failed")
+    assert log.read_text().startswith("ascend-doctor check: OK (exit 0; 0 failed")
+    r = doctor("--lang", "zh", "check", "--replay", "examples/container-missing-devices.snapshot.json",
+               "--termination-log", str(log), "-q")
+    assert r.returncode == 1
+    text = log.read_text()
+    assert text.startswith("ascend-doctor check：未就绪（退出码 1；") and "CTR101" in text and "修复：" in text
+    assert "failed" not in text and "fix:" not in text
+
+
+def test_an_input_error_in_a_pod_is_said_there_too(tmp_path):
+    """#40 item 15: exit 2 wrote no termination log; a pod stopped by a bad option showed nothing."""
+    log = tmp_path / "t"
+    r = doctor("check", "--replay", str(tmp_path / "missing.json"), "--termination-log", str(log))
+    assert r.returncode == 2
+    text = log.read_text()
+    assert text.startswith("ascend-doctor check: input error (exit 2) — ") and "missing.json" in text
+    assert text.count("\n") == 1
+    r = doctor("exec", f"--termination-log={log}", "--no-such-option", "--", "vllm", "serve", "m")
+    assert r.returncode == 2
+    assert log.read_text().startswith("ascend-doctor exec: input error (exit 2) — No such option")
 
 
 def test_in_a_pod_the_kubelet_file_is_the_default(tmp_path, monkeypatch):
