@@ -49,6 +49,19 @@ def stack_text(ctx) -> str:
 
 
 # Model directory -----------------------------------------------------------------------------------------------
+def unreadable(m):
+    """Why the served model cannot be read here, or None when its config.json was read — the one cause every check
+    that needs the model names (as `cause=` and inside its message), so their unknowns are shown once, grouped, not
+    a dozen near-identical times (#40 item 16)."""
+    if m is None:
+        return T("the served model was not looked at")
+    if m.path is None or (m.config is None and m.why_not and not m.config_error):
+        return T("model {model} not readable on this machine: {why_not}", model=m.model, why_not=m.why_not)
+    if m.config is None:
+        return T("config.json of {path} cannot be read: {config_error}", path=m.path, config_error=m.config_error)
+    return None
+
+
 def model_or_outcome(ctx):
     """(cmd, model fact, None) or (.., .., outcome to return)."""
     cmd, skip = cmd_or_skip(ctx)
@@ -56,15 +69,15 @@ def model_or_outcome(ctx):
         return None, None, skip
     m = ctx.fact("serve_model")
     if m.path is None:
-        return cmd, m, ctx.unknown(T("model {model} not readable on this machine: {why_not}", model=m.model,
-                                     why_not=m.why_not))
+        why = unreadable(m)
+        return cmd, m, ctx.unknown(T("{cause}", cause=why), cause=why)
     return cmd, m, None
 
 
-def config_unknown(ctx, m):
+def config_unknown(ctx, m, evidence=()):
     """The `unknown` of a check that needs the served model's config.json and could not read it."""
-    return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
-                         config_error=m.config_error))
+    why = unreadable(m)
+    return ctx.unknown(T("{cause}", cause=why), evidence, cause=why)
 
 
 def model_config(ctx, m) -> dict:

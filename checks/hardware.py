@@ -19,7 +19,7 @@ from ascend_doctor.i18n import T, join, known
 from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.plugin import check, ev, step
 
-from ._serve import model_config
+from ._serve import model_config, unreadable
 
 DTYPES = {"half": "float16", "float16": "float16", "fp16": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16",
           "float": "float32", "float32": "float32"}
@@ -84,11 +84,11 @@ def _for_quant_type(ctx, rules, evidence):
     if m is None or m.path is None:
         if plain:
             return plain, evidence, None
-        why = (m.why_not if m is not None else "") or "no model directory"
+        why = unreadable(m)
         return [], evidence, ctx.unknown(T("{rules} apply only to {types} checkpoints, and the model directory cannot "
                                            "be read ({why})", rules=", ".join(r.id for r in quant), why=why,
                                            types=" / ".join(sorted({t for r in quant for t in r.quant_types}))),
-                                         evidence)
+                                         evidence, cause=why)
     kind = (m.quant_type or "").upper()
     hit = [r for r in quant if kind in r.quant_types]
     if hit:
@@ -221,7 +221,7 @@ def serve_required_flags(ctx):
             return ctx.unknown(T("{flags} not given, and whether the model needs it ({rules}: above a context "
                                  "length of {limit}) is not known: {how}", flags=unjudged[0].flag,
                                  rules=", ".join(r.id for r in unjudged), limit=unjudged[0].above_model_len, how=how),
-                               evidence)
+                               evidence, cause=unreadable(ctx.try_fact("serve_model")))
         short = [r for r in rules if r.above_model_len and not cmd.has(r.flag.lstrip("-").replace("-", "_"))]
         if short:  # the flag is required only above a length this model does not reach
             return ctx.ok(T("{flag} not given, and not needed: the model's context length {how} is within the "
@@ -244,8 +244,7 @@ def _derived_len(ctx) -> Tuple[Optional[int], str]:
 
     m = ctx.try_fact("serve_model")
     if m is None or not m.config:
-        return None, T("the model's config.json cannot be read ({why})",
-                       why=(m.why_not or m.config_error) if m is not None else "no model fact")
+        return None, T("the model's config.json cannot be read ({why})", why=unreadable(m))
     length, key, rope = derived_max_len(text_config(model_config(ctx, m)))  # --hf-overrides applied, as vLLM does
     if length is None:
         return None, T("config.json gives no context length")
@@ -361,8 +360,8 @@ def mla_graph_heads(ctx):
         return skip
     m = ctx.try_fact("serve_model")
     if m is None or m.config is None:
-        return ctx.unknown(T("the model's config.json cannot be read: {why}", why=(m.why_not or m.config_error)
-                             if m is not None else T("no model fact")))
+        why = unreadable(m)
+        return ctx.unknown(T("the model's config.json cannot be read: {why}", why=why), cause=why)
     arch = read_architecture(m.config)
     if arch.attention != "mla":
         return ctx.skip(T("{path} does not use MLA attention", path=m.path))

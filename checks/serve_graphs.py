@@ -9,7 +9,7 @@ from ascend_doctor.i18n import T
 from ascend_doctor.plugin import check, ev
 from ascend_doctor.text.versions import SpecifierSet, try_parse_version
 
-from ._serve import ascend_release, cmd_or_skip, int_opt, model_config
+from ._serve import ascend_release, cmd_or_skip, int_opt, model_config, unreadable
 
 
 @check("SERVE312", "serve-graph-stream-budget", severity="error", stage="serve",
@@ -70,8 +70,9 @@ def graph_stream_budget(ctx):
 def _judge(ctx, cmd, comp: dict, spec: dict, driver: str, version: str, g):
     m = ctx.try_fact("serve_model")
     if m is None or not m.config:
+        why = unreadable(m)
         return ctx.unknown(T("the model's config.json cannot be read ({why}): its depth decides how many graphs fit",
-                             why=(m.why_not or m.config_error) if m is not None else "no model fact"))
+                             why=why), cause=why)
     cfg = model_config(ctx, m)
     layers = text_config(cfg).get("num_hidden_layers")
     if not isinstance(layers, int) or isinstance(layers, bool) or layers <= 0:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ascend_doctor.i18n import T
 from ascend_doctor.plugin import check, ev
 
-from ._serve import model_or_outcome
+from ._serve import config_unknown, model_or_outcome
 
 AUDIO_KEYS = ("audio_config", "audio_encoder_config", "speech_config", "whisper_config")
 VISION_KEYS = ("vision_config", "visual", "vision_tower", "vit_config", "image_encoder_config")
@@ -43,8 +43,7 @@ def multimodal(ctx):
     if out:
         return out
     if m.config is None:
-        return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
-                             config_error=m.config_error))
+        return config_unknown(ctx, m)
     kinds = _modalities(m.config)
     evidence = [ev(f"file: {m.path}/config.json", T("inputs besides text: {kinds}", kinds=", ".join(kinds) or "-"))]
     if not kinds:

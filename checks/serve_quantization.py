@@ -6,7 +6,7 @@ from __future__ import annotations
 from ascend_doctor.i18n import T
 from ascend_doctor.plugin import check, ev
 
-from ._serve import model_config, model_or_outcome
+from ._serve import config_unknown, model_config, model_or_outcome
 
 
 @check("SERVE204", "serve-quantization-flag", severity="error", stage="serve",
@@ -52,8 +52,7 @@ def quantization_flag(ctx):
                         evidence, remediation=T("Add `--quantization ascend` to the vllm serve command line."))
     if flag == "ascend" and not ascend_q:
         if m.config is None:
-            return ctx.unknown(T("config.json of {path} cannot be read: {config_error}", path=m.path,
-                                 config_error=m.config_error), evidence)
+            return config_unknown(ctx, m, evidence)
         return ctx.fail(T("--quantization ascend but {path} has no quant_model_description.json: vLLM stops with "
                           "`Cannot find the config file for ascend`", path=m.path), evidence,
                         remediation=T("Drop `--quantization ascend` for unquantized (bf16) weights, or point at the "

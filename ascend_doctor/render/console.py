@@ -303,10 +303,32 @@ def _cause_text(cause: str, items: list[Finding]) -> str:
     lang = current()
     if lang != "en":
         for f in items:
-            for k, v in f.message_fields.items():
-                if v == cause and f"{k}@msg" in f.message_fields:
-                    return field_text(f.message_fields, k, lang)
+            found = _field_for(f.message_fields, cause, lang)
+            if found is not None:
+                return found
     return tr(cause)
+
+
+def _field_for(fields: dict, value: str, lang: str, depth: int = 0) -> Optional[str]:
+    """The field of a message (or of a message inside one) whose English text is `value`, rendered in `lang`."""
+    from ascend_doctor.text.jsonread import loads
+
+    for k, v in fields.items():
+        nested = fields.get(f"{k}@msg") if isinstance(k, str) and not k.endswith("@msg") else None
+        if nested is None:
+            continue
+        if v == value:
+            return field_text(fields, k, lang)
+        if depth < 4:
+            try:
+                _, sub = loads(nested)
+            except (ValueError, TypeError):
+                continue
+            if isinstance(sub, dict):
+                found = _field_for(sub, value, lang, depth + 1)
+                if found is not None:
+                    return found
+    return None
 
 
 def _group(console: Console, report: Report, cause: str, items: list[Finding]) -> None:
