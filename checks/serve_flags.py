@@ -12,7 +12,7 @@ from ascend_doctor.i18n import T, capitalized, join
 from ascend_doctor.plugin import check, ev
 from ascend_doctor.text.versions import try_parse_version
 
-from ._serve import CMD_NEEDS, cmd_evidence, cmd_or_skip, installed_names, stack_text, vllm_version
+from ._serve import cmd_evidence, cmd_or_skip, installed_names, stack_text, vllm_version
 
 
 def _upgrade_hint(ctx, kind: str, name: str) -> tuple[str, Optional[str]]:
@@ -134,7 +134,8 @@ def tokenizer_mode_known(ctx):
     return _name_check(ctx, "tokenizer_mode", "tokenizer_modes", "tokenizer_mode", "tokenizer_mode_plugin")
 
 
-@check("SERVE104", "serve-auto-tool-choice", severity="error", stage="serve", needs=CMD_NEEDS)
+@check("SERVE104", "serve-auto-tool-choice", severity="error", stage="serve",
+       needs=["serve_cmd", "vllm_files", "python"])
 def auto_tool_choice(ctx):
     """--enable-auto-tool-choice and --tool-call-parser are given together
 
@@ -153,19 +154,28 @@ def auto_tool_choice(ctx):
     auto = cmd.flag("enable_auto_tool_choice")
     parser = cmd.get("tool_call_parser")
     evidence = [cmd_evidence(cmd)]
+    # The fix names only parsers the installed vLLM has: SERVE101 judges the name, and two findings must not
+    # disagree (#40 item 16: "add --enable-auto-tool-choice next to --tool-call-parser X" while SERVE101 said X
+    # does not exist).
+    names, _, _ = installed_names(ctx, "tool_parsers", "tool_parser")
     if auto and not parser:
+        examples = [p for p in ("hermes", "qwen3_coder", "deepseek_v31", "deepseek_v32", "deepseek_v4")
+                    if names is None or p in names]
         return ctx.fail(T("--enable-auto-tool-choice without --tool-call-parser: vLLM exits at start-up with "
                           "`TypeError: Error: --enable-auto-tool-choice requires --tool-call-parser`"), evidence,
-                        remediation=T("Add `--tool-call-parser <name>` for the model (e.g. hermes for Qwen, "
-                                      "deepseek_v31/deepseek_v32/deepseek_v4 for DeepSeek), or drop "
-                                      "--enable-auto-tool-choice."))
+                        remediation=T("Add `--tool-call-parser <name>` for the model (this vLLM has e.g. {examples}; "
+                                      "SERVE203 names the one for its family), or drop --enable-auto-tool-choice.",
+                                      examples=", ".join(examples) or "-"))
     if parser and not auto:
+        unknown = (names is not None and isinstance(parser, str) and parser not in names
+                   and not cmd.has("tool_parser_plugin"))
+        fix = (T("Add `--enable-auto-tool-choice`, with a --tool-call-parser this vLLM has ({parser} is not one: "
+                 "see SERVE101).", parser=parser) if unknown else
+               T("Add `--enable-auto-tool-choice` next to `--tool-call-parser {parser}`.", parser=parser))
         return ctx.fail(T("--tool-call-parser {parser} without --enable-auto-tool-choice: requests with tool_choice "
                           "\"auto\" (the default when tools are sent) are refused with `\"auto\" tool choice "
                           "requires --enable-auto-tool-choice and --tool-call-parser to be set`",
-                          parser=parser), evidence,
-                        remediation=T("Add `--enable-auto-tool-choice` next to `--tool-call-parser {parser}`.",
-                                      parser=parser))
+                          parser=parser), evidence, remediation=fix, see=["SERVE101"] if unknown else [])
     if not parser:
         return ctx.skip(T("tool calling is not enabled (neither flag given)"))
     return ctx.ok(T("--enable-auto-tool-choice with --tool-call-parser {parser}", parser=parser), evidence)

@@ -24,7 +24,6 @@ from ascend_doctor.probes.serving import HOW_COMMAND, HOW_FLAG
 from ascend_doctor.text.redact import register_secret
 
 EXEC_HELP = EXIT_HELP + """
-\b
 When nothing is at or above --fail-on, ascend-doctor replaces itself with COMMAND (same PID, signals, exit code,
 stdin/stdout/stderr). Otherwise it prints the report to stderr and exits 1 without starting COMMAND.
 ASCEND_DOCTOR_SKIP=1 skips the checks (said loudly on stderr; --report records it). With --smoke, COMMAND runs as

@@ -102,6 +102,25 @@ def help_msgids(group: click.Group) -> dict[str, str]:
     return out
 
 
+_TABLE_ROW = re.compile(r"^\s*\S{1,6}\s{2,}")  # `  2    usage or input error …`: a term, then its description
+
+
+def _joined_rows(lines: list[str]) -> list[str]:
+    """The lines of a `\\b` block with a table row's continuation lines (indented under its description) joined to
+    it, so the row is wrapped as one."""
+    out: list[str] = []
+    hang = None
+    for line in lines:
+        lead = len(line) - len(line.lstrip())
+        if hang is not None and line.strip() and lead >= hang and not _TABLE_ROW.match(line[hang:] or " "):
+            out[-1] = out[-1].rstrip() + " " + line.strip()
+            continue
+        row = _TABLE_ROW.match(line)
+        hang = len(row.group(0)) if row else None
+        out.append(line)
+    return out
+
+
 class DoctorFormatter(click.HelpFormatter):
     """click's HelpFormatter that translates what it is given and wraps by cells (CJK takes two columns)."""
 
@@ -117,7 +136,7 @@ class DoctorFormatter(click.HelpFormatter):
         translated = help_text(text)
         from ascend_doctor.render.wrap import has_wide
 
-        if not has_wide(translated):
+        if not has_wide(translated) and "\b" not in translated:
             return super().write_text(translated)
         from ascend_doctor.render.wrap import wrap
 
@@ -125,8 +144,14 @@ class DoctorFormatter(click.HelpFormatter):
         width = max(self.width - self.current_indent, 11)
         for para in translated.split("\n\n"):
             lines = para.splitlines()
-            if lines and lines[0].strip() == "\b":  # click's "do not rewrap" marker: keep the lines as written
-                self.write("".join(f"{indent}{line}\n" for line in lines[1:]))
+            if lines and lines[0].strip() == "\b":  # click's "do not rewrap" marker: the lines as written...
+                for line in _joined_rows(lines[1:]):
+                    # ...but none wider than the terminal (#40 item 16: the exit-code table ran to 103 columns):
+                    # a table row hangs under its description, a sentence under its own indent.
+                    row = _TABLE_ROW.match(line)
+                    head = row.group(0) if row else line[:len(line) - len(line.lstrip())]
+                    for part in wrap(line[len(head):].strip(), width, head, " " * len(head)) or [""]:
+                        self.write(f"{indent}{part}\n")
             else:
                 for line in wrap(" ".join(x.strip() for x in lines), width) or [""]:
                     self.write(f"{indent}{line}\n")

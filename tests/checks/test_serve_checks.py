@@ -207,6 +207,19 @@ def test_parser_without_auto_tool_choice_fails():
     assert "--enable-auto-tool-choice" in out.remediation
 
 
+def test_the_pair_fix_never_names_a_parser_serve101_rejects():
+    """#40 item 16: SERVE104 said "add --enable-auto-tool-choice next to --tool-call-parser X" while SERVE101 said X
+    does not exist in the installed vLLM."""
+    f = facts(f"vllm serve {QWEN} --tool-call-parser hermes_typo")
+    assert status("SERVE101", f) == Status.FAIL
+    out = run_check("SERVE104", f)
+    assert out.status == Status.FAIL and "hermes_typo is not one" in out.remediation and out.see == ["SERVE101"]
+    assert "next to `--tool-call-parser hermes_typo`" not in out.remediation
+    out = run_check("SERVE104", facts(f"vllm serve {QWEN} --enable-auto-tool-choice"))
+    examples = out.remediation.split("e.g. ", 1)[1].split(";", 1)[0].split(", ")
+    assert "hermes" in examples and "deepseek_v4" not in examples  # 0.13.0 has no deepseek_v4 parser
+
+
 def test_auto_tool_choice_without_parser_fails_with_vllm_error_text():
     out = run_check("SERVE104", facts(f"vllm serve {QWEN} --enable-auto-tool-choice"))
     assert out.status == Status.FAIL
