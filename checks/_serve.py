@@ -25,7 +25,7 @@ def cmd_or_skip(ctx):
 
 
 def cmd_evidence(cmd) -> Any:
-    return ev("command line", cmd.display)
+    return ev(T("command line"), cmd.display)
 
 
 def vllm_version(ctx) -> Optional[str]:
@@ -104,7 +104,7 @@ def json_option(ctx, cmd, name: str):
     if not cmd.has(name):
         return None, [], ctx.skip(T("{option} is not given", option=flag))
     value, err = cmd.json_value(name)
-    evidence = [ev("command line", cmd.source(name))]
+    evidence = [ev(T("command line"), cmd.source(name))]
     if err:
         return None, evidence, ctx.fail(T("{option} is not a JSON object vLLM can read: {error}", option=flag,
                                           error=err), evidence,
@@ -131,7 +131,7 @@ def visible_npus(ctx, cmd):
     evidence.append(ev("cmd: npu-smi info", f"{len(smi.info.chips)} chip(s): "
                                             + ", ".join(f"NPU {c.npu_id} chip {c.chip_id}" for c in smi.info.chips)))
     chips, how = used_chips(ctx.fact("server_env"), smi, ctx.try_fact("devices"))
-    evidence.extend(ev("scope", line) for line in how)
+    evidence.extend(ev(T("scope"), line) for line in how)
     return chips, evidence, ""
 
 

@@ -38,7 +38,7 @@ def source_fix(version: Optional[str]) -> str:
 def cann_evidence(c) -> list:
     """Evidence for the active CANN install: where, which version and from which file, the arch."""
     if not c.found or c.active is None:
-        return [ev("CANN paths searched", "\n".join(c.searched) or "none")]
+        return [ev(T("CANN paths searched"), "\n".join(c.searched) or "none")]
     a = c.active
     lines = [f"root: {a.root}" + (f" (via {', '.join(a.aliases)})" if a.aliases else ""),
              f"version: {a.version} (from {a.version_source})"]
@@ -207,7 +207,7 @@ def nnal_atb(ctx):
     lines.append(f"ATB_HOME_PATH={n.atb_home_path or '(not set)'}")
     evidence = [ev("NNAL/ATB", "\n".join(lines))]
     if va is not None:
-        evidence.append(ev("serving interpreter", f"vllm-ascend {va.version}"))
+        evidence.append(ev(T("serving interpreter"), f"vllm-ascend {va.version}"))
     if py is not None and va is None:
         return ctx.skip(T("vllm-ascend is not installed: NNAL/ATB not needed"), evidence)
     if not n.found:
@@ -405,7 +405,7 @@ def cann_kernels_for_chip(ctx):
     kern = ctx.fact("opp_kernels")
     evidence = [ev(f"dir: {kern.config_dir}", ", ".join(kern.socs) if kern.socs else
                    ("missing" if kern.missing else kern.error or "empty")),
-                ev("npu-smi chips", "; ".join(f"{f}: {len(n)}x {n[0]}" for f, n in sorted(fams.items())))]
+                ev(T("npu-smi chips"), "; ".join(f"{f}: {len(n)}x {n[0]}" for f, n in sorted(fams.items())))]
     if kern.socs is None:
         return ctx.unknown(T("{path} could not be listed: {why}", path=kern.config_dir, why=kern.error), evidence)
     layout = ctx.knowledge.kernels

@@ -23,7 +23,7 @@ def not_in_container(ctx, ctr):
 
 
 def ctr_evidence(ctr):
-    return ev("container signals", f"runtime {ctr.runtime or '?'}; " + ("; ".join(ctr.signals) or "none"))
+    return ev(T("container signals"), f"runtime {ctr.runtime or '?'}; " + ("; ".join(ctr.signals) or "none"))
 
 
 def dev_excerpt(devs) -> str:
@@ -133,7 +133,7 @@ def container_driver_mounts(ctx):
     smi = ctx.try_fact("npu_smi")
     elsewhere = bool(smi is not None and smi.found and smi.tool == "npu-smi")
     states = [devs.dcmi, *devs.npu_smi, devs.driver_lib64, devs.driver_version_info, devs.ascend_install_info]
-    evidence = [ev("driver paths", "\n".join(s.describe() for s in states)
+    evidence = [ev(T("driver paths"), "\n".join(s.describe() for s in states)
                    + ("\nnpu-smi on PATH: answered `npu-smi info`" if elsewhere else "")), ctr_evidence(ctr)]
     broken = broken_mounts(devs, elsewhere)
     if broken:
@@ -315,7 +315,7 @@ def container_hccl_topology(ctx):
                           families=", ".join(sorted(fams)) or "-"))
     devs = ctx.fact("devices")
     states = [s for s in (devs.driver_topo_950, devs.hccl_rootinfo) if s is not None]
-    evidence = [ev("paths", "\n".join(s.describe() for s in states)), ev("npu-smi chips", ", ".join(fams["A5"]))]
+    evidence = [ev(T("paths"), "\n".join(s.describe() for s in states)), ev(T("npu-smi chips"), ", ".join(fams["A5"]))]
     if len(states) < 2 or any(not s.recorded for s in states):
         return ctx.unknown(T("the snapshot did not record the driver's topo directory or /etc/hccl_rootinfo.json"),
                            evidence)

@@ -37,7 +37,7 @@ def driver_version_info_evidence(drv) -> list:
             lines.append(f"compatible_version_fw=[{vi.compatible_version_fw.raw}]")
         return [ev(f"file: {drv.driver_dir}/version.info", "\n".join(lines))]
     what = drv.version_info_error or "not found"
-    return [ev("files searched", "\n".join(f"{p}: {what if p in what else 'not found'}" for p in drv.searched)
+    return [ev(T("files searched"), "\n".join(f"{p}: {what if p in what else 'not found'}" for p in drv.searched)
                or "no path searched")]
 
 

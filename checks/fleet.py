@@ -235,7 +235,8 @@ def npu_inventory(ctx):
     def count(n):
         v = n.item("devices", "NPU chips")
         return v
-    items = [("NPU chips", count), ("NPU model", lambda n: n.item("devices", "NPU model"))]
+    # The labels are messages: they are said inside the finding ("NPU chips 16 on …"), in the run's language.
+    items = [(T("NPU chips"), count), (T("NPU model"), lambda n: n.item("devices", "NPU model"))]
 
     def evidence(n):
         return ev(f"fleet: npu-smi info on {n.name}", f"chips: {count(n) or '?'}\nmodel: "

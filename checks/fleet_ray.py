@@ -146,7 +146,7 @@ def ray_placement_fits(ctx):
     sizes, bad = _sizes(cmd)
     if bad:
         return ctx.unknown(T("the parallel sizes are not integers: {options}", options=", ".join(bad)),
-                           [ev("serve command", cmd.display)])
+                           [ev(T("serve command"), cmd.display)])
     return _judge_placement(ctx, nodes, heads, sizes, cmd)
 
 
@@ -166,7 +166,7 @@ def _judge_placement(ctx, nodes, heads, sizes: dict[str, int], cmd):
     shape = f"TP {sizes['tp']} × PP {sizes['pp']}" + (f" × PCP {sizes['pcp']}" if sizes["pcp"] > 1 else "") + (
         f" × DP {sizes['dp']}" if ray_dp else "")
     per_node = ", ".join(f"{name} {npu:g}" for name, npu in sorted(have.items()))
-    evidence = [ev("serve command", cmd.display),
+    evidence = [ev(T("serve command"), cmd.display),
                 ev("ray: NPU per node", per_node + (f" (head: {heads[0].name})" if heads else " (no head marked)"))]
     fix_declare = T("Declare the NPUs on every node (`ray start --address=HEAD:6379 --resources='{{\"NPU\": 8}}'`, "
                     "the chip count npu-smi shows), add nodes, or lower the parallel sizes; then check `ray status`.")

@@ -36,7 +36,7 @@ def _setting(ctx, kind: str):
         # cause/see: the console groups this with the other checks the same npu-smi problem stopped
         return [], [], ctx.unknown(T("cannot tell the hardware family: {why}", why=why), cause=why,
                                    see=["DRV101", "CTR102", "CTR104", "NPU102"])
-    evidence = [ev("npu-smi chips", "; ".join(f"{f}: {len(n)}x {n[0]}" for f, n in sorted(fams.items())))]
+    evidence = [ev(T("npu-smi chips"), "; ".join(f"{f}: {len(n)}x {n[0]}" for f, n in sorted(fams.items())))]
     if va is None:
         return [], evidence, ctx.skip(T("vllm-ascend is not installed in the serving python"), evidence)
     rules = []
@@ -177,7 +177,7 @@ def serve_eager(ctx):
     rules, evidence, out = _setting(ctx, "eager")
     if out:
         return out
-    evidence.insert(0, ev("command line", cmd.source("enforce_eager") if cmd.has("enforce_eager")
+    evidence.insert(0, ev(T("command line"), cmd.source("enforce_eager") if cmd.has("enforce_eager")
                           else "no --enforce-eager"))
     if cmd.flag("enforce_eager"):
         return ctx.ok(T("--enforce-eager is given, as the documentation requires here"), evidence)
@@ -215,7 +215,7 @@ def serve_required_flags(ctx):
     unjudged = [r for r in missing if r.above_model_len and length is None]
     missing = [r for r in missing if not r.above_model_len] + long_
     if long_:
-        evidence.insert(0, ev("derived context length", how))
+        evidence.insert(0, ev(T("derived context length"), how))
     if not missing:
         if unjudged:
             return ctx.unknown(T("{flags} not given, and whether the model needs it ({rules}: above a context "
@@ -324,7 +324,7 @@ def container_image(ctx):
     if not image:
         return ctx.unknown(T("the container runtime ({runtime}) does not say which image runs (docker does not expose "
                              "it inside the container)", runtime=ctr.runtime or 'unknown'), evidence)
-    evidence.insert(0, ev("container image", image))
+    evidence.insert(0, ev(T("container image"), image))
     if "vllm-ascend" not in image:
         return ctx.skip(T("{image} is not a vllm-ascend image: its build is not judged", image=image), evidence)
     suffixes = sorted({v for r in rules for v in r.values})
@@ -377,7 +377,7 @@ def mla_graph_heads(ctx):
         return ctx.unknown(T("--tensor-parallel-size is not an integer"), evidence)
     per_rank = arch.heads // tp if tp and arch.heads % tp == 0 else None
     evidence.insert(0, ev(f"file: {m.path}/config.json", f"num_attention_heads: {arch.heads}, kv_lora_rank (MLA)"))
-    evidence.insert(1, ev("command line", f"TP {tp}; {how}"))
+    evidence.insert(1, ev(T("command line"), f"TP {tp}; {how}"))
     if per_rank is None:
         return ctx.skip(T("TP {tp} does not divide {heads} heads (SERVE302)", tp=tp, heads=arch.heads), evidence)
     broken = [r for r in rules if str(per_rank) not in r.values]

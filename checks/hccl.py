@@ -166,7 +166,7 @@ def hccn_link_up(ctx):
         elif ls is not None and ls.latest is not None and ls.latest.status == "DOWN":
             now = "UP now" if dev.link_up else "current status not read"
             flapping.append(T("device {d} (LINK DOWN at {time}, {now})", d=d, time=ls.latest.time, now=now))
-    evidence = [ev(src, "\n".join(lines)), ev("scope", scope.describe())]
+    evidence = [ev(src, "\n".join(lines)), ev(T("scope"), scope.describe())]
     note = _partial_note(hccn, "link")
     if down:
         return _bad(ctx, scope, T("NPU network link DOWN on {n_down} device(s): {down}{note}", n_down=len(down),
@@ -201,7 +201,7 @@ def hccn_net_health(ctx):
     if gated is not None:
         return gated
     lines = [f"device {d}: {dev.net_health or '?'}" for d, dev in sorted(hccn.devices.items())]
-    evidence = [ev(f"cmd: {hccn.tool} -i N -net_health -g", "\n".join(lines)), ev("scope", scope.describe())]
+    evidence = [ev(f"cmd: {hccn.tool} -i N -net_health -g", "\n".join(lines)), ev(T("scope"), scope.describe())]
     bad = [f"device {d}: {dev.net_health}" for d, dev in sorted(hccn.devices.items()) if dev.net_health_ok is False]
     note = _partial_note(hccn, "net_health")
     if bad:
@@ -240,7 +240,7 @@ def hccn_ip_config(ctx):
             owners.setdefault(dev.ipaddr, []).append(d)
         elif "ip" in dev.empty or "ip" in dev.commands:
             unset.append(d)
-    evidence = [ev(f"cmd: {hccn.tool} -i N -ip -g", "\n".join(lines)), ev("scope", scope.describe())]
+    evidence = [ev(f"cmd: {hccn.tool} -i N -ip -g", "\n".join(lines)), ev(T("scope"), scope.describe())]
     dups = {ip: ds for ip, ds in owners.items() if len(ds) > 1}
     problems = []
     if unset:
@@ -343,7 +343,7 @@ def hccl_timeouts(ctx):
                            cause=scope.no_count_cause(), see=["DRV101", "CTR102", "NPU102"])
     names = ("HCCL_CONNECT_TIMEOUT", "HCCL_EXEC_TIMEOUT")
     evidence = [ev("env", "\n".join(f"{n}={env[n]!r}" if n in env else f"{n}: unset" for n in names)),
-                ev("scope", scope.describe())]
+                ev(T("scope"), scope.describe())]
     values, bad = {}, []
     for n in names:
         raw = env.get(n)

@@ -122,7 +122,7 @@ def selinux_mode(ctx):
 
 
 def ctr_signals(ctr):
-    return ev("container signals", f"runtime {ctr.runtime or '?'}; " + ("; ".join(ctr.signals) or "none"))
+    return ev(T("container signals"), f"runtime {ctr.runtime or '?'}; " + ("; ".join(ctr.signals) or "none"))
 
 
 @check("HOST103", "open-files-limit", severity="error", needs=["limits", "container"])
@@ -299,7 +299,7 @@ def time_sync(ctx):
     """
     t = ctx.fact("timesync")
     ctr = ctx.try_fact("container")
-    evidence = [ev("time sync sources", "\n".join(t.seen))]
+    evidence = [ev(T("time sync sources"), "\n".join(t.seen))]
     if t.synchronized is None:
         if ctr is not None and ctr.in_container:
             return ctx.unknown(T("inside a container: the clock is the host's and no time-sync service answers "
@@ -349,7 +349,7 @@ def container_runtime(ctx):
     report with `ascend-doctor collect` output.
     """
     c = ctx.fact("container")
-    evidence = [ev("container signals", "\n".join(c.signals) or "none")]
+    evidence = [ev(T("container signals"), "\n".join(c.signals) or "none")]
     if c.in_container:
         return ctx.ok(T("running in a container ({runtime}){value}", runtime=c.runtime or 'runtime unknown',
                         value=T(" under Kubernetes") if c.kubernetes and c.runtime != 'kubernetes' else ''), evidence)

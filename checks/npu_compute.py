@@ -54,7 +54,7 @@ def compute_run(ctx):
         return J.not_run(ctx, f)
     if f.launcher_error or not f.ranks:
         return ctx.fail(T("the compute smoke gave no record: {error}", error=f.launcher_error or "no rank"),
-                        [ev("launcher stderr", f.launcher_stderr)] if f.launcher_stderr else [])
+                        [ev(T("launcher stderr"), f.launcher_stderr)] if f.launcher_stderr else [])
     hung = set(f.hung_ranks())
     lines = []
     for r in f.ranks:

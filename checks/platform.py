@@ -62,7 +62,7 @@ def _platform_evidence(fact) -> list:
         lines.append(f"VLLM_TARGET_DEVICE={fact.vllm_target_device_env!r}")
     out = [ev(f"{fact.python} -c <platform probe> ({fact.seconds or '?'} s)", "\n".join(lines))]
     if fact.stderr_tail:
-        out.append(ev("platform probe stderr (last lines)", fact.stderr_tail))
+        out.append(ev(T("platform probe stderr (last lines)"), fact.stderr_tail))
     return out
 
 

@@ -42,7 +42,7 @@ def _name_check(ctx, option: str, attr: str, kind: str, plugin_option: str):
     if not isinstance(name, str) or not name:
         return ctx.skip(T("{flag} not given", flag=flag))
     names, source, note = installed_names(ctx, attr, kind)
-    evidence = [ev("command line", cmd.source(option))]
+    evidence = [ev(T("command line"), cmd.source(option))]
     if names is None:
         return ctx.unknown(T("cannot tell which {flag} values the installed vLLM accepts: {note}", flag=flag,
                              note=note), evidence)

@@ -102,9 +102,9 @@ def _judge(ctx, cmd, comp: dict, spec: dict, driver: str, version: str, g):
     except ValueError as exc:
         return ctx.unknown(T("cannot read the parallel layout: {error}", error=str(exc)))
     fit, formula = budget_sizes(g.budget, lay)
-    evidence = [ev("capture sizes", f"{len(caps.sizes)}: {caps.how}\n{caps.sizes}"),
+    evidence = [ev(T("capture sizes"), f"{len(caps.sizes)}: {caps.how}\n{caps.sizes}"),
                 ev("old stream budget (vllm-ascend v0.20.2rc1 update_aclgraph_sizes)", formula),
-                ev("versions", f"vllm-ascend {version}, driver {driver}")]
+                ev(T("versions"), f"vllm-ascend {version}, driver {driver}")]
     if len(caps.sizes) <= fit:
         return ctx.ok(T("{n} capture sizes fit the stream budget of driver {driver}: at most {fit} for this model and "
                         "layout", n=len(caps.sizes), driver=driver, fit=fit), evidence)

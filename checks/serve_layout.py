@@ -54,7 +54,7 @@ def parallel_fits(ctx):
     per_node = math.ceil(total / nnodes) if nnodes > 1 and not cmd.has("data_parallel_size_local") else total
     chips, evidence, why = visible_npus(ctx, cmd)
     shape = f"TP {tp} x PP {pp}" + (f" x DP {dp}" if dp > 1 else "") + (f" over {nnodes} nodes" if nnodes > 1 else "")
-    evidence.insert(0, ev("command line", shape))
+    evidence.insert(0, ev(T("command line"), shape))
     if chips is None:
         return ctx.unknown(T("{shape} needs {per_node} NPU(s) here, but {why}", shape=shape, per_node=per_node,
                              why=why), evidence)
@@ -99,7 +99,7 @@ def tp_divides_heads(ctx):
     heads = text_config(cfg).get("num_attention_heads")
     evidence = [ev(f"file: {m.path}/config.json", f"num_attention_heads: {heads}, num_key_value_heads: "
                                                    f"{text_config(cfg).get('num_key_value_heads', heads)}"),
-                ev("command line", f"TP {tp}")]
+                ev(T("command line"), f"TP {tp}")]
     if not isinstance(heads, int) or heads <= 0:
         return ctx.unknown(T("config.json has no num_attention_heads"), evidence)
     refusal = tp_refusal(arch, tp)
@@ -146,7 +146,7 @@ def max_model_len(ctx):
     cfg = text_config(model_config(ctx, m))
     derived, base, rope = derived_max_len(cfg)
     evidence = [ev(f"file: {m.path}/config.json", ", ".join([base] + rope) or "no length keys"),
-                ev("command line", f"--max-model-len {want}")]
+                ev(T("command line"), f"--max-model-len {want}")]
     if derived is None:
         return ctx.unknown(T("config.json has no max_position_embeddings (or equivalent)"), evidence)
     if want <= derived:

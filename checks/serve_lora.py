@@ -94,7 +94,7 @@ def lora_adapters(ctx):
         return ctx.skip(T("LoRA is not enabled (no --enable-lora, no --lora-modules)"))
     rules = ctx.knowledge.lora
     problems, max_rank = _flag_problems(cmd, rules)
-    evidence = [ev("command line", " ".join(cmd.source(o) for o in ("enable_lora", "lora_modules", "max_lora_rank",
+    evidence = [ev(T("command line"), " ".join(cmd.source(o) for o in ("enable_lora", "lora_modules", "max_lora_rank",
                                                                     "max_loras", "max_cpu_loras") if cmd.has(o)))]
     fact = ctx.fact("serve_lora")
     unseen, seen = [], []

@@ -63,7 +63,7 @@ def _budget_evidence(cand, ws) -> list:
     lines.append(f"= KV cache: {gib(b.kv_bytes)}")
     if cand.capacity is not None:
         lines.append(f"{cand.kv.bytes_per_token} B/token ({shown(cand.kv.formula)}) → {cand.capacity.tokens} tokens")
-    return [ev("deployment model (ascend-doctor plan)", "\n".join(lines))]
+    return [ev(T("deployment model (ascend-doctor plan)"), "\n".join(lines))]
 
 
 @check("SERVE305", "serve-memory-fits", severity="error", stage="serve",

@@ -220,7 +220,7 @@ def parser_model_family(ctx):
         return config_unknown(ctx, m)
     mt = model_config(ctx, m).get("model_type")
     evidence = [ev(f"file: {m.path}/config.json", f"model_type: {mt!r}"),
-                ev("command line", cmd.source("tool_call_parser"))]
+                ev(T("command line"), cmd.source("tool_call_parser"))]
     by_template = _template_parser_verdict(ctx, cmd, m, str(mt), parser, evidence)
     if by_template is not None:
         return by_template
@@ -331,14 +331,14 @@ def model_path_ascii(ctx):
     served = cmd.get("served_model_name")
     if isinstance(model, str) and model:
         odd = _odd_chars(model)
-        evidence.append(ev("command line", f"model: {model}"))
+        evidence.append(ev(T("command line"), f"model: {model}"))
         if odd:
             problems.append(T("the model path {model} contains {odd}{value}", model=repr(model), odd=', '.join(odd),
                               value='' if served else T(", and without --served-model-name clients must send it as "
                                                         "`model`")))
     if isinstance(served, str) and served:
         odd = _odd_chars(served)
-        evidence.append(ev("command line", cmd.source("served_model_name")))
+        evidence.append(ev(T("command line"), cmd.source("served_model_name")))
         if odd:
             problems.append(T("--served-model-name {served} contains {odd}", served=repr(served), odd=', '.join(odd)))
     if not evidence:
@@ -381,7 +381,7 @@ def chat_template_tools(ctx):
     if mode in _OWN_ENCODER_MODES:
         # The pass rests on the mode existing in the installed vLLM: verified, not assumed (#22 "no pass that rests
         # on a broken fact"); SERVE103 says the same from the option's side.
-        evidence = [ev("command line", cmd.source("tokenizer_mode"))]
+        evidence = [ev(T("command line"), cmd.source("tokenizer_mode"))]
         names, source, note = installed_names(ctx, "tokenizer_modes", "tokenizer_mode")
         if names is None:
             return ctx.unknown(T("--tokenizer-mode {mode} would encode the chat without a Jinja template, but whether "

@@ -48,7 +48,7 @@ def multimodal(ctx):
     evidence = [ev(f"file: {m.path}/config.json", T("inputs besides text: {kinds}", kinds=", ".join(kinds) or "-"))]
     if not kinds:
         if cmd.has("limit_mm_per_prompt"):
-            evidence.append(ev("command line", cmd.source("limit_mm_per_prompt")))
+            evidence.append(ev(T("command line"), cmd.source("limit_mm_per_prompt")))
             return ctx.warn(T("--limit-mm-per-prompt is given for {path}, whose config.json names no image or audio "
                               "encoder: vLLM refuses it for a text-only model (`limit_mm_per_prompt is only supported "
                               "for multimodal models`) or ignores it", path=m.path), evidence,

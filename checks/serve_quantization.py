@@ -39,7 +39,7 @@ def quantization_flag(ctx):
                    + (f" (model_quant_type {m.quant_type})" if m.quant_type else "")
                    + (f"; config.json quantization_config.quant_method: {method}" if method else ""))]
     if flag is not None:
-        evidence.append(ev("command line", cmd.source("quantization")))
+        evidence.append(ev(T("command line"), cmd.source("quantization")))
     kind = m.quant_type or "Ascend-quantized"
     if ascend_q and flag is None and m.quant_description_files:
         found = _detects_modelslim(ctx)

@@ -40,7 +40,7 @@ def model_reference(ctx):
     m = ctx.fact("serve_model")
     env = ctx.fact("server_env")
     model = cmd.model or ""
-    evidence = [ev("command line", f"model: {model}")]
+    evidence = [ev(T("command line"), f"model: {model}")]
     if model.endswith(".gguf"):
         return ctx.skip(T("{model} is a GGUF file, not a model directory", model=model))
     if m.path:

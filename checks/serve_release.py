@@ -53,7 +53,7 @@ def release_combos(ctx):
         return out
     rules = [r for r in ctx.knowledge.release_rules if SpecifierSet(r.vllm_ascend).contains(dist.version)]
     env, model = ctx.fact("server_env"), _model(ctx)
-    hits, unjudged, evidence = [], [], [ev("command line", cmd.display)]
+    hits, unjudged, evidence = [], [], [ev(T("command line"), cmd.display)]
     for rule in rules:
         if model is not None and str(model.get("model_type") or "") in rule.exempt_model_types:
             continue

@@ -352,9 +352,9 @@ def torch_npu_import(ctx):
                    + (f"; signal {f.signal}" if f.signal else "") + ("; TIMED OUT" if f.timed_out else "")
                    + (f"; {f.seconds:.1f}s" if f.seconds is not None else ""))]
     if f.error:
-        evidence.append(ev("exception", f"{f.error_type}: {f.error}"))
+        evidence.append(ev(T("exception"), f"{f.error_type}: {f.error}"))
     if f.stderr_tail:
-        evidence.append(ev("stderr (last lines)", f.stderr_tail))
+        evidence.append(ev(T("stderr (last lines)"), f.stderr_tail))
     text = "\n".join(x for x in (f"{f.error_type or ''}: {f.error or ''}", f.stderr_tail) if x)
     # Only a failed import has something to diagnose (the catalogue costs ~0.3 s to load: not on the happy path).
     failed = bool(f.error or f.signal or f.timed_out or (f.returncode not in (0, None)))

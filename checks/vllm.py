@@ -72,7 +72,7 @@ def serving_stack_installed(ctx):
         evidence.append(ev(f"candidate: {c.path}", f"{known(c.how)}" + (f" ({c.detail})" if c.detail else "")
                            + f" — {state}"))
     if chosen.looked:
-        evidence.append(ev("looked, found nothing", "; ".join(chosen.looked)))
+        evidence.append(ev(T("looked, found nothing"), "; ".join(chosen.looked)))
     missing = [name for name in STACK_DISTS if have[name] is None]
     if not missing:
         return ctx.ok(T("{where} has {installed}", where=where, installed=", ".join(
@@ -390,7 +390,7 @@ def advisories(ctx):
     m = ctx.matrix
     shown = {k: versions[k] for k in ("vllm-ascend", "vllm", "torch", "torch-npu", "triton-ascend", "transformers",
                                       "cann", "driver", "firmware", "python", "machine") if k in versions}
-    evidence = [ev("versions judged", "\n".join(f"{k} {v}" for k, v in shown.items()))]
+    evidence = [ev(T("versions judged"), "\n".join(f"{k} {v}" for k, v in shown.items()))]
     hits = m.matching_advisories(versions)
     cmd = ctx.try_fact("serve_cmd")  # with a command, a check that reads it judges `judged_by` rows (SERVE312)
     handed = [a for a in hits if a.judged_by] if cmd is not None and cmd.recognized else []

@@ -12,7 +12,7 @@ from typing import List, Optional
 import click
 
 from ascend_doctor.cli.i18n_click import DoctorCommand
-from ascend_doctor.i18n import tr
+from ascend_doctor.i18n import tr, trn
 from ascend_doctor.knowledge import signatures
 from ascend_doctor.render.formats import choices
 from ascend_doctor.text.redact import redact_text, redact_tree
@@ -84,7 +84,11 @@ def _render_console(matches: List[signatures.Match], label: str, show_all: bool)
         para(_label("source:"), f"{s.source} ({s.confidence})", style="dim")
         con.print("")
     counts = {k: sum(1 for m in matches if m.signature.kind == k and not m.also_seen) for k in signatures.KINDS}
-    parts = [f"{n} {k}" for k, n in counts.items() if n]
+    said = {"error": lambda n: trn("{n} error", "{n} errors", n),
+            "warning": lambda n: trn("{n} warning", "{n} warnings", n),
+            "info": lambda n: trn("{n} info", "{n} info", n),
+            "positive": lambda n: trn("{n} positive sign", "{n} positive signs", n)}
+    parts = [said[k](n) if k in said else f"{n} {k}" for k, n in counts.items() if n]
     generic = sum(1 for m in matches if m.also_seen)
     if generic:
         parts.append(tr("{n} generic code(s) also seen", n=generic))

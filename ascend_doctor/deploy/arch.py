@@ -297,17 +297,22 @@ def read_architecture(config: dict, max_len: Optional[int] = None) -> Architectu
 
 
 def describe(a: Architecture) -> str:
-    """One line a user can check against their config.json."""
-    parts = [a.model_type or "?", f"{a.layers} layers", f"hidden {a.hidden}"]
-    if a.attention == "mla":
-        parts.append(f"MLA ({a.heads} heads, kv_lora_rank {a.kv_lora_rank} + qk_rope_head_dim {a.qk_rope_head_dim})")
-    else:
-        parts.append(f"{a.heads} heads / {a.kv_heads} KV heads × head_dim {a.head_dim}")
-    if a.is_moe:
-        parts.append(f"MoE {a.experts} experts (top-{a.experts_per_token}) in {a.moe_layers} layers")
-    if a.sliding_layers:
-        parts.append(f"{a.sliding_layers} sliding-window layers (window {a.sliding_window})")
-    if a.linear_layers:
-        parts.append(f"{a.linear_layers} linear-attention layers")
-    return ", ".join(parts)
+    """One line a user can check against their config.json, in the run's language (plan's `model:` line; #40 item
+    14: it was English under --lang zh). The config keys keep their names."""
+    from ascend_doctor.i18n import join
 
+    parts = [a.model_type or "?", T("{n} layers", n=a.layers), T("hidden {n}", n=a.hidden)]
+    if a.attention == "mla":
+        parts.append(T("MLA ({heads} heads, kv_lora_rank {rank} + qk_rope_head_dim {rope})", heads=a.heads,
+                       rank=a.kv_lora_rank, rope=a.qk_rope_head_dim))
+    else:
+        parts.append(T("{heads} heads / {kv} KV heads × head_dim {dim}", heads=a.heads, kv=a.kv_heads,
+                       dim=a.head_dim))
+    if a.is_moe:
+        parts.append(T("MoE {n} experts (top-{k}) in {layers} layers", n=a.experts, k=a.experts_per_token,
+                       layers=a.moe_layers))
+    if a.sliding_layers:
+        parts.append(T("{n} sliding-window layers (window {window})", n=a.sliding_layers, window=a.sliding_window))
+    if a.linear_layers:
+        parts.append(T("{n} linear-attention layers", n=a.linear_layers))
+    return join(", ", parts)

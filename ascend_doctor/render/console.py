@@ -208,13 +208,15 @@ def _evidence(console: Console, f: Finding, verbose: bool) -> None:
     for e in shown:
         excerpt = e.excerpt.strip()
         lines = excerpt.splitlines()
-        one = f"{INDENT}{tr('seen:')} {e.source} → "
+        one = f"{INDENT}{tr('seen:')} {tr(e.source)} → "
         if len(lines) == 1 and cell_len(one) + cell_len(lines[0]) <= max(console.width, 40):
             line = Text(one, style="cyan")
             line.append(lines[0], style="dim")
             console.print(line, soft_wrap=True)
             continue
-        _para(console, f"{INDENT}{tr('seen:')} ", e.source, style="cyan", rest=INDENT + "      ")
+        # The doctor's own labels ("container signals", "CANN paths searched") are messages: shown in the run's
+        # language; a path or a command (`file: /proc/self/limits`) is looked up, finds no entry and stays as it is.
+        _para(console, f"{INDENT}{tr('seen:')} ", tr(e.source), style="cyan", rest=INDENT + "      ")
         limit = len(lines) if verbose else EVIDENCE_LINES
         width = max(console.width, 40)
         for line in lines[:limit]:

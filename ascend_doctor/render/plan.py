@@ -20,7 +20,7 @@ from ascend_doctor.text.redact import redact_values
 def _lines(doc: PlanReport) -> list[tuple[str, str, str]]:
     """(style, head, body) rows, the same for both renderings."""
     w, want, chip, p, serve = doc.model.weights, doc.want, doc.chip, doc.plan, doc.serve
-    rows = [("bold", tr("model:") + " ", f"{doc.model.path} — {describe(doc.model.architecture)}"),
+    rows = [("bold", tr("model:") + " ", f"{doc.model.path} — {shown(describe(doc.model.architecture))}"),
             ("", tr("weights:") + " ", f"{gib(w.total_bytes)} ({shown(w.source)})"),
             ("", tr("target:") + " ", tr("{ranks} × {chip} ({family}) on {nodes} node(s), --gpu-memory-utilization "
                                          "{gmu}, {n} request(s) at once", ranks=want.ranks, chip=chip.id,

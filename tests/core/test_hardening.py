@@ -360,3 +360,28 @@ def test_write_through_truncates_a_regular_file(tmp_path: Path, monkeypatch):
     f.write_text("a much longer previous message\n")
     _write_through(f, b"short\n")
     assert f.read_text() == "short\n"
+
+
+def test_bytecode_beside_a_trusted_plugin_never_runs(planted: Path):
+    """#40 item 11: a `__pycache__/*.pyc` someone planted beside a trusted plugin, built to pass Python's freshness
+    test (the source's mtime and size in its header), must not run in the source's place: the trust rule checked the
+    .py, and the registry compiles the .py itself (core/registry.py `_SourceOnly`)."""
+    import importlib.util
+    import py_compile
+
+    checks = planted / "checks"
+    (planted / "ascend-doctor.toml").chmod(0o644)
+    source = checks / "evil.py"
+    source.write_text(PLANTED_CHECK.replace('write_text("planted code ran")', 'write_text("the source ran")'))
+    # The bytecode of another text of the same size, stamped with the source's mtime and size.
+    other = planted / "other.py"
+    other.write_text(PLANTED_CHECK.replace('write_text("planted code ran")', 'write_text("BYTECODE ran!!")'))
+    assert other.stat().st_size == source.stat().st_size
+    os.utime(other, (source.stat().st_atime, source.stat().st_mtime))
+    pyc = Path(importlib.util.cache_from_source(str(source)))
+    pyc.parent.mkdir(exist_ok=True)
+    py_compile.compile(str(other), cfile=str(pyc), invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
+    other.unlink()
+    r = run("check", "--replay", str(BROKEN), "--select", "EVIL", cwd=planted, env={"PYTHONDONTWRITEBYTECODE": ""})
+    assert r.returncode in (0, 1), r.stderr
+    assert (checks / "RAN").read_text() == "the source ran"
