@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -23,10 +24,17 @@ def _umask() -> int:
     return mask
 
 
-def _write_through(path: Path, data: bytes) -> None:
+# The process's own descriptors (`-o /dev/stdout`): links the kernel keeps, followed to wherever the caller pointed
+# them (a pipe, a terminal, the file a shell redirected to).
+_OWN_FDS = re.compile(r"^/(?:dev/std(?:in|out|err)|dev/fd/\d+|proc/self/fd/\d+)$")
+
+
+def _write_through(path: Path, data: bytes, follow: bool = False) -> None:
     """Write to a FIFO, a terminal or /dev/null in place (they cannot be replaced). The open never blocks: a FIFO
-    nobody reads is an error (ENXIO), not a hang; block devices and other character devices are refused."""
-    fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    nobody reads is an error (ENXIO), not a hang; block devices and other character devices are refused. Without
+    `follow`, a symbolic link swapped in after the caller looked is refused (O_NOFOLLOW), not followed."""
+    flags = os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY | (0 if follow else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
     try:
         st = os.fstat(fd)
         null = os.stat(os.devnull)
@@ -62,8 +70,24 @@ def write_atomic(path: Union[str, Path], text: str) -> None:
     except FileNotFoundError:
         lst = None
     special = lst is not None and not stat.S_ISREG(lst.st_mode) and not stat.S_ISLNK(lst.st_mode)
-    if special or str(os.path.abspath(target)).startswith(("/dev/", "/proc/")):
-        _write_through(target, data)
+    absolute = os.path.abspath(target)
+    own = bool(_OWN_FDS.match(absolute))
+    in_place = special or own or absolute.startswith(("/dev/", "/proc/"))
+    if in_place and not own and lst is not None and stat.S_ISLNK(lst.st_mode):
+        # A link under /dev that is not one of ours (#40 item 11: /dev/shm is world-writable, a link planted there
+        # pointed the report at any file): followed only to a pipe, socket or terminal; to a regular file, a
+        # directory or nothing it is replaced by the report like anywhere else, and its target is never written.
+        try:
+            st = os.stat(target)
+        except OSError:
+            st = None
+        in_place = st is not None and (stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode)
+                                       or stat.S_ISCHR(st.st_mode))
+        if in_place:
+            _write_through(target, data, follow=True)
+            return
+    if in_place:
+        _write_through(target, data, follow=own)
         return
     mode = None
     if lst is not None and stat.S_ISREG(lst.st_mode):

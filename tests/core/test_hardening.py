@@ -385,3 +385,50 @@ def test_bytecode_beside_a_trusted_plugin_never_runs(planted: Path):
     r = run("check", "--replay", str(BROKEN), "--select", "EVIL", cwd=planted, env={"PYTHONDONTWRITEBYTECODE": ""})
     assert r.returncode in (0, 1), r.stderr
     assert (checks / "RAN").read_text() == "the source ran"
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm") or not os.access("/dev/shm", os.W_OK), reason="no writable /dev/shm")
+def test_a_link_planted_under_dev_shm_is_replaced_not_followed(tmp_path: Path):
+    """#40 item 11: paths under /dev were written in place, so a link planted in world-writable /dev/shm pointed the
+    report at any file. Now such a link is replaced like anywhere else; the process's own descriptors (/dev/stdout,
+    /proc/self/fd/N) and links to a pipe or terminal are still written through."""
+    import tempfile
+
+    victim = tmp_path / "victim"
+    victim.write_text("root's file")
+    d = Path(tempfile.mkdtemp(dir="/dev/shm", prefix="ad-test-"))
+    try:
+        link = d / "report.json"
+        link.symlink_to(victim)
+        write_atomic(link, '{"report": 1}\n')
+        assert victim.read_text() == "root's file"
+        assert not link.is_symlink() and link.read_text() == '{"report": 1}\n'
+        dangling = d / "dangling.json"
+        dangling.symlink_to(tmp_path / "created-by-the-link")
+        write_atomic(dangling, "x\n")
+        assert not (tmp_path / "created-by-the-link").exists() and dangling.read_text() == "x\n"
+        fifo = tmp_path / "fifo"
+        os.mkfifo(fifo)
+        to_fifo = d / "to-fifo"
+        to_fifo.symlink_to(fifo)
+        r = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            write_atomic(to_fifo, "through\n")  # a link to a pipe: written through
+            assert os.read(r, 100) == b"through\n"
+        finally:
+            os.close(r)
+    finally:
+        for p in d.iterdir():
+            p.unlink()
+        d.rmdir()
+
+
+def test_the_process_own_descriptors_are_written_through(tmp_path: Path):
+    out = tmp_path / "redirected.txt"
+    code = ("from ascend_doctor.seam.atomicfile import write_atomic; "
+            "write_atomic('/dev/stdout', 'via stdout\\n'); write_atomic('/proc/self/fd/1', 'via fd\\n')")
+    with open(out, "w") as fh:
+        r = subprocess.run([sys.executable, "-c", code], stdout=fh, stderr=subprocess.PIPE, timeout=60,
+                           env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert r.returncode == 0, r.stderr
+    assert out.read_text().endswith("via fd\n")  # the shell's redirection target: a regular file, through the link
