@@ -44,6 +44,23 @@ def _metric(out: list[str], name: str, kind: str, help_text: str, samples: list[
         out.append(f"{PREFIX}_{name}{_labels(**labels)} {_number(value)}")
 
 
+# The worst first: which finding speaks for a check that appears more than once.
+_RANK = {Status.ERROR: 0, Status.FAIL: 1, Status.WARN: 2, Status.UNKNOWN: 3, Status.PASS: 4, Status.SKIP: 5}
+
+
+def _one_per_check(findings) -> list:
+    """One finding per (code, node), the worst of them: a report that holds a check twice (an edited or merged one,
+    a paste given to triage) must not write two series with one label set — node-exporter then drops the whole
+    textfile (#40 item 9), and with it the ready signal."""
+    best: dict = {}
+    for f in findings:
+        key = (f.code, f.node)
+        if key not in best or (_RANK.get(f.status, 9), f.waived is not None) < (_RANK.get(best[key].status, 9),
+                                                                                  best[key].waived is not None):
+            best[key] = f
+    return list(best.values())
+
+
 def render_prometheus(report: Report) -> str:
     base = {"host": report.host.hostname, "command": report.command}
     out: list[str] = []
@@ -53,7 +70,7 @@ def render_prometheus(report: Report) -> str:
     _metric(out, "verdict", "gauge", "1 for the verdict the run reached.",
             [({**base, "verdict": report.verdict}, 1.0)])
     checks = []
-    for f in report.findings:
+    for f in _one_per_check(report.findings):
         labels = {**base, "code": f.code, "slug": f.slug, "family": f.family, "node": f.node,
                   "status": "waived" if f.waived is not None else f.status.value, "severity": f.severity.value,
                   "gating": "true" if gating(f, report.fail_on) else "false"}

@@ -404,14 +404,14 @@ def _extend(f: PasteFacts, kind: str, no: int) -> None:
 
 
 def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int]:
-    import shlex
+    from ascend_doctor.text import shellwords
 
     t = lines[i].prompt or lines[i].text.strip()
     m = re.search(r"non-default args:\s*(\{.*\})\s*$", t)
     if m:
         try:
             args = ast.literal_eval(m.group(1))
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, RecursionError, MemoryError):  # a hostile paste: nested 100,000 deep
             return None, i
         if not isinstance(args, dict):
             return None, i
@@ -438,7 +438,7 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int]
         j += 1
         cmd = cmd.rstrip()[:-1] + " " + lines[j].text.strip()
     try:
-        argv = shlex.split(cmd)
+        argv = shellwords.split(cmd)  # linear: shlex.split took 7 s on one 1 MB word (#40 item 8)
     except ValueError:
         argv = cmd.split()
     return argv, j

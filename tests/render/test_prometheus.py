@@ -78,3 +78,18 @@ def test_a_healthy_host_is_ready():
     fam = families(r.stdout)
     assert fam["ascend_doctor_ready"].samples[0].value == 1
     assert fam["ascend_doctor_exit_code"].samples[0].value == 0
+
+
+def test_a_check_found_twice_is_one_series_the_worse():
+    """#40 item 9: a report holding a check twice (an edited or merged one) wrote two series with one label set;
+    node-exporter drops such a textfile whole, the ready signal with it."""
+    def f(status, node=None):
+        return Finding(code="HOST102", slug="s", title="t", family="HOST", status=status, severity=Severity.ERROR,
+                       message="m", node=node)
+    report = build_report(tool_version="t", host=HostSummary(hostname="h"), started_at=datetime.now(timezone.utc),
+                          duration_s=0.1, fail_on=Severity.ERROR, command="check",
+                          findings=[f(Status.PASS), f(Status.FAIL), f(Status.PASS), f(Status.PASS, "n2")])
+    samples = families(render_prometheus(report))["ascend_doctor_check"].samples
+    keys = [tuple(sorted((k, v) for k, v in s.labels.items() if k != "status")) for s in samples]
+    assert len(keys) == len(set(keys)) == 2
+    assert {s.labels.get("node"): s.labels["status"] for s in samples} == {None: "fail", "n2": "pass"}
