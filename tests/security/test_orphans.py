@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import REPO
+from tests.security.procs import sleeping
 
 pytestmark = pytest.mark.localhost
 
@@ -38,18 +39,7 @@ def _fake_tools(bin_dir: Path) -> None:
 
 
 def _ours() -> list[int]:
-    out = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                cmd = (d / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if cmd[:1] == [b"sleep"] and cmd[1:2] in ([DETACHED.encode()], [DOUBLE_FORKED.encode()]):
-                stat = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
-                if stat != "Z":
-                    out.append(int(d.name))
-    return out
+    return sleeping(DETACHED, DOUBLE_FORKED)
 
 
 def _run(args, tmp_path: Path):

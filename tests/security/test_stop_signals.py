@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import REPO
+from tests.security.procs import sleeping
 
 pytestmark = pytest.mark.localhost
 
@@ -23,17 +24,7 @@ CHILD = "318.25"
 
 
 def _ours() -> list[int]:
-    out = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                cmd = (d / "cmdline").read_bytes().split(b"\0")
-                state = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            except (OSError, IndexError):
-                continue
-            if cmd[:1] == [b"sleep"] and cmd[1:2] in ([HUNG.encode()], [CHILD.encode()]) and state != "Z":
-                out.append(int(d.name))
-    return out
+    return sleeping(HUNG, CHILD)
 
 
 @pytest.fixture()
