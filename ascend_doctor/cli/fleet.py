@@ -66,9 +66,9 @@ def _serve_command(argv: list[str], knowledge):
                                                         "this machine belongs to; or HOST:PORT of the head's GCS).")
 @click.option("--snapshots", "snapshots", multiple=True, metavar="GLOB",
               help="Snapshot files of the nodes (`ascend-doctor collect` run by ssh/pdsh/Ansible/k8s); repeatable.")
-@click.option("--node-timeout", type=float, default=60.0, show_default=True, metavar="SECONDS",
+@click.option("--node-timeout", type=SECONDS, default=60.0, show_default=True, metavar="SECONDS",
               help="Ray: a node that has not answered within this time is a finding (FLEET101).")
-@click.option("--connect-timeout", type=float, default=30.0, show_default=True, metavar="SECONDS",
+@click.option("--connect-timeout", type=SECONDS, default=30.0, show_default=True, metavar="SECONDS",
               help="Ray: give up (exit 2) when no cluster answers at --ray-address within this time.")
 @python_option("Ray: interpreter of the serving environment on the nodes.")
 @click.option("--model-dir", metavar="DIR", help="Ray: model weights directory on the nodes.")

@@ -47,6 +47,19 @@ class Seconds(click.ParamType):
         return v
 
 
+class FiniteRange(click.FloatRange):
+    """click's FloatRange, which lets `nan` through (every comparison with it is false: #40 item 9, plan exited 3),
+    refusing what is not a finite number."""
+
+    def convert(self, value, param, ctx):
+        import math
+
+        v = super().convert(value, param, ctx)
+        if not math.isfinite(v):
+            self.fail(tr("{value} is not a finite number", value=repr(value)), param, ctx)
+        return v
+
+
 MAX_SECONDS = 7 * 24 * 3600  # a week: anything longer is a typo, and larger values overflow time_t arithmetic
 SECONDS = Seconds()
 

@@ -14,6 +14,7 @@ import click
 
 from ascend_doctor import __version__
 from ascend_doctor.cli.i18n_click import DoctorCommand
+from ascend_doctor.cli.options import FiniteRange
 from ascend_doctor.core.errors import InputError
 from ascend_doctor.i18n import T
 from ascend_doctor.render.formats import choices
@@ -121,7 +122,7 @@ def _host_npus(replay: Optional[str]) -> tuple[str, int]:
               help="The context to plan for (default: the model's own, shortened if it does not fit).")
 @click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
               help="Requests of --max-model-len tokens the KV cache must hold at once.")
-@click.option("--gpu-memory-utilization", "gmu", type=click.FloatRange(min=0.05, max=1.0), default=0.9,
+@click.option("--gpu-memory-utilization", "gmu", type=FiniteRange(min=0.05, max=1.0), default=0.9,
               show_default=True)
 @click.option("--max-num-batched-tokens", "batched", type=click.IntRange(min=1), default=4096, show_default=True)
 @click.option("--vllm-ascend", "release", metavar="X", help="Plan for this vllm-ascend release (default: the newest "

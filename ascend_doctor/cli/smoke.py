@@ -37,7 +37,7 @@ from ascend_doctor.i18n import T
               help="Per-request timeout (streams included).")
 @click.option("--load", "load", type=int, default=None, metavar="N", help="Also send N tool-call requests ...")
 @click.option("--concurrency", type=int, default=8, show_default=True, metavar="C", help="... with C in flight.")
-@click.option("--load-deadline", type=float, default=None, metavar="SECONDS",
+@click.option("--load-deadline", type=SECONDS, default=None, metavar="SECONDS",
               help="Stop the load after this long (default: one --timeout per wave of C requests, plus one).")
 @compute_options
 @python_option("With --compute: the interpreter of the serving environment (default: this one).")

@@ -181,6 +181,11 @@ def test_internal_error_exits_3_and_still_writes_the_report(snap, tmp_path, monk
     ["collect", "--probe-timeout", "inf", "-o", "x.json"], ["check", "--probe-timeout", "0"],
     ["exec", "--health-timeout", "nan", "--", "vllm", "serve", "m"], ["smoke", "--base-url", "http://[::1"],
     ["smoke", "--base-url", "http://h:port/v1"],
+    # #40 item 9: click's FloatRange and plain float options let `nan` through (plan exited 3)
+    ["plan", "--model", "Qwen3-32B", "--chip", "910B3", "--npus", "8", "--gpu-memory-utilization", "nan"],
+    ["smoke", "--base-url", "http://127.0.0.1:9/v1", "--load", "2", "--load-deadline", "nan"],
+    ["fleet", "--snapshots", "x*.json", "--node-timeout", "nan"], ["fleet", "--snapshots", "x*.json",
+                                                                   "--connect-timeout", "inf"],
 ])
 def test_bad_seconds_and_urls_are_usage_errors(args, tmp_path):
     """#23 item 10: these exited 3 with pydantic's or urllib's text (and `inf` overflowed time_t); each is a one-line
