@@ -33,6 +33,7 @@ from typing import Optional
 import re2
 
 RULES_FILE = Path(__file__).with_name("gitleaks.toml")
+LINE_WINDOW = 4096  # characters of a match's line an allowlist sees on each side
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -158,9 +159,12 @@ class SecretShapes:
                         continue
                     if rule.id.startswith("generic") and not any(c.isdigit() for c in secret):
                         continue
-                line_start = scan.rfind("\n", 0, m.start()) + 1
-                line_end = scan.find("\n", m.end())
-                line = scan[line_start:line_end if line_end >= 0 else len(scan)]
+                # The match's line, at most LINE_WINDOW characters each side: a 1 MB line with many matches must not
+                # be scanned once per match.
+                lo, hi = max(0, m.start() - LINE_WINDOW), min(len(scan), m.end() + LINE_WINDOW)
+                line_start = scan.rfind("\n", lo, m.start()) + 1 or lo
+                line_end = scan.find("\n", m.end(), hi)
+                line = scan[line_start:line_end if line_end >= 0 else hi]
                 if self.allow is not None and self.allow.matches(secret, m.group(0), line):
                     continue
                 if any(a.matches(secret, m.group(0), line) for a in rule.allows):
