@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
 
 from ascend_doctor.core.model import Model
+from ascend_doctor.text.versions import try_parse_version
 
 PY = "\x00PY"  # the serving interpreter: rendered `"$PY"` (set once at the top of the script)
 INVOKER = "\x00USER"  # the user who runs the script: rendered `"${SUDO_USER:-$(id -un)}"`
@@ -35,7 +35,7 @@ PACKAGES = {"torch": "torch", "torch-npu": "torch_npu", "triton-ascend": None, "
 # On x86 PyPI's torch is the CUDA build (~20 nvidia wheels); vllm-ascend's installation guide installs torch with
 # this index so pip takes the `+cpu` build (docs/source/installation.md, e.g. at v0.9.2rc1 and v0.10.0rc1).
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-_SAFE_VERSION = re.compile(r"^[0-9A-Za-z.+!_-]{1,64}$")
+SAFE_VERSION = re.compile(r"^[0-9A-Za-z.+!_-]{1,64}$")  # what a version may hold on a script line
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -71,38 +71,22 @@ def _norm(name: Any) -> str:
 
 def _version(text: Any) -> str:
     """A version as text that is only version characters (`2.9.0.post2`, `0.13.0+empty`), or Refused."""
-    if not isinstance(text, str) or not _SAFE_VERSION.match(text):
+    if not isinstance(text, str) or not SAFE_VERSION.match(text) or try_parse_version(text) is None:
         raise Refused(f"not a version: {text!r:.60}")
-    try:
-        Version(text)
-    except InvalidVersion:
-        raise Refused(f"not a version: {text!r:.60}") from None
     return text
 
 
 def _same(a: str, b: str) -> bool:
-    try:
-        return Version(a) == Version(b)
-    except InvalidVersion:
-        return False
+    va, vb = try_parse_version(a), try_parse_version(b)
+    return va is not None and va == vb
 
 
 def known_pins(matrix, package: str) -> set[str]:
-    """Every version (for transformers: every specifier) of `package` a release row or torch_npu row names."""
-    field_of = {"torch": "torch", "torch-npu": "torch_npu", "triton-ascend": "triton_ascend"}
-    out: set[str] = set()
-    for row in matrix.releases:
-        if package == "vllm-ascend":
-            out.add(row.version)
-        elif package == "transformers":
-            if row.transformers:
-                out.add(row.transformers)
-        elif package in field_of:
-            out.update(getattr(row, field_of[package]) or [])
-    if package in ("torch", "torch-npu"):
-        for row in matrix.torch_npu:
-            out.add(row.torch if package == "torch" else row.version)
-    return out
+    """Every version of `package` the matrix names (`Matrix.known_versions`); for transformers, every specifier a
+    release row gives."""
+    if package == "transformers":
+        return {row.transformers for row in matrix.releases if row.transformers}
+    return set(matrix.known_versions(package))
 
 
 def _pin(matrix, package: Any, wanted: Any) -> tuple[str, str]:
@@ -236,9 +220,7 @@ def step(kind: str, **args) -> FixStep:
 
 
 def _plain(v):
-    if isinstance(v, tuple):
-        return [_plain(x) for x in v]
-    if isinstance(v, list):
+    if isinstance(v, (list, tuple)):
         return [_plain(x) for x in v]
     if isinstance(v, dict):
         return {str(k): _plain(x) for k, x in v.items()}

@@ -23,8 +23,9 @@ import shlex
 import textwrap
 from typing import Iterable, Optional
 
-from ascend_doctor.core.fixsteps import INVOKER, PY, Gate, Plan, Refused, plan
+from ascend_doctor.core.fixsteps import INVOKER, PY, SAFE_VERSION, Gate, Plan, Refused, plan
 from ascend_doctor.report import Finding, Report, Status
+from ascend_doctor.text import textsafe
 from ascend_doctor.text.redact import redact_text
 
 SECTIONS = (
@@ -44,7 +45,6 @@ _HOSTNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$")
 STACK = (("vllm-ascend", "vllm-ascend", "vllm_ascend"), ("vllm", "vllm", "vllm"), ("torch", "torch", "torch"),
          ("torch-npu", "torch-npu", "torch_npu"), ("triton-ascend", "triton-ascend", "triton_ascend"),
          ("transformers", "transformers", "transformers"))
-_SAFE_VERSION = re.compile(r"^[0-9A-Za-z.+!_-]{1,64}$")
 # Prints the same `name=version ...` line from the serving interpreter (a fixed program; no value of the report).
 _STACK_PY = ("import importlib.metadata as m\n"
              "def v(n):\n"
@@ -56,9 +56,9 @@ _STACK_PY = ("import importlib.metadata as m\n"
 
 
 def printable(text: str) -> str:
-    """One line of printable text: control characters (escapes, carriage returns, NUL) become `?`, runs of
-    whitespace one space."""
-    return " ".join("".join(ch if ch.isprintable() or ch.isspace() else "?" for ch in text).split())
+    """One line of printable text for a comment: `textsafe.printable` (control characters, bidi overrides and
+    undecodable bytes as visible escapes), then every run of whitespace — newlines too — one space."""
+    return " ".join(textsafe.printable(text).split())
 
 
 def _comment(label: str, text: str) -> list[str]:
@@ -95,7 +95,7 @@ def to_fix(findings: Iterable[Finding]) -> list[Finding]:
 def _plan_lines(p: Plan, code: str, indent: str) -> list[str]:
     """The step's lines: its program checked, its commands run (or printed), verified, undone when that fails."""
     out = []
-    tools = [t for t in p.tools]
+    tools = list(p.tools)
     test = " && ".join(f"have {shlex.quote(t)}" for t in tools)
     body = [f"run {_argv(c)}" for c in p.commands]
     if p.verify:
@@ -182,7 +182,7 @@ def _stack_line(report: Report) -> Optional[str]:
     parts = []
     for label, _dist, fieldname in STACK:
         v = getattr(st, fieldname, None) or "-"
-        if v != "-" and not _SAFE_VERSION.match(v):
+        if v != "-" and not SAFE_VERSION.match(v):
             return None  # a version that is not version characters: not something to compare in a script
         parts.append(f"{label}={v}")
     return " ".join(parts)

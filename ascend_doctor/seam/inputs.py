@@ -35,23 +35,46 @@ def _what(kind: str) -> Msg:
             "vendor output": T("a tool's output"), "plugin": T("a check plugin")}[kind]
 
 
-def open_regular(path: str, label: Optional[str] = None) -> BinaryIO:
+class NotRegular(OSError):
+    """`open_regular_file` found a FIFO, device, directory or socket; `kind` says which (English, for a probe's
+    error text; `open_regular` words it as a message)."""
+
+    def __init__(self, path: str, kind: str):
+        super().__init__(f"{kind}, not a regular file")
+        self.path, self.kind = path, kind
+
+
+def open_regular_file(path: str) -> BinaryIO:
     """`path` opened for reading only when it is a regular file (symlinks followed): a FIFO named
     `model.safetensors` or `config.json` would block the reader forever (#40 item 8), a device has no end. The open
-    itself cannot block (O_NONBLOCK); InputError naming what the path is otherwise."""
+    itself cannot block (O_NONBLOCK). OSError when it cannot be opened, NotRegular when it is not a file. The one
+    place that knows how (`open_regular` for the CLI's inputs, LocalHost.read_file for the probes)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = (T("a FIFO") if stat.S_ISFIFO(st.st_mode) else T("a directory") if stat.S_ISDIR(st.st_mode)
-                    else T("a device") if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
-                    else T("a socket") if stat.S_ISSOCK(st.st_mode) else T("a special file"))
-            raise InputError(T("cannot read {path}: it is {kind}, not a regular file", path=label or path, kind=kind))
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode)
+                    else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                    else "a socket" if stat.S_ISSOCK(mode) else "a special file")
+            raise NotRegular(path, kind)
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+
+
+_KINDS = {"a FIFO": T("a FIFO"), "a directory": T("a directory"), "a device": T("a device"), "a socket": T("a socket"),
+          "a special file": T("a special file")}
+
+
+def open_regular(path: str, label: Optional[str] = None) -> BinaryIO:
+    """`open_regular_file`, with what is not a regular file as an InputError naming what the path is."""
+    try:
+        return open_regular_file(path)
+    except NotRegular as exc:
+        raise InputError(T("cannot read {path}: it is {kind}, not a regular file", path=label or path,
+                           kind=_KINDS[exc.kind])) from None
 
 
 def read_bytes(path: str, kind: str, label: Optional[str] = None, regular_only: bool = False) -> bytes:

@@ -9,7 +9,6 @@ import selectors
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import threading
@@ -316,23 +315,15 @@ class LocalHost:
     def read_file(self, path: str, max_bytes: int = DEFAULT_MAX_OUTPUT) -> FileResult:
         # Only regular files (procfs and sysfs entries are): a FIFO planted where a probe reads (a model folder's
         # config.json) would block the probe forever, a device never ends (#40 item 8). The open cannot block.
+        from ascend_doctor.seam.inputs import NotRegular, open_regular_file
+
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-        except OSError as exc:
-            return FileResult(path=path, error=_errkind(exc), error_message=exc.strerror or str(exc))
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return FileResult(path=path, error=OS_ERROR, error_message="not a regular file (a FIFO, socket, "
-                                                                            "device or directory): not read")
-            os.set_blocking(fd, True)
-            with os.fdopen(fd, "rb") as fh:
-                fd = -1
+            with open_regular_file(path) as fh:
                 data = fh.read(max_bytes + 1)
+        except NotRegular as exc:
+            return FileResult(path=path, error=OS_ERROR, error_message=f"{exc.kind}, not a regular file: not read")
         except OSError as exc:
             return FileResult(path=path, error=_errkind(exc), error_message=exc.strerror or str(exc))
-        finally:
-            if fd >= 0:
-                os.close(fd)
         truncated = len(data) > max_bytes
         return FileResult(path=path, content=_decode(data[:max_bytes]), truncated=truncated)
 
