@@ -51,7 +51,8 @@ _edit = st.one_of(
     st.tuples(st.just("huge"), st.integers(0, 10**6), st.just(HUGE)),
     st.tuples(st.just("every number huge"), st.just(0), st.just(HUGE)),
     st.tuples(st.just("insert"), st.integers(0, 10**6), st.sampled_from(["\udcff", "\x00", "\r\n", ":", " : ",
-                                                                         "NPU ID : ", "0x", "-" * 80, "|"])),
+                                                                         "NPU ID : ", "0x", "-" * 80, "|", ".",
+                                                                         "1.2.3"])),
 )
 
 
@@ -113,6 +114,17 @@ def test_a_4301_digit_number_is_a_parse_error_or_ignored(kind):
     except ParseError:
         return
     assert getattr(fact, "chip_count", None) is None
+
+
+def test_a_malformed_decimal_is_a_parse_error():
+    """`float()` on the `[\\d.]+` a tool's line matched raised ValueError (exit 3 from `parse hccn-tool`)."""
+    func, _ = KINDS["hccn-tool"]
+    ping = ("hccn_tool -i 0 -ping -g address 10.0.0.2\nPING 10.0.0.2\n64 bytes from 10.0.0.2: time={t} ms\n"
+            "3 packets transmitted, 3 received, {loss}% packet loss\n")
+    assert func(ping.format(t="0.051", loss="0")).devices[0].ping.times_ms == [0.051]
+    for t, loss in (("1.2.3", "0"), ("0.05", "1..0"), ("9" * 400, "0")):
+        with pytest.raises(ParseError):
+            func(ping.format(t=t, loss=loss))
 
 
 @FAST

@@ -17,7 +17,7 @@ from pydantic import Field, computed_field
 from ascend_doctor.core.errors import ParseError
 from ascend_doctor.core.model import Model
 from ascend_doctor.parsers import clean_paste, parser_kind, split_kv
-from ascend_doctor.text.numbers import to_int
+from ascend_doctor.text.numbers import to_float, to_int
 
 # `hccn_tool -i 3 -ip -g`, possibly behind a prompt or a full path; `-ping -g address X` too: the first `-i N -cmd`
 # after the first `hccn_tool` (found in two linear steps: one pattern with a lazy gap between them was quadratic).
@@ -231,10 +231,10 @@ def _apply(dev: HccnDevice, cmd: Optional[str], lines: list[str]) -> bool:
                 p.target = m.group(1)
             m = re.search(r"time=([\d.]+)\s*ms", ln)
             if m:
-                p.times_ms.append(float(m.group(1)))
+                p.times_ms.append(to_float(m.group(1)))
             m = re.search(r"(?<!\d)(\d+) packets transmitted,\s*(\d+) received,\s*([\d.]+)% packet loss", ln)
             if m:
-                p.transmitted, p.received, p.loss_percent = to_int(m.group(1)), to_int(m.group(2)), float(m.group(3))
+                p.transmitted, p.received, p.loss_percent = to_int(m.group(1)), to_int(m.group(2)), to_float(m.group(3))
         dev.ping = p
         understood = p.target is not None or p.transmitted is not None
     elif cmd is not None:  # a subcommand without a dedicated reader: keep its `key: value` lines

@@ -7,6 +7,8 @@ raise their own ParseError for it (`to_int`), probes treat it as unreadable (`in
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Optional
 
 from ascend_doctor.core.errors import ParseError
@@ -34,5 +36,33 @@ def int_or_none(text: Optional[str], base: int = 10) -> Optional[int]:
         return None
     try:
         return to_int(text, base)
+    except ParseError:
+        return None
+
+
+_DECIMAL = re.compile(r"[+-]?\d{1,%d}(?:\.\d{1,%d})?" % (MAX_DIGITS, MAX_DIGITS))
+
+
+def to_float(text: str) -> float:
+    """A plain decimal (`12.5`, `-3`, `100.000`) as float, or ParseError (never ValueError).
+
+    Tools print a time, a percentage or a link speed this way; `1.2.3`, `1e400`, `nan`, `inf` or a 5,000-digit run
+    are not values any of them prints, and `float()` would raise on the first and pass the others through.
+    """
+    s = text.strip() if isinstance(text, str) else str(text)
+    if not _DECIMAL.fullmatch(s):
+        raise ParseError(f"{s[:40]!r} is not a decimal number")
+    v = float(s)
+    if not math.isfinite(v):  # pragma: no cover - a bounded decimal is always finite
+        raise ParseError(f"{s[:40]!r} is not a finite number")
+    return v
+
+
+def float_or_none(text: Optional[str]) -> Optional[float]:
+    """Like `to_float`, but None for None or anything that is not a plain bounded decimal."""
+    if text is None:
+        return None
+    try:
+        return to_float(text)
     except ParseError:
         return None

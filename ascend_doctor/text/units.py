@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from ascend_doctor.text.numbers import float_or_none
+
 KIB, MIB, GIB, TIB = 1024, 1024 ** 2, 1024 ** 3, 1024 ** 4
 
 
@@ -23,4 +25,4 @@ def human_bytes(n: Optional[float]) -> str:
 def speed_gts(s: str) -> Optional[float]:
     """A PCIe link speed as sysfs writes it ('16.0 GT/s PCIe') in GT/s; None for anything else ('Unknown')."""
     m = re.match(r"\s*([\d.]+)\s*GT/s", s)
-    return float(m.group(1)) if m else None
+    return float_or_none(m.group(1)) if m else None

@@ -67,6 +67,29 @@ def test_a_lone_surrogate_in_a_snapshot_reaches_every_writer_intact(tmp_path: Pa
     r.stdout.decode("utf-8")  # the console view on stdout is valid UTF-8
 
 
+@pytest.mark.parametrize("how", ["python -m", "--python"])
+def test_an_undecodable_byte_in_the_interpreter_path_is_quoted_not_a_crash(tmp_path: Path, how):
+    """The serving python's path came back from a snapshot as `\\udcff`; a message quoting it (`T(…)`, a str
+    subclass) was refused by pydantic-core (`string_unicode`) and exec ended with exit 3."""
+    data = json.loads(HEALTHY.read_text())
+    env = data["python_envs"].pop("default")
+    exe = env["executable"] = "/opt/v\udcffllm/bin/python3"
+    data["python_envs"][exe] = env
+    snap = tmp_path / "s.json"
+    snap.write_text(json_escape_surrogates(json.dumps(data, ensure_ascii=False)))
+    raw = os.fsencode(exe)  # argv as the shell passes it: the byte itself
+    cmd = ([raw, b"-m", b"vllm.entrypoints.openai.api_server", b"--model", b"/m"] if how == "python -m"
+           else [b"vllm", b"serve", b"/m"])
+    extra = [b"--python", raw] if how == "--python" else []
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "exec", "--replay", str(snap), "--format", "json",
+                        "-o", str(tmp_path / "r.json"), *extra, "--", *cmd],
+                       cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, timeout=120)
+    assert r.returncode in (0, 1), r.stderr.decode(errors="replace")
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert not [f for f in rep["findings"] if f["code"] == "DOCTOR001"]
+    assert "/opt/v\\xffllm/bin/python3" in r.stderr.decode()  # shown as an escape, not a raw byte
+
+
 @pytest.mark.localhost
 def test_collect_records_an_undecodable_env_value_losslessly(tmp_path: Path):
     out = tmp_path / "new" / "dir" / "s.json"  # collect -o creates the parent directory
