@@ -24,6 +24,20 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def first_error(exc: ValueError) -> str:
+    """One line for a refused document: where and what pydantic's first error says (`format: Input should be a valid
+    string`), or the first line of any other ValueError, at most 200 characters."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            e = errors(include_url=False)[0]
+            where = ".".join(str(x) for x in e.get("loc", ()))
+            return f"{where}: {e['msg']}"[:200] if where else str(e["msg"])[:200]
+        except (IndexError, KeyError, TypeError):
+            pass
+    return (str(exc).splitlines() or [""])[0][:200]
+
+
 class Model(BaseModel):
     model_config = ConfigDict(defer_build=True)
 

@@ -19,23 +19,24 @@ from ascend_doctor import __version__
 from ascend_doctor.core.config import Config
 from ascend_doctor.core.engine import run_static
 from ascend_doctor.core.evaluator import apply_config, evaluate
+from ascend_doctor.core.model import first_error
 from ascend_doctor.core.options import RunOptions
 from ascend_doctor.core.registry import Registry
 from ascend_doctor.facts import FactStore
 from ascend_doctor.fleet.facts import FLEET_FACTS, available, gather, summarize
-from ascend_doctor.fleet.model import TASK_ERROR, FleetNode, FleetNodes, NodeResult
+from ascend_doctor.fleet.model import TASK_ERROR, FleetNode, FleetNodes, NodeResult, node_label
 from ascend_doctor.report import Finding, HostSummary, Report, build_report
 from ascend_doctor.seam.snapshot import ReplayHost
 
 
 def unique_names(results: list[NodeResult]) -> None:
-    """Make node names unique in place (two nodes reporting one hostname get `#2`, `#3` suffixes)."""
+    """Make node names unique in place (two nodes reporting one hostname get `#2`, `#3` suffixes), each bounded
+    (`node_label`) whichever runner made it."""
     seen: dict[str, int] = {}
     for r in results:
-        base = r.name or "node"
+        base = node_label(r.name, "node")
         seen[base] = seen.get(base, 0) + 1
-        if seen[base] > 1:
-            r.name = f"{base}#{seen[base]}"
+        r.name = f"{base}#{seen[base]}" if seen[base] > 1 else base
 
 
 def _timing(r: NodeResult) -> dict:
@@ -93,7 +94,7 @@ class FleetEvaluator:
                 findings = _FINDINGS.validate_json(r.evaluation["findings"])
             except ValidationError as exc:  # another ascend-doctor version on that node, or a broken answer
                 r.evaluation, r.error_kind = None, TASK_ERROR
-                r.error = f"the node sent findings this ascend-doctor cannot read: {str(exc).splitlines()[0][:200]}"
+                r.error = f"the node sent findings this ascend-doctor cannot read: {first_error(exc)}"
                 return
             self._ready[id(r)] = ({}, r.evaluation["summary"], findings, r.evaluation["notes"])
         elif r.snapshot is not None:

@@ -6,7 +6,7 @@ import glob
 from pathlib import Path
 
 from ascend_doctor.core.errors import InputError
-from ascend_doctor.fleet.model import UNREADABLE, NodeResult
+from ascend_doctor.fleet.model import UNREADABLE, NodeResult, node_label
 from ascend_doctor.i18n import T
 from ascend_doctor.seam.snapshot import load_snapshot
 
@@ -33,5 +33,5 @@ def results_from_files(patterns: list[str]) -> list[NodeResult]:
         except InputError as exc:
             results.append(NodeResult(name=stem, error=str(exc), error_kind=UNREADABLE, source=str(path)))
             continue
-        results.append(NodeResult(name=snap.system.hostname or stem, snapshot=snap, source=str(path)))
+        results.append(NodeResult(name=node_label(snap.system.hostname, stem), snapshot=snap, source=str(path)))
     return results

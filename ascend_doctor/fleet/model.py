@@ -17,10 +17,27 @@ TIMEOUT = "timeout"      # no answer within the per-node timeout
 TASK_ERROR = "task_error"  # the collect task raised
 UNREADABLE = "unreadable"  # a snapshot file that could not be read
 
+# A hostname has at most 64 bytes on Linux (HOST_NAME_MAX) and a DNS name 253 characters. A longer "name" came from a
+# broken or hostile snapshot or node: it is shown cut (its length said), so one node cannot make every finding, line
+# and redaction pass of the report carry a megabyte (a 1 MB name took 11 s of redaction and printed 2 MB).
+NAME_MAX = 253
+NAME_SHOWN = 64
+
+
+def node_label(name: object, fallback: str) -> str:
+    """The name a node is reported under: `name` when it is a plausible host name, `fallback` when it is empty or
+    not text, and the first NAME_SHOWN characters plus its length when it is longer than any host name can be."""
+    if not isinstance(name, str) or not name.strip():
+        return fallback
+    if len(name) <= NAME_MAX:
+        return name
+    return f"{name[:NAME_SHOWN]}…({len(name):,} characters)"
+
 
 @dataclass
 class NodeResult:
-    """One node's answer as the runner got it. Times are wall-clock epoch seconds."""
+    """One node's answer as the runner got it. Times are wall-clock epoch seconds. `name` is bounded (`node_label`)
+    wherever a runner sets it from what a node or a file says."""
 
     name: str
     snapshot: Optional[Snapshot] = None

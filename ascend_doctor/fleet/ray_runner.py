@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from ascend_doctor.core.errors import InputError
+from ascend_doctor.core.model import first_error
 from ascend_doctor.core.options import RunOptions
-from ascend_doctor.fleet.model import DEAD, TASK_ERROR, TIMEOUT, NodeResult, clock_estimate
+from ascend_doctor.fleet.model import DEAD, TASK_ERROR, TIMEOUT, NodeResult, clock_estimate, node_label
 from ascend_doctor.fleet.node_task import clock_on_node, collect_on_node
 from ascend_doctor.i18n import T
 
@@ -146,7 +148,7 @@ def run_on_ray(address: str, options: RunOptions, node_timeout: float = 60.0,
     fakes: dict[str, Optional[dict]] = {}
     for n in alive:
         node_id = n["NodeID"]
-        res = NodeResult(name=n.get("NodeManagerHostname") or node_id[:12], ray_node_id=node_id,
+        res = NodeResult(name=node_label(n.get("NodeManagerHostname"), node_id[:12]), ray_node_id=node_id,
                          address=n.get("NodeManagerAddress"), source=f"ray node {node_id[:12]}",
                          ray_resources=dict(n.get("Resources") or {}))
         fakes[node_id] = _fake_for(n, fake)
@@ -200,24 +202,62 @@ def run_on_ray(address: str, options: RunOptions, node_timeout: float = 60.0,
     return run
 
 
-def _accept(res: NodeResult, out: dict) -> None:
+def _is_time(v: Any) -> bool:
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
+
+
+def _is_summary(v: Any) -> bool:
+    return isinstance(v, dict) and all(
+        isinstance(g, str) and isinstance(items, dict)
+        and all(isinstance(k, str) and (x is None or isinstance(x, str)) for k, x in items.items())
+        for g, items in v.items())
+
+
+def answer_problem(out: Any) -> Optional[str]:
+    """Why a node's answer cannot be taken in, or None when it has the shape `collect_on_node` returns.
+
+    What comes back from a node is whatever that node's Python made of it (another ascend-doctor version, a broken
+    install, a hostile node): a list instead of a dict, a time that is text or NaN, a summary of numbers. Each would
+    have raised in the driver and ended the whole run with exit 3; checked here, it costs only that node (FLEET101).
+    """
+    if not isinstance(out, dict):
+        return f"the answer is a {type(out).__name__}, not a mapping"
+    for key in ("started_at", "ended_at"):
+        if not _is_time(out.get(key)):
+            return f"{key} is not a finite time: {str(out.get(key))[:40]!r}"
+    checks = {"fake": lambda v: isinstance(v, bool), "hostname": lambda v: v is None or isinstance(v, str),
+              "findings": lambda v: isinstance(v, str), "summary": _is_summary,
+              "notes": lambda v: isinstance(v, list) and all(isinstance(n, str) for n in v),
+              "snapshot": lambda v: isinstance(v, str)}
+    for key, ok in checks.items():
+        if key in out and not ok(out[key]):
+            return f"{key} has the wrong shape ({type(out[key]).__name__})"
+    if "findings" in out and "summary" not in out:
+        return "findings came without the facts summary"
+    if "findings" not in out and "snapshot" not in out:
+        return "neither findings nor a snapshot"
+    return None
+
+
+def _accept(res: NodeResult, out: Any) -> None:
+    problem = answer_problem(out)
+    if problem:
+        res.error_kind, res.error = TASK_ERROR, f"the node sent an answer this ascend-doctor cannot read: {problem}"
+        return
     res.started_at, res.ended_at, res.fake = out.get("started_at"), out.get("ended_at"), bool(out.get("fake"))
     if "findings" in out:  # the node judged itself
-        if not isinstance(out.get("summary"), dict) or not isinstance(out.get("findings"), str):
-            res.error_kind, res.error = TASK_ERROR, "the node sent an unreadable evaluation"
-            return
         res.evaluation = {"findings": out["findings"], "summary": out["summary"], "notes": list(out.get("notes") or [])}
-        res.name = out.get("hostname") or res.name
+        res.name = node_label(out.get("hostname"), res.name)
     else:
         from ascend_doctor.seam.snapshot import Snapshot
 
         try:
             res.snapshot = Snapshot.model_validate_json(out["snapshot"])
-        except (ValueError, KeyError, TypeError) as exc:
-            res.error_kind, res.error = TASK_ERROR, f"the node sent an unreadable snapshot: {str(exc)[:300]}"
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            res.error_kind, res.error = TASK_ERROR, f"the node sent a snapshot this ascend-doctor cannot read: " \
+                                                    f"{first_error(exc)}"
             return
-        if res.snapshot.system.hostname:
-            res.name = res.snapshot.system.hostname
+        res.name = node_label(res.snapshot.system.hostname, res.name)
     if None not in (res.sent_at, res.started_at, res.ended_at, res.received_at):
         res.clock_offset_s, res.clock_uncertainty_s = clock_estimate(res.sent_at, res.started_at, res.ended_at,
                                                                      res.received_at)
