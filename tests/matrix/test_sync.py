@@ -217,3 +217,49 @@ def test_a_changed_upstream_row_is_proposed_as_changed_with_the_difference(tmp_p
     # Only the table was read: the package's own pin (3.2.2) stays first, the table's value is the other document's.
     assert p.row["triton_ascend"] == ["3.2.2", "3.2.3"] and "triton_ascend" in p.row["conflict"]
     assert p.row["python"] == ">=3.10,<3.14"
+
+
+def _tar_gz(path: Path, members: dict[str, bytes]) -> Path:
+    with tarfile.open(path, "w:gz") as t:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_an_archive_bomb_is_refused_before_it_fills_memory(tmp_path):
+    """300 members of 4 MiB of zeros pack into ~1.2 MB and would expand to 1.2 GiB (1.07 GB was measured read before
+    the bound); what is read stays within expansion_limit of the archive's size."""
+    from ascend_doctor.core.errors import InputError
+    from ascend_doctor.sync.archive import MAX_MEMBER, expansion_limit, open_tree
+
+    bomb = _tar_gz(tmp_path / "vllm-9.9.9.tar.gz", {f"vllm-9.9.9/vllm/m{i}.py": b"\0" * MAX_MEMBER for i in range(300)})
+    assert bomb.stat().st_size < 2 * 1024 * 1024
+    with pytest.raises(InputError, match="expands past 64 MiB"):
+        open_tree(str(bomb))
+    whl = tmp_path / "vllm-9.9.9-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w", zipfile.ZIP_DEFLATED) as z:
+        for i in range(300):
+            z.writestr(f"vllm/m{i}.py", b"\0" * MAX_MEMBER)
+    with pytest.raises(InputError, match="expands past 64 MiB"):
+        open_tree(str(whl))
+    assert expansion_limit(48 * 2**20) == 960 * 2**20  # vllm-0.34.0.tar.gz (48 MiB) keeps 93 MiB of text
+    small = _tar_gz(tmp_path / "vllm-9.9.8.tar.gz", {"vllm-9.9.8/vllm/a.py": b"x = 1\n"})
+    assert open_tree(str(small)).read("vllm/a.py") == "x = 1\n"
+
+
+def test_a_checkout_link_that_leaves_the_checkout_is_not_read(tmp_path):
+    from ascend_doctor.sync.archive import open_tree
+
+    outside = tmp_path / "secret.txt"
+    outside.write_text("root:x:0:0\n")
+    tree = tmp_path / "vllm-ascend"
+    (tree / "vllm_ascend").mkdir(parents=True)
+    (tree / "vllm_ascend" / "envs.py").write_text("A = 1\n")
+    (tree / "vllm_ascend" / "leak.py").symlink_to(outside)
+    (tree / "vllm_ascend" / "loop.py").symlink_to(tree / "vllm_ascend" / "loop.py")
+    (tree / "README.md").symlink_to(tree / "vllm_ascend" / "envs.py")  # inside: kept
+    t = open_tree(str(tree))
+    assert t.read("vllm_ascend/leak.py") is None and t.read("vllm_ascend/loop.py") is None
+    assert t.read("README.md") == "A = 1\n" and t.read("vllm_ascend/envs.py") == "A = 1\n"
