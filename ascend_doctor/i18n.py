@@ -128,7 +128,15 @@ def T(template: str, **fields) -> Msg:
     a `Msg` (a phrase such as "named tool_choice", or a `join` of messages): its template and fields are kept beside
     it as `name@msg` (JSON), so the whole sentence reads in one language in any rendering."""
     values = {k: str(v) for k, v in fields.items()}
-    m = Msg(template.format(**values))
+    text = template.format(**values)
+    if not text.isascii():
+        # A value quoting an undecodable byte (a lone surrogate, e.g. 0xff in an interpreter path) is written `\xff`
+        # in the sentence: pydantic-core refuses a lone surrogate in a str subclass (`string_unicode`), so a
+        # message holding one crashed the probe that made it. The fields keep the value as read.
+        from ascend_doctor.text.textsafe import escape_text
+
+        text = template.format(**{k: escape_text(v) for k, v in values.items()})
+    m = Msg(text)
     for k, v in fields.items():
         if isinstance(v, Msg):
             values[f"{k}@msg"] = json.dumps([v.template, v.fields], ensure_ascii=False)

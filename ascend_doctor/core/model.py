@@ -8,20 +8,7 @@ registry 0.58 s -> 0.27 s, the run itself 0.09 s -> 0.22 s), and that start-up s
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, model_validator
-
-
-def _plain(value: Any) -> Any:
-    """A str subclass holding an undecodable byte (a lone surrogate) as an exact str, else `value` unchanged."""
-    if type(value) is str or not isinstance(value, str) or value.isascii():
-        return value
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return str.__str__(value)
-    return value
+from pydantic import BaseModel, ConfigDict
 
 
 def first_error(exc: ValueError) -> str:
@@ -40,23 +27,3 @@ def first_error(exc: ValueError) -> str:
 
 class Model(BaseModel):
     model_config = ConfigDict(defer_build=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _surrogates_in_messages(cls, data: Any) -> Any:
-        """Let a message (`i18n.Msg`, a str subclass) that quotes an undecodable byte from the host in.
-
-        pydantic-core accepts a lone surrogate in an exact str but refuses it in a str subclass
-        (`string_unicode`), so `ServeEntry(how=T("… {program}", program=argv0))` with byte 0xff in argv[0] crashed the
-        probe. Such a message is kept as its English text (the byte stays a lone surrogate, shown `\\xff` by the
-        writers); every other value, and every message without such a byte, passes untouched.
-        """
-        if isinstance(data, dict):
-            for k, v in data.items():
-                if isinstance(v, str):
-                    p = _plain(v)
-                    if p is not v:
-                        data = {**data, k: p}
-                elif isinstance(v, (list, tuple)) and any(isinstance(x, str) and type(x) is not str for x in v):
-                    data = {**data, k: type(v)(_plain(x) for x in v)}
-        return data

@@ -163,6 +163,12 @@ def load_snapshot(path: str | Path) -> Snapshot:
                            lineno=exc.lineno)) from None
     except ValueError as exc:  # a 5,000-digit number, nesting deeper than Python's recursion limit
         raise InputError(T("snapshot {p} is not a readable JSON snapshot: {exc}", p=p, exc=exc)) from None
+    return snapshot_from_data(data, p)
+
+
+def snapshot_from_data(data: object, p: str | Path) -> Snapshot:
+    """A snapshot from its parsed JSON (`diff` reads a file once to learn whether it is a snapshot or a report);
+    InputError naming `p` when it is not one this version reads."""
     if not isinstance(data, dict) or data.get("format") != SNAPSHOT_FORMAT:
         raise InputError(T("{p} is not an ascend-doctor snapshot (expected \"format\": \"{snapshot_format}\")", p=p,
                            snapshot_format=SNAPSHOT_FORMAT))
