@@ -124,6 +124,7 @@ class SecretShapes:
             self._keywords.Compile()
         self._by_keyword: dict[str, list[int]] = {}  # keyword -> indexes of its rules
         self._always: list[Rule] = [r for r in self.rules if not r.keywords]
+        self._always_idx = frozenset(i for i, r in enumerate(self.rules) if not r.keywords)
         for i, r in enumerate(self.rules):
             for k in r.keywords:
                 self._by_keyword.setdefault(k, []).append(i)
@@ -131,11 +132,13 @@ class SecretShapes:
     def candidates(self, low: str) -> list[Rule]:
         """The rules whose keywords occur in `low` (lower-cased text), in file order: one pass of an RE2 set, which
         reports every keyword present, overlapping ones too ("apikey" holds "api" and "key")."""
-        hit: set = set()
-        if self._keywords is not None:
-            for i in self._keywords.Match(low) or ():  # None when no keyword is there
-                hit.update(self._by_keyword[self._words[i]])
-        return [r for i, r in enumerate(self.rules) if i in hit or r in self._always]
+        words = self._keywords.Match(low) if self._keywords is not None else None  # None: no keyword there
+        if not words:  # most text: only the rules without keywords (by index: comparing Rules field by field cost
+            return self._always  # 16 us a call, 11.7 s over a 10 MB paste's lines)
+        hit = set(self._always_idx)
+        for i in words:
+            hit.update(self._by_keyword[self._words[i]])
+        return [self.rules[i] for i in sorted(hit)]
 
     def spans(self, text: str, generic: bool = True) -> list[tuple[int, int, str]]:
         """[(start, end, rule id)] of the secrets in `text`, in order, overlaps merged; `generic=False` leaves out
