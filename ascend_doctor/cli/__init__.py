@@ -105,10 +105,12 @@ def main(argv: Optional[list[str]] = None) -> None:
             pass
     from ascend_doctor import i18n
     from ascend_doctor.cli.exits import install_stop_handlers
+    from ascend_doctor.seam.strays import contain
     from ascend_doctor.text.textsafe import install_terminal_streams
 
     install_terminal_streams()
     install_stop_handlers()
+    contain()  # orphans of the probes come back to us, to be swept (seam/strays.py)
     install()
     env_lang = os.environ.get("ASCEND_DOCTOR_LANG", "").strip()
     if env_lang and i18n.normalize(env_lang) is None:  # as `--lang fr` is refused, not silently ignored (#22)

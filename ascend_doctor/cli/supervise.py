@@ -21,6 +21,7 @@ import urllib.request
 from typing import Callable, Optional
 
 from ascend_doctor.i18n import T
+from ascend_doctor.seam.strays import own, release
 
 FORWARDED_SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"))
                           if s is not None)
@@ -38,6 +39,7 @@ def become(argv: list[str]) -> int:
     executable (the shell's codes), after saying why on stderr."""
     sys.stdout.flush()
     sys.stderr.flush()
+    release()  # the subreaper attribute survives execve: the server must not inherit it
     try:
         os.execvp(argv[0], argv)
     except FileNotFoundError:
@@ -121,6 +123,7 @@ class Supervisor:
         sys.stderr.flush()
         # Own session: a terminal's Ctrl-C reaches us once and we forward it once (no double SIGINT to vLLM).
         self.child = subprocess.Popen(self.argv, start_new_session=True)
+        own(self.child.pid)  # started on purpose: never swept as a probe's orphan
         for s in FORWARDED_SIGNALS:
             self._old[s] = signal.signal(s, self._forward)
 

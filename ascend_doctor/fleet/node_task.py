@@ -82,14 +82,19 @@ def collect_on_node(options_json: str, fake: Optional[dict] = None, evaluate: bo
             out["snapshot"] = text
     else:
         from ascend_doctor.seam.localhost import LocalHost
+        from ascend_doctor.seam.strays import contain, release
 
-        if evaluate:
-            out.update(evaluate_host(LocalHost(), options))
-        else:
-            from ascend_doctor.seam.collect import collect_snapshot
+        contain()  # for this task only: the Ray worker lives on after it (seam/strays.py)
+        try:
+            if evaluate:
+                out.update(evaluate_host(LocalHost(), options))
+            else:
+                from ascend_doctor.seam.collect import collect_snapshot
 
-            out["snapshot"] = collect_snapshot(LocalHost(), options,
-                                               description="ascend-doctor fleet (Ray collect task)").dump()
+                out["snapshot"] = collect_snapshot(LocalHost(), options,
+                                                   description="ascend-doctor fleet (Ray collect task)").dump()
+        finally:
+            release()
     out.update(started_at=started, ended_at=time.time() + offset)
     return out
 

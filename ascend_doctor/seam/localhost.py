@@ -29,7 +29,7 @@ from ascend_doctor.seam.host import (
     PythonEnv,
     SystemInfo,
 )
-from ascend_doctor.seam.strays import Strays, describe
+from ascend_doctor.seam.strays import Strays, describe, own
 from ascend_doctor.text.jsonread import loads
 from ascend_doctor.text.redact import register_env_secrets
 
@@ -250,6 +250,7 @@ class LocalHost:
         except OSError as exc:
             return CommandResult(argv=argv, error=_errkind(exc), error_message=str(exc),
                                  duration_s=time.monotonic() - start)
+        own(proc.pid)
         with _live_lock:
             _live.add(proc.pid)
             late = _stopping  # stop_children ran between the check above and now

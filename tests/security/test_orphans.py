@@ -1,6 +1,7 @@
-"""No process the probes start outlives the run (#23 item 8): a vendor tool that detaches a daemon with setsid()
-escapes the process-group kill, so each command is tagged in its environment and the run sweeps for the tag, kills
-what it finds and says so in the report's notes. Touches the real machine (marked localhost)."""
+"""No process the probes start outlives the run (#23 item 8, #40 item 10): a vendor tool that detaches a daemon with
+setsid() escapes the process-group kill, so each command is tagged in its environment, the doctor is the child
+subreaper of its probes (a daemon that also clears its environment comes back to it), and the run sweeps, kills what
+it finds and says so in the report's notes. Touches the real machine (marked localhost)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ pytestmark = pytest.mark.localhost
 # Unique sleep lengths: the test finds its own daemons by command line, whatever else runs on the machine.
 DETACHED = "313.25"
 DOUBLE_FORKED = "314.25"
+ENV_CLEARED = "315.25"  # a daemon that also clears its environment: no tag to find it by (#40 item 10)
 
 
 def _fake_tools(bin_dir: Path) -> None:
@@ -34,12 +36,13 @@ def _fake_tools(bin_dir: Path) -> None:
         "os.setsid()\n"
         "if os.fork(): sys.exit(0)\n"
         f"os.execvp(\"sleep\", [\"sleep\", \"{DOUBLE_FORKED}\"])' >/dev/null 2>&1 </dev/null\n"
+        f"env -i setsid sh -c 'sleep {ENV_CLEARED} & exit 0' >/dev/null 2>&1 </dev/null &\n"
         "echo 'dcmi module initialize failed. ret is -8005' >&2\nexit 3\n")
     npu_smi.chmod(0o755)
 
 
 def _ours() -> list[int]:
-    return sleeping(DETACHED, DOUBLE_FORKED)
+    return sleeping(DETACHED, DOUBLE_FORKED, ENV_CLEARED)
 
 
 def _run(args, tmp_path: Path):
