@@ -9,6 +9,10 @@ there is nothing more to wait for:
 - a rank that stays in the rendezvous or the all-reduce past the collective timeout (plus grace) is stopped;
 - at the budget every rank still running is stopped.
 
+On one node nothing listens on the network: the ranks meet through a file store in a private directory (mode 0700,
+removed at the end) instead of torch's TCPStore — whose server binds every interface whatever `master_addr` says —
+and gloo's pairs bind loopback (GLOO_SOCKET_IFNAME=lo). HCCL's own host sockets are HCCL's (HCCL_IF_IP).
+
 On a multi-node fleet (`fleet --compute`) each node's launcher starts its own ranks as global ranks `rank_offset` +
 0..world-1 of `global_world`, all meeting at the first node's `master_addr`/`master_port`: one all-reduce across
 the nodes. A rank elsewhere that fails is seen here only as this node's ranks timing out in the collective.
@@ -33,7 +37,7 @@ _LAUNCHER = r'''
 # ascend-doctor-script: compute-smoke
 import sys
 sys.path[:] = [p for p in sys.path if p not in ("", ".")]
-import collections, json, os, queue, signal, socket, subprocess, threading, time
+import collections, json, os, queue, shutil, signal, socket, subprocess, tempfile, threading, time
 cfg = json.loads(sys.argv[1])
 RANK_SCRIPT = __RANK_SCRIPT__
 
@@ -65,7 +69,9 @@ def free_port():
     return port
 
 
-port = cfg.get("master_port") or free_port()
+ONE_NODE = not cfg.get("global_world")  # fleet --compute gives every node the global world and the first node's address
+port = cfg.get("master_port") or (0 if ONE_NODE else free_port())
+store_dir = tempfile.mkdtemp(prefix="ascend-doctor-rendezvous-") if ONE_NODE else None  # 0700
 events = queue.Queue()
 ranks = []
 
@@ -82,6 +88,10 @@ for r in range(cfg["world"]):
     order = {k: v for k, v in cfg.items() if k not in ("env", "budget", "rank_offset", "global_world")}
     rank, world = cfg.get("rank_offset", 0) + r, cfg.get("global_world") or cfg["world"]
     order.update(rank=rank, local_rank=r, world=world, master_port=port)
+    if store_dir:
+        order["store_file"] = os.path.join(store_dir, "store")
+        if cfg["backend"] == "gloo":
+            env["GLOO_SOCKET_IFNAME"] = "lo"
     env["ASCEND_DOCTOR_COMPUTE"] = json.dumps(order)
     env["ASCEND_DOCTOR_LAUNCHER_PID"] = str(os.getpid())
     env.update(RANK=str(rank), LOCAL_RANK=str(r), WORLD_SIZE=str(world))
@@ -180,6 +190,8 @@ for rec, proc in ranks:
         "start_error": rec.get("start_error"), "stderr_tail": "\n".join(rec["stderr"]),
         "stage_seconds": round(rec.get("ended", now) - rec["stage_since"], 3),
         "seconds": round(rec.get("ended", now) - rec["started"], 3)})
+if store_dir:
+    shutil.rmtree(store_dir, ignore_errors=True)
 print("ASCEND_DOCTOR_COMPUTE " + json.dumps(out, default=str), flush=True)
 '''
 

@@ -220,8 +220,9 @@ for op in cfg["ops"]:
 stage("rendezvous")
 t = time.perf_counter()
 try:
-    dist.init_process_group(cfg["backend"], init_method="tcp://%s:%d" % (cfg["master_addr"], cfg["master_port"]),
-                            rank=rank, world_size=world,
+    init = ("file://" + cfg["store_file"] if cfg.get("store_file")  # one node: no listener (launcher.py)
+            else "tcp://%s:%d" % (cfg["master_addr"], cfg["master_port"]))
+    dist.init_process_group(cfg["backend"], init_method=init, rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=cfg["collective_timeout"]))
 except Exception as exc:
     emit("rendezvous", ok=False, seconds=round(time.perf_counter() - t, 3), error=error_text(exc))

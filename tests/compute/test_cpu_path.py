@@ -33,6 +33,19 @@ def test_eight_ranks_pass_within_the_budget_with_per_rank_figures():
     assert leftovers(t0) == []
 
 
+def test_one_node_listens_on_no_network_interface(tmp_path, monkeypatch):
+    """#40 item 10: torch's TCPStore server binds every interface whatever `master_addr` says (rank 0 listened on
+    0.0.0.0 / ::); one node now meets through a file store and gloo binds loopback."""
+    log = tmp_path / "listen.log"
+    monkeypatch.setenv("ASCEND_DOCTOR_TEST_LISTEN_LOG", str(log))
+    rc, report, _ = run_compute(fault_python(tmp_path, torch_python(), "listen:*"), "--compute-ranks", "2")
+    assert rc == 0 and finding(report, "NPU201")["status"] == "pass", report
+    seen = log.read_text().split("\n") if log.exists() else []
+    loopback = ("0100007F:", "00000000000000000000000001000000:")  # 127.0.0.1, ::1 as /proc/net writes them
+    outside = [s for s in seen if s and not s.split(" ", 1)[1].startswith(loopback)]
+    assert outside == [], f"listening beyond loopback: {outside}"
+
+
 def test_a_slow_rank_is_named(tmp_path):
     t0 = time.time()
     rc, report, _ = run_compute(fault_python(tmp_path, torch_python(), "slow:3"), "--compute-ranks", "4")

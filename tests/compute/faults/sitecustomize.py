@@ -7,14 +7,42 @@ unchanged:
 - wrong:    torch.matmul returns its product off by 5% (a device that computes wrong without failing);
 - hang:     torch.distributed.all_reduce never returns;
 - crash:    torch.distributed.all_reduce kills the process with SIGSEGV (faulthandler prints the stack first);
-- missing:  the rank ends before it reports anything, as a process that never started would look.
+- missing:  the rank ends before it reports anything, as a process that never started would look;
+- listen:   (rank `*`: every rank) before the all-reduce, append this process's listening TCP sockets, as
+            `rank address:port` lines, to the file ASCEND_DOCTOR_TEST_LISTEN_LOG names — then all-reduce as usual.
 """
 
 import os
 
 _spec = os.environ.get("ASCEND_DOCTOR_TEST_FAULT", "")
 _kind, _, _rank = _spec.partition(":")
-if _spec and "ASCEND_DOCTOR_COMPUTE" in os.environ and os.environ.get("RANK") == _rank:
+
+
+def _listening() -> list:
+    """This process's listening TCP sockets (its socket inodes in /proc/self/fd, matched in /proc/net/tcp{,6})."""
+    inodes = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            link = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    out = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = open(table).read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            f = row.split()
+            if len(f) > 9 and f[3] == "0A" and f[9] in inodes:  # 0A: LISTEN
+                addr, port = f[1].split(":")
+                out.append(f"{addr}:{int(port, 16)}")
+    return out
+
+
+if _spec and "ASCEND_DOCTOR_COMPUTE" in os.environ and _rank in (os.environ.get("RANK"), "*"):
     if _kind == "missing":
         os._exit(0)
     import signal
@@ -45,6 +73,16 @@ if _spec and "ASCEND_DOCTOR_COMPUTE" in os.environ and os.environ.get("RANK") ==
                 time.sleep(60)
 
         dist.all_reduce = _hang
+    elif _kind == "listen":
+        _all_reduce = dist.all_reduce
+
+        def _recording(*args, **kwargs):
+            with open(os.environ["ASCEND_DOCTOR_TEST_LISTEN_LOG"], "a") as fh:
+                for where in _listening():
+                    fh.write(f"{os.environ['RANK']} {where}\n")
+            return _all_reduce(*args, **kwargs)
+
+        dist.all_reduce = _recording
     elif _kind == "crash":
         def _crash(*args, **kwargs):
             os.kill(os.getpid(), signal.SIGSEGV)
