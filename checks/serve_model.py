@@ -250,6 +250,8 @@ def _effective_template(cmd, m) -> tuple[Optional[str], str]:
     tokenizer_config.json."""
     if m.chat_template_arg is not None:
         return m.chat_template_arg, f"--chat-template {cmd.get('chat_template')}"[:200]
+    if m.template_refused:  # a template file was not read: which one vLLM uses is not known
+        return None, ""
     for name, text in sorted(m.chat_template_files.items()):
         return text, f"{m.path}/{name}"
     if m.tokenizer_chat_template:
@@ -400,6 +402,8 @@ def chat_template_tools(ctx):
     if m.chat_template_arg_error:
         return ctx.fail(m.chat_template_arg_error, [cmd_evidence(cmd)],
                         remediation=T("Fix the --chat-template path (it is read inside the container)."))
+    if m.chat_template_arg is None and m.template_refused:
+        return ctx.unknown(m.template_refused, [ev(f"dir: {m.path}", ", ".join(m.files[:40]))])
     candidates = []
     if m.chat_template_arg is not None:
         candidates.append((f"--chat-template {cmd.get('chat_template')}"[:200], m.chat_template_arg))

@@ -21,6 +21,7 @@ from ascend_doctor.deploy.template import template_text
 from ascend_doctor.deploy.weights import WeightSize, estimate, format_of, measured
 from ascend_doctor.i18n import Msg, T
 from ascend_doctor.seam.inputs import LIMITS, open_regular, read_text
+from ascend_doctor.seam.modelfolder import allowed_root, refusal
 from ascend_doctor.text.jsonread import loads
 
 TEMPLATE_FILES = ("chat_template.jinja", "chat_template.json", "tokenizer_config.json")
@@ -40,7 +41,16 @@ class ModelFiles(Model):
     chat_template_error: Optional[str] = Field(None, description="why the template files could not be read")
 
 
-def _json(path: str) -> dict:
+def _inside(path: str, root: str) -> None:
+    """InputError when `path` is a link that leads out of the model folder (seam/modelfolder.py)."""
+    why = refusal(path, os.path.realpath(path), root) if os.path.islink(path) else None
+    if why:
+        raise InputError(why)
+
+
+def _json(path: str, root: Optional[str] = None) -> dict:
+    if root is not None:
+        _inside(path, root)
     text = read_text(path, "config", strict=True, regular_only=True)
     try:
         data = loads(text)
@@ -79,11 +89,12 @@ def _read_header(path: str) -> int:
     return max(ends, default=0)
 
 
-def checkpoint_bytes(path: str) -> tuple[Optional[int], Msg]:
-    """(bytes of the weights, where that figure came from) or (None, why not)."""
+def checkpoint_bytes(path: str, root: Optional[str] = None) -> tuple[Optional[int], Msg]:
+    """(bytes of the weights, where that figure came from) or (None, why not). Shards are sized wherever they link
+    to (only their headers' offsets are read); the index, a JSON file, must be inside `root`."""
     index = os.path.join(path, "model.safetensors.index.json")
     if os.path.isfile(index):
-        meta = _json(index).get("metadata")
+        meta = _json(index, root).get("metadata")
         total = meta.get("total_size") if isinstance(meta, dict) else None
         if isinstance(total, (int, float)) and total > 0:
             return int(total), T("{index}: metadata.total_size", index=index)
@@ -107,15 +118,16 @@ def read_model_dir(path: str, fmt: Optional[str] = None) -> ModelFiles:
     cfg_path = os.path.join(path, "config.json")
     if not os.path.isfile(cfg_path):
         raise InputError(T("{path}: no config.json", path=path))
-    config = _json(cfg_path)
+    root = allowed_root(os.path.realpath(path))
+    config = _json(cfg_path, root)
     arch = read_architecture(config, derived_max_len(text_config(config))[0])
     quant, quant_name = None, None
     for name in QUANT_DESCRIPTIONS:
         if os.path.isfile(os.path.join(path, name)):
-            quant, quant_name = _json(os.path.join(path, name)), name
+            quant, quant_name = _json(os.path.join(path, name), root), name
             break
     weight_format = fmt or format_of(arch, quant)
-    total, how = checkpoint_bytes(path)
+    total, how = checkpoint_bytes(path, root)
     if total is not None:
         weights = measured(arch, total, how, weight_format)
     else:
@@ -125,6 +137,7 @@ def read_model_dir(path: str, fmt: Optional[str] = None) -> ModelFiles:
     for name in TEMPLATE_FILES:  # a template that cannot be read is said, it does not stop the sizing
         if os.path.isfile(os.path.join(path, name)):
             try:
+                _inside(os.path.join(path, name), root)
                 texts[name] = read_text(os.path.join(path, name), "config", regular_only=True)
             except InputError as exc:
                 error = str(exc)

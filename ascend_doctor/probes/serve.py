@@ -17,6 +17,7 @@ from ascend_doctor.parsers.serve_cmdline import Launch, ServeCommand, host_text_
 from ascend_doctor.parsers.vllm_source import InstalledVllm, editable_root, read_installed
 from ascend_doctor.probes import probe
 from ascend_doctor.seam.host import REPLAY_MISS_NOTE
+from ascend_doctor.seam.modelfolder import allowed_root, refusal
 from ascend_doctor.text.jsonread import loads
 
 MODEL_FILES_MAX = 4 * 1024 * 1024
@@ -138,9 +139,16 @@ class ServeModelFact(Model):
     draft_model: Optional[str] = Field(None, description="--speculative-config `model`: a separate draft checkpoint")
     draft_config: Optional[dict[str, Any]] = Field(None, description="the draft checkpoint's config.json")
     draft_why_not: str = Field("", description="why the draft's config.json was not read")
+    refused: list[str] = Field(default_factory=list,
+                               description="files not read: links out of the model folder (seam/modelfolder.py)")
+    template_refused: Optional[str] = Field(None, description="a chat template file was such a link: why it was not "
+                                                              "read (which template vLLM uses is then unknown)")
 
 
-def _json(host, path: str) -> tuple[Optional[Any], Optional[str]]:
+def _json(host, path: str, guard=None) -> tuple[Optional[Any], Optional[str]]:
+    why = guard(path) if guard else None
+    if why:
+        return None, why
     r = host.read_file(path, max_bytes=MODEL_FILES_MAX)
     if not r.ok:
         return None, f"{path}: {r.error_message or r.error}"
@@ -176,12 +184,16 @@ INDEX = "model.safetensors.index.json"
 INDEX_MAX = 16 * 1024 * 1024  # a 600 B-parameter checkpoint's index is ~10 MB (one line per tensor)
 
 
-def _checkpoint_size(host, fact: ServeModelFact) -> None:
+def _checkpoint_size(host, fact: ServeModelFact, guard) -> None:
     """The checkpoint's bytes from its index (what save_pretrained writes as metadata.total_size)."""
     if INDEX not in fact.files:
         fact.checkpoint_source = f"no {INDEX} (a single-file checkpoint is sized from config.json)"
         return
     path = posixpath.join(fact.path, INDEX)
+    why = guard(path)
+    if why:
+        fact.checkpoint_source = why
+        return
     r = host.read_file(path, max_bytes=INDEX_MAX)
     if not r.ok or r.truncated:
         fact.checkpoint_source = f"{path}: {r.error_message or r.error or 'larger than 16 MiB'}"
@@ -196,6 +208,25 @@ def _checkpoint_size(host, fact: ServeModelFact) -> None:
         fact.checkpoint_bytes, fact.checkpoint_source = int(total), f"{path}: metadata.total_size"
     else:
         fact.checkpoint_source = f"{path}: no metadata.total_size"
+
+
+def _guard(host, fact: ServeModelFact):
+    """`guard(path)`: why a file of the model folder is not read (a link that leads out of it), else None; each
+    refusal is also kept in `fact.refused`. Where the host cannot say (a replay without the link), the file is read."""
+    folder = host.readlink(fact.path)
+    root = allowed_root(folder.resolved if folder.resolved and not folder.error else fact.path)
+    seen: dict[str, Optional[str]] = {}
+
+    def guard(path: str) -> Optional[str]:
+        if path not in seen:
+            link = host.readlink(path)
+            why = refusal(path, link.resolved, root) if link.target and link.resolved and not link.error else None
+            seen[path] = str(why) if why else None
+            if why:
+                fact.refused.append(str(why))
+        return seen[path]
+
+    return guard
 
 
 def _locate(host, ref: str) -> tuple[Optional[str], str, list[str], str, bool]:
@@ -262,26 +293,30 @@ def serve_model_probe(host, ctx) -> ServeModelFact:
     if fact.path is None:
         return fact
     j = posixpath.join
+    guard = _guard(host, fact)
     if "config.json" in fact.files:
-        fact.config, fact.config_error = _json(host, j(fact.path, "config.json"))
+        fact.config, fact.config_error = _json(host, j(fact.path, "config.json"), guard)
         if fact.config is not None and not isinstance(fact.config, dict):
             fact.config, fact.config_error = None, f"{j(fact.path, 'config.json')}: not a JSON object"
     else:
         fact.config_error = f"{j(fact.path, 'config.json')}: no such file"
+    for name in ("tokenizer_config.json", "chat_template.jinja", "chat_template.json"):
+        if name in fact.files and guard(j(fact.path, name)):
+            fact.template_refused = guard(j(fact.path, name))
     if "tokenizer_config.json" in fact.files:
-        tc, _ = _json(host, j(fact.path, "tokenizer_config.json"))
+        tc, _ = _json(host, j(fact.path, "tokenizer_config.json"), guard)
         if isinstance(tc, dict):
             fact.tokenizer_chat_template = _template_text(tc.get("chat_template"))
     for name in ("chat_template.jinja", "chat_template.json"):
-        if name in fact.files:
+        if name in fact.files and not guard(j(fact.path, name)):
             r = host.read_file(j(fact.path, name), max_bytes=MODEL_FILES_MAX)
             if r.ok:
                 fact.chat_template_files[name] = r.content
-    _checkpoint_size(host, fact)
+    _checkpoint_size(host, fact, guard)
     fact.quant_description_files = [f for f in fact.files
                                     if f.startswith("quant_model_description") and f.endswith(".json")]
     if fact.quant_description_files:
-        desc, _ = _json(host, j(fact.path, fact.quant_description_files[0]))
+        desc, _ = _json(host, j(fact.path, fact.quant_description_files[0]), guard)
         if isinstance(desc, dict) and desc.get("model_quant_type"):
             fact.quant_type = str(desc["model_quant_type"])
     return fact

@@ -65,3 +65,39 @@ def test_a_path_a_snapshot_never_recorded_is_unknown_not_missing():
                                         why_not="/models/Qwen3-32B: No such file or directory (not in the snapshot)")
     f = run_check("SERVE207", out)
     assert f.status == Status.UNKNOWN and "the snapshot did not record /models/Qwen3-32B" in f.message
+
+
+def _model_with_links(tmp_path, secret_text: str):
+    """A model folder whose chat template and config are links out of it (#40 item 11)."""
+    secret = tmp_path / "secret"
+    secret.write_text(secret_text)
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "tokenizer_config.json").write_text('{"chat_template": "{{ tools }}"}')
+    (model / "chat_template.jinja").symlink_to(secret)
+    return model
+
+
+def test_a_link_out_of_the_model_folder_is_not_read(tmp_path):
+    model = _model_with_links(tmp_path, "-----BEGIN OPENSSH PRIVATE KEY----- hunter2")
+    (model / "config.json").symlink_to(tmp_path / "secret")
+    command = f"vllm serve {model} --enable-auto-tool-choice --tool-call-parser hermes"
+    out = facts(command)
+    m = out["serve_model"]
+    assert m.chat_template_files == {} and m.config is None
+    assert "outside the model folder" in m.config_error and str(tmp_path / "secret") in m.config_error
+    f = run_check("SERVE205", out)
+    assert f.status == Status.UNKNOWN and "chat_template.jinja is a link to" in f.message
+    assert "hunter2" not in f.model_dump_json()
+
+
+def test_the_hugging_face_cache_links_into_its_blobs_are_read(tmp_path):
+    repo = tmp_path / ".cache/huggingface/hub/models--Qwen--Qwen3-0.6B"
+    snap = repo / "snapshots" / "abc123"
+    snap.mkdir(parents=True)
+    (repo / "blobs").mkdir()
+    (repo / "blobs" / "c0ffee").write_text('{"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"]}')
+    (snap / "config.json").symlink_to("../../blobs/c0ffee")
+    out = facts("vllm serve Qwen/Qwen3-0.6B", env={"HOME": str(tmp_path)})
+    assert out["serve_model"].config == {"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"]}
+    assert out["serve_model"].refused == []

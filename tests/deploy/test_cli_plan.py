@@ -240,6 +240,29 @@ def test_a_fifo_in_the_model_folder_is_refused_not_read(tmp_path, name):
     assert f"{name}: it is a FIFO, not a regular file" in r.stderr or "no config.json" in r.stderr  # isfile: False
 
 
+def test_a_link_out_of_the_model_folder_is_refused_and_the_hub_cache_layout_is_not(tmp_path):
+    """#40 item 11: `config.json -> /etc/…` was read (and a template's text quoted). A folder that is itself a link,
+    and the Hugging Face cache's snapshots/<rev>/* -> ../../blobs/* links, are the normal layouts."""
+    d = model_dir(tmp_path, C.QWEN3_32B, 65_524_000_000)
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text(json.dumps(C.QWEN3_32B))
+    (d / "config.json").unlink()
+    (d / "config.json").symlink_to(outside)
+    r = plan("--model", str(d), "--chip", "910B3", "--npus", "8")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert f"is a link to {outside}, outside the model folder {d}" in r.stderr
+    repo = tmp_path / "hub" / "models--Qwen--Qwen3-32B"
+    (repo / "blobs").mkdir(parents=True)
+    (repo / "snapshots").mkdir()
+    (repo / "blobs" / "c0ffee").write_text(json.dumps(C.QWEN3_32B))
+    (d / "config.json").unlink()
+    d.rename(repo / "snapshots" / "abc123")
+    (repo / "snapshots" / "abc123" / "config.json").symlink_to("../../blobs/c0ffee")
+    (tmp_path / "served").symlink_to(repo / "snapshots" / "abc123")  # the folder given is itself a link
+    r = plan("--model", str(tmp_path / "served"), "--chip", "910B3", "--npus", "8", "--format", "json")
+    assert r.returncode == 0, r.stderr
+
+
 @pytest.mark.localhost
 def test_the_hosts_file_reader_refuses_a_fifo_without_blocking(tmp_path):
     import os

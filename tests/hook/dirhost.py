@@ -52,7 +52,10 @@ class DirHost:
             return DirResult(path=path, error=NOT_FOUND, error_message=exc.strerror or str(exc))
 
     def readlink(self, path: str) -> LinkResult:
-        return LinkResult(path=path, error=NOT_FOUND)
+        if not os.path.lexists(path):  # as LocalHost: the disk's own answer
+            return LinkResult(path=path, error=NOT_FOUND)
+        target = os.readlink(path) if os.path.islink(path) else None
+        return LinkResult(path=path, target=target, resolved=os.path.realpath(path))
 
     def disk_usage(self, path: str) -> DiskResult:
         return DiskResult(path=path, error=NOT_FOUND)
