@@ -8,12 +8,22 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import Enum
-from typing import Any, ClassVar, Optional
+from typing import Annotated, Any, ClassVar, Optional
 
-from pydantic import Field, PrivateAttr
+from pydantic import Field, PrivateAttr, WrapValidator
 
 from ascend_doctor.core.fixsteps import FixStep
 from ascend_doctor.core.model import Model
+from ascend_doctor.i18n import Msg, shown
+
+
+def _keep_message(value: Any, handler: Any) -> Any:
+    """A message (`T(...)`) is kept as it is, for the renderers to translate; anything else is validated as str (a
+    report read back, or a node's findings, may hold anything)."""
+    return value if isinstance(value, Msg) else handler(value)
+
+
+Excerpt = Annotated[str, WrapValidator(_keep_message)]
 
 # 1.1: verdict, incomplete, fail_on_unknown, host.where/runtime/image/stack
 # 2.0: a finding's cause, see, root_cause, traceback and value are typed fields (they were keys of `details`)
@@ -53,9 +63,18 @@ class Evidence(Model, extra="forbid"):
 
     source: str = Field(description="Where it was seen: 'cmd: npu-smi info', 'file: /etc/...', 'env: VAR', "
                                     "'http: POST /v1/...'")
-    excerpt: str = Field("", description="The relevant part of what was seen (trimmed, secrets redacted)")
+    excerpt: Excerpt = Field("", description="The relevant part of what was seen (trimmed, secrets redacted); the "
+                                               "doctor's own words in it (`not found`, `none`) are a message, shown "
+                                               "in the run's language")
     ok: Optional[bool] = Field(None, description="Per-item evidence (one device, one port): true for an item that is "
                                                  "fine, false for one that is not; renderers show failing items first")
+    _shown: Optional[str] = PrivateAttr(None)  # the excerpt in the run's language, kept across the renderers' copy
+
+    def shown_excerpt(self) -> str:
+        """The excerpt as people read it: the doctor's own words in the run's language, a tool's output as it is."""
+        if self._shown is not None:
+            return self._shown
+        return shown(self.excerpt) if isinstance(self.excerpt, Msg) else self.excerpt
 
 
 class Waiver(Model, extra="forbid"):
@@ -95,13 +114,21 @@ class Finding(Model, extra="forbid"):
     see: list[str] = Field(default_factory=list, description="Codes whose findings explain this one's cause")
     root_cause: bool = Field(False, description="This finding explains others (shown first)")
     traceback: Optional[str] = Field(None, description="error: the crash of the check, probe or command")
-    value: Optional[str] = Field(None, description="fleet: the short value a node differs by (its cell in the node "
-                                                   "matrix)")
+    value: Optional[Excerpt] = Field(None, description="fleet: the short value a node differs by (its cell in the "
+                                                       "node matrix)")
     fix: list[FixStep] = Field(default_factory=list, description="The changes the check proposes, as typed steps "
                                                                  "(the fix script renders only these, after "
                                                                  "validating them again)")
     details: dict[str, Any] = Field(default_factory=dict, description="Machine-readable extras of the check "
                                                                       "(metrics, ids); no renderer reads them")
+
+    _value_shown: Optional[str] = PrivateAttr(None)  # `value` in the run's language, kept across the renderers' copy
+
+    def shown_value(self) -> Optional[str]:
+        """The node-matrix cell value as people read it (the doctor's words translated, a version as it is)."""
+        if self._value_shown is not None:
+            return self._value_shown
+        return shown(self.value) if isinstance(self.value, Msg) else self.value
 
 
 class Stack(Model, extra="forbid"):

@@ -38,7 +38,7 @@ def source_fix(version: Optional[str]) -> str:
 def cann_evidence(c) -> list:
     """Evidence for the active CANN install: where, which version and from which file, the arch."""
     if not c.found or c.active is None:
-        return [ev(T("CANN paths searched"), "\n".join(c.searched) or "none")]
+        return [ev(T("CANN paths searched"), "\n".join(c.searched) or T("none"))]
     a = c.active
     lines = [f"root: {a.root}" + (f" (via {', '.join(a.aliases)})" if a.aliases else ""),
              f"version: {a.version} (from {a.version_source})"]
@@ -241,7 +241,7 @@ def driver_version_of(ctx) -> tuple:
     st = ctx.fact("stack")
     if st.stack.driver:
         return st.stack.driver, ev(st.driver_source or "driver", st.driver_excerpt or st.stack.driver)
-    return None, ev("driver", "version.info: not found\nnpu-smi: no version")
+    return None, ev("driver", T("version.info: not found\nnpu-smi: no version"))
 
 
 @check("CANN106", "cann-driver-compatible", severity="error", needs=["cann", "stack"])

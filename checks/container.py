@@ -19,16 +19,17 @@ K8S_HINT = T("in Kubernetes, request the NPUs from the Ascend device plugin (Min
 
 def not_in_container(ctx, ctr):
     return ctx.skip(T("not in a container ({signals}): nothing is mounted, the host's own devices and driver are used",
-                      signals=', '.join(ctr.signals) or 'no container signals'))
+                      signals=', '.join(ctr.signals) or T('no container signals')))
 
 
 def ctr_evidence(ctr):
-    return ev(T("container signals"), f"runtime {ctr.runtime or '?'}; " + ("; ".join(ctr.signals) or "none"))
+    return ev(T("container signals"), T("runtime {runtime}; {signals}", runtime=ctr.runtime or "?",
+                                        signals="; ".join(ctr.signals) or T("none")))
 
 
 def dev_excerpt(devs) -> str:
     names = [f"davinci{i}" for i in devs.davinci] + [n for n, present in devs.nodes.items() if present]
-    return "Ascend nodes in /dev: " + (", ".join(names) or "none")
+    return T("Ascend nodes in /dev: {names}", names=", ".join(names) or T("none"))
 
 
 def missing_nodes(devs) -> tuple[list[str], list[str]]:
@@ -133,7 +134,7 @@ def container_driver_mounts(ctx):
     smi = ctx.try_fact("npu_smi")
     elsewhere = bool(smi is not None and smi.found and smi.tool == "npu-smi")
     states = [devs.dcmi, *devs.npu_smi, devs.driver_lib64, devs.driver_version_info, devs.ascend_install_info]
-    evidence = [ev(T("driver paths"), "\n".join(s.describe() for s in states)
+    evidence = [ev(T("driver paths"), join("\n", [s.describe() for s in states])
                    + ("\nnpu-smi on PATH: answered `npu-smi info`" if elsewhere else "")), ctr_evidence(ctr)]
     broken = broken_mounts(devs, elsewhere)
     if broken:
@@ -225,7 +226,7 @@ def container_npu_smi_error(ctx):
     smi = ctx.fact("npu_smi")
     if not smi.found:
         return ctx.skip(T("npu-smi is not in the container: CTR102 reports the missing mount"),
-                        [ev(f"cmd: {smi.tool} info", smi.command.why_not or "not found")])
+                        [ev(f"cmd: {smi.tool} info", smi.command.why_not or T("not found"))])
     src = f"cmd: {smi.tool} info"
     err = smi.info.error if smi.info is not None else None
     evidence = [ctr_evidence(ctr)]
@@ -315,7 +316,8 @@ def container_hccl_topology(ctx):
                           families=", ".join(sorted(fams)) or "-"))
     devs = ctx.fact("devices")
     states = [s for s in (devs.driver_topo_950, devs.hccl_rootinfo) if s is not None]
-    evidence = [ev(T("paths"), "\n".join(s.describe() for s in states)), ev(T("npu-smi chips"), ", ".join(fams["A5"]))]
+    evidence = [ev(T("paths"), join("\n", [s.describe() for s in states])),
+                ev(T("npu-smi chips"), ", ".join(fams["A5"]))]
     if len(states) < 2 or any(not s.recorded for s in states):
         return ctx.unknown(T("the snapshot did not record the driver's topo directory or /etc/hccl_rootinfo.json"),
                            evidence)

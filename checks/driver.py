@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ascend_doctor.i18n import T
+from ascend_doctor.i18n import T, join
 from ascend_doctor.plugin import check, ev
 from ascend_doctor.text.versions import try_parse_version
 
@@ -36,9 +36,9 @@ def driver_version_info_evidence(drv) -> list:
         if vi.compatible_version_fw:
             lines.append(f"compatible_version_fw=[{vi.compatible_version_fw.raw}]")
         return [ev(f"file: {drv.driver_dir}/version.info", "\n".join(lines))]
-    what = drv.version_info_error or "not found"
-    return [ev(T("files searched"), "\n".join(f"{p}: {what if p in what else 'not found'}" for p in drv.searched)
-               or "no path searched")]
+    what = drv.version_info_error or T("not found")
+    lines = [what if p in what else T("{path}: not found", path=p) for p in drv.searched]
+    return [ev(T("files searched"), join("\n", lines) or T("no path searched"))]
 
 
 def _smi_version(smi) -> Optional[str]:
@@ -51,11 +51,11 @@ def _smi_evidence(smi) -> list:
     if smi is None:
         return []
     if not smi.found:
-        return [ev(f"cmd: {smi.tool} info", "command not found")]
+        return [ev(f"cmd: {smi.tool} info", T("command not found"))]
     v = _smi_version(smi)
     if v:
         return [ev(f"cmd: {smi.tool} info", f"Version: {v}")]
-    return [ev(f"cmd: {smi.tool} info", smi.reason() or "no version in the header")]
+    return [ev(f"cmd: {smi.tool} info", smi.reason() or T("no version in the header"))]
 
 
 @check("DRV101", "driver-present", severity="critical", needs=["driver", "npu_smi"])

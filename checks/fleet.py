@@ -144,7 +144,7 @@ def _verdict(ctx, me, nodes, items, what: str, evidence_of):
     if diffs:
         msg = join("; ", [_describe(me.name, d) for d in diffs])
         return ctx.fail(T("{differences}{suffix}", differences=msg, suffix=suffix), evidence, differences=diffs,
-                        value=", ".join(f"{d['item']} {d['value']}" for d in diffs))
+                        value=join(", ", [T("{item} {value}", item=d["item"], value=d["value"]) for d in diffs]))
     if unknown and len(unknown) == len(items):
         return ctx.unknown(T("{what} of {name} could not be read ({unknown}){suffix}", what=what, name=me.name,
                              unknown=', '.join(unknown), suffix=suffix), evidence)
@@ -182,8 +182,8 @@ def node_reachable(ctx):
         fake = T(" (served from a replayed snapshot: test/demo hook)") if me.fake else ""
         return ctx.ok(T("{name} answered{took}{fake}", name=me.name, took=took, fake=fake),
                       [ev(f"fleet: {me.source}", "")], **t)
-    return ctx.fail(me.error or "no answer", [ev(f"fleet: {me.source}", me.error or "")],
-                    kind=me.error_kind, value=me.error_kind or "no answer", **me.timing)
+    return ctx.fail(me.error or T("no answer"), [ev(f"fleet: {me.source}", me.error or "")],
+                    kind=me.error_kind, value=me.error_kind or T("no answer"), **me.timing)
 
 
 @check("FLEET102", "versions-identical", severity="error", needs=["fleet_nodes", "fleet_node"], stage="fleet")
@@ -311,7 +311,7 @@ def hccl_ips_unique(ctx):
         shown = problems if len(problems) <= 4 else problems[:3] + [f"and {len(problems) - 3} more (details)"]
         return ctx.fail("; ".join(shown) + _others_unreachable(nodes), evidence, duplicates=dups,
                         conf_mismatch=mismatch,
-                        value="dup " + ",".join(d["ip"] for d in dups) if dups else "≠ hccn.conf")
+                        value=T("dup {ips}", ips=",".join(d["ip"] for d in dups)) if dups else "≠ hccn.conf")
     return ctx.ok(T("{n_mine} device IP(s) on {name}, none used elsewhere in the fleet, all as in "
                     "hccn.conf{others_unreachable}", n_mine=len(mine), name=me.name,
                     others_unreachable=_others_unreachable(nodes)), evidence)

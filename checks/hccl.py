@@ -73,7 +73,7 @@ def _port_gate(ctx, hccn, scope: Scope, warn_missing_tool: bool = False):
                              "no device ids for hccn_tool)"), [ev("hccn_tool", hccn.tool_error or "no device ids")],
                            cause=scope.no_count_cause(), see=["DRV101", "CTR102", "NPU102"])
     if not hccn.tool_found:
-        why = hccn.tool_error or "hccn_tool not found"
+        why = hccn.tool_error or T("hccn_tool not found")
         evidence = [ev(f"cmd: {TOOL_PATH}", why)]
         ctr = ctx.try_fact("container")
         if ctr is not None and ctr.in_container:
@@ -291,7 +291,7 @@ def hccn_conf_consistent(ctx):
         if not live:
             return ctx.skip(T("no /etc/hccn.conf and no live port addresses: nothing to compare"))
         return ctx.warn(T("/etc/hccn.conf is missing although {n_live} device(s) have live IPs: they are not persisted",
-                          n_live=len(live)), [ev("file: /etc/hccn.conf", "not found")])
+                          n_live=len(live)), [ev("file: /etc/hccn.conf", T("not found"))])
     conf = hccn.conf
     lines, diffs = [], []
     for d, dev in sorted(live.items()):

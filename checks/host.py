@@ -122,7 +122,8 @@ def selinux_mode(ctx):
 
 
 def ctr_signals(ctr):
-    return ev(T("container signals"), f"runtime {ctr.runtime or '?'}; " + ("; ".join(ctr.signals) or "none"))
+    return ev(T("container signals"), T("runtime {runtime}; {signals}", runtime=ctr.runtime or "?",
+                                        signals="; ".join(ctr.signals) or T("none")))
 
 
 @check("HOST103", "open-files-limit", severity="error", needs=["limits", "container"])
@@ -184,7 +185,7 @@ def dev_shm_size(ctx):
     shm = ctx.fact("shm")
     pol = ctx.policy.shm_gib
     if not shm.mounted:
-        return ctx.fail(T("/dev/shm does not exist"), [ev("path: /dev/shm", "not found")])
+        return ctx.fail(T("/dev/shm does not exist"), [ev("path: /dev/shm", T("not found"))])
     evidence = [ev("statvfs: /dev/shm", f"size {_gib(shm.total_bytes)}, free {_gib(shm.free_bytes)}"
                                         + (f"\n{shm.mount_line}" if shm.mount_line else ""))]
     if shm.total_bytes < pol.minimum * GIB:
@@ -299,7 +300,7 @@ def time_sync(ctx):
     """
     t = ctx.fact("timesync")
     ctr = ctx.try_fact("container")
-    evidence = [ev(T("time sync sources"), "\n".join(t.seen))]
+    evidence = [ev(T("time sync sources"), join("\n", t.seen))]
     if t.synchronized is None:
         if ctr is not None and ctr.in_container:
             return ctx.unknown(T("inside a container: the clock is the host's and no time-sync service answers "
@@ -331,7 +332,7 @@ def gcc_version(ctx):
     g = ctx.fact("gcc")
     if not g.found:
         return ctx.warn(T("gcc not found: source builds of vllm-ascend will fail (wheels and images are fine)"),
-                        [ev("cmd: gcc --version", "command not found")])
+                        [ev("cmd: gcc --version", T("command not found"))])
     return ctx.ok(T("gcc {version}", version=g.version or '?'), [ev("cmd: gcc --version", g.first_line)])
 
 
@@ -349,7 +350,7 @@ def container_runtime(ctx):
     report with `ascend-doctor collect` output.
     """
     c = ctx.fact("container")
-    evidence = [ev(T("container signals"), "\n".join(c.signals) or "none")]
+    evidence = [ev(T("container signals"), "\n".join(c.signals) or T("none"))]
     if c.in_container:
         return ctx.ok(T("running in a container ({runtime}){value}", runtime=c.runtime or 'runtime unknown',
                         value=T(" under Kubernetes") if c.kubernetes and c.runtime != 'kubernetes' else ''), evidence)

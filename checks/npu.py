@@ -262,7 +262,7 @@ def npu_smi_error(ctx):
     """
     smi = ctx.fact("npu_smi")
     if not smi.found:
-        return ctx.unknown(smi.reason(), [ev(smi_source(smi), smi.command.why_not or "not found")],
+        return ctx.unknown(smi.reason(), [ev(smi_source(smi), smi.command.why_not or T("not found"))],
                            cause=smi.reason(), see=SMI_DIAGNOSED_BY)
     ctr = ctx.try_fact("container")
     in_container = bool(ctr is not None and ctr.in_container)

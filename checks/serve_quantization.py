@@ -35,7 +35,8 @@ def quantization_flag(ctx):
     method = str(qc.get("quant_method") or "") if qc else ""
     ascend_q = bool(m.quant_description_files) or method == "ascend"
     flag = cmd.get("quantization")
-    evidence = [ev(f"dir: {m.path}", "quant description: " + (", ".join(m.quant_description_files) or "none")
+    described = T("quant description: {files}", files=", ".join(m.quant_description_files) or T("none"))
+    evidence = [ev(f"dir: {m.path}", described
                    + (f" (model_quant_type {m.quant_type})" if m.quant_type else "")
                    + (f"; config.json quantization_config.quant_method: {method}" if method else ""))]
     if flag is not None:

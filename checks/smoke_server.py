@@ -72,7 +72,7 @@ def model_served(ctx):
     if facts.models_served is None:
         return ctx.fail(T("GET /models did not return the OpenAI list shape ({{\"data\": [{{\"id\": ...}}]}})"),
                         exchange_evidence(x))
-    served = ", ".join(facts.models_served) or "none"
+    served = ", ".join(facts.models_served) or T("none")
     if facts.model_source == "option" and facts.model not in facts.models_served:
         return ctx.fail(T("model {model} is not served; the server serves: {served}", model=repr(facts.model),
                           served=served), exchange_evidence(x),

@@ -72,7 +72,7 @@ def serving_stack_installed(ctx):
         evidence.append(ev(f"candidate: {c.path}", f"{known(c.how)}" + (f" ({c.detail})" if c.detail else "")
                            + f" — {state}"))
     if chosen.looked:
-        evidence.append(ev(T("looked, found nothing"), "; ".join(chosen.looked)))
+        evidence.append(ev(T("looked, found nothing"), join("; ", chosen.looked)))
     missing = [name for name in STACK_DISTS if have[name] is None]
     if not missing:
         return ctx.ok(T("{where} has {installed}", where=where, installed=", ".join(

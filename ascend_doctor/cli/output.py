@@ -17,7 +17,7 @@ import sys
 from typing import Any, Callable, Optional, TextIO
 
 from ascend_doctor.core.errors import InputError
-from ascend_doctor.i18n import T
+from ascend_doctor.i18n import Msg, T
 from ascend_doctor.render.formats import choices, extensions, machine, renderer
 from ascend_doctor.text.redact import redact_text, redact_tree
 from ascend_doctor.text.textsafe import printable, undecodable_note, undecodable_paths
@@ -137,8 +137,15 @@ def clean_report(report):
         for name in report.triage.TEXTS:
             value = report.triage.text(name)
             triage[name] = [redact_text(v) for v in value] if isinstance(value, list) else redact_text(value)
+    excerpts = {(i, j): redact_text(e.shown_excerpt()) for i, f in enumerate(report.findings)
+                for j, e in enumerate(f.evidence) if isinstance(e.excerpt, Msg)}
+    values = {i: redact_text(f.shown_value()) for i, f in enumerate(report.findings) if isinstance(f.value, Msg)}
     cleaned = clean_record(report)
+    for i, text in values.items():
+        cleaned.findings[i]._value_shown = text
     cleaned._notes_shown = notes + cleaned.notes[len(notes):]  # + the undecodable-bytes note clean_record adds
+    for (i, j), text in excerpts.items():
+        cleaned.findings[i].evidence[j]._shown = text
     if cleaned.triage is not None:
         cleaned.triage._shown = triage
     return cleaned

@@ -19,7 +19,7 @@ from ascend_doctor.core.fixsteps import FixStep
 from ascend_doctor.core.model import Model
 from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import DeclaredReads
-from ascend_doctor.i18n import T, split
+from ascend_doctor.i18n import Localized, Msg, T, split
 from ascend_doctor.report import Evidence, Finding, Severity, Status, Waiver, finding_level
 from ascend_doctor.text.redact import redact_text
 
@@ -44,7 +44,7 @@ class Outcome(Model):
     see: list[str] = []
     root_cause: bool = False
     traceback: Optional[str] = None
-    value: Optional[str] = None
+    value: Optional[Localized] = None
     fix: list[FixStep] = []
 
     @classmethod
@@ -58,7 +58,7 @@ class Outcome(Model):
         extra = dict(details or {})
         typed = {k: extra.pop(k) for k in ("cause", "see", "root_cause", "traceback", "value", "fix") if k in extra}
         for k in ("cause", "value"):
-            if typed.get(k) is not None:
+            if typed.get(k) is not None and not (k == "value" and isinstance(typed[k], Msg)):
                 typed[k] = str(typed[k])
         for k in ("see", "fix"):
             if k in typed:
@@ -71,8 +71,16 @@ class Outcome(Model):
 def ev(source: str, excerpt: str = "", limit: int = 1500, ok: Optional[bool] = None) -> Evidence:
     """Evidence with the excerpt trimmed to `limit` characters and secrets masked; `ok` marks a per-item line as
     fine (True) or at fault (False), so a report shows the faulty items first."""
-    excerpt = excerpt if len(excerpt) <= limit else excerpt[:limit] + f"\n… ({len(excerpt) - limit} more characters)"
-    return Evidence(source=source, excerpt=redact_text(excerpt), ok=ok)
+    if len(excerpt) > limit:
+        excerpt = excerpt[:limit] + f"\n… ({len(excerpt) - limit} more characters)"
+    return Evidence(source=source, excerpt=masked(excerpt), ok=ok)
+
+
+def masked(text: str) -> str:
+    """`text` with secrets masked. The doctor's own words (a `T(...)` message: "not found", "none") stay a message
+    when nothing was masked, so a renderer shows them in the run's language; what a tool printed is shown as it is."""
+    out = redact_text(text)
+    return text if isinstance(text, Msg) and out == text else out
 
 
 class CheckContext(DeclaredReads):
@@ -160,7 +168,7 @@ def finding_from(c: "Check", outcome: Outcome, *, severity: Optional[Severity] =
         see=list(outcome.see),
         root_cause=outcome.root_cause,
         traceback=outcome.traceback,
-        value=redact_text(outcome.value) if outcome.value else None,
+        value=masked(outcome.value) if outcome.value else None,
         fix=list(outcome.fix),
         details=outcome.details,
     )

@@ -86,13 +86,13 @@ def summarize(facts: dict[str, Any]) -> dict[str, dict[str, Optional[str]]]:
 
     drv = get("driver", "ascend")
     if drv is not None:
-        out["ascend"]["driver"] = drv.version if drv.found else "not found"
+        out["ascend"]["driver"] = drv.version if drv.found else T("not found")
         out["ascend"]["firmware"] = drv.firmware_version
     cann = get("cann", "ascend")
     if cann is not None:
-        out["ascend"]["CANN"] = cann.version if cann.found else "not found"
+        out["ascend"]["CANN"] = cann.version if cann.found else T("not found")
         out["ascend"]["CANN root"] = cann.active.root if cann.active else None
-        out["ascend"]["NNAL/ATB"] = cann.nnal.version if cann.nnal.found else "not found"
+        out["ascend"]["NNAL/ATB"] = cann.nnal.version if cann.nnal.found else T("not found")
     smi = get("npu_smi", "devices")
     if smi is not None:
         if smi.usable:
@@ -147,7 +147,7 @@ def summarize(facts: dict[str, Any]) -> dict[str, dict[str, Optional[str]]]:
             f"{'yes' if ts.synchronized else 'no'} ({ts.via})" if ts.via else ("yes" if ts.synchronized else "no"))
     gcc = get("gcc", "host")
     if gcc is not None:
-        out["host"]["gcc"] = gcc.version if gcc.found else "not found"
+        out["host"]["gcc"] = gcc.version if gcc.found else T("not found")
     ctr = get("container", "host")
     if ctr is not None:
         out["host"]["container"] = (ctr.runtime or "yes") if ctr.in_container else "no"

@@ -52,7 +52,7 @@ def _cell(f: Optional[Finding], width: int) -> str:
     if f is None:
         return "[dim]·[/dim]"
     icon, style = _CELL[f.status]
-    value = f.value if f.status in _ATTENTION and width > CELL_WIDTH_STATIC else None
+    value = f.shown_value() if f.status in _ATTENTION and width > CELL_WIDTH_STATIC else None
     text = f"{icon} {value}" if value else f"{icon} {status_label(f.status)}"
     if len(text) > width:
         text = text[: width - 1] + "…"

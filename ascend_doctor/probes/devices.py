@@ -45,15 +45,16 @@ class PathState(Model):
     recorded: bool = Field(True, description="Replay: False when the snapshot has no answer for the path at all")
 
     def describe(self) -> str:
-        """One line for evidence, e.g. '/usr/local/dcmi: directory, 3 entries'."""
+        """One line for evidence, e.g. '/usr/local/dcmi: directory, 3 entries' (a message: shown translated)."""
+        why = f" ({self.error})" if self.error else ""
         if not self.exists:
-            return f"{self.path}: missing" + (f" ({self.error})" if self.error else "")
+            return T("{path}: missing{why}", path=self.path, why=why)
         if self.kind == "dir":
-            return f"{self.path}: directory, {self.entries} entries" if self.entries is not None else \
-                f"{self.path}: directory"
+            return T("{path}: directory, {n} entries", path=self.path, n=self.entries) if self.entries is not None \
+                else T("{path}: directory", path=self.path)
         if self.kind == "file":
-            return f"{self.path}: file"
-        return f"{self.path}: exists" + (f" ({self.error})" if self.error else "")
+            return T("{path}: file", path=self.path)
+        return T("{path}: exists{why}", path=self.path, why=why)
 
 
 class DevicesFact(Model):

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from ascend_doctor.core.errors import FactUnavailable
 from ascend_doctor.core.model import Model
-from ascend_doctor.i18n import T
+from ascend_doctor.i18n import Localized, T
 from ascend_doctor.probes import probe
 from ascend_doctor.seam.host import NOT_FOUND, NOT_RECORDED, PythonEnv
 from ascend_doctor.text.numbers import int_or_none
@@ -264,7 +264,7 @@ def disk_probe(host, ctx) -> DiskFact:
 class TimeSyncFact(Model):
     synchronized: Optional[bool] = None
     via: str = ""
-    seen: list[str] = Field(default_factory=list, description="what each source said (for evidence)")
+    seen: list[Localized] = Field(default_factory=list, description="what each source said (for evidence)")
 
 
 @probe("timesync")
@@ -280,7 +280,7 @@ def timesync_probe(host, ctx) -> TimeSyncFact:
         if fact.synchronized:
             return fact
     else:
-        fact.seen.append(f"timedatectl: {res.why_not() or 'no NTPSynchronized field'}")
+        fact.seen.append(T("{tool}: {why}", tool="timedatectl", why=res.why_not() or T("no NTPSynchronized field")))
     res = host.run(["chronyc", "tracking"], timeout=t)
     if res.ok:
         m = re.search(r"Leap status\s*:\s*(.+)", res.stdout)
@@ -289,7 +289,7 @@ def timesync_probe(host, ctx) -> TimeSyncFact:
             fact.synchronized, fact.via = m.group(1).strip().lower() == "normal", "chrony"
             return fact
     else:
-        fact.seen.append(f"chronyc: {res.why_not()}")
+        fact.seen.append(T("{tool}: {why}", tool="chronyc", why=res.why_not()))
     res = host.run(["ntpstat"], timeout=t)
     if res.error is None and res.returncode is not None:
         fact.seen.append(f"ntpstat: exit {res.returncode}: {res.stdout.strip()[:200]}")
@@ -298,7 +298,7 @@ def timesync_probe(host, ctx) -> TimeSyncFact:
             fact.synchronized, fact.via = res.returncode == 0, "ntpd (ntpstat)"
             return fact
     else:
-        fact.seen.append(f"ntpstat: {res.why_not()}")
+        fact.seen.append(T("{tool}: {why}", tool="ntpstat", why=res.why_not()))
     flag = host.read_file("/run/systemd/timesync/synchronized")
     if flag.ok:
         fact.seen.append("/run/systemd/timesync/synchronized exists")

@@ -15,7 +15,7 @@ from pydantic import Field
 from ascend_doctor.core.concurrency import NPU_SMI_IN_FLIGHT, bounded_map
 from ascend_doctor.core.errors import FactUnavailable, ParseError
 from ascend_doctor.core.model import Model
-from ascend_doctor.i18n import T
+from ascend_doctor.i18n import Localized, T
 from ascend_doctor.parsers.npu_smi import NpuSmiInfo, find_npu_smi_error, parse_npu_smi_info
 from ascend_doctor.parsers.npu_smi_detail import NpuHealth, NpuTopo, parse_npu_smi_health, parse_npu_smi_topo
 from ascend_doctor.probes import probe
@@ -37,14 +37,14 @@ class CommandSummary(Model):
     error_message: str = ""
     stderr_tail: str = ""
     duration_s: float = 0.0
-    why_not: str = Field("", description="One line: why it gave no usable output ('' when it did)")
+    why_not: Localized = Field("", description="One line: why it gave no usable output ('' when it did)")
 
     @classmethod
     def of(cls, r: CommandResult) -> "CommandSummary":
         tail = "\n".join(r.stderr.strip().splitlines()[-STDERR_TAIL_LINES:])
         return cls(argv=list(r.argv), returncode=r.returncode, error=r.error, error_message=r.error_message,
                    stderr_tail=tail, duration_s=r.duration_s,
-                   why_not=str(r.why_not()))  # plain str: pydantic rejects a str subclass with undecodable bytes
+                   why_not=r.why_not())  # a message: T() writes an undecodable byte as \\xff
 
 
 class NpuSmiFact(Model):

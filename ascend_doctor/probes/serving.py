@@ -25,6 +25,7 @@ from typing import Optional
 from pydantic import Field
 
 from ascend_doctor.core.model import Model
+from ascend_doctor.i18n import Localized, T
 from ascend_doctor.probes import probe
 from ascend_doctor.seam.host import PythonEnv
 
@@ -58,7 +59,7 @@ class ServingPython(Model):
     how: str
     detail: str = ""
     candidates: list[Candidate] = Field(default_factory=list)
-    looked: list[str] = Field(default_factory=list, description="Where the search looked and found nothing")
+    looked: list[Localized] = Field(default_factory=list, description="Where the search looked and found nothing")
     env: Optional[PythonEnv] = Field(None, exclude=True, description="The chosen one's metadata, when the search "
                                                                      "asked it (the `python` fact reuses it)")
 
@@ -91,7 +92,7 @@ def _exists(host, path: str) -> bool:
 def _from_processes(host, looked: list[str]) -> list[Candidate]:
     res = host.run(["ps", "-eo", "pid=,args="], timeout=5)
     if not res.ok:
-        looked.append(f"running processes (`ps`: {res.why_not()})")
+        looked.append(T("running processes (`ps`: {why})", why=res.why_not()))
         return []
     out: list[Candidate] = []
     for line in res.stdout.splitlines():
@@ -111,18 +112,18 @@ def _from_processes(host, looked: list[str]) -> list[Candidate]:
         if exe:
             out.append(Candidate(path=exe, how=HOW_PROCESS, detail=f"pid {pid}"))
     if not out:
-        looked.append("running processes (no vllm serve)")
+        looked.append(T("running processes (no vllm serve)"))
     return out
 
 
 def _from_path(host, looked: list[str]) -> list[Candidate]:
     script = on_path(host, "vllm")
     if script is None:
-        looked.append("PATH (no vllm entry point)")
+        looked.append(T("PATH (no vllm entry point)"))
         return []
     exe = shebang_python(host, script)
     if exe is None:
-        looked.append(f"{script} (no #! line naming an interpreter)")
+        looked.append(T("{script} (no #! line naming an interpreter)", script=script))
         return []
     return [Candidate(path=exe, how=HOW_PATH, detail=f"{script} → #!{exe}")]
 
@@ -140,7 +141,7 @@ def _from_envs(host, looked: list[str]) -> list[Candidate]:
                 out.append(Candidate(path=exe, how=how, detail=f"{var}={prefix}"))
                 break
         else:
-            looked.append(f"{var}={prefix} (no bin/python3)")
+            looked.append(T("{var}={prefix} (no bin/python3)", var=var, prefix=prefix))
     return out
 
 
@@ -189,7 +190,7 @@ def serving_python_probe(host, ctx) -> ServingPython:
         return ServingPython(path=entry.interpreter, how=HOW_COMMAND, detail=entry.how)
     found = find_serving_python(host, ctx.options.probe_timeout)
     if entry is not None and entry.why_not:
-        found.looked.insert(0, f"the command line ({entry.why_not})")
+        found.looked.insert(0, T("the command line ({why})", why=entry.why_not))
     return found
 
 

@@ -206,7 +206,7 @@ def _evidence(console: Console, f: Finding, verbose: bool) -> None:
         faulty = any(e.ok is False for e in items)
         shown = [e for e in items if not (faulty and e.ok)][:EVIDENCE_ITEMS]
     for e in shown:
-        excerpt = e.excerpt.strip()
+        excerpt = e.shown_excerpt().strip()
         lines = excerpt.splitlines()
         one = f"{INDENT}{tr('seen:')} {tr(e.source)} → "
         if len(lines) == 1 and cell_len(one) + cell_len(lines[0]) <= max(console.width, 40):

@@ -32,7 +32,8 @@ def _finding(f: Finding, heading: bool = False) -> list[str]:
         out.append(f"{indent}**{tr('Fix:')}** "
                    + localize(f.remediation, f.remediation_template, f.remediation_fields))
     if f.evidence:
-        body = "\n\n".join(f"{tr(e.source)}\n{e.excerpt}" if e.excerpt else tr(e.source) for e in f.evidence[:4])
+        body = "\n\n".join(f"{tr(e.source)}\n{e.shown_excerpt()}" if e.excerpt else tr(e.source)
+                             for e in f.evidence[:4])
         out += [f"{indent}<details><summary>{tr('Evidence')}</summary>", "", _fence(body), "", f"{indent}</details>"]
     return out
 

@@ -42,3 +42,24 @@ def test_diagnose_counts_are_chinese():
 def test_fleet_item_names_are_chinese():
     out = zh("fleet", "--snapshots", "examples/*.snapshot.json")
     assert "上的 NPU 芯片数 为 16" in out and "NPU chips" not in out.split("FLEET103", 2)[-1]
+
+
+def test_the_doctors_words_inside_evidence_are_chinese_and_json_keeps_them_english(tmp_path):
+    """`not found`, `missing`, `none`, `\\`timedatectl\\` not found`: written by the doctor, not by a tool."""
+    import re
+
+    english = re.compile(r"\b(not found|missing|none|no container signals|no vllm entry point)\b")
+    for snap in sorted((REPO / "examples").glob("*.snapshot.json")):
+        out = zh("check", "--replay", str(snap), "-v", "--json", str(tmp_path / "r.json"))
+        seen = [line for line in out.splitlines() if english.search(line) and not line.startswith("replay:")]
+        assert seen == [], f"{snap.name}: {seen[:5]}"
+    excerpts = " ".join(e["excerpt"] for f in json.loads((tmp_path / "r.json").read_text())["findings"]
+                        for e in f["evidence"])
+    assert "not found" in excerpts or "none" in excerpts  # the last example (warning-chip) in English JSON
+
+
+def test_fleet_cells_are_chinese():
+    out = zh("fleet", "--snapshots", "examples/*.snapshot.json")
+    table = out.split("\n\n")[1]
+    assert "driver 不存在" in table and "重复 192.168" in table
+    assert "not found" not in table and "dup " not in table and "none" not in table
