@@ -14,6 +14,7 @@ from ascend_doctor.smoke.judge import (
     answers_of,
     exchange_evidence,
     nothing_to_scan,
+    pace_evidence,
 )
 
 
@@ -105,6 +106,7 @@ def chat_completion(ctx):
     facts, x, early = answered_or_outcome(ctx, S.CHAT, T("plain chat"))
     if early:
         return early
+    evidence = exchange_evidence(x) + pace_evidence(facts)
     r = x.reply
     leak = detect_control_tokens(r.content)
     if leak is not None:
@@ -112,27 +114,27 @@ def chat_completion(ctx):
                           "finish_reason={finish_reason}): {content}",
                           tokens=', '.join(leak.tokens), finish_reason=repr(r.finish_reason),
                           content=repr(r.content[:80])),
-                        exchange_evidence(x), remediation=CONTROL_TOKEN_FIX)
+                        evidence, remediation=CONTROL_TOKEN_FIX)
     if not (r.content or "").strip():
         if r.reasoning and r.finish_reason == "length":
             # A reasoning model spent the whole (small) budget thinking: generation works, the answer was cut.
             return ctx.ok(T("plain chat generated only `{reasoning_field}` before max_tokens (finish_reason length) — "
                             "a reasoning model thinking first",
-                            reasoning_field=r.reasoning_field), exchange_evidence(x))
+                            reasoning_field=r.reasoning_field), evidence)
         where = f" (text went to `{r.reasoning_field}`)" if r.reasoning else ""
-        return ctx.fail(T("plain chat returned no content{where}", where=where), exchange_evidence(x))
+        return ctx.fail(T("plain chat returned no content{where}", where=where), evidence)
     if not r.finish_reason:
-        return ctx.warn(T("plain chat answered but without a finish_reason"), exchange_evidence(x))
+        return ctx.warn(T("plain chat answered but without a finish_reason"), evidence)
     if r.finish_reason == "length":
         return ctx.warn(T("plain chat asked for one word ran to max_tokens ({chat_tokens}, finish_reason length): "
                           "{content}", chat_tokens=S.CHAT_TOKENS,
-                          content=repr(r.content.strip()[:80])), exchange_evidence(x),
+                          content=repr(r.content.strip()[:80])), evidence,
                         remediation=T("A model that does not stop after one word usually does not see its end-of-turn "
                                       "token: {control_token_fix}",
                                       control_token_fix=CONTROL_TOKEN_FIX))
     return ctx.ok(T("plain chat answered {content} (finish_reason={finish_reason}, {latency_ms} ms)",
                     content=repr(r.content.strip()[:60]), finish_reason=r.finish_reason,
-                    latency_ms=format(x.latency_ms, ".0f")), exchange_evidence(x))
+                    latency_ms=format(x.latency_ms, ".0f")), evidence)
 
 
 @check("SRV104", "load-test", severity="error", needs=NEEDS, stage="smoke")

@@ -367,8 +367,10 @@ class SmokeClient:
         x = Exchange(name=name, method="GET", path=self._path(rel))
         return self._do(x, "GET", rel, None)
 
-    def chat(self, name: str, payload: dict[str, Any], summary: Optional[dict[str, Any]] = None) -> Exchange:
-        """POST chat/completions; streams when payload['stream'] is true. The reply is parsed into `reply`."""
+    def chat(self, name: str, payload: dict[str, Any], summary: Optional[dict[str, Any]] = None,
+             timeout: Optional[float] = None) -> Exchange:
+        """POST chat/completions; streams when payload['stream'] is true. The reply is parsed into `reply`.
+        `timeout` replaces the client's for this request (the smoke sizes it from the server's measured pace)."""
         req = {"stream": bool(payload.get("stream")), "max_tokens": payload.get("max_tokens")}
         if "tool_choice" in payload:
             tc = payload["tool_choice"]
@@ -378,16 +380,18 @@ class SmokeClient:
         req["messages"] = [m.get("role") for m in payload.get("messages", [])]
         req.update(summary or {})
         x = Exchange(name=name, method="POST", path=self._path("chat/completions"), request=req)
-        return self._do(x, "POST", "chat/completions", payload)
+        return self._do(x, "POST", "chat/completions", payload, timeout)
 
-    def _do(self, x: Exchange, method: str, rel: str, payload: Optional[dict]) -> Exchange:
+    def _do(self, x: Exchange, method: str, rel: str, payload: Optional[dict],
+            timeout: Optional[float] = None) -> Exchange:
+        limit = timeout or self.timeout
         t0 = time.monotonic()
-        deadline = t0 + self.timeout
-        x.timeout_s = self.timeout
+        deadline = t0 + limit
+        x.timeout_s = limit
         raw = bytearray()
         seen = 0
         try:
-            with self._client.stream(method, rel, json=payload) as resp:
+            with self._client.stream(method, rel, json=payload, timeout=_httpx().Timeout(limit)) as resp:
                 x.status = resp.status_code
                 x.content_type = resp.headers.get("content-type", "")
                 for chunk in resp.iter_bytes():
@@ -401,7 +405,7 @@ class SmokeClient:
                         raise ResponseTooLarge(seen)
                     raw.extend(chunk)
                     if time.monotonic() > deadline:
-                        raise _httpx().ReadTimeout(f"response not complete after {self.timeout:g}s")
+                        raise _httpx().ReadTimeout(f"response not complete after {limit:g}s")
         except ResponseTooLarge as exc:
             x.error_kind, x.error = "too_large", str(exc)
         except Exception as exc:  # transport trouble is a fact about the server, not a crash

