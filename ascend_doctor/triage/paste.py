@@ -42,9 +42,24 @@ class Line(Model):
     prompt: Optional[str] = Field(None, description="the command when this line is a shell prompt line")
 
 
+_QUOTE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+")
+
+
+def _unquoted(raw: list[str]) -> list[str]:
+    """Lines of a quoted reply (`> ` at the start of two or more lines in a row, nested `> > ` too) without the
+    markers. A single `> cmd` line is left alone: that is a shell prompt more often than a quote."""
+    quoted = [bool(_QUOTE.match(ln)) for ln in raw]
+    out = list(raw)
+    for i, q in enumerate(quoted):
+        if q and ((i > 0 and quoted[i - 1]) or (i + 1 < len(quoted) and quoted[i + 1])):
+            out[i] = _QUOTE.sub("", raw[i], count=1)
+    return out
+
+
 def clean_lines(text: str) -> list[Line]:
-    """The paste's lines, cleaned, with their original numbers. Fence and <details> markup lines are dropped."""
-    raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    """The paste's lines, cleaned, with their original numbers. Fence and <details> markup lines are dropped, and
+    the `> ` markers of a quoted reply."""
+    raw = _unquoted(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
     out: list[Line] = []
     for i, ln in enumerate(raw, start=1):
         ln = ANSI.sub("", ln).replace("\ufeff", "")
@@ -310,6 +325,20 @@ def read_paste(text: str) -> PasteFacts:
                 f.packages_complete = True
             i = j
             continue
+        # --- `pip list | grep -E "torch|vllm"`: pip list rows without the header (vllm-ascend#3793), two or more in
+        # a row and one of them a package the doctor judges; not the whole list, so absence proves nothing
+        if not f.packages_complete and _LIST_ROW.match(t):
+            j = i
+            while j < n and _LIST_ROW.match(lines[j].text.strip()):
+                j += 1
+            rows = [_LIST_ROW.match(x.text.strip()) for x in lines[i:j]]
+            if j - i >= 2 and any(_norm(m.group(1)) in _DIST_ALIASES for m in rows):
+                for x, mm in zip(lines[i:j], rows):
+                    _add_pkg(f, mm.group(1), mm.group(2), x.no, "pip list rows (no header)")
+                f.sections.append(Section(kind="pip_list", first=lines[i].no, last=lines[j - 1].no,
+                                          label="pip list rows without the header (a filtered list)"))
+                i = j
+                continue
         # --- pip freeze (a run of name==version lines)
         fm = _FREEZE.match(t)
         if fm:

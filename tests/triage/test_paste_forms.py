@@ -1,0 +1,85 @@
+"""Paste forms from real issue bodies (#39 item 2): each fixture is written here after the thread it names, and a
+property test re-fences, quotes and line-ends a package list every way markdown allows without losing a row."""
+
+from __future__ import annotations
+
+import pytest
+
+from ascend_doctor.triage.paste import read_paste
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def versions(text: str) -> dict[str, str]:
+    return {k: v[0].value for k, v in read_paste(text).versions.items()}
+
+
+def test_pip_list_rows_without_the_header_inside_collect_env():
+    """vllm-ascend#3793: `pip list | grep -E "torch|vllm"` pasted into the collect_env block, before a traceback of
+    collect_env itself."""
+    paste = (
+        "### Your current environment\n\n<details>\n<summary>The output of `python collect_env.py`</summary>\n\n"
+        "```text\n800T A2 arm64 python==3.11\npip list | grep -E \"torch|vllm\"\n"
+        "torch                             2.7.1\ntorch_npu                         2.7.1rc1\n"
+        "torchaudio                        2.7.1\ntorchvision                       0.23.0\n"
+        "vllm                              0.11.0\n\n"
+        "Traceback (most recent call last):\n  File \"collect_env.py\", line 489, in <module>\n    main()\n"
+        "ModuleNotFoundError: No module named 'vllm_ascend._version'\n```\n</details>\n")
+    f = read_paste(paste)
+    assert versions(paste) == {"torch": "2.7.1", "torch_npu": "2.7.1rc1", "vllm": "0.11.0"}
+    assert f.packages["torchvision"][0].value == "0.23.0"
+    assert not f.packages_complete  # a filtered list: a package it lacks may still be installed
+    assert any(s.kind == "pip_list" and s.lines == "9-13" for s in f.sections)  # numbered as the user sees them
+
+
+def test_name_colon_version_lines():
+    """vllm-ascend#7587: the environment as `name: version` lines."""
+    paste = "### Your current environment\n\ntorch: 2.8.0\ntorch-npu: 2.8.0\nvllm: 0.11.0\nvllm-ascend: 0.11.0rc1\n"
+    assert versions(paste) == {"torch": "2.8.0", "torch_npu": "2.8.0", "vllm": "0.11.0", "vllm_ascend": "0.11.0rc1"}
+
+
+def test_fences_back_to_back_lose_no_line():
+    paste = ("```\nvllm                              0.7.3\nvllm_ascend                       0.7.3rc1\n```\n"
+             "```\ntorch                             2.5.1\ntorch-npu                         2.5.1\n```\n")
+    assert versions(paste) == {"vllm": "0.7.3", "vllm_ascend": "0.7.3rc1", "torch": "2.5.1", "torch_npu": "2.5.1"}
+
+
+def test_a_quoted_reply_is_read_and_a_single_prompt_line_is_not_unquoted():
+    paste = ("> ```\n> torch                             2.5.1\n> > vllm                              0.7.3\n> ```\n"
+             "\n> python collect_env.py\n")
+    assert versions(paste) == {"torch": "2.5.1", "vllm": "0.7.3"}
+    f = read_paste(paste)
+    assert any(ln.startswith(">") for ln in f.text.split("\n")), "a lone `> cmd` line keeps its prompt"
+
+
+def test_crlf_ansi_and_a_chinese_heading():
+    paste = ("### 环境信息\r\n\x1b[32mtorch\x1b[0m                             2.5.1\r\n"
+             "vllm                              0.7.3\r\n")
+    assert versions(paste) == {"torch": "2.5.1", "vllm": "0.7.3"}
+
+
+def test_two_unrelated_columns_are_not_a_package_list():
+    paste = "Max open files            1048576\nMax processes             2063504\n"
+    assert read_paste(paste).packages == {}
+
+
+ROWS = [("torch", "2.5.1"), ("torch-npu", "2.5.1.post1"), ("vllm", "0.9.1"), ("vllm-ascend", "0.9.1rc1"),
+        ("transformers", "4.52.4")]
+
+
+@settings(max_examples=80, deadline=None)
+@given(fence=st.sampled_from(["", "```", "```text", "~~~"]), split=st.integers(0, len(ROWS)),
+       quote=st.sampled_from(["", "> ", "> > "]), crlf=st.booleans(), details=st.booleans())
+def test_refencing_quoting_or_splitting_a_package_list_never_loses_a_row(fence, split, quote, crlf, details):
+    def block(rows):
+        body = [f"{n:<34}{v}" for n, v in rows]
+        return ([fence] if fence else []) + body + ([fence] if fence else [])
+
+    lines = block(ROWS[:split]) + block(ROWS[split:])
+    if details:
+        lines = ["<details>", "<summary>pip list</summary>", ""] + lines + ["</details>"]
+    text = ("\r\n" if crlf else "\n").join(quote + ln for ln in lines)
+    got = {k: v[0].value for k, v in read_paste(text).packages.items()}
+    assert got == {n: v for n, v in ROWS}
