@@ -470,4 +470,17 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int]
         argv = shellwords.split(cmd)  # linear: shlex.split took 7 s on one 1 MB word (#40 item 8)
     except ValueError:
         argv = cmd.split()
-    return argv, j
+    return _command_only(argv), j
+
+
+# What the shell does around the command, not arguments of it: `vllm serve … &` (vllm-ascend#2516), `> log 2>&1`,
+# `| tee serve.log`, `; sleep 5`, `&& curl …`.
+_SHELL_OPERATOR = re.compile(r"^(?:&&?|\|\|?|;|[0-9]*>>?(?:&[0-9])?\S*|&>\S*|<\S*)$")
+
+
+def _command_only(argv: list[str]) -> list[str]:
+    """`argv` up to the first shell operator (background, redirection, pipe, list)."""
+    for k, tok in enumerate(argv):
+        if _SHELL_OPERATOR.match(tok):
+            return argv[:k]
+    return argv

@@ -83,3 +83,12 @@ def test_refencing_quoting_or_splitting_a_package_list_never_loses_a_row(fence, 
     text = ("\r\n" if crlf else "\n").join(quote + ln for ln in lines)
     got = {k: v[0].value for k, v in read_paste(text).packages.items()}
     assert got == {n: v for n, v in ROWS}
+
+
+@pytest.mark.parametrize("tail", [" &", " > serve.log 2>&1 &", " 2>&1 | tee serve.log", " && curl localhost:8000/v1/models",
+                                  " ; sleep 5"])
+def test_the_shell_around_a_pasted_serve_line_is_not_an_argument(tail):
+    """vllm-ascend#2516: `vllm serve … &` — the trailing `&` made SERVE105 fail the line as an unexpected argument."""
+    paste = "```bash\nnohup vllm serve /models/Qwen3-8B --tensor-parallel-size 2 --port 8000" + tail + "\n```\n"
+    assert read_paste(paste).serve_argv == ["vllm", "serve", "/models/Qwen3-8B", "--tensor-parallel-size", "2",
+                                            "--port", "8000"]
