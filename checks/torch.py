@@ -24,8 +24,9 @@ def dist_evidence(py, *names: str) -> list:
     lines = []
     for n in names:
         d = py.dist(n)
-        lines.append(f"{n} {d.version}" + (f" ({d.location})" if d.location else "") if d else f"{n}: not installed")
-    return [ev(f"distributions: {py.executable or 'python'}", "\n".join(lines))]
+        lines.append(f"{n} {d.version}" + (f" ({d.location})" if d.location else "") if d else
+                     T("{name}: not listed", name=n) if py.listed_only else T("{name}: not installed", name=n))
+    return [ev(f"distributions: {py.executable or 'python'}", join("\n", lines))]
 
 
 def _row_source(row) -> str:
@@ -87,6 +88,9 @@ def torch_npu_pair(ctx):
     steps = [step("pip-install", packages=[("torch", pin), ("torch-npu", npu.version)],
                   was={"torch-npu": npu.version, **({"torch": torch.version} if torch else {})},
                   machine=py.machine)] if pin else []
+    if torch is None and py.listed_only:  # a filtered list (`pip list | grep npu`): torch may well be there
+        return ctx.unknown(T("torch_npu {version} is listed but torch is not: the list is not the whole "
+                             "installation (paste `python -m pip list`)", version=npu.version), evidence)
     if torch is None:
         return ctx.fail(T("torch_npu {version} is installed but torch is not", version=npu.version),
                         evidence, remediation=fix, fix=steps)
@@ -234,10 +238,14 @@ def python_supported(ctx):
     py = ctx.fact("python")
     torch, npu = py.dist("torch"), py.dist("torch-npu")
     tag = _cp_tag(py)
-    evidence = [ev(f"python: {py.executable}", f"Python {py.version}, SOABI {py.soabi or '?'} -> {tag or '?'}, "
-                                               f"{py.machine}")] + dist_evidence(py, "torch", "torch-npu")
+    evidence = ([ev(f"python: {py.executable}", f"Python {py.version}, SOABI {py.soabi or '?'} -> {tag or '?'}, "
+                                                f"{py.machine}")] if py.version else []) + dist_evidence(py, "torch",
+                                                                                                       "torch-npu")
     if torch is None and npu is None:
         return ctx.skip(T("neither torch nor torch_npu is installed"), evidence)
+    if not py.version:
+        return ctx.unknown(T("the Python version is not known (a paste without collect_env or `python --version`)"),
+                           evidence)
     m = ctx.matrix
     fails, warns, oks = [], [], []
     if torch is not None:
@@ -272,7 +280,8 @@ def python_supported(ctx):
         return ctx.warn(join("; ", warns), evidence)
     if not oks:
         return ctx.unknown(T("the matrix does not say which Pythons torch {version} / torch_npu {version2} support",
-                             version=torch.version if torch else '-', version2=npu.version if npu else '-'), evidence)
+                             version=torch.version if torch else T("(not listed)"),
+                             version2=npu.version if npu else T("(not listed)")), evidence)
     return ctx.ok(join("; ", oks), evidence)
 
 

@@ -137,6 +137,9 @@ class PythonEnv(Model):
     purelib: str = ""
     platlib: str = ""
     distributions: list[Distribution] = Field(default_factory=list)
+    listed_only: bool = Field(False, description="`distributions` is what someone listed (a paste's filtered pip "
+                                                 "list, collect_env's lines), not the installation: a distribution "
+                                                 "missing from it may still be installed")
     error: Optional[str] = None
     error_message: str = ""
 

@@ -55,7 +55,8 @@ def _python(paste: PasteFacts) -> Optional[PythonEnv]:
         return None
     py = paste.python_version.value if paste.python_version else ""
     return PythonEnv(executable="(python of the paste)", version=py, implementation="CPython" if py else "",
-                     machine=paste.machine or "", distributions=list(dists.values()))
+                     machine=paste.machine or "", distributions=list(dists.values()),
+                     listed_only=not paste.packages_complete)
 
 
 def _health(paste: PasteFacts, smi) -> Any:

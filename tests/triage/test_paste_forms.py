@@ -92,3 +92,26 @@ def test_the_shell_around_a_pasted_serve_line_is_not_an_argument(tail):
     paste = "```bash\nnohup vllm serve /models/Qwen3-8B --tensor-parallel-size 2 --port 8000" + tail + "\n```\n"
     assert read_paste(paste).serve_argv == ["vllm", "serve", "/models/Qwen3-8B", "--tensor-parallel-size", "2",
                                             "--port", "8000"]
+
+
+def test_a_filtered_list_without_torch_is_not_torch_missing(tmp_path):
+    """vllm-ascend#183 (as the issue measured it): the torch row was not in what the paste held, and the most likely
+    cause became "torch is not installed" with a `pip install`; TORCH103 printed "torch - / …" and "Python , SOABI
+    ? -> ?". A listed subset says nothing about what it omits."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    paste = tmp_path / "p.txt"
+    paste.write_text("```\ntorch-npu                         2.5.1\nvllm                              0.7.3\n```\n")
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "triage", str(paste), "--format", "json"],
+                       capture_output=True, text=True, cwd=REPO, timeout=120)
+    rep = json.loads(r.stdout)
+    by = {f["code"]: f for f in rep["findings"]}
+    assert by["TORCH101"]["status"] == "unknown" and "is listed but torch is not" in by["TORCH101"]["message"]
+    assert not by["TORCH101"]["fix"]
+    assert "(not listed)" in by["TORCH103"]["message"] or "Python version is not known" in by["TORCH103"]["message"]
+    assert "SOABI ?" not in r.stdout and "torch -" not in r.stdout
+    assert rep["triage"]["root_cause"] != "TORCH101"
