@@ -58,10 +58,12 @@ def test_shipped_text_is_english_and_cites_no_unshipped_corpus():
 
 
 @pytest.mark.skipif(not FACTS.is_file(), reason="../shared/facts/error-codes.toml not present")
-def test_same_signatures_as_the_researched_facts():
+def test_every_researched_signature_is_in_the_catalogue():
+    """The researched facts are where the catalogue started; it grows past them (signatures read from the trackers,
+    #39 item 3), never loses one."""
     facts = tomllib.loads(FACTS.read_text(encoding="utf-8"))["signature"]
     ours = {s.id: s for s in load_signatures()}
-    assert sorted(ours) == sorted(f["id"] for f in facts)
+    assert {f["id"] for f in facts} <= set(ours)
     for f in facts:
         s = ours[f["id"]]
         assert (s.kind, s.priority, s.family, s.confidence) == (f["kind"], f["priority"], f["family"],
@@ -78,7 +80,7 @@ def test_rewritten_acl_patterns_match_what_the_facts_patterns_match():
                "error code is 207001", "runtime result = 207001", "ErrCode=207001", "retcode: 207001",
                "failed: 207001", "ret:2070011", "ret[ 207001]"]
     for s in load_signatures():
-        if s.pattern != facts[s.id]:
+        if s.id in facts and s.pattern != facts[s.id]:
             assert s.id.startswith("acl-"), s.id
             for line in samples + [x.replace("207001", s.code or "") for x in samples]:
                 assert bool(re.search(s.pattern, line)) == bool(re.search(facts[s.id], line)), (s.id, line)

@@ -255,3 +255,15 @@ def test_prefilter_with_nested_and_overlapping_literals(tmp_path):
     got = diagnose("noise\nrtSetDevice: Set device failed with 107001, y123q\n", path=str(p))
     assert sorted(ids(got)) == ["ci", "long", "none", "overlap", "short"]
     assert ids(diagnose("Set devices\n", path=str(p))) == []
+
+
+def test_the_kernel_config_error_is_named_and_a_near_text_is_not():
+    """#39: `Parse dynamic kernel config fail` (vllm-ascend#4859, gpustack#1514) had no signature; triage and
+    diagnose offered only the generic EZ9999 decoder."""
+    cat = {s.id: s for s in Knowledge().signatures.signature}
+    sig = cat["aclnn-parse-dynamic-kernel-config"]
+    line = ("ERROR 12-10 10:52:09 [patch_core.py:58] EZ9999[PID: 3473945] 2025-12-10-10:52:09.632.838 "
+            "AclNN_Inner_Error(EZ9999):  Parse dynamic kernel config fail.")
+    assert re.search(sig.pattern, line)
+    assert not re.search(sig.pattern, "Parse dynamic kernel config successfully.")
+    assert "CANN108" in sig.fix
