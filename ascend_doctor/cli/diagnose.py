@@ -69,7 +69,7 @@ def _render_console(matches: List[signatures.Match], label: str, show_all: bool)
     def _label(key: str) -> str:  # aligned in cells, in any language (含义： is 6 cells, meaning: 8)
         return "  " + labels[key] + " " * (wide - cell_len(labels[key]) + 1)
 
-    for m in matches:
+    for m in sorted(matches, key=lambda m: m.also_seen):  # the specific matches first: the generic ones say "above"
         s = m.signature
         style = _STYLE.get(s.kind, "")
         code = f"{escape(s.code)} " if s.code else ""

@@ -112,3 +112,11 @@ def test_invalid_custom_catalogue_exits_2(run, tmp_path):
 def test_bad_format_is_a_usage_error(run):
     r = run(str(HAND / "clean-serve.log"), "--format", "junit")
     assert r.exit_code == 2
+
+
+def test_a_generic_code_seen_beside_a_specific_one_is_printed_after_it(run):
+    """It says "(generic; also seen beside the specific match above)": printed first, it pointed at nothing."""
+    log = ("EZ9999: Inner Error!\nEZ9999: 2025-04-02-00:54:30.240.432  Parse dynamic kernel config fail.\n"
+           "        TraceBack (most recent call last):\n        AclOpKernelInit failed opType\n")
+    out = run("-", input=log).output
+    assert out.index("aclnn-parse-dynamic-kernel-config") < out.index("cann-inner-error-9xxx")
