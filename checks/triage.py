@@ -107,3 +107,57 @@ def paste_complete(ctx):
                         "traceback"))
     return ctx.warn(T("{n_missing} thing(s) to ask for: {missing}", n_missing=len(missing), missing='; '.join(missing)),
                     missing=missing)
+
+
+_NO_DISTRIBUTION = r"No matching distribution found for ([A-Za-z0-9][A-Za-z0-9_.\-]*)\s*==\s*([0-9][A-Za-z0-9_.+!\-]*)"
+
+
+@check("TRIAGE104", "pip-pin-off-pypi", severity="error", needs=["paste"], stage="triage")
+def pip_pin_off_pypi(ctx):
+    """A pin pip could not find is one that lives on another index
+
+    What it checks: pip's `ERROR: No matching distribution found for NAME==VERSION` lines in the paste, against the
+    matrix's package-index rows (pinned builds PyPI does not have: torch-npu dev builds, triton-ascend 3.2.1/3.2.2,
+    vLLM 0.11.0rc3 …, each with the index its sources name).
+    Why it matters: the error reads like a typo or a wrong Python, and users try other versions; the release notes say
+    instead that these builds come from the Ascend mirror (vllm-project/vllm-ascend#10641, #16732; the 0.9.1rc1 and
+    0.10.0rc1 installation guides for torch-npu dev builds).
+    How to fix: install with the index the finding names (`--extra-index-url URL`), or, where no index is known,
+    the version the next release pins.
+    """
+    import re
+
+    from ascend_doctor.text.versions import try_parse_version
+
+    paste = ctx.fact("paste")
+    found = []
+    for no, line in zip(paste.line_numbers, paste.text.split("\n")):
+        m = re.search(_NO_DISTRIBUTION, line)
+        if m and try_parse_version(m.group(2)) is not None:
+            found.append((no, m.group(1), m.group(2), line.strip()))
+    if not found:
+        return ctx.skip(T("no `No matching distribution found for NAME==VERSION` line in the paste"))
+    known_rows, evidence = [], []
+    for no, name, version, line in found[:6]:
+        evidence.append(ev(f"paste line {no}", line[:300]))
+        row = ctx.matrix.index_for(name, version)
+        if row is not None:  # the fix names the row's own package and version, never the paste's text
+            pinned = next(x for x in row.versions if try_parse_version(x) == try_parse_version(version))
+            known_rows.append((row.package, pinned, row))
+    if not known_rows:
+        return ctx.ok(T("pip could not find {pins}; the matrix knows no other index for them (a typo, or a version "
+                        "for another Python or platform)", pins=", ".join(f"{n}=={v}" for _, n, v, _ in found[:6])),
+                      evidence)
+    parts, fixes = [], []
+    for name, version, row in known_rows:
+        if row.index_url:
+            parts.append(T("{name}=={version} is not on PyPI; it is served by {url}", name=name, version=version,
+                           url=row.index_url))
+            fixes.append(T("`pip install {name}=={version} --extra-index-url {url}`", name=name, version=version,
+                           url=row.index_url))
+        else:
+            parts.append(T("{name}=={version} is not on PyPI and no source names an index that serves it ({note})",
+                           name=name, version=version, note=row.note))
+    return ctx.fail(join("; ", parts), evidence,
+                    remediation=T("{fixes}.", fixes=join("; ", fixes)) if fixes else
+                    T("Use the version the next release pins (`ascend-doctor matrix pins`)."))

@@ -115,3 +115,26 @@ def test_a_filtered_list_without_torch_is_not_torch_missing(tmp_path):
     assert "(not listed)" in by["TORCH103"]["message"] or "Python version is not known" in by["TORCH103"]["message"]
     assert "SOABI ?" not in r.stdout and "torch -" not in r.stdout
     assert rep["triage"]["root_cause"] != "TORCH101"
+
+
+def test_pip_not_finding_a_pin_the_matrix_knows_is_named_with_its_index(tmp_path):
+    """#39: `ERROR: No matching distribution found for torch-npu==2.7.1.dev20250724` — matrices/package-index.toml
+    knows that build is served only by the Ascend mirror (vllm-ascend 0.10.0rc1's installation guide)."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    paste = tmp_path / "p.txt"
+    paste.write_text("$ pip install vllm-ascend==0.10.0rc1\n"
+                     "ERROR: No matching distribution found for torch-npu==2.7.1.dev20250724; rm -rf /\n"
+                     "ERROR: No matching distribution found for numpy==99.0\n")
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "triage", str(paste), "--format", "json"],
+                       capture_output=True, text=True, cwd=REPO, timeout=120)
+    rep = json.loads(r.stdout)
+    f = next(x for x in rep["findings"] if x["code"] == "TRIAGE104")
+    assert f["status"] == "fail" and rep["triage"]["root_cause"] == "TRIAGE104"
+    assert "https://mirrors.huaweicloud.com/ascend/repos/pypi" in f["remediation"]
+    assert "torch-npu==2.7.1.dev20250724 --extra-index-url" in f["remediation"] and "rm -rf" not in f["remediation"]
+    assert "numpy" not in f["remediation"]
