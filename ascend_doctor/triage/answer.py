@@ -79,7 +79,10 @@ def rank(findings: list, paste: Any, matches: list[dict]) -> tuple[Optional[str]
     stack_bad = [f for f in bad if not f.code.startswith("TRIAGE")]
     errors = _error_lines(paste, matches)
     root, why = None, ""
-    for text, where in errors:
+    declared = [f for f in bad if f.root_cause]  # a check that knows it explains the rest (TRIAGE105: not Ascend)
+    if declared:
+        root, why = declared[0].code, T("the cause the other findings follow from")
+    for text, where in ([] if root else errors):
         for f in stack_bad:
             pat = EXPLAINS.get(f.code)
             if pat is not None and pat.search(text):

@@ -138,3 +138,29 @@ def test_pip_not_finding_a_pin_the_matrix_knows_is_named_with_its_index(tmp_path
     assert "https://mirrors.huaweicloud.com/ascend/repos/pypi" in f["remediation"]
     assert "torch-npu==2.7.1.dev20250724 --extra-index-url" in f["remediation"] and "rm -rf" not in f["remediation"]
     assert "numpy" not in f["remediation"]
+
+
+def test_a_collect_env_of_a_cpu_build_of_vllm_says_so_first(tmp_path):
+    """#39: a collect_env of a CPU build of vLLM read as INCOMPLETE; `check --python` says at once that it is not an
+    Ascend environment. collect_env lists every torch* package, so no torch_npu line means none is installed."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    paste = tmp_path / "p.txt"
+    paste.write_text("Collecting environment information...\nPyTorch version: 2.6.0+cpu\n\nPython version: 3.12.3\n\n"
+                     "Versions of relevant libraries:\n[pip3] numpy==2.2.6\n[pip3] torch==2.6.0+cpu\n\n"
+                     "vLLM Version: 0.8.5.post1+cpu\n")
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "triage", str(paste), "--format", "json"],
+                       capture_output=True, text=True, cwd=REPO, timeout=120)
+    rep = json.loads(r.stdout)
+    f = next(x for x in rep["findings"] if x["code"] == "TRIAGE105")
+    assert f["status"] == "fail" and "not an Ascend environment" in f["message"]
+    assert rep["triage"]["root_cause"] == "TRIAGE105"
+    paste.write_text("torch                             2.6.0+cpu\nvllm                              0.8.5+cpu\n")
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "triage", str(paste), "--format", "json"],
+                       capture_output=True, text=True, cwd=REPO, timeout=120)
+    f = next(x for x in json.loads(r.stdout)["findings"] if x["code"] == "TRIAGE105")
+    assert f["status"] == "unknown"  # a filtered list: torch_npu may be there
