@@ -51,6 +51,7 @@ def _born(pid: int) -> Optional[float]:
     except (OSError, IndexError, ValueError):
         return None
 
+
 _own: set[int] = set()  # children this process started itself (probe commands, the supervised server)
 _subreaper = False
 
@@ -120,7 +121,8 @@ class Strays:
             self._windows[tag][1] = _boot_clock()
 
     def sweep(self) -> list[Stray]:
-        """Kill (SIGKILL) every live process carrying the tag of a finished command; what was killed."""
+        """Kill (SIGKILL) every live process carrying the tag of a finished command, and, as the subreaper, every
+        orphan born while a finished command ran (with its descendants); what was killed. Dead orphans are reaped."""
         try:
             import psutil
         except ImportError:  # a core dependency; without it there is nothing to sweep with
