@@ -10,6 +10,8 @@ from __future__ import annotations
 from ascend_doctor.i18n import T, join, known
 from ascend_doctor.plugin import check, ev
 
+SHOWN = 6
+
 
 @check("TRIAGE101", "paste-consistent", severity="error", needs=["paste"], stage="triage")
 def paste_consistent(ctx):
@@ -29,10 +31,10 @@ def paste_consistent(ctx):
     problems, evidence = [], []
     for comp, seen in sorted(paste.versions.items()):
         values = list(dict.fromkeys(s.value for s in seen))
-        if len(values) > 1:
-            where = "; ".join(f"{s.value} ({s.source}, line {s.lines})" for s in seen
-                              if s.value in values)
-            problems.append(T("{comp}: {values}", comp=comp, values=' vs '.join(values)))
+        if len(values) > 1:  # at most SHOWN of them quoted: a hostile paste may state 300,000 versions of vllm
+            where = "; ".join(f"{s.value} ({s.source}, line {s.lines})" for s in seen[:SHOWN])
+            listed = " vs ".join(values[:SHOWN]) + (f" … ({len(values):,} values)" if len(values) > SHOWN else "")
+            problems.append(T("{comp}: {values}", comp=comp, values=listed))
             evidence.append(ev(f"paste: {comp}", where))
     cann = paste.first("cann")
     home = next((paste.env[k] for k in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME") if k in paste.env), None)

@@ -36,10 +36,14 @@ _PROMPT = re.compile(r"^\s*(\([^)]*\)\s*)?(\[[^\]]*\]|[\w.-]+@[\w.-]+(:[^\s#$>]*
 _COMMANDS = _PASTED_COMMANDS + ("conda", "env", "uname")
 
 
-class Line(Model):
-    no: int = Field(description="1-based line number in the paste as given")
-    text: str
-    prompt: Optional[str] = Field(None, description="the command when this line is a shell prompt line")
+class Line:
+    """One cleaned line: `no` its 1-based number in the paste as given, `prompt` the command when it is a shell
+    prompt line. A plain slotted class, not a model: a 10 MB paste has 600,000 of them."""
+
+    __slots__ = ("no", "text", "prompt")
+
+    def __init__(self, no: int, text: str, prompt: Optional[str] = None):
+        self.no, self.text, self.prompt = no, text, prompt
 
 
 _QUOTE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+")
@@ -127,6 +131,8 @@ class PasteFacts(Model):
     packages: dict[str, list[Seen]] = Field(default_factory=dict, description="distribution -> every version seen")
     packages_complete: bool = Field(False, description="a full package list (pip list / pip freeze) is in the "
                                                         "paste; collect_env's [pip3]/[conda] lines are filtered")
+    package_rows: int = Field(0, description="package rows read (pip list, freeze, conda, collect_env)")
+    package_rows_dropped: int = Field(0, description="rows past MAX_PACKAGE_ROWS, not read")
     python_version: Optional[Seen] = None
     machine: Optional[str] = None
     env: dict[str, Seen] = Field(default_factory=dict)
@@ -167,7 +173,16 @@ def _norm(name: str) -> str:
     return canonicalize_name(name)
 
 
+# A real `pip list` has hundreds of rows, a big image a few thousand; past this a paste is not a package list, and each
+# row costs a fact (a 600,000-row paste took 20 s and 1 GB).
+MAX_PACKAGE_ROWS = 20_000
+
+
 def _add_pkg(f: PasteFacts, name: str, version: str, line: int, source: str) -> None:
+    if f.package_rows >= MAX_PACKAGE_ROWS:
+        f.package_rows_dropped += 1
+        return
+    f.package_rows += 1
     key = _norm(name)
     f.packages.setdefault(key, []).append(Seen(value=version, lines=str(line), source=source))
     comp = _DIST_ALIASES.get(key) or _DIST_ALIASES.get(name.lower())
@@ -207,6 +222,7 @@ def read_paste(text: str) -> PasteFacts:
     n = len(lines)
     i = 0
     collect_start: Optional[int] = None
+    rows_seen_to = 0
     while i < n:
         ln = lines[i]
         # The sectioned collect_env (vLLM >= 0.10) aligns `Key       : value`: read it as `Key: value`.
@@ -327,10 +343,11 @@ def read_paste(text: str) -> PasteFacts:
             continue
         # --- `pip list | grep -E "torch|vllm"`: pip list rows without the header (vllm-ascend#3793), two or more in
         # a row and one of them a package the doctor judges; not the whole list, so absence proves nothing
-        if not f.packages_complete and _LIST_ROW.match(t):
+        if not f.packages_complete and i >= rows_seen_to and _LIST_ROW.match(t):
             j = i
             while j < n and _LIST_ROW.match(lines[j].text.strip()):
                 j += 1
+            rows_seen_to = j  # a run that is not a package list is not scanned again from each of its lines
             rows = [_LIST_ROW.match(x.text.strip()) for x in lines[i:j]]
             if j - i >= 2 and any(_norm(m.group(1)) in _DIST_ALIASES for m in rows):
                 for x, mm in zip(lines[i:j], rows):

@@ -177,6 +177,12 @@ def triage_text(text: str, source: str, registry, options: Optional[RunOptions] 
     summary = HostSummary(hostname="paste", machine=paste.machine or "", source=f"paste:{source}")
     summary.stack = stack_of(store)
     notes = []
+    if paste.package_rows_dropped:
+        from ascend_doctor.triage.paste import MAX_PACKAGE_ROWS
+
+        notes.append(T("the paste lists more than {limit} packages: {dropped} more rows were not read (no real "
+                       "environment has that many)", limit=f"{MAX_PACKAGE_ROWS:,}",
+                       dropped=f"{paste.package_rows_dropped:,}"))
     if paste.machines > 1:
         notes.append(T("the paste holds {n} environment reports; only the first is judged — paste each machine "
                        "separately", n=paste.machines))

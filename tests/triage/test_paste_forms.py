@@ -164,3 +164,21 @@ def test_a_collect_env_of_a_cpu_build_of_vllm_says_so_first(tmp_path):
                        capture_output=True, text=True, cwd=REPO, timeout=120)
     f = next(x for x in json.loads(r.stdout)["findings"] if x["code"] == "TRIAGE105")
     assert f["status"] == "unknown"  # a filtered list: torch_npu may be there
+
+
+def test_a_hostile_package_list_is_bounded():
+    """A 10 MB pip list of 600,000 rows that states vllm 300,000 times took over 120 s (TRIAGE101 compared every value
+    with a list of all values) and 1 GB; rows past MAX_PACKAGE_ROWS are counted, not read, and at most six values of
+    one component are quoted."""
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.triage.paste import MAX_PACKAGE_ROWS
+    from ascend_doctor.triage.run import triage_text
+
+    rows = "".join(f"torch{i}    1.0.{i}\n" if i % 2 else f"vllm    0.{i}\n" for i in range(MAX_PACKAGE_ROWS + 5000))
+    f = read_paste("Package    Version\n---------- -------\n" + rows)
+    assert f.package_rows == MAX_PACKAGE_ROWS and f.package_rows_dropped == 5000
+    rep = triage_text("Package    Version\n---------- -------\n" + rows[:200_000], "p", load_registry(entry_points=False),
+                      RunOptions())
+    t101 = next(x for x in rep.findings if x.code == "TRIAGE101")
+    assert t101.status.value == "fail" and "values)" in t101.message and len(t101.message) < 400
