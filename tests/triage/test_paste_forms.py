@@ -16,6 +16,21 @@ def versions(text: str) -> dict[str, str]:
     return {k: v[0].value for k, v in read_paste(text).versions.items()}
 
 
+def triage_json(tmp_path, text: str) -> tuple[dict, str]:
+    """`ascend-doctor triage FILE --format json` on `text`, in a child: (the report, its stdout)."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.helpers import REPO
+
+    paste = tmp_path / "p.txt"
+    paste.write_text(text)
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "triage", str(paste), "--format", "json"],
+                       capture_output=True, text=True, cwd=REPO, timeout=120)
+    return json.loads(r.stdout), r.stdout
+
+
 def test_pip_list_rows_without_the_header_inside_collect_env():
     """vllm-ascend#3793: `pip list | grep -E "torch|vllm"` pasted into the collect_env block, before a traceback of
     collect_env itself."""
@@ -98,41 +113,21 @@ def test_a_filtered_list_without_torch_is_not_torch_missing(tmp_path):
     """vllm-ascend#183 (as the issue measured it): the torch row was not in what the paste held, and the most likely
     cause became "torch is not installed" with a `pip install`; TORCH103 printed "torch - / …" and "Python , SOABI
     ? -> ?". A listed subset says nothing about what it omits."""
-    import json
-    import subprocess
-    import sys
-
-    from tests.helpers import REPO
-
-    paste = tmp_path / "p.txt"
-    paste.write_text("```\ntorch-npu                         2.5.1\nvllm                              0.7.3\n```\n")
-    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "triage", str(paste), "--format", "json"],
-                       capture_output=True, text=True, cwd=REPO, timeout=120)
-    rep = json.loads(r.stdout)
+    rep, out = triage_json(tmp_path, "```\ntorch-npu                         2.5.1\nvllm                              0.7.3\n```\n")
     by = {f["code"]: f for f in rep["findings"]}
     assert by["TORCH101"]["status"] == "unknown" and "is listed but torch is not" in by["TORCH101"]["message"]
     assert not by["TORCH101"]["fix"]
     assert "(not listed)" in by["TORCH103"]["message"] or "Python version is not known" in by["TORCH103"]["message"]
-    assert "SOABI ?" not in r.stdout and "torch -" not in r.stdout
+    assert "SOABI ?" not in out and "torch -" not in out
     assert rep["triage"]["root_cause"] != "TORCH101"
 
 
 def test_pip_not_finding_a_pin_the_matrix_knows_is_named_with_its_index(tmp_path):
     """#39: `ERROR: No matching distribution found for torch-npu==2.7.1.dev20250724` — matrices/package-index.toml
     knows that build is served only by the Ascend mirror (vllm-ascend 0.10.0rc1's installation guide)."""
-    import json
-    import subprocess
-    import sys
-
-    from tests.helpers import REPO
-
-    paste = tmp_path / "p.txt"
-    paste.write_text("$ pip install vllm-ascend==0.10.0rc1\n"
-                     "ERROR: No matching distribution found for torch-npu==2.7.1.dev20250724; rm -rf /\n"
-                     "ERROR: No matching distribution found for numpy==99.0\n")
-    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "triage", str(paste), "--format", "json"],
-                       capture_output=True, text=True, cwd=REPO, timeout=120)
-    rep = json.loads(r.stdout)
+    rep, _ = triage_json(tmp_path, "$ pip install vllm-ascend==0.10.0rc1\n"
+                                   "ERROR: No matching distribution found for torch-npu==2.7.1.dev20250724; rm -rf /\n"
+                                   "ERROR: No matching distribution found for numpy==99.0\n")
     f = next(x for x in rep["findings"] if x["code"] == "TRIAGE104")
     assert f["status"] == "fail" and rep["triage"]["root_cause"] == "TRIAGE104"
     assert "https://mirrors.huaweicloud.com/ascend/repos/pypi" in f["remediation"]
@@ -143,26 +138,14 @@ def test_pip_not_finding_a_pin_the_matrix_knows_is_named_with_its_index(tmp_path
 def test_a_collect_env_of_a_cpu_build_of_vllm_says_so_first(tmp_path):
     """#39: a collect_env of a CPU build of vLLM read as INCOMPLETE; `check --python` says at once that it is not an
     Ascend environment. collect_env lists every torch* package, so no torch_npu line means none is installed."""
-    import json
-    import subprocess
-    import sys
-
-    from tests.helpers import REPO
-
-    paste = tmp_path / "p.txt"
-    paste.write_text("Collecting environment information...\nPyTorch version: 2.6.0+cpu\n\nPython version: 3.12.3\n\n"
-                     "Versions of relevant libraries:\n[pip3] numpy==2.2.6\n[pip3] torch==2.6.0+cpu\n\n"
-                     "vLLM Version: 0.8.5.post1+cpu\n")
-    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "triage", str(paste), "--format", "json"],
-                       capture_output=True, text=True, cwd=REPO, timeout=120)
-    rep = json.loads(r.stdout)
+    rep, _ = triage_json(tmp_path, "Collecting environment information...\nPyTorch version: 2.6.0+cpu\n\n"
+                                   "Python version: 3.12.3\n\nVersions of relevant libraries:\n[pip3] numpy==2.2.6\n"
+                                   "[pip3] torch==2.6.0+cpu\n\nvLLM Version: 0.8.5.post1+cpu\n")
     f = next(x for x in rep["findings"] if x["code"] == "TRIAGE105")
     assert f["status"] == "fail" and "not an Ascend environment" in f["message"]
     assert rep["triage"]["root_cause"] == "TRIAGE105"
-    paste.write_text("torch                             2.6.0+cpu\nvllm                              0.8.5+cpu\n")
-    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "triage", str(paste), "--format", "json"],
-                       capture_output=True, text=True, cwd=REPO, timeout=120)
-    f = next(x for x in json.loads(r.stdout)["findings"] if x["code"] == "TRIAGE105")
+    rep, _ = triage_json(tmp_path, "torch                             2.6.0+cpu\nvllm                              0.8.5+cpu\n")
+    f = next(x for x in rep["findings"] if x["code"] == "TRIAGE105")
     assert f["status"] == "unknown"  # a filtered list: torch_npu may be there
 
 
