@@ -25,13 +25,12 @@ from pydantic import Field
 from ascend_doctor.core.errors import ParseError
 from ascend_doctor.core.model import Model
 from ascend_doctor.parsers import clean_paste, parser_kind
-from ascend_doctor.text.numbers import int_or_none, to_int
+from ascend_doctor.text.numbers import float_or_none, int_or_none, to_int
 
 EXPECTS = "`npu-smi info` output (a table or a dcmi error)"
 
 _HEADER = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)", re.I)
 _RET = re.compile(r"\bret(?:\s+is|\s*=|\s*:)?\s*(-?\d+)", re.I)
-_NUM = re.compile(r"^-?\d+(?:\.\d+)?$")
 _FRACTION = re.compile(r"(?<!\d)(\d+)\s*/\s*(\d+)")  # starts only where a number does: linear
 _BUS = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$")
 _NO_PROC = re.compile(r"No running processes found in NPU\s+(\d+)", re.I)
@@ -143,7 +142,7 @@ def _cells(line: str) -> list[str]:
 
 
 def _num(tok: str) -> Optional[float]:
-    return float(tok) if _NUM.match(tok) else None
+    return float_or_none(tok)  # a 400-digit run was float('inf')
 
 
 def _int(tok: str) -> Optional[int]:
