@@ -165,3 +165,22 @@ def test_a_hostile_package_list_is_bounded():
                       RunOptions())
     t101 = next(x for x in rep.findings if x.code == "TRIAGE101")
     assert t101.status.value == "fail" and "values)" in t101.message and len(t101.message) < 400
+
+
+def test_triage104_and_triage105_on_every_outcome():
+    """Each new triage check: pass, fail, skip and unknown (the missing `paste` fact) by hand-made facts."""
+    from tests.helpers import run_check
+
+    def judge(code, text):
+        return run_check(code, {"paste": read_paste(text)}).status.value
+
+    assert judge("TRIAGE104", "ERROR: No matching distribution found for torch-npu==2.7.1.dev20250724\n") == "fail"
+    assert judge("TRIAGE104", "ERROR: No matching distribution found for numpy==99.0\n") == "pass"
+    assert judge("TRIAGE104", "vllm                              0.7.3\n") == "skip"
+    cpu = "vllm                              0.8.5+cpu\ntorch                             2.6.0+cpu\n"
+    assert judge("TRIAGE105", "Package    Version\n---------- -------\n" + cpu) == "fail"  # a complete list
+    assert judge("TRIAGE105", cpu) == "unknown"  # a filtered list
+    assert judge("TRIAGE105", cpu + "torch-npu                         2.6.0\n") == "pass"
+    assert judge("TRIAGE105", "vllm                              0.8.5\ntorch                             2.6.0\n") == "skip"
+    for code in ("TRIAGE104", "TRIAGE105"):
+        assert run_check(code, {}).status.value == "unknown"
