@@ -122,6 +122,9 @@ class Finding(Model, extra="forbid"):
     details: dict[str, Any] = Field(default_factory=dict, description="Machine-readable extras of the check "
                                                                       "(metrics, ids); no renderer reads them")
 
+    # Facts the check asked for and did not get (name -> reason; not in the report): how triage tells a check that
+    # lacked the paste's facts from one that looked and could not tell.
+    _unread: dict = PrivateAttr(default_factory=dict)
     _value_shown: Optional[str] = PrivateAttr(None)  # `value` in the run's language, kept across the renderers' copy
 
     def shown_value(self) -> Optional[str]:

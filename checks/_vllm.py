@@ -5,8 +5,12 @@ the registry loads it first, so a check imports it with `from ._vllm import …`
 from __future__ import annotations
 
 from ascend_doctor.i18n import T
+from ascend_doctor.knowledge.matrix import STACK_FIELDS
 from ascend_doctor.plugin import ev
 from ascend_doctor.text.versions import try_parse_version
+
+# The distributions a vllm-ascend release row pins a build of, and the row field that lists them.
+ROW_FIELD = {dist: field for dist, field in STACK_FIELDS if dist in ("torch", "torch-npu", "triton-ascend")}
 
 
 def install_vllm(v: str):

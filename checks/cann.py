@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ascend_doctor.i18n import T
-from ascend_doctor.plugin import check, ev
+from ascend_doctor.plugin import check, ev, if_shown
 from ascend_doctor.text.versions import try_parse_version, version_in
 
 TOOLKIT_SET_ENV = "/usr/local/Ascend/ascend-toolkit/set_env.sh"
@@ -36,17 +36,22 @@ def source_fix(version: Optional[str]) -> str:
 
 
 def cann_evidence(c) -> list:
-    """Evidence for the active CANN install: where, which version and from which file, the arch."""
+    """Evidence for the active CANN install: where, which version and from which file, the arch (what a paste does
+    not show is left out)."""
     if not c.found or c.active is None:
-        return [ev(T("CANN paths searched"), "\n".join(c.searched) or T("none"))]
+        return [ev(T("CANN paths searched"), "\n".join(if_shown(lambda: c.searched, [])) or T("none"))]
     a = c.active
-    lines = [f"root: {a.root}" + (f" (via {', '.join(a.aliases)})" if a.aliases else ""),
-             f"version: {a.version} (from {a.version_source})"]
-    if a.arch or a.arch_dirs:
-        lines.append(f"arch: {a.arch or '?'} (dirs: {', '.join(a.arch_dirs) or '-'})")
+    aliases = if_shown(lambda: a.aliases, [])
+    source = if_shown(lambda: a.version_source)
+    lines = [f"root: {a.root}" + (f" (via {', '.join(aliases)})" if aliases else ""),
+             f"version: {a.version}" + (f" (from {source})" if source else "")]
+    arch, dirs = if_shown(lambda: a.arch), if_shown(lambda: a.arch_dirs, [])
+    if arch or dirs:
+        lines.append(f"arch: {arch or '?'} (dirs: {', '.join(dirs) or '-'})")
     if len(c.installs) > 1:
         lines.append("other installs: " + ", ".join(f"{i.root} ({i.version})" for i in c.installs[1:]))
-    return [ev(f"file: {a.version_cfg_path or a.install_info_path or a.root}", "\n".join(lines))]
+    where = if_shown(lambda: a.version_cfg_path) or if_shown(lambda: a.install_info_path) or a.root
+    return [ev(f"file: {where}", "\n".join(lines))]
 
 
 def no_cann(ctx, c, why: str = "CANN not found (see CANN101)"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ascend_doctor.i18n import T, join
-from ascend_doctor.plugin import check, ev
+from ascend_doctor.plugin import check, ev, if_shown
 from ascend_doctor.text.versions import try_parse_version
 
 DRIVER_INSTALL_FIX = T(
@@ -29,13 +29,14 @@ def driver_version_info_evidence(drv) -> list:
     if drv.version_info is not None:
         vi = drv.version_info
         lines = [f"Version={vi.version}"]
-        if vi.package_version:
+        if if_shown(lambda: vi.package_version):
             lines.append(f"package_version={vi.package_version}")
-        if vi.innerversion:
+        if if_shown(lambda: vi.innerversion):
             lines.append(f"Innerversion={vi.innerversion}")
-        if vi.compatible_version_fw:
+        if if_shown(lambda: vi.compatible_version_fw):
             lines.append(f"compatible_version_fw=[{vi.compatible_version_fw.raw}]")
-        return [ev(f"file: {drv.driver_dir}/version.info", "\n".join(lines))]
+        where = if_shown(lambda: drv.driver_dir)
+        return [ev(f"file: {where}/version.info" if where else T("driver version (the paste)"), "\n".join(lines))]
     what = drv.version_info_error or T("not found")
     lines = [what if p in what else T("{path}: not found", path=p) for p in drv.searched]
     return [ev(T("files searched"), join("\n", lines) or T("no path searched"))]

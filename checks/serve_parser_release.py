@@ -3,7 +3,7 @@ The rows: the `serve/tool-parser-issues` table (loader: ascend_doctor/knowledge/
 
 from __future__ import annotations
 
-from ascend_doctor.i18n import T
+from ascend_doctor.i18n import T, join, known
 from ascend_doctor.knowledge.parser_issues import issues_for
 from ascend_doctor.plugin import check, ev
 from ascend_doctor.text.versions import parse_version, try_parse_version
@@ -83,15 +83,15 @@ def tool_parser_release(ctx):
                         "delta (speculative decoding or --stream-interval > 1); this command sets neither",
                         version=version, parser=parser, ids=", ".join(r.id for r in quiet)), evidence)
     fixed = max((r.fixed_in for r in hit), key=parse_version)
-    parts = [T("{says} ({id}{trigger}; fixed in vLLM {fixed})", says=r.says, id=r.id, fixed=r.fixed_in,
+    parts = [T("{says} ({id}{trigger}; fixed in vLLM {fixed})", says=known(r.says), id=r.id, fixed=r.fixed_in,
                trigger=(", " + why) if r.trigger == "multi_token" else "") for r in hit]
     pair = parser + (f" with --reasoning-parser {reasoning}" if any(r.reasoning_parser for r in hit) else "")
     ascend = _first_ascend(ctx.matrix, fixed)
     upgrade = T("Move to vllm-ascend {ascend} or later (it pins vLLM {pinned}; `ascend-doctor matrix pins "
                 "--vllm-ascend {ascend}` prints the stack).", ascend=ascend.version, pinned=ascend.vllm[0]) \
         if ascend else T("Move to vLLM {fixed} or later once a vllm-ascend release pairs with it.", fixed=fixed)
-    fix = upgrade + " " + T("Until then have clients call tools without streaming (non-streamed calls are not "
-                            "affected)") + (T(", or drop {what}", what=why) if any(r.trigger == "multi_token"
-                                                                                   for r in hit) else "") + "."
+    fix = join("", [upgrade, " ", T("Until then have clients call tools without streaming (non-streamed calls are "
+                                    "not affected)"),
+                    T(", or drop {what}", what=why) if any(r.trigger == "multi_token" for r in hit) else "", "."])
     return ctx.warn(T("vLLM {version} with --tool-call-parser {pair} breaks streamed tool calls: {faults}",
-                      version=version, pair=pair, faults="; ".join(parts)), evidence, remediation=fix)
+                      version=version, pair=pair, faults=join("; ", parts)), evidence, remediation=fix)

@@ -14,7 +14,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from ascend_doctor.i18n import T, join, known
 from ascend_doctor.knowledge.depcheck import marker_environment
-from ascend_doctor.plugin import check, ev, step
+from ascend_doctor.plugin import check, ev, if_shown, step
 from ascend_doctor.seam.host import normalize_name
 from ascend_doctor.text.versions import try_parse_version, version_in
 
@@ -23,9 +23,10 @@ def dist_evidence(py, *names: str) -> list:
     """One evidence line per distribution: name, version, and where it is installed."""
     lines = []
     for n in names:
-        d = py.dist(n)
-        lines.append(f"{n} {d.version}" + (f" ({d.location})" if d.location else "") if d else
-                     T("{name}: not listed", name=n) if py.listed_only else T("{name}: not installed", name=n))
+        d = py.listed(n)
+        where = if_shown(lambda: d.location) if d else None
+        lines.append(f"{n} {d.version}" + (f" ({where})" if where else "") if d else
+                     T("{name}: not installed", name=n) if py.lists(n) else T("{name}: not listed", name=n))
     return [ev(f"distributions: {py.executable or 'python'}", join("\n", lines))]
 
 
@@ -69,12 +70,12 @@ def torch_npu_pair(ctx):
     vLLM, reinstall the pair and run `python -m pip check`.
     """
     py = ctx.fact("python")
-    torch, npu = py.dist("torch"), py.dist("torch-npu")
+    torch, npu = py.listed("torch"), py.dist("torch-npu")
     evidence = dist_evidence(py, "torch", "torch-npu")
     if npu is None:
         return ctx.skip(T("torch_npu is not installed{value}", value='' if torch else T(" (nor torch)")), evidence)
     row = ctx.matrix.torch_npu_row(npu.version)
-    want_meta = _torch_requirement(py, npu)
+    want_meta = if_shown(lambda: _torch_requirement(py, npu))  # a paste lists versions, not Requires-Dist
     if row is not None:
         evidence.append(ev(f"matrix: torch_npu {row.version} row", f"torch {row.torch}; CANN "
                            f"{', '.join(row.cann) or '-'} [source: {_row_source(row)}]"))
@@ -87,8 +88,8 @@ def torch_npu_pair(ctx):
              version=npu.version)) if pin else None
     steps = [step("pip-install", packages=[("torch", pin), ("torch-npu", npu.version)],
                   was={"torch-npu": npu.version, **({"torch": torch.version} if torch else {})},
-                  machine=py.machine)] if pin else []
-    if torch is None and py.listed_only:  # a filtered list (`pip list | grep npu`): torch may well be there
+                  machine=if_shown(lambda: py.machine) or "")] if pin else []
+    if torch is None and not py.lists("torch"):  # a filtered list (`pip list | grep npu`): torch may well be there
         return ctx.unknown(T("torch_npu {version} is listed but torch is not: the list is not the whole "
                              "installation (paste `python -m pip list`)", version=npu.version), evidence)
     if torch is None:
@@ -177,7 +178,8 @@ def torch_npu_cann(ctx):
                                  unreadable='; '.join(c.unreadable)), evidence,
                                cause=T("CANN version files are unreadable"))
         return ctx.skip(T("CANN not found or its version unknown (see CANN101)"), evidence)
-    evidence.append(ev(f"CANN at {c.active.root}", f"version {c.version} (from {c.active.version_source})"))
+    source = if_shown(lambda: c.active.version_source)
+    evidence.append(ev(f"CANN at {c.active.root}", f"version {c.version}" + (f" (from {source})" if source else "")))
     m = ctx.matrix
     pairs = _documented_pairs(m, npu.version, c.version)
     if pairs:
@@ -197,7 +199,7 @@ def torch_npu_cann(ctx):
     cv = try_parse_version(c.version)
     paired = [try_parse_version(x) for x in row.cann]
     paired = [p for p in paired if p is not None]
-    torch = py.dist("torch")
+    torch = py.listed("torch")
     alt = _torch_npu_for_cann(m, c.version, torch.version if torch else None)
     other = (f"`pip install torch=={alt.torch} torch-npu=={alt.version}` (built for CANN {', '.join(alt.cann)}; "
              f"source: {_row_source(alt)})" if alt else f"the torch_npu built for CANN {c.version} "
@@ -213,7 +215,7 @@ def torch_npu_cann(ctx):
 
 
 def _cp_tag(py) -> Optional[str]:
-    m = re.match(r"^cpython-(\d)(\d+)", py.soabi or "")
+    m = re.match(r"^cpython-(\d)(\d+)", if_shown(lambda: py.soabi) or "")
     if m:
         return f"cp{m.group(1)}{m.group(2)}"
     m = re.match(r"^(\d+)\.(\d+)", py.version or "")
@@ -236,12 +238,14 @@ def python_supported(ctx):
     3.12 from 0.21): `python3.11 -m venv /opt/vllm && /opt/vllm/bin/pip install torch==<ver> torch-npu==<ver>`.
     """
     py = ctx.fact("python")
-    torch, npu = py.dist("torch"), py.dist("torch-npu")
+    torch, npu = py.listed("torch"), py.listed("torch-npu")
     tag = _cp_tag(py)
-    evidence = ([ev(f"python: {py.executable}", f"Python {py.version}, SOABI {py.soabi or '?'} -> {tag or '?'}, "
-                                                f"{py.machine}")] if py.version else []) + dist_evidence(py, "torch",
-                                                                                                       "torch-npu")
+    soabi, machine = if_shown(lambda: py.soabi), if_shown(lambda: py.machine)
+    evidence = ([ev(f"python: {py.executable}", f"Python {py.version}, SOABI {soabi or '?'} -> {tag or '?'}, "
+                                                f"{machine or '?'}")] if py.version else [])
+    evidence += dist_evidence(py, "torch", "torch-npu")
     if torch is None and npu is None:
+        py.dist("torch"), py.dist("torch-npu")  # a partial list that names neither: unknown, not "not installed"
         return ctx.skip(T("neither torch nor torch_npu is installed"), evidence)
     if not py.version:
         return ctx.unknown(T("the Python version is not known (a paste without collect_env or `python --version`)"),
@@ -261,7 +265,7 @@ def python_supported(ctx):
         elif ok:
             oks.append(T("PyTorch {version} supports Python {version2}", version=torch.version, version2=py.version))
     if npu is not None and tag:
-        arch = py.machine if py.machine in ("aarch64", "x86_64") else None
+        arch = machine if machine in ("aarch64", "x86_64") else None
         has = m.torch_npu_wheel_has_cp(npu.version, tag, arch)
         row = m.torch_npu_row(npu.version)
         if has is False:

@@ -1,4 +1,5 @@
-"""VLLM checks: vLLM ↔ vllm-ascend, the installed release's pins vs what is installed, advisories, pip check.
+"""VLLM checks: vLLM ↔ vllm-ascend, the installed release's pins vs what is installed, advisories (pip check: VLLM104
+in vllm_pipcheck.py).
 
 Facts: `python` (distributions from metadata), `env` (VLLM_VERSION), `cann`, `driver`, `npu_smi`. Every verdict comes
 from a matrix query (`vllm_ascend_release`, `nearest_release`, `releases_for_vllm`, `compare_stack`,
@@ -12,14 +13,12 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from ascend_doctor.i18n import T, capitalized, join, known
-from ascend_doctor.knowledge.depcheck import find_conflicts, pin_index
 from ascend_doctor.knowledge.hardware import families
-from ascend_doctor.knowledge.matrix import STACK_FIELDS
-from ascend_doctor.plugin import check, ev, step
+from ascend_doctor.plugin import check, ev, if_shown, step
 from ascend_doctor.seam.host import normalize_name
 from ascend_doctor.text.versions import try_parse_version, version_in
 
-from ._vllm import install_vllm, pip_spec, release_evidence, torch_clobbered
+from ._vllm import ROW_FIELD, install_vllm, pip_spec, release_evidence, torch_clobbered
 
 
 def _is_dev_build(version: str) -> bool:
@@ -34,7 +33,8 @@ def vllm_version_seen(ctx, py) -> Tuple[Optional[str], Optional[str], list]:
     vl = py.vllm_dist()
     env = ctx.try_fact("server_env") or {}
     override = (env.get("VLLM_VERSION") or "").strip() or None
-    evidence = [ev("distribution: vllm", f"{vl.version}" + (f" ({vl.location})" if vl.location else ""))
+    where = if_shown(lambda: vl.location) if vl else None
+    evidence = [ev("distribution: vllm", f"{vl.version}" + (f" ({where})" if where else ""))
                 if vl else ev("distribution: vllm", "not installed")]
     if override:
         evidence.append(ev("env: VLLM_VERSION", override))
@@ -113,7 +113,8 @@ def vllm_ascend_pair(ctx):
     if va is None:
         return ctx.skip(T("vllm-ascend is not installed"))
     installed, override, evidence = vllm_version_seen(ctx, py)
-    evidence.insert(0, ev("distribution: vllm-ascend", va.version + (f" ({va.location})" if va.location else "")))
+    where = if_shown(lambda: va.location)
+    evidence.insert(0, ev("distribution: vllm-ascend", va.version + (f" ({where})" if where else "")))
     m = ctx.matrix
     if installed is None:
         row = m.vllm_ascend_release(va.version)
@@ -180,7 +181,7 @@ def vllm_ascend_pair(ctx):
     alt = (T("; or install the release made for vLLM {seen} with its pins: `ascend-doctor matrix pins --vllm-ascend "
              "{version} > pins.txt && pip install -c pins.txt vllm-ascend=={version} {pinned}`", seen=seen,
              version=others[-1].version, pinned=" ".join(
-                 dist for dist, field in _ROW_FIELD.items() if getattr(others[-1], field))) if others else "")
+                 dist for dist, field in ROW_FIELD.items() if getattr(others[-1], field))) if others else "")
     return ctx.fail(T("vllm-ascend {version} targets vLLM {vllm}, but vLLM {seen} is {value}", version=va.version,
                       vllm=' or '.join(row.vllm), seen=seen,
                       value=T("declared with VLLM_VERSION") if override else T("installed")), evidence,
@@ -190,23 +191,6 @@ def vllm_ascend_pair(ctx):
 
 PIP_COMPONENTS = ("torch", "torch-npu", "triton-ascend", "transformers")
 # The pip-installed pins of a release row, by distribution (the matrix's own STACK_FIELDS, not a second copy).
-_ROW_FIELD = {dist: field for dist, field in STACK_FIELDS if dist in ("torch", "torch-npu", "triton-ascend")}
-
-
-def _official_build_listed(ctx, c) -> Optional[bool]:
-    """Whether the matrix row of the requiring vllm-ascend release names the installed build (True/False), or None
-    when no row or field tells. The `official-build` allowance rests on that premise: a `.postN` the release's own
-    table does not list is the conflict pip reports, not a harmless image build (#22)."""
-    if normalize_name(c.requirer) != "vllm-ascend":
-        return True  # the allowance's own rule; the images' builds are a vllm-ascend matter only
-    row = ctx.matrix.vllm_ascend_release(c.requirer_version)
-    field = _ROW_FIELD.get(c.name)
-    if row is None or field is None or not getattr(row, field):
-        return None
-    want = try_parse_version(c.installed)
-    return any(v == c.installed or (want is not None and try_parse_version(v) == want) for v in getattr(row, field))
-
-
 def _index_urls(m, items) -> List[str]:
     """The indexes of the pins PyPI does not have (triton-ascend 3.2.1/3.2.2: the matrix's package-index.toml)."""
     urls: List[str] = []
@@ -234,8 +218,10 @@ def _pins_step(m, items, machine: Optional[str]):
                  machine=machine)]
 
 
-def _sort_items(items, family: Optional[str], row):
-    """VLLM102's reading of compare_stack: (evidence lines, fails, warns, notes, pip specs for the fix)."""
+def _sort_items(items, family: Optional[str], row, py=None):
+    """VLLM102's reading of compare_stack: (evidence lines, fails, warns, notes, pip specs for the fix). With a
+    partial package list (a paste's filtered list: `py.lists`), a pinned distribution it does not name is not listed,
+    not missing."""
     lines, fails, warns, notes, pip_fix = [], [], [], [], []
     for i in items:
         exp = " | ".join(i.expected) if i.expected else "-"
@@ -262,7 +248,9 @@ def _sort_items(items, family: Optional[str], row):
                            "public release", component=i.component, installed=i.installed,
                            expected=i.expected[0]))
         elif i.status == "unknown" and i.installed is None:
-            if i.component in PIP_COMPONENTS:
+            if i.component in PIP_COMPONENTS and py is not None and not py.lists(i.component):
+                notes.append(T("{component}: not listed (row: {exp})", component=i.component, exp=exp))
+            elif i.component in PIP_COMPONENTS:
                 fails.append(T("{component} not installed (row: {exp})", component=i.component, exp=exp))
                 pip_fix.append(pip_spec(i))
             else:
@@ -308,7 +296,7 @@ def release_pins(ctx):
     c = ctx.try_fact("cann")
     versions: Dict[str, str] = {"vllm-ascend": va.version, "python": py.version}
     for name in PIP_COMPONENTS:
-        d = py.dist(name)
+        d = py.listed(name)
         if d is not None:
             versions[name] = d.version
     if c is not None and c.found and c.version:
@@ -317,7 +305,7 @@ def release_pins(ctx):
     family = next(iter(fams)) if len(fams) == 1 else None  # the image variant: one chip family on the host
     items = [i for i in m.compare_stack(versions, family) if i.component != "vllm"]  # vLLM: VLLM101
     evidence = [release_evidence(row)]
-    lines, fails, warns, notes, pip_fix = _sort_items(items, family, row)
+    lines, fails, warns, notes, pip_fix = _sort_items(items, family, row, py)
     evidence.append(ev(f"installed vs vllm-ascend {row.version}", "\n".join(lines)))
     cause = torch_clobbered(m, py, items)
     if cause:
@@ -342,7 +330,7 @@ def release_pins(ctx):
                           fails=join('; ', fails), value=T("; also: {warns}",
                                                            warns=join('; ', warns)) if warns else ''),
                         evidence,
-                        remediation=capitalized(text), fix=_pins_step(m, items, py.machine))
+                        remediation=capitalized(text), fix=_pins_step(m, items, if_shown(lambda: py.machine) or ""))
     if warns:
         return ctx.warn(join("; ", warns), evidence,
                         remediation=T("Prefer what the vllm-ascend {version} package pins (`ascend-doctor matrix pins "
@@ -376,9 +364,17 @@ def advisories(ctx):
     versions: Dict[str, str] = {}
     for d in py.distributions:
         versions.setdefault(normalize_name(d.name), d.version)
-    versions["python"] = py.version
-    if py.machine:
-        versions["machine"] = py.machine
+    unseen = [T("packages the list does not name")] if py.listed_only else []
+    python = if_shown(lambda: py.version)
+    if python:
+        versions["python"] = python
+    else:
+        unseen.append("python")
+    machine = if_shown(lambda: py.machine)  # unknown on a paste without collect_env: machine-scoped rows then
+    if machine:                             # match no machine, as on a host whose arch could not be read
+        versions["machine"] = machine
+    else:
+        unseen.append("machine")
     c = ctx.try_fact("cann")
     if c is not None and c.found and c.version:
         versions["cann"] = c.version
@@ -400,6 +396,9 @@ def advisories(ctx):
         return ctx.ok(T("no advisory to report: {ids} match(es) this stack and depend(s) on the command, which "
                         "{checks} judge(s)", ids=", ".join(a.id for a in handed),
                         checks=", ".join(sorted({a.judged_by for a in handed}))), evidence)
+    if not hits and unseen:  # a paste: what it does not show could still match
+        return ctx.ok(T("none of the {n_advisories} advisories matches what is known of this stack (not seen: "
+                        "{unseen})", n_advisories=len(m.advisories), unseen=join(", ", unseen)), evidence)
     if not hits:
         return ctx.ok(T("none of the {n_advisories} advisories matches this stack", n_advisories=len(m.advisories)),
                       evidence)
@@ -419,70 +418,3 @@ def advisories(ctx):
                         advisories=[a.id for a in hits])
     return ctx.warn(T("{n_hits} advisory(ies) apply: {msg}", n_hits=len(hits), msg=msg), evidence, remediation=fix,
                     advisories=[a.id for a in hits])
-
-
-# Distributions whose broken requirements break serving; other conflicts warn.
-STACK = frozenset({"vllm", "vllm-ascend", "torch", "torch-npu", "triton-ascend", "transformers", "torchvision",
-                   "torchaudio", "tokenizers", "safetensors", "huggingface-hub", "numpy", "mooncake-transfer-engine"})
-
-
-@check("VLLM104", "pip-check", severity="error", needs=["python"])
-def pip_check(ctx):
-    """Installed distributions' requirements are met (`pip check`), minus documented-harmless conflicts
-
-    What it checks: every installed distribution's `Requires-Dist` (markers evaluated for the serving interpreter)
-    against what is installed, like `python -m pip check`, from metadata only. Conflicts vllm-ascend documents as
-    harmless are allowed by data (the `depcheck/dependency-allowlist` table: vLLM's CUDA torch pin,
-    vllm-ascend#754) and shown as allowed. A conflict involving the serving stack fails; others warn.
-
-    Why it matters: vllm-ascend's installation guide ends with `python -m pip check` for a reason: a missing or wrong
-    torch-npu, triton-ascend or transformers fails at import or at the first request, far from the cause.
-
-    How to fix: install what the conflict lines ask for (e.g. `pip install torch-npu==2.8.0.post2`), reinstalling
-    vllm-ascend's pins last, and re-run `python -m pip check`.
-    """
-    py = ctx.fact("python")
-    conflicts = find_conflicts(py, ctx.knowledge.allowlist)
-    unverified = []
-    for c in conflicts:
-        if c.allowed_by == "official-build":
-            listed = _official_build_listed(ctx, c)
-            if listed is False:  # a build of the pinned release that this release's own table does not name
-                c.allowed_by = None
-            elif listed is None:
-                unverified.append(c)
-    real = [c for c in conflicts if not c.allowed_by]
-    allowed = [c for c in conflicts if c.allowed_by]
-    evidence = []
-    if real:
-        evidence.append(ev(f"pip check ({py.executable or 'python'})", "\n".join(c.line() for c in real)))
-    if allowed:
-        evidence.append(ev("allowed conflicts (the `depcheck/dependency-allowlist` table)", "\n".join(
-            f"{c.line()}\n  allowed by {c.allowed_by}: {c.allowed_reason} [source: {'; '.join(c.allowed_source)}]"
-            for c in allowed)))
-    if not real and unverified:
-        return ctx.unknown(T("{n} conflict(s) would be harmless dev/post builds of the pinned release, but the matrix "
-                             "does not record which builds the installed release ships: {lines}", n=len(unverified),
-                             lines="; ".join(c.line() for c in unverified)), evidence)
-    if not real:
-        return ctx.ok(T("no broken requirements among {n_distributions} distributions{value}",
-                        n_distributions=len(py.distributions),
-                        value=T(" ({n_allowed} documented-harmless conflict(s) allowed)",
-                                n_allowed=len(allowed)) if allowed else ''),
-                      evidence)
-    stack = [c for c in real if normalize_name(c.requirer) in STACK or c.name in STACK]
-    wants: List[str] = []
-    for c in stack or real:
-        spec = f"'{c.requirement}'" if any(ch in c.requirement for ch in "<>!~,[") else c.requirement
-        if spec not in wants:
-            wants.append(spec)
-    fix = (T("`pip install {wants}` (then reinstall vllm-ascend's pins if they moved) and `python -m pip check`.",
-             wants=' '.join(wants) + pin_index(ctx.matrix, [c.requirement for c in stack or real])))
-    summary = "; ".join(c.line() for c in (stack or real)[:3]) + (" …" if len(stack or real) > 3 else "")
-    if stack:
-        return ctx.fail(T("{n_real} broken requirement(s), {n_stack} in the serving stack: {summary}",
-                          n_real=len(real), n_stack=len(stack), summary=summary), evidence,
-                        remediation=fix)
-    return ctx.warn(T("{n_real} broken requirement(s) outside the serving stack: {summary}", n_real=len(real),
-                      summary=summary), evidence,
-                    remediation=fix)

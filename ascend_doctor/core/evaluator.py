@@ -178,14 +178,16 @@ def evaluate_one(c: "Check", ctx: CheckContext, strict: bool = False) -> Finding
     """Run one check: FactUnavailable becomes `unknown`, any other exception an `error` finding with traceback.
     `strict` (tests, plugin authors) re-raises UndeclaredFact instead of reporting it."""
     t0 = time.monotonic()
+    bound = ctx.bind(c)
     try:
-        out = c.func(ctx.bind(c))
+        out = c.func(bound)
         if not isinstance(out, Outcome):
             raise TypeError(f"check returned {type(out).__name__}, not an Outcome")
     except ProbeCrashed as exc:
         out = Outcome(status=Status.ERROR, message=exc.reason, details={"missing_fact": exc.fact},
                       traceback=exc.traceback)
     except FactUnavailable as exc:
+        bound.unread.setdefault(exc.fact, exc.reason)
         out = Outcome.make(Status.UNKNOWN, T("could not establish {fact}: {reason}", fact=exc.fact, reason=exc.reason),
                            [], details={"missing_fact": exc.fact, "cause": exc.reason})
     except Exception as exc:
@@ -193,7 +195,9 @@ def evaluate_one(c: "Check", ctx: CheckContext, strict: bool = False) -> Finding
             raise
         out = Outcome.make(Status.ERROR, T("the check crashed: {error}", error=f"{type(exc).__name__}: {exc}"), [],
                            details={"traceback": traceback.format_exc()})
-    return finding_from(c, out, duration_ms=round((time.monotonic() - t0) * 1000, 2))
+    finding = finding_from(c, out, duration_ms=round((time.monotonic() - t0) * 1000, 2))
+    finding._unread = dict(bound.unread)
+    return finding
 
 
 def evaluate(checks: Iterable["Check"], facts: "FactStore", options: Optional[RunOptions] = None, *,

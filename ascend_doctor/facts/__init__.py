@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 
 from ascend_doctor.core.errors import FactUnavailable, ProbeCrashed, UndeclaredFact
 from ascend_doctor.core.options import RunOptions
+from ascend_doctor.facts.partial import Shown
 from ascend_doctor.i18n import T
 from ascend_doctor.knowledge.door import Knowledge
 from ascend_doctor.seam.host import Host
@@ -46,17 +47,21 @@ class FactStore:
         self._started: dict[str, float] = {}
         self._lock = threading.Lock()
         self.durations: dict[str, float] = {}
+        self.partial: dict[str, Shown] = {}  # facts whose source shows only some parts (FactStore.given)
         for name, value in (preset or {}).items():
             self.preset(name, value)
 
     @classmethod
     def given(cls, values: Mapping[str, Any], missing: Optional[Mapping[str, str]] = None,
-              options: Optional[RunOptions] = None, knowledge: Optional[Knowledge] = None) -> "FactStore":
+              options: Optional[RunOptions] = None, knowledge: Optional[Knowledge] = None,
+              partial: Optional[Mapping[str, "Shown"]] = None) -> "FactStore":
         """A store with no host and no probes: `values` are the facts, `missing` maps facts to why they are not
-        there (each then reads as `unknown` with that reason)."""
+        there (each then reads as `unknown` with that reason), `partial` says which parts of a fact its source
+        shows (ascend_doctor.facts.partial: reading another part is unknown, never an empty value)."""
         from ascend_doctor.probes import derived_probes
 
         store = cls(None, options or RunOptions(), probes=derived_probes(), preset=values, knowledge=knowledge)
+        store.partial = dict(partial or {})
         for name, reason in (missing or {}).items():
             store.preset_missing(name, reason)
         return store
@@ -122,7 +127,9 @@ class FactStore:
         budget = self.timeout_for(name)
         remaining = budget - (time.monotonic() - self._started[name])
         try:
-            return fut.result(timeout=max(remaining, 0.0))
+            value = fut.result(timeout=max(remaining, 0.0))
+            shown = self.partial.get(name)
+            return value if shown is None else shown.view(name, value)
         except FactUnavailable:
             raise
         except Exception as exc:  # TimeoutError (3.11+) / concurrent.futures.TimeoutError (3.9, 3.10)
@@ -150,6 +157,9 @@ class DeclaredReads:
         self._store = store
         self._reader = reader
         self._reads = tuple(reads) if reads is not None else None
+        # Facts asked for and not available (name -> reason), even those a check took as None from try_fact:
+        # what triage reads to tell "not in the paste" from a check's own unknown.
+        self.unread: dict[str, str] = {}
 
     def _allowed(self, name: str) -> None:
         if self._reads is not None and name not in self._reads:
@@ -157,11 +167,22 @@ class DeclaredReads:
 
     def fact(self, name: str) -> Any:
         self._allowed(name)
-        return self._store.fact(name)
+        try:
+            return self._store.fact(name)
+        except ProbeCrashed:
+            raise
+        except FactUnavailable as exc:
+            self.unread[exc.fact] = exc.reason
+            raise
 
     def try_fact(self, name: str) -> Any:
-        self._allowed(name)
-        return self._store.try_fact(name)
+        """The fact, or None when unavailable (recorded in `unread`); a crashed probe still raises."""
+        try:
+            return self.fact(name)
+        except ProbeCrashed:
+            raise
+        except FactUnavailable:
+            return None
 
 
 class ProbeView(DeclaredReads):

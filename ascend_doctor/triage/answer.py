@@ -33,6 +33,24 @@ EXPLAINS = {
 }
 
 
+def to_confirm(root: Optional[str], findings: list, matches: list[dict]) -> list[str]:
+    """When the cause is a known error line whose signature names a check the paste could not feed (CANN108 reads
+    the installed kernels), the command that confirms it on the machine, and what that check lacked here."""
+    if root != "TRIAGE102":
+        return []
+    by_code = {f.code: f for f in findings}
+    out = []
+    for m in matches:
+        f = by_code.get(m["check"] or "")
+        if m["kind"] != "error" or m["also_seen"] or f is None or f.status.value != "skip":
+            continue
+        lacked = ", ".join(f.details.get("not_in_paste", [])) or "-"
+        out.append(T("to confirm {id} (line {line}): run `ascend-doctor check --select {code}` on the machine and "
+                     "paste its output ({code} reads what this paste lacks: {lacked})", id=m["id"], line=m["line"],
+                     code=f.code, lacked=lacked))
+    return list(dict.fromkeys(out))
+
+
 def missing_pieces(paste: Any) -> list[str]:
     """What to ask for, in the order a maintainer would."""
     out = []
@@ -82,6 +100,14 @@ def rank(findings: list, paste: Any, matches: list[dict]) -> tuple[Optional[str]
     declared = [f for f in bad if f.root_cause]  # a check that knows it explains the rest (TRIAGE105: not Ascend)
     if declared:
         root, why = declared[0].code, T("the cause the other findings follow from")
+    # A signature that names the check judging its cause (CANN108 for "Parse dynamic kernel config fail"): that
+    # check failing on the paste is the cause, in the order the errors appear.
+    for m in ([] if root else [m for m in matches if m["kind"] == "error" and not m["also_seen"] and m["check"]]):
+        f = next((f for f in stack_bad if f.code == m["check"]), None)
+        if f is not None:
+            root, why = f.code, T("explains the error at line {line}: {text} (signature {id})", line=m["line"],
+                                  text=m["excerpt"][:160], id=m["id"])
+            break
     for text, where in ([] if root else errors):
         for f in stack_bad:
             pat = EXPLAINS.get(f.code)

@@ -134,8 +134,11 @@ class PasteFacts(Model):
     package_rows: int = Field(0, description="package rows read (pip list, freeze, conda, collect_env)")
     package_rows_dropped: int = Field(0, description="rows past MAX_PACKAGE_ROWS, not read")
     python_version: Optional[Seen] = None
+    python_bits: Optional[int] = Field(None, description="collect_env's `(64-bit runtime)`")
     machine: Optional[str] = None
     env: dict[str, Seen] = Field(default_factory=dict)
+    env_form: str = Field("", description="which report printed `env`: 'vllm-ascend' (its collect_env's `ENV "
+                                          "Variables:`) or 'vllm' (vLLM's sectioned collect_env)")
     health_texts: dict[int, Seen] = Field(default_factory=dict, description="NPU id -> `npu-smi info -t health -i N` "
                                                                           "output pasted after its prompt")
     npu_smi_text: Optional[str] = None
@@ -252,6 +255,8 @@ def read_paste(text: str) -> PasteFacts:
         m = re.match(r"^Python(?: version)?:\s*(\d+\.\d+\.\d+)", t)
         if m:
             f.python_version = Seen(value=m.group(1), lines=str(ln.no), source="collect_env Python version")
+            bits = re.search(r"\((32|64)-bit runtime\)", t)
+            f.python_bits = int(bits.group(1)) if bits else f.python_bits
         m = re.match(r"^OS:.*\((x86_64|aarch64|arm64)\)", t)
         if m:
             f.machine = "aarch64" if m.group(1) == "arm64" else m.group(1)
@@ -272,6 +277,7 @@ def read_paste(text: str) -> PasteFacts:
             continue
         # --- ENV Variables block of collect_env
         if t in ("ENV Variables:", "Environment Variables"):
+            f.env_form = f.env_form or ("vllm-ascend" if t == "ENV Variables:" else "vllm")
             j = i + 1
             while j < n and lines[j].text.strip().startswith("==="):
                 j += 1

@@ -1,11 +1,15 @@
 """One `triage` run: a paste in, the report out (the same contract as `check`, plus its `triage` summary).
 
-The facts a paste can state faithfully become the checks' facts: the serving python (its version and the
-distributions pip/conda/collect_env list — without their requirements), the environment block of collect_env, the
-`npu-smi info` table, the CANN version, the driver version, the `vllm serve` command line. Every other fact is
-marked missing with the reason ("the paste has no npu-smi info"), so its checks answer unknown; no probe runs and
-nothing on this machine is read. Only checks whose every input a paste can give are run (JUDGED); the host checks
-(SELinux, ulimit, /dev/shm, PCIe…) need the machine itself and are listed as not judged.
+A paste is a host seen through what its author printed. Everything it states faithfully becomes the facts the checks
+read, in the same store: the serving python (its version and the distributions pip/conda/collect_env list), the
+environment block of collect_env, the `npu-smi info` table and its health views, the CANN and driver versions, the
+`vllm serve` command line. A fact the paste cannot give is missing with the reason; a fact it gives only in part is
+marked so (`ascend_doctor.facts.partial`: a pip list names versions, never requirements; collect_env prints only some
+variables), and reading an unshown part is unknown, never an empty value.
+
+Every check of the static, serve and triage stages runs through the one evaluator — no list kept by hand: a check
+that found what it reads in the paste answers; one that asked for something the paste lacks is `skip`, "not in the
+paste", with what was missing (and the check's own words). No probe runs and nothing on this machine is read.
 """
 
 from __future__ import annotations
@@ -18,25 +22,32 @@ from ascend_doctor import __version__
 from ascend_doctor.core.evaluator import evaluate
 from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
+from ascend_doctor.facts.partial import Shown
+from ascend_doctor.facts.server_env import EnvListing, ListedEnv
 from ascend_doctor.i18n import T
-from ascend_doctor.report import HostSummary, Report, TriageSection, TriageSummary, build_report
+from ascend_doctor.report import HostSummary, Report, Status, TriageSection, TriageSummary, build_report
 from ascend_doctor.seam.host import Distribution, PythonEnv
 from ascend_doctor.triage.paste import PasteFacts, read_paste
 
-# Static checks a paste can answer, and what each needs from it (beyond the `paste` fact itself).
-JUDGED = ("VLLM101", "VLLM102", "VLLM103", "TORCH101", "TORCH102", "TORCH103", "CANN106", "NPU101", "NPU103", "ENV101",
-          "ENV102", "SERVE101", "SERVE102", "SERVE103", "SERVE104", "SERVE105")
-# Checks that read the absence of a package as "not installed": only with a complete list (pip list / pip freeze).
-NEED_FULL_PACKAGE_LIST = ("VLLM102",)
-NOT_JUDGED = {
-    "VLLM104": T("pip check needs each distribution's requirements, which no paste lists"),
-    "HCCL105": T("collect_env does not print every HCCL_* variable, so an unset timeout cannot be told from an "
-                 "unprinted one"),
-    "HOST": T("host settings (SELinux, ulimit, /dev/shm, memory, disk, time sync, PCIe) need the machine itself"),
-    "CTR": T("container device mounts need the machine itself"),
-    "TORCH104": T("the torch_npu import probe runs on the machine (a traceback in the paste is read by TRIAGE102)"),
-    "VLLM105": T("the platform probe runs on the machine"),
-    "HCCL101-104": T("NPU network checks need `hccn_tool -i N ...` for every device and /etc/hccn.conf"),
+STAGES = ("static", "serve", "triage")
+# Facts derived from others in any store: never "lacking" themselves (they fail with their inputs' reason).
+DERIVED = ("stack", "npu_scope", "server_env")
+
+# What each collect_env prints of the environment (its get_env_vars): vLLM's own variables (vllm.envs, which holds
+# VLLM_* and LD_LIBRARY_PATH) and a few prefixes; names that look secret are dropped.
+#   vllm-ascend collect_env.py: report_prefix = ("TORCH", "PYTORCH", "ASCEND_", "ATB_")
+#   vLLM collect_env.py:        report_prefix = ("TORCH", "NCCL", "PYTORCH", "CUDA", "CUBLAS", "CUDNN", "OMP_",
+#                                                "MKL_", "NVIDIA")
+# The pip/conda lines collect_env keeps (DEFAULT_PIP_PATTERNS, a substring of the line; the patterns both vLLM's
+# and vllm-ascend's collect_env.py use): a distribution whose name holds one and is not listed is not installed.
+COLLECT_ENV_PIP_PATTERNS = ("torch", "numpy", "transformers", "zmq", "onnx", "optree")
+_SECRET_TERMS = ("secret", "token", "api", "access", "password")
+LISTINGS = {
+    "vllm-ascend": EnvListing("vllm-ascend's collect_env", ("VLLM_", "TORCH", "PYTORCH", "ASCEND_", "ATB_"),
+                              names=("LD_LIBRARY_PATH",), hidden_terms=_SECRET_TERMS),
+    "vllm": EnvListing("vLLM's collect_env", ("VLLM_", "TORCH", "NCCL", "PYTORCH", "CUDA", "CUBLAS", "CUDNN", "OMP_",
+                                              "MKL_", "NVIDIA"),
+                       names=("LD_LIBRARY_PATH",), hidden_terms=_SECRET_TERMS),
 }
 
 
@@ -54,9 +65,31 @@ def _python(paste: PasteFacts) -> Optional[PythonEnv]:
     if not dists:
         return None
     py = paste.python_version.value if paste.python_version else ""
+    from_collect_env = all(s.source.endswith("(collect_env)") for seen in paste.packages.values() for s in seen)
     return PythonEnv(executable="(python of the paste)", version=py, implementation="CPython" if py else "",
                      machine=paste.machine or "", distributions=list(dists.values()),
-                     listed_only=not paste.packages_complete)
+                     listed_only=not paste.packages_complete, pointer_bits=paste.python_bits,
+                     listed_patterns=list(COLLECT_ENV_PIP_PATTERNS) if paste.packages and from_collect_env else [])
+
+
+def _python_shown(paste: PasteFacts) -> Shown:
+    """What a paste shows of the serving python: names and versions, never requirements, locations or the ABI."""
+    paths = ["executable", "distributions.name", "distributions.version", "listed_only", "listed_patterns", "ok",
+             "error", "error_message"]
+    if paste.python_version:
+        paths += ["version", "implementation"]
+    if paste.machine:
+        paths.append("machine")
+    if paste.python_bits:
+        paths.append("pointer_bits")
+    return Shown(paths, T("the paste does not show this of the serving python (a package list gives names and "
+                          "versions; collect_env the Python version)"))
+
+
+# What a paste shows of CANN and the driver: a version (and where CANN lives when a path is printed), nothing of
+# NNAL, the toolkit's arch, its version files or whether set_env.sh was sourced; nothing of the firmware.
+CANN_SHOWN = ("found", "version", "installs.root", "installs.version", "active.root", "active.version")
+DRIVER_SHOWN = ("found", "version", "version_info.version")
 
 
 def _health(paste: PasteFacts, smi) -> Any:
@@ -78,28 +111,35 @@ def _health(paste: PasteFacts, smi) -> Any:
     return NpuHealthFact(results=results, unanswered=[n for n in listed if n not in paste.health_texts])
 
 
-def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str]]:
-    """(facts the paste states, facts it lacks -> why); `knowledge` parses the paste's serve command."""
+def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str], dict[str, Shown]]:
+    """(facts the paste states, facts it lacks -> why, facts it shows in part -> what it shows); `knowledge`
+    parses the paste's serve command."""
     from ascend_doctor.knowledge.serve_options import parse_serve as parse_serve_command
     from ascend_doctor.parsers.ascend_files import DriverVersionInfo
+    from ascend_doctor.probes import load_probes
     from ascend_doctor.probes.cann import CannFact, CannInstall, DriverFact
 
     have: dict[str, Any] = {"paste": paste}
     lack: dict[str, str] = {}
+    partial: dict[str, Shown] = {}
     py = _python(paste)
     if py is not None:
         have["python"] = py
+        partial["python"] = _python_shown(paste)
     else:
         lack["python"] = T("the paste lists no Python packages (no collect_env, pip list or pip freeze)")
     if paste.env:
-        have["env"] = {k: s.value for k, s in paste.env.items()}
+        listing = LISTINGS.get(paste.env_form, LISTINGS["vllm-ascend"])
+        have["env"] = ListedEnv({k: s.value for k, s in paste.env.items()}, listing)
     else:
         lack["env"] = T("the paste has no environment-variable block (collect_env's `ENV Variables:`)")
     cann = paste.first("cann")
     if cann is not None:
         root = paste.cann_path.value if paste.cann_path else "(CANN of the paste)"
-        inst = CannInstall(root=root, dir_version=None)
+        inst = CannInstall(root=root, dir_version=None, version=cann.value)
         have["cann"] = CannFact(found=True, installs=[inst], active=inst, version=cann.value)
+        partial["cann"] = Shown(CANN_SHOWN, T("the paste gives the CANN version only (not NNAL/ATB, the toolkit's "
+                                              "arch, its version files or whether set_env.sh was sourced)"))
     else:
         lack["cann"] = T("the paste does not say which CANN is installed")
     if paste.npu_smi_text is not None:
@@ -119,16 +159,47 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
         lack["npu_smi"] = T("the paste has no `npu-smi info` table")
     if paste.driver_version is not None:
         have["driver"] = DriverFact(found=True, version_info=DriverVersionInfo(version=paste.driver_version.value))
+        partial["driver"] = Shown(DRIVER_SHOWN, T("the paste gives the driver version only (not the firmware or "
+                                                  "the driver's files)"))
     else:
         lack["driver"] = T("the paste does not give the driver version (npu-smi info or driver version.info)")
     if paste.serve_argv:
         have["serve_cmd"] = parse_serve_command(paste.serve_argv, knowledge.matrix)
     else:
         lack["serve_cmd"] = T("the paste has no `vllm serve` command line")
-    lack.setdefault("npu_health", "the paste has no `npu-smi info -t health -i N` output")
-    for name in ("vllm_files", "serve_model", "devices", "container", "hccn"):
-        lack.setdefault(name, "a paste cannot show this; it is read on the machine")
-    return have, lack
+    lack.setdefault("npu_health", T("the paste has no `npu-smi info -t health -i N` output"))
+    for name in sorted(load_probes()):
+        if name not in have and name not in DERIVED:
+            lack.setdefault(name, T("a paste cannot show this ({fact}); it is read on the machine", fact=name))
+    return have, lack, partial
+
+
+def not_in_paste(findings: list, lack: dict[str, str]) -> dict[str, list[str]]:
+    """Turn each `unknown` that comes from what the paste lacks into `skip` "not in the paste" (in place): the
+    check asked for a fact the paste does not have, or for a part of one it does not show. Returns reason -> codes,
+    for the report's "not judged" list. An unknown whose check had what it asked for (a version not in the matrix)
+    stays unknown: that is a finding about the paste's stack, not about the paste."""
+    from ascend_doctor.report import finding_level
+
+    grouped: dict[str, list[str]] = {}
+    for f in findings:
+        if f.status != Status.UNKNOWN:
+            continue
+        unread = {k: v for k, v in f._unread.items() if k in lack or "." in k}
+        if not unread:
+            continue
+        reasons = list(dict.fromkeys(str(v) for v in unread.values()))
+        said = f.message
+        f.status = Status.SKIP
+        f.level = finding_level(f.status, f.severity)
+        msg = T("not in the paste: {reasons}", reasons="; ".join(f"{k} — {v}" for k, v in unread.items()))
+        from ascend_doctor.i18n import split
+
+        f.message, f.message_template, f.message_fields = split(msg)
+        f.details = {**f.details, "not_in_paste": sorted(unread), "check_said": said}
+        for r in reasons:
+            grouped.setdefault(r, []).append(f.code)
+    return grouped
 
 
 def _seen(paste: PasteFacts) -> dict[str, str]:
@@ -147,7 +218,7 @@ def _seen(paste: PasteFacts) -> dict[str, str]:
 
 def triage_text(text: str, source: str, registry, options: Optional[RunOptions] = None) -> Report:
     """The report for one paste."""
-    from ascend_doctor.triage.answer import missing_pieces, rank
+    from ascend_doctor.triage.answer import missing_pieces, rank, to_confirm
     from ascend_doctor.triage.logs import log_matches
 
     started_at, t0 = datetime.now(timezone.utc), time.monotonic()
@@ -156,22 +227,14 @@ def triage_text(text: str, source: str, registry, options: Optional[RunOptions] 
     from ascend_doctor.knowledge.door import Knowledge
 
     knowledge = Knowledge.for_options(options)
-    have, lack = presets(paste, knowledge)
-    store = FactStore.given(have, missing=lack, options=options, knowledge=knowledge)
-    checks = [c for c in registry.select(options.select, options.ignore, stage=("static", "serve", "triage"))
-              if c.code in JUDGED or c.stage == "triage"]
-    if "serve_cmd" not in have:
-        checks = [c for c in checks if not c.code.startswith("SERVE")]
-    not_judged = dict(NOT_JUDGED)
-    if not paste.packages_complete:
-        checks = [c for c in checks if c.code not in NEED_FULL_PACKAGE_LIST]
-        for code in NEED_FULL_PACKAGE_LIST:
-            not_judged[code] = T("collect_env lists only some packages, so a missing pin cannot be told from an "
-                                 "unlisted one: paste `python -m pip list` to compare every pin")
+    have, lack, partial = presets(paste, knowledge)
+    store = FactStore.given(have, missing=lack, options=options, knowledge=knowledge, partial=partial)
+    checks = registry.select(options.select, options.ignore, stage=STAGES)
     findings = evaluate(checks, store, options)
+    not_judged = not_in_paste(findings, lack)
     matches = log_matches(paste, knowledge.signatures)
     root, why, others = rank(findings, paste, matches)
-    missing = missing_pieces(paste)
+    missing = to_confirm(root, findings, matches) + missing_pieces(paste)
     from ascend_doctor.facts.stack import stack_of
 
     summary = HostSummary(hostname="paste", machine=paste.machine or "", source=f"paste:{source}")
@@ -193,7 +256,8 @@ def triage_text(text: str, source: str, registry, options: Optional[RunOptions] 
         source=source, lines=paste.line_count, machines=paste.machines,
         sections=[TriageSection(kind=s.kind, lines=s.lines, label=s.label) for s in paste.sections],
         seen=_seen(paste), root_cause=root, root_cause_why=why, others=others, missing=missing,
-        not_judged=[f"{k}: {v}" for k, v in not_judged.items()])
+        not_judged=[f"{', '.join(codes)}: {why}" for why, codes in not_judged.items()])
     report.triage.keep_texts(root_cause_why=why, missing=missing,
-                             not_judged=[T("{code}: {why}", code=k, why=v) for k, v in not_judged.items()])
+                             not_judged=[T("{code}: {why}", code=", ".join(codes), why=why)
+                                         for why, codes in not_judged.items()])
     return report

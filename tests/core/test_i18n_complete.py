@@ -169,6 +169,8 @@ def test_every_signature_and_matrix_text_shown_to_users_has_a_zh_entry():
         texts[r.fix] = f"serve_rule {r.id} fix"
     for r in shipped().release_rules:
         texts[r.fix] = f"release_rule {r.id} fix"
+    for r in shipped().parser_issues:
+        texts[r.says] = f"tool-parser issue {r.id} says"
     from ascend_doctor.parsers import parser_kinds
 
     for kind, (_, expects) in parser_kinds().items():

@@ -185,3 +185,41 @@ def test_unreadable_and_invalid_toml(tmp_path):
     p.write_text("schema_version = = 1\n", encoding="utf-8")
     with pytest.raises(InputError, match="is not valid TOML"):
         load_signatures(str(p))
+
+
+def test_mined_signatures_match_their_thread_lines_and_not_their_near_misses():
+    """A signature mined from a thread carries the thread's own line (`example`), which it must explain, and a near
+    line (`near_miss`: the same code with another cause, a neighbouring line), which it must not; a generic
+    (fallback) row may match a near miss, never this one."""
+    sigs = load_signatures()
+    mined = [s for s in sigs if s.example]
+    assert mined
+    problems = []
+    for s in mined:
+        for line in s.example:
+            if s.id not in {m.signature.id for m in diagnose(line)}:
+                problems.append(f"{s.id}: does not match its example {line!r}")
+        for line in s.near_miss:
+            if s.id in {m.signature.id for m in diagnose(line)}:
+                problems.append(f"{s.id}: matches its near miss {line!r}")
+    assert problems == []
+
+
+def test_a_signature_names_only_checks_that_exist_and_its_threads():
+    from ascend_doctor.core.registry import load_registry
+
+    codes = set(load_registry(entry_points=False).checks)
+    sigs = load_signatures()
+    assert [s.id for s in sigs if s.check and s.check not in codes] == []
+    # a row mined from the trackers cites the threads that confirmed it
+    assert [s.id for s in sigs if s.example and s.confidence == "issue" and not s.threads] == []
+
+
+def test_a_thread_that_is_not_a_github_url_is_refused(tmp_path):
+    text = SHIPPED.read_text().replace(
+        'threads = ["https://github.com/vllm-project/vllm-ascend/issues/4859"',
+        'threads = ["vllm-ascend#4859"', 1)
+    p = tmp_path / "sigs.toml"
+    p.write_text(text)
+    with pytest.raises(InputError, match="not a GitHub thread URL"):
+        load_signatures(p)
