@@ -60,8 +60,9 @@ def paste_consistent(ctx):
 def log_signatures(ctx):
     """Known error signatures in the pasted logs and tracebacks
 
-    What it checks: the whole paste against the error-signature catalogue `ascend-doctor diagnose` uses (179 sourced
-    signatures: ACL/HCCL/driver codes, Python import errors, vLLM start-up failures). Every code that appears is
+    What it checks: the whole paste against the error-signature catalogue `ascend-doctor diagnose` uses (sourced
+    signatures: ACL/HCCL/driver codes, Python import errors, vLLM start-up failures, the errors mined from the trackers'
+    resolved threads). Every code that appears is
     reported with its line; generic codes (`EE9999`, `E*9999`) are kept as "also seen" beside a specific match.
     Why it matters: the first specific error is usually the cause, the last traceback only the consequence.
     How to fix: Follow the fix of the first error-level match; the other findings say whether the stack explains it.
@@ -76,6 +77,8 @@ def log_signatures(ctx):
                               n_tracebacks=len(paste.tracebacks), label=repr(paste.tracebacks[0].label),
                               lines=paste.tracebacks[0].lines))
         return ctx.skip(T("no log or traceback in the paste"))
+    # The specific matches first, in line order; the generic codes and wrapper lines beside them ("also seen") after.
+    matches = [m for m in matches if not m["also_seen"]] + [m for m in matches if m["also_seen"]]
     errors = [m for m in matches if m["kind"] == "error"]
     evidence = [ev(f"paste line {m['line']}: {m['id']}", m["excerpt"]) for m in matches[:6]]
     text = "; ".join(f"{m['code'] or m['id']} at line {m['line']}" + (" (also seen)" if m["also_seen"] else "")
@@ -199,7 +202,10 @@ def paste_ascend_stack(ctx):
     if npu is not None:
         return ctx.ok(T("a {device} build is listed beside torch_npu {version}: the platform check on the machine "
                         "(VLLM105) decides", device=builds[0][2], version=npu.value), evidence)
-    listed_whole = paste.packages_complete or paste.seen("collect_env")
+    # collect_env lists every pip line holding "torch" — when its package lines are in the paste (a truncated dump
+    # that keeps only `PyTorch version: 2.7.1+cpu` says nothing of torch_npu: vllm-ascend#3291).
+    listed_whole = paste.packages_complete or any(s.source.endswith("(collect_env)")
+                                                  for seen in paste.packages.values() for s in seen)
     what = T("{comp} {version}", comp=builds[0][0], version=builds[0][1].value)
     if not listed_whole:
         return ctx.unknown(T("{what} is a build for another device ({device}); whether torch_npu is installed too the "

@@ -48,6 +48,7 @@ class FactStore:
         self._lock = threading.Lock()
         self.durations: dict[str, float] = {}
         self.partial: dict[str, Shown] = {}  # facts whose source shows only some parts (FactStore.given)
+        self._views: dict[str, tuple] = {}  # fact -> (its value, the one view of it every reader gets)
         for name, value in (preset or {}).items():
             self.preset(name, value)
 
@@ -129,7 +130,12 @@ class FactStore:
         try:
             value = fut.result(timeout=max(remaining, 0.0))
             shown = self.partial.get(name)
-            return value if shown is None else shown.view(name, value)
+            if shown is None:
+                return value
+            view = self._views.get(name)
+            if view is None or view[0] is not value:
+                view = self._views[name] = (value, shown.view(name, value))
+            return view[1]
         except FactUnavailable:
             raise
         except Exception as exc:  # TimeoutError (3.11+) / concurrent.futures.TimeoutError (3.9, 3.10)

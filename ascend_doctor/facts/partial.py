@@ -59,32 +59,53 @@ def _wrap(value: Any, tree: Optional[Tree], path: str, reason: str) -> Any:
     return PartialView(value, tree, path, reason)
 
 
-class PartialView:
-    """A fact object seen through what its source shows (see the module docstring)."""
+# (class, attribute) -> "method" | "class" | "data": what an attribute is, looked up once per class (getattr_static
+# is slow, and a check may read a 20,000-item list's `name`s several times).
+_KINDS: dict[tuple[type, str], str] = {}
 
-    __slots__ = ("_pv_obj", "_pv_tree", "_pv_path", "_pv_reason")
+
+def _kind(cls: type, name: str) -> str:
+    kind = _KINDS.get((cls, name))
+    if kind is None:
+        static = inspect.getattr_static(cls, name, None)
+        kind = ("method" if isinstance(static, types.FunctionType)
+                else "class" if isinstance(static, (staticmethod, classmethod)) else "data")
+        _KINDS[(cls, name)] = kind
+    return kind
+
+
+class PartialView:
+    """A fact object seen through what its source shows (see the module docstring). Read-only; what it hands out is
+    wrapped once and kept."""
+
+    __slots__ = ("_pv_obj", "_pv_tree", "_pv_path", "_pv_reason", "_pv_seen")
 
     def __init__(self, obj: Any, tree: Tree, path: str, reason: str):
         object.__setattr__(self, "_pv_obj", obj)
         object.__setattr__(self, "_pv_tree", tree)
         object.__setattr__(self, "_pv_path", path)
         object.__setattr__(self, "_pv_reason", reason)
+        object.__setattr__(self, "_pv_seen", {})
 
     def __getattr__(self, name: str) -> Any:
         obj = object.__getattribute__(self, "_pv_obj")
         if name.startswith("_"):
             return getattr(obj, name)
-        static = inspect.getattr_static(type(obj), name, None)
-        if isinstance(static, types.FunctionType):  # a method: its own reads go through this view
-            return types.MethodType(static, self)
-        if isinstance(static, (staticmethod, classmethod)):
+        kind = _kind(type(obj), name)
+        if kind == "method":  # its own reads go through this view
+            return types.MethodType(inspect.getattr_static(type(obj), name), self)
+        if kind == "class":
             return getattr(obj, name)
+        seen = object.__getattribute__(self, "_pv_seen")
+        if name in seen:
+            return seen[name]
         tree = object.__getattribute__(self, "_pv_tree")
         path = f"{object.__getattribute__(self, '_pv_path')}.{name}"
         reason = object.__getattribute__(self, "_pv_reason")
         if name not in tree:
             raise FactUnavailable(path, reason)
-        return _wrap(getattr(obj, name), tree[name], path, reason)
+        value = seen[name] = _wrap(getattr(obj, name), tree[name], path, reason)
+        return value
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{object.__getattribute__(self, '_pv_path')} is a fact: read-only")

@@ -299,6 +299,7 @@ class _Compiled:
     def first_matches(self, text: str) -> Dict[int, Tuple[int, str, int]]:
         """signature index -> (offset of its first matching line, that line, column of the match)."""
         found: Dict[int, Tuple[int, str, int]] = {}
+        done: set = set()  # a line seen before matched then what it matches now: logs repeat their lines
         for start in self.candidate_lines(text):
             if len(found) == len(self.sigs):
                 break
@@ -306,6 +307,9 @@ class _Compiled:
             line = text[start:] if end == -1 else text[start:end]
             if line.endswith("\r"):
                 line = line[:-1]
+            if line in done:
+                continue
+            done.add(line)
             for i in self._suspects(line):
                 if i not in found:
                     m = self.regex[i].search(line)

@@ -1,11 +1,13 @@
 """The answer a maintainer would write: the most likely root cause first, then the other problems, then what to
 paste next.
 
-A failing finding becomes the root cause when it explains the error in the paste: its component is the one the
-first error-level signature (or the last line of the first traceback) names — an ImportError from vllm/vllm_ascend
-is explained by a vLLM/vllm-ascend mismatch (VLLM101, VLLM103), a torch_npu import error by the torch/torch_npu/CANN
-pairs, a device start-up code by CANN/driver. Without such a link the first error-level signature is the cause (the
-stack may simply be fine), and without an error in the paste the most severe failing finding is.
+In order: a finding that declares itself the cause (TRIAGE105: not an Ascend environment); the check a matched error
+signature names (its `check`: "Parse dynamic kernel config fail" -> CANN108) when that check fails on the paste; a
+failing finding whose component the first error line names (EXPLAINS: an ImportError from vllm/vllm_ascend is
+explained by a vLLM/vllm-ascend mismatch, VLLM101/VLLM103; a torch_npu import error by the torch/torch_npu/CANN
+pairs); else the first error-level signature (the stack may simply be fine) — and when the check it names could not
+run on the paste, `to_confirm` says which `ascend-doctor check --select CODE` to run on the machine; without an error
+in the paste, the most severe failing finding, else the only known warning (a harmless line logged as ERROR).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from ascend_doctor.i18n import T
+from ascend_doctor.i18n import T, known
 
 # Check code -> what in an error line it explains.
 EXPLAINS = {
@@ -103,7 +105,7 @@ def rank(findings: list, paste: Any, matches: list[dict]) -> tuple[Optional[str]
     # A signature that names the check judging its cause (CANN108 for "Parse dynamic kernel config fail"): that
     # check failing on the paste is the cause, in the order the errors appear.
     for m in ([] if root else [m for m in matches if m["kind"] == "error" and not m["also_seen"] and m["check"]]):
-        f = next((f for f in stack_bad if f.code == m["check"]), None)
+        f = next((f for f in bad if f.code == m["check"]), None)
         if f is not None:
             root, why = f.code, T("explains the error at line {line}: {text} (signature {id})", line=m["line"],
                                   text=m["excerpt"][:160], id=m["id"])
@@ -120,6 +122,10 @@ def rank(findings: list, paste: Any, matches: list[dict]) -> tuple[Optional[str]
         root, why = "TRIAGE102", T("the first known error signature in the paste; nothing in the stack explains it")
     if root is None and bad:
         root, why = bad[0].code, T("the most severe failing finding (the paste has no error to explain)")
+    warned = [m for m in matches if m["kind"] == "warning" and not m["also_seen"]]
+    if root is None and warned:  # e.g. "Failed to import vllm_ascend_C" logged at ERROR level: known, and harmless
+        root, why = "TRIAGE102", T("the paste's only known signal is a warning (line {line}): {meaning}",
+                                   line=warned[0]["line"], meaning=known(warned[0]["meaning"]))
     # The error signatures are the symptom the root cause explains: not "another problem".
     others = [f.code for f in bad if f.code != root and not (root != "TRIAGE102" and f.code == "TRIAGE102" and why)]
     return root, why, others

@@ -16,10 +16,11 @@ import re
 from typing import Optional
 
 from packaging.utils import canonicalize_name
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from ascend_doctor.core.model import Model
 from ascend_doctor.parsers import _PASTED_COMMANDS
+from ascend_doctor.text import shellwords
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -66,13 +67,19 @@ def clean_lines(text: str) -> list[Line]:
     raw = _unquoted(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
     out: list[Line] = []
     for i, ln in enumerate(raw, start=1):
-        ln = ANSI.sub("", ln).replace("\ufeff", "")
+        # Each pattern is tried only on a line holding a character it needs: most lines of a long log need none.
+        if "\x1b" in ln:
+            ln = ANSI.sub("", ln)
+        ln = ln.replace("\ufeff", "")
         if "&" in ln:
             ln = html.unescape(ln)
-        if _FENCE.match(ln) or _MARKUP.match(ln) or _TEMPLATE.search(ln):
+        if ln.lstrip()[:1] in ("`", "~", "<") and (_FENCE.match(ln) or _MARKUP.match(ln)):
             continue
-        ln = _CAT_N_TAB.sub("", ln, count=1).replace("\t", "    ")
-        m = _PROMPT.match(ln)
+        if ("ollect" in ln or "OLLECT" in ln) and _TEMPLATE.search(ln):
+            continue
+        if "\t" in ln:
+            ln = _CAT_N_TAB.sub("", ln, count=1).replace("\t", "    ")
+        m = _PROMPT.match(ln) if ("$" in ln or "#" in ln or ">" in ln) else None
         prompt = None
         if m and m.group("cmd").split()[0] in _COMMANDS and (m.group(2) or ln.lstrip()[:1] in "$#>"):
             prompt = m.group("cmd").strip()
@@ -152,6 +159,7 @@ class PasteFacts(Model):
     bare_exceptions: list[Seen] = Field(default_factory=list, description="exception lines outside any traceback "
                                                                           "(the paste kept only the last line)")
     machines: int = Field(0, description="how many environment reports (collect_env) the paste holds")
+    _matches: Optional[tuple] = PrivateAttr(None)  # (catalogue, its matches in this paste): triage.logs
     text: str = Field("", description="the cleaned text, one line per kept line (for the log signatures)")
     line_numbers: list[int] = Field(default_factory=list, description="original number of each line of `text`")
 
@@ -179,6 +187,16 @@ def _norm(name: str) -> str:
 # A real `pip list` has hundreds of rows, a big image a few thousand; past this a paste is not a package list, and each
 # row costs a fact (a 600,000-row paste took 20 s and 1 GB).
 MAX_PACKAGE_ROWS = 20_000
+
+# Line patterns of the reader loop, compiled once (re's cache lookup per line was a tenth of a 10 MB paste's time).
+_PY_VERSION = re.compile(r"^Python(?: version)?:\s*(\d+\.\d+\.\d+)")
+_PY_BITS = re.compile(r"\((32|64)-bit runtime\)")
+_OS_MACHINE = re.compile(r"^OS:.*\((x86_64|aarch64|arm64)\)")
+_CANN_NA = re.compile(r"^CANN:\s*Not Available", re.I)
+_HEALTH_PROMPT = re.compile(r"^npu-smi info -t health -i (\d+)")
+_PIP_HEADER = re.compile(r"^Package\s{2,}Version\b")
+_NON_DEFAULT_ARGS = re.compile(r"non-default args:\s*(\{.*\})\s*$")
+_SERVE_LINE = re.compile(r"(?:^|\s)((?:\S*/)?vllm\s+serve\s.*)$")
 
 
 def _add_pkg(f: PasteFacts, name: str, version: str, line: int, source: str) -> None:
@@ -252,15 +270,15 @@ def read_paste(text: str) -> PasteFacts:
             _extend(f, "hccn_tool", ln.no)
         if _BARE_EXCEPTION.match(t) and not any(tb.first <= ln.no <= tb.last for tb in f.tracebacks):
             f.bare_exceptions.append(Seen(value=t[:200], lines=str(ln.no), source="exception line"))
-        m = re.match(r"^Python(?: version)?:\s*(\d+\.\d+\.\d+)", t)
+        m = _PY_VERSION.match(t)
         if m:
             f.python_version = Seen(value=m.group(1), lines=str(ln.no), source="collect_env Python version")
-            bits = re.search(r"\((32|64)-bit runtime\)", t)
+            bits = _PY_BITS.search(t)
             f.python_bits = int(bits.group(1)) if bits else f.python_bits
-        m = re.match(r"^OS:.*\((x86_64|aarch64|arm64)\)", t)
+        m = _OS_MACHINE.match(t)
         if m:
             f.machine = "aarch64" if m.group(1) == "arm64" else m.group(1)
-        if re.match(r"^CANN:\s*Not Available", t, re.I):
+        if _CANN_NA.match(t):
             f.cann_not_available = Seen(value="Not Available", lines=str(ln.no), source="collect_env CANN line")
         m = _PIP_BRACKET.match(t)
         if m:
@@ -290,7 +308,7 @@ def read_paste(text: str) -> PasteFacts:
             i = j
             continue
         # --- `npu-smi info -t health -i N` after its prompt: the lines up to the next prompt or blank line
-        m = re.match(r"^npu-smi info -t health -i (\d+)", ln.prompt or "")
+        m = _HEALTH_PROMPT.match(ln.prompt or "")
         if m:
             j = i + 1
             while j < n and lines[j].text.strip() and lines[j].prompt is None:
@@ -331,7 +349,7 @@ def read_paste(text: str) -> PasteFacts:
                 i = j
                 continue
         # --- pip list table
-        if re.match(r"^Package\s{2,}Version\b", t):
+        if _PIP_HEADER.match(t):
             j = i + 1
             if j < n and set(lines[j].text.strip()) <= set("- "):
                 j += 1
@@ -456,10 +474,8 @@ def _extend(f: PasteFacts, kind: str, no: int) -> None:
 
 
 def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int]:
-    from ascend_doctor.text import shellwords
-
     t = lines[i].prompt or lines[i].text.strip()
-    m = re.search(r"non-default args:\s*(\{.*\})\s*$", t)
+    m = _NON_DEFAULT_ARGS.search(t)
     if m:
         try:
             args = ast.literal_eval(m.group(1))
@@ -482,7 +498,7 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int]
             else:
                 argv += [opt, str(v)]
         return argv, i
-    m = re.search(r"(?:^|\s)((?:\S*/)?vllm\s+serve\s.*)$", t)
+    m = _SERVE_LINE.search(t)
     if not m:
         return None, i
     cmd, j = m.group(1), i

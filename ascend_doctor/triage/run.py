@@ -30,6 +30,8 @@ from ascend_doctor.seam.host import Distribution, PythonEnv
 from ascend_doctor.triage.paste import PasteFacts, read_paste
 
 STAGES = ("static", "serve", "triage")
+# Sections the report lists (a log of 20,000 tracebacks is 20,000 sections; the first ones say where to look).
+MAX_SECTIONS = 200
 # Facts derived from others in any store: never "lacking" themselves (they fail with their inputs' reason).
 DERIVED = ("stack", "npu_scope", "server_env")
 
@@ -246,6 +248,9 @@ def triage_text(text: str, source: str, registry, options: Optional[RunOptions] 
         notes.append(T("the paste lists more than {limit} packages: {dropped} more rows were not read (no real "
                        "environment has that many)", limit=f"{MAX_PACKAGE_ROWS:,}",
                        dropped=f"{paste.package_rows_dropped:,}"))
+    if len(paste.sections) > MAX_SECTIONS:
+        notes.append(T("the paste has {n} sections (tracebacks, tables, lists); the report lists the first {limit}",
+                       n=f"{len(paste.sections):,}", limit=MAX_SECTIONS))
     if paste.machines > 1:
         notes.append(T("the paste holds {n} environment reports; only the first is judged — paste each machine "
                        "separately", n=paste.machines))
@@ -254,7 +259,7 @@ def triage_text(text: str, source: str, registry, options: Optional[RunOptions] 
                           command="triage", notes=notes, fail_on_unknown=options.fail_on_unknown)
     report.triage = TriageSummary(
         source=source, lines=paste.line_count, machines=paste.machines,
-        sections=[TriageSection(kind=s.kind, lines=s.lines, label=s.label) for s in paste.sections],
+        sections=[TriageSection(kind=s.kind, lines=s.lines, label=s.label) for s in paste.sections[:MAX_SECTIONS]],
         seen=_seen(paste), root_cause=root, root_cause_why=why, others=others, missing=missing,
         not_judged=[f"{', '.join(codes)}: {why}" for why, codes in not_judged.items()])
     report.triage.keep_texts(root_cause_why=why, missing=missing,

@@ -185,3 +185,17 @@ def test_triage104_and_triage105_on_every_outcome():
     assert judge("TRIAGE105", "vllm                              0.8.5\ntorch                             2.6.0\n") == "skip"
     for code in ("TRIAGE104", "TRIAGE105"):
         assert run_check(code, {}).status.value == "unknown"
+
+
+def test_a_collect_env_cut_before_its_package_lines_does_not_say_torch_npu_is_missing():
+    """vllm-ascend#3291 (held in the development set): a sectioned collect_env whose paste stops after
+    `PyTorch version : 2.7.1+cpu` — the +cpu torch every Ascend image ships — was called "not an Ascend environment"
+    because collect_env was seen, though none of its package lines were pasted."""
+    from tests.helpers import run_check
+
+    head = ("==============================\n       PyTorch Info\n==============================\n"
+            "PyTorch version              : 2.7.1+cpu\nIs debug build               : False\n")
+    assert run_check("TRIAGE105", {"paste": read_paste(head)}).status.value == "unknown"
+    listed = head + ("==============================\n      Versions of relevant libraries\n"
+                     "==============================\n[pip3] torch==2.7.1+cpu\n[pip3] numpy==1.26.4\n")
+    assert run_check("TRIAGE105", {"paste": read_paste(listed)}).status.value == "fail"  # its torch lines: no npu
