@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Optional, Protocol
 
 from packaging.utils import canonicalize_name
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from ascend_doctor.core.errors import FactUnavailable
 from ascend_doctor.core.model import Model
@@ -148,6 +148,7 @@ class PythonEnv(Model):
     def ok(self) -> bool:
         return self.error is None
 
+    _names: Optional[tuple] = PrivateAttr(None)  # (list identity, name index): _name_index
     listed_patterns: list[str] = Field(default_factory=list, description="with `listed_only`: the substrings the "
                                                                           "listing kept (collect_env's pip "
                                                                           "patterns): a distribution whose name "
@@ -165,11 +166,20 @@ class PythonEnv(Model):
     def listed(self, name: str) -> Optional[Distribution]:
         """The distribution called `name` (PEP 503 normalised) if the list holds it; None otherwise, even when a
         partial list cannot say (for a check that reads `listed_only` itself)."""
-        want = normalize_name(name)
-        for d in self.distributions:
-            if normalize_name(d.name) == want:
-                return d
-        return None
+        at = self._name_index().get(normalize_name(name))
+        return None if at is None else self.distributions[at]
+
+    def _name_index(self) -> dict[str, int]:
+        """Normalised name -> position of its first distribution, built once per list (a paste of 20,000 rows is
+        asked for a dozen names). Positions, not objects: read through a partial view (ascend_doctor.facts.partial),
+        `self.distributions[i]` is the view's item."""
+        key = (id(self.distributions), len(self.distributions))
+        if self._names is None or self._names[0] != key:
+            index: dict[str, int] = {}
+            for i, d in enumerate(self.distributions):
+                index.setdefault(normalize_name(d.name), i)
+            self._names = (key, index)
+        return self._names[1]
 
     def dist(self, name: str) -> Optional[Distribution]:
         """The installed distribution called `name`, if any. A partial list that does not name it cannot say: that

@@ -89,7 +89,8 @@ def clean_lines(text: str) -> list[Line]:
 
 def _strip_space_numbering(lines: list[Line]) -> list[Line]:
     """`cat -n` whose tabs became spaces: strip `  12 ` only inside runs of 3+ lines numbered 1 apart."""
-    nums = [(_CAT_N_SPACE.match(ln.text), ln) for ln in lines]
+    nums = [(_CAT_N_SPACE.match(ln.text) if ln.text[:1].isspace() or ln.text[:1].isdigit() else None, ln)
+            for ln in lines]
     i = 0
     while i < len(nums):
         m = nums[i][0]
@@ -353,13 +354,17 @@ def read_paste(text: str) -> PasteFacts:
             j = i + 1
             if j < n and set(lines[j].text.strip()) <= set("- "):
                 j += 1
-            first = j
+            first, dropped = j, 0
             while j < n:
                 mm = _LIST_ROW.match(lines[j].text.strip())
                 if not mm:
                     break
-                _add_pkg(f, mm.group(1), mm.group(2), lines[j].no, "pip list")
+                if f.package_rows < MAX_PACKAGE_ROWS:
+                    _add_pkg(f, mm.group(1), mm.group(2), lines[j].no, "pip list")
+                else:  # counted here: a model field set 200,000 times costs a tenth of a 10 MB paste
+                    dropped += 1
                 j += 1
+            f.package_rows_dropped += dropped
             if j > first:
                 f.sections.append(Section(kind="pip_list", first=lines[i].no, last=lines[j - 1].no))
                 f.packages_complete = True
