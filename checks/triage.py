@@ -73,9 +73,11 @@ def log_signatures(ctx):
     matches = log_matches(paste, ctx.knowledge.signatures)
     if not matches:
         if paste.tracebacks:
-            return ctx.warn(T("{n_tracebacks} traceback(s) but no known signature: last line {label} (lines {lines})",
-                              n_tracebacks=len(paste.tracebacks), label=repr(paste.tracebacks[0].label),
-                              lines=paste.tracebacks[0].lines))
+            tb = paste.tracebacks[0]
+            where = T(", raised in {frame}", frame=tb.frame) if tb.frame else ""
+            return ctx.warn(T("{n_tracebacks} traceback(s) but no known signature: last line {label} (lines {lines}"
+                              "{where})", n_tracebacks=len(paste.tracebacks), label=repr(tb.label), lines=tb.lines,
+                              where=where))
         return ctx.skip(T("no log or traceback in the paste"))
     # The specific matches first, in line order; the generic codes and wrapper lines beside them ("also seen") after.
     matches = [m for m in matches if not m["also_seen"]] + [m for m in matches if m["also_seen"]]

@@ -35,6 +35,22 @@ EXPLAINS = {
 }
 
 
+def unexplained(tb: Any):
+    """Why an error no signature and no check explains is still the answer: where it was raised. Raised inside
+    vllm_ascend (or vllm) with a stack the checks pass, it is most often a bug of that release fixed in a later one
+    (most of the real threads measured in docs/research/triage-2026-12/ were)."""
+    frame = tb.frame or ""
+    owner = ("vllm-ascend" if "vllm_ascend/" in frame else "vLLM" if "/vllm/" in frame
+             else "torch_npu" if "torch_npu/" in frame else "")
+    if owner:
+        return T("no known signature or check explains {label} (lines {lines}); it was raised inside {owner} "
+                 "({frame}): with the stack checks passing, most such errors are a bug of the installed {owner} "
+                 "release — search its tracker for the exception line, and try the newest release",
+                 label=repr(tb.label[:160]), lines=tb.lines, owner=owner, frame=frame)
+    return T("no known signature or check explains {label} (lines {lines}{where})", label=repr(tb.label[:160]),
+             lines=tb.lines, where=T(", raised in {frame}", frame=frame) if frame else "")
+
+
 def to_confirm(root: Optional[str], findings: list, matches: list[dict]) -> list[str]:
     """When the cause is a known error line whose signature names a check the paste could not feed (CANN108 reads
     the installed kernels), the command that confirms it on the machine, and what that check lacked here."""
@@ -122,6 +138,9 @@ def rank(findings: list, paste: Any, matches: list[dict]) -> tuple[Optional[str]
         root, why = "TRIAGE102", T("the first known error signature in the paste; nothing in the stack explains it")
     if root is None and bad:
         root, why = bad[0].code, T("the most severe failing finding (the paste has no error to explain)")
+    if root is None and paste.tracebacks:  # an error nothing here knows: say where it was raised and what to do
+        tb = paste.tracebacks[0]
+        root, why = "TRIAGE102", unexplained(tb)
     warned = [m for m in matches if m["kind"] == "warning" and not m["also_seen"]]
     if root is None and warned:  # e.g. "Failed to import vllm_ascend_C" logged at ERROR level: known, and harmless
         root, why = "TRIAGE102", T("the paste's only known signal is a warning (line {line}): {meaning}",

@@ -124,6 +124,7 @@ class Section(Model):
     first: int
     last: int
     label: str = ""
+    frame: str = Field("", description="a traceback's innermost frame: `path:line in function`")
 
     @property
     def lines(self) -> str:
@@ -405,24 +406,61 @@ def read_paste(text: str) -> PasteFacts:
             if argv:
                 f.serve_argv, f.serve_lines = argv, _span(ln.no, lines[last].no)
                 f.sections.append(Section(kind="serve_command", first=ln.no, last=lines[last].no))
-        # --- tracebacks
-        if t.startswith("Traceback (most recent call last)"):
-            j = i + 1
-            while j < n and (lines[j].text.startswith((" ", "\t")) or not lines[j].text.strip()
-                             or re.match(r"^\(\w+ pid=\d+\)\s", lines[j].text)):
-                j += 1
-            last = min(j, n - 1)
-            sec = Section(kind="traceback", first=ln.no, last=lines[last].no,
-                          label=lines[last].text.strip()[:200])
-            f.tracebacks.append(sec)
-            f.sections.append(sec)
-            i = last + 1
-            continue
+        # --- tracebacks, bare or inside a log (every line behind the same `(Worker pid=7) ERROR … [core.py:5]`)
+        if "Traceback (most recent call last)" in t:
+            tb = _traceback(lines, i)
+            if tb is not None:
+                sec, last = tb
+                f.tracebacks.append(sec)
+                f.sections.append(sec)
+                i = last + 1
+                continue
         i += 1
     if collect_start is not None:
         end = max((int(s.lines.split("-")[-1]) for vs in f.versions.values() for s in vs), default=collect_start)
         f.sections.insert(0, Section(kind="collect_env", first=collect_start, last=max(end, collect_start)))
     return f
+
+
+# What a log puts before each line of a traceback it prints: vLLM's process tags `(EngineCore_DP0 pid=7) (Worker_TP1
+# pid=9) `, its `ERROR 06-07 23:04:52 [core.py:500] ` (older: `ERROR 06-03 14:54:23 engine.py:400] `), torch's
+# `[rank0]: `.
+_LOG_PREFIX = re.compile(r"^(?:\([\w.-]+(?: rank=\d+)? pid=\d+\)\s*)*(?:\[rank\d+\]:\s?)?"
+                         r"(?:(?:ERROR|WARNING|INFO|DEBUG|CRITICAL)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+"
+                         r"\[?[\w.-]+:\d+\]\s?)?")
+_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
+
+
+def _traceback(lines: list[Line], i: int) -> Optional[tuple[Section, int]]:
+    """The traceback starting at line i (its body indented; a log's prefix, the same on each line, removed), with its
+    exception line as the label and its innermost frame; and the index of its last line. None when line i only
+    mentions a traceback."""
+    first = lines[i].text
+    pre = _LOG_PREFIX.match(first).group(0)
+    if not first[len(pre):].lstrip().startswith("Traceback (most recent call last)"):
+        return None
+    body, j, n = [], i + 1, len(lines)
+    while j < n:
+        text = lines[j].text
+        if pre and not text.startswith(pre):
+            other = _LOG_PREFIX.match(text).group(0)  # another process's prefix (interleaved workers)
+            if not other:
+                break
+            text = text[len(other):]
+        else:
+            text = text[len(pre):]
+        if not text.strip() or text.startswith((" ", "\t")):
+            body.append(text)
+            j += 1
+            continue
+        break
+    last = min(j, n - 1)
+    label = lines[last].text
+    label = label[len(_LOG_PREFIX.match(label).group(0)):].strip()
+    frames = [m for m in map(_FRAME.match, body) if m]
+    inner = f"{frames[-1].group(1)}:{frames[-1].group(2)} in {frames[-1].group(3)}" if frames else ""
+    return Section(kind="traceback", first=lines[i].no, last=lines[last].no, label=label[:200],
+                   frame=inner[:300]), last
 
 
 def _key_value_file(f: PasteFacts, block: list[Line]) -> bool:

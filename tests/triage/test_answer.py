@@ -63,3 +63,34 @@ def test_a_signature_whose_check_fails_on_the_paste_makes_that_check_the_cause()
 
 class _NoPaste:
     tracebacks: list = []
+
+
+# A worker's traceback as vLLM logs it: every line behind the process tag and the log prefix (the shape of the
+# development set's vllm-ascend#2890 and #1170, written here).
+LOGGED = """\
+(EngineCore_DP0 pid=71) (Worker_TP1 pid=75) INFO 09-12 17:00:40 [model_runner.py:99] Loading weights
+(EngineCore_DP0 pid=71) (Worker_TP1 pid=75) ERROR 09-12 17:00:45 [multiproc_executor.py:585] Traceback (most recent call last):
+(EngineCore_DP0 pid=71) (Worker_TP1 pid=75) ERROR 09-12 17:00:45 [multiproc_executor.py:585]   File "/usr/local/lib/python3.11/site-packages/vllm/v1/executor/multiproc_executor.py", line 559, in worker_main
+(EngineCore_DP0 pid=71) (Worker_TP1 pid=75) ERROR 09-12 17:00:45 [multiproc_executor.py:585]     worker = WorkerProc(*args, **kwargs)
+(EngineCore_DP0 pid=71) (Worker_TP1 pid=75) ERROR 09-12 17:00:45 [multiproc_executor.py:585]   File "/vllm-workspace/vllm-ascend/vllm_ascend/attention/mla_v1.py", line 612, in process_weights_after_loading
+(EngineCore_DP0 pid=71) (Worker_TP1 pid=75) ERROR 09-12 17:00:45 [multiproc_executor.py:585]     assert kv_b_proj_weight.shape == (a, b)
+(EngineCore_DP0 pid=71) (Worker_TP1 pid=75) ERROR 09-12 17:00:45 [multiproc_executor.py:585] AssertionError: kv_b_proj_weight.shape=torch.Size([8192, 512])
+(EngineCore_DP0 pid=71) INFO 09-12 17:00:46 [core.py:90] shutting down
+"""
+
+
+def test_a_traceback_inside_a_log_is_read_with_its_exception_and_innermost_frame():
+    from ascend_doctor.triage.paste import read_paste
+
+    tb = read_paste(LOGGED).tracebacks[0]
+    assert tb.lines == "2-7" and tb.label.startswith("AssertionError: kv_b_proj_weight.shape")
+    assert tb.frame == "/vllm-workspace/vllm-ascend/vllm_ascend/attention/mla_v1.py:612 in process_weights_after_loading"
+
+
+def test_an_error_nothing_explains_is_answered_with_where_it_was_raised():
+    report = triage_text(LOGGED, "p.md", REG)
+    t = report.triage
+    assert t.root_cause == "TRIAGE102"
+    assert "raised inside vllm-ascend" in t.root_cause_why and "mla_v1.py:612" in t.root_cause_why
+    # the paste has its error: TRIAGE103 does not ask for a traceback
+    assert not any("the error itself" in m for m in t.missing)
