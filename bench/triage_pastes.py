@@ -54,7 +54,7 @@ def main() -> None:
                     "fails": [f.code for f in report.findings if f.status.value == "fail"]})
         o = out[-1]
         print(f"{o['url']} [{o['category']}]\n  cause: {o['cause'][:200]}\n  triage: {o['root']}: "
-              f"{(o['said'] or o['why'])[:200]}\n  signatures: {o['specific']} (generic {o['generic']})")
+              f"{(o['why'] or o['said'])[:220]}\n  signatures: {o['specific']} (generic {o['generic']})")
     (a.dir / "measure.json").write_text(json.dumps(out, ensure_ascii=False, indent=1))
 
 

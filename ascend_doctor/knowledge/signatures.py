@@ -77,6 +77,9 @@ class Signature(Model, extra="forbid", frozen=True):
     check: Optional[str] = Field(None, pattern=r"^[A-Z]+\d{3}$")
     example: List[str] = []
     near_miss: List[str] = []
+    # The line only tags or wraps another error (torch_npu's ERR99999 on any Python exception, vLLM's "EngineCore
+    # failed to start"): reported, but never triage's answer while a traceback in the paste names the error itself.
+    wrapper: bool = False
 
 
 class Match(Model, frozen=True):

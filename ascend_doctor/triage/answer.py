@@ -134,7 +134,10 @@ def rank(findings: list, paste: Any, matches: list[dict]) -> tuple[Optional[str]
                 break
         if root:
             break
-    if root is None and any(m["kind"] == "error" for m in matches):
+    errors_known = [m for m in matches if m["kind"] == "error"]
+    if root is None and errors_known and all(m.get("wrapper") for m in errors_known) and paste.tracebacks:
+        root, why = "TRIAGE102", unexplained(paste.tracebacks[0])  # ERR99999 says nothing the traceback does not
+    if root is None and errors_known:
         root, why = "TRIAGE102", T("the first known error signature in the paste; nothing in the stack explains it")
     if root is None and bad:
         root, why = bad[0].code, T("the most severe failing finding (the paste has no error to explain)")

@@ -19,6 +19,7 @@ def log_matches(paste: Any, catalogue: Any) -> list[dict]:
         idx = m.line - 1
         line = paste.line_numbers[idx] if 0 <= idx < len(paste.line_numbers) else m.line
         out.append({"id": s.id, "kind": s.kind, "code": s.code, "line": line, "excerpt": m.excerpt,
-                    "meaning": s.meaning, "fix": s.fix, "source": s.source, "also_seen": m.also_seen, "check": s.check})
+                    "meaning": s.meaning, "fix": s.fix, "source": s.source, "also_seen": m.also_seen, "check": s.check,
+                    "wrapper": s.wrapper})
     paste._matches = (catalogue, out)
     return out

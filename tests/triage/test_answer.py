@@ -94,3 +94,16 @@ def test_an_error_nothing_explains_is_answered_with_where_it_was_raised():
     assert "raised inside vllm-ascend" in t.root_cause_why and "mla_v1.py:612" in t.root_cause_why
     # the paste has its error: TRIAGE103 does not ask for a traceback
     assert not any("the error itself" in m for m in t.missing)
+
+
+def test_a_wrapper_line_is_not_the_answer_when_the_traceback_names_the_error():
+    """torch_npu tags every Python exception ERR99999 ("not the cause"): it was the answer on vllm-ascend#291, #415
+    and #625 (development and held-out sets). With a traceback beside it, the traceback's error is."""
+    paste = ("[ERROR] 2025-04-23-02:03:54 (PID:99, Device:0, RankID:-1) ERR99999 UNKNOWN applicaiton exception\n"
+             "Traceback (most recent call last):\n"
+             '  File "/vllm-workspace/vllm-ascend/vllm_ascend/worker/model_runner.py", line 321, in build\n'
+             "    positions = list(chain(*self.input_positions))\n"
+             "TypeError: 'NoneType' object is not iterable\n")
+    t = triage_text(paste, "p.md", REG).triage
+    assert t.root_cause == "TRIAGE102" and "'NoneType' object is not iterable" in t.root_cause_why
+    assert "raised inside vllm-ascend" in t.root_cause_why
