@@ -147,12 +147,17 @@ class FactStore:
     def try_fact(self, name: str) -> Any:
         """The fact, or None when unavailable. A crashed probe still raises (ProbeCrashed): a check must not
         conclude anything from a fact that is missing because of a bug."""
-        try:
-            return self.fact(name)
-        except ProbeCrashed:
-            raise
-        except FactUnavailable:
-            return None
+        return _or_none(self.fact, name)
+
+
+def _or_none(read: Callable[[str], Any], name: str) -> Any:
+    """`read(name)`, or None when the fact is unavailable; a crashed probe still raises."""
+    try:
+        return read(name)
+    except ProbeCrashed:
+        raise
+    except FactUnavailable:
+        return None
 
 
 class DeclaredReads:
@@ -183,12 +188,7 @@ class DeclaredReads:
 
     def try_fact(self, name: str) -> Any:
         """The fact, or None when unavailable (recorded in `unread`); a crashed probe still raises."""
-        try:
-            return self.fact(name)
-        except ProbeCrashed:
-            raise
-        except FactUnavailable:
-            return None
+        return _or_none(self.fact, name)
 
 
 class ProbeView(DeclaredReads):
