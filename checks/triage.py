@@ -85,7 +85,11 @@ def log_signatures(ctx):
     evidence = [ev(f"paste line {m['line']}: {m['id']}", m["excerpt"]) for m in matches[:6]]
     text = "; ".join(f"{m['code'] or m['id']} at line {m['line']}" + (" (also seen)" if m["also_seen"] else "")
                      for m in matches[:6])
-    first = errors[0] if errors else matches[0]
+    # The error the traceback ends in is the one the user reports: a known line inside the first traceback comes
+    # before an earlier one (a missing optional extra logged at start-up: vllm-ascend#1760, development set).
+    tb = paste.tracebacks[0] if paste.tracebacks else None
+    inside = [m for m in errors if tb is not None and tb.first <= m["line"] <= tb.last and not m.get("wrapper")]
+    first = inside[0] if inside else errors[0] if errors else matches[0]
     if errors:
         return ctx.fail(T("{n_matches} known signature(s): {text} — first: {first}", n_matches=len(matches), text=text,
                           first=known(first['meaning'])), evidence,

@@ -137,6 +137,11 @@ def rank(findings: list, paste: Any, matches: list[dict]) -> tuple[Optional[str]
     errors_known = [m for m in matches if m["kind"] == "error"]
     if root is None and errors_known and all(m.get("wrapper") for m in errors_known) and paste.tracebacks:
         root, why = "TRIAGE102", unexplained(paste.tracebacks[0])  # ERR99999 says nothing the traceback does not
+    tb = paste.tracebacks[0] if paste.tracebacks else None
+    inside = [m for m in errors_known if tb is not None and tb.first <= m["line"] <= tb.last and not m.get("wrapper")]
+    if root is None and inside:
+        root, why = "TRIAGE102", T("the known error of the traceback at lines {lines} ({id}); nothing in the stack "
+                                   "explains it", lines=tb.lines, id=inside[0]["id"])
     if root is None and errors_known:
         root, why = "TRIAGE102", T("the first known error signature in the paste; nothing in the stack explains it")
     if root is None and bad:

@@ -107,3 +107,19 @@ def test_a_wrapper_line_is_not_the_answer_when_the_traceback_names_the_error():
     t = triage_text(paste, "p.md", REG).triage
     assert t.root_cause == "TRIAGE102" and "'NoneType' object is not iterable" in t.root_cause_why
     assert "raised inside vllm-ascend" in t.root_cause_why
+
+
+def test_the_traceback_error_comes_before_an_earlier_known_line():
+    """vllm-ascend#1760 (development set): a missing audio extra logged at start-up came first in line order, but the
+    traceback ended in the ACL-graph config error the thread was about."""
+    paste = ("WARNING 07-11 10:00:00 [registry.py:1] Please install vllm[audio] for audio support\n"
+             "Traceback (most recent call last):\n"
+             '  File "/vllm-workspace/vllm-ascend/vllm_ascend/utils.py", line 290, in update_aclgraph_sizes\n'
+             "    num_hidden_layers = vllm_config.model_config.hf_config.num_hidden_layers\n"
+             "AttributeError: 'Qwen2_5OmniConfig' object has no attribute 'num_hidden_layers'\n")
+    report = triage_text(paste, "p.md", REG)
+    t = report.triage
+    ids = [m["id"] for m in next(f for f in report.findings if f.code == "TRIAGE102").details["matches"]]
+    assert {"vllm-ascend-audio-extra", "mm-config-no-num-hidden-layers-aclgraph"} <= set(ids)
+    assert t.root_cause == "TRIAGE102" and "mm-config-no-num-hidden-layers-aclgraph" in t.root_cause_why
+    assert "lines 2-5" in t.root_cause_why
