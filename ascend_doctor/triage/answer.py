@@ -62,7 +62,7 @@ def to_confirm(root: Optional[str], findings: list, matches: list[dict]) -> list
         f = by_code.get(m["check"] or "")
         if m["kind"] != "error" or m["also_seen"] or f is None or f.status.value != "skip":
             continue
-        lacked = ", ".join(f.details.get("not_in_paste", [])) or "-"
+        lacked = "; ".join(f.details.get("lacked") or f.details.get("not_in_paste", [])) or "-"
         out.append(T("to confirm {id} (line {line}): run `ascend-doctor check --select {code}` on the machine and "
                      "paste its output ({code} reads what this paste lacks: {lacked})", id=m["id"], line=m["line"],
                      code=f.code, lacked=lacked))

@@ -198,7 +198,7 @@ def not_in_paste(findings: list, lack: dict[str, str]) -> dict[str, list[str]]:
         from ascend_doctor.i18n import split
 
         f.message, f.message_template, f.message_fields = split(msg)
-        f.details = {**f.details, "not_in_paste": sorted(unread), "check_said": said}
+        f.details = {**f.details, "not_in_paste": sorted(unread), "lacked": reasons, "check_said": said}
         for r in reasons:
             grouped.setdefault(r, []).append(f.code)
     return grouped

@@ -38,7 +38,7 @@ def test_a_signature_whose_check_cannot_run_on_the_paste_says_what_to_run_on_the
     assert kernels.status.value == "skip" and "not in the paste" in kernels.message
     first = t.missing[0]
     assert "aclnn-parse-dynamic-kernel-config" in first and "`ascend-doctor check --select CANN108`" in first
-    assert "npu_smi" in first  # CANN108 compares the kernels with the chips npu-smi lists
+    assert "the paste has no `npu-smi info` table" in first  # CANN108 compares the kernels with npu-smi's chips
 
 
 def test_a_signature_whose_check_fails_on_the_paste_makes_that_check_the_cause():
