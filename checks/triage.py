@@ -142,8 +142,9 @@ def pip_pin_off_pypi(ctx):
 
     paste = ctx.fact("paste")
     found = []
-    for no, line in zip(paste.line_numbers, paste.text.split("\n")):
-        m = re.search(_NO_DISTRIBUTION, line)
+    needle = "No matching distribution found for"
+    for no, line in zip(paste.line_numbers, paste.text.split("\n")) if needle in paste.text else ():
+        m = re.search(_NO_DISTRIBUTION, line) if needle in line else None
         if m and try_parse_version(m.group(2)) is not None:
             found.append((no, m.group(1), m.group(2), line.strip()))
     if not found:
