@@ -38,8 +38,12 @@ def triage_console(report, file=None, verbose: bool = False, **kwargs) -> None:
         if t.root_cause and t.root_cause in by_code:
             f = by_code[t.root_cause]
             lines += [None, ("", tr("most likely cause: {code} {title}", code=f.code, title=tr(f.title)), "  "),
-                      ("  ", localize(f.message, f.message_template, f.message_fields), "  "),
-                      ("  ", tr("why: {why}", why=t.text("root_cause_why")), "       ")]
+                      ("  ", localize(f.message, f.message_template, f.message_fields), "  ")]
+            # What proves it: the finding's first evidence items, one line each (the report below has them whole).
+            for e in f.evidence[:3]:
+                first = (e.shown_excerpt() or "").strip().split("\n")[0]  # wrapped, never cut
+                lines.append(("  ", f"{tr('seen:')} {tr(e.source)}" + (f" → {first}" if first else ""), " " * 14))
+            lines.append(("  ", tr("why: {why}", why=t.text("root_cause_why")), "       "))
             if f.remediation:
                 lines.append(("  ", tr("fix: {fix}", fix=localize(f.remediation, f.remediation_template,
                                                                  f.remediation_fields)), "       "))

@@ -123,3 +123,20 @@ def test_the_traceback_error_comes_before_an_earlier_known_line():
     assert {"vllm-ascend-audio-extra", "mm-config-no-num-hidden-layers-aclgraph"} <= set(ids)
     assert t.root_cause == "TRIAGE102" and "mm-config-no-num-hidden-layers-aclgraph" in t.root_cause_why
     assert "lines 2-5" in t.root_cause_why
+
+
+def test_the_console_answer_shows_what_proves_the_cause():
+    """#39 item 4: the answer leads with the cause and the lines that prove it (the finding's evidence), before the
+    why and the fix."""
+    import subprocess
+    import sys
+
+    from tests.helpers import DATA, REPO
+
+    out = subprocess.run([sys.executable, "-m", "ascend_doctor", "triage",
+                          str(DATA / "triage" / "set-random-seed-issue.md")], capture_output=True, text=True,
+                         cwd=REPO, timeout=120).stdout
+    answer = out[out.index("most likely cause: VLLM101"):out.index("also:")]
+    assert "seen: distribution: vllm-ascend → 0.14.0rc1" in answer
+    assert "seen: distribution: vllm → 0.13.0+empty" in answer
+    assert answer.index("seen:") < answer.index("why:") < answer.index("fix:")
