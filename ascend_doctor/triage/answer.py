@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from ascend_doctor.i18n import T, known
+from ascend_doctor.i18n import T, join, known
 
 # Check code -> what in an error line it explains.
 EXPLAINS = {
@@ -35,18 +35,24 @@ EXPLAINS = {
 }
 
 
-def unexplained(tb: Any):
+def unexplained(tb: Any, releases: Optional[tuple[str, str]] = None):
     """Why an error no signature and no check explains is still the answer: where it was raised. Raised inside
     vllm_ascend (or vllm) with a stack the checks pass, it is most often a bug of that release fixed in a later one
-    (most of the real threads measured in docs/research/triage-2026-12/ were)."""
+    (most of the real threads measured in docs/research/triage-2026-12/ were). `releases`: (the paste's vllm-ascend,
+    the newest the matrix knows) when the first is older — the release to try, named."""
     frame = tb.frame or ""
     owner = ("vllm-ascend" if "vllm_ascend/" in frame else "vLLM" if "/vllm/" in frame
              else "torch_npu" if "torch_npu/" in frame else "")
     if owner:
-        return T("no known signature or check explains {label} (lines {lines}); it was raised inside {owner} "
-                 "({frame}): with the stack checks passing, most such errors are a bug of the installed {owner} "
-                 "release — search its tracker for the exception line, and try the newest release",
-                 label=repr(tb.label[:160]), lines=tb.lines, owner=owner, frame=frame)
+        why = T("no known signature or check explains {label} (lines {lines}); it was raised inside {owner} "
+                "({frame}): with the stack checks passing, most such errors are a bug of the installed {owner} "
+                "release — search its tracker for the exception line, and try the newest release",
+                label=repr(tb.label[:160]), lines=tb.lines, owner=owner, frame=frame)
+        if releases and owner in ("vllm-ascend", "vLLM"):
+            why = join("", [why, T(" (the paste runs vllm-ascend {installed}; the newest release known here is "
+                                   "{newest}: `ascend-doctor matrix pins --vllm-ascend {newest}` prints its stack)",
+                                   installed=releases[0], newest=releases[1])])
+        return why
     return T("no known signature or check explains {label} (lines {lines}{where})", label=repr(tb.label[:160]),
              lines=tb.lines, where=T(", raised in {frame}", frame=frame) if frame else "")
 
@@ -107,8 +113,9 @@ def _error_lines(paste: Any, matches: list[dict]) -> list[tuple[str, str]]:
     return out
 
 
-def rank(findings: list, paste: Any, matches: list[dict]) -> tuple[Optional[str], str, list[str]]:
-    """(root-cause code, why it was chosen, the other problem codes in order)."""
+def rank(findings: list, paste: Any, matches: list[dict],
+         releases: Optional[tuple[str, str]] = None) -> tuple[Optional[str], str, list[str]]:
+    """(root-cause code, why it was chosen, the other problem codes in order); `releases` as for `unexplained`."""
     bad = [f for f in findings if f.status.value == "fail"]
     sev = {"critical": 0, "error": 1, "warning": 2, "info": 3}
     bad.sort(key=lambda f: sev.get(f.severity.value, 4))
@@ -136,7 +143,8 @@ def rank(findings: list, paste: Any, matches: list[dict]) -> tuple[Optional[str]
             break
     errors_known = [m for m in matches if m["kind"] == "error"]
     if root is None and errors_known and all(m.get("wrapper") for m in errors_known) and paste.tracebacks:
-        root, why = "TRIAGE102", unexplained(paste.tracebacks[0])  # ERR99999 says nothing the traceback does not
+        # ERR99999 says nothing the traceback does not
+        root, why = "TRIAGE102", unexplained(paste.tracebacks[0], releases)
     tb = paste.tracebacks[0] if paste.tracebacks else None
     inside = [m for m in errors_known if tb is not None and tb.first <= m["line"] <= tb.last and not m.get("wrapper")]
     if root is None and inside:
@@ -148,7 +156,7 @@ def rank(findings: list, paste: Any, matches: list[dict]) -> tuple[Optional[str]
         root, why = bad[0].code, T("the most severe failing finding (the paste has no error to explain)")
     if root is None and paste.tracebacks:  # an error nothing here knows: say where it was raised and what to do
         tb = paste.tracebacks[0]
-        root, why = "TRIAGE102", unexplained(tb)
+        root, why = "TRIAGE102", unexplained(tb, releases)
     warned = [m for m in matches if m["kind"] == "warning" and not m["also_seen"]]
     if root is None and warned:  # e.g. "Failed to import vllm_ascend_C" logged at ERROR level: known, and harmless
         root, why = "TRIAGE102", T("the paste's only known signal is a warning (line {line}): {meaning}",

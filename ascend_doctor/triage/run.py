@@ -204,6 +204,17 @@ def not_in_paste(findings: list, lack: dict[str, str]) -> dict[str, list[str]]:
     return grouped
 
 
+def _older_release(paste: PasteFacts, matrix) -> Optional[tuple[str, str]]:
+    """(the paste's vllm-ascend, the newest release the matrix knows) when the paste's is older; else None."""
+    from ascend_doctor.text.versions import try_parse_version
+
+    seen, newest = paste.first("vllm_ascend"), matrix.newest_known("vllm-ascend")
+    have = try_parse_version(seen.value) if seen is not None else None
+    if have is None or newest is None or have >= try_parse_version(newest):
+        return None
+    return seen.value, newest
+
+
 def _seen(paste: PasteFacts) -> dict[str, str]:
     out = {}
     for comp, seen in paste.versions.items():
@@ -235,7 +246,7 @@ def triage_text(text: str, source: str, registry, options: Optional[RunOptions] 
     findings = evaluate(checks, store, options)
     not_judged = not_in_paste(findings, lack)
     matches = log_matches(paste, knowledge.signatures)
-    root, why, others = rank(findings, paste, matches)
+    root, why, others = rank(findings, paste, matches, _older_release(paste, knowledge.matrix))
     missing = to_confirm(root, findings, matches) + missing_pieces(paste)
     from ascend_doctor.facts.stack import stack_of
 

@@ -140,3 +140,16 @@ def test_the_console_answer_shows_what_proves_the_cause():
     assert "seen: distribution: vllm-ascend → 0.14.0rc1" in answer
     assert "seen: distribution: vllm → 0.13.0+empty" in answer
     assert answer.index("seen:") < answer.index("why:") < answer.index("fix:")
+
+
+def test_an_unexplained_vllm_ascend_error_names_the_release_to_try():
+    """The paste states an older vllm-ascend than the newest the matrix knows: the answer names that release and the
+    command that prints its stack (the bugs of a release are fixed in later ones: docs/research/triage-2026-12)."""
+    from ascend_doctor.knowledge.door import Knowledge
+
+    newest = Knowledge().matrix.newest_known("vllm-ascend")
+    t = triage_text("vLLM Ascend Version: 0.9.1\n" + LOGGED, "p.md", REG).triage
+    assert "the paste runs vllm-ascend 0.9.1" in t.root_cause_why
+    assert f"`ascend-doctor matrix pins --vllm-ascend {newest}`" in t.root_cause_why
+    t = triage_text(LOGGED, "p.md", REG).triage  # no version in the paste: no release named
+    assert "the paste runs" not in t.root_cause_why
