@@ -344,6 +344,10 @@ def release_pins(ctx):
                     value=T(" ({notes})", notes=join('; ', notes)) if notes else ''), evidence)
 
 
+# The distributions VLLM103's evidence shows, beside the ones its advisories name.
+_JUDGED_DISTS = ("vllm-ascend", "vllm", "torch", "torch-npu", "triton-ascend", "transformers")
+
+
 @check("VLLM103", "advisories", severity="error", needs=["python", "cann", "stack", "serve_cmd"])
 def advisories(ctx):
     """No known-bad combination (advisory) matches the installed stack
@@ -361,9 +365,14 @@ def advisories(ctx):
     stack).
     """
     py = ctx.fact("python")
+    m = ctx.matrix
     versions: Dict[str, str] = {}
-    for d in py.distributions:
-        versions.setdefault(normalize_name(d.name), d.version)
+    # Only the distributions an advisory or the evidence names (a paste may list 20,000): their first listing.
+    wanted = {normalize_name(k) for a in m.advisories for k in a.when} | set(_JUDGED_DISTS)
+    for name in sorted(wanted - {"cann", "driver", "firmware", "python", "machine"}):
+        d = py.listed(name)
+        if d is not None:
+            versions[name] = d.version
     unseen = [T("packages the list does not name")] if py.listed_only else []
     python = if_shown(lambda: py.version)
     if python:
@@ -383,9 +392,8 @@ def advisories(ctx):
         versions["driver"] = st.driver
     if st.firmware:
         versions["firmware"] = st.firmware
-    m = ctx.matrix
-    shown = {k: versions[k] for k in ("vllm-ascend", "vllm", "torch", "torch-npu", "triton-ascend", "transformers",
-                                      "cann", "driver", "firmware", "python", "machine") if k in versions}
+    shown = {k: versions[k] for k in _JUDGED_DISTS + ("cann", "driver", "firmware", "python", "machine")
+             if k in versions}
     evidence = [ev(T("versions judged"), "\n".join(f"{k} {v}" for k, v in shown.items()))]
     hits = m.matching_advisories(versions)
     cmd = ctx.try_fact("serve_cmd")  # with a command, a check that reads it judges `judged_by` rows (SERVE312)
