@@ -211,8 +211,7 @@ def paste_ascend_stack(ctx):
                         "(VLLM105) decides", device=builds[0][2], version=npu.value), evidence)
     # collect_env lists every pip line holding "torch" — when its package lines are in the paste (a truncated dump
     # that keeps only `PyTorch version: 2.7.1+cpu` says nothing of torch_npu: vllm-ascend#3291).
-    listed_whole = paste.packages_complete or any(s.source.endswith("(collect_env)")
-                                                  for seen in paste.packages.values() for s in seen)
+    listed_whole = paste.packages_complete or paste.collect_env_packages
     what = T("{comp} {version}", comp=builds[0][0], version=builds[0][1].value)
     if not listed_whole:
         return ctx.unknown(T("{what} is a build for another device ({device}); whether torch_npu is installed too the "

@@ -141,19 +141,18 @@ class PythonEnv(Model):
     listed_only: bool = Field(False, description="`distributions` is what someone listed (a paste's filtered pip "
                                                  "list, collect_env's lines), not the installation: a distribution "
                                                  "missing from it may still be installed")
-    error: Optional[str] = None
-    error_message: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    _names: Optional[tuple] = PrivateAttr(None)  # (list identity, name index): _name_index
     listed_patterns: list[str] = Field(default_factory=list, description="with `listed_only`: the substrings the "
                                                                           "listing kept (collect_env's pip "
                                                                           "patterns): a distribution whose name "
                                                                           "holds one and is not listed is not "
                                                                           "installed")
+    error: Optional[str] = None
+    error_message: str = ""
+    _names: Optional[tuple] = PrivateAttr(None)  # (list identity, name index): _name_index
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
 
     def lists(self, name: str) -> bool:
         """Whether the absence of `name` from `distributions` means it is not installed (always, unless the list is

@@ -172,6 +172,12 @@ class PasteFacts(Model):
     def seen(self, kind: str) -> bool:
         return any(s.kind == kind for s in self.sections)
 
+    @property
+    def collect_env_packages(self) -> bool:
+        """Whether collect_env's package lines are in the paste (not only its header: a dump cut after
+        `PyTorch version` lists nothing). Those lines keep every pip line matching its patterns — all `torch*`."""
+        return any(s.source.endswith("(collect_env)") for seen in self.packages.values() for s in seen)
+
 
 def _span(a: int, b: int) -> str:
     return str(a) if a == b else f"{a}-{b}"
@@ -423,9 +429,10 @@ def read_paste(text: str) -> PasteFacts:
 
 
 # What a log puts before each line of a traceback it prints: vLLM's process tags `(EngineCore_DP0 pid=7) (Worker_TP1
-# pid=9) `, its `ERROR 06-07 23:04:52 [core.py:500] ` (older: `ERROR 06-03 14:54:23 engine.py:400] `), torch's
-# `[rank0]: `.
-_LOG_PREFIX = re.compile(r"^(?:\([\w.-]+(?: rank=\d+)? pid=\d+\)\s*)*(?:\[rank\d+\]:\s?)?"
+# pid=9) ` (Ray's `(RayWorkerWrapper pid=12, ip=10.0.0.8) `), its `ERROR 06-07 23:04:52 [core.py:500] ` (older:
+# `ERROR 06-03 14:54:23 engine.py:400] `), torch's `[rank0]: ` — each followed by one space, so that the body's own
+# indent is kept.
+_LOG_PREFIX = re.compile(r"^(?:\([\w.-]+(?: rank=\d+)? pid=\d+(?:, ip=[\w.:-]+)?\) ?)*(?:\[rank\d+\]:\s?)?"
                          r"(?:(?:ERROR|WARNING|INFO|DEBUG|CRITICAL)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+"
                          r"\[?[\w.-]+:\d+\]\s?)?")
 _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
@@ -441,14 +448,8 @@ def _traceback(lines: list[Line], i: int) -> Optional[tuple[Section, int]]:
         return None
     body, j, n = [], i + 1, len(lines)
     while j < n:
-        text = lines[j].text
-        if pre and not text.startswith(pre):
-            other = _LOG_PREFIX.match(text).group(0)  # another process's prefix (interleaved workers)
-            if not other:
-                break
-            text = text[len(other):]
-        else:
-            text = text[len(pre):]
+        text = lines[j].text  # behind its own prefix: interleaved workers tag their lines differently
+        text = text[len(pre):] if pre and text.startswith(pre) else text[len(_LOG_PREFIX.match(text).group(0)):]
         if not text.strip() or text.startswith((" ", "\t")):
             body.append(text)
             j += 1

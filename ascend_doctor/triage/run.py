@@ -67,11 +67,10 @@ def _python(paste: PasteFacts) -> Optional[PythonEnv]:
     if not dists:
         return None
     py = paste.python_version.value if paste.python_version else ""
-    from_collect_env = all(s.source.endswith("(collect_env)") for seen in paste.packages.values() for s in seen)
     return PythonEnv(executable="(python of the paste)", version=py, implementation="CPython" if py else "",
                      machine=paste.machine or "", distributions=list(dists.values()),
                      listed_only=not paste.packages_complete, pointer_bits=paste.python_bits,
-                     listed_patterns=list(COLLECT_ENV_PIP_PATTERNS) if paste.packages and from_collect_env else [])
+                     listed_patterns=list(COLLECT_ENV_PIP_PATTERNS) if paste.collect_env_packages else [])
 
 
 def _python_shown(paste: PasteFacts) -> Shown:

@@ -199,3 +199,16 @@ def test_a_collect_env_cut_before_its_package_lines_does_not_say_torch_npu_is_mi
     listed = head + ("==============================\n      Versions of relevant libraries\n"
                      "==============================\n[pip3] torch==2.7.1+cpu\n[pip3] numpy==1.26.4\n")
     assert run_check("TRIAGE105", {"paste": read_paste(listed)}).status.value == "fail"  # its torch lines: no npu
+
+
+def test_a_bare_traceback_whose_body_lines_carry_a_worker_tag_is_one_traceback():
+    """Ray and multiproc workers tag each line they print (`(RayWorkerWrapper pid=12) `) while the traceback header
+    may come bare: the body is still the traceback's, and its exception line is the label."""
+    text = ("Traceback (most recent call last):\n"
+            '(RayWorkerWrapper pid=12)   File "/usr/lib/python3.11/site-packages/vllm_ascend/worker/worker.py", '
+            "line 40, in init_device\n"
+            "(RayWorkerWrapper pid=12)     torch.npu.set_device(device)\n"
+            "(RayWorkerWrapper pid=12) RuntimeError: Set visible device failed\n")
+    tb = read_paste(text).tracebacks[0]
+    assert tb.lines == "1-4" and tb.label == "RuntimeError: Set visible device failed"
+    assert tb.frame.endswith("vllm_ascend/worker/worker.py:40 in init_device")
