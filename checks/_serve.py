@@ -164,3 +164,17 @@ def ascend_release(ctx, rules):
         return None, ctx.unknown(T("vllm-ascend {version}: not a version {rules} can be compared with",
                                    version=dist.version, rules=rules))
     return dist, None
+
+
+def stack_names(ctx):
+    """The serving stack's names (ascend_doctor.knowledge.release_names.Names): the installed files' lists where
+    they were read, the `serve/names-*` rows of the installed versions where not."""
+    from ascend_doctor.knowledge.release_names import Names
+
+    py = ctx.try_fact("python")
+    versions = {}
+    for project in ("vllm", "vllm-ascend"):
+        d = py.dist(project) if py is not None else None
+        versions[project] = d.version if d is not None else None
+    files = ctx.try_fact("vllm_files")
+    return Names(versions, ctx.knowledge.release_names, files.names if files is not None else None)

@@ -5,31 +5,38 @@ from __future__ import annotations
 
 import difflib
 import re
+from typing import Optional
 
 from ascend_doctor.i18n import T
 from ascend_doctor.plugin import check, ev
 from ascend_doctor.text.redact import REDACTED, is_secret_name
 from ascend_doctor.text.versions import try_parse_version
 
-from ._serve import cmd_or_skip, vllm_version
+from ._serve import cmd_or_skip, stack_names, vllm_version
 
 _EXTRA_KNOWN = {"VLLM_VERSION", "VLLM_TARGET_DEVICE", "VLLM_USE_V1"}  # read by setup/plugins outside envs.py dicts
 
 
-@check("SERVE402", "serve-env-unknown-vars", severity="warning", stage="serve",
-       needs=["serve_cmd", "server_env", "vllm_files"])
+@check("SERVE402", "serve-env-unknown-vars", severity="error", stage="serve",
+       needs=["serve_cmd", "server_env", "python", "vllm_files"])
 def env_unknown_vars(ctx):
-    """Every VLLM_* / VLLM_ASCEND_* variable is one the installed release knows
+    """Every VLLM_* / VLLM_ASCEND_* variable is one the installed release reads
 
     What it checks: environment variables starting with `VLLM_` against the keys of `environment_variables` in
-    vllm/envs.py and `env_variables` in vllm_ascend/envs.py of the installed packages; typos get the closest known
-    name.
+    vllm/envs.py and `env_variables` in vllm_ascend/envs.py of the installed packages (for a snapshot or a paste,
+    the `serve/names-vllm` and `serve/names-vllm-ascend` rows of the installed versions, read from each release's
+    sdist). A variable an earlier release read is named with the release that dropped it and what that release
+    reads instead: a near name new in it (a rename), or the `--additional-config` key vllm-ascend moved the setting
+    to. Typos get the closest known name.
 
-    Why it matters: a misspelt or retired variable is silently ignored (vLLM 0.18+ only logs `Unknown vLLM
-    environment variable detected`), so the setting you think you made is not in effect — e.g.
-    `VLLM_ASCEND_ENABLE_FLASHCOMM1` moved to `--additional-config` in vllm-ascend v0.23.0.
+    Why it matters: a misspelt, renamed or retired variable is silently ignored (vLLM 0.18+ only logs `Unknown vLLM
+    environment variable detected`), so the setting you think you made is not in effect:
+    `VLLM_ASCEND_ENABLE_FLASHCOMM` became `VLLM_ASCEND_ENABLE_FLASHCOMM1` in vllm-ascend 0.11.0rc1, and
+    `VLLM_ASCEND_ENABLE_FLASHCOMM1`, `VLLM_ASCEND_ENABLE_MLAPO` and `VLLM_ASCEND_ENABLE_FUSED_MC2` are
+    `--additional-config` keys only from 0.27.1rc1. A renamed or moved variable fails (the release has the setting
+    under another name, so the one given is a mistake); a removed or unknown one warns.
 
-    How to fix: Rename it to the name the finding suggests, or remove it.
+    How to fix: use the name or the `--additional-config` key the finding gives, or remove the variable.
     """
     cmd, skip = cmd_or_skip(ctx)
     if skip:
@@ -38,28 +45,69 @@ def env_unknown_vars(ctx):
     ours = sorted(k for k in env if k.startswith("VLLM_"))
     if not ours:
         return ctx.ok(T("no VLLM_* variables set"))
-    files = ctx.try_fact("vllm_files")
-    if files is None or not files.vllm_env_vars.ok:
-        why = files.vllm_env_vars.why_not if files is not None else "installed files not read"
-        return ctx.unknown(T("cannot read the installed vLLM's variable list: {why}", why=why))
-    known = set(files.vllm_env_vars.names) | _EXTRA_KNOWN
-    sources = [files.vllm_env_vars.source]
-    if files.vllm_ascend_env_vars.ok:
-        known |= set(files.vllm_ascend_env_vars.names)
-        sources.append(files.vllm_ascend_env_vars.source)
-    unknown = [k for k in ours if k not in known]
+    names = stack_names(ctx)
     shown = "\n".join(f"{k}={REDACTED if is_secret_name(k) else env[k]}" for k in ours)
-    evidence = [ev("env", shown), ev("file: " + " + ".join(sources),
-                                                                      f"{len(known)} known names")]
-    if not unknown:
-        return ctx.ok(T("{n_ours} VLLM_* variable(s), all known", n_ours=len(ours)), evidence)
-    parts = []
-    for k in unknown:
-        close = difflib.get_close_matches(k, sorted(known), n=1, cutoff=0.75)
-        parts.append(f"{k} (did you mean {close[0]}?)" if close else k)
-    partial = "" if files.vllm_ascend_env_vars.ok else " (vllm_ascend/envs.py not read: VLLM_ASCEND_* may be known)"
-    return ctx.warn(T("unknown to the installed release{partial}: {parts}", partial=partial, parts=', '.join(parts)),
-                    evidence, unknown=unknown)
+    evidence = [ev("env", shown)]
+    moved, dropped, unknown, unseen, sources = [], [], [], [], {}
+    for k in ours:
+        if k in _EXTRA_KNOWN:
+            continue
+        v = names.judge("env", k)
+        for x in v.lists:
+            sources.setdefault(x.source, f"{x.project} {x.version}: {len(x.names or ())} names")
+        if v.known:
+            continue
+        if v.known is None:
+            unseen.append(k)
+            continue
+        instead = T("{dropped} reads {successor} instead", dropped=v.dropped, successor=v.successor) \
+            if v.successor else _moved_to_config(ctx, k, v)
+        if v.dropped and instead:
+            moved.append(T("{key} (last read by {last}; {instead})", key=k, last=v.last, instead=instead))
+        elif v.dropped:
+            dropped.append(T("{key} (last read by {last}, ignored since {dropped})", key=k, last=v.last,
+                             dropped=v.dropped))
+        else:
+            more = [T("did you mean {close}?", close=v.close[0])] if v.close else []
+            if v.first:
+                more.append(T("first read by {first}", first=v.first))
+            unknown.append(f"{k} ({'; '.join(more)})" if more else k)
+    evidence += [ev(src, said) for src, said in sources.items()]
+    if not sources and unseen:
+        return ctx.unknown(T("cannot read the installed vLLM's variable list: {why}",
+                             why=T("neither vLLM nor vllm-ascend is installed in the serving python")), evidence)
+    ignored = dropped + unknown
+    rest = ([T("ignored by the installed release: {parts}", parts=", ".join(ignored))] if ignored else []) + (
+        [T("not judged ({why}): {keys}", why="; ".join(s for s in sources if not s.startswith(("file:", "matrix:")))
+           or T("a variable list is not known"), keys=", ".join(unseen))] if unseen else [])
+    if moved:
+        return ctx.fail(T("the installed release has these settings under another name, so the ones given do "
+                          "nothing: {parts}", parts=", ".join(moved)) + "".join(f"; {r}" for r in rest), evidence,
+                        remediation=T("Use the name (or the --additional-config key) the finding gives."),
+                        unknown=[m.split(" ", 1)[0] for m in moved + ignored])
+    if ignored:
+        return ctx.warn("; ".join(rest), evidence, unknown=[m.split(" ", 1)[0] for m in ignored])
+    if unseen:
+        return ctx.unknown("; ".join(rest), evidence)
+    return ctx.ok(T("{n_ours} VLLM_* variable(s), all known", n_ours=len(ours)), evidence)
+
+
+def _moved_to_config(ctx, key: str, v) -> Optional[str]:
+    """The `--additional-config` key the installed vllm-ascend reads for a VLLM_ASCEND_* variable it dropped
+    (`VLLM_ASCEND_ENABLE_FLASHCOMM1` -> `enable_flashcomm1`, `VLLM_ASCEND_BALANCE_SCHEDULING` ->
+    `enable_balance_scheduling`), or None."""
+    ascend = next((x for x in v.lists if x.project == "vllm-ascend"), None)
+    if ascend is None or not key.startswith("VLLM_ASCEND_"):
+        return None
+    row, _ = ctx.knowledge.additional_config.row_for(ascend.version)
+    if row is None:
+        return None
+    stem = key[len("VLLM_ASCEND_"):].lower()
+    keys = sorted(row.top_keys)
+    hit = next((k for k in keys if k in (stem, "enable_" + stem)), None) or next(
+        iter(difflib.get_close_matches(stem, keys, n=1, cutoff=0.85)), None)
+    return T("vllm-ascend {version} takes it as --additional-config '{{\"{hit}\": …}}'", version=ascend.version,
+             hit=hit) if hit else None
 
 
 START_METHODS = ("spawn", "fork")  # vllm/envs.py: VLLM_WORKER_MULTIPROC_METHOD, env_with_choices

@@ -211,6 +211,14 @@ class Knowledge:
         return self.table("serve/additional-config")
 
     @property
+    def release_names(self):
+        """project -> the names each of its releases accepts (NamesTable): KV connectors, speculative methods,
+        cudagraph modes, structured-outputs backends, environment variables."""
+        from ascend_doctor.knowledge.release_names import TABLE
+
+        return {project: self.table(name) for project, name in TABLE.items()}
+
+    @property
     def graph_budget(self):
         """The ACL graph stream budget of old drivers (GraphBudgetFile)."""
         return self.table("serve/graph-budget")

@@ -66,6 +66,8 @@ class InstalledVllm(Model):
     vllm_env_vars: NameList = Field(default_factory=NameList)
     cli_options: NameList = Field(default_factory=NameList, description="`vllm serve` option names, without `--`")
     vllm_ascend_env_vars: NameList = Field(default_factory=NameList)
+    # project ("vllm", "vllm-ascend") -> kind -> names (ascend_doctor.parsers.release_names.READERS)
+    names: dict[str, dict[str, NameList]] = Field(default_factory=dict)
 
 
 # Pure parsers ------------------------------------------------------------------------------------------------------
@@ -420,6 +422,7 @@ def read_installed(site_packages: str, read: ReadText, listdir: ListDir,
         fact.vllm_env_vars = _from_first(
             read, [(j(vllm, "envs.py"), lambda t: module_dict_keys(t, "environment_variables"))])
         fact.cli_options = _cli_options(read, vllm)
+        fact.names["vllm"] = _release_names("vllm", vllm, read, listdir)
     else:
         why = f"{vllm} not found"
         for k in ("tool_parsers", "reasoning_parsers", "tokenizer_modes", "architectures", "vllm_model_types",
@@ -429,6 +432,7 @@ def read_installed(site_packages: str, read: ReadText, listdir: ListDir,
     if listdir(va) is not None:
         fact.vllm_ascend_env_vars = _from_first(
             read, [(j(va, "envs.py"), lambda t: module_dict_keys(t, "env_variables"))])
+        fact.names["vllm-ascend"] = _release_names("vllm-ascend", va, read, listdir)
         extra = _ascend_registered_models(read, listdir, va)
         if extra and fact.architectures.ok:
             fact.architectures = NameList(
@@ -489,6 +493,16 @@ def _cli_options(read: ReadText, vllm: str) -> NameList:
         return NameList(why_not=f"{posixpath.join(vllm, CLI_OPTION_FILES[0])} not readable" +
                         (f" ({'; '.join(problems)})" if problems else ""))
     return NameList(names=sorted(names), source=" + ".join(used) + (f" ({'; '.join(problems)})" if problems else ""))
+
+
+def _release_names(project: str, root: str, read: ReadText, listdir: ListDir) -> dict[str, NameList]:
+    from ascend_doctor.parsers.release_names import read_release_names
+
+    out = {}
+    for kind, found in read_release_names(project, root, read, listdir, root).items():
+        out[kind] = NameList(names=found.names, source=found.source) if found.names is not None else NameList(
+            why_not=found.source)
+    return out
 
 
 def _ascend_registered_models(read: ReadText, listdir: ListDir, va: str) -> list[str]:

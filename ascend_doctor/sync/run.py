@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from datetime import date
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from ascend_doctor.core.errors import InputError
 from ascend_doctor.core.model import Model
@@ -30,6 +30,7 @@ from ascend_doctor.sync.diff import (
 )
 from ascend_doctor.sync.hf import read_transformers_release
 from ascend_doctor.sync.metadata import read_pypi_json
+from ascend_doctor.sync.names import names_proposals, read_names
 from ascend_doctor.sync.tomlout import emit_rows
 from ascend_doctor.sync.vllm import _sha256, read_vllm_release
 
@@ -37,9 +38,11 @@ from ascend_doctor.sync.vllm import _sha256, read_vllm_release
 TARGET = {table: shown(f"{name}.toml") for table, name in (
     ("vllm_ascend_release", "vllm-ascend"), ("vllm_parsers", "vllm-parsers"), ("vllm_models", "vllm-models"),
     ("vllm_options", "vllm-options"), ("transformers_models", "transformers-models"),
-    ("package_index", "package-index"), ("additional_config", "serve/additional-config"))}
+    ("package_index", "package-index"), ("additional_config", "serve/additional-config"),
+    ("names_vllm", "serve/names-vllm"), ("names_vllm_ascend", "serve/names-vllm-ascend"))}
 ORDER = tuple(TARGET)
-ARRAY = {"additional_config": "release"}  # a table whose rows the file names otherwise (`[[release]]`)
+# a table whose rows the file names otherwise (`[[release]]`)
+ARRAY = {"additional_config": "release", "names_vllm": "release", "names_vllm_ascend": "release"}
 
 
 class SyncResult(Model):
@@ -48,14 +51,16 @@ class SyncResult(Model):
 
 
 def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = (), transformers: Sequence[str] = (),
-         pypi_json: Sequence[str] = (), today: Optional[date] = None, additional_config=None) -> SyncResult:
+         pypi_json: Sequence[str] = (), today: Optional[date] = None, additional_config=None,
+         names: Optional[Dict[str, Any]] = None) -> SyncResult:
     """Read the inputs and propose rows. InputError (one line, naming the file) for an input that is not what its
     option says. `additional_config` is the serve/additional-config table the vllm-ascend releases' keys are
-    compared with (none: every release read is proposed as new)."""
+    compared with, `names` project -> its serve/names-* table (none: every release read is proposed as new)."""
     res = SyncResult()
     tables: List[AscendTable] = []
     owns: List[AscendOwn] = []
     config_keys = {}
+    ascend_names: Dict[str, Dict[str, Any]] = {}
     for path in ascend:
         tree = open_tree(path)
         table, own = read_release_table(tree), read_own(tree)
@@ -68,9 +73,12 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
         if own is not None:
             owns.append(own)
             found = read_release_keys(tree.files.items())
+            sha = f" (sha256 {_sha256(path)[:16]})" if os.path.isfile(path) else ""
             if found is not None:
-                sha = f" (sha256 {_sha256(path)[:16]})" if os.path.isfile(path) else ""
                 config_keys[own.version] = (found, f"{cite(tree)}{sha}:{found.how}")
+            row = read_names("vllm-ascend", tree, f"{cite(tree)}{sha}")
+            if row is not None:
+                ascend_names[own.version] = row
         res.read.append(f"vllm-ascend {own.version if own else '(checkout)'}: {tree.label}"
                         + (f" (release table: {len(table.rows)} rows)" if table else " (no release table)"))
     vllm_releases = []
@@ -94,7 +102,10 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
                      + option_proposals(matrix, vllm_releases)
                      + transformers_proposals(matrix, tf_releases)
                      + index_proposals(matrix, releases, projects, today or date.today())
-                     + config_key_proposals(additional_config, config_keys))
+                     + config_key_proposals(additional_config, config_keys)
+                     + names_proposals("vllm", (names or {}).get("vllm"),
+                                       {r.version: r.names_row for r in vllm_releases if r.names_row})
+                     + names_proposals("vllm-ascend", (names or {}).get("vllm-ascend"), ascend_names))
     return res
 
 

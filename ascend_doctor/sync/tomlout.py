@@ -57,13 +57,25 @@ def _key(key: str) -> str:
     return key if key.replace("_", "").replace("-", "").isalnum() else _str(key)
 
 
+def _sub_table(value: Any) -> bool:
+    """A table of lists (`names = {kind: [...]}`) is written as its own `[row.key]` section, one list per line."""
+    return isinstance(value, dict) and bool(value) and all(isinstance(v, list) for v in value.values())
+
+
 def emit_row(table: str, row: Dict[str, Any], comments: Iterable[str] = ()) -> str:
     lines: List[str] = [f"# {c}" for c in comments]
     lines.append(f"[[{table}]]")
+    subs = []
     for k, v in row.items():
         if v is None or v == [] or v == {} or v == "":
             continue
+        if _sub_table(v):
+            subs.append((k, v))
+            continue
         lines.append(f"{_key(k)} = {_value(v, k)}")
+    for k, v in subs:
+        lines.append(f"[{table}.{_key(k)}]")
+        lines += [f"{_key(kk)} = {_value(vv, kk)}" for kk, vv in v.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from ascend_doctor.core.errors import InputError
 from ascend_doctor.core.model import Model
@@ -18,6 +18,7 @@ from ascend_doctor.i18n import T
 from ascend_doctor.parsers.vllm_source import read_installed
 from ascend_doctor.sync.archive import Tree, open_tree
 from ascend_doctor.sync.metadata import read_metadata
+from ascend_doctor.sync.names import read_names
 
 # VllmRelease field -> InstalledVllm attribute
 REGISTRIES = {"tool_parser": "tool_parsers", "reasoning_parser": "reasoning_parsers",
@@ -33,6 +34,7 @@ class VllmRelease(Model):
     transformers: Optional[str] = None  # Requires-Dist specifier
     names: Dict[str, Optional[List[str]]] = {}  # REGISTRIES key -> sorted names, None when not read
     where: Dict[str, str] = {}  # REGISTRIES key -> the file(s) read, or why not
+    names_row: Optional[Dict[str, Any]] = None  # the serve/names-vllm row (sync.names), None when nothing was read
 
     def source(self, key: str) -> str:
         sha = f" (sha256 {self.sha256[:16]})" if self.sha256 else ""
@@ -59,6 +61,7 @@ def read_vllm_tree(tree: Tree, sha256: str = "") -> VllmRelease:
         nl = getattr(fact, attr)
         rel.names[key] = sorted(nl.names) if nl.ok else None
         rel.where[key] = (nl.source if nl.ok else f"not read: {nl.why_not}").replace("./", "")
+    rel.names_row = read_names("vllm", tree, rel.source("").rstrip(":"))
     return rel
 
 

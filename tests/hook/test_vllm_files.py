@@ -251,8 +251,9 @@ def test_collected_snapshot_replays_the_same_tables():
     snap = Snapshot.model_validate_json(rec.snapshot.dump())
     replay = ReplayHost(snap)
     again = vllm_files_probe(replay, FactStore(replay, RunOptions(), probes={"python": lambda h, c: h.python_env()}))
-    names = lambda f: {k: v["names"] for k, v in f.model_dump().items() if isinstance(v, dict)}  # noqa: E731
+    names = lambda f: {k: v["names"] for k, v in f.model_dump().items() if isinstance(v, dict) and "names" in v}  # noqa: E731
     assert names(again) == names(live)
+    assert again.names == live.names and again.names["vllm"]["kv_connector"].ok
     assert again.tool_parsers.ok and again.vllm_env_vars.ok and "api-key" in again.cli_options.names
     # snapshots redact Python source code-aware (annotations such as `api_key: Optional[...]` survive): ast reads it
     assert "read by pattern" not in again.cli_options.source

@@ -1,0 +1,189 @@
+"""What names each vLLM and vllm-ascend release accepts in a deployment, and what that means for one name.
+
+Two shipped tables of one schema, `serve/names-vllm` and `serve/names-vllm-ascend`: per release, each kind of name
+(`ascend_doctor.parsers.release_names.READERS`) as its source defines it, proposed by `matrix sync` from the sdists
+and tags. For a live host the installed files are read instead (the `vllm_files` fact); the rows stand in for a
+snapshot, a paste or a plan.
+
+`KINDS` says, per kind, which projects contribute names (a KV connector is either vLLM's or one vllm-ascend
+registers; a speculative method must pass vLLM's Literal and then vllm-ascend's dispatcher) and what happens to a
+name the release does not have. `Names.judge` is the one place that turns "this release's list" plus the table's
+history into a judgement the checks (SERVE313, SERVE402) word.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from datetime import date
+from functools import cached_property
+from typing import Optional
+
+from pydantic import Field
+
+from ascend_doctor.core.model import Model
+from ascend_doctor.text.versions import parse_version, try_parse_version
+
+PROJECTS = ("vllm", "vllm-ascend")
+TABLE = {"vllm": "serve/names-vllm", "vllm-ascend": "serve/names-vllm-ascend"}
+
+
+class ReleaseNames(Model, extra="forbid", frozen=True):
+    """The names of one release, kind by kind; a kind the release's source does not define is absent."""
+
+    version: str
+    source: str  # the archive or tag read
+    names: dict[str, list[str]]
+    where: list[str] = []  # "kind: the file(s) read (what in them)"
+
+    def where_of(self, kind: str) -> str:
+        return next((w.split(": ", 1)[1] for w in self.where if w.startswith(kind + ": ")), self.source)
+
+
+class NamesTable(Model, extra="forbid"):
+    schema_version: int
+    updated: date
+    release: list[ReleaseNames] = Field(min_length=1)
+
+    @cached_property
+    def releases(self) -> tuple[ReleaseNames, ...]:
+        return tuple(sorted(self.release, key=lambda r: parse_version(r.version)))
+
+    def row_for(self, version: str) -> tuple[Optional[ReleaseNames], str]:
+        """(row, how): the release's own row ("exact"), the nearest older one ("nearest older"), or (None, "")."""
+        v = try_parse_version(version)
+        if v is None:
+            return None, ""
+        for r in self.releases:
+            if parse_version(r.version).main_key == v.main_key:
+                return r, "exact"
+        older = [r for r in self.releases if parse_version(r.version) < v]
+        return (older[-1], "nearest older") if older else (None, "")
+
+    def history(self, kind: str, name: str, before: str) -> tuple[Optional[str], Optional[str]]:
+        """(last release up to `before` that had `name`, the first after it that did not), among releases that
+        define `kind` at all."""
+        last = dropped = None
+        b = parse_version(before)
+        for r in self.releases:
+            if parse_version(r.version) > b:
+                break
+            if kind not in r.names:
+                continue
+            if name in r.names[kind]:
+                last, dropped = r.version, None
+            elif last is not None and dropped is None:
+                dropped = r.version
+        return last, dropped
+
+    def first_with(self, kind: str, name: str) -> Optional[str]:
+        return next((r.version for r in self.releases if name in r.names.get(kind, ())), None)
+
+    def new_in(self, kind: str, version: str) -> set:
+        """Names of `kind` the release `version` has and the recorded release before it had not."""
+        rows = [r for r in self.releases if kind in r.names]
+        for prev, cur in zip(rows, rows[1:]):
+            if cur.version == version:
+                return set(cur.names[kind]) - set(prev.names[kind])
+        return set()
+
+
+@dataclass(frozen=True)
+class Kind:
+    kind: str
+    projects: tuple  # projects whose lists make up the accepted names (their union)
+    what: str  # how a message names one ("KV connector")
+    case_insensitive: bool = False
+
+
+KINDS = {k.kind: k for k in (
+    Kind("kv_connector", ("vllm", "vllm-ascend"), "KV connector"),
+    Kind("speculative_method", ("vllm",), "speculative method"),
+    Kind("cudagraph_mode", ("vllm",), "cudagraph_mode", case_insensitive=True),
+    Kind("structured_outputs_backend", ("vllm",), "structured-outputs backend"),
+    Kind("env", ("vllm", "vllm-ascend"), "environment variable"),
+)}
+
+
+@dataclass
+class Listed:
+    """One project's list of one kind for the serving stack: from the installed files or a table row."""
+
+    project: str
+    version: str
+    names: Optional[set]  # None: not known
+    source: str  # where the list came from ("file: …", "matrix: …"), or why it is not known
+    how: str = "installed"  # "installed", "exact", "nearest older"
+
+
+@dataclass
+class Verdict:
+    """A name against the serving stack's lists."""
+
+    name: str
+    known: Optional[bool]  # None: some list it could be in is not known
+    lists: list = field(default_factory=list)  # the Listed consulted
+    last: Optional[str] = None  # "vllm-ascend 0.12.0": the last release that had it
+    dropped: Optional[str] = None  # "vllm-ascend 0.13.0": the first that no longer had it
+    successor: Optional[str] = None  # a near name new in the release that dropped it (a rename)
+    close: list = field(default_factory=list)
+    first: Optional[str] = None  # "vLLM 0.20.0": the first recorded release that has it (newer than installed)
+
+
+class Names:
+    """The serving stack's names: `installed` is project -> kind -> NameList (or None), `versions` project ->
+    version (None: not installed), `tables` project -> NamesTable."""
+
+    def __init__(self, versions: dict, tables: dict, installed: Optional[dict] = None):
+        self.versions = versions
+        self.tables = tables
+        self.installed = installed or {}
+
+    def listed(self, project: str, kind: str) -> Optional[Listed]:
+        """None when `project` is not installed."""
+        version = self.versions.get(project)
+        if not version:
+            return None
+        nl = (self.installed.get(project) or {}).get(kind)
+        if nl is not None and nl.ok:
+            return Listed(project, version, set(nl.names), f"file: {nl.source}")
+        why = nl.why_not if nl is not None else ""
+        row, how = self.tables[project].row_for(version)
+        if row is None or kind not in row.names:
+            reason = (f"{project} {version}: " + (why + "; " if why else "")
+                      + ("no recorded release at or before it" if row is None
+                         else f"{row.version}'s source defines no {kind} list"))
+            return Listed(project, version, None, reason, how)
+        return Listed(project, version, set(row.names[kind]),
+                      f"matrix: {TABLE[project]}.toml ({project} {row.version}): {row.where_of(kind)}",
+                      how)
+
+    def judge(self, kind: str, name: str, projects: Optional[tuple] = None) -> Verdict:
+        spec = KINDS[kind]
+        lists = [x for x in (self.listed(p, kind) for p in projects or spec.projects) if x is not None]
+        v = Verdict(name=name, known=None, lists=lists)
+        if not lists:
+            return v
+        key = name.upper() if spec.case_insensitive else name
+        norm = (lambda s: s.upper()) if spec.case_insensitive else (lambda s: s)
+        if any(x.names is not None and key in {norm(n) for n in x.names} for x in lists):
+            v.known = True
+            return v
+        if any(x.names is None for x in lists):
+            return v
+        v.known = False
+        every = sorted(set().union(*(x.names for x in lists)))
+        v.close = difflib.get_close_matches(name, every, n=3, cutoff=0.8)
+        for x in lists:
+            table = self.tables[x.project]
+            last, dropped = table.history(kind, name, x.version)
+            if last and dropped:
+                v.last, v.dropped = f"{x.project} {last}", f"{x.project} {dropped}"
+                near = difflib.get_close_matches(name, sorted(table.new_in(kind, dropped) & x.names), n=1,
+                                                 cutoff=0.8)
+                v.successor = near[0] if near else None
+                break
+            first = table.first_with(kind, name)
+            if first and parse_version(first) > parse_version(x.version):
+                v.first = f"{'vLLM' if x.project == 'vllm' else x.project} {first}"
+        return v

@@ -1,0 +1,231 @@
+"""The names a vLLM or vllm-ascend release accepts inside a deployment's JSON options and environment, read from the
+release's own Python files with `ast` (nothing is imported or run).
+
+One reader per *kind* of name, each a (kind, candidate files, parse) row in `READERS`: the same rows read an
+installed package (the `vllm_files` fact, for a live `check`/`exec`) and a release archive (`matrix sync`, for the
+shipped `serve/names-vllm` and `serve/names-vllm-ascend` tables), so the live lint and the shipped rows cannot
+disagree about where a list lives. Adding a kind is one parse function and one row here, one entry in
+`ascend_doctor.knowledge.release_names.KINDS` saying how the command names it.
+
+Where each list lives (read at the tags and sdists; the file a row cites is the first candidate that parses):
+
+* `kv_connector` — vLLM's `KVConnectorFactory.register_connector("Name", module, class)` calls at the bottom of
+  vllm/distributed/kv_transfer/kv_connector/factory.py; vllm-ascend's own calls under vllm_ascend/distributed/ (its
+  `register_connector()`, run when the plugin loads). `create_connector` raises `ValueError: Unsupported connector
+  type: X` for any other name unless `kv_connector_module_path` names a module.
+* `speculative_method` — vLLM's `SpeculativeMethod` Literal (vllm/config/speculative.py; nested Literal aliases
+  resolved), validated by pydantic; vllm-ascend's `get_spec_decode_method` (vllm_ascend/spec_decode/__init__.py,
+  0.11.0rc0 on), whose `else` raises `Unknown speculative decoding method`.
+* `mtp_model_type` — vLLM's `MTPModelTypes`: method names vLLM rewrites to `mtp` before the platform sees them.
+* `cudagraph_mode` — the members of vLLM's `CUDAGraphMode` enum (vllm/config/compilation.py), the values
+  `--compilation-config '{"cudagraph_mode": …}'` accepts.
+* `structured_outputs_backend` — vLLM's `StructuredOutputsBackend` Literal (vllm/config/structured_outputs.py).
+* `env` — the keys of `environment_variables` in vllm/envs.py and of `env_variables` in vllm_ascend/envs.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+from dataclasses import dataclass
+from typing import Callable, Iterable, Optional
+
+ReadText = Callable[[str], Optional[str]]
+ListDir = Callable[[str], Optional[list]]
+Parse = Callable[[str], Optional[list]]
+
+
+def _parse(text: str) -> Optional[ast.Module]:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _str(node: ast.AST) -> Optional[str]:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _module_assignments(tree: ast.Module) -> dict[str, ast.AST]:
+    out: dict[str, ast.AST] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    out[t.id] = node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
+            out[node.target.id] = node.value
+    return out
+
+
+def literal_names(text: str, alias: str) -> Optional[list]:
+    """The strings of a module-level `alias = Literal[…]`, with other Literal aliases of the module inside it
+    resolved (`EagleModelTypes = Literal["eagle", "eagle3", MTPModelTypes]`); None when the module has no such
+    alias."""
+    tree = _parse(text)
+    if tree is None:
+        return None
+    assigned = _module_assignments(tree)
+
+    def resolve(name: str, seen: frozenset) -> Optional[list]:
+        value = assigned.get(name)
+        if not (isinstance(value, ast.Subscript) and getattr(value.value, "id", getattr(value.value, "attr", ""))
+                == "Literal"):
+            return None
+        parts = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
+        out: list = []
+        for p in parts:
+            s = _str(p)
+            if s is not None:
+                out.append(s)
+            elif isinstance(p, ast.Name) and p.id not in seen:
+                out.extend(resolve(p.id, seen | {p.id}) or [])
+        return out
+
+    found = resolve(alias, frozenset({alias}))
+    return sorted(set(found)) if found is not None else None
+
+
+def enum_members(text: str, cls: str) -> Optional[list]:
+    """The member names of a module-level `class cls(enum.Enum)` (assignments in its body, not methods)."""
+    tree = _parse(text)
+    if tree is None:
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            return sorted({t.id for s in node.body if isinstance(s, ast.Assign) for t in s.targets
+                           if isinstance(t, ast.Name) and t.id.isupper()})
+    return None
+
+
+def register_connector_names(text: str) -> Optional[list]:
+    """The first argument of every `….register_connector("Name", …)` call in a file; None when it has none."""
+    tree = _parse(text)
+    if tree is None:
+        return None
+    out = {s for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+           and node.func.attr == "register_connector" and node.args for s in [_str(node.args[0])] if s}
+    return sorted(out) if out else None
+
+
+def dispatched_strings(text: str, function: str, variable: str) -> Optional[list]:
+    """The strings `variable` is compared with (`==`, `in (…)`) inside module-level `function`: the values a
+    dispatching if/elif chain handles. None when the module has no such function."""
+    tree = _parse(text)
+    if tree is None:
+        return None
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function), None)
+    if fn is None:
+        return None
+    out: set = set()
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id == variable
+                and len(node.ops) == 1):
+            continue
+        right = node.comparators[0]
+        if isinstance(node.ops[0], ast.Eq) and _str(right):
+            out.add(_str(right))
+        elif isinstance(node.ops[0], ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+            out.update(s for s in (_str(e) for e in right.elts) if s)
+    return sorted(out)
+
+
+def dict_keys(name: str) -> Parse:
+    """Keys of the module-level dict `name` (the envs.py tables)."""
+    from ascend_doctor.parsers.vllm_source import module_dict_keys
+
+    def parse(text: str) -> Optional[list]:
+        keys = module_dict_keys(text, name)
+        return sorted(set(keys)) if keys else None
+    return parse
+
+
+@dataclass(frozen=True)
+class Reader:
+    """One kind of name one project defines: the files to try, in order (relative to the package directory, a
+    trailing `/` for every package `__init__.py` under a directory), and how a file yields the names."""
+
+    kind: str
+    files: tuple
+    parse: Parse
+    what: str  # what the row's source says was read
+
+
+READERS: dict[str, tuple] = {
+    "vllm": (
+        Reader("kv_connector", ("distributed/kv_transfer/kv_connector/factory.py",), register_connector_names,
+               "register_connector calls"),
+        Reader("speculative_method", ("config/speculative.py", "config/__init__.py", "config.py"),
+               lambda t: literal_names(t, "SpeculativeMethod"), "SpeculativeMethod"),
+        Reader("mtp_model_type", ("config/speculative.py", "config/__init__.py", "config.py"),
+               lambda t: literal_names(t, "MTPModelTypes"), "MTPModelTypes"),
+        Reader("cudagraph_mode", ("config/compilation.py", "config/__init__.py", "config.py"),
+               lambda t: enum_members(t, "CUDAGraphMode"), "CUDAGraphMode members"),
+        Reader("structured_outputs_backend", ("config/structured_outputs.py",),
+               lambda t: literal_names(t, "StructuredOutputsBackend"), "StructuredOutputsBackend"),
+        Reader("env", ("envs.py",), dict_keys("environment_variables"), "environment_variables keys"),
+    ),
+    "vllm-ascend": (
+        Reader("kv_connector", ("distributed/",), register_connector_names, "register_connector calls"),
+        Reader("speculative_method", ("spec_decode/__init__.py",),
+               lambda t: dispatched_strings(t, "get_spec_decode_method", "method"), "get_spec_decode_method"),
+        Reader("env", ("envs.py",), dict_keys("env_variables"), "env_variables keys"),
+    ),
+}
+PACKAGE = {"vllm": "vllm", "vllm-ascend": "vllm_ascend"}
+
+
+@dataclass(frozen=True)
+class Found:
+    names: Optional[list]  # None: not read
+    source: str  # the file(s) read, relative to the tree's root, and what was read in them; or why not
+
+
+def _package_inits(listdir: ListDir, directory: str, depth: int = 3) -> list:
+    """Every `__init__.py` of a package tree (where a plugin's registrations live), not every module: a snapshot
+    records what the probe reads, so the walk stays small."""
+    out: list = []
+    entries = listdir(directory) or []
+    for e in sorted(entries):
+        path = posixpath.join(directory, e)
+        if e == "__init__.py":
+            out.append(path)
+        elif depth and "." not in e and e != "__pycache__":
+            out.extend(_package_inits(listdir, path, depth - 1))
+    return out
+
+
+def read_kind(reader: Reader, root: str, read: ReadText, listdir: ListDir, shown: str = "") -> Found:
+    """One kind from a package directory `root` (e.g. site-packages/vllm). `shown` prefixes the paths a source
+    cites (the package's name, for a tree read from an archive)."""
+    tried = []
+    for rel in reader.files:
+        if rel.endswith("/"):
+            names: set = set()
+            used = []
+            for path in _package_inits(listdir, posixpath.join(root, rel.rstrip("/"))):
+                text = read(path)
+                got = reader.parse(text) if text is not None else None
+                if got:
+                    names.update(got)
+                    used.append(posixpath.relpath(path, root))
+            if used:
+                return Found(sorted(names), " + ".join(posixpath.join(shown, u) for u in used) + f" ({reader.what})")
+            tried.append(posixpath.join(shown, rel))
+            continue
+        text = read(posixpath.join(root, rel))
+        got = reader.parse(text) if text is not None else None
+        if got is not None:
+            return Found(sorted(got), f"{posixpath.join(shown, rel)} ({reader.what})")
+        tried.append(posixpath.join(shown, rel))
+    return Found(None, f"not in {', '.join(tried)}")
+
+
+def read_release_names(project: str, root: str, read: ReadText, listdir: ListDir,
+                       shown: str = "") -> dict[str, Found]:
+    """Every kind of `project` ("vllm" or "vllm-ascend") from its package directory."""
+    return {r.kind: read_kind(r, root, read, listdir, shown) for r in READERS[project]}
+
+
+def kinds(project: str) -> Iterable[str]:
+    return (r.kind for r in READERS[project])

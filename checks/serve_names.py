@@ -1,0 +1,185 @@
+"""SERVE313: the names inside the command's JSON options — the KV connector, the speculative method, the cudagraph
+mode, the structured-outputs backend — against what the installed releases register (one mechanism for every kind:
+ascend_doctor.knowledge.release_names)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ascend_doctor.i18n import T, join
+from ascend_doctor.plugin import check, ev
+
+from ._serve import cmd_or_skip, stack_names
+
+
+def _project(p: str) -> str:
+    return "vLLM" if p == "vllm" else p
+
+
+def _stack(lists) -> str:
+    return " + ".join(f"{_project(x.project)} {x.version}" for x in lists)
+
+
+def _references(cmd) -> tuple[list, list]:
+    """([(flag, json path, kind, name, projects or None)], [problems reading the JSON]) for every name the command
+    gives inside a JSON option."""
+    refs, problems = [], []
+
+    def obj(option: str) -> Optional[dict]:
+        if not cmd.has(option):
+            return None
+        value, err = cmd.json_value(option)
+        if err:
+            problems.append(T("--{flag} is not a JSON object vLLM can read: {error}",
+                              flag=option.replace("_", "-"), error=err))
+            return None
+        return value if isinstance(value, dict) else None
+
+    kv = obj("kv_transfer_config")
+    if kv is not None and not kv.get("kv_connector_module_path"):
+        if isinstance(kv.get("kv_connector"), str):
+            refs.append(("--kv-transfer-config", "kv_connector", "kv_connector", kv["kv_connector"], None))
+        extra = kv.get("kv_connector_extra_config")
+        subs = extra.get("connectors") if isinstance(extra, dict) else None
+        for i, sub in enumerate(subs if isinstance(subs, list) else []):  # MultiConnector's members
+            if isinstance(sub, dict) and isinstance(sub.get("kv_connector"), str) \
+                    and not sub.get("kv_connector_module_path"):
+                refs.append(("--kv-transfer-config", f"kv_connector_extra_config.connectors[{i}].kv_connector",
+                             "kv_connector", sub["kv_connector"], None))
+    spec = obj("speculative_config")
+    if spec is not None and isinstance(spec.get("method"), str):
+        refs.append(("--speculative-config", "method", "speculative_method", spec["method"], ("vllm",)))
+    comp = obj("compilation_config")
+    if comp is not None and isinstance(comp.get("cudagraph_mode"), str):
+        refs.append(("--compilation-config", "cudagraph_mode", "cudagraph_mode", comp["cudagraph_mode"], None))
+    so = obj("structured_outputs_config")
+    if so is not None and isinstance(so.get("backend"), str):
+        refs.append(("--structured-outputs-config", "backend", "structured_outputs_backend", so["backend"], None))
+    return refs, problems
+
+
+def _platform_method(names, method: str) -> str:
+    """The method vllm-ascend is handed: vLLM rewrites every MTP model type (`deepseek_mtp`, …) to `mtp` and
+    `[ngram]` to `ngram` before the platform picks a proposer."""
+    mtp = names.listed("vllm", "mtp_model_type")
+    if mtp is not None and mtp.names and method in mtp.names:
+        return "mtp"
+    return "ngram" if method == "[ngram]" else method
+
+
+def _platform_check(names) -> tuple[bool, str]:
+    """(judge vllm-ascend's dispatcher too, why not). Only where the release takes the method as vLLM leaves it:
+    its dispatcher handles `mtp`. vllm-ascend 0.10.2rc1-0.11.0 patch SpeculativeConfig and re-detect the method
+    from the draft model (`deepseek_mtp`, `ernie_mtp`, …; vllm_ascend/patch/platform/patch_config.py), and releases
+    before 0.10.2rc1 have no dispatcher of their own to read."""
+    listed = names.listed("vllm-ascend", "speculative_method")
+    if listed is None:
+        return False, ""
+    if listed.names is None:
+        return False, T("vllm-ascend's own method list not judged: {why}", why=listed.source)
+    if "mtp" not in listed.names:
+        return False, T("vllm-ascend {version} re-detects the method itself: its dispatcher is not judged",
+                        version=listed.version)
+    return True, ""
+
+
+def _rejected(v, flag: str, path: str, kind: str) -> str:
+    from ascend_doctor.knowledge.release_names import KINDS
+
+    every = sorted(set().union(*(x.names for x in v.lists)))
+    said = T("{flag} {path} '{name}' is not a {what} {stack} has", flag=flag, path=path, name=v.name,
+             what=KINDS[kind].what, stack=_stack(v.lists))
+    more = []
+    if v.last and v.dropped:
+        more.append(T("{last} was the last release with it; {dropped} removed it", last=v.last, dropped=v.dropped)
+                    + (T(" ({successor} is new in that release)", successor=v.successor) if v.successor else ""))
+    if v.first:
+        more.append(T("it first appears in {first}", first=v.first))
+    if v.close:
+        more.append(T("did you mean {close}?", close=", ".join(v.close)))
+    return join("; ", [said, *more]) + T(" (has: {names})", names=", ".join(every))
+
+
+def _stops(kind: str, platform: bool) -> str:
+    """How the release refuses the name at start."""
+    if kind == "kv_connector":
+        return "`ValueError: Unsupported connector type`"
+    if kind == "speculative_method":
+        return "`ValueError: Unknown speculative decoding method`" if platform else T(
+            "a validation error for SpeculativeConfig `method`")
+    if kind == "cudagraph_mode":
+        return T("a KeyError for CUDAGraphMode")
+    return T("a validation error for StructuredOutputsConfig `backend`")
+
+
+@check("SERVE313", "serve-release-names", severity="error", stage="serve",
+       needs=["serve_cmd", "python", "vllm_files"])
+def release_names(ctx):
+    """Every name inside the JSON options is one the installed release has
+
+    What it checks: the names a command gives inside its JSON options — `kv_connector` of `--kv-transfer-config`
+    (and each MultiConnector member's), `method` of `--speculative-config`, `cudagraph_mode` of
+    `--compilation-config`, `backend` of `--structured-outputs-config` — against what the installed vLLM and
+    vllm-ascend define: the KV connectors both register (`KVConnectorFactory.register_connector`), vLLM's
+    `SpeculativeMethod` and then vllm-ascend's own dispatcher (`get_spec_decode_method`, after vLLM has rewritten
+    MTP model types to `mtp`), the `CUDAGraphMode` members, the `StructuredOutputsBackend` values. The lists are read
+    from the installed files; for a snapshot or a paste, from the `serve/names-vllm` and `serve/names-vllm-ascend`
+    rows of the installed versions, which `matrix sync` reads from each release's sdist. A name a release dropped
+    says which release dropped it; a near name is suggested.
+
+    Why it matters: each of these stops vLLM at start, after the model config was read: `ValueError: Unsupported
+    connector type: MooncakeConnectorV1` for a connector the installed vllm-ascend does not register (connectors
+    were renamed between releases: `LLMDataDistCMgrConnector`, `MooncakeConnectorV1`, `MooncakeLayerwiseConnector`),
+    `ValueError: Unknown speculative decoding method: draft_model` when vLLM accepts a method vllm-ascend has no
+    proposer for, a pydantic error for a method or backend vLLM does not know.
+
+    How to fix: use a name the finding lists for the installed release (the connector names of its P/D
+    disaggregation tutorial, a speculative method its proposer handles), or install the release that has it; a
+    connector of your own needs `kv_connector_module_path`.
+    """
+    cmd, skip = cmd_or_skip(ctx)
+    if skip:
+        return skip
+    refs, problems = _references(cmd)
+    if not refs and not problems:
+        return ctx.skip(T("no connector, speculative method, cudagraph mode or structured-outputs backend named"))
+    names = stack_names(ctx)
+    evidence = [ev(T("command line"), cmd.source(opt.lstrip("-").replace("-", "_")))
+                for opt in dict.fromkeys(r[0] for r in refs)]
+    bad, unseen, good, sources, notes = list(problems), [], [], {}, []
+    for flag, path, kind, name, projects in refs:
+        checks = [(kind, name, projects)]
+        if kind == "speculative_method":
+            platform, note = _platform_check(names)
+            if platform:
+                checks.append((kind, _platform_method(names, name), ("vllm-ascend",)))
+            elif note:
+                notes.append(note)
+        for k, n, p in checks:
+            v = names.judge(k, n, p)
+            for x in v.lists:
+                sources.setdefault(x.source, f"{_project(x.project)} {x.version}: {len(x.names or ())} {k}")
+            if not v.lists:
+                continue
+            if v.known is None:
+                unseen.append(T("{flag} {path} '{name}': {why}", flag=flag, path=path, name=n,
+                                why="; ".join(x.source for x in v.lists if x.names is None)))
+            elif v.known is False:
+                how = _stops(k, p == ("vllm-ascend",))
+                bad.append(_rejected(v, flag, path, k) + T("; vLLM stops with {how}", how=how))
+                break
+            else:
+                good.append(f"{flag} {path} {n!r}")
+    evidence += [ev(src, said) for src, said in sources.items()]
+    if bad:
+        return ctx.fail(join("; ", bad), evidence,
+                        remediation=T("Use a name the installed release has (listed above), or install the release "
+                                      "that has it; a KV connector of your own needs `kv_connector_module_path`."),
+                        rejected=len(bad))
+    if unseen:
+        return ctx.unknown(T("not judged: {parts}", parts=join("; ", unseen))
+                           + (T(" (known: {good})", good=", ".join(good)) if good else ""), evidence)
+    if not good:
+        return ctx.skip(T("neither vLLM nor vllm-ascend is installed in the serving python"))
+    return ctx.ok(T("the installed release has every name the command gives: {good}", good=", ".join(good))
+                  + "".join(f" ({n})" for n in notes), evidence)

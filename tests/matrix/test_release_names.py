@@ -1,0 +1,237 @@
+"""The names each release accepts (serve/names-vllm, serve/names-vllm-ascend): the readers, `matrix sync`'s rows, the
+shipped rows against the sdists they were read from, and SERVE313/SERVE402 judging a replayed command with them."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ascend_doctor.cli import cli
+from ascend_doctor.knowledge.door import Knowledge
+from ascend_doctor.knowledge.matrix import load_matrix
+from ascend_doctor.knowledge.release_names import Names
+from ascend_doctor.parsers.release_names import (
+    dispatched_strings,
+    enum_members,
+    literal_names,
+    register_connector_names,
+)
+from ascend_doctor.sync.run import sync
+from tests.helpers import REPO
+
+HEALTHY = str(REPO / "examples" / "healthy-a2.snapshot.json")  # vLLM 0.13.0, vllm-ascend 0.13.0
+SDISTS = Path(os.environ.get("ASCEND_DOCTOR_SDISTS", REPO.parent / "sdists"))
+
+
+# The readers ------------------------------------------------------------------------------------------------------
+SPECULATIVE = '''
+MTPModelTypes = Literal["deepseek_mtp", "mtp"]
+EagleModelTypes = Literal["eagle", "eagle3", MTPModelTypes]
+SpeculativeMethod = Literal["ngram", "draft_model", EagleModelTypes]
+'''
+
+
+def test_nested_literal_aliases_are_resolved():
+    assert literal_names(SPECULATIVE, "SpeculativeMethod") == ["deepseek_mtp", "draft_model", "eagle", "eagle3",
+                                                               "mtp", "ngram"]
+    assert literal_names(SPECULATIVE, "MTPModelTypes") == ["deepseek_mtp", "mtp"]
+    assert literal_names(SPECULATIVE, "Missing") is None
+    assert literal_names("def broken(:\n", "SpeculativeMethod") is None
+
+
+def test_enum_members_connectors_and_a_dispatcher():
+    enum = "class CUDAGraphMode(enum.Enum):\n    NONE = 0\n    FULL = 2\n    FULL_DECODE_ONLY = (FULL, NONE)\n" \
+           "    def decode_mode(self):\n        return self\n"
+    assert enum_members(enum, "CUDAGraphMode") == ["FULL", "FULL_DECODE_ONLY", "NONE"]
+    factory = 'KVConnectorFactory.register_connector(\n    "MooncakeConnector", "m", "C")\n' \
+              'KVConnectorFactory.register_connector(name, "m", "C")\n'
+    assert register_connector_names(factory) == ["MooncakeConnector"]
+    assert register_connector_names("x = 1\n") is None
+    dispatch = ('def get_spec_decode_method(method, cfg):\n    if method == "ngram":\n        return 1\n'
+                '    elif method in ("eagle", "eagle3"):\n        return 2\n    raise ValueError(method)\n')
+    assert dispatched_strings(dispatch, "get_spec_decode_method", "method") == ["eagle", "eagle3", "ngram"]
+    assert dispatched_strings(dispatch, "other", "method") is None
+
+
+# matrix sync --------------------------------------------------------------------------------------------------------
+def _tar(path: Path, top: str, files: dict) -> str:
+    with tarfile.open(path, "w:gz") as t:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"{top}/{name}")
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return str(path)
+
+
+def test_sync_reads_every_kind_from_planted_sdists(tmp_path):
+    ascend = _tar(tmp_path / "vllm_ascend-0.31.0rc1.tar.gz", "vllm_ascend-0.31.0rc1", {
+        "PKG-INFO": "Metadata-Version: 2.1\nName: vllm_ascend\nVersion: 0.31.0rc1\n",
+        "vllm_ascend/envs.py": 'env_variables = {\n    "VLLM_ASCEND_PLANTED": lambda: 1,\n}\n',
+        "vllm_ascend/distributed/kv_transfer/__init__.py":
+            'def register_connector():\n    KVConnectorFactory.register_connector("PlantedConnector", "m", "C")\n',
+        "vllm_ascend/spec_decode/__init__.py":
+            'def get_spec_decode_method(method, c):\n    if method == "mtp":\n        return 1\n'})
+    vllm = _tar(tmp_path / "vllm-0.99.0.tar.gz", "vllm-0.99.0", {
+        "PKG-INFO": "Metadata-Version: 2.1\nName: vllm\nVersion: 0.99.0\n",
+        "vllm/envs.py": 'environment_variables = {\n    "VLLM_PLANTED": lambda: 1,\n}\n',
+        "vllm/config/speculative.py": SPECULATIVE,
+        "vllm/distributed/kv_transfer/kv_connector/factory.py":
+            'KVConnectorFactory.register_connector("NixlConnector", "m", "C")\n'})
+    k = Knowledge()
+    res = sync(load_matrix(), ascend=[ascend], vllm=[vllm], names=k.release_names)
+    rows = {(p.table, p.id): p for p in res.proposals if p.table.startswith("names")}
+    assert set(rows) == {("names_vllm_ascend", "0.31.0rc1"), ("names_vllm", "0.99.0")}
+    a = rows["names_vllm_ascend", "0.31.0rc1"].row
+    assert a["names"] == {"kv_connector": ["PlantedConnector"], "speculative_method": ["mtp"],
+                          "env": ["VLLM_ASCEND_PLANTED"]}
+    assert "kv_connector: vllm_ascend/distributed/kv_transfer/__init__.py (register_connector calls)" in a["where"]
+    assert a["source"].startswith("pypi:vllm_ascend-0.31.0rc1.tar.gz (sha256 ")
+    v = rows["names_vllm", "0.99.0"].row
+    assert v["names"]["speculative_method"] == ["deepseek_mtp", "draft_model", "eagle", "eagle3", "mtp", "ngram"]
+    assert v["names"]["kv_connector"] == ["NixlConnector"] and "cudagraph_mode" not in v["names"]
+
+
+def test_proposed_rows_load_as_a_layer_of_the_table(tmp_path):
+    from ascend_doctor.sync.run import render_toml
+
+    ascend = _tar(tmp_path / "vllm_ascend-0.31.0rc1.tar.gz", "vllm_ascend-0.31.0rc1", {
+        "PKG-INFO": "Metadata-Version: 2.1\nName: vllm_ascend\nVersion: 0.31.0rc1\n",
+        "vllm_ascend/envs.py": 'env_variables = {\n    "VLLM_ASCEND_PLANTED": lambda: 1,\n}\n'})
+    text = render_toml(sync(load_matrix(), ascend=[ascend], names=Knowledge().release_names))
+    block = text[text.index("-> matrices/serve/names-vllm-ascend.toml"):].split("\n", 1)[1]
+    layer = tmp_path / "names.toml"
+    layer.write_text('table = "serve/names-vllm-ascend"\n' + block.split("\n\n")[0] + "\n")
+    row, how = Knowledge([str(layer)]).release_names["vllm-ascend"].row_for("0.31.0rc1")
+    assert how == "exact" and row.names == {"env": ["VLLM_ASCEND_PLANTED"]}
+
+
+SAMPLE = (("va", "vllm_ascend-0.13.0.tar.gz"), ("va", "vllm_ascend-0.30.0rc2.tar.gz"), ("va", "vllm_ascend-0.9.1.tar.gz"),
+          ("vllm", "vllm-0.13.0.tar.gz"), ("vllm", "vllm-0.30.0.tar.gz"))
+
+
+@pytest.mark.parametrize("sub,name", SAMPLE)
+def test_a_shipped_row_is_what_sync_reads_from_its_sdist(sub, name):
+    """The stored PyPI sdists (ASCEND_DOCTOR_SDISTS/va and /vllm; skipped on a plain clone): sync proposes nothing
+    for the names tables, so the shipped row is exactly what it extracts, and the row cites that file's sha256."""
+    path = SDISTS / sub / name
+    if not path.is_file():
+        pytest.skip(f"{path} not stored here")
+    k = Knowledge()
+    kw = {"ascend": [str(path)]} if sub == "va" else {"vllm": [str(path)]}
+    res = sync(load_matrix(), names=k.release_names, additional_config=k.additional_config, **kw)
+    assert [p for p in res.proposals if p.table.startswith("names")] == []
+    project = "vllm-ascend" if sub == "va" else "vllm"
+    version = name.split("-", 1)[1].removesuffix(".tar.gz")
+    row, how = k.release_names[project].row_for(version)
+    import hashlib
+
+    assert how == "exact" and hashlib.sha256(path.read_bytes()).hexdigest()[:16] in row.source
+
+
+# What the rows say ----------------------------------------------------------------------------------------------------
+def test_history_names_the_release_that_dropped_a_name_and_its_successor():
+    k = Knowledge()
+    names = Names({"vllm": "0.13.0", "vllm-ascend": "0.13.0"}, k.release_names)
+    v = names.judge("env", "VLLM_ASCEND_ENABLE_FLASHCOMM")
+    assert v.known is False and v.last == "vllm-ascend 0.11.0rc0" and v.dropped == "vllm-ascend 0.11.0rc1"
+    assert v.successor == "VLLM_ASCEND_ENABLE_FLASHCOMM1"
+    v = names.judge("kv_connector", "LLMDataDistCMgrConnector")
+    assert v.known is False and v.dropped == "vllm-ascend 0.12.0rc1" and v.successor is None
+    v = names.judge("speculative_method", "draft_model", ("vllm-ascend",))
+    assert v.known is False and v.first == "vllm-ascend 0.17.0rc1"
+    assert names.judge("kv_connector", "MooncakeConnectorV1").known is True  # vllm-ascend's
+    assert names.judge("kv_connector", "NixlConnector").known is True  # vLLM's
+    assert names.judge("cudagraph_mode", "full_decode_only").known is True  # vLLM upper-cases it
+    none = Names({"vllm": "0.6.0", "vllm-ascend": None}, k.release_names)
+    assert none.judge("kv_connector", "X").known is None  # no recorded release at or before it
+
+
+# exec --replay on the healthy A2 snapshot ------------------------------------------------------------------------------
+def _exec(*command, select="SERVE313", snapshot=HEALTHY, env=()):
+    args = ["exec", "--replay", snapshot, "--select", select, "--format", "json", "-o", "-", "--", *env,
+            "vllm", "serve", "/models/Qwen3-8B", *command]
+    r = CliRunner().invoke(cli, args)
+    report = json.JSONDecoder().raw_decode(r.output, r.output.index("{"))[0]
+    f = next(x for x in report["findings"] if x["code"] == select)
+    return r.exit_code, f
+
+
+def test_an_unregistered_connector_fails_naming_the_registered_ones():
+    code, f = _exec("--kv-transfer-config", '{"kv_connector":"NoSuchConnector","kv_role":"kv_both"}')
+    assert code == 1 and f["status"] == "fail"
+    assert "'NoSuchConnector' is not a KV connector vLLM 0.13.0+empty + vllm-ascend 0.13.0 has" in f["message"]
+    assert "MooncakeConnectorV1" in f["message"] and "NixlConnector" in f["message"]
+    assert "Unsupported connector type" in f["message"]
+    code, f = _exec("--kv-transfer-config", '{"kv_connector":"MooncakeConnectorV1","kv_role":"kv_producer"}')
+    assert code == 0 and f["status"] == "pass"
+    code, f = _exec("--kv-transfer-config", '{"kv_connector":"Mine","kv_connector_module_path":"my.mod"}')
+    assert f["status"] == "skip"  # a connector of the user's own module
+
+
+def test_a_connector_the_release_dropped_says_when():
+    code, f = _exec("--kv-transfer-config", '{"kv_connector":"LLMDataDistCMgrConnector","kv_role":"kv_both"}')
+    assert f["status"] == "fail" and "vllm-ascend 0.12.0rc1 removed it" in f["message"]
+
+
+def test_a_speculative_method_vllm_accepts_but_vllm_ascend_has_no_proposer_for():
+    code, f = _exec("--speculative-config", '{"method":"draft_model","model":"/m/draft","num_speculative_tokens":2}')
+    assert f["status"] == "fail" and "vllm-ascend 0.13.0" in f["message"]
+    assert "first appears in vllm-ascend 0.17.0rc1" in f["message"]
+    assert "Unknown speculative decoding method" in f["message"]
+    code, f = _exec("--speculative-config", '{"method":"nosuch","num_speculative_tokens":2}')
+    assert f["status"] == "fail" and "vLLM 0.13.0+empty" in f["message"]
+    # deepseek_mtp is rewritten to mtp by vLLM before vllm-ascend sees it
+    code, f = _exec("--speculative-config", '{"method":"deepseek_mtp","num_speculative_tokens":1}')
+    assert code == 0 and f["status"] == "pass"
+
+
+def test_cudagraph_mode_and_structured_outputs_backend():
+    code, f = _exec("--compilation-config", '{"cudagraph_mode":"FULL_DECODE"}')
+    assert f["status"] == "fail" and "did you mean FULL_DECODE_ONLY" in f["message"]
+    code, f = _exec("--compilation-config", '{"cudagraph_mode":"full_decode_only"}')
+    assert f["status"] == "pass"
+    code, f = _exec("--structured-outputs-config", '{"backend":"xgrammer"}')
+    assert f["status"] == "fail" and "did you mean xgrammar" in f["message"]
+
+
+def test_a_renamed_vllm_ascend_variable_fails_with_its_new_name():
+    code, f = _exec(select="SERVE402", env=("env", "VLLM_ASCEND_ENABLE_FLASHCOMM=1"))
+    assert code == 1 and f["status"] == "fail"
+    assert "vllm-ascend 0.11.0rc1 reads VLLM_ASCEND_ENABLE_FLASHCOMM1 instead" in f["message"]
+    code, f = _exec(select="SERVE402", env=("env", "VLLM_ASCEND_ENABLE_FLASHCOMM1=1"))
+    assert code == 0 and f["status"] == "pass"
+    code, f = _exec(select="SERVE402", env=("env", "VLLM_ASCEND_MLA_PA=1"))  # removed, nothing instead: a warning
+    assert code == 0 and f["status"] == "warn" and "ignored since vllm-ascend 0.12.0rc1" in f["message"]
+
+
+def _snapshot_with(tmp_path, **versions) -> str:
+    data = json.loads(Path(HEALTHY).read_text())
+    for d in data["python_envs"]["default"]["distributions"]:
+        if d["name"] in versions:
+            d["version"] = versions[d["name"]]
+    path = tmp_path / "stack.snapshot.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_a_variable_moved_into_additional_config_names_the_key(tmp_path):
+    snap = _snapshot_with(tmp_path, **{"vllm-ascend": "0.27.1rc1", "vllm": "0.27.1"})
+    code, f = _exec(select="SERVE402", env=("env", "VLLM_ASCEND_ENABLE_FLASHCOMM1=1"), snapshot=snap)
+    assert f["status"] == "fail" and "last read by vllm-ascend 0.26.0rc1" in f["message"]
+    assert "--additional-config '{\"enable_flashcomm1\": …}'" in f["message"]
+    code, f = _exec("--additional-config", '{"enable_flashcomm1": true}', select="SERVE307", snapshot=snap)
+    assert code == 0 and f["status"] == "pass"
+
+
+def test_an_additional_config_key_on_a_forbid_release_fails(tmp_path):
+    snap = _snapshot_with(tmp_path, **{"vllm-ascend": "0.27.1rc1", "vllm": "0.27.1"})
+    code, f = _exec("--additional-config", '{"torchair_graph_config": {"enabled": true}}', select="SERVE307",
+                    snapshot=snap)
+    assert code == 1 and f["status"] == "fail" and "Unexpected keyword argument" in f["message"]
