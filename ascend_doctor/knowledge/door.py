@@ -219,6 +219,11 @@ class Knowledge:
         return {project: self.table(name) for project, name in TABLE.items()}
 
     @property
+    def support_matrix(self):
+        """What each vllm-ascend release's own support matrix rules out (SupportMatrixTable)."""
+        return self.table("serve/support-matrix")
+
+    @property
     def graph_budget(self):
         """The ACL graph stream budget of old drivers (GraphBudgetFile)."""
         return self.table("serve/graph-budget")

@@ -31,6 +31,7 @@ from ascend_doctor.sync.diff import (
 from ascend_doctor.sync.hf import read_transformers_release
 from ascend_doctor.sync.metadata import read_pypi_json
 from ascend_doctor.sync.names import names_proposals, read_names
+from ascend_doctor.sync.support_matrix import read_support_matrix, support_proposals
 from ascend_doctor.sync.tomlout import emit_rows
 from ascend_doctor.sync.vllm import _sha256, read_vllm_release
 
@@ -39,10 +40,12 @@ TARGET = {table: shown(f"{name}.toml") for table, name in (
     ("vllm_ascend_release", "vllm-ascend"), ("vllm_parsers", "vllm-parsers"), ("vllm_models", "vllm-models"),
     ("vllm_options", "vllm-options"), ("transformers_models", "transformers-models"),
     ("package_index", "package-index"), ("additional_config", "serve/additional-config"),
-    ("names_vllm", "serve/names-vllm"), ("names_vllm_ascend", "serve/names-vllm-ascend"))}
+    ("names_vllm", "serve/names-vllm"), ("names_vllm_ascend", "serve/names-vllm-ascend"),
+    ("support_matrix", "serve/support-matrix"))}
 ORDER = tuple(TARGET)
 # a table whose rows the file names otherwise (`[[release]]`)
-ARRAY = {"additional_config": "release", "names_vllm": "release", "names_vllm_ascend": "release"}
+ARRAY = {"additional_config": "release", "names_vllm": "release", "names_vllm_ascend": "release",
+         "support_matrix": "release"}
 
 
 class SyncResult(Model):
@@ -52,15 +55,17 @@ class SyncResult(Model):
 
 def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = (), transformers: Sequence[str] = (),
          pypi_json: Sequence[str] = (), today: Optional[date] = None, additional_config=None,
-         names: Optional[Dict[str, Any]] = None) -> SyncResult:
+         names: Optional[Dict[str, Any]] = None, support=None) -> SyncResult:
     """Read the inputs and propose rows. InputError (one line, naming the file) for an input that is not what its
     option says. `additional_config` is the serve/additional-config table the vllm-ascend releases' keys are
-    compared with, `names` project -> its serve/names-* table (none: every release read is proposed as new)."""
+    compared with, `names` project -> its serve/names-* table, `support` the serve/support-matrix table (none: every
+    release read is proposed as new)."""
     res = SyncResult()
     tables: List[AscendTable] = []
     owns: List[AscendOwn] = []
     config_keys = {}
     ascend_names: Dict[str, Dict[str, Any]] = {}
+    supports: Dict[str, Dict[str, Any]] = {}
     for path in ascend:
         tree = open_tree(path)
         table, own = read_release_table(tree), read_own(tree)
@@ -79,6 +84,9 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
             row = read_names("vllm-ascend", tree, f"{cite(tree)}{sha}")
             if row is not None:
                 ascend_names[own.version] = row
+            matrix_row = read_support_matrix(tree.read)
+            if matrix_row is not None:
+                supports[own.version] = {"source": f"{cite(tree)}{sha}", **matrix_row}
         res.read.append(f"vllm-ascend {own.version if own else '(checkout)'}: {tree.label}"
                         + (f" (release table: {len(table.rows)} rows)" if table else " (no release table)"))
     vllm_releases = []
@@ -105,7 +113,8 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
                      + config_key_proposals(additional_config, config_keys)
                      + names_proposals("vllm", (names or {}).get("vllm"),
                                        {r.version: r.names_row for r in vllm_releases if r.names_row})
-                     + names_proposals("vllm-ascend", (names or {}).get("vllm-ascend"), ascend_names))
+                     + names_proposals("vllm-ascend", (names or {}).get("vllm-ascend"), ascend_names)
+                     + support_proposals(support, supports))
     return res
 
 

@@ -1,0 +1,177 @@
+"""Which vllm-ascend features a `vllm serve` command turns on, named as vllm-ascend's own support matrices name them.
+
+vllm-ascend's docs judge features by name: the columns of supported_models.md ("Expert Parallel", "Fullgraph
+AclGraph", "LoRA", …) and the rows of feature_matrix.md ("EP", "ACLGraph Full_Decode_Only", "Eplb", …). This is the
+one vocabulary that turns a command, its environment and the served model into those names, so the support-matrix
+check (SERVE314) and the known-issue rows ask the same question the same way.
+
+A feature is *used* only when the command says so explicitly (or the model is what it is): vLLM's defaults
+(prefix caching on in V1, the default cudagraph mode) are not claimed as the user's choice, so a ❌ the docs give a
+feature is never held against a command that did not ask for it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Optional
+
+Used = Optional[str]  # what was seen (the command's words), or None when the feature is not used
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def _int(cmd, name: str) -> Optional[int]:
+    try:
+        return cmd.int_opt(name)
+    except ValueError:
+        return None
+
+
+def _json(cmd, name: str) -> dict:
+    if not cmd.has(name):
+        return {}
+    value, err = cmd.json_value(name)
+    return value if isinstance(value, dict) and not err else {}
+
+
+def _explicit(cmd, name: str) -> Used:
+    return cmd.source(name) if cmd.has(name) and cmd.flag(name) is True else None
+
+
+def _more_than_one(name: str) -> Callable:
+    def used(cmd, env, model) -> Used:
+        n = _int(cmd, name)
+        return cmd.source(name) if n is not None and n > 1 else None
+    return used
+
+
+def _cudagraph(*modes: str) -> Callable:
+    def used(cmd, env, model) -> Used:
+        mode = _json(cmd, "compilation_config").get("cudagraph_mode")
+        if isinstance(mode, str) and mode.upper() in modes and not cmd.flag("enforce_eager"):
+            return f"--compilation-config cudagraph_mode {mode}"
+        return None
+    return used
+
+
+def _spec_method(*methods: str) -> Callable:
+    def used(cmd, env, model) -> Used:
+        spec = _json(cmd, "speculative_config")
+        if not spec:
+            return None
+        method = spec.get("method")
+        if methods and method not in methods:
+            return None
+        return f"--speculative-config method {method}" if method else "--speculative-config"
+    return used
+
+
+_STORE = re.compile(r"Store|Offload|Pool|UCM", re.IGNORECASE)
+
+
+def _kv(pool: bool) -> Callable:
+    def used(cmd, env, model) -> Used:
+        kv = _json(cmd, "kv_transfer_config")
+        name = kv.get("kv_connector")
+        if not isinstance(name, str):
+            return None
+        return f"--kv-transfer-config kv_connector {name}" if bool(_STORE.search(name)) == pool else None
+    return used
+
+
+def _ascend_or_env(key: str, env_name: str) -> Callable:
+    """An --additional-config switch (top level or in a section) or the VLLM_ASCEND_* variable of older releases."""
+    def used(cmd, env, model) -> Used:
+        cfg = _json(cmd, "additional_config")
+        if cfg.get(key) is True:
+            return f"--additional-config {key}"
+        if env_name and str(env.get(env_name, "")).strip().lower() in ("1", "true"):
+            return f"{env_name}={env[env_name]}"
+        return None
+    return used
+
+
+def _eplb(cmd, env, model) -> Used:
+    cfg = _json(cmd, "additional_config")
+    section = cfg.get("eplb_config") if isinstance(cfg.get("eplb_config"), dict) else {}
+    if cfg.get("dynamic_eplb") is True or section.get("dynamic_eplb") is True:
+        return "--additional-config dynamic_eplb"
+    if cfg.get("expert_map_path") or section.get("expert_map_path"):
+        return "--additional-config expert_map_path"
+    if str(env.get("DYNAMIC_EPLB", "")).lower() in ("1", "true"):
+        return f"DYNAMIC_EPLB={env['DYNAMIC_EPLB']}"
+    return None
+
+
+def _lmhead_tp(cmd, env, model) -> Used:
+    n = _json(cmd, "additional_config").get("lmhead_tensor_parallel_size")
+    return f"--additional-config lmhead_tensor_parallel_size {n}" if isinstance(n, int) and n > 1 else None
+
+
+def _quant(kind: str) -> Callable:
+    def used(cmd, env, model) -> Used:
+        q = getattr(model, "quant_type", None) if model is not None else None
+        return f"quant_model_description: model_quant_type {q}" if isinstance(q, str) and q.upper() == kind else None
+    return used
+
+
+def _multimodal(cmd, env, model) -> Used:
+    cfg = getattr(model, "config", None) if model is not None else None
+    if isinstance(cfg, dict) and any(k in cfg for k in ("vision_config", "audio_config", "visual")):
+        return "config.json has a vision/audio config"
+    return None
+
+
+def _bf16(cmd, env, model) -> Used:
+    dtype = cmd.get("dtype")
+    if isinstance(dtype, str) and dtype.lower() in ("bfloat16", "bf16"):
+        return cmd.source("dtype")
+    cfg = getattr(model, "config", None) if model is not None else None
+    if (not dtype or dtype == "auto") and isinstance(cfg, dict) and cfg.get("torch_dtype") == "bfloat16":
+        return "config.json torch_dtype bfloat16 (--dtype auto)"
+    return None
+
+
+# vllm-ascend's names (normalized by _norm) -> what says a command uses the feature
+FEATURES: dict[str, Callable[[Any, dict, Any], Used]] = {}
+for _names, _used in (
+    (("BF16",), _bf16),
+    (("W8A8", "Quantization W8A8"), _quant("W8A8")),
+    (("Quantization W4A8",), _quant("W4A8")),
+    (("Quantization W4A4",), _quant("W4A4")),
+    (("Chunked Prefill",), lambda c, e, m: _explicit(c, "enable_chunked_prefill")),
+    (("Automatic Prefix Cache", "APC"), lambda c, e, m: _explicit(c, "enable_prefix_caching")),
+    (("LoRA",), lambda c, e, m: _explicit(c, "enable_lora")),
+    (("Speculative Decoding",), _spec_method()),
+    (("Eagle3",), _spec_method("eagle3")),
+    (("Async Scheduling",), lambda c, e, m: _explicit(c, "async_scheduling")),
+    (("Tensor Parallel", "TP"), _more_than_one("tensor_parallel_size")),
+    (("Pipeline Parallel",), _more_than_one("pipeline_parallel_size")),
+    (("Data Parallel", "DP"), _more_than_one("data_parallel_size")),
+    (("Expert Parallel", "EP"), lambda c, e, m: _explicit(c, "enable_expert_parallel")),
+    (("Prefill-decode Disaggregation", "Disaggregated Prefill"), _kv(pool=False)),
+    (("KV Cache Pool",), _kv(pool=True)),
+    (("Piecewise AclGraph", "ACLGraph Piecewise"), _cudagraph("PIECEWISE")),
+    (("Fullgraph AclGraph",), _cudagraph("FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")),
+    (("ACLGraph Full_Decode_Only",), _cudagraph("FULL_DECODE_ONLY")),
+    (("Context Parallel", "Decode Context Parallel"), _more_than_one("decode_context_parallel_size")),
+    (("Eplb", "EPLB"), _eplb),
+    (("Flashcomm1",), _ascend_or_env("enable_flashcomm1", "VLLM_ASCEND_ENABLE_FLASHCOMM1")),
+    (("Mlapo",), _ascend_or_env("enable_mlapo", "VLLM_ASCEND_ENABLE_MLAPO")),
+    (("Multistream Moe",), _ascend_or_env("multistream_overlap_shared_expert", "")),
+    (("Lmhead TP",), _lmhead_tp),
+    (("mm",), _multimodal),
+):
+    for _n in _names:
+        FEATURES[_norm(_n)] = _used
+
+
+def used(name: str, cmd, env: dict, model) -> tuple[bool, Used]:
+    """(known, what was seen): whether the doctor knows how to tell the feature `name` (a support-matrix name), and
+    the command's words when the command uses it."""
+    fn = FEATURES.get(_norm(name))
+    if fn is None:
+        return False, None
+    return True, fn(cmd, env, model)

@@ -1,0 +1,118 @@
+"""What each vllm-ascend release's own support matrix says (the `serve/support-matrix` table, read from
+docs/source/user_guide/support_matrix/ of each sdist by `matrix sync`, ascend_doctor.sync.support_matrix), and which
+of its rows a served model is.
+
+The docs name models for people ("Qwen3-Moe", "DeepSeek V3/3.1", "Qwen3.5-27B"); a model directory names itself by
+config.json (`model_type`, `architectures`) and its folder. A row is the model when one of the row's names, reduced
+to lower-case letters and digits, equals the model_type or an architecture without its head (`Qwen3MoeForCausalLM`
+-> qwen3moe), or — for a row naming a checkpoint, six characters or more — begins the folder's name (`Qwen3.5-27B`
+for /models/Qwen3.5-27B-w8a8). Anything looser would judge a model by another's row.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from datetime import date
+from typing import Any, Optional
+
+from pydantic import Field
+
+from ascend_doctor.core.model import Model
+from ascend_doctor.text.versions import parse_version, try_parse_version
+
+_HEADS = ("ForCausalLM", "ForConditionalGeneration", "LMHeadModel", "ForSequenceClassification", "Model")
+# The hardware names the docs use -> the doctor's chip families (ascend_doctor.knowledge.hardware)
+_FAMILY = ((re.compile(r"300I|310P", re.I), "310P"), (re.compile(r"950|A5\b", re.I), "A5"),
+           (re.compile(r"^A3\b|800I? A3|A3$", re.I), "A3"), (re.compile(r"^A2\b|800I? A2|A2$", re.I), "A2"))
+
+
+def norm(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def doc_families(listed: str) -> set:
+    """{"A2", "A3"} for "A2/A3", {"310P"} for "Atlas 300I DUO", {"A5"} for "950DT Products"."""
+    out = set()
+    for part in listed.split("/"):
+        fam = next((f for pat, f in _FAMILY if pat.search(part.strip())), None)
+        if fam:
+            out.add(fam)
+    return out
+
+
+def model_aliases(display: str) -> set:
+    """The names one docs row gives: `Llama2/3/3.1/3.2` -> llama2 (the parts after the first are versions of it,
+    not names), `GLM-4.x`, `MiniMax-M2.5/2.7` -> minimaxm25."""
+    first = display.split("/")[0]
+    first = re.sub(r"\s*\((Experimental|experimental)\)", "", first)
+    return {norm(first)} - {""}
+
+
+def model_keys(model) -> tuple[set, str]:
+    """(normalized model_type and architecture names, normalized folder name) of a served model."""
+    cfg = getattr(model, "config", None) or {}
+    keys = set()
+    if isinstance(cfg.get("model_type"), str):
+        keys.add(norm(cfg["model_type"]))
+    for arch in cfg.get("architectures") or []:
+        if isinstance(arch, str):
+            stem = arch
+            for head in _HEADS:
+                if stem.endswith(head) and len(stem) > len(head):
+                    stem = stem[: -len(head)]
+                    break
+            keys.add(norm(stem))
+    folder = norm(posixpath.basename((getattr(model, "path", None) or getattr(model, "model", "") or "").rstrip("/")))
+    return keys - {""}, folder
+
+
+def is_model(display: str, keys: set, folder: str) -> bool:
+    for alias in model_aliases(display):
+        if alias in keys or (len(alias) >= 6 and folder.startswith(alias)):
+            return True
+    return False
+
+
+class ReleaseSupport(Model, extra="forbid", frozen=True):
+    version: str
+    source: str
+    where: list[str] = []
+    not_supported: list[str] = []  # models whose `Support` is ❌
+    notes: list[str] = []  # "model: issue link" for those
+    model_feature: list[str] = []  # "model [hardware]: feature" marked ❌
+    feature_pairs: list[str] = []  # "A + B" marked ❌ in feature_matrix.md
+    hardware: list[str] = []  # "model: A2/A3"
+
+    def split(self, entry: str) -> tuple[str, str, str]:
+        """("model", "hardware", "feature") of a model_feature entry ("" where absent)."""
+        head, _, feature = entry.rpartition(": ")
+        m = re.fullmatch(r"(.*) \[(.*)\]", head)
+        return (m.group(1), m.group(2), feature) if m else (head, "", feature)
+
+    def note_of(self, model: str) -> str:
+        return next((n.split(": ", 1)[1] for n in self.notes if n.startswith(model + ": ")), "")
+
+
+class SupportMatrixTable(Model, extra="forbid"):
+    schema_version: int
+    updated: date
+    release: list[ReleaseSupport] = Field(min_length=1)
+
+    def row_for(self, version: str) -> tuple[Optional[ReleaseSupport], str]:
+        """The release's own row only: another release's support matrix says nothing about this one."""
+        v = try_parse_version(version)
+        if v is None:
+            return None, ""
+        for r in self.release:
+            if parse_version(r.version).main_key == v.main_key:
+                return r, "exact"
+        return None, ""
+
+
+def rows_of(release: ReleaseSupport, model: Any) -> list[str]:
+    """The display names of the rows (any table) that are this model."""
+    keys, folder = model_keys(model)
+    names = {e.split(": ", 1)[0] for e in release.hardware} | set(release.not_supported) | {
+        release.split(e)[0] for e in release.model_feature}
+    return sorted(n for n in names if is_model(n, keys, folder))

@@ -1,0 +1,158 @@
+"""What one vllm-ascend release's own docs say it supports: docs/source/user_guide/support_matrix/supported_models.md
+(model x feature x hardware) and feature_matrix.md (feature x feature, from 0.19.1rc1), read from the release's
+sdist or tag into one `serve/support-matrix` row.
+
+Only what a verdict can rest on is kept: a model the release marks not supported (❌ in `Support`, with the note's
+issue link), a model x feature cell marked ❌, a pair of features marked ❌ ("No compatibility"), and each model's
+`Supported Hardware` list. Blank, 🟡 (not tested) and 🟠 (partial) cells say nothing a check can judge, so they are
+not recorded. A model x feature cell is recorded with the hardware its row lists (`Qwen3-Dense [Atlas 300I DUO]:
+BF16`): from 0.26 the docs give some hardware its own table. Model names are the docs' display names
+("Qwen3-Moe", "DeepSeek V3/3.1"); the check matches them to a model's config.json
+(ascend_doctor.knowledge.support_matrix.model_aliases).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional
+
+MODELS = "docs/source/user_guide/support_matrix/supported_models.md"
+FEATURES = "docs/source/user_guide/support_matrix/feature_matrix.md"
+NO = "❌"
+_LINK = re.compile(r"\[([^\]]*)\]\(([^)]*)\)")
+_TAG = re.compile(r"<[^>]+>")
+
+
+def clean(cell: str) -> str:
+    """A cell's text: links to their text, HTML tags and footnote marks dropped, spaces collapsed."""
+    text = _LINK.sub(lambda m: m.group(1), cell)
+    text = re.sub(r"<sup>.*?</sup>", "", text)
+    text = re.sub(r"<br\s*/?>", "/", text, flags=re.IGNORECASE)
+    text = _TAG.sub("", text)
+    return " ".join(text.split())
+
+
+def _links(cell: str) -> List[str]:
+    return [m.group(2) for m in _LINK.finditer(cell)]
+
+
+def _split(line: str) -> List[str]:
+    body = line.strip()
+    if body.startswith("|"):
+        body = body[1:]
+    if body.endswith("|"):
+        body = body[:-1]
+    return body.split("|")
+
+
+def _rule(line: str) -> bool:
+    return bool(re.fullmatch(r"\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?", line.strip()))
+
+
+def _tables(text: str):
+    """(header cells, [row cells]) of every pipe table."""
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines) - 1:
+        if lines[i].lstrip().startswith("|") and _rule(lines[i + 1]):
+            header = [clean(c) for c in _split(lines[i])]
+            rows = []
+            j = i + 2
+            while j < len(lines) and lines[j].lstrip().startswith("|"):
+                rows.append(_split(lines[j]))
+                j += 1
+            yield header, rows
+            i = j
+        else:
+            i += 1
+
+
+def _hardware(cell: str) -> List[str]:
+    return [h for h in (p.strip() for p in re.split(r"[/,、]", clean(cell))) if h]
+
+
+def read_models(text: str) -> Dict[str, Any]:
+    """not_supported, model_feature (`model: feature`), hardware (`model: A2/A3`) and notes from supported_models.md.
+    A row whose cells do not line up with its header (the docs have rows with a cell too many or too few) keeps
+    only what is before the first doubtful cell: `Model`, `Support`, `Note`."""
+    out: Dict[str, Any] = {"not_supported": [], "model_feature": [], "hardware": [], "notes": []}
+    for header, rows in _tables(text):
+        if not header or header[0] != "Model" or "Support" not in header:
+            continue
+        col = {name: i for i, name in enumerate(header)}
+        for cells in rows:
+            model = clean(cells[0]) if cells else ""
+            if not model:
+                continue
+            support = clean(cells[col["Support"]]) if col["Support"] < len(cells) else ""
+            note = cells[col["Note"]] if "Note" in col and col["Note"] < len(cells) else ""
+            if NO in support:
+                out["not_supported"].append(model)
+                links = _links(note) or ([clean(note)] if clean(note) else [])
+                if links:
+                    out["notes"].append(f"{model}: {' '.join(links)}")
+            if len(cells) != len(header):
+                continue  # a misaligned row: its feature cells cannot be read by column
+            hw = col.get("Supported Hardware")
+            listed = "/".join(_hardware(cells[hw])) if hw is not None else ""
+            if listed:
+                out["hardware"].append(f"{model}: {listed}")
+            for name, i in col.items():
+                if name in ("Model", "Support", "Note", "Supported Hardware", "Doc") or i >= len(cells):
+                    continue
+                if NO in cells[i]:  # scoped to the row's hardware: the 300I Duo tables mark BF16 ❌
+                    out["model_feature"].append(f"{model} [{listed}]: {name}" if listed else f"{model}: {name}")
+    return out
+
+
+def read_feature_pairs(text: str) -> List[str]:
+    """`A + B` for every pair of features feature_matrix.md marks ❌ (the table is a lower triangle)."""
+    out: List[str] = []
+    for header, rows in _tables(text):
+        if not header or header[0] != "Feature":
+            continue
+        for cells in rows:
+            row = clean(cells[0]) if cells else ""
+            for i, cell in enumerate(cells[1:], start=1):
+                if NO in cell and i < len(header) and header[i] != row:
+                    out.append(" + ".join(sorted((row, header[i]))))
+    return sorted(set(out))
+
+
+def read_support_matrix(read) -> Optional[Dict[str, Any]]:
+    """The row fields of one release tree (`read(path)` -> text or None); None when it has no supported_models.md."""
+    models = read(MODELS)
+    if models is None:
+        return None
+    row = read_models(models)
+    features = read(FEATURES)
+    row["feature_pairs"] = read_feature_pairs(features) if features is not None else []
+    row["where"] = [MODELS] + ([FEATURES] if features is not None else [])
+    return row
+
+
+FIELDS = ("not_supported", "notes", "model_feature", "feature_pairs", "hardware")
+
+
+def support_proposals(table, extracted: Dict[str, Dict[str, Any]]) -> List[Any]:
+    """One proposal per release read whose row the shipped table lacks or records otherwise."""
+    from ascend_doctor.sync.diff import Proposal
+    from ascend_doctor.text.versions import parse_version
+
+    have = {parse_version(r.version).main_key: r for r in (table.release if table is not None else ())}
+    out = []
+    for version, fields in sorted(extracted.items(), key=lambda kv: parse_version(kv[0])):
+        row = {"version": version, "source": fields["source"], "where": fields["where"],
+               **{k: fields[k] for k in FIELDS}}
+        old = have.get(parse_version(version).main_key)
+        if old is None:
+            out.append(Proposal(table="support_matrix", id=version, change="new", row=row,
+                                differences=[f"vllm-ascend {version}'s support matrix is not recorded ("
+                                             + ", ".join(f"{len(row[k])} {k}" for k in FIELDS) + ")"]))
+            continue
+        diffs = [f"{k}: upstream adds {sorted(set(row[k]) - set(getattr(old, k)))[:6]}, drops "
+                 f"{sorted(set(getattr(old, k)) - set(row[k]))[:6]}" for k in FIELDS
+                 if set(row[k]) != set(getattr(old, k))]
+        if diffs:
+            out.append(Proposal(table="support_matrix", id=version, change="changed", row=row, differences=diffs))
+    return out

@@ -1,0 +1,110 @@
+"""SERVE314: the command's model, features and chip against the installed vllm-ascend release's own support matrix
+(docs/source/user_guide/support_matrix/, read per release into the `serve/support-matrix` table)."""
+
+from __future__ import annotations
+
+from ascend_doctor.i18n import T, join
+from ascend_doctor.knowledge.hardware import families
+from ascend_doctor.knowledge.serve_features import used
+from ascend_doctor.knowledge.support_matrix import doc_families, rows_of
+from ascend_doctor.plugin import check, ev
+
+from ._serve import cmd_or_skip, unreadable
+
+
+@check("SERVE314", "serve-support-matrix", severity="error", stage="serve",
+       needs=["serve_cmd", "python", "serve_model", "server_env", "npu_smi"])
+def support_matrix(ctx):
+    """The model, its features and the chip are not what the installed release's support matrix rules out
+
+    What it checks: the served model against the rows of the installed vllm-ascend release's own support matrix
+    (supported_models.md of that release, read from its sdist by `matrix sync`): a model marked ❌ not supported, a
+    feature the command turns on that the model's row marks ❌ (LoRA, speculative decoding, P/D disaggregation,
+    pipeline parallel, a graph mode, BF16 on Atlas 300I Duo…; a row that names its hardware counts only on that
+    hardware), and the hardware the model's rows list against this host's NPUs. Pairs of features the release's
+    feature_matrix.md marks ❌ ("No compatibility": EPLB with W4A8/W4A4 weights, KV Cache Pool with a multimodal
+    model, …) are judged for every model. A feature counts only when the command asks for it; vLLM's defaults are
+    not held against it.
+
+    Why it matters: the support matrix is the release's own statement of what it runs. A model or combination it
+    marks ❌ is one its maintainers know does not work on that release — vllm-ascend#1972 (Llama 4), #2260 (GLM-4V),
+    #2262 (Whisper) — and a model listed only for A2/A3 has not been run on a 300I Duo.
+
+    How to fix: serve a model the release supports, drop the feature the release rules out for this model (or the
+    other feature of an incompatible pair), or install the release whose matrix supports the combination; the
+    finding names the row and the release's file.
+    """
+    cmd, skip = cmd_or_skip(ctx)
+    if skip:
+        return skip
+    py = ctx.fact("python")
+    dist = py.dist("vllm-ascend")
+    if dist is None:
+        return ctx.skip(T("vllm-ascend is not installed in the serving python: its support matrix does not apply"))
+    table = ctx.knowledge.support_matrix
+    release, _ = table.row_for(dist.version)
+    if release is None:
+        return ctx.unknown(T("the support matrix of vllm-ascend {version} is not recorded (matrix sync reads it from "
+                             "the release's sdist)", version=dist.version))
+    env = ctx.fact("server_env")
+    model = ctx.try_fact("serve_model")
+    evidence = [ev(f"matrix: serve/support-matrix.toml (vllm-ascend {release.version})",
+                   f"{release.source}: {', '.join(release.where)}")]
+    problems, warnings, seen = [], [], []
+    for pair in release.feature_pairs:
+        a, b = pair.split(" + ", 1)
+        ua, ub = used(a, cmd, env, model)[1], used(b, cmd, env, model)[1]
+        if ua and ub:
+            problems.append(T("{a} ({ua}) with {b} ({ub}): feature_matrix.md marks the pair ❌ (no compatibility)",
+                              a=a, ua=ua, b=b, ub=ub))
+    why_not = unreadable(model)
+    names = [] if why_not else rows_of(release, model)
+    if names:
+        evidence.append(ev(T("support-matrix rows of the model"), ", ".join(names)))
+    fams = families(ctx.try_fact("npu_smi"))
+    here = set(fams or ()) - {"?"}
+    listed: set = set()
+    for name in names:
+        if name in release.not_supported:
+            note = release.note_of(name)
+            problems.append(T("vllm-ascend {version}'s support matrix marks {model} ❌ not supported{note}",
+                              version=release.version, model=name, note=f" ({note})" if note else ""))
+        for entry in release.model_feature:
+            row, hw, feature = release.split(entry)
+            if row != name:
+                continue
+            scope = doc_families(hw) if hw else set()
+            known, words = used(feature, cmd, env, model)
+            if not (known and words):
+                continue
+            if scope and not here:
+                seen.append(T("{model} [{hw}]: {feature} (which NPUs this host has is not known)", model=name, hw=hw,
+                              feature=feature))
+            elif not scope or scope & here:
+                problems.append(T("{feature} ({words}) is marked ❌ for {model}{on} in vllm-ascend {version}'s support "
+                                  "matrix", feature=feature, words=words, model=name,
+                                  on=T(" on {hw}", hw=hw) if hw else "", version=release.version))
+        for e in release.hardware:
+            if e.split(": ", 1)[0] == name:
+                listed |= doc_families(e.split(": ", 1)[1])
+    if names and listed and here and not (here & listed):
+        warnings.append(T("{models} is listed for {listed} only in vllm-ascend {version}'s support matrix; this host's "
+                          "NPUs are {here}", models=" / ".join(names), listed="/".join(sorted(listed)),
+                          version=release.version, here=", ".join(f"{f} ({', '.join(sorted(set(fams[f])))})"
+                                                                    for f in sorted(here))))
+    if problems:
+        return ctx.fail(join("; ", problems + warnings), evidence,
+                        remediation=T("Serve a model and features the release's support matrix supports, drop the "
+                                      "feature it rules out, or install a release whose matrix supports them."))
+    if warnings:
+        return ctx.warn(join("; ", warnings), evidence)
+    if seen:
+        return ctx.unknown(T("not judged: {parts}", parts=join("; ", seen)), evidence)
+    if why_not:
+        return ctx.ok(T("no feature pair the release rules out; the model's rows not judged: {why}", why=why_not),
+                      evidence)
+    if not names:
+        return ctx.ok(T("no feature pair the release rules out; vllm-ascend {version}'s support matrix has no row for "
+                        "this model", version=release.version), evidence)
+    return ctx.ok(T("vllm-ascend {version}'s support matrix rules out nothing this command uses for {models}",
+                    version=release.version, models=" / ".join(names)), evidence)

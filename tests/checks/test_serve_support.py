@@ -1,0 +1,144 @@
+"""SERVE314: a command against the installed vllm-ascend release's own support matrix (serve/support-matrix, read from
+each release's docs/source/user_guide/support_matrix/ by matrix sync). Each failure has its control."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from ascend_doctor.knowledge.door import Knowledge
+from ascend_doctor.knowledge.support_matrix import doc_families, is_model, model_keys
+from ascend_doctor.report import Status
+from ascend_doctor.seam.host import Distribution
+from ascend_doctor.sync.archive import open_tree
+from ascend_doctor.sync.support_matrix import read_feature_pairs, read_models
+from tests.checks.test_serve_checks import QWEN, facts, npu, python_env, run_check
+from tests.helpers import REPO
+
+SDISTS = Path(os.environ.get("ASCEND_DOCTOR_SDISTS", REPO.parent / "sdists"))
+
+
+def _model(tmp_path, folder: str, config: dict) -> str:
+    d = tmp_path / folder
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps(config))
+    return str(d)
+
+
+def _on(f: dict, ascend: str) -> dict:
+    py = python_env()
+    py.distributions = [d for d in py.distributions if d.name != "vllm-ascend"] + [
+        Distribution(name="vllm-ascend", version=ascend)]
+    f["python"] = py
+    return f
+
+
+def _chips(name: str):
+    smi = npu(4)
+    for c in smi.info.chips:
+        c.name = name
+    return smi
+
+
+def test_a_model_the_release_marks_not_supported_fails_with_its_issue(tmp_path):
+    llama4 = _model(tmp_path, "Llama-4-Scout-17B-16E-Instruct",
+                    {"model_type": "llama4", "architectures": ["Llama4ForConditionalGeneration"]})
+    out = run_check("SERVE314", _on(facts(f"vllm serve {llama4}"), "0.13.0"))
+    assert out.status == Status.FAIL
+    assert "vllm-ascend 0.13.0's support matrix marks Llama4 ❌ not supported" in out.message
+    assert "https://github.com/vllm-project/vllm-ascend/issues/1972" in out.message
+    ok = run_check("SERVE314", _on(facts(f"vllm serve {QWEN}"), "0.13.0"))  # Qwen3: ✅
+    assert ok.status == Status.PASS and "Qwen3" in ok.message
+
+
+def test_a_feature_the_models_row_marks_unsupported(tmp_path):
+    m = _model(tmp_path, "MiniMax-M2.5", {"model_type": "minimax_m2", "architectures": ["MiniMaxM2ForCausalLM"]})
+    out = run_check("SERVE314", _on(facts(f"vllm serve {m} --enable-lora"), "0.21.0rc1"))
+    assert out.status == Status.FAIL and "LoRA (--enable-lora) is marked ❌ for MiniMax-M2.5" in out.message
+    ok = run_check("SERVE314", _on(facts(f"vllm serve {m} --tensor-parallel-size 8"), "0.21.0rc1"))
+    assert ok.status == Status.PASS
+
+
+def test_a_pair_of_features_the_release_marks_incompatible():
+    bad = facts(f"vllm serve {QWEN}", env={"VLLM_ASCEND_ENABLE_FLASHCOMM1": "1", "VLLM_ASCEND_ENABLE_MLAPO": "1"})
+    out = run_check("SERVE314", _on(bad, "0.21.0rc1"))
+    assert out.status == Status.FAIL and "Flashcomm1 (VLLM_ASCEND_ENABLE_FLASHCOMM1=1) with Mlapo" in out.message
+    ok = run_check("SERVE314", _on(facts(f"vllm serve {QWEN}", env={"VLLM_ASCEND_ENABLE_FLASHCOMM1": "1"}),
+                                   "0.21.0rc1"))
+    assert ok.status == Status.PASS
+
+
+def test_a_cell_scoped_to_one_chip_counts_only_on_that_chip(tmp_path):
+    m = _model(tmp_path, "Qwen3-30B-A3B", {"model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"],
+                                           "torch_dtype": "bfloat16"})
+    duo = facts(f"vllm serve {m} --dtype bfloat16", npus=_chips("310P3"))
+    out = run_check("SERVE314", _on(duo, "0.30.0rc2"))
+    assert out.status == Status.FAIL and "BF16 (--dtype bfloat16) is marked ❌ for Qwen3-30B-A3B on Atlas 300I DUO" \
+        in out.message
+    a2 = run_check("SERVE314", _on(facts(f"vllm serve {m} --dtype bfloat16"), "0.30.0rc2"))
+    assert a2.status == Status.PASS
+
+
+def test_a_model_listed_for_other_hardware_warns(tmp_path):
+    m = _model(tmp_path, "Hy3-preview", {"model_type": "hy3", "architectures": ["HY3ForCausalLM"]})
+    out = run_check("SERVE314", _on(facts(f"vllm serve {m}"), "0.21.0rc1"))  # 910B3: A2, the row lists A3
+    assert out.status == Status.WARN and "listed for A3 only" in out.message and "A2 (910B3)" in out.message
+    assert run_check("SERVE314", _on(facts(f"vllm serve {m}", npus=_chips("Ascend910")), "0.21.0rc1")).status \
+        == Status.PASS
+
+
+def test_unknowns_and_skips():
+    assert run_check("SERVE314", _on(facts(f"vllm serve {QWEN}"), "0.99.0")).status == Status.UNKNOWN
+    f = facts(f"vllm serve {QWEN}")
+    f["python"].distributions = [d for d in f["python"].distributions if d.name != "vllm-ascend"]
+    assert run_check("SERVE314", f).status == Status.SKIP
+
+
+# The reader and the matching ------------------------------------------------------------------------------------------
+MODELS = """| Model | Support | Note | BF16 | Supported Hardware | LoRA | Doc |
+|---|---|---|---|---|---|---|
+| Qwen3-Moe | ✅ | | ✅ | A2/A3 | ❌ | [x](y) |
+| Qwen3-Dense | ✅ | | ❌ | Atlas 300I DUO | 🟡 | |
+| Llama4 | ❌ | [1972](https://github.com/vllm-project/vllm-ascend/issues/1972) | |
+| InternVL2.0/2.5<br>Mono-InternVL | ❌ | [2064](https://x/2064) | |
+"""
+
+
+def test_the_reader_keeps_only_verdicts():
+    got = read_models(MODELS)
+    assert got["not_supported"] == ["Llama4", "InternVL2.0/2.5/Mono-InternVL"]
+    assert got["notes"] == ["Llama4: https://github.com/vllm-project/vllm-ascend/issues/1972",
+                            "InternVL2.0/2.5/Mono-InternVL: https://x/2064"]
+    assert got["model_feature"] == ["Qwen3-Moe [A2/A3]: LoRA", "Qwen3-Dense [Atlas 300I DUO]: BF16"]
+    assert got["hardware"] == ["Qwen3-Moe: A2/A3", "Qwen3-Dense: Atlas 300I DUO"]
+    pairs = "| Feature | A | B |\n| - | - | - |\n| A | ✅ | |\n| [<abbr title='b'>B</abbr>](u) | ❌ | ✅ |\n"
+    assert read_feature_pairs(pairs) == ["A + B"]
+
+
+def test_model_matching_is_exact_on_names_and_a_prefix_on_checkpoint_folders():
+    class M:
+        def __init__(self, path, config):
+            self.path, self.config, self.model = path, config, path
+
+    keys, folder = model_keys(M("/models/Qwen3-30B-A3B-Instruct-2507", {"model_type": "qwen3_moe",
+                                                                       "architectures": ["Qwen3MoeForCausalLM"]}))
+    assert is_model("Qwen3-Moe", keys, folder) and is_model("Qwen3-30B-A3B", keys, folder)
+    assert not is_model("Qwen3", keys, folder) and not is_model("Qwen3-Next", keys, folder)
+    assert doc_families("A2/A3") == {"A2", "A3"} and doc_families("Atlas 300I DUO") == {"310P"}
+    assert doc_families("950DT Products") == {"A5"}
+
+
+@pytest.mark.parametrize("name", ["vllm_ascend-0.13.0.tar.gz", "vllm_ascend-0.30.0rc2.tar.gz"])
+def test_a_shipped_row_is_what_sync_reads_from_its_sdist(name):
+    """The stored PyPI sdist (ASCEND_DOCTOR_SDISTS/va; skipped on a plain clone) gives the shipped row exactly."""
+    from ascend_doctor.sync.support_matrix import FIELDS, read_support_matrix
+
+    path = SDISTS / "va" / name
+    if not path.is_file():
+        pytest.skip(f"{path} not stored here")
+    got = read_support_matrix(open_tree(str(path)).read)
+    row, how = Knowledge().support_matrix.row_for(name.split("-")[1].removesuffix(".tar.gz"))
+    assert how == "exact" and all(got[k] == getattr(row, k) for k in FIELDS) and got["where"] == row.where
