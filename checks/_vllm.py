@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ascend_doctor.i18n import T
 from ascend_doctor.knowledge.matrix import STACK_FIELDS
-from ascend_doctor.plugin import ev
+from ascend_doctor.plugin import ev, if_shown
 from ascend_doctor.text.versions import try_parse_version
 
 # The distributions a vllm-ascend release row pins a build of, and the row field that lists them.
@@ -59,3 +59,39 @@ def torch_clobbered(m, py, items) -> str:
 def pip_spec(item) -> str:
     exp = item.expected[0]
     return f"'{item.component}{exp}'" if item.component == "transformers" else f"{item.component}=={exp}"
+
+
+# The distributions VLLM103's evidence shows, beside the ones its advisories name.
+JUDGED_DISTS = ("vllm-ascend", "vllm", "torch", "torch-npu", "triton-ascend", "transformers")
+
+
+def stack_versions(ctx, wanted=()) -> tuple[dict, list]:
+    """(name -> version, parts not seen) of the installed stack, as advisories and known issues are matched: the
+    distributions in `wanted` and JUDGED_DISTS (their first listing: a paste may list 20,000), Python, the CPU
+    architecture (`machine`), CANN, the NPU driver and firmware (ascend_doctor.facts.stack decides the driver)."""
+    py = ctx.fact("python")
+    versions: dict = {}
+    for name in sorted((set(wanted) | set(JUDGED_DISTS)) - {"cann", "driver", "firmware", "python", "machine"}):
+        d = py.listed(name)
+        if d is not None:
+            versions[name] = d.version
+    unseen = [T("packages the list does not name")] if py.listed_only else []
+    python = if_shown(lambda: py.version)
+    if python:
+        versions["python"] = python
+    else:
+        unseen.append("python")
+    machine = if_shown(lambda: py.machine)  # unknown on a paste without collect_env: machine-scoped rows then
+    if machine:                             # match no machine, as on a host whose arch could not be read
+        versions["machine"] = machine
+    else:
+        unseen.append("machine")
+    c = ctx.try_fact("cann")
+    if c is not None and c.found and c.version:
+        versions["cann"] = c.version
+    st = ctx.fact("stack").stack
+    if st.driver:
+        versions["driver"] = st.driver
+    if st.firmware:
+        versions["firmware"] = st.firmware
+    return versions, unseen

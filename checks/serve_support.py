@@ -12,6 +12,13 @@ from ascend_doctor.plugin import check, ev
 from ._serve import cmd_or_skip, unreadable
 
 
+class _Named:
+    """A model known by its path only."""
+
+    def __init__(self, path: str):
+        self.path, self.model, self.config = path, path, None
+
+
 @check("SERVE314", "serve-support-matrix", severity="error", stage="serve",
        needs=["serve_cmd", "python", "serve_model", "server_env", "npu_smi"])
 def support_matrix(ctx):
@@ -58,7 +65,8 @@ def support_matrix(ctx):
             problems.append(T("{a} ({ua}) with {b} ({ub}): feature_matrix.md marks the pair ❌ (no compatibility)",
                               a=a, ua=ua, b=b, ub=ub))
     why_not = unreadable(model)
-    names = [] if why_not else rows_of(release, model)
+    # without its config.json, the folder's name can still say which checkpoint row it is (`Qwen3.5-27B-w8a8`)
+    names = rows_of(release, model if not why_not else _Named(cmd.model or ""))
     if names:
         evidence.append(ev(T("support-matrix rows of the model"), ", ".join(names)))
     fams = families(ctx.try_fact("npu_smi"))
@@ -100,7 +108,7 @@ def support_matrix(ctx):
         return ctx.warn(join("; ", warnings), evidence)
     if seen:
         return ctx.unknown(T("not judged: {parts}", parts=join("; ", seen)), evidence)
-    if why_not:
+    if why_not and not names:
         return ctx.ok(T("no feature pair the release rules out; the model's rows not judged: {why}", why=why_not),
                       evidence)
     if not names:

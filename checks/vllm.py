@@ -18,7 +18,7 @@ from ascend_doctor.plugin import check, ev, if_shown, step
 from ascend_doctor.seam.host import normalize_name
 from ascend_doctor.text.versions import try_parse_version, version_in
 
-from ._vllm import ROW_FIELD, install_vllm, pip_spec, release_evidence, torch_clobbered
+from ._vllm import JUDGED_DISTS, ROW_FIELD, install_vllm, pip_spec, release_evidence, stack_versions, torch_clobbered
 
 
 def _is_dev_build(version: str) -> bool:
@@ -344,10 +344,6 @@ def release_pins(ctx):
                     value=T(" ({notes})", notes=join('; ', notes)) if notes else ''), evidence)
 
 
-# The distributions VLLM103's evidence shows, beside the ones its advisories name.
-_JUDGED_DISTS = ("vllm-ascend", "vllm", "torch", "torch-npu", "triton-ascend", "transformers")
-
-
 @check("VLLM103", "advisories", severity="error", needs=["python", "cann", "stack", "serve_cmd"])
 def advisories(ctx):
     """No known-bad combination (advisory) matches the installed stack
@@ -364,35 +360,9 @@ def advisories(ctx):
     How to fix: apply the fix each advisory names (`ascend-doctor matrix pins --vllm-ascend X` prints a consistent
     stack).
     """
-    py = ctx.fact("python")
     m = ctx.matrix
-    versions: Dict[str, str] = {}
-    # Only the distributions an advisory or the evidence names (a paste may list 20,000): their first listing.
-    wanted = {normalize_name(k) for a in m.advisories for k in a.when} | set(_JUDGED_DISTS)
-    for name in sorted(wanted - {"cann", "driver", "firmware", "python", "machine"}):
-        d = py.listed(name)
-        if d is not None:
-            versions[name] = d.version
-    unseen = [T("packages the list does not name")] if py.listed_only else []
-    python = if_shown(lambda: py.version)
-    if python:
-        versions["python"] = python
-    else:
-        unseen.append("python")
-    machine = if_shown(lambda: py.machine)  # unknown on a paste without collect_env: machine-scoped rows then
-    if machine:                             # match no machine, as on a host whose arch could not be read
-        versions["machine"] = machine
-    else:
-        unseen.append("machine")
-    c = ctx.try_fact("cann")
-    if c is not None and c.found and c.version:
-        versions["cann"] = c.version
-    st = ctx.fact("stack").stack  # driver from version.info, else npu-smi: decided in ascend_doctor.facts.stack
-    if st.driver:
-        versions["driver"] = st.driver
-    if st.firmware:
-        versions["firmware"] = st.firmware
-    shown = {k: versions[k] for k in _JUDGED_DISTS + ("cann", "driver", "firmware", "python", "machine")
+    versions, unseen = stack_versions(ctx, {normalize_name(k) for a in m.advisories for k in a.when})
+    shown = {k: versions[k] for k in JUDGED_DISTS + ("cann", "driver", "firmware", "python", "machine")
              if k in versions}
     evidence = [ev(T("versions judged"), "\n".join(f"{k} {v}" for k, v in shown.items()))]
     hits = m.matching_advisories(versions)

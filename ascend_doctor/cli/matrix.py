@@ -250,7 +250,7 @@ def sync_cmd(ascend, vllm, transformers, pypi_json, extra, fmt, output):
     knowledge = Knowledge(list(extra))
     res = sync(knowledge.matrix, ascend=ascend, vllm=vllm, transformers=transformers, pypi_json=pypi_json,
                additional_config=knowledge.additional_config, names=knowledge.release_names,
-               support=knowledge.support_matrix)
+               support=knowledge.support_matrix, known_issues=knowledge.known_issues)
     if fmt == "json":
         text = dump_json(res.model_dump(mode="json"))
     elif fmt == "toml":

@@ -224,6 +224,11 @@ class Knowledge:
         return self.table("serve/support-matrix")
 
     @property
+    def known_issues(self):
+        """Every vllm-ascend release note's known issues, with the conditions they state (KnownIssues)."""
+        return self.table("serve/known-issues")
+
+    @property
     def graph_budget(self):
         """The ACL graph stream budget of old drivers (GraphBudgetFile)."""
         return self.table("serve/graph-budget")

@@ -105,6 +105,27 @@ def _eplb(cmd, env, model) -> Used:
     return None
 
 
+def _graph_mode(cmd, env, model) -> Used:
+    """ACL graph capture: vllm-ascend's default on V1 unless --enforce-eager (or cudagraph_mode NONE)."""
+    if cmd.flag("enforce_eager"):
+        return None
+    mode = _json(cmd, "compilation_config").get("cudagraph_mode")
+    if isinstance(mode, str) and mode.upper() == "NONE":
+        return None
+    return f"--compilation-config cudagraph_mode {mode}" if mode else "no --enforce-eager (ACL graph is the default)"
+
+
+def _torchair(cmd, env, model) -> Used:
+    section = _json(cmd, "additional_config").get("torchair_graph_config")
+    return "--additional-config torchair_graph_config.enabled" if isinstance(section, dict) and \
+        section.get("enabled") is True else None
+
+
+def _mtp(cmd, env, model) -> Used:
+    method = _json(cmd, "speculative_config").get("method")
+    return f"--speculative-config method {method}" if isinstance(method, str) and method.endswith("mtp") else None
+
+
 def _lmhead_tp(cmd, env, model) -> Used:
     n = _json(cmd, "additional_config").get("lmhead_tensor_parallel_size")
     return f"--additional-config lmhead_tensor_parallel_size {n}" if isinstance(n, int) and n > 1 else None
@@ -163,6 +184,11 @@ for _names, _used in (
     (("Multistream Moe",), _ascend_or_env("multistream_overlap_shared_expert", "")),
     (("Lmhead TP",), _lmhead_tp),
     (("mm",), _multimodal),
+    # not support-matrix names: the conditions release notes' known issues give
+    (("ACL Graph",), _graph_mode),
+    (("Torchair",), _torchair),
+    (("MTP",), _mtp),
+    (("Sleep Mode",), lambda c, e, m: _explicit(c, "enable_sleep_mode")),
 ):
     for _n in _names:
         FEATURES[_norm(_n)] = _used

@@ -63,8 +63,12 @@ def model_keys(model) -> tuple[set, str]:
                     stem = stem[: -len(head)]
                     break
             keys.add(norm(stem))
-    folder = norm(posixpath.basename((getattr(model, "path", None) or getattr(model, "model", "") or "").rstrip("/")))
-    return keys - {""}, folder
+    return keys - {""}, norm_folder(getattr(model, "path", None) or getattr(model, "model", "") or "")
+
+
+def norm_folder(path: str) -> str:
+    """The normalized last part of a model path or hub id (`/models/Qwen3.5-27B-w8a8/` -> qwen3527bw8a8)."""
+    return norm(posixpath.basename(path.rstrip("/")))
 
 
 def is_model(display: str, keys: set, folder: str) -> bool:

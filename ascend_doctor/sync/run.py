@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from datetime import date
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ascend_doctor.core.errors import InputError
 from ascend_doctor.core.model import Model
@@ -31,9 +31,11 @@ from ascend_doctor.sync.diff import (
 from ascend_doctor.sync.hf import read_transformers_release
 from ascend_doctor.sync.metadata import read_pypi_json
 from ascend_doctor.sync.names import names_proposals, read_names
+from ascend_doctor.sync.release_notes import NOTES, known_issue_proposals, merge, read_known_issues
 from ascend_doctor.sync.support_matrix import read_support_matrix, support_proposals
 from ascend_doctor.sync.tomlout import emit_rows
 from ascend_doctor.sync.vllm import _sha256, read_vllm_release
+from ascend_doctor.text.versions import parse_version
 
 # table -> the shipped file its rows belong in
 TARGET = {table: shown(f"{name}.toml") for table, name in (
@@ -41,11 +43,11 @@ TARGET = {table: shown(f"{name}.toml") for table, name in (
     ("vllm_options", "vllm-options"), ("transformers_models", "transformers-models"),
     ("package_index", "package-index"), ("additional_config", "serve/additional-config"),
     ("names_vllm", "serve/names-vllm"), ("names_vllm_ascend", "serve/names-vllm-ascend"),
-    ("support_matrix", "serve/support-matrix"))}
+    ("support_matrix", "serve/support-matrix"), ("known_issues", "serve/known-issues"))}
 ORDER = tuple(TARGET)
 # a table whose rows the file names otherwise (`[[release]]`)
 ARRAY = {"additional_config": "release", "names_vllm": "release", "names_vllm_ascend": "release",
-         "support_matrix": "release"}
+         "support_matrix": "release", "known_issues": "known_issue"}
 
 
 class SyncResult(Model):
@@ -55,17 +57,18 @@ class SyncResult(Model):
 
 def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = (), transformers: Sequence[str] = (),
          pypi_json: Sequence[str] = (), today: Optional[date] = None, additional_config=None,
-         names: Optional[Dict[str, Any]] = None, support=None) -> SyncResult:
+         names: Optional[Dict[str, Any]] = None, support=None, known_issues=None) -> SyncResult:
     """Read the inputs and propose rows. InputError (one line, naming the file) for an input that is not what its
     option says. `additional_config` is the serve/additional-config table the vllm-ascend releases' keys are
-    compared with, `names` project -> its serve/names-* table, `support` the serve/support-matrix table (none: every
-    release read is proposed as new)."""
+    compared with, `names` project -> its serve/names-* table, `support` the serve/support-matrix table,
+    `known_issues` the serve/known-issues table (none: every release read is proposed as new)."""
     res = SyncResult()
     tables: List[AscendTable] = []
     owns: List[AscendOwn] = []
     config_keys = {}
     ascend_names: Dict[str, Dict[str, Any]] = {}
     supports: Dict[str, Dict[str, Any]] = {}
+    notes: List[Tuple[Any, Dict[str, Any], str]] = []  # (version, known issues, source) per tree read
     for path in ascend:
         tree = open_tree(path)
         table, own = read_release_table(tree), read_own(tree)
@@ -84,6 +87,9 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
             row = read_names("vllm-ascend", tree, f"{cite(tree)}{sha}")
             if row is not None:
                 ascend_names[own.version] = row
+            text = tree.read(NOTES)
+            if text is not None:
+                notes.append((own.version, read_known_issues(text), f"{cite(tree)}{sha}:{NOTES}"))
             matrix_row = read_support_matrix(tree.read)
             if matrix_row is not None:
                 supports[own.version] = {"source": f"{cite(tree)}{sha}", **matrix_row}
@@ -114,8 +120,21 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
                      + names_proposals("vllm", (names or {}).get("vllm"),
                                        {r.version: r.names_row for r in vllm_releases if r.names_row})
                      + names_proposals("vllm-ascend", (names or {}).get("vllm-ascend"), ascend_names)
-                     + support_proposals(support, supports))
+                     + support_proposals(support, supports)
+                     + _known_issue_proposals(known_issues, notes))
     return res
+
+
+def _known_issue_proposals(table, notes) -> List[Proposal]:
+    """The notes of the newest tree first (its wording of a bullet wins); a row cites the newest tree that has it."""
+    ordered = sorted(notes, key=lambda n: parse_version(n[0]), reverse=True)
+    merged = merge([n[1] for n in ordered])
+    source = {}
+    for _, items, src in ordered:
+        for version_items in items.values():
+            for i in version_items:
+                source.setdefault(i, src)
+    return known_issue_proposals(table, merged, source)
 
 
 def render_text(res: SyncResult) -> str:

@@ -141,6 +141,11 @@ def rank(findings: list, paste: Any, matches: list[dict],
                 break
         if root:
             break
+    # A known issue the release's own notes list, whose conditions the paste shows (SERVE315 warns): the release
+    # explains the failure better than a generic signature or "raised in" does.
+    issue = next((f for f in findings if f.code == "SERVE315" and f.status.value == "warn"), None)
+    if root is None and issue is not None:
+        root, why = issue.code, T("a known issue of the installed release's notes matches this deployment")
     errors_known = [m for m in matches if m["kind"] == "error"]
     if root is None and errors_known and all(m.get("wrapper") for m in errors_known) and paste.tracebacks:
         # ERR99999 says nothing the traceback does not

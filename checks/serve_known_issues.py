@@ -1,0 +1,71 @@
+"""SERVE315: the known issues the installed vllm-ascend release's own notes list, matched against this deployment
+(the `serve/known-issues` table: each release note's "Known issues", with the conditions the bullet states)."""
+
+from __future__ import annotations
+
+from ascend_doctor.i18n import T, join
+from ascend_doctor.knowledge.hardware import families
+from ascend_doctor.knowledge.known_issues import applies
+from ascend_doctor.plugin import check, ev
+
+from ._serve import unreadable
+from ._vllm import stack_versions
+
+
+@check("SERVE315", "serve-known-issues", severity="warning", stage="serve",
+       needs=["python", "server_env", "stack", "cann", "serve_cmd", "serve_model", "npu_smi"])
+def known_issues(ctx):
+    """No known issue of the installed release's notes applies to this deployment
+
+    What it checks: the "Known issues" of the installed vllm-ascend release's notes (and any the notes say reach
+    further), each with the conditions its bullet states — the model, the features the command turns on (EP, a graph
+    mode, MTP, P/D disaggregation, EPLB, sleep mode…), CANN or driver versions, the CPU, the chip — against this
+    deployment. Under plain `check` (no serve command) only the rows that need no command are judged.
+
+    Why it matters: a known issue is a failure the release's own maintainers have seen and written down, usually
+    with the workaround: "GLM-5.1 deployments can hit MoeDistributeDispatchV2/NPU graph failures when Expert
+    Parallel is used together with FULL graph mode" (v0.21.0rc1, vllm-ascend#9503), "FULL_AND_PIECEWISE on older
+    HDK/CANN … graph capture failures". Users meet them after the launch, as a crash or a hang.
+
+    How to fix: apply the workaround the finding quotes from the notes (drop the feature, switch the graph mode,
+    upgrade CANN/HDK), or install the release that fixes it.
+    """
+    py = ctx.fact("python")
+    dist = py.dist("vllm-ascend")
+    if dist is None:
+        return ctx.skip(T("vllm-ascend is not installed in the serving python: its release notes do not apply"))
+    rows = [k for k in ctx.knowledge.known_issues.known_issue if k.for_release(dist.version)]
+    judged = [k for k in rows if k.conditioned]
+    if not rows:
+        return ctx.ok(T("the release notes list no known issue for vllm-ascend {version}", version=dist.version))
+    cmd = ctx.try_fact("serve_cmd")
+    cmd = cmd if cmd is not None and cmd.recognized else None
+    model = ctx.try_fact("serve_model") if cmd is not None else None
+    model_seen = model is not None and unreadable(model) is None
+    versions, _ = stack_versions(ctx, {n for k in judged for n in k.stack})
+    fams = families(ctx.try_fact("npu_smi"))
+    here = set(fams) - {"?"} if fams else None
+    env = ctx.fact("server_env")
+    hits, open_, evidence = [], [], []
+    for k in judged:
+        ok, said = applies(k, versions=versions, families=here, cmd=cmd, env=env, model=model,
+                           model_seen=model_seen)
+        if ok:
+            hits.append((k, said))
+            evidence.append(ev(f"{k.id} ({k.source})", k.text + (f"\n{' '.join(k.links)}" if k.links else "")))
+        elif ok is None:
+            open_.append((k, said))
+    if hits:
+        return ctx.warn(join("; ", [T("vllm-ascend {release} known issue {id} ({seen}): {says}", release=k.release,
+                                      id=k.id, seen=", ".join(seen), says=k.says or k.text) for k, seen in hits]),
+                        evidence, remediation=join("\n", [f"{k.id}: {k.fix}" for k, _ in hits if k.fix]) or None,
+                        known_issues=[k.id for k, _ in hits])
+    unjudged = len(rows) - len(judged)
+    tail = T(" ({n} more state no condition a deployment shows)", n=unjudged) if unjudged else ""
+    if open_:
+        need = sorted({p for _, parts in open_ for p in parts})
+        return ctx.ok(T("{n} known issue(s) of vllm-ascend {version} checked, none applies; {m} not judged without: "
+                        "{need}{tail}", n=len(judged) - len(open_), version=dist.version, m=len(open_),
+                        need=", ".join(need), tail=tail))
+    return ctx.ok(T("none of the {n} known issue(s) of vllm-ascend {version} with stated conditions applies{tail}",
+                    n=len(judged), version=dist.version, tail=tail))
