@@ -58,6 +58,27 @@ def _references(cmd) -> tuple[list, list]:
     return refs, problems
 
 
+def _eplb_reference(ctx, cmd, env):
+    """(flag, path, kind, name, projects) for the model EPLB must register, when the command turns EPLB on; or a
+    string saying why the model is not known; None when EPLB is off."""
+    from ascend_doctor.knowledge.serve_features import used
+
+    from ._serve import unreadable
+
+    model = ctx.try_fact("serve_model")
+    words = used("Eplb", cmd, env, model)[1]
+    if not words:
+        return None
+    why = unreadable(model)
+    if why:
+        return why
+    cfg = model.config
+    text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else cfg  # vLLM's hf_text_config
+    mt = text.get("model_type") or cfg.get("model_type")
+    return (words.split(" ", 1)[0], words.split(" ", 1)[-1] + " with config.json model_type", "eplb_model_type",
+            str(mt), ("vllm-ascend",)) if mt else None
+
+
 def _platform_method(names, method: str) -> str:
     """The method vllm-ascend is handed: vLLM rewrites every MTP model type (`deepseek_mtp`, …) to `mtp` and
     `[ngram]` to `ngram` before the platform picks a proposer."""
@@ -87,7 +108,7 @@ def _rejected(v, flag: str, path: str, kind: str) -> str:
     from ascend_doctor.knowledge.release_names import KINDS
 
     every = sorted(set().union(*(x.names for x in v.lists)))
-    said = T("{flag} {path} '{name}' is not a {what} {stack} has", flag=flag, path=path, name=v.name,
+    said = T("{flag} {path} '{name}' is not among the {what} of {stack}", flag=flag, path=path, name=v.name,
              what=KINDS[kind].what, stack=_stack(v.lists))
     more = []
     if v.last and v.dropped:
@@ -109,20 +130,24 @@ def _stops(kind: str, platform: bool) -> str:
             "a validation error for SpeculativeConfig `method`")
     if kind == "cudagraph_mode":
         return T("a KeyError for CUDAGraphMode")
+    if kind == "eplb_model_type":
+        return '`NotImplementedError("EPLB is not supported.")`'
     return T("a validation error for StructuredOutputsConfig `backend`")
 
 
 @check("SERVE313", "serve-release-names", severity="error", stage="serve",
-       needs=["serve_cmd", "python", "vllm_files"])
+       needs=["serve_cmd", "python", "vllm_files", "server_env", "serve_model"])
 def release_names(ctx):
     """Every name inside the JSON options is one the installed release has
 
     What it checks: the names a command gives inside its JSON options — `kv_connector` of `--kv-transfer-config`
     (and each MultiConnector member's), `method` of `--speculative-config`, `cudagraph_mode` of
-    `--compilation-config`, `backend` of `--structured-outputs-config` — against what the installed vLLM and
+    `--compilation-config`, `backend` of `--structured-outputs-config`, and the model itself when the command turns
+    EPLB on — against what the installed vLLM and
     vllm-ascend define: the KV connectors both register (`KVConnectorFactory.register_connector`), vLLM's
     `SpeculativeMethod` and then vllm-ascend's own dispatcher (`get_spec_decode_method`, after vLLM has rewritten
-    MTP model types to `mtp`), the `CUDAGraphMode` members, the `StructuredOutputsBackend` values. The lists are read
+    MTP model types to `mtp`), the `CUDAGraphMode` members, the `StructuredOutputsBackend` values, the model types
+    vllm-ascend's EPLB registers (`model_register`, 0.10-0.14.0rc1: DeepSeek V2/V3 and Qwen3-MoE). The lists are read
     from the installed files; for a snapshot or a paste, from the `serve/names-vllm` and `serve/names-vllm-ascend`
     rows of the installed versions, which `matrix sync` reads from each release's sdist. A name a release dropped
     says which release dropped it; a near name is suggested.
@@ -131,7 +156,8 @@ def release_names(ctx):
     connector type: MooncakeConnectorV1` for a connector the installed vllm-ascend does not register (connectors
     were renamed between releases: `LLMDataDistCMgrConnector`, `MooncakeConnectorV1`, `MooncakeLayerwiseConnector`),
     `ValueError: Unknown speculative decoding method: draft_model` when vLLM accepts a method vllm-ascend has no
-    proposer for, a pydantic error for a method or backend vLLM does not know.
+    proposer for, a pydantic error for a method or backend vLLM does not know, `NotImplementedError("EPLB is not
+    supported.")` for dynamic EPLB on Qwen3-VL-MoE with 0.13.0rc1 (vllm-ascend#5798: "use >= v0.15.0").
 
     How to fix: use a name the finding lists for the installed release (the connector names of its P/D
     disaggregation tutorial, a speculative method its proposer handles), or install the release that has it; a
@@ -141,12 +167,15 @@ def release_names(ctx):
     if skip:
         return skip
     refs, problems = _references(cmd)
-    if not refs and not problems:
+    eplb = _eplb_reference(ctx, cmd, ctx.fact("server_env"))
+    unseen_eplb = [T("EPLB's model: {why}", why=eplb)] if isinstance(eplb, str) else []
+    refs += [eplb] if isinstance(eplb, tuple) else []
+    if not refs and not problems and not unseen_eplb:
         return ctx.skip(T("no connector, speculative method, cudagraph mode or structured-outputs backend named"))
     names = stack_names(ctx)
     evidence = [ev(T("command line"), cmd.source(opt.lstrip("-").replace("-", "_")))
                 for opt in dict.fromkeys(r[0] for r in refs)]
-    bad, unseen, good, sources, notes = list(problems), [], [], {}, []
+    bad, unseen, good, sources, notes = list(problems), list(unseen_eplb), [], {}, []
     for flag, path, kind, name, projects in refs:
         checks = [(kind, name, projects)]
         if kind == "speculative_method":

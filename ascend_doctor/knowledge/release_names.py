@@ -92,16 +92,18 @@ class NamesTable(Model, extra="forbid"):
 class Kind:
     kind: str
     projects: tuple  # projects whose lists make up the accepted names (their union)
-    what: str  # how a message names one ("KV connector")
+    what: str  # how a message names them ("KV connectors")
     case_insensitive: bool = False
+    open_ended: bool = False  # a recorded release whose source defines no list accepts any name
 
 
 KINDS = {k.kind: k for k in (
-    Kind("kv_connector", ("vllm", "vllm-ascend"), "KV connector"),
-    Kind("speculative_method", ("vllm",), "speculative method"),
-    Kind("cudagraph_mode", ("vllm",), "cudagraph_mode", case_insensitive=True),
-    Kind("structured_outputs_backend", ("vllm",), "structured-outputs backend"),
-    Kind("env", ("vllm", "vllm-ascend"), "environment variable"),
+    Kind("kv_connector", ("vllm", "vllm-ascend"), "KV connectors"),
+    Kind("speculative_method", ("vllm",), "speculative methods"),
+    Kind("cudagraph_mode", ("vllm",), "cudagraph modes", case_insensitive=True),
+    Kind("structured_outputs_backend", ("vllm",), "structured-outputs backends"),
+    Kind("env", ("vllm", "vllm-ascend"), "environment variables"),
+    Kind("eplb_model_type", ("vllm-ascend",), "model types EPLB registers", open_ended=True),
 )}
 
 
@@ -114,6 +116,7 @@ class Listed:
     names: Optional[set]  # None: not known
     source: str  # where the list came from ("file: …", "matrix: …"), or why it is not known
     how: str = "installed"  # "installed", "exact", "nearest older"
+    unrestricted: bool = False  # the release defines no list of an open-ended kind: any name is accepted
 
 
 @dataclass
@@ -149,6 +152,9 @@ class Names:
             return Listed(project, version, set(nl.names), f"file: {nl.source}")
         why = nl.why_not if nl is not None else ""
         row, how = self.tables[project].row_for(version)
+        if row is not None and kind not in row.names and KINDS[kind].open_ended:
+            return Listed(project, version, None, f"matrix: {TABLE[project]}.toml ({project} {row.version}): no "
+                          f"{kind} list (any is accepted)", how, unrestricted=True)
         if row is None or kind not in row.names:
             reason = (f"{project} {version}: " + (why + "; " if why else "")
                       + ("no recorded release at or before it" if row is None
@@ -166,7 +172,7 @@ class Names:
             return v
         key = name.upper() if spec.case_insensitive else name
         norm = (lambda s: s.upper()) if spec.case_insensitive else (lambda s: s)
-        if any(x.names is not None and key in {norm(n) for n in x.names} for x in lists):
+        if any(x.unrestricted or (x.names is not None and key in {norm(n) for n in x.names}) for x in lists):
             v.known = True
             return v
         if any(x.names is None for x in lists):

@@ -21,6 +21,9 @@ Where each list lives (read at the tags and sdists; the file a row cites is the 
   `--compilation-config '{"cudagraph_mode": …}'` accepts.
 * `structured_outputs_backend` — vLLM's `StructuredOutputsBackend` Literal (vllm/config/structured_outputs.py).
 * `env` — the keys of `environment_variables` in vllm/envs.py and of `env_variables` in vllm_ascend/envs.py.
+* `eplb_model_type` — the model types vllm-ascend's EPLB registers (`model_register` in vllm_ascend/eplb/utils.py,
+  0.10.x-0.14.0rc1); its `else` raises `NotImplementedError("EPLB is not supported.")`. Later releases register any
+  MoE model, and define no list.
 """
 
 from __future__ import annotations
@@ -109,8 +112,9 @@ def register_connector_names(text: str) -> Optional[list]:
 
 
 def dispatched_strings(text: str, function: str, variable: str) -> Optional[list]:
-    """The strings `variable` is compared with (`==`, `in (…)`) inside module-level `function`: the values a
-    dispatching if/elif chain handles. None when the module has no such function."""
+    """The strings `variable` (a name or a dotted attribute, `config.model_type`) is compared with (`==`,
+    `in (…)`) inside module-level `function`: the values a dispatching if/elif chain handles. None when the module
+    has no such function."""
     tree = _parse(text)
     if tree is None:
         return None
@@ -119,8 +123,7 @@ def dispatched_strings(text: str, function: str, variable: str) -> Optional[list
         return None
     out: set = set()
     for node in ast.walk(fn):
-        if not (isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id == variable
-                and len(node.ops) == 1):
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and ast.unparse(node.left) == variable):
             continue
         right = node.comparators[0]
         if isinstance(node.ops[0], ast.Eq) and _str(right):
@@ -170,6 +173,8 @@ READERS: dict[str, tuple] = {
         Reader("speculative_method", ("spec_decode/__init__.py",),
                lambda t: dispatched_strings(t, "get_spec_decode_method", "method"), "get_spec_decode_method"),
         Reader("env", ("envs.py",), dict_keys("env_variables"), "env_variables keys"),
+        Reader("eplb_model_type", ("eplb/utils.py",),
+               lambda t: dispatched_strings(t, "model_register", "config.model_type") or None, "model_register"),
     ),
 }
 PACKAGE = {"vllm": "vllm", "vllm-ascend": "vllm_ascend"}

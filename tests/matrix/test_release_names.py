@@ -166,7 +166,7 @@ def _exec(*command, select="SERVE313", snapshot=HEALTHY, env=()):
 def test_an_unregistered_connector_fails_naming_the_registered_ones():
     code, f = _exec("--kv-transfer-config", '{"kv_connector":"NoSuchConnector","kv_role":"kv_both"}')
     assert code == 1 and f["status"] == "fail"
-    assert "'NoSuchConnector' is not a KV connector vLLM 0.13.0+empty + vllm-ascend 0.13.0 has" in f["message"]
+    assert "'NoSuchConnector' is not among the KV connectors of vLLM 0.13.0+empty + vllm-ascend 0.13.0" in f["message"]
     assert "MooncakeConnectorV1" in f["message"] and "NixlConnector" in f["message"]
     assert "Unsupported connector type" in f["message"]
     code, f = _exec("--kv-transfer-config", '{"kv_connector":"MooncakeConnectorV1","kv_role":"kv_producer"}')
@@ -235,3 +235,31 @@ def test_an_additional_config_key_on_a_forbid_release_fails(tmp_path):
     code, f = _exec("--additional-config", '{"torchair_graph_config": {"enabled": true}}', select="SERVE307",
                     snapshot=snap)
     assert code == 1 and f["status"] == "fail" and "Unexpected keyword argument" in f["message"]
+
+
+def test_eplb_on_a_model_type_the_release_does_not_register(tmp_path):
+    """vllm-ascend#5798: dynamic EPLB on Qwen3-VL-MoE with 0.13.0rc1 stops with `EPLB is not supported.`; the
+    maintainer's answer is >= 0.15.0, whose EPLB takes any MoE model (no list)."""
+    from ascend_doctor.report import Status
+    from ascend_doctor.seam.host import Distribution
+    from tests.checks.test_serve_checks import facts, python_env, run_check
+
+    model = tmp_path / "Qwen3-VL-30B-A3B-Instruct"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"model_type": "qwen3_vl_moe", "text_config": {
+        "model_type": "qwen3_vl_moe_text"}, "architectures": ["Qwen3VLMoeForConditionalGeneration"]}))
+
+    def on(version: str, extra: str = '--additional-config {"dynamic_eplb":true}'):
+        f = facts(f"vllm serve {model} --enable-expert-parallel {extra}")
+        py = python_env()
+        py.distributions = [d for d in py.distributions if d.name != "vllm-ascend"] + [
+            Distribution(name="vllm-ascend", version=version)]
+        f["python"] = py
+        del f["vllm_files"]  # the recorded releases' rows judge it
+        return run_check("SERVE313", f)
+
+    out = on("0.13.0rc1")
+    assert out.status == Status.FAIL and "'qwen3_vl_moe_text' is not among the model types EPLB registers" \
+        in out.message and "EPLB is not supported." in out.message
+    assert on("0.15.0rc1").status == Status.PASS  # no list: any MoE model
+    assert on("0.13.0rc1", extra="").status == Status.SKIP  # EPLB off: nothing to judge
