@@ -45,7 +45,7 @@ def known_issues(ctx):
     versions, _ = stack_versions(ctx, {n for k in judged for n in k.stack})
     fams = families(ctx.try_fact("npu_smi"))
     here = set(fams) - {"?"} if fams else None
-    env = ctx.fact("server_env")
+    env = ctx.try_fact("server_env") or {}  # a paste may show no environment: its variables then count as unset
     hits, open_, evidence = [], [], []
     for k in judged:
         ok, said = applies(k, versions=versions, families=here, cmd=cmd, env=env, model=model,

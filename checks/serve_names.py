@@ -167,7 +167,7 @@ def release_names(ctx):
     if skip:
         return skip
     refs, problems = _references(cmd)
-    eplb = _eplb_reference(ctx, cmd, ctx.fact("server_env"))
+    eplb = _eplb_reference(ctx, cmd, ctx.try_fact("server_env") or {})  # a paste may show no environment
     unseen_eplb = [T("EPLB's model: {why}", why=eplb)] if isinstance(eplb, str) else []
     refs += [eplb] if isinstance(eplb, tuple) else []
     if not refs and not problems and not unseen_eplb:

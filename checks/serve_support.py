@@ -53,7 +53,7 @@ def support_matrix(ctx):
     if release is None:
         return ctx.unknown(T("the support matrix of vllm-ascend {version} is not recorded (matrix sync reads it from "
                              "the release's sdist)", version=dist.version))
-    env = ctx.fact("server_env")
+    env = ctx.try_fact("server_env") or {}  # a paste may show no environment: its variables then count as unset
     model = ctx.try_fact("serve_model")
     evidence = [ev(f"matrix: serve/support-matrix.toml (vllm-ascend {release.version})",
                    f"{release.source}: {', '.join(release.where)}")]

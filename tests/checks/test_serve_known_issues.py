@@ -1,0 +1,66 @@
+"""SERVE315: the known issues of the installed release's notes (serve/known-issues) against a deployment, each with
+its control; and triage taking a matching known issue as its answer."""
+
+from __future__ import annotations
+
+import json
+
+from ascend_doctor.report import Status
+from ascend_doctor.seam.host import Distribution
+from tests.checks.test_serve_checks import facts, python_env, run_check
+
+
+def _on(f: dict, ascend: str) -> dict:
+    py = python_env()
+    py.distributions = [d for d in py.distributions if d.name != "vllm-ascend"] + [
+        Distribution(name="vllm-ascend", version=ascend)]
+    f["python"] = py
+    return f
+
+
+def _glm(tmp_path) -> str:
+    d = tmp_path / "GLM-5.1-w8a8"
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps({"model_type": "glm_moe_dsa", "architectures": ["GlmMoeDsaForCausalLM"]}))
+    return str(d)
+
+
+def test_a_known_issue_whose_conditions_hold_warns_with_the_notes_words(tmp_path):
+    m = _glm(tmp_path)
+    cc = '--compilation-config {"cudagraph_mode":"FULL_DECODE_ONLY"}'
+    out = run_check("SERVE315", _on(facts(f"vllm serve {m} --enable-expert-parallel {cc}"), "0.21.0rc1"))
+    assert out.status == Status.WARN and "KI-0.21.0rc1-f2907e" in out.message
+    assert "--enable-expert-parallel" in out.message and "FULL_DECODE_ONLY" in out.message
+    assert any("9503" in str(e.excerpt) for e in out.evidence)
+    # the notes' workaround: no Expert Parallel with FULL graph mode, or PIECEWISE/eager
+    ok = run_check("SERVE315", _on(facts(f"vllm serve {m} --enable-expert-parallel --enforce-eager"), "0.21.0rc1"))
+    assert ok.status == Status.PASS
+    other = run_check("SERVE315", _on(facts(f"vllm serve {m} --enable-expert-parallel {cc}"), "0.22.1rc1"))
+    assert "KI-0.21.0rc1-f2907e" not in other.message  # another release's notes say nothing of it
+
+
+def test_without_a_command_only_the_stack_rows_are_judged():
+    f = _on(facts("vllm serve /nowhere"), "0.18.0")
+    del f["serve_cmd"]
+    f["python"].machine = "x86_64"
+    out = run_check("SERVE315", f)
+    assert out.status in (Status.PASS, Status.WARN)
+    assert "not judged without" in out.message or "KI-0.18.0-b32088" in out.message
+
+
+def test_triage_names_the_known_issue_a_paste_shows():
+    """A paste written here: collect_env with vllm-ascend 0.11.0, the serve command of Qwen3-Next with EP and an
+    NPU OOM. The 0.11.0 notes say Qwen3-Next supports no EP or MTP in that release and OOMs on long input: that is
+    the answer, not the OOM signature's generic advice."""
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.triage.run import triage_text
+    from tests.helpers import REPO
+
+    text = (REPO / "tests" / "data" / "triage" / "known-issue-qwen3-next.md").read_text()
+    report = triage_text(text, "p.md", load_registry(entry_points=False))
+    assert report.triage.root_cause == "SERVE315"
+    f = next(x for x in report.findings if x.code == "SERVE315")
+    assert "KI-0.11.0-ead9cf" in f.message and "Qwen3-Next" in f.message
+    newer = triage_text(text.replace("vLLM Ascend Version: 0.11.0", "vLLM Ascend Version: 0.13.0"), "p.md",
+                        load_registry(entry_points=False))
+    assert newer.triage.root_cause != "SERVE315"
