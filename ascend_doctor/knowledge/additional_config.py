@@ -12,7 +12,7 @@ from pydantic import Field
 
 from ascend_doctor.core.model import Model
 from ascend_doctor.i18n import T
-from ascend_doctor.text.versions import parse_version, try_parse_version
+from ascend_doctor.text.versions import parse_version, release_row, try_parse_version
 
 
 class ReleaseKeys(Model, extra="forbid", frozen=True):
@@ -46,16 +46,12 @@ class AdditionalConfigTable(Model, extra="forbid"):
     def row_for(self, version: str) -> tuple[Optional[ReleaseKeys], Any]:
         """(row, how): the release's own row ("exact"), the nearest older recorded one ("nearest older"), or (None,
         why)."""
-        v = try_parse_version(version)
-        if v is None:
+        row, how = release_row(self.releases, version)
+        if row is not None:
+            return row, how
+        if try_parse_version(version) is None:
             return None, T("vllm-ascend {version} is not a version the doctor can order", version=version)
-        for r in self.releases:
-            if parse_version(r.version).main_key == v.main_key:
-                return r, "exact"
-        older = [r for r in self.releases if parse_version(r.version) < v]
-        if not older:
-            return None, T("no release at or before vllm-ascend {version} is recorded", version=version)
-        return older[-1], "nearest older"
+        return None, T("no release at or before vllm-ascend {version} is recorded", version=version)
 
     def history(self, key: str, before: str) -> tuple[Optional[str], Optional[str]]:
         """(last release before `before` that read `key`, first release after it that no longer did)."""

@@ -22,7 +22,7 @@ from typing import Optional
 from pydantic import Field
 
 from ascend_doctor.core.model import Model
-from ascend_doctor.text.versions import parse_version, try_parse_version
+from ascend_doctor.text.versions import parse_version, release_row
 
 PROJECTS = ("vllm", "vllm-ascend")
 TABLE = {"vllm": "serve/names-vllm", "vllm-ascend": "serve/names-vllm-ascend"}
@@ -51,14 +51,7 @@ class NamesTable(Model, extra="forbid"):
 
     def row_for(self, version: str) -> tuple[Optional[ReleaseNames], str]:
         """(row, how): the release's own row ("exact"), the nearest older one ("nearest older"), or (None, "")."""
-        v = try_parse_version(version)
-        if v is None:
-            return None, ""
-        for r in self.releases:
-            if parse_version(r.version).main_key == v.main_key:
-                return r, "exact"
-        older = [r for r in self.releases if parse_version(r.version) < v]
-        return (older[-1], "nearest older") if older else (None, "")
+        return release_row(self.releases, version)
 
     def history(self, kind: str, name: str, before: str) -> tuple[Optional[str], Optional[str]]:
         """(last release up to `before` that had `name`, the first after it that did not), among releases that

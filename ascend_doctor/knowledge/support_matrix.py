@@ -19,7 +19,7 @@ from typing import Any, Optional
 from pydantic import Field
 
 from ascend_doctor.core.model import Model
-from ascend_doctor.text.versions import parse_version, try_parse_version
+from ascend_doctor.text.versions import release_row
 
 _HEADS = ("ForCausalLM", "ForConditionalGeneration", "LMHeadModel", "ForSequenceClassification", "Model")
 # The hardware names the docs use -> the doctor's chip families (ascend_doctor.knowledge.hardware)
@@ -105,13 +105,7 @@ class SupportMatrixTable(Model, extra="forbid"):
 
     def row_for(self, version: str) -> tuple[Optional[ReleaseSupport], str]:
         """The release's own row only: another release's support matrix says nothing about this one."""
-        v = try_parse_version(version)
-        if v is None:
-            return None, ""
-        for r in self.release:
-            if parse_version(r.version).main_key == v.main_key:
-                return r, "exact"
-        return None, ""
+        return release_row(self.release, version, older=False)
 
 
 def rows_of(release: ReleaseSupport, model: Any) -> list[str]:

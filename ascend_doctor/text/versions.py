@@ -486,6 +486,21 @@ def version_in(version: Union[str, Version], spec: str) -> bool:
     return SpecifierSet(spec).contains(version)
 
 
+def release_row(rows, version: str, *, older: bool = True):
+    """(row, how) of a table whose rows each record one release (`row.version`): the release's own row ("exact"),
+    else with `older` the nearest older recorded one ("nearest older"); (None, "") when there is none or `version`
+    is not a version."""
+    v = try_parse_version(version)
+    if v is None:
+        return None, ""
+    ordered = sorted(rows, key=lambda r: parse_version(r.version))
+    for r in ordered:
+        if parse_version(r.version).main_key == v.main_key:
+            return r, "exact"
+    before = [r for r in ordered if parse_version(r.version) < v] if older else []
+    return (before[-1], "nearest older") if before else (None, "")
+
+
 def split_cfg_value(value: str) -> tuple[Optional[str], Optional[str]]:
     """(internal build, CANN version) of a version.cfg value: `[7.6.0.1.220:8.0.0]` -> ("7.6.0.1.220", "8.0.0").
 

@@ -38,6 +38,15 @@ def python_env(site: str = "site-vllm0130", purelib: Optional[str] = None) -> Py
                      purelib=purelib or str(SERVE / site), distributions=dists)
 
 
+def on_release(f: dict, ascend: str) -> dict:
+    """`f` with the serving python's vllm-ascend at version `ascend` (the rest of the fixture stack kept)."""
+    py = python_env()
+    py.distributions = [d for d in py.distributions if d.name != "vllm-ascend"] + [
+        Distribution(name="vllm-ascend", version=ascend)]
+    f["python"] = py
+    return f
+
+
 def disk_read(path: str):
     try:
         with open(path, encoding="utf-8") as fh:

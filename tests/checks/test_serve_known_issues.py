@@ -6,16 +6,9 @@ from __future__ import annotations
 import json
 
 from ascend_doctor.report import Status
-from ascend_doctor.seam.host import Distribution
-from tests.checks.test_serve_checks import facts, python_env, run_check
+from tests.checks.test_serve_checks import facts, on_release, run_check
 
-
-def _on(f: dict, ascend: str) -> dict:
-    py = python_env()
-    py.distributions = [d for d in py.distributions if d.name != "vllm-ascend"] + [
-        Distribution(name="vllm-ascend", version=ascend)]
-    f["python"] = py
-    return f
+_on = on_release
 
 
 def _glm(tmp_path) -> str:

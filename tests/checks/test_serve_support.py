@@ -12,10 +12,9 @@ import pytest
 from ascend_doctor.knowledge.door import Knowledge
 from ascend_doctor.knowledge.support_matrix import doc_families, is_model, model_keys
 from ascend_doctor.report import Status
-from ascend_doctor.seam.host import Distribution
 from ascend_doctor.sync.archive import open_tree
 from ascend_doctor.sync.support_matrix import read_feature_pairs, read_models
-from tests.checks.test_serve_checks import QWEN, facts, npu, python_env, run_check
+from tests.checks.test_serve_checks import QWEN, facts, npu, on_release, run_check
 from tests.helpers import REPO
 
 SDISTS = Path(os.environ.get("ASCEND_DOCTOR_SDISTS", REPO.parent / "sdists"))
@@ -28,12 +27,7 @@ def _model(tmp_path, folder: str, config: dict) -> str:
     return str(d)
 
 
-def _on(f: dict, ascend: str) -> dict:
-    py = python_env()
-    py.distributions = [d for d in py.distributions if d.name != "vllm-ascend"] + [
-        Distribution(name="vllm-ascend", version=ascend)]
-    f["python"] = py
-    return f
+_on = on_release
 
 
 def _chips(name: str):

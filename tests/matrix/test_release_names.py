@@ -3,10 +3,8 @@ shipped rows against the sdists they were read from, and SERVE313/SERVE402 judgi
 
 from __future__ import annotations
 
-import io
 import json
 import os
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -24,6 +22,7 @@ from ascend_doctor.parsers.release_names import (
 )
 from ascend_doctor.sync.run import sync
 from tests.helpers import REPO
+from tests.matrix.test_sync import _tar
 
 HEALTHY = str(REPO / "examples" / "healthy-a2.snapshot.json")  # vLLM 0.13.0, vllm-ascend 0.13.0
 SDISTS = Path(os.environ.get("ASCEND_DOCTOR_SDISTS", REPO.parent / "sdists"))
@@ -60,14 +59,6 @@ def test_enum_members_connectors_and_a_dispatcher():
 
 
 # matrix sync --------------------------------------------------------------------------------------------------------
-def _tar(path: Path, top: str, files: dict) -> str:
-    with tarfile.open(path, "w:gz") as t:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(f"{top}/{name}")
-            info.size = len(data)
-            t.addfile(info, io.BytesIO(data))
-    return str(path)
 
 
 def test_sync_reads_every_kind_from_planted_sdists(tmp_path):
@@ -241,8 +232,7 @@ def test_eplb_on_a_model_type_the_release_does_not_register(tmp_path):
     """vllm-ascend#5798: dynamic EPLB on Qwen3-VL-MoE with 0.13.0rc1 stops with `EPLB is not supported.`; the
     maintainer's answer is >= 0.15.0, whose EPLB takes any MoE model (no list)."""
     from ascend_doctor.report import Status
-    from ascend_doctor.seam.host import Distribution
-    from tests.checks.test_serve_checks import facts, python_env, run_check
+    from tests.checks.test_serve_checks import facts, on_release, run_check
 
     model = tmp_path / "Qwen3-VL-30B-A3B-Instruct"
     model.mkdir()
@@ -250,11 +240,7 @@ def test_eplb_on_a_model_type_the_release_does_not_register(tmp_path):
         "model_type": "qwen3_vl_moe_text"}, "architectures": ["Qwen3VLMoeForConditionalGeneration"]}))
 
     def on(version: str, extra: str = '--additional-config {"dynamic_eplb":true}'):
-        f = facts(f"vllm serve {model} --enable-expert-parallel {extra}")
-        py = python_env()
-        py.distributions = [d for d in py.distributions if d.name != "vllm-ascend"] + [
-            Distribution(name="vllm-ascend", version=version)]
-        f["python"] = py
+        f = on_release(facts(f"vllm serve {model} --enable-expert-parallel {extra}"), version)
         del f["vllm_files"]  # the recorded releases' rows judge it
         return run_check("SERVE313", f)
 
