@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ascend_doctor.i18n import T, join
+from ascend_doctor.knowledge.release_names import OPTION_KEYS, strict
 from ascend_doctor.plugin import check, ev
 
 from ._serve import cmd_or_skip, stack_names
@@ -55,6 +56,11 @@ def _references(cmd) -> tuple[list, list]:
     so = obj("structured_outputs_config")
     if so is not None and isinstance(so.get("backend"), str):
         refs.append(("--structured-outputs-config", "backend", "structured_outputs_backend", so["backend"], None))
+    for option, kind in OPTION_KEYS.items():  # every top-level key, against the fields of its config class
+        value = {"kv_transfer_config": kv, "speculative_config": spec, "compilation_config": comp,
+                 "structured_outputs_config": so}.get(option) if option != "attention_config" else obj(option)
+        for key in (value or {}):
+            refs.append(("--" + option.replace("_", "-"), T("key"), kind, str(key), None))
     return refs, problems
 
 
@@ -132,6 +138,8 @@ def _stops(kind: str, platform: bool) -> str:
         return T("a KeyError for CUDAGraphMode")
     if kind == "eplb_model_type":
         return '`NotImplementedError("EPLB is not supported.")`'
+    if kind.endswith("_config_key"):
+        return T("a validation error for its config class: `Extra inputs are not permitted`")
     return T("a validation error for StructuredOutputsConfig `backend`")
 
 
@@ -142,22 +150,26 @@ def release_names(ctx):
 
     What it checks: the names a command gives inside its JSON options — `kv_connector` of `--kv-transfer-config`
     (and each MultiConnector member's), `method` of `--speculative-config`, `cudagraph_mode` of
-    `--compilation-config`, `backend` of `--structured-outputs-config`, and the model itself when the command turns
-    EPLB on — against what the installed vLLM and
+    `--compilation-config`, `backend` of `--structured-outputs-config`, every top-level key of those options and of
+    `--attention-config`, and the model itself when the command turns EPLB on — against what the installed vLLM and
     vllm-ascend define: the KV connectors both register (`KVConnectorFactory.register_connector`), vLLM's
     `SpeculativeMethod` and then vllm-ascend's own dispatcher (`get_spec_decode_method`, after vLLM has rewritten
     MTP model types to `mtp`), the `CUDAGraphMode` members, the `StructuredOutputsBackend` values, the model types
-    vllm-ascend's EPLB registers (`model_register`, 0.10-0.14.0rc1: DeepSeek V2/V3 and Qwen3-MoE). The lists are read
+    vllm-ascend's EPLB registers (`model_register`, 0.10-0.14.0rc1: DeepSeek V2/V3 and Qwen3-MoE), the fields of the
+    config class each JSON option is validated as (CompilationConfig, AttentionConfig, …). The lists are read
     from the installed files; for a snapshot or a paste, from the `serve/names-vllm` and `serve/names-vllm-ascend`
     rows of the installed versions, which `matrix sync` reads from each release's sdist. A name a release dropped
-    says which release dropped it; a near name is suggested.
+    says which release dropped it; a near name is suggested. A release the doctor has not read (a development build,
+    a tag newer than the rows) is judged against the nearest older recorded one, and then only warns.
 
     Why it matters: each of these stops vLLM at start, after the model config was read: `ValueError: Unsupported
     connector type: MooncakeConnectorV1` for a connector the installed vllm-ascend does not register (connectors
     were renamed between releases: `LLMDataDistCMgrConnector`, `MooncakeConnectorV1`, `MooncakeLayerwiseConnector`),
     `ValueError: Unknown speculative decoding method: draft_model` when vLLM accepts a method vllm-ascend has no
     proposer for, a pydantic error for a method or backend vLLM does not know, `NotImplementedError("EPLB is not
-    supported.")` for dynamic EPLB on Qwen3-VL-MoE with 0.13.0rc1 (vllm-ascend#5798: "use >= v0.15.0").
+    supported.")` for dynamic EPLB on Qwen3-VL-MoE with 0.13.0rc1 (vllm-ascend#5798: "use >= v0.15.0"). A key the
+    config class does not define stops vLLM 0.16.0 and later (`Extra inputs are not permitted`: its `config`
+    decorator forbids extra keys) and is silently ignored before — a misspelt `cudagraph_capture_sizes` does nothing.
 
     How to fix: use a name the finding lists for the installed release (the connector names of its P/D
     disaggregation tutorial, a speculative method its proposer handles), or install the release that has it; a
@@ -171,11 +183,13 @@ def release_names(ctx):
     unseen_eplb = [T("EPLB's model: {why}", why=eplb)] if isinstance(eplb, str) else []
     refs += [eplb] if isinstance(eplb, tuple) else []
     if not refs and not problems and not unseen_eplb:
-        return ctx.skip(T("no connector, speculative method, cudagraph mode or structured-outputs backend named"))
+        return ctx.skip(T("no JSON option, connector, speculative method, cudagraph mode or structured-outputs "
+                          "backend named"))
     names = stack_names(ctx)
     evidence = [ev(T("command line"), cmd.source(opt.lstrip("-").replace("-", "_")))
                 for opt in dict.fromkeys(r[0] for r in refs)]
-    bad, unseen, good, sources, notes = list(problems), list(unseen_eplb), [], {}, []
+    bad, unseen, good, sources, notes, ignored = list(problems), list(unseen_eplb), [], {}, [], []
+    forbids = strict(names)
     for flag, path, kind, name, projects in refs:
         checks = [(kind, name, projects)]
         if kind == "speculative_method":
@@ -194,8 +208,17 @@ def release_names(ctx):
                 unseen.append(T("{flag} {path} '{name}': {why}", flag=flag, path=path, name=n,
                                 why="; ".join(x.source for x in v.lists if x.names is None)))
             elif v.known is False:
-                how = _stops(k, p == ("vllm-ascend",))
-                bad.append(_rejected(v, flag, path, k) + T("; vLLM stops with {how}", how=how))
+                said = _rejected(v, flag, path, k)
+                older = [x for x in v.lists if x.how == "nearest older"]
+                if older:  # a release the doctor has not read (a dev build, a newer tag): its list may differ
+                    ignored.append(said + T(" (judged against {releases}, the nearest older recorded release)",
+                                            releases=", ".join(f"{_project(x.project)} {x.version}" for x in older)))
+                elif k in OPTION_KEYS.values() and not forbids:
+                    ignored.append(said + T("; this vLLM ignores keys its config class does not define")
+                                   if forbids is False else said)
+                else:
+                    how = _stops(k, p == ("vllm-ascend",))
+                    bad.append(said + T("; vLLM stops with {how}", how=how))
                 break
             else:
                 good.append(f"{flag} {path} {n!r}")
@@ -205,6 +228,10 @@ def release_names(ctx):
                         remediation=T("Use a name the installed release has (listed above), or install the release "
                                       "that has it; a KV connector of your own needs `kv_connector_module_path`."),
                         rejected=len(bad))
+    if ignored:
+        return ctx.warn(join("; ", ignored + [T("not judged: {parts}", parts=join("; ", unseen))] * bool(unseen)),
+                        evidence, remediation=T("Use a name the installed release has (listed above)."),
+                        doubtful=len(ignored))
     if unseen:
         return ctx.unknown(T("not judged: {parts}", parts=join("; ", unseen))
                            + (T(" (known: {good})", good=", ".join(good)) if good else ""), evidence)

@@ -97,7 +97,15 @@ KINDS = {k.kind: k for k in (
     Kind("structured_outputs_backend", ("vllm",), "structured-outputs backends"),
     Kind("env", ("vllm", "vllm-ascend"), "environment variables"),
     Kind("eplb_model_type", ("vllm-ascend",), "model types EPLB registers", open_ended=True),
+    Kind("compilation_config_key", ("vllm",), "CompilationConfig fields"),
+    Kind("attention_config_key", ("vllm",), "AttentionConfig fields"),
+    Kind("speculative_config_key", ("vllm",), "SpeculativeConfig fields"),
+    Kind("structured_outputs_config_key", ("vllm",), "StructuredOutputsConfig fields"),
+    Kind("kv_transfer_config_key", ("vllm",), "KVTransferConfig fields"),
 )}
+# JSON option -> the kind its top-level keys are
+OPTION_KEYS = {option: f"{option}_key" for option in (
+    "compilation_config", "attention_config", "speculative_config", "structured_outputs_config", "kv_transfer_config")}
 
 
 @dataclass
@@ -124,6 +132,18 @@ class Verdict:
     successor: Optional[str] = None  # a near name new in the release that dropped it (a rename)
     close: list = field(default_factory=list)
     first: Optional[str] = None  # "vLLM 0.20.0": the first recorded release that has it (newer than installed)
+
+
+def strict(names: "Names") -> Optional[bool]:
+    """Whether the serving vLLM's config classes forbid unknown keys (True), ignore them (False), or it is not
+    known (None)."""
+    listed = names.listed("vllm", "config_strict")
+    if listed is None:
+        return None
+    if listed.names is not None:
+        return "forbid" in listed.names
+    row, _ = names.tables["vllm"].row_for(listed.version)
+    return False if row is not None and "config_strict" not in row.names and "env" in row.names else None
 
 
 class Names:

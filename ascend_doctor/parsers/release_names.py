@@ -21,6 +21,10 @@ Where each list lives (read at the tags and sdists; the file a row cites is the 
   `--compilation-config '{"cudagraph_mode": …}'` accepts.
 * `structured_outputs_backend` — vLLM's `StructuredOutputsBackend` Literal (vllm/config/structured_outputs.py).
 * `env` — the keys of `environment_variables` in vllm/envs.py and of `env_variables` in vllm_ascend/envs.py.
+* `compilation_config_key`, `attention_config_key`, `speculative_config_key`, `structured_outputs_config_key`,
+  `kv_transfer_config_key` — the fields of the config class vLLM validates each JSON option as; `config_strict` is
+  `["forbid"]` when vLLM's `config` decorator forbids unknown keys (a validation error at start) and absent when it
+  leaves pydantic's default (unknown keys ignored without a word).
 * `eplb_model_type` — the model types vllm-ascend's EPLB registers (`model_register` in vllm_ascend/eplb/utils.py,
   0.10.x-0.14.0rc1); its `else` raises `NotImplementedError("EPLB is not supported.")`. Later releases register any
   MoE model, and define no list.
@@ -133,6 +137,43 @@ def dispatched_strings(text: str, function: str, variable: str) -> Optional[list
     return sorted(out)
 
 
+def class_fields(text: str, cls: str) -> Optional[list]:
+    """The init fields of a module-level dataclass `cls` (annotated names of its body, not `_private`, not
+    ClassVar, not `field(init=False)`): the keys its JSON option accepts. None when the module has no such class."""
+    tree = _parse(text)
+    if tree is None:
+        return None
+    node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls), None)
+    if node is None:
+        return None
+    out = []
+    for stmt in node.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            continue
+        name = stmt.target.id
+        if name.startswith("_") or "ClassVar" in ast.unparse(stmt.annotation):
+            continue
+        if isinstance(stmt.value, ast.Call) and any(k.arg == "init" and isinstance(k.value, ast.Constant)
+                                                    and k.value.value is False for k in stmt.value.keywords):
+            continue
+        out.append(name)
+    return sorted(set(out))
+
+
+def forbids_extra(text: str) -> Optional[list]:
+    """["forbid"] when vLLM's `config` decorator (vllm/config/utils.py) makes its config classes forbid unknown
+    keys (`ConfigDict(extra="forbid")`), [] when it leaves pydantic's default (unknown keys ignored), None when the
+    file has no such decorator."""
+    tree = _parse(text)
+    if tree is None:
+        return None
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "config"]  # @overload stubs too
+    if not defs:
+        return None
+    return ["forbid"] if any(isinstance(n, ast.keyword) and n.arg == "extra" and _str(n.value) == "forbid"
+                             for fn in defs for n in ast.walk(fn)) else []
+
+
 def dict_keys(name: str) -> Parse:
     """Keys of the module-level dict `name` (the envs.py tables)."""
     from ascend_doctor.parsers.vllm_source import module_dict_keys
@@ -167,6 +208,18 @@ READERS: dict[str, tuple] = {
         Reader("structured_outputs_backend", ("config/structured_outputs.py",),
                lambda t: literal_names(t, "StructuredOutputsBackend"), "StructuredOutputsBackend"),
         Reader("env", ("envs.py",), dict_keys("environment_variables"), "environment_variables keys"),
+        # the keys inside the JSON options: the fields of the config class each one is validated as
+        Reader("compilation_config_key", ("config/compilation.py", "config/__init__.py", "config.py"),
+               lambda t: class_fields(t, "CompilationConfig"), "CompilationConfig fields"),
+        Reader("attention_config_key", ("config/attention.py",),
+               lambda t: class_fields(t, "AttentionConfig"), "AttentionConfig fields"),
+        Reader("speculative_config_key", ("config/speculative.py", "config/__init__.py", "config.py"),
+               lambda t: class_fields(t, "SpeculativeConfig"), "SpeculativeConfig fields"),
+        Reader("structured_outputs_config_key", ("config/structured_outputs.py",),
+               lambda t: class_fields(t, "StructuredOutputsConfig"), "StructuredOutputsConfig fields"),
+        Reader("kv_transfer_config_key", ("config/kv_transfer.py", "config/__init__.py", "config.py"),
+               lambda t: class_fields(t, "KVTransferConfig"), "KVTransferConfig fields"),
+        Reader("config_strict", ("config/utils.py",), forbids_extra, "the config decorator's extra="),
     ),
     "vllm-ascend": (
         Reader("kv_connector", ("distributed/",), register_connector_names, "register_connector calls"),

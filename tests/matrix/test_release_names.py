@@ -163,7 +163,7 @@ def test_an_unregistered_connector_fails_naming_the_registered_ones():
     code, f = _exec("--kv-transfer-config", '{"kv_connector":"MooncakeConnectorV1","kv_role":"kv_producer"}')
     assert code == 0 and f["status"] == "pass"
     code, f = _exec("--kv-transfer-config", '{"kv_connector":"Mine","kv_connector_module_path":"my.mod"}')
-    assert f["status"] == "skip"  # a connector of the user's own module
+    assert f["status"] == "pass" and "'Mine'" not in f["message"]  # the user's own module: only the keys judged
 
 
 def test_a_connector_the_release_dropped_says_when():
@@ -249,3 +249,29 @@ def test_eplb_on_a_model_type_the_release_does_not_register(tmp_path):
         in out.message and "EPLB is not supported." in out.message
     assert on("0.15.0rc1").status == Status.PASS  # no list: any MoE model
     assert on("0.13.0rc1", extra="").status == Status.SKIP  # EPLB off: nothing to judge
+
+
+def test_keys_inside_a_json_option_against_the_fields_of_its_config_class(tmp_path):
+    """vLLM validates each JSON option as a config class: from 0.16.0 its `config` decorator forbids unknown keys
+    (a validation error at start); before, pydantic ignores them without a word."""
+    bad = '{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_size":[1,2,4]}'
+    code, f = _exec("--compilation-config", bad)  # vLLM 0.13.0: ignored
+    assert code == 0 and f["status"] == "warn" and "did you mean cudagraph_capture_sizes" in f["message"]
+    assert "ignores keys its config class does not define" in f["message"]
+    snap = _snapshot_with(tmp_path, **{"vllm": "0.20.2", "vllm-ascend": "0.20.2rc1"})
+    code, f = _exec("--compilation-config", bad, snapshot=snap)
+    assert code == 1 and f["status"] == "fail" and "Extra inputs are not permitted" in f["message"]
+    code, f = _exec("--compilation-config", bad.replace("size\"", "sizes\""), snapshot=snap)
+    assert code == 0 and f["status"] == "pass"
+    code, f = _exec("--attention-config", '{"backend":"FLASH_ATTN","use_prefill_decode_atention":true}',
+                    snapshot=snap)
+    assert f["status"] == "fail" and "'use_prefill_decode_atention' is not among the AttentionConfig fields" \
+        in f["message"]
+
+
+def test_a_release_the_doctor_has_not_read_is_judged_as_a_warning(tmp_path):
+    """A development build of vllm-ascend from main (0.19.1rc2.devN, ahead of every recorded tag of that line) may
+    have what the nearest older release lacked: its list is no ground for a failure."""
+    snap = _snapshot_with(tmp_path, **{"vllm": "0.25.1", "vllm-ascend": "0.19.1rc2.dev1265"})
+    code, f = _exec("--speculative-config", '{"method":"dspark","num_speculative_tokens":2}', snapshot=snap)
+    assert code == 0 and f["status"] == "warn" and "nearest older recorded release" in f["message"]
