@@ -56,6 +56,10 @@ def _references(cmd) -> tuple[list, list]:
     so = obj("structured_outputs_config")
     if so is not None and isinstance(so.get("backend"), str):
         refs.append(("--structured-outputs-config", "backend", "structured_outputs_backend", so["backend"], None))
+    for dest in cmd.options:  # the dotted form: --compilation-config.mode 3, --attention_config.backend X
+        option, _, key = dest.partition(".")
+        if key and option in OPTION_KEYS:
+            refs.append(("--" + option.replace("_", "-"), T("key"), OPTION_KEYS[option], key.split(".")[0], None))
     for option, kind in OPTION_KEYS.items():  # every top-level key, against the fields of its config class
         value = {"kv_transfer_config": kv, "speculative_config": spec, "compilation_config": comp,
                  "structured_outputs_config": so}.get(option) if option != "attention_config" else obj(option)
@@ -212,7 +216,8 @@ def release_names(ctx):
                 older = [x for x in v.lists if x.how == "nearest older"]
                 if older:  # a release the doctor has not read (a dev build, a newer tag): its list may differ
                     ignored.append(said + T(" (judged against {releases}, the nearest older recorded release)",
-                                            releases=", ".join(f"{_project(x.project)} {x.version}" for x in older)))
+                                            releases=", ".join(f"{_project(x.project)} {x.row_version}"
+                                                               for x in older)))
                 elif k in OPTION_KEYS.values() and not forbids:
                     ignored.append(said + T("; this vLLM ignores keys its config class does not define")
                                    if forbids is False else said)

@@ -117,6 +117,7 @@ class Listed:
     names: Optional[set]  # None: not known
     source: str  # where the list came from ("file: …", "matrix: …"), or why it is not known
     how: str = "installed"  # "installed", "exact", "nearest older"
+    row_version: Optional[str] = None  # the recorded release whose row stood in (a table row)
     unrestricted: bool = False  # the release defines no list of an open-ended kind: any name is accepted
 
 
@@ -175,7 +176,7 @@ class Names:
             return Listed(project, version, None, reason, how)
         return Listed(project, version, set(row.names[kind]),
                       f"matrix: {TABLE[project]}.toml ({project} {row.version}): {row.where_of(kind)}",
-                      how)
+                      how, row_version=row.version)
 
     def judge(self, kind: str, name: str, projects: Optional[tuple] = None) -> Verdict:
         spec = KINDS[kind]

@@ -136,3 +136,29 @@ def test_a_shipped_row_is_what_sync_reads_from_its_sdist(name):
     got = read_support_matrix(open_tree(str(path)).read)
     row, how = Knowledge().support_matrix.row_for(name.split("-")[1].removesuffix(".tar.gz"))
     assert how == "exact" and all(got[k] == getattr(row, k) for k in FIELDS) and got["where"] == row.where
+
+
+def test_exec_replay_fails_a_feature_the_release_marks_unsupported_for_the_model_on_this_chip(tmp_path):
+    """`exec --replay` of the healthy A2 snapshot, its stack moved to vllm-ascend 0.21.0rc1 / vLLM 0.21.0: the
+    release's matrix marks LoRA ❌ for MiniMax-M2.5 on A2/A3; the model folder's name says which row it is."""
+    from click.testing import CliRunner
+
+    from ascend_doctor.cli import cli
+
+    data = json.loads((REPO / "examples" / "healthy-a2.snapshot.json").read_text())
+    for d in data["python_envs"]["default"]["distributions"]:
+        d["version"] = {"vllm": "0.21.0", "vllm-ascend": "0.21.0rc1"}.get(d["name"], d["version"])
+    snap = tmp_path / "s.json"
+    snap.write_text(json.dumps(data))
+
+    def run(*flags):
+        r = CliRunner().invoke(cli, ["exec", "--replay", str(snap), "--select", "SERVE314", "--format", "json",
+                                     "-o", "-", "--", "vllm", "serve", "/models/MiniMax-M2.5", *flags])
+        report = json.JSONDecoder().raw_decode(r.output, r.output.index("{"))[0]
+        return r.exit_code, next(f for f in report["findings"] if f["code"] == "SERVE314")
+
+    code, f = run("--enable-lora")
+    assert code == 1 and f["status"] == "fail" and "LoRA (--enable-lora) is marked ❌ for MiniMax-M2.5 on A2/A3" \
+        in f["message"]
+    code, f = run("--tensor-parallel-size", "8")
+    assert code == 0 and f["status"] == "pass"

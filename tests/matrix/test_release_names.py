@@ -263,6 +263,8 @@ def test_keys_inside_a_json_option_against_the_fields_of_its_config_class(tmp_pa
     assert code == 1 and f["status"] == "fail" and "Extra inputs are not permitted" in f["message"]
     code, f = _exec("--compilation-config", bad.replace("size\"", "sizes\""), snapshot=snap)
     assert code == 0 and f["status"] == "pass"
+    code, f = _exec("--attention-config.use_prefill_decode_atention", "true", snapshot=snap)  # the dotted form
+    assert f["status"] == "fail" and "'use_prefill_decode_atention'" in f["message"]
     code, f = _exec("--attention-config", '{"backend":"FLASH_ATTN","use_prefill_decode_atention":true}',
                     snapshot=snap)
     assert f["status"] == "fail" and "'use_prefill_decode_atention' is not among the AttentionConfig fields" \
@@ -274,4 +276,5 @@ def test_a_release_the_doctor_has_not_read_is_judged_as_a_warning(tmp_path):
     have what the nearest older release lacked: its list is no ground for a failure."""
     snap = _snapshot_with(tmp_path, **{"vllm": "0.25.1", "vllm-ascend": "0.19.1rc2.dev1265"})
     code, f = _exec("--speculative-config", '{"method":"dspark","num_speculative_tokens":2}', snapshot=snap)
-    assert code == 0 and f["status"] == "warn" and "nearest older recorded release" in f["message"]
+    assert code == 0 and f["status"] == "warn" and "judged against vllm-ascend 0.19.1rc1, the nearest older " \
+        "recorded release" in f["message"]
