@@ -194,7 +194,8 @@ def options_known(ctx):
     Why it matters: vLLM stops at once with `vllm serve: error: unrecognized arguments: --tensor-parallel-sizes 8`;
     an option from a newer release (or one that was removed, e.g. `--enable-reasoning` after 0.10) fails the same way.
     The option list is the release's whole list (its own argument files, installed or in the matrix row read from
-    its sdist), so any option outside it fails, as it does in vLLM.
+    its sdist), so any option outside it fails, as it does in vLLM; one an earlier release had is named with the
+    release that removed it (`--task`: vLLM 0.13.0, the pooling vocabulary is `--runner`/`--convert`).
 
     How to fix: Correct the spelling the finding suggests, or drop options the installed release does not have.
     """
@@ -235,7 +236,12 @@ def options_known(ctx):
             continue
         close = difflib.get_close_matches(opt, sorted(names), n=1, cutoff=0.8)
         where = "" if cmd.option_sources.get(dest, "cli") == "cli" else f" (in {cmd.option_sources[dest]})"
-        if close:
+        version = vllm_version(ctx)
+        last, dropped = ctx.matrix.option_history(opt, version) if version else (None, None)
+        if dropped:  # an option the release removed: say when, as the release notes would
+            unknown.append(T("--{opt}{where} (removed in vLLM {dropped}; last in {last})", opt=opt, where=where,
+                             dropped=dropped, last=last))
+        elif close:
             typos.append(T("--{opt}{where} (did you mean --{close}?)", opt=opt, where=where, close=close[0]))
         else:
             unknown.append(f"--{opt}{where}")

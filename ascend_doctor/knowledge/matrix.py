@@ -445,6 +445,22 @@ class Matrix:
         """`vllm serve` option names (no `--`) of this recorded vLLM release; None when the release is not recorded."""
         return self._names(self.vllm_options, "vllm", vllm_version, "serve_options")
 
+    def option_history(self, option: str, before: str) -> tuple[Optional[str], Optional[str]]:
+        """(the last recorded vLLM release up to `before` that defined `option`, the first after it that did not):
+        `--task` -> (0.10.2, 0.11.0)-like answers for an option a release removed."""
+        name = option.lstrip("-")
+        b = try_parse_version(before)
+        last = dropped = None
+        for row in self.vllm_options:
+            if b is None or parse_version(row.vllm) > b:
+                break
+            names = self.vllm_serve_options(row.vllm) or frozenset()
+            if name in names:
+                last, dropped = row.vllm, None
+            elif last is not None and dropped is None:
+                dropped = row.vllm
+        return (last, dropped) if dropped else (None, None)
+
     def first_vllm_with_option(self, option: str) -> Optional[str]:
         """The first recorded vLLM release that defines `option` (`--tool-strict-level` or `tool-strict-level`)."""
         name = option.lstrip("-")

@@ -278,3 +278,14 @@ def test_a_release_the_doctor_has_not_read_is_judged_as_a_warning(tmp_path):
     code, f = _exec("--speculative-config", '{"method":"dspark","num_speculative_tokens":2}', snapshot=snap)
     assert code == 0 and f["status"] == "warn" and "judged against vllm-ascend 0.19.1rc1, the nearest older " \
         "recorded release" in f["message"]
+
+
+def test_an_option_a_release_removed_says_when():
+    """`--task` (the pooling vocabulary before `--runner`/`--convert`) and `--enable-reasoning` are options vLLM
+    removed: the unknown option is named with the release that dropped it, from the recorded option lists."""
+    code, f = _exec("--task", "embed", "--enable-reasoning", select="SERVE105")
+    assert code == 1 and f["status"] == "fail"
+    assert "--task (removed in vLLM 0.13.0; last in 0.12.0)" in f["message"]
+    assert "--enable-reasoning (removed in vLLM 0.10.0; last in 0.9.2)" in f["message"]
+    code, f = _exec("--runner", "pooling", select="SERVE105")
+    assert code == 0 and f["status"] == "pass"
