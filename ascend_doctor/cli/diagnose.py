@@ -37,14 +37,14 @@ def _row(m: signatures.Match) -> dict:
             "source": s.source, "confidence": s.confidence, "also_seen": m.also_seen}
 
 
-def _render_console(matches: List[signatures.Match], label: str, show_all: bool) -> None:
+def _render_console(matches: List[signatures.Match], label: str, show_all: bool, file=None) -> None:
 
     from rich.markup import escape
     from rich.text import Text
 
     from ascend_doctor.render.console import make_console
 
-    con = make_console()
+    con = make_console(file)
     width = max(con.width, 60)
 
     def para(head: str, body: str, style: str = "") -> None:
@@ -114,7 +114,9 @@ Exit codes:
 @click.option("--matrix", "matrix", multiple=True, metavar="FILE", type=click.Path(exists=True, dir_okay=False),
               help="Signatures layered over the shipped catalogue (a file with `table = "
                    "\"signatures/error-signatures\"`); repeatable.")
-def diagnose(logfile: str, fmt: str, show_all: bool, catalogue: Optional[str], matrix) -> None:
+@click.option("-o", "--output", "output", default="-", metavar="FILE",
+              help="Write the result here (atomically) instead of stdout.")
+def diagnose(logfile: str, fmt: str, show_all: bool, catalogue: Optional[str], matrix, output: str) -> None:
     """Match a log (vllm serve, torch_npu, CANN, HCCL, npu-smi) against known error signatures: code, meaning, fix."""
     from ascend_doctor.knowledge.door import Knowledge
 
@@ -126,10 +128,15 @@ def diagnose(logfile: str, fmt: str, show_all: bool, catalogue: Optional[str], m
     matches = signatures.diagnose(text, table, kinds=kinds)
     label = "stdin" if logfile == "-" else logfile
     exit_code = 1 if any(m.signature.kind == "error" for m in matches) else 0
+    from ascend_doctor.cli.output import console_text, write_output
+
     if fmt == "json":
         doc = {"schema_version": JSON_SCHEMA_VERSION, "log": label, "exit_code": exit_code,
                "matches": [_row(m) for m in matches]}
-        click.echo(dump_json(redact_tree(doc)))
+        write_output(output, dump_json(redact_tree(doc)) + "\n", "diagnosis")
+    elif output != "-":
+        write_output(output, console_text(lambda _, file: _render_console(matches, label, show_all, file=file),
+                                          None), "diagnosis")
     else:
         _render_console(matches, label, show_all)
     sys.exit(exit_code)

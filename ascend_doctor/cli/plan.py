@@ -68,13 +68,18 @@ def _tool_choice(m, files):
 
 def _model_files(knowledge, model: str, fmt: Optional[str]):
     """A local directory when there is one, else the catalogue's entry of that name."""
-    from ascend_doctor.deploy.catalogue import catalogue_files, find_model
+    from ascend_doctor.deploy.catalogue import catalogue_files, close_models, find_model
     from ascend_doctor.deploy.modeldir import read_model_dir
 
     if not os.path.exists(model):
         entry = find_model(model, knowledge.catalogue)
         if entry is not None:
             return catalogue_files(entry, fmt)
+        close = close_models(model, knowledge.catalogue)
+        if close:
+            raise InputError(T("--model {path}: not a directory, and no catalogue model has that name; did you mean "
+                               "{close}? (`ascend-doctor plan --list-models` lists them all)", path=model,
+                               close=", ".join(close)))
     return read_model_dir(model, fmt)
 
 
@@ -117,14 +122,17 @@ def _host_npus(replay: Optional[str]) -> tuple[str, int]:
               help="vLLM ranks in all: NPUs, or dies on A3 (two per card). Default: the chips npu-smi shows.")
 @click.option("--replay", metavar="SNAPSHOT", help="Take the chip and its count from a recorded host "
               "(`ascend-doctor collect`) instead of this one.")
-@click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True, metavar="N")
+@click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+              help="Machines the NPUs are spread over (--npus counts them all).")
 @click.option("--max-model-len", type=click.IntRange(min=1), metavar="TOKENS",
               help="The context to plan for (default: the model's own, shortened if it does not fit).")
 @click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
               help="Requests of --max-model-len tokens the KV cache must hold at once.")
 @click.option("--gpu-memory-utilization", "gmu", type=FiniteRange(min=0.05, max=1.0), default=0.9,
-              show_default=True)
-@click.option("--max-num-batched-tokens", "batched", type=click.IntRange(min=1), default=4096, show_default=True)
+              show_default=True, help="The share of each NPU's memory vLLM may take (vLLM's option of that name).")
+@click.option("--max-num-batched-tokens", "batched", type=click.IntRange(min=1), default=4096, show_default=True,
+              help="Tokens one scheduler step processes (vLLM's --max-num-batched-tokens): sizes the activation "
+                   "memory of the profile run.")
 @click.option("--vllm-ascend", "release", metavar="X", help="Plan for this vllm-ascend release (default: the newest "
               "final release of the matrix for the chip that lists the model's architecture).")
 @click.option("--keep-driver", is_flag=True, help="Only releases whose CANN runs on the NPU driver installed on this "
@@ -132,9 +140,12 @@ def _host_npus(replay: Optional[str]) -> tuple[str, int]:
 @click.option("--weights", "fmt", type=click.Choice(["bf16", "fp16", "w8a8", "w4a8", "fp8", "mxfp4"]),
               help="The checkpoint's weight format when the directory does not tell.")
 @click.option("--format", "out_fmt", type=click.Choice(choices("plan")), default="console",
-              show_default=True)
+              show_default=True, help="console for a terminal, markdown for an issue or a runbook (tables and code "
+                                      "blocks), json for a program.")
+@click.option("-o", "--output", "output", default="-", metavar="FILE",
+              help="Write the plan here (atomically) instead of stdout.")
 def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_len, concurrency, gmu, batched, release,
-         keep_driver, fmt, out_fmt) -> None:
+         keep_driver, fmt, out_fmt, output) -> None:
     """Plan a deployment: the parallel layout, the memory per rank term by term, the KV cache it leaves, the
     `vllm serve` command and the release to install — from the model's own files and the chip table."""
     from ascend_doctor.deploy.chips import find_chip
@@ -207,8 +218,12 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
                         model=PlannedModel(path=files.path, name=files.name, architecture=files.arch,
                                            weights=files.weights, weight_format=files.weight_format),
                         exit_code=0 if p.verdict in ("fits", "shortened") else 1)
+    from ascend_doctor.cli.output import console_text, write_output
+
     if out_fmt == "json":
-        click.echo(dump_json(redact_tree(report.model_dump(mode="json"))))
+        write_output(output, dump_json(redact_tree(report.model_dump(mode="json"))) + "\n", "plan")
+    elif output != "-" or out_fmt == "markdown":
+        write_output(output, console_text(render_plan, report, markdown=out_fmt == "markdown"), "plan")
     else:
-        render_plan(report, markdown=out_fmt == "markdown")
+        render_plan(report)
     sys.exit(report.exit_code)

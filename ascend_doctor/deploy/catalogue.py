@@ -55,6 +55,18 @@ def find_model(name: str, models: list[CatalogueModel]) -> Optional[CatalogueMod
     return None
 
 
+def close_models(name: str, models: list[CatalogueModel], n: int = 3) -> list[str]:
+    """Catalogue ids whose full or short name is near `name` (`Qwen3-23B` -> Qwen/Qwen3-32B, Qwen/Qwen3-8B)."""
+    import difflib
+
+    short = {m.id.split("/")[-1].lower(): m.id for m in models}
+    full = {m.id.lower(): m.id for m in models}
+    want = name.strip().lower()
+    hits = difflib.get_close_matches(want, list(full), n=n, cutoff=0.75) or difflib.get_close_matches(
+        want.split("/")[-1], list(short), n=n, cutoff=0.75)
+    return [full.get(h) or short[h] for h in hits]
+
+
 def catalogue_files(m: CatalogueModel, fmt: Optional[str] = None) -> ModelFiles:
     """The catalogue entry as the plan reads a model directory: its config, and the size of the checkpoint of
     format `fmt` (the first listed when None) computed from the config."""

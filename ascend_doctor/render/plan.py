@@ -102,17 +102,87 @@ def _alternatives(p: Plan) -> list[tuple[str, str, str]]:
     return rows
 
 
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _heading(label: str) -> str:
+    text = label.rstrip(":：").strip()
+    return text[:1].upper() + text[1:]
+
+
+def _markdown(doc: PlanReport) -> str:
+    """The plan as GitHub Markdown: the decision as a list, the memory per rank as a table, commands in code
+    blocks (a plan pasted into an issue or a runbook reads as one)."""
+    w, want, chip, p, serve = doc.model.weights, doc.want, doc.chip, doc.plan, doc.serve
+    out = ["## ascend-doctor plan", "",
+           f"- **{tr('model:')}** `{doc.model.path}` — {shown(describe(doc.model.architecture))}",
+           f"- **{tr('weights:')}** {gib(w.total_bytes)} ({shown(w.source)})",
+           f"- **{tr('target:')}** " + tr("{ranks} × {chip} ({family}) on {nodes} node(s), --gpu-memory-utilization "
+                                         "{gmu}, {n} request(s) at once", ranks=want.ranks, chip=chip.id,
+                                         family=chip.family, nodes=want.nodes, gmu=f"{want.gmu:g}",
+                                         n=want.concurrency)]
+    if p.unknown:
+        out.append(f"- **{tr('cannot size the KV cache:')}** {shown(p.unknown)}")
+    out += [f"- **{tr('note:')}** {shown(n)}" for n in p.notes]
+    c = p.chosen
+    if c is None:
+        out.append(f"- **{tr('verdict:')}** " + tr("no layout fits on {n} rank(s)", n=want.ranks))
+        out += [f"  - {cand.layout.label()}: {shown(cand.why) or tr('fits')}" for cand in p.candidates]
+        out += [f"- **{head.strip()}** {body}" for _s, head, body in _alternatives(p)]
+        return "\n".join(out) + "\n"
+    decided = tr("{layout} on {ranks} rank(s), --max-model-len {max_len}", layout=c.layout.label(),
+                 ranks=c.layout.ranks, max_len=c.max_len)
+    out.append(f"- **{tr('verdict:')}** " + (tr("unknown: the weights fit {decided}, but the KV cache cannot be sized",
+                                                 decided=decided) if p.verdict == "unknown" else decided))
+    if doc.replicas > 1:
+        out.append("- " + tr("{n} such replicas fit the {ranks} ranks (--data-parallel-size or separate servers)",
+                             n=doc.replicas, ranks=want.ranks))
+    b = c.budget
+    out += ["", f"### {_heading(tr('memory per rank:'))}", "", "| | GiB | |", "|---|---:|---|",
+            f"| {_cell(shown(b.visible.name))} | {gib(b.visible.bytes)} | {_cell(shown(b.visible.inputs))} |",
+            f"| × {b.gmu:g} | {gib(b.requested)} | |"]
+    out += [f"| − {_cell(shown(t.name))} | {gib(t.bytes)}{' ' + tr('(estimate)') if t.estimate else ''} | "
+            f"{_cell(shown(t.inputs))} |" for t in b.terms]
+    out.append(f"| **= {_cell(tr('KV cache:').rstrip(':：'))}** | **{gib(b.kv_bytes)}** | |")
+    out.append("")
+    if c.kv.unknown:
+        out.append(f"- {shown(c.kv.unknown)}")
+    else:
+        cap = c.capacity
+        out.append(f"- **{tr('per token:')}** {c.kv.bytes_per_token} B — {shown(c.kv.formula)}")
+        out.append(f"- **{tr('holds:')}** " + tr("{tokens} tokens ({blocks} blocks of {block}); {conc} request(s) of "
+                                                 "{max_len} tokens at once", tokens=cap.tokens,
+                                                 blocks=cap.num_blocks, block=cap.block,
+                                                 conc=f"{cap.concurrency:.2f}", max_len=c.max_len))
+    out += ["", f"### {_heading(tr('serve:'))}", "", "```bash", serve.shell(), "```"]
+    if serve.docker:
+        out += ["", f"{tr('container:')}", "", "```bash", shell(serve.docker + serve.argv), "```"]
+    out += [""] + [f"- {shown(why)}" for why in serve.why]
+    rel = doc.release
+    if rel:
+        out += ["", f"### {_heading(tr('install:'))}", "",
+                "- " + tr("vllm-ascend {version} (vLLM {vllm}, CANN {cann}, torch_npu {torch_npu}, Python {python}); "
+                          "image {image}", version=rel.vllm_ascend, vllm=rel.vllm, cann=rel.cann,
+                          torch_npu=rel.torch_npu, python=rel.python, image=rel.image), "", "```text", rel.pins,
+                "```"]
+        if rel.driver_note:
+            out.append(f"- **{tr('driver:')}** {shown(rel.driver_note)}")
+        out += [f"- **{tr('not chosen:')}** {shown(why)}" for why in rel.passed_over]
+    others = [f"- {x.layout.label()}: {shown(x.why) or tr('fits')}" for x in p.candidates if x is not c] + [
+        f"- **{tr('refused:')}** {shown(rule)}" for rule in p.rejected]
+    if others:
+        out += [""] + others
+    return "\n".join(out) + "\n"
+
+
 def render_plan(doc: PlanReport, markdown: bool = False, file: Optional[Any] = None) -> None:
     # Secrets by their shape only (a token in a model path): `name: value` masking would eat "tokens: 4096".
     rows = [(style, head, redact_values(body)) for style, head, body in _lines(doc)]
     if markdown:
         import click
 
-        out = ["## ascend-doctor plan", ""]
-        for _style, head, body in rows:
-            text = (head + body).rstrip()
-            out.append(f"    {text}" if head.startswith("  ") else f"- {text}")
-        click.echo("\n".join(out), file=file)
+        click.echo(redact_values(_markdown(doc)), file=file)
         return
     con = make_console(file)
     width = max(con.width, 60)

@@ -273,3 +273,46 @@ def test_the_hosts_file_reader_refuses_a_fifo_without_blocking(tmp_path):
     r = LocalHost().read_file(str(tmp_path / "config.json"))
     assert not r.ok and "not a regular file" in r.error_message
     assert LocalHost().read_file("/proc/self/status").ok  # procfs entries are regular files
+
+
+# #41 item 5: the interface ------------------------------------------------------------------------------------------
+def test_markdown_is_markdown_and_o_writes_the_file(tmp_path):
+    """Tables for the memory, code blocks for the commands (a plan pasted into an issue renders), and `-o FILE` like
+    the other commands (written atomically; nothing on stdout)."""
+    out = tmp_path / "plan.md"
+    r = plan("--model", "Qwen/Qwen3-8B", "--chip", "910B3", "--npus", "1", "--format", "markdown", "-o", str(out))
+    assert r.returncode == 0 and r.stdout == ""
+    text = out.read_text()
+    assert "| | GiB | |\n|---|---:|---|" in text and "| × 0.9 |" in text and "| **= KV cache** |" in text
+    assert "```bash\nPYTORCH_NPU_ALLOC_CONF=expandable_segments:True vllm serve Qwen/Qwen3-8B" in text
+    assert text.count("```") % 2 == 0
+    j = tmp_path / "plan.json"
+    r = plan("--model", "Qwen/Qwen3-8B", "--chip", "910B3", "--npus", "1", "--format", "json", "-o", str(j))
+    assert r.returncode == 0 and json.loads(j.read_text())["plan"]["verdict"] == "fits"
+
+
+def test_a_misspelt_model_name_gets_the_near_catalogue_names():
+    r = plan("--model", "Qwen3-23B", "--chip", "910B3", "--npus", "8")
+    assert r.returncode == 2 and "did you mean Qwen/Qwen3-32B" in r.stderr
+
+
+def test_every_plan_option_has_help():
+    import click
+
+    from ascend_doctor.cli.plan import plan as command
+
+    bare = [p.opts[0] for p in command.params if isinstance(p, click.Option) and not (p.help or "").strip()]
+    assert bare == []
+
+
+def test_diagnose_writes_to_a_file(tmp_path):
+    log = tmp_path / "serve.log"
+    log.write_text("RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n")
+    out = tmp_path / "d.json"
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "diagnose", str(log), "--format", "json", "-o",
+                        str(out)], capture_output=True, text=True, cwd=REPO)
+    assert r.returncode == 1 and r.stdout == "" and json.loads(out.read_text())["matches"]
+    txt = tmp_path / "d.txt"
+    r = subprocess.run([sys.executable, "-m", "ascend_doctor", "diagnose", str(log), "-o", str(txt)],
+                       capture_output=True, text=True, cwd=REPO)
+    assert r.returncode == 1 and "pta-npu-oom" in txt.read_text()
