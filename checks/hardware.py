@@ -186,6 +186,13 @@ def serve_eager(ctx):
                                 "not given", hw=hw), evidence, remediation=known(rules[0].fix))
 
 
+def _int_flag(cmd, name: str):
+    try:
+        return cmd.int_opt(name)
+    except ValueError:
+        return None
+
+
 @check("HW103", "hw-serve-required-flags", severity="warning", stage="serve",
        needs=["serve_cmd", "python", "npu_smi", "serve_model"])
 def serve_required_flags(ctx):
@@ -201,7 +208,7 @@ def serve_required_flags(ctx):
     #27556: `Using max model len 262144`, then nothing), and no vllm-ascend release caps the default.
 
     How to fix: give the flag the finding names (the 310P tutorial uses `--max-model-len 16384`; on A2 at most
-    65536).
+    65536: a longer value given explicitly warns, to be kept only once measured starting).
     """
     cmd, skip = _serve(ctx)
     if skip:
@@ -216,6 +223,14 @@ def serve_required_flags(ctx):
     missing = [r for r in missing if not r.above_model_len] + long_
     if long_:
         evidence.insert(0, ev(T("derived context length"), how))
+    over = [(r, v) for r in rules if r.above_model_len and r.flag == "--max-model-len"
+            for v in [_int_flag(cmd, "max_model_len")] if v is not None and v > r.above_model_len]
+    if not missing and over:  # given, but longer than the documented start-up limit
+        r, v = over[0]
+        evidence.insert(0, ev(T("command line"), cmd.source("max_model_len")))
+        return ctx.warn(T("--max-model-len {value} is above the {limit} {rule} allows on {hw} ({says}); keep it only "
+                          "if you have measured this length starting", value=v, limit=r.above_model_len, rule=r.id,
+                          hw=", ".join(r.hardware), says=r.says), evidence, remediation=r.fix)
     if not missing:
         if unjudged:
             return ctx.unknown(T("{flags} not given, and whether the model needs it ({rules}: above a context "

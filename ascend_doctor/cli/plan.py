@@ -83,6 +83,21 @@ def _model_files(knowledge, model: str, fmt: Optional[str]):
     return read_model_dir(model, fmt)
 
 
+def _context_cap(m, family: str, release: Optional[str]) -> tuple[Optional[int], str]:
+    """(the longest context the hardware rules let a plan propose on `family`, the rule's id and words): the rules
+    that want `--max-model-len` given above a length (HW-A2-001: the engine gets stuck above 65536 on A2), for the
+    release asked for, else the newest the matrix knows for the family."""
+    version = release or next((r.version for r in reversed(m.releases) if family in r.hardware), None)
+    if version is None:
+        return None, ""
+    rules = [r for r in m.serve_rules_for(family, version, "required_flag")
+             if r.flag == "--max-model-len" and r.above_model_len]
+    if not rules:
+        return None, ""
+    r = min(rules, key=lambda x: x.above_model_len)
+    return r.above_model_len, f"{r.id}: {r.says}"
+
+
 def _list_models(knowledge) -> None:
     for m in knowledge.catalogue:
         click.echo(f"{m.id:40} " + ", ".join(f"{c.format} ({c.repo})" for c in m.checkpoints))
@@ -180,8 +195,9 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
             "total_bytes": files.weights.total_bytes // 2, "expert_bytes": files.weights.expert_bytes // 2,
             "vocab_bytes": files.weights.vocab_bytes // 2,
             "source": T("{source}; float32 loaded as 16-bit (vLLM --dtype auto)", source=files.weights.source)})
+    cap, rule = _context_cap(knowledge.matrix, c.family, release)
     want = Want(ranks=npus, nodes=nodes, max_len=max_model_len, concurrency=concurrency, gmu=gmu,
-                batched_tokens=batched, dtype_bytes=2)
+                batched_tokens=batched, dtype_bytes=2, max_len_cap=cap, max_len_cap_rule=rule)
     p = make_plan(files.arch, files.weights, c, want)
     if p.verdict == "none":
         from ascend_doctor.deploy.weights import estimate

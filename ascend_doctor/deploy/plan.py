@@ -38,6 +38,10 @@ class Want(Model):
     max_seqs: int = Field(256, gt=0)
     hccl_buffsize_mb: int = Field(200, gt=0)
     dtype_bytes: int = 2
+    # the longest context the hardware rules allow on the chip without a measured longer one (HW-A2-001), and the
+    # rule that says so: applied to the model's own context, never to a --max-model-len the user gave
+    max_len_cap: Optional[int] = Field(None, gt=0)
+    max_len_cap_rule: str = ""
 
 
 class Candidate(Model):
@@ -174,6 +178,10 @@ def make_plan(a: Architecture, ws: WeightSize, chip: Chip, want: Want) -> Plan:
     if want.max_len and want.max_len > derived:
         plan.notes.append(T("--max-model-len {want} is above the {derived} the model config allows", want=want.max_len,
                             derived=derived))
+    if want.max_len_cap and not want.max_len and target > want.max_len_cap:
+        plan.notes.append(T("{family}: max_model_len capped at {cap}, below the model's {derived} ({rule})",
+                            family=chip.family, cap=want.max_len_cap, derived=target, rule=want.max_len_cap_rule))
+        target = want.max_len_cap
     if chip.family == "310P" and not want.max_len:
         target = min(target, 16384)
         plan.notes.append(T("310P: max_model_len capped at 16384 (the tutorials' value; its causal mask grows with "

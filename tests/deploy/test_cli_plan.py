@@ -316,3 +316,29 @@ def test_diagnose_writes_to_a_file(tmp_path):
     r = subprocess.run([sys.executable, "-m", "ascend_doctor", "diagnose", str(log), "-o", str(txt)],
                        capture_output=True, text=True, cwd=REPO)
     assert r.returncode == 1 and "pta-npu-oom" in txt.read_text()
+
+
+def test_plan_keeps_the_a2_context_rule_and_the_lint_warns_a_longer_explicit_one():
+    """#41: `plan` proposed --max-model-len 163840 for DeepSeek-R1 on 910B3 though HW-A2-001 says the engine gets
+    stuck above 65536 on A2; it now caps the model's own context there (a --max-model-len the user gives is kept), and
+    HW103 warns a longer explicit value."""
+    r = plan("--model", "deepseek-ai/DeepSeek-R1", "--chip", "910B3", "--npus", "16", "--nodes", "2",
+             "--format", "json")
+    doc = json.loads(r.stdout)
+    argv = doc["serve"]["argv"]
+    assert argv[argv.index("--max-model-len") + 1] == "65536"
+    assert any("HW-A2-001" in str(n) for n in doc["plan"]["notes"])
+    r = plan("--model", "deepseek-ai/DeepSeek-R1", "--chip", "910B3", "--npus", "16", "--nodes", "2",
+             "--max-model-len", "98304", "--format", "json")
+    argv = json.loads(r.stdout)["serve"]["argv"]
+    assert argv[argv.index("--max-model-len") + 1] == "98304"
+    a3 = json.loads(plan("--model", "deepseek-ai/DeepSeek-R1", "--chip", "A3", "--npus", "16", "--format",
+                         "json").stdout)
+    assert not any("HW-A2-001" in str(n) for n in a3["plan"]["notes"])
+    healthy = str(REPO / "examples" / "healthy-a2.snapshot.json")
+    lint = subprocess.run([sys.executable, "-m", "ascend_doctor", "exec", "--replay", healthy, "--select", "HW103",
+                           "--format", "json", "-o", "-", "--", "vllm", "serve", "/models/m", "--max-model-len",
+                           "163840"], capture_output=True, text=True, cwd=REPO)
+    report = json.JSONDecoder().raw_decode(lint.stderr, lint.stderr.index("{"))[0]  # exec reports on stderr
+    f = next(x for x in report["findings"] if x["code"] == "HW103")
+    assert f["status"] == "warn" and "above the 65536 HW-A2-001 allows on A2" in f["message"]
