@@ -103,8 +103,27 @@ def _list_models(knowledge) -> None:
         click.echo(f"{m.id:40} " + ", ".join(f"{c.format} ({c.repo})" for c in m.checkpoints))
 
 
-def _host_npus(replay: Optional[str]) -> tuple[str, int]:
-    """(chip name, chip count) as npu-smi shows them on this host or in the snapshot; InputError when it shows none."""
+# a chip whose HBM is more than this much in use is another job's (NPU103's threshold for a busy chip)
+BUSY_FRACTION = 0.5
+
+
+def _free_devices(smi) -> tuple[list[int], list[str]]:
+    """(the /dev/davinciN ids of the chips npu-smi shows free, "NPU 0 chip 0: 61250 / 65536 MB" for the others):
+    /dev/davinciN is the chip's Phy-ID on A3, the NPU id elsewhere (ascend_doctor.facts.scope)."""
+    free, held = [], []
+    for c in smi.info.chips:
+        used, total = (c.hbm_used_mb, c.hbm_total_mb) if c.hbm_total_mb else (c.memory_used_mb, c.memory_total_mb)
+        dev = c.phy_id if c.phy_id is not None else c.npu_id
+        if total and used is not None and used / total > BUSY_FRACTION:
+            held.append(f"NPU {c.npu_id} chip {c.chip_id} (/dev/davinci{dev}): {used} / {total} MB")
+        else:
+            free.append(dev)
+    return free, held
+
+
+def _host_npus(replay: Optional[str]) -> tuple[str, int, list[int], list[str]]:
+    """(chip name, chip count, free device ids, held chips) as npu-smi shows them on this host or in the snapshot;
+    InputError when it shows none."""
     from ascend_doctor.cli.options import make_host
     from ascend_doctor.core.options import RunOptions
     from ascend_doctor.facts import FactStore
@@ -119,7 +138,8 @@ def _host_npus(replay: Optional[str]) -> tuple[str, int]:
     if len(names) != 1:
         raise InputError(T("npu-smi on {where} shows {names}: give --chip", where=where,
                            names=", ".join(names) or T("no chip name")))
-    return names[0], len(smi.info.chips)
+    free, held = _free_devices(smi)
+    return names[0], len(smi.info.chips), free, held
 
 
 @click.command("plan", cls=DoctorCommand, epilog=PLAN_EXIT_HELP)
@@ -180,9 +200,13 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
     if not model_dir:
         raise InputError(T("--model DIR|NAME is required (or --list-models)"))
     chips = knowledge.chips
-    if chip is None or npus is None:
-        seen_chip, seen_n = _host_npus(replay)
-        chip, npus = chip or seen_chip, npus or seen_n * nodes
+    free, held = None, []
+    if chip is None or npus is None or replay:
+        seen_chip, seen_n, free, held = _host_npus(replay)
+        if not free:
+            raise InputError(T("every NPU npu-smi shows on {where} is in use by another job: {held}",
+                               where=replay or T("this host"), held="; ".join(held)))
+        chip, npus = chip or seen_chip, npus or len(free) * nodes
     c = find_chip(chip, chips)
     if c is None:
         raise InputError(T("--chip {chip}: not in the chip table (known: {known})", chip=chip,
@@ -199,6 +223,12 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
     want = Want(ranks=npus, nodes=nodes, max_len=max_model_len, concurrency=concurrency, gmu=gmu,
                 batched_tokens=batched, dtype_bytes=2, max_len_cap=cap, max_len_cap_rule=rule)
     p = make_plan(files.arch, files.weights, c, want)
+    if free is None:
+        p.notes.append(T("the NPUs were assumed free (no host or snapshot read: run plan on the host, or give "
+                         "--replay SNAPSHOT)"))
+    elif held:
+        p.notes.append(T("planned on the {n} free NPU(s) only: {held} are held by another job", n=len(free),
+                         held="; ".join(held)))
     if p.verdict == "none":
         from ascend_doctor.deploy.weights import estimate
 
@@ -226,7 +256,8 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
         from ascend_doctor.deploy.container import docker_run
 
         per_node = p.chosen.layout.ranks // max(nodes, 1) or 1
-        serve.docker = docker_run(rel.image, per_node, serve.env, files.path if os.path.isdir(files.path) else None,
+        devices = free[:per_node] if free is not None and len(free) >= per_node else per_node
+        serve.docker = docker_run(rel.image, devices, serve.env, files.path if os.path.isdir(files.path) else None,
                                   network=p.chosen.layout.ranks > 1,
                                   whole_driver=c.family == "A5" and p.chosen.layout.ranks > 1)
     report = PlanReport(tool_version=__version__, chip=c, want=want, plan=p, replicas=replicas(p, want),

@@ -29,13 +29,14 @@ HCCL_ROOTINFO = "/etc/hccl_rootinfo.json"
 WHOLE_DRIVER_FLAGS = (f"-v {DRIVER_DIR}:{DRIVER_DIR}", f"-v {HCCL_ROOTINFO}:{HCCL_ROOTINFO}")
 
 
-def docker_run(image: str, devices: int, env: dict[str, str], model_path: Optional[str], network: bool,
+def docker_run(image: str, devices, env: dict[str, str], model_path: Optional[str], network: bool,
                whole_driver: bool = False) -> list[str]:
-    """`docker run` for `devices` NPUs (/dev/davinci0..N-1), the driver mounted from the host, the model directory
-    mounted where `vllm serve` is told to read it; `network`: host networking and hccn_tool (HCCL across NPUs);
-    `whole_driver`: the whole driver directory and HCCL's root info (Atlas 350 with HCCL, see WHOLE_DRIVER_FLAGS)."""
+    """`docker run` for `devices` NPUs (a count: /dev/davinci0..N-1; or the device ids to mount, the free ones of a
+    host), the driver mounted from the host, the model directory mounted where `vllm serve` is told to read it;
+    `network`: host networking and hccn_tool (HCCL across NPUs); `whole_driver`: the whole driver directory and HCCL's
+    root info (Atlas 350 with HCCL, see WHOLE_DRIVER_FLAGS)."""
     argv = ["docker", "run", "--rm", "--name", "vllm-ascend", f"--shm-size={SHM_SIZE}"]
-    for i in range(devices):
+    for i in (range(devices) if isinstance(devices, int) else devices):
         argv += ["--device", f"/dev/davinci{i}"]
     for node in CORE_NODES:
         argv += ["--device", f"/dev/{node}"]

@@ -130,7 +130,10 @@ def test_the_chip_and_its_count_come_from_npu_smi_when_not_given():
     assert (doc["chip"]["id"], doc["want"]["ranks"]) == ("910B3", 8)
     r = plan("--model", "Qwen3-32B", "--replay", "examples/a3-busy.snapshot.json", "--format", "json")
     doc = json.loads(r.stdout)
-    assert (doc["chip"]["id"], doc["want"]["ranks"]) == ("A3", 16)  # npu-smi's `Ascend910` dies: two per card
+    # npu-smi's `Ascend910` dies, two per card: 16, of which 4 (NPUs 0 and 1) are 93% held by another job (#41)
+    assert (doc["chip"]["id"], doc["want"]["ranks"]) == ("A3", 12)
+    assert any("held by another job" in str(n) and "/dev/davinci3" in str(n) for n in doc["plan"]["notes"])
+    assert "/dev/davinci0" not in doc["serve"]["docker"] and "/dev/davinci4" in doc["serve"]["docker"]
     r = plan("--model", "Qwen3-32B", "--replay", "examples/container-missing-devices.snapshot.json")
     assert r.returncode == 2 and "give --chip and --npus" in r.stderr and r.stderr.count("\n") == 1
 
