@@ -44,6 +44,18 @@ def _options(cmd, arch):
     return Layout(tp=tp, dp=dp, pp=pp, ep=ep and tp * dp > 1), want, max_len
 
 
+def _kv_halved(ctx, chip) -> str:
+    """Where the installed vllm-ascend halves the KV budget on this chip (310P from 0.18.0rc1), or ""."""
+    from ascend_doctor.text.versions import parse_version, try_parse_version
+
+    if not getattr(chip, "kv_halved_from", None):
+        return ""
+    py = ctx.try_fact("python")
+    dist = py.dist("vllm-ascend") if py is not None else None
+    v = try_parse_version(dist.version) if dist is not None else None
+    return chip.kv_halved_where if v is not None and v >= parse_version(chip.kv_halved_from) else ""
+
+
 def _weights(m, arch):
     quant = {"x.weight": m.quant_type} if m.quant_type else None
     fmt = format_of(arch, quant) or "bf16"
@@ -105,6 +117,7 @@ def memory_fits(ctx):
     used = chips[:max(layout.ranks, 1)] or chips
     poorest = min(used, key=lambda c: c.hbm_total_mb or c.memory_total_mb or 0)
     chip, ws = _chip(poorest, ctx.knowledge.chips), _weights(m, arch)
+    want = want.model_copy(update={"kv_halved_by": _kv_halved(ctx, chip)})
     cand = size(arch, ws, chip, want, layout, max_len)
     evidence += [cmd_evidence(cmd)] + _budget_evidence(cand, ws)
     return _verdict(ctx, arch, ws, chip, want, layout, cand, len(chips), evidence)

@@ -98,6 +98,18 @@ def _context_cap(m, family: str, release: Optional[str]) -> tuple[Optional[int],
     return r.above_model_len, f"{r.id}: {r.says}"
 
 
+def _kv_halved(m, chip, release: Optional[str]) -> str:
+    """Where the release planned for halves the KV budget on this chip ("" when it does not): the release asked
+    for, else the newest the matrix knows for the chip's family (the one plan proposes)."""
+    from ascend_doctor.text.versions import parse_version, try_parse_version
+
+    if not chip.kv_halved_from:
+        return ""
+    version = release or next((r.version for r in reversed(m.releases) if chip.family in r.hardware), None)
+    v = try_parse_version(version)
+    return chip.kv_halved_where if v is not None and v >= parse_version(chip.kv_halved_from) else ""
+
+
 def _list_models(knowledge) -> None:
     for m in knowledge.catalogue:
         click.echo(f"{m.id:40} " + ", ".join(f"{c.format} ({c.repo})" for c in m.checkpoints))
@@ -221,7 +233,8 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
             "source": T("{source}; float32 loaded as 16-bit (vLLM --dtype auto)", source=files.weights.source)})
     cap, rule = _context_cap(knowledge.matrix, c.family, release)
     want = Want(ranks=npus, nodes=nodes, max_len=max_model_len, concurrency=concurrency, gmu=gmu,
-                batched_tokens=batched, dtype_bytes=2, max_len_cap=cap, max_len_cap_rule=rule)
+                batched_tokens=batched, dtype_bytes=2, max_len_cap=cap, max_len_cap_rule=rule,
+                kv_halved_by=_kv_halved(knowledge.matrix, c, release))
     p = make_plan(files.arch, files.weights, c, want)
     if free is None:
         p.notes.append(T("the NPUs were assumed free (no host or snapshot read: run plan on the host, or give "

@@ -28,6 +28,9 @@ class Chip(Model, extra="forbid"):
     visible_mib: Optional[int] = Field(None, gt=0, description="the device total torch_npu reports, where sourced")
     bf16: bool = True
     box_ranks: Optional[int] = Field(None, gt=0, description="ranks in one server of the usual box (Atlas 800 A2: 8)")
+    kv_halved_from: Optional[str] = Field(None, description="the first vllm-ascend release that gives the KV cache "
+                                                            "only half of the memory left on this chip")
+    kv_halved_where: str = Field("", description="where that release does it")
     sources: list[str] = Field(min_length=1)
 
     def visible(self) -> tuple[int, str, bool]:

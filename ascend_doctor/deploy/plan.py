@@ -42,6 +42,8 @@ class Want(Model):
     # rule that says so: applied to the model's own context, never to a --max-model-len the user gave
     max_len_cap: Optional[int] = Field(None, gt=0)
     max_len_cap_rule: str = ""
+    # the release halves the KV budget on this chip (310P from 0.18.0rc1): where it does so, for the table
+    kv_halved_by: str = ""
 
 
 class Candidate(Model):
@@ -138,6 +140,11 @@ def size(a: Architecture, ws: WeightSize, chip: Chip, want: Want, layout: Layout
     weights = Term(name=T("weights"), bytes=wbytes, inputs=shard, estimate=ws.estimated)
     act = activation(a, layout.tp, min(want.batched_tokens, max(max_len, 1)), want.max_seqs, want.dtype_bytes)
     b = budget(visible, want.gmu, weights, act, layout, want.hccl_buffsize_mb, extra=_mask(chip, max_len))
+    if want.kv_halved_by and b.kv_bytes > 0:  # 310P: half of what is left stays free for operator workspace
+        half = b.kv_bytes - b.kv_bytes // 2
+        b.terms.append(Term(name=T("operator workspace (half the rest)"), bytes=half,
+                            inputs=T("{source}: the KV cache gets half of what is left", source=want.kv_halved_by)))
+        b.kv_bytes -= half
     kv = kv_per_token(a, layout.tp, layout.pp, want.dtype_bytes)
     if kv.unknown:  # the weights may be placed, but whether the context fits is not known: never a "fits"
         return Candidate(layout=layout, budget=b, kv=kv, max_len=max_len, fits=False,

@@ -345,3 +345,22 @@ def test_plan_keeps_the_a2_context_rule_and_the_lint_warns_a_longer_explicit_one
     report = json.JSONDecoder().raw_decode(lint.stderr, lint.stderr.index("{"))[0]  # exec reports on stderr
     f = next(x for x in report["findings"] if x["code"] == "HW103")
     assert f["status"] == "warn" and "above the 65536 HW-A2-001 allows on A2" in f["message"]
+
+
+def test_310p_halves_the_kv_budget_from_the_release_that_does():
+    """#41: vllm-ascend >= 0.18.0rc1 gives the 310P KV cache half of the memory left (worker_310p.py:
+    determine_available_memory, "halved for workspace", vllm-ascend#14274); 0.17.0rc1 does not. The device total is
+    the 43.24 GiB torch_npu reports there (#14004)."""
+    def kv(*extra):
+        doc = json.loads(plan("--model", "Qwen/Qwen3-8B", "--chip", "310P3", "--npus", "1", "--format", "json",
+                              *extra).stdout)
+        b = doc["plan"]["chosen"]["budget"]
+        return b, {t["name"]: t for t in b["terms"]}
+
+    b, terms = kv()
+    work = next(t for n, t in terms.items() if "half the rest" in n)
+    assert work["bytes"] == b["kv_bytes"] or work["bytes"] == b["kv_bytes"] + 1
+    assert "worker_310p.py" in work["inputs"] and b["visible"]["bytes"] == 44278 * 2**20
+    old, old_terms = kv("--vllm-ascend", "0.17.0rc1")
+    assert not any("half the rest" in n for n in old_terms)
+    assert old["kv_bytes"] > 1.9 * b["kv_bytes"]
