@@ -44,6 +44,14 @@ def _options(cmd, arch):
     return Layout(tp=tp, dp=dp, pp=pp, ep=ep and tp * dp > 1), want, max_len
 
 
+def _buffsize(ctx) -> dict:
+    """{"hccl_buffsize_mb": N} from the server's HCCL_BUFFSIZE (deployments set 512-1024 MB; CANN's default is 200),
+    {} when it is not set or not a positive number."""
+    env = ctx.try_fact("server_env") or {}
+    raw = str(env.get("HCCL_BUFFSIZE", "")).strip()
+    return {"hccl_buffsize_mb": int(raw)} if raw.isdigit() and int(raw) > 0 else {}
+
+
 def _kv_halved(ctx, chip) -> str:
     """Where the installed vllm-ascend halves the KV budget on this chip (310P from 0.18.0rc1), or ""."""
     from ascend_doctor.text.versions import parse_version, try_parse_version
@@ -117,7 +125,7 @@ def memory_fits(ctx):
     used = chips[:max(layout.ranks, 1)] or chips
     poorest = min(used, key=lambda c: c.hbm_total_mb or c.memory_total_mb or 0)
     chip, ws = _chip(poorest, ctx.knowledge.chips), _weights(m, arch)
-    want = want.model_copy(update={"kv_halved_by": _kv_halved(ctx, chip)})
+    want = want.model_copy(update={"kv_halved_by": _kv_halved(ctx, chip), **_buffsize(ctx)})
     cand = size(arch, ws, chip, want, layout, max_len)
     evidence += [cmd_evidence(cmd)] + _budget_evidence(cand, ws)
     return _verdict(ctx, arch, ws, chip, want, layout, cand, len(chips), evidence)

@@ -162,3 +162,11 @@ def test_exec_replay_fails_a_feature_the_release_marks_unsupported_for_the_model
         in f["message"]
     code, f = run("--tensor-parallel-size", "8")
     assert code == 0 and f["status"] == "pass"
+
+
+def test_serve305_counts_the_hccl_buffers_the_server_environment_sets():
+    """#41: 2 x HCCL_BUFFSIZE per communicator; deployments set 512-1024 MB, not CANN's default 200."""
+    default = run_check("SERVE305", facts(f"vllm serve {QWEN} --tensor-parallel-size 2"))
+    big = run_check("SERVE305", facts(f"vllm serve {QWEN} --tensor-parallel-size 2", env={"HCCL_BUFFSIZE": "1024"}))
+    text = lambda f: " ".join(str(e.excerpt) for e in f.evidence)  # noqa: E731
+    assert "HCCL_BUFFSIZE=200" in text(default) and "HCCL_BUFFSIZE=1024" in text(big)
