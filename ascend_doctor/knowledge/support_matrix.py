@@ -44,8 +44,7 @@ def doc_families(listed: str) -> set:
 def model_aliases(display: str) -> set:
     """The names one docs row gives: `Llama2/3/3.1/3.2` -> llama2 (the parts after the first are versions of it,
     not names), `GLM-4.x`, `MiniMax-M2.5/2.7` -> minimaxm25."""
-    first = display.split("/")[0]
-    first = re.sub(r"\s*\((Experimental|experimental)\)", "", first)
+    first = display.split("/")[0].replace("(Experimental)", "").replace("(experimental)", "")
     return {norm(first)} - {""}
 
 

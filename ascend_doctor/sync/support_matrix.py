@@ -16,18 +16,23 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional
 
+import re2
+
 MODELS = "docs/source/user_guide/support_matrix/supported_models.md"
 FEATURES = "docs/source/user_guide/support_matrix/feature_matrix.md"
 NO = "❌"
-_LINK = re.compile(r"\[([^\]]*)\]\(([^)]*)\)")
-_TAG = re.compile(r"<[^>]+>")
+# RE2 (linear time): a docs file is upstream text, and a cell of a thousand `[` or `<` must not stall sync
+_LINK = re2.compile(r"\[([^\]]*)\]\(([^)]*)\)")
+_TAG = re2.compile(r"<[^>]+>")
+_SUP = re2.compile(r"<sup>.*?</sup>")
+_BR = re2.compile(r"(?i)<br\s*/?>")
 
 
 def clean(cell: str) -> str:
     """A cell's text: links to their text, HTML tags and footnote marks dropped, spaces collapsed."""
     text = _LINK.sub(lambda m: m.group(1), cell)
-    text = re.sub(r"<sup>.*?</sup>", "", text)
-    text = re.sub(r"<br\s*/?>", "/", text, flags=re.IGNORECASE)
+    text = _SUP.sub("", text)
+    text = _BR.sub("/", text)
     text = _TAG.sub("", text)
     return " ".join(text.split())
 
