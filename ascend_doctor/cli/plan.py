@@ -265,13 +265,20 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
     serve = (serve_plan(files.path, files.arch, p.chosen, want, c.family, files.weight_format, tools.tool_parser,
                         tools.reasoning_parser)
              if p.chosen is not None else None)
+    if serve is not None:
+        from ascend_doctor.deploy.command import node_commands
+
+        serve.why.extend(node_commands(serve, p.chosen.layout, nodes))
     if serve is not None and rel is not None:
         from ascend_doctor.deploy.container import docker_run
 
         per_node = p.chosen.layout.ranks // max(nodes, 1) or 1
         devices = free[:per_node] if free is not None and len(free) >= per_node else per_node
-        serve.docker = docker_run(rel.image, devices, serve.env, files.path if os.path.isdir(files.path) else None,
-                                  network=p.chosen.layout.ranks > 1,
+        mount = files.path if os.path.isdir(files.path) else None
+        serve.docker = docker_run(rel.image, devices, serve.env, mount, network=p.chosen.layout.ranks > 1,
+                                  whole_driver=c.family == "A5" and p.chosen.layout.ranks > 1)
+        for n in serve.nodes:  # every node its own container: its env, its share of the NPUs
+            n.docker = docker_run(rel.image, per_node, n.env, mount, network=True,
                                   whole_driver=c.family == "A5" and p.chosen.layout.ranks > 1)
     report = PlanReport(tool_version=__version__, chip=c, want=want, plan=p, replicas=replicas(p, want),
                         serve=serve, release=rel, template=tools.template,

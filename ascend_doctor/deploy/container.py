@@ -4,6 +4,7 @@ name the missing ones with these flags, and `plan` writes the whole `docker run`
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Optional
 
@@ -59,5 +60,13 @@ def docker_run(image: str, devices, env: dict[str, str], model_path: Optional[st
     return argv + [image]
 
 
+def quote(word: str) -> str:
+    """A shell word: quoted, except a `$VAR` (or `$VAR:port`, `K=$VAR`) the user exports on each node of a
+    multi-node plan, which must expand; nothing else the doctor prints expands."""
+    if re.fullmatch(r"([A-Z_]{1,32}=)?\$[A-Z_]{1,32}(:[0-9]{1,5})?", word):
+        return f'"{word}"'
+    return shlex.quote(word)
+
+
 def shell(argv: list[str]) -> str:
-    return " ".join(shlex.quote(w) for w in argv)
+    return " ".join(quote(w) for w in argv)

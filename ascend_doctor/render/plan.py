@@ -64,9 +64,19 @@ def _lines(doc: PlanReport) -> list[tuple[str, str, str]]:
                                                        "request(s) of {max_len} tokens at once",
                                                        tokens=cap.tokens, blocks=cap.num_blocks, block=cap.block,
                                                        conc=f"{cap.concurrency:.2f}", max_len=c.max_len)))
-    rows.append(("bold", tr("serve:") + " ", serve.shell()))
-    if serve.docker:
-        rows.append(("", tr("container:") + " ", shell(serve.docker + serve.argv)))
+    if not serve.nodes:  # a multi-node plan: only the per-node commands can start
+        rows.append(("bold", tr("serve:") + " ", serve.shell()))
+        if serve.docker:
+            rows.append(("", tr("container:") + " ", shell(serve.docker + serve.argv)))
+    for n in serve.nodes:
+        head = tr("node {n} ({role}):", n=n.node, role=tr(n.role)) + " "
+        for pre in n.before:
+            rows.append(("bold", head, shell(pre)))
+            head = "  "
+        if n.argv:
+            rows.append(("bold", head, n.shell()))
+        if n.docker:
+            rows.append(("", "  " + tr("container:") + " ", shell(n.docker + (n.argv or ["bash"]))))
     for why in serve.why:
         rows.append(("dim", "  ", shown(why)))
     rel = doc.release
@@ -155,9 +165,16 @@ def _markdown(doc: PlanReport) -> str:
                                                  "{max_len} tokens at once", tokens=cap.tokens,
                                                  blocks=cap.num_blocks, block=cap.block,
                                                  conc=f"{cap.concurrency:.2f}", max_len=c.max_len))
-    out += ["", f"### {_heading(tr('serve:'))}", "", "```bash", serve.shell(), "```"]
-    if serve.docker:
-        out += ["", f"{tr('container:')}", "", "```bash", shell(serve.docker + serve.argv), "```"]
+    out += ["", f"### {_heading(tr('serve:'))}"]
+    if not serve.nodes:
+        out += ["", "```bash", serve.shell(), "```"]
+        if serve.docker:
+            out += ["", f"{tr('container:')}", "", "```bash", shell(serve.docker + serve.argv), "```"]
+    for n in serve.nodes:
+        out += ["", "#### " + tr("node {n} ({role}):", n=n.node, role=tr(n.role)).rstrip(":："), "", "```bash"]
+        out += [shell(pre) for pre in n.before] + ([n.shell()] if n.argv else []) + ["```"]
+        if n.docker:
+            out += ["", "```bash", shell(n.docker + (n.argv or ["bash"])), "```"]
     out += [""] + [f"- {shown(why)}" for why in serve.why]
     rel = doc.release
     if rel:

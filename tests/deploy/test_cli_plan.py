@@ -364,3 +364,26 @@ def test_310p_halves_the_kv_budget_from_the_release_that_does():
     old, old_terms = kv("--vllm-ascend", "0.17.0rc1")
     assert not any("half the rest" in n for n in old_terms)
     assert old["kv_bytes"] > 1.9 * b["kv_bytes"]
+
+
+def test_a_multi_node_plan_prints_one_command_per_node_that_the_lint_passes():
+    """#41: `plan --nodes 2` printed one 8-device container with --data-parallel-size 8 and nothing for the second
+    node. Now: node 0 serves the API (--data-parallel-address "$HEAD_IP"), node 1 runs --headless from its start
+    rank, each with the interface variables of vllm-ascend's multi-node tutorials and its own container; each node's
+    command passes the serve lint on an 8-NPU A2 host."""
+    r = plan("--model", "deepseek-ai/DeepSeek-R1", "--chip", "910B3", "--npus", "16", "--nodes", "2",
+             "--format", "json")
+    nodes = json.loads(r.stdout)["serve"]["nodes"]
+    assert [n["role"] for n in nodes] == ["head", "worker"]
+    head, worker = nodes[0]["argv"], nodes[1]["argv"]
+    assert head[head.index("--data-parallel-size-local") + 1] == "4" and "--headless" not in head
+    assert worker[worker.index("--data-parallel-start-rank") + 1] == "4" and "--headless" in worker
+    assert nodes[0]["env"]["HCCL_IF_IP"] == "$LOCAL_IP" and "-e" in nodes[1]["docker"]
+    healthy = str(REPO / "examples" / "healthy-a2.snapshot.json")
+    for n in nodes:
+        env = [f"{k}={v}" for k, v in n["env"].items()]
+        lint = subprocess.run([sys.executable, "-m", "ascend_doctor", "exec", "--replay", healthy, "--", "env", *env,
+                               *n["argv"]], capture_output=True, text=True, cwd=REPO)
+        assert lint.returncode == 0, lint.stderr[-2000:]
+    text = plan("--model", "deepseek-ai/DeepSeek-R1", "--chip", "910B3", "--npus", "16", "--nodes", "2").stdout
+    assert "node 1 (worker):" in text and '--data-parallel-address "$HEAD_IP"' in text
