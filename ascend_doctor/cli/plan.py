@@ -195,14 +195,10 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
          keep_driver, fmt, out_fmt, output) -> None:
     """Plan a deployment: the parallel layout, the memory per rank term by term, the KV cache it leaves, the
     `vllm serve` command and the release to install — from the model's own files and the chip table."""
-    from ascend_doctor.deploy.chips import find_chip
     from ascend_doctor.deploy.command import serve_plan
     from ascend_doctor.deploy.plan import Want, alternatives, make_plan, replicas
     from ascend_doctor.deploy.report import PlannedModel, PlanReport
     from ascend_doctor.knowledge.door import Knowledge
-    from ascend_doctor.render.plan import render_plan
-    from ascend_doctor.text.redact import redact_tree
-    from ascend_doctor.text.textsafe import dump_json
 
     knowledge = Knowledge(matrix)
     knowledge.check()  # an invalid layer is an input error, before anything is planned
@@ -211,20 +207,7 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
         sys.exit(0)
     if not model_dir:
         raise InputError(T("--model DIR|NAME is required (or --list-models)"))
-    chips = knowledge.chips
-    free, held = None, []
-    if chip is None or npus is None or replay:
-        seen_chip, seen_n, free, held = _host_npus(replay)
-        if not free:
-            raise InputError(T("every NPU npu-smi shows on {where} is in use by another job: {held}",
-                               where=replay or T("this host"), held="; ".join(held)))
-        chip, npus = chip or seen_chip, npus or len(free) * nodes
-    c = find_chip(chip, chips)
-    if c is None:
-        raise InputError(T("--chip {chip}: not in the chip table (known: {known})", chip=chip,
-                           known=", ".join(x.id for x in chips)))
-    if npus % nodes:
-        raise InputError(T("--npus {npus} is not a multiple of --nodes {nodes}", npus=npus, nodes=nodes))
+    c, npus, free, held = _target(knowledge.chips, chip, npus, replay, nodes)
     files = _model_files(knowledge, model_dir, fmt)
     if files.weight_format == "fp32":  # vLLM's `--dtype auto` loads a float32 checkpoint in 16 bits
         files.weights = files.weights.model_copy(update={
@@ -236,12 +219,7 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
                 batched_tokens=batched, dtype_bytes=2, max_len_cap=cap, max_len_cap_rule=rule,
                 kv_halved_by=_kv_halved(knowledge.matrix, c, release))
     p = make_plan(files.arch, files.weights, c, want)
-    if free is None:
-        p.notes.append(T("the NPUs were assumed free (no host or snapshot read: run plan on the host, or give "
-                         "--replay SNAPSHOT)"))
-    elif held:
-        p.notes.append(T("planned on the {n} free NPU(s) only: {held} are held by another job", n=len(free),
-                         held="; ".join(held)))
+    p.notes.extend(_free_note(free, held))
     if p.verdict == "none":
         from ascend_doctor.deploy.weights import estimate
 
@@ -266,26 +244,70 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
                         tools.reasoning_parser)
              if p.chosen is not None else None)
     if serve is not None:
-        from ascend_doctor.deploy.command import node_commands
-
-        serve.why.extend(node_commands(serve, p.chosen.layout, nodes))
-    if serve is not None and rel is not None:
-        from ascend_doctor.deploy.container import docker_run
-
-        per_node = p.chosen.layout.ranks // max(nodes, 1) or 1
-        devices = free[:per_node] if free is not None and len(free) >= per_node else per_node
-        mount = files.path if os.path.isdir(files.path) else None
-        serve.docker = docker_run(rel.image, devices, serve.env, mount, network=p.chosen.layout.ranks > 1,
-                                  whole_driver=c.family == "A5" and p.chosen.layout.ranks > 1)
-        for n in serve.nodes:  # every node its own container: its env, its share of the NPUs
-            n.docker = docker_run(rel.image, per_node, n.env, mount, network=True,
-                                  whole_driver=c.family == "A5" and p.chosen.layout.ranks > 1)
+        _commands(serve, p.chosen.layout, nodes, rel, c, free, files.path)
     report = PlanReport(tool_version=__version__, chip=c, want=want, plan=p, replicas=replicas(p, want),
                         serve=serve, release=rel, template=tools.template,
                         model=PlannedModel(path=files.path, name=files.name, architecture=files.arch,
                                            weights=files.weights, weight_format=files.weight_format),
                         exit_code=0 if p.verdict in ("fits", "shortened") else 1)
+    _write(report, out_fmt, output)
+    sys.exit(report.exit_code)
+
+
+def _target(chips, chip: Optional[str], npus: Optional[int], replay: Optional[str], nodes: int):
+    """(chip row, NPUs to plan for, free device ids or None when no host was read, held chips): the flags, else what
+    npu-smi shows on the host or in the snapshot, less the chips another job holds."""
+    from ascend_doctor.deploy.chips import find_chip
+
+    free, held = None, []
+    if chip is None or npus is None or replay:
+        seen_chip, _seen, free, held = _host_npus(replay)
+        if not free:
+            raise InputError(T("every NPU npu-smi shows on {where} is in use by another job: {held}",
+                               where=replay or T("this host"), held="; ".join(held)))
+        chip, npus = chip or seen_chip, npus or len(free) * nodes
+    c = find_chip(chip, chips)
+    if c is None:
+        raise InputError(T("--chip {chip}: not in the chip table (known: {known})", chip=chip,
+                           known=", ".join(x.id for x in chips)))
+    if npus % nodes:
+        raise InputError(T("--npus {npus} is not a multiple of --nodes {nodes}", npus=npus, nodes=nodes))
+    return c, npus, free, held
+
+
+def _free_note(free, held) -> list:
+    if free is None:
+        return [T("the NPUs were assumed free (no host or snapshot read: run plan on the host, or give --replay "
+                  "SNAPSHOT)")]
+    if held:
+        return [T("planned on the {n} free NPU(s) only: {held} are held by another job", n=len(free),
+                  held="; ".join(held))]
+    return []
+
+
+def _commands(serve, layout, nodes: int, rel, chip, free, model_path: str) -> None:
+    """The per-node commands of a multi-node plan, and the containers: the free NPUs' device nodes where the host
+    was read, one container per node."""
+    from ascend_doctor.deploy.command import node_commands
+    from ascend_doctor.deploy.container import docker_run
+
+    serve.why.extend(node_commands(serve, layout, nodes))
+    if rel is None:
+        return
+    per_node = layout.ranks // max(nodes, 1) or 1
+    devices = free[:per_node] if free is not None and len(free) >= per_node else per_node
+    mount = model_path if os.path.isdir(model_path) else None
+    whole = chip.family == "A5" and layout.ranks > 1
+    serve.docker = docker_run(rel.image, devices, serve.env, mount, network=layout.ranks > 1, whole_driver=whole)
+    for n in serve.nodes:  # every node its own container: its env, its share of the NPUs
+        n.docker = docker_run(rel.image, per_node, n.env, mount, network=True, whole_driver=whole)
+
+
+def _write(report, out_fmt: str, output: str) -> None:
     from ascend_doctor.cli.output import console_text, write_output
+    from ascend_doctor.render.plan import render_plan
+    from ascend_doctor.text.redact import redact_tree
+    from ascend_doctor.text.textsafe import dump_json
 
     if out_fmt == "json":
         write_output(output, dump_json(redact_tree(report.model_dump(mode="json"))) + "\n", "plan")
@@ -293,4 +315,3 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
         write_output(output, console_text(render_plan, report, markdown=out_fmt == "markdown"), "plan")
     else:
         render_plan(report)
-    sys.exit(report.exit_code)
