@@ -27,6 +27,12 @@ def _chip(npu, chips) -> Chip:
                 sources=["npu-smi info on this host"])
 
 
+# --kv-cache-dtype -> bytes per element (vLLM's CacheDType, vllm/config/cache.py: auto follows the model, the fp8
+# variants store one byte); a value not listed here (the 4-bit and turboquant ones) keeps the model's dtype
+KV_CACHE_BYTES = {"fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1, "fp8_ds_mla": 1, "bfloat16": 2,
+                  "float16": 2}
+
+
 def _options(cmd, arch):
     """(Layout, Want, max_len, dtype bytes) from the serve command, vLLM's defaults where it says nothing."""
     tp, pp = int_opt(cmd, "tensor_parallel_size", 1), int_opt(cmd, "pipeline_parallel_size", 1)
@@ -40,7 +46,8 @@ def _options(cmd, arch):
     nbytes = 4 if dtype in ("float32", "float") else 2  # `auto` loads float32 checkpoints in 16 bits too
     want = Want(ranks=tp * pp * dp, max_len=max_len or None, gmu=0.9 if gmu is None else min(max(gmu, 0.01), 1.0),
                 batched_tokens=int_opt(cmd, "max_num_batched_tokens", NPU_BATCHED_TOKENS),
-                max_seqs=int_opt(cmd, "max_num_seqs", 256), dtype_bytes=nbytes)
+                max_seqs=int_opt(cmd, "max_num_seqs", 256), dtype_bytes=nbytes,
+                kv_dtype_bytes=KV_CACHE_BYTES.get(str(cmd.get("kv_cache_dtype") or "auto").lower()))
     return Layout(tp=tp, dp=dp, pp=pp, ep=ep and tp * dp > 1), want, max_len
 
 
@@ -95,7 +102,9 @@ def memory_fits(ctx):
     `--gpu-memory-utilization` and `--max-num-batched-tokens` against the NPUs' memory, with the arithmetic of
     `ascend-doctor plan`: the checkpoint's bytes (model.safetensors.index.json, else from config.json and the
     quantization), sharded as vLLM shards them; the activation peak and runtime reserve (estimates); HCCL buffers;
-    and the KV cache per token after vLLM's formulas (GQA heads per rank, MLA latents, sliding windows).
+    and the KV cache per token after vLLM's formulas (GQA heads per rank, MLA latents, sliding windows) at
+    `--kv-cache-dtype` (auto: the model's dtype; the fp8 ones: one byte); `HCCL_BUFFSIZE` from the server's
+    environment; on a 310P with vllm-ascend 0.18.0rc1 or later, half of what is left for operator workspace.
 
     Why it matters: vLLM stops at start-up when the weights do not fit (`NPU out of memory` while loading) or when
     the KV cache cannot hold one request of max_model_len (`To serve at least one request with the models's max seq

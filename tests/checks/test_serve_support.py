@@ -170,3 +170,17 @@ def test_serve305_counts_the_hccl_buffers_the_server_environment_sets():
     big = run_check("SERVE305", facts(f"vllm serve {QWEN} --tensor-parallel-size 2", env={"HCCL_BUFFSIZE": "1024"}))
     text = lambda f: " ".join(str(e.excerpt) for e in f.evidence)  # noqa: E731
     assert "HCCL_BUFFSIZE=200" in text(default) and "HCCL_BUFFSIZE=1024" in text(big)
+
+
+def test_serve305_sizes_the_kv_cache_at_the_kv_cache_dtype(tmp_path):
+    """#41: the KV dtype was always 2 bytes; `--kv-cache-dtype fp8` stores one."""
+    from tests.deploy import configs as C
+
+    m = _model(tmp_path, "Qwen3-8B", C.QWEN3_8B)
+
+    def per_token(flags):
+        out = run_check("SERVE305", facts(f"vllm serve {m} {flags}"))
+        return " ".join(str(e.excerpt) for e in out.evidence)
+
+    assert "× 2 B = 4096 B per layer" in per_token("") and "× 1 B = 2048 B per layer" in per_token(
+        "--kv-cache-dtype fp8")
