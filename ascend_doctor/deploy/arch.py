@@ -79,10 +79,20 @@ class Architecture(Model):
         return DTYPE_BYTES.get((self.dtype or "").lower())
 
 
-def text_config(cfg: dict) -> dict:
-    """The language model's config: multimodal models nest it under `text_config` (Qwen-VL, Llama-4, Gemma-3)."""
-    t = cfg.get("text_config")
-    return t if isinstance(t, dict) else cfg
+# Where composite models nest their language model's config, in the order their `get_text_config` looks: the
+# generic `text_config` (Qwen-VL, Llama-4, Gemma-3), Qwen2.5/3-Omni's `thinker_config` (itself holding a
+# `text_config`), DeepSeek-VL2/OCR's `language_config`, InternVL's `llm_config`.
+NESTED_TEXT = ("text_config", "thinker_config", "language_config", "llm_config")
+
+
+def text_config(cfg: dict, depth: int = 0) -> dict:
+    """The language model's config (vLLM's hf_text_config): the first nested config of NESTED_TEXT, unwrapped again
+    (a thinker's own text_config); the config itself for a text-only model."""
+    for key in NESTED_TEXT:
+        t = cfg.get(key)
+        if isinstance(t, dict):
+            return text_config(t, depth + 1) if depth < 3 else t
+    return cfg
 
 
 LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",

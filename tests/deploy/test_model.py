@@ -108,3 +108,20 @@ def test_a_count_no_real_model_has_is_refused_before_anything_loops_over_it(key,
     assert time.monotonic() - t0 < 1.0
     assert a.attention == "unknown" and any(f"config.json {field} = {value}" in str(w) for w in a.cannot_size)
     assert read_architecture(C.QWEN3_32B).cannot_size == []  # the real one is sized
+
+
+def test_nested_language_model_configs_are_unwrapped_as_vllm_does():
+    """#41: Qwen2.5-Omni nests its language model under thinker_config.text_config, DeepSeek-OCR under
+    language_config, InternVL under llm_config; the sizes come from there, not from the wrapper (which has none)."""
+    from ascend_doctor.deploy.arch import read_architecture, text_config
+
+    lm = {"model_type": "qwen2", "num_hidden_layers": 28, "hidden_size": 3584, "num_attention_heads": 28,
+          "num_key_value_heads": 4, "max_position_embeddings": 32768, "intermediate_size": 18944,
+          "vocab_size": 152064, "torch_dtype": "bfloat16"}
+    for wrapper in ({"model_type": "qwen2_5_omni", "thinker_config": {"model_type": "qwen2_5_omni_thinker",
+                                                                       "text_config": lm}},
+                    {"model_type": "deepseek_vl_v2", "language_config": lm},
+                    {"model_type": "internvl_chat", "llm_config": lm}):
+        assert text_config(wrapper) is lm
+        a = read_architecture(wrapper, 32768)
+        assert (a.layers, a.kv_heads) == (28, 4), wrapper["model_type"]
