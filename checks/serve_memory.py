@@ -61,14 +61,9 @@ def _buffsize(ctx) -> dict:
 
 def _kv_halved(ctx, chip) -> str:
     """Where the installed vllm-ascend halves the KV budget on this chip (310P from 0.18.0rc1), or ""."""
-    from ascend_doctor.text.versions import parse_version, try_parse_version
-
-    if not getattr(chip, "kv_halved_from", None):
-        return ""
     py = ctx.try_fact("python")
     dist = py.dist("vllm-ascend") if py is not None else None
-    v = try_parse_version(dist.version) if dist is not None else None
-    return chip.kv_halved_where if v is not None and v >= parse_version(chip.kv_halved_from) else ""
+    return chip.kv_halved_by(dist.version if dist is not None else None)
 
 
 def _weights(m, arch):
@@ -94,7 +89,7 @@ def _budget_evidence(cand, ws) -> list:
 
 
 @check("SERVE305", "serve-memory-fits", severity="error", stage="serve",
-       needs=["serve_cmd", "serve_model", "npu_smi", "devices", "server_env"])
+       needs=["serve_cmd", "serve_model", "npu_smi", "devices", "server_env", "python"])
 def memory_fits(ctx):
     """Each rank holds its share of the weights and the KV cache of one full-length request
 

@@ -184,3 +184,16 @@ def test_serve305_sizes_the_kv_cache_at_the_kv_cache_dtype(tmp_path):
 
     assert "× 2 B = 4096 B per layer" in per_token("") and "× 1 B = 2048 B per layer" in per_token(
         "--kv-cache-dtype fp8")
+
+
+def test_serve305_on_a_310p_halves_the_kv_budget_for_the_installed_release(tmp_path):
+    """SERVE305 reads the installed vllm-ascend for the 310P halving (a fact it declares): 0.18.0rc1 on, the table
+    has the workspace term; 0.17.0rc1 not."""
+    from tests.deploy import configs as C
+
+    m = _model(tmp_path, "Qwen3-8B", C.QWEN3_8B)
+    duo = lambda v: on_release(facts(f"vllm serve {m} --max-model-len 4096 --dtype float16",  # noqa: E731
+                                     npus=_chips("310P3")), v)
+    text = lambda f: " ".join(str(e.excerpt) for e in f.evidence)  # noqa: E731
+    new, old = run_check("SERVE305", duo("0.21.0rc1")), run_check("SERVE305", duo("0.17.0rc1"))
+    assert "worker_310p.py" in text(new) and "worker_310p.py" not in text(old)
