@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from ascend_doctor.i18n import T, join
+from ascend_doctor.knowledge.hardware import BUSY_HBM_FRACTION
 from ascend_doctor.parsers.device_ids import parse_device_ids
 from ascend_doctor.plugin import check, ev, step
 
@@ -17,7 +18,7 @@ from ascend_doctor.plugin import check, ev, step
 # 3314/65536 MB on 910B3 and 4175/65536 MB on 910B1 (../shared/corpus/npu_smi_info). Above IDLE_FRACTION someone
 # holds memory; above BUSY_FRACTION vLLM's default --gpu-memory-utilization 0.9 cannot be met on that chip.
 IDLE_FRACTION = 0.15
-BUSY_FRACTION = 0.5
+BUSY_FRACTION = BUSY_HBM_FRACTION  # the one threshold, shared with `plan` (ascend_doctor.knowledge.hardware)
 
 # DCMI return codes (hicann/driver dcmi_interface_api.h, docs .../return_codes.md).
 DCMI_NAMES = {

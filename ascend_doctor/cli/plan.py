@@ -83,11 +83,16 @@ def _model_files(knowledge, model: str, fmt: Optional[str]):
     return read_model_dir(model, fmt)
 
 
+def _planned_release(m, family: str, release: Optional[str]) -> Optional[str]:
+    """The release the plan is for, before it is chosen: the one asked for, else the newest the matrix knows for the
+    family (the one plan proposes)."""
+    return release or next((r.version for r in reversed(m.releases) if family in r.hardware), None)
+
+
 def _context_cap(m, family: str, release: Optional[str]) -> tuple[Optional[int], str]:
     """(the longest context the hardware rules let a plan propose on `family`, the rule's id and words): the rules
-    that want `--max-model-len` given above a length (HW-A2-001: the engine gets stuck above 65536 on A2), for the
-    release asked for, else the newest the matrix knows for the family."""
-    version = release or next((r.version for r in reversed(m.releases) if family in r.hardware), None)
+    that want `--max-model-len` given above a length (HW-A2-001: the engine gets stuck above 65536 on A2)."""
+    version = _planned_release(m, family, release)
     if version is None:
         return None, ""
     rules = [r for r in m.serve_rules_for(family, version, "required_flag")
@@ -98,35 +103,22 @@ def _context_cap(m, family: str, release: Optional[str]) -> tuple[Optional[int],
     return r.above_model_len, f"{r.id}: {r.says}"
 
 
-def _kv_halved(m, chip, release: Optional[str]) -> str:
-    """Where the release planned for halves the KV budget on this chip ("" when it does not): the release asked
-    for, else the newest the matrix knows for the chip's family (the one plan proposes)."""
-    from ascend_doctor.text.versions import parse_version, try_parse_version
-
-    if not chip.kv_halved_from:
-        return ""
-    version = release or next((r.version for r in reversed(m.releases) if chip.family in r.hardware), None)
-    v = try_parse_version(version)
-    return chip.kv_halved_where if v is not None and v >= parse_version(chip.kv_halved_from) else ""
-
-
 def _list_models(knowledge) -> None:
     for m in knowledge.catalogue:
         click.echo(f"{m.id:40} " + ", ".join(f"{c.format} ({c.repo})" for c in m.checkpoints))
 
 
-# a chip whose HBM is more than this much in use is another job's (NPU103's threshold for a busy chip)
-BUSY_FRACTION = 0.5
-
-
 def _free_devices(smi) -> tuple[list[int], list[str]]:
     """(the /dev/davinciN ids of the chips npu-smi shows free, "NPU 0 chip 0: 61250 / 65536 MB" for the others):
-    /dev/davinciN is the chip's Phy-ID on A3, the NPU id elsewhere (ascend_doctor.facts.scope)."""
+    busy above BUSY_HBM_FRACTION, NPU103's threshold; /dev/davinciN is the chip's Phy-ID on A3, the NPU id elsewhere
+    (ascend_doctor.facts.scope)."""
+    from ascend_doctor.knowledge.hardware import BUSY_HBM_FRACTION
+
     free, held = [], []
     for c in smi.info.chips:
         used, total = (c.hbm_used_mb, c.hbm_total_mb) if c.hbm_total_mb else (c.memory_used_mb, c.memory_total_mb)
         dev = c.phy_id if c.phy_id is not None else c.npu_id
-        if total and used is not None and used / total > BUSY_FRACTION:
+        if total and used is not None and used / total > BUSY_HBM_FRACTION:
             held.append(f"NPU {c.npu_id} chip {c.chip_id} (/dev/davinci{dev}): {used} / {total} MB")
         else:
             free.append(dev)
@@ -217,7 +209,7 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
     cap, rule = _context_cap(knowledge.matrix, c.family, release)
     want = Want(ranks=npus, nodes=nodes, max_len=max_model_len, concurrency=concurrency, gmu=gmu,
                 batched_tokens=batched, dtype_bytes=2, max_len_cap=cap, max_len_cap_rule=rule,
-                kv_halved_by=_kv_halved(knowledge.matrix, c, release))
+                kv_halved_by=c.kv_halved_by(_planned_release(knowledge.matrix, c.family, release)))
     p = make_plan(files.arch, files.weights, c, want)
     p.notes.extend(_free_note(free, held))
     if p.verdict == "none":

@@ -33,6 +33,15 @@ class Chip(Model, extra="forbid"):
     kv_halved_where: str = Field("", description="where that release does it")
     sources: list[str] = Field(min_length=1)
 
+    def kv_halved_by(self, vllm_ascend: Optional[str]) -> str:
+        """Where that vllm-ascend release halves the KV budget on this chip, or "" (no such release, or none)."""
+        from ascend_doctor.text.versions import parse_version, try_parse_version
+
+        v = try_parse_version(vllm_ascend)
+        if not self.kv_halved_from or v is None:
+            return ""
+        return self.kv_halved_where if v >= parse_version(self.kv_halved_from) else ""
+
     def visible(self) -> tuple[int, str, bool]:
         """(bytes --gpu-memory-utilization multiplies, how that figure was obtained, whether it is an estimate)."""
         if self.visible_mib:

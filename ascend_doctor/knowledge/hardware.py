@@ -24,6 +24,11 @@ _FAMILIES = (
 )
 
 
+# A chip whose HBM is more than this share in use is held by another job: vLLM's default --gpu-memory-utilization
+# 0.9 cannot be met on it (NPU103 fails it; `plan` leaves it out)
+BUSY_HBM_FRACTION = 0.5
+
+
 def family_of_chip(name: str) -> Optional[str]:
     """'A2' for '910B3', 'A3' for 'Ascend910', '310P' for '310P3', 'A5' for '950PR', '910' for '910A' and
     '910PremiumA' (first generation); None when unknown."""

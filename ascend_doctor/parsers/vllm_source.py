@@ -419,10 +419,9 @@ def read_installed(site_packages: str, read: ReadText, listdir: ListDir,
             read, [(j(vllm, "model_executor", "models", "registry.py"), model_registry_architectures)])
         fact.vllm_model_types = _from_first(
             read, [(j(vllm, "transformers_utils", "config.py"), lambda t: module_dict_keys(t, "_CONFIG_REGISTRY"))])
-        fact.vllm_env_vars = _from_first(
-            read, [(j(vllm, "envs.py"), lambda t: module_dict_keys(t, "environment_variables"))])
         fact.cli_options = _cli_options(read, vllm)
         fact.names["vllm"] = _release_names("vllm", vllm, read, listdir)
+        fact.vllm_env_vars = fact.names["vllm"]["env"]  # envs.py is read once, by the names' `env` reader
     else:
         why = f"{vllm} not found"
         for k in ("tool_parsers", "reasoning_parsers", "tokenizer_modes", "architectures", "vllm_model_types",
@@ -430,9 +429,8 @@ def read_installed(site_packages: str, read: ReadText, listdir: ListDir,
             setattr(fact, k, NameList(why_not=why))
     va = j(roots.get("vllm_ascend", site_packages), "vllm_ascend")
     if listdir(va) is not None:
-        fact.vllm_ascend_env_vars = _from_first(
-            read, [(j(va, "envs.py"), lambda t: module_dict_keys(t, "env_variables"))])
         fact.names["vllm-ascend"] = _release_names("vllm-ascend", va, read, listdir)
+        fact.vllm_ascend_env_vars = fact.names["vllm-ascend"]["env"]
         extra = _ascend_registered_models(read, listdir, va)
         if extra and fact.architectures.ok:
             fact.architectures = NameList(
