@@ -289,3 +289,16 @@ def test_an_option_a_release_removed_says_when():
     assert "--enable-reasoning (removed in vLLM 0.10.0; last in 0.9.2)" in f["message"]
     code, f = _exec("--runner", "pooling", select="SERVE105")
     assert code == 0 and f["status"] == "pass"
+
+
+def test_a_stack_with_no_list_to_judge_by_is_unknown():
+    """No installed files and a vLLM older than every recorded release: the connector cannot be judged."""
+    from ascend_doctor.report import Status
+    from ascend_doctor.seam.host import Distribution
+    from tests.checks.test_serve_checks import facts, run_check
+
+    f = facts('vllm serve /m --kv-transfer-config {"kv_connector":"X","kv_role":"kv_both"}')
+    del f["vllm_files"]
+    f["python"].distributions = [Distribution(name="vllm", version="0.6.0")]
+    out = run_check("SERVE313", f)
+    assert out.status == Status.UNKNOWN and "no recorded release at or before it" in out.message
