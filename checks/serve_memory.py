@@ -59,11 +59,12 @@ def _buffsize(ctx) -> dict:
     return {"hccl_buffsize_mb": int(raw)} if raw.isdigit() and int(raw) > 0 else {}
 
 
-def _kv_halved(ctx, chip) -> str:
-    """Where the installed vllm-ascend halves the KV budget on this chip (310P from 0.18.0rc1), or ""."""
+def _release(ctx) -> dict:
+    """The installed vllm-ascend, as Want needs it: where it halves the KV budget on this chip (310P from
+    0.18.0rc1) and its page rule for hybrid models."""
     py = ctx.try_fact("python")
     dist = py.dist("vllm-ascend") if py is not None else None
-    return chip.kv_halved_by(dist.version if dist is not None else None)
+    return {"vllm_ascend": dist.version if dist is not None else None}
 
 
 def _weights(m, arch):
@@ -129,7 +130,9 @@ def memory_fits(ctx):
     used = chips[:max(layout.ranks, 1)] or chips
     poorest = min(used, key=lambda c: c.hbm_total_mb or c.memory_total_mb or 0)
     chip, ws = _chip(poorest, ctx.knowledge.chips), _weights(m, arch)
-    want = want.model_copy(update={"kv_halved_by": _kv_halved(ctx, chip), **_buffsize(ctx)})
+    release = _release(ctx)
+    want = want.model_copy(update={"kv_halved_by": chip.kv_halved_by(release["vllm_ascend"]), **release,
+                                   **_buffsize(ctx)})
     cand = size(arch, ws, chip, want, layout, max_len)
     evidence += [cmd_evidence(cmd)] + _budget_evidence(cand, ws)
     return _verdict(ctx, arch, ws, chip, want, layout, cand, len(chips), evidence)

@@ -207,9 +207,10 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
             "vocab_bytes": files.weights.vocab_bytes // 2,
             "source": T("{source}; float32 loaded as 16-bit (vLLM --dtype auto)", source=files.weights.source)})
     cap, rule = _context_cap(knowledge.matrix, c.family, release)
+    planned = _planned_release(knowledge.matrix, c.family, release)
     want = Want(ranks=npus, nodes=nodes, max_len=max_model_len, concurrency=concurrency, gmu=gmu,
                 batched_tokens=batched, dtype_bytes=2, max_len_cap=cap, max_len_cap_rule=rule,
-                kv_halved_by=c.kv_halved_by(_planned_release(knowledge.matrix, c.family, release)))
+                kv_halved_by=c.kv_halved_by(planned), vllm_ascend=planned)
     p = make_plan(files.arch, files.weights, c, want)
     p.notes.extend(_free_note(free, held))
     if p.verdict == "none":

@@ -3,9 +3,10 @@
 What is read and why: the attention kind decides the KV-cache formula (GQA/MHA: K and V per KV head; MLA: one latent
 of `kv_lora_rank + qk_rope_head_dim`, after vllm `get_head_size()`), the heads decide which tensor-parallel sizes
 vLLM accepts (`Total number of attention heads (N) must be divisible by tensor parallel size (T)`), the MoE fields
-decide what expert parallelism shards, sliding windows bound a layer's KV per request. A config this model cannot
-size (linear-attention/Mamba state, an undeclared window pattern, MLA without its ranks) is said in `cannot_size`
-— never sized as if it were plain attention (kvfit's rule: refuse rather than guess).
+decide what expert parallelism shards, sliding windows bound a layer's KV per request, Gated DeltaNet layers keep a
+state per request (deploy/hybrid.py). A config this model cannot size (other linear-attention/Mamba states, an
+undeclared window pattern, MLA without its ranks) is said in `cannot_size` — never sized as if it were plain
+attention (kvfit's rule: refuse rather than guess).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Optional
 from pydantic import Field
 
 from ascend_doctor.core.model import Model
+from ascend_doctor.deploy.hybrid import GDN_MODEL_TYPES
 from ascend_doctor.i18n import Localized, T
 
 # model_type values vLLM treats as DeepSeek-style MLA when `kv_lora_rank` is set
@@ -54,7 +56,7 @@ class Architecture(Model):
     expert_intermediate: int = 0
     shared_intermediate: int = 0
     moe_layers: int = 0
-    # Attention layer kinds: full, sliding (with its window), linear (state per request, not sized here)
+    # Attention layer kinds: full, sliding (with its window), linear (a state per request: Gated DeltaNet is sized)
     full_layers: int = 0
     sliding_layers: int = 0
     sliding_window: Optional[int] = None
@@ -62,7 +64,12 @@ class Architecture(Model):
     linear_key_dim: int = Field(0, description="Gated DeltaNet: key heads × key head dim (Qwen3-Next)")
     linear_value_dim: int = Field(0, description="Gated DeltaNet: value heads × value head dim")
     linear_value_heads: int = 0
+    linear_key_heads: int = 0
+    linear_key_head_dim: int = 0
+    linear_value_head_dim: int = 0
     linear_conv_kernel: int = 0
+    ssm_dtype: Optional[str] = Field(None, description="config.json mamba_ssm_dtype: the recurrent state's dtype "
+                                                       "(Qwen3.5: float32); None: the model's")
     vision: bool = Field(False, description="a vision encoder (vision_config) whose weights are not counted")
     nextn_layers: int = 0
     max_len: Optional[int] = None
@@ -77,6 +84,10 @@ class Architecture(Model):
     @property
     def dtype_bytes(self) -> Optional[int]:
         return DTYPE_BYTES.get((self.dtype or "").lower())
+
+    @property
+    def ssm_dtype_bytes(self) -> Optional[int]:
+        return DTYPE_BYTES.get((self.ssm_dtype or "").lower())
 
 
 # Where composite models nest their language model's config, in the order their `get_text_config` looks: the
@@ -145,6 +156,7 @@ LIMITS = {"layers": 4096, "hidden": 1 << 17, "vocab": 1 << 24, "intermediate": 1
           "sliding_layers": 4096, "linear_layers": 4096, "nextn_layers": 64, "kv_lora_rank": 1 << 14,
           "q_lora_rank": 1 << 16, "qk_rope_head_dim": 1 << 14, "qk_nope_head_dim": 1 << 14, "v_head_dim": 1 << 14,
           "linear_key_dim": 1 << 20, "linear_value_dim": 1 << 20, "linear_value_heads": 4096,
+          "linear_key_heads": 4096, "linear_key_head_dim": 1 << 14, "linear_value_head_dim": 1 << 14,
           "linear_conv_kernel": 1 << 10, "sliding_window": 1 << 30}
 
 
@@ -234,12 +246,26 @@ def _layer_kinds(a: Architecture, cfg: dict) -> None:
     else:
         a.full_layers = a.layers
     a.linear_value_heads = _int(cfg, "linear_num_value_heads")
-    a.linear_key_dim = _int(cfg, "linear_num_key_heads") * _int(cfg, "linear_key_head_dim")
-    a.linear_value_dim = a.linear_value_heads * _int(cfg, "linear_value_head_dim")
+    a.linear_key_heads = _int(cfg, "linear_num_key_heads")
+    a.linear_key_head_dim = _int(cfg, "linear_key_head_dim")
+    a.linear_value_head_dim = _int(cfg, "linear_value_head_dim")
+    a.linear_key_dim = a.linear_key_heads * a.linear_key_head_dim
+    a.linear_value_dim = a.linear_value_heads * a.linear_value_head_dim
     a.linear_conv_kernel = _int(cfg, "linear_conv_kernel_dim")
-    if a.linear_layers:
+    ssm = cfg.get("mamba_ssm_dtype")
+    a.ssm_dtype = ssm if isinstance(ssm, str) else None
+    if a.linear_layers and not is_gdn(a, cfg):
         a.cannot_size.append(T("{n} linear-attention layer(s) keep a recurrent state per request whose size this "
-                               "model does not compute", n=a.linear_layers))
+                               "model does not compute (sized: Gated DeltaNet of {types})", n=a.linear_layers,
+                               types=", ".join(sorted(GDN_MODEL_TYPES))))
+
+
+def is_gdn(a: "Architecture", cfg: dict) -> bool:
+    """The linear layers are Gated DeltaNet with every size given (deploy/hybrid.py sizes their state)."""
+    types = {a.model_type, str(cfg.get("model_type") or "")}
+    sizes = (a.linear_key_heads, a.linear_key_head_dim, a.linear_value_heads, a.linear_value_head_dim,
+             a.linear_conv_kernel)
+    return bool(types & GDN_MODEL_TYPES) and all(sizes) and (a.ssm_dtype is None or a.ssm_dtype_bytes is not None)
 
 
 def _attention(a: Architecture, cfg: dict) -> None:

@@ -6,6 +6,8 @@ are quoted in docs/research/deploy-facts.md §4), which vllm-ascend uses unchang
 - An MLA layer stores one latent: `(kv_lora_rank + qk_rope_head_dim) × dtype_bytes`, the same on every TP rank.
 - A sliding-window layer needs at most `cdiv(min(window - 1 + max_num_batched_tokens, max_model_len), block) + 1`
   blocks per request, whatever the context.
+- A Gated DeltaNet hybrid (Qwen3-Next, Qwen3.5) pages its full-attention layers and its linear-attention states
+  in pages of one size with a block the state decides (deploy/hybrid.py).
 - The cache is allocated in blocks of `block_size` tokens (vllm-ascend: 128, `refresh_block_size`; vLLM on GPU and
   CPU: 16), so `num_blocks = kv_budget // (block × bytes per token of all layers)` and vLLM logs
   `KV cache size: num_blocks × block tokens` and `Maximum concurrency for L tokens per request:
@@ -21,6 +23,7 @@ from pydantic import Field
 
 from ascend_doctor.core.model import Model
 from ascend_doctor.deploy.arch import Architecture
+from ascend_doctor.deploy.hybrid import STATE_PAGES_PER_REQUEST, HybridPages, describe, gdn_pages
 from ascend_doctor.i18n import Localized, T, join
 
 ASCEND_BLOCK = 128  # vllm_ascend/utils.py refresh_block_size: 128 unless the model needs another
@@ -32,6 +35,8 @@ class KvSize(Model):
     full_bytes_per_token: int = Field(0, description="all full-attention layers of the rank, per token")
     sliding_bytes_per_token: int = Field(0, description="all sliding-window layers of the rank, per token")
     sliding_window: Optional[int] = None
+    hybrid: Optional[HybridPages] = Field(None, description="a GDN hybrid's pages (full_bytes_per_token is then "
+                                                            "the page cost of one logged token)")
     formula: Localized = ""
     unknown: Optional[Localized] = None
 
@@ -40,16 +45,20 @@ class KvSize(Model):
         return self.full_bytes_per_token + self.sliding_bytes_per_token
 
 
-def kv_per_token(a: Architecture, tp: int = 1, pp: int = 1, kv_dtype_bytes: Optional[int] = None) -> KvSize:
-    """Bytes per token of the fullest pipeline stage's layers on one TP rank."""
+def kv_per_token(a: Architecture, tp: int = 1, pp: int = 1, kv_dtype_bytes: Optional[int] = None,
+                 release: Optional[str] = None) -> KvSize:
+    """Bytes per token of the fullest pipeline stage's layers on one TP rank; `release` (vllm-ascend) decides a
+    hybrid's page rule."""
     if a.cannot_size or a.attention == "unknown":
         return KvSize(unknown=join("; ", a.cannot_size) or T("unknown attention kind"))
     nbytes = kv_dtype_bytes or a.dtype_bytes
-    if nbytes is None:
+    if nbytes is None or (a.linear_layers and a.dtype_bytes is None):
         return KvSize(unknown=T("the KV dtype is not known (config dtype {dtype})", dtype=repr(a.dtype)))
     share = math.ceil(a.layers / pp) / a.layers
     full = math.ceil(a.full_layers * share)
     sliding = math.ceil(a.sliding_layers * share)
+    if a.linear_layers:
+        return _hybrid(a, tp, full, math.ceil(a.linear_layers * share), nbytes, release)
     if a.attention == "mla":
         per_layer = (a.kv_lora_rank + a.qk_rope_head_dim) * nbytes
         formula = T("MLA: (kv_lora_rank {rank} + qk_rope_head_dim {rope}) × {nbytes} B = {per_layer} B per layer, "
@@ -66,8 +75,22 @@ def kv_per_token(a: Architecture, tp: int = 1, pp: int = 1, kv_dtype_bytes: Opti
                   sliding_window=a.sliding_window if sliding else None, formula=join("; ", [formula, layers]))
 
 
+def _hybrid(a: Architecture, tp: int, full: int, linear: int, nbytes: int, release: Optional[str]) -> KvSize:
+    """A GDN hybrid: the state in the model's dtype (vLLM's mamba_cache_dtype "auto"), K and V at `nbytes`."""
+    if not full:
+        return KvSize(unknown=T("no full-attention layer on this rank: the state-only page rule is not modelled"))
+    pages = gdn_pages(a, tp, full, linear, nbytes, a.dtype_bytes or nbytes, release)
+    if not isinstance(pages, HybridPages):
+        return KvSize(unknown=pages)
+    per_token = math.ceil(pages.page_bytes * pages.group_size * pages.groups / pages.block)
+    return KvSize(full_bytes_per_token=per_token, hybrid=pages, formula=describe(pages, tp))
+
+
 def blocks_per_request(kv: KvSize, max_len: int, block: int, batched_tokens: int) -> float:
     """Blocks (in units of a block of every layer) one request of `max_len` tokens can hold at most."""
+    if kv.hybrid is not None:  # vLLM's get_max_concurrency_for_kv_cache_config, counted in shared blocks
+        h = kv.hybrid
+        return float(h.full_groups * math.ceil(max_len / h.block) + h.linear_groups * STATE_PAGES_PER_REQUEST)
     if not kv.bytes_per_token:
         return 0.0
     full = math.ceil(max_len / block) * kv.full_bytes_per_token
@@ -92,12 +115,26 @@ class Capacity(Model):
 
 def capacity(kv: KvSize, budget_bytes: int, max_len: int, block: int, batched_tokens: int = 2048) -> Capacity:
     """vLLM's `get_num_blocks` / `_report_kv_cache_config` for a model whose layers share one page size."""
+    if kv.hybrid is not None:
+        return _hybrid_capacity(kv, budget_bytes, max_len)
     page = block * kv.bytes_per_token
     num_blocks = max(0, budget_bytes // page) if page else 0
     per_request = blocks_per_request(kv, max_len, block, batched_tokens)
     longest = num_blocks * block if not kv.sliding_bytes_per_token else _longest(kv, num_blocks, block, batched_tokens)
     return Capacity(budget_bytes=budget_bytes, block=block, num_blocks=num_blocks, tokens=num_blocks * block,
                     max_len=max_len, concurrency=num_blocks / per_request if per_request else 0.0,
+                    max_len_one_request=longest)
+
+
+def _hybrid_capacity(kv: KvSize, budget_bytes: int, max_len: int) -> Capacity:
+    """Blocks shared by every group (`budget // (page × group size)`); vLLM logs `blocks // groups × block` tokens."""
+    h = kv.hybrid
+    num_blocks = max(0, budget_bytes // (h.page_bytes * h.group_size))
+    per_request = blocks_per_request(kv, max_len, h.block, 0)
+    spare = num_blocks - h.linear_groups * STATE_PAGES_PER_REQUEST
+    longest = max(0, spare // h.full_groups) * h.block
+    return Capacity(budget_bytes=budget_bytes, block=h.block, num_blocks=num_blocks,
+                    tokens=num_blocks // h.groups * h.block, max_len=max_len, concurrency=num_blocks / per_request,
                     max_len_one_request=longest)
 
 

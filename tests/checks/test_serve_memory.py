@@ -59,9 +59,18 @@ def test_a_context_that_does_not_fit_names_the_max_model_len_that_does(tmp_path)
 
 
 def test_a_model_whose_kv_cache_cannot_be_sized_is_unknown(tmp_path):
-    d = model_dir(tmp_path, C.QWEN3_NEXT, 162_000_000_000)
+    mamba = dict(C.QWEN3_NEXT, model_type="some_mamba_hybrid")  # linear layers that are not Gated DeltaNet
+    d = model_dir(tmp_path, mamba, 162_000_000_000)
     out = verdict(f"vllm serve {d} -tp 4 --max-model-len 32768")
     assert out.status == Status.UNKNOWN and "linear-attention" in out.message
+
+
+def test_a_gated_deltanet_hybrid_is_sized(tmp_path):
+    """Qwen3-Next at the tutorial's TP4: its linear layers' state is paged with the attention layers (hybrid.py)."""
+    d = model_dir(tmp_path, C.QWEN3_NEXT, 162_000_000_000)
+    out = verdict(f"vllm serve {d} -tp 4 --max-model-len 32768")
+    assert out.status == Status.PASS and "tokens of KV cache" in out.message
+    assert any("Gated DeltaNet hybrid" in str(e) for e in out.evidence)
 
 
 @pytest.mark.parametrize("model, chip_n", [("Qwen3-32B", 8), ("Qwen3-30B-A3B", 8), ("Qwen3-8B", 1),

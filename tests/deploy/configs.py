@@ -35,3 +35,16 @@ SMOLLM2_135M = dict(model_type="llama", architectures=["LlamaForCausalLM"], head
                     intermediate_size=1536, max_position_embeddings=8192, num_attention_heads=9,
                     num_hidden_layers=30, num_key_value_heads=3, tie_word_embeddings=True, vocab_size=49152,
                     dtype="float32")
+# Qwen/Qwen3.5-35B-A3B's text_config, sizing fields (a copy of the published config.json in a public test suite:
+# search-index file id 70689913155 — the same values the vllm-ascend#7393 thread computes its pages from)
+QWEN35_35B_A3B = {"architectures": ["Qwen3_5MoeForConditionalGeneration"], "model_type": "qwen3_5_moe",
+                  "text_config": dict(model_type="qwen3_5_moe_text", dtype="bfloat16", hidden_size=2048,
+                                      num_hidden_layers=40, full_attention_interval=4,
+                                      layer_types=["full_attention" if (i + 1) % 4 == 0 else "linear_attention"
+                                                   for i in range(40)],
+                                      num_attention_heads=16, num_key_value_heads=2, head_dim=256,
+                                      linear_conv_kernel_dim=4, linear_num_key_heads=16, linear_key_head_dim=128,
+                                      linear_num_value_heads=32, linear_value_head_dim=128, mamba_ssm_dtype="float32",
+                                      num_experts=256, num_experts_per_tok=8, moe_intermediate_size=512,
+                                      shared_expert_intermediate_size=512, vocab_size=248320,
+                                      max_position_embeddings=262144)}

@@ -109,16 +109,16 @@ def test_the_table_covers_enough_deployments_and_architectures():
     assert len({r[0]["model_type"] for r in ROWS}) >= 8
 
 
-def test_a_hybrid_model_is_said_unsizable_and_its_weights_still_judged():
-    """Qwen3-Next (vllm-ascend tutorial: TP4 on A3): 36 Gated DeltaNet layers keep a state per request this model
-    does not size, so the plan says so instead of a KV figure — the weights are still placed."""
+def test_the_hybrid_tutorial_layout_fits_and_is_paged_as_its_release_pages_it():
+    """Qwen3-Next (vllm-ascend tutorial, v0.16.0 on: TP4 on A3, --max-model-len 32768, gmu 0.8): 36 Gated DeltaNet
+    layers paged with the 12 attention layers (deploy/hybrid.py); the state sets the block, not 128 tokens."""
     a = read_architecture(C.QWEN3_NEXT, 1 << 20)
-    want = Want(ranks=4, max_len=32768, gmu=0.8)
+    want = Want(ranks=4, max_len=32768, gmu=0.8, vllm_ascend="0.18.0rc1")
     c = size(a, estimate(a, "bf16"), find_chip("A3", shipped().chips), want, Layout(tp=4), 32768)
-    assert c.kv.unknown and "linear-attention" in c.kv.unknown and c.capacity is None
-    assert not c.fits and c.budget.kv_bytes > 0 and c.why.startswith("the KV cache cannot be sized")
+    assert c.fits and c.kv.hybrid.block == 512 and c.capacity.block == 512
+    assert c.capacity.tokens % 512 == 0 and c.capacity.tokens > 32768
     plan = make_plan(a, estimate(a, "bf16"), find_chip("A3", shipped().chips), want)
-    assert plan.verdict == "unknown" and plan.chosen.layout.tp == 1
+    assert plan.verdict == "fits" and plan.unknown is None
 
 
 def test_graph_mode_limits_of_the_chosen_layout_are_noted():
