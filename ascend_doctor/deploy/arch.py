@@ -70,7 +70,8 @@ class Architecture(Model):
     linear_conv_kernel: int = 0
     ssm_dtype: Optional[str] = Field(None, description="config.json mamba_ssm_dtype: the recurrent state's dtype "
                                                        "(Qwen3.5: float32); None: the model's")
-    vision: bool = Field(False, description="a vision encoder (vision_config) whose weights are not counted")
+    vision: bool = Field(False, description="a vision encoder (vision_config)")
+    vision_params: int = Field(0, description="its parameters where vision_config sizes a ViT (0: not counted)")
     nextn_layers: int = 0
     max_len: Optional[int] = None
     dtype: Optional[str] = None
@@ -314,6 +315,7 @@ def read_architecture(config: dict, max_len: Optional[int] = None) -> Architectu
         a.quant_method = quant["quant_method"]
     a.max_len = max_len
     a.vision = isinstance(config.get("vision_config"), dict)
+    a.vision_params = vision_params(config.get("vision_config")) if a.vision else 0
     if not _bounded(a):  # before anything loops over a count (the MoE layer scan runs over every layer)
         a.attention = "unknown"
         return a
@@ -330,6 +332,25 @@ def read_architecture(config: dict, max_len: Optional[int] = None) -> Architectu
     if not _bounded(a):
         a.attention = "unknown"
     return a
+
+
+def vision_params(v: dict) -> int:
+    """Parameters of a Qwen-VL-style vision tower (Qwen2.5-VL, Qwen3-VL and the ViTs shaped like them): `depth`
+    blocks of attention (qkv + proj, with biases) and an MLP (gated for silu, else two matrices), the patch and
+    position embeddings, and the patch mergers (one, plus one per deepstack index: (h·m²)² + h·m²·out each).
+    0 when vision_config does not give depth, hidden_size and intermediate_size."""
+    depth, h, inter = (_int(v, "depth"), _int(v, "hidden_size", "embed_dim"), _int(v, "intermediate_size"))
+    if not (0 < depth <= 1024 and 0 < h <= 1 << 15 and 0 < inter <= 1 << 17):
+        return 0
+    mlp = (3 if v.get("hidden_act") == "silu" else 2) * h * inter + inter + h
+    block = 4 * h * h + 4 * h + mlp + 4 * h
+    patch = _int(v, "in_channels", default=3) * _int(v, "temporal_patch_size", default=1) * _int(v, "patch_size") ** 2
+    merged = h * _int(v, "spatial_merge_size", default=1) ** 2
+    out = _int(v, "out_hidden_size", default=h)
+    deepstack = v.get("deepstack_visual_indexes")
+    mergers = 1 + (len(deepstack) if isinstance(deepstack, list) else 0)
+    return (depth * block + patch * h + _int(v, "num_position_embeddings") * h
+            + mergers * (merged * merged + merged * out + 2 * merged))
 
 
 def describe(a: Architecture) -> str:

@@ -8,7 +8,9 @@ published sizes (Qwen3-8B 8.19 B, Qwen3-30B-A3B 30.5 B, DeepSeek-V3 671 B; tests
 
 Per rank (vLLM's sharding): everything but the experts is split by TP (the vocabulary too: VocabParallelEmbedding);
 routed experts are split over TP, or over TP×DP with `--enable-expert-parallel`; PP gives each stage its layers, and
-the first and last stage the embedding and the LM head.
+the first and last stage the embedding and the LM head (a tied LM head is a copy of its own on the last stage). A
+vision tower is loaded whole on every rank (vllm-ascend#4074: Qwen3-VL-8B at TP2 loads 8.50 GiB per rank, the
+language model's half plus the whole tower).
 """
 
 from __future__ import annotations
@@ -49,11 +51,12 @@ class ParamCount(Model):
     shared: int = 0
     router: int = 0
     norms: int = 0
+    vision: int = 0
 
     @property
     def total(self) -> int:
         return (self.embedding + self.lm_head + self.attention + self.linear_attention + self.dense_mlp
-                + self.experts + self.shared + self.router + self.norms)
+                + self.experts + self.shared + self.router + self.norms + self.vision)
 
 
 class WeightSize(Model):
@@ -62,6 +65,7 @@ class WeightSize(Model):
     total_bytes: int
     expert_bytes: int = Field(0, description="routed experts (sharded over the EP group with expert parallelism)")
     vocab_bytes: int = Field(0, description="embedding + LM head (first / last pipeline stage)")
+    vision_bytes: int = Field(0, description="the vision tower, whole on every rank")
     source: Localized = Field(description="index total_size, safetensors headers, or 'estimated: …'")
     params: Optional[int] = None
     estimated: bool = Field(False, description="computed from the config, not read from the checkpoint")
@@ -103,6 +107,7 @@ def count_params(a: Architecture) -> ParamCount:
         shared=a.moe_layers * 3 * a.hidden * a.shared_intermediate,
         router=a.moe_layers * a.hidden * a.experts,
         norms=a.layers * 2 * a.hidden + a.hidden + (attn_layers * 2 * a.head_dim if a.qk_norm else 0),
+        vision=a.vision_params,
     )
 
 
@@ -125,13 +130,19 @@ def estimate(a: Architecture, fmt: str) -> WeightSize:
     linear_b, expert_b, float_b = FORMATS[fmt]
     vocab = (p.embedding + p.lm_head) * float_b
     experts = p.experts * expert_b
+    vision = p.vision * float_b  # quantizers leave the vision tower in floating point
     total = (vocab + experts + (p.attention + p.linear_attention + p.dense_mlp + p.shared) * linear_b
-             + (p.router + p.norms) * float_b)
-    source = (T("estimated: {params} B parameters from config.json in {fmt} (the vision encoder not counted)",
-                params=f"{p.total / 1e9:.2f}", fmt=fmt) if a.vision else
-              T("estimated: {params} B parameters from config.json in {fmt}", params=f"{p.total / 1e9:.2f}", fmt=fmt))
-    return WeightSize(total_bytes=int(total), expert_bytes=int(experts), vocab_bytes=int(vocab), params=p.total,
-                      source=source, estimated=True)
+             + (p.router + p.norms) * float_b + vision)
+    if a.vision and not p.vision:
+        source = T("estimated: {params} B parameters from config.json in {fmt} (the vision encoder not counted)",
+                   params=f"{p.total / 1e9:.2f}", fmt=fmt)
+    elif a.vision:
+        source = T("estimated: {params} B parameters from config.json in {fmt}, of which the vision encoder {vision} "
+                   "B (whole on every rank)", params=f"{p.total / 1e9:.2f}", fmt=fmt, vision=f"{p.vision / 1e9:.2f}")
+    else:
+        source = T("estimated: {params} B parameters from config.json in {fmt}", params=f"{p.total / 1e9:.2f}", fmt=fmt)
+    return WeightSize(total_bytes=int(total), expert_bytes=int(experts), vocab_bytes=int(vocab),
+                      vision_bytes=int(vision), params=p.total, source=source, estimated=True)
 
 
 def measured(a: Architecture, total_bytes: int, source: str, fmt: Optional[str]) -> WeightSize:
@@ -139,14 +150,16 @@ def measured(a: Architecture, total_bytes: int, source: str, fmt: Optional[str])
     est = estimate(a, fmt or "bf16")
     scale = total_bytes / est.total_bytes if est.total_bytes else 0.0
     return WeightSize(total_bytes=total_bytes, expert_bytes=int(est.expert_bytes * scale),
-                      vocab_bytes=int(est.vocab_bytes * scale), params=est.params, source=source)
+                      vocab_bytes=int(est.vocab_bytes * scale), vision_bytes=int(est.vision_bytes * scale),
+                      params=est.params, source=source)
 
 
 def per_rank(ws: WeightSize, a: Architecture, tp: int, pp: int = 1, ep: int = 1) -> int:
     """Weight bytes on the fullest rank: experts over `ep` (TP×DP with expert parallelism, else TP), the rest over TP,
-    the layers over PP (rounded up), the embedding and the LM head on the first / last stage (both at PP 1)."""
+    the layers over PP (rounded up), the embedding and the LM head on the first / last stage (both at PP 1; a tied
+    head is the last stage's own copy), the vision tower whole (on the first stage)."""
     expert_shard = ws.expert_bytes / (ep if ep > 1 else tp)
-    layers = ws.total_bytes - ws.expert_bytes - ws.vocab_bytes
+    layers = ws.total_bytes - ws.expert_bytes - ws.vocab_bytes - ws.vision_bytes
     stage = math.ceil(a.layers / pp) / a.layers if a.layers else 1.0
-    vocab = ws.vocab_bytes if pp == 1 else ws.vocab_bytes / 2
-    return int((layers / tp + expert_shard) * stage + vocab / tp)
+    vocab = ws.vocab_bytes if pp == 1 or a.tie_embeddings else ws.vocab_bytes / 2
+    return int((layers / tp + expert_shard) * stage + vocab / tp + ws.vision_bytes)

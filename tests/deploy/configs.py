@@ -48,3 +48,15 @@ QWEN35_35B_A3B = {"architectures": ["Qwen3_5MoeForConditionalGeneration"], "mode
                                       num_experts=256, num_experts_per_tok=8, moe_intermediate_size=512,
                                       shared_expert_intermediate_size=512, vocab_size=248320,
                                       max_position_embeddings=262144)}
+# Sizing fields of small Qwen checkpoints the calibration logs ran (tests/data/calibration), each as published:
+# Qwen/Qwen3-4B (search-index file id 58396142721), Qwen/Qwen3-1.7B (ids 8949466823, 52752940985: 28 layers),
+# Qwen/Qwen2.5-0.5B-Instruct (ids 71040505351, 55233276510).
+QWEN3_4B = dict(model_type="qwen3", architectures=["Qwen3ForCausalLM"], hidden_size=2560, num_hidden_layers=36,
+                num_attention_heads=32, num_key_value_heads=8, head_dim=128, intermediate_size=9728, vocab_size=151936,
+                tie_word_embeddings=True, max_position_embeddings=40960, torch_dtype="bfloat16")
+QWEN3_1_7B = dict(model_type="qwen3", architectures=["Qwen3ForCausalLM"], hidden_size=2048, num_hidden_layers=28,
+                  num_attention_heads=16, num_key_value_heads=8, head_dim=128, intermediate_size=6144,
+                  vocab_size=151936, tie_word_embeddings=True, max_position_embeddings=40960, torch_dtype="bfloat16")
+QWEN25_0_5B = dict(model_type="qwen2", architectures=["Qwen2ForCausalLM"], hidden_size=896, num_hidden_layers=24,
+                   num_attention_heads=14, num_key_value_heads=2, intermediate_size=4864, vocab_size=151936,
+                   tie_word_embeddings=True, max_position_embeddings=32768, torch_dtype="bfloat16")

@@ -1,0 +1,109 @@
+"""The calibration set (tests/data/calibration/startup-logs.toml) run through the deployment model: for each real
+start-up log, what `plan`/SERVE305 would have predicted for the same model, chip, layout and options.
+
+Three figures per row, each against what vllm-ascend logged:
+- `exact_tokens`: the KV tokens from the logged available bytes — the KV arithmetic alone (bytes per token, blocks);
+- `weights_gib`: the weights per rank estimated from config.json;
+- `tokens`: the KV tokens end to end, from the chip table's device total (what a plan uses) and every estimated term.
+`python -m tests.deploy.calibration` prints the table and the median and worst error of each split.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+from typing import Optional
+
+from ascend_doctor.deploy.arch import derived_max_len, read_architecture, text_config
+from ascend_doctor.deploy.budget import Layout
+from ascend_doctor.deploy.catalogue import catalogue_files, find_model
+from ascend_doctor.deploy.chips import find_chip
+from ascend_doctor.deploy.kv import capacity, kv_per_token
+from ascend_doctor.deploy.plan import Want, size
+from ascend_doctor.deploy.weights import estimate, per_rank
+from ascend_doctor.knowledge.tomlread import _tomllib
+from tests.deploy import configs as C
+from tests.helpers import shipped
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "calibration" / "startup-logs.toml"
+GIB = 2**30
+DEFAULT_BATCHED = 2048  # vLLM's serve default on a device it cannot size (vllm-ascend: get_device_total_memory raises)
+DEFAULT_SEQS = 256
+
+
+def rows() -> list[dict]:
+    return _tomllib().loads(DATA.read_text(encoding="utf-8"))["row"]
+
+
+def _arch_weights(row: dict):
+    if "config" in row:
+        cfg = getattr(C, row["config"])
+        arch = read_architecture(cfg, derived_max_len(text_config(cfg))[0])
+        return arch, estimate(arch, "bf16")
+    files = catalogue_files(find_model(row["model"], shipped().catalogue))
+    return files.arch, files.weights
+
+
+def _with_drafts(arch, n: int):
+    """An EAGLE draft model's decoder layers share the target's KV cache (vllm-ascend#2667: 33 layers' worth)."""
+    return arch.model_copy(update={"layers": arch.layers + n, "full_layers": arch.full_layers + n}) if n else arch
+
+
+def predict(row: dict) -> dict:
+    arch, ws = _arch_weights(row)
+    arch = _with_drafts(arch, row.get("draft_layers", 0))
+    tp, pp = row.get("tp", 1), row.get("pp", 1)
+    chip = find_chip(row["chip"], shipped().chips)
+    layout = Layout(tp=tp, pp=pp, ep=bool(row.get("ep")))
+    want = Want(ranks=tp * pp, gmu=row["gmu"], max_len=row["max_model_len"],
+                batched_tokens=row.get("max_num_batched_tokens", DEFAULT_BATCHED),
+                max_seqs=row.get("max_num_seqs", DEFAULT_SEQS), vllm_ascend=row["release"],
+                kv_halved_by=chip.kv_halved_by(row["release"]))
+    cand = size(arch, ws, chip, want, layout, row["max_model_len"])
+    out = {"tokens": cand.capacity.tokens if cand.capacity else None,
+           "weights_gib": per_rank(ws, arch, tp, pp) / GIB}
+    if "available_bytes" in row:
+        kv = kv_per_token(arch, tp, pp, None, row["release"])
+        out["exact_tokens"] = capacity(kv, row["available_bytes"], row["max_model_len"], 128).tokens
+    return out
+
+
+def error(pred: Optional[float], real: float) -> Optional[float]:
+    return None if pred is None else (pred - real) / real
+
+
+def table() -> list[dict]:
+    out = []
+    for r in rows():
+        p = predict(r)
+        out.append({"row": r, "pred": p, "tokens": error(p["tokens"], r["kv_tokens"]),
+                    "exact": error(p.get("exact_tokens"), r["kv_tokens"]) if "exact_tokens" in p else None,
+                    "weights": error(p["weights_gib"], r["weights_gib"]) if "weights_gib" in r else None})
+    return out
+
+
+def summary(t: list[dict], split: str) -> tuple[float, float]:
+    errs = [abs(x["tokens"]) for x in t if x["row"]["split"] == split and x["tokens"] is not None]
+    return statistics.median(errs), max(errs)
+
+
+def _pct(e: Optional[float]) -> str:
+    return "   -   " if e is None else f"{e:+7.2%}"
+
+
+def main() -> None:
+    t = table()
+    fmt = _pct
+    for x in t:
+        r = x["row"]
+        print(f"{r['split']:8} {r['kind']:7} {r['url'].rsplit('/', 1)[-1]:>6} {r.get('model', r.get('config')):34} "
+              f"tokens {x['pred']['tokens']} vs {r['kv_tokens']} {fmt(x['tokens'])}  exact {fmt(x['exact'])}  "
+              f"weights {fmt(x['weights'])}")
+    for split in ("dev", "holdout"):
+        med, worst = summary(t, split)
+        print(f"{split}: KV tokens median error {med:.1%}, worst {worst:.1%}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
