@@ -108,20 +108,21 @@ def _list_models(knowledge) -> None:
         click.echo(f"{m.id:40} " + ", ".join(f"{c.format} ({c.repo})" for c in m.checkpoints))
 
 
-def _free_devices(smi) -> tuple[list[int], list[str]]:
-    """(the /dev/davinciN ids of the chips npu-smi shows free, "NPU 0 chip 0: 61250 / 65536 MB" for the others):
-    busy above BUSY_HBM_FRACTION, NPU103's threshold; /dev/davinciN is the chip's Phy-ID on A3, the NPU id elsewhere
+def _free_devices(smi) -> tuple[list[tuple[int, int]], list[str]]:
+    """((the /dev/davinciN id, the logical id) of each chip npu-smi shows free, "NPU 0 chip 0: 61250 / 65536 MB" for
+    the others): busy above BUSY_HBM_FRACTION, NPU103's threshold; /dev/davinciN is the chip's Phy-ID on A3, the NPU
+    id elsewhere; the logical id (what ASCEND_RT_VISIBLE_DEVICES counts) is the chip's place in npu-smi's list
     (ascend_doctor.facts.scope)."""
     from ascend_doctor.knowledge.hardware import BUSY_HBM_FRACTION
 
     free, held = [], []
-    for c in smi.info.chips:
+    for logical, c in enumerate(smi.info.chips):
         used, total = (c.hbm_used_mb, c.hbm_total_mb) if c.hbm_total_mb else (c.memory_used_mb, c.memory_total_mb)
         dev = c.phy_id if c.phy_id is not None else c.npu_id
         if total and used is not None and used / total > BUSY_HBM_FRACTION:
             held.append(f"NPU {c.npu_id} chip {c.chip_id} (/dev/davinci{dev}): {used} / {total} MB")
         else:
-            free.append(dev)
+            free.append((dev, logical))
     return free, held
 
 
@@ -248,7 +249,8 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
 
 
 def _target(chips, chip: Optional[str], npus: Optional[int], replay: Optional[str], nodes: int):
-    """(chip row, NPUs to plan for, free device ids or None when no host was read, held chips): the flags, else what
+    """(chip row, NPUs to plan for, free (device, logical id)s or None when no host was read, held chips): the flags,
+    else what
     npu-smi shows on the host or in the snapshot, less the chips another job holds."""
     from ascend_doctor.deploy.chips import find_chip
 
@@ -280,7 +282,8 @@ def _free_note(free, held) -> list:
 
 def _commands(serve, layout, nodes: int, rel, chip, free, model_path: str) -> None:
     """The per-node commands of a multi-node plan, and the containers: the free NPUs' device nodes where the host
-    was read, one container per node."""
+    was read, one container per node. Where the free NPUs are not the first ones, the bare-metal command names them
+    (ASCEND_RT_VISIBLE_DEVICES, logical ids); a container sees only its devices and needs no such variable."""
     from ascend_doctor.deploy.command import node_commands
     from ascend_doctor.deploy.container import docker_run
 
@@ -288,10 +291,17 @@ def _commands(serve, layout, nodes: int, rel, chip, free, model_path: str) -> No
     if rel is None:
         return
     per_node = layout.ranks // max(nodes, 1) or 1
-    devices = free[:per_node] if free is not None and len(free) >= per_node else per_node
+    chosen = free[:per_node] if free is not None and len(free) >= per_node else None
+    devices = [dev for dev, _logical in chosen] if chosen else per_node
     mount = model_path if os.path.isdir(model_path) else None
     whole = chip.family == "A5" and layout.ranks > 1
     serve.docker = docker_run(rel.image, devices, serve.env, mount, network=layout.ranks > 1, whole_driver=whole)
+    logical = [lg for _dev, lg in chosen] if chosen else []
+    if logical and logical != list(range(len(logical))):
+        ids = ",".join(str(i) for i in logical)
+        serve.env["ASCEND_RT_VISIBLE_DEVICES"] = ids
+        serve.why.append(T("ASCEND_RT_VISIBLE_DEVICES={ids}: the free NPUs, for the command on the host (the "
+                           "container gets their device nodes instead)", ids=ids))
     for n in serve.nodes:  # every node its own container: its env, its share of the NPUs
         n.docker = docker_run(rel.image, per_node, n.env, mount, network=True, whole_driver=whole)
 

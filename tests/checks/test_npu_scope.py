@@ -52,3 +52,20 @@ def test_the_compute_smoke_runs_on_the_servers_npus_and_is_not_blocked_by_anothe
     assert orders({}) == (None, "npus-busy")
     cfg, why = orders({"ASCEND_RT_VISIBLE_DEVICES": "8,9,10,11"})
     assert why == "" and cfg["world"] == 4 and cfg["env"] == {"ASCEND_RT_VISIBLE_DEVICES": "8,9,10,11"}
+
+
+def test_the_command_plan_prints_on_a_busy_host_uses_the_free_npus_and_passes_there(tmp_path):
+    """#41's reproduction: on the A3 whose chips 0-3 another job holds, plan places the server on free chips — the
+    container by their device nodes, the command on the host by ASCEND_RT_VISIBLE_DEVICES — and `exec` on the same
+    snapshot passes that command: NPU103 finds the busy chips outside the server's set, no serve check fails."""
+    r = CliRunner().invoke(cli, ["plan", "--model", "Qwen3-32B", "--replay", A3_BUSY, "--format", "json"])
+    assert r.exit_code == 0, r.output
+    serve = json.loads(r.output)["serve"]
+    assert serve["env"]["ASCEND_RT_VISIBLE_DEVICES"] == "4,5"
+    assert "/dev/davinci4" in serve["docker"] and "/dev/davinci0" not in serve["docker"]
+    assert not any("ASCEND_RT_VISIBLE_DEVICES" in a for a in serve["docker"])  # the container sees only its own
+    env = [f"{k}={v}" for k, v in serve["env"].items()]
+    f = _exec(tmp_path, "env", *env, *serve["argv"])
+    assert f["NPU103"]["status"] == "pass", f["NPU103"]["message"]
+    bad = {c: x["message"] for c, x in f.items() if c.startswith(("SERVE", "HW1")) and x["status"] in ("fail", "error")}
+    assert bad == {}

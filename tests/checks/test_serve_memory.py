@@ -73,24 +73,34 @@ def test_a_gated_deltanet_hybrid_is_sized(tmp_path):
     assert any("Gated DeltaNet hybrid" in str(e) for e in out.evidence)
 
 
-@pytest.mark.parametrize("model, chip_n", [("Qwen3-32B", 8), ("Qwen3-30B-A3B", 8), ("Qwen3-8B", 1),
-                                           ("QwQ-32B", 4)])
+SERVE_LINT = ("SERVE104", "SERVE105", "SERVE203", "SERVE204", "SERVE301", "SERVE302", "SERVE303", "SERVE304",
+              "SERVE305")
+
+
+def _catalogue_ids() -> list[str]:
+    return [m.id for m in shipped().catalogue]
+
+
+@pytest.mark.parametrize("chip_n", [8, 4, 1])
+@pytest.mark.parametrize("model", _catalogue_ids())
 def test_the_command_plan_prints_passes_the_serve_lint_on_the_same_npus(tmp_path, model, chip_n):
+    """#41 item 3: every catalogue model, planned for the fixture stack's release (vllm-ascend 0.13.0rc3) on 1, 4
+    and 8 free 910B3: when plan prints a command, the serve lint passes it on the same NPUs (SERVE305 sizes it with
+    the same deployment model, hybrids included)."""
     from ascend_doctor.deploy.catalogue import catalogue_files, find_model
 
-    entry = find_model(model, shipped().catalogue)
-    files = catalogue_files(entry)
+    files = catalogue_files(find_model(model, shipped().catalogue))
     d = model_dir(tmp_path, files.config, files.weights.total_bytes)
-    r = CliRunner().invoke(cli, ["plan", "--model", d, "--chip", "910B3", "--npus", str(chip_n), "--format", "json"])
+    r = CliRunner().invoke(cli, ["plan", "--model", d, "--chip", "910B3", "--npus", str(chip_n), "--vllm-ascend",
+                                 "0.13.0rc3", "--format", "json"])
+    doc = json.loads(r.output)
+    if doc["plan"]["verdict"] == "none":
+        assert r.exit_code == 1
+        pytest.skip(f"{model} does not fit on {chip_n} × 910B3 (plan prints no command)")
     assert r.exit_code == 0, r.output
-    argv = json.loads(r.output)["serve"]["argv"]
-    f = facts(" ".join(argv), npus=npu(chip_n))
-    bad = {}
-    for code in ("SERVE104", "SERVE105", "SERVE203", "SERVE204", "SERVE301", "SERVE302", "SERVE303", "SERVE304",
-                 "SERVE305"):
-        out = run_check(code, f)
-        if out.status in (Status.FAIL, Status.ERROR):
-            bad[code] = out.message
+    f = facts(" ".join(doc["serve"]["argv"]), npus=npu(chip_n))
+    bad = {code: out.message for code in SERVE_LINT
+           if (out := run_check(code, f)).status in (Status.FAIL, Status.ERROR, Status.UNKNOWN)}
     assert bad == {}
 
 
@@ -137,3 +147,26 @@ def test_the_poorest_npu_used_bounds_the_verdict(tmp_path):
     d = model_dir(tmp_path, C.QWEN3_32B, QWEN3_32B_BYTES)
     out = run_check("SERVE305", facts(f"vllm serve {d} -tp 2 --max-model-len 40960", npus=mixed))
     assert out.status == Status.FAIL and "the weights alone take 30.51 GiB per rank" in out.message
+
+
+@pytest.mark.parametrize("model, weights, npus, nodes", [("deepseek-ai/DeepSeek-R1", "w8a8", 16, 2),
+                                                         ("deepseek-ai/DeepSeek-R1", "w8a8", 32, 4),
+                                                         ("Qwen/Qwen3-235B-A22B", "bf16", 16, 2),
+                                                         ("Qwen/Qwen3-Next-80B-A3B-Instruct", "bf16", 16, 2)])
+def test_every_node_command_of_a_multi_node_plan_passes_the_serve_lint_on_its_node(model, weights, npus, nodes):
+    """#41's reproductions: a multi-node plan prints one command per node (head and headless workers); each passes
+    the serve lint — SERVE305 included, and HW103's A2 context rule — with that node's 8 NPUs and environment."""
+    r = CliRunner().invoke(cli, ["plan", "--model", model, "--weights", weights, "--chip", "910B3", "--npus",
+                                 str(npus), "--nodes", str(nodes), "--vllm-ascend", "0.13.0rc3", "--format", "json"])
+    doc = json.loads(r.output)
+    if doc["plan"]["verdict"] == "none":
+        assert r.exit_code == 1
+        pytest.skip(f"{model} ({weights}) does not fit on {npus} × 910B3")
+    assert r.exit_code == 0, r.output
+    per_node = doc["serve"]["nodes"]
+    assert len(per_node) == nodes and [n["role"] for n in per_node][0] == "head"
+    for node in per_node:
+        f = facts(" ".join(node["argv"]), npus=npu(npus // nodes), env=node["env"])
+        bad = {code: out.message for code in SERVE_LINT + ("HW103",)
+               if (out := run_check(code, f)).status in (Status.FAIL, Status.ERROR)}
+        assert bad == {}, (node["role"], node["argv"])

@@ -18,6 +18,9 @@ class EngineArgs:
     tensor_parallel_size: int = 1
     data_parallel_size: int = 1
     data_parallel_size_local: Optional[int] = None
+    data_parallel_start_rank: Optional[int] = None
+    data_parallel_address: Optional[str] = None
+    data_parallel_rpc_port: Optional[int] = None
     nnodes: int = 1
     enable_expert_parallel: bool = False
     gpu_memory_utilization: float = 0.9
