@@ -18,11 +18,12 @@ NPU_BATCHED_TOKENS = 2048  # vLLM's serve default where the device memory is unk
 
 
 def _chip(npu, chips) -> Chip:
-    """The chip table's row for npu-smi's name, else one built from npu-smi's own HBM total (visible: estimated)."""
+    """The chip table's row for npu-smi's name at npu-smi's own memory total, else one built from that total
+    (visible: estimated)."""
     known = find_chip(npu.name or "", chips)
-    if known is not None:
-        return known
     total = npu.hbm_total_mb or npu.memory_total_mb or 0
+    if known is not None:
+        return known.with_total(total)
     return Chip(id=npu.name or "?", family="unknown", memory_mib=max(total, DEFAULT_RESERVE_MIB + 1),
                 sources=["npu-smi info on this host"])
 

@@ -126,9 +126,9 @@ def _free_devices(smi) -> tuple[list[tuple[int, int]], list[str]]:
     return free, held
 
 
-def _host_npus(replay: Optional[str]) -> tuple[str, int, list[int], list[str]]:
-    """(chip name, chip count, free device ids, held chips) as npu-smi shows them on this host or in the snapshot;
-    InputError when it shows none."""
+def _host_npus(replay: Optional[str]) -> tuple[str, int, list[tuple[int, int]], list[str], Optional[int]]:
+    """(chip name, chip count, free (device, logical id)s, held chips, the smallest memory total of a free chip in
+    MB) as npu-smi shows them on this host or in the snapshot; InputError when it shows none."""
     from ascend_doctor.cli.options import make_host
     from ascend_doctor.core.options import RunOptions
     from ascend_doctor.facts import FactStore
@@ -144,7 +144,10 @@ def _host_npus(replay: Optional[str]) -> tuple[str, int, list[int], list[str]]:
         raise InputError(T("npu-smi on {where} shows {names}: give --chip", where=where,
                            names=", ".join(names) or T("no chip name")))
     free, held = _free_devices(smi)
-    return names[0], len(smi.info.chips), free, held
+    devs = {dev for dev, _logical in free}
+    totals = [c.hbm_total_mb or c.memory_total_mb for c in smi.info.chips
+              if (c.phy_id if c.phy_id is not None else c.npu_id) in devs]
+    return names[0], len(smi.info.chips), free, held, min((t for t in totals if t), default=None)
 
 
 @click.command("plan", cls=DoctorCommand, epilog=PLAN_EXIT_HELP)
@@ -254,9 +257,9 @@ def _target(chips, chip: Optional[str], npus: Optional[int], replay: Optional[st
     npu-smi shows on the host or in the snapshot, less the chips another job holds."""
     from ascend_doctor.deploy.chips import find_chip
 
-    free, held = None, []
+    free, held, total, seen_chip = None, [], None, None
     if chip is None or npus is None or replay:
-        seen_chip, _seen, free, held = _host_npus(replay)
+        seen_chip, _seen, free, held, total = _host_npus(replay)
         if not free:
             raise InputError(T("every NPU npu-smi shows on {where} is in use by another job: {held}",
                                where=replay or T("this host"), held="; ".join(held)))
@@ -267,6 +270,8 @@ def _target(chips, chip: Optional[str], npus: Optional[int], replay: Optional[st
                            known=", ".join(x.id for x in chips)))
     if npus % nodes:
         raise InputError(T("--npus {npus} is not a multiple of --nodes {nodes}", npus=npus, nodes=nodes))
+    if seen_chip is not None and find_chip(seen_chip, chips) is c:  # the host's own chips: at their memory
+        c = c.with_total(total)
     return c, npus, free, held
 
 

@@ -42,6 +42,16 @@ class Chip(Model, extra="forbid"):
             return ""
         return self.kv_halved_where if v >= parse_version(self.kv_halved_from) else ""
 
+    def with_total(self, total_mib: Optional[int]) -> "Chip":
+        """This chip as npu-smi shows it on a host, when its memory differs from the table's: Atlas 300I Duo cards
+        come with 44,280 and 47,304 MB dies (vllm-ascend#3316 logs `total memory: 49602220032` on one), and a die
+        keeps the table's reserve (memory less what torch_npu reports)."""
+        if not total_mib or total_mib == self.memory_mib:
+            return self
+        visible = total_mib - (self.memory_mib - self.visible_mib) if self.visible_mib else None
+        return self.model_copy(update={"memory_mib": total_mib, "visible_mib": visible if visible and visible > 0
+                                       else None, "sources": self.sources + [f"npu-smi on this host: {total_mib} MB"]})
+
     def visible(self) -> tuple[int, str, bool]:
         """(bytes --gpu-memory-utilization multiplies, how that figure was obtained, whether it is an estimate)."""
         if self.visible_mib:

@@ -4,7 +4,10 @@ start-up log, what `plan`/SERVE305 would have predicted for the same model, chip
 Three figures per row, each against what vllm-ascend logged:
 - `exact_tokens`: the KV tokens from the logged available bytes — the KV arithmetic alone (bytes per token, blocks);
 - `weights_gib`: the weights per rank estimated from config.json;
-- `tokens`: the KV tokens end to end, from the chip table's device total (what a plan uses) and every estimated term.
+- `tokens`: the KV tokens end to end, from the chip table's device total (what `plan --chip` uses) and every
+  estimated term;
+- `host_tokens`: the same on the host, where npu-smi shows the die's own memory (what SERVE305 and `plan --replay`
+  use: Chip.with_total) — the logged total stands for npu-smi's.
 `python -m tests.deploy.calibration` prints the table and the median and worst error of each split.
 """
 
@@ -50,19 +53,34 @@ def _with_drafts(arch, n: int):
     return arch.model_copy(update={"layers": arch.layers + n, "full_layers": arch.full_layers + n}) if n else arch
 
 
-def predict(row: dict) -> dict:
-    arch, ws = _arch_weights(row)
-    arch = _with_drafts(arch, row.get("draft_layers", 0))
+def _tokens(row: dict, arch, ws, chip) -> Optional[int]:
     tp, pp = row.get("tp", 1), row.get("pp", 1)
-    chip = find_chip(row["chip"], shipped().chips)
     layout = Layout(tp=tp, pp=pp, ep=bool(row.get("ep")))
     want = Want(ranks=tp * pp, gmu=row["gmu"], max_len=row["max_model_len"],
                 batched_tokens=row.get("max_num_batched_tokens", DEFAULT_BATCHED),
                 max_seqs=row.get("max_num_seqs", DEFAULT_SEQS), vllm_ascend=row["release"],
                 kv_halved_by=chip.kv_halved_by(row["release"]))
     cand = size(arch, ws, chip, want, layout, row["max_model_len"])
-    out = {"tokens": cand.capacity.tokens if cand.capacity else None,
-           "weights_gib": per_rank(ws, arch, tp, pp) / GIB}
+    return cand.capacity.tokens if cand.capacity else None
+
+
+def _npu_smi_total(chip, logged_total: int) -> int:
+    """What npu-smi shows for the die whose torch_npu total was logged: the logged total plus the table's reserve
+    (npu-smi's total less torch_npu's), so a 910B's 60.96 GiB is its 65,536 MB and a 310P3 die keeps its own; the
+    table's memory where its torch_npu total is only an estimate (no reserve known to add back)."""
+    if not chip.visible_mib:
+        return chip.memory_mib
+    return logged_total // 2**20 + chip.memory_mib - chip.visible_mib
+
+
+def predict(row: dict) -> dict:
+    arch, ws = _arch_weights(row)
+    arch = _with_drafts(arch, row.get("draft_layers", 0))
+    tp, pp = row.get("tp", 1), row.get("pp", 1)
+    chip = find_chip(row["chip"], shipped().chips)
+    out = {"tokens": _tokens(row, arch, ws, chip), "weights_gib": per_rank(ws, arch, tp, pp) / GIB}
+    seen = chip.with_total(_npu_smi_total(chip, row["total_bytes"])) if "total_bytes" in row else chip
+    out["host_tokens"] = _tokens(row, arch, ws, seen)
     if "available_bytes" in row:
         kv = kv_per_token(arch, tp, pp, None, row["release"])
         out["exact_tokens"] = capacity(kv, row["available_bytes"], row["max_model_len"], 128).tokens
@@ -78,13 +96,14 @@ def table() -> list[dict]:
     for r in rows():
         p = predict(r)
         out.append({"row": r, "pred": p, "tokens": error(p["tokens"], r["kv_tokens"]),
+                    "host": error(p["host_tokens"], r["kv_tokens"]),
                     "exact": error(p.get("exact_tokens"), r["kv_tokens"]) if "exact_tokens" in p else None,
                     "weights": error(p["weights_gib"], r["weights_gib"]) if "weights_gib" in r else None})
     return out
 
 
-def summary(t: list[dict], split: str) -> tuple[float, float]:
-    errs = [abs(x["tokens"]) for x in t if x["row"]["split"] == split and x["tokens"] is not None]
+def summary(t: list[dict], split: str, key: str = "tokens") -> tuple[float, float]:
+    errs = [abs(x[key]) for x in t if x["row"]["split"] == split and x[key] is not None]
     return statistics.median(errs), max(errs)
 
 
@@ -98,11 +117,12 @@ def main() -> None:
     for x in t:
         r = x["row"]
         print(f"{r['split']:8} {r['kind']:7} {r['url'].rsplit('/', 1)[-1]:>6} {r.get('model', r.get('config')):34} "
-              f"tokens {x['pred']['tokens']} vs {r['kv_tokens']} {fmt(x['tokens'])}  exact {fmt(x['exact'])}  "
-              f"weights {fmt(x['weights'])}")
+              f"tokens {x['pred']['tokens']} vs {r['kv_tokens']} {fmt(x['tokens'])}  on the host {fmt(x['host'])}  "
+              f"exact {fmt(x['exact'])}  weights {fmt(x['weights'])}")
     for split in ("dev", "holdout"):
-        med, worst = summary(t, split)
-        print(f"{split}: KV tokens median error {med:.1%}, worst {worst:.1%}")
+        for key, what in (("tokens", "chip table"), ("host", "on the host")):
+            med, worst = summary(t, split, key)
+            print(f"{split} ({what}): KV tokens median error {med:.1%}, worst {worst:.1%}")
 
 
 if __name__ == "__main__":
