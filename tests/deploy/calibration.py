@@ -78,9 +78,11 @@ def predict(row: dict) -> dict:
     arch = _with_drafts(arch, row.get("draft_layers", 0))
     tp, pp = row.get("tp", 1), row.get("pp", 1)
     chip = find_chip(row["chip"], shipped().chips)
-    out = {"tokens": _tokens(row, arch, ws, chip), "weights_gib": per_rank(ws, arch, tp, pp) / GIB}
-    seen = chip.with_total(_npu_smi_total(chip, row["total_bytes"])) if "total_bytes" in row else chip
-    out["host_tokens"] = _tokens(row, arch, ws, seen)
+    out = {"tokens": None, "host_tokens": None, "weights_gib": per_rank(ws, arch, tp, pp) / GIB}
+    if "gmu" in row:  # a row whose --gpu-memory-utilization the thread does not give checks the arithmetic only
+        out["tokens"] = _tokens(row, arch, ws, chip)
+        seen = chip.with_total(_npu_smi_total(chip, row["total_bytes"])) if "total_bytes" in row else chip
+        out["host_tokens"] = _tokens(row, arch, ws, seen)
     if "available_bytes" in row:
         kv = kv_per_token(arch, tp, pp, None, row["release"])
         out["exact_tokens"] = capacity(kv, row["available_bytes"], row["max_model_len"], 128).tokens

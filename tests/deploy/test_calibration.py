@@ -29,7 +29,10 @@ def test_the_weights_per_rank_are_within_3_percent_of_the_logged_load(x):
     assert abs(x["weights"]) <= 0.03, f"{x['pred']['weights_gib']:.3f} GiB vs {x['row']['weights_gib']} GiB"
 
 
-@pytest.mark.parametrize("x", TABLE, ids=IDS)
+END_TO_END = [x for x in TABLE if "gmu" in x["row"]]
+
+
+@pytest.mark.parametrize("x", END_TO_END, ids=[i for i, x in zip(IDS, TABLE) if "gmu" in x["row"]])
 def test_the_kv_tokens_end_to_end_are_within_15_percent(x):
     """Device total from the chip table (`plan --chip`) or npu-smi's on the host (SERVE305, `plan --replay`),
     weights from config.json, activation and runtime estimates: what the doctor would have said before the run."""
@@ -40,7 +43,7 @@ def test_the_kv_tokens_end_to_end_are_within_15_percent(x):
 @pytest.mark.parametrize("key", ["tokens", "host"])
 def test_median_errors_meet_the_bounds(key):
     def median(kinds):
-        errs = [abs(x[key]) for x in TABLE if x["row"]["kind"] in kinds]
+        errs = [abs(x[key]) for x in END_TO_END if x["row"]["kind"] in kinds]
         return statistics.median(errs) if errs else 0.0
 
     assert median({"dense", "moe", "mla"}) <= 0.05
