@@ -11,6 +11,7 @@ import pytest
 from ascend_doctor.deploy.arch import read_architecture
 from ascend_doctor.deploy.budget import Layout
 from ascend_doctor.deploy.chips import find_chip
+from ascend_doctor.deploy.kv import kv_per_token
 from ascend_doctor.deploy.plan import Want, layouts, make_plan, size
 from ascend_doctor.deploy.weights import estimate
 from tests.deploy import configs as C
@@ -133,3 +134,16 @@ def test_graph_mode_limits_of_the_chosen_layout_are_noted():
     assert graph_mode_notes(v3, find_chip("A3", shipped().chips), Layout(tp=16, ep=True))  # 8 per rank
     q = read_architecture(C.QWEN3_32B)
     assert any("310P with TP 4" in n for n in graph_mode_notes(q, find_chip("310P3", shipped().chips), Layout(tp=4)))
+
+
+def test_every_catalogue_model_is_sized():
+    """#41: no model `plan --model NAME` knows stops at `cannot_size` — hybrids, MLA, sliding windows, nested text
+    configs and vision towers included — at the release a plan proposes and at the oldest hybrid rule."""
+    from ascend_doctor.deploy.catalogue import catalogue_files
+
+    for m in shipped().catalogue:
+        files = catalogue_files(m)
+        assert files.arch.cannot_size == [], m.id
+        for release in (None, "0.13.0rc3", "0.18.0rc1"):
+            kv = kv_per_token(files.arch, tp=4 if files.arch.heads % 4 == 0 else 1, kv_dtype_bytes=2, release=release)
+            assert kv.unknown is None and kv.bytes_per_token > 0, (m.id, release, kv.unknown)
