@@ -49,6 +49,8 @@ class Architecture(Model):
     qk_rope_head_dim: Optional[int] = None
     qk_nope_head_dim: Optional[int] = None
     v_head_dim: Optional[int] = None
+    index_head_dim: int = Field(0, description="DSA (DeepSeek-V3.2, GLM-5): the indexer's key per token and layer, "
+                                               "cached beside the latent")
     # Feed-forward: dense layers and MoE layers
     intermediate: int = 0
     experts: int = 0
@@ -291,9 +293,31 @@ def _attention(a: Architecture, cfg: dict) -> None:
             a.cannot_size.append(T("MLA config without qk_rope_head_dim"))
         else:
             a.attention = "mla"
+            _indexer(a, cfg)
     if a.attention == "gqa" and (not a.heads or not a.head_dim or not a.kv_heads):
         a.attention = "unknown"
         a.cannot_size.append(T("config.json gives no attention heads / head size"))
+
+
+# Keys of configs whose DSA indexer sits on some layers only, or is compressed: the cache of such a model is laid
+# out per layer kind (vllm-ascend's has_indexer / compress paths), which this model does not follow.
+_PARTIAL_INDEXER = ("indexer_types", "use_index_cache", "compress_ratios", "index_kpool")
+
+
+def _indexer(a: "Architecture", cfg: dict) -> None:
+    """DeepSeek sparse attention (`index_topk`): every layer also caches the indexer's key, `index_head_dim` values
+    in the KV dtype (vllm-ascend 0.23.0 worker/model_runner_v1.py: AscendMLAAttentionSpec with `sparse_head_dim =
+    (kv_lora_rank, qk_rope_head_dim, index_head_dim)`; vllm-ascend#6847's GLM-5 log checks it to the token)."""
+    if cfg.get("index_topk") is None:
+        return
+    partial = [k for k in _PARTIAL_INDEXER if cfg.get(k) is not None]
+    head = _opt_int(cfg, "index_head_dim")
+    if partial or not head or head < 0 or head > 1 << 14:
+        a.attention = "unknown"
+        a.cannot_size.append(T("the DSA indexer cache of this config ({keys}) is not sized",
+                               keys=", ".join(partial) or f"index_head_dim={cfg.get('index_head_dim')!r}"))
+        return
+    a.index_head_dim = head
 
 
 def read_architecture(config: dict, max_len: Optional[int] = None) -> Architecture:

@@ -3,7 +3,8 @@ are quoted in docs/research/deploy-facts.md §4), which vllm-ascend uses unchang
 
 - A full-attention layer stores K and V for every token: `2 × kv_heads_per_rank × head_size × dtype_bytes`, with
   `kv_heads_per_rank = max(1, kv_heads // TP)` (KV heads are replicated once TP exceeds them).
-- An MLA layer stores one latent: `(kv_lora_rank + qk_rope_head_dim) × dtype_bytes`, the same on every TP rank.
+- An MLA layer stores one latent: `(kv_lora_rank + qk_rope_head_dim) × dtype_bytes`, the same on every TP rank;
+  with DeepSeek sparse attention (V3.2, GLM-5) also the indexer's key, `index_head_dim` more.
 - A sliding-window layer needs at most `cdiv(min(window - 1 + max_num_batched_tokens, max_model_len), block) + 1`
   blocks per request, whatever the context.
 - A Gated DeltaNet hybrid (Qwen3-Next, Qwen3.5) pages its full-attention layers and its linear-attention states
@@ -60,9 +61,15 @@ def kv_per_token(a: Architecture, tp: int = 1, pp: int = 1, kv_dtype_bytes: Opti
     if a.linear_layers:
         return _hybrid(a, tp, full, math.ceil(a.linear_layers * share), nbytes, release)
     if a.attention == "mla":
-        per_layer = (a.kv_lora_rank + a.qk_rope_head_dim) * nbytes
-        formula = T("MLA: (kv_lora_rank {rank} + qk_rope_head_dim {rope}) × {nbytes} B = {per_layer} B per layer, "
-                    "not split by TP", rank=a.kv_lora_rank, rope=a.qk_rope_head_dim, nbytes=nbytes, per_layer=per_layer)
+        per_layer = (a.kv_lora_rank + a.qk_rope_head_dim + a.index_head_dim) * nbytes
+        if a.index_head_dim:
+            formula = T("MLA with a DSA indexer: (kv_lora_rank {rank} + qk_rope_head_dim {rope} + index_head_dim "
+                        "{index}) × {nbytes} B = {per_layer} B per layer, not split by TP", rank=a.kv_lora_rank,
+                        rope=a.qk_rope_head_dim, index=a.index_head_dim, nbytes=nbytes, per_layer=per_layer)
+        else:
+            formula = T("MLA: (kv_lora_rank {rank} + qk_rope_head_dim {rope}) × {nbytes} B = {per_layer} B per "
+                        "layer, not split by TP", rank=a.kv_lora_rank, rope=a.qk_rope_head_dim, nbytes=nbytes,
+                        per_layer=per_layer)
     else:
         heads = max(1, a.kv_heads // tp)
         per_layer = 2 * heads * a.head_dim * nbytes
