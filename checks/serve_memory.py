@@ -99,9 +99,11 @@ def memory_fits(ctx):
     `--gpu-memory-utilization` and `--max-num-batched-tokens` against the NPUs' memory, with the arithmetic of
     `ascend-doctor plan`: the checkpoint's bytes (model.safetensors.index.json, else from config.json and the
     quantization), sharded as vLLM shards them; the activation peak and runtime reserve (estimates); HCCL buffers;
-    and the KV cache per token after vLLM's formulas (GQA heads per rank, MLA latents, sliding windows) at
-    `--kv-cache-dtype` (auto: the model's dtype; the fp8 ones: one byte); `HCCL_BUFFSIZE` from the server's
-    environment; on a 310P with vllm-ascend 0.18.0rc1 or later, half of what is left for operator workspace.
+    and the KV cache per token after vLLM's formulas (GQA heads per rank, MLA latents and DSA indexer keys, sliding
+    windows, Gated DeltaNet states paged as the installed vllm-ascend pages them) at `--kv-cache-dtype` (auto: the
+    model's dtype; the fp8 ones: one byte); each NPU at the memory npu-smi shows for it; `HCCL_BUFFSIZE` from the
+    server's environment; on a 310P with vllm-ascend 0.18.0rc1 or later, half of what is left for operator
+    workspace.
 
     Why it matters: vLLM stops at start-up when the weights do not fit (`NPU out of memory` while loading) or when
     the KV cache cannot hold one request of max_model_len (`To serve at least one request with the models's max seq
