@@ -425,7 +425,25 @@ def read_paste(text: str) -> PasteFacts:
     if collect_start is not None:
         end = max((int(s.lines.split("-")[-1]) for vs in f.versions.values() for s in vs), default=collect_start)
         f.sections.insert(0, Section(kind="collect_env", first=collect_start, last=max(end, collect_start)))
+    if "vllm_ascend" not in f.versions and "vllm-ascend" not in f.packages and "vllm_ascend" not in f.packages:
+        _image_release(f, lines)
     return f
+
+
+# The release an issue names by its image or in prose: `quay.io/ascend/vllm-ascend:v0.11.0rc0`, `vllm-ascend:0.14.0RC1`,
+# `vllm-ascend image: v0.13.0rc1`, `vllm-ascend 0.11.0rc0镜像` — read only when no package list or collect_env
+# names the installed vllm-ascend (a report of the environment beats a sentence about it).
+_IMAGE_RELEASE = re.compile(r"vllm[-_]ascend(?: image)?[: ]{1,2}v?(\d{1,3}\.\d{1,3}\.\d{1,3}(?:rc\d{1,3})?"
+                            r"(?:\.post\d{1,3})?)(?![\d.])", re.IGNORECASE)
+
+
+def _image_release(f: PasteFacts, lines: list[Line]) -> None:
+    for ln in lines:
+        m = _IMAGE_RELEASE.search(ln.text)
+        if m:
+            f.versions["vllm_ascend"] = [Seen(value=m.group(1).lower(), lines=str(ln.no),
+                                              source="the vllm-ascend image or release the paste names")]
+            return
 
 
 # What a log puts before each line of a traceback it prints: vLLM's process tags `(EngineCore_DP0 pid=7) (Worker_TP1

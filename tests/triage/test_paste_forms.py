@@ -212,3 +212,21 @@ def test_a_bare_traceback_whose_body_lines_carry_a_worker_tag_is_one_traceback()
     tb = read_paste(text).tracebacks[0]
     assert tb.lines == "1-4" and tb.label == "RuntimeError: Set visible device failed"
     assert tb.frame.endswith("vllm_ascend/worker/worker.py:40 in init_device")
+
+
+@pytest.mark.parametrize("line, release", [
+    ("docker run -it quay.io/ascend/vllm-ascend:v0.11.0rc0 bash", "0.11.0rc0"),   # vllm-ascend#3564-style docker line
+    ("镜像：vllm-ascend:0.14.0RC1 / 0.15.0RC1 / 0.17.0RC1", "0.14.0rc1"),          # the first tag a paste names
+    ("- vllm-ascend image: v0.13.0rc1 (also reproducible on main)", "0.13.0rc1"),
+    ("docker start vllm-ascend 0.11.0rc0镜像", "0.11.0rc0"),
+])
+def test_the_release_an_issue_names_by_its_image_is_read(line, release):
+    """#39 item 1: image tags. Issue bodies often give the release only as the image they ran."""
+    assert versions(f"### Your current environment\n{line}\n")["vllm_ascend"] == release
+
+
+def test_an_environment_report_beats_an_image_tag():
+    text = ("quay.io/ascend/vllm-ascend:v0.11.0rc0\nCollecting environment information...\n"
+            "PyTorch version: 2.7.1+cpu\nvLLM Ascend Version: 0.11.0rc1\n")
+    assert versions(text)["vllm_ascend"] == "0.11.0rc1"
+    assert "vllm_ascend" not in versions("export IMAGE=quay.io/ascend/vllm-ascend:main\n")  # a branch, no release
