@@ -253,8 +253,8 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
 
 def _target(chips, chip: Optional[str], npus: Optional[int], replay: Optional[str], nodes: int):
     """(chip row, NPUs to plan for, free (device, logical id)s or None when no host was read, held chips): the flags,
-    else what
-    npu-smi shows on the host or in the snapshot, less the chips another job holds."""
+    else what npu-smi shows on the host or in the snapshot, less the chips another job holds; the host's own chip at
+    the memory npu-smi shows for it."""
     from ascend_doctor.deploy.chips import find_chip
 
     free, held, total, seen_chip = None, [], None, None
