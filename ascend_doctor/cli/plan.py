@@ -84,8 +84,8 @@ def _model_files(knowledge, model: str, fmt: Optional[str]):
 
 
 def _planned_release(m, family: str, release: Optional[str]) -> Optional[str]:
-    """The release the plan is for, before it is chosen: the one asked for, else the newest the matrix knows for the
-    family (the one plan proposes)."""
+    """The release the plan is for when none can be chosen to install: the one asked for, else the newest the matrix
+    knows for the family."""
     return release or next((r.version for r in reversed(m.releases) if family in r.hardware), None)
 
 
@@ -210,8 +210,10 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
             "total_bytes": files.weights.total_bytes // 2, "expert_bytes": files.weights.expert_bytes // 2,
             "vocab_bytes": files.weights.vocab_bytes // 2,
             "source": T("{source}; float32 loaded as 16-bit (vLLM --dtype auto)", source=files.weights.source)})
-    cap, rule = _context_cap(knowledge.matrix, c.family, release)
-    planned = _planned_release(knowledge.matrix, c.family, release)
+    tools, parsers, driver, rel = _release_for(knowledge, c, files, release, keep_driver, replay)
+    # the release the plan installs decides its context cap, a 310P's halving and a hybrid's page rule
+    planned = rel.vllm_ascend if rel is not None else _planned_release(knowledge.matrix, c.family, release)
+    cap, rule = _context_cap(knowledge.matrix, c.family, planned)
     want = Want(ranks=npus, nodes=nodes, max_len=max_model_len, concurrency=concurrency, gmu=gmu,
                 batched_tokens=batched, dtype_bytes=2, max_len_cap=cap, max_len_cap_rule=rule,
                 kv_halved_by=c.kv_halved_by(planned), vllm_ascend=planned)
@@ -223,15 +225,10 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
         fmt_now = files.weight_format or "bf16"
         w8a8 = estimate(files.arch, "w8a8") if fmt_now in ("bf16", "fp16", "fp32") else None
         p.alternatives = alternatives(files.arch, files.weights, c, want, w8a8)
-    tools = _tool_choice(knowledge.matrix, files)
     p.notes.extend(tools.notes)
     if files.chat_template_error:
         p.notes.append(T("the chat template was not read ({error}): the tool parser comes from the model family alone",
                          error=files.chat_template_error))
-    parsers = {k: v for k, v in (("tool_parser", tools.tool_parser), ("reasoning_parser", tools.reasoning_parser))
-               if v}
-    driver = _driver(replay) if keep_driver else None
-    rel = _release(knowledge.matrix, c.family, files.arch, release, driver, parsers)
     if rel is None:
         from ascend_doctor.deploy.release import why_none
 
@@ -249,6 +246,16 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
                         exit_code=0 if p.verdict in ("fits", "shortened") else 1)
     _write(report, out_fmt, output)
     sys.exit(report.exit_code)
+
+
+def _release_for(knowledge, c, files, release: Optional[str], keep_driver: bool, replay: Optional[str]):
+    """(the tool choice, its parsers, the driver kept or None, the release to install or None): decided before the
+    plan is sized, since the release's rules size it."""
+    tools = _tool_choice(knowledge.matrix, files)
+    parsers = {k: v for k, v in (("tool_parser", tools.tool_parser), ("reasoning_parser", tools.reasoning_parser))
+               if v}
+    driver = _driver(replay) if keep_driver else None
+    return tools, parsers, driver, _release(knowledge.matrix, c.family, files.arch, release, driver, parsers)
 
 
 def _target(chips, chip: Optional[str], npus: Optional[int], replay: Optional[str], nodes: int):

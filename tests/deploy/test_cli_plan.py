@@ -387,3 +387,15 @@ def test_a_multi_node_plan_prints_one_command_per_node_that_the_lint_passes():
         assert lint.returncode == 0, lint.stderr[-2000:]
     text = plan("--model", "deepseek-ai/DeepSeek-R1", "--chip", "910B3", "--npus", "16", "--nodes", "2").stdout
     assert "node 1 (worker):" in text and '--data-parallel-address "$HEAD_IP"' in text
+
+
+def test_a_hybrid_is_paged_by_the_rule_of_the_release_the_plan_installs():
+    """The release plan proposes decides a hybrid's page rule (deploy/hybrid.py): the formula names it."""
+    r = plan("--model", "Qwen3-Next-80B-A3B-Instruct", "--chip", "910B3", "--npus", "8", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    release, kv = doc["release"]["vllm_ascend"], doc["plan"]["chosen"]["kv"]
+    assert kv["hybrid"]["rule"] and f"vllm-ascend {release}:" in kv["formula"]
+    forced = json.loads(plan("--model", "Qwen3-Next-80B-A3B-Instruct", "--chip", "910B3", "--npus", "8",
+                             "--vllm-ascend", "0.13.0", "--format", "json").stdout)
+    assert forced["plan"]["chosen"]["kv"]["hybrid"]["rule"] == "pad-state"
