@@ -4,7 +4,7 @@ a sizing problem found here names the value plan would choose."""
 
 from __future__ import annotations
 
-from ascend_doctor.deploy.arch import derived_max_len, read_architecture, text_config
+from ascend_doctor.deploy.arch import derived_max_len, mtp_layers, read_architecture, text_config
 from ascend_doctor.deploy.budget import Layout
 from ascend_doctor.deploy.chips import DEFAULT_RESERVE_MIB, Chip, find_chip
 from ascend_doctor.deploy.plan import Want, fitting_len, gib, make_plan, size
@@ -60,6 +60,27 @@ def _buffsize(ctx) -> dict:
     return {"hccl_buffsize_mb": int(raw)} if raw.isdigit() and int(raw) > 0 else {}
 
 
+def _speculation(cmd, cfg, arch):
+    """(the model as the engine sizes it, speculative tokens per step, evidence or None): an MTP method drafting
+    from the checkpoint's own MTP layers (no draft `model`) runs those layers beside the model — each caches K and
+    V like a decoder layer (vllm-ascend#6847: GLM-5's 78 layers + 1 MTP layer give the logged tokens), and the
+    speculative tokens widen a hybrid's conv state. A separate draft model is not sized here."""
+    spec, err = cmd.json_value("speculative_config") if cmd.has("speculative_config") else (None, None)
+    if err or not isinstance(spec, dict):
+        return arch, 0, None
+    method = str(spec.get("method") or "")
+    tokens = spec.get("num_speculative_tokens")
+    tokens = tokens if isinstance(tokens, int) and 0 < tokens <= 64 else 0
+    layers = mtp_layers(cfg) or 0
+    if not (method == "mtp" or method.endswith("_mtp")) or spec.get("model") or not 0 < layers <= 16:
+        return arch, tokens if arch.linear_layers else 0, None
+    drafted = arch.model_copy(update={"layers": arch.layers + layers, "full_layers": arch.full_layers + layers,
+                                      "moe_layers": arch.moe_layers + (layers if arch.is_moe else 0)})
+    return drafted, tokens, ev(T("command line"), T("--speculative-config method {method}: {n} MTP layer(s) run and "
+                                                   "cache K and V beside the model's {layers}",
+                                                   method=method, n=layers, layers=arch.layers))
+
+
 def _release(ctx) -> dict:
     """The installed vllm-ascend, as Want needs it: where it halves the KV budget on this chip (310P from
     0.18.0rc1) and its page rule for hybrid models."""
@@ -100,8 +121,9 @@ def memory_fits(ctx):
     `ascend-doctor plan`: the checkpoint's bytes (model.safetensors.index.json, else from config.json and the
     quantization), sharded as vLLM shards them; the activation peak and runtime reserve (estimates); HCCL buffers;
     and the KV cache per token after vLLM's formulas (GQA heads per rank, MLA latents and DSA indexer keys, sliding
-    windows, Gated DeltaNet states paged as the installed vllm-ascend pages them) at `--kv-cache-dtype` (auto: the
-    model's dtype; the fp8 ones: one byte); each NPU at the memory npu-smi shows for it; `HCCL_BUFFSIZE` from the
+    windows, Gated DeltaNet states paged as the installed vllm-ascend pages them, the MTP layers an MTP
+    `--speculative-config` runs) at `--kv-cache-dtype` (auto: the model's dtype; the fp8 ones: one byte); each NPU
+    at the memory npu-smi shows for it; `HCCL_BUFFSIZE` from the
     server's environment; on a 310P with vllm-ascend 0.18.0rc1 or later, half of what is left for operator
     workspace.
 
@@ -124,6 +146,7 @@ def memory_fits(ctx):
         layout, want, max_len = _options(cmd, arch)
     except ValueError as exc:
         return ctx.fail(T("a numeric option is not a number: {exc}", exc=exc), [cmd_evidence(cmd)])
+    arch, spec_tokens, drafted = _speculation(cmd, cfg, arch)
     chips, evidence, why = visible_npus(ctx, cmd)
     if chips is None or not chips:
         return ctx.unknown(T("cannot size against the NPUs: {why}", why=why or T("no NPU visible")), evidence)
@@ -135,9 +158,9 @@ def memory_fits(ctx):
     chip, ws = _chip(poorest, ctx.knowledge.chips), _weights(m, arch)
     release = _release(ctx)
     want = want.model_copy(update={"kv_halved_by": chip.kv_halved_by(release["vllm_ascend"]), **release,
-                                   **_buffsize(ctx)})
+                                   "spec_tokens": spec_tokens, **_buffsize(ctx)})
     cand = size(arch, ws, chip, want, layout, max_len)
-    evidence += [cmd_evidence(cmd)] + _budget_evidence(cand, ws)
+    evidence += [cmd_evidence(cmd)] + ([drafted] if drafted else []) + _budget_evidence(cand, ws)
     return _verdict(ctx, arch, ws, chip, want, layout, cand, len(chips), evidence)
 
 

@@ -47,6 +47,7 @@ class Want(Model):
     kv_halved_by: str = ""
     vllm_ascend: Optional[str] = Field(None, description="the release planned or installed: its page rule for "
                                                          "hybrid models")
+    spec_tokens: int = Field(0, ge=0, description="speculative tokens per step: they widen a hybrid's conv state")
 
 
 class Candidate(Model):
@@ -148,7 +149,8 @@ def size(a: Architecture, ws: WeightSize, chip: Chip, want: Want, layout: Layout
         b.terms.append(Term(name=T("operator workspace (half the rest)"), bytes=half,
                             inputs=T("{source}: the KV cache gets half of what is left", source=want.kv_halved_by)))
         b.kv_bytes -= half
-    kv = kv_per_token(a, layout.tp, layout.pp, want.kv_dtype_bytes or want.dtype_bytes, want.vllm_ascend)
+    kv = kv_per_token(a, layout.tp, layout.pp, want.kv_dtype_bytes or want.dtype_bytes, want.vllm_ascend,
+                      want.spec_tokens)
     if kv.unknown:  # the weights may be placed, but whether the context fits is not known: never a "fits"
         return Candidate(layout=layout, budget=b, kv=kv, max_len=max_len, fits=False,
                          why=T("the KV cache cannot be sized: {why}", why=kv.unknown) if b.kv_bytes > 0

@@ -170,3 +170,28 @@ def test_every_node_command_of_a_multi_node_plan_passes_the_serve_lint_on_its_no
         bad = {code: out.message for code in SERVE_LINT + ("HW103",)
                if (out := run_check(code, f)).status in (Status.FAIL, Status.ERROR)}
         assert bad == {}, (node["role"], node["argv"])
+
+
+def test_an_mtp_speculative_config_adds_the_mtp_layers_kv_cache(tmp_path):
+    """vllm-ascend#6847: with MTP on, GLM-5's cache holds 78 + 1 layers (the logged tokens follow only with the
+    MTP layer). DeepSeek-V3's one MTP layer: 62 latents per token instead of 61; a separate draft model is not
+    counted here; a hybrid's conv state widens with the speculative tokens."""
+    d = model_dir(tmp_path, C.DEEPSEEK_V3, 700_000_000_000)
+    base = "vllm serve {d} -tp 16 -dp 1 --enable-expert-parallel --max-model-len 8192".format(d=d)
+    plain = verdict(base, n=16)
+    mtp = verdict(base + ' --speculative-config {"method":"mtp","num_speculative_tokens":1}', n=16)
+    assert "61 full-attention layer(s)" in " ".join(str(e) for e in plain.evidence)
+    text = " ".join(str(e) for e in mtp.evidence)
+    assert "62 full-attention layer(s)" in text and "1 MTP layer(s) run and cache K and V beside the model's 61" in text
+    eagle = verdict(base + ' --speculative-config {"method":"eagle3","model":"/d","num_speculative_tokens":1}', n=16)
+    assert "61 full-attention layer(s)" in " ".join(str(e) for e in eagle.evidence)
+
+
+def test_mtp_on_a_hybrid_adds_its_layer_and_widens_the_conv_state(tmp_path):
+    """Qwen3-Next's MTP layer is a full-attention layer (13 beside 36 linear); 2 speculative tokens widen each linear
+    layer's conv state from 3 to 5 steps: (2 × 16 × 128 + 32 × 128) / TP 4 × 5 × 2 B = 20,480 B."""
+    d = model_dir(tmp_path, dict(C.QWEN3_NEXT, mtp_num_hidden_layers=1), 162_000_000_000)  # as Qwen3.5's configs
+    out = verdict(f'vllm serve {d} -tp 4 --max-model-len 32768 --speculative-config '
+                  '{"method":"qwen3_next_mtp","num_speculative_tokens":2}')
+    text = " ".join(str(e) for e in out.evidence)
+    assert "conv 20480 B" in text and "groups of 13 layers" in text, text
