@@ -5,7 +5,7 @@ a sizing problem found here names the value plan would choose."""
 from __future__ import annotations
 
 from ascend_doctor.deploy.arch import derived_max_len, mtp_layers, read_architecture, text_config
-from ascend_doctor.deploy.budget import Layout
+from ascend_doctor.deploy.budget import GRAPH_HEADROOM, Layout
 from ascend_doctor.deploy.chips import DEFAULT_RESERVE_MIB, Chip, find_chip
 from ascend_doctor.deploy.plan import Want, fitting_len, gib, make_plan, size
 from ascend_doctor.deploy.weights import estimate, format_of, measured
@@ -125,7 +125,7 @@ def memory_fits(ctx):
     `--speculative-config` runs) at `--kv-cache-dtype` (auto: the model's dtype; the fp8 ones: one byte); each NPU
     at the memory npu-smi shows for it; `HCCL_BUFFSIZE` from the
     server's environment; on a 310P with vllm-ascend 0.18.0rc1 or later, half of what is left for operator
-    workspace.
+    workspace; in graph mode, at least 1 GiB left above `--gpu-memory-utilization` for the ACL graph capture.
 
     Why it matters: vLLM stops at start-up when the weights do not fit (`NPU out of memory` while loading) or when
     the KV cache cannot hold one request of max_model_len (`To serve at least one request with the models's max seq
@@ -161,7 +161,24 @@ def memory_fits(ctx):
                                    "spec_tokens": spec_tokens, **_buffsize(ctx)})
     cand = size(arch, ws, chip, want, layout, max_len)
     evidence += [cmd_evidence(cmd)] + ([drafted] if drafted else []) + _budget_evidence(cand, ws)
-    return _verdict(ctx, arch, ws, chip, want, layout, cand, len(chips), evidence)
+    out = _verdict(ctx, arch, ws, chip, want, layout, cand, len(chips), evidence)
+    return _graph_headroom(ctx, cmd, cand, want, out, evidence)
+
+
+def _graph_headroom(ctx, cmd, cand, want, out, evidence):
+    """A command that fits, in graph mode, with less than GRAPH_HEADROOM left above --gpu-memory-utilization: the
+    capture that follows the KV cache has no room (warn; `out` otherwise)."""
+    comp, _err = cmd.json_value("compilation_config") if cmd.has("compilation_config") else (None, None)
+    mode = str((comp or {}).get("cudagraph_mode") or "").upper() if isinstance(comp, dict) else ""
+    left = int(cand.budget.visible.bytes * (1 - want.gmu))
+    if out.status.value != "pass" or cmd.flag("enforce_eager") or mode == "NONE" or left >= GRAPH_HEADROOM:
+        return out
+    ok = int((1 - GRAPH_HEADROOM / cand.budget.visible.bytes) * 100) / 100
+    return ctx.warn(T("{message}; but graph capture runs after the KV cache is allocated, in the {left} "
+                      "--gpu-memory-utilization {gmu} leaves, and vllm-ascend has logged up to 0.79 GiB for it "
+                      "(vllm-ascend#2959: out of memory while capturing at 1.0)", message=out.message,
+                      left=gib(left), gmu=f"{want.gmu:g}"), evidence,
+                    remediation=T("Use `--gpu-memory-utilization {ok}` or lower, or `--enforce-eager`.", ok=f"{ok:g}"))
 
 
 def _verdict(ctx, arch, ws, chip, want, layout, cand, n_chips, evidence):

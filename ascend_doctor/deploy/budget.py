@@ -22,6 +22,10 @@ from ascend_doctor.core.model import Model
 from ascend_doctor.deploy.arch import Architecture
 from ascend_doctor.i18n import Localized, T
 
+# ACL graph capture runs after the KV cache is allocated, in what --gpu-memory-utilization leaves (vllm-ascend#2959:
+# gmu 1.0 ran out of memory while capturing); vllm-ascend logs `Graph capturing finished …, took X GiB`: 0.29 GiB for
+# GLM-5 TP8 (#6847), 0.40 GiB for Qwen3-32B TP8 (#4594), 0.79 GiB for DeepSeek-V4-Flash (#13439) — the most seen.
+GRAPH_HEADROOM = 1 << 30
 RUNTIME_RESERVE = 1 << 30  # ACL context, driver and allocator slack per rank: an estimate (vllm-ascend measures it)
 HCCL_BUFFSIZE_MB = 200  # CANN default; "each communicator occupies 2 x HCCL_BUFFSIZE" (CANN env var reference)
 

@@ -19,7 +19,7 @@ from pydantic import Field
 
 from ascend_doctor.core.model import Model
 from ascend_doctor.deploy.arch import Architecture
-from ascend_doctor.deploy.budget import Budget, Layout, Term, activation, budget
+from ascend_doctor.deploy.budget import GRAPH_HEADROOM, Budget, Layout, Term, activation, budget
 from ascend_doctor.deploy.chips import Chip
 from ascend_doctor.deploy.kv import ASCEND_BLOCK, Capacity, KvSize, capacity, kv_per_token
 from ascend_doctor.deploy.weights import WeightSize, per_rank
@@ -218,6 +218,11 @@ def make_plan(a: Architecture, ws: WeightSize, chip: Chip, want: Want) -> Plan:
                     break
     if plan.chosen is not None:
         plan.notes.extend(graph_mode_notes(a, chip, plan.chosen.layout))
+        left = int(plan.chosen.budget.visible.bytes * (1 - want.gmu))
+        if left < GRAPH_HEADROOM:
+            plan.notes.append(T("--gpu-memory-utilization {gmu} leaves {left} per rank for the ACL graph capture that "
+                                "follows the KV cache; vllm-ascend has logged up to 0.79 GiB for it: lower it, or "
+                                "add --enforce-eager", gmu=f"{want.gmu:g}", left=gib(left)))
     return plan
 
 

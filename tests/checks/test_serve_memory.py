@@ -195,3 +195,15 @@ def test_mtp_on_a_hybrid_adds_its_layer_and_widens_the_conv_state(tmp_path):
                   '{"method":"qwen3_next_mtp","num_speculative_tokens":2}')
     text = " ".join(str(e) for e in out.evidence)
     assert "conv 20480 B" in text and "groups of 13 layers" in text, text
+
+
+def test_graph_capture_needs_room_above_the_memory_utilization(tmp_path):
+    """Graph capture follows the KV cache, in the 1 − gmu left: 0.99 of 60.94 GiB leaves 0.61 GiB, less than the
+    0.79 GiB vllm-ascend has logged for a capture (warn); eager mode, or 0.98 (1.22 GiB left), passes."""
+    d = model_dir(tmp_path, C.QWEN3_32B, QWEN3_32B_BYTES)
+    cmd = f"vllm serve {d} -tp 2 --max-model-len 40960 --max-num-batched-tokens 4096"
+    tight = verdict(cmd + " --gpu-memory-utilization 0.99")
+    assert tight.status == Status.WARN and "graph capture runs after the KV cache" in tight.message, tight.message
+    assert "0.61 GiB" in tight.message and "--gpu-memory-utilization 0.98" in tight.remediation
+    assert verdict(cmd + " --gpu-memory-utilization 0.99 --enforce-eager").status == Status.PASS
+    assert verdict(cmd + " --gpu-memory-utilization 0.98").status == Status.PASS
