@@ -230,3 +230,17 @@ def test_an_environment_report_beats_an_image_tag():
             "PyTorch version: 2.7.1+cpu\nvLLM Ascend Version: 0.11.0rc1\n")
     assert versions(text)["vllm_ascend"] == "0.11.0rc1"
     assert "vllm_ascend" not in versions("export IMAGE=quay.io/ascend/vllm-ascend:main\n")  # a branch, no release
+
+
+def test_a_quoted_json_value_spread_over_lines_is_one_argument():
+    """vllm-ascend tutorials write `--kv-transfer-config '{` and close the quote lines later, with no backslash; the
+    command is one shell word there, not a broken quote that spills every later JSON option into stray words."""
+    text = ("vllm serve /m --tensor-parallel-size 1 --speculative-config '{\"num_speculative_tokens\":1, \"method\": "
+            "\"deepseek_mtp\"}' --kv-transfer-config '{\n    \"kv_connector\": \"MooncakeConnector\",\n"
+            "    \"kv_role\": \"kv_consumer\"\n    }'\nINFO starting\n")
+    p = read_paste(text)
+    assert p.serve_argv[-4:-2] == ["--speculative-config", '{"num_speculative_tokens":1, "method": "deepseek_mtp"}']
+    assert p.serve_argv[-2] == "--kv-transfer-config" and '"kv_role": "kv_consumer"' in p.serve_argv[-1]
+    assert p.serve_lines == "1-4"
+    prose = read_paste("vllm serve /m --port 8000   # it's broken\nnext line\n")  # one apostrophe: no JSON
+    assert prose.serve_argv[:3] == ["vllm", "serve", "/m"] and prose.serve_lines == "1"
