@@ -65,6 +65,8 @@ def _speculation(cmd, cfg, arch):
     from the checkpoint's own MTP layers (no draft `model`) runs those layers beside the model — each caches K and
     V like a decoder layer (vllm-ascend#6847: GLM-5's 78 layers + 1 MTP layer give the logged tokens), and the
     speculative tokens widen a hybrid's conv state. A separate draft model is not sized here."""
+    from ascend_doctor.knowledge.serve_features import used
+
     spec, err = cmd.json_value("speculative_config") if cmd.has("speculative_config") else (None, None)
     if err or not isinstance(spec, dict):
         return arch, 0, None
@@ -72,7 +74,7 @@ def _speculation(cmd, cfg, arch):
     tokens = spec.get("num_speculative_tokens")
     tokens = tokens if isinstance(tokens, int) and 0 < tokens <= 64 else 0
     layers = mtp_layers(cfg) or 0
-    if not (method == "mtp" or method.endswith("_mtp")) or spec.get("model") or not 0 < layers <= 16:
+    if not used("MTP", cmd, {}, None)[1] or spec.get("model") or not 0 < layers <= 16:
         return arch, tokens if arch.linear_layers else 0, None
     drafted = arch.model_copy(update={"layers": arch.layers + layers, "full_layers": arch.full_layers + layers,
                                       "moe_layers": arch.moe_layers + (layers if arch.is_moe else 0)})
@@ -168,10 +170,10 @@ def memory_fits(ctx):
 def _graph_headroom(ctx, cmd, cand, want, out, evidence):
     """A command that fits, in graph mode, with less than GRAPH_HEADROOM left above --gpu-memory-utilization: the
     capture that follows the KV cache has no room (warn; `out` otherwise)."""
-    comp, _err = cmd.json_value("compilation_config") if cmd.has("compilation_config") else (None, None)
-    mode = str((comp or {}).get("cudagraph_mode") or "").upper() if isinstance(comp, dict) else ""
+    from ascend_doctor.knowledge.serve_features import used
+
     left = int(cand.budget.visible.bytes * (1 - want.gmu))
-    if out.status.value != "pass" or cmd.flag("enforce_eager") or mode == "NONE" or left >= GRAPH_HEADROOM:
+    if out.status.value != "pass" or left >= GRAPH_HEADROOM or not used("ACL Graph", cmd, {}, None)[1]:
         return out
     ok = int((1 - GRAPH_HEADROOM / cand.budget.visible.bytes) * 100) / 100
     return ctx.warn(T("{message}; but graph capture runs after the KV cache is allocated, in the {left} "
