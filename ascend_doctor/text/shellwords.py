@@ -41,3 +41,20 @@ def split(text: str) -> list[str]:
     if text[pos:].strip():
         raise ValueError("No closing quotation")
     return words
+
+
+def open_quote(text: str, quote: str = "") -> str:
+    """The quote (' or ") still open at the end of `text`, starting inside `quote`; "" when none — the shell's own
+    rule: nothing escapes inside '…', a backslash escapes the next character elsewhere. One pass (linear)."""
+    escaped = False
+    for ch in text:
+        if escaped:
+            escaped = False
+        elif ch == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+    return quote

@@ -567,7 +567,7 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int]
     while cmd.rstrip().endswith("\\") and j + 1 < len(lines):
         j += 1
         cmd = cmd.rstrip()[:-1] + " " + lines[j].text.strip()
-    quote = _open_quote(cmd)
+    quote = shellwords.open_quote(cmd)
     if quote and cmd[cmd.rfind(quote) + 1:].lstrip().startswith(("{", "[")):
         # a quoted JSON value spread over lines (`--kv-transfer-config '{` … `}'`, vllm-ascend#4986); an apostrophe
         # in prose opens no JSON and joins nothing
@@ -575,7 +575,7 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int]
         while quote and k + 1 < len(lines) and k - j < MAX_QUOTED_LINES:
             k += 1
             joined.append(lines[k].text)
-            quote = _open_quote(lines[k].text, quote)
+            quote = shellwords.open_quote(lines[k].text, quote)
         if not quote:
             cmd, j = "\n".join(joined), k
     try:
@@ -586,23 +586,6 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int]
 
 
 MAX_QUOTED_LINES = 200  # a quoted argument longer than this is no command a user typed
-
-
-def _open_quote(text: str, quote: str = "") -> str:
-    """The quote (' or ") still open at the end of `text`, starting inside `quote`; "" when none — the shell's own
-    rule: nothing escapes inside '…', a backslash escapes the next character elsewhere. One pass (linear)."""
-    escaped = False
-    for ch in text:
-        if escaped:
-            escaped = False
-        elif ch == "\\" and quote != "'":
-            escaped = True
-        elif quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-    return quote
 
 
 # What the shell does around the command, not arguments of it: `vllm serve … &` (vllm-ascend#2516), `> log 2>&1`,

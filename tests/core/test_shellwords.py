@@ -39,3 +39,16 @@ def test_one_huge_word_is_linear(tmp_path):
                        timeout=120, cwd=REPO)
     assert r.returncode in (0, 1), r.stderr[-1000:]  # not 3
     assert time.monotonic() - t0 < 10  # was 8.6 s on the shlex split alone, 12.6-127.8 s for 1-2 MB
+
+
+def test_open_quote_is_the_state_split_would_fail_on():
+    from ascend_doctor.text.shellwords import open_quote
+
+    assert open_quote("--kv-transfer-config '{") == "'"
+    assert open_quote('  "kv_role": "kv_both"', "'") == "'"  # inside '…' double quotes are literal
+    assert open_quote("    }'", "'") == ""
+    assert open_quote('a "b\\" c') == '"' and open_quote('a "b\\\\" c') == ""
+    assert open_quote("it\\'s") == ""  # an escaped quote outside quotes opens nothing
+    for text in ("a 'b' c", 'x "y z"', "--json '{\"k\": 1}'"):
+        assert open_quote(text) == ""
+        split(text)  # split agrees: no open quote, no error
