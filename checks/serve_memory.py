@@ -160,7 +160,8 @@ def memory_fits(ctx):
     chip, ws = _chip(poorest, ctx.knowledge.chips), _weights(m, arch)
     release = _release(ctx)
     want = want.model_copy(update={"kv_halved_by": chip.kv_halved_by(release["vllm_ascend"]), **release,
-                                   "spec_tokens": spec_tokens, **_buffsize(ctx)})
+                                   "spec_tokens": spec_tokens, "page_rules": ctx.knowledge.hybrid_pages,
+                                   **_buffsize(ctx)})
     cand = size(arch, ws, chip, want, layout, max_len)
     evidence += [cmd_evidence(cmd)] + ([drafted] if drafted else []) + _budget_evidence(cand, ws)
     out = _verdict(ctx, arch, ws, chip, want, layout, cand, len(chips), evidence)

@@ -10,8 +10,9 @@ The state of one linear layer on one TP rank (vllm/model_executor/layers/mamba/m
     ssm   = value heads / TP × value head dim × key head dim × ssm dtype
 
 The ssm dtype is the model's, or config.json's `mamba_ssm_dtype` (Qwen3.5 ships float32; vLLM's
-`Qwen3_5ForConditionalGenerationConfig` reads it). How pages are made equal depends on the vllm-ascend release
-(read in each release's `vllm_ascend/patch/platform/patch_mamba_config.py`):
+`Qwen3_5ForConditionalGenerationConfig` reads it). How pages are made equal depends on the vllm-ascend release —
+the `deploy/hybrid-pages` table says which release uses which rule (read in each release's
+`vllm_ascend/patch/platform/patch_mamba_config.py`):
 
 - `pad-state` (0.11.0rc1–0.15.0rc1: vLLM's rule with a 128-token alignment; 0.30.0rc1 on: vLLM's
   `Platform._align_hybrid_block_size` with the Ascend kernel block of 128): block = 128 × ⌈(conv + ssm) /
@@ -28,7 +29,8 @@ and logs `KV cache size: blocks // groups × block` tokens (`_report_kv_cache_co
 from __future__ import annotations
 
 import math
-from typing import Optional, Union
+from datetime import date
+from typing import Literal, Optional, Sequence, Union
 
 from pydantic import Field
 
@@ -40,28 +42,41 @@ from ascend_doctor.text.versions import parse_version, try_parse_version
 GDN_MODEL_TYPES = frozenset({"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"})
 KERNEL_BLOCK = 128  # vllm-ascend's attention kernel block (AscendAttentionBackend.get_supported_kernel_block_sizes)
 
-# (first release, first release after, rule) — read in every vllm-ascend sdist from 0.11.0rc1 to 0.30.0rc2
-RULES = (("0.11.0rc1", "0.16.0rc1", "pad-state"), ("0.16.0rc1", "0.30.0rc1", "ssm-aligned"),
-         ("0.30.0rc1", None, "pad-state"))
-SOURCE = {"pad-state": "vllm_ascend/patch/platform/patch_mamba_config.py (0.11.0rc1-0.15.0rc1); vLLM "
-                       "Platform._align_hybrid_block_size (vllm-ascend 0.30.0rc1 on)",
-          "ssm-aligned": "vllm_ascend/patch/platform/patch_mamba_config.py (0.16.0rc1-0.29.0rc1)"}
 # A request holds one state page per linear group (MambaSpec.max_memory_usage_bytes without prefix caching: the
 # concurrency vllm-ascend#5020 logs, 210.07 = 2941 blocks / (11 + 3)); mamba_cache_mode "align" holds 2.
 STATE_PAGES_PER_REQUEST = 1
 
 
-def rule_for(vllm_ascend: Optional[str]) -> tuple[Optional[str], Localized]:
-    """(the page rule of that release, how it was chosen); (None, why) for a release before any hybrid rule. An
-    unknown release is planned with the newest rule, and the words say so."""
+class PageRange(Model, extra="forbid"):
+    """One row of the `deploy/hybrid-pages` table: the releases that page a hybrid by one rule."""
+
+    first: str = Field(description="the first vllm-ascend release of the range")
+    before: str = Field("", description="the first release after it; empty: open")
+    rule: Literal["pad-state", "ssm-aligned"]
+    source: str
+
+
+class PageRules(Model, extra="forbid"):
+    schema_version: int
+    updated: date
+    range: list[PageRange]
+
+
+def rule_for(ranges: Sequence[PageRange], vllm_ascend: Optional[str]) -> tuple[Optional[str], Localized]:
+    """(the page rule of that release, how it was chosen); (None, why) for a release before every range. An
+    unknown release is planned with the newest range's rule, and the words say so."""
+    rows = sorted(ranges, key=lambda r: parse_version(r.first))
+    if not rows:
+        return None, T("no hybrid page rules are loaded (the deploy/hybrid-pages table)")
     v = try_parse_version(vllm_ascend)
     if v is None:
-        return RULES[-1][2], T("vllm-ascend release not known: the rule of {first} and later assumed",
-                               first=RULES[-1][0])
-    for first, before, rule in RULES:
-        if v >= parse_version(first) and (before is None or v < parse_version(before)):
-            return rule, T("vllm-ascend {version}: {source}", version=vllm_ascend, source=SOURCE[rule])
-    return None, T("vllm-ascend {version} predates the hybrid page rules read (0.11.0rc1 on)", version=vllm_ascend)
+        return rows[-1].rule, T("vllm-ascend release not known: the rule of {first} and later assumed",
+                                first=rows[-1].first)
+    for r in rows:
+        if v >= parse_version(r.first) and (not r.before or v < parse_version(r.before)):
+            return r.rule, T("vllm-ascend {version}: {source}", version=vllm_ascend, source=r.source)
+    return None, T("vllm-ascend {version} predates the hybrid page rules read ({first} on)", version=vllm_ascend,
+                   first=rows[0].first)
 
 
 class HybridPages(Model):
@@ -101,13 +116,14 @@ def _groups(full: int, linear: int) -> tuple[int, int, int]:
 
 
 def gdn_pages(a, tp: int, full: int, linear: int, kv_bytes: int, state_dtype_bytes: int,
-              release: Optional[str], spec_tokens: int = 0) -> Union[HybridPages, Localized]:
+              release: Optional[str], spec_tokens: int = 0,
+              ranges: Sequence[PageRange] = ()) -> Union[HybridPages, Localized]:
     """The pages of one rank holding `full` attention and `linear` GDN layers, or why vLLM/vllm-ascend would not
     start (a TP size that does not divide the heads, an ssm page the release cannot align)."""
     if a.linear_value_heads % tp or a.linear_key_heads % tp:
         return T("{kh} key / {vh} value linear-attention heads are not divisible by tensor parallel size {tp}",
                  kh=a.linear_key_heads, vh=a.linear_value_heads, tp=tp)
-    rule, how = rule_for(release)
+    rule, how = rule_for(ranges, release)
     if rule is None:
         return how
     conv, ssm = state_bytes(a, tp, state_dtype_bytes, spec_tokens)

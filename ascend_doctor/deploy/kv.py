@@ -18,7 +18,7 @@ are quoted in docs/research/deploy-facts.md §4), which vllm-ascend uses unchang
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Optional, Sequence
 
 from pydantic import Field
 
@@ -47,9 +47,10 @@ class KvSize(Model):
 
 
 def kv_per_token(a: Architecture, tp: int = 1, pp: int = 1, kv_dtype_bytes: Optional[int] = None,
-                 release: Optional[str] = None, spec_tokens: int = 0) -> KvSize:
-    """Bytes per token of the fullest pipeline stage's layers on one TP rank; `release` (vllm-ascend) decides a
-    hybrid's page rule, `spec_tokens` (speculative tokens per step) widen its conv state."""
+                 release: Optional[str] = None, spec_tokens: int = 0, page_rules: Sequence = ()) -> KvSize:
+    """Bytes per token of the fullest pipeline stage's layers on one TP rank; `release` (vllm-ascend) picks a
+    hybrid's page rule among `page_rules` (the deploy/hybrid-pages rows), `spec_tokens` (speculative tokens per step)
+    widen its conv state."""
     if a.cannot_size or a.attention == "unknown":
         return KvSize(unknown=join("; ", a.cannot_size) or T("unknown attention kind"))
     nbytes = kv_dtype_bytes or a.dtype_bytes
@@ -59,7 +60,7 @@ def kv_per_token(a: Architecture, tp: int = 1, pp: int = 1, kv_dtype_bytes: Opti
     full = math.ceil(a.full_layers * share)
     sliding = math.ceil(a.sliding_layers * share)
     if a.linear_layers:
-        return _hybrid(a, tp, full, math.ceil(a.linear_layers * share), nbytes, release, spec_tokens)
+        return _hybrid(a, tp, full, math.ceil(a.linear_layers * share), nbytes, release, spec_tokens, page_rules)
     if a.attention == "mla":
         per_layer = (a.kv_lora_rank + a.qk_rope_head_dim + a.index_head_dim) * nbytes
         if a.index_head_dim:
@@ -83,11 +84,11 @@ def kv_per_token(a: Architecture, tp: int = 1, pp: int = 1, kv_dtype_bytes: Opti
 
 
 def _hybrid(a: Architecture, tp: int, full: int, linear: int, nbytes: int, release: Optional[str],
-            spec_tokens: int = 0) -> KvSize:
+            spec_tokens: int = 0, page_rules: Sequence = ()) -> KvSize:
     """A GDN hybrid: the state in the model's dtype (vLLM's mamba_cache_dtype "auto"), K and V at `nbytes`."""
     if not full:
         return KvSize(unknown=T("no full-attention layer on this rank: the state-only page rule is not modelled"))
-    pages = gdn_pages(a, tp, full, linear, nbytes, a.dtype_bytes or nbytes, release, spec_tokens)
+    pages = gdn_pages(a, tp, full, linear, nbytes, a.dtype_bytes or nbytes, release, spec_tokens, page_rules)
     if not isinstance(pages, HybridPages):
         return KvSize(unknown=pages)
     per_token = math.ceil(pages.page_bytes * pages.group_size * pages.groups / pages.block)

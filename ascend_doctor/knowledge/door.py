@@ -196,6 +196,11 @@ class Knowledge:
         return self.table("deploy/chips").chip
 
     @property
+    def hybrid_pages(self):
+        """How each vllm-ascend release pages a Gated DeltaNet hybrid (list of PageRange)."""
+        return self.table("deploy/hybrid-pages").range
+
+    @property
     def kernels(self):
         """Each chip family's kernel directory (KernelLayout)."""
         return self.table("deploy/kernels")

@@ -25,7 +25,7 @@ from ascend_doctor.deploy.chips import find_chip
 from ascend_doctor.deploy.kv import capacity, kv_per_token
 from ascend_doctor.deploy.plan import Want, size
 from ascend_doctor.deploy.weights import estimate, per_rank
-from ascend_doctor.knowledge.tomlread import _tomllib
+from ascend_doctor.knowledge.tomlread import read_toml
 from tests.deploy import configs as C
 from tests.helpers import shipped
 
@@ -36,7 +36,7 @@ DEFAULT_SEQS = 256
 
 
 def rows() -> list[dict]:
-    return _tomllib().loads(DATA.read_text(encoding="utf-8"))["row"]
+    return read_toml(DATA, "calibration set")["row"]
 
 
 def _arch_weights(row: dict):
@@ -59,6 +59,7 @@ def _tokens(row: dict, arch, ws, chip) -> Optional[int]:
     want = Want(ranks=tp * pp, gmu=row["gmu"], max_len=row["max_model_len"],
                 batched_tokens=row.get("max_num_batched_tokens", DEFAULT_BATCHED),
                 max_seqs=row.get("max_num_seqs", DEFAULT_SEQS), vllm_ascend=row["release"],
+                page_rules=shipped().hybrid_pages,
                 kv_halved_by=chip.kv_halved_by(row["release"]))
     cand = size(arch, ws, chip, want, layout, row["max_model_len"])
     return cand.capacity.tokens if cand.capacity else None
@@ -84,7 +85,7 @@ def predict(row: dict) -> dict:
         seen = chip.with_total(_npu_smi_total(chip, row["total_bytes"])) if "total_bytes" in row else chip
         out["host_tokens"] = _tokens(row, arch, ws, seen)
     if "available_bytes" in row:
-        kv = kv_per_token(arch, tp, pp, None, row["release"])
+        kv = kv_per_token(arch, tp, pp, None, row["release"], page_rules=shipped().hybrid_pages)
         out["exact_tokens"] = capacity(kv, row["available_bytes"], row["max_model_len"], 128).tokens
     return out
 

@@ -114,7 +114,7 @@ def test_the_hybrid_tutorial_layout_fits_and_is_paged_as_its_release_pages_it():
     """Qwen3-Next (vllm-ascend tutorial, v0.16.0 on: TP4 on A3, --max-model-len 32768, gmu 0.8): 36 Gated DeltaNet
     layers paged with the 12 attention layers (deploy/hybrid.py); the state sets the block, not 128 tokens."""
     a = read_architecture(C.QWEN3_NEXT, 1 << 20)
-    want = Want(ranks=4, max_len=32768, gmu=0.8, vllm_ascend="0.18.0rc1")
+    want = Want(ranks=4, max_len=32768, gmu=0.8, vllm_ascend="0.18.0rc1", page_rules=shipped().hybrid_pages)
     c = size(a, estimate(a, "bf16"), find_chip("A3", shipped().chips), want, Layout(tp=4), 32768)
     assert c.fits and c.kv.hybrid.block == 512 and c.capacity.block == 512
     assert c.capacity.tokens % 512 == 0 and c.capacity.tokens > 32768
@@ -145,5 +145,6 @@ def test_every_catalogue_model_is_sized():
         files = catalogue_files(m)
         assert files.arch.cannot_size == [], m.id
         for release in (None, "0.13.0rc3", "0.18.0rc1"):
-            kv = kv_per_token(files.arch, tp=4 if files.arch.heads % 4 == 0 else 1, kv_dtype_bytes=2, release=release)
+            kv = kv_per_token(files.arch, tp=4 if files.arch.heads % 4 == 0 else 1, kv_dtype_bytes=2, release=release,
+                              page_rules=shipped().hybrid_pages)
             assert kv.unknown is None and kv.bytes_per_token > 0, (m.id, release, kv.unknown)
