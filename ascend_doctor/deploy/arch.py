@@ -19,10 +19,14 @@ from ascend_doctor.core.model import Model
 from ascend_doctor.deploy.hybrid import GDN_MODEL_TYPES
 from ascend_doctor.i18n import Localized, T
 
-# model_type values vLLM treats as DeepSeek-style MLA when `kv_lora_rank` is set
-# (vllm/transformers_utils/model_arch_config_convertor.py `get_head_size`, deploy-facts.md §4b).
+# The language model's model_type values vLLM treats as DeepSeek-style MLA when `kv_lora_rank` is set — it asks the
+# text config (`hf_text_config.model_type`), so Kimi-K2.5's `kimi_k25` wrapper around a `kimi_k2` model is MLA
+# (vllm/transformers_utils/model_arch_config_convertor.py `is_deepseek_mla`: 0.13.0, and the additions of 0.34.0
+# except the compressed DeepSeek-V4 types, which `_UNSIZED_LAYOUT` refuses; deploy-facts.md §4b).
 MLA_MODEL_TYPES = frozenset({"deepseek_v2", "deepseek_v3", "deepseek_v32", "deepseek_mtp", "kimi_k2", "kimi_linear",
-                             "glm_moe_dsa", "glm4_moe_lite", "longcat_flash", "pangu_ultra_moe"})
+                             "glm_moe_dsa", "glm4_moe_lite", "longcat_flash", "pangu_ultra_moe",
+                             "axk1", "dots3_note", "k3_dspark", "glm5_next", "glm5_next_text", "glm4_moe_lite_mtp",
+                             "mistral_large_4", "pangu_ultra_moe_mtp", "hy_v4", "hy_v4_mtp"})
 # Families that alternate sliding and full layers by a rule the config does not spell out as `layer_types`.
 _IMPLICIT_WINDOW_PATTERN = frozenset({"gemma2", "gemma3", "gemma3_text", "cohere2"})
 DTYPE_BYTES = {"float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "half": 2, "fp8": 1, "float8_e4m3fn": 1}
@@ -284,7 +288,7 @@ def _attention(a: Architecture, cfg: dict) -> None:
         a.qk_rope_head_dim = _opt_int(cfg, "qk_rope_head_dim")
         a.qk_nope_head_dim = _opt_int(cfg, "qk_nope_head_dim")
         a.v_head_dim = _opt_int(cfg, "v_head_dim")
-        if a.model_type not in MLA_MODEL_TYPES:
+        if a.model_type not in MLA_MODEL_TYPES and str(cfg.get("model_type") or "") not in MLA_MODEL_TYPES:
             a.attention = "unknown"
             a.cannot_size.append(T("kv_lora_rank is set but model_type {model_type} is not one vLLM sizes as MLA",
                                    model_type=repr(a.model_type)))
@@ -353,9 +357,91 @@ def read_architecture(config: dict, max_len: Optional[int] = None) -> Architectu
         a.cannot_size.append(T("config.json gives no num_hidden_layers / hidden_size"))
         return a
     _layer_kinds(a, cfg)
+    _unsized_layout(a, cfg)
     if not _bounded(a):
         a.attention = "unknown"
     return a
+
+
+def _ratios(v) -> str:
+    """`compress_ratios` as the compressions it names ("1:4, 1:128"), or "" when it compresses nothing."""
+    found = sorted({x for x in v if isinstance(x, int) and not isinstance(x, bool) and x > 1}) \
+        if isinstance(v, list) else []
+    return ", ".join(f"1:{x}" for x in found)
+
+
+def _mamba_layers(cfg: dict) -> int:
+    """Mamba-2 layers of a Nemotron-H-style config (`hybrid_override_pattern` "M", `layers_block_type` "mamba")."""
+    pattern, kinds = cfg.get("hybrid_override_pattern"), cfg.get("layers_block_type")
+    if isinstance(pattern, str):
+        return pattern.count("M")
+    return sum(1 for k in kinds if k == "mamba") if isinstance(kinds, list) else 0
+
+
+def _shape_of_its_own(cfg: dict) -> bool:
+    """Gemma-4: full-attention layers with another head size or KV-head count, or keys shared with values."""
+    own_dim = _opt_int(cfg, "global_head_dim") not in (None, _opt_int(cfg, "head_dim"))
+    own_heads = _opt_int(cfg, "num_global_key_value_heads") not in (None, _opt_int(cfg, "num_key_value_heads"))
+    return own_dim or own_heads or cfg.get("attention_k_eq_v") is True
+
+
+def _sparse(cfg: dict) -> bool:
+    sparse = cfg.get("sparse_attention_config")
+    return isinstance(sparse, dict) and bool(sparse.get("use_sparse_attention", True))
+
+
+def _kv_shared(cfg: dict) -> bool:
+    n = _opt_int(cfg, "num_kv_shared_layers")
+    return bool(n and n > 0)
+
+
+def _lightning(cfg: dict) -> bool:
+    kinds = cfg.get("attn_type_list")
+    return isinstance(kinds, list) and any(k == 0 for k in kinds)
+
+
+def _has(key: str):
+    return lambda cfg: cfg.get(key) is not None
+
+
+# Config keys that lay a model's KV cache (or recurrent state) out in a way this model does not follow — each one was
+# sized as plain attention before, silently wrong, in a sweep of 88 public configs of models vLLM runs
+# (ai-dynamo/aiconfigurator@095f58a, aic-core/src/aiconfigurator_core/model_configs; docs/research/calibration.md).
+# A match makes the model unsizable with its reason (this module's rule: refuse rather than guess).
+_UNSIZED_LAYOUT = (
+    (("compress_ratios",), lambda cfg: bool(_ratios(cfg.get("compress_ratios"))),
+     lambda cfg: T("compressed attention (DeepSeek-V4: a sliding window, KV compressed {ratios} and the indexer's "
+                   "keys per layer kind)", ratios=_ratios(cfg.get("compress_ratios")))),
+    (("sparse_attention_config",), _sparse,
+     lambda cfg: T("block-sparse attention with an index cache of its own (MiniMax-M3)")),
+    (("global_head_dim", "num_global_key_value_heads", "attention_k_eq_v"), _shape_of_its_own,
+     lambda cfg: T("full-attention layers with a KV shape of their own (Gemma-4)")),
+    (("num_kv_shared_layers",), _kv_shared,
+     lambda cfg: T("{n} layer(s) reusing an earlier layer's KV", n=cfg.get("num_kv_shared_layers"))),
+    (("hybrid_override_pattern", "layers_block_type"), lambda cfg: _mamba_layers(cfg) > 0,
+     lambda cfg: T("{n} Mamba-2 layer(s) keeping a recurrent state per request (Nemotron-H)", n=_mamba_layers(cfg))),
+    (("linear_attn_config",), _has("linear_attn_config"),
+     lambda cfg: T("Kimi Delta Attention layers keeping a recurrent state per request (Kimi Linear)")),
+    (("hybrid_layer_pattern", "swa_head_dim", "swa_num_key_value_heads"),
+     lambda cfg: any(cfg.get(k) is not None for k in ("swa_head_dim", "swa_num_key_value_heads")),
+     lambda cfg: T("sliding-window layers with a KV shape of their own (MiMo-V2)")),
+    (("attn_type_list",), _lightning,
+     lambda cfg: T("lightning (linear) attention layers keeping a state per request (MiniMax-Text-01)")),
+    (("block_configs",), lambda cfg: isinstance(cfg.get("block_configs"), list),
+     lambda cfg: T("a shape per layer: attention heads, skipped attention and FFN widths (Nemotron-NAS)")),
+    (("attention_chunk_size",), _has("attention_chunk_size"),
+     lambda cfg: T("chunked local attention on layers the config does not list (Llama-4)")),
+)
+
+
+def _unsized_layout(a: Architecture, cfg: dict) -> None:
+    """Name each KV layout of `_UNSIZED_LAYOUT` the config declares, with the keys that declare it."""
+    for keys, applies, what in _UNSIZED_LAYOUT:
+        if applies(cfg):
+            present = ", ".join(k for k in keys if k in cfg)
+            a.attention = "unknown"
+            a.cannot_size.append(T("{what} ({keys} in config.json): how vLLM caches these layers is not modelled "
+                                   "here, so the KV cache is not sized", what=what(cfg), keys=present))
 
 
 def vision_params(v: dict) -> int:

@@ -125,3 +125,51 @@ def test_nested_language_model_configs_are_unwrapped_as_vllm_does():
         assert text_config(wrapper) is lm
         a = read_architecture(wrapper, 32768)
         assert (a.layers, a.kv_heads) == (28, 4), wrapper["model_type"]
+
+
+# Excerpts of public configs (ai-dynamo/aiconfigurator@095f58a, aic-core/src/aiconfigurator_core/model_configs): the
+# keys that decide each model's KV layout, on a plain GQA body. Before, every one was sized as plain attention.
+_GQA = dict(model_type="x", num_hidden_layers=4, hidden_size=1024, num_attention_heads=8, num_key_value_heads=2,
+            head_dim=128, vocab_size=1000, torch_dtype="bfloat16")
+
+
+@pytest.mark.parametrize("extra, says", [
+    (dict(model_type="deepseek_v4", sliding_window=128, index_topk=512, compress_ratios=[0, 0, 4, 128]),
+     "compressed attention (DeepSeek-V4: a sliding window, KV compressed 1:4, 1:128"),
+    (dict(model_type="minimax_m3", sparse_attention_config={"use_sparse_attention": True, "sparse_index_dim": 128}),
+     "block-sparse attention"),
+    (dict(model_type="gemma4_text", global_head_dim=512, num_global_key_value_heads=2, attention_k_eq_v=True,
+          sliding_window=1024, layer_types=["sliding_attention"] * 3 + ["full_attention"]),
+     "global_head_dim, num_global_key_value_heads, attention_k_eq_v in config.json"),
+    (dict(num_kv_shared_layers=2), "2 layer(s) reusing an earlier layer's KV"),
+    (dict(model_type="nemotron_h", hybrid_override_pattern="M-M*"), "2 Mamba-2 layer(s)"),
+    (dict(model_type="nemotron_h", layers_block_type=["mamba", "moe", "attention", "mamba"]), "2 Mamba-2 layer(s)"),
+    (dict(linear_attn_config={"kda_layers": [1, 2]}), "Kimi Delta Attention"),
+    (dict(hybrid_layer_pattern=[0, 1, 1, 1], swa_head_dim=192, swa_num_key_value_heads=8, sliding_window=128),
+     "sliding-window layers with a KV shape of their own"),
+    (dict(attn_type_list=[0, 0, 0, 1]), "lightning (linear) attention"),
+    (dict(block_configs=[{"attention": {"no_op": True}}] * 4), "a shape per layer"),
+    (dict(attention_chunk_size=8192), "chunked local attention"),
+])
+def test_kv_layouts_this_model_does_not_follow_are_refused_not_sized_as_attention(extra, says):
+    a = read_architecture({**_GQA, **extra})
+    assert a.attention == "unknown" and any(says in str(w) for w in a.cannot_size), a.cannot_size
+    assert says in kv_per_token(a).unknown
+
+
+@pytest.mark.parametrize("extra", [dict(attn_type_list=[1, 1, 1, 1]),  # MiniMax-M2.7: every layer full attention
+                                   dict(num_kv_shared_layers=0, global_head_dim=128, num_global_key_value_heads=2),
+                                   dict(compress_ratios=[0, 0, 0, 0]), dict(attention_k_eq_v=False)])
+def test_the_same_keys_saying_plain_attention_are_sized(extra):
+    a = read_architecture({**_GQA, **extra})
+    assert a.cannot_size == [] and kv_per_token(a).bytes_per_token == 4 * 2 * 2 * 128 * 2
+
+
+def test_a_wrapped_language_model_is_mla_by_its_own_model_type():
+    """vLLM asks `hf_text_config.model_type` whether a model is MLA: Kimi-K2.5's `kimi_k25` wraps a `kimi_k2`
+    (DeepSeek-V3-shaped) language model, so its KV is the latent — (512 + 64) × 2 B per layer."""
+    wrapped = {"model_type": "kimi_k25", "architectures": ["KimiK25ForConditionalGeneration"],
+               "text_config": dict(C.KIMI_K2, model_type="kimi_k2"), "vision_config": {"vt_hidden_size": 1152}}
+    a = read_architecture(wrapped)
+    assert a.attention == "mla" and a.cannot_size == []
+    assert kv_per_token(a).bytes_per_token == 61 * 576 * 2
