@@ -28,12 +28,6 @@ def _chip(npu, chips) -> Chip:
                 sources=["npu-smi info on this host"])
 
 
-# --kv-cache-dtype -> bytes per element (vLLM's CacheDType, vllm/config/cache.py: auto follows the model, the fp8
-# variants store one byte); a value not listed here (the 4-bit and turboquant ones) keeps the model's dtype
-KV_CACHE_BYTES = {"fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1, "fp8_ds_mla": 1, "bfloat16": 2,
-                  "float16": 2}
-
-
 def _options(cmd, arch):
     """(Layout, Want, max_len, dtype bytes) from the serve command, vLLM's defaults where it says nothing."""
     tp, pp = int_opt(cmd, "tensor_parallel_size", 1), int_opt(cmd, "pipeline_parallel_size", 1)
@@ -48,7 +42,7 @@ def _options(cmd, arch):
     want = Want(ranks=tp * pp * dp, max_len=max_len or None, gmu=0.9 if gmu is None else min(max(gmu, 0.01), 1.0),
                 batched_tokens=int_opt(cmd, "max_num_batched_tokens", NPU_BATCHED_TOKENS),
                 max_seqs=int_opt(cmd, "max_num_seqs", 256), dtype_bytes=nbytes,
-                kv_dtype_bytes=KV_CACHE_BYTES.get(str(cmd.get("kv_cache_dtype") or "auto").lower()))
+                kv_cache_dtype=str(cmd.get("kv_cache_dtype") or "auto"))
     return Layout(tp=tp, dp=dp, pp=pp, ep=ep and tp * dp > 1), want, max_len
 
 
@@ -124,7 +118,8 @@ def memory_fits(ctx):
     quantization), sharded as vLLM shards them; the activation peak and runtime reserve (estimates); HCCL buffers;
     and the KV cache per token after vLLM's formulas (GQA heads per rank, MLA latents and DSA indexer keys, sliding
     windows, Gated DeltaNet states paged as the installed vllm-ascend pages them, the MTP layers an MTP
-    `--speculative-config` runs) at `--kv-cache-dtype` (auto: the model's dtype; the fp8 ones: one byte); each NPU
+    `--speculative-config` runs) at `--kv-cache-dtype` (auto: the model's dtype; the fp8 ones and vllm-ascend's
+    int8: one byte; an 8-bit MLA cache and other formats: not sized); each NPU
     at the memory npu-smi shows for it; `HCCL_BUFFSIZE` from the
     server's environment; on a 310P with vllm-ascend 0.18.0rc1 or later, half of what is left for operator
     workspace; in graph mode, at least 1 GiB left above `--gpu-memory-utilization` for the ACL graph capture.

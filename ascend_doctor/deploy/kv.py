@@ -29,6 +29,30 @@ from ascend_doctor.i18n import Localized, T, join
 
 ASCEND_BLOCK = 128  # vllm_ascend/utils.py refresh_block_size: 128 unless the model needs another
 
+# --kv-cache-dtype -> bytes per element of K and V: vLLM's CacheDType (vllm/config/cache.py: the fp8 variants store one
+# byte) and vllm-ascend's `int8`, its C8 KV quantization of attention layers (int8 K and V; the per-channel scales are
+# loaded with the weights — vllm_ascend/attention/attention_v1.py at 0.30.0rc2; the W8A8C8 checkpoints of the GLM-5
+# and MiniMax-M2.7 tutorials). `auto` follows the model.
+KV_CACHE_BYTES = {"bfloat16": 2, "float16": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1, "int8": 1}
+
+
+def kv_cache_bytes(value: Optional[str], a: Architecture) -> tuple[Optional[int], Optional[Localized]]:
+    """(bytes per element, None) for `--kv-cache-dtype value`; (None, None) for auto (the model's dtype); (None, why)
+    for a cache this model does not size: an 8-bit MLA cache, which is packed with its scales beside a 16-bit rope
+    part (vLLM's `fp8_ds_mla`: 656 B per token and layer for a 576-wide latent; vllm-ascend's SFA C8, sfa_v1.py), and
+    the 4-bit and other formats."""
+    v = (value or "auto").strip().lower()
+    if v == "auto":
+        return None, None
+    nbytes = KV_CACHE_BYTES.get(v)
+    if nbytes is None:
+        return None, T("--kv-cache-dtype {value} is not sized here (sized: auto, {known})", value=value,
+                       known=", ".join(KV_CACHE_BYTES))
+    if nbytes < 2 and a.attention == "mla":
+        return None, T("--kv-cache-dtype {value} on an MLA model: the 8-bit latent is packed with its scales beside "
+                       "the 16-bit rope part, a layout this model does not size", value=value)
+    return nbytes, None
+
 
 class KvSize(Model):
     """KV bytes of one rank, by layer kind; `unknown` says why a model cannot be sized."""
@@ -47,13 +71,17 @@ class KvSize(Model):
 
 
 def kv_per_token(a: Architecture, tp: int = 1, pp: int = 1, kv_dtype_bytes: Optional[int] = None,
-                 release: Optional[str] = None, spec_tokens: int = 0, page_rules: Sequence = ()) -> KvSize:
+                 release: Optional[str] = None, spec_tokens: int = 0, page_rules: Sequence = (),
+                 kv_cache_dtype: Optional[str] = None) -> KvSize:
     """Bytes per token of the fullest pipeline stage's layers on one TP rank; `release` (vllm-ascend) picks a
     hybrid's page rule among `page_rules` (the deploy/hybrid-pages rows), `spec_tokens` (speculative tokens per step)
-    widen its conv state."""
+    widen its conv state; `kv_cache_dtype` (the --kv-cache-dtype given) overrides `kv_dtype_bytes` unless auto."""
     if a.cannot_size or a.attention == "unknown":
         return KvSize(unknown=join("; ", a.cannot_size) or T("unknown attention kind"))
-    nbytes = kv_dtype_bytes or a.dtype_bytes
+    quantized, why = kv_cache_bytes(kv_cache_dtype, a)
+    if why:
+        return KvSize(unknown=why)
+    nbytes = quantized or kv_dtype_bytes or a.dtype_bytes
     if nbytes is None or (a.linear_layers and a.dtype_bytes is None):
         return KvSize(unknown=T("the KV dtype is not known (config dtype {dtype})", dtype=repr(a.dtype)))
     share = math.ceil(a.layers / pp) / a.layers

@@ -39,7 +39,7 @@ class Want(Model):
     max_seqs: int = Field(256, gt=0)
     hccl_buffsize_mb: int = Field(200, gt=0)
     dtype_bytes: int = 2
-    kv_dtype_bytes: Optional[int] = Field(None, gt=0, description="--kv-cache-dtype other than auto: its bytes")
+    kv_cache_dtype: Optional[str] = Field(None, description="--kv-cache-dtype as given (None: auto)")
     # the longest context the hardware rules allow on the chip without a measured longer one (HW-A2-001), and the
     # rule that says so: applied to the model's own context, never to a --max-model-len the user gave
     max_len_cap: Optional[int] = Field(None, gt=0)
@@ -151,8 +151,8 @@ def size(a: Architecture, ws: WeightSize, chip: Chip, want: Want, layout: Layout
         b.terms.append(Term(name=T("operator workspace (half the rest)"), bytes=half,
                             inputs=T("{source}: the KV cache gets half of what is left", source=want.kv_halved_by)))
         b.kv_bytes -= half
-    kv = kv_per_token(a, layout.tp, layout.pp, want.kv_dtype_bytes or want.dtype_bytes, want.vllm_ascend,
-                      want.spec_tokens, want.page_rules)
+    kv = kv_per_token(a, layout.tp, layout.pp, want.dtype_bytes, want.vllm_ascend, want.spec_tokens, want.page_rules,
+                      kv_cache_dtype=want.kv_cache_dtype)
     if kv.unknown:  # the weights may be placed, but whether the context fits is not known: never a "fits"
         return Candidate(layout=layout, budget=b, kv=kv, max_len=max_len, fits=False,
                          why=T("the KV cache cannot be sized: {why}", why=kv.unknown) if b.kv_bytes > 0

@@ -207,3 +207,20 @@ def test_graph_capture_needs_room_above_the_memory_utilization(tmp_path):
     assert "0.61 GiB" in tight.message and "--gpu-memory-utilization 0.98" in tight.remediation
     assert verdict(cmd + " --gpu-memory-utilization 0.99 --enforce-eager").status == Status.PASS
     assert verdict(cmd + " --gpu-memory-utilization 0.98").status == Status.PASS
+
+
+def test_the_kv_cache_dtype_is_sized_as_vllm_ascend_stores_it(tmp_path):
+    """`--kv-cache-dtype int8` (vllm-ascend's C8, the W8A8C8 tutorials) stores K and V in one byte: twice the tokens
+    of the bf16 cache (before, int8 was read as the model's two bytes: a context that fits could fail). An 8-bit MLA
+    cache is packed with its scales and a 16-bit rope part: not sized, said so — never the plain latent at 1 B."""
+    d = model_dir(tmp_path, C.QWEN3_32B, QWEN3_32B_BYTES)
+    base = f"vllm serve {d} -tp 2 --max-model-len 40960 --max-num-batched-tokens 4096"
+    bf16, int8 = verdict(base), verdict(base + " --kv-cache-dtype int8")
+    assert bf16.status == int8.status == Status.PASS, int8.message
+    assert "183808 tokens" in bf16.message and "367744 tokens" in int8.message
+    odd = verdict(base + " --kv-cache-dtype turboquant_4bit_nc")
+    assert odd.status == Status.UNKNOWN and "--kv-cache-dtype turboquant_4bit_nc is not sized" in odd.message
+    mla = model_dir(tmp_path, C.DEEPSEEK_V2_LITE, 31_000_000_000, name="mla")
+    packed = verdict(f"vllm serve {mla} -tp 2 --max-model-len 32768 --kv-cache-dtype int8")
+    assert packed.status == Status.UNKNOWN and "on an MLA model" in packed.message
+    assert verdict(f"vllm serve {mla} -tp 2 --max-model-len 32768").status == Status.PASS
