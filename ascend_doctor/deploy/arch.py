@@ -308,13 +308,20 @@ def _attention(a: Architecture, cfg: dict) -> None:
 _PARTIAL_INDEXER = ("indexer_types", "use_index_cache", "compress_ratios", "index_kpool")
 
 
+def _every_layer_full(cfg: dict, key: str) -> bool:
+    """`indexer_types` naming every layer "full": each layer has its own indexer, the layout of a config without the
+    key (GLM-5.1: zai-org's config has none, NVIDIA's NVFP4 copy lists 78 × "full")."""
+    kinds = cfg.get(key)
+    return key == "indexer_types" and isinstance(kinds, list) and bool(kinds) and all(k == "full" for k in kinds)
+
+
 def _indexer(a: "Architecture", cfg: dict) -> None:
     """DeepSeek sparse attention (`index_topk`): every layer also caches the indexer's key, `index_head_dim` values
     in the KV dtype (vllm-ascend 0.23.0 worker/model_runner_v1.py: AscendMLAAttentionSpec with `sparse_head_dim =
     (kv_lora_rank, qk_rope_head_dim, index_head_dim)`; vllm-ascend#6847's GLM-5 log checks it to the token)."""
     if cfg.get("index_topk") is None:
         return
-    partial = [k for k in _PARTIAL_INDEXER if cfg.get(k) is not None]
+    partial = [k for k in _PARTIAL_INDEXER if cfg.get(k) is not None and not _every_layer_full(cfg, k)]
     head = _opt_int(cfg, "index_head_dim")
     if partial or not head or head < 0 or head > 1 << 14:
         a.attention = "unknown"

@@ -173,3 +173,14 @@ def test_a_wrapped_language_model_is_mla_by_its_own_model_type():
     a = read_architecture(wrapped)
     assert a.attention == "mla" and a.cannot_size == []
     assert kv_per_token(a).bytes_per_token == 61 * 576 * 2
+
+
+def test_an_indexer_on_every_layer_is_sized_a_shared_one_is_refused():
+    """GLM-5.1: zai-org's config has no `indexer_types`, NVIDIA's NVFP4 copy lists 78 × "full" — the same cache
+    (latent + rope + index key on every layer). GLM-5.2 shares some layers' indexer ("shared"): refused."""
+    glm = dict(C.DEEPSEEK_V3, model_type="glm_moe_dsa", index_topk=2048, index_head_dim=128)
+    plain = kv_per_token(read_architecture(glm)).bytes_per_token
+    full = read_architecture(dict(glm, indexer_types=["full"] * 61))
+    assert full.cannot_size == [] and kv_per_token(full).bytes_per_token == plain == 61 * (512 + 64 + 128) * 2
+    shared = read_architecture(dict(glm, indexer_types=["full", "shared"] * 30 + ["full"]))
+    assert "indexer_types" in kv_per_token(shared).unknown
