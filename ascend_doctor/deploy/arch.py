@@ -350,7 +350,7 @@ def read_architecture(config: dict, max_len: Optional[int] = None) -> Architectu
         a.quant_method = quant["quant_method"]
     a.max_len = max_len
     a.vision = isinstance(config.get("vision_config"), dict)
-    a.vision_params = vision_params(config.get("vision_config")) if a.vision else 0
+    a.vision_params = vision_params(config["vision_config"], a.hidden) if a.vision else 0
     if not _bounded(a):  # before anything loops over a count (the MoE layer scan runs over every layer)
         a.attention = "unknown"
         return a
@@ -451,7 +451,36 @@ def _unsized_layout(a: Architecture, cfg: dict) -> None:
                                    "here, so the KV cache is not sized", what=what(cfg), keys=present))
 
 
-def vision_params(v: dict) -> int:
+def vision_params(v: dict, text_hidden: int = 0) -> int:
+    """Parameters of the vision tower `vision_config` describes: MoonViT (Kimi-K2.5, `vt_*` keys) or a Qwen-VL-style
+    ViT; 0 when its shape is not one of these."""
+    if "vt_hidden_size" in v:
+        return moonvit_params(v, text_hidden)
+    return qwen_vit_params(v)
+
+
+def moonvit_params(v: dict, text_hidden: int) -> int:
+    """Kimi-K2.5's MoonViT after vLLM 0.34.0 `kimi_k25_vit.py`: the patch convolution (with bias) and the learnable
+    `init_pos_emb_height × init_pos_emb_width` position table, `vt_num_hidden_layers` blocks (two LayerNorms, fused
+    qkv and output projections with biases, a two-matrix MLP with biases), a final LayerNorm, and the patch-merger
+    projector (LayerNorm, (h·m)² and h·m × the language model's hidden, with biases; m = the merge kernel's area).
+    0 when a size is missing."""
+    h, depth, inter = _int(v, "vt_hidden_size"), _int(v, "vt_num_hidden_layers"), _int(v, "vt_intermediate_size")
+    out = _int(v, "text_hidden_size", default=text_hidden)
+    kernel = v.get("merge_kernel_size")
+    merge = kernel[0] * kernel[1] if (isinstance(kernel, list) and len(kernel) == 2
+                                      and all(isinstance(k, int) and 0 < k <= 16 for k in kernel)) else 0
+    if not (0 < depth <= 1024 and 0 < h <= 1 << 15 and 0 < inter <= 1 << 17 and 0 < out <= 1 << 17 and merge):
+        return 0
+    patch = 3 * _int(v, "patch_size") ** 2 * h + h
+    positions = _int(v, "init_pos_emb_height") * _int(v, "init_pos_emb_width") * h
+    block = 4 * h + (3 * h * h + 3 * h) + (h * h + h) + (h * inter + inter + inter * h + h)
+    merged = h * merge
+    projector = 2 * h + merged * merged + merged + merged * out + out
+    return patch + positions + depth * block + 2 * h + projector
+
+
+def qwen_vit_params(v: dict) -> int:
     """Parameters of a Qwen-VL-style vision tower (Qwen2.5-VL, Qwen3-VL and the ViTs shaped like them): `depth`
     blocks of attention (qkv + proj, with biases) and an MLP (gated for silu, else two matrices), the patch and
     position embeddings, and the patch mergers (one, plus one per deepstack index: (h·m²)² + h·m²·out each).

@@ -184,3 +184,15 @@ def test_an_indexer_on_every_layer_is_sized_a_shared_one_is_refused():
     assert full.cannot_size == [] and kv_per_token(full).bytes_per_token == plain == 61 * (512 + 64 + 128) * 2
     shared = read_architecture(dict(glm, indexer_types=["full", "shared"] * 30 + ["full"]))
     assert "indexer_types" in kv_per_token(shared).unknown
+
+
+def test_kimi_k25_moonvit_tower_is_counted_whole_on_every_rank():
+    """MoonViT after vLLM 0.34.0 kimi_k25_vit.py, from the catalogue's Kimi-K2.5 config (h 1152, 27 blocks, MLP 4304,
+    patch 14, 64 × 64 positions, 2 × 2 merge into the 7168-wide language model): patch 678,528 + positions 4,718,592
+    + 27 × 15,239,504 + final norm 2,304 + projector 54,277,888 = 471,143,920 (Moonshot's card: a 400M MoonViT)."""
+    from ascend_doctor.deploy.catalogue import catalogue_files, find_model
+    from tests.helpers import shipped
+
+    files = catalogue_files(find_model("moonshotai/Kimi-K2.5", shipped().catalogue), "bf16")
+    assert files.arch.vision_params == 471_143_920
+    assert files.weights.vision_bytes == 471_143_920 * 2 and "of which the vision encoder 0.47 B" in files.weights.source
