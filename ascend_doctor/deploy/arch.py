@@ -17,6 +17,7 @@ from pydantic import Field
 
 from ascend_doctor.core.model import Model
 from ascend_doctor.deploy.hybrid import GDN_MODEL_TYPES
+from ascend_doctor.deploy.vision import vision_params
 from ascend_doctor.i18n import Localized, T
 
 # The language model's model_type values vLLM treats as DeepSeek-style MLA when `kv_lora_rank` is set — it asks the
@@ -78,6 +79,8 @@ class Architecture(Model):
                                                        "(Qwen3.5: float32); None: the model's")
     vision: bool = Field(False, description="a vision encoder (vision_config)")
     vision_params: int = Field(0, description="its parameters where vision_config sizes a ViT (0: not counted)")
+    vision_projector_counted: bool = Field(True, description="False: the tower is counted, the projector into the "
+                                                             "language model is not (CLIP-style towers)")
     nextn_layers: int = 0
     max_len: Optional[int] = None
     dtype: Optional[str] = None
@@ -350,7 +353,9 @@ def read_architecture(config: dict, max_len: Optional[int] = None) -> Architectu
         a.quant_method = quant["quant_method"]
     a.max_len = max_len
     a.vision = isinstance(config.get("vision_config"), dict)
-    a.vision_params = vision_params(config["vision_config"], a.hidden) if a.vision else 0
+    if a.vision:
+        a.vision_params, partial = vision_params(config["vision_config"], a.hidden)
+        a.vision_projector_counted = not partial
     if not _bounded(a):  # before anything loops over a count (the MoE layer scan runs over every layer)
         a.attention = "unknown"
         return a
@@ -449,54 +454,6 @@ def _unsized_layout(a: Architecture, cfg: dict) -> None:
             a.attention = "unknown"
             a.cannot_size.append(T("{what} ({keys} in config.json): how vLLM caches these layers is not modelled "
                                    "here, so the KV cache is not sized", what=what(cfg), keys=present))
-
-
-def vision_params(v: dict, text_hidden: int = 0) -> int:
-    """Parameters of the vision tower `vision_config` describes: MoonViT (Kimi-K2.5, `vt_*` keys) or a Qwen-VL-style
-    ViT; 0 when its shape is not one of these."""
-    if "vt_hidden_size" in v:
-        return moonvit_params(v, text_hidden)
-    return qwen_vit_params(v)
-
-
-def moonvit_params(v: dict, text_hidden: int) -> int:
-    """Kimi-K2.5's MoonViT after vLLM 0.34.0 `kimi_k25_vit.py`: the patch convolution (with bias) and the learnable
-    `init_pos_emb_height × init_pos_emb_width` position table, `vt_num_hidden_layers` blocks (two LayerNorms, fused
-    qkv and output projections with biases, a two-matrix MLP with biases), a final LayerNorm, and the patch-merger
-    projector (LayerNorm, (h·m)² and h·m × the language model's hidden, with biases; m = the merge kernel's area).
-    0 when a size is missing."""
-    h, depth, inter = _int(v, "vt_hidden_size"), _int(v, "vt_num_hidden_layers"), _int(v, "vt_intermediate_size")
-    out = _int(v, "text_hidden_size", default=text_hidden)
-    kernel = v.get("merge_kernel_size")
-    merge = kernel[0] * kernel[1] if (isinstance(kernel, list) and len(kernel) == 2
-                                      and all(isinstance(k, int) and 0 < k <= 16 for k in kernel)) else 0
-    if not (0 < depth <= 1024 and 0 < h <= 1 << 15 and 0 < inter <= 1 << 17 and 0 < out <= 1 << 17 and merge):
-        return 0
-    patch = 3 * _int(v, "patch_size") ** 2 * h + h
-    positions = _int(v, "init_pos_emb_height") * _int(v, "init_pos_emb_width") * h
-    block = 4 * h + (3 * h * h + 3 * h) + (h * h + h) + (h * inter + inter + inter * h + h)
-    merged = h * merge
-    projector = 2 * h + merged * merged + merged + merged * out + out
-    return patch + positions + depth * block + 2 * h + projector
-
-
-def qwen_vit_params(v: dict) -> int:
-    """Parameters of a Qwen-VL-style vision tower (Qwen2.5-VL, Qwen3-VL and the ViTs shaped like them): `depth`
-    blocks of attention (qkv + proj, with biases) and an MLP (gated for silu, else two matrices), the patch and
-    position embeddings, and the patch mergers (one, plus one per deepstack index: (h·m²)² + h·m²·out each).
-    0 when vision_config does not give depth, hidden_size and intermediate_size."""
-    depth, h, inter = (_int(v, "depth"), _int(v, "hidden_size", "embed_dim"), _int(v, "intermediate_size"))
-    if not (0 < depth <= 1024 and 0 < h <= 1 << 15 and 0 < inter <= 1 << 17):
-        return 0
-    mlp = (3 if v.get("hidden_act") == "silu" else 2) * h * inter + inter + h
-    block = 4 * h * h + 4 * h + mlp + 4 * h
-    patch = _int(v, "in_channels", default=3) * _int(v, "temporal_patch_size", default=1) * _int(v, "patch_size") ** 2
-    merged = h * _int(v, "spatial_merge_size", default=1) ** 2
-    out = _int(v, "out_hidden_size", default=h)
-    deepstack = v.get("deepstack_visual_indexes")
-    mergers = 1 + (len(deepstack) if isinstance(deepstack, list) else 0)
-    return (depth * block + patch * h + _int(v, "num_position_embeddings") * h
-            + mergers * (merged * merged + merged * out + 2 * merged))
 
 
 def describe(a: Architecture) -> str:

@@ -136,6 +136,10 @@ def estimate(a: Architecture, fmt: str) -> WeightSize:
     if a.vision and not p.vision:
         source = T("estimated: {params} B parameters from config.json in {fmt} (the vision encoder not counted)",
                    params=f"{p.total / 1e9:.2f}", fmt=fmt)
+    elif a.vision and not a.vision_projector_counted:
+        source = T("estimated: {params} B parameters from config.json in {fmt}, of which the vision encoder {vision} "
+                   "B (whole on every rank; its projector into the language model not counted)",
+                   params=f"{p.total / 1e9:.2f}", fmt=fmt, vision=f"{p.vision / 1e9:.2f}")
     elif a.vision:
         source = T("estimated: {params} B parameters from config.json in {fmt}, of which the vision encoder {vision} "
                    "B (whole on every rank)", params=f"{p.total / 1e9:.2f}", fmt=fmt, vision=f"{p.vision / 1e9:.2f}")

@@ -196,3 +196,20 @@ def test_kimi_k25_moonvit_tower_is_counted_whole_on_every_rank():
     files = catalogue_files(find_model("moonshotai/Kimi-K2.5", shipped().catalogue), "bf16")
     assert files.arch.vision_params == 471_143_920
     assert files.weights.vision_bytes == 471_143_920 * 2 and "of which the vision encoder 0.47 B" in files.weights.source
+
+
+@pytest.mark.parametrize("vision, params, rel", [
+    # openai/clip-vit-large-patch14-336's vision tower: 303.5 M (transformers' CLIPVisionModel, 24 × 1024, 577 positions)
+    (dict(model_type="clip_vision_model", hidden_size=1024, intermediate_size=4096, num_hidden_layers=24,
+          patch_size=14, image_size=336), 303.5e6, 0.001),
+    # InternVL2.5's InternViT-6B-448px-V2_5 (model card: 5.5 B)
+    (dict(model_type="intern_vit_6b", hidden_size=3200, intermediate_size=12800, num_hidden_layers=45, patch_size=14,
+          image_size=448), 5.5e9, 0.01),
+])
+def test_clip_style_towers_are_counted_without_their_projector(vision, params, rel):
+    from ascend_doctor.deploy.weights import estimate
+
+    cfg = {**C.QWEN3_8B, "vision_config": vision}
+    a = read_architecture(cfg)
+    assert a.vision_params == pytest.approx(params, rel=rel) and not a.vision_projector_counted
+    assert "its projector into the language model not counted" in estimate(a, "bf16").source
