@@ -156,6 +156,7 @@ def memory_fits(ctx):
     release = _release(ctx)
     want = want.model_copy(update={"kv_halved_by": chip.kv_halved_by(release["vllm_ascend"]), **release,
                                    "spec_tokens": spec_tokens, "page_rules": ctx.knowledge.hybrid_pages,
+                                   "dsa_rules": ctx.knowledge.dsa_pages,
                                    **_buffsize(ctx)})
     cand = size(arch, ws, chip, want, layout, max_len)
     evidence += [cmd_evidence(cmd)] + ([drafted] if drafted else []) + _budget_evidence(cand, ws)

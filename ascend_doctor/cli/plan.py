@@ -216,7 +216,8 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
     cap, rule = _context_cap(knowledge.matrix, c.family, planned)
     want = Want(ranks=npus, nodes=nodes, max_len=max_model_len, concurrency=concurrency, gmu=gmu,
                 batched_tokens=batched, dtype_bytes=2, max_len_cap=cap, max_len_cap_rule=rule,
-                kv_halved_by=c.kv_halved_by(planned), vllm_ascend=planned, page_rules=knowledge.hybrid_pages)
+                kv_halved_by=c.kv_halved_by(planned), vllm_ascend=planned, page_rules=knowledge.hybrid_pages,
+                dsa_rules=knowledge.dsa_pages)
     p = make_plan(files.arch, files.weights, c, want)
     p.notes.extend(_free_note(free, held))
     if p.verdict == "none":

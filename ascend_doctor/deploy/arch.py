@@ -56,6 +56,7 @@ class Architecture(Model):
     v_head_dim: Optional[int] = None
     index_head_dim: int = Field(0, description="DSA (DeepSeek-V3.2, GLM-5): the indexer's key per token and layer, "
                                                "cached beside the latent")
+    index_heads: int = Field(0, description="DSA: the indexer's query heads (index_n_heads)")
     # Feed-forward: dense layers and MoE layers
     intermediate: int = 0
     experts: int = 0
@@ -320,8 +321,8 @@ def _every_layer_full(cfg: dict, key: str) -> bool:
 
 def _indexer(a: "Architecture", cfg: dict) -> None:
     """DeepSeek sparse attention (`index_topk`): every layer also caches the indexer's key, `index_head_dim` values
-    in the KV dtype (vllm-ascend 0.23.0 worker/model_runner_v1.py: AscendMLAAttentionSpec with `sparse_head_dim =
-    (kv_lora_rank, qk_rope_head_dim, index_head_dim)`; vllm-ascend#6847's GLM-5 log checks it to the token)."""
+    in the KV dtype, laid out per vllm-ascend release (deploy/dsa.py; vllm-ascend#6847's GLM-5 log checks it to the
+    token)."""
     if cfg.get("index_topk") is None:
         return
     partial = [k for k in _PARTIAL_INDEXER if cfg.get(k) is not None and not _every_layer_full(cfg, k)]
@@ -332,6 +333,8 @@ def _indexer(a: "Architecture", cfg: dict) -> None:
                                keys=", ".join(partial) or f"index_head_dim={cfg.get('index_head_dim')!r}"))
         return
     a.index_head_dim = head
+    heads = _opt_int(cfg, "index_n_heads")
+    a.index_heads = heads if heads and 0 < heads <= 4096 else 0
 
 
 def read_architecture(config: dict, max_len: Optional[int] = None) -> Architecture:

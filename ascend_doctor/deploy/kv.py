@@ -4,7 +4,8 @@ are quoted in docs/research/deploy-facts.md §4), which vllm-ascend uses unchang
 - A full-attention layer stores K and V for every token: `2 × kv_heads_per_rank × head_size × dtype_bytes`, with
   `kv_heads_per_rank = max(1, kv_heads // TP)` (KV heads are replicated once TP exceeds them).
 - An MLA layer stores one latent: `(kv_lora_rank + qk_rope_head_dim) × dtype_bytes`, the same on every TP rank;
-  with DeepSeek sparse attention (V3.2, GLM-5) also the indexer's key, `index_head_dim` more.
+  with DeepSeek sparse attention (V3.2, GLM-5) also the indexer's key, `index_head_dim` more — or, before
+  vllm-ascend 0.15.0rc1, twice the latent (deploy/dsa.py).
 - A sliding-window layer needs at most `cdiv(min(window - 1 + max_num_batched_tokens, max_model_len), block) + 1`
   blocks per request, whatever the context.
 - A Gated DeltaNet hybrid (Qwen3-Next, Qwen3.5) pages its full-attention layers and its linear-attention states
@@ -24,6 +25,7 @@ from pydantic import Field
 
 from ascend_doctor.core.model import Model
 from ascend_doctor.deploy.arch import Architecture
+from ascend_doctor.deploy.dsa import dsa_values
 from ascend_doctor.deploy.hybrid import STATE_PAGES_PER_REQUEST, HybridPages, describe, gdn_pages
 from ascend_doctor.i18n import Localized, T, join
 
@@ -72,10 +74,11 @@ class KvSize(Model):
 
 def kv_per_token(a: Architecture, tp: int = 1, pp: int = 1, kv_dtype_bytes: Optional[int] = None,
                  release: Optional[str] = None, spec_tokens: int = 0, page_rules: Sequence = (),
-                 kv_cache_dtype: Optional[str] = None) -> KvSize:
+                 kv_cache_dtype: Optional[str] = None, dsa_rules: Sequence = ()) -> KvSize:
     """Bytes per token of the fullest pipeline stage's layers on one TP rank; `release` (vllm-ascend) picks a
     hybrid's page rule among `page_rules` (the deploy/hybrid-pages rows), `spec_tokens` (speculative tokens per step)
-    widen its conv state; `kv_cache_dtype` (the --kv-cache-dtype given) overrides `kv_dtype_bytes` unless auto."""
+    widen its conv state; `kv_cache_dtype` (the --kv-cache-dtype given) overrides `kv_dtype_bytes` unless auto;
+    `dsa_rules` (the deploy/dsa-pages rows) say how `release` caches a DeepSeek-sparse-attention layer."""
     if a.cannot_size or a.attention == "unknown":
         return KvSize(unknown=join("; ", a.cannot_size) or T("unknown attention kind"))
     quantized, why = kv_cache_bytes(kv_cache_dtype, a)
@@ -90,11 +93,14 @@ def kv_per_token(a: Architecture, tp: int = 1, pp: int = 1, kv_dtype_bytes: Opti
     if a.linear_layers:
         return _hybrid(a, tp, full, math.ceil(a.linear_layers * share), nbytes, release, spec_tokens, page_rules)
     if a.attention == "mla":
-        per_layer = (a.kv_lora_rank + a.qk_rope_head_dim + a.index_head_dim) * nbytes
+        per_layer = (a.kv_lora_rank + a.qk_rope_head_dim) * nbytes
         if a.index_head_dim:
-            formula = T("MLA with a DSA indexer: (kv_lora_rank {rank} + qk_rope_head_dim {rope} + index_head_dim "
-                        "{index}) × {nbytes} B = {per_layer} B per layer, not split by TP", rank=a.kv_lora_rank,
-                        rope=a.qk_rope_head_dim, index=a.index_head_dim, nbytes=nbytes, per_layer=per_layer)
+            values, how = dsa_values(a.kv_lora_rank, a.qk_rope_head_dim, a.index_head_dim, release, dsa_rules)
+            if values is None:
+                return KvSize(unknown=how)
+            per_layer = values * nbytes
+            formula = T("{how}: {values} × {nbytes} B = {per_layer} B per layer, not split by TP", how=how,
+                        values=values, nbytes=nbytes, per_layer=per_layer)
         else:
             formula = T("MLA: (kv_lora_rank {rank} + qk_rope_head_dim {rope}) × {nbytes} B = {per_layer} B per "
                         "layer, not split by TP", rank=a.kv_lora_rank, rope=a.qk_rope_head_dim, nbytes=nbytes,

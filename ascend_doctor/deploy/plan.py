@@ -21,6 +21,7 @@ from ascend_doctor.core.model import Model
 from ascend_doctor.deploy.arch import Architecture
 from ascend_doctor.deploy.budget import GRAPH_HEADROOM, Budget, Layout, Term, activation, budget
 from ascend_doctor.deploy.chips import Chip
+from ascend_doctor.deploy.dsa import DsaRange
 from ascend_doctor.deploy.hybrid import PageRange
 from ascend_doctor.deploy.kv import ASCEND_BLOCK, Capacity, KvSize, capacity, kv_per_token
 from ascend_doctor.deploy.weights import WeightSize, per_rank
@@ -50,6 +51,7 @@ class Want(Model):
                                                          "hybrid models")
     spec_tokens: int = Field(0, ge=0, description="speculative tokens per step: they widen a hybrid's conv state")
     page_rules: list[PageRange] = Field(default_factory=list, description="the deploy/hybrid-pages rows")
+    dsa_rules: list[DsaRange] = Field(default_factory=list, description="the deploy/dsa-pages rows")
 
 
 class Candidate(Model):
@@ -152,7 +154,7 @@ def size(a: Architecture, ws: WeightSize, chip: Chip, want: Want, layout: Layout
                             inputs=T("{source}: the KV cache gets half of what is left", source=want.kv_halved_by)))
         b.kv_bytes -= half
     kv = kv_per_token(a, layout.tp, layout.pp, want.dtype_bytes, want.vllm_ascend, want.spec_tokens, want.page_rules,
-                      kv_cache_dtype=want.kv_cache_dtype)
+                      kv_cache_dtype=want.kv_cache_dtype, dsa_rules=want.dsa_rules)
     if kv.unknown:  # the weights may be placed, but whether the context fits is not known: never a "fits"
         return Candidate(layout=layout, budget=b, kv=kv, max_len=max_len, fits=False,
                          why=T("the KV cache cannot be sized: {why}", why=kv.unknown) if b.kv_bytes > 0

@@ -6,7 +6,8 @@ the bytes per parameter of the chosen weight format. The count follows the modul
 projections — MLA's low-rank ones included —, gated MLP, routed and shared experts, router, norms); it agrees with the
 published sizes (Qwen3-8B 8.19 B, Qwen3-30B-A3B 30.5 B, DeepSeek-V3 671 B; tests/deploy/test_weights.py).
 
-Per rank (vLLM's sharding): everything but the experts is split by TP (the vocabulary too: VocabParallelEmbedding);
+Per rank (vLLM's sharding): everything but the experts is split by TP (the vocabulary too: VocabParallelEmbedding)
+but the projections vLLM builds unsharded (MLA's q_a / kv_a, the DSA indexer: whole on every rank);
 routed experts are split over TP, or over TP×DP with `--enable-expert-parallel`; PP gives each stage its layers, and
 the first and last stage the embedding and the LM head (a tied LM head is a copy of its own on the last stage). A
 vision tower is loaded whole on every rank (vllm-ascend#4074: Qwen3-VL-8B at TP2 loads 8.50 GiB per rank, the
@@ -52,6 +53,8 @@ class ParamCount(Model):
     router: int = 0
     norms: int = 0
     vision: int = 0
+    replicated: int = Field(0, description="of `attention`, the projections vLLM builds unsharded (whole on every "
+                                           "TP rank): MLA's q_a / kv_a and the DSA indexer's")
 
     @property
     def total(self) -> int:
@@ -66,9 +69,25 @@ class WeightSize(Model):
     expert_bytes: int = Field(0, description="routed experts (sharded over the EP group with expert parallelism)")
     vocab_bytes: int = Field(0, description="embedding + LM head (first / last pipeline stage)")
     vision_bytes: int = Field(0, description="the vision tower, whole on every rank")
+    replicated_bytes: int = Field(0, description="layers' projections built unsharded, whole on every TP rank")
     source: Localized = Field(description="index total_size, safetensors headers, or 'estimated: …'")
     params: Optional[int] = None
     estimated: bool = Field(False, description="computed from the config, not read from the checkpoint")
+
+
+def _replicated_params(a: Architecture) -> int:
+    """Per attention layer, what vLLM builds with ReplicatedLinear or `disable_tp` (vllm deepseek_v2.py 0.13.0):
+    MLA's down-projections (q_a 7168 × 1536 and kv_a 7168 × 576 on DeepSeek-V3, with their norms) and the DSA
+    indexer ("no tensor parallel, just replicated": wq_b, wk, k_norm, weights_proj)."""
+    if a.attention != "mla":
+        return 0
+    h, rope = a.hidden, a.qk_rope_head_dim or 0
+    down = (h * a.q_lora_rank + a.q_lora_rank if a.q_lora_rank else 0) + h * (a.kv_lora_rank + rope) + a.kv_lora_rank
+    indexer = 0
+    if a.index_head_dim:
+        indexer = ((a.q_lora_rank or h) * a.index_heads * a.index_head_dim + h * a.index_head_dim
+                   + 2 * a.index_head_dim + h * a.index_heads)
+    return down + indexer
 
 
 def _attention_params(a: Architecture) -> int:
@@ -77,9 +96,9 @@ def _attention_params(a: Architecture) -> int:
         rope, nope = a.qk_rope_head_dim or 0, a.qk_nope_head_dim or 0
         v = a.v_head_dim or nope
         qk = a.heads * (nope + rope)
-        q = (h * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * qk) if a.q_lora_rank else h * qk
-        kv = h * (a.kv_lora_rank + rope) + a.kv_lora_rank + a.kv_lora_rank * a.heads * (nope + v)
-        return q + kv + a.heads * v * h
+        q = (a.q_lora_rank * qk) if a.q_lora_rank else h * qk
+        kv = a.kv_lora_rank * a.heads * (nope + v)
+        return _replicated_params(a) + q + kv + a.heads * v * h
     qkv = h * (a.heads + 2 * a.kv_heads) * a.head_dim
     bias = (a.heads + 2 * a.kv_heads) * a.head_dim if a.attention_bias else 0
     return qkv + bias + a.heads * a.head_dim * h
@@ -108,6 +127,7 @@ def count_params(a: Architecture) -> ParamCount:
         router=a.moe_layers * a.hidden * a.experts,
         norms=a.layers * 2 * a.hidden + a.hidden + (attn_layers * 2 * a.head_dim if a.qk_norm else 0),
         vision=a.vision_params,
+        replicated=attn_layers * _replicated_params(a),
     )
 
 
@@ -146,7 +166,8 @@ def estimate(a: Architecture, fmt: str) -> WeightSize:
     else:
         source = T("estimated: {params} B parameters from config.json in {fmt}", params=f"{p.total / 1e9:.2f}", fmt=fmt)
     return WeightSize(total_bytes=int(total), expert_bytes=int(experts), vocab_bytes=int(vocab),
-                      vision_bytes=int(vision), params=p.total, source=source, estimated=True)
+                      vision_bytes=int(vision), replicated_bytes=int(p.replicated * linear_b), params=p.total,
+                      source=source, estimated=True)
 
 
 def measured(a: Architecture, total_bytes: int, source: str, fmt: Optional[str]) -> WeightSize:
@@ -155,15 +176,17 @@ def measured(a: Architecture, total_bytes: int, source: str, fmt: Optional[str])
     scale = total_bytes / est.total_bytes if est.total_bytes else 0.0
     return WeightSize(total_bytes=total_bytes, expert_bytes=int(est.expert_bytes * scale),
                       vocab_bytes=int(est.vocab_bytes * scale), vision_bytes=int(est.vision_bytes * scale),
+                      replicated_bytes=int(est.replicated_bytes * scale),
                       params=est.params, source=source)
 
 
 def per_rank(ws: WeightSize, a: Architecture, tp: int, pp: int = 1, ep: int = 1) -> int:
     """Weight bytes on the fullest rank: experts over `ep` (TP×DP with expert parallelism, else TP), the rest over TP,
     the layers over PP (rounded up), the embedding and the LM head on the first / last stage (both at PP 1; a tied
-    head is the last stage's own copy), the vision tower whole (on the first stage)."""
+    head is the last stage's own copy), the vision tower whole (on the first stage), the unsharded projections whole
+    (MLA's down-projections, the DSA indexer)."""
     expert_shard = ws.expert_bytes / (ep if ep > 1 else tp)
-    layers = ws.total_bytes - ws.expert_bytes - ws.vocab_bytes - ws.vision_bytes
+    layers = ws.total_bytes - ws.expert_bytes - ws.vocab_bytes - ws.vision_bytes - ws.replicated_bytes
     stage = math.ceil(a.layers / pp) / a.layers if a.layers else 1.0
     vocab = ws.vocab_bytes if pp == 1 or a.tie_embeddings else ws.vocab_bytes / 2
-    return int((layers / tp + expert_shard) * stage + vocab / tp + ws.vision_bytes)
+    return int((layers / tp + expert_shard + ws.replicated_bytes) * stage + vocab / tp + ws.vision_bytes)

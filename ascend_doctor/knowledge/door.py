@@ -201,6 +201,11 @@ class Knowledge:
         return self.table("deploy/hybrid-pages").range
 
     @property
+    def dsa_pages(self):
+        """How each vllm-ascend release caches a DeepSeek-sparse-attention layer (list of DsaRange)."""
+        return self.table("deploy/dsa-pages").range
+
+    @property
     def kernels(self):
         """Each chip family's kernel directory (KernelLayout)."""
         return self.table("deploy/kernels")

@@ -44,22 +44,30 @@ def _arch_weights(row: dict):
         cfg = getattr(C, row["config"])
         arch = read_architecture(cfg, derived_max_len(text_config(cfg))[0])
         return arch, estimate(arch, "bf16")
-    files = catalogue_files(find_model(row["model"], shipped().catalogue))
+    files = catalogue_files(find_model(row["model"], shipped().catalogue), row.get("format"))
     return files.arch, files.weights
 
 
-def _with_drafts(arch, n: int):
-    """An EAGLE draft model's decoder layers share the target's KV cache (vllm-ascend#2667: 33 layers' worth)."""
-    return arch.model_copy(update={"layers": arch.layers + n, "full_layers": arch.full_layers + n}) if n else arch
+def _with_drafts(arch, n: int, mtp: int = 0):
+    """An EAGLE draft model's decoder layers share the target's KV cache (vllm-ascend#2667: 33 layers' worth); the
+    MTP layers of an MTP --speculative-config run beside the model like its own (MoE) decoder layers, weights and KV
+    (as SERVE305 counts them)."""
+    if n:
+        arch = arch.model_copy(update={"layers": arch.layers + n, "full_layers": arch.full_layers + n})
+    if mtp:
+        arch = arch.model_copy(update={"layers": arch.layers + mtp, "full_layers": arch.full_layers + mtp,
+                                       "moe_layers": arch.moe_layers + (mtp if arch.is_moe else 0)})
+    return arch
 
 
 def _tokens(row: dict, arch, ws, chip) -> Optional[int]:
-    tp, pp = row.get("tp", 1), row.get("pp", 1)
-    layout = Layout(tp=tp, pp=pp, ep=bool(row.get("ep")))
-    want = Want(ranks=tp * pp, gmu=row["gmu"], max_len=row["max_model_len"],
+    tp, pp, dp = row.get("tp", 1), row.get("pp", 1), row.get("dp", 1)
+    layout = Layout(tp=tp, pp=pp, dp=dp, ep=bool(row.get("ep")) and tp * dp > 1)
+    want = Want(ranks=tp * pp * dp, gmu=row["gmu"], max_len=row["max_model_len"],
                 batched_tokens=row.get("max_num_batched_tokens", DEFAULT_BATCHED),
                 max_seqs=row.get("max_num_seqs", DEFAULT_SEQS), vllm_ascend=row["release"],
-                page_rules=shipped().hybrid_pages,
+                page_rules=shipped().hybrid_pages, dsa_rules=shipped().dsa_pages,
+                hccl_buffsize_mb=row.get("hccl_buffsize_mb", 200),
                 kv_halved_by=chip.kv_halved_by(row["release"]))
     cand = size(arch, ws, chip, want, layout, row["max_model_len"])
     return cand.capacity.tokens if cand.capacity else None
@@ -76,16 +84,20 @@ def _npu_smi_total(chip, logged_total: int) -> int:
 
 def predict(row: dict) -> dict:
     arch, ws = _arch_weights(row)
-    arch = _with_drafts(arch, row.get("draft_layers", 0))
-    tp, pp = row.get("tp", 1), row.get("pp", 1)
+    arch = _with_drafts(arch, row.get("draft_layers", 0), row.get("mtp_layers", 0))
+    if row.get("mtp_layers"):  # the MTP layers are loaded with the model
+        ws = estimate(arch, row.get("format", "bf16"))
+    tp, pp, dp = row.get("tp", 1), row.get("pp", 1), row.get("dp", 1)
+    ep = tp * dp if row.get("ep") else 1
     chip = find_chip(row["chip"], shipped().chips)
-    out = {"tokens": None, "host_tokens": None, "weights_gib": per_rank(ws, arch, tp, pp) / GIB}
+    out = {"tokens": None, "host_tokens": None, "weights_gib": per_rank(ws, arch, tp, pp, ep) / GIB}
     if "gmu" in row:  # a row whose --gpu-memory-utilization the thread does not give checks the arithmetic only
         out["tokens"] = _tokens(row, arch, ws, chip)
         seen = chip.with_total(_npu_smi_total(chip, row["total_bytes"])) if "total_bytes" in row else chip
         out["host_tokens"] = _tokens(row, arch, ws, seen)
     if "available_bytes" in row:
-        kv = kv_per_token(arch, tp, pp, None, row["release"], page_rules=shipped().hybrid_pages)
+        kv = kv_per_token(arch, tp, pp, None, row["release"], page_rules=shipped().hybrid_pages,
+                          dsa_rules=shipped().dsa_pages)
         out["exact_tokens"] = capacity(kv, row["available_bytes"], row["max_model_len"], 128).tokens
     return out
 

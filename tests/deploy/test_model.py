@@ -9,6 +9,7 @@ from ascend_doctor.deploy.arch import derived_max_len, read_architecture
 from ascend_doctor.deploy.kv import capacity, kv_per_token
 from ascend_doctor.deploy.weights import count_params, estimate
 from tests.deploy import configs as C
+from tests.helpers import shipped
 
 
 @pytest.mark.parametrize("cfg, params", [
@@ -191,7 +192,6 @@ def test_kimi_k25_moonvit_tower_is_counted_whole_on_every_rank():
     patch 14, 64 × 64 positions, 2 × 2 merge into the 7168-wide language model): patch 678,528 + positions 4,718,592
     + 27 × 15,239,504 + final norm 2,304 + projector 54,277,888 = 471,143,920 (Moonshot's card: a 400M MoonViT)."""
     from ascend_doctor.deploy.catalogue import catalogue_files, find_model
-    from tests.helpers import shipped
 
     files = catalogue_files(find_model("moonshotai/Kimi-K2.5", shipped().catalogue), "bf16")
     assert files.arch.vision_params == 471_143_920
@@ -213,3 +213,32 @@ def test_clip_style_towers_are_counted_without_their_projector(vision, params, r
     a = read_architecture(cfg)
     assert a.vision_params == pytest.approx(params, rel=rel) and not a.vision_projector_counted
     assert "its projector into the language model not counted" in estimate(a, "bf16").source
+
+
+@pytest.mark.parametrize("release, per_layer", [("0.11.0rc1", 2304), ("0.13.0", 2304), ("0.14.0rc1", 2304),
+                                                ("0.15.0rc1", 1408), ("0.23.0", 1408), ("0.30.0rc2", 1408)])
+def test_a_dsa_layer_is_cached_as_its_release_lays_it_out(release, per_layer):
+    """vllm-ascend 0.11.0rc1 … 0.14.0rc1 declare a DeepSeek-V3.2 layer a FullAttentionSpec of the 576-wide latent
+    (K and V: 2 × 576 × 2 B, the indexer key inside); PR #6610 (0.15.0rc1 on) caches the latent and the 128-wide
+    indexer key: (576 + 128) × 2 B. The shipped deploy/dsa-pages rows."""
+    a = read_architecture(dict(C.DEEPSEEK_V3, model_type="deepseek_v32", index_topk=2048, index_head_dim=128))
+    kv = kv_per_token(a, tp=8, release=release, dsa_rules=shipped().dsa_pages)
+    assert kv.bytes_per_token == 61 * per_layer, kv.unknown
+    assert "predates DeepSeek sparse attention" in kv_per_token(a, release="0.10.2rc1",
+                                                                  dsa_rules=shipped().dsa_pages).unknown
+
+
+def test_mla_down_projections_sit_whole_on_every_rank():
+    """vLLM builds MLA's q_a / kv_a projections unsharded (deepseek_v2.py: ReplicatedLinear, `disable_tp=True`) and
+    the DSA indexer "no tensor parallel, just replicated": at TP8 each rank holds them whole."""
+    from ascend_doctor.deploy.weights import estimate, per_rank
+
+    a = read_architecture(C.DEEPSEEK_V3)
+    ws = estimate(a, "bf16")
+    assert ws.replicated_bytes == 61 * (7168 * 1536 + 1536 + 7168 * 576 + 512) * 2
+    rest = ws.total_bytes - ws.expert_bytes - ws.vocab_bytes - ws.replicated_bytes
+    assert per_rank(ws, a, 8) == int(rest / 8 + ws.expert_bytes / 8 + ws.replicated_bytes + ws.vocab_bytes / 8)
+    v32 = read_architecture(dict(C.DEEPSEEK_V3, model_type="deepseek_v32", index_topk=2048, index_head_dim=128,
+                                 index_n_heads=64))
+    indexer = 1536 * 64 * 128 + 7168 * 128 + 2 * 128 + 7168 * 64
+    assert estimate(v32, "bf16").replicated_bytes == ws.replicated_bytes + 61 * indexer * 2
