@@ -103,8 +103,11 @@ def json_option(ctx, cmd, name: str):
     flag = "--" + name.replace("_", "-")
     if not cmd.has(name):
         return None, [], ctx.skip(T("{option} is not given", option=flag))
-    value, err = cmd.json_value(name)
     evidence = [ev(T("command line"), cmd.source(name))]
+    if cmd.is_cut(name):
+        return None, evidence, ctx.unknown(T("{option} is given, but the text ends inside its value: not read",
+                                             option=flag), evidence)
+    value, err = cmd.json_value(name)
     if err:
         return None, evidence, ctx.fail(T("{option} is not a JSON object vLLM can read: {error}", option=flag,
                                           error=err), evidence,

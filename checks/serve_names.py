@@ -27,7 +27,7 @@ def _references(cmd) -> tuple[list, list]:
     refs, problems = [], []
 
     def obj(option: str) -> Optional[dict]:
-        if not cmd.has(option):
+        if not cmd.has(option) or cmd.is_cut(option):  # a value the text ends inside is not judged
             return None
         value, err = cmd.json_value(option)
         if err:

@@ -89,9 +89,15 @@ class ServeCommand(Model):
     config_file: Optional[str] = None
     config_error: Optional[str] = None
     notes: list[str] = Field(default_factory=list)
+    cut: list[str] = Field(default_factory=list, description="dests given whose value the source shows only in part "
+                                                             "(a paste that ends inside it): not read")
 
     def has(self, name: str) -> bool:
         return _dest(name) in self.options
+
+    def is_cut(self, name: str) -> bool:
+        """The option is given but its value was not seen whole (a paste ends inside it)."""
+        return _dest(name) in self.cut
 
     def get(self, name: str, default: Any = None) -> Any:
         return self.options.get(_dest(name), default)

@@ -157,6 +157,8 @@ class PasteFacts(Model):
     driver_version: Optional[Seen] = None
     serve_argv: Optional[list[str]] = None
     serve_lines: Optional[str] = None
+    serve_cut: list[str] = Field(default_factory=list, description="options of the command whose quoted value the "
+                                                                   "paste ends inside (not read)")
     tracebacks: list[Section] = Field(default_factory=list)
     bare_exceptions: list[Seen] = Field(default_factory=list, description="exception lines outside any traceback "
                                                                           "(the paste kept only the last line)")
@@ -408,9 +410,9 @@ def read_paste(text: str) -> PasteFacts:
                 continue
         # --- vllm serve command line (with backslash continuations), or vLLM's `non-default args:` log line
         if f.serve_argv is None:
-            argv, last = _serve_command(lines, i)
+            argv, last, cut = _serve_command(lines, i)
             if argv:
-                f.serve_argv, f.serve_lines = argv, _span(ln.no, lines[last].no)
+                f.serve_argv, f.serve_lines, f.serve_cut = argv, _span(ln.no, lines[last].no), cut
                 f.sections.append(Section(kind="serve_command", first=ln.no, last=lines[last].no))
         # --- tracebacks, bare or inside a log (every line behind the same `(Worker pid=7) ERROR … [core.py:5]`)
         if "Traceback (most recent call last)" in t:
@@ -535,16 +537,16 @@ def _extend(f: PasteFacts, kind: str, no: int) -> None:
     f.sections.append(Section(kind=kind, first=no, last=no))
 
 
-def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int]:
+def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int, list[str]]:
     t = lines[i].prompt or lines[i].text.strip()
     m = _NON_DEFAULT_ARGS.search(t)
     if m:
         try:
             args = ast.literal_eval(m.group(1))
         except (ValueError, SyntaxError, RecursionError, MemoryError):  # a hostile paste: nested 100,000 deep
-            return None, i
+            return None, i, []
         if not isinstance(args, dict):
-            return None, i
+            return None, i, []
         argv = ["vllm", "serve"]
         tag, model = args.pop("model_tag", None), args.pop("model", None)
         if tag or model:
@@ -559,10 +561,10 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int]
                 argv += [opt, *[str(x) for x in v]]
             else:
                 argv += [opt, str(v)]
-        return argv, i
+        return argv, i, []
     m = _SERVE_LINE.search(t)
     if not m:
-        return None, i
+        return None, i, []
     cmd, j = m.group(1), i
     while cmd.rstrip().endswith("\\") and j + 1 < len(lines):
         j += 1
@@ -578,11 +580,33 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int]
             quote = shellwords.open_quote(lines[k].text, quote)
         if not quote:
             cmd, j = "\n".join(joined), k
+        elif k + 1 >= len(lines):  # the paste ends inside the value (an excerpt, a truncated dump): not read
+            head, cut = _cut_at_value(cmd, cmd.rfind(quote))
+            return head, k, cut
     try:
         argv = shellwords.split(cmd)  # linear: shlex.split took 7 s on one 1 MB word (#40 item 8)
     except ValueError:
         argv = cmd.split()
-    return _command_only(argv), j
+    return _command_only(argv), j, []
+
+
+CUT_VALUE = "…"  # the value of an option the paste ends inside
+
+
+def _cut_at_value(cmd: str, start: int) -> tuple[list[str], list[str]]:
+    """(argv up to the option whose quoted value opens at `start`, with a placeholder value; [that option]) — so the
+    option is known to be given, and its value known not to be read."""
+    try:
+        head = shellwords.split(cmd[:start])
+    except ValueError:
+        head = cmd[:start].split()
+    head = _command_only(head)
+    if not head or not head[-1].startswith("--"):
+        return head, []
+    option = head[-1].split("=", 1)[0]
+    if "=" in head[-1]:  # `--additional-config='{`
+        return head[:-1] + [f"{option}={CUT_VALUE}"], [option]
+    return head + [CUT_VALUE], [option]
 
 
 MAX_QUOTED_LINES = 200  # a quoted argument longer than this is no command a user typed

@@ -165,7 +165,8 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
     else:
         lack["driver"] = T("the paste does not give the driver version (npu-smi info or driver version.info)")
     if paste.serve_argv:
-        have["serve_cmd"] = parse_serve_command(paste.serve_argv, knowledge.matrix)
+        cmd = parse_serve_command(paste.serve_argv, knowledge.matrix)
+        have["serve_cmd"] = cmd.model_copy(update={"cut": [o.lstrip("-").replace("-", "_") for o in paste.serve_cut]})
     else:
         lack["serve_cmd"] = T("the paste has no `vllm serve` command line")
     lack.setdefault("npu_health", T("the paste has no `npu-smi info -t health -i N` output"))

@@ -244,3 +244,24 @@ def test_a_quoted_json_value_spread_over_lines_is_one_argument():
     assert p.serve_lines == "1-4"
     prose = read_paste("vllm serve /m --port 8000   # it's broken\nnext line\n")  # one apostrophe: no JSON
     assert prose.serve_argv[:3] == ["vllm", "serve", "/m"] and prose.serve_lines == "1"
+
+
+@pytest.mark.parametrize("opening", ["--additional-config '{", "--additional-config='{"])
+def test_a_paste_that_ends_inside_a_quoted_value_does_not_judge_that_value(opening):
+    """An issue excerpt or a truncated dump can stop inside `--additional-config '{` (a multi-line JSON the
+    tutorials write): the option is given, its value was never seen — SERVE307 says so (unknown) instead of failing
+    the command for JSON the user did close, and the options before it are still read."""
+    text = ("```bash\nvllm serve /models/ds --tensor-parallel-size 1 --data-parallel-size 4 --enable-prefix-caching \\\n"
+            f"  {opening}\n                \"enable_cpu_binding\":true,\n                \"multistream_dsa_preprocess\":true,")
+    p = read_paste(text)
+    assert p.serve_argv[:7] == ["vllm", "serve", "/models/ds", "--tensor-parallel-size", "1", "--data-parallel-size",
+                                "4"]
+    assert p.serve_cut == ["--additional-config"]
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.triage.run import triage_text
+
+    report = triage_text(text, "paste.md", load_registry(entry_points=False), RunOptions())
+    by = {x.code: x for x in report.findings}
+    assert by["SERVE307"].status.value == "unknown" and "ends inside its value" in by["SERVE307"].message
+    assert not [x.code for x in report.findings if x.code.startswith("SERVE") and x.status.value == "fail"]
