@@ -13,6 +13,13 @@ from ascend_doctor.plugin import check, ev
 SHOWN = 6
 
 
+def _distinct(values: list[str]) -> list[str]:
+    """The values that disagree: a version without a local label (`2.8.0`, as one source prints it) agrees with the
+    same version with one (`2.8.0+cpu`, as another prints it); two different labels disagree."""
+    labelled = {v.split("+", 1)[0] for v in values if "+" in v}
+    return [v for v in values if "+" in v or v not in labelled]
+
+
 @check("TRIAGE101", "paste-consistent", severity="error", needs=["paste"], stage="triage")
 def paste_consistent(ctx):
     """The paste does not contradict itself
@@ -31,7 +38,7 @@ def paste_consistent(ctx):
     problems, evidence = [], []
     for comp, seen in sorted(paste.versions.items()):
         values = list(dict.fromkeys(s.value for s in seen))
-        if len(values) > 1:  # at most SHOWN of them quoted: a hostile paste may state 300,000 versions of vllm
+        if len(_distinct(values)) > 1:  # at most SHOWN of them quoted: a hostile paste may state 300,000 versions of vllm
             where = "; ".join(f"{s.value} ({s.source}, line {s.lines})" for s in seen[:SHOWN])
             listed = " vs ".join(values[:SHOWN]) + (f" … ({len(values):,} values)" if len(values) > SHOWN else "")
             problems.append(T("{comp}: {values}", comp=comp, values=listed))

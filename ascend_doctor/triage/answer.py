@@ -29,6 +29,7 @@ EXPLAINS = {
     "CANN106": re.compile(r"507033|drvError|aclInit|dcmi|version mismatch|segmentation fault", re.I),
     "NPU101": re.compile(r"health|Warning|Alarm|Critical|ECC|heartbeat", re.I),
     "NPU103": re.compile(r"out of memory|207018|HBM", re.I),
+    "SERVE304": re.compile(r"out of memory|207018|Free memory on device .* is less than desired", re.I),
     "SERVE101": re.compile(r"tool.call.parser|invalid tool", re.I),
     "SERVE102": re.compile(r"reasoning.parser", re.I),
     "SERVE105": re.compile(r"unrecognized arguments", re.I),
@@ -113,10 +114,11 @@ def _error_lines(paste: Any, matches: list[dict]) -> list[tuple[str, str]]:
     return out
 
 
-# Findings about the moment a paste's output was taken, not about the deployment: npu-smi's memory in use (NPU103) is
-# most often the failing server's own, pasted while it ran (held-out vllm-ascend#3548, #4930). Such a finding is the
-# root cause only when it explains an error line (EXPLAINS: out of memory), never as the fallback.
-SNAPSHOT_OF_A_MOMENT = frozenset({"NPU103"})
+# Findings about the moment a paste's output was taken, not about the deployment: npu-smi's memory in use (NPU103) and
+# the free memory --gpu-memory-utilization asks for (SERVE304) are most often the failing server's own, pasted while
+# it ran (held-out vllm-ascend#3548, #4930). Such a finding is the root cause only when it explains an error line
+# (EXPLAINS: out of memory), never as the fallback.
+SNAPSHOT_OF_A_MOMENT = frozenset({"NPU103", "SERVE304"})
 
 
 def rank(findings: list, paste: Any, matches: list[dict],

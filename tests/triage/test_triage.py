@@ -262,3 +262,21 @@ def test_memory_in_use_in_a_pasted_npu_smi_is_no_root_cause_without_an_error_it_
     oom = triage_text("```\n" + smi + "\n```\nRuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n", "p", reg,
                       RunOptions())
     assert oom.triage.root_cause == "NPU103"
+
+
+def test_a_version_with_and_without_its_local_label_is_no_contradiction():
+    """`PyTorch version: 2.8.0+cpu` beside a `torch 2.8.0` row is one install printed two ways (held-out
+    vllm-ascend#4930 was answered "the paste contradicts itself"); `+cpu` against `+cu121` is two installs."""
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.triage.run import triage_text
+
+    reg = load_registry(entry_points=False)
+
+    def t101(torch_row: str):
+        text = ("PyTorch version: 2.8.0+cpu\nIs debug build: False\n\n```\nPackage    Version\n---------- -------\n"
+                f"torch      {torch_row}\nvllm       0.11.0\n```\n")
+        return next(f for f in triage_text(text, "p", reg, RunOptions()).findings if f.code == "TRIAGE101")
+
+    assert t101("2.8.0").status.value == "pass"
+    assert t101("2.8.0+cu121").status.value == "fail"
