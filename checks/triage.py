@@ -38,7 +38,7 @@ def paste_consistent(ctx):
     problems, evidence = [], []
     for comp, seen in sorted(paste.versions.items()):
         values = list(dict.fromkeys(s.value for s in seen))
-        if len(_distinct(values)) > 1:  # at most SHOWN of them quoted: a hostile paste may state 300,000 versions of vllm
+        if len(_distinct(values)) > 1:  # at most SHOWN quoted: a hostile paste may state 300,000 versions of vllm
             where = "; ".join(f"{s.value} ({s.source}, line {s.lines})" for s in seen[:SHOWN])
             listed = " vs ".join(values[:SHOWN]) + (f" … ({len(values):,} values)" if len(values) > SHOWN else "")
             problems.append(T("{comp}: {values}", comp=comp, values=listed))

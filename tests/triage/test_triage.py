@@ -99,9 +99,9 @@ def test_a_contradicting_paste_is_a_finding_with_both_lines():
     report = run((TRIAGE / "contradicting.md").read_text())
     f = next(x for x in report.findings if x.code == "TRIAGE101")
     assert f.status.value == "fail"
-    assert "torch: 2.8.0 vs 2.8.0+cpu" in f.message
+    assert "torch: 2.7.1 vs 2.8.0+cpu" in f.message
     text = " ".join(e.excerpt for e in f.evidence)
-    assert "2.8.0 (pip list, line 7)" in text and "2.8.0+cpu (collect_env PyTorch version, line 14)" in text
+    assert "2.7.1 (pip list, line 7)" in text and "2.8.0+cpu (collect_env PyTorch version, line 14)" in text
     assert "CANN: 'Not Available' (line 18)" in f.message
 
 
