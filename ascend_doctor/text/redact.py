@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Any, Iterable
+from typing import Any, Iterable, Optional
 
 REDACTED = "<redacted>"
 
@@ -159,7 +159,21 @@ def redact_values(text: str) -> str:
 # A quoted value is taken whole (`--api-key 'a b'`, and `\'a b\'` as a repr() escapes it).
 _OPTION_VALUE = re.compile(r"(?<![\w-])(--[A-Za-z][\w-]{0,63})([= ]+)"
                            r"(\\{0,3}'[^'\n]{0,4096}'|\\{0,3}\"[^\"\n]{0,4096}\"|[^\s'\"]+)")
-_QUOTES = re.compile(r"^(\\*['\"])(.*?)(\\*['\"])$", re.DOTALL)
+
+
+def _quotes(value: str) -> Optional[tuple[str, str]]:
+    """(opening, closing) quote of a quoted value, each with the backslashes that escape it (`\\'a b\\'` as repr()
+    writes it), or None. String scans, linear: the regex it replaces backtracked quadratically on a value of
+    thousands of backslashes (tests/security/test_regex_timing.py)."""
+    i = 0
+    while i < len(value) and value[i] == "\\":
+        i += 1
+    if i >= len(value) or value[i] not in "'\"" or len(value) < i + 2 or value[-1] not in "'\"":
+        return None
+    k = len(value) - 1
+    while k > i + 1 and value[k - 1] == "\\":
+        k -= 1
+    return value[:i + 1], value[k:]
 
 
 def _mask_options(text: str) -> str:
@@ -172,8 +186,8 @@ def _mask_options(text: str) -> str:
             break
         value = m.group(3)
         if is_secret_option(m.group(1)) and not value.startswith("-"):
-            q = _QUOTES.match(value)
-            out.append(text[pos:m.start(3)] + (q.group(1) + REDACTED + q.group(3) if q else REDACTED))
+            q = _quotes(value)
+            out.append(text[pos:m.start(3)] + (q[0] + REDACTED + q[1] if q else REDACTED))
             pos = m.end(3)
         else:
             out.append(text[pos:m.end(1)])
