@@ -16,6 +16,8 @@ from typing import Optional
 from pydantic import Field
 
 from ascend_doctor.core.model import Model
+from ascend_doctor.deploy.configread import first_int as _int
+from ascend_doctor.deploy.configread import opt_int as _opt_int
 from ascend_doctor.deploy.hybrid import GDN_MODEL_TYPES
 from ascend_doctor.deploy.vision import vision_params
 from ascend_doctor.i18n import Localized, T
@@ -190,19 +192,6 @@ def _bounded(a: "Architecture") -> bool:
             setattr(a, name, type(a).model_fields[name].default)  # 0, or None for the optional sizes
             ok = False
     return ok
-
-
-def _int(cfg: dict, *keys: str, default: int = 0) -> int:
-    for k in keys:
-        v = cfg.get(k)
-        if isinstance(v, int) and not isinstance(v, bool):
-            return v
-    return default
-
-
-def _opt_int(cfg: dict, key: str) -> Optional[int]:
-    v = cfg.get(key)
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def _moe(a: Architecture, cfg: dict) -> None:

@@ -12,20 +12,16 @@ from __future__ import annotations
 from datetime import date
 from typing import Literal, Optional, Sequence
 
-from pydantic import Field
-
 from ascend_doctor.core.model import Model
+from ascend_doctor.deploy.hybrid import ReleaseRange
 from ascend_doctor.i18n import Localized, T
 from ascend_doctor.text.versions import parse_version, try_parse_version
 
 
-class DsaRange(Model, extra="forbid"):
+class DsaRange(ReleaseRange):
     """One row of the `deploy/dsa-pages` table: the releases that cache a DSA layer one way."""
 
-    first: str = Field(description="the first vllm-ascend release of the range")
-    before: str = Field("", description="the first release after it; empty: open")
     rule: Literal["latent-twice", "latent-and-index"]
-    source: str
 
 
 class DsaRules(Model, extra="forbid"):

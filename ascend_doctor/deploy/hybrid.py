@@ -47,13 +47,19 @@ KERNEL_BLOCK = 128  # vllm-ascend's attention kernel block (AscendAttentionBacke
 STATE_PAGES_PER_REQUEST = 1
 
 
-class PageRange(Model, extra="forbid"):
-    """One row of the `deploy/hybrid-pages` table: the releases that page a hybrid by one rule."""
+class ReleaseRange(Model, extra="forbid"):
+    """A row of a table that says how a range of vllm-ascend releases does one thing (deploy/hybrid-pages,
+    deploy/dsa-pages): from `first` up to, not including, `before`, read at `source`."""
 
     first: str = Field(description="the first vllm-ascend release of the range")
     before: str = Field("", description="the first release after it; empty: open")
-    rule: Literal["pad-state", "ssm-aligned"]
     source: str
+
+
+class PageRange(ReleaseRange):
+    """One row of the `deploy/hybrid-pages` table: the releases that page a hybrid by one rule."""
+
+    rule: Literal["pad-state", "ssm-aligned"]
 
 
 class PageRules(Model, extra="forbid"):

@@ -1,18 +1,11 @@
 """Vision towers, counted from `vision_config` as vLLM builds them: their weights sit whole on every rank (vLLM does
 not shard most encoders by TP; vllm-ascend#4074 loads 8.50 GiB per rank for Qwen3-VL-8B at TP2), so a plan that leaves
-them out is optimistic by the tower on every rank. A tower whose shape is not one of these is 0, and the weights say
+them out is optimistic by the tower on every rank. A tower of a shape not read here counts 0, and the weights say
 "the vision encoder not counted"."""
 
 from __future__ import annotations
 
-
-def _int(cfg: dict, *keys: str, default: int = 0) -> int:
-    for k in keys:
-        v = cfg.get(k)
-        if isinstance(v, int) and not isinstance(v, bool):
-            return v
-    return default
-
+from ascend_doctor.deploy.configread import first_int as _int
 
 # vision_config model_type values whose encoder is a CLIP-style ViT: pre-norm blocks of fused-width qkv and output
 # projections with biases, a two-matrix MLP with biases, two LayerNorms; a patch convolution and a learnable
