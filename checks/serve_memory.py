@@ -85,11 +85,14 @@ def _release(ctx) -> dict:
     return {"vllm_ascend": dist.version if dist is not None else None}
 
 
+def _format(m, arch) -> str:
+    """The checkpoint's weight format (msModelSlim's description, the config), fp32 loaded as 16 bits."""
+    fmt = format_of(arch, {"x.weight": m.quant_type} if m.quant_type else None) or "bf16"
+    return "bf16" if fmt == "fp32" else fmt
+
+
 def _weights(m, arch):
-    quant = {"x.weight": m.quant_type} if m.quant_type else None
-    fmt = format_of(arch, quant) or "bf16"
-    if fmt == "fp32":
-        fmt = "bf16"
+    fmt = _format(m, arch)
     if m.checkpoint_bytes:
         return measured(arch, m.checkpoint_bytes, m.checkpoint_source, fmt)
     return estimate(arch, fmt)
@@ -122,7 +125,9 @@ def memory_fits(ctx):
     int8: one byte; an 8-bit MLA cache and other formats: not sized); each NPU
     at the memory npu-smi shows for it; `HCCL_BUFFSIZE` from the
     server's environment; on a 310P with vllm-ascend 0.18.0rc1 or later, half of what is left for operator
-    workspace; in graph mode, at least 1 GiB left above `--gpu-memory-utilization` for the ACL graph capture.
+    workspace; in graph mode, at least 1 GiB left above `--gpu-memory-utilization` for the ACL graph capture; with
+    FlashComm1, DSA context parallelism, shared-expert DP or MLAPO on, that it still fits with the most weights they
+    keep whole on every rank.
 
     Why it matters: vLLM stops at start-up when the weights do not fit (`NPU out of memory` while loading) or when
     the KV cache cannot hold one request of max_model_len (`To serve at least one request with the models's max seq
@@ -161,7 +166,36 @@ def memory_fits(ctx):
     cand = size(arch, ws, chip, want, layout, max_len)
     evidence += [cmd_evidence(cmd)] + ([drafted] if drafted else []) + _budget_evidence(cand, ws)
     out = _verdict(ctx, arch, ws, chip, want, layout, cand, len(chips), evidence)
+    out = _replicated(ctx, cmd, arch, _format(m, arch), (layout, want, cand), out, evidence)
     return _graph_headroom(ctx, cmd, cand, want, out, evidence)
+
+
+def _replicated(ctx, cmd, arch, fmt: str, sized, out, evidence):
+    """A command that fits, with features that keep more weights whole per rank than vLLM's sharding
+    (deploy/replication.py): still a pass if it fits with the most they can add, said so; else a warning."""
+    from ascend_doctor.deploy.kv import ASCEND_BLOCK, capacity
+    from ascend_doctor.deploy.replication import bound, features
+
+    layout, want, cand = sized
+    if out.status.value != "pass" or cand.capacity is None:
+        return out
+    additional, _ = cmd.json_value("additional_config")
+    compilation, _ = cmd.json_value("compilation_config")
+    on = features(ctx.try_fact("server_env") or {}, additional, (compilation or {}).get("pass_config"), arch)
+    extra, what = bound(arch, fmt, layout.tp, on)
+    if not extra:
+        return out
+    left = capacity(cand.kv, max(cand.budget.kv_bytes - extra, 0), cand.max_len, ASCEND_BLOCK, want.batched_tokens)
+    if left.concurrency >= 1:
+        return ctx.ok(T("{message}; at most {extra} more weights per rank under the features on ({what}): still "
+                        "about {tokens} tokens", message=out.message, extra=gib(extra), what=what,
+                        tokens=left.tokens), evidence)
+    return ctx.warn(T("{message}, but the features on may keep up to {extra} more weights on every rank ({what}): "
+                      "then the KV cache holds {tokens} tokens, less than one request of --max-model-len {max_len}",
+                      message=out.message, extra=gib(extra), what=what, tokens=left.tokens,
+                      max_len=cand.max_len), evidence,
+                    remediation=T("Lower --max-model-len or raise --gpu-memory-utilization, or check the KV cache size "
+                                  "vllm-ascend logs at start-up (`GPU KV cache size`)."))
 
 
 def _graph_headroom(ctx, cmd, cand, want, out, evidence):

@@ -224,3 +224,34 @@ def test_the_kv_cache_dtype_is_sized_as_vllm_ascend_stores_it(tmp_path):
     packed = verdict(f"vllm serve {mla} -tp 2 --max-model-len 32768 --kv-cache-dtype int8")
     assert packed.status == Status.UNKNOWN and "on an MLA model" in packed.message
     assert verdict(f"vllm serve {mla} -tp 2 --max-model-len 32768").status == Status.PASS
+
+
+def test_features_that_keep_weights_whole_per_rank_are_bounded_not_ignored(tmp_path):
+    """FlashComm1 (sequence parallelism) leaves the shared experts unsharded, and on a DSA model turns on DSA context
+    parallelism (q_b/kv_b whole); MLAPO keeps a copy of the MLA projections (deploy/replication.py). A command that
+    fits only without them warns; one that fits with the most they can add passes and says so."""
+    d = model_dir(tmp_path, C.DEEPSEEK_V2_LITE, 31_400_000_000)
+    base = f"vllm serve {d} -tp 2 --enable-expert-parallel --max-model-len 163840 --gpu-memory-utilization 0.355"
+    assert verdict(base).status == Status.PASS
+    for on in (f"env VLLM_ASCEND_ENABLE_FLASHCOMM1=1 {base}",
+               base + " --compilation-config {\"pass_config\":{\"enable_sp\":true}}"):
+        out = verdict(on)
+        assert out.status == Status.WARN and "shared experts whole on every rank (0.42 GiB)" in out.message, out.message
+    roomy = verdict(f"env VLLM_ASCEND_ENABLE_FLASHCOMM1=1 {base.replace('0.355', '0.5')}")
+    assert roomy.status == Status.PASS and "at most 0.42 GiB more weights per rank" in roomy.message
+
+
+def test_the_replication_bound_is_the_unsharded_share_of_what_each_feature_keeps_whole():
+    from ascend_doctor.deploy.arch import read_architecture
+    from ascend_doctor.deploy.replication import bound, features
+
+    v32 = read_architecture(dict(C.DEEPSEEK_V3, model_type="deepseek_v32", index_topk=2048, index_head_dim=128,
+                                 index_n_heads=64))
+    on = features({"VLLM_ASCEND_ENABLE_FLASHCOMM1": "1"}, {"enable_mlapo": True}, None, v32)
+    assert on == ["shared-expert-dp", "dsa-cp", "mlapo"]
+    extra, _ = bound(v32, "w8a8", 8, on)
+    shared = 58 * 3 * 7168 * 2048 * 7 / 8
+    q_b, kv_b = 1536 * 128 * 192, 512 * 128 * 256
+    mlapo = 61 * (7168 * 1536 + 7168 * 576 + q_b / 8)
+    assert extra == int(shared + 61 * (q_b + kv_b) * 7 / 8 + mlapo)
+    assert features({}, {}, None, v32) == [] and bound(v32, "w8a8", 8, [])[0] == 0
