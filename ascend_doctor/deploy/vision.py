@@ -24,12 +24,12 @@ def clip_style_params(v: dict) -> int:
     if not (0 < depth <= 1024 and 0 < h <= 1 << 15 and 0 < inter <= 1 << 17 and 0 < patch <= 1024):
         return 0
     cls = CLIP_STYLE.get(str(v.get("model_type")), False)
-    image = _int(v, "image_size")
+    image, channels = _int(v, "image_size"), _int(v, "num_channels", default=3)
     positions = _int(v, "num_patches") or (image // patch) ** 2
-    if not 0 < positions <= 1 << 20:
+    if not (0 < positions <= 1 << 20 and 0 < channels <= 16):  # a hand-edited config: not counted
         return 0
     block = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h
-    embed = _int(v, "num_channels", default=3) * patch * patch * h + h + (positions + cls) * h + cls * h
+    embed = channels * patch * patch * h + h + (positions + cls) * h + cls * h
     return depth * block + embed + 2 * h
 
 
@@ -55,10 +55,13 @@ def moonvit_params(v: dict, text_hidden: int) -> int:
     kernel = v.get("merge_kernel_size")
     merge = kernel[0] * kernel[1] if (isinstance(kernel, list) and len(kernel) == 2
                                       and all(isinstance(k, int) and 0 < k <= 16 for k in kernel)) else 0
-    if not (0 < depth <= 1024 and 0 < h <= 1 << 15 and 0 < inter <= 1 << 17 and 0 < out <= 1 << 17 and merge):
+    height, width, patch_size = (_int(v, "init_pos_emb_height"), _int(v, "init_pos_emb_width"),
+                                 _int(v, "patch_size"))
+    if not (0 < depth <= 1024 and 0 < h <= 1 << 15 and 0 < inter <= 1 << 17 and 0 < out <= 1 << 17 and merge
+            and 0 <= height <= 4096 and 0 <= width <= 4096 and 0 < patch_size <= 1024):
         return 0
-    patch = 3 * _int(v, "patch_size") ** 2 * h + h
-    positions = _int(v, "init_pos_emb_height") * _int(v, "init_pos_emb_width") * h
+    patch = 3 * patch_size ** 2 * h + h
+    positions = height * width * h
     block = 4 * h + (3 * h * h + 3 * h) + (h * h + h) + (h * inter + inter + inter * h + h)
     merged = h * merge
     projector = 2 * h + merged * merged + merged + merged * out + out

@@ -242,3 +242,19 @@ def test_mla_down_projections_sit_whole_on_every_rank():
                                  index_n_heads=64))
     indexer = 1536 * 64 * 128 + 7168 * 128 + 2 * 128 + 7168 * 64
     assert estimate(v32, "bf16").replicated_bytes == ws.replicated_bytes + 61 * indexer * 2
+
+
+@pytest.mark.parametrize("vision", [
+    {"vt_hidden_size": 1152, "vt_num_hidden_layers": 27, "vt_intermediate_size": 4304, "merge_kernel_size": [2, 2],
+     "patch_size": 14, "init_pos_emb_height": 10 ** 9, "init_pos_emb_width": 64},
+    {"vt_hidden_size": 1152, "vt_num_hidden_layers": 27, "vt_intermediate_size": 4304, "merge_kernel_size": ["2", 2]},
+    {"model_type": "clip_vision_model", "hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 24,
+     "patch_size": 14, "image_size": 336, "num_channels": 10 ** 6},
+    {"model_type": "siglip_vision_model", "hidden_size": True, "intermediate_size": 4096, "num_hidden_layers": 24,
+     "patch_size": 14, "image_size": 336},
+])
+def test_a_hand_edited_vision_config_is_not_counted_rather_than_counted_wrong(vision):
+    from ascend_doctor.deploy.weights import estimate
+
+    a = read_architecture({**C.QWEN3_8B, "vision_config": vision})
+    assert a.vision_params == 0 and "the vision encoder not counted" in estimate(a, "bf16").source
