@@ -47,6 +47,7 @@ def kv_cache_bytes(value: Optional[str], a: Architecture) -> tuple[Optional[int]
     if v == "auto":
         return None, None
     nbytes = KV_CACHE_BYTES.get(v)
+    value = value if len(value) <= 64 else value[:64] + "…"  # quoted in the message, whatever a command gave
     if nbytes is None:
         return None, T("--kv-cache-dtype {value} is not sized here (sized: auto, {known})", value=value,
                        known=", ".join(KV_CACHE_BYTES))
