@@ -172,7 +172,7 @@ def ascend_release(ctx, rules):
 def stack_names(ctx):
     """The serving stack's names (ascend_doctor.knowledge.release_names.Names): the installed files' lists where
     they were read, the `serve/names-*` rows of the installed versions where not."""
-    from ascend_doctor.knowledge.release_names import Names
+    from ascend_doctor.knowledge.release_names import Names, paired_release
 
     py = ctx.try_fact("python")
     versions = {}
@@ -180,4 +180,6 @@ def stack_names(ctx):
         d = py.dist(project) if py is not None else None
         versions[project] = d.version if d is not None else None
     files = ctx.try_fact("vllm_files")
-    return Names(versions, ctx.knowledge.release_names, files.names if files is not None else None)
+    paired = paired_release(versions["vllm-ascend"], versions["vllm"], ctx.knowledge.matrix)
+    return Names(versions, ctx.knowledge.release_names, files.names if files is not None else None,
+                 stand_in={"vllm-ascend": paired} if paired else None)

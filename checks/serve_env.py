@@ -62,7 +62,7 @@ def env_unknown_vars(ctx):
             continue
         instead = T("{dropped} reads {successor} instead", dropped=v.dropped, successor=v.successor) \
             if v.successor else _moved_to_config(ctx, k, v)
-        if v.dropped and instead and all(x.how != "nearest older" for x in v.lists):
+        if v.dropped and instead and all(x.how not in ("nearest older", "paired") for x in v.lists):
             moved.append(T("{key} (last read by {last}; {instead})", key=k, last=v.last, instead=instead))
         elif v.dropped:
             dropped.append(T("{key} (last read by {last}, ignored since {dropped})", key=k, last=v.last,

@@ -214,10 +214,16 @@ def release_names(ctx):
             elif v.known is False:
                 said = _rejected(v, flag, path, k)
                 older = [x for x in v.lists if x.how == "nearest older"]
+                paired = [x for x in v.lists if x.how == "paired"]
                 if older:  # a release the doctor has not read (a dev build, a newer tag): its list may differ
                     ignored.append(said + T(" (judged against {releases}, the nearest older recorded release)",
                                             releases=", ".join(f"{_project(x.project)} {x.row_version}"
                                                                for x in older)))
+                elif paired:  # a development build of main, judged by the release pairing its vLLM
+                    ignored.append(said + T(" (a development build, judged against {releases}, the release that "
+                                            "pairs the installed vLLM)",
+                                            releases=", ".join(f"{_project(x.project)} {x.row_version}"
+                                                               for x in paired)))
                 elif k in OPTION_KEYS.values() and not forbids:
                     ignored.append(said + T("; this vLLM ignores keys its config class does not define")
                                    if forbids is False else said)

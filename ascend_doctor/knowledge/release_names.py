@@ -116,7 +116,7 @@ class Listed:
     version: str
     names: Optional[set]  # None: not known
     source: str  # where the list came from ("file: …", "matrix: …"), or why it is not known
-    how: str = "installed"  # "installed", "exact", "nearest older"
+    how: str = "installed"  # "installed", "exact", "nearest older", "paired" (a development build: see Names)
     row_version: Optional[str] = None  # the recorded release whose row stood in (a table row)
     unrestricted: bool = False  # the release defines no list of an open-ended kind: any name is accepted
 
@@ -151,10 +151,14 @@ class Names:
     """The serving stack's names: `installed` is project -> kind -> NameList (or None), `versions` project ->
     version (None: not installed), `tables` project -> NamesTable."""
 
-    def __init__(self, versions: dict, tables: dict, installed: Optional[dict] = None):
+    def __init__(self, versions: dict, tables: dict, installed: Optional[dict] = None,
+                 stand_in: Optional[dict] = None):
+        """`stand_in` (project -> release): the recorded release whose rows stand for a development build of the
+        project (`paired_release`)."""
         self.versions = versions
         self.tables = tables
         self.installed = installed or {}
+        self.stand_in = stand_in or {}
 
     def listed(self, project: str, kind: str) -> Optional[Listed]:
         """None when `project` is not installed."""
@@ -165,7 +169,9 @@ class Names:
         if nl is not None and nl.ok:
             return Listed(project, version, set(nl.names), f"file: {nl.source}")
         why = nl.why_not if nl is not None else ""
-        row, how = self.tables[project].row_for(version)
+        row, how = self.tables[project].row_for(self.stand_in.get(project) or version)
+        if project in self.stand_in and row is not None:
+            how = "paired"
         if row is not None and kind not in row.names and KINDS[kind].open_ended:
             return Listed(project, version, None, f"matrix: {TABLE[project]}.toml ({project} {row.version}): no "
                           f"{kind} list (any is accepted)", how, unrestricted=True)
@@ -207,3 +213,20 @@ class Names:
             if first and parse_version(first) > parse_version(x.version):
                 v.first = f"{'vLLM' if x.project == 'vllm' else x.project} {first}"
         return v
+
+
+def paired_release(vllm_ascend: Optional[str], vllm: Optional[str], matrix) -> Optional[str]:
+    """The recorded vllm-ascend release whose names stand for a development build `vllm_ascend` (`X.devN`): main
+    is built against the newest vLLM, and setuptools-scm names a main build after the last tag it can reach, which
+    can be releases behind (vllm-ascend 0.19.1rc2.dev1265 served with vLLM 0.25.1, vllm-ascend#14260) — so the build
+    is judged by the newest release that pairs the same vLLM, when that is of a newer release line than its name.
+    None otherwise."""
+    from ascend_doctor.text.versions import parse_version, try_parse_version
+
+    v = try_parse_version(vllm_ascend)
+    if v is None or not v.is_devrelease() or not vllm:
+        return None
+    paired = sorted((r.version for r in matrix.releases_for_vllm(vllm)), key=parse_version)
+    # only a build named after an older release line (a stale tag): `0.30.0rc2.dev3` is between 0.30.0rc1 and rc2
+    return paired[-1] if paired and parse_version(paired[-1]).release[:3] > v.release[:3] else None
+

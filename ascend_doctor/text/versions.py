@@ -155,6 +155,10 @@ class Version:
         """True for RC, alpha/beta, T (internal test) and dev builds, including patches of them (`24.1.rc3.7`)."""
         return any(rank in _PRE_RANKS for rank, _ in self._tokens)
 
+    def is_devrelease(self) -> bool:
+        """True for a development build (`0.19.1rc2.dev1265+g…`, as setuptools-scm names a commit past a tag)."""
+        return any(rank == _DEV for rank, _ in self._tokens)
+
     def components(self) -> int:
         """Release numbers, plus one when a tag sits in its own dotted slot (`8.0.RC2` has 3, `2.7.1rc1` has 3)."""
         return len(self.release) + (1 if self._slot else 0)

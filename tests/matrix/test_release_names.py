@@ -272,12 +272,32 @@ def test_keys_inside_a_json_option_against_the_fields_of_its_config_class(tmp_pa
 
 
 def test_a_release_the_doctor_has_not_read_is_judged_as_a_warning(tmp_path):
-    """A development build of vllm-ascend from main (0.19.1rc2.devN, ahead of every recorded tag of that line) may
-    have what the nearest older release lacked: its list is no ground for a failure."""
-    snap = _snapshot_with(tmp_path, **{"vllm": "0.25.1", "vllm-ascend": "0.19.1rc2.dev1265"})
+    """A tag the rows do not have (0.19.1rc3, ahead of every recorded tag of that line) may have what the nearest
+    older release lacked: its list is no ground for a failure."""
+    snap = _snapshot_with(tmp_path, **{"vllm": "0.25.1", "vllm-ascend": "0.19.1rc3"})
     code, f = _exec("--speculative-config", '{"method":"dspark","num_speculative_tokens":2}', snapshot=snap)
     assert code == 0 and f["status"] == "warn" and "judged against vllm-ascend 0.19.1rc1, the nearest older " \
         "recorded release" in f["message"]
+
+
+def test_a_development_build_is_judged_by_the_release_that_pairs_its_vllm(tmp_path):
+    """vllm-ascend#14260: `0.19.1rc2.dev1265` served with vLLM 0.25.1 is main long after 0.19.1 (setuptools-scm
+    names it after the last tag it reaches); the doctor said dspark "first appears in vllm-ascend 0.24.0rc1" — the
+    user's run had got past method dispatch. It is judged as 0.25.1rc1, the release pairing vLLM 0.25.1."""
+    snap = _snapshot_with(tmp_path, **{"vllm": "0.25.1", "vllm-ascend": "0.19.1rc2.dev1265"})
+    code, f = _exec("--speculative-config", '{"method":"dspark","num_speculative_tokens":2}', snapshot=snap)
+    assert code == 0 and f["status"] == "pass", f["message"]
+    assert "vllm-ascend 0.25.1rc1" in json.dumps(f["evidence"])
+
+
+def test_which_development_builds_stand_in_for_which_release():
+    from ascend_doctor.knowledge.release_names import paired_release
+
+    m = Knowledge().matrix
+    assert paired_release("0.19.1rc2.dev1265", "0.25.1", m) == "0.25.1rc1"  # a stale tag: judged by its vLLM
+    assert paired_release("0.30.0rc2.dev3", "0.30.0", m) is None  # between 0.30.0rc1 and rc2: nearest older
+    assert paired_release("0.25.1rc1", "0.25.1", m) is None  # a release: its own row
+    assert paired_release("0.19.1rc2.dev1265", None, m) is None
 
 
 def test_an_option_a_release_removed_says_when():
