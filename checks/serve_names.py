@@ -164,7 +164,8 @@ def release_names(ctx):
     from the installed files; for a snapshot or a paste, from the `serve/names-vllm` and `serve/names-vllm-ascend`
     rows of the installed versions, which `matrix sync` reads from each release's sdist. A name a release dropped
     says which release dropped it; a near name is suggested. A release the doctor has not read (a development build,
-    a tag newer than the rows) is judged against the nearest older recorded one, and then only warns.
+    a tag newer than the rows) is judged against the nearest older recorded one, and then only warns; a development
+    build named after a stale tag (0.19.1rc2.dev1265 beside vLLM 0.25.1), against the release pairing its vLLM.
 
     Why it matters: each of these stops vLLM at start, after the model config was read: `ValueError: Unsupported
     connector type: MooncakeConnectorV1` for a connector the installed vllm-ascend does not register (connectors

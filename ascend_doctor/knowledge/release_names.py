@@ -229,4 +229,3 @@ def paired_release(vllm_ascend: Optional[str], vllm: Optional[str], matrix) -> O
     paired = sorted((r.version for r in matrix.releases_for_vllm(vllm)), key=parse_version)
     # only a build named after an older release line (a stale tag): `0.30.0rc2.dev3` is between 0.30.0rc1 and rc2
     return paired[-1] if paired and parse_version(paired[-1]).release[:3] > v.release[:3] else None
-
