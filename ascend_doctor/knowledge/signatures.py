@@ -234,6 +234,8 @@ class _Compiled:
         # longest literal starting there; the shorter literals starting there are its prefixes.
         self.present: Dict[bool, Optional[re.Pattern]] = {}
         self.prefixes: Dict[Tuple[bool, str], List[str]] = {}
+        self.prefixes_words = words[True]  # the case-insensitive literals (searched in the lower-cased text)
+        self._blind_memo: Dict[re.Pattern, re.Pattern] = {}
         for ci in (False, True):
             ws = words[ci]
             if not ws:
@@ -253,34 +255,31 @@ class _Compiled:
 
     def candidate_lines(self, text: str) -> List[int]:
         """Sorted start offsets of the lines on which some signature may match."""
-        starts = set()
-        low: Optional[str] = None
+        starts: set = set()
         for sc, lower in self.scanners:
-            hay = text
-            if lower:
-                if low is None:
-                    low = text.lower()
-                    if len(low) != len(text):  # a few characters lower-case to two; offsets would shift
-                        low = ""
-                hay = low if low else text
-                if not low:
-                    sc = re.compile(sc.pattern, re.IGNORECASE)
-            pos, n = 0, len(hay)
-            while pos <= n:
-                m = sc.search(hay, pos)
-                if m is None:
-                    break
-                a, b = m.span()
-                start = text.rfind("\n", 0, a) + 1
-                while True:  # a match may span lines (\s* crosses '\n'): each spanned line is a candidate
-                    starts.add(start)
-                    nl = text.find("\n", start)
-                    if nl == -1 or nl >= b:
-                        break
-                    start = nl + 1
-                end = text.find("\n", max(a, b - 1))
-                pos = n + 1 if end == -1 else end + 1
+            if not lower:
+                _scan(sc, text, text, 0, starts)
+        case_blind = [sc for sc, lower in self.scanners if lower]
+        if not case_blind:
+            return sorted(starts)
+        # The lower-cased text is searched a chunk of whole lines at a time: str.lower() first allocates three code
+        # points per character (120 MB for a 10 MB paste holding one emoji), and a literal holding no newline never
+        # crosses a line boundary.
+        size = _LOWER_CHUNK if not any("\n" in w for w in self.prefixes_words) else max(len(text), 1)
+        for base, chunk in _line_chunks(text, size):
+            low = chunk.lower()
+            if len(low) != len(chunk):  # a few characters lower-case to two; offsets would shift: search case-blind
+                for sc in case_blind:
+                    _scan(self._blind(sc), chunk, chunk, base, starts)
+                continue
+            for sc in case_blind:
+                _scan(sc, low, chunk, base, starts)
         return sorted(starts)
+
+    def _blind(self, sc: re.Pattern) -> re.Pattern:
+        if sc not in self._blind_memo:
+            self._blind_memo[sc] = re.compile(sc.pattern, re.IGNORECASE)
+        return self._blind_memo[sc]
 
     def _suspects(self, line: str) -> List[int]:
         """Signatures worth running on this line: those with a literal present, plus the unfiltered ones."""
@@ -319,6 +318,41 @@ class _Compiled:
                     if m:
                         found[i] = (start, line, m.start())
         return found
+
+
+_LOWER_CHUNK = 1 << 18  # characters of the paste lower-cased at once
+
+
+def _line_chunks(text: str, size: int):
+    """(offset, chunk) of `text` in pieces of about `size` characters that end after a newline (or at the end)."""
+    i, n = 0, len(text)
+    while i < n:
+        j = min(n, i + size)
+        if j < n:
+            nl = text.rfind("\n", i, j)
+            j = nl + 1 if nl >= i else (text.find("\n", j) + 1 or n)
+        yield i, text[i:j]
+        i = j
+
+
+def _scan(sc: re.Pattern, hay: str, text: str, base: int, starts: set) -> None:
+    """Add to `starts` (offsets in the whole paste, `text` beginning at `base`) the start of every line of `text`
+    on which `sc` matches in `hay` (`text` itself or its lower-cased copy, the same length)."""
+    pos, n = 0, len(hay)
+    while pos <= n:
+        m = sc.search(hay, pos)
+        if m is None:
+            break
+        a, b = m.span()
+        start = text.rfind("\n", 0, a) + 1
+        while True:  # a match may span lines (\s* crosses '\n'): each spanned line is a candidate
+            starts.add(base + start)
+            nl = text.find("\n", start)
+            if nl == -1 or nl >= b:
+                break
+            start = nl + 1
+        end = text.find("\n", max(a, b - 1))
+        pos = n + 1 if end == -1 else end + 1
 
 
 def _trim(line: str, col: int) -> str:

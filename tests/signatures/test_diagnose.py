@@ -241,6 +241,22 @@ def test_prefilter_agrees_with_brute_force_on_one_line_per_signature():
     assert len(brute_force(text)) > 30
 
 
+def test_the_lowered_text_searched_in_chunks_finds_what_the_whole_text_finds(monkeypatch):
+    """The case-insensitive literals are searched in the paste lower-cased a chunk of whole lines at a time (a 10 MB
+    paste with one emoji lower-cased at once peaked at 208 MiB). Tiny chunks: a literal on the line that straddles a
+    chunk's nominal end, a line longer than a chunk, a chunk whose lower-casing changes its length (İ) and an emoji."""
+    from ascend_doctor.knowledge import signatures
+
+    comp = Knowledge().signatures.matcher()
+    logs = "\n".join(text for _name, text in _texts())
+    text = "🐛 x\n" + logs + "\nİ " + logs.upper() + "\n" + "y" * 300 + logs.upper()[:2000]
+    whole = comp.first_matches(text)
+    for size in (7, 64, 1000):
+        monkeypatch.setattr(signatures, "_LOWER_CHUNK", size)
+        assert comp.first_matches(text) == whole
+    assert len(whole) >= 20 and {comp.sigs[i].id for i in whole} == brute_force(text)
+
+
 def test_prefilter_with_nested_and_overlapping_literals(tmp_path):
     # "Set device" is a prefix of "Set device failed" and overlaps "device failed with": the prefilter must still
     # offer all three signatures on a line that contains all three strings.
