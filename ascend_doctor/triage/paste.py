@@ -464,13 +464,17 @@ def _traceback(lines: list[Line], i: int) -> Optional[tuple[Section, int]]:
     mentions a traceback."""
     first = lines[i].text
     pre = _LOG_PREFIX.match(first).group(0)
-    if not first[len(pre):].lstrip().startswith("Traceback (most recent call last)"):
+    head = first[len(pre):]
+    if not head.lstrip().startswith("Traceback (most recent call last)"):
         return None
+    # The body is indented past the header; the exception line is back at the header's column (a paste that
+    # indents every line by one space, vllm-ascend#5375, still ends its traceback at ` TypeError: …`).
+    indent = len(head) - len(head.lstrip())
     body, j, n = [], i + 1, len(lines)
     while j < n:
         text = lines[j].text  # behind its own prefix: interleaved workers tag their lines differently
         text = text[len(pre):] if pre and text.startswith(pre) else text[len(_LOG_PREFIX.match(text).group(0)):]
-        if not text.strip() or text.startswith((" ", "\t")):
+        if not text.strip() or text[:indent + 1].isspace():
             body.append(text)
             j += 1
             continue

@@ -266,3 +266,23 @@ def test_a_paste_that_ends_inside_a_quoted_value_does_not_judge_that_value(openi
     by = {x.code: x for x in report.findings}
     assert by["SERVE307"].status.value == "unknown" and "ends inside its value" in by["SERVE307"].message
     assert not [x.code for x in report.findings if x.code.startswith("SERVE") and x.status.value == "fail"]
+
+
+def test_a_traceback_indented_by_one_space_ends_at_its_exception_line():
+    """vllm-ascend#5375 (held out, draw 6): the body pasted every line one space in; the exception line then looked
+    like body and the traceback ran to the end of the paste with an empty label. The body is what is indented past
+    the header; the line back at the header's column is the exception."""
+    text = (" WorkerProc hit an exception.\n"
+            " Traceback (most recent call last):\n"
+            '   File "/mnt/code/vllm-ascend/vllm_ascend/ops/fused_moe/token_dispatcher.py", line 144, in '
+            "get_dispatch_mc2_kwargs\n"
+            "     moe_expert_num = len(expert_map)\n"
+            "                      ^^^^^^^^^^^^^^^\n"
+            " TypeError: object of type 'NoneType' has no len()\n"
+            "\n"
+            " [rank0]:[W1225 12:19:20] ProcessGroupHCCL destroyed\n")
+    tb = read_paste(text).tracebacks[0]
+    assert tb.label == "TypeError: object of type 'NoneType' has no len()" and tb.lines == "2-6"
+    assert tb.frame.endswith("token_dispatcher.py:144 in get_dispatch_mc2_kwargs")
+    flush = read_paste(text.replace("\n ", "\n").lstrip()).tracebacks[0]  # the same at column 0
+    assert (flush.label, flush.lines) == (tb.label, tb.lines)
