@@ -82,6 +82,10 @@ def log_signatures(ctx):
         if paste.tracebacks:
             tb = paste.tracebacks[0]
             where = T(", raised in {frame}", frame=tb.frame) if tb.frame else ""
+            if tb.cut:
+                return ctx.warn(T("{n_tracebacks} traceback(s) but no known signature; the first stops before its "
+                                  "exception line (lines {lines}{where}: the paste ends inside it)",
+                                  n_tracebacks=len(paste.tracebacks), lines=tb.lines, where=where))
             return ctx.warn(T("{n_tracebacks} traceback(s) but no known signature: last line {label} (lines {lines}"
                               "{where})", n_tracebacks=len(paste.tracebacks), label=repr(tb.label), lines=tb.lines,
                               where=where))

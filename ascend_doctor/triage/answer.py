@@ -42,19 +42,20 @@ def unexplained(tb: Any, releases: Optional[tuple[str, str]] = None):
     (most of the real threads measured in docs/research/triage-2026-12/ were). `releases`: (the paste's vllm-ascend,
     the newest the matrix knows) when the first is older — the release to try, named."""
     frame = tb.frame or ""
+    label = repr(tb.label[:160]) if tb.label else T("the traceback's end (the paste stops before its exception line)")
     owner = ("vllm-ascend" if "vllm_ascend/" in frame else "vLLM" if "/vllm/" in frame
              else "torch_npu" if "torch_npu/" in frame else "")
     if owner:
         why = T("no known signature or check explains {label} (lines {lines}); it was raised inside {owner} "
                 "({frame}): with the stack checks passing, most such errors are a bug of the installed {owner} "
                 "release — search its tracker for the exception line, and try the newest release",
-                label=repr(tb.label[:160]), lines=tb.lines, owner=owner, frame=frame)
+                label=label, lines=tb.lines, owner=owner, frame=frame)
         if releases and owner in ("vllm-ascend", "vLLM"):
             why = join("", [why, T(" (the paste runs vllm-ascend {installed}; the newest release known here is "
                                    "{newest}: `ascend-doctor matrix pins --vllm-ascend {newest}` prints its stack)",
                                    installed=releases[0], newest=releases[1])])
         return why
-    return T("no known signature or check explains {label} (lines {lines}{where})", label=repr(tb.label[:160]),
+    return T("no known signature or check explains {label} (lines {lines}{where})", label=label,
              lines=tb.lines, where=T(", raised in {frame}", frame=frame) if frame else "")
 
 
@@ -101,6 +102,9 @@ def missing_pieces(paste: Any) -> list[str]:
     elif not paste.tracebacks:
         out.append(T("the error itself: the first traceback of the log, from `Traceback (most recent call last)` "
                      "to the exception line"))
+    elif paste.tracebacks[0].cut:
+        out.append(T("the rest of the traceback at lines {lines}: the paste stops before its exception line (the last "
+                     "line of the traceback, `SomeError: …`, says what failed)", lines=paste.tracebacks[0].lines))
     elif len(paste.tracebacks) > 1 and any("During handling" in (t.label or "") for t in paste.tracebacks):
         out.append(T("the first traceback, not the last (the last one is raised while handling the first)"))
     return out

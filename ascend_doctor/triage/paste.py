@@ -61,12 +61,36 @@ def _unquoted(raw: list[str]) -> list[str]:
     return out
 
 
+# An HTML comment GitHub does not render (issue-form instructions, `<!-- excerpt gap -->`): lines from one starting
+# `<!--` to the one holding `-->`, within this many lines; an unclosed one hides nothing.
+_COMMENT_SPAN = 200
+
+
+def _html_comments(raw: list[str]) -> set:
+    """Indices of the lines that are wholly inside an HTML comment."""
+    hidden: set = set()
+    i, n = 0, len(raw)
+    while i < n:
+        if "<!--" in raw[i] and raw[i].lstrip().startswith("<!--"):
+            end = next((k for k in range(i, min(n, i + _COMMENT_SPAN))
+                        if "-->" in raw[k][(raw[k].index("<!--") + 4) if k == i else 0:]), None)
+            if end is not None and raw[end].rstrip().endswith("-->"):
+                hidden.update(range(i, end + 1))
+                i = end + 1
+                continue
+        i += 1
+    return hidden
+
+
 def clean_lines(text: str) -> list[Line]:
     """The paste's lines, cleaned, with their original numbers. Fence and <details> markup lines are dropped, and
     the `> ` markers of a quoted reply."""
     raw = _unquoted(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+    hidden = _html_comments(raw)
     out: list[Line] = []
     for i, ln in enumerate(raw, start=1):
+        if i - 1 in hidden:
+            continue
         # Each pattern is tried only on a line holding a character it needs: most lines of a long log need none.
         if "\x1b" in ln:
             ln = ANSI.sub("", ln)
@@ -125,6 +149,7 @@ class Section(Model):
     last: int
     label: str = ""
     frame: str = Field("", description="a traceback's innermost frame: `path:line in function`")
+    cut: bool = Field(False, description="a traceback the paste ends inside: no exception line (`label` empty)")
 
     @property
     def lines(self) -> str:
@@ -453,9 +478,12 @@ def _image_release(f: PasteFacts, lines: list[Line]) -> None:
 # `ERROR 06-03 14:54:23 engine.py:400] `), torch's `[rank0]: ` — each followed by one space, so that the body's own
 # indent is kept.
 _LOG_PREFIX = re.compile(r"^(?:\([\w.-]+(?: rank=\d+)? pid=\d+(?:, ip=[\w.:-]+)?\) ?)*(?:\[rank\d+\]:\s?)?"
-                         r"(?:(?:ERROR|WARNING|INFO|DEBUG|CRITICAL)\s+\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+"
+                         r"(?:(?:ERROR|WARNING|INFO|DEBUG|CRITICAL)\s+(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+"
                          r"\[?[\w.-]+:\d+\]\s?)?")
 _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
+# What Python prints after a traceback's body: the exception's (dotted) name, a Ray task error's cause in
+# parentheses, then `: message` or nothing.
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:\([\w.]+\))?(?::|$)")
 
 
 def _traceback(lines: list[Line], i: int) -> Optional[tuple[Section, int]]:
@@ -478,14 +506,24 @@ def _traceback(lines: list[Line], i: int) -> Optional[tuple[Section, int]]:
             body.append(text)
             j += 1
             continue
+        if pre and len(lines[j].text) < len(pre) and pre.startswith(lines[j].text):  # a line cut in its prefix
+            j += 1
+            continue
         break
     last = min(j, n - 1)
     label = lines[last].text
     label = label[len(_LOG_PREFIX.match(label).group(0)):].strip()
+    # The paste ends inside the traceback (an excerpt, a log cut mid-line: `(VllmWorker rank=`), or what follows
+    # the body is no exception line (prose after a closed fence): no label; the body seen is still the traceback's.
+    cut = j == n or not _EXCEPTION_LINE.match(label)
+    if cut:  # the line after the body is not the traceback's, nor are the blank lines it ends in
+        last = j - 1 if j < n else n - 1
+        while last > i and not lines[last].text.strip():
+            last -= 1
     frames = [m for m in map(_FRAME.match, body) if m]
     inner = f"{frames[-1].group(1)}:{frames[-1].group(2)} in {frames[-1].group(3)}" if frames else ""
-    return Section(kind="traceback", first=lines[i].no, last=lines[last].no, label=label[:200],
-                   frame=inner[:300]), last
+    return Section(kind="traceback", first=lines[i].no, last=lines[last].no, label="" if cut else label[:200],
+                   frame=inner[:300], cut=cut), last
 
 
 def _key_value_file(f: PasteFacts, block: list[Line]) -> bool:

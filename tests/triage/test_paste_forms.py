@@ -286,3 +286,66 @@ def test_a_traceback_indented_by_one_space_ends_at_its_exception_line():
     assert tb.frame.endswith("token_dispatcher.py:144 in get_dispatch_mc2_kwargs")
     flush = read_paste(text.replace("\n ", "\n").lstrip()).tracebacks[0]  # the same at column 0
     assert (flush.label, flush.lines) == (tb.label, tb.lines)
+
+
+def test_a_traceback_the_paste_ends_inside_has_no_exception_line():
+    """Excerpts and logs cut mid-line (vllm-ascend#2033, #3891 of the development set): the line after the body is
+    a cut log prefix or prose after the fence, not an exception; it was taken for the exception line ('(VllmWorker
+    rank=' in the answer). Now the traceback is marked cut, its frames kept, and triage asks for the rest."""
+    pre = "(VllmWorker rank=6 pid=653) ERROR 07-26 13:19:51 [multiproc_executor.py:539] "
+    body = (f"{pre}Traceback (most recent call last):\n"
+            f'{pre}  File "/usr/local/lib/python3.11/site-packages/vllm_ascend/worker/worker_v1.py", line 245, in '
+            "execute_model\n"
+            f"{pre}    output = self.model_runner.execute_model(scheduler_output)\n")
+    for tail in (pre[:40] + "\n(VllmWorker rank=\n", "```\nAny idea what is wrong?\n", ""):
+        tb = read_paste("```\n" + body + tail).tracebacks[0]
+        assert tb.cut and tb.label == "" and tb.first == 2, tail
+        assert tb.frame.endswith("worker_v1.py:245 in execute_model")
+    whole = read_paste(body + f"{pre}RuntimeError: NPU function error\nmore\n").tracebacks[0]
+    assert not whole.cut and whole.label == "RuntimeError: NPU function error" and whole.lines == "1-4"
+    ray = read_paste("Traceback (most recent call last):\n  File \"a.py\", line 1, in f\n    g()\n"
+                     "ray.exceptions.RayTaskError(RuntimeError): ray::Worker.run (pid=1)\n").tracebacks[0]
+    assert not ray.cut and ray.label.startswith("ray.exceptions.RayTaskError(RuntimeError)")
+
+
+def test_the_answer_to_a_cut_traceback_asks_for_its_end(tmp_path):
+    rep, _ = triage_json(tmp_path, "Traceback (most recent call last):\n"
+                                   '  File "/x/vllm_ascend/worker/model_runner_v1.py", line 9, in load_model\n'
+                                   "    self.model = get_model(\n")
+    assert rep["triage"]["root_cause"] == "TRIAGE102"
+    assert "stops before its exception line" in rep["triage"]["root_cause_why"]
+    assert any("the rest of the traceback at lines 1-3" in m for m in rep["triage"]["missing"])
+
+
+def test_a_log_prefix_with_the_year_is_a_log_prefix():
+    """vLLM's newer log lines carry the year and milliseconds (`ERROR 2025-10-25 15:32:13.272 [file.py:597]`,
+    held-out vllm-ascend#3785): the body behind them was not read and the first frame became the exception."""
+    pre = "(Worker_DP0_TP8_EP8 pid=844) ERROR 2025-10-25 15:32:13.272 [multiproc_executor.py:597] "
+    text = (f"{pre}Traceback (most recent call last):\n"
+            f'{pre}  File "/w/vllm_ascend/quantization/quant_config.py", line 153, in is_layer_skipped_ascend\n'
+            f"{pre}    is_shard_skipped = self.quant_description[shard_prefix + '.weight'] == \"FLOAT\"\n"
+            f"{pre}KeyError: 'model.layers.1.mlp.experts.weight'\n")
+    tb = read_paste(text).tracebacks[0]
+    assert tb.label == "KeyError: 'model.layers.1.mlp.experts.weight'" and tb.lines == "1-4"
+    assert tb.frame.endswith("quant_config.py:153 in is_layer_skipped_ascend")
+
+
+def test_html_comments_are_not_read():
+    """GitHub does not render an HTML comment (issue-form instructions, an excerpt's `<!-- frames omitted -->`): a
+    comment inside a traceback cut it short and became its exception line. One closed later hides its lines; an
+    unclosed `<!--` hides nothing."""
+    text = ("<!-- Paste the output of `python collect_env.py` here.\n"
+            "vllm 0.0.1\n"
+            "-->\n"
+            "Traceback (most recent call last):\n"
+            '  File "/x/vllm_ascend/worker/worker.py", line 3, in init_device\n'
+            "<!-- frames omitted -->\n"
+            '  File "/x/torch_npu/npu/utils.py", line 5, in set_device\n'
+            "RuntimeError: Set visible device failed\n")
+    f = read_paste(text)
+    tb = f.tracebacks[0]
+    assert (tb.label, tb.lines) == ("RuntimeError: Set visible device failed", "4-8")
+    assert tb.frame.endswith("torch_npu/npu/utils.py:5 in set_device")
+    assert "vllm" not in f.versions and "0.0.1" not in f.text
+    unclosed = read_paste("<!-- a note\nvllm 0.9.1\n")
+    assert "vllm 0.9.1" in unclosed.text
