@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ascend_doctor.i18n import T, join
-from ascend_doctor.knowledge.release_names import OPTION_KEYS, strict
+from ascend_doctor.knowledge.release_names import CONFIG_CLASS, OPTION_KEYS, OPTION_VALUES, strict
 from ascend_doctor.plugin import check, ev
 
 from ._serve import cmd_or_skip, stack_names
@@ -66,6 +66,70 @@ def _references(cmd) -> tuple[list, list]:
         for key in (value or {}):
             refs.append(("--" + option.replace("_", "-"), T("key"), kind, str(key), None))
     return refs, problems
+
+
+# Keys whose value a kind of its own judges (the connector, the method, the cudagraph mode, the backend).
+_NAMED_KEYS = {("kv_transfer_config", "kv_connector"), ("speculative_config", "method"),
+               ("compilation_config", "cudagraph_mode"), ("structured_outputs_config", "backend")}
+
+
+def _values(cmd) -> list:
+    """[(flag, option, key, value)] for every scalar a JSON option sets on a top-level key, in the JSON form or the
+    dotted one (`--attention_config.indexer_kv_dtype int8`)."""
+    out = []
+    for option in OPTION_VALUES:
+        if not cmd.has(option) or cmd.is_cut(option):
+            continue
+        value, err = cmd.json_value(option)
+        for key, v in (value or {}).items() if not err else ():
+            out.append((option, str(key), v))
+    for dest, v in cmd.options.items():
+        option, _, key = dest.partition(".")
+        if option in OPTION_VALUES and key and "." not in key:
+            out.append((option, key, v))
+    return [("--" + o.replace("_", "-"), o, k, v) for o, k, v in out
+            if (o, k) not in _NAMED_KEYS and isinstance(v, (str, int)) and not isinstance(v, bool)]
+
+
+def _judge_values(names, values: list, found: dict) -> None:
+    """Each value against the constants its Literal-typed field admits in the installed vLLM, unless the installed
+    vllm-ascend's platform patches retype the field (0.29.0rc1 widens `indexer_kv_dtype` with `int8`). Adds to
+    `found`'s lists: bad, ignored, unseen, good, and sources."""
+    patched = names.listed("vllm-ascend", "patched_field")
+    for flag, option, key, value in values:
+        listed = names.listed("vllm", OPTION_VALUES[option])
+        if listed is None:
+            continue
+        if listed.names is None:
+            found["unseen"].append(T("{flag} {key} '{value}': {why}", flag=flag, key=key, value=value,
+                                     why=listed.source))
+            continue
+        allowed = sorted(n.split("=", 1)[1] for n in listed.names if n.split("=", 1)[0] == key)
+        if not allowed:  # not a Literal-typed field (a free string, a number, an enum): its key is judged above
+            continue
+        if patched is not None and (patched.names is None or key in {f.rsplit(".", 1)[-1] for f in patched.names}):
+            found["unseen"].append(T("{flag} {key} '{value}': {why}", flag=flag, key=key, value=value, why=(
+                patched.source if patched.names is None else
+                T("vllm-ascend {version} retypes {key} in its platform patches", version=patched.version, key=key))))
+            continue
+        found["sources"].setdefault(listed.source, f"vLLM {listed.version}: {len(listed.names)} "
+                                                   f"{OPTION_VALUES[option]}")
+        if str(value) in allowed:
+            found["good"].append(f"{flag} {key} {value!r}")
+            continue
+        import difflib
+
+        said = join("; ", [T("{flag} {key} '{value}' is not one of the values vLLM {version} accepts for {cls}.{key}"
+                             " ({allowed})", flag=flag, key=key, value=value, version=listed.version,
+                             cls=CONFIG_CLASS[option], allowed=", ".join(allowed))]
+                    + [T("did you mean {close}?", close=", ".join(close))
+                       for close in [difflib.get_close_matches(str(value), allowed, n=2, cutoff=0.6)] if close])
+        if listed.how in ("nearest older", "paired"):
+            found["ignored"].append(said + T(" (judged against vLLM {release}, the nearest older recorded release)",
+                                             release=listed.row_version))
+        else:
+            found["bad"].append(said + T("; vLLM stops with a validation error for {cls} `{key}`",
+                                         cls=CONFIG_CLASS[option], key=key))
 
 
 def _eplb_reference(ctx, cmd, env):
@@ -155,12 +219,15 @@ def release_names(ctx):
     What it checks: the names a command gives inside its JSON options — `kv_connector` of `--kv-transfer-config`
     (and each MultiConnector member's), `method` of `--speculative-config`, `cudagraph_mode` of
     `--compilation-config`, `backend` of `--structured-outputs-config`, every top-level key of those options and of
-    `--attention-config`, and the model itself when the command turns EPLB on — against what the installed vLLM and
-    vllm-ascend define: the KV connectors both register (`KVConnectorFactory.register_connector`), vLLM's
+    `--attention-config` (and the value of each key whose field is a Literal: `kv_role`, `indexer_kv_dtype`, …, in
+    the JSON or the dotted form), and the model itself when the command turns EPLB on — against what the installed
+    vLLM and vllm-ascend define: the KV connectors both register (`KVConnectorFactory.register_connector`), vLLM's
     `SpeculativeMethod` and then vllm-ascend's own dispatcher (`get_spec_decode_method`, after vLLM has rewritten
     MTP model types to `mtp`), the `CUDAGraphMode` members, the `StructuredOutputsBackend` values, the model types
     vllm-ascend's EPLB registers (`model_register`, 0.10-0.14.0rc1: DeepSeek V2/V3 and Qwen3-MoE), the fields of the
-    config class each JSON option is validated as (CompilationConfig, AttentionConfig, …). The lists are read
+    config class each JSON option is validated as (CompilationConfig, AttentionConfig, …) and the constants of its
+    Literal-typed fields where pydantic validates them — unless vllm-ascend's platform patches retype the field
+    (0.29.0rc1 on: `indexer_kv_dtype` gains `int8`), which is then not judged. The lists are read
     from the installed files; for a snapshot or a paste, from the `serve/names-vllm` and `serve/names-vllm-ascend`
     rows of the installed versions, which `matrix sync` reads from each release's sdist. A name a release dropped
     says which release dropped it; a near name is suggested. A release the doctor has not read (a development build,
@@ -184,10 +251,11 @@ def release_names(ctx):
     if skip:
         return skip
     refs, problems = _references(cmd)
+    values = _values(cmd)
     eplb = _eplb_reference(ctx, cmd, ctx.try_fact("server_env") or {})  # a paste may show no environment
     unseen_eplb = [T("EPLB's model: {why}", why=eplb)] if isinstance(eplb, str) else []
     refs += [eplb] if isinstance(eplb, tuple) else []
-    if not refs and not problems and not unseen_eplb:
+    if not refs and not problems and not unseen_eplb and not values:
         return ctx.skip(T("no JSON option, connector, speculative method, cudagraph mode or structured-outputs "
                           "backend named"))
     names = stack_names(ctx)
@@ -234,6 +302,8 @@ def release_names(ctx):
                 break
             else:
                 good.append(f"{flag} {path} {n!r}")
+    found = {"bad": bad, "ignored": ignored, "unseen": unseen, "good": good, "sources": sources}
+    _judge_values(names, values, found)
     evidence += [ev(src, said) for src, said in sources.items()]
     if bad:
         return ctx.fail(join("; ", bad), evidence,

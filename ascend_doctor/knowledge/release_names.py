@@ -102,10 +102,21 @@ KINDS = {k.kind: k for k in (
     Kind("speculative_config_key", ("vllm",), "SpeculativeConfig fields"),
     Kind("structured_outputs_config_key", ("vllm",), "StructuredOutputsConfig fields"),
     Kind("kv_transfer_config_key", ("vllm",), "KVTransferConfig fields"),
+    Kind("compilation_config_value", ("vllm",), "CompilationConfig values"),
+    Kind("attention_config_value", ("vllm",), "AttentionConfig values"),
+    Kind("speculative_config_value", ("vllm",), "SpeculativeConfig values"),
+    Kind("structured_outputs_config_value", ("vllm",), "StructuredOutputsConfig values"),
+    Kind("kv_transfer_config_value", ("vllm",), "KVTransferConfig values"),
+    Kind("patched_field", ("vllm-ascend",), "config fields vllm-ascend's platform patches retype"),
 )}
-# JSON option -> the kind its top-level keys are
+# JSON option -> the kind its top-level keys are, and the kind of the values its Literal-typed fields admit
+# (`field=value`: `kv_role=kv_both`)
 OPTION_KEYS = {option: f"{option}_key" for option in (
     "compilation_config", "attention_config", "speculative_config", "structured_outputs_config", "kv_transfer_config")}
+OPTION_VALUES = {option: f"{option}_value" for option in OPTION_KEYS}
+CONFIG_CLASS = {"compilation_config": "CompilationConfig", "attention_config": "AttentionConfig",
+                "speculative_config": "SpeculativeConfig", "structured_outputs_config": "StructuredOutputsConfig",
+                "kv_transfer_config": "KVTransferConfig"}
 
 
 @dataclass

@@ -25,6 +25,11 @@ Where each list lives (read at the tags and sdists; the file a row cites is the 
   `kv_transfer_config_key` — the fields of the config class vLLM validates each JSON option as; `config_strict` is
   `["forbid"]` when vLLM's `config` decorator forbids unknown keys (a validation error at start) and absent when it
   leaves pydantic's default (unknown keys ignored without a word).
+* `compilation_config_value`, `attention_config_value`, … — `field=value` for each constant a Literal-typed field of
+  those config classes admits (`kv_role=kv_both`), where pydantic validates the class (vLLM 0.9.1 on; 0.8's
+  KVTransferConfig is a BaseModel with free strings); a type imported from another module is left out.
+* `patched_field` — `Class.field` for each config field vllm-ascend's platform patches retype at plugin load
+  (`AttentionConfig.__annotations__["indexer_kv_dtype"] = …`, 0.29.0rc1 on): vLLM's Literal no longer says.
 * `eplb_model_type` — the model types vllm-ascend's EPLB registers (`model_register` in vllm_ascend/eplb/utils.py,
   0.10.x-0.14.0rc1); its `else` raises `NotImplementedError("EPLB is not supported.")`. Later releases register any
   MoE model, and define no list.
@@ -160,6 +165,93 @@ def class_fields(text: str, cls: str) -> Optional[list]:
     return sorted(set(out))
 
 
+def _literal_values(node: Optional[ast.AST], assigned: dict, seen: frozenset) -> Optional[list]:
+    """The constants an annotation admits when it is a Literal (or a module alias of one, `| None`, Optional,
+    Union of such); None when it admits anything else (a str, an enum, a type imported from elsewhere)."""
+    if isinstance(node, ast.Constant) and node.value is None:
+        return []
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        left, right = (_literal_values(n, assigned, seen) for n in (node.left, node.right))
+        return None if left is None or right is None else left + right
+    if isinstance(node, ast.Name):
+        if node.id in seen or node.id not in assigned:
+            return None
+        return _literal_values(assigned[node.id], assigned, seen | {node.id})
+    if not isinstance(node, ast.Subscript):
+        return None
+    head = getattr(node.value, "id", getattr(node.value, "attr", ""))
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    out: list = []
+    for part in parts:
+        if head == "Literal" and isinstance(part, ast.Constant) and isinstance(part.value, (str, int)) \
+                and not isinstance(part.value, bool):
+            out.append(str(part.value))
+            continue
+        if head not in ("Literal", "Optional", "Union"):
+            return None
+        got = _literal_values(part, assigned, seen)
+        if got is None:
+            return None
+        out.extend(got)
+    return out
+
+
+def _validated(tree: ast.Module, node: ast.ClassDef) -> bool:
+    """Whether pydantic validates the class's fields: a BaseModel (vLLM 0.8's KVTransferConfig), a dataclass imported
+    from pydantic.dataclasses (0.9.1 on), or vLLM's `config` decorator alone, which makes the pydantic dataclass
+    itself (vllm/config/utils.py, 0.2x); `@config` over the standard library's dataclass (0.9.0) validates nothing."""
+    if any(getattr(b, "id", getattr(b, "attr", "")) == "BaseModel" for b in node.bases):
+        return True
+    decorators = {getattr(d, "id", getattr(d, "attr", "")) for d in
+                  (x.func if isinstance(x, ast.Call) else x for x in node.decorator_list)}
+    if "dataclass" in decorators:
+        return any(isinstance(n, ast.ImportFrom) and n.module == "pydantic.dataclasses"
+                   and any(a.name == "dataclass" for a in n.names) for n in tree.body)
+    return "config" in decorators
+
+
+def literal_field_values(text: str, cls: str) -> Optional[list]:
+    """`field=value` for every value a Literal-typed init field of the module-level config class `cls` admits
+    (`kv_role=kv_both`, `indexer_kv_dtype=bf16`): what pydantic lets through. None when the module has no such class
+    or validates nothing (a plain dataclass, as vLLM's were before its configs became pydantic dataclasses)."""
+    tree = _parse(text)
+    if tree is None:
+        return None
+    node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls), None)
+    if node is None or not _validated(tree, node):
+        return None
+    fields = set(class_fields(text, cls) or ())
+    assigned = _module_assignments(tree)
+    out = set()
+    for stmt in node.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id in fields:
+            values = _literal_values(stmt.annotation, assigned, frozenset())
+            out.update(f"{stmt.target.id}={v}" for v in values or ())
+    return sorted(out)
+
+
+def patched_fields(text: str) -> Optional[list]:
+    """`Class.field` for every config field whose type a patch module rewrites (`AttentionConfig.__annotations__[
+    "indexer_kv_dtype"] = …`, `….__dataclass_fields__["cache_dtype"].type = …`): vllm-ascend widens vLLM's Literals
+    this way (0.30.0rc1: `int8` for the indexer cache), so vLLM's own list no longer says what is accepted."""
+    tree = _parse(text)
+    if tree is None:
+        return None
+    out = set()
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AnnAssign, ast.AugAssign)) else []
+        for t in targets:
+            while isinstance(t, ast.Attribute):  # `….__dataclass_fields__["f"].type = …`
+                t = t.value
+            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute) \
+                    and t.value.attr in ("__annotations__", "__dataclass_fields__") and _str(t.slice):
+                owner = t.value.value
+                name = getattr(owner, "id", getattr(owner, "attr", ""))
+                out.add(f"{name}.{_str(t.slice)}")
+    return sorted(out)
+
+
 def forbids_extra(text: str) -> Optional[list]:
     """["forbid"] when vLLM's `config` decorator (vllm/config/utils.py) makes its config classes forbid unknown
     keys (`ConfigDict(extra="forbid")`), [] when it leaves pydantic's default (unknown keys ignored), None when the
@@ -220,6 +312,17 @@ READERS: dict[str, tuple] = {
         Reader("kv_transfer_config_key", ("config/kv_transfer.py", "config/__init__.py", "config.py"),
                lambda t: class_fields(t, "KVTransferConfig"), "KVTransferConfig fields"),
         Reader("config_strict", ("config/utils.py",), forbids_extra, "the config decorator's extra="),
+        # the values inside them: the constants of each Literal-typed field pydantic validates
+        Reader("compilation_config_value", ("config/compilation.py", "config/__init__.py", "config.py"),
+               lambda t: literal_field_values(t, "CompilationConfig"), "CompilationConfig Literal fields"),
+        Reader("attention_config_value", ("config/attention.py",),
+               lambda t: literal_field_values(t, "AttentionConfig"), "AttentionConfig Literal fields"),
+        Reader("speculative_config_value", ("config/speculative.py", "config/__init__.py", "config.py"),
+               lambda t: literal_field_values(t, "SpeculativeConfig"), "SpeculativeConfig Literal fields"),
+        Reader("structured_outputs_config_value", ("config/structured_outputs.py",),
+               lambda t: literal_field_values(t, "StructuredOutputsConfig"), "StructuredOutputsConfig Literal fields"),
+        Reader("kv_transfer_config_value", ("config/kv_transfer.py", "config/__init__.py", "config.py"),
+               lambda t: literal_field_values(t, "KVTransferConfig"), "KVTransferConfig Literal fields"),
     ),
     "vllm-ascend": (
         Reader("kv_connector", ("distributed/",), register_connector_names, "register_connector calls"),
@@ -228,6 +331,9 @@ READERS: dict[str, tuple] = {
         Reader("env", ("envs.py",), dict_keys("env_variables"), "env_variables keys"),
         Reader("eplb_model_type", ("eplb/utils.py",),
                lambda t: dispatched_strings(t, "model_register", "config.model_type") or None, "model_register"),
+        # platform patches run when the plugin loads, before vLLM validates its configs; worker patches run after
+        Reader("patched_field", ("patch/platform/**.py",), patched_fields,
+               "config fields whose type a platform patch rewrites"),
     ),
 }
 PACKAGE = {"vllm": "vllm", "vllm-ascend": "vllm_ascend"}
@@ -253,11 +359,40 @@ def _package_inits(listdir: ListDir, directory: str, depth: int = 3) -> list:
     return out
 
 
+def _read_modules(reader: Reader, root: str, directory: str, read: ReadText, listdir: ListDir,
+                  shown: str) -> Optional[Found]:
+    """Every module of a package tree, parsed and joined (a patch may sit in any of them): a readable package
+    without the directory has none (an empty list, known); None when the package itself is not readable."""
+    top = posixpath.join(root, directory)
+    if listdir(top) is None:
+        return None if listdir(root) is None else Found([], f"{posixpath.join(shown, directory)}: none")
+    names: set = set()
+    paths, stack = [], [(top, 3)]
+    while stack:
+        d, depth = stack.pop()
+        for e in sorted(listdir(d) or []):
+            path = posixpath.join(d, e)
+            if e.endswith(".py"):
+                paths.append(path)
+            elif depth and "." not in e and e != "__pycache__":
+                stack.append((path, depth - 1))
+    for path in sorted(paths):
+        text = read(path)
+        names.update((reader.parse(text) or []) if text is not None else [])
+    return Found(sorted(names), f"{posixpath.join(shown, directory)}/ ({len(paths)} modules: {reader.what})")
+
+
 def read_kind(reader: Reader, root: str, read: ReadText, listdir: ListDir, shown: str = "") -> Found:
     """One kind from a package directory `root` (e.g. site-packages/vllm). `shown` prefixes the paths a source
     cites (the package's name, for a tree read from an archive)."""
     tried = []
     for rel in reader.files:
+        if rel.endswith("/**.py"):
+            found = _read_modules(reader, root, rel[:-len("/**.py")], read, listdir, shown)
+            if found is not None:
+                return found
+            tried.append(posixpath.join(shown, rel))
+            continue
         if rel.endswith("/"):
             names: set = set()
             used = []

@@ -19,7 +19,7 @@ def read_names(project: str, tree: Tree, source: str) -> Optional[Dict[str, Any]
     pkg = PACKAGE[project]
     found = read_release_names(project, pkg, tree.read, tree.listdir, pkg)
     names = {k: f.names for k, f in found.items() if f.names is not None}
-    if not names:
+    if not any(names.values()):  # only empty lists (no patch modules in a tree that has nothing else): no release
         return None
     return {"source": source, "where": [f"{k}: {f.source}" for k, f in found.items() if f.names is not None],
             "names": names}

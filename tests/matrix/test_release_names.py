@@ -17,7 +17,9 @@ from ascend_doctor.knowledge.release_names import Names
 from ascend_doctor.parsers.release_names import (
     dispatched_strings,
     enum_members,
+    literal_field_values,
     literal_names,
+    patched_fields,
     register_connector_names,
 )
 from ascend_doctor.sync.run import sync
@@ -81,7 +83,7 @@ def test_sync_reads_every_kind_from_planted_sdists(tmp_path):
     assert set(rows) == {("names_vllm_ascend", "0.31.0rc1"), ("names_vllm", "0.99.0")}
     a = rows["names_vllm_ascend", "0.31.0rc1"].row
     assert a["names"] == {"kv_connector": ["PlantedConnector"], "speculative_method": ["mtp"],
-                          "env": ["VLLM_ASCEND_PLANTED"]}
+                          "env": ["VLLM_ASCEND_PLANTED"], "patched_field": []}  # no patch modules: none retyped
     assert "kv_connector: vllm_ascend/distributed/kv_transfer/__init__.py (register_connector calls)" in a["where"]
     assert a["source"].startswith("pypi:vllm_ascend-0.31.0rc1.tar.gz (sha256 ")
     v = rows["names_vllm", "0.99.0"].row
@@ -100,7 +102,7 @@ def test_proposed_rows_load_as_a_layer_of_the_table(tmp_path):
     layer = tmp_path / "names.toml"
     layer.write_text('table = "serve/names-vllm-ascend"\n' + block.split("\n\n")[0] + "\n")
     row, how = Knowledge([str(layer)]).release_names["vllm-ascend"].row_for("0.31.0rc1")
-    assert how == "exact" and row.names == {"env": ["VLLM_ASCEND_PLANTED"]}
+    assert how == "exact" and row.names == {"env": ["VLLM_ASCEND_PLANTED"], "patched_field": []}
 
 
 SAMPLE = (("va", "vllm_ascend-0.13.0.tar.gz"), ("va", "vllm_ascend-0.30.0rc2.tar.gz"), ("va", "vllm_ascend-0.9.1.tar.gz"),
@@ -269,6 +271,48 @@ def test_keys_inside_a_json_option_against_the_fields_of_its_config_class(tmp_pa
                     snapshot=snap)
     assert f["status"] == "fail" and "'use_prefill_decode_atention' is not among the AttentionConfig fields" \
         in f["message"]
+
+
+def test_values_inside_a_json_option_against_the_literals_of_its_config_class(tmp_path):
+    """A Literal-typed field admits only its constants (pydantic stops vLLM at start): `kv_role`, the indexer cache
+    dtype. vllm-ascend 0.29.0rc1 on widens `indexer_kv_dtype` with `int8` in a platform patch (its DeepSeek-V4
+    tutorial passes `--attention_config.indexer_kv_dtype int8`): there vLLM's list is not the answer."""
+    code, f = _exec("--kv-transfer-config", '{"kv_connector":"MooncakeConnector","kv_role":"kv_both_"}')
+    assert code == 1 and f["status"] == "fail"
+    assert "kv_role 'kv_both_' is not one of the values vLLM 0.13.0+empty accepts for KVTransferConfig.kv_role " \
+           "(kv_both, kv_consumer, kv_producer); did you mean kv_both?" in f["message"]
+    code, f = _exec("--kv-transfer-config", '{"kv_connector":"MooncakeConnector","kv_role":"kv_both"}')
+    assert code == 0 and f["status"] == "pass" and "kv_role 'kv_both'" in f["message"]
+    old = _snapshot_with(tmp_path, **{"vllm": "0.26.0", "vllm-ascend": "0.26.0rc1"})
+    code, f = _exec("--attention_config.indexer_kv_dtype", "int8", snapshot=old)
+    assert code == 1 and f["status"] == "fail"
+    assert "indexer_kv_dtype 'int8' is not one of the values vLLM 0.26.0 accepts for AttentionConfig." \
+           "indexer_kv_dtype (bf16, fp8, mxfp4, nvfp4)" in f["message"]
+    code, f = _exec("--attention-config", '{"indexer_kv_dtype":"fp8"}', snapshot=old)
+    assert f["status"] == "pass"
+    new = _snapshot_with(tmp_path, **{"vllm": "0.30.0", "vllm-ascend": "0.30.0rc2"})
+    code, f = _exec("--attention_config.indexer_kv_dtype", "int8", snapshot=new)
+    assert code == 0 and f["status"] == "unknown"
+    assert "vllm-ascend 0.30.0rc2 retypes indexer_kv_dtype in its platform patches" in f["message"]
+
+
+def test_which_literal_fields_are_validated():
+    """Only what pydantic validates: a config class that is a pydantic dataclass (or BaseModel); vLLM 0.9.0's
+    `@config` over the standard library's dataclass admits any string. Aliases, `| None` and Optional resolve; a
+    type imported from another module is not a Literal this file can read, and is left out."""
+    text = ("from typing import Literal, Optional\nfrom pydantic.dataclasses import dataclass\n"
+            "from vllm.config.cache import CacheDType\n"
+            "Role = Literal['a', 'b']\nBoth = Literal[Role, 'c']\n"
+            "@config\n@dataclass\nclass C:\n    role: Both | None = None\n    n: Optional[Literal[2, 3]] = None\n"
+            "    free: str = 'x'\n    dtype: CacheDType = 'auto'\n    flag: Literal[True] = True\n")
+    assert literal_field_values(text, "C") == ["n=2", "n=3", "role=a", "role=b", "role=c"]
+    assert literal_field_values(text.replace("from pydantic.dataclasses", "from dataclasses"), "C") is None
+    assert literal_field_values(text.replace("@dataclass\n", ""), "C") is not None  # `config` alone (0.2x)
+    assert literal_field_values(text, "Missing") is None
+    patch = ("def apply():\n    AttentionConfig.__annotations__['indexer_kv_dtype'] = X\n"
+             "    CacheConfig.__dataclass_fields__['cache_dtype'].type = X\n    cfg.__annotations__['policy'] = Y\n")
+    assert patched_fields(patch) == ["AttentionConfig.indexer_kv_dtype", "CacheConfig.cache_dtype", "cfg.policy"]
+    assert patched_fields("x = 1\n") == []
 
 
 def test_a_release_the_doctor_has_not_read_is_judged_as_a_warning(tmp_path):
