@@ -127,6 +127,9 @@ def _judge_values(names, values: list, found: dict) -> None:
         if listed.how in ("nearest older", "paired"):
             found["ignored"].append(said + T(" (judged against vLLM {release}, the nearest older recorded release)",
                                              release=listed.row_version))
+        elif patched is not None and patched.how in ("nearest older", "paired"):  # a dev build may patch it
+            found["ignored"].append(said + T(" (vllm-ascend {version}'s patches judged by those of {release})",
+                                             version=patched.version, release=patched.row_version))
         else:
             found["bad"].append(said + T("; vLLM stops with a validation error for {cls} `{key}`",
                                          cls=CONFIG_CLASS[option], key=key))

@@ -290,6 +290,9 @@ def test_values_inside_a_json_option_against_the_literals_of_its_config_class(tm
            "indexer_kv_dtype (bf16, fp8, mxfp4, nvfp4)" in f["message"]
     code, f = _exec("--attention-config", '{"indexer_kv_dtype":"fp8"}', snapshot=old)
     assert f["status"] == "pass"
+    dev = _snapshot_with(tmp_path, **{"vllm": "0.26.0", "vllm-ascend": "0.28.1rc1.dev40"})  # may patch: warn
+    code, f = _exec("--attention_config.indexer_kv_dtype", "int8", snapshot=dev)
+    assert code == 0 and f["status"] == "warn" and "patches judged by those of 0.28.0rc1" in f["message"]
     new = _snapshot_with(tmp_path, **{"vllm": "0.30.0", "vllm-ascend": "0.30.0rc2"})
     code, f = _exec("--attention_config.indexer_kv_dtype", "int8", snapshot=new)
     assert code == 0 and f["status"] == "unknown"
