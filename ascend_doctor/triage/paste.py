@@ -67,14 +67,19 @@ _COMMENT_SPAN = 200
 
 
 def _html_comments(raw: list[str]) -> set:
-    """Indices of the lines that are wholly inside an HTML comment."""
+    """Indices of the lines that are wholly inside an HTML comment. One pass back to front finds, for every line,
+    the next one holding `-->`: a paste of 100,000 unclosed `<!--` lines costs no more than any other."""
     hidden: set = set()
-    i, n = 0, len(raw)
+    n = len(raw)
+    closing = [n] * (n + 1)  # closing[i]: the first line at or after i that holds "-->"
+    for i in range(n - 1, -1, -1):
+        closing[i] = i if "-->" in raw[i] else closing[i + 1]
+    i = 0
     while i < n:
-        if "<!--" in raw[i] and raw[i].lstrip().startswith("<!--"):
-            end = next((k for k in range(i, min(n, i + _COMMENT_SPAN))
-                        if "-->" in raw[k][(raw[k].index("<!--") + 4) if k == i else 0:]), None)
-            if end is not None and raw[end].rstrip().endswith("-->"):
+        line = raw[i]
+        if line.lstrip().startswith("<!--"):
+            end = i if "-->" in line[line.index("<!--") + 4:] else closing[i + 1]
+            if end < n and end - i < _COMMENT_SPAN and raw[end].rstrip().endswith("-->"):
                 hidden.update(range(i, end + 1))
                 i = end + 1
                 continue

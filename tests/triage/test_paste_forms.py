@@ -349,3 +349,15 @@ def test_html_comments_are_not_read():
     assert "vllm" not in f.versions and "0.0.1" not in f.text
     unclosed = read_paste("<!-- a note\nvllm 0.9.1\n")
     assert "vllm 0.9.1" in unclosed.text
+
+
+def test_unclosed_comments_cost_one_pass():
+    """A paste of 100,000 unclosed `<!--` lines: each looked ahead for its `-->` (200 lines) took 1.6 s; the next
+    closing line is now known for every line from one pass back to front."""
+    import time
+
+    from ascend_doctor.triage.paste import clean_lines
+
+    t0 = time.perf_counter()
+    lines = clean_lines("<!-- x\n" * 100_000)
+    assert len(lines) == 100_001 and time.perf_counter() - t0 < 1.0
