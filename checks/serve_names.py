@@ -12,6 +12,8 @@ from ascend_doctor.plugin import check, ev
 
 from ._serve import cmd_or_skip, stack_names
 
+MAX_VALUES = 500  # keys and values judged per JSON option: one of a million keys is not a deployment
+
 
 def _project(p: str) -> str:
     return "vLLM" if p == "vllm" else p
@@ -56,15 +58,16 @@ def _references(cmd) -> tuple[list, list]:
     so = obj("structured_outputs_config")
     if so is not None and isinstance(so.get("backend"), str):
         refs.append(("--structured-outputs-config", "backend", "structured_outputs_backend", so["backend"], None))
+    word = T("key")
     for dest in cmd.options:  # the dotted form: --compilation-config.mode 3, --attention_config.backend X
         option, _, key = dest.partition(".")
         if key and option in OPTION_KEYS:
-            refs.append(("--" + option.replace("_", "-"), T("key"), OPTION_KEYS[option], key.split(".")[0], None))
+            refs.append(("--" + option.replace("_", "-"), word, OPTION_KEYS[option], key.split(".")[0], None))
     for option, kind in OPTION_KEYS.items():  # every top-level key, against the fields of its config class
         value = {"kv_transfer_config": kv, "speculative_config": spec, "compilation_config": comp,
                  "structured_outputs_config": so}.get(option) if option != "attention_config" else obj(option)
-        for key in (value or {}):
-            refs.append(("--" + option.replace("_", "-"), T("key"), kind, str(key), None))
+        for key in list(value or {})[:MAX_VALUES]:
+            refs.append(("--" + option.replace("_", "-"), word, kind, str(key), None))
     return refs, problems
 
 
@@ -81,7 +84,7 @@ def _values(cmd) -> list:
         if not cmd.has(option) or cmd.is_cut(option):
             continue
         value, err = cmd.json_value(option)
-        for key, v in (value or {}).items() if not err else ():
+        for key, v in list((value or {}).items() if not err else ())[:MAX_VALUES]:
             out.append((option, str(key), v))
     for dest, v in cmd.options.items():
         option, _, key = dest.partition(".")
@@ -96,8 +99,9 @@ def _judge_values(names, values: list, found: dict) -> None:
     vllm-ascend's platform patches retype the field (0.29.0rc1 widens `indexer_kv_dtype` with `int8`). Adds to
     `found`'s lists: bad, ignored, unseen, good, and sources."""
     patched = names.listed("vllm-ascend", "patched_field")
+    lists = {option: names.listed("vllm", kind) for option, kind in OPTION_VALUES.items()}
     for flag, option, key, value in values:
-        listed = names.listed("vllm", OPTION_VALUES[option])
+        listed = lists[option]
         if listed is None:
             continue
         if listed.names is None:
