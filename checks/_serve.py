@@ -169,17 +169,31 @@ def ascend_release(ctx, rules):
     return dist, None
 
 
-def stack_names(ctx):
-    """The serving stack's names (ascend_doctor.knowledge.release_names.Names): the installed files' lists where
-    they were read, the `serve/names-*` rows of the installed versions where not."""
-    from ascend_doctor.knowledge.release_names import Names, paired_release
-
+def _versions(ctx) -> dict:
     py = ctx.try_fact("python")
     versions = {}
     for project in ("vllm", "vllm-ascend"):
         d = py.dist(project) if py is not None else None
         versions[project] = d.version if d is not None else None
+    return versions
+
+
+def paired_of(ctx):
+    """The recorded vllm-ascend release whose rows stand for the installed development build (the release pairing
+    its vLLM: ascend_doctor.knowledge.release_names.paired_release), or None — for every release table."""
+    from ascend_doctor.knowledge.release_names import paired_release
+
+    versions = _versions(ctx)
+    return paired_release(versions["vllm-ascend"], versions["vllm"], ctx.knowledge.matrix)
+
+
+def stack_names(ctx):
+    """The serving stack's names (ascend_doctor.knowledge.release_names.Names): the installed files' lists where
+    they were read, the `serve/names-*` rows of the installed versions where not."""
+    from ascend_doctor.knowledge.release_names import Names
+
+    versions = _versions(ctx)
     files = ctx.try_fact("vllm_files")
-    paired = paired_release(versions["vllm-ascend"], versions["vllm"], ctx.knowledge.matrix)
+    paired = paired_of(ctx)
     return Names(versions, ctx.knowledge.release_names, files.names if files is not None else None,
                  stand_in={"vllm-ascend": paired} if paired else None)

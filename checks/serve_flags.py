@@ -12,7 +12,7 @@ from ascend_doctor.i18n import T, capitalized, join
 from ascend_doctor.plugin import check, ev
 from ascend_doctor.text.versions import try_parse_version
 
-from ._serve import cmd_evidence, cmd_or_skip, installed_names, stack_text, vllm_version
+from ._serve import cmd_evidence, cmd_or_skip, installed_names, paired_of, stack_text, vllm_version
 
 
 def _upgrade_hint(ctx, kind: str, name: str) -> tuple[str, Optional[str]]:
@@ -317,15 +317,16 @@ def additional_config_keys(ctx):
         return ctx.unknown(T("which vllm-ascend is installed is not known: its --additional-config keys cannot be "
                              "judged"), evidence)
     table = ctx.knowledge.additional_config
-    row, how = table.row_for(version)
+    row, how = table.row_for(version, paired_of(ctx))
     if row is None:
         return ctx.unknown(T("no recorded key list for vllm-ascend {version}: {why}", version=version, why=how),
                            evidence)
     evidence.append(ev(f"matrix: keys accepted by vllm-ascend {row.version}"
                        + (" (unknown keys rejected)" if row.strict else ""), row.source))
     top, nested = _unknown_keys(table, row, cfg, version)
-    against = "" if how == "exact" else T(" (judged against {release}, the nearest older release recorded)",
-                                          release=row.version)
+    against = "" if how == "exact" else T(" (a development build, judged against {release}, the release that pairs "
+                                          "the installed vLLM)", release=row.version) if how == "paired" else T(
+        " (judged against {release}, the nearest older release recorded)", release=row.version)
     if not (top or nested):
         return ctx.ok(T("vllm-ascend {version} accepts all {n} --additional-config key(s){against}", version=version,
                         n=len(cfg), against=against), evidence)

@@ -20,7 +20,9 @@ def known_issues(ctx):
     What it checks: the "Known issues" of the installed vllm-ascend release's notes (and any the notes say reach
     further), each with the conditions its bullet states — the model, the features the command turns on (EP, a graph
     mode, MTP, P/D disaggregation, EPLB, sleep mode…), CANN or driver versions, the CPU, the chip — against this
-    deployment. Under plain `check` (no serve command) only the rows that need no command are judged.
+    deployment. Under plain `check` (no serve command) only the rows that need no command are judged. A version
+    the matrix does not record is judged by the notes of the release that stands for it — for a development build
+    named after a stale tag, the release pairing its vLLM; else the nearest older release — and says so.
 
     Why it matters: a known issue is a failure the release's own maintainers have seen and written down, usually
     with the workaround: "GLM-5.1 deployments can hit MoeDistributeDispatchV2/NPU graph failures when Expert
@@ -34,10 +36,13 @@ def known_issues(ctx):
     dist = py.dist("vllm-ascend")
     if dist is None:
         return ctx.skip(T("vllm-ascend is not installed in the serving python: its release notes do not apply"))
-    rows = [k for k in ctx.knowledge.known_issues.known_issue if k.for_release(dist.version)]
+    version, note = _notes_release(ctx, dist.version)
+    if version is None:
+        return ctx.unknown(note)
+    rows = [k for k in ctx.knowledge.known_issues.known_issue if k.for_release(version)]
     judged = [k for k in rows if k.conditioned]
     if not rows:
-        return ctx.ok(T("the release notes list no known issue for vllm-ascend {version}", version=dist.version))
+        return ctx.ok(T("the release notes list no known issue for vllm-ascend {version}", version=version) + note)
     cmd = ctx.try_fact("serve_cmd")
     cmd = cmd if cmd is not None and cmd.recognized else None
     model = ctx.try_fact("serve_model") if cmd is not None else None
@@ -57,7 +62,8 @@ def known_issues(ctx):
             open_.append((k, said))
     if hits:
         return ctx.warn(join("; ", [T("vllm-ascend {release} known issue {id} ({seen}): {says}", release=k.release,
-                                      id=k.id, seen=", ".join(seen), says=k.says or k.text) for k, seen in hits]),
+                                      id=k.id, seen=", ".join(seen), says=k.says or k.text) for k, seen in hits])
+                        + note,
                         evidence, remediation=join("\n", [f"{k.id}: {k.fix}" for k, _ in hits if k.fix]) or None,
                         known_issues=[k.id for k, _ in hits])
     unjudged = len(rows) - len(judged)
@@ -65,7 +71,29 @@ def known_issues(ctx):
     if open_:
         need = sorted({p for _, parts in open_ for p in parts})
         return ctx.ok(T("{n} known issue(s) of vllm-ascend {version} checked, none applies; {m} not judged without: "
-                        "{need}{tail}", n=len(judged) - len(open_), version=dist.version, m=len(open_),
-                        need=", ".join(need), tail=tail))
+                        "{need}{tail}", n=len(judged) - len(open_), version=version, m=len(open_),
+                        need=", ".join(need), tail=tail) + note)
     return ctx.ok(T("none of the {n} known issue(s) of vllm-ascend {version} with stated conditions applies{tail}",
-                    n=len(judged), version=dist.version, tail=tail))
+                    n=len(judged), version=version, tail=tail) + note)
+
+
+def _notes_release(ctx, installed: str):
+    """(the release whose notes are read, a note saying so when it is not the installed one): the installed
+    release when the matrix records it; for a development build named after a stale tag, the release pairing its
+    vLLM; for another version the matrix does not record (a newer tag, a build between two), the nearest older
+    release. (None, why) when no recorded release stands for it — its notes are not known, which is no "pass"."""
+    from ._serve import paired_of
+
+    matrix = ctx.knowledge.matrix
+    if matrix.vllm_ascend_release(installed) is not None:
+        return installed, ""
+    paired = paired_of(ctx)
+    if paired is not None:
+        return paired, T(" (vllm-ascend {installed} is a development build: judged by the notes of {release}, the "
+                         "release that pairs the installed vLLM)", installed=installed, release=paired)
+    row, relation = matrix.nearest_release(installed)
+    if row is not None and relation in ("between", "newer-than-matrix"):
+        return row.version, T(" (vllm-ascend {installed} is not a recorded release: judged by the notes of "
+                              "{release}, the nearest older one)", installed=installed, release=row.version)
+    return None, T("vllm-ascend {installed} is not a release the recorded notes cover, and no older one is recorded",
+                   installed=installed)

@@ -9,7 +9,7 @@ from ascend_doctor.knowledge.serve_features import used
 from ascend_doctor.knowledge.support_matrix import doc_families, rows_of
 from ascend_doctor.plugin import check, ev
 
-from ._serve import cmd_or_skip, unreadable
+from ._serve import cmd_or_skip, paired_of, unreadable
 
 
 class _Named:
@@ -31,7 +31,8 @@ def support_matrix(ctx):
     hardware), and the hardware the model's rows list against this host's NPUs. Pairs of features the release's
     feature_matrix.md marks ❌ ("No compatibility": EPLB with W4A8/W4A4 weights, KV Cache Pool with a multimodal
     model, …) are judged for every model. A feature counts only when the command asks for it; vLLM's defaults are
-    not held against it.
+    not held against it. A development build named after a stale tag is judged against the matrix of the release
+    that pairs its vLLM, and then only warns.
 
     Why it matters: the support matrix is the release's own statement of what it runs. A model or combination it
     marks ❌ is one its maintainers know does not work on that release — vllm-ascend#1972 (Llama 4), #2260 (GLM-4V),
@@ -49,10 +50,15 @@ def support_matrix(ctx):
     if dist is None:
         return ctx.skip(T("vllm-ascend is not installed in the serving python: its support matrix does not apply"))
     table = ctx.knowledge.support_matrix
-    release, _ = table.row_for(dist.version)
+    release, how = table.row_for(dist.version, paired_of(ctx))
     if release is None:
         return ctx.unknown(T("the support matrix of vllm-ascend {version} is not recorded (matrix sync reads it from "
                              "the release's sdist)", version=dist.version))
+    # A development build is judged by the release that pairs its vLLM (the same weeks of main): its matrix may
+    # differ, so what it rules out only warns.
+    stand_in = "" if how == "exact" else T(" (vllm-ascend {installed} is a development build, judged against "
+                                           "{release}'s matrix, the release that pairs the installed vLLM)",
+                                           installed=dist.version, release=release.version)
     env = ctx.try_fact("server_env") or {}  # a paste may show no environment: its variables then count as unset
     model = ctx.try_fact("serve_model")
     evidence = [ev(f"matrix: serve/support-matrix.toml (vllm-ascend {release.version})",
@@ -100,19 +106,19 @@ def support_matrix(ctx):
                           "NPUs are {here}", models=" / ".join(names), listed="/".join(sorted(listed)),
                           version=release.version, here=", ".join(f"{f} ({', '.join(sorted(set(fams[f])))})"
                                                                     for f in sorted(here))))
-    if problems:
-        return ctx.fail(join("; ", problems + warnings), evidence,
-                        remediation=T("Serve a model and features the release's support matrix supports, drop the "
-                                      "feature it rules out, or install a release whose matrix supports them."))
-    if warnings:
-        return ctx.warn(join("; ", warnings), evidence)
+    fix = T("Serve a model and features the release's support matrix supports, drop the feature it rules out, or "
+            "install a release whose matrix supports them.")
+    if problems and not stand_in:
+        return ctx.fail(join("; ", problems + warnings), evidence, remediation=fix)
+    if problems or warnings:
+        return ctx.warn(join("; ", problems + warnings) + stand_in, evidence, remediation=fix)
     if seen:
-        return ctx.unknown(T("not judged: {parts}", parts=join("; ", seen)), evidence)
+        return ctx.unknown(T("not judged: {parts}", parts=join("; ", seen)) + stand_in, evidence)
     if why_not and not names:
-        return ctx.ok(T("no feature pair the release rules out; the model's rows not judged: {why}", why=why_not),
-                      evidence)
+        return ctx.ok(T("no feature pair the release rules out; the model's rows not judged: {why}", why=why_not)
+                      + stand_in, evidence)
     if not names:
         return ctx.ok(T("no feature pair the release rules out; vllm-ascend {version}'s support matrix has no row for "
-                        "this model", version=release.version), evidence)
+                        "this model", version=release.version) + stand_in, evidence)
     return ctx.ok(T("vllm-ascend {version}'s support matrix rules out nothing this command uses for {models}",
-                    version=release.version, models=" / ".join(names)), evidence)
+                    version=release.version, models=" / ".join(names)) + stand_in, evidence)

@@ -43,10 +43,10 @@ class AdditionalConfigTable(Model, extra="forbid"):
         """Every recorded release, oldest first."""
         return tuple(sorted(self.release, key=lambda r: parse_version(r.version)))
 
-    def row_for(self, version: str) -> tuple[Optional[ReleaseKeys], Any]:
-        """(row, how): the release's own row ("exact"), the nearest older recorded one ("nearest older"), or (None,
-        why)."""
-        row, how = release_row(self.releases, version)
+    def row_for(self, version: str, paired: Optional[str] = None) -> tuple[Optional[ReleaseKeys], Any]:
+        """(row, how): the release's own row ("exact"), for a development build the row of the release that pairs
+        its vLLM ("paired"), the nearest older recorded one ("nearest older"), or (None, why)."""
+        row, how = release_row(self.releases, version, paired=paired)
         if row is not None:
             return row, how
         if try_parse_version(version) is None:

@@ -102,9 +102,11 @@ class SupportMatrixTable(Model, extra="forbid"):
     updated: date
     release: list[ReleaseSupport] = Field(min_length=1)
 
-    def row_for(self, version: str) -> tuple[Optional[ReleaseSupport], str]:
-        """The release's own row only: another release's support matrix says nothing about this one."""
-        return release_row(self.release, version, older=False)
+    def row_for(self, version: str, paired: Optional[str] = None) -> tuple[Optional[ReleaseSupport], str]:
+        """The release's own row ("exact"), or for a development build the row of the release that pairs its vLLM
+        (`paired`: the same weeks of main); never an older release's: its support matrix says nothing about this
+        one."""
+        return release_row(self.release, version, older=False, paired=paired)
 
 
 def rows_of(release: ReleaseSupport, model: Any) -> list[str]:

@@ -490,10 +490,11 @@ def version_in(version: Union[str, Version], spec: str) -> bool:
     return SpecifierSet(spec).contains(version)
 
 
-def release_row(rows, version: str, *, older: bool = True):
+def release_row(rows, version: str, *, older: bool = True, paired: Optional[str] = None):
     """(row, how) of a table whose rows each record one release (`row.version`): the release's own row ("exact"),
-    else with `older` the nearest older recorded one ("nearest older"); (None, "") when there is none or `version`
-    is not a version."""
+    else the row of `paired` ("paired": the release that stands for a development build named after a stale tag,
+    ascend_doctor.knowledge.release_names.paired_release), else with `older` the nearest older recorded one
+    ("nearest older"); (None, "") when there is none or `version` is not a version."""
     v = try_parse_version(version)
     if v is None:
         return None, ""
@@ -501,6 +502,10 @@ def release_row(rows, version: str, *, older: bool = True):
     for r in ordered:
         if parse_version(r.version).main_key == v.main_key:
             return r, "exact"
+    p = try_parse_version(paired) if paired else None
+    for r in ordered if p is not None else ():
+        if parse_version(r.version).main_key == p.main_key:
+            return r, "paired"
     before = [r for r in ordered if parse_version(r.version) < v] if older else []
     return (before[-1], "nearest older") if before else (None, "")
 

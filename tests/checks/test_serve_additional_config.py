@@ -47,6 +47,19 @@ def test_an_unrecorded_release_is_judged_against_the_nearest_older_one_and_says_
     assert judge("--additional-config {}", "0.5.0").status == Status.UNKNOWN
 
 
+def test_a_development_build_named_after_a_stale_tag_is_judged_by_the_release_pairing_its_vllm():
+    """vllm-ascend 0.13.0rc3.dev40 beside vLLM 0.28.0 is main of 0.28.0rc1's weeks, not of 0.13.0's: a key
+    0.28.0rc1 reads (`enable_flashcomm1`) is no "later releases only" there, and its forbid rule only warns."""
+    vllm = Distribution(name="vllm", version="0.28.0")
+    out = facts(f"vllm serve {QWEN} --additional-config {{\"enable_flashcomm1\":true}}")
+    out["python"] = PythonEnv(distributions=[Distribution(name="vllm-ascend", version="0.13.0rc3.dev40"), vllm])
+    f = run_check("SERVE307", out)
+    assert f.status == Status.PASS and "a development build, judged against 0.28.0rc1" in f.message
+    out = facts(f"vllm serve {QWEN} --additional-config {{\"enable_cpu_bindings\":true}}")
+    out["python"] = PythonEnv(distributions=[Distribution(name="vllm-ascend", version="0.13.0rc3.dev40"), vllm])
+    assert run_check("SERVE307", out).status == Status.WARN  # 0.28.0rc1 forbids unknown keys: a stand-in warns
+
+
 @pytest.mark.parametrize("raw, words", [("{enable_cpu_binding:true}", "Expecting property name"),
                                         ("[1,2]", "not a JSON object")])
 def test_a_value_vllm_cannot_read_fails_with_the_parsers_words(raw, words):

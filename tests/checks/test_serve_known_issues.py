@@ -57,3 +57,22 @@ def test_triage_names_the_known_issue_a_paste_shows():
     newer = triage_text(text.replace("vLLM Ascend Version: 0.11.0", "vLLM Ascend Version: 0.13.0"), "p.md",
                         load_registry(entry_points=False))
     assert newer.triage.root_cause != "SERVE315"
+
+
+def test_a_version_the_matrix_does_not_record_is_judged_by_the_notes_that_stand_for_it(tmp_path):
+    """"The release notes list no known issue for vllm-ascend 0.21.0rc2.dev3" was a pass for a build nobody's notes
+    cover. A version the matrix does not record is judged by the nearest older release's notes, a development build
+    named after a stale tag by those of the release pairing its vLLM — and the finding says which."""
+    from tests.checks.test_serve_support import _dev
+
+    m = _glm(tmp_path)
+    cc = '--compilation-config {"cudagraph_mode":"FULL_DECODE_ONLY"}'
+    near = run_check("SERVE315", _on(facts(f"vllm serve {m} --enable-expert-parallel {cc}"), "0.21.0rc2.dev3"))
+    assert near.status == Status.WARN and "KI-0.21.0rc1-f2907e" in near.message
+    assert "0.21.0rc2.dev3 is not a recorded release: judged by the notes of 0.21.0rc1" in near.message
+    stale = run_check("SERVE315", _dev(facts(f"vllm serve {m} --enable-expert-parallel {cc}"), "0.19.1rc2.dev9",
+                                       "0.21.0"))
+    assert stale.status == Status.WARN and "KI-0.21.0rc1-f2907e" in stale.message
+    assert "development build: judged by the notes of 0.21.0rc1" in stale.message
+    old = run_check("SERVE315", _on(facts(f"vllm serve {m}"), "0.6.0"))
+    assert old.status == Status.UNKNOWN and "no older one is recorded" in old.message

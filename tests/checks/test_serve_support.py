@@ -197,3 +197,26 @@ def test_serve305_on_a_310p_halves_the_kv_budget_for_the_installed_release(tmp_p
     text = lambda f: " ".join(str(e.excerpt) for e in f.evidence)  # noqa: E731
     new, old = run_check("SERVE305", duo("0.21.0rc1")), run_check("SERVE305", duo("0.17.0rc1"))
     assert "worker_310p.py" in text(new) and "worker_310p.py" not in text(old)
+
+
+def _dev(f: dict, ascend: str, vllm: str) -> dict:
+    from ascend_doctor.seam.host import Distribution
+
+    f = on_release(f, ascend)
+    f["python"].distributions = [d for d in f["python"].distributions if d.name != "vllm"] + [
+        Distribution(name="vllm", version=vllm)]
+    return f
+
+
+def test_a_development_build_is_judged_by_the_release_pairing_its_vllm_and_only_warns(tmp_path):
+    """A build of main named after a stale tag (setuptools-scm counts from the last tag it reaches: vllm-ascend
+    0.19.1rc2.dev1265 beside vLLM 0.25.1, #14260) had no support matrix ("not recorded"); it is now judged against
+    the release that pairs its vLLM, and what that release rules out only warns (the build may differ)."""
+    m = _model(tmp_path, "MiniMax-M2.5", {"model_type": "minimax_m2", "architectures": ["MiniMaxM2ForCausalLM"]})
+    out = run_check("SERVE314", _dev(facts(f"vllm serve {m} --enable-lora"), "0.19.1rc2.dev40", "0.21.0"))
+    assert out.status == Status.WARN and "LoRA (--enable-lora) is marked ❌ for MiniMax-M2.5" in out.message
+    assert "0.19.1rc2.dev40 is a development build, judged against 0.21.0rc1's matrix" in out.message
+    ok = run_check("SERVE314", _dev(facts(f"vllm serve {m} --tensor-parallel-size 8"), "0.19.1rc2.dev40", "0.21.0"))
+    assert ok.status == Status.PASS and "judged against 0.21.0rc1's matrix" in ok.message
+    between = run_check("SERVE314", _dev(facts(f"vllm serve {m} --enable-lora"), "0.21.0rc2.dev3", "0.21.0"))
+    assert between.status == Status.UNKNOWN  # a build between two tags of one line: no stand-in of another era
