@@ -65,7 +65,7 @@ def known_issues(ctx):
                                       id=k.id, seen=", ".join(seen), says=k.says or k.text) for k, seen in hits])
                         + note,
                         evidence, remediation=join("\n", [f"{k.id}: {k.fix}" for k, _ in hits if k.fix]) or None,
-                        known_issues=[k.id for k, _ in hits])
+                        known_issues=[k.id for k, _ in hits], notes_of=version, installed=dist.version)
     unjudged = len(rows) - len(judged)
     tail = T(" ({n} more state no condition a deployment shows)", n=unjudged) if unjudged else ""
     if open_:

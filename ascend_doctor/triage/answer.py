@@ -154,8 +154,13 @@ def rank(findings: list, paste: Any, matches: list[dict],
         if root:
             break
     # A known issue the release's own notes list, whose conditions the paste shows (SERVE315 warns): the release
-    # explains the failure better than a generic signature or "raised in" does.
+    # explains the failure it reports better than a generic signature or "raised in" does. Not when the notes are
+    # another release's (a build no notes cover: vllm-ascend#1563's dev build got 0.9.1rc1's GatherV3 crash for a
+    # slow 310P), nor when the paste reports no failure.
     issue = next((f for f in findings if f.code == "SERVE315" and f.status.value == "warn"), None)
+    if issue is not None and (issue.details.get("notes_of") != issue.details.get("installed")
+                              or not (errors or paste.tracebacks)):
+        issue = None
     if root is None and issue is not None:
         root, why = issue.code, T("a known issue of the installed release's notes matches this deployment")
     errors_known = [m for m in matches if m["kind"] == "error"]

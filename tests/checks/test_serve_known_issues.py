@@ -76,3 +76,25 @@ def test_a_version_the_matrix_does_not_record_is_judged_by_the_notes_that_stand_
     assert "development build: judged by the notes of 0.21.0rc1" in stale.message
     old = run_check("SERVE315", _on(facts(f"vllm serve {m}"), "0.6.0"))
     assert old.status == Status.UNKNOWN and "no older one is recorded" in old.message
+
+
+def test_triage_takes_a_known_issue_as_the_cause_only_of_a_reported_failure_of_that_release():
+    """A known issue is the answer to a failure the paste reports on the release whose notes list it — not to a
+    paste without an error (vllm-ascend#1563, a slow 310P, got a crash issue), nor when the notes are another
+    release's standing in for a build none covers (0.11.1.dev3 judged by 0.11.0's notes)."""
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.triage.run import triage_text
+    from tests.helpers import REPO
+
+    text = (REPO / "tests" / "data" / "triage" / "known-issue-qwen3-next.md").read_text()
+    reg = load_registry(entry_points=False)
+    assert triage_text(text, "p.md", reg).triage.root_cause == "SERVE315"
+    lines = text.splitlines()
+    quiet = "\n".join(ln for i, ln in enumerate(lines, 1) if not 26 <= i <= 29)
+    report = triage_text(quiet, "p.md", reg)
+    assert next(f for f in report.findings if f.code == "SERVE315").status == Status.WARN
+    assert report.triage.root_cause != "SERVE315"
+    dev = triage_text(text.replace("vLLM Ascend Version: 0.11.0", "vLLM Ascend Version: 0.11.1.dev3"), "p.md", reg)
+    f = next(f for f in dev.findings if f.code == "SERVE315")
+    assert f.status == Status.WARN and "judged by the notes of 0.11.0" in f.message
+    assert dev.triage.root_cause != "SERVE315"
