@@ -108,6 +108,9 @@ KINDS = {k.kind: k for k in (
     Kind("structured_outputs_config_value", ("vllm",), "StructuredOutputsConfig values"),
     Kind("kv_transfer_config_value", ("vllm",), "KVTransferConfig values"),
     Kind("patched_field", ("vllm-ascend",), "config fields vllm-ascend's platform patches retype"),
+    Kind("config_literal", ("vllm",), "config fields' Literal values"),
+    Kind("engine_arg_field", ("vllm",), "options backed by a config field"),
+    Kind("option_choice_added", ("vllm-ascend",), "options whose choices vllm-ascend's platform widens"),
 )}
 # JSON option -> the kind its top-level keys are, and the kind of the values its Literal-typed fields admit
 # (`field=value`: `kv_role=kv_both`)

@@ -28,6 +28,11 @@ Where each list lives (read at the tags and sdists; the file a row cites is the 
 * `compilation_config_value`, `attention_config_value`, … — `field=value` for each constant a Literal-typed field of
   those config classes admits (`kv_role=kv_both`), where pydantic validates the class (vLLM 0.9.1 on; 0.8's
   KVTransferConfig is a BaseModel with free strings); a type imported from another module is left out.
+* `config_literal`, `engine_arg_field` — the choices of the top-level options: `Class.field=value` for every Literal
+  field of the config classes under vllm/config/, and `option=Class.field` for every EngineArgs field whose default
+  is one (`kv_cache_dtype=CacheConfig.cache_dtype`): argparse takes an option's choices from that field's type.
+* `option_choice_added` — the options whose choices vllm-ascend's platform appends to when vLLM builds its parser
+  (`--quantization`: `ascend`; `--kv-cache-dtype`: `int8` from 0.29.0rc1).
 * `patched_field` — `Class.field` for each config field vllm-ascend's platform patches retype at plugin load
   (`AttentionConfig.__annotations__["indexer_kv_dtype"] = …`, 0.29.0rc1 on): vLLM's Literal no longer says.
 * `eplb_model_type` — the model types vllm-ascend's EPLB registers (`model_register` in vllm_ascend/eplb/utils.py,
@@ -230,6 +235,66 @@ def literal_field_values(text: str, cls: str) -> Optional[list]:
     return sorted(out)
 
 
+def config_literals(text: str) -> Optional[list]:
+    """`Class.field=value` for every Literal-typed init field of every config class of a module that pydantic
+    validates (`CacheConfig.cache_dtype=fp8`): the choices vLLM's argparse gives a top-level option from the field's
+    type (engine/arg_utils.py `literal_to_kwargs`; a field that also admits any `str` gets a metavar, no choices)."""
+    tree = _parse(text)
+    if tree is None:
+        return None
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and _validated(tree, node):
+            out += [f"{node.name}.{v}" for v in literal_field_values(text, node.name) or ()]
+    return sorted(out)
+
+
+_PLAIN = frozenset({"int", "float", "bool", "str", "dict", "list", "tuple", "set", "Optional", "Union", "Any"})
+
+
+def engine_arg_fields(text: str) -> Optional[list]:
+    """`option=Class.field` for every EngineArgs field whose default is a config class's field
+    (`kv_cache_dtype: CacheDType = CacheConfig.cache_dtype`): the field whose type gives the option its choices.
+    None when the module has no EngineArgs."""
+    tree = _parse(text)
+    if tree is None:
+        return None
+    node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "EngineArgs"), None)
+    if node is None:
+        return None
+    out = set()
+    for stmt in node.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            continue
+        words = {n.id for n in ast.walk(stmt.annotation) if isinstance(n, ast.Name)}
+        if words <= _PLAIN:  # `max_model_len: int | None`: no Literal can stand behind it
+            continue
+        value = stmt.value
+        if isinstance(value, ast.Call):  # field(default=CacheConfig.cache_dtype)
+            value = next((k.value for k in value.keywords if k.arg == "default"), None)
+        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id[:1].isupper():
+            out.add(f"{stmt.target.id}={value.value.id}.{value.attr}")
+    return sorted(out)
+
+
+def appended_choices(text: str) -> Optional[list]:
+    """The options whose argparse choices a platform widens in place (`parser._option_string_actions.get(
+    "--quantization")` … `.choices.append(…)`, vllm-ascend's `pre_register_and_update`: `--quantization ascend`)."""
+    tree = _parse(text)
+    if tree is None:
+        return None
+    flags, appends = set(), False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr == "get" and "_option_string_actions" in ast.unparse(node.func.value) and node.args:
+                flag = _str(node.args[0])
+                if flag and flag.startswith("--"):
+                    flags.add(flag[2:].replace("-", "_"))
+            elif node.func.attr in ("append", "extend") and ast.unparse(node.func.value).endswith("choices"):
+                appends = True
+    return sorted(flags) if appends else []
+
+
 def patched_fields(text: str) -> Optional[list]:
     """`Class.field` for every config field whose type a patch module rewrites (`AttentionConfig.__annotations__[
     "indexer_kv_dtype"] = …`, `….__dataclass_fields__["cache_dtype"].type = …`): vllm-ascend widens vLLM's Literals
@@ -323,6 +388,10 @@ READERS: dict[str, tuple] = {
                lambda t: literal_field_values(t, "StructuredOutputsConfig"), "StructuredOutputsConfig Literal fields"),
         Reader("kv_transfer_config_value", ("config/kv_transfer.py", "config/__init__.py", "config.py"),
                lambda t: literal_field_values(t, "KVTransferConfig"), "KVTransferConfig Literal fields"),
+        # the choices of the top-level options: the config field behind each option, and that field's Literal
+        Reader("config_literal", ("config/**.py", "config.py"), config_literals, "config classes' Literal fields"),
+        Reader("engine_arg_field", ("engine/arg_utils.py",), engine_arg_fields,
+               "EngineArgs fields defaulting to a config field"),
     ),
     "vllm-ascend": (
         Reader("kv_connector", ("distributed/",), register_connector_names, "register_connector calls"),
@@ -334,6 +403,7 @@ READERS: dict[str, tuple] = {
         # platform patches run when the plugin loads, before vLLM validates its configs; worker patches run after
         Reader("patched_field", ("patch/platform/**.py",), patched_fields,
                "config fields whose type a platform patch rewrites"),
+        Reader("option_choice_added", ("platform.py",), appended_choices, "options whose choices the platform widens"),
     ),
 }
 PACKAGE = {"vllm": "vllm", "vllm-ascend": "vllm_ascend"}
@@ -385,12 +455,14 @@ def _read_modules(reader: Reader, root: str, directory: str, read: ReadText, lis
 def read_kind(reader: Reader, root: str, read: ReadText, listdir: ListDir, shown: str = "") -> Found:
     """One kind from a package directory `root` (e.g. site-packages/vllm). `shown` prefixes the paths a source
     cites (the package's name, for a tree read from an archive)."""
-    tried = []
+    tried: list = []
+    empty: Optional[Found] = None
     for rel in reader.files:
         if rel.endswith("/**.py"):
             found = _read_modules(reader, root, rel[:-len("/**.py")], read, listdir, shown)
-            if found is not None:
+            if found is not None and (found.names or rel == reader.files[-1]):
                 return found
+            empty = empty or found  # nothing found there (or no such directory): known empty, unless a later file
             tried.append(posixpath.join(shown, rel))
             continue
         if rel.endswith("/"):
@@ -411,7 +483,7 @@ def read_kind(reader: Reader, root: str, read: ReadText, listdir: ListDir, shown
         if got is not None:
             return Found(sorted(got), f"{posixpath.join(shown, rel)} ({reader.what})")
         tried.append(posixpath.join(shown, rel))
-    return Found(None, f"not in {', '.join(tried)}")
+    return empty or Found(None, f"not in {', '.join(tried)}")
 
 
 def read_release_names(project: str, root: str, read: ReadText, listdir: ListDir,

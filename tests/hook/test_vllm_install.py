@@ -130,3 +130,30 @@ def test_check_cli_with_the_real_python_as_json(tmp_path):
     data = json.loads(out.read_text())
     f = next(x for x in data["findings"] if x["code"] == "VLLM105")
     assert f["status"] == "fail" and f["details"]["platform"] == "vllm.platforms.cpu.CpuPlatform"
+
+
+def _real_argparse(*argv: str) -> subprocess.CompletedProcess:
+    """The installed vLLM's own argument parser on `argv` (its exit status and its error text)."""
+    code = ("import sys\nfrom vllm.utils.argparse_utils import FlexibleArgumentParser\n"
+            "from vllm.entrypoints.launchers.cli_args import make_arg_parser\n"
+            "make_arg_parser(FlexibleArgumentParser()).parse_args(sys.argv[1:])\n")
+    return subprocess.run([PY, "-c", code, "/m", *argv], capture_output=True, text=True, timeout=300,
+                          env=serve_env())
+
+
+@pytest.mark.parametrize("argv, rejected", [
+    (("--kv-cache-dtype", "int8"), True), (("--kv-cache-dtype", "fp8"), False),
+    (("--scheduling-policy", "fifo"), True),
+    (("--kv-transfer-config", '{"kv_connector":"ExampleConnector","kv_role":"kv_bot"}'), True),
+    (("--kv-transfer-config", '{"kv_connector":"ExampleConnector","kv_role":"kv_both"}'), False)])
+def test_option_values_are_judged_as_the_real_parser_judges_them(argv, rejected):
+    """SERVE316 (an option's choices) and SERVE313 (a JSON option's Literal values) read from the installed files
+    agree with the installed vLLM's own parser: what it rejects fails, with the choices it lists."""
+    real = _real_argparse(*argv)
+    assert (real.returncode != 0) == rejected, real.stderr[-500:]
+    f, _ = lint(*argv, select=("SERVE313", "SERVE316"))
+    code = "SERVE313" if argv[0] == "--kv-transfer-config" else "SERVE316"
+    assert (f[code].status == Status.FAIL) == rejected, f[code].message
+    if rejected and code == "SERVE316":
+        listed = real.stderr.split("(choose from ", 1)[1].split(")", 1)[0].replace("'", "")
+        assert f"({listed}: the type of" in f[code].message

@@ -15,7 +15,10 @@ from ascend_doctor.knowledge.door import Knowledge
 from ascend_doctor.knowledge.matrix import load_matrix
 from ascend_doctor.knowledge.release_names import Names
 from ascend_doctor.parsers.release_names import (
+    appended_choices,
+    config_literals,
     dispatched_strings,
+    engine_arg_fields,
     enum_members,
     literal_field_values,
     literal_names,
@@ -369,3 +372,47 @@ def test_a_stack_with_no_list_to_judge_by_is_unknown():
     f["python"].distributions = [Distribution(name="vllm", version="0.6.0")]
     out = run_check("SERVE313", f)
     assert out.status == Status.UNKNOWN and "no recorded release at or before it" in out.message
+
+
+def test_serve316_an_option_value_outside_the_choices_vllm_derives_from_its_field(tmp_path):
+    """argparse's choices come from the Literal type of the config field behind the option (vLLM's
+    `literal_to_kwargs`): `--kv-cache-dtype int8` (the C8 option of vllm-ascend 0.29.0rc1's tutorials) is no
+    choice of vLLM 0.13.0; vllm-ascend 0.29.0rc1 on widens it in its platform, so there it is not judged."""
+    code, f = _exec("--kv-cache-dtype", "int8", select="SERVE316")
+    assert code == 1 and f["status"] == "fail"
+    assert "--kv-cache-dtype 'int8' is not one of the choices vLLM 0.13.0+empty gives it (auto, bfloat16, fp8, " \
+           "fp8_ds_mla, fp8_e4m3, fp8_e5m2, fp8_inc: the type of CacheConfig.cache_dtype)" in f["message"]
+    assert "vllm-ascend 0.29.0rc1 is the first release that widens them" in f["message"]
+    code, f = _exec("--kv-cache-dtype", "fp8", "--scheduling-policy", "priority", select="SERVE316")
+    assert code == 0 and f["status"] == "pass" and "--scheduling-policy priority" in f["message"]
+    code, f = _exec("--scheduling-policy", "fifo", select="SERVE316")
+    assert f["status"] == "fail" and "(fcfs, priority: the type of SchedulerConfig.policy)" in f["message"]
+    code, f = _exec("--tensor-parallel-size", "2", "--quantization", "ascend", select="SERVE316")
+    assert f["status"] == "skip"  # no option with fixed choices (vllm-ascend appends `ascend` to --quantization)
+    new = _snapshot_with(tmp_path, **{"vllm": "0.30.0", "vllm-ascend": "0.30.0rc2"})
+    code, f = _exec("--kv-cache-dtype", "int8", select="SERVE316", snapshot=new)
+    assert code == 0 and f["status"] == "unknown" and "vllm-ascend 0.30.0rc2 widens its choices" in f["message"]
+    odd = _snapshot_with(tmp_path, **{"vllm": "0.13.5", "vllm-ascend": "0.13.0"})  # not recorded: nearest older
+    code, f = _exec("--kv-cache-dtype", "int8", select="SERVE316", snapshot=odd)
+    assert code == 0 and f["status"] == "warn" and "judged against vLLM 0.13.0" in f["message"]
+    old = _snapshot_with(tmp_path, **{"vllm": "0.5.0", "vllm-ascend": "0.13.0"})
+    code, f = _exec("--kv-cache-dtype", "int8", select="SERVE316", snapshot=old)
+    assert f["status"] == "unknown" and "not known" in f["message"]
+
+
+def test_the_option_choices_readers():
+    cfg = ("from typing import Literal\nfrom pydantic.dataclasses import dataclass\n"
+           "CacheDType = Literal['auto', 'fp8']\n"
+           "@config\n@dataclass\nclass CacheConfig:\n    cache_dtype: CacheDType = 'auto'\n    block_size: int = 16\n"
+           "class Plain:\n    mode: Literal['a'] = 'a'\n")
+    assert config_literals(cfg) == ["CacheConfig.cache_dtype=auto", "CacheConfig.cache_dtype=fp8"]
+    args = ("class EngineArgs:\n    kv_cache_dtype: CacheDType = CacheConfig.cache_dtype\n"
+            "    block_size: int | None = CacheConfig.block_size\n"
+            "    policy: SchedulerPolicy = field(default=SchedulerConfig.policy)\n    x: Foo = 3\n")
+    assert engine_arg_fields(args) == ["kv_cache_dtype=CacheConfig.cache_dtype", "policy=SchedulerConfig.policy"]
+    assert engine_arg_fields("class Other:\n    pass\n") is None
+    platform = ("def pre_register_and_update(cls, parser=None):\n"
+                "    a = parser._option_string_actions.get('--quantization')\n"
+                "    if 'ascend' not in a.choices:\n        a.choices.append('ascend')\n")
+    assert appended_choices(platform) == ["quantization"]
+    assert appended_choices(platform.replace("append", "count")) == []
