@@ -22,6 +22,7 @@ from typing import Optional
 from pydantic import Field
 
 from ascend_doctor.core.model import Model
+from ascend_doctor.parsers.release_names import JSON_CONFIGS
 from ascend_doctor.text.versions import parse_version, release_row
 
 PROJECTS = ("vllm", "vllm-ascend")
@@ -114,12 +115,9 @@ KINDS = {k.kind: k for k in (
 )}
 # JSON option -> the kind its top-level keys are, and the kind of the values its Literal-typed fields admit
 # (`field=value`: `kv_role=kv_both`)
-OPTION_KEYS = {option: f"{option}_key" for option in (
-    "compilation_config", "attention_config", "speculative_config", "structured_outputs_config", "kv_transfer_config")}
-OPTION_VALUES = {option: f"{option}_value" for option in OPTION_KEYS}
-CONFIG_CLASS = {"compilation_config": "CompilationConfig", "attention_config": "AttentionConfig",
-                "speculative_config": "SpeculativeConfig", "structured_outputs_config": "StructuredOutputsConfig",
-                "kv_transfer_config": "KVTransferConfig"}
+CONFIG_CLASS = {option: cls for option, cls, _files in JSON_CONFIGS}
+OPTION_KEYS = {option: f"{option}_key" for option in CONFIG_CLASS}
+OPTION_VALUES = {option: f"{option}_value" for option in CONFIG_CLASS}
 
 
 @dataclass

@@ -45,6 +45,7 @@ from __future__ import annotations
 import ast
 import posixpath
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable, Iterable, Optional
 
 ReadText = Callable[[str], Optional[str]]
@@ -341,6 +342,16 @@ def dict_keys(name: str) -> Parse:
     return parse
 
 
+# The JSON options vLLM validates as a config class: (option, class, the files it lives in, newest layout first).
+JSON_CONFIGS = (
+    ("compilation_config", "CompilationConfig", ("config/compilation.py", "config/__init__.py", "config.py")),
+    ("attention_config", "AttentionConfig", ("config/attention.py",)),
+    ("speculative_config", "SpeculativeConfig", ("config/speculative.py", "config/__init__.py", "config.py")),
+    ("structured_outputs_config", "StructuredOutputsConfig", ("config/structured_outputs.py",)),
+    ("kv_transfer_config", "KVTransferConfig", ("config/kv_transfer.py", "config/__init__.py", "config.py")),
+)
+
+
 @dataclass(frozen=True)
 class Reader:
     """One kind of name one project defines: the files to try, in order (relative to the package directory, a
@@ -366,28 +377,12 @@ READERS: dict[str, tuple] = {
                lambda t: literal_names(t, "StructuredOutputsBackend"), "StructuredOutputsBackend"),
         Reader("env", ("envs.py",), dict_keys("environment_variables"), "environment_variables keys"),
         # the keys inside the JSON options: the fields of the config class each one is validated as
-        Reader("compilation_config_key", ("config/compilation.py", "config/__init__.py", "config.py"),
-               lambda t: class_fields(t, "CompilationConfig"), "CompilationConfig fields"),
-        Reader("attention_config_key", ("config/attention.py",),
-               lambda t: class_fields(t, "AttentionConfig"), "AttentionConfig fields"),
-        Reader("speculative_config_key", ("config/speculative.py", "config/__init__.py", "config.py"),
-               lambda t: class_fields(t, "SpeculativeConfig"), "SpeculativeConfig fields"),
-        Reader("structured_outputs_config_key", ("config/structured_outputs.py",),
-               lambda t: class_fields(t, "StructuredOutputsConfig"), "StructuredOutputsConfig fields"),
-        Reader("kv_transfer_config_key", ("config/kv_transfer.py", "config/__init__.py", "config.py"),
-               lambda t: class_fields(t, "KVTransferConfig"), "KVTransferConfig fields"),
+        *(Reader(f"{option}_key", files, partial(class_fields, cls=cls), f"{cls} fields")
+          for option, cls, files in JSON_CONFIGS),
         Reader("config_strict", ("config/utils.py",), forbids_extra, "the config decorator's extra="),
         # the values inside them: the constants of each Literal-typed field pydantic validates
-        Reader("compilation_config_value", ("config/compilation.py", "config/__init__.py", "config.py"),
-               lambda t: literal_field_values(t, "CompilationConfig"), "CompilationConfig Literal fields"),
-        Reader("attention_config_value", ("config/attention.py",),
-               lambda t: literal_field_values(t, "AttentionConfig"), "AttentionConfig Literal fields"),
-        Reader("speculative_config_value", ("config/speculative.py", "config/__init__.py", "config.py"),
-               lambda t: literal_field_values(t, "SpeculativeConfig"), "SpeculativeConfig Literal fields"),
-        Reader("structured_outputs_config_value", ("config/structured_outputs.py",),
-               lambda t: literal_field_values(t, "StructuredOutputsConfig"), "StructuredOutputsConfig Literal fields"),
-        Reader("kv_transfer_config_value", ("config/kv_transfer.py", "config/__init__.py", "config.py"),
-               lambda t: literal_field_values(t, "KVTransferConfig"), "KVTransferConfig Literal fields"),
+        *(Reader(f"{option}_value", files, partial(literal_field_values, cls=cls), f"{cls} Literal fields")
+          for option, cls, files in JSON_CONFIGS),
         # the choices of the top-level options: the config field behind each option, and that field's Literal
         Reader("config_literal", ("config/**.py", "config.py"), config_literals, "config classes' Literal fields"),
         Reader("engine_arg_field", ("engine/arg_utils.py",), engine_arg_fields,
