@@ -153,3 +153,24 @@ def test_an_unexplained_vllm_ascend_error_names_the_release_to_try():
     assert f"`ascend-doctor matrix pins --vllm-ascend {newest}`" in t.root_cause_why
     t = triage_text(LOGGED, "p.md", REG).triage  # no version in the paste: no release named
     assert "the paste runs" not in t.root_cause_why
+
+
+def test_a_pasted_refusal_of_an_option_value_is_answered_by_the_check_that_lists_the_choices():
+    """vLLM's own refusal at start — argparse's `invalid choice` for an option whose choices come from a Literal
+    field, pydantic's `validation error for KVTransferConfig` for a JSON option — is explained by SERVE316 /
+    SERVE313 failing on the same command and versions (the signatures name those checks)."""
+    head = "```\n$ pip list | grep vllm\nvllm                  0.13.0\nvllm-ascend           0.13.0\n"
+    argparse = (head + "$ vllm serve /models/GLM-5-w8a8 --kv-cache-dtype int8 --quantization ascend\n"
+                "vllm serve: error: argument --kv-cache-dtype: invalid choice: 'int8' (choose from 'auto', "
+                "'bfloat16', 'fp8', 'fp8_ds_mla', 'fp8_e4m3', 'fp8_e5m2', 'fp8_inc')\n```\n")
+    pydantic = (head + "$ vllm serve /models/Qwen3-8B --kv-transfer-config "
+                "'{\"kv_connector\":\"MooncakeConnectorV1\",\"kv_role\":\"kv_both_\"}'\n"
+                "vllm serve: error: argument --kv-transfer-config: 1 validation error for KVTransferConfig\n"
+                "kv_role\n  Input should be 'kv_producer', 'kv_both' or 'kv_consumer' [type=literal_error]\n```\n")
+    reg = load_registry(entry_points=False)
+    for text, code, words in ((argparse, "SERVE316", "--kv-cache-dtype 'int8'"),
+                              (pydantic, "SERVE313", "kv_role 'kv_both_'")):
+        t = triage_text(text, "p.md", reg).triage
+        assert t.root_cause == code and "explains the error at line" in t.root_cause_why, (code, t.root_cause_why)
+        f = next(x for x in triage_text(text, "p.md", reg).findings if x.code == code)
+        assert f.status.value == "fail" and words in f.message
