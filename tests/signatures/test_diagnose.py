@@ -254,7 +254,7 @@ def test_the_lowered_text_searched_in_chunks_finds_what_the_whole_text_finds(mon
     for size in (7, 64, 1000):
         monkeypatch.setattr(signatures, "_LOWER_CHUNK", size)
         assert comp.first_matches(text) == whole
-    assert len(whole) >= 20 and {comp.sigs[i].id for i in whole} == brute_force(text)
+    assert len(whole) >= 10 and {comp.sigs[i].id for i in whole} == brute_force(text)  # the hand-written logs alone: 13
 
 
 def test_prefilter_with_nested_and_overlapping_literals(tmp_path):
