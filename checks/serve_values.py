@@ -80,6 +80,8 @@ def option_choices(ctx):
     if skip:
         return skip
     names = stack_names(ctx)
+    if names.listed("vllm", "config_literal") is None:
+        return ctx.skip(T("vLLM is not installed in the serving python: no option choices to judge by"))
     choices, sources, missing = _choices(names)
     if missing:
         return ctx.unknown(T("the choices of the installed vLLM's options are not known: {why}",

@@ -416,3 +416,13 @@ def test_the_option_choices_readers():
                 "    if 'ascend' not in a.choices:\n        a.choices.append('ascend')\n")
     assert appended_choices(platform) == ["quantization"]
     assert appended_choices(platform.replace("append", "count")) == []
+
+
+def test_serve316_without_vllm_in_the_serving_python_is_a_skip(tmp_path):
+    data = json.loads(Path(HEALTHY).read_text())
+    dists = data["python_envs"]["default"]["distributions"]
+    data["python_envs"]["default"]["distributions"] = [d for d in dists if d["name"] != "vllm"]
+    path = tmp_path / "no-vllm.snapshot.json"
+    path.write_text(json.dumps(data))
+    code, f = _exec("--kv-cache-dtype", "int8", select="SERVE316", snapshot=str(path))
+    assert f["status"] == "skip" and "vLLM is not installed" in f["message"]
