@@ -34,18 +34,23 @@ def _choices(names) -> tuple[dict, dict, list]:
 
 
 def _widened(names, option: str, field: str):
-    """Why vllm-ascend's list is not vLLM's for this option (its platform appends to the choices, or a platform patch
-    retypes the field), or None; `None, why` when what vllm-ascend does is not known."""
-    out = []
+    """(why vllm-ascend's list is not vLLM's for this option — its platform appends to the choices, or a platform
+    patch retypes the field — or None; why what vllm-ascend does is not known, or None; the recorded vllm-ascend
+    release that stands in for a build the rows do not record, or None)."""
+    out, stand_in = [], None
     for kind, hit in (("option_choice_added", option), ("patched_field", field)):
         listed = names.listed("vllm-ascend", kind)
         if listed is None:
             continue
         if listed.names is None:
-            return None, listed.source
-        if hit in listed.names:
+            return None, listed.source, None
+        if listed.how in ("nearest older", "paired"):
+            stand_in = listed
+        # a patch may retype the field through a variable (`config_cls.__annotations__["policy"]`): match its name
+        loose = {n.rsplit(".", 1)[-1] for n in listed.names if not n[:1].isupper()}
+        if hit in listed.names or (kind == "patched_field" and field.rsplit(".", 1)[-1] in loose):
             out.append(T("vllm-ascend {version} widens its choices", version=listed.version))
-    return (out[0] if out else None), None
+    return (out[0] if out else None), None, stand_in
 
 
 def _first_widening(names, option: str, field: str):
@@ -97,7 +102,7 @@ def option_choices(ctx):
     for option, value in given:
         field, allowed = choices[option]
         flag = "--" + option.replace("_", "-")
-        widened, why_not = _widened(names, option, field)
+        widened, why_not, stand_in = _widened(names, option, field)
         if why_not:
             unseen.append(T("{flag} {value}: {why}", flag=flag, value=value, why=why_not))
             continue
@@ -117,6 +122,9 @@ def option_choices(ctx):
         if version.how in ("nearest older", "paired"):
             ignored.append(said + T(" (judged against vLLM {release}, the nearest older recorded release)",
                                     release=version.row_version))
+        elif stand_in is not None:  # a development build may widen what its recorded stand-in does not
+            ignored.append(said + T(" (vllm-ascend {version}'s patches judged by those of {release})",
+                                    version=stand_in.version, release=stand_in.row_version))
         else:
             bad.append(said + T("; vLLM stops with `argument {flag}: invalid choice: '{value}'`", flag=flag,
                                 value=value))

@@ -426,3 +426,11 @@ def test_serve316_without_vllm_in_the_serving_python_is_a_skip(tmp_path):
     path.write_text(json.dumps(data))
     code, f = _exec("--kv-cache-dtype", "int8", select="SERVE316", snapshot=str(path))
     assert f["status"] == "skip" and "vLLM is not installed" in f["message"]
+
+
+def test_serve316_a_development_build_judged_by_another_releases_platform_only_warns(tmp_path):
+    """vllm-ascend 0.28.1rc1.dev40 is judged by 0.28.0rc1's platform, which does not widen --kv-cache-dtype; the
+    build itself may (0.29.0rc1 does): vLLM's refusal of int8 is a warning there, not a failure."""
+    dev = _snapshot_with(tmp_path, **{"vllm": "0.26.0", "vllm-ascend": "0.28.1rc1.dev40"})
+    code, f = _exec("--kv-cache-dtype", "int8", select="SERVE316", snapshot=dev)
+    assert code == 0 and f["status"] == "warn" and "patches judged by those of 0.28.0rc1" in f["message"]
