@@ -10,7 +10,7 @@ from ascend_doctor.i18n import T, join
 from ascend_doctor.knowledge.release_names import CONFIG_CLASS, OPTION_KEYS, OPTION_VALUES, strict
 from ascend_doctor.plugin import check, ev
 
-from ._serve import cmd_or_skip, stack_names
+from ._serve import clipped, cmd_or_skip, stack_names
 
 MAX_VALUES = 500  # keys and values judged per JSON option: one of a million keys is not a deployment
 
@@ -105,26 +105,27 @@ def _judge_values(names, values: list, found: dict) -> None:
         if listed is None:
             continue
         if listed.names is None:
-            found["unseen"].append(T("{flag} {key} '{value}': {why}", flag=flag, key=key, value=value,
+            found["unseen"].append(T("{flag} {key} '{value}': {why}", flag=flag, key=key, value=clipped(value),
                                      why=listed.source))
             continue
         allowed = sorted(n.split("=", 1)[1] for n in listed.names if n.split("=", 1)[0] == key)
         if not allowed:  # not a Literal-typed field (a free string, a number, an enum): its key is judged above
             continue
+        shown = clipped(value)
         if patched is not None and (patched.names is None or key in {f.rsplit(".", 1)[-1] for f in patched.names}):
-            found["unseen"].append(T("{flag} {key} '{value}': {why}", flag=flag, key=key, value=value, why=(
+            found["unseen"].append(T("{flag} {key} '{value}': {why}", flag=flag, key=key, value=shown, why=(
                 patched.source if patched.names is None else
                 T("vllm-ascend {version} retypes {key} in its platform patches", version=patched.version, key=key))))
             continue
         found["sources"].setdefault(listed.source, f"vLLM {listed.version}: {len(listed.names)} "
                                                    f"{OPTION_VALUES[option]}")
         if str(value) in allowed:
-            found["good"].append(f"{flag} {key} {value!r}")
+            found["good"].append(f"{flag} {key} '{shown}'")
             continue
         import difflib
 
         said = join("; ", [T("{flag} {key} '{value}' is not one of the values vLLM {version} accepts for {cls}.{key}"
-                             " ({allowed})", flag=flag, key=key, value=value, version=listed.version,
+                             " ({allowed})", flag=flag, key=key, value=shown, version=listed.version,
                              cls=CONFIG_CLASS[option], allowed=", ".join(allowed))]
                     + [T("did you mean {close}?", close=", ".join(close))
                        for close in [difflib.get_close_matches(str(value), allowed, n=2, cutoff=0.6)] if close])

@@ -10,7 +10,7 @@ from ascend_doctor.i18n import T, join
 from ascend_doctor.plugin import check, ev
 from ascend_doctor.text.versions import parse_version
 
-from ._serve import cmd_or_skip, stack_names
+from ._serve import clipped, cmd_or_skip, stack_names
 
 
 def _choices(names) -> tuple[dict, dict, list]:
@@ -101,19 +101,19 @@ def option_choices(ctx):
     version = names.listed("vllm", "config_literal")
     for option, value in given:
         field, allowed = choices[option]
-        flag = "--" + option.replace("_", "-")
+        flag, shown = "--" + option.replace("_", "-"), clipped(value)
         widened, why_not, stand_in = _widened(names, option, field)
         if why_not:
-            unseen.append(T("{flag} {value}: {why}", flag=flag, value=value, why=why_not))
+            unseen.append(T("{flag} {value}: {why}", flag=flag, value=shown, why=why_not))
             continue
         if widened:
-            unseen.append(T("{flag} {value}: {why}", flag=flag, value=value, why=widened))
+            unseen.append(T("{flag} {value}: {why}", flag=flag, value=shown, why=widened))
             continue
         if str(value) in allowed:
-            good.append(f"{flag} {value}")
+            good.append(f"{flag} {shown}")
             continue
         said = T("{flag} '{value}' is not one of the choices vLLM {version} gives it ({allowed}: the type of {field})",
-                 flag=flag, value=value, version=version.version, allowed=", ".join(allowed), field=field)
+                 flag=flag, value=shown, version=version.version, allowed=", ".join(allowed), field=field)
         close = difflib.get_close_matches(str(value), allowed, n=2, cutoff=0.6)
         first = _first_widening(names, option, field)
         more = ([T("did you mean {close}?", close=", ".join(close))] if close else []) + (
@@ -127,7 +127,7 @@ def option_choices(ctx):
                                     version=stand_in.version, release=stand_in.row_version))
         else:
             bad.append(said + T("; vLLM stops with `argument {flag}: invalid choice: '{value}'`", flag=flag,
-                                value=value))
+                                value=shown))
     fix = T("Use one of the choices listed for the installed release, or install the release whose tutorial the "
             "command comes from.")
     if bad:

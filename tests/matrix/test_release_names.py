@@ -434,3 +434,13 @@ def test_serve316_a_development_build_judged_by_another_releases_platform_only_w
     dev = _snapshot_with(tmp_path, **{"vllm": "0.26.0", "vllm-ascend": "0.28.1rc1.dev40"})
     code, f = _exec("--kv-cache-dtype", "int8", select="SERVE316", snapshot=dev)
     assert code == 0 and f["status"] == "warn" and "patches judged by those of 0.28.0rc1" in f["message"]
+
+
+def test_a_huge_value_is_quoted_clipped():
+    """A value is quoted in the finding as given, but at most 64 characters of it: a pasted command's 10,000-character
+    kv_role or --kv-cache-dtype does not become a 10,000-character finding."""
+    big = "x" * 10_000
+    code, f = _exec("--kv-transfer-config", '{"kv_connector":"MooncakeConnector","kv_role":"%s"}' % big)
+    assert f["status"] == "fail" and "x" * 64 + "…" in f["message"] and "x" * 65 not in f["message"]
+    code, f = _exec("--kv-cache-dtype", big, select="SERVE316")
+    assert f["status"] == "fail" and "x" * 65 not in f["message"]
