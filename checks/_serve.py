@@ -24,13 +24,6 @@ def cmd_or_skip(ctx):
     return cmd, None
 
 
-def clipped(value: Any, limit: int = 64) -> str:
-    """A value from the command, as a message quotes it: whatever a command (or a paste) gave, at most `limit`
-    characters of it."""
-    text = str(value)
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
 def cmd_evidence(cmd) -> Any:
     return ev(T("command line"), cmd.display)
 

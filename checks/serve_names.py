@@ -9,8 +9,9 @@ from typing import Optional
 from ascend_doctor.i18n import T, join
 from ascend_doctor.knowledge.release_names import CONFIG_CLASS, OPTION_KEYS, OPTION_VALUES, strict
 from ascend_doctor.plugin import check, ev
+from ascend_doctor.text.textsafe import clipped
 
-from ._serve import clipped, cmd_or_skip, stack_names
+from ._serve import cmd_or_skip, stack_names
 
 MAX_VALUES = 500  # keys and values judged per JSON option: one of a million keys is not a deployment
 

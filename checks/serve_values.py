@@ -8,9 +8,10 @@ import difflib
 
 from ascend_doctor.i18n import T, join
 from ascend_doctor.plugin import check, ev
+from ascend_doctor.text.textsafe import clipped
 from ascend_doctor.text.versions import parse_version
 
-from ._serve import clipped, cmd_or_skip, stack_names
+from ._serve import cmd_or_skip, stack_names
 
 
 def _choices(names) -> tuple[dict, dict, list]:

@@ -28,6 +28,7 @@ from ascend_doctor.deploy.arch import Architecture
 from ascend_doctor.deploy.dsa import dsa_values
 from ascend_doctor.deploy.hybrid import STATE_PAGES_PER_REQUEST, HybridPages, describe, gdn_pages
 from ascend_doctor.i18n import Localized, T, join
+from ascend_doctor.text.textsafe import clipped
 
 ASCEND_BLOCK = 128  # vllm_ascend/utils.py refresh_block_size: 128 unless the model needs another
 
@@ -47,7 +48,7 @@ def kv_cache_bytes(value: Optional[str], a: Architecture) -> tuple[Optional[int]
     if v == "auto":
         return None, None
     nbytes = KV_CACHE_BYTES.get(v)
-    value = value if len(value) <= 64 else value[:64] + "…"  # quoted in the message, whatever a command gave
+    value = clipped(value)  # quoted in the message, whatever a command gave
     if nbytes is None:
         return None, T("--kv-cache-dtype {value} is not sized here (sized: auto, {known})", value=value,
                        known=", ".join(KV_CACHE_BYTES))

@@ -31,6 +31,13 @@ _JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u206
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
+def clipped(value: Any, limit: int = 64) -> str:
+    """A value from input (a command, a paste) as a message quotes it: at most `limit` characters of it, so a
+    10,000-character option value is not a 10,000-character finding."""
+    text = str(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def _text_escape(m: re.Match) -> str:
     cp = ord(m.group())
     if 0xDC80 <= cp <= 0xDCFF:  # surrogateescape: the original byte
