@@ -4,10 +4,11 @@ ascend_doctor.knowledge.release_names)."""
 
 from __future__ import annotations
 
+import difflib
 from typing import Optional
 
 from ascend_doctor.i18n import T, join
-from ascend_doctor.knowledge.release_names import CONFIG_CLASS, OPTION_KEYS, OPTION_VALUES, strict
+from ascend_doctor.knowledge.release_names import CONFIG_CLASS, OPTION_KEYS, OPTION_VALUES, retypes, strict
 from ascend_doctor.plugin import check, ev
 from ascend_doctor.text.textsafe import clipped
 
@@ -113,7 +114,7 @@ def _judge_values(names, values: list, found: dict) -> None:
         if not allowed:  # not a Literal-typed field (a free string, a number, an enum): its key is judged above
             continue
         shown = clipped(value)
-        if patched is not None and (patched.names is None or key in {f.rsplit(".", 1)[-1] for f in patched.names}):
+        if patched is not None and (patched.names is None or retypes(patched, key)):
             found["unseen"].append(T("{flag} {key} '{value}': {why}", flag=flag, key=key, value=shown, why=(
                 patched.source if patched.names is None else
                 T("vllm-ascend {version} retypes {key} in its platform patches", version=patched.version, key=key))))
@@ -123,8 +124,6 @@ def _judge_values(names, values: list, found: dict) -> None:
         if str(value) in allowed:
             found["good"].append(f"{flag} {key} '{shown}'")
             continue
-        import difflib
-
         said = join("; ", [T("{flag} {key} '{value}' is not one of the values vLLM {version} accepts for {cls}.{key}"
                              " ({allowed})", flag=flag, key=key, value=shown, version=listed.version,
                              cls=CONFIG_CLASS[option], allowed=", ".join(allowed))]

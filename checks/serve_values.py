@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 
 from ascend_doctor.i18n import T, join
+from ascend_doctor.knowledge.release_names import retypes
 from ascend_doctor.plugin import check, ev
 from ascend_doctor.text.textsafe import clipped
 from ascend_doctor.text.versions import parse_version
@@ -47,9 +48,7 @@ def _widened(names, option: str, field: str):
             return None, listed.source, None
         if listed.how in ("nearest older", "paired"):
             stand_in = listed
-        # a patch may retype the field through a variable (`config_cls.__annotations__["policy"]`): match its name
-        loose = {n.rsplit(".", 1)[-1] for n in listed.names if not n[:1].isupper()}
-        if hit in listed.names or (kind == "patched_field" and field.rsplit(".", 1)[-1] in loose):
+        if hit in listed.names if kind == "option_choice_added" else retypes(listed, field):
             out.append(T("vllm-ascend {version} widens its choices", version=listed.version))
     return (out[0] if out else None), None, stand_in
 

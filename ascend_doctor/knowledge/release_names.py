@@ -147,6 +147,15 @@ class Verdict:
     first: Optional[str] = None  # "vLLM 0.20.0": the first recorded release that has it (newer than installed)
 
 
+def retypes(patched: Listed, field: str) -> bool:
+    """Whether vllm-ascend's platform patches (the `patched_field` list `patched`) retype config field `field`
+    (`CacheConfig.cache_dtype`, or a bare field name when the class is implied, as inside a JSON option): a patch
+    that reaches the class through a variable (`config_cls.__annotations__["policy"]`) matches by the field's name."""
+    name = field.rsplit(".", 1)[-1]
+    return field in (patched.names or ()) or any(
+        n.rsplit(".", 1)[-1] == name and ("." not in field or n[:1].islower()) for n in patched.names or ())
+
+
 def strict(names: "Names") -> Optional[bool]:
     """Whether the serving vLLM's config classes forbid unknown keys (True), ignore them (False), or it is not
     known (None)."""

@@ -444,3 +444,12 @@ def test_a_huge_value_is_quoted_clipped():
     assert f["status"] == "fail" and "x" * 64 + "…" in f["message"] and "x" * 65 not in f["message"]
     code, f = _exec("--kv-cache-dtype", big, select="SERVE316")
     assert f["status"] == "fail" and "x" * 65 not in f["message"]
+
+
+def test_which_fields_a_platform_patch_retypes():
+    from ascend_doctor.knowledge.release_names import Listed, retypes
+
+    patched = Listed("vllm-ascend", "0.30.0rc2", {"AttentionConfig.indexer_kv_dtype", "config_cls.policy"}, "rows")
+    assert retypes(patched, "AttentionConfig.indexer_kv_dtype") and retypes(patched, "indexer_kv_dtype")
+    assert retypes(patched, "EplbConfig.policy")  # patched through a variable: matched by the field's name
+    assert not retypes(patched, "SchedulerConfig.indexer_kv_dtype") and not retypes(patched, "CacheConfig.cache_dtype")
