@@ -234,7 +234,7 @@ class _Compiled:
         # longest literal starting there; the shorter literals starting there are its prefixes.
         self.present: Dict[bool, Optional[re.Pattern]] = {}
         self.prefixes: Dict[Tuple[bool, str], List[str]] = {}
-        self.prefixes_words = words[True]  # the case-insensitive literals (searched in the lower-cased text)
+        self.case_blind_literals = words[True]  # the case-insensitive literals (searched in the lower-cased text)
         self._blind_memo: Dict[re.Pattern, re.Pattern] = {}
         for ci in (False, True):
             ws = words[ci]
@@ -265,7 +265,7 @@ class _Compiled:
         # The lower-cased text is searched a chunk of whole lines at a time: str.lower() first allocates three code
         # points per character (120 MB for a 10 MB paste holding one emoji), and a literal holding no newline never
         # crosses a line boundary.
-        size = _LOWER_CHUNK if not any("\n" in w for w in self.prefixes_words) else max(len(text), 1)
+        size = _LOWER_CHUNK if not any("\n" in w for w in self.case_blind_literals) else max(len(text), 1)
         for base, chunk in _line_chunks(text, size):
             low = chunk.lower()
             if len(low) != len(chunk):  # a few characters lower-case to two; offsets would shift: search case-blind
