@@ -308,6 +308,14 @@ def _every_layer_full(cfg: dict, key: str) -> bool:
     return key == "indexer_types" and isinstance(kinds, list) and bool(kinds) and all(k == "full" for k in kinds)
 
 
+def _skips_indexers(cfg: dict) -> list[str]:
+    """vLLM's IndexCache keys (deepseek_v2.py since 0.26.0): `index_topk_freq` above 1, or an `index_topk_pattern`
+    with an "S", build the indexer on some layers only — the others reuse an earlier layer's top-k."""
+    freq, pattern = cfg.get("index_topk_freq"), cfg.get("index_topk_pattern")
+    keys = ["index_topk_freq"] if isinstance(freq, int) and not isinstance(freq, bool) and freq > 1 else []
+    return keys + (["index_topk_pattern"] if isinstance(pattern, (str, list)) and "S" in pattern else [])
+
+
 def _indexer(a: "Architecture", cfg: dict) -> None:
     """DeepSeek sparse attention (`index_topk`): every layer also caches the indexer's key, `index_head_dim` values
     in the KV dtype, laid out per vllm-ascend release (deploy/dsa.py; vllm-ascend#6847's GLM-5 log checks it to the
@@ -315,6 +323,7 @@ def _indexer(a: "Architecture", cfg: dict) -> None:
     if cfg.get("index_topk") is None:
         return
     partial = [k for k in _PARTIAL_INDEXER if cfg.get(k) is not None and not _every_layer_full(cfg, k)]
+    partial += _skips_indexers(cfg)
     head = _opt_int(cfg, "index_head_dim")
     if partial or not head or head < 0 or head > 1 << 14:
         a.attention = "unknown"

@@ -187,6 +187,17 @@ def test_an_indexer_on_every_layer_is_sized_a_shared_one_is_refused():
     assert "indexer_types" in kv_per_token(shared).unknown
 
 
+@pytest.mark.parametrize("keys, named", [(dict(index_topk_freq=4, index_skip_topk_offset=3), "index_topk_freq"),
+                                         (dict(index_topk_pattern="FFFSSS" * 10 + "F"), "index_topk_pattern")])
+def test_an_index_cache_config_is_refused(keys, named):
+    """vLLM's IndexCache (deepseek_v2.py, 0.26.0 on): with `index_topk_freq` 4 (offset 3) or an `index_topk_pattern`
+    "S", only some layers build an indexer — a cache laid out per layer kind, as GLM-5.2's `indexer_types`."""
+    glm = dict(C.DEEPSEEK_V3, model_type="glm_moe_dsa", index_topk=2048, index_head_dim=128)
+    a = read_architecture(dict(glm, **keys))
+    assert a.attention == "unknown" and named in kv_per_token(a).unknown
+    assert read_architecture(dict(glm, index_topk_freq=1, index_topk_pattern="F" * 61)).cannot_size == []
+
+
 def test_kimi_k25_moonvit_tower_is_counted_whole_on_every_rank():
     """MoonViT after vLLM 0.34.0 kimi_k25_vit.py, from the catalogue's Kimi-K2.5 config (h 1152, 27 blocks, MLP 4304,
     patch 14, 64 × 64 positions, 2 × 2 merge into the 7168-wide language model): patch 678,528 + positions 4,718,592
