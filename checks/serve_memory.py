@@ -4,7 +4,7 @@ a sizing problem found here names the value plan would choose."""
 
 from __future__ import annotations
 
-from ascend_doctor.deploy.arch import derived_max_len, mtp_layers, read_architecture, text_config
+from ascend_doctor.deploy.arch import derived_max_len, mtp_layers, read_architecture, text_config, with_mtp
 from ascend_doctor.deploy.budget import GRAPH_HEADROOM, Layout
 from ascend_doctor.deploy.chips import DEFAULT_RESERVE_MIB, Chip, find_chip
 from ascend_doctor.deploy.plan import Want, fitting_len, gib, make_plan, size
@@ -70,8 +70,7 @@ def _speculation(cmd, cfg, arch):
     layers = mtp_layers(cfg) or 0
     if not used("MTP", cmd, {}, None)[1] or spec.get("model") or not 0 < layers <= 16:
         return arch, tokens if arch.linear_layers else 0, None
-    drafted = arch.model_copy(update={"layers": arch.layers + layers, "full_layers": arch.full_layers + layers,
-                                      "moe_layers": arch.moe_layers + (layers if arch.is_moe else 0)})
+    drafted = with_mtp(arch, layers)
     return drafted, tokens, ev(T("command line"), T("--speculative-config method {method}: {n} MTP layer(s) run and "
                                                    "cache K and V beside the model's {layers}",
                                                    method=method, n=layers, layers=arch.layers))

@@ -85,6 +85,8 @@ class Architecture(Model):
     vision_projector_counted: bool = Field(True, description="False: the tower is counted, the projector into the "
                                                              "language model is not (CLIP-style towers)")
     nextn_layers: int = 0
+    mtp_run: int = Field(0, description="of `layers`, the MTP layers an MTP --speculative-config runs beside the "
+                                        "model (with_mtp): each also has its input projection (deploy/weights.py)")
     max_len: Optional[int] = None
     dtype: Optional[str] = None
     quant_method: Optional[str] = None
@@ -157,6 +159,14 @@ def mtp_layers(cfg: dict) -> Optional[int]:
             if isinstance(source.get(key), int):
                 return source[key]
     return None
+
+
+def with_mtp(a: Architecture, n: int) -> Architecture:
+    """The model as the engine runs it with `n` MTP layers drafting (an MTP --speculative-config without a draft
+    model): each is a decoder layer of the model's kind beside it — it caches K and V like one (vllm-ascend#6847:
+    GLM-5's 78 layers + 1 MTP layer give the logged tokens) and, on a MoE model, has its own experts."""
+    return a.model_copy(update={"layers": a.layers + n, "full_layers": a.full_layers + n, "mtp_run": a.mtp_run + n,
+                                "moe_layers": a.moe_layers + (n if a.is_moe else 0)})
 
 
 # The largest value each count of a real checkpoint's config.json takes, with room to spare (the deepest public models

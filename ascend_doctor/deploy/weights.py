@@ -55,11 +55,12 @@ class ParamCount(Model):
     vision: int = 0
     replicated: int = Field(0, description="of `attention`, the projections vLLM builds unsharded (whole on every "
                                            "TP rank): MLA's q_a / kv_a and the DSA indexer's")
+    mtp_proj: int = Field(0, description="the input projections of the MTP layers run (2 × hidden → hidden each)")
 
     @property
     def total(self) -> int:
         return (self.embedding + self.lm_head + self.attention + self.linear_attention + self.dense_mlp
-                + self.experts + self.shared + self.router + self.norms + self.vision)
+                + self.experts + self.shared + self.router + self.norms + self.vision + self.mtp_proj)
 
 
 class WeightSize(Model):
@@ -112,6 +113,18 @@ def _linear_params(a: Architecture) -> int:
             + v * a.hidden)
 
 
+# MTP modules whose input projection (embedding ‖ hidden → hidden) is a TP-sharded ColumnParallelLinear built with the
+# checkpoint's quantization (vllm 0.30.0 qwen3_next_mtp.py / qwen3_5_mtp.py `fc`); every other MTP module vLLM has
+# builds it as `nn.Linear` or `ReplicatedLinear` — whole on every rank, in the model's dtype whatever the checkpoint's
+# format (deepseek_mtp.py, glm4_moe_mtp.py, glm4_moe_lite_mtp.py `eh_proj`). The MTP layer's own embedding and head
+# are not counted: vllm-ascend's proposer shares the target's when they are equal (eagle_proposer.py at 2dd68652bc).
+_SHARDED_MTP_PROJ = frozenset({"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text"})
+
+
+def _mtp_sharded(a: Architecture) -> bool:
+    return a.model_type in _SHARDED_MTP_PROJ or bool(a.linear_layers)
+
+
 def count_params(a: Architecture) -> ParamCount:
     """The parameters of the layers vLLM loads (MTP / next-n layers are not loaded without speculative decoding)."""
     attn_layers = a.full_layers + a.sliding_layers
@@ -128,6 +141,7 @@ def count_params(a: Architecture) -> ParamCount:
         norms=a.layers * 2 * a.hidden + a.hidden + (attn_layers * 2 * a.head_dim if a.qk_norm else 0),
         vision=a.vision_params,
         replicated=attn_layers * _replicated_params(a),
+        mtp_proj=a.mtp_run * 2 * a.hidden * a.hidden,
     )
 
 
@@ -151,8 +165,11 @@ def estimate(a: Architecture, fmt: str) -> WeightSize:
     vocab = (p.embedding + p.lm_head) * float_b
     experts = p.experts * expert_b
     vision = p.vision * float_b  # quantizers leave the vision tower in floating point
+    sharded_mtp = _mtp_sharded(a)
+    mtp = p.mtp_proj * (linear_b if sharded_mtp else float_b)
     total = (vocab + experts + (p.attention + p.linear_attention + p.dense_mlp + p.shared) * linear_b
-             + (p.router + p.norms) * float_b + vision)
+             + (p.router + p.norms) * float_b + vision + mtp)
+    replicated = p.replicated * linear_b + (0 if sharded_mtp else mtp)
     if a.vision and not p.vision:
         source = T("estimated: {params} B parameters from config.json in {fmt} (the vision encoder not counted)",
                    params=f"{p.total / 1e9:.2f}", fmt=fmt)
@@ -166,7 +183,7 @@ def estimate(a: Architecture, fmt: str) -> WeightSize:
     else:
         source = T("estimated: {params} B parameters from config.json in {fmt}", params=f"{p.total / 1e9:.2f}", fmt=fmt)
     return WeightSize(total_bytes=int(total), expert_bytes=int(experts), vocab_bytes=int(vocab),
-                      vision_bytes=int(vision), replicated_bytes=int(p.replicated * linear_b), params=p.total,
+                      vision_bytes=int(vision), replicated_bytes=int(replicated), params=p.total,
                       source=source, estimated=True)
 
 

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from ascend_doctor.deploy.arch import derived_max_len, read_architecture, text_config
+from ascend_doctor.deploy.arch import derived_max_len, read_architecture, text_config, with_mtp
 from ascend_doctor.deploy.budget import Layout
 from ascend_doctor.deploy.catalogue import catalogue_files, find_model
 from ascend_doctor.deploy.chips import find_chip
@@ -54,10 +54,7 @@ def _with_drafts(arch, n: int, mtp: int = 0):
     (as SERVE305 counts them)."""
     if n:
         arch = arch.model_copy(update={"layers": arch.layers + n, "full_layers": arch.full_layers + n})
-    if mtp:
-        arch = arch.model_copy(update={"layers": arch.layers + mtp, "full_layers": arch.full_layers + mtp,
-                                       "moe_layers": arch.moe_layers + (mtp if arch.is_moe else 0)})
-    return arch
+    return with_mtp(arch, mtp) if mtp else arch
 
 
 def _tokens(row: dict, arch, ws, chip) -> Optional[int]:

@@ -255,6 +255,30 @@ def test_mla_down_projections_sit_whole_on_every_rank():
     assert estimate(v32, "bf16").replicated_bytes == ws.replicated_bytes + 61 * indexer * 2
 
 
+def test_an_mtp_layer_brings_its_input_projection_whole_or_sharded_as_vllm_builds_it():
+    """DeepSeek's MTP layer projects embedding ‖ hidden with `nn.Linear` (vllm deepseek_mtp.py `eh_proj`): whole on
+    every rank and in the model's dtype even in a W8A8 checkpoint (vLLM's quantization does not reach nn.Linear);
+    Qwen3-Next's `fc` is a ColumnParallelLinear with the checkpoint's quantization (qwen3_next_mtp.py): split by TP."""
+    from ascend_doctor.deploy.arch import with_mtp
+    from ascend_doctor.deploy.weights import estimate, per_rank
+
+    a = read_architecture(C.DEEPSEEK_V3)
+    drafted = with_mtp(a, 1)
+    assert (drafted.layers, drafted.moe_layers, drafted.mtp_run) == (62, 59, 1)
+    eh_proj = 2 * 7168 * 7168
+    plain = estimate(with_mtp(a, 1).model_copy(update={"mtp_run": 0}), "w8a8")
+    ws = estimate(drafted, "w8a8")
+    assert ws.total_bytes - plain.total_bytes == ws.replicated_bytes - plain.replicated_bytes == eh_proj * 2
+    assert per_rank(ws, drafted, 8) - per_rank(plain, drafted, 8) == eh_proj * 2
+
+    nxt = with_mtp(read_architecture(C.QWEN3_NEXT), 1)
+    fc = 2 * 2048 * 2048
+    base = estimate(nxt.model_copy(update={"mtp_run": 0}), "w8a8")
+    split = estimate(nxt, "w8a8")
+    assert split.total_bytes - base.total_bytes == fc and split.replicated_bytes == base.replicated_bytes
+    assert per_rank(split, nxt, 4) - per_rank(base, nxt, 4) == fc // 4
+
+
 @pytest.mark.parametrize("vision", [
     {"vt_hidden_size": 1152, "vt_num_hidden_layers": 27, "vt_intermediate_size": 4304, "merge_kernel_size": [2, 2],
      "patch_size": 14, "init_pos_emb_height": 10 ** 9, "init_pos_emb_width": 64},
