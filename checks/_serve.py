@@ -169,7 +169,8 @@ def ascend_release(ctx, rules):
     return dist, None
 
 
-def _versions(ctx) -> dict:
+def serving_versions(ctx) -> dict:
+    """The installed vLLM and vllm-ascend versions of the serving python ({project: version or None})."""
     py = ctx.try_fact("python")
     versions = {}
     for project in ("vllm", "vllm-ascend"):
@@ -183,7 +184,7 @@ def paired_of(ctx):
     its vLLM: ascend_doctor.knowledge.release_names.paired_release), or None — for every release table."""
     from ascend_doctor.knowledge.release_names import paired_release
 
-    versions = _versions(ctx)
+    versions = serving_versions(ctx)
     return paired_release(versions["vllm-ascend"], versions["vllm"], ctx.knowledge.matrix)
 
 
@@ -192,7 +193,7 @@ def stack_names(ctx):
     they were read, the `serve/names-*` rows of the installed versions where not."""
     from ascend_doctor.knowledge.release_names import Names
 
-    versions = _versions(ctx)
+    versions = serving_versions(ctx)
     files = ctx.try_fact("vllm_files")
     paired = paired_of(ctx)
     return Names(versions, ctx.knowledge.release_names, files.names if files is not None else None,

@@ -264,6 +264,11 @@ class Knowledge:
         return self.table("serve/start-checks")
 
     @property
+    def spec_graphs(self):
+        """How vLLM and vllm-ascend round the decode graphs' sizes for speculative decoding (SpecGraphs)."""
+        return self.table("serve/spec-graphs")
+
+    @property
     def parser_issues(self):
         """vLLM releases whose tool-call parser breaks streamed calls (list of ParserIssue)."""
         return self.table("serve/tool-parser-issues").parser_issue

@@ -63,6 +63,8 @@ TABLES: dict[str, Table] = {t.name: t for t in (
           rows={"release_rule": "id"}),
     Table("serve/start-checks", "ascend_doctor.knowledge.additional_config:StartChecks", "start checks",
           rows={"start_check": "id"}),
+    Table("serve/spec-graphs", "ascend_doctor.knowledge.spec_graphs:SpecGraphs", "speculative graph sizes",
+          rows={"rounding": "vllm", "sp": "vllm_ascend"}),
     Table("serve/tool-parser-issues", "ascend_doctor.knowledge.parser_issues:ParserIssues", "tool-parser issues",
           rows={"parser_issue": "id"}),
     Table("signatures/error-signatures", "ascend_doctor.knowledge.signatures:SignatureFile", "signature catalogue",

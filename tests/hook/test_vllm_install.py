@@ -157,3 +157,30 @@ def test_option_values_are_judged_as_the_real_parser_judges_them(argv, rejected)
     if rejected and code == "SERVE316":
         listed = real.stderr.split("(choose from ", 1)[1].split(")", 1)[0].replace("'", "")
         assert f"({listed}: the type of" in f[code].message
+
+
+def _real_rounding(sizes: list, tokens: int):
+    """The installed vLLM's own rounding of decode capture sizes for `tokens` speculative tokens (its exit status and
+    its error text)."""
+    code = ("import json, sys\nfrom vllm.config import CompilationConfig\nsizes = json.loads(sys.argv[1])\n"
+            "c = CompilationConfig(cudagraph_capture_sizes=sizes, max_cudagraph_capture_size=max(sizes))\n"
+            "c.adjust_cudagraph_sizes_for_spec_decode(int(sys.argv[2]) + 1)\nprint(c.cudagraph_capture_sizes)\n")
+    return subprocess.run([PY, "-c", code, json.dumps(sizes), str(tokens)], capture_output=True, text=True,
+                          timeout=300, env=serve_env())
+
+
+@pytest.mark.parametrize("tokens", [3, 8])
+def test_spec_decode_graph_sizes_are_judged_as_the_real_vllm_rounds_them(tokens):
+    """SERVE317's rounding rule for the installed vLLM (0.32.0: multiples of num_speculative_tokens + 1, no TP)
+    against vLLM's own `CompilationConfig.adjust_cudagraph_sizes_for_spec_decode`: what it refuses fails, with its
+    multiple."""
+    sizes = [1, 2, 4, 8]
+    real = _real_rounding(sizes, tokens)
+    refused = real.returncode != 0
+    f, _ = lint("--no-enforce-eager", "--speculative-config",
+                json.dumps({"method": "ngram", "num_speculative_tokens": tokens, "prompt_lookup_max": 4}),
+                "--compilation-config", json.dumps({"cudagraph_mode": "FULL_DECODE_ONLY", "cudagraph_capture_sizes": sizes}),
+                select=("SERVE317",))
+    assert (f["SERVE317"].status == Status.FAIL) == refused, (f["SERVE317"].message, real.stderr[-300:])
+    said = f"No valid cudagraph sizes after rounding to multiple of {tokens + 1}"
+    assert (said in real.stderr) == refused and (said in f["SERVE317"].message) == refused
