@@ -1,13 +1,13 @@
 """SERVE317: the speculative tokens against the sizes vLLM captures FULL decode graphs at — the rounding of the
-installed vLLM and the switches that make vllm-ascend's sequence parallelism join it, from the `serve/spec-graphs`
-table (ascend_doctor.knowledge.spec_graphs)."""
+installed vLLM and the switches that make vllm-ascend's sequence parallelism join it, from the `serve/sequence-parallel`
+table (ascend_doctor.knowledge.sequence_parallel)."""
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
 from ascend_doctor.i18n import T, join
-from ascend_doctor.knowledge.spec_graphs import env_on, sequence_parallel
+from ascend_doctor.knowledge.sequence_parallel import env_on, sequence_parallel
 from ascend_doctor.plugin import check, ev
 from ascend_doctor.text.jsonread import loads
 
@@ -84,7 +84,7 @@ def spec_graph_sizes(ctx):
     `VLLM_ASCEND_ENABLE_FLASHCOMM1` variable, `--additional-config` `enable_flashcomm1`, shared-expert DP, per
     release); from 0.29.0rc1 vllm-ascend aligns the sizes to lcm(n + 1, TP) itself. It also checks that the largest
     capture size allowed (`max_cudagraph_capture_size`, or the largest of `cudagraph_capture_sizes`) is at least
-    the multiple. The rules of each vLLM and vllm-ascend release are the `serve/spec-graphs` rows, read in their
+    the multiple. The rules of each vLLM and vllm-ascend release are the `serve/sequence-parallel` rows, read in their
     sources; a release no row covers is not judged.
 
     Why it matters: the engine stops while it initialises the KV cache, minutes into the start, with `Can't
@@ -110,10 +110,10 @@ def spec_graph_sizes(ctx):
     versions = serving_versions(ctx)
     if not versions["vllm"]:
         return ctx.skip(T("vLLM is not installed in the serving python: its graph sizes do not apply"))
-    rounding = ctx.knowledge.spec_graphs.rounding_of(versions["vllm"])
+    rounding = ctx.knowledge.sequence_parallel.rounding_of(versions["vllm"])
     if rounding is None:
         return ctx.unknown(T("how vLLM {version} rounds the decode graphs for speculative decoding is not recorded "
-                             "(serve/spec-graphs)", version=versions["vllm"]), evidence)
+                             "(serve/sequence-parallel)", version=versions["vllm"]), evidence)
     if env_on(ctx.fact("server_env"), "VLLM_USE_V2_MODEL_RUNNER"):
         return ctx.skip(T("VLLM_USE_V2_MODEL_RUNNER is on: Model Runner V2 sizes its graphs itself"))
     try:
@@ -131,13 +131,16 @@ def _sp(ctx, cmd, comp: dict, versions: dict) -> tuple[Optional[bool], bool, str
         return None, False, T("vllm-ascend is not installed: sequence parallelism is not judged"), None
     stand_in = paired_of(ctx)
     release = stand_in or va
-    row = ctx.knowledge.spec_graphs.sp_of(release)
+    row = ctx.knowledge.sequence_parallel.sp_of(release)
     if row is None:
         return None, False, T("which switches turn sequence parallelism on in vllm-ascend {release} is not "
                               "recorded", release=release), stand_in
     if row.aligned:
         return None, True, T("vllm-ascend {release} aligns the sizes to lcm(n + 1, TP) itself", release=release), \
             stand_in
+    if not row.graph_sizes:
+        return None, False, T("whether sequence parallelism reaches vLLM's graph-size rounding in vllm-ascend "
+                              "{release} is not recorded", release=release), stand_in
     additional, _ = cmd.json_value("additional_config")
     on, seen = sequence_parallel(row, ctx.fact("server_env"), additional, comp.get("pass_config"))
     said = join(", ", seen) if seen else T("no switch of vllm-ascend {release} given", release=release)
@@ -182,7 +185,7 @@ def _judge(ctx, cmd, n: int, mode: Optional[str], comp: dict, tp: int, rounding,
     sp, aligned, sp_said, stand_in = _sp(ctx, cmd, comp, versions)
     evidence.append(ev(T("versions"), f"vLLM {vllm}, vllm-ascend {versions['vllm-ascend'] or '-'}"
                        + (f" (judged as {stand_in})" if stand_in else "")))
-    evidence.append(ev("serve/spec-graphs", rounding.source[0]))
+    evidence.append(ev("serve/sequence-parallel", rounding.source[0]))
     problems, notes, multiple, top = _problems(n, tp, comp, rounding, (sp, aligned, sp_said), vllm)
     if problems and mode is None:
         return ctx.unknown(T("if the release's default cudagraph_mode captures FULL decode graphs: {problem}; the "

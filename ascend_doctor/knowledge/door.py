@@ -264,9 +264,9 @@ class Knowledge:
         return self.table("serve/start-checks")
 
     @property
-    def spec_graphs(self):
-        """How vLLM and vllm-ascend round the decode graphs' sizes for speculative decoding (SpecGraphs)."""
-        return self.table("serve/spec-graphs")
+    def sequence_parallel(self):
+        """vllm-ascend's sequence parallelism per release and vLLM's decode graph rounding (SequenceParallel)."""
+        return self.table("serve/sequence-parallel")
 
     @property
     def parser_issues(self):

@@ -1,6 +1,6 @@
 """SERVE317: the speculative tokens against the capture sizes of FULL decode graphs — vLLM's rounding
 (`adjust_cudagraph_sizes_for_spec_decode`) and vllm-ascend's sequence-parallel switches per release, from the
-`serve/spec-graphs` table. The fixture commands are the DSpark tutorial's single-node command of vllm-ascend
+`serve/sequence-parallel` table. The fixture commands are the DSpark tutorial's single-node command of vllm-ascend
 0.25.1rc1 (TP 4, dspark with 5 speculative tokens, FULL_DECODE_ONLY, FlashComm1) and variations of it."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ import json
 
 import pytest
 
-from ascend_doctor.knowledge.spec_graphs import sequence_parallel
+from ascend_doctor.knowledge.sequence_parallel import sequence_parallel
 from ascend_doctor.report import Status
 from ascend_doctor.seam.host import Distribution, PythonEnv
 from tests.checks.test_serve_checks import QWEN, facts, run_check
 from tests.helpers import shipped
 
-T = shipped().spec_graphs
+T = shipped().sequence_parallel
 
 
 def _opt(name: str, value: dict) -> str:
@@ -81,7 +81,7 @@ def test_sequence_parallel_switch_terms():
     assert sequence_parallel(row, {"VLLM_ASCEND_ENABLE_FLASHCOMM1": "0"}, None, None)[0] is False
     on, seen = sequence_parallel(row, {"VLLM_ASCEND_ENABLE_FLASHCOMM1": "true"}, None, None)
     assert on is None and "not an integer" in seen[0]  # vllm-ascend's bool(int(...)) cannot read it
-    assert T.sp_of("0.14.0rc1") is None and T.sp_of("0.27.1rc1") is None and T.sp_of("0.30.0rc2").aligned
+    assert not T.sp_of("0.14.0rc1").graph_sizes and T.sp_of("0.27.1rc1") is None and T.sp_of("0.30.0rc2").aligned
 
 
 def test_from_0_29_0rc1_vllm_ascend_aligns_the_sizes_itself():

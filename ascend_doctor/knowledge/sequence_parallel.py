@@ -1,24 +1,27 @@
-"""How vLLM, and vllm-ascend around it, round the capture sizes of FULL decode graphs for speculative decoding — the
-`serve/spec-graphs` table (SERVE317).
+"""vllm-ascend's sequence parallelism (FlashComm1) per release, and how vLLM rounds the capture sizes of FULL decode
+graphs for speculative decoding around it — the `serve/sequence-parallel` table (SERVE317, SERVE318).
 
-With `num_speculative_tokens` n, every decode step is n + 1 tokens per request, so vLLM keeps only capture sizes that
-are multiples of n + 1 (`CompilationConfig.adjust_cudagraph_sizes_for_spec_decode`, vllm#28315). With sequence
-parallelism on and TP > 1 the sizes must also be multiples of TP: vLLM takes the larger of the two and refuses when
-it is not a multiple of the other (vllm#29036) — "Can't determine cudagraph shapes that are both a multiple of …".
-When no size is left and n + 1 exceeds the largest one it stops with "No valid cudagraph sizes after rounding".
+Which switch turns vllm-ascend's sequence parallelism on changed from release to release: `enable_sp()` read
+`VLLM_ASCEND_ENABLE_FLASHCOMM1` (and the older `VLLM_ASCEND_ENABLE_FLASHCOMM`), `pass_config.enable_sp` in the
+0.13-0.14 lines, `--additional-config enable_flashcomm1` from 0.20.2rc1 (given, it decides over the variable), and
+shared-expert DP until 0.26.0rc1. Each `sp` row says, for a range of releases, the switches that count (`switches`:
+any one on turns it on; "a|b": the first one given decides), what the release refuses when it is on (`refuses`:
+TP 1, or a MoE model without expert parallelism — "Flash Comm v1 is only supported when tp_size > 1"), whether its
+model runner makes the decode graph sizes follow it (`graph_sizes`: `update_pass_config` sets `pass_config.enable_sp`
+to it around vLLM's rounding), or that it aligns those sizes itself (`aligned`, 0.29.0rc1 on). Releases no row
+covers are not judged.
 
-On Ascend, which switch turns sequence parallelism on at that moment is vllm-ascend's, and it changed from release to
-release: its model runner sets `pass_config.enable_sp` to its own `enable_sp()` around the resolution
-(`update_pass_config`), which read FlashComm1 (`VLLM_ASCEND_ENABLE_FLASHCOMM1`, later also `--additional-config
-enable_flashcomm1`) and shared-expert DP; from 0.29.0rc1 vllm-ascend aligns the sizes to lcm(n + 1, TP) itself and
-nothing is refused. Each row says, for a range of releases, the switches that count (`switches`: any one on turns it
-on; "a|b": the first one given decides) — and the table leaves out the releases whose switches were not read.
+vLLM's side (`rounding` rows): with `num_speculative_tokens` n every decode step is n + 1 tokens per request, so vLLM
+keeps only capture sizes that are multiples of n + 1 (`CompilationConfig.adjust_cudagraph_sizes_for_spec_decode`,
+vllm#28315); with sequence parallelism and TP > 1 it takes the larger of n + 1 and TP and refuses when that is not
+a multiple of the other (vllm#29036); when n + 1 exceeds the largest size allowed it stops with "No valid cudagraph
+sizes after rounding".
 """
 
 from __future__ import annotations
 
 from datetime import date
-from typing import Any, Mapping, Optional
+from typing import Any, Literal, Mapping, Optional
 
 from pydantic import Field
 
@@ -35,15 +38,19 @@ class VllmRounding(Model, extra="forbid"):
 
 class AscendSp(Model, extra="forbid"):
     vllm_ascend: str = Field(description="vllm-ascend releases (a specifier)")
-    switches: list[str] = Field(default_factory=list, description="what turns sequence parallelism on when the "
-                                                                  "sizes are rounded: `env:NAME`, `additional:key`, "
+    switches: list[str] = Field(default_factory=list, description="what turns sequence parallelism on: "
+                                                                  "`env:NAME`, `additional:key`, "
                                                                   "`pass_config.enable_sp`; `a|b`: the first given "
                                                                   "decides")
+    refuses: list[Literal["tp1", "moe_without_ep"]] = Field(default_factory=list, description="what the release "
+                                                                                              "refuses at start when "
+                                                                                              "it is on")
+    graph_sizes: bool = Field(True, description="the model runner applies it to vLLM's decode graph rounding")
     aligned: bool = Field(False, description="vllm-ascend aligns the sizes to lcm(n + 1, TP) itself: nothing refused")
     source: list[str] = Field(min_length=1)
 
 
-class SpecGraphs(Model, extra="forbid"):
+class SequenceParallel(Model, extra="forbid"):
     schema_version: int
     updated: date
     rounding: list[VllmRounding] = Field(min_length=1)
@@ -75,26 +82,37 @@ def _switch(term: str, env: Mapping[str, str], additional: Mapping[str, Any],
             return bool(int(str(raw).strip())), f"{name}={raw}"
         except ValueError:
             return None, f"{name}={raw} (not an integer: vllm-ascend cannot read it)"
-    raise ValueError(f"spec-graphs: unknown switch {term!r}")
+    raise ValueError(f"sequence-parallel: unknown switch {term!r}")
 
 
 def sequence_parallel(row: AscendSp, env: Mapping[str, str], additional: Optional[Mapping[str, Any]],
                       pass_config: Optional[Mapping[str, Any]]) -> tuple[Optional[bool], list[str]]:
     """(True when a switch of `row` turns sequence parallelism on, False when none does, None when one cannot be
-    read; the switches seen). An unset environment variable reads as vllm-ascend's default, 0."""
-    additional, pass_config = additional or {}, pass_config or {}
+    read; the switches seen, the ones that turned it on first). An unset environment variable reads as
+    vllm-ascend's default, 0."""
+    additional = additional if isinstance(additional, Mapping) else {}
+    pass_config = pass_config if isinstance(pass_config, Mapping) else {}
     on, seen, unreadable = False, [], False
     for term in row.switches:
         for alt in term.split("|"):
             value, said = _switch(alt, env, additional, pass_config)
-            if said:
-                seen.append(said)
             if value is None and said:
                 unreadable = True
             if value is not None:
                 on = on or value
+                seen.insert(0, said) if value else seen.append(said)
                 break
+            if said:
+                seen.append(said)
     return (None if unreadable and not on else on), seen
+
+
+def has_experts(config: Any) -> bool:
+    """vllm-ascend's `is_moe_model`: any key of the text config, at any depth, naming experts (`_is_contain_expert`,
+    vllm_ascend/utils.py) — read here on config.json as written."""
+    if isinstance(config, Mapping):
+        return any("expert" in str(k) or has_experts(v) for k, v in config.items())
+    return False
 
 
 def env_on(env: Mapping[str, str], name: str) -> bool:

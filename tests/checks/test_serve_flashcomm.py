@@ -1,0 +1,67 @@
+"""SERVE318: what the installed vllm-ascend release refuses at start with FlashComm1 on — TP 1, or a MoE model
+without --enable-expert-parallel — with the switches each release reads (`serve/sequence-parallel`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ascend_doctor.knowledge.sequence_parallel import has_experts
+from ascend_doctor.report import Status
+from ascend_doctor.seam.host import Distribution, PythonEnv
+from tests.checks.test_serve_checks import QWEN, facts, run_check
+
+MOE = {"model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"], "num_experts": 128,
+       "num_experts_per_tok": 8, "hidden_size": 2048, "num_hidden_layers": 48}
+
+
+def judge(extra: str = "", ascend="0.25.1rc1", vllm="0.25.1", env=None, config=None):
+    out = facts(f"vllm serve {QWEN} {extra}".strip(), env=env)
+    if config is not None:
+        out["serve_model"].config = config
+    out["python"] = PythonEnv(distributions=[Distribution(name="vllm", version=vllm),
+                                             Distribution(name="vllm-ascend", version=ascend)])
+    return run_check("SERVE318", out)
+
+
+FC1 = {"VLLM_ASCEND_ENABLE_FLASHCOMM1": "1"}
+
+
+def test_flashcomm1_at_tp1_is_refused_as_the_release_refuses_it():
+    f = judge(env=FC1)
+    assert f.status == Status.FAIL and "Flash Comm v1 is only supported when tp_size > 1." in f.message
+    assert "VLLM_ASCEND_ENABLE_FLASHCOMM1=1" in f.message and "--tensor-parallel-size 2 or more" in f.remediation
+    assert judge("--tensor-parallel-size 2", env=FC1).status == Status.PASS
+
+
+def test_a_moe_model_needs_expert_parallel():
+    f = judge("--tensor-parallel-size 4", env=FC1, config=MOE)
+    assert f.status == Status.FAIL and "requires enable_expert_parallel=True for MoE models" in f.message
+    assert judge("--tensor-parallel-size 4 --enable-expert-parallel", env=FC1, config=MOE).status == Status.PASS
+    assert judge("--tensor-parallel-size 4", config=MOE).status == Status.PASS  # FlashComm1 off
+
+
+@pytest.mark.parametrize("extra, env, ascend, status", [
+    ('--additional-config {"enable_flashcomm1":true}', None, "0.25.1rc1", Status.FAIL),
+    ('--additional-config {"enable_flashcomm1":false}', FC1, "0.25.1rc1", Status.PASS),  # the key given decides
+    ('--additional-config {"enable_flashcomm1":true}', None, "0.19.1rc1", Status.PASS),  # not a switch before 0.20.2
+    ('--additional-config {"enable_shared_expert_dp":true}', None, "0.25.1rc1", Status.FAIL),
+    ('--additional-config {"enable_shared_expert_dp":true}', None, "0.26.0rc1", Status.PASS),
+    ('--compilation-config {"pass_config":{"enable_sp":true}}', None, "0.13.0rc3", Status.FAIL),
+    ('--compilation-config {"pass_config":{"enable_sp":true}}', None, "0.16.0rc1", Status.PASS),
+    ("", {"VLLM_ASCEND_ENABLE_FLASHCOMM": "1"}, "0.15.0rc1", Status.FAIL),
+])
+def test_the_switches_are_the_release_s_own(extra, env, ascend, status):
+    assert judge(extra, ascend=ascend, env=env).status == status
+
+
+def test_what_is_not_judged():
+    assert judge(env=FC1, ascend="0.27.1rc1").status == Status.SKIP  # FlashComm1 turned off instead
+    assert judge(env=FC1, ascend="0.30.0rc2").status == Status.SKIP
+    assert judge(env={"VLLM_ASCEND_ENABLE_FLASHCOMM1": "true"}).status == Status.UNKNOWN  # bool(int("true")) fails
+    dev = judge(env=FC1, ascend="0.19.1rc2.dev1265")  # stands for 0.25.1rc1 (pairs vLLM 0.25.1)
+    assert dev.status == Status.WARN and "judged by the rules of vllm-ascend 0.25.1rc1" in dev.message
+
+
+def test_experts_are_found_as_vllm_ascend_finds_them():
+    assert has_experts(MOE) and has_experts({"text_config": {"moe": {"n_routed_experts": 8}}})
+    assert not has_experts({"model_type": "qwen3", "hidden_size": 4096})
