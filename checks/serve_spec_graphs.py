@@ -193,7 +193,9 @@ def _judge(ctx, cmd, n: int, mode: Optional[str], comp: dict, tp: int, rounding,
                              problem=join("; ", problems)), evidence)
     if problems:
         return _finding(ctx, problems, n, tp, multiple, stand_in, evidence)
-    said = T("num_speculative_tokens {n}: FULL decode graphs at multiples of {m}", n=n, m=multiple)
+    said = (T("num_speculative_tokens {n}: FULL decode graphs at multiples of {m}", n=n, m=multiple) if mode else
+            T("num_speculative_tokens {n}: if the release's default mode captures FULL decode graphs, at multiples "
+              "of {m}", n=n, m=multiple))
     if top is not None:
         said += T(", up to {top}", top=top)
     return ctx.ok(said + (T(" (not judged: {parts})", parts=join("; ", notes)) if notes else ""), evidence)
