@@ -192,6 +192,14 @@ quant_not_ascend_ct_fp8 = _quant_outside("quant_not_ascend_ct_fp8",
                                          ("ascend", "compressed-tensors", "fp8", "deepseek_v4_fp8"))
 
 
+def launch_blocking_graph(cmd, env, model) -> Answer:
+    """ASCEND_LAUNCH_BLOCKING=1 (the exact string vllm-ascend compares) with ACL graphs on: the users a maintainer
+    asked to set it for a clearer traceback cannot start the server at all."""
+    on, how = cmd.graph_capture()
+    hit = on and str(env.get("ASCEND_LAUNCH_BLOCKING", "0")) == "1"
+    return hit, {}, f"ASCEND_LAUNCH_BLOCKING=1 with {how}" if hit else ""
+
+
 def lora(cmd, env, model) -> Answer:
     hit = cmd.flag("enable_lora")
     return hit, {}, "--enable-lora" if hit else ""
@@ -225,5 +233,6 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         prefix_cache_block_size, default_prefix_cache_block_size, cache_block_size, v0_cache_features_default_v0,
         v0_cache_features_opt_in_v0, v0_engine_default, ascend_scheduler_policy, ascend_scheduler_short_batch,
         torchair_eager, qwen3_next_prefix_cache, qwen3_next_graph, quant_not_ascend, quant_not_ascend_ct,
-        quant_not_ascend_ct_fp8, lora, lora_v1_opt_in, lora_fully_sharded_tp, lora_expert_parallel)
+        quant_not_ascend_ct_fp8, lora, lora_v1_opt_in, lora_fully_sharded_tp, lora_expert_parallel,
+        launch_blocking_graph)
 }

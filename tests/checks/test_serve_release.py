@@ -153,3 +153,16 @@ def test_a_quantization_rule_without_the_model_is_unknown():
     f = judge("", "0.13.0", model=False)
     assert f.status == Status.UNKNOWN and "REL-B27-002" in f.message
     assert judge("--quantization ascend", "0.13.0", model=False).status != Status.FAIL
+
+
+def test_ascend_launch_blocking_with_graphs_is_refused_from_0_11_0rc1_to_0_28():  # vllm-ascend PR #3574
+    blocking = {"ASCEND_LAUNCH_BLOCKING": "1"}
+    f = judge("", "0.25.1rc1", env=blocking)
+    assert f.status == Status.FAIL and "REL-B15-002" in f.message and "ASCEND_LAUNCH_BLOCKING=1" in f.message
+    assert "--enforce-eager" in f.remediation
+    assert judge("--enforce-eager", "0.25.1rc1", env=blocking).status == Status.PASS  # no graph: accepted
+    assert judge('--compilation-config {"cudagraph_mode":"NONE"}', "0.13.0", env=blocking).status == Status.PASS
+    assert judge("", "0.25.1rc1", env={"ASCEND_LAUNCH_BLOCKING": "0"}).status == Status.PASS
+    assert judge("", "0.25.1rc1", env={"ASCEND_LAUNCH_BLOCKING": "true"}).status == Status.PASS  # compared to "1"
+    assert judge("", "0.29.0rc1", env=blocking).status == Status.PASS  # the check is gone
+    assert judge("", "0.11.0rc0", env=blocking).status == Status.PASS  # not yet
