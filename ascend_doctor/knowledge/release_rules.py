@@ -75,6 +75,49 @@ def cache_block_size(cmd, env, model) -> Answer:
     return hit, {}, f"{cmd.source('block_size')}, prefix caching or chunked prefill on (the defaults)" if hit else ""
 
 
+def _model_type(model: Optional[dict]) -> Optional[str]:
+    value = (model or {}).get("model_type")
+    return value if isinstance(value, str) else None
+
+
+def dsv4_block_size(cmd, env, model) -> Answer:
+    """DeepSeek-V4 with a --block-size outside 32, 64 and 128: `refresh_block_size` sets 32 (with a warning)."""
+    bs = _block_size(cmd)
+    if bs is None or bs in (32, 64, 128):
+        return False, {}, ""
+    if model is None:
+        return None
+    hit = _model_type(model) == "deepseek_v4"
+    return hit, {}, f"model_type deepseek_v4 with {cmd.source('block_size')}" if hit else ""
+
+
+def dsv4_block_size_128(cmd, env, model) -> Answer:
+    """vllm-ascend 0.20.2rc1: DeepSeek-V4 runs with block size 128 whatever --block-size says, silently."""
+    bs = _block_size(cmd)
+    if bs is None or bs == 128:
+        return False, {}, ""
+    if model is None:
+        return None
+    hit = _model_type(model) == "deepseek_v4"
+    return hit, {}, f"model_type deepseek_v4 with {cmd.source('block_size')}" if hit else ""
+
+
+# --kv-cache-dtype values that keep the model's own width: what the DSA cache-dtype override leaves as it is.
+_WIDE_KV = ("auto", "bfloat16", "bf16", "float16", "half", "fp16")
+
+
+def index_topk_cache_dtype(cmd, env, model) -> Answer:
+    """A DeepSeek-sparse-attention model (`index_topk`: DeepSeek-V3.2, GLM-5, DeepSeek-V4) with an 8-bit
+    --kv-cache-dtype: vllm-ascend sets the cache dtype to the model's own, without a log line."""
+    value = cmd.get("kv_cache_dtype")
+    if not isinstance(value, str) or value.strip().lower() in _WIDE_KV:
+        return False, {}, ""
+    if model is None:
+        return None
+    hit = text_config(model).get("index_topk") is not None
+    return hit, {"value": value}, f"index_topk in config.json with {cmd.source('kv_cache_dtype')}" if hit else ""
+
+
 def _cache_features(cmd) -> list[str]:
     return [f"--{n.replace('_', '-')}" for n in ("enable_prefix_caching", "enable_chunked_prefill")
             if _explicit(cmd, n) is True]
@@ -234,5 +277,5 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         v0_cache_features_opt_in_v0, v0_engine_default, ascend_scheduler_policy, ascend_scheduler_short_batch,
         torchair_eager, qwen3_next_prefix_cache, qwen3_next_graph, quant_not_ascend, quant_not_ascend_ct,
         quant_not_ascend_ct_fp8, lora, lora_v1_opt_in, lora_fully_sharded_tp, lora_expert_parallel,
-        launch_blocking_graph)
+        launch_blocking_graph, dsv4_block_size, dsv4_block_size_128, index_topk_cache_dtype)
 }

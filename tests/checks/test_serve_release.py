@@ -166,3 +166,26 @@ def test_ascend_launch_blocking_with_graphs_is_refused_from_0_11_0rc1_to_0_28():
     assert judge("", "0.25.1rc1", env={"ASCEND_LAUNCH_BLOCKING": "true"}).status == Status.PASS  # compared to "1"
     assert judge("", "0.29.0rc1", env=blocking).status == Status.PASS  # the check is gone
     assert judge("", "0.11.0rc0", env=blocking).status == Status.PASS  # not yet
+
+
+def test_deepseek_v4_block_size_is_replaced_as_each_release_replaces_it():  # vllm-ascend#14479
+    v4 = '--hf-overrides {"model_type":"deepseek_v4"}'
+    f = judge(v4 + " --block-size 256", "0.25.1rc1")
+    assert f.status == Status.WARN and "REL-B13-011" in f.message and "Setting block size to 32" in f.message
+    assert judge(v4 + " --block-size 64", "0.25.1rc1").status == Status.PASS
+    assert judge(v4, "0.25.1rc1").status == Status.PASS  # no --block-size
+    f = judge(v4 + " --block-size 64", "0.20.2rc1")  # 0.20.2rc1: always 128
+    assert f.status == Status.WARN and "REL-B13-012" in f.message
+    off = " --no-enable-prefix-caching --no-enable-chunked-prefill"  # REL-B13-003 out of the way
+    assert judge(v4 + " --block-size 256" + off, "0.25.1rc1", model=False).status == Status.UNKNOWN
+
+
+def test_an_8_bit_kv_cache_on_a_dsa_model_is_replaced_by_the_model_dtype():  # vllm-ascend#7685
+    dsa = '--hf-overrides {"index_topk":2048}'
+    f = judge(dsa + " --kv-cache-dtype fp8", "0.25.1rc1")
+    assert f.status == Status.WARN and "REL-B28-001" in f.message and "--kv-cache-dtype fp8 is not used" in f.message
+    assert judge(dsa + " --kv-cache-dtype auto", "0.25.1rc1").status == Status.PASS
+    assert judge(dsa + " --kv-cache-dtype bfloat16", "0.25.1rc1").status == Status.PASS
+    assert judge("--kv-cache-dtype fp8", "0.25.1rc1").status == Status.PASS  # Qwen3-8B: no DSA indexer
+    assert judge(dsa + " --kv-cache-dtype fp8", "0.29.0rc1").status == Status.PASS  # SFA C8 from then on
+    assert judge(dsa + " --kv-cache-dtype fp8", "0.14.0rc1").status == Status.PASS
