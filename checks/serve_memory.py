@@ -84,6 +84,27 @@ def _release(ctx) -> dict:
     return {"vllm_ascend": dist.version if dist is not None else None}
 
 
+def _kv_cache_dtype(ctx, cmd, cfg: dict, release, given: str):
+    """(the KV cache dtype the installed release will use, evidence): --kv-cache-dtype as given, unless a release rule
+    of SERVE311 says the release replaces it (REL-B28-001: the model's dtype for a DeepSeek-sparse-attention model,
+    vllm-ascend 0.15.0rc1-0.28.x) — one table for both checks."""
+    from ascend_doctor.knowledge.release_rules import CONDITIONS
+    from ascend_doctor.text.versions import SpecifierSet, try_parse_version
+
+    if not release or try_parse_version(release) is None:
+        return given, []
+    env = ctx.try_fact("server_env") or {}
+    for rule in ctx.knowledge.release_rules:
+        if rule.when != "index_topk_cache_dtype" or not SpecifierSet(rule.vllm_ascend).contains(release):
+            continue
+        hit = CONDITIONS[rule.when](cmd, env, cfg)
+        if hit and hit[0]:
+            return "auto", [ev(T("KV cache dtype"), T("vllm-ascend {release} uses the model's dtype, not "
+                                                      "--kv-cache-dtype {given} ({rule})", release=release,
+                                                      given=given, rule=rule.id))]
+    return given, []
+
+
 def _format(m, arch) -> str:
     """The checkpoint's weight format (msModelSlim's description, the config), fp32 loaded as 16 bits."""
     fmt = format_of(arch, {"x.weight": m.quant_type} if m.quant_type else None) or "bf16"
@@ -158,7 +179,10 @@ def memory_fits(ctx):
     poorest = min(used, key=lambda c: c.hbm_total_mb or c.memory_total_mb or 0)
     chip, ws = _chip(poorest, ctx.knowledge.chips), _weights(m, arch)
     release = _release(ctx)
+    kv_dtype, replaced = _kv_cache_dtype(ctx, cmd, cfg, release["vllm_ascend"], want.kv_cache_dtype)
+    evidence += replaced
     want = want.model_copy(update={"kv_halved_by": chip.kv_halved_by(release["vllm_ascend"]), **release,
+                                   "kv_cache_dtype": kv_dtype,
                                    "spec_tokens": spec_tokens, "page_rules": ctx.knowledge.hybrid_pages,
                                    "dsa_rules": ctx.knowledge.dsa_pages,
                                    **_buffsize(ctx)})

@@ -255,3 +255,22 @@ def test_the_replication_bound_is_the_unsharded_share_of_what_each_feature_keeps
     mlapo = 61 * (7168 * 1536 + 7168 * 576 + q_b / 8)
     assert extra == int(shared + 61 * (q_b + kv_b) * 7 / 8 + mlapo)
     assert features({}, {}, None, v32) == [] and bound(v32, "w8a8", 8, [])[0] == 0
+
+
+def test_the_kv_cache_dtype_a_release_replaces_is_sized_as_it_runs(tmp_path):
+    """vllm-ascend 0.15.0rc1-0.28.x replace an 8-bit --kv-cache-dtype with the model's dtype on a DeepSeek-sparse-
+    attention model (SERVE311 REL-B28-001, vllm-ascend#7685): the memory check sizes the 16-bit cache it will get,
+    from the same row, and says why; from 0.29.0rc1 the 8-bit cache is its SFA C8 layout, not sized here."""
+    from tests.checks.test_serve_checks import on_release
+
+    dsa = dict(C.DEEPSEEK_V2_LITE, model_type="deepseek_v32", index_topk=2048, index_head_dim=128, index_n_heads=64)
+    d = model_dir(tmp_path, dsa, 31_400_000_000, name="dsa")
+    cmd = f"vllm serve {d} -tp 2 --max-model-len 32768 --kv-cache-dtype fp8"
+    replaced = run_check("SERVE305", on_release(facts(cmd, npus=npu(8)), "0.25.1rc1"))
+    assert replaced.status == Status.PASS, replaced.message
+    assert any("uses the model's dtype, not --kv-cache-dtype fp8 (REL-B28-001)" in e.excerpt
+               for e in replaced.evidence)
+    plain = run_check("SERVE305", on_release(facts(cmd.replace(" --kv-cache-dtype fp8", ""), npus=npu(8)), "0.25.1rc1"))
+    assert plain.message == replaced.message  # the same 16-bit cache
+    later = run_check("SERVE305", on_release(facts(cmd, npus=npu(8)), "0.29.0rc1"))
+    assert later.status == Status.UNKNOWN and "on an MLA model" in later.message
