@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 from pydantic import Field
 
 from ascend_doctor.core.model import Model
-from ascend_doctor.deploy.arch import derived_max_len, read_architecture, text_config
+from ascend_doctor.deploy.arch import MLA_MODEL_TYPES, derived_max_len, read_architecture, text_config
 
 Answer = Optional[tuple[bool, dict, str]]
 
@@ -243,6 +243,40 @@ def launch_blocking_graph(cmd, env, model) -> Answer:
     return hit, {}, f"ASCEND_LAUNCH_BLOCKING=1 with {how}" if hit else ""
 
 
+def _additional(cmd) -> dict:
+    cfg, _ = cmd.json_value("additional_config")
+    return cfg if isinstance(cfg, dict) else {}
+
+
+def kv_nz_not_d_node(cmd, env, model) -> Answer:
+    """`enable_kv_nz` outside a P/D decode node: no --kv-transfer-config, or a kv_role that is not a consumer
+    (vLLM's `is_kv_consumer`: kv_consumer or kv_both)."""
+    if not _additional(cmd).get("enable_kv_nz"):
+        return False, {}, ""
+    kv, _ = cmd.json_value("kv_transfer_config")
+    role = kv.get("kv_role") if isinstance(kv, dict) else None
+    hit = role not in ("kv_consumer", "kv_both")
+    return hit, {}, (f"enable_kv_nz with kv_role {role}" if role else "enable_kv_nz without --kv-transfer-config") \
+        if hit else ""
+
+
+def kv_nz_not_mla(cmd, env, model) -> Answer:
+    """`enable_kv_nz` on a model that is not DeepSeek-style MLA, or is a DeepSeek-sparse-attention one (`index_topk`
+    without DeepSeek-V4's `compress_ratios`, which the releases read differently)."""
+    if not _additional(cmd).get("enable_kv_nz"):
+        return False, {}, ""
+    if model is None:
+        return None
+    text = text_config(model)
+    if text.get("compress_ratios") is not None:
+        return False, {}, ""
+    # vLLM's is_deepseek_mla: the text config's model_type is DeepSeek-style and it has a kv_lora_rank
+    mla = text.get("model_type") in MLA_MODEL_TYPES and text.get("kv_lora_rank") is not None
+    hit = not mla or text.get("index_topk") is not None
+    kind = "DSA (index_topk)" if mla else "not DeepSeek-style MLA"
+    return hit, {}, f"enable_kv_nz on model_type {text.get('model_type')} ({kind})" if hit else ""
+
+
 def lora(cmd, env, model) -> Answer:
     hit = cmd.flag("enable_lora")
     return hit, {}, "--enable-lora" if hit else ""
@@ -277,5 +311,6 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         v0_cache_features_opt_in_v0, v0_engine_default, ascend_scheduler_policy, ascend_scheduler_short_batch,
         torchair_eager, qwen3_next_prefix_cache, qwen3_next_graph, quant_not_ascend, quant_not_ascend_ct,
         quant_not_ascend_ct_fp8, lora, lora_v1_opt_in, lora_fully_sharded_tp, lora_expert_parallel,
-        launch_blocking_graph, dsv4_block_size, dsv4_block_size_128, index_topk_cache_dtype)
+        launch_blocking_graph, dsv4_block_size, dsv4_block_size_128, index_topk_cache_dtype, kv_nz_not_d_node,
+        kv_nz_not_mla)
 }

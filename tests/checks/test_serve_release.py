@@ -189,3 +189,19 @@ def test_an_8_bit_kv_cache_on_a_dsa_model_is_replaced_by_the_model_dtype():  # v
     assert judge("--kv-cache-dtype fp8", "0.25.1rc1").status == Status.PASS  # Qwen3-8B: no DSA indexer
     assert judge(dsa + " --kv-cache-dtype fp8", "0.29.0rc1").status == Status.PASS  # SFA C8 from then on
     assert judge(dsa + " --kv-cache-dtype fp8", "0.14.0rc1").status == Status.PASS
+
+
+def test_enable_kv_nz_only_on_an_mla_decode_node():
+    nz = '--additional-config {"enable_kv_nz":true}'
+    mla = '--hf-overrides {"model_type":"deepseek_v3","kv_lora_rank":512,"qk_rope_head_dim":64,"q_lora_rank":1536}'
+    d_node = '--kv-transfer-config {"kv_connector":"MooncakeConnectorV1","kv_role":"kv_consumer"}'
+    f = judge(f"{nz} {mla}", "0.25.1rc1")
+    assert f.status == Status.FAIL and "REL-B29-001" in f.message and "can only be used in D node" in f.message
+    assert "REL-B29-002" not in f.message  # an MLA model
+    f = judge(f"{nz} {d_node}", "0.25.1rc1")  # Qwen3-8B: GQA
+    assert f.status == Status.FAIL and "REL-B29-002" in f.message and "REL-B29-001" not in f.message
+    assert judge(f"{nz} {mla} {d_node}", "0.25.1rc1").status == Status.PASS
+    assert judge(f"{nz} {mla} {d_node.replace('kv_consumer', 'kv_producer')}", "0.25.1rc1").status == Status.FAIL
+    dsa = mla.replace('"q_lora_rank":1536}', '"q_lora_rank":1536,"index_topk":2048}')
+    assert "REL-B29-002" in judge(f"{nz} {dsa} {d_node}", "0.25.1rc1").message
+    assert judge(f"{nz} {mla}", "0.13.0rc1").status == Status.PASS  # before the check
