@@ -260,6 +260,18 @@ def kv_nz_not_d_node(cmd, env, model) -> Answer:
         if hit else ""
 
 
+def layer_sharding_not_p_node(cmd, env, model) -> Answer:
+    """`layer_sharding` (a non-empty list in --additional-config) outside a P/D prefill node: no
+    --kv-transfer-config, or a kv_role other than kv_producer."""
+    if not _additional(cmd).get("layer_sharding"):
+        return False, {}, ""
+    kv, _ = cmd.json_value("kv_transfer_config")
+    role = kv.get("kv_role") if isinstance(kv, dict) else None
+    hit = role != "kv_producer"
+    return hit, {}, (f"layer_sharding with kv_role {role}" if role else
+                     "layer_sharding without --kv-transfer-config") if hit else ""
+
+
 def kv_nz_not_mla(cmd, env, model) -> Answer:
     """`enable_kv_nz` on a model that is not DeepSeek-style MLA, or is a DeepSeek-sparse-attention one (`index_topk`
     without DeepSeek-V4's `compress_ratios`, which the releases read differently)."""
@@ -312,5 +324,5 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         torchair_eager, qwen3_next_prefix_cache, qwen3_next_graph, quant_not_ascend, quant_not_ascend_ct,
         quant_not_ascend_ct_fp8, lora, lora_v1_opt_in, lora_fully_sharded_tp, lora_expert_parallel,
         launch_blocking_graph, dsv4_block_size, dsv4_block_size_128, index_topk_cache_dtype, kv_nz_not_d_node,
-        kv_nz_not_mla)
+        kv_nz_not_mla, layer_sharding_not_p_node)
 }

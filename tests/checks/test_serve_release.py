@@ -205,3 +205,16 @@ def test_enable_kv_nz_only_on_an_mla_decode_node():
     dsa = mla.replace('"q_lora_rank":1536}', '"q_lora_rank":1536,"index_topk":2048}')
     assert "REL-B29-002" in judge(f"{nz} {dsa} {d_node}", "0.25.1rc1").message
     assert judge(f"{nz} {mla}", "0.13.0rc1").status == Status.PASS  # before the check
+
+
+def test_layer_sharding_off_a_prefill_node_is_refused_from_0_18_0_to_0_23():
+    """The DeepSeek-V3.2 tutorial of vllm-ascend 0.18.0 passes `layer_sharding` on its single-node command, which
+    that release refuses (platform.py _validate_layer_sharding_config)."""
+    ls = '--additional-config {"layer_sharding":["q_b_proj","o_proj"]}'
+    f = judge(ls, "0.18.0")
+    assert f.status == Status.FAIL and "REL-B29-003" in f.message and "P node" in f.message
+    p_node = '--kv-transfer-config {"kv_connector":"MooncakeConnectorV1","kv_role":"kv_producer"}'
+    assert judge(f"{ls} {p_node}", "0.18.0").status == Status.PASS
+    assert judge(f"{ls} {p_node.replace('kv_producer', 'kv_both')}", "0.23.0").status == Status.FAIL
+    assert judge(ls, "0.18.0rc1").status == Status.PASS and judge(ls, "0.24.0rc1").status == Status.PASS
+    assert judge('--additional-config {"layer_sharding":[]}', "0.18.0").status == Status.PASS
