@@ -67,8 +67,9 @@ def _sizes_top(comp: dict) -> Optional[int]:
 
 
 def _good_tokens(n: int, tp: int) -> list[int]:
-    """The speculative token counts nearest `n` whose n + 1 divides TP or is a multiple of it."""
-    good = [k for k in range(1, max(2 * n, tp) + 2) if tp % (k + 1) == 0 or (k + 1) % tp == 0]
+    """The speculative token counts nearest `n` whose n + 1 divides TP or is a multiple of it (searched up to 4096:
+    a TP read off a paste can be any number)."""
+    good = [k for k in range(1, min(max(2 * n, tp) + 2, 4097)) if tp % (k + 1) == 0 or (k + 1) % tp == 0]
     return sorted(good, key=lambda k: (abs(k - n), k))[:2]
 
 

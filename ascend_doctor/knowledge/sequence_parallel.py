@@ -107,11 +107,21 @@ def sequence_parallel(row: AscendSp, env: Mapping[str, str], additional: Optiona
     return (None if unreadable and not on else on), seen
 
 
-def has_experts(config: Any) -> bool:
+def has_experts(config: Any, budget: int = 100_000) -> bool:
     """vllm-ascend's `is_moe_model`: any key of the text config, at any depth, naming experts (`_is_contain_expert`,
-    vllm_ascend/utils.py) — read here on config.json as written."""
-    if isinstance(config, Mapping):
-        return any("expert" in str(k) or has_experts(v) for k, v in config.items())
+    vllm_ascend/utils.py) — read here on config.json as written, without recursion and over at most `budget` keys
+    (a config.json nested a thousand deep, or of a million keys, is still an answer, not a crash)."""
+    stack = [config]
+    while stack and budget > 0:
+        node = stack.pop()
+        if not isinstance(node, Mapping):
+            continue
+        for k, v in node.items():
+            budget -= 1
+            if "expert" in str(k):
+                return True
+            if isinstance(v, Mapping):
+                stack.append(v)
     return False
 
 

@@ -65,3 +65,14 @@ def test_what_is_not_judged():
 def test_experts_are_found_as_vllm_ascend_finds_them():
     assert has_experts(MOE) and has_experts({"text_config": {"moe": {"n_routed_experts": 8}}})
     assert not has_experts({"model_type": "qwen3", "hidden_size": 4096})
+
+
+def test_a_hostile_config_is_read_without_recursion():
+    deep: dict = {}
+    node = deep
+    for _ in range(5000):  # deeper than Python's recursion limit
+        node["x"] = {}
+        node = node["x"]
+    node["num_experts"] = 8
+    assert has_experts(deep)
+    assert not has_experts({f"k{i}": i for i in range(200_000)})  # the key budget ends the walk

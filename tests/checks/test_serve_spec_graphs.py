@@ -121,3 +121,11 @@ def test_what_is_not_known_is_said():
     assert judge(command(), vllm="0.11.0", ascend="0.11.0rc1").status == Status.UNKNOWN
     assert judge(command(), env={"VLLM_USE_V2_MODEL_RUNNER": "1"}).status == Status.SKIP
     assert judge("--tensor-parallel-size 4").status == Status.SKIP
+
+
+def test_a_huge_tp_from_a_paste_is_judged_quickly():
+    import time
+
+    start = time.monotonic()
+    f = judge(command(5, tp=10**9, additional={"enable_flashcomm1": True}))
+    assert f.status == Status.FAIL and time.monotonic() - start < 2
