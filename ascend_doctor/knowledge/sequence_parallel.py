@@ -26,6 +26,7 @@ from typing import Any, Literal, Mapping, Optional
 from pydantic import Field
 
 from ascend_doctor.core.model import Model
+from ascend_doctor.text.textsafe import clipped
 from ascend_doctor.text.versions import SpecifierSet
 
 
@@ -69,19 +70,19 @@ def _switch(term: str, env: Mapping[str, str], additional: Mapping[str, Any],
     kind, _, name = term.partition(":")
     if term == "pass_config.enable_sp":
         value = pass_config.get("enable_sp")
-        return (None, None) if value is None else (value is True, f"pass_config.enable_sp={value!r}")
+        return (None, None) if value is None else (value is True, f"pass_config.enable_sp={clipped(repr(value))}")
     if kind == "additional":
         if name not in additional:
             return None, None
-        return bool(additional[name]), f"--additional-config {name}={additional[name]!r}"
+        return bool(additional[name]), f"--additional-config {name}={clipped(repr(additional[name]))}"
     if kind == "env":
         raw = env.get(name)
         if raw is None:
             return None, None
         try:  # vllm-ascend reads these as bool(int(value))
-            return bool(int(str(raw).strip())), f"{name}={raw}"
+            return bool(int(str(raw).strip())), f"{name}={clipped(str(raw))}"
         except ValueError:
-            return None, f"{name}={raw} (not an integer: vllm-ascend cannot read it)"
+            return None, f"{name}={clipped(str(raw))} (not an integer: vllm-ascend cannot read it)"
     raise ValueError(f"sequence-parallel: unknown switch {term!r}")
 
 

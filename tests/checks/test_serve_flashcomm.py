@@ -76,3 +76,8 @@ def test_a_hostile_config_is_read_without_recursion():
     node["num_experts"] = 8
     assert has_experts(deep)
     assert not has_experts({f"k{i}": i for i in range(200_000)})  # the key budget ends the walk
+
+
+def test_a_switch_value_is_quoted_clipped():
+    f = judge(env={"VLLM_ASCEND_ENABLE_FLASHCOMM1": "x" * 5000})
+    assert f.status == Status.UNKNOWN and "x" * 5000 not in f.message and len(f.message) < 600
