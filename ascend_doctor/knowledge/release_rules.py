@@ -272,6 +272,23 @@ def layer_sharding_not_p_node(cmd, env, model) -> Answer:
                      "layer_sharding without --kv-transfer-config") if hit else ""
 
 
+def recompute_scheduler_mixed(cmd, env, model) -> Answer:
+    """`recompute_scheduler_enable` true (the top-level --additional-config key, or under `scheduler_config`, where
+    0.25.1rc1 moved it) on a PD-mixed server: no --kv-transfer-config, or kv_role kv_both. A false anywhere is taken
+    at its word (not judged)."""
+    add = _additional(cmd)
+    nested = add.get("scheduler_config") if isinstance(add.get("scheduler_config"), dict) else {}
+    given = [v for v in (add.get("recompute_scheduler_enable"), nested.get("recompute_scheduler_enable"))
+             if v is not None]
+    if not given or not all(v is True for v in given):
+        return False, {}, ""
+    kv, _ = cmd.json_value("kv_transfer_config")
+    role = kv.get("kv_role") if isinstance(kv, dict) else None
+    hit = role in (None, "kv_both")
+    return hit, {}, (f"recompute_scheduler_enable with kv_role {role}" if role else
+                     "recompute_scheduler_enable without --kv-transfer-config") if hit else ""
+
+
 def kv_nz_not_mla(cmd, env, model) -> Answer:
     """`enable_kv_nz` on a model that is not DeepSeek-style MLA, or is a DeepSeek-sparse-attention one (`index_topk`
     without DeepSeek-V4's `compress_ratios`, which the releases read differently)."""
@@ -324,5 +341,5 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         torchair_eager, qwen3_next_prefix_cache, qwen3_next_graph, quant_not_ascend, quant_not_ascend_ct,
         quant_not_ascend_ct_fp8, lora, lora_v1_opt_in, lora_fully_sharded_tp, lora_expert_parallel,
         launch_blocking_graph, dsv4_block_size, dsv4_block_size_128, index_topk_cache_dtype, kv_nz_not_d_node,
-        kv_nz_not_mla, layer_sharding_not_p_node)
+        kv_nz_not_mla, layer_sharding_not_p_node, recompute_scheduler_mixed)
 }

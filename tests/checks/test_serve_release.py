@@ -218,3 +218,17 @@ def test_layer_sharding_off_a_prefill_node_is_refused_from_0_18_0_to_0_23():
     assert judge(f"{ls} {p_node.replace('kv_producer', 'kv_both')}", "0.23.0").status == Status.FAIL
     assert judge(ls, "0.18.0rc1").status == Status.PASS and judge(ls, "0.24.0rc1").status == Status.PASS
     assert judge('--additional-config {"layer_sharding":[]}', "0.18.0").status == Status.PASS
+
+
+def test_the_recompute_scheduler_on_a_pd_mixed_server_is_refused():  # vllm-ascend PRs #11265, #11537
+    on = '--additional-config {"recompute_scheduler_enable":true}'
+    f = judge(on, "0.23.0")
+    assert f.status == Status.FAIL and "REL-B29-004" in f.message
+    both = '--kv-transfer-config {"kv_connector":"MooncakeConnectorV1","kv_role":"kv_both"}'
+    assert judge(f"{on} {both}", "0.18.0").status == Status.FAIL
+    d = both.replace("kv_both", "kv_consumer")
+    assert judge(f"{on} {d}", "0.23.0").status == Status.PASS
+    nested = '--additional-config {"scheduler_config":{"recompute_scheduler_enable":true}}'
+    assert judge(nested, "0.25.1rc1").status == Status.FAIL  # where 0.25.1rc1 moved it
+    assert judge('--additional-config {"recompute_scheduler_enable":false}', "0.23.0").status == Status.PASS
+    assert judge(on, "0.18.0rc1").status == Status.PASS  # no such check yet
