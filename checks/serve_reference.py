@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from ascend_doctor.i18n import T
 from ascend_doctor.plugin import check, ev
+from ascend_doctor.text.switches import is_on
 
 from ._serve import cmd_or_skip
-
-_TRUE = ("1", "true", "yes", "on")
 
 
 def _looks_like_path(model: str) -> bool:
@@ -61,7 +60,7 @@ def model_reference(ctx):
                           "`Can't load the configuration of '{model}'`", model=model, why=m.why_not), evidence,
                         remediation=T("Mount the model directory into the container (`-v /data/models:/data/models`) "
                                       "or fix the path."))
-    modelscope = str(env.get("VLLM_USE_MODELSCOPE", "")).strip().lower() in _TRUE
+    modelscope = is_on(env.get("VLLM_USE_MODELSCOPE"))
     if modelscope:
         py = ctx.try_fact("python")
         evidence.append(ev("env: VLLM_USE_MODELSCOPE", env.get("VLLM_USE_MODELSCOPE")))
@@ -73,7 +72,7 @@ def model_reference(ctx):
         return ctx.unknown(T("{model} will be fetched from ModelScope at start-up: the doctor does not look into "
                              "the ModelScope cache or contact the hub", model=model), evidence)
     offline = [k for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
-               if str(env.get(k, "")).strip().lower() in _TRUE]
+               if is_on(env.get(k))]
     if offline:
         evidence.append(ev(f"env: {offline[0]}", env.get(offline[0])))
         return ctx.fail(T("{model} is not in the Hugging Face cache and {var} is set: vLLM stops with "

@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ascend_doctor.i18n import T, join
-from ascend_doctor.knowledge.sequence_parallel import env_on, sequence_parallel
+from ascend_doctor.knowledge.sequence_parallel import sequence_parallel
 from ascend_doctor.plugin import check, ev
 from ascend_doctor.text.jsonread import loads
+from ascend_doctor.text.switches import is_on
 
 from ._serve import cmd_or_skip, int_opt, paired_of, serving_versions
 
@@ -115,7 +116,7 @@ def spec_graph_sizes(ctx):
     if rounding is None:
         return ctx.unknown(T("how vLLM {version} rounds the decode graphs for speculative decoding is not recorded "
                              "(serve/sequence-parallel)", version=versions["vllm"]), evidence)
-    if env_on(ctx.fact("server_env"), "VLLM_USE_V2_MODEL_RUNNER"):
+    if is_on(ctx.fact("server_env").get("VLLM_USE_V2_MODEL_RUNNER")):
         return ctx.skip(T("VLLM_USE_V2_MODEL_RUNNER is on: Model Runner V2 sizes its graphs itself"))
     try:
         tp = int_opt(cmd, "tensor_parallel_size", 1)

@@ -22,6 +22,7 @@ from typing import Callable, Optional
 
 from ascend_doctor.i18n import T
 from ascend_doctor.seam.strays import own, release
+from ascend_doctor.text.switches import is_on
 
 FORWARDED_SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT"))
                           if s is not None)
@@ -31,7 +32,7 @@ SKIP_ENV = "ASCEND_DOCTOR_SKIP"
 def skip_requested(env: Optional[dict] = None) -> bool:
     """True when ASCEND_DOCTOR_SKIP is set to a true-ish value (1, true, yes)."""
     v = (env if env is not None else os.environ).get(SKIP_ENV, "")
-    return v.strip().lower() in ("1", "true", "yes", "on")
+    return is_on(v)
 
 
 def become(argv: list[str]) -> int:

@@ -22,23 +22,22 @@ from typing import Mapping, Optional
 from ascend_doctor.deploy.arch import Architecture
 from ascend_doctor.deploy.weights import FORMATS
 from ascend_doctor.i18n import Localized, T, join
-
-_ON = ("1", "true", "yes", "on")
+from ascend_doctor.text.switches import is_on
 
 
 def features(env: Mapping[str, str], additional: Optional[dict], pass_config: Optional[dict],
              a: Architecture) -> list[str]:
     """The weight-replicating features a command turns on that apply to this model."""
     add = additional if isinstance(additional, dict) else {}
-    sp = (str(env.get("VLLM_ASCEND_ENABLE_FLASHCOMM1", "")).strip().lower() in _ON
-          or str(env.get("VLLM_ASCEND_ENABLE_FLASHCOMM", "")).strip().lower() in _ON
+    sp = (is_on(env.get("VLLM_ASCEND_ENABLE_FLASHCOMM1"))
+          or is_on(env.get("VLLM_ASCEND_ENABLE_FLASHCOMM"))
           or bool(isinstance(pass_config, dict) and pass_config.get("enable_sp") is True))
     on = []
     if a.shared_intermediate and (sp or add.get("enable_shared_expert_dp") is True):
         on.append("shared-expert-dp")
     if a.index_head_dim and (sp or add.get("enable_dsa_cp") is True):
         on.append("dsa-cp")
-    if a.attention == "mla" and (str(env.get("VLLM_ASCEND_ENABLE_MLAPO", "")).strip().lower() in _ON
+    if a.attention == "mla" and (is_on(env.get("VLLM_ASCEND_ENABLE_MLAPO"))
                                  or add.get("enable_mlapo") is True):
         on.append("mlapo")
     return on

@@ -125,7 +125,3 @@ def has_experts(config: Any, budget: int = 100_000) -> bool:
                 stack.append(v)
     return False
 
-
-def env_on(env: Mapping[str, str], name: str) -> bool:
-    """An environment switch set to a true value (1, true, yes, on)."""
-    return str(env.get(name, "")).strip().lower() in ("1", "true", "yes", "on")

@@ -24,6 +24,7 @@ from pydantic import Field
 from ascend_doctor.core.model import Model
 from ascend_doctor.text.jsonread import loads
 from ascend_doctor.text.redact import REDACTED, is_secret_option, redact_argv
+from ascend_doctor.text.switches import is_on
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ class ServeCommand(Model):
         if isinstance(v, bool):
             return v
         if isinstance(v, str):
-            return v.strip().lower() in ("1", "true", "yes", "on")
+            return is_on(v)
         return False
 
     def int_opt(self, name: str) -> Optional[int]:
