@@ -88,16 +88,16 @@ def _kv_cache_dtype(ctx, cmd, cfg: dict, release, given: str):
     """(the KV cache dtype the installed release will use, evidence): --kv-cache-dtype as given, unless a release rule
     of SERVE311 says the release replaces it (REL-B28-001: the model's dtype for a DeepSeek-sparse-attention model,
     vllm-ascend 0.15.0rc1-0.28.x) — one table for both checks."""
-    from ascend_doctor.knowledge.release_rules import CONDITIONS
-    from ascend_doctor.text.versions import SpecifierSet, try_parse_version
+    from ascend_doctor.knowledge.release_rules import answer, rules_for
+    from ascend_doctor.text.versions import try_parse_version
 
     if not release or try_parse_version(release) is None:
         return given, []
     env = ctx.try_fact("server_env") or {}
-    for rule in ctx.knowledge.release_rules:
-        if rule.when != "index_topk_cache_dtype" or not SpecifierSet(rule.vllm_ascend).contains(release):
+    for rule in rules_for(ctx.knowledge.release_rules, release):
+        if rule.when != "index_topk_cache_dtype":
             continue
-        hit = CONDITIONS[rule.when](cmd, env, cfg)
+        hit = answer(rule, cmd, env, cfg)
         if hit and hit[0]:
             return "auto", [ev(T("KV cache dtype"), T("vllm-ascend {release} uses the model's dtype, not "
                                                       "--kv-cache-dtype {given} ({rule})", release=release,

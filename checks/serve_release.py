@@ -5,9 +5,8 @@ The rows are the `serve/release-rules` table; their conditions are ascend_doctor
 from __future__ import annotations
 
 from ascend_doctor.i18n import T, join, known
-from ascend_doctor.knowledge.release_rules import CONDITIONS
+from ascend_doctor.knowledge.release_rules import answer, rules_for
 from ascend_doctor.plugin import check, ev
-from ascend_doctor.text.versions import SpecifierSet
 
 from ._serve import ascend_release, cmd_or_skip, model_config
 
@@ -51,17 +50,15 @@ def release_combos(ctx):
     dist, out = ascend_release(ctx, T("the release rules"))
     if out:
         return out
-    rules = [r for r in ctx.knowledge.release_rules if SpecifierSet(r.vllm_ascend).contains(dist.version)]
+    rules = rules_for(ctx.knowledge.release_rules, dist.version)
     env, model = ctx.fact("server_env"), _model(ctx)
     hits, unjudged, evidence = [], [], [ev(T("command line"), cmd.display)]
     for rule in rules:
-        if model is not None and str(model.get("model_type") or "") in rule.exempt_model_types:
-            continue
-        answer = CONDITIONS[rule.when](cmd, env, model)
-        if answer is None:
+        said = answer(rule, cmd, env, model)
+        if said is None:
             unjudged.append(rule.id)
             continue
-        hit, fields, seen = answer
+        hit, fields, seen = said
         if hit:
             says = rule.says.format(**fields) if fields else rule.says
             hits.append((rule, says))

@@ -15,6 +15,7 @@ from pydantic import Field
 
 from ascend_doctor.core.model import Model
 from ascend_doctor.deploy.arch import MLA_MODEL_TYPES, derived_max_len, read_architecture, text_config
+from ascend_doctor.text.versions import SpecifierSet
 
 Answer = Optional[tuple[bool, dict, str]]
 
@@ -343,3 +344,15 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         launch_blocking_graph, dsv4_block_size, dsv4_block_size_128, index_topk_cache_dtype, kv_nz_not_d_node,
         kv_nz_not_mla, layer_sharding_not_p_node, recompute_scheduler_mixed)
 }
+
+
+def rules_for(rules, version: str) -> list:
+    """The rows whose releases include `version` (SERVE311 judges them all; SERVE305 asks the ones it sizes by)."""
+    return [r for r in rules if SpecifierSet(r.vllm_ascend).contains(version)]
+
+
+def answer(rule: ReleaseRule, cmd, env: dict, model: Optional[dict]) -> Answer:
+    """The row's condition on this deployment (None: it cannot tell); a model type the row exempts does not match."""
+    if model is not None and str(model.get("model_type") or "") in rule.exempt_model_types:
+        return False, {}, ""
+    return CONDITIONS[rule.when](cmd, env, model)
