@@ -9,7 +9,6 @@ from typing import Any, Optional
 from ascend_doctor.i18n import T, join
 from ascend_doctor.knowledge.sequence_parallel import sequence_parallel
 from ascend_doctor.plugin import check, ev
-from ascend_doctor.text.jsonread import loads
 from ascend_doctor.text.switches import is_on
 
 from ._serve import cmd_or_skip, int_opt, paired_of, serving_versions
@@ -17,34 +16,12 @@ from ._serve import cmd_or_skip, int_opt, paired_of, serving_versions
 _MAX_TOKENS = 1024  # a num_speculative_tokens beyond any drafter's: not judged
 
 
-def _merged(cmd, option: str) -> tuple[Optional[dict], Optional[str]]:
-    """The JSON option with its dotted form (`--compilation-config.pass_config.enable_sp true`) folded in."""
-    value, err = cmd.json_value(option)
-    if err:
-        return None, err
-    out = dict(value or {})
-    for dest, raw in cmd.options.items():
-        head, _, path = dest.partition(".")
-        if head != option or not path:
-            continue
-        try:
-            raw = loads(raw) if isinstance(raw, str) else raw
-        except ValueError:
-            pass
-        node = out
-        *parents, last = path.split(".")
-        for p in parents:
-            node = node.setdefault(p, {}) if isinstance(node.get(p, {}), dict) else {}
-        node[last] = raw
-    return out, None
-
-
 def _settings(ctx, cmd):
     """((speculative tokens, cudagraph_mode or None, --compilation-config, evidence), None) or (None, outcome)."""
     if not cmd.has("speculative_config"):
         return None, ctx.skip(T("no --speculative-config: every decode step is one token per request"))
-    spec, err = _merged(cmd, "speculative_config")
-    comp, comp_err = _merged(cmd, "compilation_config")
+    spec, err = cmd.json_with_dotted("speculative_config")
+    comp, comp_err = cmd.json_with_dotted("compilation_config")
     if err or comp_err:
         return None, ctx.unknown(T("cannot read the command's graph settings: {error}", error=err or comp_err))
     n = spec.get("num_speculative_tokens")

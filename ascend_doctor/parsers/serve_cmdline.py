@@ -141,6 +141,30 @@ class ServeCommand(Model):
             return None, f"{self.source(name)}: not a JSON object"
         return value, None
 
+    def json_with_dotted(self, name: str) -> tuple[Optional[dict], Optional[str]]:
+        """`json_value` with the option's dotted form folded in, as vLLM's parser folds it
+        (`--compilation-config.pass_config.enable_sp true` sets `{"pass_config": {"enable_sp": true}}`; a value
+        that is JSON is read as JSON, any other stays a string)."""
+        value, err = self.json_value(name)
+        if err:
+            return None, err
+        out = dict(value or {})
+        for dest, raw in self.options.items():
+            head, _, path = dest.partition(".")
+            if head != _dest(name) or not path:
+                continue
+            if isinstance(raw, str):
+                try:
+                    raw = loads(raw)
+                except ValueError:
+                    pass
+            node = out
+            *parents, last = path.split(".")
+            for p in parents:
+                node = node.setdefault(p, {}) if isinstance(node.get(p, {}), dict) else {}
+            node[last] = raw
+        return out, None
+
     def graph_capture(self) -> tuple[bool, str]:
         """(graph capture on, how it was decided): `--enforce-eager`, or `cudagraph_mode` NONE in
         --compilation-config."""

@@ -145,3 +145,17 @@ def test_option_syntax_is_per_vllm_release():
     assert c.model == "/models/x" and c.flag("language-model-only")
     c = parse_serve_command(["vllm", "serve", "/m", "--hf-token", "hf_abc", "--port", "8000"], keep_secrets=True)
     assert c.get("hf_token") == "hf_abc" and c.get("port") == "8000"
+
+
+def test_a_json_option_with_its_dotted_form_folded_in():
+    """vLLM folds `--compilation-config.pass_config.enable_sp true` into the JSON option; a JSON-looking value is read
+    as JSON, any other stays a string (the DSpark tutorial's settings, given both ways)."""
+    cmd = parse_serve_command(["vllm", "serve", "/m", "--compilation-config", '{"cudagraph_mode":"FULL_DECODE_ONLY"}',
+                               "--compilation-config.pass_config.enable_sp", "true",
+                               "--compilation-config.max_cudagraph_capture_size", "48"])
+    merged, err = cmd.json_with_dotted("compilation_config")
+    assert err is None and merged == {"cudagraph_mode": "FULL_DECODE_ONLY", "pass_config": {"enable_sp": True},
+                                      "max_cudagraph_capture_size": 48}
+    bad = parse_serve_command(["vllm", "serve", "/m", "--compilation-config", "{oops"])
+    assert bad.json_with_dotted("compilation_config")[0] is None and bad.json_with_dotted("compilation_config")[1]
+    assert parse_serve_command(["vllm", "serve", "/m"]).json_with_dotted("compilation_config") == ({}, None)
