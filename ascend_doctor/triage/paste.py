@@ -271,6 +271,34 @@ _BARE_EXCEPTION = re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Exit)(?::\s.*
 _HCCN = re.compile(r"^(?:\[devid \d+\]\s*)?(link status|ipaddr|net health status|netmask|link up count):", re.I)
 
 
+def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
+    """The facts one line states by itself: a version line, `name: version`, an hccn_tool answer, a bare exception,
+    collect_env's Python, OS and CANN lines. Every pattern is anchored on the line's first character."""
+    for comp, pat, source in _VERSION_LINES:
+        m = pat.match(t)
+        if m and m.group(1) not in ("N/A", "Could"):
+            f.versions.setdefault(comp, []).append(Seen(value=m.group(1), lines=str(no), source=source))
+    m = _NAME_VERSION.match(t)
+    if m:
+        name = "torch" if m.group(1).lower() == "pytorch" else m.group(1)
+        _add_pkg(f, name, m.group(2), no, "name: version line")
+        _extend(f, "version_lines", no)
+    if _HCCN.match(t):
+        _extend(f, "hccn_tool", no)
+    if _BARE_EXCEPTION.match(t) and not any(tb.first <= no <= tb.last for tb in f.tracebacks):
+        f.bare_exceptions.append(Seen(value=t[:200], lines=str(no), source="exception line"))
+    m = _PY_VERSION.match(t)
+    if m:
+        f.python_version = Seen(value=m.group(1), lines=str(no), source="collect_env Python version")
+        bits = _PY_BITS.search(t)
+        f.python_bits = int(bits.group(1)) if bits else f.python_bits
+    m = _OS_MACHINE.match(t)
+    if m:
+        f.machine = "aarch64" if m.group(1) == "arm64" else m.group(1)
+    if _CANN_NA.match(t):
+        f.cann_not_available = Seen(value="Not Available", lines=str(no), source="collect_env CANN line")
+
+
 def read_paste(text: str) -> PasteFacts:
     """Sections and facts of one paste.
 
@@ -286,8 +314,13 @@ def read_paste(text: str) -> PasteFacts:
     rows_seen_to = 0
     while i < n:
         ln = lines[i]
+        s = ln.text.strip()
+        # Every reader of `t` below is anchored on a word character (str.isalnum is re's \w less `_`), `_`, `.` or
+        # `[`: a log line (`(EngineCore pid=7) INFO …`), a table row or a blank line skips them all (a 10 MB log is
+        # a million such lines).
+        plain = s[:1].isalnum() or s[:1] in ("_", ".", "[")
         # The sectioned collect_env (vLLM >= 0.10) aligns `Key       : value`: read it as `Key: value`.
-        t = _ALIGNED.sub(r"\1: ", ln.text.strip(), count=1)
+        t = _ALIGNED.sub(r"\1: ", s, count=1) if plain else s
         # --- collect_env: one machine's report; the second one starts another machine
         if t.startswith("Collecting environment information") or (t.startswith("PyTorch version:") and
                                                                    collect_start is None):
@@ -297,30 +330,9 @@ def read_paste(text: str) -> PasteFacts:
                                           label="a second environment report (not merged)"))
                 break
             collect_start = ln.no
-        for comp, pat, source in _VERSION_LINES:
-            m = pat.match(t)
-            if m and m.group(1) not in ("N/A", "Could"):
-                f.versions.setdefault(comp, []).append(Seen(value=m.group(1), lines=str(ln.no), source=source))
-        m = _NAME_VERSION.match(t)
-        if m:
-            name = "torch" if m.group(1).lower() == "pytorch" else m.group(1)
-            _add_pkg(f, name, m.group(2), ln.no, "name: version line")
-            _extend(f, "version_lines", ln.no)
-        if _HCCN.match(t):
-            _extend(f, "hccn_tool", ln.no)
-        if _BARE_EXCEPTION.match(t) and not any(tb.first <= ln.no <= tb.last for tb in f.tracebacks):
-            f.bare_exceptions.append(Seen(value=t[:200], lines=str(ln.no), source="exception line"))
-        m = _PY_VERSION.match(t)
-        if m:
-            f.python_version = Seen(value=m.group(1), lines=str(ln.no), source="collect_env Python version")
-            bits = _PY_BITS.search(t)
-            f.python_bits = int(bits.group(1)) if bits else f.python_bits
-        m = _OS_MACHINE.match(t)
-        if m:
-            f.machine = "aarch64" if m.group(1) == "arm64" else m.group(1)
-        if _CANN_NA.match(t):
-            f.cann_not_available = Seen(value="Not Available", lines=str(ln.no), source="collect_env CANN line")
-        m = _PIP_BRACKET.match(t)
+        if plain:
+            _one_line_facts(f, t, ln.no)
+        m = _PIP_BRACKET.match(t) if plain else None
         if m:
             body = m.group(2).strip()
             if m.group(1) == "conda":
@@ -381,7 +393,7 @@ def read_paste(text: str) -> PasteFacts:
         if t == "CANN:" and i + 1 < n and _KEYVAL.match(lines[i + 1].text.strip()):
             i += 1
             continue
-        if _KEYVAL.match(t) and not t.startswith(("export ", "LD_LIBRARY_PATH=")):
+        if plain and _KEYVAL.match(t) and not t.startswith(("export ", "LD_LIBRARY_PATH=")):
             j = i
             while j < n and _KEYVAL.match(lines[j].text.strip()):
                 j += 1
@@ -389,7 +401,7 @@ def read_paste(text: str) -> PasteFacts:
                 i = j
                 continue
         # --- pip list table
-        if _PIP_HEADER.match(t):
+        if plain and _PIP_HEADER.match(t):
             j = i + 1
             if j < n and set(lines[j].text.strip()) <= set("- "):
                 j += 1
@@ -411,7 +423,7 @@ def read_paste(text: str) -> PasteFacts:
             continue
         # --- `pip list | grep -E "torch|vllm"`: pip list rows without the header (vllm-ascend#3793), two or more in
         # a row and one of them a package the doctor judges; not the whole list, so absence proves nothing
-        if not f.packages_complete and i >= rows_seen_to and _LIST_ROW.match(t):
+        if plain and not f.packages_complete and i >= rows_seen_to and _LIST_ROW.match(t):
             j = i
             while j < n and _LIST_ROW.match(lines[j].text.strip()):
                 j += 1
@@ -425,7 +437,7 @@ def read_paste(text: str) -> PasteFacts:
                 i = j
                 continue
         # --- pip freeze (a run of name==version lines)
-        fm = _FREEZE.match(t)
+        fm = _FREEZE.match(t) if plain else None
         if fm:
             j = i
             while j < n and _FREEZE.match(lines[j].text.strip()):
