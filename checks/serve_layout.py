@@ -170,7 +170,8 @@ def hbm_headroom(ctx):
     """Each NPU the server will use has the HBM --gpu-memory-utilization asks for
 
     What it checks: for the NPUs the server will use (the first TP x PP visible ones), `--gpu-memory-utilization`
-    (default 0.9) × HBM total against HBM free (total − used) in `npu-smi info`.
+    (default 0.9) × the device total vLLM sees (torch_npu's, from the chip table: 62403 MiB on a 910B3 whose npu-smi
+    says 65536 MB, the rest being the driver's reserve) against HBM free (total − used) in `npu-smi info`.
 
     Why it matters: vLLM reserves that fraction of every device at start-up; when another process already holds HBM
     it stops with `ValueError: Free memory on device … is less than desired GPU memory utilization` — or, on older
@@ -193,22 +194,30 @@ def hbm_headroom(ctx):
     if chips is None:
         return ctx.unknown(T("cannot compare HBM: {why}", why=why), evidence)
     used = chips[:tp * pp] or chips[:1]
-    short, seen, fits = [], [], []
+    short, seen, fits, totals = [], [], [], {}
+    table = ctx.knowledge.chips
     for c in used:
         total = c.hbm_total_mb if c.hbm_total_mb else c.memory_total_mb
         in_use = c.hbm_used_mb if c.hbm_total_mb else c.memory_used_mb
         if not total or in_use is None:
             continue
-        need, free = util * total, total - in_use
+        # vLLM multiplies the device total torch_npu reports, which leaves out the driver's own reserve that npu-smi
+        # counts as used on an idle chip (910B3: 65536 MB in npu-smi, 62403 MiB in torch_npu); the free memory is
+        # the same in both views. Judged with npu-smi's total, every idle 910B "failed" at 0.95 — the value the
+        # vllm-ascend tutorials use (bench/tutorial_controls.py).
+        visible, how = _vllm_total(c, total, table)
+        totals.setdefault(how, []).append(f"NPU {c.npu_id} chip {c.chip_id}")
+        need, free = util * visible, total - in_use
         seen.append(f"NPU {c.npu_id} chip {c.chip_id}: {in_use}/{total} MB used")
-        fits.append(free / total)
+        fits.append(free / visible)
         if need > free:
             short.append(T("NPU {npu_id} chip {chip_id} needs {need} MB ({util} x {total} MB) but has {free} MB free "
                            "({in_use} MB in use)", npu_id=c.npu_id, chip_id=c.chip_id,
-                           need=format(need, ".0f"), util=format(util, "g"), total=total, free=free, in_use=in_use))
+                           need=format(need, ".0f"), util=format(util, "g"), total=visible, free=free, in_use=in_use))
     if not seen:
         return ctx.unknown(T("npu-smi lists no HBM usage for these chips"), evidence)
     evidence.append(ev("cmd: npu-smi info (HBM)", "\n".join(seen)))
+    evidence += [ev(T("the total vLLM multiplies"), f"{how}: {', '.join(names)}") for how, names in totals.items()]
     if short:
         best = math.floor(min(fits) * 100) / 100
         return ctx.fail(T("--gpu-memory-utilization {util}: {short}", util=format(util, "g"), short=join('; ', short)),
@@ -218,6 +227,20 @@ def hbm_headroom(ctx):
                                        "lower.", best=format(best, ".2f"))), chips=short)
     return ctx.ok(T("{n_seen} NPU(s) can provide {util} of their HBM", n_seen=len(seen), util=format(util, "g")),
                   evidence)
+
+
+def _vllm_total(npu, total_mb: int, table) -> tuple[int, str]:
+    """(MB, how it is known) of the device total vLLM multiplies by --gpu-memory-utilization: torch_npu's total of
+    the chip table's row for npu-smi's name (at this die's own memory: Chip.with_total), else npu-smi's total less
+    the idle reserve the table knows for the chip, else npu-smi's total."""
+    from ascend_doctor.deploy.chips import find_chip
+
+    chip = find_chip(npu.name or "", table) if table else None
+    if chip is None:
+        return total_mb, T("npu-smi's total (chip {name} not in the chip table)", name=npu.name or "?")
+    seen = chip.with_total(total_mb)
+    visible, how, _estimate = seen.visible()
+    return visible // 2**20, how
 
 
 # Environment ---------------------------------------------------------------------------------------------------

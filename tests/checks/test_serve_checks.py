@@ -456,7 +456,25 @@ def test_hbm_headroom_fails_naming_chip_and_mb():
     out = run_check("SERVE304", f)
     assert out.status == Status.FAIL
     assert "NPU 1 chip 0" in out.message and "45536 MB free" in out.message
-    assert "--gpu-memory-utilization 0.69" in out.remediation
+    # vLLM asks gmu x torch_npu's total (910B3: 62403 MiB, chips.toml), not x npu-smi's 65536: 0.72 x 62403 fits
+    assert "(0.9 x 62403 MB)" in out.message and "--gpu-memory-utilization 0.72" in out.remediation
+
+
+def test_an_idle_910b_gives_what_the_tutorials_ask():
+    """An idle 910B3 shows ~3.4 GB in use in npu-smi (the driver's reserve, outside torch_npu's 62403 MiB): 0.95,
+    the value vllm-ascend's GLM-5 and Kimi-K3 tutorials run with, fits; 1.0 does not (vLLM's `Free memory on device
+    … is less than desired GPU memory utilization`). Found by bench/tutorial_controls.py on vllm-ascend 0.23.0."""
+    idle = npu(used_mb=3386)
+    out = run_check("SERVE304", facts(f"vllm serve {QWEN} -tp 2 --gpu-memory-utilization 0.95", npus=idle))
+    assert out.status == Status.PASS, out.message
+    assert any("62403 MiB as torch_npu reports it" in e.excerpt for e in out.evidence)
+    out = run_check("SERVE304", facts(f"vllm serve {QWEN} -tp 2 --gpu-memory-utilization 1.0", npus=idle))
+    assert out.status == Status.FAIL and "needs 62403 MB (1 x 62403 MB) but has 62150 MB free" in out.message
+    # a chip the table does not know is judged on npu-smi's total, and says so
+    other = NpuSmiFact(found=True, command=CommandSummary(argv=["npu-smi", "info"], returncode=0), info=NpuSmiInfo(
+        chips=[NpuChip(npu_id=0, chip_id=0, name="910X9", health="OK", hbm_used_mb=3386, hbm_total_mb=65536)]))
+    out = run_check("SERVE304", facts(f"vllm serve {QWEN} --gpu-memory-utilization 0.95", npus=other))
+    assert out.status == Status.FAIL and any("chip 910X9 not in the chip table" in e.excerpt for e in out.evidence)
 
 
 def test_hbm_headroom_pass_lower_util_and_unknown():

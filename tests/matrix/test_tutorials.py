@@ -1,0 +1,73 @@
+"""ascend_doctor.sync.tutorials: the server starts a release's tutorial pages show, with their environment and
+hardware. The page below is written here in the shapes vllm-ascend's docs use (docs/source/tutorials/models/*.md of
+the 0.23.0 and 0.30.0rc2 sdists: mkdocs tabs with indented blocks, shell assignments feeding exports, a Node0/Node1
+pair, a 300I Duo section, a `python -m vllm.entrypoints.openai.api_server` start, a trailing `&`)."""
+
+from __future__ import annotations
+
+from ascend_doctor.sync.tutorials import model_of, read_tutorial
+
+PAGE = '''# Some-Model
+
+## Deployment
+
+- `Some-Model-w8a8` can be deployed on 1 Atlas 800 A3 (64GB × 16).
+
+```shell
+export HCCL_BUFFSIZE=200
+export PYTORCH_NPU_ALLOC_CONF=expandable_segments:True
+# Ensure the model path matches
+vllm serve /root/.cache/Some-Model-w8a8 --additional-config '{"enable_mlapo":true}' \\
+  --tensor-parallel-size 16 \\
+  --gpu-memory-utilization 0.92
+```
+
+### Multi-node
+
+Run the following scripts on two nodes respectively.
+
+=== "A2 series"
+
+    **Node0**
+
+    ```bash
+    nic_name="eth9"
+    local_ip="10.0.0.2"
+    export HCCL_IF_IP=$local_ip
+    export GLOO_SOCKET_IFNAME=${nic_name}
+    vllm serve /root/.cache/Some-Model-w8a8 \\
+      --data-parallel-size 2 --data-parallel-size-local 1 \\
+      --data-parallel-address $local_ip --data-parallel-rpc-port $port \\
+      --tensor-parallel-size 8 > node0.log 2>&1 &
+    ```
+
+## Atlas 300I Duo
+
+```bash
+python -m vllm.entrypoints.openai.api_server --model /models/Small-310 --dtype float16 -tp 2 &
+```
+'''
+
+
+def test_reads_each_start_with_its_environment_and_hardware():
+    a, b, c = read_tutorial(PAGE, "docs/source/tutorials/models/Some-Model.md")
+    assert a.chip == "A3" and a.line == 11 and not a.multi_node
+    assert a.env == {"HCCL_BUFFSIZE": "200", "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True"}
+    assert a.argv[:3] == ["vllm", "serve", "/root/.cache/Some-Model-w8a8"]
+    assert a.argv[3:5] == ["--additional-config", '{"enable_mlapo":true}']  # the shell's quoting removed
+    assert a.argv[-2:] == ["--gpu-memory-utilization", "0.92"]
+
+    # the tab's label names the hardware; the block's own assignments expand; $port is never assigned
+    assert b.chip == "A2" and b.multi_node and b.heading == "Multi-node"
+    assert b.env == {"HCCL_IF_IP": "10.0.0.2", "GLOO_SOCKET_IFNAME": "eth9"}
+    assert "10.0.0.2" in b.argv and "$port" in b.argv and b.unresolved == ["port"]
+    assert b.argv[-2:] == ["--tensor-parallel-size", "8"]  # the redirection and `&` are the shell's
+
+    assert c.chip == "310P" and c.argv[-2:] == ["-tp", "2"] and model_of(c) == "/models/Small-310"
+    assert model_of(a) == "/root/.cache/Some-Model-w8a8"
+
+
+def test_prose_and_broken_blocks_give_nothing():
+    page = "Run `vllm serve MODEL` as usual.\n\n```bash\nvllm serve /m --hf-overrides '{\"a\": 1\n```\n"
+    assert read_tutorial(page, "x.md") == []  # a command in prose, and one whose quote never closes
+    assert read_tutorial("```\nunclosed fence\nvllm serve /m\n", "y.md")[0].argv == ["vllm", "serve", "/m"]
