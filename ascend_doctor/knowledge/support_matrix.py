@@ -86,6 +86,11 @@ class ReleaseSupport(Model, extra="forbid", frozen=True):
     model_feature: list[str] = []  # "model [hardware]: feature" marked ❌
     feature_pairs: list[str] = []  # "A + B" marked ❌ in feature_matrix.md
     hardware: list[str] = []  # "model: A2/A3"
+    tutorial_pairs: list[str] = []  # "A + B: models/X.md:149, …": ❌ pairs the release's own tutorials run together
+
+    def tutorials_running(self, pair: str) -> str:
+        """Where the release's tutorials run a pair its feature matrix marks ❌ ("" when none does)."""
+        return next((t.split(": ", 1)[1] for t in self.tutorial_pairs if t.startswith(pair + ": ")), "")
 
     def split(self, entry: str) -> tuple[str, str, str]:
         """("model", "hardware", "feature") of a model_feature entry ("" where absent)."""

@@ -90,7 +90,7 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
             text = tree.read(NOTES)
             if text is not None:
                 notes.append((own.version, read_known_issues(text), f"{cite(tree)}{sha}:{NOTES}"))
-            matrix_row = read_support_matrix(tree.read)
+            matrix_row = read_support_matrix(tree.read, tree.listdir, serve_parser(matrix, own.vllm_tag))
             if matrix_row is not None:
                 supports[own.version] = {"source": f"{cite(tree)}{sha}", **matrix_row}
         res.read.append(f"vllm-ascend {own.version if own else '(checkout)'}: {tree.label}"
@@ -123,6 +123,14 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
                      + support_proposals(support, supports)
                      + _known_issue_proposals(known_issues, notes))
     return res
+
+
+def serve_parser(matrix: Matrix, vllm_tag: Optional[str]):
+    """argv -> ServeCommand with the option syntax of the vLLM the release pairs (its Dockerfile's VLLM_TAG)."""
+    from ascend_doctor.knowledge.serve_options import parse_serve
+
+    version = vllm_tag.lstrip("v") if vllm_tag else None
+    return lambda argv: parse_serve(list(argv), matrix, vllm_version=version)
 
 
 def _known_issue_proposals(table, notes) -> List[Proposal]:

@@ -124,8 +124,39 @@ def read_feature_pairs(text: str) -> List[str]:
     return sorted(set(out))
 
 
-def read_support_matrix(read) -> Optional[Dict[str, Any]]:
-    """The row fields of one release tree (`read(path)` -> text or None); None when it has no supported_models.md."""
+TUTORIALS = "docs/source/tutorials"
+SHOWN = 3  # tutorial pages quoted per pair; the rest counted
+
+
+def read_tutorial_pairs(pairs: List[str], commands, parse) -> List[str]:
+    """For each pair feature_matrix.md marks ❌, the release's own tutorial commands that use both features
+    (`A + B: models/X.md:149, … (N command(s) on M page(s))`, each page once, at its first such command): where the
+    release's docs disagree with themselves. `commands` are ascend_doctor.sync.tutorials.TutorialCommand,
+    `parse(argv)` gives a ServeCommand (the release's vLLM syntax); a feature counts as the serve lint counts it
+    (ascend_doctor.knowledge.serve_features.used), the model unknown."""
+
+    from ascend_doctor.knowledge.serve_features import used
+
+    parsed = []
+    for c in commands:
+        try:
+            parsed.append((c, parse(c.argv)))
+        except Exception:  # noqa: BLE001 - a tutorial line the parser cannot read says nothing about any pair
+            continue
+    out = []
+    for pair in pairs:
+        a, b = pair.split(" + ", 1)
+        where = [f"{c.path[len(TUTORIALS) + 1:] if c.path.startswith(TUTORIALS) else c.path}:{c.line}"
+                 for c, cmd in parsed if used(a, cmd, c.env, None)[1] and used(b, cmd, c.env, None)[1]]
+        if where:
+            pages = list({w.rsplit(":", 1)[0]: w for w in reversed(where)}.values())[::-1]  # each page's first line
+            out.append(f"{pair}: {', '.join(pages[:SHOWN])} ({len(where)} command(s) on {len(pages)} page(s))")
+    return out
+
+
+def read_support_matrix(read, listdir=None, parse=None) -> Optional[Dict[str, Any]]:
+    """The row fields of one release tree (`read(path)` -> text or None); None when it has no supported_models.md.
+    With `listdir` and `parse` (ServeCommand of an argv), the ❌ pairs the release's own tutorials run too."""
     models = read(MODELS)
     if models is None:
         return None
@@ -133,10 +164,18 @@ def read_support_matrix(read) -> Optional[Dict[str, Any]]:
     features = read(FEATURES)
     row["feature_pairs"] = read_feature_pairs(features) if features is not None else []
     row["where"] = [MODELS] + ([FEATURES] if features is not None else [])
+    row["tutorial_pairs"] = []
+    if row["feature_pairs"] and listdir is not None and parse is not None:
+        from ascend_doctor.sync.tutorials import read_tutorials
+
+        commands = read_tutorials(read, listdir, TUTORIALS)
+        row["tutorial_pairs"] = read_tutorial_pairs(row["feature_pairs"], commands, parse)
+        if row["tutorial_pairs"]:
+            row["where"].append(f"{TUTORIALS}/")
     return row
 
 
-FIELDS = ("not_supported", "notes", "model_feature", "feature_pairs", "hardware")
+FIELDS = ("not_supported", "notes", "model_feature", "feature_pairs", "hardware", "tutorial_pairs")
 
 
 def support_proposals(table, extracted: Dict[str, Dict[str, Any]]) -> List[Any]:

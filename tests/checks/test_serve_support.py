@@ -57,12 +57,23 @@ def test_a_feature_the_models_row_marks_unsupported(tmp_path):
 
 
 def test_a_pair_of_features_the_release_marks_incompatible():
-    bad = facts(f"vllm serve {QWEN}", env={"VLLM_ASCEND_ENABLE_FLASHCOMM1": "1", "VLLM_ASCEND_ENABLE_MLAPO": "1"})
+    fc1 = {"VLLM_ASCEND_ENABLE_FLASHCOMM1": "1"}
+    bad = facts(f"vllm serve {QWEN} --additional-config " + '{"lmhead_tensor_parallel_size":8}', env=fc1)
     out = run_check("SERVE314", _on(bad, "0.21.0rc1"))
-    assert out.status == Status.FAIL and "Flashcomm1 (VLLM_ASCEND_ENABLE_FLASHCOMM1=1) with Mlapo" in out.message
-    ok = run_check("SERVE314", _on(facts(f"vllm serve {QWEN}", env={"VLLM_ASCEND_ENABLE_FLASHCOMM1": "1"}),
-                                   "0.21.0rc1"))
+    assert out.status == Status.FAIL and "Flashcomm1 (VLLM_ASCEND_ENABLE_FLASHCOMM1=1) with Lmhead TP" in out.message
+    ok = run_check("SERVE314", _on(facts(f"vllm serve {QWEN}", env=fc1), "0.21.0rc1"))
     assert ok.status == Status.PASS
+
+
+def test_a_pair_the_releases_own_tutorials_run_warns_naming_them():
+    """0.21.0rc1's feature_matrix.md marks Flashcomm1 + Mlapo ❌, and its DeepSeek-V3.2, GLM-5 and Kimi-K2.5
+    tutorials export both switches (matrix sync: tutorial_pairs): the release's docs disagree, so the pair warns with
+    both sources instead of failing the release's own commands (docs/research/tutorial-controls.md)."""
+    env = {"VLLM_ASCEND_ENABLE_FLASHCOMM1": "1", "VLLM_ASCEND_ENABLE_MLAPO": "1"}
+    out = run_check("SERVE314", _on(facts(f"vllm serve {QWEN}", env=env), "0.21.0rc1"))
+    assert out.status == Status.WARN, out.message
+    assert "feature_matrix.md marks the pair ❌" in out.message and "models/DeepSeek-V3.2.md:143" in out.message
+    assert "the release's docs disagree" in out.message
 
 
 def test_a_cell_scoped_to_one_chip_counts_only_on_that_chip(tmp_path):
@@ -125,15 +136,19 @@ def test_model_matching_is_exact_on_names_and_a_prefix_on_checkpoint_folders():
     assert doc_families("950DT Products") == {"A5"}
 
 
-@pytest.mark.parametrize("name", ["vllm_ascend-0.13.0.tar.gz", "vllm_ascend-0.30.0rc2.tar.gz"])
+@pytest.mark.parametrize("name", ["vllm_ascend-0.13.0.tar.gz", "vllm_ascend-0.23.0.tar.gz",
+                                  "vllm_ascend-0.30.0rc2.tar.gz"])
 def test_a_shipped_row_is_what_sync_reads_from_its_sdist(name):
     """The stored PyPI sdist (ASCEND_DOCTOR_SDISTS/va; skipped on a plain clone) gives the shipped row exactly."""
+    from ascend_doctor.sync.ascend import read_own
+    from ascend_doctor.sync.run import serve_parser
     from ascend_doctor.sync.support_matrix import FIELDS, read_support_matrix
 
     path = SDISTS / "va" / name
     if not path.is_file():
         pytest.skip(f"{path} not stored here")
-    got = read_support_matrix(open_tree(str(path)).read)
+    tree = open_tree(str(path))
+    got = read_support_matrix(tree.read, tree.listdir, serve_parser(Knowledge().matrix, read_own(tree).vllm_tag))
     row, how = Knowledge().support_matrix.row_for(name.split("-")[1].removesuffix(".tar.gz"))
     assert how == "exact" and all(got[k] == getattr(row, k) for k in FIELDS) and got["where"] == row.where
 
