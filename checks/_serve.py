@@ -121,6 +121,15 @@ def int_opt(cmd, name: str, default: int) -> int:
     return default if v is None else v
 
 
+def sp_layout(cmd):
+    """(--enable-expert-parallel given, TP size) for the sequence-parallel switches that depend on them
+    (ascend_doctor.knowledge.sequence_parallel), None when the TP size is not a number."""
+    try:
+        return bool(cmd.flag("enable_expert_parallel")), int_opt(cmd, "tensor_parallel_size", 1)
+    except ValueError:
+        return None
+
+
 def visible_npus(ctx, cmd):
     """(logical device list [chip], evidence list, note) or (None, evidence, why): the npu-smi chips the server
     will use, by the one rule of ascend_doctor.facts.scope (container device nodes, then ASCEND_RT_VISIBLE_DEVICES)."""

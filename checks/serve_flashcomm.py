@@ -9,7 +9,7 @@ from ascend_doctor.i18n import T, join
 from ascend_doctor.knowledge.sequence_parallel import has_experts, sequence_parallel
 from ascend_doctor.plugin import check, ev
 
-from ._serve import cmd_or_skip, int_opt, model_config, paired_of, serving_versions, unreadable
+from ._serve import cmd_or_skip, int_opt, model_config, paired_of, serving_versions, sp_layout, unreadable
 
 
 def _row(ctx):
@@ -57,7 +57,8 @@ def flashcomm1_layout(ctx):
     comp, comp_err = cmd.json_value("compilation_config")
     if err or comp_err:
         return ctx.unknown(T("cannot read the command's switches: {error}", error=err or comp_err))
-    on, seen = sequence_parallel(row, ctx.fact("server_env"), additional, (comp or {}).get("pass_config"))
+    on, seen = sequence_parallel(row, ctx.fact("server_env"), additional, (comp or {}).get("pass_config"),
+                                 sp_layout(cmd))
     release = stand_in or serving_versions(ctx)["vllm-ascend"]
     evidence = [ev(T("switches"), join(", ", seen) if seen else T("none given")),
                 ev("serve/sequence-parallel", row.source[0])]

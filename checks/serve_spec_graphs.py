@@ -11,7 +11,7 @@ from ascend_doctor.knowledge.sequence_parallel import sequence_parallel
 from ascend_doctor.plugin import check, ev
 from ascend_doctor.text.switches import is_on
 
-from ._serve import cmd_or_skip, int_opt, paired_of, serving_versions
+from ._serve import cmd_or_skip, int_opt, paired_of, serving_versions, sp_layout
 
 _MAX_TOKENS = 1024  # a num_speculative_tokens beyond any drafter's: not judged
 
@@ -121,7 +121,7 @@ def _sp(ctx, cmd, comp: dict, versions: dict) -> tuple[Optional[bool], bool, str
         return None, False, T("whether sequence parallelism reaches vLLM's graph-size rounding in vllm-ascend "
                               "{release} is not recorded", release=release), stand_in
     additional, _ = cmd.json_value("additional_config")
-    on, seen = sequence_parallel(row, ctx.fact("server_env"), additional, comp.get("pass_config"))
+    on, seen = sequence_parallel(row, ctx.fact("server_env"), additional, comp.get("pass_config"), sp_layout(cmd))
     said = join(", ", seen) if seen else T("no switch of vllm-ascend {release} given", release=release)
     state = T("sequence parallelism on") if on else T("sequence parallelism off") if on is False else T(
         "sequence parallelism not known")

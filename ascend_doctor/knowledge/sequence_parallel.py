@@ -26,6 +26,7 @@ from typing import Any, Literal, Mapping, Optional
 from pydantic import Field
 
 from ascend_doctor.core.model import Model
+from ascend_doctor.i18n import T
 from ascend_doctor.text.textsafe import clipped
 from ascend_doctor.text.versions import SpecifierSet
 
@@ -42,7 +43,8 @@ class AscendSp(Model, extra="forbid"):
     switches: list[str] = Field(default_factory=list, description="what turns sequence parallelism on: "
                                                                   "`env:NAME`, `additional:key`, "
                                                                   "`pass_config.enable_sp`; `a|b`: the first given "
-                                                                  "decides")
+                                                                  "decides; `…?ep_tp`: only with "
+                                                                  "--enable-expert-parallel and TP > 1")
     refuses: list[Literal["tp1", "moe_without_ep"]] = Field(default_factory=list, description="what the release "
                                                                                               "refuses at start when "
                                                                                               "it is on")
@@ -64,9 +66,25 @@ class SequenceParallel(Model, extra="forbid"):
         return next((r for r in self.sp if SpecifierSet(r.vllm_ascend).contains(vllm_ascend)), None)
 
 
+EP_TP = "ep_tp"  # a switch's condition: vllm-ascend reads it only with expert parallelism and TP > 1
+
+
 def _switch(term: str, env: Mapping[str, str], additional: Mapping[str, Any],
-            pass_config: Mapping[str, Any]) -> tuple[Optional[bool], Optional[str]]:
-    """(on, off, or None when the switch is not given or not readable; what was seen, or None)."""
+            pass_config: Mapping[str, Any], layout: Optional[tuple[bool, int]] = None
+            ) -> tuple[Optional[bool], Optional[str]]:
+    """(on, off, or None when the switch is not given or not readable; what was seen, or None). `layout` is
+    (--enable-expert-parallel given, TP size), None when not known: a switch conditioned on it then counts as given.
+    """
+    term, _, cond = term.partition("?")
+    if cond:
+        value, said = _switch(term, env, additional, pass_config)
+        if cond != EP_TP:
+            raise ValueError(f"sequence-parallel: unknown switch condition {cond!r}")
+        if value and layout is not None and not (layout[0] and layout[1] > 1):
+            # vllm-ascend 0.13.0-0.25.x: `enable_shared_expert_dp = additional_config.get(...) and
+            # enable_expert_parallel and tensor_parallel_size > 1` — without them the key does nothing
+            return False, T("{said} (no effect without --enable-expert-parallel and TP > 1)", said=said)
+        return value, said
     kind, _, name = term.partition(":")
     if term == "pass_config.enable_sp":
         value = pass_config.get("enable_sp")
@@ -87,16 +105,17 @@ def _switch(term: str, env: Mapping[str, str], additional: Mapping[str, Any],
 
 
 def sequence_parallel(row: AscendSp, env: Mapping[str, str], additional: Optional[Mapping[str, Any]],
-                      pass_config: Optional[Mapping[str, Any]]) -> tuple[Optional[bool], list[str]]:
+                      pass_config: Optional[Mapping[str, Any]], layout: Optional[tuple[bool, int]] = None
+                      ) -> tuple[Optional[bool], list[str]]:
     """(True when a switch of `row` turns sequence parallelism on, False when none does, None when one cannot be
     read; the switches seen, the ones that turned it on first). An unset environment variable reads as
-    vllm-ascend's default, 0."""
+    vllm-ascend's default, 0. `layout`: (--enable-expert-parallel given, TP size) for the conditioned switches."""
     additional = additional if isinstance(additional, Mapping) else {}
     pass_config = pass_config if isinstance(pass_config, Mapping) else {}
     on, seen, unreadable = False, [], False
     for term in row.switches:
         for alt in term.split("|"):
-            value, said = _switch(alt, env, additional, pass_config)
+            value, said = _switch(alt, env, additional, pass_config, layout)
             if value is None and said:
                 unreadable = True
             if value is not None:

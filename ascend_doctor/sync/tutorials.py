@@ -14,9 +14,9 @@ What is read, and how:
   `python[3] -m vllm.entrypoints.openai.api_server …` — with the variables known at that point expanded; a
   reference the block never assigns stays as written and is listed in `unresolved`, so a caller can tell a
   placeholder (`$local_ip`, `your_model_path`) from a value;
-- the hardware: the last chip named (Atlas A2/A3, 300I/310P, 950) between the nearest heading and the block — a tab
-  label, a bullet ("can be deployed on 1 Atlas 800 A3 (64GB × 16)"), a bold "Node0" line's context — else in the
-  headings above it; "" when the page never says.
+- the hardware: the chips named (Atlas A2/A3, 300I/310P, 950) between the nearest heading and the block — a tab
+  label, a bullet ("can be deployed on 1 Atlas 800 A3 (64G × 16) or 2 Atlas 800 A2 (64G × 8)") — else in the
+  headings above it; `chip` is the one named last, `chips` all of them; "" / [] when the page never says.
 
 Only text is read; nothing in a tutorial is run or evaluated.
 """
@@ -48,7 +48,8 @@ class TutorialCommand(Model, frozen=True):
 
     path: str  # the page, relative to the release tree
     line: int  # 1-based line of the command's first line in the page
-    chip: str  # "A2", "A3", "310P", "A5" or "" (the page does not say)
+    chip: str  # "A2", "A3", "310P", "A5" or "" (the page does not say): the one named last before the block
+    chips: List[str] = []  # every family the block's section names ("A3 (64GB × 16) or 2 × A2"), last one last
     heading: str  # the nearest heading above the block
     env: Dict[str, str] = {}  # what the block exports before the command (values expanded where known)
     argv: List[str]  # the command as the shell would pass it (known variables expanded)
@@ -56,14 +57,14 @@ class TutorialCommand(Model, frozen=True):
     multi_node: bool = False  # the command is one node's part of a multi-node start
 
 
-def _chip_in(text: str) -> str:
-    """The chip family named last in `text` ("" when none)."""
-    best, at = "", -1
+def _chips_in(text: str) -> List[str]:
+    """The chip families `text` names, each once, in the order of their last mention ("1 Atlas 800 A3 … or 2 Atlas
+    800 A2" -> A3, A2)."""
+    last = {}
     for fam, pat in _CHIPS:
         for m in pat.finditer(text):
-            if m.start() > at:
-                best, at = fam, m.start()
-    return best
+            last[fam] = max(last.get(fam, -1), m.start())
+    return sorted(last, key=last.get)
 
 
 def _unquote(value: str) -> str:
@@ -104,8 +105,9 @@ def _logical_lines(lines: List[Tuple[int, str]]) -> List[Tuple[int, str]]:
     return out
 
 
-def _block_commands(path: str, block: List[Tuple[int, str]], chip: str, heading: str,
+def _block_commands(path: str, block: List[Tuple[int, str]], chips: List[str], heading: str,
                     multi_node: bool) -> List[TutorialCommand]:
+    chip = chips[-1] if chips else ""
     known: Dict[str, str] = {}
     env: Dict[str, str] = {}
     out: List[TutorialCommand] = []
@@ -138,8 +140,8 @@ def _block_commands(path: str, block: List[Tuple[int, str]], chip: str, heading:
             if word in ("&", "|", "&&", ";", ">", ">>", "2>&1", "1>") or re.fullmatch(r"\d?>+.*", word):
                 argv = argv[:i]
                 break
-        out.append(TutorialCommand(path=path, line=no, chip=chip, heading=heading, env=dict(env), argv=argv,
-                                   unresolved=missing, multi_node=multi_node))
+        out.append(TutorialCommand(path=path, line=no, chip=chip, chips=list(chips), heading=heading, env=dict(env),
+                                   argv=argv, unresolved=missing, multi_node=multi_node))
     return out
 
 
@@ -176,11 +178,11 @@ def read_tutorial(text: str, path: str) -> List[TutorialCommand]:
             j += 1
         if any(_SERVER.match(b.strip()) for _, b in block):
             prose = "\n".join(section_text)
-            chip = _chip_in(prose) or next((c for c in (_chip_in(t) for _, t in reversed(headings)) if c), "")
+            chips = _chips_in(prose) or next((c for c in (_chips_in(t) for _, t in reversed(headings)) if c), [])
             multi = bool(re.search(r"\bnode\s*[01]\b|\bnodes?\b.*\brespectively\b|multi-node", prose[-600:], re.I)
                          ) or any(re.search(r"--headless|--data-parallel-address|--data-parallel-start-rank", b)
                                   for _, b in block)
-            out.extend(_block_commands(path, block, chip, headings[-1][1] if headings else "", multi))
+            out.extend(_block_commands(path, block, chips, headings[-1][1] if headings else "", multi))
         section_text.append("")
         i = j + 1
     return out

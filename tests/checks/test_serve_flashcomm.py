@@ -44,7 +44,8 @@ def test_a_moe_model_needs_expert_parallel():
     ('--additional-config {"enable_flashcomm1":true}', None, "0.25.1rc1", Status.FAIL),
     ('--additional-config {"enable_flashcomm1":false}', FC1, "0.25.1rc1", Status.PASS),  # the key given decides
     ('--additional-config {"enable_flashcomm1":true}', None, "0.19.1rc1", Status.PASS),  # not a switch before 0.20.2
-    ('--additional-config {"enable_shared_expert_dp":true}', None, "0.25.1rc1", Status.FAIL),
+    # shared-expert DP turns FlashComm1 on only with expert parallelism and TP > 1 (AscendConfig), so never at TP 1
+    ('--additional-config {"enable_shared_expert_dp":true}', None, "0.25.1rc1", Status.PASS),
     ('--additional-config {"enable_shared_expert_dp":true}', None, "0.26.0rc1", Status.PASS),
     ('--compilation-config {"pass_config":{"enable_sp":true}}', None, "0.13.0rc3", Status.FAIL),
     ('--compilation-config {"pass_config":{"enable_sp":true}}', None, "0.16.0rc1", Status.PASS),
@@ -81,3 +82,19 @@ def test_a_hostile_config_is_read_without_recursion():
 def test_a_switch_value_is_quoted_clipped():
     f = judge(env={"VLLM_ASCEND_ENABLE_FLASHCOMM1": "x" * 5000})
     assert f.status == Status.UNKNOWN and "x" * 5000 not in f.message and len(f.message) < 600
+
+
+def test_shared_expert_dp_at_tp1_is_the_tutorials_own_layout():
+    """vllm-ascend 0.23.0's DeepSeek-V4-Flash tutorial (docs/source/tutorials/models/DeepSeek-V4-Flash.md:292 of the
+    sdist) serves DP 4 at TP 1 with expert parallelism and `"enable_shared_expert_dp": true`: AscendConfig keeps the
+    key off below TP 2 (`… and enable_expert_parallel and tensor_parallel_size > 1`, vllm_ascend/ascend_config.py
+    :114-122), so FlashComm1 stays off and nothing is refused. Found by bench/tutorial_controls.py."""
+    cmd = ('--data-parallel-size 4 --enable-expert-parallel --additional-config '
+           '{"multistream_overlap_shared_expert":true,"enable_shared_expert_dp":true}')
+    f = judge(cmd, ascend="0.23.0", vllm="0.23.0")
+    assert f.status == Status.PASS, f.message
+    assert "no effect without --enable-expert-parallel and TP > 1" in f.message
+    # with TP 2 and expert parallelism it is on, and both refusals are then out of reach
+    assert judge("--tensor-parallel-size 2 --enable-expert-parallel --additional-config "
+                 '{"enable_shared_expert_dp":true}', ascend="0.23.0", vllm="0.23.0", config=MOE).status == Status.PASS
+

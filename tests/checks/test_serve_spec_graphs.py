@@ -60,7 +60,10 @@ def test_the_switch_that_decides_is_the_release_s_own():
     assert judge(command(), env=env).status == Status.FAIL  # 0.25.1rc1: the variable when the key is not given
     off = judge(command(additional={"enable_flashcomm1": False}), env=env)
     assert off.status == Status.PASS and "multiples of 6" in off.message  # the key given decides
-    assert judge(command(additional={"enable_shared_expert_dp": True})).status == Status.FAIL  # shared-expert DP
+    # shared-expert DP turns it on with expert parallelism and TP > 1 only (AscendConfig)
+    assert judge(command(additional={"enable_shared_expert_dp": True}, extra="--enable-expert-parallel")).status \
+        == Status.FAIL
+    assert judge(command(additional={"enable_shared_expert_dp": True})).status == Status.PASS
     # 0.26.0rc1: shared-expert DP no longer turns it on
     assert judge(command(additional={"enable_shared_expert_dp": True}), ascend="0.26.0rc1", vllm="0.26.0").status \
         == Status.PASS
