@@ -6,7 +6,7 @@ claimed)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Literal, Optional
 
 from pydantic import Field
 
@@ -23,6 +23,10 @@ class Checkpoint(Model, extra="forbid"):
     format: str
     repo: str
     source: Optional[str] = None
+    float_layers: list[Literal["kv_b_proj", "indexer"]] = Field(
+        default_factory=list, description="linear layers the quantized checkpoint keeps in floating point "
+                                          "(ascend_doctor.deploy.weights.FLOAT_LAYERS)")
+    float_source: Optional[str] = None
 
 
 class CatalogueModel(Model, extra="forbid"):
@@ -77,7 +81,7 @@ def catalogue_files(m: CatalogueModel, fmt: Optional[str] = None) -> ModelFiles:
     arch = read_architecture(config, derived_max_len(text_config(config))[0])
     chosen = next((c for c in m.checkpoints if c.format == fmt), None) if fmt else m.checkpoints[0]
     weight_format = fmt or m.checkpoints[0].format
-    weights = estimate(arch, weight_format)
+    weights = estimate(arch, weight_format, chosen.float_layers if chosen is not None else ())
     if chosen is not None:
         where = T("catalogue {id}, checkpoint {repo}", id=m.id, repo=chosen.repo)
     else:

@@ -18,7 +18,7 @@ from ascend_doctor.core.errors import InputError
 from ascend_doctor.core.model import Model
 from ascend_doctor.deploy.arch import Architecture, derived_max_len, read_architecture, text_config
 from ascend_doctor.deploy.template import template_text
-from ascend_doctor.deploy.weights import WeightSize, estimate, format_of, measured
+from ascend_doctor.deploy.weights import WeightSize, estimate, float_layers_of, format_of, measured
 from ascend_doctor.i18n import Msg, T
 from ascend_doctor.seam.inputs import LIMITS, open_regular, read_text
 from ascend_doctor.seam.modelfolder import allowed_root, refusal
@@ -129,9 +129,9 @@ def read_model_dir(path: str, fmt: Optional[str] = None) -> ModelFiles:
     weight_format = fmt or format_of(arch, quant)
     total, how = checkpoint_bytes(path, root)
     if total is not None:
-        weights = measured(arch, total, how, weight_format)
+        weights = measured(arch, total, how, weight_format, float_layers_of(quant))
     else:
-        weights = estimate(arch, weight_format or "bf16")
+        weights = estimate(arch, weight_format or "bf16", float_layers_of(quant))
         weights.source = T("{source} ({how})", source=weights.source, how=how)
     texts, error = {}, None
     for name in TEMPLATE_FILES:  # a template that cannot be read is said, it does not stop the sizing

@@ -91,6 +91,44 @@ def _replicated_params(a: Architecture) -> int:
     return down + indexer
 
 
+# Linear layers a quantized checkpoint may keep in floating point, as msModelSlim's recipes leave them (per
+# checkpoint: the catalogue's `float_layers`, or a model directory's quant_model_description.json "FLOAT" tags).
+# `kv_b_proj`: MLA's up-projection of the latent (every DeepSeek W8A8/W4A8 recipe excludes it: Ascend/msmodelslim
+# example/DeepSeek/quant_deepseek_w8a8.py `disable_names … self_attn.kv_b_proj`, lab_practice/deepseek_v3/*.yaml
+# `exclude: "*kv_b_proj"`); `indexer`: the DSA indexer's wq_b, wk and weights_proj (lab_practice/deepseek_v3_2/
+# deepseek_w8a8_quarot.yaml at 3de0a3c: `exclude: "*kv_b_proj", "*wq_b", "*wk", "*weights_proj"`).
+FLOAT_LAYERS = ("kv_b_proj", "indexer")
+
+
+def float_layers_of(quant_description: Optional[dict]) -> tuple[str, ...]:
+    """The FLOAT_LAYERS msModelSlim's description tags "FLOAT" (`model.layers.0.self_attn.kv_b_proj.weight`,
+    `….self_attn.indexer.wq_b.weight`)."""
+    out = set()
+    for k, v in (quant_description or {}).items():
+        if not (isinstance(k, str) and str(v).upper() == "FLOAT" and k.endswith(".weight")):
+            continue
+        if k.endswith(".kv_b_proj.weight"):
+            out.add("kv_b_proj")
+        elif ".indexer." in k:
+            out.add("indexer")
+    return tuple(x for x in FLOAT_LAYERS if x in out)
+
+
+def _float_params(a: Architecture, layers) -> tuple[int, int]:
+    """(sharded, replicated) parameters of the attention layers' FLOAT_LAYERS `layers` (MLA models only)."""
+    if a.attention != "mla":
+        return 0, 0
+    n = a.full_layers + a.sliding_layers
+    nope = a.qk_nope_head_dim or 0
+    sharded = n * a.kv_lora_rank * a.heads * (nope + (a.v_head_dim or nope)) if "kv_b_proj" in layers else 0
+    replicated = 0
+    if "indexer" in layers and a.index_head_dim:
+        h = a.hidden
+        replicated = n * ((a.q_lora_rank or h) * a.index_heads * a.index_head_dim + h * a.index_head_dim
+                          + h * a.index_heads)
+    return sharded, replicated
+
+
 def _attention_params(a: Architecture) -> int:
     h = a.hidden
     if a.attention == "mla":
@@ -158,18 +196,22 @@ def format_of(a: Architecture, quant_description: Optional[dict] = None) -> Opti
     return {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32"}.get((a.dtype or "").lower())
 
 
-def estimate(a: Architecture, fmt: str) -> WeightSize:
-    """Bytes from the parameter count: linear layers, experts and embeddings at the format's bytes per parameter."""
+def estimate(a: Architecture, fmt: str, float_layers=()) -> WeightSize:
+    """Bytes from the parameter count: linear layers, experts and embeddings at the format's bytes per parameter;
+    the linear layers a quantized checkpoint keeps in floating point (`float_layers`, of FLOAT_LAYERS) at the
+    float size."""
     p = count_params(a)
     linear_b, expert_b, float_b = FORMATS[fmt]
+    kept, kept_replicated = _float_params(a, float_layers) if linear_b != float_b else (0, 0)
     vocab = (p.embedding + p.lm_head) * float_b
     experts = p.experts * expert_b
     vision = p.vision * float_b  # quantizers leave the vision tower in floating point
     sharded_mtp = _mtp_sharded(a)
     mtp = p.mtp_proj * (linear_b if sharded_mtp else float_b)
+    kept_b = (kept + kept_replicated) * (float_b - linear_b)
     total = (vocab + experts + (p.attention + p.linear_attention + p.dense_mlp + p.shared) * linear_b
-             + (p.router + p.norms) * float_b + vision + mtp)
-    replicated = p.replicated * linear_b + (0 if sharded_mtp else mtp)
+             + (p.router + p.norms) * float_b + vision + mtp + kept_b)
+    replicated = p.replicated * linear_b + kept_replicated * (float_b - linear_b) + (0 if sharded_mtp else mtp)
     if a.vision and not p.vision:
         source = T("estimated: {params} B parameters from config.json in {fmt} (the vision encoder not counted)",
                    params=f"{p.total / 1e9:.2f}", fmt=fmt)
@@ -182,14 +224,17 @@ def estimate(a: Architecture, fmt: str) -> WeightSize:
                    "B (whole on every rank)", params=f"{p.total / 1e9:.2f}", fmt=fmt, vision=f"{p.vision / 1e9:.2f}")
     else:
         source = T("estimated: {params} B parameters from config.json in {fmt}", params=f"{p.total / 1e9:.2f}", fmt=fmt)
+    if kept_b:
+        source = T("{source}; kept in floating point: {layers}", source=source,
+                   layers=", ".join(x for x in FLOAT_LAYERS if x in float_layers))
     return WeightSize(total_bytes=int(total), expert_bytes=int(experts), vocab_bytes=int(vocab),
                       vision_bytes=int(vision), replicated_bytes=int(replicated), params=p.total,
                       source=source, estimated=True)
 
 
-def measured(a: Architecture, total_bytes: int, source: str, fmt: Optional[str]) -> WeightSize:
+def measured(a: Architecture, total_bytes: int, source: str, fmt: Optional[str], float_layers=()) -> WeightSize:
     """The checkpoint's real size, split into experts / vocabulary in the proportions of the parameter count."""
-    est = estimate(a, fmt or "bf16")
+    est = estimate(a, fmt or "bf16", float_layers)
     scale = total_bytes / est.total_bytes if est.total_bytes else 0.0
     return WeightSize(total_bytes=total_bytes, expert_bytes=int(est.expert_bytes * scale),
                       vocab_bytes=int(est.vocab_bytes * scale), vision_bytes=int(est.vision_bytes * scale),

@@ -48,6 +48,16 @@ def _arch_weights(row: dict):
     return files.arch, files.weights
 
 
+def _float_layers(row: dict) -> list:
+    """The layers the row's catalogue checkpoint keeps in floating point (matrices/deploy/models.toml)."""
+    if "model" not in row:
+        return []
+    fmt = row.get("format")
+    m = find_model(row["model"], shipped().catalogue)
+    chosen = next((c for c in m.checkpoints if c.format == fmt), None) if fmt else m.checkpoints[0]
+    return list(chosen.float_layers) if chosen is not None else []
+
+
 def _with_drafts(arch, n: int, mtp: int = 0):
     """An EAGLE draft model's decoder layers share the target's KV cache (vllm-ascend#2667: 33 layers' worth); the
     MTP layers of an MTP --speculative-config run beside the model like its own (MoE) decoder layers, weights and KV
@@ -83,7 +93,7 @@ def predict(row: dict) -> dict:
     arch, ws = _arch_weights(row)
     arch = _with_drafts(arch, row.get("draft_layers", 0), row.get("mtp_layers", 0))
     if row.get("mtp_layers"):  # the MTP layers are loaded with the model
-        ws = estimate(arch, row.get("format", "bf16"))
+        ws = estimate(arch, row.get("format", "bf16"), _float_layers(row))
     tp, pp, dp = row.get("tp", 1), row.get("pp", 1), row.get("dp", 1)
     ep = tp * dp if row.get("ep") else 1
     chip = find_chip(row["chip"], shipped().chips)

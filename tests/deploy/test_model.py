@@ -255,6 +255,28 @@ def test_mla_down_projections_sit_whole_on_every_rank():
     assert estimate(v32, "bf16").replicated_bytes == ws.replicated_bytes + 61 * indexer * 2
 
 
+def test_a_w8a8_checkpoint_keeps_kv_b_proj_and_the_indexer_in_bf16_where_its_recipe_does():
+    """msModelSlim's DeepSeek W8A8 recipes quantize MLA's projections but leave kv_b_proj in bf16, and the
+    DeepSeek-V3.2 one the DSA indexer too (lab_practice/deepseek_v3_2/deepseek_w8a8_quarot.yaml): one more byte per
+    parameter of each, kv_b split by TP, the indexer whole on every rank; read from a description's FLOAT tags."""
+    from ascend_doctor.deploy.weights import estimate, float_layers_of, per_rank
+
+    v32 = read_architecture(dict(C.DEEPSEEK_V3, model_type="deepseek_v32", index_topk=2048, index_head_dim=128,
+                                 index_n_heads=64))
+    plain, kept = estimate(v32, "w8a8"), estimate(v32, "w8a8", ("kv_b_proj", "indexer"))
+    kv_b = 61 * 512 * 128 * (128 + 128)
+    indexer = 61 * (1536 * 64 * 128 + 7168 * 128 + 7168 * 64)
+    assert kept.total_bytes - plain.total_bytes == kv_b + indexer
+    assert kept.replicated_bytes - plain.replicated_bytes == indexer
+    assert per_rank(kept, v32, 8) - per_rank(plain, v32, 8) == pytest.approx(kv_b / 8 + indexer, abs=2)
+    assert "kept in floating point: kv_b_proj, indexer" in kept.source
+    assert estimate(v32, "bf16", ("kv_b_proj",)).total_bytes == estimate(v32, "bf16").total_bytes  # already float
+    desc = {"model.layers.0.self_attn.kv_b_proj.weight": "FLOAT", "model.layers.0.self_attn.q_b_proj.weight": "W8A8",
+            "model.layers.0.self_attn.indexer.wq_b.weight": "FLOAT", "lm_head.weight": "FLOAT"}
+    assert float_layers_of(desc) == ("kv_b_proj", "indexer")
+    assert float_layers_of({"model.layers.0.self_attn.kv_b_proj.weight": "W8A8"}) == ()
+
+
 def test_an_mtp_layer_brings_its_input_projection_whole_or_sharded_as_vllm_builds_it():
     """DeepSeek's MTP layer projects embedding ‖ hidden with `nn.Linear` (vllm deepseek_mtp.py `eh_proj`): whole on
     every rank and in the model's dtype even in a W8A8 checkpoint (vLLM's quantization does not reach nn.Linear);
