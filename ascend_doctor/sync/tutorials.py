@@ -10,8 +10,9 @@ What is read, and how:
 - fenced code blocks (``` or ~~~, indented too: the docs put per-hardware variants in mkdocs tabs, `=== "A3 series"`,
   whose blocks are indented four spaces), backslash continuations joined;
 - in each block, in order: `name=value` shell assignments and `export NAME=value` (the value unquoted, `$name` and
-  `${name}` of earlier assignments expanded), then each line that starts a server — `vllm serve …` or
-  `python[3] -m vllm.entrypoints.openai.api_server …` — with the variables known at that point expanded; a
+  `${name}` of earlier assignments expanded; what earlier blocks of the same top-level section set carries on, as
+  in the reader's shell, except across tabs, which are alternatives), then each line that starts a server —
+  `vllm serve …` or `python[3] -m vllm.entrypoints.openai.api_server …` — with the variables known then expanded; a
   reference the block never assigns stays as written and is listed in `unresolved`, so a caller can tell a
   placeholder (`$local_ip`, `your_model_path`) from a value;
 - the hardware: the chips named (Atlas A2/A3, 300I/310P, 950) between the nearest heading and the block — a tab
@@ -40,6 +41,7 @@ _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([\w+-]*)")
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*)$")
 _ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_TAB = re.compile(r"^\s*(?:===\s+[\"']|:{3,}\s*\{tab-item\})")  # mkdocs-material / MyST tab labels
 _SERVER = re.compile(r"^(?:vllm\s+serve\b|python3?\s+-m\s+vllm\.entrypoints\.openai\.api_server\b)")
 
 
@@ -106,10 +108,9 @@ def _logical_lines(lines: List[Tuple[int, str]]) -> List[Tuple[int, str]]:
 
 
 def _block_commands(path: str, block: List[Tuple[int, str]], chips: List[str], heading: str,
-                    multi_node: bool) -> List[TutorialCommand]:
+                    multi_node: bool, known: Dict[str, str], env: Dict[str, str]) -> List[TutorialCommand]:
+    """The server starts of one block; `known` and `env` are the shell state the page built so far (updated)."""
     chip = chips[-1] if chips else ""
-    known: Dict[str, str] = {}
-    env: Dict[str, str] = {}
     out: List[TutorialCommand] = []
     for no, line in _logical_lines(block):
         if not line or line.startswith("#"):
@@ -151,6 +152,10 @@ def read_tutorial(text: str, path: str) -> List[TutorialCommand]:
     out: List[TutorialCommand] = []
     headings: List[Tuple[int, str]] = []  # (level, title) chain above the current line
     section_text: List[str] = []  # prose since the nearest heading (tab labels and bullets included)
+    # the shell state a reader builds block after block ("set the variables", then "run on node 0"), kept until the
+    # next top-level section
+    known: Dict[str, str] = {}
+    env: Dict[str, str] = {}
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -159,10 +164,14 @@ def read_tutorial(text: str, path: str) -> List[TutorialCommand]:
             level = len(h.group(1))
             headings = [x for x in headings if x[0] < level] + [(level, h.group(2).strip())]
             section_text = []
+            if level <= 2:
+                known, env = {}, {}
             i += 1
             continue
         f = _FENCE.match(line)
         if not f:
+            if _TAB.match(line):  # tabs are alternatives (one per chip or role), not steps: each starts a new shell
+                known, env = {}, {}
             section_text.append(line)
             i += 1
             continue
@@ -176,13 +185,15 @@ def read_tutorial(text: str, path: str) -> List[TutorialCommand]:
                 break
             block.append((j + 1, body[indent:] if body[:indent].strip() == "" else body.lstrip()))
             j += 1
-        if any(_SERVER.match(b.strip()) for _, b in block):
+        if not any(_SERVER.match(b.strip()) for _, b in block):
+            _block_commands(path, block, [], "", False, known, env)  # an environment block: its state carries on
+        else:
             prose = "\n".join(section_text)
             chips = _chips_in(prose) or next((c for c in (_chips_in(t) for _, t in reversed(headings)) if c), [])
             multi = bool(re.search(r"\bnode\s*[01]\b|\bnodes?\b.*\brespectively\b|multi-node", prose[-600:], re.I)
                          ) or any(re.search(r"--headless|--data-parallel-address|--data-parallel-start-rank", b)
                                   for _, b in block)
-            out.extend(_block_commands(path, block, chips, headings[-1][1] if headings else "", multi))
+            out.extend(_block_commands(path, block, chips, headings[-1][1] if headings else "", multi, known, env))
         section_text.append("")
         i = j + 1
     return out

@@ -44,6 +44,12 @@ Run the following scripts on two nodes respectively.
 ## Atlas 300I Duo
 
 ```bash
+export ASCEND_RT_VISIBLE_DEVICES=0,1
+```
+
+Then start the server:
+
+```bash
 python -m vllm.entrypoints.openai.api_server --model /models/Small-310 --dtype float16 -tp 2 &
 ```
 '''
@@ -59,7 +65,11 @@ def test_reads_each_start_with_its_environment_and_hardware():
 
     # the tab's label names the hardware; the block's own assignments expand; $port is never assigned
     assert b.chip == "A2" and b.multi_node and b.heading == "Multi-node"
+    # a tab is an alternative, not a step: only the tab's own exports (not the A3 block's above it)
     assert b.env == {"HCCL_IF_IP": "10.0.0.2", "GLOO_SOCKET_IFNAME": "eth9"}
+    # an environment block, then the command in the next one: the reader's shell carries the export; a new
+    # top-level section starts a new shell (nothing of the sections above)
+    assert c.env == {"ASCEND_RT_VISIBLE_DEVICES": "0,1"}
     assert "10.0.0.2" in b.argv and "$port" in b.argv and b.unresolved == ["port"]
     assert b.argv[-2:] == ["--tensor-parallel-size", "8"]  # the redirection and `&` are the shell's
 
