@@ -208,7 +208,8 @@ def serve_required_flags(ctx):
     #27556: `Using max model len 262144`, then nothing), and no vllm-ascend release caps the default.
 
     How to fix: give the flag the finding names (the 310P tutorial uses `--max-model-len 16384`; on A2 at most
-    65536: a longer value given explicitly warns, to be kept only once measured starting).
+    65536: a longer value given explicitly warns, to be kept only once measured starting — unless the installed
+    release's own tutorials run that length on A2, which the check then cites).
     """
     cmd, skip = _serve(ctx)
     if skip:
@@ -228,6 +229,13 @@ def serve_required_flags(ctx):
     if not missing and over:  # given, but longer than the documented start-up limit
         r, v = over[0]
         evidence.insert(0, ev(T("command line"), cmd.source("max_model_len")))
+        shown, where, release = _tutorial_length(ctx, r.hardware)
+        if shown >= v:  # the rule and the release's own tutorials disagree: the release's documented run stands
+            evidence.append(ev(T("the release's tutorials"), f"{shown} {where}"))
+            return ctx.ok(T("--max-model-len {value} is above the {limit} of {rule} ({says}), but vllm-ascend "
+                            "{release}'s own tutorials run {shown} on {hw} ({where}): a length the release documents",
+                            value=v, limit=r.above_model_len, rule=r.id, says=r.says, release=release, shown=shown,
+                            hw=", ".join(r.hardware), where=where), evidence)
         return ctx.warn(T("--max-model-len {value} is above the {limit} {rule} allows on {hw} ({says}); keep it only "
                           "if you have measured this length starting", value=v, limit=r.above_model_len, rule=r.id,
                           hw=", ".join(r.hardware), says=r.says), evidence, remediation=r.fix)
@@ -251,6 +259,20 @@ def serve_required_flags(ctx):
                  flags=flags, how=how, limit=long_[0].above_model_len, hw=hw)
     return _worst(ctx, missing, text, evidence, remediation=known(missing[0].fix),
                   missing=sorted({r.flag for r in missing}))
+
+
+def _tutorial_length(ctx, hardware) -> Tuple[int, str, str]:
+    """(the longest --max-model-len the installed release's own tutorials run on one of `hardware`, where, the
+    release's version), or (0, "", "") — from the `serve/support-matrix` row matrix sync read from its sdist."""
+    py = ctx.try_fact("python")
+    va = py.dist("vllm-ascend") if py is not None else None
+    if va is None:
+        return 0, "", ""
+    row, how = ctx.knowledge.support_matrix.row_for(va.version)
+    if row is None or how != "exact":
+        return 0, "", ""
+    best = max((row.tutorial_length(fam) for fam in hardware), default=(0, ""))
+    return best[0], best[1], row.version
 
 
 def _derived_len(ctx) -> Tuple[Optional[int], str]:

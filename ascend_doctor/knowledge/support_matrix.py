@@ -87,6 +87,16 @@ class ReleaseSupport(Model, extra="forbid", frozen=True):
     feature_pairs: list[str] = []  # "A + B" marked ❌ in feature_matrix.md
     hardware: list[str] = []  # "model: A2/A3"
     tutorial_pairs: list[str] = []  # "A + B: models/X.md:149, …": ❌ pairs the release's own tutorials run together
+    tutorial_lengths: list[str] = []  # "A2: 140000 models/GLM4.x.md:192": the longest context its tutorials run
+
+    def tutorial_length(self, family: str) -> tuple[int, str]:
+        """(the longest --max-model-len the release's tutorials run on `family`, where), or (0, "")."""
+        for t in self.tutorial_lengths:
+            fam, _, rest = t.partition(": ")
+            if fam == family:
+                n, _, where = rest.partition(" ")
+                return int(n), where
+        return 0, ""
 
     def tutorials_running(self, pair: str) -> str:
         """Where the release's tutorials run a pair its feature matrix marks ❌ ("" when none does)."""

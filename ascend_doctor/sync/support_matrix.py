@@ -154,6 +154,25 @@ def read_tutorial_pairs(pairs: List[str], commands, parse) -> List[str]:
     return out
 
 
+def read_tutorial_lengths(commands, parse) -> List[str]:
+    """Per chip family, the longest `--max-model-len` the release's own tutorials run (`A2: 140000
+    models/GLM4.x.md:192`): what the release documents as starting there (HW103 weighs a length rule against it).
+    A command counts only where its section names one chip family ("A3 (64G*16) nodes (or 2 * A2)" is neither's
+    evidence alone); one whose page names none is left out."""
+    best: Dict[str, tuple] = {}
+    for c in commands:
+        if len(c.chips) != 1:
+            continue
+        try:
+            n = parse(c.argv).int_opt("max_model_len")
+        except Exception:  # noqa: BLE001 - an unreadable tutorial line says nothing about lengths
+            continue
+        if n is not None and n > best.get(c.chip, (0, ""))[0]:
+            page = c.path[len(TUTORIALS) + 1:] if c.path.startswith(TUTORIALS) else c.path
+            best[c.chip] = (n, f"{page}:{c.line}")
+    return [f"{fam}: {n} {where}" for fam, (n, where) in sorted(best.items())]
+
+
 def read_support_matrix(read, listdir=None, parse=None) -> Optional[Dict[str, Any]]:
     """The row fields of one release tree (`read(path)` -> text or None); None when it has no supported_models.md.
     With `listdir` and `parse` (ServeCommand of an argv), the ❌ pairs the release's own tutorials run too."""
@@ -164,18 +183,21 @@ def read_support_matrix(read, listdir=None, parse=None) -> Optional[Dict[str, An
     features = read(FEATURES)
     row["feature_pairs"] = read_feature_pairs(features) if features is not None else []
     row["where"] = [MODELS] + ([FEATURES] if features is not None else [])
-    row["tutorial_pairs"] = []
-    if row["feature_pairs"] and listdir is not None and parse is not None:
+    row["tutorial_pairs"], row["tutorial_lengths"] = [], []
+    if listdir is not None and parse is not None:
         from ascend_doctor.sync.tutorials import read_tutorials
 
         commands = read_tutorials(read, listdir, TUTORIALS)
-        row["tutorial_pairs"] = read_tutorial_pairs(row["feature_pairs"], commands, parse)
-        if row["tutorial_pairs"]:
+        if row["feature_pairs"]:
+            row["tutorial_pairs"] = read_tutorial_pairs(row["feature_pairs"], commands, parse)
+        row["tutorial_lengths"] = read_tutorial_lengths(commands, parse)
+        if row["tutorial_pairs"] or row["tutorial_lengths"]:
             row["where"].append(f"{TUTORIALS}/")
     return row
 
 
-FIELDS = ("not_supported", "notes", "model_feature", "feature_pairs", "hardware", "tutorial_pairs")
+FIELDS = ("not_supported", "notes", "model_feature", "feature_pairs", "hardware", "tutorial_pairs",
+          "tutorial_lengths")
 
 
 def support_proposals(table, extracted: Dict[str, Dict[str, Any]]) -> List[Any]:

@@ -110,6 +110,23 @@ def test_a_long_derived_context_needs_max_model_len_on_a2():  # vLLM PR #27556: 
     assert run_check("HW103", f).status == Status.PASS
 
 
+def test_an_explicit_length_the_releases_own_a2_tutorial_runs_is_not_warned():
+    """HW-A2-001's hang was reported for the model's default 262144 (vLLM PR #27556); vllm-ascend 0.21.0rc1's own
+    GLM-4.x tutorial runs `--max-model-len 140000` on A2 (matrix sync: tutorial_lengths "A2: 140000
+    models/GLM4.x.md:192").
+    The two sources disagree, so an explicit length up to the documented one passes and cites the tutorial; a longer
+    one still warns, and the default (no flag) is judged as before. Found by tests/field/tutorial_controls.py."""
+    def judge(flags: str, release: str = "0.21.0rc1"):
+        f = facts(f"vllm serve {QWEN} {flags}".strip(), npus=smi("910B3"))
+        f["python"] = py(release)
+        return run_check("HW103", f)
+
+    out = judge("--max-model-len 140000")
+    assert out.status == Status.PASS and "own tutorials run 140000 on A2 (models/GLM4.x.md:192)" in out.message
+    assert judge("--max-model-len 300000").status == Status.WARN  # beyond what the release documents
+    assert judge("--max-model-len 140000", "0.13.0").status == Status.WARN  # 0.13.0's A2 tutorials stop at 32768
+
+
 # HW104 packages, HW105 image --------------------------------------------------------------------------------------
 def test_triton_on_310p_fails():
     facts_ = {"python": py("0.20.2rc1", ("triton-ascend", "3.2.1")), "npu_smi": smi("310P3")}
