@@ -2,9 +2,10 @@
 with the environment each code block exports and the hardware the page says the command is for.
 
 Why: a tutorial command is the release maintainers' statement of a deployment that works — the best control the
-doctor has against false failures. `bench/tutorial_controls.py` runs every one of them through the serve lint on a
-healthy host of its hardware with the release's own stack; a `fail` there is a false failure of the doctor or a
-wrong tutorial, and either is worth knowing (docs/research/tutorial-controls.md).
+doctor has against false failures. tests/field/tutorial_controls.py runs every one of them through the serve lint
+on a healthy host of its hardware with the release's own stack; a `fail` there is a false failure of the doctor or a
+wrong tutorial, and either is worth knowing (docs/research/tutorial-controls.md). `matrix sync` reads two facts from
+them into the support-matrix rows: the ❌ feature pairs they run, and the longest context per chip.
 
 What is read, and how:
 - fenced code blocks (``` or ~~~, indented too: the docs put per-hardware variants in mkdocs tabs, `=== "A3 series"`,

@@ -53,10 +53,13 @@ _QUOTE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+")
 def _unquoted(raw: list[str]) -> list[str]:
     """Lines of a quoted reply (`> ` at the start of two or more lines in a row, nested `> > ` too) without the
     markers. A single `> cmd` line is left alone: that is a shell prompt more often than a quote."""
-    quoted = [bool(_QUOTE.match(ln)) for ln in raw]
+    # Only a line with `>` in its first four characters can be quoted: the regex runs on those alone.
+    quoted = {i for i, ln in enumerate(raw) if ">" in ln[:4] and _QUOTE.match(ln)}
+    if not quoted:
+        return raw
     out = list(raw)
-    for i, q in enumerate(quoted):
-        if q and ((i > 0 and quoted[i - 1]) or (i + 1 < len(quoted) and quoted[i + 1])):
+    for i in quoted:
+        if i - 1 in quoted or i + 1 in quoted:
             out[i] = _QUOTE.sub("", raw[i], count=1)
     return out
 
@@ -71,19 +74,25 @@ def _html_comments(raw: list[str]) -> set:
     the next one holding `-->`: a paste of 100,000 unclosed `<!--` lines costs no more than any other."""
     hidden: set = set()
     n = len(raw)
-    closing = [n] * (n + 1)  # closing[i]: the first line at or after i that holds "-->"
-    for i in range(n - 1, -1, -1):
-        closing[i] = i if "-->" in raw[i] else closing[i + 1]
-    i = 0
-    while i < n:
+    opening = [i for i, line in enumerate(raw) if "<!--" in line and line.lstrip().startswith("<!--")]
+    if not opening:
+        return hidden
+    closes = [i for i, line in enumerate(raw) if "-->" in line]  # ascending: the next close by bisection
+    from bisect import bisect_left
+
+    done = -1  # the last line already hidden: an opening inside a hidden span starts nothing
+    for i in opening:
+        if i <= done:
+            continue
         line = raw[i]
-        if line.lstrip().startswith("<!--"):
-            end = i if "-->" in line[line.index("<!--") + 4:] else closing[i + 1]
-            if end < n and end - i < _COMMENT_SPAN and raw[end].rstrip().endswith("-->"):
-                hidden.update(range(i, end + 1))
-                i = end + 1
-                continue
-        i += 1
+        if "-->" in line[line.index("<!--") + 4:]:
+            end = i
+        else:
+            k = bisect_left(closes, i + 1)
+            end = closes[k] if k < len(closes) else n
+        if end < n and end - i < _COMMENT_SPAN and raw[end].rstrip().endswith("-->"):
+            hidden.update(range(i, end + 1))
+            done = end
     return hidden
 
 
@@ -99,10 +108,12 @@ def clean_lines(text: str) -> list[Line]:
         # Each pattern is tried only on a line holding a character it needs: most lines of a long log need none.
         if "\x1b" in ln:
             ln = ANSI.sub("", ln)
-        ln = ln.replace("\ufeff", "")
+        if "\ufeff" in ln:
+            ln = ln.replace("\ufeff", "")
         if "&" in ln:
             ln = html.unescape(ln)
-        if ln.lstrip()[:1] in ("`", "~", "<") and (_FENCE.match(ln) or _MARKUP.match(ln)):
+        if ("`" in ln or "~" in ln or "<" in ln) and ln.lstrip()[:1] in ("`", "~", "<") and (
+                _FENCE.match(ln) or _MARKUP.match(ln)):
             continue
         if ("ollect" in ln or "OLLECT" in ln) and _TEMPLATE.search(ln):
             continue
@@ -118,23 +129,23 @@ def clean_lines(text: str) -> list[Line]:
 
 def _strip_space_numbering(lines: list[Line]) -> list[Line]:
     """`cat -n` whose tabs became spaces: strip `  12 ` only inside runs of 3+ lines numbered 1 apart."""
-    nums = [(_CAT_N_SPACE.match(ln.text) if ln.text[:1].isspace() or ln.text[:1].isdigit() else None, ln)
-            for ln in lines]
-    i = 0
-    while i < len(nums):
-        m = nums[i][0]
-        if m is None:
-            i += 1
+    # the numbered lines only (a log has none): index -> its number
+    nums = {}
+    for k, ln in enumerate(lines):
+        c = ln.text[:1]
+        if c and (c.isspace() or c.isdigit()):
+            m = _CAT_N_SPACE.match(ln.text)
+            if m:
+                nums[k] = int(m.group(1))
+    run: list = []
+    for k in sorted(nums) + [None]:  # runs of lines next to each other whose numbers go up by one
+        if run and k is not None and k == run[-1] + 1 and nums[k] == nums[run[-1]] + 1:
+            run.append(k)
             continue
-        j = i
-        while j + 1 < len(nums) and nums[j + 1][0] is not None and \
-                int(nums[j + 1][0].group(1)) == int(nums[j][0].group(1)) + 1:
-            j += 1
-        if j - i >= 2:
-            for k in range(i, j + 1):
-                ln = nums[k][1]
-                ln.text = _CAT_N_SPACE.sub("", ln.text, count=1)
-        i = j + 1
+        if len(run) >= 3:
+            for r in run:
+                lines[r].text = _CAT_N_SPACE.sub("", lines[r].text, count=1)
+        run = [k] if k is not None else []
     return lines
 
 

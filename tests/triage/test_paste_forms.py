@@ -353,7 +353,7 @@ def test_html_comments_are_not_read():
 
 def test_unclosed_comments_cost_one_pass():
     """A paste of 100,000 unclosed `<!--` lines: each looked ahead for its `-->` (200 lines) took 1.6 s; the next
-    closing line is now known for every line from one pass back to front."""
+    closing line is now found by bisection in the list of closing lines, for the opening lines only."""
     import time
 
     from ascend_doctor.triage.paste import clean_lines
