@@ -19,6 +19,28 @@ class _Named:
         self.path, self.model, self.config = path, path, None
 
 
+def _pairs(release, cmd, env, model) -> tuple[list, list]:
+    """(problems, warnings) of the feature pairs the release's feature_matrix.md marks ❌ that the command uses: a
+    pair the same release's own tutorials run together is two sources that disagree — a warning naming both, never
+    a silent pick of either."""
+    problems, warnings = [], []
+    for pair in release.feature_pairs:
+        a, b = pair.split(" + ", 1)
+        ua, ub = used(a, cmd, env, model)[1], used(b, cmd, env, model)[1]
+        if not (ua and ub):
+            continue
+        shown = release.tutorials_running(pair)
+        if shown:
+            warnings.append(T("{a} ({ua}) with {b} ({ub}): feature_matrix.md marks the pair ❌ (no compatibility), "
+                              "but vllm-ascend {version}'s own tutorials run them together ({where}); the release's "
+                              "docs disagree, so the doctor does not fail the pair — check in the start-up log that "
+                              "both take effect", a=a, ua=ua, b=b, ub=ub, version=release.version, where=shown))
+        else:
+            problems.append(T("{a} ({ua}) with {b} ({ub}): feature_matrix.md marks the pair ❌ (no compatibility)",
+                              a=a, ua=ua, b=b, ub=ub))
+    return problems, warnings
+
+
 @check("SERVE314", "serve-support-matrix", severity="error", stage="serve",
        needs=["serve_cmd", "python", "serve_model", "server_env", "npu_smi"])
 def support_matrix(ctx):
@@ -64,21 +86,8 @@ def support_matrix(ctx):
     model = ctx.try_fact("serve_model")
     evidence = [ev(f"matrix: serve/support-matrix.toml (vllm-ascend {release.version})",
                    f"{release.source}: {', '.join(release.where)}")]
-    problems, warnings, seen = [], [], []
-    for pair in release.feature_pairs:
-        a, b = pair.split(" + ", 1)
-        ua, ub = used(a, cmd, env, model)[1], used(b, cmd, env, model)[1]
-        if ua and ub:
-            shown = release.tutorials_running(pair)
-            if shown:  # two sources of one release that disagree: a finding, never a silent pick of either
-                warnings.append(T("{a} ({ua}) with {b} ({ub}): feature_matrix.md marks the pair ❌ (no compatibility), "
-                                  "but vllm-ascend {version}'s own tutorials run them together ({where}); the "
-                                  "release's docs disagree, so the doctor does not fail the pair — check in the "
-                                  "start-up log that both take effect", a=a, ua=ua, b=b, ub=ub,
-                                  version=release.version, where=shown))
-            else:
-                problems.append(T("{a} ({ua}) with {b} ({ub}): feature_matrix.md marks the pair ❌ (no compatibility)",
-                                  a=a, ua=ua, b=b, ub=ub))
+    problems, warnings = _pairs(release, cmd, env, model)
+    seen = []
     why_not = unreadable(model)
     # without its config.json, the folder's name can still say which checkpoint row it is (`Qwen3.5-27B-w8a8`)
     names = rows_of(release, model if not why_not else _Named(cmd.model or ""))
