@@ -84,11 +84,16 @@ def _replicated_params(a: Architecture) -> int:
         return 0
     h, rope = a.hidden, a.qk_rope_head_dim or 0
     down = (h * a.q_lora_rank + a.q_lora_rank if a.q_lora_rank else 0) + h * (a.kv_lora_rank + rope) + a.kv_lora_rank
-    indexer = 0
-    if a.index_head_dim:
-        indexer = ((a.q_lora_rank or h) * a.index_heads * a.index_head_dim + h * a.index_head_dim
-                   + 2 * a.index_head_dim + h * a.index_heads)
+    indexer = _indexer_linear_params(a) + 2 * a.index_head_dim if a.index_head_dim else 0  # + k_norm
     return down + indexer
+
+
+def _indexer_linear_params(a: Architecture) -> int:
+    """Per attention layer, the DSA indexer's linear layers: wq_b, wk, weights_proj (0 without an indexer)."""
+    if not a.index_head_dim:
+        return 0
+    h = a.hidden
+    return (a.q_lora_rank or h) * a.index_heads * a.index_head_dim + h * a.index_head_dim + h * a.index_heads
 
 
 # Linear layers a quantized checkpoint may keep in floating point, as msModelSlim's recipes leave them (per
@@ -121,11 +126,7 @@ def _float_params(a: Architecture, layers) -> tuple[int, int]:
     n = a.full_layers + a.sliding_layers
     nope = a.qk_nope_head_dim or 0
     sharded = n * a.kv_lora_rank * a.heads * (nope + (a.v_head_dim or nope)) if "kv_b_proj" in layers else 0
-    replicated = 0
-    if "indexer" in layers and a.index_head_dim:
-        h = a.hidden
-        replicated = n * ((a.q_lora_rank or h) * a.index_heads * a.index_head_dim + h * a.index_head_dim
-                          + h * a.index_heads)
+    replicated = n * _indexer_linear_params(a) if "indexer" in layers else 0
     return sharded, replicated
 
 

@@ -18,6 +18,8 @@ from typing import Any, Dict, List, Optional
 
 import re2
 
+from ascend_doctor.core.errors import InputError
+
 MODELS = "docs/source/user_guide/support_matrix/supported_models.md"
 FEATURES = "docs/source/user_guide/support_matrix/feature_matrix.md"
 NO = "❌"
@@ -141,7 +143,7 @@ def read_tutorial_pairs(pairs: List[str], commands, parse) -> List[str]:
     for c in commands:
         try:
             parsed.append((c, parse(c.argv)))
-        except Exception:  # noqa: BLE001 - a tutorial line the parser cannot read says nothing about any pair
+        except (ValueError, InputError):  # a tutorial line the parser cannot read says nothing about any pair
             continue
     out = []
     for pair in pairs:
@@ -165,7 +167,7 @@ def read_tutorial_lengths(commands, parse) -> List[str]:
             continue
         try:
             n = parse(c.argv).int_opt("max_model_len")
-        except Exception:  # noqa: BLE001 - an unreadable tutorial line says nothing about lengths
+        except (ValueError, InputError):  # an unreadable tutorial line says nothing about lengths
             continue
         if n is not None and n > best.get(c.chip, (0, ""))[0]:
             page = c.path[len(TUTORIALS) + 1:] if c.path.startswith(TUTORIALS) else c.path

@@ -26,10 +26,10 @@ Only text is read; nothing in a tutorial is run or evaluated.
 from __future__ import annotations
 
 import re
-import shlex
 from typing import Dict, List, Optional, Tuple
 
 from ascend_doctor.core.model import Model
+from ascend_doctor.text import shellwords
 
 # The chip families as the docs write them, most specific first (300I Duo / 310P before A2, "A3" as a word)
 _CHIPS = (
@@ -70,9 +70,17 @@ def _chips_in(text: str) -> List[str]:
     return sorted(last, key=last.get)
 
 
+def _words(text: str) -> List[str]:
+    """The shell's words of `text` up to a comment (the project's linear-time splitter: docs are upstream text of any
+    size); ValueError for an unclosed quote."""
+    words = shellwords.split(text)
+    cut = next((i for i, w in enumerate(words) if w.startswith("#")), len(words))
+    return words[:cut]
+
+
 def _unquote(value: str) -> str:
     try:
-        parts = shlex.split(value, comments=True)
+        parts = _words(value)
     except ValueError:
         return value.strip()
     return parts[0] if len(parts) == 1 else " ".join(parts)
@@ -134,7 +142,7 @@ def _block_commands(path: str, block: List[Tuple[int, str]], chips: List[str], h
                 if name not in missing:
                     missing.append(name)
         try:
-            argv = shlex.split(text, comments=True)
+            argv = _words(text)
         except ValueError:
             continue  # an unbalanced quote: not a command the shell would run as written
         # a trailing `&`, `| tee log` or `> log 2>&1` is the shell's, not the server's

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import html
 import re
+from bisect import bisect_left
 from typing import Optional
 
 from packaging.utils import canonicalize_name
@@ -78,8 +79,6 @@ def _html_comments(raw: list[str]) -> set:
     if not opening:
         return hidden
     closes = [i for i, line in enumerate(raw) if "-->" in line]  # ascending: the next close by bisection
-    from bisect import bisect_left
-
     done = -1  # the last line already hidden: an opening inside a hidden span starts nothing
     for i in opening:
         if i <= done:
