@@ -149,7 +149,8 @@ def matmul_speed(ctx):
     What it checks: the TFLOP/s of each rank's timed product per dtype against the median of all ranks: a rank
     more than `[slow] slower_than_median` (20%, the `compute/compute-smoke` table, after MindStudio
     msprechecker's matmul check) below the median is named. On an NPU the time is wall time around
-    `torch.npu.synchronize()`; on the CPU path it is each rank's CPU time on one thread.
+    `torch.npu.synchronize()`; on the CPU path it is each rank's CPU time on one thread, and the limit is `[slow]
+    cpu_path` (60%): ranks there share the host's cores, and a core of a busy VM can run at half its peer's speed.
 
     Why it matters: tensor parallelism runs at the pace of its slowest rank. One throttled NPU (power cap,
     temperature, a degraded link to its HBM) slows every request by the same factor and shows nowhere else.
@@ -162,7 +163,7 @@ def matmul_speed(ctx):
     skipped = J.not_run(ctx, f)
     if skipped is not None:
         return skipped
-    rule = ctx.knowledge.compute.slow
+    limit = ctx.knowledge.compute.slow.limit(f.cpu_path)
     seen, _ = J.reported(f, "matmul")
     lines, slow, summary = [], [], []
     for dtype in f.dtypes:
@@ -171,7 +172,7 @@ def matmul_speed(ctx):
         mid = J.median_of([v for _, v in figures])
         if mid is None:
             continue
-        floor = mid * (1 - rule.slower_than_median)
+        floor = mid * (1 - limit)
         summary.append(f"{dtype} median {J.tflops(mid)}")
         for r, v in figures:
             lines.append(ev(f"{J.where(f, r)} {dtype}", f"{J.tflops(v)} TFLOP/s (median {J.tflops(mid)}, floor "
@@ -183,7 +184,7 @@ def matmul_speed(ctx):
         return ctx.unknown(T("no rank timed a matmul (see NPU201, NPU203)"))
     if slow:
         return ctx.warn(T("slower than the median by more than {limit}%: {what}",
-                          limit=round(100 * rule.slower_than_median), what=join("; ", slow)), lines,
+                          limit=round(100 * limit), what=join("; ", slow)), lines,
                         remediation=T("Compare the named NPU's power, temperature and clocks with its peers "
                                       "(`npu-smi info -t power -i <id>`, `-t temp`); a rank that stays slow should be "
                                       "serviced or left out of ASCEND_RT_VISIBLE_DEVICES."))
@@ -192,11 +193,11 @@ def matmul_speed(ctx):
     if untimed:  # a partial look: the rank that did not time could be the slow one
         return ctx.unknown(T("rank(s) {timed} within {limit}% of the median ({figures} TFLOP/s); rank(s) {untimed} "
                              "not timed (see NPU201, NPU203)", timed=J.id_list(timed),
-                             limit=round(100 * rule.slower_than_median), figures="; ".join(summary),
+                             limit=round(100 * limit), figures="; ".join(summary),
                              untimed=J.id_list(untimed)), lines)
     if len(timed) < 2:
         return ctx.ok(T("one rank timed ({figures} TFLOP/s): no peer to compare with — {path}",
                         figures="; ".join(summary), path=J.path_label(f)), lines)
     return ctx.ok(T("every timed rank within {limit}% of the median ({figures} TFLOP/s) — {path}",
-                    limit=round(100 * rule.slower_than_median), figures="; ".join(summary),
+                    limit=round(100 * limit), figures="; ".join(summary),
                     path=J.path_label(f)), lines)

@@ -32,7 +32,14 @@ class PathSizes(Model, extra="forbid"):
 class SlowRule(Model, extra="forbid"):
     slower_than_median: float = Field(gt=0, lt=1, description="a rank whose TFLOP/s is below the median by more "
                                                               "than this share is named")
+    cpu_path: float = Field(gt=0, lt=1, description="the same share on the CPU path, whose ranks share the host's "
+                                                    "cores: a rank's speed there says which core it ran on")
+    cpu_path_source: str
     source: str
+
+    def limit(self, cpu_path: bool) -> float:
+        """The share below the median that names a rank, on this path."""
+        return self.cpu_path if cpu_path else self.slower_than_median
 
 
 class Tolerances(Model, extra="forbid"):

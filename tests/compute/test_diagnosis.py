@@ -63,3 +63,32 @@ def test_every_rank_raised_and_one_aborted_names_the_signal_with_the_error():
     assert first == "error"
     assert parts == [f"rank(s) 0-2 failed in allreduce (exit 4): {GLOO_TIMEOUT}",
                      f"rank(s) 3 failed in allreduce (exit SIGABRT): {GLOO_TIMEOUT}"]
+
+
+def _timed(device: str, tflops: list[float]) -> ComputeFact:
+    """One bf16 product timed per rank, as the rank script reports it."""
+    ranks = [{"rank": r, "pid": 4000 + r, "stage": "done", "returncode": 0, "signal": None, "stopped": None,
+              "stderr_tail": "", "stage_seconds": 0.1, "seconds": 9.0,
+              "steps": [{"step": "matmul", "dtype": "bfloat16", "ok": True, "tflops": v}]} for r, v in enumerate(tflops)]
+    return ComputeFact(ran=True, device=device, backend="gloo" if device == "cpu" else "hccl", dtypes=["bfloat16"],
+                       world=len(tflops), budget=60.0, ranks=parse_record({"ranks": ranks}))
+
+
+# Eight CPU-path ranks on the 2-core CI VM (2026-12-06): the ranks on its slower vCPU ran at half the others' speed.
+CI_VM_SPREAD = [0.381, 0.396, 0.47, 0.477, 0.529, 0.564, 0.64, 0.645]
+
+
+def test_the_cpu_path_does_not_call_a_busy_core_a_slow_device():
+    from tests.helpers import run_check
+
+    cpu = run_check("NPU204", {"npu_compute": _timed("cpu", CI_VM_SPREAD)})
+    assert cpu.status.value == "pass" and "within 60% of the median" in cpu.message
+    npu = run_check("NPU204", {"npu_compute": _timed("npu", CI_VM_SPREAD)})  # as NPU figures: a 24% spread is named
+    assert npu.status.value == "warn" and "rank 0 bfloat16 0.381 TFLOP/s, 24% below the median 0.503" in npu.message
+
+
+def test_the_cpu_path_still_names_a_rank_doing_ten_times_the_work():
+    from tests.helpers import run_check
+
+    f = run_check("NPU204", {"npu_compute": _timed("cpu", [0.6, 0.31, 0.58, 0.3, 0.059, 0.31])})
+    assert f.status.value == "warn" and "rank 4 bfloat16 0.059 TFLOP/s, 81% below the median 0.31" in f.message

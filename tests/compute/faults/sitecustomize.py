@@ -3,7 +3,7 @@ PYTHONPATH). It acts only in a compute rank (ASCEND_DOCTOR_COMPUTE is set) whose
 ASCEND_DOCTOR_TEST_FAULT=<kind>:<rank>, and only through torch's public functions, so the doctor's own child code runs
 unchanged:
 
-- slow:     torch.matmul computes every product three times (a rank at a third of its peers' speed);
+- slow:     torch.matmul computes every product ten times (a rank at a tenth of its peers' speed);
 - wrong:    torch.matmul returns its product off by 5% (a device that computes wrong without failing);
 - hang:     torch.distributed.all_reduce never returns;
 - crash:    torch.distributed.all_reduce kills the process with SIGSEGV (faulthandler prints the stack first);
@@ -55,8 +55,8 @@ if _spec and "ASCEND_DOCTOR_COMPUTE" in os.environ and _rank in (os.environ.get(
         _matmul = torch.matmul
 
         def _slow_matmul(*args, **kwargs):
-            _matmul(*args, **kwargs)
-            _matmul(*args, **kwargs)
+            for _ in range(9):
+                _matmul(*args, **kwargs)
             return _matmul(*args, **kwargs)
 
         torch.matmul = _slow_matmul
