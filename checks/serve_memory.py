@@ -4,6 +4,8 @@ a sizing problem found here names the value plan would choose."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ascend_doctor.deploy.arch import derived_max_len, mtp_layers, read_architecture, text_config, with_mtp
 from ascend_doctor.deploy.budget import GRAPH_HEADROOM, Layout
 from ascend_doctor.deploy.chips import DEFAULT_RESERVE_MIB, Chip, find_chip
@@ -118,6 +120,32 @@ def _weights(m, arch):
     return estimate(arch, fmt)
 
 
+def _as_loaded(ctx, cmd, cfg, arch, ws, family: str, release: Optional[str]):
+    """(the weights as the installed release holds them on this chip family, evidence): a release rule that converts
+    the checkpoint at load (REL-B27-008: block-wise FP8 to BF16 off Ascend 950) scales the checkpoint's bytes by
+    the two formats' estimates — one table for SERVE311 and this sizing."""
+    from ascend_doctor.knowledge.release_rules import answer, rules_for
+    from ascend_doctor.text.versions import try_parse_version
+
+    if not release or try_parse_version(release) is None:
+        return ws, []
+    env = ctx.try_fact("server_env") or {}
+    for rule in rules_for(ctx.knowledge.release_rules, release):
+        if rule.when != "quant_fp8_block" or family not in rule.families:
+            continue
+        hit = answer(rule, cmd, env, cfg)
+        if not (hit and hit[0]):
+            continue
+        ratio = estimate(arch, "bf16").total_bytes / max(estimate(arch, "fp8").total_bytes, 1)
+        loaded = measured(arch, int(ws.total_bytes * ratio), T("{source}, converted to BF16 at load",
+                                                                source=ws.source), "bf16")
+        return loaded, [ev(T("weights as loaded"), T("vllm-ascend {release} converts the block-wise FP8 weights to "
+                                                     "BF16 on {family} ({rule}): {before} in the checkpoint, {after} "
+                                                     "loaded", release=release, family=family, rule=rule.id,
+                                                     before=gib(ws.total_bytes), after=gib(loaded.total_bytes)))]
+    return ws, []
+
+
 def _budget_evidence(cand, ws) -> list:
     b = cand.budget
     lines = [f"checkpoint: {ws.total_bytes} B ({shown(ws.source)})",
@@ -138,7 +166,8 @@ def memory_fits(ctx):
     What it checks: the serve command's layout (TP, PP, DP, expert parallelism), `--max-model-len`,
     `--gpu-memory-utilization` and `--max-num-batched-tokens` against the NPUs' memory, with the arithmetic of
     `ascend-doctor plan`: the checkpoint's bytes (model.safetensors.index.json, else from config.json and the
-    quantization), sharded as vLLM shards them; the activation peak and runtime reserve (estimates); HCCL buffers;
+    quantization) as the installed release holds them (block-wise FP8 converted to BF16 on A2/A3 from vllm-ascend
+    0.27.1rc1, REL-B27-008), sharded as vLLM shards them; the activation peak and runtime reserve (estimates); HCCL buffers;
     and the KV cache per token after vLLM's formulas (GQA heads per rank, MLA latents and DSA indexer keys, sliding
     windows, Gated DeltaNet states paged as the installed vllm-ascend pages them, the MTP layers an MTP
     `--speculative-config` runs) at `--kv-cache-dtype` (auto: the model's dtype; the fp8 ones and vllm-ascend's
@@ -179,8 +208,9 @@ def memory_fits(ctx):
     poorest = min(used, key=lambda c: c.hbm_total_mb or c.memory_total_mb or 0)
     chip, ws = _chip(poorest, ctx.knowledge.chips), _weights(m, arch)
     release = _release(ctx)
+    ws, converted = _as_loaded(ctx, cmd, cfg, arch, ws, chip.family, release["vllm_ascend"])
     kv_dtype, replaced = _kv_cache_dtype(ctx, cmd, cfg, release["vllm_ascend"], want.kv_cache_dtype)
-    evidence += replaced
+    evidence += converted + replaced
     want = want.model_copy(update={"kv_halved_by": chip.kv_halved_by(release["vllm_ascend"]), **release,
                                    "kv_cache_dtype": kv_dtype,
                                    "spec_tokens": spec_tokens, "page_rules": ctx.knowledge.hybrid_pages,
@@ -189,7 +219,7 @@ def memory_fits(ctx):
     cand = size(arch, ws, chip, want, layout, max_len)
     evidence += [cmd_evidence(cmd)] + ([drafted] if drafted else []) + _budget_evidence(cand, ws)
     out = _verdict(ctx, arch, ws, chip, want, layout, cand, len(chips), evidence)
-    out = _replicated(ctx, cmd, arch, _format(m, arch), (layout, want, cand), out, evidence)
+    out = _replicated(ctx, cmd, arch, "bf16" if converted else _format(m, arch), (layout, want, cand), out, evidence)
     return _graph_headroom(ctx, cmd, cand, want, out, evidence)
 
 

@@ -5,6 +5,7 @@ The rows are the `serve/release-rules` table; their conditions are ascend_doctor
 from __future__ import annotations
 
 from ascend_doctor.i18n import T, join, known
+from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.knowledge.release_rules import answer, rules_for
 from ascend_doctor.plugin import check, ev
 
@@ -23,7 +24,7 @@ def _model(ctx):
 
 
 @check("SERVE311", "serve-release-combos", severity="error", stage="serve",
-       needs=["serve_cmd", "python", "server_env", "serve_model"])
+       needs=["serve_cmd", "python", "server_env", "serve_model", "npu_smi"])
 def release_combos(ctx):
     """The installed vllm-ascend release accepts this combination of cache, scheduler, graph and LoRA settings
 
@@ -32,7 +33,10 @@ def release_combos(ctx):
     caching or chunked prefill on the V0 engine (#133), the Ascend scheduler with another `--scheduling-policy` or
     with `--max-num-batched-tokens` below the model length, torchair with `--enforce-eager`, Qwen3-Next with prefix
     caching or, on 0.11.x, with ACL graphs (#5005), a checkpoint quantized in a format the release does not run
-    (AWQ, GPTQ, MXFP4; FP8 before 0.21.0rc1; #7131), LoRA on the releases without it (0.7.3 V1, 0.8.x V1, the
+    (AWQ, GPTQ, MXFP4; FP8 before 0.21.0rc1; #7131) or does not run on this host's chips (rows with `families`:
+    FP8 on A2/A3/310P in 0.21.0rc1-0.26.0rc1 and DeepSeek-V4's native or MXFP8 weights in every release, Ascend 950
+    kernels only, #12675; from 0.27.1rc1 FP8 without block scales is refused and block-wise FP8 is converted to BF16
+    on A2/A3, twice the memory: a warning), LoRA on the releases without it (0.7.3 V1, 0.8.x V1, the
     0.8.4rc1 wheel without `vllm_ascend.lora`, 0.10.2rc1, `--fully-sharded-loras` with TP > 1 before 0.17.0rc1,
     expert parallelism on 0.23-0.24), and the engine itself: with VLLM_USE_V1 unset, vLLM 0.8.0-0.9.1 run V0 on NPU
     (vllm-ascend 0.8.4rc1-0.9.1; 0.9.1 does not support V0 at all, vllm-ascend#1305).
@@ -52,13 +56,21 @@ def release_combos(ctx):
         return out
     rules = rules_for(ctx.knowledge.release_rules, dist.version)
     env, model = ctx.fact("server_env"), _model(ctx)
-    hits, unjudged, evidence = [], [], [ev(T("command line"), cmd.display)]
+    fams = families(ctx.try_fact("npu_smi")) or {}
+    hits, unjudged, unchipped, evidence = [], [], [], [ev(T("command line"), cmd.display)]
     for rule in rules:
         said = answer(rule, cmd, env, model)
         if said is None:
             unjudged.append(rule.id)
             continue
         hit, fields, seen = said
+        if hit and rule.families:  # a rule of some chips only: this host's must be known and among them
+            chips = {f: names for f, names in fams.items() if f in rule.families}
+            if not set(fams) - {"?"}:
+                unchipped.append(rule.id)
+            if not chips:
+                continue
+            fields = {**fields, "chips": ", ".join(f"{f} ({', '.join(sorted(set(n)))})" for f, n in chips.items())}
         if hit:
             says = rule.says.format(**fields) if fields else rule.says
             hits.append((rule, says))
@@ -71,6 +83,11 @@ def release_combos(ctx):
         if all(r.effect == "overrides" for r, _ in hits):
             return ctx.warn(join("; ", parts), evidence, remediation=fix)
         return ctx.fail(join("; ", parts), evidence, remediation=fix)
+    if unchipped:
+        only = dict.fromkeys(f for r in rules if r.id in unchipped for f in r.families)  # in the rows' order
+        return ctx.unknown(T("rule(s) {rules} of vllm-ascend {version} hold on {fams} only, and which NPUs this host "
+                             "has is not known (npu-smi gave no table)", rules=", ".join(unchipped),
+                             version=dist.version, fams="/".join(only)), evidence)
     if unjudged:
         return ctx.unknown(T("rule(s) {rules} of vllm-ascend {version} need the model's config.json, which is not "
                              "readable here", rules=", ".join(unjudged), version=dist.version), evidence)

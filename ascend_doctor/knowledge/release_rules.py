@@ -28,6 +28,8 @@ class ReleaseRule(Model, extra="forbid"):
     effect: str = Field(pattern="^(refuses|breaks|overrides|unsupported)$")
     exempt_model_types: list[str] = Field(default_factory=list, description="config.json model_type values the "
                                                                              "release leaves out of this rule")
+    families: list[str] = Field(default_factory=list, description="the chip families (knowledge/hardware.py: A2, "
+                                                                  "A3, 310P, A5) the rule holds on; empty: every one")
     says: str
     fix: str
     source: list[str] = Field(min_length=1)
@@ -229,11 +231,76 @@ def _quant_outside(name: str, supported: tuple[str, ...]) -> Callable[[Any, dict
 
 # NPUPlatform.supported_quantization, read at the tags (vllm_ascend/platform.py): "ascend" up to v0.11.0 (which on an
 # NPU also takes every other quantization_config for an msModelSlim one); "compressed-tensors" from v0.12.0rc1;
-# "fp8" and "deepseek_v4_fp8" from v0.21.0rc1 (to v0.25.1rc1, the last tag read).
+# "fp8" and "deepseek_v4_fp8" from v0.21.0rc1; "modelopt_mxfp8" and "mxfp8" from v0.27.1rc1 (to v0.30.0rc2).
 quant_not_ascend = _quant_outside("quant_not_ascend", ("ascend",))
 quant_not_ascend_ct = _quant_outside("quant_not_ascend_ct", ("ascend", "compressed-tensors"))
 quant_not_ascend_ct_fp8 = _quant_outside("quant_not_ascend_ct_fp8",
                                          ("ascend", "compressed-tensors", "fp8", "deepseek_v4_fp8"))
+quant_not_ascend_ct_fp8_mx = _quant_outside("quant_not_ascend_ct_fp8_mx",
+                                            ("ascend", "compressed-tensors", "fp8", "deepseek_v4_fp8", "modelopt_mxfp8",
+                                             "mxfp8"))
+
+
+# The FP8 quantization methods vllm-ascend registers (NPUPlatform.supported_quantization): fp8 and deepseek_v4_fp8
+# from v0.21.0rc1, the MX ones from v0.27.1rc1.
+_FP8_METHODS = ("fp8", "deepseek_v4_fp8")
+_MX_METHODS = ("deepseek_v4_fp8", "mxfp8", "modelopt_mxfp8")
+
+
+def _fp8(cmd, model) -> tuple[Optional[str], dict]:
+    """(the FP8 method vLLM will verify, or '' for another or none; None when it cannot tell), config.json's
+    quantization_config."""
+    method = _quant_method(cmd, model)
+    qc = (model or {}).get("quantization_config")
+    fp8 = (method if method in _FP8_METHODS else "") if method is not None else None
+    return fp8, qc if isinstance(qc, dict) else {}
+
+
+def quant_fp8(cmd, env, model) -> Answer:
+    """An FP8 checkpoint (quant_method fp8 or deepseek_v4_fp8): what v0.21.0rc1-v0.26.0rc1 run only on Ascend 950."""
+    method, _ = _fp8(cmd, model)
+    if method is None:
+        return None
+    return bool(method), {"method": method}, f"quantization method {method}" if method else ""
+
+
+def quant_mx_native(cmd, env, model) -> Answer:
+    """Weights in the MX formats (mxfp8, modelopt_mxfp8) or DeepSeek-V4's native FP8/FP4 ones (deepseek_v4_fp8, or
+    fp8 on model_type deepseek_v4: MXFP8 attention, MXFP4 experts): kernels of Ascend 950 only."""
+    method = _quant_method(cmd, model)
+    if method is None or (method == "fp8" and model is None):
+        return None
+    hit = method in _MX_METHODS or (method == "fp8" and _model_type(model) == "deepseek_v4")
+    return hit, {"method": method}, (f"quantization method {method}" + (
+        " on model_type deepseek_v4" if method == "fp8" else "")) if hit else ""
+
+
+def quant_fp8_unblocked(cmd, env, model) -> Answer:
+    """An fp8 checkpoint AscendFp8Config refuses from v0.27.1rc1 (`_verify_block_quantization`): no
+    `weight_block_size` (per-tensor or per-channel scales), or an activation scheme other than dynamic."""
+    method, qc = _fp8(cmd, model)
+    if method is None or (method == "fp8" and model is None):
+        return None
+    if method != "fp8" or _model_type(model) == "deepseek_v4":
+        return False, {}, ""
+    scheme = qc.get("activation_scheme")
+    if qc.get("weight_block_size") is None:
+        return True, {"what": "no weight_block_size (per-tensor or per-channel scales)"}, \
+            "quant_method fp8 without quantization_config.weight_block_size"
+    if scheme is not None and scheme != "dynamic":
+        return True, {"what": f"activation_scheme {scheme}"}, f"quant_method fp8 with activation_scheme {scheme}"
+    return False, {}, ""
+
+
+def quant_fp8_block(cmd, env, model) -> Answer:
+    """A block-wise fp8 checkpoint (not DeepSeek-V4's): from v0.27.1rc1 served everywhere, off Ascend 950 by resolving
+    the blocks to the model's dtype at load."""
+    method, qc = _fp8(cmd, model)
+    if method is None or (method == "fp8" and model is None):
+        return None
+    hit = method == "fp8" and _model_type(model) != "deepseek_v4" and qc.get("weight_block_size") is not None
+    return hit, {"method": method}, (f"quant_method fp8, weight_block_size {qc.get('weight_block_size')}"
+                                     if hit else "")
 
 
 def launch_blocking_graph(cmd, env, model) -> Answer:
@@ -340,9 +407,10 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         prefix_cache_block_size, default_prefix_cache_block_size, cache_block_size, v0_cache_features_default_v0,
         v0_cache_features_opt_in_v0, v0_engine_default, ascend_scheduler_policy, ascend_scheduler_short_batch,
         torchair_eager, qwen3_next_prefix_cache, qwen3_next_graph, quant_not_ascend, quant_not_ascend_ct,
-        quant_not_ascend_ct_fp8, lora, lora_v1_opt_in, lora_fully_sharded_tp, lora_expert_parallel,
-        launch_blocking_graph, dsv4_block_size, dsv4_block_size_128, index_topk_cache_dtype, kv_nz_not_d_node,
-        kv_nz_not_mla, layer_sharding_not_p_node, recompute_scheduler_mixed)
+        quant_not_ascend_ct_fp8, quant_not_ascend_ct_fp8_mx, quant_fp8, quant_mx_native, quant_fp8_unblocked,
+        quant_fp8_block, lora, lora_v1_opt_in, lora_fully_sharded_tp, lora_expert_parallel, launch_blocking_graph,
+        dsv4_block_size, dsv4_block_size_128, index_topk_cache_dtype, kv_nz_not_d_node, kv_nz_not_mla,
+        layer_sharding_not_p_node, recompute_scheduler_mixed)
 }
 
 

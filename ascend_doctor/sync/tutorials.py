@@ -16,8 +16,9 @@ What is read, and how:
   `vllm serve …` or `python[3] -m vllm.entrypoints.openai.api_server …` — with the variables known then expanded; a
   reference the block never assigns stays as written and is listed in `unresolved`, so a caller can tell a
   placeholder (`$local_ip`, `your_model_path`) from a value;
-- the hardware: the chips named (Atlas A2/A3, 300I/310P, 950) between the nearest heading and the block — a tab
-  label, a bullet ("can be deployed on 1 Atlas 800 A3 (64G × 16) or 2 Atlas 800 A2 (64G × 8)") — else in the
+- the hardware: the chips named (Atlas A2/A3, 300I/310P, 950) by the block's tab (its label and prose: the other
+  tabs are alternatives, "=== \"A2 series\"" beside "=== \"950DT products\""), else between the nearest heading and
+  the block — a bullet ("can be deployed on 1 Atlas 800 A3 (64G × 16) or 2 Atlas 800 A2 (64G × 8)") — else in the
   headings above it; `chip` is the one named last, `chips` all of them; "" / [] when the page never says.
 
 Only text is read; nothing in a tutorial is run or evaluated.
@@ -43,6 +44,8 @@ _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*)$")
 _ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _TAB = re.compile(r"^\s*(?:===\s+[\"']|:{3,}\s*\{tab-item\})")  # mkdocs-material / MyST tab labels
+# where a tab's content ends: MyST's closing colons; mkdocs-material's, any text back at the tab label's margin
+_TAB_END = {":": re.compile(r"^\s*:{3,}\s*$"), "=": re.compile(r"^\S")}
 _SERVER = re.compile(r"^(?:vllm\s+serve\b|python3?\s+-m\s+vllm\.entrypoints\.openai\.api_server\b)")
 
 
@@ -160,7 +163,8 @@ def read_tutorial(text: str, path: str) -> List[TutorialCommand]:
     lines = text.splitlines()
     out: List[TutorialCommand] = []
     headings: List[Tuple[int, str]] = []  # (level, title) chain above the current line
-    section_text: List[str] = []  # prose since the nearest heading (tab labels and bullets included)
+    section_text: List[str] = []  # prose since the nearest heading, before any tab (bullets included)
+    tab: Optional[List[str]] = None  # the current tab's label and prose: the other tabs are alternatives
     # the shell state a reader builds block after block ("set the variables", then "run on node 0"), kept until the
     # next top-level section
     known: Dict[str, str] = {}
@@ -172,7 +176,7 @@ def read_tutorial(text: str, path: str) -> List[TutorialCommand]:
         if h:
             level = len(h.group(1))
             headings = [x for x in headings if x[0] < level] + [(level, h.group(2).strip())]
-            section_text = []
+            section_text, tab = [], None
             if level <= 2:
                 known, env = {}, {}
             i += 1
@@ -180,8 +184,11 @@ def read_tutorial(text: str, path: str) -> List[TutorialCommand]:
         f = _FENCE.match(line)
         if not f:
             if _TAB.match(line):  # tabs are alternatives (one per chip or role), not steps: each starts a new shell
-                known, env = {}, {}
-            section_text.append(line)
+                known, env, tab = {}, {}, [line]
+            elif tab is not None and _TAB_END[tab[0].strip()[0]].match(line):  # back to the section's own prose
+                tab = None
+            else:
+                (section_text if tab is None else tab).append(line)
             i += 1
             continue
         indent, fence = len(f.group(1)), f.group(2)
@@ -197,13 +204,15 @@ def read_tutorial(text: str, path: str) -> List[TutorialCommand]:
         if not any(_SERVER.match(b.strip()) for _, b in block):
             _block_commands(path, block, [], "", False, known, env)  # an environment block: its state carries on
         else:
-            prose = "\n".join(section_text)
-            chips = _chips_in(prose) or next((c for c in (_chips_in(t) for _, t in reversed(headings)) if c), [])
+            # the chips of the block's own tab, else of the section's prose, else of the headings above
+            prose = "\n".join(section_text + (tab or []))
+            chips = (_chips_in("\n".join(tab or [])) or _chips_in("\n".join(section_text))
+                     or next((c for c in (_chips_in(t) for _, t in reversed(headings)) if c), []))
             multi = bool(re.search(r"\bnode\s*[01]\b|\bnodes?\b.*\brespectively\b|multi-node", prose[-600:], re.I)
                          ) or any(re.search(r"--headless|--data-parallel-address|--data-parallel-start-rank", b)
                                   for _, b in block)
             out.extend(_block_commands(path, block, chips, headings[-1][1] if headings else "", multi, known, env))
-        section_text.append("")
+        (section_text if tab is None else tab).append("")
         i = j + 1
     return out
 

@@ -274,3 +274,25 @@ def test_the_kv_cache_dtype_a_release_replaces_is_sized_as_it_runs(tmp_path):
     assert plain.message == replaced.message  # the same 16-bit cache
     later = run_check("SERVE305", on_release(facts(cmd, npus=npu(8)), "0.29.0rc1"))
     assert later.status == Status.UNKNOWN and "on an MLA model" in later.message
+
+
+def test_block_fp8_weights_are_sized_as_the_bf16_the_release_converts_them_to(tmp_path):
+    """vllm-ascend 0.27.1rc1 on (REL-B27-008): off Ascend 950 the FP8 blocks are resolved to BF16 at load — twice the
+    checkpoint's bytes on every rank; the release before ran no FP8 on A2 at all (SERVE311 fails it)."""
+    from ascend_doctor.seam.host import Distribution, PythonEnv
+
+    fp8 = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
+    d = model_dir(tmp_path, {**C.QWEN3_32B, "quantization_config": fp8}, QWEN3_32B_BYTES // 2)
+
+    def sized(ascend: str):
+        f = facts(f"vllm serve {d} -tp 1 --max-model-len 8192", npus=npu(8))
+        f["python"] = PythonEnv(distributions=[Distribution(name="vllm-ascend", version=ascend),
+                                               Distribution(name="vllm", version="0.27.1")])
+        return run_check("SERVE305", f)
+
+    out = sized("0.27.1rc1")  # the linear layers double; the embeddings were BF16 in the checkpoint already
+    assert out.status == Status.FAIL and "the weights alone take 58.26 GiB per rank" in out.message
+    loaded = next(e.excerpt for e in out.evidence if e.source == "weights as loaded")
+    assert "converts the block-wise FP8 weights to BF16 on A2 (REL-B27-008): 30.51 GiB in the checkpoint, 58.26 " \
+           "GiB loaded" in loaded
+    assert sized("0.26.0rc1").status == Status.PASS  # sized as the checkpoint's one byte per weight

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
+
 from ascend_doctor.knowledge.release_rules import CONDITIONS
 from ascend_doctor.report import Status
 from ascend_doctor.seam.host import Distribution, PythonEnv
-from tests.checks.test_serve_checks import QWEN, facts, run_check
+from tests.checks.test_serve_checks import QWEN, facts, npu, run_check
 from tests.helpers import shipped
 
 
-def judge(extra: str, ascend: str, env=None, model=True):
-    out = facts(f"vllm serve {QWEN} {extra}", env=env, model=model)
+def judge(extra: str, ascend: str, env=None, model=True, npus=None):
+    out = facts(f"vllm serve {QWEN} {extra}", env=env, model=model, npus=npus)
     out["python"] = PythonEnv(distributions=[Distribution(name="vllm-ascend", version=ascend),
                                              Distribution(name="vllm", version="0.13.0")])
     out.setdefault("env", env or {})
@@ -142,11 +144,60 @@ def test_a_quantization_the_release_does_not_run():  # vllm-ascend#1233, #6484, 
 
 def test_the_quantizations_a_release_runs_pass():
     assert judge(_quant("compressed-tensors"), "0.13.0").status == Status.PASS
-    assert judge(_quant("fp8"), "0.21.0rc1").status == Status.PASS
+    assert judge(_quant("fp8"), "0.21.0rc1", npus=chips("950PR")).status == Status.PASS
     assert judge(_quant("ascend"), "0.11.0").status == Status.PASS
     assert judge("--quantization ascend", "0.10.0rc1").status == Status.PASS
     assert judge("", "0.11.0").status == Status.PASS  # no quantization_config
     assert judge(_quant("awq"), "0.7.3").status == Status.PASS  # no row read before 0.8.4rc1
+
+
+def chips(name: str, n: int = 8):
+    smi = npu(n)
+    for c in smi.info.chips:
+        c.name = name
+    return smi
+
+
+def _fp8(**extra) -> str:
+    qc = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128], **extra}
+    return "--hf-overrides " + json.dumps({"quantization_config": qc}, separators=(",", ":"))
+
+
+def test_fp8_weights_on_a2_fail_to_load_on_0_21_to_0_26():  # vllm-ascend#12675
+    f = judge(_fp8(), "0.23.0")
+    assert f.status == Status.FAIL and "REL-B27-005" in f.message
+    assert "MXFP8 and MXFP4 kernels of Ascend 950" in f.message and "on A2 (910B3) the weights fail to load" in f.message
+    assert "msModelSlim W8A8" in f.remediation and "--quantization ascend" in f.remediation
+    assert judge(_fp8(), "0.26.0rc1", npus=chips("Ascend910")).status == Status.FAIL  # A3
+    assert judge(_fp8(), "0.23.0", npus=chips("950PR")).status == Status.PASS  # the chip the kernels are for
+    assert judge(_fp8(), "0.20.2rc1").status == Status.FAIL  # refused by the platform (REL-B27-002)
+
+
+def test_a_chip_rule_without_the_chips_is_unknown_and_only_when_it_applies():
+    no_table = npu(0)  # npu-smi listed no chip
+    f = judge(_fp8(), "0.23.0", npus=no_table)
+    assert f.status == Status.UNKNOWN and "REL-B27-005" in f.message and "A2/A3/310P only" in f.message
+    assert judge("", "0.23.0", npus=no_table).status == Status.PASS  # a bf16 checkpoint: no chip rule applies
+
+
+def test_fp8_from_0_27_is_converted_on_a2_and_refused_without_block_scales():
+    f = judge(_fp8(), "0.27.1rc1")  # block-wise: served, at twice the memory
+    assert f.status == Status.WARN and "REL-B27-008" in f.message and "twice the memory" in f.message
+    assert judge(_fp8(), "0.30.0rc2", npus=chips("950DT")).status == Status.PASS
+    f = judge(_fp8(weight_block_size=None), "0.27.1rc1", npus=chips("950DT"))
+    assert f.status == Status.FAIL and "REL-B27-007" in f.message and "no weight_block_size" in f.message
+    f = judge(_fp8(activation_scheme="static"), "0.30.0rc2")
+    assert f.status == Status.FAIL and "activation_scheme static" in f.message
+
+
+def test_mx_and_deepseek_v4_native_weights_need_ascend_950():
+    f = judge(_quant("mxfp8"), "0.30.0rc2")
+    assert f.status == Status.FAIL and "REL-B27-006" in f.message and "A2 (910B3)" in f.message
+    assert judge(_quant("mxfp8"), "0.30.0rc2", npus=chips("950PR")).status == Status.PASS
+    assert judge(_quant("mxfp8"), "0.26.0rc1").status == Status.FAIL  # not registered yet: REL-B27-003
+    dsv4 = _fp8()[:-2] + '},"model_type":"deepseek_v4"}'
+    f = judge(dsv4, "0.27.1rc1")
+    assert f.status == Status.FAIL and "REL-B27-006" in f.message and "REL-B27-008" not in f.message
 
 
 def test_a_quantization_rule_without_the_model_is_unknown():

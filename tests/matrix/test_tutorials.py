@@ -81,3 +81,47 @@ def test_prose_and_broken_blocks_give_nothing():
     page = "Run `vllm serve MODEL` as usual.\n\n```bash\nvllm serve /m --hf-overrides '{\"a\": 1\n```\n"
     assert read_tutorial(page, "x.md") == []  # a command in prose, and one whose quote never closes
     assert read_tutorial("```\nunclosed fence\nvllm serve /m\n", "y.md")[0].argv == ["vllm", "serve", "/m"]
+
+
+TABS = '''## Single node
+
+The model can be deployed on 1 Atlas 800 A3 (64GB × 16) or 1 Atlas 800 A2 (64GB × 8), and on 950DT products.
+
+=== "A2 series"
+
+    ```bash
+    vllm serve /models/M-w8a8 --tensor-parallel-size 8 --quantization ascend
+    ```
+
+=== "950DT products"
+
+    The MXFP8 weights:
+
+    ```bash
+    vllm serve /models/M-MXFP8 --tensor-parallel-size 4 --quantization mxfp8
+    ```
+
+Back at the margin: the section's prose again.
+
+```bash
+vllm serve /models/M-w8a8 --tensor-parallel-size 16
+```
+
+::::{tab-set}
+:::{tab-item} A3
+Unindented prose inside a MyST tab.
+
+```bash
+vllm serve /models/M-w8a8 -tp 16
+```
+:::
+::::
+'''
+
+
+def test_a_command_in_a_tab_is_for_the_tabs_chips_only():
+    """vllm-ascend 0.30.0rc2 MiniMax-M3.md:239: the 950DT tab's `--quantization mxfp8` beside the A2/A3 tabs."""
+    a2, a5, untabbed, myst = read_tutorial(TABS, "docs/source/tutorials/models/M.md")
+    assert a2.chips == ["A2"] and a5.chips == ["A5"]
+    assert untabbed.chips == ["A3", "A2", "A5"]  # the section's own prose, once the tabs are over
+    assert myst.chips == ["A3"]
