@@ -167,16 +167,15 @@ def memory_fits(ctx):
     `--gpu-memory-utilization` and `--max-num-batched-tokens` against the NPUs' memory, with the arithmetic of
     `ascend-doctor plan`: the checkpoint's bytes (model.safetensors.index.json, else from config.json and the
     quantization) as the installed release holds them (block-wise FP8 converted to BF16 on A2/A3 from vllm-ascend
-    0.27.1rc1, REL-B27-008), sharded as vLLM shards them; the activation peak and runtime reserve (estimates); HCCL buffers;
-    and the KV cache per token after vLLM's formulas (GQA heads per rank, MLA latents and DSA indexer keys, sliding
-    windows, Gated DeltaNet states paged as the installed vllm-ascend pages them, the MTP layers an MTP
+    0.27.1rc1, REL-B27-008), sharded as vLLM shards them; the activation peak and runtime reserve (estimates); HCCL
+    buffers; and the KV cache per token after vLLM's formulas (GQA heads per rank, MLA latents and DSA indexer keys,
+    sliding windows, Gated DeltaNet states paged as the installed vllm-ascend pages them, the MTP layers an MTP
     `--speculative-config` runs) at `--kv-cache-dtype` (auto: the model's dtype; the fp8 ones and vllm-ascend's
-    int8: one byte; an 8-bit MLA cache and other formats: not sized); each NPU
-    at the memory npu-smi shows for it; `HCCL_BUFFSIZE` from the
-    server's environment; on a 310P with vllm-ascend 0.18.0rc1 or later, half of what is left for operator
-    workspace; in graph mode, at least 1 GiB left above `--gpu-memory-utilization` for the ACL graph capture; with
-    FlashComm1, DSA context parallelism, shared-expert DP or MLAPO on, that it still fits with the most weights they
-    keep whole on every rank.
+    int8: one byte; an 8-bit MLA cache and other formats: not sized); each NPU at the memory npu-smi shows for it;
+    `HCCL_BUFFSIZE` from the server's environment; on a 310P with vllm-ascend 0.18.0rc1 or later, half of what is
+    left for operator workspace; in graph mode, at least 1 GiB left above `--gpu-memory-utilization` for the ACL
+    graph capture; with FlashComm1, DSA context parallelism, shared-expert DP or MLAPO on, that it still fits with
+    the most weights they keep whole on every rank.
 
     Why it matters: vLLM stops at start-up when the weights do not fit (`NPU out of memory` while loading) or when
     the KV cache cannot hold one request of max_model_len (`To serve at least one request with the models's max seq

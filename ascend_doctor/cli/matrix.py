@@ -228,19 +228,23 @@ PINNED = (("torch", "torch"), ("torch-npu", "torch_npu"), ("triton-ascend", "tri
               help="A transformers wheel or sdist (repeatable).")
 @click.option("--pypi-json", "pypi_json", multiple=True, metavar="FILE",
               help="https://pypi.org/pypi/NAME/json saved to a file (vllm-ascend, triton-ascend, torch-npu, vllm).")
+@click.option("--vllm-ascend-git", "ascend_git", metavar="DIR",
+              help="A clone or mirror of the vllm-ascend repository (its .git directory or work tree): its bug "
+                   "fixes and the releases that carry them (the signatures/release-fixes table).")
 @click.option("--matrix", "extra", multiple=True, metavar="FILE", help="Matrix TOML layered over the shipped one.")
 @click.option("--format", "fmt", type=click.Choice(choices("sync")), default="text", show_default=True)
 @click.option("-o", "--output", "output", default="-", metavar="FILE", help="Write here instead of stdout.")
-def sync_cmd(ascend, vllm, transformers, pypi_json, extra, fmt, output):
+def sync_cmd(ascend, vllm, transformers, pypi_json, ascend_git, extra, fmt, output):
     """For maintainers: read upstream release files and propose matrix rows, with their sources, as a diff against
     the shipped matrix. Never uses the network: pass sdists/wheels and saved PyPI JSON files. Exit 0 when there is
     nothing to propose, 1 when rows are proposed, 2 when an input cannot be read."""
     from ascend_doctor.cli.output import write_output
     from ascend_doctor.sync.run import render_text, render_toml, sync
 
-    if not (ascend or vllm or transformers or pypi_json):
-        raise InputError(T("matrix sync: nothing to read (give --vllm-ascend, --vllm, --transformers or --pypi-json)"))
-    for path in list(ascend) + list(vllm) + list(transformers) + list(pypi_json):
+    if not (ascend or vllm or transformers or pypi_json or ascend_git):
+        raise InputError(T("matrix sync: nothing to read (give --vllm-ascend, --vllm, --transformers, --pypi-json or "
+                           "--vllm-ascend-git)"))
+    for path in list(ascend) + list(vllm) + list(transformers) + list(pypi_json) + ([ascend_git] if ascend_git else []):
         import os
 
         if not os.path.exists(path):
@@ -250,7 +254,8 @@ def sync_cmd(ascend, vllm, transformers, pypi_json, extra, fmt, output):
     knowledge = Knowledge(list(extra))
     res = sync(knowledge.matrix, ascend=ascend, vllm=vllm, transformers=transformers, pypi_json=pypi_json,
                additional_config=knowledge.additional_config, names=knowledge.release_names,
-               support=knowledge.support_matrix, known_issues=knowledge.known_issues)
+               support=knowledge.support_matrix, known_issues=knowledge.known_issues, ascend_git=ascend_git,
+               release_fixes=knowledge.release_fixes if ascend_git else None)
     if fmt == "json":
         text = dump_json(res.model_dump(mode="json"))
     elif fmt == "toml":

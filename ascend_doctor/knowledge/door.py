@@ -274,6 +274,11 @@ class Knowledge:
         return self.table("serve/tool-parser-issues").parser_issue
 
     @property
+    def release_fixes(self):
+        """vllm-ascend's bug fixes, the functions they changed and the releases that carry them (ReleaseFixes)."""
+        return self.table("signatures/release-fixes")
+
+    @property
     def signatures(self):
         """The error-signature catalogue and its matcher (SignatureFile)."""
         return self.table("signatures/error-signatures")

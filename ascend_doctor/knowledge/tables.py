@@ -69,6 +69,8 @@ TABLES: dict[str, Table] = {t.name: t for t in (
           rows={"parser_issue": "id"}),
     Table("signatures/error-signatures", "ascend_doctor.knowledge.signatures:SignatureFile", "signature catalogue",
           rows={"signature": "id"}),
+    Table("signatures/release-fixes", "ascend_doctor.knowledge.release_fixes:ReleaseFixes", "release-fixes table",
+          rows={"fix": "sha"}),
 )}
 
 

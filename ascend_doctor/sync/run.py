@@ -43,11 +43,12 @@ TARGET = {table: shown(f"{name}.toml") for table, name in (
     ("vllm_options", "vllm-options"), ("transformers_models", "transformers-models"),
     ("package_index", "package-index"), ("additional_config", "serve/additional-config"),
     ("names_vllm", "serve/names-vllm"), ("names_vllm_ascend", "serve/names-vllm-ascend"),
-    ("support_matrix", "serve/support-matrix"), ("known_issues", "serve/known-issues"))}
+    ("support_matrix", "serve/support-matrix"), ("known_issues", "serve/known-issues"),
+    ("release_fixes", "signatures/release-fixes"))}
 ORDER = tuple(TARGET)
 # a table whose rows the file names otherwise (`[[release]]`)
 ARRAY = {"additional_config": "release", "names_vllm": "release", "names_vllm_ascend": "release",
-         "support_matrix": "release", "known_issues": "known_issue"}
+         "support_matrix": "release", "known_issues": "known_issue", "release_fixes": "fix"}
 
 
 class SyncResult(Model):
@@ -57,11 +58,13 @@ class SyncResult(Model):
 
 def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = (), transformers: Sequence[str] = (),
          pypi_json: Sequence[str] = (), today: Optional[date] = None, additional_config=None,
-         names: Optional[Dict[str, Any]] = None, support=None, known_issues=None) -> SyncResult:
+         names: Optional[Dict[str, Any]] = None, support=None, known_issues=None, ascend_git: Optional[str] = None,
+         release_fixes=None) -> SyncResult:
     """Read the inputs and propose rows. InputError (one line, naming the file) for an input that is not what its
     option says. `additional_config` is the serve/additional-config table the vllm-ascend releases' keys are
     compared with, `names` project -> its serve/names-* table, `support` the serve/support-matrix table,
-    `known_issues` the serve/known-issues table (none: every release read is proposed as new)."""
+    `known_issues` the serve/known-issues table (none: every release read is proposed as new); `ascend_git` a
+    vllm-ascend repository whose fixes are compared with `release_fixes` (signatures/release-fixes)."""
     res = SyncResult()
     tables: List[AscendTable] = []
     owns: List[AscendOwn] = []
@@ -122,7 +125,28 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
                      + names_proposals("vllm-ascend", (names or {}).get("vllm-ascend"), ascend_names)
                      + support_proposals(support, supports)
                      + _known_issue_proposals(known_issues, notes))
+    if ascend_git:
+        res.proposals += _fix_proposals(ascend_git, release_fixes, res)
     return res
+
+
+def _fix_proposals(path: str, table, res: SyncResult) -> List[Proposal]:
+    """The signatures/release-fixes rows of the repository at `path` (a work tree or its git directory)."""
+    import subprocess
+
+    from ascend_doctor.sync.fixes import fix_proposals, git_runner, head_of, newest_release, read_fixes
+
+    git_dir = os.path.join(path, ".git") if os.path.isdir(os.path.join(path, ".git")) else path
+    git = git_runner(git_dir)
+    try:
+        head, rows, newest = head_of(git), read_fixes(git), newest_release(git)
+    except (subprocess.CalledProcessError, OSError, ValueError) as exc:
+        raise InputError(T("{path}: not a vllm-ascend git repository git can read ({error})", path=path,
+                           error=str(getattr(exc, "stderr", "") or exc).strip()[:300])) from None
+    stale = table is not None and table.newest != newest
+    stale = f"; set the table's newest = \"{newest}\" and its source" if stale else ""
+    res.read.append(f"vllm-ascend git {head}: {path} ({len(rows)} fixes, newest release tag {newest}{stale})")
+    return fix_proposals(table, rows)
 
 
 def serve_parser(matrix: Matrix, vllm_tag: Optional[str]):

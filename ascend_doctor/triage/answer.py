@@ -16,6 +16,7 @@ import re
 from typing import Any, Optional
 
 from ascend_doctor.i18n import T, join, known
+from ascend_doctor.triage.fixes import words
 
 # Check code -> what in an error line it explains.
 EXPLAINS = {
@@ -160,6 +161,10 @@ def rank(findings: list, paste: Any, matches: list[dict],
     issue = next((f for f in findings if f.code == "SERVE315" and f.status.value == "warn"), None)
     if issue is not None and (issue.details.get("notes_of") != issue.details.get("installed")
                               or not (errors or paste.tracebacks)):
+        issue = None
+    # Nor when the paste's errors say something else: a known issue words its failure ("a GatherV3 error"); an
+    # exception sharing no word with it is another failure (vllm-ascend#1369's UnboundLocalError on 0.9.1rc1).
+    if issue is not None and errors and not any(words(text) & words(issue.message) for text, _ in errors):
         issue = None
     if root is None and issue is not None:
         root, why = issue.code, T("a known issue of the installed release's notes matches this deployment")

@@ -164,6 +164,8 @@ class Section(Model):
     last: int
     label: str = ""
     frame: str = Field("", description="a traceback's innermost frame: `path:line in function`")
+    frames: list[str] = Field(default_factory=list, description="a traceback's frames, outermost first (the last "
+                                                                "MAX_FRAMES): `path:line in function`")
     cut: bool = Field(False, description="a traceback the paste ends inside: no exception line (`label` empty)")
 
     @property
@@ -508,6 +510,7 @@ _LOG_PREFIX = re.compile(r"^(?:\([\w.-]+(?: rank=\d+)? pid=\d+(?:, ip=[\w.:-]+)?
                          r"(?:(?:ERROR|WARNING|INFO|DEBUG|CRITICAL)\s+(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?\s+"
                          r"\[?[\w.-]+:\d+\]\s?)?")
 _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)')
+MAX_FRAMES = 64  # a traceback's innermost frames kept (a recursion error prints thousands)
 # What Python prints after a traceback's body: the exception's (dotted) name, a Ray task error's cause in
 # parentheses, then `: message` or nothing.
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:\([\w.]+\))?(?::|$)")
@@ -547,10 +550,9 @@ def _traceback(lines: list[Line], i: int) -> Optional[tuple[Section, int]]:
         last = j - 1 if j < n else n - 1
         while last > i and not lines[last].text.strip():
             last -= 1
-    frames = [m for m in map(_FRAME.match, body) if m]
-    inner = f"{frames[-1].group(1)}:{frames[-1].group(2)} in {frames[-1].group(3)}" if frames else ""
+    frames = [f"{m.group(1)}:{m.group(2)} in {m.group(3)}"[:300] for m in map(_FRAME.match, body) if m]
     return Section(kind="traceback", first=lines[i].no, last=lines[last].no, label="" if cut else label[:200],
-                   frame=inner[:300], cut=cut), last
+                   frame=frames[-1] if frames else "", frames=frames[-MAX_FRAMES:], cut=cut), last
 
 
 def _key_value_file(f: PasteFacts, block: list[Line]) -> bool:

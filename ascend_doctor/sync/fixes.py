@@ -1,0 +1,140 @@
+"""vllm-ascend's bug fixes, read from its git history: which functions each fix changed and which release tags
+carry it (the `triage/release-fixes` table, `matrix sync --vllm-ascend-git DIR`).
+
+Why: most deployment failures users paste are a bug of the installed vllm-ascend release that a later release fixed
+(16 of 21 development threads in docs/research/triage-2026-12/). The traceback names the function that raised;
+the history names the fixes that changed that function after the user's release — the thread's fix, often, and at
+worst a short list of what to read and the release to try.
+
+Read from a clone or mirror of github.com/vllm-project/vllm-ascend (`git` is the only tool run; no network):
+- a fix is a commit on main's first-parent line (PRs are squash-merged) whose subject says it fixes something
+  (`[BugFix]`, `fix …`), not a CI, test or docs change, touching `vllm_ascend/**/*.py`;
+- its functions are the enclosing `def` / `class` git's python diff driver names in each hunk header;
+- a release tag carries it when the tag reaches the commit, or a commit whose subject names the same PR (a
+  cherry-pick onto a release branch keeps the original PR number): `first` is the lowest such release and
+  `missing` the releases above `first` that do not carry it (a release branch cut before the fix).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from typing import Callable, Dict, List, Optional
+
+from ascend_doctor.text.versions import try_parse_version
+
+Git = Callable[[List[str]], str]
+
+_FIX = re.compile(r"\bbug\s?-?fix|\bfix(?:e[sd]|ing)?\b|\bhotfix\b", re.I)
+_NOT_RUNTIME = re.compile(r"^\s*(?:\[[^\]]*\]\s*)*\[(?:CI|Test|Tests|Doc|Docs|Misc|Lint|UT|E2E|Build)\]"
+                          r"|\bfix(?:e[sd])?\s+(?:typos?|lint|ci|ut|tests?|docs?|the doc)\b", re.I)
+_PR = re.compile(r"\(#(\d+)\)")
+_ISSUE = re.compile(r"(?:fix(?:e[sd])?|close[sd]?|resolve[sd]?)\s*:?\s*(?:https://github\.com/vllm-project/"
+                    r"vllm-ascend/issues/|#)(\d+)", re.I)
+_HUNK_FUNC = re.compile(r"^@@ [^@]* @@\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
+_TAG = re.compile(r"^v(\d+\.\d+\.\d+(?:rc\d+|\.post\d+)?)$")
+MAX_FUNCTIONS = 24  # a fix that changes more is a refactor: too broad to point at one raising function
+SEP, END = "\x1f", "\x1e"
+
+
+def git_runner(git_dir: str) -> Git:
+    """`git --git-dir DIR ARGS` with git's python diff driver on (hunk headers name the enclosing def)."""
+    attrs = tempfile.NamedTemporaryFile("w", suffix=".gitattributes", delete=False)
+    attrs.write("*.py diff=python\n")
+    attrs.close()
+
+    def run(args: List[str]) -> str:
+        return subprocess.run(["git", "-c", f"core.attributesFile={attrs.name}", "--git-dir", git_dir, *args],
+                              capture_output=True, text=True, check=True, errors="replace").stdout
+    return run
+
+
+def _releases(git: Git) -> List[tuple]:
+    """[(version, tag)] of the release tags, oldest first."""
+    out = []
+    for tag in git(["tag", "--list", "v*"]).split():
+        m = _TAG.match(tag)
+        if m and try_parse_version(m.group(1)) is not None:
+            out.append((m.group(1), tag))
+    return sorted(out, key=lambda vt: try_parse_version(vt[0]))
+
+
+def _carriers(git: Git, releases: List[tuple]) -> tuple[Dict[str, set], Dict[str, set]]:
+    """({commit: releases that reach it}, {PR number: releases with a commit naming it})."""
+    by_commit: Dict[str, set] = {}
+    by_pr: Dict[str, set] = {}
+    for version, tag in releases:
+        for line in git(["log", "--format=%H" + SEP + "%s", tag]).splitlines():
+            sha, _, subject = line.partition(SEP)
+            by_commit.setdefault(sha, set()).add(version)
+            for pr in re.findall(r"#(\d+)", subject):
+                by_pr.setdefault(pr, set()).add(version)
+    return by_commit, by_pr
+
+
+def _functions(patch: str) -> List[str]:
+    """`vllm_ascend/path.py:function` for each hunk of a `git log -p -U0` patch, in order, once each."""
+    out, path = [], None
+    for line in patch.splitlines():
+        if line.startswith("+++ "):
+            path = line[6:] if line.startswith("+++ b/") else None
+        elif line.startswith("@@") and path and path.startswith("vllm_ascend/") and path.endswith(".py"):
+            m = _HUNK_FUNC.match(line)
+            if m:
+                out.append(f"{path}:{m.group(1)}")
+    return list(dict.fromkeys(out))
+
+
+def read_fixes(git: Git, branch: str = "main") -> List[dict]:
+    """Every fix of `branch`, newest first: sha, pr, subject, issues, functions, first, missing."""
+    releases = _releases(git)
+    order = [v for v, _ in releases]
+    by_commit, by_pr = _carriers(git, releases)
+    log = git(["log", "--first-parent", branch, "-p", "-U0", "--no-color",
+               "--format=" + END + "%H" + SEP + "%s" + SEP + "%b" + SEP, "--", "vllm_ascend"])
+    rows = []
+    for record in log.split(END)[1:]:
+        sha, subject, body, patch = (record.split(SEP, 3) + ["", "", ""])[:4]
+        if not _FIX.search(subject) or _NOT_RUNTIME.search(subject):
+            continue
+        functions = _functions(patch)
+        if not functions or len(functions) > MAX_FUNCTIONS:
+            continue
+        pr = (_PR.findall(subject) or [""])[-1]
+        carriers = set(by_commit.get(sha, ())) | (set(by_pr.get(pr, ())) if pr else set())
+        first = next((v for v in order if v in carriers), "")
+        missing = [v for v in order[order.index(first) + 1:] if v not in carriers] if first else []
+        rows.append({"sha": sha[:10], "pr": int(pr) if pr else 0, "subject": subject.strip()[:160],
+                     "issues": sorted({int(n) for n in _ISSUE.findall(subject + "\n" + body)} - {int(pr or 0)}),
+                     "functions": functions, "first": first, "missing": missing})
+    return rows
+
+
+def newest_release(git: Git) -> Optional[str]:
+    releases = _releases(git)
+    return releases[-1][0] if releases else None
+
+
+def head_of(git: Git, branch: str = "main") -> str:
+    """`main @ 182b75ea84 (2026-08-22)`: the commit the history was read at."""
+    sha, day = git(["log", "-1", "--format=%H %cs", branch]).split()
+    return f"{branch} @ {sha[:10]} ({day})"
+
+
+def fix_proposals(table, rows: List[dict]) -> list:
+    """A proposal per fix the shipped table lacks or holds differently (ascend_doctor.sync.diff.Proposal)."""
+    from ascend_doctor.sync.diff import Proposal
+
+    shipped = {f.sha: f.model_dump(exclude_defaults=True) for f in (table.fix if table is not None else [])}
+    out = []
+    for row in rows:
+        row = {k: v for k, v in row.items() if v not in ("", [], 0)}
+        have = shipped.get(row["sha"])
+        if have == row:
+            continue
+        diffs = [] if have is None else [f"{k}: {have.get(k)!r} -> {row.get(k)!r}" for k in row.keys() | have.keys()
+                                         if have.get(k) != row.get(k)]
+        out.append(Proposal(table="release_fixes", id=row["sha"], change="new" if have is None else "changed",
+                            differences=sorted(diffs), row=row))
+    return out
