@@ -86,6 +86,7 @@ def test_after_names_the_fixes_a_release_lacks(history):
     assert [f.pr for f in table.after("0.9.2rc1", path, "helper")] == [14]  # on main only: no release has it
     assert table.after("0.10.0", path, "forward") is None  # newer than the history read: not judged
     assert table.after("weird", path, "forward") is None
+    assert table.after("0.9.1rc2.dev720+g4431251", path, "forward") is None  # which fixes: its commit says
 
 
 def test_sync_proposes_what_the_table_lacks(history):
