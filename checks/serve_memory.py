@@ -10,7 +10,7 @@ from ascend_doctor.deploy.arch import derived_max_len, mtp_layers, read_architec
 from ascend_doctor.deploy.budget import GRAPH_HEADROOM, Layout
 from ascend_doctor.deploy.chips import DEFAULT_RESERVE_MIB, Chip, find_chip
 from ascend_doctor.deploy.plan import Want, fitting_len, gib, make_plan, size
-from ascend_doctor.deploy.weights import estimate, format_of, measured
+from ascend_doctor.deploy.weights import converted, estimate, format_of, measured
 from ascend_doctor.i18n import T, shown
 from ascend_doctor.plugin import check, ev
 
@@ -122,8 +122,8 @@ def _weights(m, arch):
 
 def _as_loaded(ctx, cmd, cfg, arch, ws, family: str, release: Optional[str]):
     """(the weights as the installed release holds them on this chip family, evidence): a release rule that converts
-    the checkpoint at load (REL-B27-008: block-wise FP8 to BF16 off Ascend 950) scales the checkpoint's bytes by
-    the two formats' estimates — one table for SERVE311 and this sizing."""
+    the checkpoint at load (REL-B27-008: block-wise FP8 to BF16 off Ascend 950) — one table for SERVE311, this
+    sizing and `plan`."""
     from ascend_doctor.knowledge.release_rules import answer, rules_for
     from ascend_doctor.text.versions import try_parse_version
 
@@ -136,9 +136,7 @@ def _as_loaded(ctx, cmd, cfg, arch, ws, family: str, release: Optional[str]):
         hit = answer(rule, cmd, env, cfg)
         if not (hit and hit[0]):
             continue
-        ratio = estimate(arch, "bf16").total_bytes / max(estimate(arch, "fp8").total_bytes, 1)
-        loaded = measured(arch, int(ws.total_bytes * ratio), T("{source}, converted to BF16 at load",
-                                                                source=ws.source), "bf16")
+        loaded = converted(ws, arch, "fp8", "bf16", T("{source}, converted to BF16 at load", source=ws.source))
         return loaded, [ev(T("weights as loaded"), T("vllm-ascend {release} converts the block-wise FP8 weights to "
                                                      "BF16 on {family} ({rule}): {before} in the checkpoint, {after} "
                                                      "loaded", release=release, family=family, rule=rule.id,

@@ -29,14 +29,48 @@ Exit codes:
 """
 
 
-def _release(m, family: str, arch, version: Optional[str], driver: Optional[str], parsers: dict[str, str]):
+def _release(m, family: str, arch, version: Optional[str], driver: Optional[str], parsers: dict[str, str],
+             checkpoint=None):
     from ascend_doctor.deploy.release import choose_release
 
     if version and m.vllm_ascend_release(version) is None:
         raise InputError(T("--vllm-ascend {version}: not a release of the matrix (`ascend-doctor matrix show`)",
                            version=version))
     return choose_release(m, family, arch.architectures[0] if arch.architectures else None, version, driver,
-                          parsers)
+                          parsers, checkpoint)
+
+
+def _checkpoint_judge(knowledge, family: str, config: Optional[dict]):
+    """Why a release cannot serve the checkpoint on this chip family (SERVE311's checkpoint rows that refuse or
+    break), or None: the release `plan` installs must take the weights it sizes."""
+    from ascend_doctor.knowledge.release_rules import checkpoint_rules
+
+    def judge(version: str):
+        bad = [(r, says) for r, says in checkpoint_rules(knowledge.release_rules, version, family, config)
+               if r.effect in ("refuses", "breaks")]
+        return T("{rule}: {says}", rule=bad[0][0].id, says=bad[0][1]) if bad else None
+    return judge
+
+
+def _as_loaded(knowledge, files, family: str, release: Optional[str]) -> Optional[str]:
+    """Size the weights as the release holds them (block-wise FP8 converted to BF16 on A2/A3 from 0.27.1rc1,
+    REL-B27-008, as SERVE305 does); the note to print, or None."""
+    from ascend_doctor.deploy.plan import gib
+    from ascend_doctor.deploy.weights import converted
+    from ascend_doctor.knowledge.release_rules import checkpoint_rules
+
+    if not release or files.weight_format != "fp8":
+        return None
+    conv = [r for r, _ in checkpoint_rules(knowledge.release_rules, release, family, files.config)
+            if r.when == "quant_fp8_block"]
+    if not conv:
+        return None
+    before = files.weights.total_bytes
+    files.weights = converted(files.weights, files.arch, "fp8", "bf16",
+                              T("{source}, converted to BF16 at load", source=files.weights.source))
+    return T("vllm-ascend {release} converts the block-wise FP8 weights to BF16 on {family} ({rule}): {before} in the "
+             "checkpoint, {after} loaded", release=release, family=family, rule=conv[0].id,
+             before=gib(before), after=gib(files.weights.total_bytes))
 
 
 def _driver(replay: Optional[str]) -> str:
@@ -213,13 +247,14 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
     tools, parsers, driver, rel = _release_for(knowledge, c, files, release, keep_driver, replay)
     # the release the plan installs decides its context cap, a 310P's halving and a hybrid's page rule
     planned = rel.vllm_ascend if rel is not None else _planned_release(knowledge.matrix, c.family, release)
+    loaded = _as_loaded(knowledge, files, c.family, planned)
     cap, rule = _context_cap(knowledge.matrix, c.family, planned)
     want = Want(ranks=npus, nodes=nodes, max_len=max_model_len, concurrency=concurrency, gmu=gmu,
                 batched_tokens=batched, dtype_bytes=2, max_len_cap=cap, max_len_cap_rule=rule,
                 kv_halved_by=c.kv_halved_by(planned), vllm_ascend=planned, page_rules=knowledge.hybrid_pages,
                 dsa_rules=knowledge.dsa_pages)
     p = make_plan(files.arch, files.weights, c, want)
-    p.notes.extend(_free_note(free, held))
+    p.notes.extend(_free_note(free, held) + ([loaded] if loaded else []))
     if p.verdict == "none":
         from ascend_doctor.deploy.weights import estimate
 
@@ -234,7 +269,7 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
         from ascend_doctor.deploy.release import why_none
 
         p.notes.append(why_none(knowledge.matrix, c.family, files.arch.architectures[0] if files.arch.architectures
-                                else None, driver, parsers))
+                                else None, driver, parsers, _checkpoint_judge(knowledge, c.family, files.config)))
     serve = (serve_plan(files.path, files.arch, p.chosen, want, c.family, files.weight_format, tools.tool_parser,
                         tools.reasoning_parser)
              if p.chosen is not None else None)
@@ -256,7 +291,8 @@ def _release_for(knowledge, c, files, release: Optional[str], keep_driver: bool,
     parsers = {k: v for k, v in (("tool_parser", tools.tool_parser), ("reasoning_parser", tools.reasoning_parser))
                if v}
     driver = _driver(replay) if keep_driver else None
-    return tools, parsers, driver, _release(knowledge.matrix, c.family, files.arch, release, driver, parsers)
+    return tools, parsers, driver, _release(knowledge.matrix, c.family, files.arch, release, driver, parsers,
+                                            _checkpoint_judge(knowledge, c.family, files.config))
 
 
 def _target(chips, chip: Optional[str], npus: Optional[int], replay: Optional[str], nodes: int):

@@ -4,7 +4,7 @@ Every newer release passed over is named with the reason, so "why not the latest
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 from pydantic import Field
 
@@ -33,7 +33,12 @@ def _cann(row, family: str) -> str:
 
 
 def _why_not(matrix, row, family: str, architecture: Optional[str], driver: Optional[str],
-             parsers: dict[str, str]) -> Optional[Localized]:
+             parsers: dict[str, str], checkpoint: Optional[Callable[[str], Optional[Localized]]] = None
+             ) -> Optional[Localized]:
+    if checkpoint is not None:  # a checkpoint the release refuses on this chip (SERVE311's rows: FP8 before 0.27)
+        why = checkpoint(row.version)
+        if why is not None:
+            return why
     for kind, name in parsers.items():  # the serve command's parsers must exist in the release's vLLM
         if matrix.has_parser(row.vllm[0], kind, name) is False:
             return T("vLLM {vllm} has no {option} {name}", vllm=row.vllm[0], option="--" + kind.replace("_", "-"),
@@ -50,9 +55,11 @@ def _why_not(matrix, row, family: str, architecture: Optional[str], driver: Opti
 
 
 def choose_release(matrix, family: str, architecture: Optional[str] = None, version: Optional[str] = None,
-                   driver: Optional[str] = None, parsers: Optional[dict[str, str]] = None) -> Optional[ReleaseChoice]:
+                   driver: Optional[str] = None, parsers: Optional[dict[str, str]] = None,
+                   checkpoint: Optional[Callable[[str], Optional[Localized]]] = None) -> Optional[ReleaseChoice]:
     """The release row to install (None when the matrix has none for this family); `version` forces one.
-    `parsers`: {"tool_parser": name, "reasoning_parser": name} the serve command uses."""
+    `parsers`: {"tool_parser": name, "reasoning_parser": name} the serve command uses; `checkpoint(version)`: why
+    that release cannot serve the checkpoint, or None."""
     if version:
         rows = [r for r in [matrix.vllm_ascend_release(version)] if r is not None]
     else:
@@ -61,7 +68,7 @@ def choose_release(matrix, family: str, architecture: Optional[str] = None, vers
         rows = matrix.by_preference(r for r in matrix.releases if family in r.hardware)
     passed: list = []
     for row in rows:
-        why = None if version else _why_not(matrix, row, family, architecture, driver, parsers or {})
+        why = None if version else _why_not(matrix, row, family, architecture, driver, parsers or {}, checkpoint)
         if why is None:
             suffix = IMAGE_SUFFIX.get(family, "")
             note = None
@@ -81,12 +88,13 @@ def choose_release(matrix, family: str, architecture: Optional[str] = None, vers
 
 
 def why_none(matrix, family: str, architecture: Optional[str] = None, driver: Optional[str] = None,
-             parsers: Optional[dict[str, str]] = None) -> Localized:
+             parsers: Optional[dict[str, str]] = None,
+             checkpoint: Optional[Callable[[str], Optional[Localized]]] = None) -> Localized:
     """Why `choose_release` named none: the family has no release, or each was passed over (the newest reasons)."""
     rows = sorted((r for r in matrix.releases if family in r.hardware), key=lambda r: try_parse_version(r.version),
                   reverse=True)
     if not rows:
         return T("the matrix has no vllm-ascend release for {family}", family=family)
     reasons = [T("vllm-ascend {version}: {why}", version=r.version,
-                 why=_why_not(matrix, r, family, architecture, driver, parsers or {})) for r in rows[:3]]
+                 why=_why_not(matrix, r, family, architecture, driver, parsers or {}, checkpoint)) for r in rows[:3]]
     return T("no vllm-ascend release of the matrix fits: {reasons}", reasons=join("; ", reasons))

@@ -253,3 +253,12 @@ def per_rank(ws: WeightSize, a: Architecture, tp: int, pp: int = 1, ep: int = 1)
     stage = math.ceil(a.layers / pp) / a.layers if a.layers else 1.0
     vocab = ws.vocab_bytes if pp == 1 or a.tie_embeddings else ws.vocab_bytes / 2
     return int((layers / tp + expert_shard + ws.replicated_bytes) * stage + vocab / tp + ws.vision_bytes)
+
+
+def converted(ws: WeightSize, a: Architecture, source_fmt: str, loaded_fmt: str, source: str) -> WeightSize:
+    """The weights as a release holds them after converting the checkpoint at load (vllm-ascend 0.27.1rc1 on A2/A3:
+    block-wise FP8 resolved to BF16, REL-B27-008): the checkpoint's bytes times the ratio of the two formats'
+    estimates (what the conversion leaves alone, the BF16 embeddings, scales by one)."""
+    ratio = estimate(a, loaded_fmt).total_bytes / max(estimate(a, source_fmt).total_bytes, 1)
+    return measured(a, int(ws.total_bytes * ratio), source, loaded_fmt)
+

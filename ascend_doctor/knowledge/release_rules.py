@@ -424,3 +424,31 @@ def answer(rule: ReleaseRule, cmd, env: dict, model: Optional[dict]) -> Answer:
     if model is not None and str(model.get("model_type") or "") in rule.exempt_model_types:
         return False, {}, ""
     return CONDITIONS[rule.when](cmd, env, model)
+
+
+# The conditions that read the checkpoint alone (its config.json), not the command: what `plan` can judge before it
+# writes a command. `plan` gives no --quantization but msModelSlim's `ascend`, which these rows leave alone.
+CHECKPOINT_CONDITIONS = frozenset({"quant_not_ascend", "quant_not_ascend_ct", "quant_not_ascend_ct_fp8",
+                                   "quant_not_ascend_ct_fp8_mx", "quant_fp8", "quant_mx_native", "quant_fp8_unblocked",
+                                   "quant_fp8_block"})
+
+
+class _NoOptions:
+    """A command that sets no option: what the checkpoint rows ask of a plan's own command."""
+
+    def get(self, name: str):
+        return None
+
+
+def checkpoint_rules(rules, version: str, family: str, config: Optional[dict]) -> list:
+    """[(rule, says)] of the rows for release `version` whose checkpoint condition holds for `config` on a chip of
+    `family` (the ones with `families` only there)."""
+    out = []
+    for rule in rules_for(rules, version):
+        if rule.when not in CHECKPOINT_CONDITIONS or (rule.families and family not in rule.families):
+            continue
+        said = answer(rule, _NoOptions(), {}, config)
+        if said and said[0]:
+            fields = {**said[1], "chips": family} if rule.families else said[1]
+            out.append((rule, rule.says.format(**fields) if fields else rule.says))
+    return out

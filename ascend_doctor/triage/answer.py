@@ -16,7 +16,6 @@ import re
 from typing import Any, Optional
 
 from ascend_doctor.i18n import T, join, known
-from ascend_doctor.triage.fixes import words
 
 # Check code -> what in an error line it explains.
 EXPLAINS = {
@@ -119,6 +118,10 @@ def _error_lines(paste: Any, matches: list[dict]) -> list[tuple[str, str]]:
     return out
 
 
+# The name a known issue gives its error ("a **GatherV3** error", "`EZ9999` error"): an identifier with a digit, an
+# inner capital or an underscore, right before "error".
+_NAMED_ERROR = re.compile(r"([A-Za-z_]\w*(?:[0-9]|[a-z][A-Z]|_)\w*)\W{0,3}\s+[Ee]rror")
+
 # Findings about the moment a paste's output was taken, not about the deployment: npu-smi's memory in use (NPU103) and
 # the free memory --gpu-memory-utilization asks for (SERVE304) are most often the failing server's own, pasted while
 # it ran (held-out vllm-ascend#3548, #4930). Such a finding is the root cause only when it explains an error line
@@ -162,9 +165,11 @@ def rank(findings: list, paste: Any, matches: list[dict],
     if issue is not None and (issue.details.get("notes_of") != issue.details.get("installed")
                               or not (errors or paste.tracebacks)):
         issue = None
-    # Nor when the paste's errors say something else: a known issue words its failure ("a GatherV3 error"); an
-    # exception sharing no word with it is another failure (vllm-ascend#1369's UnboundLocalError on 0.9.1rc1).
-    if issue is not None and errors and not any(words(text) & words(issue.message) for text, _ in errors):
+    # Nor when the issue names its error and the paste's errors are another: "may crash with a GatherV3 error" is
+    # not the answer to vllm-ascend#1369's UnboundLocalError on 0.9.1rc1. An issue worded without an error's name
+    # ("OOMs if the input is too long") is kept.
+    named = set(_NAMED_ERROR.findall(issue.message)) if issue is not None else set()
+    if named and errors and not any(n.lower() in text.lower() for n in named for text, _ in errors):
         issue = None
     if root is None and issue is not None:
         root, why = issue.code, T("a known issue of the installed release's notes matches this deployment")

@@ -399,3 +399,22 @@ def test_a_hybrid_is_paged_by_the_rule_of_the_release_the_plan_installs():
     forced = json.loads(plan("--model", "Qwen3-Next-80B-A3B-Instruct", "--chip", "910B3", "--npus", "8",
                              "--vllm-ascend", "0.13.0", "--format", "json").stdout)
     assert forced["plan"]["chosen"]["kv"]["hybrid"]["rule"] == "pad-state"
+
+
+def test_a_block_fp8_checkpoint_gets_a_release_that_runs_it_and_is_sized_as_loaded(tmp_path):
+    """A native FP8 checkpoint (`quant_method fp8`, block scales) on A2: the final releases refuse or cannot load it
+    (REL-B27-002, REL-B27-005), 0.27.1rc1 on serves it converted to BF16 (REL-B27-008) — plan installs such a
+    release and sizes the converted weights, so its command passes SERVE311 and SERVE305 alike."""
+    fp8 = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
+    d = model_dir(tmp_path, {**C.QWEN3_32B, "quantization_config": fp8}, 34_000_000_000)
+    r = plan("--model", str(d), "--chip", "910B3", "--npus", "2", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    release = doc["release"]["vllm_ascend"]
+    from ascend_doctor.text.versions import parse_version
+
+    assert parse_version(release) >= parse_version("0.27.1rc1")
+    assert any("REL-B27-005" in str(why) for why in doc["release"]["passed_over"])
+    assert doc["model"]["weights"]["total_bytes"] > 1.8 * 34_000_000_000  # the linear layers doubled
+    assert any("converts the block-wise FP8 weights to BF16 on A2 (REL-B27-008)" in str(n)
+               for n in doc["plan"]["notes"])
