@@ -468,8 +468,9 @@ def read_paste(text: str) -> PasteFacts:
             if argv:
                 f.serve_argv, f.serve_lines, f.serve_cut = argv, _span(ln.no, lines[last].no), cut
                 f.sections.append(Section(kind="serve_command", first=ln.no, last=lines[last].no))
-        # --- tracebacks, bare or inside a log (every line behind the same `(Worker pid=7) ERROR … [core.py:5]`)
-        if "Traceback (most recent call last)" in t:
+        # --- tracebacks, bare or inside a log (every line behind the same `(Worker pid=7) ERROR … [core.py:5]`), or
+        # from a frame on when the paste left the header out
+        if "Traceback (most recent call last)" in t or (t.startswith('File "') and _FRAME.match(ln.text)):
             tb = _traceback(lines, i)
             if tb is not None:
                 sec, last = tb
@@ -523,12 +524,14 @@ def _traceback(lines: list[Line], i: int) -> Optional[tuple[Section, int]]:
     first = lines[i].text
     pre = _LOG_PREFIX.match(first).group(0)
     head = first[len(pre):]
-    if not head.lstrip().startswith("Traceback (most recent call last)"):
+    headless = bool(_FRAME.match(head)) and head[:1].isspace()
+    if not (headless or head.lstrip().startswith("Traceback (most recent call last)")):
         return None
     # The body is indented past the header; the exception line is back at the header's column (a paste that
-    # indents every line by one space, vllm-ascend#5375, still ends its traceback at ` TypeError: …`).
-    indent = len(head) - len(head.lstrip())
-    body, j, n = [], i + 1, len(lines)
+    # indents every line by one space, vllm-ascend#5375, still ends its traceback at ` TypeError: …`). A paste that
+    # starts at a frame (its header not copied, vllm-ascend#718) is read from that frame: one column less.
+    indent = len(head) - len(head.lstrip()) - (1 if headless else 0)
+    body, j, n = ([head] if headless else []), i + 1, len(lines)
     while j < n:
         text = lines[j].text  # behind its own prefix: interleaved workers tag their lines differently
         text = text[len(pre):] if pre and text.startswith(pre) else text[len(_LOG_PREFIX.match(text).group(0)):]

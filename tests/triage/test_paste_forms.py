@@ -361,3 +361,21 @@ def test_unclosed_comments_cost_one_pass():
     t0 = time.perf_counter()
     lines = clean_lines("<!-- x\n" * 100_000)
     assert len(lines) == 100_001 and time.perf_counter() - t0 < 1.0
+
+
+def test_a_traceback_pasted_from_its_first_frame_is_read():
+    """vllm-ascend#718 pasted its traceback without the `Traceback (most recent call last):` line — frames, the
+    source line under each, the exception — once inside a `<summary>` and once in the bug's description, and the
+    first frame one column short of the others."""
+    text = (" File \"/workspace/vllm-ascend/vllm_ascend/__init__.py\", line 28, in register_model\n"
+            "    if vllm_version_is(\"0.8.4\"):\n"
+            "  File \"/workspace/vllm-ascend/vllm_ascend/utils.py\", line 94, in vllm_version_is\n"
+            "    vllm_version = vllm.__version__\n"
+            "AttributeError: module 'vllm' has no attribute '__version__'\n\nthe rest of the report\n")
+    tb = read_paste(text).tracebacks[0]
+    assert tb.first == 1 and tb.last == 5 and not tb.cut
+    assert tb.label == "AttributeError: module 'vllm' has no attribute '__version__'"
+    assert tb.frames == ["/workspace/vllm-ascend/vllm_ascend/__init__.py:28 in register_model",
+                         "/workspace/vllm-ascend/vllm_ascend/utils.py:94 in vllm_version_is"]
+    # a frame quoted in prose at the margin is no traceback
+    assert read_paste('File "/x/y.py", line 3, in f is where it fails\n').tracebacks == []
