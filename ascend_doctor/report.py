@@ -205,11 +205,14 @@ class TriageSummary(Model, extra="forbid"):
     others: list[str] = Field(default_factory=list, description="codes of the other failing findings, in order")
     missing: list[str] = Field(default_factory=list, description="what to ask the reporter to paste")
     not_judged: list[str] = Field(default_factory=list, description="checks a paste cannot answer, with why")
+    leads: list[str] = Field(default_factory=list, description="where to look next, no verdict: the fixes made after "
+                                                               "the pasted release to the vllm-ascend function that "
+                                                               "raised")
     # The same texts as messages (T(...)) for the console and markdown in another language; never serialised.
     _texts: dict = PrivateAttr(default_factory=dict)
     _shown: dict = PrivateAttr(default_factory=dict)  # the same, already rendered (and redacted) for the outputs
 
-    TEXTS: ClassVar[tuple] = ("root_cause_why", "missing", "not_judged")
+    TEXTS: ClassVar[tuple] = ("root_cause_why", "missing", "not_judged", "leads")
 
     def keep_texts(self, **texts) -> None:
         self._texts.update(texts)

@@ -49,6 +49,9 @@ def triage_console(report, file=None, verbose: bool = False, **kwargs) -> None:
                                                                  f.remediation_fields)), "       "))
         if t.others:
             lines += [None, ("", tr("also: {codes}", codes=", ".join(t.others)), "      ")]
+        if t.leads:
+            lines += [None, ("", tr("leads (where to look, no verdict):"), "")] + [("  - ", m, "    ")
+                                                                                  for m in t.text("leads")]
         if t.missing:
             lines += [None, ("", tr("to decide the rest, paste:"), "")] + [("  - ", m, "    ")
                                                                            for m in t.text("missing")]

@@ -63,6 +63,10 @@ def render_markdown(report: Report) -> str:
             for f in others + warns:
                 lines += _finding(f)
             lines.append("")
+        if t.leads:
+            lines += ["### " + tr("Leads (where to look, no verdict)"), ""]
+            lines += [f"- {m}" for m in t.text("leads")]
+            lines.append("")
         if t.missing:
             lines += ["### " + tr("To decide the rest, please paste"), ""]
             lines += [f"- {m}" for m in t.text("missing")]

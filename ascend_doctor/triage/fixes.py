@@ -1,12 +1,14 @@
 """For an error raised inside vllm-ascend: the fixes of the raising function that the pasted release lacks, from the
-project's history (the `signatures/release-fixes` table).
+project's history (the `signatures/release-fixes` table) — a lead for whoever reads the answer, never the answer.
 
 Why: most errors users paste from inside vllm-ascend are bugs of their release that a later one fixed
-(docs/research/triage-2026-12/). The innermost vllm-ascend frame is where the error was raised; its function's later
-fixes are the thread's fix more often than any generic advice, and the release that carries them is the one to
-try. Only frames of vllm_ascend's own files are looked up, innermost first, at most MAX_LOOKED of them; the fixes
-are ordered by the words their subject shares with the exception line and the serve command, then by release, and
-beyond MAX_NAMED only counted.
+(docs/research/triage-2026-12/). The innermost vllm-ascend frame is where the error was raised; the fixes made to that
+function after the user's release are where a maintainer looks first (`git log -L`), and the release that carries them
+is one to try. Taken as the answer they were measured wrong (0 of 38 labelled pastes, the same README): a function
+changes for many reasons, so they are listed apart from the cause, said to be possibly unrelated. Only frames of
+vllm_ascend's own files are looked up, innermost first, at most MAX_LOOKED of them; the fixes are ordered by the words
+their subject shares with the exception line and the serve command, then by release, and beyond MAX_NAMED only
+counted.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ def _said(version: str, path: str, function: str, found: list, newest: str):
     step = (T("try vllm-ascend {release} or later (`ascend-doctor matrix pins --vllm-ascend {release}` prints its "
               "stack)", release=release) if release else
             T("the fix is on main only (newer than vllm-ascend {newest}): try the newest release", newest=newest))
-    return join("", [T("; {function} ({path}), where it was raised, was changed after vllm-ascend {version} by "
-                       "{n} fix(es): {fixes}{more} — {step}", function=function, path=path, version=version,
-                       n=len(found), fixes=join("; ", named), more=more, step=step)])
+    return T("{function} ({path}), where the error was raised, was changed after vllm-ascend {version} by {n} "
+             "fix(es) — read them against the error, they may be unrelated: {fixes}{more}; {step}",
+             function=function, path=path, version=version, n=len(found), fixes=join("; ", named), more=more,
+             step=step)

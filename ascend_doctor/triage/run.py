@@ -24,7 +24,7 @@ from ascend_doctor.core.options import RunOptions
 from ascend_doctor.facts import FactStore
 from ascend_doctor.facts.partial import Shown
 from ascend_doctor.facts.server_env import EnvListing, ListedEnv
-from ascend_doctor.i18n import T, join
+from ascend_doctor.i18n import T
 from ascend_doctor.report import HostSummary, Report, Status, TriageSection, TriageSummary, build_report
 from ascend_doctor.seam.host import Distribution, PythonEnv
 from ascend_doctor.triage.paste import PasteFacts, read_paste
@@ -247,12 +247,13 @@ def triage_text(text: str, source: str, registry, options: Optional[RunOptions] 
     not_judged = not_in_paste(findings, lack)
     matches = log_matches(paste, knowledge.signatures)
     root, why, others = rank(findings, paste, matches, _older_release(paste, knowledge.matrix))
+    leads = []  # leads, not answers: docs/research/triage-2026-12 measured fix matching as an answer at 0 of 38
     if root == "TRIAGE102" and any("vllm_ascend/" in f for t in paste.tracebacks for f in t.frames):
         from ascend_doctor.triage.fixes import later_fixes
 
         fixed = later_fixes(paste, knowledge.release_fixes)  # the raising function's fixes the release lacks
         if fixed is not None:
-            why = join("", [why, fixed])
+            leads.append(fixed)
     missing = to_confirm(root, findings, matches) + missing_pieces(paste)
     from ascend_doctor.facts.stack import stack_of
 
@@ -278,8 +279,8 @@ def triage_text(text: str, source: str, registry, options: Optional[RunOptions] 
         source=source, lines=paste.line_count, machines=paste.machines,
         sections=[TriageSection(kind=s.kind, lines=s.lines, label=s.label) for s in paste.sections[:MAX_SECTIONS]],
         seen=_seen(paste), root_cause=root, root_cause_why=why, others=others, missing=missing,
-        not_judged=[f"{', '.join(codes)}: {why}" for why, codes in not_judged.items()])
-    report.triage.keep_texts(root_cause_why=why, missing=missing,
+        not_judged=[f"{', '.join(codes)}: {why}" for why, codes in not_judged.items()], leads=leads)
+    report.triage.keep_texts(root_cause_why=why, missing=missing, leads=leads,
                              not_judged=[T("{code}: {why}", code=", ".join(codes), why=why)
                                          for why, codes in not_judged.items()])
     return report
