@@ -248,7 +248,8 @@ def triage_text(text: str, source: str, registry, options: Optional[RunOptions] 
     matches = log_matches(paste, knowledge.signatures)
     root, why, others = rank(findings, paste, matches, _older_release(paste, knowledge.matrix))
     leads = []  # leads, not answers: docs/research/triage-2026-12 measured fix matching as an answer at 0 of 38
-    if root == "TRIAGE102" and any("vllm_ascend/" in f for t in paste.tracebacks for f in t.frames):
+    explained = any(m["kind"] == "error" and not m.get("wrapper") for m in matches)  # a signature has its fix
+    if root == "TRIAGE102" and not explained and any("vllm_ascend/" in f for t in paste.tracebacks for f in t.frames):
         from ascend_doctor.triage.fixes import later_fixes
 
         fixed = later_fixes(paste, knowledge.release_fixes)  # the raising function's fixes the release lacks
