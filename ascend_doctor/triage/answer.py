@@ -118,9 +118,21 @@ def _error_lines(paste: Any, matches: list[dict]) -> list[tuple[str, str]]:
     return out
 
 
-# The name a known issue gives its error ("a **GatherV3** error", "`EZ9999` error"): an identifier with a digit, an
-# inner capital or an underscore, right before "error".
-_NAMED_ERROR = re.compile(r"([A-Za-z_]\w*(?:[0-9]|[a-z][A-Z]|_)\w*)\W{0,3}\s+[Ee]rror")
+# An error's name, as a known issue gives it right before the word "error" ("a **GatherV3** error", "`EZ9999`
+# error"): an identifier with a digit, an inner capital or an underscore. Matched on one word at a time (bounded), so
+# the text's length never multiplies the work.
+_ERROR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{1,63}")
+
+
+def named_errors(text: str) -> set:
+    """The error names a text gives ("GatherV3" in "may crash with a GatherV3 error")."""
+    out, words = set(), text.split()
+    for word, after in zip(words, words[1:]):
+        name = word.strip("*`'\"()[],.:;")
+        if after.lower().startswith("error") and _ERROR_NAME.fullmatch(name) and (
+                any(c.isdigit() for c in name) or "_" in name or any(c.isupper() for c in name[1:])):
+            out.add(name)
+    return out
 
 # Findings about the moment a paste's output was taken, not about the deployment: npu-smi's memory in use (NPU103) and
 # the free memory --gpu-memory-utilization asks for (SERVE304) are most often the failing server's own, pasted while
@@ -168,7 +180,7 @@ def rank(findings: list, paste: Any, matches: list[dict],
     # Nor when the issue names its error and the paste's errors are another: "may crash with a GatherV3 error" is
     # not the answer to vllm-ascend#1369's UnboundLocalError on 0.9.1rc1. An issue worded without an error's name
     # ("OOMs if the input is too long") is kept.
-    named = set(_NAMED_ERROR.findall(issue.message)) if issue is not None else set()
+    named = named_errors(issue.message) if issue is not None else set()
     if named and errors and not any(n.lower() in text.lower() for n in named for text, _ in errors):
         issue = None
     if root is None and issue is not None:
