@@ -4,13 +4,11 @@ a sizing problem found here names the value plan would choose."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ascend_doctor.deploy.arch import derived_max_len, mtp_layers, read_architecture, text_config, with_mtp
 from ascend_doctor.deploy.budget import GRAPH_HEADROOM, Layout
 from ascend_doctor.deploy.chips import DEFAULT_RESERVE_MIB, Chip, find_chip
 from ascend_doctor.deploy.plan import Want, fitting_len, gib, make_plan, size
-from ascend_doctor.deploy.weights import converted, estimate, format_of, measured
+from ascend_doctor.deploy.weights import as_loaded, estimate, format_of, measured
 from ascend_doctor.i18n import T, shown
 from ascend_doctor.plugin import check, ev
 
@@ -120,30 +118,6 @@ def _weights(m, arch):
     return estimate(arch, fmt)
 
 
-def _as_loaded(ctx, cmd, cfg, arch, ws, family: str, release: Optional[str]):
-    """(the weights as the installed release holds them on this chip family, evidence): a release rule that converts
-    the checkpoint at load (REL-B27-008: block-wise FP8 to BF16 off Ascend 950) — one table for SERVE311, this
-    sizing and `plan`."""
-    from ascend_doctor.knowledge.release_rules import answer, rules_for
-    from ascend_doctor.text.versions import try_parse_version
-
-    if not release or try_parse_version(release) is None:
-        return ws, []
-    env = ctx.try_fact("server_env") or {}
-    for rule in rules_for(ctx.knowledge.release_rules, release):
-        if rule.when != "quant_fp8_block" or family not in rule.families:
-            continue
-        hit = answer(rule, cmd, env, cfg)
-        if not (hit and hit[0]):
-            continue
-        loaded = converted(ws, arch, "fp8", "bf16", T("{source}, converted to BF16 at load", source=ws.source))
-        return loaded, [ev(T("weights as loaded"), T("vllm-ascend {release} converts the block-wise FP8 weights to "
-                                                     "BF16 on {family} ({rule}): {before} in the checkpoint, {after} "
-                                                     "loaded", release=release, family=family, rule=rule.id,
-                                                     before=gib(ws.total_bytes), after=gib(loaded.total_bytes)))]
-    return ws, []
-
-
 def _budget_evidence(cand, ws) -> list:
     b = cand.budget
     lines = [f"checkpoint: {ws.total_bytes} B ({shown(ws.source)})",
@@ -205,9 +179,10 @@ def memory_fits(ctx):
     poorest = min(used, key=lambda c: c.hbm_total_mb or c.memory_total_mb or 0)
     chip, ws = _chip(poorest, ctx.knowledge.chips), _weights(m, arch)
     release = _release(ctx)
-    ws, converted = _as_loaded(ctx, cmd, cfg, arch, ws, chip.family, release["vllm_ascend"])
+    ws, converted = as_loaded(ws, arch, ctx.knowledge.release_rules, release["vllm_ascend"], chip.family, cfg, cmd,
+                              ctx.try_fact("server_env") or {})
     kv_dtype, replaced = _kv_cache_dtype(ctx, cmd, cfg, release["vllm_ascend"], want.kv_cache_dtype)
-    evidence += converted + replaced
+    evidence += ([ev(T("weights as loaded"), converted)] if converted else []) + replaced
     want = want.model_copy(update={"kv_halved_by": chip.kv_halved_by(release["vllm_ascend"]), **release,
                                    "kv_cache_dtype": kv_dtype,
                                    "spec_tokens": spec_tokens, "page_rules": ctx.knowledge.hybrid_pages,

@@ -40,37 +40,25 @@ def _release(m, family: str, arch, version: Optional[str], driver: Optional[str]
                           parsers, checkpoint)
 
 
-def _checkpoint_judge(knowledge, family: str, config: Optional[dict]):
+def _quantization(files) -> Optional[str]:
+    """The --quantization the plan's command gives this checkpoint (deploy/command.py: `ascend` for msModelSlim)."""
+    from ascend_doctor.deploy.command import QUANTIZED
+
+    return "ascend" if files.weight_format in QUANTIZED else None
+
+
+def _checkpoint_judge(knowledge, family: str, files):
     """Why a release cannot serve the checkpoint on this chip family (SERVE311's checkpoint rows that refuse or
-    break), or None: the release `plan` installs must take the weights it sizes."""
+    break, read as the plan's command serves it), or None: the release `plan` installs must take the weights it
+    sizes."""
     from ascend_doctor.knowledge.release_rules import checkpoint_rules
 
     def judge(version: str):
-        bad = [(r, says) for r, says in checkpoint_rules(knowledge.release_rules, version, family, config)
+        bad = [(r, says) for r, says in checkpoint_rules(knowledge.release_rules, version, family, files.config,
+                                                         _quantization(files))
                if r.effect in ("refuses", "breaks")]
         return T("{rule}: {says}", rule=bad[0][0].id, says=bad[0][1]) if bad else None
     return judge
-
-
-def _as_loaded(knowledge, files, family: str, release: Optional[str]) -> Optional[str]:
-    """Size the weights as the release holds them (block-wise FP8 converted to BF16 on A2/A3 from 0.27.1rc1,
-    REL-B27-008, as SERVE305 does); the note to print, or None."""
-    from ascend_doctor.deploy.plan import gib
-    from ascend_doctor.deploy.weights import converted
-    from ascend_doctor.knowledge.release_rules import checkpoint_rules
-
-    if not release or files.weight_format != "fp8":
-        return None
-    conv = [r for r, _ in checkpoint_rules(knowledge.release_rules, release, family, files.config)
-            if r.when == "quant_fp8_block"]
-    if not conv:
-        return None
-    before = files.weights.total_bytes
-    files.weights = converted(files.weights, files.arch, "fp8", "bf16",
-                              T("{source}, converted to BF16 at load", source=files.weights.source))
-    return T("vllm-ascend {release} converts the block-wise FP8 weights to BF16 on {family} ({rule}): {before} in the "
-             "checkpoint, {after} loaded", release=release, family=family, rule=conv[0].id,
-             before=gib(before), after=gib(files.weights.total_bytes))
 
 
 def _driver(replay: Optional[str]) -> str:
@@ -228,6 +216,7 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
     from ascend_doctor.deploy.command import serve_plan
     from ascend_doctor.deploy.plan import Want, alternatives, make_plan, replicas
     from ascend_doctor.deploy.report import PlannedModel, PlanReport
+    from ascend_doctor.deploy.weights import as_loaded
     from ascend_doctor.knowledge.door import Knowledge
 
     knowledge = Knowledge(matrix)
@@ -247,7 +236,8 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
     tools, parsers, driver, rel = _release_for(knowledge, c, files, release, keep_driver, replay)
     # the release the plan installs decides its context cap, a 310P's halving and a hybrid's page rule
     planned = rel.vllm_ascend if rel is not None else _planned_release(knowledge.matrix, c.family, release)
-    loaded = _as_loaded(knowledge, files, c.family, planned)
+    files.weights, loaded = as_loaded(files.weights, files.arch, knowledge.release_rules, planned, c.family,
+                                      files.config, quantization=_quantization(files))  # REL-B27-008: FP8 -> BF16
     cap, rule = _context_cap(knowledge.matrix, c.family, planned)
     want = Want(ranks=npus, nodes=nodes, max_len=max_model_len, concurrency=concurrency, gmu=gmu,
                 batched_tokens=batched, dtype_bytes=2, max_len_cap=cap, max_len_cap_rule=rule,
@@ -269,7 +259,7 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
         from ascend_doctor.deploy.release import why_none
 
         p.notes.append(why_none(knowledge.matrix, c.family, files.arch.architectures[0] if files.arch.architectures
-                                else None, driver, parsers, _checkpoint_judge(knowledge, c.family, files.config)))
+                                else None, driver, parsers, _checkpoint_judge(knowledge, c.family, files)))
     serve = (serve_plan(files.path, files.arch, p.chosen, want, c.family, files.weight_format, tools.tool_parser,
                         tools.reasoning_parser)
              if p.chosen is not None else None)
@@ -292,7 +282,7 @@ def _release_for(knowledge, c, files, release: Optional[str], keep_driver: bool,
                if v}
     driver = _driver(replay) if keep_driver else None
     return tools, parsers, driver, _release(knowledge.matrix, c.family, files.arch, release, driver, parsers,
-                                            _checkpoint_judge(knowledge, c.family, files.config))
+                                            _checkpoint_judge(knowledge, c.family, files))
 
 
 def _target(chips, chip: Optional[str], npus: Optional[int], replay: Optional[str], nodes: int):

@@ -88,4 +88,9 @@ def catalogue_files(m: CatalogueModel, fmt: Optional[str] = None) -> ModelFiles:
         where = T("catalogue {id}, {fmt}: no documented checkpoint in this format", id=m.id, fmt=weight_format)
     weights.source = T("{source} ({how})", source=weights.source, how=where)
     repo = chosen.repo if chosen is not None and not chosen.repo.startswith("(") else m.id
+    qc = config.get("quantization_config")
+    if isinstance(qc, dict) and qc.get("quant_method") != weight_format:
+        # the hub's quantization is not this checkpoint's: DeepSeek-R1's W8A8 and BF16 conversions do not declare
+        # the FP8 of the original (the release rules judge the config a checkpoint is served with)
+        config = {k: v for k, v in config.items() if k != "quantization_config"}
     return ModelFiles(path=repo, name=m.id, config=config, arch=arch, weights=weights, weight_format=weight_format)

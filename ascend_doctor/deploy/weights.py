@@ -262,3 +262,21 @@ def converted(ws: WeightSize, a: Architecture, source_fmt: str, loaded_fmt: str,
     ratio = estimate(a, loaded_fmt).total_bytes / max(estimate(a, source_fmt).total_bytes, 1)
     return measured(a, int(ws.total_bytes * ratio), source, loaded_fmt)
 
+
+def as_loaded(ws: WeightSize, a: Architecture, rules, release: Optional[str], family: str, config: Optional[dict],
+              cmd=None, env: Optional[dict] = None, quantization: Optional[str] = None
+              ) -> tuple[WeightSize, Optional[Localized]]:
+    """(the weights as the installed release holds them on `family`, what to say of it): converted where a release
+    rule converts the checkpoint at load, else as they are — one place for SERVE305 (`cmd`, `env`: the serve command)
+    and `plan` (`quantization`: what its command gives)."""
+    from ascend_doctor.deploy.plan import gib
+    from ascend_doctor.knowledge.release_rules import converting_rule
+
+    rule = converting_rule(rules, release, family, cmd, env or {}, config, quantization)
+    if rule is None:
+        return ws, None
+    loaded = converted(ws, a, "fp8", "bf16", T("{source}, converted to BF16 at load", source=ws.source))
+    return loaded, T("vllm-ascend {release} converts the block-wise FP8 weights to BF16 on {family} ({rule}): {before} "
+                     "in the checkpoint, {after} loaded", release=release, family=family, rule=rule.id,
+                     before=gib(ws.total_bytes), after=gib(loaded.total_bytes))
+

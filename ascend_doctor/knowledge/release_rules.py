@@ -426,29 +426,51 @@ def answer(rule: ReleaseRule, cmd, env: dict, model: Optional[dict]) -> Answer:
     return CONDITIONS[rule.when](cmd, env, model)
 
 
-# The conditions that read the checkpoint alone (its config.json), not the command: what `plan` can judge before it
-# writes a command. `plan` gives no --quantization but msModelSlim's `ascend`, which these rows leave alone.
+# The conditions that read the checkpoint alone (its config.json) and --quantization: what `plan` can judge before it
+# writes a command, which sets no other option these rows read (ascend_doctor.deploy.command: `ascend` for an
+# msModelSlim checkpoint, else none).
 CHECKPOINT_CONDITIONS = frozenset({"quant_not_ascend", "quant_not_ascend_ct", "quant_not_ascend_ct_fp8",
                                    "quant_not_ascend_ct_fp8_mx", "quant_fp8", "quant_mx_native", "quant_fp8_unblocked",
                                    "quant_fp8_block"})
 
 
-class _NoOptions:
-    """A command that sets no option: what the checkpoint rows ask of a plan's own command."""
+class _PlanCommand:
+    """A plan's own command as the checkpoint rows read it: its --quantization, no other option."""
+
+    def __init__(self, quantization: Optional[str] = None):
+        self.quantization = quantization
 
     def get(self, name: str):
-        return None
+        return self.quantization if name == "quantization" else None
 
 
-def checkpoint_rules(rules, version: str, family: str, config: Optional[dict]) -> list:
-    """[(rule, says)] of the rows for release `version` whose checkpoint condition holds for `config` on a chip of
-    `family` (the ones with `families` only there)."""
+def checkpoint_rules(rules, version: str, family: str, config: Optional[dict],
+                     quantization: Optional[str] = None) -> list:
+    """[(rule, says)] of the rows for release `version` whose checkpoint condition holds for `config` served with
+    `--quantization quantization` on a chip of `family` (the ones with `families` only there)."""
     out = []
     for rule in rules_for(rules, version):
         if rule.when not in CHECKPOINT_CONDITIONS or (rule.families and family not in rule.families):
             continue
-        said = answer(rule, _NoOptions(), {}, config)
+        said = answer(rule, _PlanCommand(quantization), {}, config)
         if said and said[0]:
             fields = {**said[1], "chips": family} if rule.families else said[1]
             out.append((rule, rule.says.format(**fields) if fields else rule.says))
     return out
+
+
+def converting_rule(rules, version: Optional[str], family: str, cmd, env: dict, model: Optional[dict],
+                    quantization: Optional[str] = None):
+    """The row that converts the checkpoint at load on a chip of `family` (REL-B27-008: block-wise FP8 to BF16 off
+    Ascend 950), or None; `cmd` None for a plan's own command, which gives only `--quantization quantization`."""
+    from ascend_doctor.text.versions import try_parse_version
+
+    if not version or try_parse_version(version) is None:
+        return None
+    for rule in rules_for(rules, version):
+        if rule.when == "quant_fp8_block" and family in rule.families:
+            said = answer(rule, cmd if cmd is not None else _PlanCommand(quantization), env or {}, model)
+            if said and said[0]:
+                return rule
+    return None
+

@@ -418,3 +418,20 @@ def test_a_block_fp8_checkpoint_gets_a_release_that_runs_it_and_is_sized_as_load
     assert doc["model"]["weights"]["total_bytes"] > 1.8 * 34_000_000_000  # the linear layers doubled
     assert any("converts the block-wise FP8 weights to BF16 on A2 (REL-B27-008)" in str(n)
                for n in doc["plan"]["notes"])
+
+
+def test_a_catalogue_conversion_is_not_judged_by_the_hub_checkpoints_quantization():
+    """DeepSeek-R1's hub config declares FP8; the W8A8 checkpoint plan sizes is msModelSlim's (served with
+    --quantization ascend) and the BF16 one declares none: no release is passed over for FP8, none is sized as a
+    BF16 conversion of FP8 weights."""
+    from click.testing import CliRunner
+
+    from ascend_doctor.cli import cli
+
+    for fmt in ("w8a8", "bf16"):
+        r = CliRunner().invoke(cli, ["plan", "--model", "DeepSeek-R1", "--chip", "A3", "--npus", "16", "--weights",
+                                     fmt, "--format", "json"])
+        doc = json.loads(r.output)
+        assert "rc" not in doc["release"]["vllm_ascend"]  # a final release, as for any BF16 or W8A8 checkpoint
+        assert not any("REL-B27" in str(why) for why in doc["release"]["passed_over"]), doc["release"]
+        assert not any("REL-B27" in str(n) for n in doc["plan"]["notes"])
