@@ -50,7 +50,7 @@ class ReleaseFixes(Model, extra="forbid"):
         last); None when `version` cannot be judged against this history: newer than it, or a development or local
         build (`0.19.1rc2.dev720+g4431251`: which fixes of main it has depends on its commit, not its number)."""
         v, top = try_parse_version(version), try_parse_version(self.newest)
-        if v is None or top is None or v > top or "dev" in version or "+" in version:
+        if v is None or top is None or v > top or v.is_devrelease() or v.local:
             return None
         key = f"{path}:{function}"
         found = [f for f in self.fix if key in f.functions and f.carried_by(version, self.newest) is False]

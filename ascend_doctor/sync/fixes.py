@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-import tempfile
+from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
 from ascend_doctor.text.versions import try_parse_version
@@ -36,17 +36,16 @@ _HUNK_FUNC = re.compile(r"^@@ [^@]* @@\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]
 _TAG = re.compile(r"^v(\d+\.\d+\.\d+(?:rc\d+|\.post\d+)?)$")
 MAX_FUNCTIONS = 24  # a fix that changes more is a refactor: too broad to point at one raising function
 SEP, END = "\x1f", "\x1e"
+ATTRIBUTES = Path(__file__).with_name("python.gitattributes")  # `*.py diff=python`, shipped beside this module
+GIT_TIMEOUT_S = 120.0  # the whole history of a local mirror: 3-6 s here
 
 
-def git_runner(git_dir: str) -> Git:
-    """`git --git-dir DIR ARGS` with git's python diff driver on (hunk headers name the enclosing def)."""
-    attrs = tempfile.NamedTemporaryFile("w", suffix=".gitattributes", delete=False)
-    attrs.write("*.py diff=python\n")
-    attrs.close()
-
+def git_runner(git_dir: str, timeout: float = GIT_TIMEOUT_S) -> Git:
+    """`git --git-dir DIR ARGS` with git's python diff driver on (hunk headers name the enclosing def); a git that
+    does not answer within `timeout` seconds raises subprocess.TimeoutExpired."""
     def run(args: List[str]) -> str:
-        return subprocess.run(["git", "-c", f"core.attributesFile={attrs.name}", "--git-dir", git_dir, *args],
-                              capture_output=True, text=True, check=True, errors="replace").stdout
+        return subprocess.run(["git", "-c", f"core.attributesFile={ATTRIBUTES}", "--git-dir", git_dir, *args],
+                              capture_output=True, text=True, check=True, errors="replace", timeout=timeout).stdout
     return run
 
 

@@ -140,7 +140,7 @@ def _fix_proposals(path: str, table, res: SyncResult) -> List[Proposal]:
     git = git_runner(git_dir)
     try:
         head, rows, newest = head_of(git), read_fixes(git), newest_release(git)
-    except (subprocess.CalledProcessError, OSError, ValueError) as exc:
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError, ValueError) as exc:
         raise InputError(T("{path}: not a vllm-ascend git repository git can read ({error})", path=path,
                            error=str(getattr(exc, "stderr", "") or exc).strip()[:300])) from None
     stale = table is not None and table.newest != newest

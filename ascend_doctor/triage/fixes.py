@@ -60,7 +60,7 @@ _COMMON = frozenset("""fix fixes fixed bug bugfix hotfix the and for with when n
 support model models add use using case cases some which that this are was can cannot should""".split())
 
 
-def words(text: str) -> set:
+def _words(text: str) -> set:
     """The distinctive words of a text (lowercase, three characters or more, minus those every fix or error has)."""
     return set(_WORD.findall(text.lower().replace("_", " ").replace("-", " "))) - _COMMON
 
@@ -68,8 +68,8 @@ def words(text: str) -> set:
 def _by_relevance(found: list, tb: Any, paste: Any) -> list:
     """The fixes whose subject shares the most words with the exception line and the serve command first (a
     `torchair_graph_config` command and "Fix … chunked-prefill with torchair"), then the earliest release."""
-    context = words((tb.label or "") + " " + " ".join(getattr(paste, "serve_argv", None) or []))
-    return sorted(found, key=lambda f: -len(words(f.subject) & context))  # stable: the table's order within
+    context = _words((tb.label or "") + " " + " ".join(getattr(paste, "serve_argv", None) or []))
+    return sorted(found, key=lambda f: -len(_words(f.subject) & context))  # stable: the table's order within
 
 
 def _said(version: str, path: str, function: str, found: list, newest: str):
