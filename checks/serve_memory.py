@@ -146,8 +146,10 @@ def memory_fits(ctx):
     int8: one byte; an 8-bit MLA cache and other formats: not sized); each NPU at the memory npu-smi shows for it;
     `HCCL_BUFFSIZE` from the server's environment; on a 310P with vllm-ascend 0.18.0rc1 or later, half of what is
     left for operator workspace; in graph mode, at least 1 GiB left above `--gpu-memory-utilization` for the ACL
-    graph capture; with FlashComm1, DSA context parallelism, shared-expert DP or MLAPO on, that it still fits with
-    the most weights they keep whole on every rank.
+    graph capture; with FlashComm1, DSA context parallelism, shared-expert DP or MLAPO on, the weights they keep
+    whole on every rank as the installed release does it (the deploy/replication rows: shared experts, q_b/kv_b and
+    one full o_proj under DSA context parallelism, MLAPO's copy), or, for a release the rows do not cover, that it
+    still fits with the most they can keep.
 
     Why it matters: vLLM stops at start-up when the weights do not fit (`NPU out of memory` while loading) or when
     the KV cache cannot hold one request of max_model_len (`To serve at least one request with the models's max seq
@@ -188,11 +190,33 @@ def memory_fits(ctx):
                                    "spec_tokens": spec_tokens, "page_rules": ctx.knowledge.hybrid_pages,
                                    "dsa_rules": ctx.knowledge.dsa_pages,
                                    **_buffsize(ctx)})
-    cand = size(arch, ws, chip, want, layout, max_len)
+    fmt = "bf16" if converted else _format(m, arch)
+    kept = _kept_whole(ctx, cmd, arch, fmt, layout.tp, release["vllm_ascend"])
+    cand = size(arch, ws, chip, want, layout, max_len, extra=[kept] if kept is not None and kept.bytes else [])
     evidence += [cmd_evidence(cmd)] + ([drafted] if drafted else []) + _budget_evidence(cand, ws)
     out = _verdict(ctx, arch, ws, chip, want, layout, cand, len(chips), evidence)
-    out = _replicated(ctx, cmd, arch, "bf16" if converted else _format(m, arch), (layout, want, cand), out, evidence)
+    if kept is None:  # the release's behaviour under the switches set is not in the rows: bound it
+        out = _replicated(ctx, cmd, arch, fmt, (layout, want, cand), out, evidence)
     return _graph_headroom(ctx, cmd, cand, want, out, evidence)
+
+
+def _kept_whole(ctx, cmd, arch, fmt: str, tp: int, release):
+    """The budget term of the weights the command's features keep whole on every rank, as the installed release
+    does it (the deploy/replication rows); a zero term when none is on; None when the release's behaviour under the
+    switches set is not in the rows."""
+    from ascend_doctor.deploy.budget import Term
+    from ascend_doctor.deploy.replication import kept_whole
+
+    additional, _ = cmd.json_value("additional_config")
+    compilation, _ = cmd.json_value("compilation_config")
+    transfer, _ = cmd.json_value("kv_transfer_config")
+    command = (ctx.try_fact("server_env") or {}, additional, (compilation or {}).get("pass_config"))
+    consumer = isinstance(transfer, dict) and str(transfer.get("kv_role")) in ("kv_consumer", "kv_both")
+    kept = kept_whole(arch, fmt, tp, command, release, ctx.knowledge.replication, kv_consumer=consumer)
+    if kept is None:
+        return None
+    return Term(name=T("weights kept whole by {features}", features=", ".join(kept.features) or "-"),
+                bytes=kept.bytes, inputs=kept.words)
 
 
 def _replicated(ctx, cmd, arch, fmt: str, sized, out, evidence):

@@ -13,7 +13,7 @@ Layout rules (each is vLLM's own or a vllm-ascend documented one):
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 from pydantic import Field
 
@@ -133,8 +133,10 @@ def _mask(chip: Chip, max_len: int) -> list[Term]:
                           max_len=max_len))]
 
 
-def size(a: Architecture, ws: WeightSize, chip: Chip, want: Want, layout: Layout, max_len: int) -> Candidate:
-    """One layout at one context length: the budget term by term and what the KV cache then holds."""
+def size(a: Architecture, ws: WeightSize, chip: Chip, want: Want, layout: Layout, max_len: int,
+         extra: Sequence[Term] = ()) -> Candidate:
+    """One layout at one context length: the budget term by term and what the KV cache then holds (`extra`: terms
+    the caller knows for this layout, such as the weights a feature keeps whole)."""
     vis_bytes, vis_how, vis_estimated = chip.visible()
     visible = Term(name=T("device total"), bytes=vis_bytes, inputs=vis_how, estimate=vis_estimated)
     ep = layout.tp * layout.dp if layout.ep else 1
@@ -147,7 +149,7 @@ def size(a: Architecture, ws: WeightSize, chip: Chip, want: Want, layout: Layout
         shard = T("{shard}, layers / PP {pp}", shard=shard, pp=layout.pp)
     weights = Term(name=T("weights"), bytes=wbytes, inputs=shard, estimate=ws.estimated)
     act = activation(a, layout.tp, min(want.batched_tokens, max(max_len, 1)), want.max_seqs, want.dtype_bytes)
-    b = budget(visible, want.gmu, weights, act, layout, want.hccl_buffsize_mb, extra=_mask(chip, max_len))
+    b = budget(visible, want.gmu, weights, act, layout, want.hccl_buffsize_mb, extra=[*extra, *_mask(chip, max_len)])
     if want.kv_halved_by and b.kv_bytes > 0:  # 310P: half of what is left stays free for operator workspace
         half = b.kv_bytes - b.kv_bytes // 2
         b.terms.append(Term(name=T("operator workspace (half the rest)"), bytes=half,

@@ -206,6 +206,12 @@ class Knowledge:
         return self.table("deploy/dsa-pages").range
 
     @property
+    def replication(self):
+        """Which weights each vllm-ascend release keeps whole on every rank under which switch (list of
+        ReplicationRange)."""
+        return self.table("deploy/replication").range
+
+    @property
     def kernels(self):
         """Each chip family's kernel directory (KernelLayout)."""
         return self.table("deploy/kernels")

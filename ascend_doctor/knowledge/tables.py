@@ -42,6 +42,8 @@ TABLES: dict[str, Table] = {t.name: t for t in (
     Table("deploy/hybrid-pages", "ascend_doctor.deploy.hybrid:PageRules", "hybrid page rules",
           rows={"range": "first"}),
     Table("deploy/dsa-pages", "ascend_doctor.deploy.dsa:DsaRules", "DSA cache rules", rows={"range": "first"}),
+    Table("deploy/replication", "ascend_doctor.deploy.replication:ReplicationRules", "replication rules",
+          rows={"range": "id"}),
     Table("deploy/kernels", "ascend_doctor.knowledge.hardware:KernelLayout", "kernel layout"),
     Table("deploy/models", "ascend_doctor.deploy.catalogue:Catalogue", "model catalogue", rows={"model": "id"},
           paths={"model": ("config",)}, verify="ascend_doctor.deploy.catalogue:verify"),

@@ -226,18 +226,40 @@ def test_the_kv_cache_dtype_is_sized_as_vllm_ascend_stores_it(tmp_path):
     assert verdict(f"vllm serve {mla} -tp 2 --max-model-len 32768").status == Status.PASS
 
 
-def test_features_that_keep_weights_whole_per_rank_are_bounded_not_ignored(tmp_path):
-    """FlashComm1 (sequence parallelism) leaves the shared experts unsharded, and on a DSA model turns on DSA context
-    parallelism (q_b/kv_b whole); MLAPO keeps a copy of the MLA projections (deploy/replication.py). A command that
-    fits only without them warns; one that fits with the most they can add passes and says so."""
+def test_features_that_keep_weights_whole_are_budgeted_as_the_release_does_it(tmp_path):
+    """FlashComm1 (sequence parallelism) leaves the shared experts unsharded on vllm-ascend 0.11.0rc1-0.25.1rc1
+    (the deploy/replication rows): SERVE305 budgets them like the weights and says so in the budget; from 0.26.0rc1
+    FlashComm1 no longer does (the same command fits as without it)."""
+    from tests.checks.test_serve_checks import on_release
+
     d = model_dir(tmp_path, C.DEEPSEEK_V2_LITE, 31_400_000_000)
     base = f"vllm serve {d} -tp 2 --enable-expert-parallel --max-model-len 163840 --gpu-memory-utilization 0.355"
     assert verdict(base).status == Status.PASS
     for on in (f"env VLLM_ASCEND_ENABLE_FLASHCOMM1=1 {base}",
                base + " --compilation-config {\"pass_config\":{\"enable_sp\":true}}"):
-        out = verdict(on)
-        assert out.status == Status.WARN and "shared experts whole on every rank (0.42 GiB)" in out.message, out.message
-    roomy = verdict(f"env VLLM_ASCEND_ENABLE_FLASHCOMM1=1 {base.replace('0.355', '0.5')}")
+        out = run_check("SERVE305", on_release(facts(on, npus=npu(8)), "0.13.0"))
+        assert out.status == Status.WARN and "less than one request of --max-model-len 163840" in out.message, \
+            out.message
+        budget = next(e.excerpt for e in out.evidence if e.source == "deployment model (ascend-doctor plan)")
+        assert "− weights kept whole by shared-expert-dp: 0.42 GiB — shared experts whole on every rank (0.42 GiB) " \
+               "(vllm-ascend 0.13.0: vllm_ascend/ops/linear_op.py get_parallel_op" in budget, budget
+    later = run_check("SERVE305", on_release(facts(f"env VLLM_ASCEND_ENABLE_FLASHCOMM1=1 {base}", npus=npu(8)),
+                                             "0.27.1rc1"))
+    assert later.status == Status.PASS and "kept whole" not in str(later.evidence), later.message
+
+
+def test_features_a_release_was_not_read_for_are_bounded_not_ignored(tmp_path):
+    """A release the rows do not cover (a development build, one before the first row): the most the features can
+    add is the bound — a command that fits only without it warns; one that fits with it passes and says so."""
+    from tests.checks.test_serve_checks import on_release
+
+    d = model_dir(tmp_path, C.DEEPSEEK_V2_LITE, 31_400_000_000)
+    base = f"vllm serve {d} -tp 2 --enable-expert-parallel --max-model-len 163840 --gpu-memory-utilization 0.355"
+    out = run_check("SERVE305", on_release(facts(f"env VLLM_ASCEND_ENABLE_FLASHCOMM1=1 {base}", npus=npu(8)),
+                                           "0.10.2rc1"))
+    assert out.status == Status.WARN and "shared experts whole on every rank (0.42 GiB)" in out.message, out.message
+    roomy = run_check("SERVE305", on_release(
+        facts(f"env VLLM_ASCEND_ENABLE_FLASHCOMM1=1 {base.replace('0.355', '0.5')}", npus=npu(8)), "0.10.2rc1"))
     assert roomy.status == Status.PASS and "at most 0.42 GiB more weights per rank" in roomy.message
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Optional
 
 from ascend_doctor.deploy.arch import derived_max_len, read_architecture, text_config, with_mtp
-from ascend_doctor.deploy.budget import Layout
+from ascend_doctor.deploy.budget import Layout, Term
 from ascend_doctor.deploy.catalogue import catalogue_files, find_model
 from ascend_doctor.deploy.chips import find_chip
 from ascend_doctor.deploy.kv import capacity, kv_per_token
@@ -67,6 +67,18 @@ def _with_drafts(arch, n: int, mtp: int = 0):
     return with_mtp(arch, mtp) if mtp else arch
 
 
+def _kept_whole(row: dict, arch):
+    """The budget term of what the row's features keep whole per rank (deploy/replication.py), as SERVE305 counts
+    it; a zero term for a row without `env`."""
+    from ascend_doctor.deploy.replication import kept_whole
+
+    kept = kept_whole(arch, row.get("format", "bf16"), row.get("tp", 1), (row.get("env", {}), None, None),
+                      row["release"], shipped().replication)
+    if kept is None:
+        raise ValueError(f"{row['url']}: the replication rows do not cover release {row['release']}")
+    return Term(name="kept whole", bytes=kept.bytes, inputs=kept.words)
+
+
 def _tokens(row: dict, arch, ws, chip) -> Optional[int]:
     tp, pp, dp = row.get("tp", 1), row.get("pp", 1), row.get("dp", 1)
     layout = Layout(tp=tp, pp=pp, dp=dp, ep=bool(row.get("ep")) and tp * dp > 1)
@@ -76,7 +88,7 @@ def _tokens(row: dict, arch, ws, chip) -> Optional[int]:
                 page_rules=shipped().hybrid_pages, dsa_rules=shipped().dsa_pages,
                 hccl_buffsize_mb=row.get("hccl_buffsize_mb", 200),
                 kv_halved_by=chip.kv_halved_by(row["release"]))
-    cand = size(arch, ws, chip, want, layout, row["max_model_len"])
+    cand = size(arch, ws, chip, want, layout, row["max_model_len"], extra=[_kept_whole(row, arch)])
     return cand.capacity.tokens if cand.capacity else None
 
 
@@ -97,7 +109,8 @@ def predict(row: dict) -> dict:
     tp, pp, dp = row.get("tp", 1), row.get("pp", 1), row.get("dp", 1)
     ep = tp * dp if row.get("ep") else 1
     chip = find_chip(row["chip"], shipped().chips)
-    out = {"tokens": None, "host_tokens": None, "weights_gib": per_rank(ws, arch, tp, pp, ep) / GIB}
+    kept = _kept_whole(row, arch).bytes  # loaded with the weights: vllm-ascend logs them in the same figure
+    out = {"tokens": None, "host_tokens": None, "weights_gib": (per_rank(ws, arch, tp, pp, ep) + kept) / GIB}
     if "gmu" in row:  # a row whose --gpu-memory-utilization the thread does not give checks the arithmetic only
         out["tokens"] = _tokens(row, arch, ws, chip)
         seen = chip.with_total(_npu_smi_total(chip, row["total_bytes"])) if "total_bytes" in row else chip
