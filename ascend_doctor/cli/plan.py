@@ -261,7 +261,7 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
         p.notes.append(why_none(knowledge.matrix, c.family, files.arch.architectures[0] if files.arch.architectures
                                 else None, driver, parsers, _checkpoint_judge(knowledge, c.family, files)))
     serve = (serve_plan(files.path, files.arch, p.chosen, want, c.family, files.weight_format, tools.tool_parser,
-                        tools.reasoning_parser)
+                        tools.reasoning_parser, remote_code=_needs_remote_code(knowledge.matrix, files.config, planned))
              if p.chosen is not None else None)
     if serve is not None:
         _commands(serve, p.chosen.layout, nodes, rel, c, free, files.path)
@@ -272,6 +272,21 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
                         exit_code=0 if p.verdict in ("fits", "shortened") else 1)
     _write(report, out_fmt, output)
     sys.exit(report.exit_code)
+
+
+def _needs_remote_code(matrix, config: dict, release: Optional[str]) -> bool:
+    """SERVE201's rule for the release planned: a config with its own code (`auto_map`) whose model_type no recorded
+    transformers knows and the release's vLLM does not configure itself loads only with --trust-remote-code."""
+    from ascend_doctor.deploy.arch import text_config
+
+    if not isinstance(config.get("auto_map"), dict):
+        return False
+    mt = str(config.get("model_type") or text_config(config).get("model_type") or "")
+    row = matrix.vllm_ascend_release(release) if release else None
+    vllm_types = set()
+    for v in (row.vllm if row is not None else []):
+        vllm_types |= set(matrix.vllm_model_types(v) or ())
+    return mt not in vllm_types and matrix.first_transformers_with(mt) is None
 
 
 def _release_for(knowledge, c, files, release: Optional[str], keep_driver: bool, replay: Optional[str]):

@@ -30,8 +30,17 @@ MLA_MODEL_TYPES = frozenset({"deepseek_v2", "deepseek_v3", "deepseek_v32", "deep
                              "glm_moe_dsa", "glm4_moe_lite", "longcat_flash", "pangu_ultra_moe",
                              "axk1", "dots3_note", "k3_dspark", "glm5_next", "glm5_next_text", "glm4_moe_lite_mtp",
                              "mistral_large_4", "pangu_ultra_moe_mtp", "hy_v4", "hy_v4_mtp"})
-# Families that alternate sliding and full layers by a rule the config does not spell out as `layer_types`.
-_IMPLICIT_WINDOW_PATTERN = frozenset({"gemma2", "gemma3", "gemma3_text", "cohere2"})
+# Families that alternate sliding and full layers by a rule the config does not spell out as `layer_types`: model_type
+# -> (the config key of the period, its default). Layer i is full attention when (i + 1) % period == 0, else sliding —
+# what transformers' config classes derive when `layer_types` is absent (5.19.0: gemma2/configuration_gemma2.py
+# period 2, gemma3/configuration_gemma3.py `sliding_window_pattern` 6, cohere2/configuration_cohere2.py
+# `sliding_window_pattern` 4) and what vLLM's older model files computed themselves (gemma2.py `not layer_idx % 2`).
+_IMPLICIT_WINDOW_PATTERN = {"gemma2": ("", 2), "gemma3": ("sliding_window_pattern", 6),
+                            "gemma3_text": ("sliding_window_pattern", 6), "cohere2": ("sliding_window_pattern", 4)}
+# Families whose config class ties the LM head to the embedding when config.json leaves `tie_word_embeddings` out
+# (transformers 5.19.0 configuration_gemma*.py, configuration_cohere*.py: `tie_word_embeddings: bool = True`; vLLM's
+# Gemma2/Gemma3 models have no LM head of their own).
+_TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text", "cohere", "cohere2"})
 DTYPE_BYTES = {"float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "half": 2, "fp8": 1, "float8_e4m3fn": 1}
 
 
@@ -242,10 +251,14 @@ def _layer_kinds(a: Architecture, cfg: dict) -> None:
         step = cfg["full_attention_interval"]  # Qwen3-Next: every step-th layer is full attention, the rest linear
         a.full_layers = a.layers // step
         a.linear_layers = a.layers - a.full_layers
+    elif window is not None and a.model_type in _IMPLICIT_WINDOW_PATTERN:
+        key, default = _IMPLICIT_WINDOW_PATTERN[a.model_type]
+        period = _opt_int(cfg, key) if key else None
+        period = period if period is not None and period > 0 else default
+        a.full_layers = a.layers // period
+        a.sliding_layers = a.layers - a.full_layers
+        a.sliding_window = window if a.sliding_layers else None
     elif window is not None:
-        if a.model_type in _IMPLICIT_WINDOW_PATTERN:
-            a.cannot_size.append(T("model_type {model_type} alternates sliding and full layers by a pattern its "
-                                   "config does not list (no layer_types)", model_type=a.model_type))
         max_window_layers = _opt_int(cfg, "max_window_layers")
         if max_window_layers is not None and "use_sliding_window" in cfg:  # Qwen2: layers from max_window_layers on
             a.sliding_layers = max(0, a.layers - max_window_layers)
@@ -354,7 +367,8 @@ def read_architecture(config: dict, max_len: Optional[int] = None) -> Architectu
     a.layers = _int(cfg, "num_hidden_layers", "n_layer", "num_layers")
     a.hidden = _int(cfg, "hidden_size", "n_embd", "d_model")
     a.vocab = _int(cfg, "vocab_size", "padded_vocab_size")
-    a.tie_embeddings = bool(cfg.get("tie_word_embeddings", config.get("tie_word_embeddings", False)))
+    tied_default = (cfg.get("model_type") or a.model_type) in _TIED_BY_DEFAULT
+    a.tie_embeddings = bool(cfg.get("tie_word_embeddings", config.get("tie_word_embeddings", tied_default)))
     a.intermediate = _int(cfg, "intermediate_size", "ffn_hidden_size", "n_inner")
     a.nextn_layers = _int(cfg, "num_nextn_predict_layers")
     dtype = cfg.get("torch_dtype") or cfg.get("dtype") or config.get("torch_dtype") or config.get("dtype")

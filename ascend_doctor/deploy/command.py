@@ -106,9 +106,17 @@ def _layout(argv: list[str], why: list, a: Architecture, chosen: Candidate) -> N
 
 
 def serve_plan(model: str, a: Architecture, chosen: Candidate, want: Want, chip_family: str,
-               weight_format: Optional[str], tool_parser: Optional[str], reasoning_parser: Optional[str]) -> ServePlan:
+               weight_format: Optional[str], tool_parser: Optional[str], reasoning_parser: Optional[str],
+               remote_code: bool = False) -> ServePlan:
+    """The `vllm serve` command of a plan and why each option; `remote_code`: the model's config is only loadable
+    with its own code (SERVE201's rule), so the command carries --trust-remote-code and says to review it."""
     argv, why = ["vllm", "serve", model], []
     _layout(argv, why, a, chosen)
+    if remote_code:
+        argv.append("--trust-remote-code")
+        why.append(T("--trust-remote-code: model_type {model_type} is neither in transformers nor in vLLM's config "
+                     "registry, so vLLM loads it with the model's own code (auto_map); review its Python files "
+                     "first", model_type=repr(a.model_type)))
     argv += ["--max-model-len", str(chosen.max_len), "--max-num-batched-tokens", str(want.batched_tokens),
              "--gpu-memory-utilization", f"{want.gmu:g}"]
     why.append(T("--max-model-len {max_len}: fits {n} request(s) in the KV cache", max_len=chosen.max_len,

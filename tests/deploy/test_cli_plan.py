@@ -435,3 +435,26 @@ def test_a_catalogue_conversion_is_not_judged_by_the_hub_checkpoints_quantizatio
         assert "rc" not in doc["release"]["vllm_ascend"]  # a final release, as for any BF16 or W8A8 checkpoint
         assert not any("REL-B27" in str(why) for why in doc["release"]["passed_over"]), doc["release"]
         assert not any("REL-B27" in str(n) for n in doc["plan"]["notes"])
+
+
+def test_a_model_that_ships_its_own_config_code_is_planned_with_trust_remote_code(tmp_path):
+    """SERVE201's rule, applied by plan to the release it installs: MiniCPM-V-2_6's model_type `minicpmv` is in no
+    recorded transformers nor in vLLM's config registry, and its config.json maps its own classes (auto_map): vLLM
+    stops at `trust_remote_code` without the option. The printed command carries it and says to review the code;
+    the serve lint then passes the config (SERVE201) on a stack of that vLLM line."""
+    from ascend_doctor.report import Status
+    from tests.checks.test_serve_checks import facts, npu, run_check
+
+    doc = json.loads(plan("--model", "openbmb/MiniCPM-V-2_6", "--chip", "910B3", "--npus", "1",
+                          "--format", "json").stdout)
+    argv = doc["serve"]["argv"]
+    assert "--trust-remote-code" in argv
+    assert any("review its Python files" in w for w in doc["serve"]["why"])
+    plain = json.loads(plan("--model", "Qwen/Qwen3-8B", "--chip", "910B3", "--npus", "1", "--format", "json").stdout)
+    assert "--trust-remote-code" not in plain["serve"]["argv"]
+    d = tmp_path / "minicpmv"
+    d.mkdir()
+    (d / "config.json").write_text((REPO / "matrices" / "deploy" / "models" / "openbmb--MiniCPM-V-2_6.json").read_text())
+    cmd = f"vllm serve {d} --max-model-len 4096"
+    assert run_check("SERVE201", facts(cmd, npus=npu(1))).status == Status.FAIL
+    assert run_check("SERVE201", facts(cmd + " --trust-remote-code", npus=npu(1))).status == Status.PASS

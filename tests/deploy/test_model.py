@@ -74,9 +74,25 @@ def test_what_cannot_be_sized_is_said_not_guessed():
     assert kv_per_token(a).unknown
     odd = dict(C.DEEPSEEK_V3, model_type="somebody_mla")
     assert "not one vLLM sizes as MLA" in kv_per_token(read_architecture(odd)).unknown
-    gemma = {k: v for k, v in C.QWEN3_8B.items() if k != "use_sliding_window"}
-    gemma.update(model_type="gemma2", sliding_window=4096)
-    assert "pattern" in kv_per_token(read_architecture(gemma)).unknown
+
+
+def test_families_that_alternate_windows_without_layer_types_by_the_rule_their_config_class_derives():
+    """Gemma-2 (every second layer full), Gemma-3 (every `sliding_window_pattern`-th, default 6) and Cohere2 (default
+    4) list no `layer_types`: transformers derives them — full when (i + 1) % period == 0 — and vLLM sizes each
+    sliding layer by its window. Gemma's LM head is the embedding when the config does not say."""
+    gemma = {k: v for k, v in C.QWEN3_8B.items() if k not in ("use_sliding_window", "tie_word_embeddings")}
+    gemma.update(model_type="gemma2", num_hidden_layers=42, sliding_window=4096)
+    a = read_architecture(gemma)
+    assert (a.full_layers, a.sliding_layers, a.sliding_window, a.tie_embeddings) == (21, 21, 4096, True)
+    assert not kv_per_token(a).unknown
+    g3 = dict(gemma, model_type="gemma3_text", num_hidden_layers=62)
+    assert (read_architecture(g3).full_layers, read_architecture(g3).sliding_layers) == (10, 52)
+    g3b = dict(g3, sliding_window_pattern=2)
+    assert read_architecture(g3b).full_layers == 31
+    assert read_architecture(dict(gemma, model_type="cohere2", num_hidden_layers=40)).full_layers == 10
+    assert read_architecture(dict(gemma, tie_word_embeddings=False)).tie_embeddings is False
+    assert read_architecture({k: v for k, v in C.QWEN3_8B.items() if k != "tie_word_embeddings"}).tie_embeddings \
+        is False  # Qwen3's config class does not tie
 
 
 def test_weight_formats_and_the_derived_context():
