@@ -107,8 +107,8 @@ def _from_processes(host, looked: list[str]) -> list[Candidate]:
         elif base == "vllm":
             exe = shebang_python(host, first if "/" in first else (on_path(host, "vllm") or first))
         else:
-            link = host.readlink(f"/proc/{pid}/exe")
-            exe = link.target if link.ok else None
+            link = host.readlink(f"/proc/{pid}/exe")  # a launcher whose argv[0] is neither python nor vllm
+            exe = link.target if link.error is None and link.target else None
         if exe:
             out.append(Candidate(path=exe, how=HOW_PROCESS, detail=f"pid {pid}"))
     if not out:

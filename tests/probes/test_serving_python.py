@@ -70,6 +70,22 @@ def test_a_running_vllm_serve_wins_and_the_first_candidate_with_vllm_is_judged()
     assert "/home/u/doctor/bin/python3" not in [c.path for c in chosen.candidates], "the doctor's own exec is not it"
 
 
+def test_a_vllm_serve_started_by_another_launcher_is_followed_through_its_proc_exe_link():
+    """A process whose argv[0] is neither python nor vllm (`pt_main_thread`, a wrapper) is read through
+    /proc/PID/exe; one whose link cannot be read is passed over, never a crash (a local .ci/run met one: the probe
+    read an attribute the link result does not have)."""
+    stack = copy.deepcopy(HEALTHY["python_envs"]["default"])
+    ps = " 4242 pt_main_thread vllm serve /models/q\n 4343 launcher vllm serve /models/r\n"
+    host = _host(top={"commands": HEALTHY["commands"] + [{"argv": ["ps", "-eo", "pid=,args="], "stdout": ps,
+                                                          "returncode": 0}],
+                      "links": {"/proc/4242/exe": {"target": "/srv/venv/bin/python3.11",
+                                                   "resolved": "/srv/venv/bin/python3.11"}}},
+                 python_envs={"default": _bare_env("/home/u/doctor/bin/python3"),
+                              "/srv/venv/bin/python3.11": stack})
+    chosen, _ = _chosen(host)
+    assert (chosen.path, chosen.how, chosen.detail) == ("/srv/venv/bin/python3.11", "a running vllm serve", "pid 4242")
+
+
 def test_without_any_candidate_the_doctors_own_interpreter_is_judged_and_vllm100_fails_with_the_fix():
     host = _host(python_envs={"default": _bare_env("/home/u/doctor/bin/python3")})
     chosen, py = _chosen(host)
