@@ -189,6 +189,7 @@ def memory_fits(ctx):
                                    "kv_cache_dtype": kv_dtype,
                                    "spec_tokens": spec_tokens, "page_rules": ctx.knowledge.hybrid_pages,
                                    "dsa_rules": ctx.knowledge.dsa_pages,
+                                   "reserve_rules": ctx.knowledge.runtime_reserve,
                                    **_buffsize(ctx)})
     fmt = "bf16" if converted else _format(m, arch)
     kept = _kept_whole(ctx, cmd, arch, fmt, layout.tp, release["vllm_ascend"])

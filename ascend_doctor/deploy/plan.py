@@ -24,6 +24,7 @@ from ascend_doctor.deploy.chips import Chip
 from ascend_doctor.deploy.dsa import DsaRange
 from ascend_doctor.deploy.hybrid import PageRange
 from ascend_doctor.deploy.kv import ASCEND_BLOCK, Capacity, KvSize, capacity, kv_per_token
+from ascend_doctor.deploy.reserve import ReserveRange, reserve_term
 from ascend_doctor.deploy.weights import WeightSize, per_rank
 from ascend_doctor.i18n import Localized, T, join
 
@@ -52,6 +53,10 @@ class Want(Model):
     spec_tokens: int = Field(0, ge=0, description="speculative tokens per step: they widen a hybrid's conv state")
     page_rules: list[PageRange] = Field(default_factory=list, description="the deploy/hybrid-pages rows")
     dsa_rules: list[DsaRange] = Field(default_factory=list, description="the deploy/dsa-pages rows")
+    reserve_rules: list[ReserveRange] = Field(default_factory=list, description="the deploy/runtime-reserve rows")
+    reserve_release: Optional[str] = Field(None, description="the release whose start-up profiling the reserve "
+                                                             "follows when it is not vllm_ascend's (a development "
+                                                             "build between two tags)")
 
 
 class Candidate(Model):
@@ -149,7 +154,9 @@ def size(a: Architecture, ws: WeightSize, chip: Chip, want: Want, layout: Layout
         shard = T("{shard}, layers / PP {pp}", shard=shard, pp=layout.pp)
     weights = Term(name=T("weights"), bytes=wbytes, inputs=shard, estimate=ws.estimated)
     act = activation(a, layout.tp, min(want.batched_tokens, max(max_len, 1)), want.max_seqs, want.dtype_bytes)
-    b = budget(visible, want.gmu, weights, act, layout, want.hccl_buffsize_mb, extra=[*extra, *_mask(chip, max_len)])
+    reserve = reserve_term(want.reserve_release or want.vllm_ascend, want.reserve_rules)
+    b = budget(visible, want.gmu, weights, act, layout, want.hccl_buffsize_mb, extra=[*extra, *_mask(chip, max_len)],
+               reserve=reserve)
     if want.kv_halved_by and b.kv_bytes > 0:  # 310P: half of what is left stays free for operator workspace
         half = b.kv_bytes - b.kv_bytes // 2
         b.terms.append(Term(name=T("operator workspace (half the rest)"), bytes=half,

@@ -212,6 +212,11 @@ class Knowledge:
         return self.table("deploy/replication").range
 
     @property
+    def runtime_reserve(self):
+        """How each vllm-ascend release charges non-torch memory at start-up (list of ReserveRange)."""
+        return self.table("deploy/runtime-reserve").range
+
+    @property
     def kernels(self):
         """Each chip family's kernel directory (KernelLayout)."""
         return self.table("deploy/kernels")

@@ -44,6 +44,8 @@ TABLES: dict[str, Table] = {t.name: t for t in (
     Table("deploy/dsa-pages", "ascend_doctor.deploy.dsa:DsaRules", "DSA cache rules", rows={"range": "first"}),
     Table("deploy/replication", "ascend_doctor.deploy.replication:ReplicationRules", "replication rules",
           rows={"range": "id"}),
+    Table("deploy/runtime-reserve", "ascend_doctor.deploy.reserve:ReserveRules", "runtime-reserve rules",
+          rows={"range": "first"}),
     Table("deploy/kernels", "ascend_doctor.knowledge.hardware:KernelLayout", "kernel layout"),
     Table("deploy/models", "ascend_doctor.deploy.catalogue:Catalogue", "model catalogue", rows={"model": "id"},
           paths={"model": ("config",)}, verify="ascend_doctor.deploy.catalogue:verify"),

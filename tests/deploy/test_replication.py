@@ -68,3 +68,4 @@ def test_from_0_26_flashcomm1_no_longer_replicates_the_shared_experts():
 def test_a_row_naming_a_switch_the_code_does_not_read_is_refused():
     with pytest.raises(ValidationError, match="unknown switch flashcomm3"):
         ReplicationRange(id="x", feature="dsa-cp", first="0.13.0rc2", when=["flashcomm3+sp-pass"], source="s")
+
