@@ -212,8 +212,8 @@ def _kept_whole(ctx, cmd, arch, fmt: str, tp: int, release):
     compilation, _ = cmd.json_value("compilation_config")
     transfer, _ = cmd.json_value("kv_transfer_config")
     command = (ctx.try_fact("server_env") or {}, additional, (compilation or {}).get("pass_config"))
-    consumer = isinstance(transfer, dict) and str(transfer.get("kv_role")) in ("kv_consumer", "kv_both")
-    kept = kept_whole(arch, fmt, tp, command, release, ctx.knowledge.replication, kv_consumer=consumer)
+    role = str(transfer.get("kv_role")) if isinstance(transfer, dict) else None
+    kept = kept_whole(arch, fmt, tp, command, release, ctx.knowledge.replication, kv_role=role)
     if kept is None:
         return None
     return Term(name=T("weights kept whole by {features}", features=", ".join(kept.features) or "-"),

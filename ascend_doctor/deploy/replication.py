@@ -113,11 +113,12 @@ def _applies(feature: str, a: Architecture) -> bool:
 
 def kept_whole(a: Architecture, fmt: str, tp: int, command: tuple[Mapping[str, str], Optional[dict], Optional[dict]],
                release: Optional[str], rules: Sequence[ReplicationRange],
-               kv_consumer: bool = False) -> Optional[KeptWhole]:
+               kv_role: Optional[str] = None) -> Optional[KeptWhole]:
     """The bytes per rank the features on keep whole beyond vLLM's sharding, as `release` does it, for a command's
     (environment, --additional-config, pass_config); None when a feature the command may turn on (`features`) is not
-    covered for that release by the rows (then bound it). A KV consumer is not modelled: MLAPO drops the originals
-    there."""
+    covered for that release by the rows (then bound it). Not modelled either: MLAPO on a KV consumer (`kv_role`
+    kv_consumer or kv_both: it drops the originals there) and DSA context parallelism on a KV producer with
+    `layer_sharding` (q_b_proj and o_proj then spread over the layers: utils.py enable_dsa_cp_with_layer_shard)."""
     sw = switches(*command)
     may = features(*command, a)
     if any(not any(r.feature == _FAMILY[f] and _applies(r.feature, a) for r in rules) for f in may):
@@ -140,8 +141,13 @@ def kept_whole(a: Architecture, fmt: str, tp: int, command: tuple[Mapping[str, s
             on.append(row)
     names = {r.feature for r in on}
     on = [r for r in on if not names.intersection(r.off_with)]
-    if not on or (kv_consumer and any(r.feature == "mlapo-dsa" for r in on)):
-        return None if on else KeptWhole(bytes=0, features=[], words="")
+    names = {r.feature for r in on}
+    consumer, producer = kv_role in ("kv_consumer", "kv_both"), kv_role in ("kv_producer", "kv_both")
+    sharded = isinstance(command[1], dict) and bool(command[1].get("layer_sharding"))
+    if (consumer and "mlapo-dsa" in names) or (producer and sharded and "dsa-cp" in names):
+        return None
+    if not on:
+        return KeptWhole(bytes=0, features=[], words="")
     total, parts = 0, []
     for r in on:
         b, words = _bytes(a, fmt, tp, r.feature)

@@ -47,7 +47,12 @@ def test_what_the_rows_do_not_cover_is_none_so_the_caller_bounds_it():
     assert kept(fc1, "0.10.2rc1") is None  # before every row
     assert kept(fc1, "0.15.0rc1.dev12+gabc") is not None  # a development build of a covered release
     assert kept({}, "0.17.0rc1", additional={"enable_shared_expert_dp": True}) is None  # `unsure` in that range
-    assert kept({"VLLM_ASCEND_ENABLE_MLAPO": "1"}, "0.14.0rc1", kv_consumer=True) is None  # MLAPO drops originals
+    assert kept({"VLLM_ASCEND_ENABLE_MLAPO": "1"}, "0.14.0rc1", kv_role="kv_both") is None  # MLAPO drops originals
+    assert kept({"VLLM_ASCEND_ENABLE_MLAPO": "1"}, "0.14.0rc1", kv_role="kv_producer").features == ["mlapo-dsa"]
+    fc1 = {"VLLM_ASCEND_ENABLE_FLASHCOMM1": "1"}
+    sharded = {"layer_sharding": ["q_b_proj", "o_proj"]}
+    assert kept(fc1, "0.15.0rc1", additional=sharded, kv_role="kv_producer") is None  # q_b spread over the layers
+    assert kept(fc1, "0.15.0rc1", additional=sharded).features == ["shared-expert-dp", "dsa-cp"]  # no KV transfer
     assert kept_whole(V32, "w8a8", 8, (fc1, None, None), "0.15.0rc1", []) is None  # no rows loaded
     r1 = read_architecture(C.DEEPSEEK_V3)  # MLAPO on an MLA model without DSA: no row read
     assert kept_whole(r1, "w8a8", 8, ({"VLLM_ASCEND_ENABLE_MLAPO": "1"}, None, None), "0.15.0rc1",
