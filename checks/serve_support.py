@@ -50,7 +50,8 @@ def support_matrix(ctx):
     (supported_models.md of that release, read from its sdist by `matrix sync`): a model marked ❌ not supported, a
     feature the command turns on that the model's row marks ❌ (LoRA, speculative decoding, P/D disaggregation,
     pipeline parallel, a graph mode, BF16 on Atlas 300I Duo…; a row that names its hardware counts only on that
-    hardware), and the hardware the model's rows list against this host's NPUs. Pairs of features the release's
+    hardware), and the hardware the model's rows list against this host's NPUs (naming the release's own tutorial
+    when one serves this checkpoint on this chip all the same). Pairs of features the release's
     feature_matrix.md marks ❌ ("No compatibility": EPLB with W4A8/W4A4 weights, KV Cache Pool with a multimodal
     model, …) are judged for every model; a pair the same release's own tutorials run together only warns (the
     release's docs disagree: docs/research/tutorial-controls.md). A feature counts only when the command asks for
@@ -120,10 +121,13 @@ def support_matrix(ctx):
             if e.split(": ", 1)[0] == name:
                 listed |= doc_families(e.split(": ", 1)[1])
     if names and listed and here and not (here & listed):
+        served = release.tutorial_serving(cmd.model or "", here)
         warnings.append(T("{models} is listed for {listed} only in vllm-ascend {version}'s support matrix; this host's "
                           "NPUs are {here}", models=" / ".join(names), listed="/".join(sorted(listed)),
                           version=release.version, here=", ".join(f"{f} ({', '.join(sorted(set(fams[f])))})"
-                                                                    for f in sorted(here))))
+                                                                    for f in sorted(here)))
+                        + (T(" — but the release's own tutorial serves this checkpoint there ({where}): its docs "
+                             "disagree", where=served) if served else ""))
     fix = T("Serve a model and features the release's support matrix supports, drop the feature it rules out, or "
             "install a release whose matrix supports them.")
     if problems and not stand_in:

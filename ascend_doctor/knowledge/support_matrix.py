@@ -77,6 +77,13 @@ def is_model(display: str, keys: set, folder: str) -> bool:
     return False
 
 
+def _same_checkpoint(a: str, b: str) -> bool:
+    """Equal folder names, or one the other's prefix up to a separator (`…-w8a8sc-310` of `…-w8a8sc-310-vllm`, not
+    `…-w8a8` of `…-w8a8sc-310`) where the shorter has at least 12 characters."""
+    short, long_ = sorted((a, b), key=len)
+    return a == b or (len(short) >= 12 and long_.startswith(short) and long_[len(short)] in "-_.")
+
+
 class ReleaseSupport(Model, extra="forbid", frozen=True):
     version: str
     source: str
@@ -88,6 +95,20 @@ class ReleaseSupport(Model, extra="forbid", frozen=True):
     hardware: list[str] = []  # "model: A2/A3"
     tutorial_pairs: list[str] = []  # "A + B: models/X.md:149, …": ❌ pairs the release's own tutorials run together
     tutorial_lengths: list[str] = []  # "A2: 140000 models/GLM4.x.md:192": the longest context its tutorials run
+    tutorial_models: list[str] = []  # "310P: Eco-Tech/Qwen3-32B-w8a8sc-310-vllm/… hardwares/310p.md:158": served where
+
+    def tutorial_serving(self, model_path: str, families: set) -> str:
+        """Where the release's own tutorials serve this checkpoint on one of `families` ("310P hardwares/310p.md:158";
+        "" when none does). The checkpoint is matched by its folder's name against the tutorial's path components:
+        equal, or one a prefix of the other up to a separator where the shorter has at least 12 characters (a renamed
+        download, `Qwen3-32B-w8a8sc-310` for `Qwen3-32B-w8a8sc-310-vllm`): a family's bare name never matches."""
+        name = posixpath.basename(model_path.rstrip("/")).lower()
+        for t in self.tutorial_models:
+            fam, _, rest = t.partition(": ")
+            served, _, where = rest.rpartition(" ")
+            if fam in families and any(_same_checkpoint(name, part.lower()) for part in served.split("/")):
+                return f"{fam} {where}"
+        return ""
 
     def tutorial_length(self, family: str) -> tuple[int, str]:
         """(the longest --max-model-len the release's tutorials run on `family`, where), or (0, "")."""

@@ -175,6 +175,23 @@ def read_tutorial_lengths(commands, parse) -> List[str]:
     return [f"{fam}: {n} {where}" for fam, (n, where) in sorted(best.items())]
 
 
+def read_tutorial_models(commands) -> List[str]:
+    """Per chip family, the checkpoints the release's own tutorials serve where the section names that family alone
+    (`310P: Eco-Tech/Qwen3-32B-w8a8sc-310-vllm/TP4/Qwen3-32B-w8a8sc-310-vllm-tp4 hardwares/310p.md:158`), each once
+    at its first command: a model the support matrix lists for other chips that the release's docs still run on this
+    one is two sources that disagree (SERVE314 names both). A path the page leaves to a variable is not kept."""
+    from ascend_doctor.sync.tutorials import model_of
+
+    seen: Dict[tuple, str] = {}
+    for c in commands:
+        m = model_of(c) if len(c.chips) == 1 else None
+        if not m or "$" in m or (c.chip, m) in seen:
+            continue
+        page = c.path[len(TUTORIALS) + 1:] if c.path.startswith(TUTORIALS) else c.path
+        seen[(c.chip, m)] = f"{c.chip}: {m} {page}:{c.line}"
+    return [seen[k] for k in sorted(seen)]
+
+
 def read_support_matrix(read, listdir=None, parse=None) -> Optional[Dict[str, Any]]:
     """The row fields of one release tree (`read(path)` -> text or None); None when it has no supported_models.md.
     With `listdir` and `parse` (ServeCommand of an argv), the ❌ pairs the release's own tutorials run too."""
@@ -185,7 +202,7 @@ def read_support_matrix(read, listdir=None, parse=None) -> Optional[Dict[str, An
     features = read(FEATURES)
     row["feature_pairs"] = read_feature_pairs(features) if features is not None else []
     row["where"] = [MODELS] + ([FEATURES] if features is not None else [])
-    row["tutorial_pairs"], row["tutorial_lengths"] = [], []
+    row["tutorial_pairs"], row["tutorial_lengths"], row["tutorial_models"] = [], [], []
     if listdir is not None and parse is not None:
         from ascend_doctor.sync.tutorials import read_tutorials
 
@@ -193,13 +210,14 @@ def read_support_matrix(read, listdir=None, parse=None) -> Optional[Dict[str, An
         if row["feature_pairs"]:
             row["tutorial_pairs"] = read_tutorial_pairs(row["feature_pairs"], commands, parse)
         row["tutorial_lengths"] = read_tutorial_lengths(commands, parse)
-        if row["tutorial_pairs"] or row["tutorial_lengths"]:
+        row["tutorial_models"] = read_tutorial_models(commands)
+        if row["tutorial_pairs"] or row["tutorial_lengths"] or row["tutorial_models"]:
             row["where"].append(f"{TUTORIALS}/")
     return row
 
 
 FIELDS = ("not_supported", "notes", "model_feature", "feature_pairs", "hardware", "tutorial_pairs",
-          "tutorial_lengths")
+          "tutorial_lengths", "tutorial_models")
 
 
 def support_proposals(table, extracted: Dict[str, Dict[str, Any]]) -> List[Any]:

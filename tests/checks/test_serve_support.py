@@ -95,6 +95,25 @@ def test_a_model_listed_for_other_hardware_warns(tmp_path):
         == Status.PASS
 
 
+def test_a_checkpoint_the_releases_own_tutorial_serves_on_this_chip_names_both_sources(tmp_path):
+    """vllm-ascend#11406 (blind holdout h38b): 0.21.0rc1's support matrix lists Qwen3 for A2/A3 only, yet its own
+    Atlas 300I DUO page serves Eco-Tech/Qwen3-32B-w8a8sc-310-vllm on a 310P (matrix sync: tutorial_models). The
+    warning stays — the release's docs disagree — and names the tutorial; a plain Qwen3 folder is not that
+    checkpoint, and a family's bare name never matches one."""
+    qwen3 = {"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"]}
+    for folder in ("Qwen3-32B-w8a8sc-310-vllm-tp4", "Qwen3-32B-w8a8sc-310"):
+        m = _model(tmp_path, folder, qwen3)
+        out = run_check("SERVE314", _on(facts(f"vllm serve {m}", npus=_chips("310P3")), "0.21.0rc1"))
+        assert out.status == Status.WARN and "listed for A2/A3 only" in out.message
+        assert "the release's own tutorial serves this checkpoint there (310P hardwares/310p.md:158)" in out.message
+    plain = _model(tmp_path, "Qwen3-32B", qwen3)
+    out = run_check("SERVE314", _on(facts(f"vllm serve {plain}", npus=_chips("310P3")), "0.21.0rc1"))
+    assert out.status == Status.WARN and "tutorial serves" not in out.message
+    release, _ = Knowledge().support_matrix.row_for("0.21.0rc1")
+    assert release.tutorial_serving("/m/qwen3-32b-w8a8", {"310P"}) == ""  # W8A8 is not W8A8SC: no separator after
+    assert release.tutorial_serving("/m/Qwen3-32B-w8a8sc-310-vllm-tp4", {"A2"}) == ""  # another chip's tutorial
+
+
 def test_unknowns_and_skips():
     assert run_check("SERVE314", _on(facts(f"vllm serve {QWEN}"), "0.99.0")).status == Status.UNKNOWN
     f = facts(f"vllm serve {QWEN}")
