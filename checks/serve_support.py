@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import posixpath
+
 from ascend_doctor.i18n import T, join
 from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.knowledge.serve_features import used
-from ascend_doctor.knowledge.support_matrix import doc_families, rows_of
+from ascend_doctor.knowledge.support_matrix import doc_families, first_listing, rows_of
 from ascend_doctor.plugin import check, ev
 
 from ._serve import cmd_or_skip, paired_of, unreadable
@@ -17,6 +19,29 @@ class _Named:
 
     def __init__(self, path: str):
         self.path, self.model, self.config = path, path, None
+
+
+def _elsewhere(release, names: list, listed: set, fams: dict, here: set, model_path: str):
+    """The warning for a model the matrix lists for other chips only, naming the release's own tutorial when one
+    serves this checkpoint on this host's chip all the same (vllm-ascend#11406: the docs disagree)."""
+    tutorial = release.tutorial_serving(model_path, here)
+    return (T("{models} is listed for {listed} only in vllm-ascend {version}'s support matrix; this host's NPUs are "
+              "{here}", models=" / ".join(names), listed="/".join(sorted(listed)), version=release.version,
+              here=", ".join(f"{f} ({', '.join(sorted(set(fams[f])))})" for f in sorted(here)))
+            + (T(" — but the release's own tutorial serves this checkpoint there ({where}): its docs disagree",
+                 where=tutorial) if tutorial else ""))
+
+
+def _newer_than_release(table, release, served, cmd) -> list:
+    """A checkpoint with no row in the installed release's matrix that a later release's matrix is the first to list
+    (blind holdout h38b: GLM-5.2 on a release that predates it, vllm-ascend#11208): one warning naming that release."""
+    later, rows = first_listing(table, release, served)
+    if later is None:
+        return []
+    return [T("{model} has no row in vllm-ascend {version}'s support matrix; the first release whose matrix lists it "
+              "is {first} ({rows}): the installed release may predate it",
+              model=posixpath.basename((cmd.model or "").rstrip("/")) or "?", version=release.version,
+              first=later.version, rows=", ".join(rows))]
 
 
 def _pairs(release, cmd, env, model) -> tuple[list, list]:
@@ -51,7 +76,9 @@ def support_matrix(ctx):
     feature the command turns on that the model's row marks ❌ (LoRA, speculative decoding, P/D disaggregation,
     pipeline parallel, a graph mode, BF16 on Atlas 300I Duo…; a row that names its hardware counts only on that
     hardware), and the hardware the model's rows list against this host's NPUs (naming the release's own tutorial
-    when one serves this checkpoint on this chip all the same). Pairs of features the release's
+    when one serves this checkpoint on this chip all the same); a checkpoint the installed matrix has no row for
+    that a later release's matrix lists warns, naming that release. Rows are matched by model_type or architecture
+    and by the most specific row name that begins the checkpoint folder's name. Pairs of features the release's
     feature_matrix.md marks ❌ ("No compatibility": EPLB with W4A8/W4A4 weights, KV Cache Pool with a multimodal
     model, …) are judged for every model; a pair the same release's own tutorials run together only warns (the
     release's docs disagree: docs/research/tutorial-controls.md). A feature counts only when the command asks for
@@ -91,9 +118,12 @@ def support_matrix(ctx):
     seen = []
     why_not = unreadable(model)
     # without its config.json, the folder's name can still say which checkpoint row it is (`Qwen3.5-27B-w8a8`)
-    names = rows_of(release, model if not why_not else _Named(cmd.model or ""))
+    served = model if not why_not else _Named(cmd.model or "")
+    names = rows_of(release, served)
     if names:
         evidence.append(ev(T("support-matrix rows of the model"), ", ".join(names)))
+    else:
+        warnings += _newer_than_release(table, release, served, cmd)
     fams = families(ctx.try_fact("npu_smi"))
     here = set(fams or ()) - {"?"}
     listed: set = set()
@@ -121,13 +151,7 @@ def support_matrix(ctx):
             if e.split(": ", 1)[0] == name:
                 listed |= doc_families(e.split(": ", 1)[1])
     if names and listed and here and not (here & listed):
-        served = release.tutorial_serving(cmd.model or "", here)
-        warnings.append(T("{models} is listed for {listed} only in vllm-ascend {version}'s support matrix; this host's "
-                          "NPUs are {here}", models=" / ".join(names), listed="/".join(sorted(listed)),
-                          version=release.version, here=", ".join(f"{f} ({', '.join(sorted(set(fams[f])))})"
-                                                                    for f in sorted(here)))
-                        + (T(" — but the release's own tutorial serves this checkpoint there ({where}): its docs "
-                             "disagree", where=served) if served else ""))
+        warnings.append(_elsewhere(release, names, listed, fams, here, cmd.model or ""))
     fix = T("Serve a model and features the release's support matrix supports, drop the feature it rules out, or "
             "install a release whose matrix supports them.")
     if problems and not stand_in:

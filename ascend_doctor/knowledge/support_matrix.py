@@ -145,9 +145,64 @@ class SupportMatrixTable(Model, extra="forbid"):
         return release_row(self.release, version, older=False, paired=paired)
 
 
+def first_listing(table: "SupportMatrixTable", after: ReleaseSupport, model: Any) -> tuple[Optional[ReleaseSupport],
+                                                                                             list[str]]:
+    """The first release after `after` whose matrix has rows for this model, and those rows; (None, []) if none."""
+    from ascend_doctor.text.versions import parse_version
+
+    start = parse_version(after.version)
+    for r in sorted(table.release, key=lambda r: parse_version(r.version)):
+        if parse_version(r.version) > start and (rows := rows_of(r, model)):
+            return r, rows
+    return None, []
+
+
 def rows_of(release: ReleaseSupport, model: Any) -> list[str]:
-    """The display names of the rows (any table) that are this model."""
-    keys, folder = model_keys(model)
+    """The display names of the rows (any table) that are this model: by model_type or architecture, and the most
+    specific row whose name begins the checkpoint folder's name at a word boundary (`GLM-5.2` for `GLM-5.2-w8a8`,
+    not `GLM-5`; `Qwen3-Next` for `Qwen3-Next-80B`, not `Qwen3`; `GLM-5/5.1` for `GLM-5.1-w8a8`)."""
+    keys, _folder = model_keys(model)
     names = {e.split(": ", 1)[0] for e in release.hardware} | set(release.not_supported) | {
         release.split(e)[0] for e in release.model_feature}
-    return sorted(n for n in names if is_model(n, keys, folder))
+    found = {n for n in names if is_model(n, keys, "")}
+    raw = _raw(posixpath.basename(str(getattr(model, "path", None) or getattr(model, "model", "") or "").rstrip("/")))
+    prefixes = [(len(a), n) for n in names for a in _raw_aliases(n)
+                if len(a) >= 4 and (_begins(raw, a) or _begins(_joined(raw), _joined(a)))]
+    if prefixes:
+        longest = max(k for k, _ in prefixes)
+        found |= {n for k, n in prefixes if k == longest}
+    return sorted(found)
+
+
+def _raw(name: str) -> str:
+    """Lower case, blanks and `_` as `-`."""
+    return re.sub(r"[\s_]+", "-", name.replace("(Experimental)", "").replace("(experimental)", "").strip().lower())
+
+
+def _joined(name: str) -> str:
+    """Without a `-` between a letter and a digit: `llama-3.1` is `llama3.1`."""
+    return re.sub(r"(?<=[a-z])-(?=\d)", "", name)
+
+
+def _raw_aliases(display: str) -> set:
+    """The names a docs row spells, lower-cased with spaces as `-`: each part of `A/B`; a part that is a version
+    alone is the first part at that version (`GLM-5/5.1` -> glm-5, glm-5.1; `Llama2/3/3.1` -> llama2, llama3,
+    llama3.1; `DeepSeek V3/3.1` -> deepseek-v3, deepseek-v3.1)."""
+    parts = [_raw(p) for p in display.split("/")]
+    first = parts[0]
+    out = {first}
+    for p in parts[1:]:
+        if re.fullmatch(r"\d+(?:\.\d+)*", p):
+            out.add(re.sub(r"\d+(?:\.\d+)*$", p, first) if re.search(r"\d$", first) else first + p)
+        elif p:
+            out.add(p)
+    return out - {""}
+
+
+def _begins(folder: str, alias: str) -> bool:
+    """`folder` starts with `alias` and the next character ends a word: the end, `-`, or a `.` not followed by a
+    digit (`glm-5` does not begin `glm-5.2-w8a8`)."""
+    if not folder.startswith(alias):
+        return False
+    rest = folder[len(alias):]
+    return rest == "" or rest[0] == "-" or (rest[0] == "." and not rest[1:2].isdigit())

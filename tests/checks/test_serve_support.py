@@ -114,6 +114,39 @@ def test_a_checkpoint_the_releases_own_tutorial_serves_on_this_chip_names_both_s
     assert release.tutorial_serving("/m/Qwen3-32B-w8a8sc-310-vllm-tp4", {"A2"}) == ""  # another chip's tutorial
 
 
+def test_a_checkpoint_newer_than_the_release_warns_naming_the_first_matrix_that_lists_it(tmp_path):
+    """vllm-ascend#11208 (blind holdout h38b): GLM-5.2 served by a release whose matrix predates it passed, "no row
+    for this model". The first later release whose matrix lists the checkpoint is named; a model no matrix lists
+    (or one the installed matrix lists) gets no such warning. Rows are matched by the folder's name at a word
+    boundary, the most specific row (`GLM-5.2`, not `GLM-5/5.1`)."""
+    glm = {"model_type": "glm_moe_dsa", "architectures": ["GlmMoeDsaForCausalLM"]}
+    m = _model(tmp_path, "GLM-5.2-w8a8", glm)
+    out = run_check("SERVE314", _on(facts(f"vllm serve {m}"), "0.21.0rc1"))
+    assert out.status == Status.WARN, out.message
+    assert "GLM-5.2-w8a8 has no row in vllm-ascend 0.21.0rc1's support matrix; the first release whose matrix lists " \
+           "it is 0.22.1rc1 (GLM-5.2)" in out.message
+    later = run_check("SERVE314", _on(facts(f"vllm serve {m}"), "0.22.1rc1"))
+    assert "has no row" not in later.message
+    assert run_check("SERVE314", _on(facts(f"vllm serve {QWEN}"), "0.23.0")).status == Status.PASS
+
+
+def test_rows_are_matched_by_the_most_specific_name_beginning_the_folder():
+    from types import SimpleNamespace
+
+    from ascend_doctor.knowledge.support_matrix import rows_of
+
+    table = Knowledge().support_matrix
+
+    def rows(folder: str, version: str) -> list:
+        return rows_of(table.row_for(version)[0], SimpleNamespace(config={}, path=f"/m/{folder}", model=folder))
+
+    assert rows("Qwen3-Next-80B-A3B-Instruct", "0.21.0rc1") == ["Qwen3-Next"]  # not Qwen3 as well
+    assert rows("GLM-5.1-w8a8", "0.21.0rc1") == ["GLM-5/5.1"]  # a version after the slash is the first name's
+    assert rows("GLM-5.2-w8a8", "0.21.0rc1") == []  # GLM-5 does not begin GLM-5.2
+    assert rows("Llama-3.1-8B-Instruct", "0.23.0") == ["Llama2/3/3.1/3.2"]
+    assert rows("DeepSeek-V3.2-W8A8", "0.23.0") == ["DeepSeek V3.2"]  # not DeepSeek V3/3.1
+
+
 def test_unknowns_and_skips():
     assert run_check("SERVE314", _on(facts(f"vllm serve {QWEN}"), "0.99.0")).status == Status.UNKNOWN
     f = facts(f"vllm serve {QWEN}")
