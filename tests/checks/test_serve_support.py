@@ -115,10 +115,11 @@ def test_a_checkpoint_the_releases_own_tutorial_serves_on_this_chip_names_both_s
 
 
 def test_a_checkpoint_newer_than_the_release_warns_naming_the_first_matrix_that_lists_it(tmp_path):
-    """vllm-ascend#11208 (blind holdout h38b): GLM-5.2 served by a release whose matrix predates it passed, "no row
-    for this model". The first later release whose matrix lists the checkpoint is named; a model no matrix lists
-    (or one the installed matrix lists) gets no such warning. Rows are matched by the folder's name at a word
-    boundary, the most specific row (`GLM-5.2`, not `GLM-5/5.1`)."""
+    """GLM-5.2 on 0.21.0rc1, whose matrix predates it: "no row for this model" was a pass. The first later release
+    whose matrix lists the checkpoint (0.22.1rc1) is named; a model no matrix lists, or one the installed matrix
+    lists, gets no such warning. (The h38b thread that raised it, vllm-ascend#11208, ran GLM-5.2 on 0.22.1rc1, whose
+    matrix does list it — the release's docs claim what the release lacked: not caught by this.) Rows are matched by
+    the folder's name at a word boundary, the most specific row (`GLM-5.2`, not `GLM-5/5.1`)."""
     glm = {"model_type": "glm_moe_dsa", "architectures": ["GlmMoeDsaForCausalLM"]}
     m = _model(tmp_path, "GLM-5.2-w8a8", glm)
     out = run_check("SERVE314", _on(facts(f"vllm serve {m}"), "0.21.0rc1"))
