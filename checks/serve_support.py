@@ -35,6 +35,8 @@ def _elsewhere(release, names: list, listed: set, fams: dict, here: set, model_p
 def _newer_than_release(table, release, served, cmd) -> list:
     """A checkpoint with no row in the installed release's matrix that a later release's matrix is the first to list
     (GLM-5.2 on a release that predates it; blind holdout h38b's gap 1): one warning naming that release."""
+    if not release.models:  # the release's model table was not read (an older layout): absence says nothing
+        return []
     later, rows = first_listing(table, release, served)
     if later is None:
         return []

@@ -88,6 +88,7 @@ class ReleaseSupport(Model, extra="forbid", frozen=True):
     version: str
     source: str
     where: list[str] = []
+    models: list[str] = []  # every model row's name, whatever its cells say
     not_supported: list[str] = []  # models whose `Support` is ❌
     notes: list[str] = []  # "model: issue link" for those
     model_feature: list[str] = []  # "model [hardware]: feature" marked ❌
@@ -162,7 +163,7 @@ def rows_of(release: ReleaseSupport, model: Any) -> list[str]:
     specific row whose name begins the checkpoint folder's name at a word boundary (`GLM-5.2` for `GLM-5.2-w8a8`,
     not `GLM-5`; `Qwen3-Next` for `Qwen3-Next-80B`, not `Qwen3`; `GLM-5/5.1` for `GLM-5.1-w8a8`)."""
     keys, _folder = model_keys(model)
-    names = {e.split(": ", 1)[0] for e in release.hardware} | set(release.not_supported) | {
+    names = set(release.models) | {e.split(": ", 1)[0] for e in release.hardware} | set(release.not_supported) | {
         release.split(e)[0] for e in release.model_feature}
     found = {n for n in names if is_model(n, keys, "")}
     raw = _raw(posixpath.basename(str(getattr(model, "path", None) or getattr(model, "model", "") or "").rstrip("/")))

@@ -79,10 +79,11 @@ def _hardware(cell: str) -> List[str]:
 
 
 def read_models(text: str) -> Dict[str, Any]:
-    """not_supported, model_feature (`model: feature`), hardware (`model: A2/A3`) and notes from supported_models.md.
+    """models (every row's name), not_supported, model_feature (`model: feature`), hardware (`model: A2/A3`) and
+    notes from supported_models.md.
     A row whose cells do not line up with its header (the docs have rows with a cell too many or too few) keeps
     only what is before the first doubtful cell: `Model`, `Support`, `Note`."""
-    out: Dict[str, Any] = {"not_supported": [], "model_feature": [], "hardware": [], "notes": []}
+    out: Dict[str, Any] = {"models": [], "not_supported": [], "model_feature": [], "hardware": [], "notes": []}
     for header, rows in _tables(text):
         if not header or header[0] != "Model" or "Support" not in header:
             continue
@@ -91,6 +92,8 @@ def read_models(text: str) -> Dict[str, Any]:
             model = clean(cells[0]) if cells else ""
             if not model:
                 continue
+            if model not in out["models"]:
+                out["models"].append(model)
             support = clean(cells[col["Support"]]) if col["Support"] < len(cells) else ""
             note = cells[col["Note"]] if "Note" in col and col["Note"] < len(cells) else ""
             if NO in support:
@@ -216,7 +219,7 @@ def read_support_matrix(read, listdir=None, parse=None) -> Optional[Dict[str, An
     return row
 
 
-FIELDS = ("not_supported", "notes", "model_feature", "feature_pairs", "hardware", "tutorial_pairs",
+FIELDS = ("models", "not_supported", "notes", "model_feature", "feature_pairs", "hardware", "tutorial_pairs",
           "tutorial_lengths", "tutorial_models")
 
 
