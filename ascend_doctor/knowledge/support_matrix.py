@@ -193,11 +193,22 @@ def _raw_aliases(display: str) -> set:
     first = parts[0]
     out = {first}
     for p in parts[1:]:
-        if re.fullmatch(r"\d+(?:\.\d+)*", p):
-            out.add(re.sub(r"\d+(?:\.\d+)*$", p, first) if re.search(r"\d$", first) else first + p)
+        if p[:1].isdigit() and all(ch.isdigit() or ch == "." for ch in p):
+            out.add(_without_version(first) + p if first[-1:].isdigit() else first + p)
         elif p:
             out.add(p)
     return out - {""}
+
+
+def _without_version(name: str) -> str:
+    """`glm-5.1` -> `glm-`, `deepseek-v3` -> `deepseek-v`: the name without its trailing version (a scan, not a
+    pattern: a trailing-version pattern backtracks quadratically on a long run of digits, tests/security)."""
+    i = len(name)
+    while i > 0 and (name[i - 1].isdigit() or name[i - 1] == "."):
+        i -= 1
+    while i < len(name) and name[i] == ".":
+        i += 1
+    return name[:i]
 
 
 def _begins(folder: str, alias: str) -> bool:
