@@ -42,10 +42,9 @@ def doc_families(listed: str) -> set:
 
 
 def model_aliases(display: str) -> set:
-    """The names one docs row gives: `Llama2/3/3.1/3.2` -> llama2 (the parts after the first are versions of it,
-    not names), `GLM-4.x`, `MiniMax-M2.5/2.7` -> minimaxm25."""
-    first = display.split("/")[0].replace("(Experimental)", "").replace("(experimental)", "")
-    return {norm(first)} - {""}
+    """The normalized names one docs row gives (its `_raw_aliases`): `Llama2/3/3.1/3.2` -> llama2, llama3, llama31,
+    llama32; `GLM-4.x`; `MiniMax-M2.5/2.7` -> minimaxm25, minimaxm27."""
+    return {norm(a) for a in _raw_aliases(display)} - {""}
 
 
 def model_keys(model) -> tuple[set, str]:
@@ -66,22 +65,31 @@ def model_keys(model) -> tuple[set, str]:
 
 
 def norm_folder(path: str) -> str:
-    """The normalized last part of a model path or hub id (`/models/Qwen3.5-27B-w8a8/` -> qwen3527bw8a8)."""
-    return norm(posixpath.basename(path.rstrip("/")))
+    """The last part of a model path or hub id as row names are compared with it (`/models/Qwen3.5-27B_w8a8/` ->
+    qwen3.5-27b-w8a8): lower case, blanks and `_` as `-`."""
+    return _raw(posixpath.basename(path.rstrip("/")))
+
+
+def folder_aliases(display: str, folder: str) -> list[str]:
+    """The names of a docs row that begin the folder's name at a word boundary (`glm-5.1` for `glm-5.1-w8a8`, not
+    `glm-5` for `glm-5.2-w8a8`), as `_raw_aliases` spells them."""
+    if not folder:
+        return []
+    return [a for a in _raw_aliases(display) if _begins(folder, a) or _begins(_joined(folder), _joined(a))]
 
 
 def is_model(display: str, keys: set, folder: str) -> bool:
-    for alias in model_aliases(display):
-        if alias in keys or (len(alias) >= 6 and folder.startswith(alias)):
-            return True
-    return False
+    """One docs row is this model: a name of the row is its model_type or architecture, or begins its folder's name
+    at a word boundary with at least 6 letters and digits (a family's bare name, `Qwen3`, never stands for one
+    checkpoint on its own; rows_of picks the most specific row instead)."""
+    return bool(model_aliases(display) & keys) or any(len(norm(a)) >= 6 for a in folder_aliases(display, folder))
 
 
 def _same_checkpoint(a: str, b: str) -> bool:
-    """Equal folder names, or one the other's prefix up to a separator (`…-w8a8sc-310` of `…-w8a8sc-310-vllm`, not
+    """Equal folder names, or one beginning the other at a word boundary (`…-w8a8sc-310` of `…-w8a8sc-310-vllm`, not
     `…-w8a8` of `…-w8a8sc-310`) where the shorter has at least 12 characters."""
     short, long_ = sorted((a, b), key=len)
-    return a == b or (len(short) >= 12 and long_.startswith(short) and long_[len(short)] in "-_.")
+    return a == b or (len(short) >= 12 and _begins(long_, short))
 
 
 class ReleaseSupport(Model, extra="forbid", frozen=True):
@@ -103,11 +111,11 @@ class ReleaseSupport(Model, extra="forbid", frozen=True):
         "" when none does). The checkpoint is matched by its folder's name against the tutorial's path components:
         equal, or one a prefix of the other up to a separator where the shorter has at least 12 characters (a renamed
         download, `Qwen3-32B-w8a8sc-310` for `Qwen3-32B-w8a8sc-310-vllm`): a family's bare name never matches."""
-        name = posixpath.basename(model_path.rstrip("/")).lower()
+        name = norm_folder(model_path)
         for t in self.tutorial_models:
             fam, _, rest = t.partition(": ")
             served, _, where = rest.rpartition(" ")
-            if fam in families and any(_same_checkpoint(name, part.lower()) for part in served.split("/")):
+            if fam in families and any(_same_checkpoint(name, _raw(part)) for part in served.split("/")):
                 return f"{fam} {where}"
         return ""
 
@@ -162,13 +170,11 @@ def rows_of(release: ReleaseSupport, model: Any) -> list[str]:
     """The display names of the rows (any table) that are this model: by model_type or architecture, and the most
     specific row whose name begins the checkpoint folder's name at a word boundary (`GLM-5.2` for `GLM-5.2-w8a8`,
     not `GLM-5`; `Qwen3-Next` for `Qwen3-Next-80B`, not `Qwen3`; `GLM-5/5.1` for `GLM-5.1-w8a8`)."""
-    keys, _folder = model_keys(model)
+    keys, folder = model_keys(model)
     names = set(release.models) | {e.split(": ", 1)[0] for e in release.hardware} | set(release.not_supported) | {
         release.split(e)[0] for e in release.model_feature}
     found = {n for n in names if is_model(n, keys, "")}
-    raw = _raw(posixpath.basename(str(getattr(model, "path", None) or getattr(model, "model", "") or "").rstrip("/")))
-    prefixes = [(len(a), n) for n in names for a in _raw_aliases(n)
-                if len(a) >= 4 and (_begins(raw, a) or _begins(_joined(raw), _joined(a)))]
+    prefixes = [(len(a), n) for n in names for a in folder_aliases(n, folder) if len(a) >= 4]
     if prefixes:
         longest = max(k for k, _ in prefixes)
         found |= {n for k, n in prefixes if k == longest}
