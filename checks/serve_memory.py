@@ -191,28 +191,33 @@ def memory_fits(ctx):
                                    "dsa_rules": ctx.knowledge.dsa_pages,
                                    "reserve_rules": ctx.knowledge.runtime_reserve,
                                    **_buffsize(ctx)})
-    fmt = "bf16" if converted else _format(m, arch)
-    kept = _kept_whole(ctx, cmd, arch, fmt, layout.tp, release["vllm_ascend"])
+    fmt, options = "bf16" if converted else _format(m, arch), _feature_options(ctx, cmd)
+    kept = _kept_whole(ctx, options, arch, fmt, layout.tp, release["vllm_ascend"])
     cand = size(arch, ws, chip, want, layout, max_len, extra=[kept] if kept is not None and kept.bytes else [])
     evidence += [cmd_evidence(cmd)] + ([drafted] if drafted else []) + _budget_evidence(cand, ws)
     out = _verdict(ctx, arch, ws, chip, want, layout, cand, len(chips), evidence)
     if kept is None:  # the release's behaviour under the switches set is not in the rows: bound it
-        out = _replicated(ctx, cmd, arch, fmt, (layout, want, cand), out, evidence)
+        out = _replicated(ctx, options, arch, fmt, (layout, want, cand), out, evidence)
     return _graph_headroom(ctx, cmd, cand, want, out, evidence)
 
 
-def _kept_whole(ctx, cmd, arch, fmt: str, tp: int, release):
+def _feature_options(ctx, cmd) -> tuple:
+    """((environment, --additional-config, pass_config), kv_role) the replication rules read, parsed once."""
+    additional, _ = cmd.json_value("additional_config")
+    compilation, _ = cmd.json_value("compilation_config")
+    transfer, _ = cmd.json_value("kv_transfer_config")
+    role = str(transfer.get("kv_role")) if isinstance(transfer, dict) else None
+    return (ctx.try_fact("server_env") or {}, additional, (compilation or {}).get("pass_config")), role
+
+
+def _kept_whole(ctx, options, arch, fmt: str, tp: int, release):
     """The budget term of the weights the command's features keep whole on every rank, as the installed release
     does it (the deploy/replication rows); a zero term when none is on; None when the release's behaviour under the
     switches set is not in the rows."""
     from ascend_doctor.deploy.budget import Term
     from ascend_doctor.deploy.replication import kept_whole
 
-    additional, _ = cmd.json_value("additional_config")
-    compilation, _ = cmd.json_value("compilation_config")
-    transfer, _ = cmd.json_value("kv_transfer_config")
-    command = (ctx.try_fact("server_env") or {}, additional, (compilation or {}).get("pass_config"))
-    role = str(transfer.get("kv_role")) if isinstance(transfer, dict) else None
+    command, role = options
     kept = kept_whole(arch, fmt, tp, command, release, ctx.knowledge.replication, kv_role=role)
     if kept is None:
         return None
@@ -220,7 +225,7 @@ def _kept_whole(ctx, cmd, arch, fmt: str, tp: int, release):
                 bytes=kept.bytes, inputs=kept.words)
 
 
-def _replicated(ctx, cmd, arch, fmt: str, sized, out, evidence):
+def _replicated(ctx, options, arch, fmt: str, sized, out, evidence):
     """A command that fits, with features that keep more weights whole per rank than vLLM's sharding
     (deploy/replication.py): still a pass if it fits with the most they can add, said so; else a warning."""
     from ascend_doctor.deploy.kv import ASCEND_BLOCK, capacity
@@ -229,9 +234,7 @@ def _replicated(ctx, cmd, arch, fmt: str, sized, out, evidence):
     layout, want, cand = sized
     if out.status.value != "pass" or cand.capacity is None:
         return out
-    additional, _ = cmd.json_value("additional_config")
-    compilation, _ = cmd.json_value("compilation_config")
-    on = features(ctx.try_fact("server_env") or {}, additional, (compilation or {}).get("pass_config"), arch)
+    on = features(*options[0], arch)
     extra, what = bound(arch, fmt, layout.tp, on)
     if not extra:
         return out

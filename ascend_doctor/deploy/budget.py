@@ -94,6 +94,13 @@ def hccl(layout: Layout, buffsize_mb: int = HCCL_BUFFSIZE_MB) -> Optional[Term]:
                 inputs=" + ".join(f"{g} 2 × {mb} MB" for g, mb in groups) + f" (HCCL_BUFFSIZE={buffsize_mb})")
 
 
+def default_reserve() -> Term:
+    """The runtime reserve where no release rule is known (deploy/reserve.py has them): a 1 GiB estimate."""
+    return Term(name=T("runtime reserve"), bytes=RUNTIME_RESERVE, estimate=True,
+                inputs=T("ACL context, driver and allocator slack (1 GiB; vllm-ascend measures the real value as "
+                         "non-torch memory at start-up)"))
+
+
 def budget(visible: Term, gmu: float, weights: Term, act: Term, layout: Layout, buffsize_mb: int = HCCL_BUFFSIZE_MB,
            extra: Optional[list[Term]] = None, reserve: Optional[Term] = None) -> Budget:
     """`reserve`: the release's runtime-reserve term (deploy/reserve.py); without it, the 1 GiB estimate."""
@@ -102,9 +109,7 @@ def budget(visible: Term, gmu: float, weights: Term, act: Term, layout: Layout, 
     comm = hccl(layout, buffsize_mb)
     if comm is not None:
         terms.append(comm)
-    terms.append(reserve or Term(name=T("runtime reserve"), bytes=RUNTIME_RESERVE, estimate=True,
-                                 inputs=T("ACL context, driver and allocator slack (1 GiB; vllm-ascend measures the "
-                                          "real value as non-torch memory at start-up)")))
+    terms.append(reserve or default_reserve())
     terms.extend(extra or [])
     return Budget(visible=visible, gmu=gmu, requested=requested, terms=terms,
                   kv_bytes=requested - sum(t.bytes for t in terms))

@@ -17,7 +17,7 @@ from typing import Literal, Optional, Sequence
 from pydantic import Field
 
 from ascend_doctor.core.model import Model
-from ascend_doctor.deploy.budget import RUNTIME_RESERVE, Term
+from ascend_doctor.deploy.budget import Term, default_reserve
 from ascend_doctor.deploy.hybrid import ReleaseRange, release_range
 from ascend_doctor.i18n import T
 from ascend_doctor.text.versions import parse_version
@@ -41,9 +41,7 @@ def reserve_term(release: Optional[str], ranges: Sequence[ReserveRange]) -> Term
     cover takes the nearest range (the oldest before them, the newest for a name that is not a version), said so."""
     row, found = release_range(ranges, release)
     if found == "empty":
-        return Term(name=T("runtime reserve"), bytes=RUNTIME_RESERVE, estimate=True,
-                    inputs=T("ACL context, driver and allocator slack (1 GiB; vllm-ascend measures the real value "
-                             "as non-torch memory at start-up)"))
+        return default_reserve()
     if found == "outside":
         row = min(ranges, key=lambda r: parse_version(r.first))
     what = (T("the process's non-torch memory since it started (ACL context and runtime)") if row.rule == "since-start"
