@@ -290,3 +290,35 @@ def test_a_development_build_is_judged_by_the_release_pairing_its_vllm_and_only_
     assert ok.status == Status.PASS and "judged against 0.21.0rc1's matrix" in ok.message
     between = run_check("SERVE314", _dev(facts(f"vllm serve {m} --enable-lora"), "0.21.0rc2.dev3", "0.21.0"))
     assert between.status == Status.UNKNOWN  # a build between two tags of one line: no stand-in of another era
+
+
+# The shape of vllm-ascend 0.21.0rc1's docs/source/tutorials/hardwares/310p.md (its title, a deployment section, two
+# served checkpoints, one left to a variable), written here, not copied.
+HW_310P = """# Atlas 300I DUO
+
+## Online Inference on NPU
+
+#### Qwen3-8B-W8A8SC
+
+```bash
+vllm serve Eco-Tech/Qwen3-8B-w8a8sc-310-vllm/TP1/Qwen3-8B-w8a8sc-310-vllm-tp1 \\
+    --tensor-parallel-size 1 --dtype float16
+```
+
+#### Qwen3-32B-W8A8SC
+
+```bash
+vllm serve Eco-Tech/Qwen3-32B-w8a8sc-310-vllm/TP4/Qwen3-32B-w8a8sc-310-vllm-tp4 --tensor-parallel-size 4
+vllm serve $MODEL_PATH --tensor-parallel-size 4
+```
+"""
+
+
+def test_the_tutorial_reader_keeps_each_served_checkpoint_once_per_chip():
+    from ascend_doctor.sync.support_matrix import read_tutorial_models
+    from ascend_doctor.sync.tutorials import read_tutorial
+
+    commands = read_tutorial(HW_310P, "docs/source/tutorials/hardwares/310p.md")
+    got = read_tutorial_models(commands + commands)  # a page read twice adds nothing
+    assert got == ["310P: Eco-Tech/Qwen3-32B-w8a8sc-310-vllm/TP4/Qwen3-32B-w8a8sc-310-vllm-tp4 hardwares/310p.md:15",
+                   "310P: Eco-Tech/Qwen3-8B-w8a8sc-310-vllm/TP1/Qwen3-8B-w8a8sc-310-vllm-tp1 hardwares/310p.md:8"]
