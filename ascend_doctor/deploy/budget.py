@@ -75,6 +75,23 @@ def activation(a: Architecture, tp: int, batched_tokens: int, max_seqs: int, act
                          nbytes=act_bytes, rows=max_seqs, vocab=a.vocab))
 
 
+def moe_routing(a: Architecture, layout: Layout, batched_tokens: int, act_bytes: int) -> Optional[Term]:
+    """The routed rows of a MoE layer without expert parallelism, which `activation` does not hold: every rank routes
+    every token of the profile batch (gathered across DP first), npu_moe_init_routing expands each to top-k rows of
+    hidden width, and the experts' down projection returns as many before they are combined — two [tokens × top-k,
+    hidden] tensors alive at once (vllm-ascend's all-gather dispatcher, TokenDispatcherWithAllGather in
+    ops/fused_moe/token_dispatcher.py of 0.11.0rc0-0.30.0rc2; `fused_experts` in ops/fused_moe.py of 0.9.x). With
+    expert parallelism the rows are split across the EP group (MC2, all-to-all): not counted, and the calibration
+    set's EP rows need no term (docs/research/calibration.md)."""
+    if not a.is_moe or (layout.ep and layout.tp * layout.dp > 1):
+        return None
+    rows = batched_tokens * layout.dp * a.experts_per_token
+    return Term(name=T("MoE routed rows"), bytes=2 * rows * a.hidden * act_bytes, estimate=True,
+                inputs=T("2 × {tokens} tokens × DP {dp} × top-{k} × hidden {hidden} × {nbytes} B (no expert "
+                         "parallelism: each rank routes the whole batch)", tokens=batched_tokens, dp=layout.dp,
+                         k=a.experts_per_token, hidden=a.hidden, nbytes=act_bytes))
+
+
 def hccl(layout: Layout, buffsize_mb: int = HCCL_BUFFSIZE_MB) -> Optional[Term]:
     """2 × HCCL_BUFFSIZE per communicator this rank belongs to: TP, PP, the MoE (MC2) group with expert parallelism;
     the DP group gets vllm-ascend's small buffer (max(⌈(dp+1)·4 B / 1 MiB⌉, 50) MB, utils.py)."""

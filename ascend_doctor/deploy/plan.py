@@ -19,7 +19,7 @@ from pydantic import Field
 
 from ascend_doctor.core.model import Model
 from ascend_doctor.deploy.arch import Architecture
-from ascend_doctor.deploy.budget import GRAPH_HEADROOM, Budget, Layout, Term, activation, budget
+from ascend_doctor.deploy.budget import GRAPH_HEADROOM, Budget, Layout, Term, activation, budget, moe_routing
 from ascend_doctor.deploy.chips import Chip
 from ascend_doctor.deploy.dsa import DsaRange
 from ascend_doctor.deploy.hybrid import PageRange
@@ -153,10 +153,12 @@ def size(a: Architecture, ws: WeightSize, chip: Chip, want: Want, layout: Layout
     if layout.pp > 1:
         shard = T("{shard}, layers / PP {pp}", shard=shard, pp=layout.pp)
     weights = Term(name=T("weights"), bytes=wbytes, inputs=shard, estimate=ws.estimated)
-    act = activation(a, layout.tp, min(want.batched_tokens, max(max_len, 1)), want.max_seqs, want.dtype_bytes)
+    tokens = min(want.batched_tokens, max(max_len, 1))
+    act = activation(a, layout.tp, tokens, want.max_seqs, want.dtype_bytes)
+    routed = moe_routing(a, layout, tokens, want.dtype_bytes)
     reserve = reserve_term(want.reserve_release or want.vllm_ascend, want.reserve_rules)
-    b = budget(visible, want.gmu, weights, act, layout, want.hccl_buffsize_mb, extra=[*extra, *_mask(chip, max_len)],
-               reserve=reserve)
+    b = budget(visible, want.gmu, weights, act, layout, want.hccl_buffsize_mb,
+               extra=[*extra, *_mask(chip, max_len), *([routed] if routed else [])], reserve=reserve)
     if want.kv_halved_by and b.kv_bytes > 0:  # 310P: half of what is left stays free for operator workspace
         half = b.kv_bytes - b.kv_bytes // 2
         b.terms.append(Term(name=T("operator workspace (half the rest)"), bytes=half,

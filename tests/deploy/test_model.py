@@ -331,3 +331,19 @@ def test_a_hand_edited_vision_config_is_not_counted_rather_than_counted_wrong(vi
 
     a = read_architecture({**C.QWEN3_8B, "vision_config": vision})
     assert a.vision_params == 0 and "the vision encoder not counted" in estimate(a, "bf16").source
+
+
+def test_a_moe_without_expert_parallelism_holds_the_routed_rows_of_the_whole_batch():
+    """vllm-ascend's all-gather dispatcher expands every token to top-k rows of hidden width and the experts return
+    as many (two [tokens × top-k, hidden] tensors at the profile run's peak); with EP the rows are split, not counted;
+    a dense model has none."""
+    from ascend_doctor.deploy.budget import Layout, moe_routing
+
+    nxt = read_architecture(C.QWEN3_NEXT, 32768)
+    term = moe_routing(nxt, Layout(tp=4), 4096, 2)
+    assert term.bytes == 2 * 4096 * 10 * 2048 * 2  # #6250's profile batch: 0.31 GiB
+    assert "top-10" in str(term.inputs) and "hidden 2048" in str(term.inputs)
+    assert moe_routing(nxt, Layout(tp=2, dp=2), 4096, 2).bytes == 2 * term.bytes  # gathered across DP first
+    assert moe_routing(nxt, Layout(tp=4, ep=True), 4096, 2) is None
+    assert moe_routing(nxt, Layout(tp=1, ep=True), 4096, 2) is not None  # an EP group of one rank is the same path
+    assert moe_routing(read_architecture(C.QWEN3_8B, 32768), Layout(tp=1), 4096, 2) is None
