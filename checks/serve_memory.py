@@ -8,6 +8,7 @@ from ascend_doctor.deploy.arch import derived_max_len, mtp_layers, read_architec
 from ascend_doctor.deploy.budget import GRAPH_HEADROOM, Layout
 from ascend_doctor.deploy.chips import DEFAULT_RESERVE_MIB, Chip, find_chip
 from ascend_doctor.deploy.plan import Want, fitting_len, gib, make_plan, size
+from ascend_doctor.deploy.vision import ENCODER_PROFILE_NOTE
 from ascend_doctor.deploy.weights import as_loaded, estimate, format_of, measured
 from ascend_doctor.i18n import T, shown
 from ascend_doctor.plugin import check, ev
@@ -118,7 +119,7 @@ def _weights(m, arch):
     return estimate(arch, fmt)
 
 
-def _budget_evidence(cand, ws) -> list:
+def _budget_evidence(cand, ws, vision: bool = False) -> list:
     b = cand.budget
     lines = [f"checkpoint: {ws.total_bytes} B ({shown(ws.source)})",
              f"{shown(b.visible.name)}: {gib(b.visible.bytes)} × {b.gmu:g} = {gib(b.requested)}"]
@@ -127,6 +128,8 @@ def _budget_evidence(cand, ws) -> list:
     lines.append(f"= KV cache: {gib(b.kv_bytes)}")
     if cand.capacity is not None:
         lines.append(f"{cand.kv.bytes_per_token} B/token ({shown(cand.kv.formula)}) → {cand.capacity.tokens} tokens")
+    if vision:
+        lines.append(shown(ENCODER_PROFILE_NOTE))
     return [ev(T("deployment model (ascend-doctor plan)"), "\n".join(lines))]
 
 
@@ -194,7 +197,7 @@ def memory_fits(ctx):
     fmt, options = "bf16" if converted else _format(m, arch), _feature_options(ctx, cmd)
     kept = _kept_whole(ctx, options, arch, fmt, layout.tp, release["vllm_ascend"])
     cand = size(arch, ws, chip, want, layout, max_len, extra=[kept] if kept is not None and kept.bytes else [])
-    evidence += [cmd_evidence(cmd)] + ([drafted] if drafted else []) + _budget_evidence(cand, ws)
+    evidence += [cmd_evidence(cmd)] + ([drafted] if drafted else []) + _budget_evidence(cand, ws, arch.vision)
     out = _verdict(ctx, arch, ws, chip, want, layout, cand, len(chips), evidence)
     if kept is None:  # the release's behaviour under the switches set is not in the rows: bound it
         out = _replicated(ctx, options, arch, fmt, (layout, want, cand), out, evidence)

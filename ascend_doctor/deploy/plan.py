@@ -25,6 +25,7 @@ from ascend_doctor.deploy.dsa import DsaRange
 from ascend_doctor.deploy.hybrid import PageRange
 from ascend_doctor.deploy.kv import ASCEND_BLOCK, Capacity, KvSize, capacity, kv_per_token
 from ascend_doctor.deploy.reserve import ReserveRange, reserve_term
+from ascend_doctor.deploy.vision import ENCODER_PROFILE_NOTE
 from ascend_doctor.deploy.weights import WeightSize, per_rank
 from ascend_doctor.i18n import Localized, T, join
 
@@ -233,6 +234,8 @@ def make_plan(a: Architecture, ws: WeightSize, chip: Chip, want: Want) -> Plan:
                     break
     if plan.chosen is not None:
         plan.notes.extend(graph_mode_notes(a, chip, plan.chosen.layout))
+        if a.vision:
+            plan.notes.append(ENCODER_PROFILE_NOTE)
         left = int(plan.chosen.budget.visible.bytes * (1 - want.gmu))
         if left < GRAPH_HEADROOM:
             plan.notes.append(T("--gpu-memory-utilization {gmu} leaves {left} per rank for the ACL graph capture that "

@@ -6,6 +6,7 @@ them out is optimistic by the tower on every rank. A tower of a shape not read h
 from __future__ import annotations
 
 from ascend_doctor.deploy.configread import first_int as _int
+from ascend_doctor.i18n import T
 
 # vision_config model_type values whose encoder is a CLIP-style ViT: pre-norm blocks of fused-width qkv and output
 # projections with biases, a two-matrix MLP with biases, two LayerNorms; a patch convolution and a learnable
@@ -13,6 +14,17 @@ from ascend_doctor.deploy.configread import first_int as _int
 # token: CLIP and InternViT.
 CLIP_STYLE = {"clip_vision_model": True, "siglip_vision_model": False, "siglip2_vision_model": False,
               "intern_vit_6b": True}
+
+
+# vLLM's profile run for a multimodal model (gpu_model_runner.py `profile_run`, "Profile with multimodal encoder &
+# encoder cache"): a dummy batch of the largest inputs the processor accepts runs through the encoder, and the outputs
+# stay cached while the language model's dummy batch runs. Its size follows preprocessor_config.json (the largest
+# image) and the encoder's attention kernel, which the catalogue does not carry: said, not guessed.
+ENCODER_PROFILE_NOTE = T(
+    "not in this budget: the vision encoder's profile run (vLLM runs a dummy batch of the largest images the "
+    "processor accepts through the encoder and keeps its outputs while profiling), so the KV cache vllm-ascend "
+    "allocates is smaller by that peak (vllm-ascend#4074, Qwen3-VL-8B at TP2: 0.6 GiB per rank beyond the terms "
+    "counted here)")
 
 
 def clip_style_params(v: dict) -> int:

@@ -318,3 +318,19 @@ def test_block_fp8_weights_are_sized_as_the_bf16_the_release_converts_them_to(tm
     assert "converts the block-wise FP8 weights to BF16 on A2 (REL-B27-008): 30.51 GiB in the checkpoint, 58.26 " \
            "GiB loaded" in loaded
     assert sized("0.26.0rc1").status == Status.PASS  # sized as the checkpoint's one byte per weight
+
+
+def test_a_vision_model_says_its_encoder_profile_is_not_in_the_budget(tmp_path):
+    """vLLM's profile run puts a dummy image batch through the encoder and keeps its outputs; the budget does not
+    count it (no processor config in the catalogue), and both SERVE305 and plan say so rather than stay silent."""
+    vl = model_dir(tmp_path, C.QWEN3_VL_8B, 17_534_189_280, "vl")
+    out = verdict(f"vllm serve {vl} -tp 1 --max-model-len 32768")
+    assert out.status == Status.PASS and "vision encoder's profile run" in out.evidence[-1].excerpt
+    text = verdict(f"vllm serve {model_dir(tmp_path, C.QWEN3_32B, QWEN3_32B_BYTES)} -tp 2 --max-model-len 8192")
+    assert "vision encoder" not in text.evidence[-1].excerpt
+    r = CliRunner().invoke(cli, ["plan", "--model", "Qwen/Qwen3-VL-8B-Instruct", "--chip", "910B3", "--npus", "1",
+                                 "--format", "json"])
+    assert any("vision encoder's profile run" in n for n in json.loads(r.output)["plan"]["notes"])
+    r = CliRunner().invoke(cli, ["plan", "--model", "Qwen/Qwen3-8B", "--chip", "910B3", "--npus", "1",
+                                 "--format", "json"])
+    assert not any("vision encoder" in n for n in json.loads(r.output)["plan"]["notes"])
