@@ -159,7 +159,8 @@ def size(a: Architecture, ws: WeightSize, chip: Chip, want: Want, layout: Layout
     routed = moe_routing(a, layout, tokens, want.dtype_bytes)
     reserve = reserve_term(want.reserve_release or want.vllm_ascend, want.reserve_rules)
     b = budget(visible, want.gmu, weights, act, layout, want.hccl_buffsize_mb,
-               extra=[*extra, *_mask(chip, max_len), *([routed] if routed else [])], reserve=reserve)
+               extra=[*extra, *_mask(chip, max_len), *([routed] if routed else [])], reserve=reserve,
+               release=want.vllm_ascend)
     if want.kv_halved_by and b.kv_bytes > 0:  # 310P: half of what is left stays free for operator workspace
         half = b.kv_bytes - b.kv_bytes // 2
         b.terms.append(Term(name=T("operator workspace (half the rest)"), bytes=half,

@@ -347,3 +347,21 @@ def test_a_moe_without_expert_parallelism_holds_the_routed_rows_of_the_whole_bat
     assert moe_routing(nxt, Layout(tp=4, ep=True), 4096, 2) is None
     assert moe_routing(nxt, Layout(tp=1, ep=True), 4096, 2) is not None  # an EP group of one rank is the same path
     assert moe_routing(read_architecture(C.QWEN3_8B, 32768), Layout(tp=1), 4096, 2) is None
+
+
+def test_hccl_buffsize_sizes_every_group_only_before_vllm_ascend_gave_each_group_its_own():
+    """From 0.11.0rc1 vllm-ascend passes hccl_buffer_size 200 MB for each group it creates and only the MC2 group
+    follows HCCL_BUFFSIZE; before, every group did. With expert parallelism the TP group stays at HCCL_BUFFSIZE (what
+    the DeepSeek-V3.2 logs fit), said in the budget's words as it is."""
+    from ascend_doctor.deploy.budget import Layout, hccl
+
+    mib = 2**20
+    tp8 = Layout(tp=8)
+    assert hccl(tp8, 1024, "0.13.0").bytes == 2 * 200 * mib
+    assert "HCCL_BUFFSIZE sizes only the MC2 group" in str(hccl(tp8, 1024, "0.13.0").inputs)
+    assert hccl(tp8, 1024, "0.10.2rc1").bytes == 2 * 1024 * mib
+    assert hccl(tp8, 1024, None).bytes == 2 * 200 * mib  # a current release assumed
+    assert hccl(tp8, 200, "0.13.0").inputs == "TP 2 × 200 MB (HCCL_BUFFSIZE=200)"
+    ep = hccl(Layout(tp=8, dp=2, ep=True), 1024, "0.15.0rc1")
+    assert ep.bytes == (2 * 1024 + 2 * 1024 + 2 * 50) * mib and "only the MC2" not in str(ep.inputs)
+    assert hccl(Layout(tp=1), 1024, "0.13.0") is None
