@@ -82,8 +82,9 @@ def moe_routing(a: Architecture, layout: Layout, batched_tokens: int, act_bytes:
     hidden width, and the experts' down projection returns as many before they are combined — two [tokens × top-k,
     hidden] tensors alive at once (vllm-ascend's all-gather dispatcher, TokenDispatcherWithAllGather in
     ops/fused_moe/token_dispatcher.py of 0.11.0rc0-0.30.0rc2; `fused_experts` in ops/fused_moe.py of 0.9.x). With
-    expert parallelism the rows are split across the EP group (MC2, all-to-all): not counted, and the calibration
-    set's EP rows need no term (docs/research/calibration.md)."""
+    expert parallelism each rank keeps the rows of its own experts (MC2, all-to-all, or A2's all-gather limited to
+    the rank's expert range): not counted, and the calibration set's EP rows need no term
+    (docs/research/calibration.md)."""
     if not a.is_moe or (layout.ep and layout.tp * layout.dp > 1):
         return None
     rows = batched_tokens * layout.dp * a.experts_per_token
