@@ -27,6 +27,8 @@ def main() -> None:
     ap.add_argument("dir", type=Path)
     ap.add_argument("--skip", default="", help="issue numbers to leave out (struck from a held-out set)")
     a = ap.parse_args()
+    if not a.dir.is_dir():
+        ap.error(f"{a.dir}: not a directory (the labelled pastes stay outside the repository)")
 
     from ascend_doctor.core.registry import load_registry
     from ascend_doctor.knowledge.door import Knowledge
