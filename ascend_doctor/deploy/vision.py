@@ -81,18 +81,23 @@ def moonvit_params(v: dict, text_hidden: int) -> int:
 
 
 def qwen_vit_params(v: dict) -> int:
-    """Parameters of a Qwen-VL-style vision tower (Qwen2.5-VL, Qwen3-VL and the ViTs shaped like them): `depth`
-    blocks of attention (qkv + proj, with biases) and an MLP (gated for silu, else two matrices), the patch and
-    position embeddings, and the patch mergers (one, plus one per deepstack index: (h·m²)² + h·m²·out each).
+    """Parameters of a Qwen-VL-style vision tower (Qwen2-VL, Qwen2.5-VL, Qwen3-VL and the ViTs shaped like them):
+    `depth` blocks of attention (qkv + proj, with biases) and an MLP (gated for silu, else two matrices), the patch
+    and position embeddings, and the patch mergers (one, plus one per deepstack index: (h·m²)² + h·m²·out each).
     0 when vision_config does not give depth, hidden_size and intermediate_size."""
     depth, h, inter = (_int(v, "depth"), _int(v, "hidden_size", "embed_dim"), _int(v, "intermediate_size"))
-    if not (0 < depth <= 1024 and 0 < h <= 1 << 15 and 0 < inter <= 1 << 17):
+    out = _int(v, "out_hidden_size", default=h)
+    ratio = v.get("mlp_ratio")
+    if "embed_dim" in v and isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and 0 < ratio <= 64:
+        # Qwen2-VL: the blocks are `embed_dim` wide with an MLP of mlp_ratio × that; hidden_size is the merger's output
+        h, out = _int(v, "embed_dim"), _int(v, "hidden_size")
+        inter = int(h * ratio)
+    if not (0 < depth <= 1024 and 0 < h <= 1 << 15 and 0 < inter <= 1 << 17 and 0 < out <= 1 << 17):
         return 0
     mlp = (3 if v.get("hidden_act") == "silu" else 2) * h * inter + inter + h
     block = 4 * h * h + 4 * h + mlp + 4 * h
     patch = _int(v, "in_channels", default=3) * _int(v, "temporal_patch_size", default=1) * _int(v, "patch_size") ** 2
     merged = h * _int(v, "spatial_merge_size", default=1) ** 2
-    out = _int(v, "out_hidden_size", default=h)
     deepstack = v.get("deepstack_visual_indexes")
     mergers = 1 + (len(deepstack) if isinstance(deepstack, list) else 0)
     return (depth * block + patch * h + _int(v, "num_position_embeddings") * h

@@ -365,3 +365,18 @@ def test_hccl_buffsize_sizes_every_group_only_before_vllm_ascend_gave_each_group
     ep = hccl(Layout(tp=8, dp=2, ep=True), 1024, "0.15.0rc1")
     assert ep.bytes == (2 * 1024 + 2 * 1024 + 2 * 50) * mib and "only the MC2" not in str(ep.inputs)
     assert hccl(Layout(tp=1), 1024, "0.13.0") is None
+
+
+@pytest.mark.parametrize("name, total, vision", [
+    ("Qwen--Qwen2-VL-7B-Instruct", 8.29e9, 675_758_080),  # Qwen2-VL: blocks embed_dim wide, MLP mlp_ratio × that
+    ("Qwen--Qwen2.5-VL-7B-Instruct", 8.29e9, 676_522_880),
+])
+def test_qwen_vl_towers_are_counted_to_the_published_size(name, total, vision):
+    """Both model cards give 8.29 B parameters; Qwen2-VL's vision_config gives `embed_dim` and `mlp_ratio` and names the
+    merger's output `hidden_size` (the tower had counted 0 before)."""
+    from ascend_doctor.deploy.weights import estimate
+
+    cfg = C.config(name)
+    a = read_architecture(cfg)
+    assert a.vision_params == vision
+    assert estimate(a, "bf16").total_bytes / 2 == pytest.approx(total, rel=0.002)
