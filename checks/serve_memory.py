@@ -197,7 +197,8 @@ def memory_fits(ctx):
     fmt, options = "bf16" if converted else _format(m, arch), _feature_options(ctx, cmd)
     kept = _kept_whole(ctx, options, arch, fmt, layout.tp, release["vllm_ascend"])
     cand = size(arch, ws, chip, want, layout, max_len, extra=[kept] if kept is not None and kept.bytes else [])
-    evidence += [cmd_evidence(cmd)] + ([drafted] if drafted else []) + _budget_evidence(cand, ws, arch.vision)
+    evidence += ([cmd_evidence(cmd)] + ([drafted] if drafted else [])
+                 + _budget_evidence(cand, ws, arch.vision or arch.audio))
     out = _verdict(ctx, arch, ws, chip, want, layout, cand, len(chips), evidence)
     if kept is None:  # the release's behaviour under the switches set is not in the rows: bound it
         out = _replicated(ctx, options, arch, fmt, (layout, want, cand), out, evidence)

@@ -91,6 +91,7 @@ class Architecture(Model):
                                                        "(Qwen3.5: float32); None: the model's")
     vision: bool = Field(False, description="a vision encoder (vision_config)")
     vision_params: int = Field(0, description="its parameters where vision_config sizes a ViT (0: not counted)")
+    audio: bool = Field(False, description="an audio encoder (audio_config), not counted in the weights")
     vision_projector_counted: bool = Field(True, description="False: the tower is counted, the projector into the "
                                                              "language model is not (CLIP-style towers)")
     nextn_layers: int = 0
@@ -120,13 +121,30 @@ class Architecture(Model):
 NESTED_TEXT = ("text_config", "thinker_config", "language_config", "llm_config")
 
 
+# What a composite model's config class fills into its nested language-model config when config.json leaves a key
+# out (the config class of the nested `model_type`, transformers 5.19.0: gemma3/configuration_gemma3.py
+# Gemma3TextConfig, qwen2/configuration_qwen2.py Qwen2Config, which Qwen2-Audio's text_config is built as). Published
+# configs rely on them: google/gemma-3-4b-it's text_config gives no heads, Qwen2-Audio-7B's no layers or heads. Only
+# the sizing keys; applied to nested configs only (a top-level config.json is read as written).
+NESTED_DEFAULTS = {
+    "gemma3_text": {"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+                    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+                    "max_position_embeddings": 131072, "sliding_window": 4096},
+    "qwen2": {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
+              "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 32768},
+}
+
+
 def text_config(cfg: dict, depth: int = 0) -> dict:
     """The language model's config (vLLM's hf_text_config): the first nested config of NESTED_TEXT, unwrapped again
-    (a thinker's own text_config); the config itself for a text-only model."""
+    (a thinker's own text_config), with its config class's defaults (NESTED_DEFAULTS) under what it gives; the config
+    itself for a text-only model."""
     for key in NESTED_TEXT:
         t = cfg.get(key)
         if isinstance(t, dict):
-            return text_config(t, depth + 1) if depth < 3 else t
+            inner = text_config(t, depth + 1) if depth < 3 else t
+            defaults = NESTED_DEFAULTS.get(str(inner.get("model_type"))) if inner is t else None
+            return {**defaults, **inner} if defaults else inner
     return cfg
 
 
@@ -137,7 +155,8 @@ LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length
 def derived_max_len(cfg: dict) -> tuple[Optional[int], str, list[str]]:
     """(longest context vLLM derives from the config, the key it came from, rope fields used) — after
     vllm/config/model.py `_get_and_verify_max_len` (0.13.0): the smallest length key, times the rope `factor` (yarn:
-    applied to `original_max_position_embeddings`), except for su/longrope/llama3 scaling."""
+    applied to `original_max_position_embeddings`), except for su/longrope/llama3 scaling and Gemma 3, whose length
+    is already scaled (`"gemma3" not in hf_config.model_type`, there since vLLM's Gemma 3 support)."""
     present = [(cfg[k], k) for k in LEN_KEYS if isinstance(cfg.get(k), (int, float)) and not isinstance(cfg[k], bool)
                and 0 < cfg[k] < 1e12]  # a hand-edited Infinity or 1e400 is no length
     if not present:
@@ -146,7 +165,7 @@ def derived_max_len(cfg: dict) -> tuple[Optional[int], str, list[str]]:
     rope = cfg.get("rope_scaling") or cfg.get("rope_parameters")
     fields: list[str] = []
     derived = float(base)
-    if isinstance(rope, dict):
+    if isinstance(rope, dict) and "gemma3" not in str(cfg.get("model_type") or ""):
         rtype = rope.get("rope_type") or rope.get("type")
         factor = rope.get("factor")
         if rtype not in ("su", "longrope", "llama3") and isinstance(factor, (int, float)) and 0 < factor < 1e6:
@@ -358,6 +377,12 @@ def _indexer(a: "Architecture", cfg: dict) -> None:
     a.index_heads = heads if heads and 0 < heads <= 4096 else 0
 
 
+def _towers(config: dict) -> dict:
+    """Where the encoders' configs sit: the top level, or an Omni model's `thinker_config` (the part vLLM serves)."""
+    thinker = config.get("thinker_config")
+    return thinker if isinstance(thinker, dict) and not isinstance(config.get("vision_config"), dict) else config
+
+
 def read_architecture(config: dict, max_len: Optional[int] = None) -> Architecture:
     """The architecture of a config.json (already merged with --hf-overrides by the caller)."""
     cfg = text_config(config)
@@ -377,10 +402,12 @@ def read_architecture(config: dict, max_len: Optional[int] = None) -> Architectu
     if isinstance(quant, dict) and isinstance(quant.get("quant_method"), str):
         a.quant_method = quant["quant_method"]
     a.max_len = max_len
-    a.vision = isinstance(config.get("vision_config"), dict)
+    towers = _towers(config)
+    a.vision = isinstance(towers.get("vision_config"), dict)
     if a.vision:
-        a.vision_params, partial = vision_params(config["vision_config"], a.hidden)
+        a.vision_params, partial = vision_params(towers["vision_config"], a.hidden)
         a.vision_projector_counted = not partial
+    a.audio = isinstance(towers.get("audio_config"), dict)
     if not _bounded(a):  # before anything loops over a count (the MoE layer scan runs over every layer)
         a.attention = "unknown"
         return a

@@ -235,7 +235,7 @@ def make_plan(a: Architecture, ws: WeightSize, chip: Chip, want: Want) -> Plan:
                     break
     if plan.chosen is not None:
         plan.notes.extend(graph_mode_notes(a, chip, plan.chosen.layout))
-        if a.vision:
+        if a.vision or a.audio:
             plan.notes.append(ENCODER_PROFILE_NOTE)
         left = int(plan.chosen.budget.visible.bytes * (1 - want.gmu))
         if left < GRAPH_HEADROOM:

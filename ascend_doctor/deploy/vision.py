@@ -21,10 +21,10 @@ CLIP_STYLE = {"clip_vision_model": True, "siglip_vision_model": False, "siglip2_
 # stay cached while the language model's dummy batch runs. Its size follows preprocessor_config.json (the largest
 # image) and the encoder's attention kernel, which the catalogue does not carry: said, not guessed.
 ENCODER_PROFILE_NOTE = T(
-    "not in this budget: the vision encoder's profile run (vLLM runs a dummy batch of the largest images the "
-    "processor accepts through the encoder and keeps its outputs while profiling), so the KV cache vllm-ascend "
-    "allocates is smaller by that peak (vllm-ascend#4074, Qwen3-VL-8B at TP2: 0.6 GiB per rank beyond the terms "
-    "counted here)")
+    "not in this budget: the multimodal encoder's profile run (vLLM runs a dummy batch of the largest inputs the "
+    "processor accepts, images or audio, through the encoder and keeps its outputs while profiling), so the KV "
+    "cache vllm-ascend allocates is smaller by that peak (vllm-ascend#4074, Qwen3-VL-8B at TP2: 0.6 GiB per rank "
+    "beyond the terms counted here)")
 
 
 def clip_style_params(v: dict) -> int:
@@ -47,13 +47,30 @@ def clip_style_params(v: dict) -> int:
 
 def vision_params(v: dict, text_hidden: int = 0) -> tuple[int, bool]:
     """Parameters of the vision tower `vision_config` describes: MoonViT (Kimi-K2.5, `vt_*` keys), a CLIP/SigLIP/
-    InternViT-style encoder (by its `model_type`; the projector into the language model not counted — `partial`),
-    or a Qwen-VL-style ViT; (0, False) when its shape is not one of these."""
+    InternViT-style encoder or Mistral3's Pixtral (by its `model_type`; the projector into the language model not
+    counted — `partial`), or a Qwen-VL-style ViT; (0, False) when its shape is not one of these."""
     if "vt_hidden_size" in v:
         return moonvit_params(v, text_hidden), False
     if v.get("model_type") in CLIP_STYLE:
         return clip_style_params(v), True
+    if v.get("model_type") == "pixtral":
+        return pixtral_params(v), True
     return qwen_vit_params(v), False
+
+
+def pixtral_params(v: dict) -> int:
+    """Mistral3's Pixtral tower (transformers' PixtralVisionModel, vLLM's PixtralHFVisionModel): the patch
+    convolution without bias (C·p²·h) and a pre-norm, then `num_hidden_layers` blocks of two RMSNorms, q/k/v/o without
+    bias (heads × head_dim wide) and a gated MLP without bias (3·h·I). Rotary positions: no table. 0 when a size is
+    missing."""
+    h, inter = _int(v, "hidden_size"), _int(v, "intermediate_size")
+    depth, patch = _int(v, "num_hidden_layers"), _int(v, "patch_size")
+    width = _int(v, "num_attention_heads") * _int(v, "head_dim") or h
+    if not (0 < depth <= 1024 and 0 < h <= 1 << 15 and 0 < inter <= 1 << 17 and 0 < patch <= 1024
+            and 0 < width <= 1 << 17):
+        return 0
+    block = 2 * h + 4 * h * width + 3 * h * inter
+    return depth * block + _int(v, "num_channels", default=3) * patch * patch * h + h
 
 
 def moonvit_params(v: dict, text_hidden: int) -> int:

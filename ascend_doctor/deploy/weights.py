@@ -225,6 +225,8 @@ def estimate(a: Architecture, fmt: str, float_layers=()) -> WeightSize:
                    "B (whole on every rank)", params=f"{p.total / 1e9:.2f}", fmt=fmt, vision=f"{p.vision / 1e9:.2f}")
     else:
         source = T("estimated: {params} B parameters from config.json in {fmt}", params=f"{p.total / 1e9:.2f}", fmt=fmt)
+    if a.audio:
+        source = T("{source}; the audio encoder not counted", source=source)
     if kept_b:
         source = T("{source}; kept in floating point: {layers}", source=source,
                    layers=", ".join(x for x in FLOAT_LAYERS if x in float_layers))

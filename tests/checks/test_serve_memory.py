@@ -325,12 +325,12 @@ def test_a_vision_model_says_its_encoder_profile_is_not_in_the_budget(tmp_path):
     count it (no processor config in the catalogue), and both SERVE305 and plan say so rather than stay silent."""
     vl = model_dir(tmp_path, C.QWEN3_VL_8B, 17_534_189_280, "vl")
     out = verdict(f"vllm serve {vl} -tp 1 --max-model-len 32768")
-    assert out.status == Status.PASS and "vision encoder's profile run" in out.evidence[-1].excerpt
+    assert out.status == Status.PASS and "multimodal encoder's profile run" in out.evidence[-1].excerpt
     text = verdict(f"vllm serve {model_dir(tmp_path, C.QWEN3_32B, QWEN3_32B_BYTES)} -tp 2 --max-model-len 8192")
-    assert "vision encoder" not in text.evidence[-1].excerpt
+    assert "encoder's profile run" not in text.evidence[-1].excerpt
     r = CliRunner().invoke(cli, ["plan", "--model", "Qwen/Qwen3-VL-8B-Instruct", "--chip", "910B3", "--npus", "1",
                                  "--format", "json"])
-    assert any("vision encoder's profile run" in n for n in json.loads(r.output)["plan"]["notes"])
+    assert any("multimodal encoder's profile run" in n for n in json.loads(r.output)["plan"]["notes"])
     r = CliRunner().invoke(cli, ["plan", "--model", "Qwen/Qwen3-8B", "--chip", "910B3", "--npus", "1",
                                  "--format", "json"])
-    assert not any("vision encoder" in n for n in json.loads(r.output)["plan"]["notes"])
+    assert not any("profile run" in n for n in json.loads(r.output)["plan"]["notes"])

@@ -139,9 +139,26 @@ def test_nested_language_model_configs_are_unwrapped_as_vllm_does():
                                                                        "text_config": lm}},
                     {"model_type": "deepseek_vl_v2", "language_config": lm},
                     {"model_type": "internvl_chat", "llm_config": lm}):
-        assert text_config(wrapper) is lm
+        assert lm.items() <= text_config(wrapper).items()  # what it gives wins over its class's defaults
         a = read_architecture(wrapper, 32768)
         assert (a.layers, a.kv_heads) == (28, 4), wrapper["model_type"]
+
+
+def test_a_nested_config_takes_its_classs_defaults_for_what_it_leaves_out():
+    """google/gemma-3-4b-it's text_config gives no heads (Gemma3TextConfig: 8 heads, 4 KV heads × 256) and Qwen2-Audio's
+    no layers or heads (Qwen2Config: 32 × 32 heads, hidden 4096); a top-level config is read as written. Gemma 3's
+    context is not scaled by its linear rope factor (vLLM: "already scaled by RoPE scaling")."""
+    from ascend_doctor.deploy.arch import read_architecture, text_config
+
+    gemma = C.config("google--gemma-3-4b-it")
+    a = read_architecture(gemma, derived_max_len(text_config(gemma))[0])
+    assert (a.heads, a.kv_heads, a.head_dim, a.vocab, a.layers, a.full_layers) == (8, 4, 256, 262208, 34, 5)
+    assert a.max_len == 131072 and a.tie_embeddings
+    audio = read_architecture(C.config("Qwen--Qwen2-Audio-7B-Instruct"))
+    assert (audio.layers, audio.hidden, audio.heads, audio.kv_heads, audio.vocab) == (32, 4096, 32, 32, 156032)
+    assert audio.audio and "the audio encoder not counted" in str(estimate(audio, "bf16").source)
+    bare = {"model_type": "qwen2", "num_hidden_layers": 2, "hidden_size": 64, "vocab_size": 10}
+    assert text_config(bare) is bare and read_architecture(bare).heads == 0
 
 
 # Excerpts of public configs (ai-dynamo/aiconfigurator@095f58a, aic-core/src/aiconfigurator_core/model_configs): the
@@ -370,10 +387,11 @@ def test_hccl_buffsize_sizes_every_group_only_before_vllm_ascend_gave_each_group
 @pytest.mark.parametrize("name, total, vision", [
     ("Qwen--Qwen2-VL-7B-Instruct", 8.29e9, 675_758_080),  # Qwen2-VL: blocks embed_dim wide, MLP mlp_ratio × that
     ("Qwen--Qwen2.5-VL-7B-Instruct", 8.29e9, 676_522_880),
+    ("mistralai--Mistral-Small-3.1-24B-Instruct-2503", 24.0e9, 403_305_472),  # the Pixtral tower, projector aside
 ])
 def test_qwen_vl_towers_are_counted_to_the_published_size(name, total, vision):
-    """Both model cards give 8.29 B parameters; Qwen2-VL's vision_config gives `embed_dim` and `mlp_ratio` and names the
-    merger's output `hidden_size` (the tower had counted 0 before)."""
+    """The model cards' sizes (8.29 B, 8.29 B, 24 B); Qwen2-VL's vision_config gives `embed_dim` and `mlp_ratio` and
+    names the merger's output `hidden_size`, Mistral3's is a Pixtral tower (both had counted 0 before)."""
     from ascend_doctor.deploy.weights import estimate
 
     cfg = C.config(name)
