@@ -78,14 +78,15 @@ def support_matrix(ctx):
     feature the command turns on that the model's row marks ❌ (LoRA, speculative decoding, P/D disaggregation,
     pipeline parallel, a graph mode, BF16 on Atlas 300I Duo…; a row that names its hardware counts only on that
     hardware), and the hardware the model's rows list against this host's NPUs (naming the release's own tutorial
-    when one serves this checkpoint on this chip all the same); a checkpoint the installed matrix has no row for
-    that a later release's matrix lists warns, naming that release. Rows are matched by model_type or architecture
-    and by the most specific row name that begins the checkpoint folder's name. Pairs of features the release's
-    feature_matrix.md marks ❌ ("No compatibility": EPLB with W4A8/W4A4 weights, KV Cache Pool with a multimodal
-    model, …) are judged for every model; a pair the same release's own tutorials run together only warns (the
-    release's docs disagree: docs/research/tutorial-controls.md). A feature counts only when the command asks for
-    it; vLLM's defaults are not held against it. A development build named after a stale tag is judged against the
-    matrix of the release that pairs its vLLM, and then only warns.
+    when one serves this checkpoint on this chip all the same; a chip no row of the release names — a 300I Duo
+    before 0.23.0, whose matrices list A2/A3 only — is not judged by that column); a checkpoint the installed
+    matrix has no row for that a later release's matrix lists warns, naming that release. Rows are matched by
+    model_type or architecture and by the most specific row name that begins the checkpoint folder's name. Pairs of
+    features the release's feature_matrix.md marks ❌ ("No compatibility": EPLB with W4A8/W4A4 weights, KV Cache
+    Pool with a multimodal model, …) are judged for every model; a pair the same release's own tutorials run
+    together only warns (the release's docs disagree: docs/research/tutorial-controls.md). A feature counts only when
+    the command asks for it; vLLM's defaults are not held against it. A development build named after a stale tag is
+    judged against the matrix of the release that pairs its vLLM, and then only warns.
 
     Why it matters: the support matrix is the release's own statement of what it runs. A model or combination it
     marks ❌ is one its maintainers know does not work on that release — vllm-ascend#1972 (Llama 4), #2260 (GLM-4V),
@@ -152,8 +153,15 @@ def support_matrix(ctx):
         for e in release.hardware:
             if e.split(": ", 1)[0] == name:
                 listed |= doc_families(e.split(": ", 1)[1])
+    covered = set().union(*(doc_families(e.split(": ", 1)[1]) for e in release.hardware if ": " in e))
     if names and listed and here and not (here & listed):
-        warnings.append(_elsewhere(release, names, listed, fams, here, cmd.model or ""))
+        if here & covered:
+            warnings.append(_elsewhere(release, names, listed, fams, here, cmd.model or ""))
+        else:  # before 0.23.0 no row names a 300I Duo: the column is silent on this chip, not against it
+            evidence.append(ev(T("hardware column"), T(
+                "no row of vllm-ascend {version}'s support matrix names {here}: its hardware column ({listed}) does "
+                "not cover this host's chips, so it is not held against the model", version=release.version,
+                here="/".join(sorted(here)), listed="/".join(sorted(covered)))))
     fix = T("Serve a model and features the release's support matrix supports, drop the feature it rules out, or "
             "install a release whose matrix supports them.")
     if problems and not stand_in:

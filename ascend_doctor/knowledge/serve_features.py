@@ -106,8 +106,10 @@ def _eplb(cmd, env, model) -> Used:
 
 
 def _graph_mode(cmd, env, model) -> Used:
-    """ACL graph capture: vllm-ascend's default on V1 unless --enforce-eager (or cudagraph_mode NONE)."""
-    if cmd.flag("enforce_eager"):
+    """ACL graph capture: vllm-ascend's default on V1 unless --enforce-eager (or cudagraph_mode NONE), or torchair's
+    graph mode replaces it (platform.py check_and_update_config: "Torchair compilation enabled on NPU. Setting level
+    to NO_COMPILATION" in 0.9.x, "Setting CUDAGraphMode to NONE" from 0.10)."""
+    if cmd.flag("enforce_eager") or _torchair(cmd, env, model):
         return None
     mode = _json(cmd, "compilation_config").get("cudagraph_mode")
     if isinstance(mode, str) and mode.upper() == "NONE":

@@ -98,3 +98,16 @@ def test_triage_takes_a_known_issue_as_the_cause_only_of_a_reported_failure_of_t
     f = next(f for f in dev.findings if f.code == "SERVE315")
     assert f.status == Status.WARN and "judged by the notes of 0.11.0" in f.message
     assert dev.triage.root_cause != "SERVE315"
+
+
+def test_torchair_graph_mode_is_not_acl_graph(tmp_path):
+    """vllm-ascend sets ACL graph off when torchair's graph mode is on (platform.py check_and_update_config, 0.9.x
+    "Setting level to NO_COMPILATION"): 0.9.1's "aclgraph only works with tensor parallel" does not concern a
+    torchair DP/EP command (a false warning found by the h38c holdout), and still concerns the same command eagerless
+    without torchair."""
+    m = _glm(tmp_path)
+    torchair = '--additional-config {"torchair_graph_config":{"enabled":true}}'
+    out = run_check("SERVE315", _on(facts(f"vllm serve {m} -dp 4 --enable-expert-parallel {torchair}"), "0.9.1"))
+    assert "KI-0.9.1-4855a2" not in out.message
+    acl = run_check("SERVE315", _on(facts(f"vllm serve {m} -dp 4 --enable-expert-parallel"), "0.9.1"))
+    assert "KI-0.9.1-4855a2" in acl.message

@@ -58,9 +58,14 @@ def test_a_release_with_every_fix_or_beyond_the_history_gets_no_fix_named():
 
 
 def test_a_known_issue_about_another_error_is_not_the_answer():
-    """0.9.1rc1's notes list a GatherV3 crash with ACL graphs (KI-0.9.1rc1-a07b8f, SERVE315 warns on this command);
-    the paste's error is another one: the answer stays with the traceback."""
-    t = triage_text(paste("0.9.1rc1"), "p.md", REG).triage
+    """0.9.1rc1's notes list a GatherV3 crash with ACL graphs (KI-0.9.1rc1-a07b8f, SERVE315 warns on this command
+    without torchair, whose graph mode turns ACL graphs off); the paste's error is another one: the answer stays
+    with the traceback."""
+    acl = paste("0.9.1rc1").replace(""" --additional-config '{"torchair_graph_config":{"enabled":true}}'""", "")
+    t = triage_text(acl, "p.md", REG).triage
     assert t.root_cause == "TRIAGE102"
-    gather = paste("0.9.1rc1", "RuntimeError: GatherV3 failed with error code 507015")
+    gather = acl.replace("RuntimeError: tensor shape mismatch in the decode branch",
+                         "RuntimeError: GatherV3 failed with error code 507015")
     assert triage_text(gather, "p.md", REG).triage.root_cause == "SERVE315"
+    torchair = paste("0.9.1rc1", "RuntimeError: GatherV3 failed with error code 507015")
+    assert triage_text(torchair, "p.md", REG).triage.root_cause != "SERVE315"
