@@ -9,6 +9,7 @@ release no row covers is not judged (skip, naming what was looked for).
   HW104-105  static: packages that must not be installed, the container image
   HW106      serve stage: MLA heads per rank in graph mode
   HW107      static: the chips are hardware the release runs on at all
+  HW108      serve stage: the KV cache dtype (hardware_kv.py)
 """
 
 from __future__ import annotations
@@ -19,58 +20,11 @@ from ascend_doctor.i18n import T, join, known
 from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.plugin import check, ev, step
 
+from ._hardware import rules_of_kind, serve_or_skip, violated
 from ._serve import model_config, unreadable
 
 DTYPES = {"half": "float16", "float16": "float16", "fp16": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16",
           "float": "float32", "float32": "float32"}
-
-
-def _setting(ctx, kind: str):
-    """(rules that apply, evidence, None) or (.., .., outcome): the family from npu-smi, vllm-ascend's version."""
-    py = ctx.try_fact("python")
-    va = py.dist("vllm-ascend") if py is not None else None
-    smi = ctx.fact("npu_smi")  # unavailable (hung, crashed): the engine reports it with the probe's own reason
-    fams = families(smi)
-    if fams is None:
-        why = smi.reason() or "npu-smi gave no chip table"
-        # cause/see: the console groups this with the other checks the same npu-smi problem stopped
-        return [], [], ctx.unknown(T("cannot tell the hardware family: {why}", why=why), cause=why,
-                                   see=["DRV101", "CTR102", "CTR104", "NPU102"])
-    evidence = [ev(T("npu-smi chips"), "; ".join(f"{f}: {len(n)}x {n[0]}" for f, n in sorted(fams.items())))]
-    if va is None:
-        return [], evidence, ctx.skip(T("vllm-ascend is not installed in the serving python"), evidence)
-    rules = []
-    for fam in sorted(f for f in fams if f != "?"):
-        rules.extend(ctx.matrix.serve_rules_for(fam, va.version, kind))
-    if not rules:
-        named = ", ".join(sorted(f for f in fams if f != "?")) or "no vllm-ascend family"
-        return [], evidence, ctx.skip(T("no documented {kind} rule for {named} with vllm-ascend {version}", kind=kind,
-                                        named=named, version=va.version),
-                                      evidence)
-    for r in rules:
-        evidence.append(ev(f"matrix {r.id} ({', '.join(r.hardware)}, vllm-ascend {r.vllm_ascend})",
-                           f"{r.says}\nsource: {'; '.join(r.source)}"))
-    return rules, evidence, None
-
-
-def _worst(ctx, rules, message: str, evidence, remediation: str, **details):
-    """fail when any violated rule is an error, else warn; the message names the rule ids and confidence."""
-    ids = ", ".join(r.id + (" (medium confidence)" if r.confidence != "high" else "") for r in rules)
-    text = f"{message} [{ids}]"
-    if any(r.severity in ("critical", "error") for r in rules):
-        return ctx.fail(text, evidence, remediation=remediation, rules=[r.id for r in rules], **details)
-    return ctx.warn(text, evidence, remediation=remediation, rules=[r.id for r in rules], **details)
-
-
-def _serve(ctx):
-    """(serve_cmd, None) or (None, skip): the same rule as the SERVE checks (a check module cannot import another:
-    the built-in checks are loaded from files, not as a package)."""
-    cmd = ctx.try_fact("serve_cmd")
-    if cmd is None:
-        return None, ctx.skip(T("no vllm serve command to lint (use `ascend-doctor exec -- vllm serve …`)"))
-    if not cmd.recognized:
-        return None, ctx.skip(T("not a vllm serve / api_server command line: nothing to lint"))
-    return cmd, None
 
 
 def _for_quant_type(ctx, rules, evidence):
@@ -132,10 +86,10 @@ def serve_dtype(ctx):
 
     How to fix: `--dtype float16`.
     """
-    cmd, skip = _serve(ctx)
+    cmd, skip = serve_or_skip(ctx)
     if skip:
         return skip
-    rules, evidence, out = _setting(ctx, "dtype")
+    rules, evidence, out = rules_of_kind(ctx, "dtype")
     if out:
         return out
     rules, evidence, out = _for_quant_type(ctx, rules, evidence)
@@ -154,7 +108,7 @@ def serve_dtype(ctx):
     quant = sorted({t for r in broken for t in r.quant_types})
     if quant:
         hw = join("", [hw, T(" with a {types} checkpoint", types=" / ".join(quant))])
-    return _worst(ctx, broken, T("{hw} supports only {allowed} with this vllm-ascend release, but vLLM will run in "
+    return violated(ctx, broken, T("{hw} supports only {allowed} with this vllm-ascend release, but vLLM will run in "
                                  "{dtype} ({how})", hw=hw, allowed=', '.join(allowed),
                                  dtype=dtype, how=how), evidence,
                   remediation=known(broken[0].fix), dtype=dtype, allowed=allowed)
@@ -171,10 +125,10 @@ def serve_eager(ctx):
 
     How to fix: add `--enforce-eager`.
     """
-    cmd, skip = _serve(ctx)
+    cmd, skip = serve_or_skip(ctx)
     if skip:
         return skip
-    rules, evidence, out = _setting(ctx, "eager")
+    rules, evidence, out = rules_of_kind(ctx, "eager")
     if out:
         return out
     evidence.insert(0, ev(T("command line"), cmd.source("enforce_eager") if cmd.has("enforce_eager")
@@ -182,7 +136,7 @@ def serve_eager(ctx):
     if cmd.flag("enforce_eager"):
         return ctx.ok(T("--enforce-eager is given, as the documentation requires here"), evidence)
     hw = ", ".join(sorted({h for r in rules for h in r.hardware}))
-    return _worst(ctx, rules, T("{hw} supports only eager mode with this vllm-ascend release, and --enforce-eager is "
+    return violated(ctx, rules, T("{hw} supports only eager mode with this vllm-ascend release, and --enforce-eager is "
                                 "not given", hw=hw), evidence, remediation=known(rules[0].fix))
 
 
@@ -211,10 +165,10 @@ def serve_required_flags(ctx):
     65536: a longer value given explicitly warns, to be kept only once measured starting — unless the installed
     release's own tutorials run that length on A2, which the check then cites).
     """
-    cmd, skip = _serve(ctx)
+    cmd, skip = serve_or_skip(ctx)
     if skip:
         return skip
-    rules, evidence, out = _setting(ctx, "required_flag")
+    rules, evidence, out = rules_of_kind(ctx, "required_flag")
     if out:
         return out
     missing = [r for r in rules if not cmd.has(r.flag.lstrip("-").replace("-", "_"))]
@@ -257,7 +211,7 @@ def serve_required_flags(ctx):
     if long_:
         text = T("{flags} not given, so vLLM uses the model's {how}, above the {limit} the {hw} rule allows",
                  flags=flags, how=how, limit=long_[0].above_model_len, hw=hw)
-    return _worst(ctx, missing, text, evidence, remediation=known(missing[0].fix),
+    return violated(ctx, missing, text, evidence, remediation=known(missing[0].fix),
                   missing=sorted({r.flag for r in missing}))
 
 
@@ -305,7 +259,7 @@ def forbidden_packages(ctx):
     if not any(py.dist(name) is not None for name in anywhere):
         return ctx.ok(T("none of {anywhere} is installed (no hardware rule can apply)", anywhere=', '.join(anywhere)),
                       [ev(f"installed in {py.executable}", "none of: " + ", ".join(anywhere))])
-    rules, evidence, out = _setting(ctx, "forbidden_package")
+    rules, evidence, out = rules_of_kind(ctx, "forbidden_package")
     if out:
         return out
     found: List[str] = []
@@ -320,7 +274,7 @@ def forbidden_packages(ctx):
         return ctx.ok(T("none of {value} is installed", value=', '.join(sorted({v for r in rules for v in r.values}))),
                       evidence)
     hw = ", ".join(sorted({h for r in rules for h in r.hardware}))
-    return _worst(ctx, rules, T("{set} installed, which {hw} does not support", set=', '.join(sorted(set(found))),
+    return violated(ctx, rules, T("{set} installed, which {hw} does not support", set=', '.join(sorted(set(found))),
                                 hw=hw), evidence,
                   remediation=known(rules[0].fix), installed=sorted(set(found)), fix=_removals(ctx, py, rules))
 
@@ -354,7 +308,7 @@ def container_image(ctx):
     ctr = ctx.try_fact("container")
     if ctr is None or not ctr.in_container:
         return ctx.skip(T("not in a container"))
-    rules, evidence, out = _setting(ctx, "image_suffix")
+    rules, evidence, out = rules_of_kind(ctx, "image_suffix")
     if out:
         return out
     image = getattr(ctr, "image", None)
@@ -368,7 +322,7 @@ def container_image(ctx):
     if any(image.split("@")[0].endswith(s) for s in suffixes):
         return ctx.ok(T("{image} is the {suffixes} build", image=image, suffixes=', '.join(suffixes)), evidence)
     hw = ", ".join(sorted({h for r in rules for h in r.hardware}))
-    return _worst(ctx, rules, T("{image} is not the {hw} build (tag suffix {suffixes})", image=image, hw=hw,
+    return violated(ctx, rules, T("{image} is not the {hw} build (tag suffix {suffixes})", image=image, hw=hw,
                                 suffixes=' / '.join(suffixes)), evidence,
                   remediation=known(rules[0].fix), image=image)
 
@@ -392,7 +346,7 @@ def mla_graph_heads(ctx):
     """
     from ascend_doctor.deploy.arch import read_architecture
 
-    cmd, skip = _serve(ctx)
+    cmd, skip = serve_or_skip(ctx)
     if skip:
         return skip
     m = ctx.try_fact("serve_model")
@@ -405,7 +359,7 @@ def mla_graph_heads(ctx):
     graph, how = cmd.graph_capture()
     if not graph:
         return ctx.skip(T("graph capture is off ({how})", how=how))
-    rules, evidence, out = _setting(ctx, "mla_graph_heads")
+    rules, evidence, out = rules_of_kind(ctx, "mla_graph_heads")
     if out:
         return out
     try:
@@ -422,7 +376,7 @@ def mla_graph_heads(ctx):
         return ctx.ok(T("{heads} heads / TP {tp} = {per_rank} per rank, which MLA graph mode accepts",
                         heads=arch.heads, tp=tp, per_rank=per_rank), evidence)
     fits = [t for t in (1, 2, 4, 8, 16, 32) if arch.heads % t == 0 and str(arch.heads // t) in broken[0].values]
-    return _worst(ctx, broken, T("{heads} heads / TP {tp} = {per_rank} per rank, but the vllm-ascend FAQ says MLA "
+    return violated(ctx, broken, T("{heads} heads / TP {tp} = {per_rank} per rank, but the vllm-ascend FAQ says MLA "
                                  "with graph mode accepts only {allowed} (the capture stops with `MLA only support "
                                  "{{32, 64, 128}}`)",
                                  heads=arch.heads, tp=tp, per_rank=per_rank, allowed=", ".join(broken[0].values)),
@@ -447,12 +401,12 @@ def chip_supported(ctx):
     How to fix: the message names the rule: serve on supported hardware, or install the release (and its image
     variant: -310p, -a3, -a5) that names this chip.
     """
-    rules, evidence, out = _setting(ctx, "unsupported")
+    rules, evidence, out = rules_of_kind(ctx, "unsupported")
     if rules:
         chips = sorted({c for fam in {h for r in rules for h in r.hardware} for c in families(ctx.fact("npu_smi"))
                         .get(fam, [])})
         version = ctx.fact("python").dist("vllm-ascend").version
-        return _worst(ctx, rules, T("vllm-ascend {version} does not run on {chips}", version=version,
+        return violated(ctx, rules, T("vllm-ascend {version} does not run on {chips}", version=version,
                                     chips=", ".join(chips)), evidence, remediation=known(rules[0].fix))
     va = ctx.fact("python").dist("vllm-ascend")
     if not evidence or va is None:

@@ -68,6 +68,27 @@ def _pairs(release, cmd, env, model) -> tuple[list, list]:
     return problems, warnings
 
 
+def _hardware(release, names: list, fams, model_path: str, evidence: list) -> list:
+    """The warning when the model's rows list other chips than this host's — judged only for chips some row of the
+    release names: before 0.23.0 no row names a 300I Duo, so the column is silent on it, not against the model
+    (a false warning of holdout h38c, #8284)."""
+    here = set(fams or ()) - {"?"}
+    listed: set = set()
+    for e in release.hardware:
+        if e.split(": ", 1)[0] in names:
+            listed |= doc_families(e.split(": ", 1)[1])
+    if not (names and listed and here) or here & listed:
+        return []
+    covered = set().union(*(doc_families(e.split(": ", 1)[1]) for e in release.hardware if ": " in e))
+    if here & covered:
+        return [_elsewhere(release, names, listed, fams, here, model_path)]
+    evidence.append(ev(T("hardware column"), T(
+        "no row of vllm-ascend {version}'s support matrix names {here}: its hardware column ({listed}) does not cover "
+        "this host's chips, so it is not held against the model", version=release.version,
+        here="/".join(sorted(here)), listed="/".join(sorted(covered)))))
+    return []
+
+
 @check("SERVE314", "serve-support-matrix", severity="error", stage="serve",
        needs=["serve_cmd", "python", "serve_model", "server_env", "npu_smi"])
 def support_matrix(ctx):
@@ -129,7 +150,6 @@ def support_matrix(ctx):
         warnings += _newer_than_release(table, release, served, cmd)
     fams = families(ctx.try_fact("npu_smi"))
     here = set(fams or ()) - {"?"}
-    listed: set = set()
     for name in names:
         if name in release.not_supported:
             note = release.note_of(name)
@@ -150,18 +170,7 @@ def support_matrix(ctx):
                 problems.append(T("{feature} ({words}) is marked ❌ for {model}{on} in vllm-ascend {version}'s support "
                                   "matrix", feature=feature, words=words, model=name,
                                   on=T(" on {hw}", hw=hw) if hw else "", version=release.version))
-        for e in release.hardware:
-            if e.split(": ", 1)[0] == name:
-                listed |= doc_families(e.split(": ", 1)[1])
-    covered = set().union(*(doc_families(e.split(": ", 1)[1]) for e in release.hardware if ": " in e))
-    if names and listed and here and not (here & listed):
-        if here & covered:
-            warnings.append(_elsewhere(release, names, listed, fams, here, cmd.model or ""))
-        else:  # before 0.23.0 no row names a 300I Duo: the column is silent on this chip, not against it
-            evidence.append(ev(T("hardware column"), T(
-                "no row of vllm-ascend {version}'s support matrix names {here}: its hardware column ({listed}) does "
-                "not cover this host's chips, so it is not held against the model", version=release.version,
-                here="/".join(sorted(here)), listed="/".join(sorted(covered)))))
+    warnings += _hardware(release, names, fams, cmd.model or "", evidence)
     fix = T("Serve a model and features the release's support matrix supports, drop the feature it rules out, or "
             "install a release whose matrix supports them.")
     if problems and not stand_in:

@@ -357,7 +357,7 @@ class PackageIndex(Row):
 
 
 ServeRuleKind = Literal["dtype", "eager", "required_flag", "forbidden_package", "image_suffix", "mla_graph_heads",
-                        "unsupported"]
+                        "unsupported", "forbidden_kv_cache_dtype"]
 
 
 class ServeRule(Row):
@@ -371,7 +371,8 @@ class ServeRule(Row):
       forbidden_package  none of `values` may be installed (PyPI names)
       image_suffix       the container image tag should end with `values[0]` (e.g. -310p)
       mla_graph_heads    with MLA attention and graph mode, the heads per TP rank must be one of `values`
-      unsupported        the release does not run on this family at all"""
+      unsupported        the release does not run on this family at all
+      forbidden_kv_cache_dtype  none of `values` may be given as --kv-cache-dtype"""
 
     id: str = Field(pattern=r"^HW-[A-Z0-9]+-\d{3}$")
     hardware: List[Hardware] = Field(min_length=1)
@@ -391,7 +392,8 @@ class ServeRule(Row):
 
     @model_validator(mode="after")
     def _rules(self):
-        if self.kind in ("dtype", "forbidden_package", "image_suffix", "mla_graph_heads") and not self.values:
+        if self.kind in ("dtype", "forbidden_package", "image_suffix", "mla_graph_heads",
+                         "forbidden_kv_cache_dtype") and not self.values:
             raise ValueError(f"kind {self.kind} needs values")
         if self.kind == "required_flag" and not self.flag:
             raise ValueError("kind required_flag needs flag")

@@ -1,0 +1,55 @@
+"""What the HW checks share (checks/hardware.py, checks/hardware_kv.py): the rules of the matrix's hardware-rules.toml
+that apply to this host's chip families and installed vllm-ascend, and the outcome of violating them."""
+
+from __future__ import annotations
+
+from ascend_doctor.i18n import T
+from ascend_doctor.knowledge.hardware import families
+from ascend_doctor.plugin import ev
+
+
+def rules_of_kind(ctx, kind: str):
+    """(rules that apply, evidence, None) or (.., .., outcome): the family from npu-smi, vllm-ascend's version."""
+    py = ctx.try_fact("python")
+    va = py.dist("vllm-ascend") if py is not None else None
+    smi = ctx.fact("npu_smi")  # unavailable (hung, crashed): the engine reports it with the probe's own reason
+    fams = families(smi)
+    if fams is None:
+        why = smi.reason() or "npu-smi gave no chip table"
+        # cause/see: the console groups this with the other checks the same npu-smi problem stopped
+        return [], [], ctx.unknown(T("cannot tell the hardware family: {why}", why=why), cause=why,
+                                   see=["DRV101", "CTR102", "CTR104", "NPU102"])
+    evidence = [ev(T("npu-smi chips"), "; ".join(f"{f}: {len(n)}x {n[0]}" for f, n in sorted(fams.items())))]
+    if va is None:
+        return [], evidence, ctx.skip(T("vllm-ascend is not installed in the serving python"), evidence)
+    rules = []
+    for fam in sorted(f for f in fams if f != "?"):
+        rules.extend(ctx.matrix.serve_rules_for(fam, va.version, kind))
+    if not rules:
+        named = ", ".join(sorted(f for f in fams if f != "?")) or "no vllm-ascend family"
+        return [], evidence, ctx.skip(T("no documented {kind} rule for {named} with vllm-ascend {version}", kind=kind,
+                                        named=named, version=va.version),
+                                      evidence)
+    for r in rules:
+        evidence.append(ev(f"matrix {r.id} ({', '.join(r.hardware)}, vllm-ascend {r.vllm_ascend})",
+                           f"{r.says}\nsource: {'; '.join(r.source)}"))
+    return rules, evidence, None
+
+
+def violated(ctx, rules, message: str, evidence, remediation: str, **details):
+    """fail when any violated rule is an error, else warn; the message names the rule ids and confidence."""
+    ids = ", ".join(r.id + (" (medium confidence)" if r.confidence != "high" else "") for r in rules)
+    text = f"{message} [{ids}]"
+    if any(r.severity in ("critical", "error") for r in rules):
+        return ctx.fail(text, evidence, remediation=remediation, rules=[r.id for r in rules], **details)
+    return ctx.warn(text, evidence, remediation=remediation, rules=[r.id for r in rules], **details)
+
+
+def serve_or_skip(ctx):
+    """(serve_cmd, None) or (None, skip): the same rule as the SERVE checks' cmd_or_skip (checks/_serve.py)."""
+    cmd = ctx.try_fact("serve_cmd")
+    if cmd is None:
+        return None, ctx.skip(T("no vllm serve command to lint (use `ascend-doctor exec -- vllm serve …`)"))
+    if not cmd.recognized:
+        return None, ctx.skip(T("not a vllm serve / api_server command line: nothing to lint"))
+    return cmd, None

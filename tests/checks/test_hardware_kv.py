@@ -1,0 +1,41 @@
+"""HW108: --kv-cache-dtype against the hardware rules (matrices/hardware-rules.toml, kind forbidden_kv_cache_dtype)."""
+
+from __future__ import annotations
+
+from ascend_doctor.report import Status
+from tests.checks.test_serve_checks import facts, npu, on_release, run_check
+
+
+def _chips(name: str):
+    smi = npu(4)
+    for c in smi.info.chips:
+        c.name = name
+    return smi
+
+
+def _judge(command: str, chip: str, release: str):
+    return run_check("HW108", on_release(facts(command, npus=_chips(chip)), release))
+
+
+def test_fp8_kv_cache_on_a_300i_duo_fails_with_the_maintainers_words():
+    """vllm-ascend#8284: Qwen3-30B-A3B on v0.18.0rc1-310p with --kv-cache-dtype fp8 started, then crashed at the first
+    request; "300I DUO not supports kv-cache-dtype fp8"."""
+    out = _judge("vllm serve /models/qwen3-30b-a3b --kv-cache-dtype fp8", "310P3", "0.18.0rc1")
+    assert out.status == Status.FAIL, out.message
+    assert out.message == "--kv-cache-dtype fp8 is not supported on 310P with this vllm-ascend release [HW-310P-013]"
+    assert "Drop `--kv-cache-dtype`" in out.remediation and any("8284" in str(e.excerpt) for e in out.evidence)
+    assert _judge("vllm serve /models/qwen3-30b-a3b", "310P3", "0.18.0rc1").status == Status.SKIP
+    assert _judge("vllm serve /models/qwen3-30b-a3b --kv-cache-dtype auto", "310P3", "0.18.0rc1").status \
+        == Status.SKIP
+
+
+def test_fp8_on_a2_is_refused_from_the_release_that_asserts_fp8_attention():
+    """0.29.0rc1's check_and_update_config asserts FP8_ATTENTION for cache_dtype "fp8" (the A5 profile only); before
+    it no rule is known for A2 (not judged), and only the exact value "fp8" is asserted."""
+    new = _judge("vllm serve /m --kv-cache-dtype fp8", "910B3", "0.30.0rc2")
+    assert new.status == Status.FAIL and "[HW-A2-003]" in new.message and "on A2 " in new.message
+    assert _judge("vllm serve /m --kv-cache-dtype fp8", "910B3", "0.23.0").status == Status.SKIP
+    assert _judge("vllm serve /m --kv-cache-dtype fp8_e4m3", "910B3", "0.30.0rc2").status == Status.PASS
+    both = _judge("vllm serve /m --kv-cache-dtype fp8", "310P3", "0.30.0rc2")
+    assert both.status == Status.FAIL and "HW-310P-013" in both.message and "HW-A2-003" in both.message
+    assert "on 310P " in both.message
