@@ -402,6 +402,15 @@ def lora_expert_parallel(cmd, env, model) -> Answer:
     return arch.is_moe, {}, "--enable-lora --enable-expert-parallel on a MoE model" if arch.is_moe else ""
 
 
+def moe_model(cmd, env, model) -> Answer:
+    """A model with routed experts (the deployment model's reading, as SERVE306 and plan): the rows that say a chip's
+    kernels lack the MoE operators of a release."""
+    if model is None:
+        return None
+    arch = read_architecture(model)
+    return arch.is_moe, {}, (f"model_type {arch.model_type}: {arch.experts} routed experts" if arch.is_moe else "")
+
+
 CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
     f.__name__: f for f in (
         prefix_cache_block_size, default_prefix_cache_block_size, cache_block_size, v0_cache_features_default_v0,
@@ -410,7 +419,7 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         quant_not_ascend_ct_fp8, quant_not_ascend_ct_fp8_mx, quant_fp8, quant_mx_native, quant_fp8_unblocked,
         quant_fp8_block, lora, lora_v1_opt_in, lora_fully_sharded_tp, lora_expert_parallel, launch_blocking_graph,
         dsv4_block_size, dsv4_block_size_128, index_topk_cache_dtype, kv_nz_not_d_node, kv_nz_not_mla,
-        layer_sharding_not_p_node, recompute_scheduler_mixed)
+        layer_sharding_not_p_node, recompute_scheduler_mixed, moe_model)
 }
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Dict, FrozenSet, List, Literal, Optional, Tuple
 
-from pydantic import AfterValidator, Field, PrivateAttr
+from pydantic import AfterValidator, Field, PrivateAttr, model_validator
 
 from ascend_doctor.core.model import Model
 
@@ -80,6 +80,10 @@ class Signature(Model, extra="forbid", frozen=True):
     # The line only tags or wraps another error (torch_npu's ERR99999 on any Python exception, vLLM's "EngineCore
     # failed to start"): reported, but never triage's answer while a traceback in the paste names the error itself.
     wrapper: bool = False
+    # Signatures that read the same line less precisely (the vendor facts' generic pattern, kept as it is): a line
+    # this one matches is not theirs (EZ1001 "does not support opType" is no missing kernels package); their other
+    # lines still are.
+    supersedes: List[str] = []
 
 
 class Match(Model, frozen=True):
@@ -100,6 +104,15 @@ class SignatureFile(Model, extra="forbid"):
     updated: str
     signature: List[Signature] = Field(min_length=1)
     _compiled: Optional["_Compiled"] = PrivateAttr(None)
+
+    @model_validator(mode="after")
+    def _superseded_exist(self):
+        ids = {s.id for s in self.signature}
+        for s in self.signature:
+            unknown = [x for x in s.supersedes if x not in ids]
+            if unknown:
+                raise ValueError(f"signature {s.id} supersedes unknown signature(s) {', '.join(unknown)}")
+        return self
 
     def matcher(self) -> "_Compiled":
         if self._compiled is None:
@@ -211,6 +224,12 @@ class _Compiled:
     def __init__(self, sigs: Tuple[Signature, ...]):
         self.sigs = sigs
         self.regex = [re.compile(s.pattern, re.MULTILINE) for s in sigs]
+        index = {s.id: i for i, s in enumerate(sigs)}
+        self.superseded_by: Dict[int, List[int]] = {}  # signature -> the signatures that read its lines better
+        for i, s in enumerate(sigs):
+            for other in s.supersedes:
+                if other in index:
+                    self.superseded_by.setdefault(index[other], []).append(i)
         self.unfiltered: List[int] = []  # signatures without a usable literal: tried on every candidate line
         self.by_literal: Dict[Tuple[bool, str], List[int]] = {}  # (case-insensitive?, literal) -> signatures
         self.scanners: List[Tuple[re.Pattern, bool]] = []  # (regex, run on the lower-cased text?)
@@ -315,7 +334,7 @@ class _Compiled:
             for i in self._suspects(line):
                 if i not in found:
                     m = self.regex[i].search(line)
-                    if m:
+                    if m and not any(self.regex[k].search(line) for k in self.superseded_by.get(i, ())):
                         found[i] = (start, line, m.start())
         return found
 

@@ -283,3 +283,21 @@ def test_the_recompute_scheduler_on_a_pd_mixed_server_is_refused():  # vllm-asce
     assert judge(nested, "0.25.1rc1").status == Status.FAIL  # where 0.25.1rc1 moved it
     assert judge('--additional-config {"recompute_scheduler_enable":false}', "0.23.0").status == Status.PASS
     assert judge(on, "0.18.0rc1").status == Status.PASS  # no such check yet
+
+
+def _moe(model_type: str = "qwen3_moe") -> str:
+    over = {"model_type": model_type, "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768}
+    return "--hf-overrides " + json.dumps(over, separators=(",", ":"))
+
+
+def test_a_moe_model_on_a_300i_duo_before_its_moe_kernels_is_unsupported():  # vllm-ascend#1813
+    """0.9.2rc1-310p: "qwen3-moe is not supported on 310I series … such as MoeGatingTopKSoftmax"; the release notes of
+    0.15.0rc1 are the first to add MoE models on 310P. Pangu-Pro-MoE, which the older 310P guides run, is exempt; a
+    dense model, an A2 host and 0.15.0rc1 are not concerned."""
+    f = judge(_moe(), "0.13.0", npus=chips("310P3", 4))
+    assert f.status == Status.FAIL and "REL-A19-001" in f.message and "MoeGatingTopKSoftmax" in f.message
+    assert "0.15.0rc1" in f.remediation
+    assert "REL-A19-001" not in judge(_moe(), "0.15.0rc1", npus=chips("310P3", 4)).message
+    assert "REL-A19-001" not in judge(_moe(), "0.13.0").message  # 910B3
+    assert "REL-A19-001" not in judge(_moe("PanguProMoE"), "0.13.0", npus=chips("310P3", 4)).message
+    assert "REL-A19-001" not in judge("", "0.13.0", npus=chips("310P3", 4)).message

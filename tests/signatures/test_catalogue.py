@@ -223,3 +223,19 @@ def test_a_thread_that_is_not_a_github_url_is_refused(tmp_path):
     p.write_text(text)
     with pytest.raises(InputError, match="not a GitHub thread URL"):
         load_signatures(p)
+
+
+def test_a_signature_supersedes_a_generic_reading_of_the_same_line_only():
+    """vllm-ascend#1813's line matches the vendor facts' EZ1001 pattern ("the opp_kernel package is missing") and the
+    precise one (the chip has no kernel for this operator); the precise one drops the generic match on that line,
+    not on another line."""
+    from ascend_doctor.knowledge.door import Knowledge
+    from ascend_doctor.knowledge.signatures import diagnose
+
+    cat = Knowledge().signatures
+    line = ("RuntimeError: call aclnnMoeGatingTopKSoftmax failed, detail:EZ1001: [PID: 51715] Get regInfo failed, "
+            "The binary_info_config.json of socVersion [ascend310p] does not support opType [MoeGatingTopKSoftmax].")
+    assert [m.signature.id for m in diagnose(line, cat)] == ["cann-EZ1001-optype-not-for-soc"]
+    other = "EZ1001: read binary_info_config.json failed"
+    assert [m.signature.id for m in diagnose(line + "\n" + other, cat)] == ["cann-EZ1001-optype-not-for-soc",
+                                                                              "cann-EZ1001-opp-kernel"]
