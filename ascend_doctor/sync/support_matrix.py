@@ -85,9 +85,12 @@ def read_models(text: str) -> Dict[str, Any]:
     only what is before the first doubtful cell: `Model`, `Support`, `Note`."""
     out: Dict[str, Any] = {"models": [], "not_supported": [], "model_feature": [], "hardware": [], "notes": []}
     for header, rows in _tables(text):
-        if not header or header[0] != "Model" or "Support" not in header:
+        # 0.9.1rc2-0.11.0rc0 name the column `Supported` (Model | Supported | Note), later releases `Support`
+        support_col = next((c for c in ("Support", "Supported") if c in header), None)
+        if not header or header[0] != "Model" or support_col is None:
             continue
         col = {name: i for i, name in enumerate(header)}
+        col["Support"] = col[support_col]
         for cells in rows:
             model = clean(cells[0]) if cells else ""
             if not model:
@@ -108,7 +111,7 @@ def read_models(text: str) -> Dict[str, Any]:
             if listed:
                 out["hardware"].append(f"{model}: {listed}")
             for name, i in col.items():
-                if name in ("Model", "Support", "Note", "Supported Hardware", "Doc") or i >= len(cells):
+                if name in ("Model", "Support", "Supported", "Note", "Supported Hardware", "Doc") or i >= len(cells):
                     continue
                 if NO in cells[i]:  # scoped to the row's hardware: the 300I Duo tables mark BF16 ❌
                     out["model_feature"].append(f"{model} [{listed}]: {name}" if listed else f"{model}: {name}")

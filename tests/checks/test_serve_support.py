@@ -132,8 +132,8 @@ def test_a_checkpoint_newer_than_the_release_warns_naming_the_first_matrix_that_
            "it is 0.22.1rc1 (GLM-5.2)" in out.message
     later = run_check("SERVE314", _on(facts(f"vllm serve {m}"), "0.22.1rc1"))
     assert "the first release whose matrix lists it" not in later.message
-    old = run_check("SERVE314", _on(facts(f"vllm serve {m}"), "0.9.1"))  # its model table was not read: no verdict
-    assert "the first release whose matrix lists it" not in old.message and old.status == Status.PASS
+    old = run_check("SERVE314", _on(facts(f"vllm serve {m}"), "0.9.1"))  # its `Model | Supported` table is read
+    assert "vllm-ascend 0.9.1's support matrix; the first release whose matrix lists it is 0.22.1rc1" in old.message
     assert run_check("SERVE314", _on(facts(f"vllm serve {QWEN}"), "0.23.0")).status == Status.PASS
 
 
@@ -326,3 +326,16 @@ def test_the_tutorial_reader_keeps_each_served_checkpoint_once_per_chip():
     got = read_tutorial_models(commands + commands)  # a page read twice adds nothing
     assert got == ["310P: Eco-Tech/Qwen3-32B-w8a8sc-310-vllm/TP4/Qwen3-32B-w8a8sc-310-vllm-tp4 hardwares/310p.md:15",
                    "310P: Eco-Tech/Qwen3-8B-w8a8sc-310-vllm/TP1/Qwen3-8B-w8a8sc-310-vllm-tp1 hardwares/310p.md:8"]
+
+
+def test_the_older_model_tables_are_read_too():
+    """0.9.1rc2-0.11.0rc0 name the column `Supported` (Model | Supported | Note): matrix sync skipped them, so
+    0.9.1's "Gemma-3 ❌ (#496)" and 0.10.0rc1's "XLM-RoBERTa-based ❌ (#1960)" were never held against a command."""
+    from ascend_doctor.sync.support_matrix import read_models
+
+    table = "| Model | Supported | Note |\n|---|---|---|\n| Qwen3 | ✅ | |\n| Gemma-3 | ❌ | [#496](https://x/496) |\n"
+    got = read_models(table)
+    assert got["models"] == ["Qwen3", "Gemma-3"] and got["not_supported"] == ["Gemma-3"]
+    assert got["notes"] == ["Gemma-3: https://x/496"]
+    release, _ = Knowledge().support_matrix.row_for("0.10.0rc1")
+    assert "XLM-RoBERTa-based" in release.not_supported and "Whisper" in release.not_supported
