@@ -395,6 +395,8 @@ def read_architecture(config: dict, max_len: Optional[int] = None) -> Architectu
     tied_default = (cfg.get("model_type") or a.model_type) in _TIED_BY_DEFAULT
     a.tie_embeddings = bool(cfg.get("tie_word_embeddings", config.get("tie_word_embeddings", tied_default)))
     a.intermediate = _int(cfg, "intermediate_size", "ffn_hidden_size", "n_inner")
+    if a.model_type == "molmo":  # its config gives gate + up together: vLLM's molmo.py halves intermediate_size
+        a.intermediate //= 2
     a.nextn_layers = _int(cfg, "num_nextn_predict_layers")
     dtype = cfg.get("torch_dtype") or cfg.get("dtype") or config.get("torch_dtype") or config.get("dtype")
     a.dtype = dtype if isinstance(dtype, str) else None
@@ -408,6 +410,8 @@ def read_architecture(config: dict, max_len: Optional[int] = None) -> Architectu
         a.vision_params, partial = vision_params(towers["vision_config"], a.hidden)
         a.vision_projector_counted = not partial
     a.audio = isinstance(towers.get("audio_config"), dict)
+    if a.model_type == "molmo":  # a ViT its config does not describe (vLLM's VisionBackboneConfig): not counted
+        a.vision = True
     if not _bounded(a):  # before anything loops over a count (the MoE layer scan runs over every layer)
         a.attention = "unknown"
         return a
@@ -495,6 +499,9 @@ _UNSIZED_LAYOUT = (
      lambda cfg: T("a shape per layer: attention heads, skipped attention and FFN widths (Nemotron-NAS)")),
     (("attention_chunk_size",), _has("attention_chunk_size"),
      lambda cfg: T("chunked local attention on layers the config does not list (Llama-4)")),
+    (("cross_attention_layers",), lambda cfg: isinstance(cfg.get("cross_attention_layers"), list),
+     lambda cfg: T("{n} cross-attention layer(s) caching the image's keys and values, not the text's (Mllama)",
+                   n=len(cfg.get("cross_attention_layers") or []))),
 )
 
 

@@ -398,3 +398,19 @@ def test_qwen_vl_towers_are_counted_to_the_published_size(name, total, vision):
     a = read_architecture(cfg)
     assert a.vision_params == vision
     assert estimate(a, "bf16").total_bytes / 2 == pytest.approx(total, rel=0.002)
+
+
+def test_molmo_is_sized_as_vllm_builds_it_and_mllama_is_refused_with_its_reason():
+    """Molmo's intermediate_size is gate + up together (vLLM's molmo.py halves it): 7.62 B for its language model,
+    not 13.3 B, and its undescribed vision tower is said not counted. Mllama's cross-attention layers cache the
+    image, which this model does not size: refused with the layers named, not sized as 40 text layers."""
+    from ascend_doctor.deploy.weights import estimate
+
+    molmo = read_architecture(C.config("allenai--Molmo-7B-D-0924"))
+    assert molmo.intermediate == 18944
+    assert estimate(molmo, "bf16").total_bytes / 2 == pytest.approx(7.62e9, rel=0.002)
+    assert "the vision encoder not counted" in str(estimate(molmo, "bf16").source)
+    mllama = {"model_type": "mllama", "architectures": ["MllamaForConditionalGeneration"],
+              "text_config": {**_GQA, "model_type": "mllama_text_model", "cross_attention_layers": [1, 3]}}
+    a = read_architecture(mllama)
+    assert a.attention == "unknown" and "2 cross-attention layer(s)" in str(a.cannot_size[0])
