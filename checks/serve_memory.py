@@ -193,6 +193,7 @@ def memory_fits(ctx):
                                    "spec_tokens": spec_tokens, "page_rules": ctx.knowledge.hybrid_pages,
                                    "dsa_rules": ctx.knowledge.dsa_pages,
                                    "reserve_rules": ctx.knowledge.runtime_reserve,
+                                   "hccl_rules": ctx.knowledge.hccl_groups,
                                    **_buffsize(ctx)})
     fmt, options = "bf16" if converted else _format(m, arch), _feature_options(ctx, cmd)
     kept = _kept_whole(ctx, options, arch, fmt, layout.tp, release["vllm_ascend"])

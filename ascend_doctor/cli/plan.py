@@ -242,7 +242,8 @@ def plan(model_dir, list_models, matrix, chip, npus, replay, nodes, max_model_le
     want = Want(ranks=npus, nodes=nodes, max_len=max_model_len, concurrency=concurrency, gmu=gmu,
                 batched_tokens=batched, dtype_bytes=2, max_len_cap=cap, max_len_cap_rule=rule,
                 kv_halved_by=c.kv_halved_by(planned), vllm_ascend=planned, page_rules=knowledge.hybrid_pages,
-                dsa_rules=knowledge.dsa_pages, reserve_rules=knowledge.runtime_reserve)
+                dsa_rules=knowledge.dsa_pages, reserve_rules=knowledge.runtime_reserve,
+                hccl_rules=knowledge.hccl_groups)
     p = make_plan(files.arch, files.weights, c, want)
     p.notes.extend(_free_note(free, held) + ([loaded] if loaded else []))
     if p.verdict == "none":

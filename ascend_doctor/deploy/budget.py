@@ -21,7 +21,6 @@ from pydantic import Field
 from ascend_doctor.core.model import Model
 from ascend_doctor.deploy.arch import Architecture
 from ascend_doctor.i18n import Localized, T, join
-from ascend_doctor.text.versions import parse_version, try_parse_version
 
 # ACL graph capture runs after the KV cache is allocated, in what --gpu-memory-utilization leaves (vllm-ascend#2959:
 # gmu 1.0 ran out of memory while capturing); vllm-ascend logs `Graph capturing finished …, took X GiB`: 0.29 GiB for
@@ -94,26 +93,16 @@ def moe_routing(a: Architecture, layout: Layout, batched_tokens: int, act_bytes:
                          k=a.experts_per_token, hidden=a.hidden, nbytes=act_bytes))
 
 
-# From this vllm-ascend release every process group vLLM creates is given its own `hccl_buffer_size`
-# (patch/worker/patch_distributed.py GroupCoordinatorPatch -> utils.py get_hccl_config_for_pg_options: 200 MB, the DP
-# group its small buffer), and only the MC2 group, which gets no option, is sized by HCCL_BUFFSIZE ("mc2 operators only
-# perform communication space partitioning based on HCCL_BUFFSIZE"); read in the sdists 0.11.0rc1 … 0.30.0rc2.
-GROUP_OPTIONS_FROM = "0.11.0rc1"
-GROUP_OPTION_MB = 200
-
-
-def hccl(layout: Layout, buffsize_mb: int = HCCL_BUFFSIZE_MB, release: Optional[str] = None) -> Optional[Term]:
+def hccl(layout: Layout, buffsize_mb: int = HCCL_BUFFSIZE_MB, group_mb: Optional[int] = None) -> Optional[Term]:
     """2 × the buffer of each communicator this rank belongs to: TP, PP, the MoE (MC2) group with expert parallelism;
-    the DP group gets vllm-ascend's small buffer (max(⌈(dp+1)·4 B / 1 MiB⌉, 50) MB, utils.py). Before
-    GROUP_OPTIONS_FROM every group takes HCCL_BUFFSIZE; from it, without expert parallelism, TP and PP take the group
-    option (200 MB) whatever HCCL_BUFFSIZE says. With expert parallelism the TP group is still counted at HCCL_BUFFSIZE:
-    that is what the calibration set's 13 DeepSeek-V3.2 logs at HCCL_BUFFSIZE=1024 fit, where the group options alone
-    leave 1.2 GiB per rank unexplained (docs/research/calibration.md) — two sources that disagree, the larger kept.
-    `release` None: a current release (≥ GROUP_OPTIONS_FROM) assumed."""
-    version = try_parse_version(release)
-    grouped = version is None or version >= parse_version(GROUP_OPTIONS_FROM)
+    the DP group gets vllm-ascend's small buffer (max(⌈(dp+1)·4 B / 1 MiB⌉, 50) MB, utils.py). `group_mb`: what the
+    release gives each group itself (deploy/hccl.py `group_mb`; None: every group takes HCCL_BUFFSIZE). With it,
+    TP and PP take `group_mb` whatever HCCL_BUFFSIZE says — but not with expert parallelism: there the TP group is
+    still counted at HCCL_BUFFSIZE, what the calibration set's 13 DeepSeek-V3.2 logs at HCCL_BUFFSIZE=1024 fit, where
+    the group options alone leave 1.2 GiB per rank unexplained (docs/research/calibration.md) — two sources that
+    disagree, the larger kept."""
     ep = layout.ep and layout.tp * layout.dp > 1
-    own = GROUP_OPTION_MB if grouped and not ep else buffsize_mb
+    own = group_mb if group_mb and not ep else buffsize_mb
     groups = []
     if layout.tp > 1:
         groups.append(("TP", own))
@@ -129,7 +118,7 @@ def hccl(layout: Layout, buffsize_mb: int = HCCL_BUFFSIZE_MB, release: Optional[
     how = " + ".join(f"{g} 2 × {mb} MB" for g, mb in groups) + f" (HCCL_BUFFSIZE={buffsize_mb})"
     if own != buffsize_mb:
         how = join(" ", [how, T("(vllm-ascend gives each group {mb} MB itself; HCCL_BUFFSIZE sizes only the MC2 "
-                                "group)", mb=GROUP_OPTION_MB)])
+                                "group)", mb=own)])
     return Term(name=T("HCCL buffers"), bytes=total, inputs=how)
 
 
@@ -141,12 +130,13 @@ def default_reserve() -> Term:
 
 
 def budget(visible: Term, gmu: float, weights: Term, act: Term, layout: Layout, buffsize_mb: int = HCCL_BUFFSIZE_MB,
-           extra: Optional[list[Term]] = None, reserve: Optional[Term] = None, release: Optional[str] = None) -> Budget:
-    """`reserve`: the release's runtime-reserve term (deploy/reserve.py); without it, the 1 GiB estimate; `release`:
-    the vllm-ascend release, which decides how the HCCL groups are sized."""
+           extra: Optional[list[Term]] = None, reserve: Optional[Term] = None,
+           group_mb: Optional[int] = None) -> Budget:
+    """`reserve`: the release's runtime-reserve term (deploy/reserve.py); without it, the 1 GiB estimate; `group_mb`:
+    the HCCL buffer the release gives each group itself (deploy/hccl.py)."""
     requested = int(visible.bytes * gmu)
     terms = [weights, act]
-    comm = hccl(layout, buffsize_mb, release)
+    comm = hccl(layout, buffsize_mb, group_mb)
     if comm is not None:
         terms.append(comm)
     terms.append(reserve or default_reserve())

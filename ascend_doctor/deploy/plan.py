@@ -22,6 +22,7 @@ from ascend_doctor.deploy.arch import Architecture
 from ascend_doctor.deploy.budget import GRAPH_HEADROOM, Budget, Layout, Term, activation, budget, moe_routing
 from ascend_doctor.deploy.chips import Chip
 from ascend_doctor.deploy.dsa import DsaRange
+from ascend_doctor.deploy.hccl import HcclRange, group_mb
 from ascend_doctor.deploy.hybrid import PageRange
 from ascend_doctor.deploy.kv import ASCEND_BLOCK, Capacity, KvSize, capacity, kv_per_token
 from ascend_doctor.deploy.reserve import ReserveRange, reserve_term
@@ -55,6 +56,8 @@ class Want(Model):
     page_rules: list[PageRange] = Field(default_factory=list, description="the deploy/hybrid-pages rows")
     dsa_rules: list[DsaRange] = Field(default_factory=list, description="the deploy/dsa-pages rows")
     reserve_rules: list[ReserveRange] = Field(default_factory=list, description="the deploy/runtime-reserve rows")
+    hccl_rules: list[HcclRange] = Field(default_factory=list, description="the deploy/hccl-groups rows (none: every "
+                                                                          "group takes HCCL_BUFFSIZE)")
     reserve_release: Optional[str] = Field(None, description="the release whose start-up profiling the reserve "
                                                              "follows when it is not vllm_ascend's (a development "
                                                              "build between two tags)")
@@ -160,7 +163,7 @@ def size(a: Architecture, ws: WeightSize, chip: Chip, want: Want, layout: Layout
     reserve = reserve_term(want.reserve_release or want.vllm_ascend, want.reserve_rules)
     b = budget(visible, want.gmu, weights, act, layout, want.hccl_buffsize_mb,
                extra=[*extra, *_mask(chip, max_len), *([routed] if routed else [])], reserve=reserve,
-               release=want.vllm_ascend)
+               group_mb=group_mb(want.vllm_ascend, want.hccl_rules))
     if want.kv_halved_by and b.kv_bytes > 0:  # 310P: half of what is left stays free for operator workspace
         half = b.kv_bytes - b.kv_bytes // 2
         b.terms.append(Term(name=T("operator workspace (half the rest)"), bytes=half,

@@ -217,6 +217,11 @@ class Knowledge:
         return self.table("deploy/runtime-reserve").range
 
     @property
+    def hccl_groups(self):
+        """How each vllm-ascend release sizes the HCCL buffer of a process group (list of HcclRange)."""
+        return self.table("deploy/hccl-groups").range
+
+    @property
     def kernels(self):
         """Each chip family's kernel directory (KernelLayout)."""
         return self.table("deploy/kernels")

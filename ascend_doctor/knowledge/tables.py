@@ -46,6 +46,7 @@ TABLES: dict[str, Table] = {t.name: t for t in (
           rows={"range": "id"}),
     Table("deploy/runtime-reserve", "ascend_doctor.deploy.reserve:ReserveRules", "runtime-reserve rules",
           rows={"range": "first"}),
+    Table("deploy/hccl-groups", "ascend_doctor.deploy.hccl:HcclRules", "HCCL group rules", rows={"range": "first"}),
     Table("deploy/kernels", "ascend_doctor.knowledge.hardware:KernelLayout", "kernel layout"),
     Table("deploy/models", "ascend_doctor.deploy.catalogue:Catalogue", "model catalogue", rows={"model": "id"},
           paths={"model": ("config",)}, verify="ascend_doctor.deploy.catalogue:verify"),

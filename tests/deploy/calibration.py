@@ -87,6 +87,7 @@ def _tokens(row: dict, arch, ws, chip) -> Optional[int]:
                 max_seqs=row.get("max_num_seqs", DEFAULT_SEQS), vllm_ascend=row["release"],
                 page_rules=shipped().hybrid_pages, dsa_rules=shipped().dsa_pages,
                 reserve_rules=shipped().runtime_reserve, reserve_release=row.get("profiling_release"),
+                hccl_rules=shipped().hccl_groups,
                 hccl_buffsize_mb=row.get("hccl_buffsize_mb", 200),
                 kv_halved_by=chip.kv_halved_by(row["release"]))
     cand = size(arch, ws, chip, want, layout, row["max_model_len"], extra=[_kept_whole(row, arch)])

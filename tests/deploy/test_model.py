@@ -370,7 +370,12 @@ def test_hccl_buffsize_sizes_every_group_only_before_vllm_ascend_gave_each_group
     """From 0.11.0rc1 vllm-ascend passes hccl_buffer_size 200 MB for each group it creates and only the MC2 group
     follows HCCL_BUFFSIZE; before, every group did. With expert parallelism the TP group stays at HCCL_BUFFSIZE (what
     the DeepSeek-V3.2 logs fit), said in the budget's words as it is."""
-    from ascend_doctor.deploy.budget import Layout, hccl
+    from ascend_doctor.deploy.budget import Layout
+    from ascend_doctor.deploy.budget import hccl as hccl_term
+    from ascend_doctor.deploy.hccl import group_mb
+
+    def hccl(layout, mb, release):  # the term as plan and SERVE305 build it: the release's row of deploy/hccl-groups
+        return hccl_term(layout, mb, group_mb(release, shipped().hccl_groups))
 
     mib = 2**20
     tp8 = Layout(tp=8)
@@ -382,6 +387,7 @@ def test_hccl_buffsize_sizes_every_group_only_before_vllm_ascend_gave_each_group
     ep = hccl(Layout(tp=8, dp=2, ep=True), 1024, "0.15.0rc1")
     assert ep.bytes == (2 * 1024 + 2 * 1024 + 2 * 50) * mib and "only the MC2" not in str(ep.inputs)
     assert hccl(Layout(tp=1), 1024, "0.13.0") is None
+    assert hccl_term(tp8, 1024, None).bytes == 2 * 1024 * mib  # no row: every group takes HCCL_BUFFSIZE
 
 
 @pytest.mark.parametrize("name, total, vision", [
