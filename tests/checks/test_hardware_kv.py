@@ -39,3 +39,13 @@ def test_fp8_on_a2_is_refused_from_the_release_that_asserts_fp8_attention():
     both = _judge("vllm serve /m --kv-cache-dtype fp8", "310P3", "0.30.0rc2")
     assert both.status == Status.FAIL and "HW-310P-013" in both.message and "HW-A2-003" in both.message
     assert "on 310P " in both.message
+
+
+def test_without_the_chip_table_the_kv_cache_dtype_is_not_judged():
+    """npu-smi gave no table (not installed, hung): which family's rules apply is not known — unknown, not a pass."""
+    from ascend_doctor.probes.npu import CommandSummary, NpuSmiFact
+
+    f = on_release(facts("vllm serve /m --kv-cache-dtype fp8", npus=_chips("310P3")), "0.18.0rc1")
+    f["npu_smi"] = NpuSmiFact(found=False, command=CommandSummary(argv=["npu-smi", "info"], returncode=None))
+    out = run_check("HW108", f)
+    assert out.status == Status.UNKNOWN and "cannot tell the hardware family" in out.message
