@@ -15,14 +15,16 @@ def serve_kv_cache_dtype(ctx):
     """The KV cache dtype is one this hardware runs
 
     What it checks: `--kv-cache-dtype` against the rules of the matrix for this host's chip family and the installed
-    vllm-ascend release: fp8 KV caches on an Atlas 300I Duo (every release), and `fp8` on A2/A3/300I Duo from
-    vllm-ascend 0.29.0rc1, which asserts that the chip's hardware profile has fp8 attention (only the Ascend 950's
-    has). Without `--kv-cache-dtype` (or with `auto`) the cache takes the model's dtype: nothing to judge.
+    vllm-ascend release: fp8 KV caches on an Atlas 300I Duo (every release) and on A2/A3 (no fp8 attention: an
+    error up to 0.27.1rc1, a warning from it, where DeepSeek-V4's cache is pinned to the model dtype), and `fp8`
+    on A2/A3/300I Duo from vllm-ascend 0.29.0rc1, which asserts that the chip's hardware profile has fp8 attention
+    (only the Ascend 950's has). Without `--kv-cache-dtype` (or with `auto`) the cache takes the model's dtype:
+    nothing to judge.
 
     Why it matters: vLLM offers fp8 KV caches on every platform. On a 300I Duo a server started with
     `--kv-cache-dtype fp8` comes up and crashes at its first request (vllm-ascend#8284: "300I DUO not supports
-    kv-cache-dtype fp8"); from 0.29.0rc1 vllm-ascend stops at start-up with a bare AssertionError
-    (platform.py check_and_update_config).
+    kv-cache-dtype fp8"), and so does an A2 with fp8 or fp8_e5m2 (#8102: "FP8 is not support in A3"); from
+    0.29.0rc1 vllm-ascend stops `fp8` at start-up with a bare AssertionError (platform.py check_and_update_config).
 
     How to fix: drop `--kv-cache-dtype` on these chips; the finding quotes the rule and its source.
     """

@@ -77,6 +77,12 @@ def test_dtype_unknown_without_npu_table_and_skip_without_command():
 def test_eager_only_releases():
     f = run_check("HW102", serve(f"vllm serve {QWEN} --dtype float16"))
     assert f.status == Status.WARN and "--enforce-eager is not given" in f.message
+    # the first 310P tutorial (0.9.2rc1's single_node_300i.md: "For 300I series, only eager mode is supported."),
+    # whose image users ran in graph mode (vllm-ascend#1768: aclmdlRICaptureStatus … INTERNAL ASSERT FAILED)
+    f = run_check("HW102", serve(f"vllm serve {QWEN}", va="0.9.2rc1"))
+    assert f.status == Status.WARN and "HW-310P-006" in f.message
+    assert run_check("HW101", serve(f"vllm serve {QWEN}", va="0.9.2rc1")).status == Status.FAIL
+    assert run_check("HW102", serve(f"vllm serve {QWEN}", va="0.9.1")).status == Status.SKIP  # no 310P guide
     assert run_check("HW102", serve(f"vllm serve {QWEN} --enforce-eager")).status == Status.PASS
     # v0.18.0 supports FULL_DECODE_ONLY graphs on the 300I Duo: no eager rule.
     assert run_check("HW102", serve(f"vllm serve {QWEN}", va="0.18.0")).status == Status.SKIP

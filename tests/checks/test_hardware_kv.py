@@ -30,12 +30,18 @@ def test_fp8_kv_cache_on_a_300i_duo_fails_with_the_maintainers_words():
 
 
 def test_fp8_on_a2_is_refused_from_the_release_that_asserts_fp8_attention():
-    """0.29.0rc1's check_and_update_config asserts FP8_ATTENTION for cache_dtype "fp8" (the A5 profile only); before
-    it no rule is known for A2 (not judged), and only the exact value "fp8" is asserted."""
+    """0.29.0rc1's check_and_update_config asserts FP8_ATTENTION for cache_dtype "fp8" (the A5 profile only): an
+    error. Earlier releases accept any fp8 cache and crash when it is used (#8102, a 910B2 with fp8 and fp8_e5m2):
+    an error up to 0.27.1rc1, a warning from it (DeepSeek-V4's cache is pinned to the model dtype there), as for
+    fp8_e4m3/fp8_e5m2, which the assert does not compare."""
     new = _judge("vllm serve /m --kv-cache-dtype fp8", "910B3", "0.30.0rc2")
-    assert new.status == Status.FAIL and "[HW-A2-003]" in new.message and "on A2 " in new.message
-    assert _judge("vllm serve /m --kv-cache-dtype fp8", "910B3", "0.23.0").status == Status.SKIP
-    assert _judge("vllm serve /m --kv-cache-dtype fp8_e4m3", "910B3", "0.30.0rc2").status == Status.PASS
+    assert new.status == Status.FAIL and "[HW-A2-003, HW-A2-005]" in new.message and "on A2 " in new.message
+    old = _judge("vllm serve /m --kv-cache-dtype fp8_e5m2", "910B3", "0.18.0")
+    assert old.status == Status.FAIL and "[HW-A2-004]" in old.message
+    assert _judge("vllm serve /m --kv-cache-dtype fp8", "910B3", "0.9.1").status == Status.SKIP  # no rule that old
+    late = _judge("vllm serve /m --kv-cache-dtype fp8_e4m3", "910B3", "0.30.0rc2")
+    assert late.status == Status.WARN and "[HW-A2-005]" in late.message
+    assert _judge("vllm serve /m --kv-cache-dtype fp8_inc", "910B3", "0.18.0").status == Status.PASS
     both = _judge("vllm serve /m --kv-cache-dtype fp8", "310P3", "0.30.0rc2")
     assert both.status == Status.FAIL and "HW-310P-013" in both.message and "HW-A2-003" in both.message
     assert "on 310P " in both.message
