@@ -8,7 +8,7 @@ import re
 from typing import Optional
 
 from ascend_doctor.i18n import T
-from ascend_doctor.plugin import check, ev
+from ascend_doctor.plugin import FactUnavailable, check, ev
 from ascend_doctor.text.redact import REDACTED, is_secret_name
 from ascend_doctor.text.versions import try_parse_version
 
@@ -44,6 +44,8 @@ def env_unknown_vars(ctx):
     env = ctx.fact("server_env")
     ours = sorted(k for k in env if k.startswith("VLLM_"))
     if not ours:
+        if not env.complete("VLLM_"):  # a paste's export lines: what else is set is not shown
+            raise FactUnavailable("server_env.VLLM_*", env.listing.reason("VLLM_*"))
         return ctx.ok(T("no VLLM_* variables set"))
     names = stack_names(ctx)
     shown = "\n".join(f"{k}={REDACTED if is_secret_name(k) else env[k]}" for k in ours)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ascend_doctor.i18n import T, join, known
 from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.knowledge.release_rules import answer, rules_for
-from ascend_doctor.plugin import check, ev
+from ascend_doctor.plugin import FactUnavailable, check, ev
 
 from ._serve import ascend_release, cmd_or_skip, model_config
 
@@ -21,6 +21,27 @@ def _model(ctx):
     if m is None or m.path is None or not m.config:
         return None
     return model_config(ctx, m)
+
+
+def _env(ctx, cmd):
+    """The server's environment; where it is not known at all (a paste without one), one that knows only the command
+    line's own `K=V`, so the rules that read no variable are still judged and the others say why not."""
+    from ascend_doctor.facts.server_env import EnvListing, ListedEnv, ServerEnv
+
+    env = ctx.try_fact("server_env")
+    if env is not None:
+        return env
+    why = ctx.unread.get("server_env") or ctx.unread.get("env") or T("the server's environment is not known")
+    return ServerEnv.of(ListedEnv({}, EnvListing(T("the server's environment"), (), why=str(why))), cmd.env)
+
+
+def _without(ctx, package: str, said: tuple) -> tuple:
+    """A rule that holds only while `package` is missing: still a hit when the serving python lacks it."""
+    dist = ctx.fact("python").dist(package)
+    if dist is not None:
+        return False, {}, ""
+    hit, fields, seen = said
+    return hit, fields, T("{seen}; {package} is not installed in the serving python", seen=seen, package=package)
 
 
 @check("SERVE311", "serve-release-combos", severity="error", stage="serve",
@@ -38,7 +59,8 @@ def release_combos(ctx):
     kernels only, #12675; from 0.27.1rc1 FP8 without block scales is refused and block-wise FP8 is converted to BF16
     on A2/A3, twice the memory: a warning), LoRA on the releases without it (0.7.3 V1, 0.8.x V1, the
     0.8.4rc1 wheel without `vllm_ascend.lora`, 0.10.2rc1, `--fully-sharded-loras` with TP > 1 before 0.17.0rc1,
-    expert parallelism on 0.23-0.24), and the engine itself: with VLLM_USE_V1 unset, vLLM 0.8.0-0.9.1 run V0 on NPU
+    expert parallelism on 0.23-0.24), Qwen3-Next without triton-ascend (its tutorials' required step from
+    0.10.2rc1), and the engine itself: with VLLM_USE_V1 unset, vLLM 0.8.0-0.9.1 run V0 on NPU
     (vllm-ascend 0.8.4rc1-0.9.1; 0.9.1 does not support V0 at all, vllm-ascend#1305).
 
     Why it matters: each of these stops the start after the model has loaded, fails the first request that hits
@@ -55,11 +77,18 @@ def release_combos(ctx):
     if out:
         return out
     rules = rules_for(ctx.knowledge.release_rules, dist.version)
-    env, model = ctx.fact("server_env"), _model(ctx)
+    env, model = _env(ctx, cmd), _model(ctx)
     fams = families(ctx.try_fact("npu_smi")) or {}
-    hits, unjudged, unchipped, evidence = [], [], [], [ev(T("command line"), cmd.display)]
+    hits, unjudged, unchipped, unseen, evidence = [], [], [], {}, [ev(T("command line"), cmd.display)]
     for rule in rules:
-        said = answer(rule, cmd, env, model)
+        try:
+            said = answer(rule, cmd, env, model)
+            if said is not None and said[0] and rule.missing_package:
+                said = _without(ctx, rule.missing_package, said)
+        except FactUnavailable as exc:  # a variable or package its source does not show: this rule only
+            unseen[rule.id] = exc.reason
+            ctx.unread.setdefault(exc.fact, exc.reason)
+            continue
         if said is None:
             unjudged.append(rule.id)
             continue
@@ -91,5 +120,9 @@ def release_combos(ctx):
     if unjudged:
         return ctx.unknown(T("rule(s) {rules} of vllm-ascend {version} need the model's config.json, which is not "
                              "readable here", rules=", ".join(unjudged), version=dist.version), evidence)
+    if unseen:
+        return ctx.unknown(T("rule(s) {rules} of vllm-ascend {version} depend on the server's environment: {why}",
+                             rules=", ".join(unseen), version=dist.version,
+                             why="; ".join(dict.fromkeys(unseen.values()))), evidence)
     return ctx.ok(T("none of the {n} rule(s) for vllm-ascend {version} applies to this command",
                     n=len(rules), version=dist.version), evidence)

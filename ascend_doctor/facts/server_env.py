@@ -19,11 +19,16 @@ class EnvListing:
     name holds one of `hidden_terms` (collect_env drops names that look secret)."""
 
     def __init__(self, what: str, prefixes: Iterable[str], names: Iterable[str] = (),
-                 hidden_terms: Iterable[str] = ()):
+                 hidden_terms: Iterable[str] = (), why: str = ""):
         self.what = what
+        self.why = why  # the reason for every name not shown, when one reason covers them all
         self.prefixes = tuple(prefixes)
         self.names = frozenset(names)
         self.hidden_terms = tuple(hidden_terms)
+
+    def covers(self, prefix: str) -> bool:
+        """Every variable whose name starts with `prefix` is printed (so listing them all is the whole set)."""
+        return any(prefix.startswith(p) for p in self.prefixes)
 
     def shows(self, name: str) -> bool:
         if any(term in name.lower() for term in self.hidden_terms):
@@ -33,6 +38,11 @@ class EnvListing:
     def reason(self, name: str) -> str:
         from ascend_doctor.i18n import T
 
+        if self.why:
+            return self.why
+        if not self.prefixes:
+            return T("whether {name} is set is not shown: {what} set only {shown}", what=self.what, name=name,
+                     shown=", ".join(sorted(self.names)) or "-")
         return T("{what} does not print {name} (it prints only {shown}), so whether it is set is not known",
                  what=self.what, name=name, shown=", ".join(f"{p}*" for p in self.prefixes))
 
@@ -73,6 +83,10 @@ class ServerEnv(dict):
     def __getitem__(self, name):
         self._known(name)
         return dict.__getitem__(self, name)
+
+    def complete(self, prefix: str = "") -> bool:
+        """Iterating gives every variable whose name starts with `prefix` (not only those a report printed)."""
+        return self.listing is None or self.listing.covers(prefix)
 
     def peek(self, name: str) -> Optional[str]:
         """The value, or None when unset *or not known* (for a hint that may be missing, never for a verdict)."""

@@ -30,6 +30,8 @@ class ReleaseRule(Model, extra="forbid"):
                                                                              "release leaves out of this rule")
     families: list[str] = Field(default_factory=list, description="the chip families (knowledge/hardware.py: A2, "
                                                                   "A3, 310P, A5) the rule holds on; empty: every one")
+    missing_package: Optional[str] = Field(None, description="the rule holds only while this distribution (its PyPI "
+                                                              "name) is not installed in the serving python")
     says: str
     fix: str
     source: list[str] = Field(min_length=1)
@@ -411,6 +413,14 @@ def moe_model(cmd, env, model) -> Answer:
     return arch.is_moe, {}, (f"model_type {arch.model_type}: {arch.experts} routed experts" if arch.is_moe else "")
 
 
+def qwen3_next_model(cmd, env, model) -> Answer:
+    """A Qwen3-Next model (its gated delta-net layers run Triton kernels on Ascend)."""
+    if model is None:
+        return None
+    hit = model.get("model_type") == "qwen3_next"
+    return hit, {}, "model_type qwen3_next" if hit else ""
+
+
 CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
     f.__name__: f for f in (
         prefix_cache_block_size, default_prefix_cache_block_size, cache_block_size, v0_cache_features_default_v0,
@@ -419,7 +429,7 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         quant_not_ascend_ct_fp8, quant_not_ascend_ct_fp8_mx, quant_fp8, quant_mx_native, quant_fp8_unblocked,
         quant_fp8_block, lora, lora_v1_opt_in, lora_fully_sharded_tp, lora_expert_parallel, launch_blocking_graph,
         dsv4_block_size, dsv4_block_size_128, index_topk_cache_dtype, kv_nz_not_d_node, kv_nz_not_mla,
-        layer_sharding_not_p_node, recompute_scheduler_mixed, moe_model)
+        layer_sharding_not_p_node, recompute_scheduler_mixed, moe_model, qwen3_next_model)
 }
 
 

@@ -188,6 +188,8 @@ class PasteFacts(Model):
     python_bits: Optional[int] = Field(None, description="collect_env's `(64-bit runtime)`")
     machine: Optional[str] = None
     env: dict[str, Seen] = Field(default_factory=dict)
+    exports: dict[str, Seen] = Field(default_factory=dict, description="variables the paste sets for the server: "
+                                                                       "`export K=V`, `docker run -e K=V`, `ENV K=V`")
     env_form: str = Field("", description="which report printed `env`: 'vllm-ascend' (its collect_env's `ENV "
                                           "Variables:`) or 'vllm' (vLLM's sectioned collect_env)")
     health_texts: dict[int, Seen] = Field(default_factory=dict, description="NPU id -> `npu-smi info -t health -i N` "
@@ -267,6 +269,11 @@ _PIP_BRACKET = re.compile(r"^\[(pip3?|conda)\]\s+(.+)$")
 _FREEZE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.\-]*)==([^\s;#]+)\s*$")
 _LIST_ROW = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.\-]*)\s{2,}(\d[^\s]*)(\s+\S.*)?$")
 _KEYVAL = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+# A variable set for the server: `export K=V …`, a Dockerfile's `ENV K=V`, `docker run -e K=V` / `--env K=V`. Upper
+# case names only (the variables vLLM, CANN and HCCL read); a value that refers to another ($X, `cmd`) is not known.
+_EXPORT_LINE = re.compile(r"^(?:export|ENV)\s+(?=[A-Z])")
+_ASSIGN = re.compile(r"""([A-Z][A-Z0-9_]*)=("[^"]*"|'[^']*'|[^\s"'\\;&|]*)""")
+_ENV_FLAG = re.compile(r"""(?:^|\s)(?:-e|--env)(?:\s+|=)([A-Z][A-Z0-9_]*)=("[^"]*"|'[^']*'|[^\s"'\\;&|]*)""")
 _TABLE = re.compile(r"^\s*[+|]")
 _ALIGNED = re.compile(r"^([A-Za-z][A-Za-z0-9 _./()-]*?)(?<!\s)\s+:\s(?=\S)")
 _VERSION_LINES = [
@@ -281,6 +288,17 @@ _NAME_VERSION = re.compile(r"^(vllm|vllm[_-]ascend|torch|torch[_-]npu|PyTorch|tr
                            r"sglang|numpy)\s*:\s*(\d[^\s,;]*)\s*$", re.I)
 _BARE_EXCEPTION = re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Exit)(?::\s.*)?$")
 _HCCN = re.compile(r"^(?:\[devid \d+\]\s*)?(link status|ipaddr|net health status|netmask|link up count):", re.I)
+
+
+def _exports(f: PasteFacts, s: str, no: int) -> None:
+    """The variables one line sets for the server (see _EXPORT_LINE); the first value of a name is kept."""
+    pairs = _ASSIGN.findall(s[_EXPORT_LINE.match(s).end():]) if _EXPORT_LINE.match(s) else _ENV_FLAG.findall(s)
+    for name, value in pairs:
+        value = value[1:-1] if value[:1] in ("'", '"') and value[-1:] == value[:1] and len(value) > 1 else value
+        if "$" in value or "`" in value or name in f.exports:
+            continue
+        f.exports[name] = Seen(value=value, lines=str(no), source="export line" if _EXPORT_LINE.match(s)
+                               else "docker -e option")
 
 
 def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
@@ -331,6 +349,8 @@ def read_paste(text: str) -> PasteFacts:
         # `[`: a log line (`(EngineCore pid=7) INFO …`), a table row or a blank line skips them all (a 10 MB log is
         # a million such lines).
         plain = s[:1].isalnum() or s[:1] in ("_", ".", "[")
+        if s.startswith(("export ", "ENV ")) or "-e " in s or "--env" in s:
+            _exports(f, s, ln.no)
         # The sectioned collect_env (vLLM >= 0.10) aligns `Key       : value`: read it as `Key: value`.
         t = _ALIGNED.sub(r"\1: ", s, count=1) if plain else s
         # --- collect_env: one machine's report; the second one starts another machine

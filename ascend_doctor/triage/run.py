@@ -131,7 +131,10 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
         lack["python"] = T("the paste lists no Python packages (no collect_env, pip list or pip freeze)")
     if paste.env:
         listing = LISTINGS.get(paste.env_form, LISTINGS["vllm-ascend"])
-        have["env"] = ListedEnv({k: s.value for k, s in paste.env.items()}, listing)
+        have["env"] = ListedEnv({k: s.value for k, s in paste.env.items()}, listing)  # measured: over any export
+    elif paste.exports:  # the variables the author sets; whether any other is set is not shown
+        have["env"] = ListedEnv({k: s.value for k, s in paste.exports.items()},
+                                EnvListing(T("the paste's `export` and `docker run -e` lines"), (), paste.exports))
     else:
         lack["env"] = T("the paste has no environment-variable block (collect_env's `ENV Variables:`)")
     cann = paste.first("cann")
@@ -167,6 +170,11 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
     if paste.serve_argv:
         cmd = parse_serve_command(paste.serve_argv, knowledge.matrix)
         have["serve_cmd"] = cmd.model_copy(update={"cut": [o.lstrip("-").replace("-", "_") for o in paste.serve_cut]})
+        from ascend_doctor.triage.model import model_fact
+
+        known = model_fact(cmd, knowledge.catalogue) if cmd.recognized else None
+        if known is not None:
+            have["serve_model"], partial["serve_model"] = known
     else:
         lack["serve_cmd"] = T("the paste has no `vllm serve` command line")
     lack.setdefault("npu_health", T("the paste has no `npu-smi info -t health -i N` output"))
@@ -244,6 +252,17 @@ def triage_text(text: str, source: str, registry, options: Optional[RunOptions] 
     store = FactStore.given(have, missing=lack, options=options, knowledge=knowledge, partial=partial)
     checks = registry.select(options.select, options.ignore, stage=STAGES)
     findings = evaluate(checks, store, options)
+    if "serve_model" in have:  # the catalogue's config stands in for the model: which failures it made
+        from ascend_doctor.triage.model import PREFIX, model_failures, soften
+
+        by_code = {c.code: c for c in checks}
+        again = model_failures(findings, by_code)
+        if again:
+            bare = FactStore.given({k: v for k, v in have.items() if k != "serve_model"},
+                                   missing={**lack, "serve_model": T("the paste shows none of the model's files")},
+                                   options=options, knowledge=knowledge, partial=partial)
+            without = evaluate(again, bare, options)
+        soften(findings, by_code, have["serve_model"].path.removeprefix(PREFIX), without if again else [])
     not_judged = not_in_paste(findings, lack)
     matches = log_matches(paste, knowledge.signatures)
     root, why, others = rank(findings, paste, matches, _older_release(paste, knowledge.matrix))

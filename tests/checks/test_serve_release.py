@@ -14,7 +14,8 @@ from tests.helpers import shipped
 def judge(extra: str, ascend: str, env=None, model=True, npus=None):
     out = facts(f"vllm serve {QWEN} {extra}", env=env, model=model, npus=npus)
     out["python"] = PythonEnv(distributions=[Distribution(name="vllm-ascend", version=ascend),
-                                             Distribution(name="vllm", version="0.13.0")])
+                                             Distribution(name="vllm", version="0.13.0"),
+                                             Distribution(name="triton-ascend", version="3.2.0")])  # REL-B11-001
     out.setdefault("env", env or {})
     return run_check("SERVE311", out)
 
@@ -301,3 +302,27 @@ def test_a_moe_model_on_a_300i_duo_before_its_moe_kernels_is_unsupported():  # v
     assert "REL-A19-001" not in judge(_moe(), "0.13.0").message  # 910B3
     assert "REL-A19-001" not in judge(_moe("PanguProMoE"), "0.13.0", npus=chips("310P3", 4)).message
     assert "REL-A19-001" not in judge("", "0.13.0", npus=chips("310P3", 4)).message
+
+
+def _with(extra: str, ascend: str, *dists: tuple[str, str]):
+    out = facts(f"vllm serve {QWEN} {extra}")
+    out["python"] = PythonEnv(distributions=[Distribution(name="vllm-ascend", version=ascend),
+                                             Distribution(name="vllm", version="0.13.0")]
+                              + [Distribution(name=n, version=v) for n, v in dists])
+    out.setdefault("env", {})
+    return run_check("SERVE311", out)
+
+
+def test_qwen3_next_without_triton_ascend_is_refused():  # vllm-ascend#3212: "No module named 'triton'"
+    """The Qwen3-Next tutorials of 0.10.2rc1-0.13.0rc3 install triton-ascend by hand ("The Triton Ascend is required
+    when you run Qwen3 Next"); from 0.13.0 vllm-ascend's requirements install it. Without it the model cannot start;
+    with it (the pass control), or for another model, or before the release that serves Qwen3-Next, no rule holds."""
+    nxt = '--enforce-eager --hf-overrides {"model_type":"qwen3_next"}'  # eager: 0.11's graph rule aside
+    f = _with(nxt, "0.11.0")
+    assert f.status == Status.FAIL and "REL-B11-001" in f.message and "Triton Ascend is required" in f.message
+    assert "triton-ascend is not installed in the serving python" in f.evidence[1].excerpt
+    assert "matrix pins --vllm-ascend" in f.remediation
+    assert _with(nxt, "0.11.0", ("triton-ascend", "3.2.0.dev20250914")).status == Status.PASS
+    assert "REL-B11-001" not in _with("", "0.11.0").message
+    assert "REL-B11-001" not in _with(nxt, "0.10.1rc1").message
+    assert "REL-B11-001" in _with(nxt, "0.18.0").message  # a release that installs it: removed since

@@ -86,7 +86,9 @@ def test_checks_outside_the_old_list_now_answer_on_a_paste():
     report = triage_text((TRIAGE / "set-random-seed-issue.md").read_text(), "p.md", REG)
     by = {f.code: f for f in report.findings}
     assert by["SERVE405"].status.value == "pass" and by["HW107"].status.value == "pass"
-    assert by["SERVE311"].status.value == "skip"  # needs the model's config.json, which no paste holds
+    # /models/Qwen3-8B is a catalogue model: the release rules are judged on its published config, and say so
+    assert by["SERVE311"].status.value == "pass"
+    assert "published config.json of Qwen/Qwen3-8B" in by["SERVE311"].evidence[0].excerpt
     assert by["HOST102"].status.value == "skip"
     assert any("HOST102" in n and "selinux" in n for n in report.triage.not_judged)
     # the root cause this paste was written for is still found

@@ -1,0 +1,95 @@
+"""The served model of a paste, read from the shipped catalogue when the paste's command names one it holds.
+
+A paste shows the `vllm serve` line but never the model's files, so every check that reads the model (its
+architecture, experts, attention, dtype, quantization) was `skip` on a paste — and those are the checks that name
+most pre-launch failures of a model on a release or chip (a MoE model on a 300I Duo release without its gating op,
+an FP8 checkpoint on a release that cannot load it). When the command names a model the catalogue holds, by its id
+(`Qwen/Qwen3-30B-A3B`) or by a directory of exactly that name (`/models/Qwen3-30B-A3B`), the published config.json is
+the best evidence there is of what the user serves — but it is not the user's file: a directory of that name may
+hold a converted or quantized copy. So:
+
+- the fact shows the config and nothing else (`Shown`): the files, the quantization description, the checkpoint
+  size and the chat templates stay "not in the paste";
+- its path says where the config came from, so every finding quoting `{path}/config.json` names the catalogue;
+- a failure drawn from it is a warning (`soften`: the check judged again without the model must fail too for the
+  failure to stand): the check's reasoning holds for the published checkpoint, and the paste cannot show that the
+  user's is that one; every finding that read it says so in its evidence.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any, Optional
+
+from ascend_doctor.facts.partial import Shown
+from ascend_doctor.i18n import T
+
+# What the catalogue's copy shows of ServeModelFact: the config and where it came from.
+SHOWN = ("model", "path", "resolved_from", "why_not", "unrecorded", "config", "config_error")
+PREFIX = "(catalogue) "
+
+
+def catalogue_model(cmd: Any, models: list) -> Optional[Any]:
+    """The catalogue entry the command's model names (its id, or a path whose last part is a catalogue name)."""
+    from ascend_doctor.deploy.catalogue import find_model
+
+    ref = (getattr(cmd, "model", None) or "").strip()
+    if not ref:
+        return None
+    hit = find_model(ref, models)
+    if hit is None and "/" in ref:
+        hit = find_model(posixpath.basename(ref.rstrip("/")), models)
+    return hit
+
+
+def model_fact(cmd: Any, models: list) -> Optional[tuple[Any, Shown]]:
+    """(ServeModelFact from the catalogue's config, what it shows), or None when the catalogue lacks the model or its
+    copy cannot be read."""
+    from ascend_doctor.core.errors import InputError
+    from ascend_doctor.deploy.catalogue import catalogue_files
+    from ascend_doctor.probes.serve import ServeModelFact
+
+    m = catalogue_model(cmd, models)
+    if m is None:
+        return None
+    try:
+        files = catalogue_files(m)
+    except InputError:
+        return None
+    fact = ServeModelFact(model=cmd.model, path=PREFIX + m.id, resolved_from=T("the catalogue's copy of {id}'s "
+                                                                              "config.json", id=m.id),
+                          files=["config.json"], config=files.config)
+    why = T("the paste shows none of the model's files; only the published config.json of {id} (the catalogue's copy) "
+            "stands in for it", id=m.id)
+    return fact, Shown(SHOWN, why)
+
+
+def soften(findings: list, checks: dict, model_id: str, without: list) -> None:
+    """A failure that the catalogue's config made (in place): `without` holds the same checks' findings judged with
+    no model at all; where that one fails too, the failure did not come from the config and stands. Otherwise it
+    becomes a warning that says what it was judged on."""
+    from ascend_doctor.report import Evidence, Status, finding_level
+
+    failed_anyway = {f.code for f in without if f.status == Status.FAIL}
+    for f in findings:
+        c = checks.get(f.code)
+        if c is None or "serve_model" not in c.needs or f.status not in (Status.PASS, Status.WARN, Status.FAIL):
+            continue
+        f.details = {**f.details, "model_config_from": f"catalogue:{model_id}"}
+        if f.status == Status.FAIL and f.code not in failed_anyway:
+            f.status = Status.WARN
+            f.level = finding_level(f.status, f.severity)
+            said = T("judged on the published config.json of {id} (the catalogue's copy): a failure if the paste's "
+                     "model is that checkpoint, which the paste cannot show", id=model_id)
+        else:
+            said = T("the model was read from the published config.json of {id} (the catalogue's copy); the paste "
+                     "shows none of its files", id=model_id)
+        f.evidence.insert(0, Evidence(source="triage", excerpt=said))
+
+
+def model_failures(findings: list, checks: dict) -> list:
+    """The checks that failed and read the served model: the ones `soften` asks about."""
+    from ascend_doctor.report import Status
+
+    return [checks[f.code] for f in findings
+            if f.status == Status.FAIL and f.code in checks and "serve_model" in checks[f.code].needs]

@@ -1,0 +1,102 @@
+"""A paste's served model and environment: the catalogue's published config.json stands in for a model the command
+names (a paste never holds the model's files), and the variables the paste sets (`export`, `docker run -e`) are the
+environment it shows — every other variable stays "not in the paste".
+
+The fixtures are written after vllm-ascend#1813 (Qwen3-30B-A3B on four 300I Duo with the v0.9.2rc1-310p image, run
+as `docker run … -e VLLM_USE_V1=1`; the maintainer: "qwen3-moe is not supported on 310I series", the release rule
+REL-A19-001) and the repository's own fixtures."""
+
+from __future__ import annotations
+
+from ascend_doctor.core.registry import load_registry
+from ascend_doctor.triage.paste import read_paste
+from ascend_doctor.triage.run import triage_text
+
+REG = load_registry(entry_points=False)
+
+SMI_310P = """+--------------------------------------------------------------------------------------------------------+
+| npu-smi 25.2.0                   Version: 25.2.0                                                       |
++---------------------------+---------------+------------------------------------------------------------+
+| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)        |
+| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)                |
++===========================+===============+============================================================+
+| 0     310P3               | OK            | 94.6        39                0    / 0                     |
+| 0                         | 0000:01:00.0  | 0           0    / 0          3368 / 44280                 |
++===========================+===============+============================================================+
+| 1     310P3               | OK            | 94.6        39                0    / 0                     |
+| 0                         | 0000:02:00.0  | 0           0    / 0          3368 / 44280                 |
++===========================+===============+============================================================+
+"""
+
+
+def paste(model: str, env_lines: str = "docker run -it -e OMP_NUM_THREADS=48 -e VLLM_USE_V1=1 $IMAGE\n") -> str:
+    return ("The image is quay.io/ascend/vllm-ascend:v0.9.2rc1-310p on two 300I Duo.\n" + env_lines +
+            f"```\nvllm serve {model} --max-model-len 32768 --max-num-seqs 32\n```\n"
+            "```\n$ pip list | grep vllm\nvllm                0.9.2\nvllm_ascend         0.9.2rc1\n```\n"
+            f"```text\n{SMI_310P}```\n")
+
+
+def by_code(text: str) -> dict:
+    return {f.code: f for f in triage_text(text, "p.md", REG).findings}
+
+
+def test_a_catalogue_model_is_judged_on_its_published_config_and_its_failure_is_a_warning_that_says_so():
+    """#1813's MoE model on a 300I Duo release before 310P MoE support: SERVE311's rule fires on the published config,
+    as a warning (the paste cannot show that /models/Qwen3-30B-A3B is that checkpoint) naming the catalogue's copy."""
+    f = by_code(paste("/models/Qwen3-30B-A3B"))["SERVE311"]
+    assert f.status.value == "warn" and "REL-A19-001" in f.message, f.message
+    assert "published config.json of Qwen/Qwen3-30B-A3B" in f.evidence[0].excerpt
+    assert "a failure if the paste's model is that checkpoint" in f.evidence[0].excerpt
+    assert f.details["model_config_from"] == "catalogue:Qwen/Qwen3-30B-A3B"
+    # the hub id names it too; a dense model of the catalogue is fine on the same release (the pass control)
+    assert by_code(paste("Qwen/Qwen3-30B-A3B"))["SERVE311"].status.value == "warn"
+    ok = by_code(paste("/models/Qwen3-8B"))["SERVE311"]
+    assert ok.status.value == "pass" and "published config.json of Qwen/Qwen3-8B" in ok.evidence[0].excerpt
+
+
+def test_a_model_outside_the_catalogue_or_a_near_name_is_not_stood_in_for():
+    """Only the catalogue's exact name (id, or a directory of that name): `Qwen3-30B-A3B-w8a8` may be anything."""
+    for model in ("/models/my-finetune", "/models/Qwen3-30B-A3B-w8a8"):
+        f = by_code(paste(model))["SERVE311"]
+        assert f.status.value == "skip" and "serve_model" in f.message, (model, f.message)
+
+
+def test_what_the_catalogue_copy_does_not_show_stays_not_in_the_paste():
+    """The config only: the quantization description and the model's files are the user's, never the catalogue's."""
+    by = by_code(paste("/models/Qwen3-30B-A3B"))
+    assert by["SERVE204"].status.value == "skip" and "serve_model.quant_description_files" in by["SERVE204"].message
+    assert "catalogue's copy" in by["SERVE204"].message
+
+
+def test_a_failure_the_model_did_not_make_stays_a_failure():
+    """SERVE313 fails on the JSON option alone; the catalogue model beside it does not soften that."""
+    text = ("```\n$ pip list | grep vllm\nvllm                  0.13.0\nvllm-ascend           0.13.0\n"
+            "$ vllm serve /models/Qwen3-8B --kv-transfer-config "
+            "'{\"kv_connector\":\"MooncakeConnectorV1\",\"kv_role\":\"kv_both_\"}'\n```\n")
+    f = by_code(text)["SERVE313"]
+    assert f.status.value == "fail" and "kv_role 'kv_both_'" in f.message
+
+
+def test_the_variables_a_paste_sets_are_read_and_values_it_cannot_know_are_not():
+    p = read_paste("export VLLM_USE_V1=1 HCCL_BUFFSIZE=\"512\"\nexport HOME_DIR=$HOME\n"
+                   "docker run -it -e ASCEND_RT_VISIBLE_DEVICES=0,1 --env=TASK_QUEUE_ENABLE=2 \\\n"
+                   "  -e OMP_NUM_THREADS=16 img\nENV PYTORCH_NPU_ALLOC_CONF=expandable_segments:True\n"
+                   "pip install -e .\n")
+    got = {k: (s.value, s.source) for k, s in p.exports.items()}
+    assert got == {"VLLM_USE_V1": ("1", "export line"), "HCCL_BUFFSIZE": ("512", "export line"),
+                   "ASCEND_RT_VISIBLE_DEVICES": ("0,1", "docker -e option"),
+                   "TASK_QUEUE_ENABLE": ("2", "docker -e option"), "OMP_NUM_THREADS": ("16", "docker -e option"),
+                   "PYTORCH_NPU_ALLOC_CONF": ("expandable_segments:True", "export line")}
+
+
+def test_an_unset_variable_is_not_concluded_from_a_paste_that_shows_only_its_exports():
+    """VLLM_USE_V1 exported: the V0-engine rules of 0.9.1 are judged; not exported, whether it is set is not shown
+    (never "unset"), and SERVE402's "no VLLM_* variables set" is no pass on exports that name none."""
+    base = ("```\n$ pip list | grep vllm\nvllm                0.9.1\nvllm_ascend         0.9.1\n```\n"
+            "```\nvllm serve /models/Qwen3-8B\n```\n")
+    unset = by_code("export HCCL_BUFFSIZE=512\n" + base)
+    assert unset["SERVE311"].status.value == "skip", unset["SERVE311"].message
+    assert "server_env.VLLM_USE_V1" in unset["SERVE311"].message and "HCCL_BUFFSIZE" in unset["SERVE311"].message
+    seen = by_code("export VLLM_USE_V1=1\n" + base)
+    assert seen["SERVE311"].status.value == "pass", seen["SERVE311"].message
+    assert unset["SERVE402"].status.value == "skip" and "VLLM_*" in unset["SERVE402"].message
