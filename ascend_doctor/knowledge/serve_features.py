@@ -128,6 +128,19 @@ def _mtp(cmd, env, model) -> Used:
     return f"--speculative-config method {method}" if isinstance(method, str) and method.endswith("mtp") else None
 
 
+def _ascend_scheduler(cmd, env, model) -> Used:
+    section = _json(cmd, "additional_config").get("ascend_scheduler_config")
+    return "--additional-config ascend_scheduler_config.enabled" if isinstance(section, dict) and \
+        section.get("enabled") is True else None
+
+
+def _ray(cmd, env, model) -> Used:
+    """Ray as the executor: named on the command line (vLLM also picks it by itself for a multi-node layout, which
+    the command does not show, so that case is not claimed)."""
+    backend = cmd.get("distributed_executor_backend")
+    return cmd.source("distributed_executor_backend") if isinstance(backend, str) and backend == "ray" else None
+
+
 def _lmhead_tp(cmd, env, model) -> Used:
     n = _json(cmd, "additional_config").get("lmhead_tensor_parallel_size")
     return f"--additional-config lmhead_tensor_parallel_size {n}" if isinstance(n, int) and n > 1 else None
@@ -191,6 +204,10 @@ for _names, _used in (
     (("Torchair",), _torchair),
     (("MTP",), _mtp),
     (("Sleep Mode",), lambda c, e, m: _explicit(c, "enable_sleep_mode")),
+    (("Prefill Context Parallel", "PCP"), _more_than_one("prefill_context_parallel_size")),
+    (("Suffix Decoding",), _spec_method("suffix")),
+    (("Ray",), _ray),
+    (("Ascend Scheduler",), _ascend_scheduler),
 ):
     for _n in _names:
         FEATURES[_norm(_n)] = _used

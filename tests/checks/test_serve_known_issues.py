@@ -111,3 +111,27 @@ def test_torchair_graph_mode_is_not_acl_graph(tmp_path):
     assert "KI-0.9.1-4855a2" not in out.message
     acl = run_check("SERVE315", _on(facts(f"vllm serve {m} -dp 4 --enable-expert-parallel"), "0.9.1"))
     assert "KI-0.9.1-4855a2" in acl.message
+
+
+def test_the_release_notes_combinations_of_executor_parallelism_and_decoding():
+    """Known issues whose conditions are a combination the command shows, each with its control: Ray + EP on
+    0.11.0rc2 (#4123), PP on ray on 0.9.2rc1 (#1751), PP + PCP on 0.23.0, suffix decoding on 0.12.0rc1 (#5010),
+    chunked prefill + prefix caching under the Ascend scheduler on 0.10.2rc1 (#2943)."""
+    cases = [
+        ("--distributed-executor-backend ray --enable-expert-parallel", "--enable-expert-parallel", "0.11.0rc2",
+         "KI-0.11.0rc2-12942d"),
+        ("--distributed-executor-backend ray --pipeline-parallel-size 2", "--pipeline-parallel-size 2", "0.9.2rc1",
+         "KI-0.9.2rc1-2671c6"),
+        ("--pipeline-parallel-size 2 --prefill-context-parallel-size 2", "--pipeline-parallel-size 2", "0.23.0",
+         "KI-0.23.0-862fc1"),
+        ('--speculative-config {"method":"suffix"}', '--speculative-config {"method":"ngram"}', "0.12.0rc1",
+         "KI-0.12.0rc1-27568c"),
+        ('--enable-chunked-prefill --enable-prefix-caching '
+         '--additional-config {"ascend_scheduler_config":{"enabled":true}}',
+         '--enable-chunked-prefill --enable-prefix-caching', "0.10.2rc1", "KI-0.10.2rc1-03c984"),
+    ]
+    for bad, good, release, kid in cases:
+        out = run_check("SERVE315", _on(facts(f"vllm serve /models/Qwen3-8B {bad}"), release))
+        assert out.status == Status.WARN and kid in out.message, (kid, out.message)
+        ok = run_check("SERVE315", _on(facts(f"vllm serve /models/Qwen3-8B {good}"), release))
+        assert kid not in ok.message, (kid, ok.message)
