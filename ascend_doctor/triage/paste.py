@@ -510,6 +510,7 @@ def read_paste(text: str) -> PasteFacts:
 # The release an issue names by its image or in prose: `quay.io/ascend/vllm-ascend:v0.11.0rc0`, `vllm-ascend:0.14.0RC1`,
 # `vllm-ascend image: v0.13.0rc1`, `vllm-ascend 0.11.0rc0镜像` — read only when no package list or collect_env
 # names the installed vllm-ascend (a report of the environment beats a sentence about it).
+IMAGE_SOURCE = "the vllm-ascend image the paste names"
 _IMAGE_RELEASE = re.compile(r"vllm[-_]ascend(?: image)?[: ]{1,2}v?(\d{1,3}\.\d{1,3}\.\d{1,3}(?:rc\d{1,3})?"
                             r"(?:\.post\d{1,3})?)(?![\d.])", re.IGNORECASE)
 
@@ -518,8 +519,10 @@ def _image_release(f: PasteFacts, lines: list[Line]) -> None:
     for ln in lines:
         m = _IMAGE_RELEASE.search(ln.text)
         if m:
+            image = ":" in m.group(0) or "镜像" in ln.text[m.end():m.end() + 3]  # a tag, `image: vX`, `vX镜像`
             f.versions["vllm_ascend"] = [Seen(value=m.group(1).lower(), lines=str(ln.no),
-                                              source="the vllm-ascend image or release the paste names")]
+                                              source=IMAGE_SOURCE if image else
+                                              "the vllm-ascend image or release the paste names")]
             return
 
 

@@ -112,6 +112,21 @@ def _health(paste: PasteFacts, smi) -> Any:
     return NpuHealthFact(results=results, unanswered=[n for n in listed if n not in paste.health_texts])
 
 
+def _image_vllm(paste: PasteFacts, matrix) -> None:
+    """The vLLM an official vllm-ascend image ships (the release's one paired vLLM in the matrix), when the paste
+    names the image and no vLLM version (in place). A paste that names a release in prose gets none: a pip install
+    of vllm-ascend brings whatever vLLM the user installed."""
+    from ascend_doctor.triage.paste import IMAGE_SOURCE, Seen
+
+    seen = paste.first("vllm_ascend")
+    if seen is None or seen.source != IMAGE_SOURCE or paste.first("vllm") is not None or "vllm" in paste.packages:
+        return
+    row = matrix.vllm_ascend_release(seen.value)
+    if row is not None and len(row.vllm) == 1:
+        paste.versions["vllm"] = [Seen(value=row.vllm[0], lines=seen.lines, source=f"the vLLM of the vllm-ascend "
+                                                                                   f"{seen.value} image")]
+
+
 def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str], dict[str, Shown]]:
     """(facts the paste states, facts it lacks -> why, facts it shows in part -> what it shows); `knowledge`
     parses the paste's serve command."""
@@ -123,6 +138,7 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
     have: dict[str, Any] = {"paste": paste}
     lack: dict[str, str] = {}
     partial: dict[str, Shown] = {}
+    _image_vllm(paste, knowledge.matrix)
     py = _python(paste)
     if py is not None:
         have["python"] = py

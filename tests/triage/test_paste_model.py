@@ -100,3 +100,19 @@ def test_an_unset_variable_is_not_concluded_from_a_paste_that_shows_only_its_exp
     seen = by_code("export VLLM_USE_V1=1\n" + base)
     assert seen["SERVE311"].status.value == "pass", seen["SERVE311"].message
     assert unset["SERVE402"].status.value == "skip" and "VLLM_*" in unset["SERVE402"].message
+
+
+def test_an_official_image_brings_its_vllm_a_release_named_in_prose_does_not():
+    """quay.io/ascend/vllm-ascend:v0.9.2rc1-310p ships vLLM 0.9.2 (the release's one pair in the matrix): the stack
+    checks that need vLLM run; "we use vllm-ascend 0.9.2rc1" says nothing of the vLLM beside it."""
+    from ascend_doctor.triage.run import triage_text as run
+
+    cmd = "```\nvllm serve /models/Qwen3-8B --max-model-len 8192\n```\n"
+    seen = run("docker pull quay.io/ascend/vllm-ascend:v0.9.2rc1-310p\n" + cmd, "p.md", REG).triage.seen
+    assert seen["vllm"] == "0.9.2 (the vLLM of the vllm-ascend 0.9.2rc1 image, line 1)", seen
+    assert seen["vllm_ascend"].startswith("0.9.2rc1 (the vllm-ascend image the paste names")
+    prose = run("We installed vllm-ascend 0.9.2rc1 with pip.\n" + cmd, "p.md", REG).triage.seen
+    assert "vllm" not in prose and prose["vllm_ascend"].startswith("0.9.2rc1")
+    listed = run("image vllm-ascend:v0.9.2rc1\n```\n$ pip list | grep -E 'vllm|torch'\ntorch     2.5.1\n"
+                 "vllm      0.9.1\n```\n" + cmd, "p.md", REG).triage.seen
+    assert listed["vllm"].startswith("0.9.1 "), listed  # what the paste lists beats the image's pair
