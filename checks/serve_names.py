@@ -9,7 +9,7 @@ from typing import Optional
 
 from ascend_doctor.i18n import T, join
 from ascend_doctor.knowledge.release_names import CONFIG_CLASS, OPTION_KEYS, OPTION_VALUES, retypes, strict
-from ascend_doctor.plugin import check, ev
+from ascend_doctor.plugin import FactUnavailable, check, ev
 from ascend_doctor.text.textsafe import clipped
 
 from ._serve import cmd_or_skip, stack_names
@@ -260,10 +260,14 @@ def release_names(ctx):
         return skip
     refs, problems = _references(cmd)
     values = _values(cmd)
-    eplb = _eplb_reference(ctx, cmd, ctx.try_fact("server_env") or {})  # a paste may show no environment
+    try:
+        eplb = _eplb_reference(ctx, cmd, ctx.try_fact("server_env") or {})  # a paste may show no environment
+        env_unseen = False
+    except FactUnavailable as exc:  # DYNAMIC_EPLB not shown (a paste's export lines): said only beside a verdict
+        eplb, env_unseen = exc.reason, True
     unseen_eplb = [T("EPLB's model: {why}", why=eplb)] if isinstance(eplb, str) else []
     refs += [eplb] if isinstance(eplb, tuple) else []
-    if not refs and not problems and not unseen_eplb and not values:
+    if not refs and not problems and not values and (env_unseen or not unseen_eplb):
         return ctx.skip(T("no JSON option, connector, speculative method, cudagraph mode or structured-outputs "
                           "backend named"))
     names = stack_names(ctx)
