@@ -116,3 +116,15 @@ def test_an_official_image_brings_its_vllm_a_release_named_in_prose_does_not():
     listed = run("image vllm-ascend:v0.9.2rc1\n```\n$ pip list | grep -E 'vllm|torch'\ntorch     2.5.1\n"
                  "vllm      0.9.1\n```\n" + cmd, "p.md", REG).triage.seen
     assert listed["vllm"].startswith("0.9.1 "), listed  # what the paste lists beats the image's pair
+
+
+def test_export_lines_that_do_not_show_dynamic_eplb_leave_the_named_references_judged():
+    """SERVE313 asks whether DYNAMIC_EPLB turns EPLB on; a paste whose exports do not show it still gets its named
+    connector judged (a fail), and a command that names nothing is a skip, not an unknown."""
+    head = ("export HCCL_BUFFSIZE=512\n```\n$ pip list | grep vllm\nvllm                  0.13.0\n"
+            "vllm-ascend           0.13.0\n")
+    bad = by_code(head + "$ vllm serve /models/Qwen3-8B --kv-transfer-config "
+                         "'{\"kv_connector\":\"NoSuchConnector\",\"kv_role\":\"kv_both\"}'\n```\n")["SERVE313"]
+    assert bad.status.value == "fail" and "NoSuchConnector" in bad.message, bad.message
+    none = by_code(head + "$ vllm serve /models/Qwen3-8B\n```\n")["SERVE313"]
+    assert none.status.value == "skip" and "named" in none.message
