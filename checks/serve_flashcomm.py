@@ -34,14 +34,16 @@ def flashcomm1_layout(ctx):
     What it checks: when a switch the installed vllm-ascend release reads turns its sequence parallelism
     (FlashComm1) on — `VLLM_ASCEND_ENABLE_FLASHCOMM1=1`, `--additional-config` `enable_flashcomm1` (0.20.2rc1 on;
     given, it decides), `pass_config.enable_sp` (0.13-0.14 lines), shared-expert DP (before 0.26.0rc1) — that
-    `--tensor-parallel-size` is above 1 and that a MoE model (a config.json key naming experts, vllm-ascend's own
-    test) runs with `--enable-expert-parallel`. The switches and the refusals of each release are the
+    `--tensor-parallel-size` is above 1, that a MoE model (a config.json key naming experts, vllm-ascend's own
+    test) runs with `--enable-expert-parallel`, and (0.15.0rc1-0.17.0rc1) that the model is not a VL model (a
+    `vision_config` or `thinker_config`). The switches and the refusals of each release are the
     `serve/sequence-parallel` rows, read in its source (0.13.0rc1 to 0.26.x refuse; from 0.27.1rc1 FlashComm1 is
     turned off instead, not judged).
 
     Why it matters: vllm-ascend stops at start with `AssertionError: Flash Comm v1 is only supported when tp_size >
-    1.` or `Flash Comm v1 requires enable_expert_parallel=True for MoE models.`. FlashComm1 is in many
-    vllm-ascend tutorials and launch scripts, which get copied to a single-card or dense setup, and the switch moved
+    1.`, `Flash Comm v1 requires enable_expert_parallel=True for MoE models.` or `Flash Comm V1 is not supported
+    for VL models.`. FlashComm1 is in many vllm-ascend tutorials and launch scripts, which get copied to a
+    single-card, dense or multimodal setup, and the switch moved
     between the environment and `--additional-config` across releases.
 
     How to fix: serve with `--tensor-parallel-size` 2 or more (and `--enable-expert-parallel` for a MoE model), or
@@ -91,6 +93,17 @@ def _judge(ctx, cmd, row, release: str, stand_in, seen: list, evidence: list):
                               "vllm-ascend {release} stops with `Flash Comm v1 requires enable_expert_parallel=True "
                               "for MoE models.`", by=on_by, release=release))
             fixes.append(T("add --enable-expert-parallel"))
+    if "vl_model" in row.refuses:
+        m = ctx.try_fact("serve_model")
+        why = unreadable(m)
+        cfg = None if why else model_config(ctx, m)
+        if why:
+            unseen.append(T("whether the model is a VL model (its config.json: {why})", why=why))
+        elif "vision_config" in cfg or "thinker_config" in cfg:
+            problems.append(T("FlashComm1 is on ({by}) for a VL model (config.json has {key}): vllm-ascend {release} "
+                              "stops with `Flash Comm V1 is not supported for VL models.`", by=on_by, release=release,
+                              key="thinker_config" if "thinker_config" in cfg else "vision_config"))
+            fixes.append(T("for a VL model, turn it off"))
     if problems:
         fix = T("Turn FlashComm1 off (VLLM_ASCEND_ENABLE_FLASHCOMM1=0, \"enable_flashcomm1\": false in "
                 "--additional-config), or {fixes}.", fixes=join("; ", fixes))

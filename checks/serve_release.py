@@ -60,8 +60,9 @@ def release_combos(ctx):
     on A2/A3, twice the memory: a warning), LoRA on the releases without it (0.7.3 V1, 0.8.x V1, the
     0.8.4rc1 wheel without `vllm_ascend.lora`, 0.10.2rc1, `--fully-sharded-loras` with TP > 1 before 0.17.0rc1,
     expert parallelism on 0.23-0.24), Qwen3-Next without triton-ascend (its tutorials' required step from
-    0.10.2rc1), and the engine itself: with VLLM_USE_V1 unset, vLLM 0.8.0-0.9.1 run V0 on NPU
-    (vllm-ascend 0.8.4rc1-0.9.1; 0.9.1 does not support V0 at all, vllm-ascend#1305).
+    0.10.2rc1), FlashComm with a VL model (0.11.0rc2-0.13.0rc1, 0.14.0rc1), and the engine itself: with
+    VLLM_USE_V1 unset, vLLM 0.8.0-0.9.1 run V0 on NPU (vllm-ascend 0.8.4rc1-0.9.1; 0.9.1 does not support V0 at
+    all, vllm-ascend#1305).
 
     Why it matters: each of these stops the start after the model has loaded, fails the first request that hits
     the cache, or changes what the user asked for without saying so (vllm-ascend#7563: `--block-size 16` ran as

@@ -413,6 +413,39 @@ def moe_model(cmd, env, model) -> Answer:
     return arch.is_moe, {}, (f"model_type {arch.model_type}: {arch.experts} routed experts" if arch.is_moe else "")
 
 
+def _flashcomm_env(env) -> Optional[str]:
+    """The FlashComm variable that is on (vllm-ascend 0.11.0rc2-0.14.0rc1 read both with `bool(int(os.getenv(…)))`),
+    or None."""
+    for name in ("VLLM_ASCEND_ENABLE_FLASHCOMM", "VLLM_ASCEND_ENABLE_FLASHCOMM1"):
+        value = str(env.get(name, "0")).strip()
+        if value not in ("", "0") and (not value.lstrip("-").isdigit() or int(value) != 0):
+            return f"{name}={value}"
+    return None
+
+
+def _flashcomm_vl(vl: bool, model: dict, env) -> Answer:
+    if not vl:
+        return False, {}, ""
+    on = _flashcomm_env(env)
+    return bool(on), {}, (f"{on} with a VL model ({', '.join(model.get('architectures') or []) or 'config.json'})"
+                          if on else "")
+
+
+def flashcomm_vl_arch(cmd, env, model) -> Answer:
+    """FlashComm on for a model whose first architecture name holds "VL" (is_vl_model up to 0.12.0rc1)."""
+    if model is None:
+        return None
+    archs = model.get("architectures") or [""]
+    return _flashcomm_vl("VL" in str(archs[0]), model, env)
+
+
+def flashcomm_vl_config(cmd, env, model) -> Answer:
+    """FlashComm on for a model whose config has `vision_config` or `thinker_config` (is_vl_model from 0.13.0rc1)."""
+    if model is None:
+        return None
+    return _flashcomm_vl("vision_config" in model or "thinker_config" in model, model, env)
+
+
 def qwen3_next_model(cmd, env, model) -> Answer:
     """A Qwen3-Next model (its gated delta-net layers run Triton kernels on Ascend)."""
     if model is None:
@@ -429,7 +462,8 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         quant_not_ascend_ct_fp8, quant_not_ascend_ct_fp8_mx, quant_fp8, quant_mx_native, quant_fp8_unblocked,
         quant_fp8_block, lora, lora_v1_opt_in, lora_fully_sharded_tp, lora_expert_parallel, launch_blocking_graph,
         dsv4_block_size, dsv4_block_size_128, index_topk_cache_dtype, kv_nz_not_d_node, kv_nz_not_mla,
-        layer_sharding_not_p_node, recompute_scheduler_mixed, moe_model, qwen3_next_model)
+        layer_sharding_not_p_node, recompute_scheduler_mixed, moe_model, qwen3_next_model,
+        flashcomm_vl_arch, flashcomm_vl_config)
 }
 
 

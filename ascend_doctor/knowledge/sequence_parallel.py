@@ -45,9 +45,9 @@ class AscendSp(Model, extra="forbid"):
                                                                   "`pass_config.enable_sp`; `a|b`: the first given "
                                                                   "decides; `…?ep_tp`: only with "
                                                                   "--enable-expert-parallel and TP > 1")
-    refuses: list[Literal["tp1", "moe_without_ep"]] = Field(default_factory=list, description="what the release "
-                                                                                              "refuses at start when "
-                                                                                              "it is on")
+    refuses: list[Literal["tp1", "moe_without_ep", "vl_model"]] = Field(
+        default_factory=list, description="what the release refuses at start when it is on: TP 1, a MoE model "
+                                          "without expert parallelism, a VL model (vision_config or thinker_config)")
     graph_sizes: bool = Field(True, description="the model runner applies it to vLLM's decode graph rounding")
     aligned: bool = Field(False, description="vllm-ascend aligns the sizes to lcm(n + 1, TP) itself: nothing refused")
     source: list[str] = Field(min_length=1)

@@ -98,3 +98,20 @@ def test_shared_expert_dp_at_tp1_is_the_tutorials_own_layout():
     assert judge("--tensor-parallel-size 2 --enable-expert-parallel --additional-config "
                  '{"enable_shared_expert_dp":true}', ascend="0.23.0", vllm="0.23.0", config=MOE).status == Status.PASS
 
+
+
+VL = {"model_type": "qwen2_5_vl", "architectures": ["Qwen2_5_VLForConditionalGeneration"], "hidden_size": 3584,
+      "num_hidden_layers": 28, "vision_config": {"depth": 32}}
+
+
+def test_a_vl_model_with_flashcomm1_is_refused_by_0_15_to_0_17():
+    """0.15.0rc1-0.17.0rc1 assert `not is_vl_model` first under their FlashComm1 switch ('Flash Comm V1 is not
+    supported for VL models'); 0.18.0rc1 drops the assert (the pass control), and a text model passes."""
+    f = judge("--tensor-parallel-size 2", ascend="0.17.0rc1", vllm="0.17.0", env=FC1, config=VL)
+    assert f.status == Status.FAIL and "Flash Comm V1 is not supported for VL models" in f.message, f.message
+    assert "vision_config" in f.message
+    assert judge("--tensor-parallel-size 2", ascend="0.15.0rc1", vllm="0.15.0", env=FC1, config=VL).status \
+        == Status.FAIL
+    assert judge("--tensor-parallel-size 2", ascend="0.18.0rc1", vllm="0.18.0", env=FC1, config=VL).status \
+        == Status.PASS
+    assert judge("--tensor-parallel-size 2", ascend="0.17.0rc1", vllm="0.17.0", env=FC1).status == Status.PASS

@@ -326,3 +326,19 @@ def test_qwen3_next_without_triton_ascend_is_refused():  # vllm-ascend#3212: "No
     assert "REL-B11-001" not in _with("", "0.11.0").message
     assert "REL-B11-001" not in _with(nxt, "0.10.1rc1").message
     assert "REL-B11-001" in _with(nxt, "0.18.0").message  # a release that installs it: removed since
+
+
+def test_flashcomm_with_a_vl_model_is_refused_where_the_release_checks_it():  # vllm-ascend #4222, #5848
+    """0.11.0rc2-0.12.0rc1 call a model VL by "VL" in its first architecture name, 0.13.0rc1 and 0.14.0rc1 by a
+    vision_config (or thinker_config); both read VLLM_ASCEND_ENABLE_FLASHCOMM and VLLM_ASCEND_ENABLE_FLASHCOMM1. 0.13.0
+    has no such check; a text model or FlashComm off passes."""
+    vl = '--hf-overrides {"architectures":["Qwen2_5_VLForConditionalGeneration"],"vision_config":{"depth":32}}'
+    for release, env, rule in (("0.11.0", {"VLLM_ASCEND_ENABLE_FLASHCOMM1": "1"}, "REL-B16-001"),
+                               ("0.12.0rc1", {"VLLM_ASCEND_ENABLE_FLASHCOMM": "1"}, "REL-B16-001"),
+                               ("0.13.0rc1", {"VLLM_ASCEND_ENABLE_FLASHCOMM1": "1"}, "REL-B16-002"),
+                               ("0.14.0rc1", {"VLLM_ASCEND_ENABLE_FLASHCOMM1": "1"}, "REL-B16-003")):
+        f = judge(vl, release, env=env)
+        assert f.status == Status.FAIL and rule in f.message and "VL models doesn't support FLASHCOMM" in f.message
+        assert rule not in judge(vl, release, env={"VLLM_ASCEND_ENABLE_FLASHCOMM1": "0"}).message
+        assert rule not in judge("", release, env=env).message  # Qwen3-8B: not VL
+    assert "REL-B16" not in judge(vl, "0.13.0", env={"VLLM_ASCEND_ENABLE_FLASHCOMM1": "1"}).message

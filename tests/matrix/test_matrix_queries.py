@@ -233,6 +233,8 @@ def test_advisories_with_cann_driver_machine(m):
     assert not {"ADV-2026-002", "ADV-2026-003", "ADV-2026-004"} & {a.id for a in m.advisories}
     assert ids({"triton": "3.6.0", "triton-ascend": "3.2.0"}) == ["ADV-2026-011"]
     assert ids({"torch_npu": "2.7.1", "cann": "8.3.RC1"}) == ["ADV-2026-009"]
+    # the release its maintainers withdrew (#267: "Please use v0.7.3rc2 instead."), not its successor
+    assert ids({"vllm-ascend": "0.7.3rc1"}) == ["ADV-2026-012"] and ids({"vllm-ascend": "0.7.3rc2"}) == []
 
 
 # newest known -------------------------------------------------------------------------------------------------------
