@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ascend_doctor.i18n import T
-from ascend_doctor.plugin import check, ev, if_shown
+from ascend_doctor.plugin import FactUnavailable, check, ev, if_shown
 from ascend_doctor.text.versions import try_parse_version, version_in
 
 TOOLKIT_SET_ENV = "/usr/local/Ascend/ascend-toolkit/set_env.sh"
@@ -358,6 +358,9 @@ def cann_deprecated_layout(ctx):
     env = ctx.try_fact("server_env")
     if env is None:
         return ctx.unknown(T("the serving environment was not available"), cann_evidence(c))
+    listing = getattr(env, "listing", None)  # a paste shows some variables; the layout lives in LD_LIBRARY_PATH
+    if listing is not None and not listing.shows("LD_LIBRARY_PATH"):
+        raise FactUnavailable("server_env.LD_LIBRARY_PATH", listing.reason("LD_LIBRARY_PATH"))
     places = [(f"env {k}", str(val)) for k, val in sorted(env.items())]
     cmd = ctx.try_fact("serve_cmd")
     if cmd is not None and getattr(cmd, "display", None):

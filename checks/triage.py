@@ -234,3 +234,54 @@ def paste_ascend_stack(ctx):
                                   "guide says (vLLM with VLLM_TARGET_DEVICE=empty, the matched torch and torch_npu, "
                                   "then vllm-ascend); `ascend-doctor check --python PY` confirms it on the machine."),
                     root_cause=True)
+
+
+def _releases(versions: list[str]) -> str:
+    """`0.15.0rc1-0.17.0rc1` for a run of releases, `a, b` for two, the ends for more."""
+    return versions[0] if len(versions) == 1 else f"{versions[0]}-{versions[-1]}"
+
+
+@check("TRIAGE106", "release-refusal", severity="error", needs=["paste"], stage="triage")
+def release_refusal(ctx):
+    """The pasted error is not a refusal vllm-ascend makes of the configuration
+
+    What it checks: each traceback's exception line (and an exception line pasted alone) against the
+    `signatures/release-refusals` table: the messages with which each vllm-ascend release refuses a configuration
+    at start — every `raise …Error("…")` and `assert …, "…"` of its platform.py, ascend_config.py, utils.py and
+    worker, read from the release's sdist by `matrix sync` — and which releases raise each one.
+
+    Why it matters: a refusal is not a crash. `ValueError: Currently, VL models doesn't support FLASHCOMM` or
+    `AssertionError: Flash Comm v1 is only supported when tp_size > 1.` is the release saying what to change in the
+    command, environment or `--additional-config`, in its own words; searching the tracker for a bug, or upgrading,
+    is the wrong next step (though a later release may accept the combination: the finding says which releases
+    raise it).
+
+    How to fix: change what the message names; the finding gives where the release raises it, so its condition can
+    be read, and the releases that do.
+    """
+    paste = ctx.fact("paste")
+    lines = [(t.label, t.lines) for t in paste.tracebacks if t.label]
+    lines += [(e.value, e.lines) for e in paste.bare_exceptions]
+    if not lines:
+        return ctx.skip(T("no exception line in the paste"))
+    table = ctx.knowledge.release_refusals
+    seen = paste.first("vllm_ascend")
+    for line, where in lines:
+        r = table.match(line)
+        if r is None:
+            continue
+        evidence = [ev(T("paste lines {lines}", lines=where), line[:300]),
+                    ev("signatures/release-refusals " + r.id, f"{r.where}\n{r.source}")]
+        among = "" if seen is None else (
+            T("; the paste's vllm-ascend {version} is one of them", version=seen.value) if seen.value in r.releases
+            else T("; the paste's vllm-ascend {version} is not one of them (a build between them, or another "
+                   "release's message)", version=seen.value))
+        return ctx.fail(T("vllm-ascend refuses the configuration at start, in its own words: \"{text}\" — raised in "
+                          "{where} by vllm-ascend {releases}{among}", text=r.text[:300], where=r.where,
+                          releases=_releases(r.releases), among=among), evidence,
+                        remediation=T("Change what the message names (the command, a variable or an "
+                                      "--additional-config key): it is the release's check of the configuration, not a "
+                                      "crash; {where} holds its condition.", where=r.where),
+                        refusal=r.id, refusal_text=r.longest)
+    return ctx.ok(T("{n} exception line(s), none of them a refusal a vllm-ascend release makes at start",
+                    n=len(lines)))

@@ -295,6 +295,11 @@ class Knowledge:
         return self.table("signatures/release-fixes")
 
     @property
+    def release_refusals(self):
+        """The messages each vllm-ascend release refuses a configuration with at start (ReleaseRefusals)."""
+        return self.table("signatures/release-refusals")
+
+    @property
     def signatures(self):
         """The error-signature catalogue and its matcher (SignatureFile)."""
         return self.table("signatures/error-signatures")

@@ -25,6 +25,7 @@ from typing import Any, Literal, Mapping, Optional
 
 from pydantic import Field
 
+from ascend_doctor.core.errors import FactUnavailable
 from ascend_doctor.core.model import Model
 from ascend_doctor.i18n import T
 from ascend_doctor.text.textsafe import clipped
@@ -113,9 +114,15 @@ def sequence_parallel(row: AscendSp, env: Mapping[str, str], additional: Optiona
     additional = additional if isinstance(additional, Mapping) else {}
     pass_config = pass_config if isinstance(pass_config, Mapping) else {}
     on, seen, unreadable = False, [], False
+    unshown: Optional[FactUnavailable] = None
     for term in row.switches:
         for alt in term.split("|"):
-            value, said = _switch(alt, env, additional, pass_config, layout)
+            try:
+                value, said = _switch(alt, env, additional, pass_config, layout)
+            except FactUnavailable as exc:  # a variable a paste does not show: known to be on only by another switch
+                value, said, unshown = None, "", exc
+                unreadable = True
+                continue
             if value is None and said:
                 unreadable = True
             if value is not None:
@@ -124,6 +131,8 @@ def sequence_parallel(row: AscendSp, env: Mapping[str, str], additional: Optiona
                 break
             if said:
                 seen.append(said)
+    if unshown is not None and not on:
+        raise unshown  # nothing turned it on and a switch was not shown: not known, as the variable's own reason
     return (None if unreadable and not on else on), seen
 
 

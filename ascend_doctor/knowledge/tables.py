@@ -76,6 +76,8 @@ TABLES: dict[str, Table] = {t.name: t for t in (
           rows={"signature": "id"}),
     Table("signatures/release-fixes", "ascend_doctor.knowledge.release_fixes:ReleaseFixes", "release-fixes table",
           rows={"fix": "sha"}),
+    Table("signatures/release-refusals", "ascend_doctor.knowledge.refusals:ReleaseRefusals",
+          "release-refusals table", rows={"refusal": "id"}),
 )}
 
 

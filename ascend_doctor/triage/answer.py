@@ -169,6 +169,14 @@ def rank(findings: list, paste: Any, matches: list[dict],
                 break
         if root:
             break
+    # The release's own refusal of the configuration (TRIAGE106): the check that quotes the same words explains it
+    # with the command's values (SERVE318 quotes its assert); else the refusal itself is the answer, not a bug.
+    refusal = next((f for f in bad if f.code == "TRIAGE106"), None)
+    if root is None and refusal is not None:
+        words = str(refusal.details.get("refusal_text") or "")
+        f = next((f for f in stack_bad if words and words in f.message), None)
+        root, why = (f.code, T("explains the release's refusal: {text}", text=words[:160])) if f is not None else (
+            refusal.code, T("the release refuses the configuration in its own words: change what it names"))
     # A known issue the release's own notes list, whose conditions the paste shows (SERVE315 warns): the release
     # explains the failure it reports better than a generic signature or "raised in" does. Not when the notes are
     # another release's (a build no notes cover: vllm-ascend#1563's dev build got 0.9.1rc1's GatherV3 crash for a

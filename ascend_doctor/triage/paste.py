@@ -251,6 +251,7 @@ _HEALTH_PROMPT = re.compile(r"^npu-smi info -t health -i (\d+)")
 _PIP_HEADER = re.compile(r"^Package\s{2,}Version\b")
 _NON_DEFAULT_ARGS = re.compile(r"non-default args:\s*(\{.*\})\s*$")
 _SERVE_LINE = re.compile(r"(?:^|\s)((?:\S*/)?vllm\s+serve\s.*)$")
+_ASSIGNMENTS = re.compile(r"(?:^|\s)((?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|[^\s'\"]*)\s+)+)$")
 
 
 def _add_pkg(f: PasteFacts, name: str, version: str, line: int, source: str) -> None:
@@ -662,7 +663,8 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int,
     m = _SERVE_LINE.search(t)
     if not m:
         return None, i, []
-    cmd, j = m.group(1), i
+    pre = _ASSIGNMENTS.search(t[:m.start(1)])  # `VLLM_X=1 vllm serve …`: the shell's environment for the command
+    cmd, j = (pre.group(1) if pre else "") + m.group(1), i
     while cmd.rstrip().endswith("\\") and j + 1 < len(lines):
         j += 1
         cmd = cmd.rstrip()[:-1] + " " + lines[j].text.strip()
@@ -684,6 +686,8 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int,
         argv = shellwords.split(cmd)  # linear: shlex.split took 7 s on one 1 MB word (#40 item 8)
     except ValueError:
         argv = cmd.split()
+    if pre:
+        argv = ["env", *argv]  # the command-line parser reads `env K=V … vllm serve`
     return _command_only(argv), j, []
 
 

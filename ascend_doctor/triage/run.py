@@ -151,8 +151,9 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
     elif paste.exports:  # the variables the author sets; whether any other is set is not shown
         have["env"] = ListedEnv({k: s.value for k, s in paste.exports.items()},
                                 EnvListing(T("the paste's `export` and `docker run -e` lines"), (), paste.exports))
-    else:
-        lack["env"] = T("the paste has no environment-variable block (collect_env's `ENV Variables:`)")
+    else:  # nothing shown: every variable unknown, but the command line's own `K=V` still count (server_env)
+        have["env"] = ListedEnv({}, EnvListing(T("the paste"), (), why=T(
+            "the paste has no environment-variable block (collect_env's `ENV Variables:`)")))
     cann = paste.first("cann")
     if cann is not None:
         root = paste.cann_path.value if paste.cann_path else "(CANN of the paste)"
