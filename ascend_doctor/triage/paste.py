@@ -251,7 +251,7 @@ _HEALTH_PROMPT = re.compile(r"^npu-smi info -t health -i (\d+)")
 _PIP_HEADER = re.compile(r"^Package\s{2,}Version\b")
 _NON_DEFAULT_ARGS = re.compile(r"non-default args:\s*(\{.*\})\s*$")
 _SERVE_LINE = re.compile(r"(?:^|\s)((?:\S*/)?vllm\s+serve\s.*)$")
-_ASSIGNMENTS = re.compile(r"(?:^|\s)((?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|\"[^\"]*\"|[^\s'\"]*)\s+)+)$")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*")
 
 
 def _add_pkg(f: PasteFacts, name: str, version: str, line: int, source: str) -> None:
@@ -663,8 +663,8 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int,
     m = _SERVE_LINE.search(t)
     if not m:
         return None, i, []
-    pre = _ASSIGNMENTS.search(t[:m.start(1)])  # `VLLM_X=1 vllm serve …`: the shell's environment for the command
-    cmd, j = (pre.group(1) if pre else "") + m.group(1), i
+    pre = _assignments(t[:m.start(1)])  # `VLLM_X=1 vllm serve …`: the shell's environment for the command
+    cmd, j = pre + m.group(1), i
     while cmd.rstrip().endswith("\\") and j + 1 < len(lines):
         j += 1
         cmd = cmd.rstrip()[:-1] + " " + lines[j].text.strip()
@@ -692,6 +692,16 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int,
 
 
 CUT_VALUE = "…"  # the value of an option the paste ends inside
+
+
+def _assignments(before: str) -> str:
+    """The `K=V` words right before `vllm serve` on its line (at most 32; a value with a space ends them), with a
+    trailing space, or ''. Token by token from the end: linear however long the line."""
+    words = before.split()[-32:]
+    k = len(words)
+    while k > 0 and _ASSIGNMENT.fullmatch(words[k - 1]):
+        k -= 1
+    return " ".join(words[k:]) + " " if k < len(words) else ""
 
 
 def _cut_at_value(cmd: str, start: int) -> tuple[list[str], list[str]]:

@@ -147,7 +147,8 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
         lack["python"] = T("the paste lists no Python packages (no collect_env, pip list or pip freeze)")
     if paste.env:
         listing = LISTINGS.get(paste.env_form, LISTINGS["vllm-ascend"])
-        have["env"] = ListedEnv({k: s.value for k, s in paste.env.items()}, listing)  # measured: over any export
+        # what collect_env measured; export lines beside it are not merged (they may be another shell's)
+        have["env"] = ListedEnv({k: s.value for k, s in paste.env.items()}, listing)
     elif paste.exports:  # the variables the author sets; whether any other is set is not shown
         have["env"] = ListedEnv({k: s.value for k, s in paste.exports.items()},
                                 EnvListing(T("the paste's `export` and `docker run -e` lines"), (), paste.exports))

@@ -128,3 +128,16 @@ def test_export_lines_that_do_not_show_dynamic_eplb_leave_the_named_references_j
     assert bad.status.value == "fail" and "NoSuchConnector" in bad.message, bad.message
     none = by_code(head + "$ vllm serve /models/Qwen3-8B\n```\n")["SERVE313"]
     assert none.status.value == "skip" and "named" in none.message
+
+
+def test_variables_written_before_vllm_serve_are_the_command_s_own():
+    """`VLLM_ASCEND_ENABLE_FLASHCOMM1=1 vllm serve …` (vllm-ascend's launch scripts): the command's environment, read
+    token by token from the end of the line (a line of 250,000 `a=b` words before an unrelated word stays linear)."""
+    import time
+
+    p = read_paste("$ VLLM_USE_V1=1 HCCL_BUFFSIZE=512 vllm serve /models/Qwen3-8B --tensor-parallel-size 2\n")
+    assert p.serve_argv[:3] == ["env", "VLLM_USE_V1=1", "HCCL_BUFFSIZE=512"] and p.serve_argv[3:5] == ["vllm", "serve"]
+    assert read_paste("nohup vllm serve /m &\n").serve_argv == ["vllm", "serve", "/m"]
+    t0 = time.monotonic()
+    assert read_paste("a=b " * 250_000 + "x vllm serve /m\n").serve_argv == ["vllm", "serve", "/m"]
+    assert time.monotonic() - t0 < 2.0
