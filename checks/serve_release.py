@@ -122,7 +122,7 @@ def release_combos(ctx):
         return ctx.unknown(T("rule(s) {rules} of vllm-ascend {version} need the model's config.json, which is not "
                              "readable here", rules=", ".join(unjudged), version=dist.version), evidence)
     if unseen:
-        return ctx.unknown(T("rule(s) {rules} of vllm-ascend {version} depend on the server's environment: {why}",
+        return ctx.unknown(T("rule(s) {rules} of vllm-ascend {version} read what is not shown here: {why}",
                              rules=", ".join(unseen), version=dist.version,
                              why="; ".join(dict.fromkeys(unseen.values()))), evidence)
     return ctx.ok(T("none of the {n} rule(s) for vllm-ascend {version} applies to this command",
