@@ -265,15 +265,17 @@ def release_names(ctx):
         env_unseen = False
     except FactUnavailable as exc:  # DYNAMIC_EPLB not shown (a paste's export lines): said only beside a verdict
         eplb, env_unseen = exc.reason, True
-    unseen_eplb = [T("EPLB's model: {why}", why=eplb)] if isinstance(eplb, str) else []
+    unseen_eplb = [T("EPLB's model: {why}", why=eplb)] if isinstance(eplb, str) and not env_unseen else []
     refs += [eplb] if isinstance(eplb, tuple) else []
-    if not refs and not problems and not values and (env_unseen or not unseen_eplb):
+    if not refs and not problems and not values and not unseen_eplb:
         return ctx.skip(T("no JSON option, connector, speculative method, cudagraph mode or structured-outputs "
                           "backend named"))
     names = stack_names(ctx)
     evidence = [ev(T("command line"), cmd.source(opt.lstrip("-").replace("-", "_")))
                 for opt in dict.fromkeys(r[0] for r in refs)]
     bad, unseen, good, sources, notes, ignored = list(problems), list(unseen_eplb), [], {}, [], []
+    if env_unseen:  # beside the names the command gives: EPLB by DYNAMIC_EPLB alone is not known here
+        notes.append(T("EPLB's model not judged: {why}", why=eplb))
     forbids = strict(names)
     for flag, path, kind, name, projects in refs:
         checks = [(kind, name, projects)]

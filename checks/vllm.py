@@ -14,7 +14,7 @@ from typing import Dict, List, Optional, Tuple
 
 from ascend_doctor.i18n import T, capitalized, join, known
 from ascend_doctor.knowledge.hardware import families
-from ascend_doctor.plugin import check, ev, if_shown, step
+from ascend_doctor.plugin import FactUnavailable, check, ev, if_shown, step
 from ascend_doctor.seam.host import normalize_name
 from ascend_doctor.text.versions import try_parse_version, version_in
 
@@ -32,12 +32,18 @@ def vllm_version_seen(ctx, py) -> Tuple[Optional[str], Optional[str], list]:
     vllm.__version__ when it is set (vllm_ascend/envs.py, utils.py vllm_version_is)."""
     vl = py.vllm_dist()
     env = ctx.try_fact("server_env") or {}
-    override = (env.get("VLLM_VERSION") or "").strip() or None
+    try:
+        override, unshown = (env.get("VLLM_VERSION") or "").strip() or None, None
+    except FactUnavailable as exc:  # a paste that does not show it: judged on the installed vLLM, and said so
+        override, unshown = None, exc.reason
     where = if_shown(lambda: vl.location) if vl else None
     evidence = [ev("distribution: vllm", f"{vl.version}" + (f" ({where})" if where else ""))
                 if vl else ev("distribution: vllm", "not installed")]
     if override:
         evidence.append(ev("env: VLLM_VERSION", override))
+    elif unshown:
+        evidence.append(ev("env: VLLM_VERSION", T("not shown ({why}); judged on the installed vLLM, which it would "
+                                                  "replace if set", why=unshown)))
     return (vl.version if vl else None), override, evidence
 
 

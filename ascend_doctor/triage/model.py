@@ -34,7 +34,7 @@ def catalogue_model(cmd: Any, models: list) -> Optional[Any]:
     from ascend_doctor.deploy.catalogue import find_model
 
     ref = (getattr(cmd, "model", None) or "").strip()
-    if not ref:
+    if not ref or getattr(cmd, "model_defaulted", False):  # no model given: a paste that lost it, not vLLM's default
         return None
     hit = find_model(ref, models)
     if hit is None and "/" in ref:

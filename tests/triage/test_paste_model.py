@@ -141,3 +141,21 @@ def test_variables_written_before_vllm_serve_are_the_command_s_own():
     t0 = time.monotonic()
     assert read_paste("a=b " * 250_000 + "x vllm serve /m\n").serve_argv == ["vllm", "serve", "/m"]
     assert time.monotonic() - t0 < 2.0
+
+
+def test_template_placeholders_and_the_api_server_entry_are_commands_too():
+    """A tutorial-style `vllm serve <MODEL_DIR> --port <PORT> …` keeps its options (`<MODEL_DIR>` is a placeholder,
+    not an input redirection), and no catalogue model stands in for a model the paste does not give (vLLM's default
+    Qwen3-0.6B is not what the author ran); `python -m vllm.entrypoints.openai.api_server --model …` is read like
+    `vllm serve`."""
+    p = read_paste("```bash\nvllm serve <MODEL_DIR> \\\n  --port <PORT> \\\n  --tensor-parallel-size 2\n```\n")
+    assert p.serve_argv == ["vllm", "serve", "<MODEL_DIR>", "--port", "<PORT>", "--tensor-parallel-size", "2"]
+    assert read_paste("vllm serve /m < prompts.txt\n").serve_argv == ["vllm", "serve", "/m"]
+    by = by_code(paste("", env_lines="").replace("vllm serve  --max-model-len", "vllm serve --max-model-len"))
+    assert by["SERVE311"].status.value == "skip" and "serve_model" in by["SERVE311"].message
+    api = read_paste("python3 -m vllm.entrypoints.openai.api_server --model=/models/Qwen3-8B --tensor-parallel-size 4\n")
+    assert api.serve_argv[:3] == ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+    assert by_code(paste("", env_lines="").replace("vllm serve  --max-model-len",
+                                                   "python -m vllm.entrypoints.openai.api_server --model "
+                                                   "/models/Qwen3-30B-A3B --max-model-len"))["SERVE311"].status.value \
+        == "warn"
