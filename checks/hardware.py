@@ -247,7 +247,8 @@ def forbidden_packages(ctx):
     """No package this hardware's documentation forbids is installed
 
     What it checks: distributions a rule says must not be installed for the family and release, e.g. `triton` and
-    `triton-ascend` on Atlas 300I Duo (vllm-ascend v0.18.0, v0.20.2rc1-v0.23.0.post1).
+    `triton-ascend` on Atlas 300I Duo (a warning for vllm-ascend v0.17.0rc1-v0.18.0, whose -310p images ship
+    triton-ascend; an error from v0.19.1rc1, whose images remove it).
 
     Why it matters: "Atlas 300I DUO does not support triton or triton-ascend", but installing vllm and vllm-ascend
     from source pulls both in, "which may cause unexpected issues" (vllm-ascend 310P tutorial; release notes v0.23.0).
