@@ -12,7 +12,9 @@ from ascend_doctor.parsers.serve_cmdline import OptionSyntax, ServeCommand, pars
 def option_syntax(matrix: Any, vllm_version: Optional[str] = None) -> OptionSyntax:
     """The option syntax of this vLLM release (every recorded release's flags when it is unknown or unrecorded)."""
     flags, multi, aliases = matrix.serve_option_syntax(vllm_version)
-    return OptionSyntax(flags=flags, multi=multi, aliases=aliases)
+    names = matrix.vllm_serve_options(vllm_version) if vllm_version else None
+    options = frozenset(n.replace("-", "_") for n in names) if names else frozenset()
+    return OptionSyntax(flags=flags, multi=multi, aliases=aliases, options=options)
 
 
 def parse_serve(argv: list[str], matrix: Any, read_text: Optional[Callable[[str], Optional[str]]] = None,

@@ -37,6 +37,9 @@ class OptionSyntax:
     flags: frozenset = frozenset()
     multi: frozenset = frozenset()
     aliases: dict = field(default_factory=dict)
+    # every option of the release (dest names) when it is recorded: argparse takes a unique prefix of one
+    # (`--tensor-parallel 4` is `--tensor-parallel-size 4`, allow_abbrev); empty when the release is not known
+    options: frozenset = frozenset()
 
 
 API_SERVER_MODULES = ("vllm.entrypoints.openai.api_server",)
@@ -245,6 +248,20 @@ def host_text_reader(host) -> Callable[[str], Optional[str]]:
     return read
 
 
+def _abbreviation(dest: str, syntax: OptionSyntax, cmd: ServeCommand) -> str:
+    """The option a unique prefix stands for, as vLLM's argparse (allow_abbrev) reads it; `dest` itself when it is an
+    option, is no prefix of one, or of several (argparse refuses an ambiguous one)."""
+    if not syntax.options or dest in syntax.options or dest.startswith("no_"):
+        return dest
+    longer = [o for o in syntax.options if o.startswith(dest)]
+    if len(longer) != 1:
+        return dest
+    if cmd.recognized:
+        cmd.notes.append(f"--{dest.replace('_', '-')} read as --{longer[0].replace('_', '-')} (argparse takes a "
+                         "unique prefix of an option)")
+    return longer[0]
+
+
 def _read_args(args: list[str], syntax: OptionSyntax, cmd: ServeCommand) -> tuple[list[str], dict[str, Any]]:
     """(positionals, dest -> value) of the arguments after the entry point, as vLLM's argparse reads them."""
     positionals: list[str] = []
@@ -261,7 +278,7 @@ def _read_args(args: list[str], syntax: OptionSyntax, cmd: ServeCommand) -> tupl
             continue
         if a.startswith("--"):
             name, eq, value = a[2:].partition("=")
-            dest = _dest(name)
+            dest = _abbreviation(_dest(name), syntax, cmd)
         else:
             name, eq, value = a.partition("=")
             dest = syntax.aliases.get(name)

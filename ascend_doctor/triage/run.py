@@ -186,7 +186,8 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
     else:
         lack["driver"] = T("the paste does not give the driver version (npu-smi info or driver version.info)")
     if paste.serve_argv:
-        cmd = parse_serve_command(paste.serve_argv, knowledge.matrix)
+        vllm = paste.first("vllm") or next(iter(paste.packages.get("vllm", [])), None)
+        cmd = parse_serve_command(paste.serve_argv, knowledge.matrix, vllm_version=vllm.value if vllm else None)
         have["serve_cmd"] = cmd.model_copy(update={"cut": [o.lstrip("-").replace("-", "_") for o in paste.serve_cut]})
         from ascend_doctor.triage.model import model_fact
 

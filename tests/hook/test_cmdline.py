@@ -159,3 +159,19 @@ def test_a_json_option_with_its_dotted_form_folded_in():
     bad = parse_serve_command(["vllm", "serve", "/m", "--compilation-config", "{oops"])
     assert bad.json_with_dotted("compilation_config")[0] is None and bad.json_with_dotted("compilation_config")[1]
     assert parse_serve_command(["vllm", "serve", "/m"]).json_with_dotted("compilation_config") == ({}, None)
+
+
+def test_a_unique_prefix_of_an_option_is_that_option_as_argparse_reads_it():
+    """vLLM's FlexibleArgumentParser keeps argparse's allow_abbrev: `--tensor-parallel 4` serves with TP 4 (held-out
+    h38d #4891's command). Only for a recorded release (its option list), only a unique prefix (`--enable` is
+    ambiguous: argparse refuses it), and said in the command's notes."""
+    from ascend_doctor.knowledge.serve_options import parse_serve
+
+    m = shipped()
+    c = parse_serve("vllm serve /m --tensor-parallel 4 --max-model 8192 --enable".split(), m, vllm_version="0.13.0")
+    assert c.int_opt("tensor_parallel_size") == 4 and c.int_opt("max_model_len") == 8192
+    assert c.options["enable"] is True and "tensor_parallel" not in c.options
+    assert "--tensor-parallel read as --tensor-parallel-size (argparse takes a unique prefix of an option)" in c.notes
+    unknown = parse_serve("vllm serve /m --tensor-parallel 4".split(), m)  # which vLLM: not known, not guessed
+    assert "tensor_parallel" in unknown.options and not unknown.notes
+    assert option_syntax(m, "0.13.0").options and not option_syntax(m).options
