@@ -167,7 +167,7 @@ def test_a_unique_prefix_of_an_option_is_that_option_as_argparse_reads_it():
     ambiguous: argparse refuses it), and said in the command's notes."""
     from ascend_doctor.knowledge.serve_options import parse_serve
 
-    m = shipped()
+    m = shipped().matrix
     c = parse_serve("vllm serve /m --tensor-parallel 4 --max-model 8192 --enable".split(), m, vllm_version="0.13.0")
     assert c.int_opt("tensor_parallel_size") == 4 and c.int_opt("max_model_len") == 8192
     assert c.options["enable"] is True and "tensor_parallel" not in c.options
