@@ -11,9 +11,9 @@ hold a converted or quantized copy. So:
 - the fact shows the config and nothing else (`Shown`): the files, the quantization description, the checkpoint
   size and the chat templates stay "not in the paste";
 - its path says where the config came from, so every finding quoting `{path}/config.json` names the catalogue;
-- a failure drawn from it is a warning (`soften`: the check judged again without the model must fail too for the
-  failure to stand): the check's reasoning holds for the published checkpoint, and the paste cannot show that the
-  user's is that one; every finding that read it says so in its evidence.
+- each check that reads the model is judged again without it (`soften`); a finding that comes out the same did not
+  rest on the config and is left alone; one that does not says so in its evidence, and a failure becomes a warning:
+  the check's reasoning holds for the published checkpoint, and the paste cannot show that the user's is that one.
 """
 
 from __future__ import annotations
@@ -65,18 +65,21 @@ def model_fact(cmd: Any, models: list) -> Optional[tuple[Any, Shown]]:
 
 
 def soften(findings: list, checks: dict, model_id: str, without: list) -> None:
-    """A failure that the catalogue's config made (in place): `without` holds the same checks' findings judged with
-    no model at all; where that one fails too, the failure did not come from the config and stands. Otherwise it
-    becomes a warning that says what it was judged on."""
+    """Say which findings the catalogue's config made (in place): `without` holds the same checks judged with no
+    model at all. A finding that comes out the same without it did not rest on the config and is left as it is; one
+    that does not says what it was judged on, and a failure becomes a warning (the user's directory of that name may
+    hold another checkpoint)."""
     from ascend_doctor.report import Evidence, Status, finding_level
 
-    failed_anyway = {f.code for f in without if f.status == Status.FAIL}
+    bare = {f.code: (f.status, f.message) for f in without}
     for f in findings:
         c = checks.get(f.code)
         if c is None or "serve_model" not in c.needs or f.status not in (Status.PASS, Status.WARN, Status.FAIL):
             continue
+        if bare.get(f.code) == (f.status, f.message):
+            continue
         f.details = {**f.details, "model_config_from": f"catalogue:{model_id}"}
-        if f.status == Status.FAIL and f.code not in failed_anyway:
+        if f.status == Status.FAIL:
             f.status = Status.WARN
             f.level = finding_level(f.status, f.severity)
             said = T("judged on the published config.json of {id} (the catalogue's copy): a failure if the paste's "
@@ -87,9 +90,9 @@ def soften(findings: list, checks: dict, model_id: str, without: list) -> None:
         f.evidence.insert(0, Evidence(source="triage", excerpt=said))
 
 
-def model_failures(findings: list, checks: dict) -> list:
-    """The checks that failed and read the served model: the ones `soften` asks about."""
+def model_findings(findings: list, checks: dict) -> list:
+    """The checks that read the served model and gave a verdict: the ones `soften` asks about."""
     from ascend_doctor.report import Status
 
-    return [checks[f.code] for f in findings
-            if f.status == Status.FAIL and f.code in checks and "serve_model" in checks[f.code].needs]
+    return [checks[f.code] for f in findings if f.code in checks and "serve_model" in checks[f.code].needs
+            and f.status in (Status.PASS, Status.WARN, Status.FAIL)]

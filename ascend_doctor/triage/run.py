@@ -272,10 +272,10 @@ def triage_text(text: str, source: str, registry, options: Optional[RunOptions] 
     checks = registry.select(options.select, options.ignore, stage=STAGES)
     findings = evaluate(checks, store, options)
     if "serve_model" in have:  # the catalogue's config stands in for the model: which failures it made
-        from ascend_doctor.triage.model import PREFIX, model_failures, soften
+        from ascend_doctor.triage.model import PREFIX, model_findings, soften
 
         by_code = {c.code: c for c in checks}
-        again = model_failures(findings, by_code)
+        again = model_findings(findings, by_code)
         if again:
             bare = FactStore.given({k: v for k, v in have.items() if k != "serve_model"},
                                    missing={**lack, "serve_model": T("the paste shows none of the model's files")},
