@@ -252,7 +252,6 @@ _PIP_HEADER = re.compile(r"^Package\s{2,}Version\b")
 _NON_DEFAULT_ARGS = re.compile(r"non-default args:\s*(\{.*\})\s*$")
 _SERVE_LINE = re.compile(r"(?:^|\s)((?:\S*/)?vllm\s+serve\s.*|(?:\S*/)?python[0-9.]*\s+-m\s+vllm\.entrypoints\.openai\."
                          r"api_server(?:\s.*)?)$")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*")
 
 
 def _add_pkg(f: PasteFacts, name: str, version: str, line: int, source: str) -> None:
@@ -695,12 +694,18 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int,
 CUT_VALUE = "…"  # the value of an option the paste ends inside
 
 
+def _is_assignment(word: str) -> bool:
+    """`NAME=value` (a shell variable name before the `=`), without a regex: no pattern to backtrack on a long word."""
+    name, eq, _ = word.partition("=")
+    return bool(eq) and bool(name) and not name[0].isdigit() and name.replace("_", "a").isalnum() and name.isascii()
+
+
 def _assignments(before: str) -> str:
     """The `K=V` words right before `vllm serve` on its line (at most 32; a value with a space ends them), with a
     trailing space, or ''. Token by token from the end: linear however long the line."""
     words = before.split()[-32:]
     k = len(words)
-    while k > 0 and _ASSIGNMENT.fullmatch(words[k - 1]):
+    while k > 0 and _is_assignment(words[k - 1]):
         k -= 1
     return " ".join(words[k:]) + " " if k < len(words) else ""
 
