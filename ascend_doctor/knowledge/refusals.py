@@ -15,6 +15,7 @@ from pydantic import Field
 from ascend_doctor.core.model import Model
 
 _WS = re.compile(r"\s+")
+MAX_LINE = 2000  # characters of a pasted exception line compared: every recorded message is far shorter
 
 
 def normalize(text: str) -> str:
@@ -68,7 +69,7 @@ class ReleaseRefusals(Model, extra="forbid"):
     def match(self, line: str) -> Optional[Refusal]:
         """The refusal a pasted exception line (`ValueError: …`, `AssertionError: …`) carries, or None; the one with
         the most fixed text when several do."""
-        m = re.match(r"^\s*(?:[\w.]+\.)?(\w+)(?::\s*(.*))?$", line)
+        m = re.match(r"^\s*(?:[\w.]+\.)?(\w+)(?::\s*(.*))?$", line[:MAX_LINE])  # a refusal is a short line
         if m is None or not m.group(2):
             return None
         exc, message = m.group(1), normalize(m.group(2))

@@ -126,3 +126,16 @@ def test_triage_calls_a_pasted_refusal_the_release_s_own_words():
     f = next(x for x in triage_text(crash, "p.md", REG).findings if x.code == "TRIAGE106")
     assert f.status.value == "pass"
 
+
+
+def test_a_hostile_exception_line_is_compared_in_bounded_time():
+    """A pasted line is untrusted: a megabyte of dotted words or of one repeated fixed part is compared on its first
+    MAX_LINE characters, each in well under a second."""
+    import time
+
+    t = Knowledge().release_refusals
+    for line in ("ValueError: " + "a." * 500_000 + " x", "a." * 500_000 + "x y",
+                 "ValueError: " + " is valid only when " * 100_000):
+        t0 = time.monotonic()
+        assert t.match(line) is None
+        assert time.monotonic() - t0 < 1.0
