@@ -414,12 +414,14 @@ def moe_model(cmd, env, model) -> Answer:
 
 
 def _flashcomm_env(env) -> Optional[str]:
-    """The FlashComm variable that is on (vllm-ascend 0.11.0rc2-0.14.0rc1 read both with `bool(int(os.getenv(…)))`),
-    or None."""
+    """The FlashComm variable that is on (vllm-ascend 0.11.0rc2-0.14.0rc1 read both with `bool(int(os.getenv(…)))`,
+    as the sequence-parallel switches are read), or None."""
+    from ascend_doctor.knowledge.sequence_parallel import _switch
+
     for name in ("VLLM_ASCEND_ENABLE_FLASHCOMM", "VLLM_ASCEND_ENABLE_FLASHCOMM1"):
-        value = str(env.get(name, "0")).strip()
-        if value not in ("", "0") and (not value.lstrip("-").isdigit() or int(value) != 0):
-            return f"{name}={value}"
+        on, said = _switch(f"env:{name}", env, {}, {})
+        if on:
+            return said
     return None
 
 

@@ -293,13 +293,13 @@ _HCCN = re.compile(r"^(?:\[devid \d+\]\s*)?(link status|ipaddr|net health status
 
 def _exports(f: PasteFacts, s: str, no: int) -> None:
     """The variables one line sets for the server (see _EXPORT_LINE); the first value of a name is kept."""
-    pairs = _ASSIGN.findall(s[_EXPORT_LINE.match(s).end():]) if _EXPORT_LINE.match(s) else _ENV_FLAG.findall(s)
+    head = _EXPORT_LINE.match(s)
+    pairs = _ASSIGN.findall(s[head.end():]) if head else _ENV_FLAG.findall(s)
     for name, value in pairs:
         value = value[1:-1] if value[:1] in ("'", '"') and value[-1:] == value[:1] and len(value) > 1 else value
         if "$" in value or "`" in value or name in f.exports:
             continue
-        f.exports[name] = Seen(value=value, lines=str(no), source="export line" if _EXPORT_LINE.match(s)
-                               else "docker -e option")
+        f.exports[name] = Seen(value=value, lines=str(no), source="export line" if head else "docker -e option")
 
 
 def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:

@@ -125,6 +125,8 @@ def test_triage_calls_a_pasted_refusal_the_release_s_own_words():
                    "in f\nKeyError: 'layers.0'\n```\n"
     f = next(x for x in triage_text(crash, "p.md", REG).findings if x.code == "TRIAGE106")
     assert f.status.value == "pass"
+    none = next(x for x in triage_text(head + "```\n", "p.md", REG).findings if x.code == "TRIAGE106")
+    assert none.status.value == "skip" and "no exception line" in none.message  # (the paste is always known)
 
 
 
