@@ -56,9 +56,7 @@ def test_exec_keeps_pid_stdio_and_signals(tmp_path):
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 42
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _stop(proc)
     err = proc.stderr.read()
     assert "checks passed" in err and "exec:" in err
 
@@ -170,6 +168,26 @@ def _smoke(tmp_path, fake_vllm, fault, *extra, health_timeout=60, **env):
     return proc, marker, report
 
 
+def _stop(proc) -> None:
+    """Kill exec and the server it supervises. The server runs in its own session (supervise.py starts it so), so
+    killing exec alone left the fake `vllm serve` running after a failed or timed-out test; its pid is read first."""
+    import psutil
+
+    if proc.poll() is not None:
+        return
+    try:
+        family = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.Error:
+        family = []
+    proc.kill()
+    proc.wait()
+    for child in family:
+        try:
+            child.kill()
+        except psutil.Error:
+            pass
+
+
 def _wait_for(proc, text: str, deadline_s: float = 300.0) -> str:
     """stderr up to the line holding `text`; AssertionError (with what was seen) when the process ends or the
     deadline passes first — a supervised server keeps running, so a missing line must not hang the suite. A thread
@@ -225,9 +243,7 @@ def test_smoke_passes_then_keeps_serving_and_forwards_sigterm(tmp_path, fake_vll
         assert marker.read_text() == "sigterm"  # the child got the forwarded SIGTERM
         assert "fake vllm serving" in proc.stdout.read()
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _stop(proc)
 
 
 def test_smoke_failure_strict_stops_the_server(tmp_path, fake_vllm):
@@ -240,9 +256,7 @@ def test_smoke_failure_strict_stops_the_server(tmp_path, fake_vllm):
         assert any(f["code"].startswith("TOOL") and f["status"] == "fail" for f in data["findings"])
         assert "stopping the server" in proc.stderr.read()
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _stop(proc)
 
 
 def test_smoke_failure_without_strict_keeps_serving(tmp_path, fake_vllm):
@@ -253,9 +267,7 @@ def test_smoke_failure_without_strict_keeps_serving(tmp_path, fake_vllm):
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=60)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _stop(proc)
 
 
 def test_health_wait_and_smoke_never_go_through_an_http_proxy(tmp_path, fake_vllm):
@@ -269,7 +281,10 @@ def test_health_wait_and_smoke_never_go_through_an_http_proxy(tmp_path, fake_vll
         assert "answered 200" in seen
     finally:
         proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=60)
+        try:
+            proc.wait(timeout=60)
+        finally:
+            _stop(proc)
 
 
 def test_sigterm_during_the_smoke_stops_it_and_exits_with_the_servers_code(tmp_path, fake_vllm):
@@ -288,9 +303,7 @@ def test_sigterm_during_the_smoke_stops_it_and_exits_with_the_servers_code(tmp_p
         assert any("SIGTERM arrived during the smoke" in n for n in data["notes"])
         assert not any(f["code"].startswith(("TOOL", "SRV")) and f["status"] == "fail" for f in data["findings"])
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _stop(proc)
 
 
 def test_smoke_child_exiting_early_passes_its_code(tmp_path, fake_vllm):
