@@ -12,7 +12,7 @@ from ascend_doctor.plugin import FactUnavailable, check, ev
 from ascend_doctor.text.redact import REDACTED, is_secret_name
 from ascend_doctor.text.versions import try_parse_version
 
-from ._serve import cmd_or_skip, serving_versions, stack_names, vllm_version
+from ._serve import cmd_or_skip, stack_names, vllm_version
 
 _EXTRA_KNOWN = {"VLLM_VERSION", "VLLM_TARGET_DEVICE", "VLLM_USE_V1"}  # read by setup/plugins outside envs.py dicts
 
@@ -25,10 +25,10 @@ def env_unknown_vars(ctx):
     What it checks: environment variables starting with `VLLM_` against the keys of `environment_variables` in
     vllm/envs.py and `env_variables` in vllm_ascend/envs.py of the installed packages (for a snapshot or a paste,
     the `serve/names-vllm` and `serve/names-vllm-ascend` rows of the installed versions, read from each release's
-    sdist), and the variables the release's sequence parallelism reads with os.getenv (the `serve/sequence-parallel`
-    rows). A variable an earlier release read is named with the release that dropped it and what that release
-    reads instead: a near name new in it (a rename), or the `--additional-config` key vllm-ascend moved the setting
-    to. Typos get the closest known name.
+    sdist), with the variables vllm-ascend reads outside envs.py (`os.getenv`/`os.environ` anywhere in the package:
+    the row's `env_read`, read by `matrix sync` from the release's sdist). A variable an earlier release read is
+    named with the release that dropped it and what that release reads instead: a near name new in it (a rename),
+    or the `--additional-config` key vllm-ascend moved the setting to. Typos get the closest known name.
 
     Why it matters: a misspelt, renamed or retired variable is silently ignored (vLLM 0.18+ only logs `Unknown vLLM
     environment variable detected`), so the setting you think you made is not in effect:
@@ -53,9 +53,8 @@ def env_unknown_vars(ctx):
     shown = "\n".join(f"{k}={REDACTED if is_secret_name(k) else env[k]}" for k in ours)
     evidence = [ev("env", shown)]
     moved, dropped, unknown, unseen, sources = [], [], [], [], {}
-    switches = _sp_variables(ctx)
     for k in ours:
-        if k in _EXTRA_KNOWN or k in switches:
+        if k in _EXTRA_KNOWN:
             continue
         v = names.judge("env", k)
         for x in v.lists:
@@ -95,16 +94,6 @@ def env_unknown_vars(ctx):
     if unseen:
         return ctx.unknown("; ".join(rest), evidence)
     return ctx.ok(T("{n_ours} VLLM_* variable(s), all known", n_ours=len(ours)), evidence)
-
-
-def _sp_variables(ctx) -> set:
-    """The variables the installed vllm-ascend's sequence parallelism reads with os.getenv (the serve/sequence-parallel
-    row: VLLM_ASCEND_ENABLE_FLASHCOMM, kept for backward compatibility up to 0.19.1rc1), which envs.py does not
-    list."""
-    va = serving_versions(ctx)["vllm-ascend"]
-    row = ctx.knowledge.sequence_parallel.sp_of(va) if va else None
-    return {t.split(":", 1)[1] for term in (row.switches if row else ()) for t in term.split("|")
-            if t.startswith("env:")}
 
 
 def _moved_to_config(ctx, key: str, v) -> Optional[str]:

@@ -27,6 +27,9 @@ from ascend_doctor.text.versions import parse_version, release_row
 
 PROJECTS = ("vllm", "vllm-ascend")
 TABLE = {"vllm": "serve/names-vllm", "vllm-ascend": "serve/names-vllm-ascend"}
+# Kinds whose names count as another kind's: a variable vllm-ascend reads with os.getenv outside envs.py
+# (`env_read`) is one the release acts on, as much as an envs.py key (`env`).
+JOINS = {"env": ("env_read",)}
 
 
 class ReleaseNames(Model, extra="forbid", frozen=True):
@@ -39,6 +42,13 @@ class ReleaseNames(Model, extra="forbid", frozen=True):
 
     def where_of(self, kind: str) -> str:
         return next((w.split(": ", 1)[1] for w in self.where if w.startswith(kind + ": ")), self.source)
+
+    def joined(self, kind: str) -> Optional[set]:
+        """The names of `kind` with those of the kinds that count as it (`JOINS`); None when the release's source
+        defines no `kind` list."""
+        if kind not in self.names:
+            return None
+        return set(self.names[kind]).union(*(self.names.get(j, ()) for j in JOINS.get(kind, ())))
 
 
 class NamesTable(Model, extra="forbid"):
@@ -62,23 +72,24 @@ class NamesTable(Model, extra="forbid"):
         for r in self.releases:
             if parse_version(r.version) > b:
                 break
-            if kind not in r.names:
+            have = r.joined(kind)
+            if have is None:
                 continue
-            if name in r.names[kind]:
+            if name in have:
                 last, dropped = r.version, None
             elif last is not None and dropped is None:
                 dropped = r.version
         return last, dropped
 
     def first_with(self, kind: str, name: str) -> Optional[str]:
-        return next((r.version for r in self.releases if name in r.names.get(kind, ())), None)
+        return next((r.version for r in self.releases if name in (r.joined(kind) or ())), None)
 
     def new_in(self, kind: str, version: str) -> set:
         """Names of `kind` the release `version` has and the recorded release before it had not."""
         rows = [r for r in self.releases if kind in r.names]
         for prev, cur in zip(rows, rows[1:]):
             if cur.version == version:
-                return set(cur.names[kind]) - set(prev.names[kind])
+                return cur.joined(kind) - prev.joined(kind)
         return set()
 
 
@@ -97,6 +108,7 @@ KINDS = {k.kind: k for k in (
     Kind("cudagraph_mode", ("vllm",), "cudagraph modes", case_insensitive=True),
     Kind("structured_outputs_backend", ("vllm",), "structured-outputs backends"),
     Kind("env", ("vllm", "vllm-ascend"), "environment variables"),
+    Kind("env_read", ("vllm-ascend",), "variables read with os.getenv / os.environ"),
     Kind("eplb_model_type", ("vllm-ascend",), "model types EPLB registers", open_ended=True),
     Kind("compilation_config_key", ("vllm",), "CompilationConfig fields"),
     Kind("attention_config_key", ("vllm",), "AttentionConfig fields"),
@@ -182,7 +194,20 @@ class Names:
         self.stand_in = stand_in or {}
 
     def listed(self, project: str, kind: str) -> Optional[Listed]:
-        """None when `project` is not installed."""
+        """None when `project` is not installed. A kind with joins (`JOINS`) lists their names too, where known:
+        an installed envs.py's keys with the variables the release's row says it reads elsewhere (the row of the
+        nearest older release stands in for an unrecorded one)."""
+        base = self._listed(project, kind)
+        if base is None or base.names is None:
+            return base
+        for j in JOINS.get(kind, ()):
+            more = self._listed(project, j) if project in KINDS[j].projects else None
+            if more is not None and more.names is not None:
+                base.names |= more.names
+                base.source += f" + {more.source}"
+        return base
+
+    def _listed(self, project: str, kind: str) -> Optional[Listed]:
         version = self.versions.get(project)
         if not version:
             return None

@@ -35,6 +35,12 @@ Where each list lives (read at the tags and sdists; the file a row cites is the 
   (`--quantization`: `ascend`; `--kv-cache-dtype`: `int8` from 0.29.0rc1).
 * `patched_field` — `Class.field` for each config field vllm-ascend's platform patches retype at plugin load
   (`AttentionConfig.__annotations__["indexer_kv_dtype"] = …`, 0.29.0rc1 on): vLLM's Literal no longer says.
+* `env_read` — every upper-case variable name vllm-ascend reads outside envs.py with `os.getenv("X")`,
+  `os.environ.get("X")`, `os.environ["X"]` or `"X" in os.environ`: the package reads many outside envs.py
+  (`VLLM_ASCEND_ENABLE_FLASHCOMM` "for backward compatibility" in `enable_sp()` up to 0.19.1rc1, the llmdatadist
+  and DP-proxy variables of 0.9.x), so envs.py alone called a variable a release acts on unknown. Read by `matrix
+  sync` only (`live=False`): the installed package's own list would mean reading every module on a live host; the
+  row of the installed release stands in.
 * `eplb_model_type` — the model types vllm-ascend's EPLB registers (`model_register` in vllm_ascend/eplb/utils.py,
   0.10.x-0.14.0rc1); its `else` raises `NotImplementedError("EPLB is not supported.")`. Later releases register any
   MoE model, and define no list.
@@ -44,6 +50,7 @@ from __future__ import annotations
 
 import ast
 import posixpath
+import re
 from dataclasses import dataclass
 from functools import partial
 from typing import Callable, Iterable, Optional
@@ -332,6 +339,42 @@ def forbids_extra(text: str) -> Optional[list]:
                              for fn in defs for n in ast.walk(fn)) else []
 
 
+ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]{2,}\Z")
+
+
+def env_reads(text: str) -> Optional[list]:
+    """The constant names a module reads from the environment (see `env_read` above); None when it does not parse.
+    A write (`os.environ["X"] = …`) is not a read; a name built at run time (an f-string) cannot be listed."""
+    tree = _parse(text)
+    if tree is None:
+        return None
+    out: set = set()
+    for node in ast.walk(tree):
+        name = _env_read(node)
+        if name and ENV_NAME.match(name):
+            out.add(name)
+    return sorted(out)
+
+
+def _is_environ(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "environ") or (
+        isinstance(node, ast.Name) and node.id == "environ")
+
+
+def _env_read(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Call) and node.args:
+        f = node.func
+        if (isinstance(f, ast.Attribute) and f.attr == "getenv") or (isinstance(f, ast.Name) and f.id == "getenv") \
+                or (isinstance(f, ast.Attribute) and f.attr in ("get", "setdefault") and _is_environ(f.value)):
+            return _str(node.args[0])
+    elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and _is_environ(node.value):
+        return _str(node.slice)
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
+            and _is_environ(node.comparators[0]):
+        return _str(node.left)
+    return None
+
+
 def dict_keys(name: str) -> Parse:
     """Keys of the module-level dict `name` (the envs.py tables)."""
     from ascend_doctor.parsers.vllm_source import module_dict_keys
@@ -361,6 +404,8 @@ class Reader:
     files: tuple
     parse: Parse
     what: str  # what the row's source says was read
+    live: bool = True  # read from an installed package too (False: `matrix sync` only, the table row stands in)
+    skip: tuple = ()  # modules (relative to the package) a `**.py` walk leaves out: another kind reads them
 
 
 READERS: dict[str, tuple] = {
@@ -393,6 +438,8 @@ READERS: dict[str, tuple] = {
         Reader("speculative_method", ("spec_decode/__init__.py",),
                lambda t: dispatched_strings(t, "get_spec_decode_method", "method"), "get_spec_decode_method"),
         Reader("env", ("envs.py",), dict_keys("env_variables"), "env_variables keys"),
+        Reader("env_read", ("**.py",), env_reads, "os.getenv / os.environ reads outside envs.py", live=False,
+               skip=("envs.py",)),
         Reader("eplb_model_type", ("eplb/utils.py",),
                lambda t: dispatched_strings(t, "model_register", "config.model_type") or None, "model_register"),
         # platform patches run when the plugin loads, before vLLM validates its configs; worker patches run after
@@ -426,25 +473,27 @@ def _package_inits(listdir: ListDir, directory: str, depth: int = 3) -> list:
 
 def _read_modules(reader: Reader, root: str, directory: str, read: ReadText, listdir: ListDir,
                   shown: str) -> Optional[Found]:
-    """Every module of a package tree, parsed and joined (a patch may sit in any of them): a readable package
-    without the directory has none (an empty list, known); None when the package itself is not readable."""
-    top = posixpath.join(root, directory)
+    """Every module of a package tree (`directory` "" for the whole package), parsed and joined (a patch may sit in
+    any of them): a readable package without the directory has none (an empty list, known); None when the package
+    itself is not readable."""
+    top = posixpath.join(root, directory) if directory else root
     if listdir(top) is None:
         return None if listdir(root) is None else Found([], f"{posixpath.join(shown, directory)}: none")
     names: set = set()
-    paths, stack = [], [(top, 3)]
+    paths, stack = [], [(top, 3 if directory else 6)]
     while stack:
         d, depth = stack.pop()
         for e in sorted(listdir(d) or []):
             path = posixpath.join(d, e)
-            if e.endswith(".py"):
+            if e.endswith(".py") and posixpath.relpath(path, root) not in reader.skip:
                 paths.append(path)
             elif depth and "." not in e and e != "__pycache__":
                 stack.append((path, depth - 1))
     for path in sorted(paths):
         text = read(path)
         names.update((reader.parse(text) or []) if text is not None else [])
-    return Found(sorted(names), f"{posixpath.join(shown, directory)}/ ({len(paths)} modules: {reader.what})")
+    where = posixpath.join(shown, directory) if directory else shown
+    return Found(sorted(names), f"{where}/ ({len(paths)} modules: {reader.what})")
 
 
 def read_kind(reader: Reader, root: str, read: ReadText, listdir: ListDir, shown: str = "") -> Found:
@@ -453,8 +502,8 @@ def read_kind(reader: Reader, root: str, read: ReadText, listdir: ListDir, shown
     tried: list = []
     empty: Optional[Found] = None
     for rel in reader.files:
-        if rel.endswith("/**.py"):
-            found = _read_modules(reader, root, rel[:-len("/**.py")], read, listdir, shown)
+        if rel.endswith("**.py"):
+            found = _read_modules(reader, root, rel[:-len("**.py")].rstrip("/"), read, listdir, shown)
             if found is not None and (found.names or rel == reader.files[-1]):
                 return found
             empty = empty or found  # nothing found there (or no such directory): known empty, unless a later file
@@ -482,9 +531,10 @@ def read_kind(reader: Reader, root: str, read: ReadText, listdir: ListDir, shown
 
 
 def read_release_names(project: str, root: str, read: ReadText, listdir: ListDir,
-                       shown: str = "") -> dict[str, Found]:
-    """Every kind of `project` ("vllm" or "vllm-ascend") from its package directory."""
-    return {r.kind: read_kind(r, root, read, listdir, shown) for r in READERS[project]}
+                       shown: str = "", live: bool = False) -> dict[str, Found]:
+    """Every kind of `project` ("vllm" or "vllm-ascend") from its package directory; `live`: only the kinds read
+    from an installed package (a host's files, recorded into its snapshot)."""
+    return {r.kind: read_kind(r, root, read, listdir, shown) for r in READERS[project] if r.live or not live}
 
 
 def kinds(project: str) -> Iterable[str]:

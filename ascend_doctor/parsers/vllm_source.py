@@ -497,7 +497,7 @@ def _release_names(project: str, root: str, read: ReadText, listdir: ListDir) ->
     from ascend_doctor.parsers.release_names import read_release_names
 
     out = {}
-    for kind, found in read_release_names(project, root, read, listdir, root).items():
+    for kind, found in read_release_names(project, root, read, listdir, root, live=True).items():
         out[kind] = NameList(names=found.names, source=found.source) if found.names is not None else NameList(
             why_not=found.source)
     return out

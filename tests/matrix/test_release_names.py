@@ -69,7 +69,11 @@ def test_enum_members_connectors_and_a_dispatcher():
 def test_sync_reads_every_kind_from_planted_sdists(tmp_path):
     ascend = _tar(tmp_path / "vllm_ascend-0.31.0rc1.tar.gz", "vllm_ascend-0.31.0rc1", {
         "PKG-INFO": "Metadata-Version: 2.1\nName: vllm_ascend\nVersion: 0.31.0rc1\n",
-        "vllm_ascend/envs.py": 'env_variables = {\n    "VLLM_ASCEND_PLANTED": lambda: 1,\n}\n',
+        "vllm_ascend/envs.py": 'env_variables = {\n    "VLLM_ASCEND_PLANTED": lambda: os.getenv("VLLM_ASCEND_PLANTED"),\n}\n',
+        # read outside envs.py (env_read): a getenv, an environ lookup and a membership test; a write is not a read
+        "vllm_ascend/ops/sp/flashcomm.py": 'import os\nfrom os import environ\n'
+        'OLD = os.getenv("VLLM_ASCEND_OLD_SWITCH", "0")\nB = environ.get("HCCL_PLANTED")\n'
+        'C = "LD_PLANTED" in os.environ\nos.environ["VLLM_ASCEND_WRITTEN"] = "1"\nD = os.environ[f"X_{OLD}"]\n',
         "vllm_ascend/distributed/kv_transfer/__init__.py":
             'def register_connector():\n    KVConnectorFactory.register_connector("PlantedConnector", "m", "C")\n',
         "vllm_ascend/spec_decode/__init__.py":
@@ -86,7 +90,9 @@ def test_sync_reads_every_kind_from_planted_sdists(tmp_path):
     assert set(rows) == {("names_vllm_ascend", "0.31.0rc1"), ("names_vllm", "0.99.0")}
     a = rows["names_vllm_ascend", "0.31.0rc1"].row
     assert a["names"] == {"kv_connector": ["PlantedConnector"], "speculative_method": ["mtp"],
-                          "env": ["VLLM_ASCEND_PLANTED"], "patched_field": []}  # no patch modules: none retyped
+                          "env": ["VLLM_ASCEND_PLANTED"], "patched_field": [],  # no patch modules: none retyped
+                          "env_read": ["HCCL_PLANTED", "LD_PLANTED", "VLLM_ASCEND_OLD_SWITCH"]}
+    assert "env_read: vllm_ascend/ (3 modules: os.getenv / os.environ reads outside envs.py)" in a["where"]
     assert "kv_connector: vllm_ascend/distributed/kv_transfer/__init__.py (register_connector calls)" in a["where"]
     assert a["source"].startswith("pypi:vllm_ascend-0.31.0rc1.tar.gz (sha256 ")
     v = rows["names_vllm", "0.99.0"].row
@@ -105,7 +111,7 @@ def test_proposed_rows_load_as_a_layer_of_the_table(tmp_path):
     layer = tmp_path / "names.toml"
     layer.write_text('table = "serve/names-vllm-ascend"\n' + block.split("\n\n")[0] + "\n")
     row, how = Knowledge([str(layer)]).release_names["vllm-ascend"].row_for("0.31.0rc1")
-    assert how == "exact" and row.names == {"env": ["VLLM_ASCEND_PLANTED"], "patched_field": []}
+    assert how == "exact" and row.names == {"env": ["VLLM_ASCEND_PLANTED"], "env_read": [], "patched_field": []}
 
 
 SAMPLE = (("va", "vllm_ascend-0.13.0.tar.gz"), ("va", "vllm_ascend-0.30.0rc2.tar.gz"), ("va", "vllm_ascend-0.9.1.tar.gz"),
@@ -135,9 +141,13 @@ def test_a_shipped_row_is_what_sync_reads_from_its_sdist(sub, name):
 def test_history_names_the_release_that_dropped_a_name_and_its_successor():
     k = Knowledge()
     names = Names({"vllm": "0.13.0", "vllm-ascend": "0.13.0"}, k.release_names)
-    v = names.judge("env", "VLLM_ASCEND_ENABLE_FLASHCOMM")
-    assert v.known is False and v.last == "vllm-ascend 0.11.0rc0" and v.dropped == "vllm-ascend 0.11.0rc1"
-    assert v.successor == "VLLM_ASCEND_ENABLE_FLASHCOMM1"
+    # out of envs.py in 0.11.0rc1 (for VLLM_ASCEND_ENABLE_FLASHCOMM1) but read by enable_sp() up to 0.19.1rc1
+    assert names.judge("env", "VLLM_ASCEND_ENABLE_FLASHCOMM").known is True
+    v = Names({"vllm": "0.20.2", "vllm-ascend": "0.20.2rc1"}, k.release_names).judge(
+        "env", "VLLM_ASCEND_ENABLE_FLASHCOMM")
+    assert v.known is False and v.last == "vllm-ascend 0.19.1rc1" and v.dropped == "vllm-ascend 0.20.2rc1"
+    v = names.judge("env", "VLLM_ASCEND_MLA_PA")
+    assert v.known is False and v.dropped == "vllm-ascend 0.12.0rc1"
     v = names.judge("kv_connector", "LLMDataDistCMgrConnector")
     assert v.known is False and v.dropped == "vllm-ascend 0.12.0rc1" and v.successor is None
     v = names.judge("speculative_method", "draft_model", ("vllm-ascend",))
@@ -203,7 +213,8 @@ def test_a_renamed_vllm_ascend_variable_fails_with_its_new_name(tmp_path):
     snap = _snapshot_with(tmp_path, **{"vllm-ascend": "0.20.2rc1", "vllm": "0.20.2"})
     code, f = _exec(select="SERVE402", env=("env", "VLLM_ASCEND_ENABLE_FLASHCOMM=1"), snapshot=snap)
     assert code == 1 and f["status"] == "fail"
-    assert "vllm-ascend 0.11.0rc1 reads VLLM_ASCEND_ENABLE_FLASHCOMM1 instead" in f["message"]
+    assert "last read by vllm-ascend 0.19.1rc1" in f["message"]
+    assert "vllm-ascend 0.20.2rc1 takes it as --additional-config '{\"enable_flashcomm1\": …}'" in f["message"]
     code, f = _exec(select="SERVE402", env=("env", "VLLM_ASCEND_ENABLE_FLASHCOMM=1"))
     assert code == 0 and f["status"] == "pass"
     code, f = _exec(select="SERVE402", env=("env", "VLLM_ASCEND_ENABLE_FLASHCOMM1=1"))
@@ -224,11 +235,22 @@ def _snapshot_with(tmp_path, **versions) -> str:
 
 def test_a_variable_moved_into_additional_config_names_the_key(tmp_path):
     snap = _snapshot_with(tmp_path, **{"vllm-ascend": "0.27.1rc1", "vllm": "0.27.1"})
-    code, f = _exec(select="SERVE402", env=("env", "VLLM_ASCEND_ENABLE_FLASHCOMM1=1"), snapshot=snap)
+    code, f = _exec(select="SERVE402", env=("env", "VLLM_ASCEND_ENABLE_MLAPO=1"), snapshot=snap)
     assert f["status"] == "fail" and "last read by vllm-ascend 0.26.0rc1" in f["message"]
-    assert "--additional-config '{\"enable_flashcomm1\": …}'" in f["message"]
-    code, f = _exec("--additional-config", '{"enable_flashcomm1": true}', select="SERVE307", snapshot=snap)
+    assert "--additional-config '{\"enable_mlapo\": …}'" in f["message"]
+    code, f = _exec("--additional-config", '{"enable_mlapo": true}', select="SERVE307", snapshot=snap)
     assert code == 0 and f["status"] == "pass"
+
+
+def test_a_variable_read_outside_envs_py_is_known(tmp_path):
+    """VLLM_ASCEND_ENABLE_FLASHCOMM1 left envs.py in 0.27.1rc1, but ascend_config.py still reads it with os.getenv
+    (deprecated, with a warning) — the env_read row says so; SERVE402 had failed it as moved to --additional-config."""
+    snap = _snapshot_with(tmp_path, **{"vllm-ascend": "0.27.1rc1", "vllm": "0.27.1"})
+    code, f = _exec(select="SERVE402", env=("env", "VLLM_ASCEND_ENABLE_FLASHCOMM1=1"), snapshot=snap)
+    assert code == 0 and f["status"] == "pass", f["message"]
+    row, _ = Knowledge().release_names["vllm-ascend"].row_for("0.27.1rc1")
+    assert "VLLM_ASCEND_ENABLE_FLASHCOMM1" in row.names["env_read"]
+    assert "VLLM_ASCEND_ENABLE_FLASHCOMM1" not in row.names["env"]
 
 
 def test_an_additional_config_key_on_a_forbid_release_fails(tmp_path):
