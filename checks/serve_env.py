@@ -208,3 +208,60 @@ def vllm_version_override(ctx):
                         remediation=T("`unset VLLM_VERSION` (or set it to {release}).", release=release))
     return ctx.ok(T("VLLM_VERSION={value} matches the installed vLLM {installed}", value=value, installed=installed),
                   evidence)
+
+
+# The P/D variables after which a prefill instance frees the KV cache of a finished request whose decode side has not
+# confirmed reading it (vLLM envs.py: `int(os.getenv(NAME, "480"))`, seconds; VLLM_MOONCAKE_* read by vllm-ascend's
+# Mooncake connectors, kv_p2p/mooncake_connector.py `_retrieve_expired_requests`, VLLM_NIXL_* by vLLM's NIXL one).
+ABORT_TIMEOUTS = ("VLLM_MOONCAKE_ABORT_REQUEST_TIMEOUT", "VLLM_NIXL_ABORT_REQUEST_TIMEOUT")
+ABORT_DEFAULT_S = 480  # vLLM's default, and the value of every vllm-ascend P/D tutorial (0.18.0rc1-0.30.0rc2)
+ABORT_FLOOR_S = 60  # below this a decode side that queues or pulls a long prompt under load comes too late
+
+
+@check("SERVE406", "serve-pd-kv-abort-timeout", severity="warning", stage="serve", needs=["serve_cmd", "server_env"])
+def pd_kv_abort_timeout(ctx):
+    """A prefill node keeps a request's KV cache long enough for the decode node to read it
+
+    What it checks: `VLLM_MOONCAKE_ABORT_REQUEST_TIMEOUT` and `VLLM_NIXL_ABORT_REQUEST_TIMEOUT` in the server's
+    environment, on a prefill/decode deployment (`--kv-transfer-config` with `kv_role` kv_producer or kv_both): a
+    value that is not a whole number of seconds fails; one below 60 seconds warns. Unset passes (vLLM's default, 480
+    s); on a decode-only node (`kv_consumer`) or without `--kv-transfer-config` the variables do nothing.
+
+    Why it matters: after a prefill, the P node holds the request's KV blocks until the D node says it read them, and
+    frees them anyway once this timeout passes ("Force freed expired request … Resources have been forcibly released",
+    vllm-ascend's Mooncake connector). A D node that is queueing, or pulling a long prompt under load, then reads
+    blocks that already hold another request's KV, and the answer is garbled: vllm-ascend#11140 (5 s, 64K prompts
+    at 64 concurrent), #15420 (10 s, "对该问题起决定性作用的是 VLLM_MOONCAKE_ABORT_REQUEST_TIMEOUT=10"). vLLM reads
+    the value with `int()`, so `480s` or `4.5` stops the connector at start. Every vllm-ascend P/D tutorial uses 480.
+
+    How to fix: `export VLLM_MOONCAKE_ABORT_REQUEST_TIMEOUT=480` (or leave it unset) on the prefill nodes; lower it
+    only as far as your longest prompt's prefill plus the decode side's queueing allows.
+    """
+    cmd, skip = cmd_or_skip(ctx)
+    if skip:
+        return skip
+    kv, _ = cmd.json_value("kv_transfer_config")
+    role = kv.get("kv_role") if isinstance(kv, dict) else None
+    if role not in ("kv_producer", "kv_both"):
+        return ctx.ok(T("no prefill side here (kv_role {role}): the P/D abort timeouts do not apply", role=role)
+                      if role else T("no --kv-transfer-config: the P/D abort timeouts do not apply"))
+    env = ctx.fact("server_env")
+    seen = {k: env.get(k) for k in ABORT_TIMEOUTS}
+    evidence = [ev(f"{env.where(k)}: {k}", v) for k, v in seen.items() if v is not None]
+    fix = T("`export VLLM_MOONCAKE_ABORT_REQUEST_TIMEOUT={default}` (or unset it) on the prefill nodes.",
+            default=ABORT_DEFAULT_S)
+    for k, v in seen.items():
+        if v is not None and not v.strip().isdigit():
+            return ctx.fail(T("{key}={value} is not a whole number of seconds: vLLM reads it with int() and the KV "
+                              "connector stops with a ValueError", key=k, value=v), evidence, remediation=fix)
+    short = [(k, int(v)) for k, v in seen.items() if v is not None and int(v) < ABORT_FLOOR_S]
+    if short:
+        parts = ", ".join(f"{k}={s}" for k, s in short)
+        return ctx.warn(T("{parts} on a prefill node (kv_role {role}): its KV is freed that many seconds after the "
+                          "prefill even when the decode node has not read it, and a late decode node returns garbled "
+                          "text (vllm-ascend#11140, #15420); the default is {default} s", parts=parts, role=role,
+                          default=ABORT_DEFAULT_S), evidence, remediation=fix)
+    if evidence:
+        return ctx.ok(T("the P/D abort timeouts leave the decode node at least {floor} s: {parts}", floor=ABORT_FLOOR_S,
+                        parts=", ".join(f"{k}={v}" for k, v in seen.items() if v is not None)), evidence)
+    return ctx.ok(T("the P/D abort timeouts are not set: vLLM's default, {default} s", default=ABORT_DEFAULT_S))
