@@ -246,7 +246,12 @@ def pd_kv_abort_timeout(ctx):
         return ctx.ok(T("no prefill side here (kv_role {role}): the P/D abort timeouts do not apply", role=role)
                       if role else T("no --kv-transfer-config: the P/D abort timeouts do not apply"))
     env = ctx.fact("server_env")
-    seen = {k: env.get(k) for k in ABORT_TIMEOUTS}
+    seen, unseen = {}, {}
+    for k in ABORT_TIMEOUTS:  # a paste may show one and not the other: what it shows is judged
+        try:
+            seen[k] = env.get(k)
+        except FactUnavailable as exc:
+            unseen[k] = exc.reason
     evidence = [ev(f"{env.where(k)}: {k}", v) for k, v in seen.items() if v is not None]
     fix = T("`export VLLM_MOONCAKE_ABORT_REQUEST_TIMEOUT={default}` (or unset it) on the prefill nodes.",
             default=ABORT_DEFAULT_S)
@@ -261,6 +266,8 @@ def pd_kv_abort_timeout(ctx):
                           "prefill even when the decode node has not read it, and a late decode node returns garbled "
                           "text (vllm-ascend#11140, #15420); the default is {default} s", parts=parts, role=role,
                           default=ABORT_DEFAULT_S), evidence, remediation=fix)
+    if unseen:
+        raise FactUnavailable("server_env." + ", ".join(unseen), next(iter(unseen.values())))
     if evidence:
         return ctx.ok(T("the P/D abort timeouts leave the decode node at least {floor} s: {parts}", floor=ABORT_FLOOR_S,
                         parts=", ".join(f"{k}={v}" for k, v in seen.items() if v is not None)), evidence)

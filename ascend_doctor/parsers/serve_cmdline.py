@@ -63,6 +63,15 @@ class Launch(Model):
         return self.argv[0] if self.argv else ""
 
 
+_SHELL_EXPANSION = re.compile(r"\$(?:\{|\(|[A-Za-z_]|[0-9@*#?])")
+
+
+def shell_expansions(options: dict) -> dict[str, str]:
+    """dest -> value, for each option whose value holds an unexpanded shell expansion (`$7`, `${TP}`, `$(nproc)`):
+    what a launch script shows before its shell runs it. Only text can hold one; a live command's argv is expanded."""
+    return {k: v for k, v in options.items() if isinstance(v, str) and _SHELL_EXPANSION.search(v)}
+
+
 def launch_of(argv: list[str]) -> Launch:
     """The `Launch` of a command line (pure)."""
     rest = list(argv)
@@ -95,6 +104,8 @@ class ServeCommand(Model):
     notes: list[str] = Field(default_factory=list)
     cut: list[str] = Field(default_factory=list, description="dests given whose value the source shows only in part "
                                                              "(a paste that ends inside it): not read")
+    unexpanded: dict[str, str] = Field(default_factory=dict, description="dest -> a value that is a shell expansion "
+                                       "the source does not resolve (`$7`, `${TP}` in a pasted launch script)")
 
     def has(self, name: str) -> bool:
         return _dest(name) in self.options
@@ -116,17 +127,28 @@ class ServeCommand(Model):
         return False
 
     def int_opt(self, name: str) -> Optional[int]:
-        """An integer option, or None when absent; raises ValueError when present but not an integer."""
-        v = self.options.get(_dest(name))
-        if v is None or isinstance(v, bool):
-            return None
-        return int(str(v).strip())
+        """An integer option, or None when absent; raises ValueError when present but not an integer, and
+        FactUnavailable when its value is a shell expansion the source does not resolve (not known, not wrong)."""
+        v = self._number(name)
+        return None if v is None else int(v)
 
     def float_opt(self, name: str) -> Optional[float]:
-        v = self.options.get(_dest(name))
+        v = self._number(name)
+        return None if v is None else float(v)
+
+    def _number(self, name: str) -> Optional[str]:
+        dest = _dest(name)
+        if dest in self.unexpanded:
+            from ascend_doctor.core.errors import FactUnavailable
+            from ascend_doctor.i18n import T
+
+            raise FactUnavailable(f"serve_cmd.{dest}", T(
+                "--{option} is {value}, a shell expansion the paste does not resolve",
+                option=dest.replace("_", "-"), value=self.unexpanded[dest]))
+        v = self.options.get(dest)
         if v is None or isinstance(v, bool):
             return None
-        return float(str(v).strip())
+        return str(v).strip()
 
     def json_value(self, name: str) -> tuple[Optional[dict], Optional[str]]:
         """A JSON-object option (`--additional-config`, `--eplb-config`, `--speculative-config`): (value, None),

@@ -132,6 +132,7 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
     parses the paste's serve command."""
     from ascend_doctor.knowledge.serve_options import parse_serve as parse_serve_command
     from ascend_doctor.parsers.ascend_files import DriverVersionInfo
+    from ascend_doctor.parsers.serve_cmdline import shell_expansions
     from ascend_doctor.probes import load_probes
     from ascend_doctor.probes.cann import CannFact, CannInstall, DriverFact
 
@@ -188,7 +189,8 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
     if paste.serve_argv:
         vllm = paste.first("vllm") or next(iter(paste.packages.get("vllm", [])), None)
         cmd = parse_serve_command(paste.serve_argv, knowledge.matrix, vllm_version=vllm.value if vllm else None)
-        have["serve_cmd"] = cmd.model_copy(update={"cut": [o.lstrip("-").replace("-", "_") for o in paste.serve_cut]})
+        have["serve_cmd"] = cmd.model_copy(update={"cut": [o.lstrip("-").replace("-", "_") for o in paste.serve_cut],
+                                                   "unexpanded": shell_expansions(cmd.options)})
         from ascend_doctor.triage.model import model_fact
 
         known = model_fact(cmd, knowledge.catalogue) if cmd.recognized else None

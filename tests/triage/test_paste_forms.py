@@ -379,3 +379,29 @@ def test_a_traceback_pasted_from_its_first_frame_is_read():
                          "/workspace/vllm-ascend/vllm_ascend/utils.py:94 in vllm_version_is"]
     # a frame quoted in prose at the margin is no traceback
     assert read_paste('File "/x/y.py", line 3, in f is where it fails\n').tracebacks == []
+
+
+def test_a_launch_script_s_shell_variables_are_unknown_sizes_not_wrong_ones(tmp_path):
+    """vllm-ascend#15420's prefill script: `--tensor-parallel-size $7` is filled in by the shell when the script runs,
+    so the paste does not give the size — SERVE301/304/309 had failed on `invalid literal for int(): '$7'`. The
+    variables the script exports are still judged (SERVE406 warns on its 10 s abort timeout)."""
+    text = ("```bash\nexport VLLM_MOONCAKE_ABORT_REQUEST_TIMEOUT=10\n\nvllm serve ${model_path} \\\n"
+            "    --host 0.0.0.0 --port $2 \\\n    --data-parallel-size $3 --data-parallel-rank $4 \\\n"
+            "    --tensor-parallel-size $7 --enable-expert-parallel \\\n"
+            "    --kv-transfer-config '{\"kv_connector\": \"MooncakeConnectorV1\", \"kv_role\": \"kv_producer\"}'\n```\n")
+    report, _ = triage_json(tmp_path, text)
+    by = {f["code"]: f for f in report["findings"]}
+    assert not [c for c, f in by.items() if f["status"] == "fail"], [(c, f["message"]) for c, f in by.items()]
+    assert by["SERVE301"]["status"] == "skip" and "--tensor-parallel-size is $7, a shell expansion" in \
+        by["SERVE301"]["message"]
+    assert by["SERVE406"]["status"] == "warn" and "VLLM_MOONCAKE_ABORT_REQUEST_TIMEOUT=10" in by["SERVE406"]["message"]
+
+
+def test_a_literal_dollar_in_a_live_command_is_still_a_bad_number():
+    """Only a paste holds an unexpanded expansion: a live argv comes from the shell, and `'$7'` reaching vLLM is a
+    value its int() refuses."""
+    from tests.checks.test_serve_checks import QWEN, facts
+    from tests.helpers import run_check
+
+    f = run_check("SERVE301", facts(f"vllm serve {QWEN} --tensor-parallel-size $7"))
+    assert f.status.value == "fail" and "invalid literal for int()" in f.message
