@@ -205,6 +205,8 @@ def options_known(ctx):
     files = ctx.try_fact("vllm_files")
     evidence = [cmd_evidence(cmd)]
     extra = [f"unexpected positional argument(s) {' '.join(cmd.unknown_args)}"] if cmd.unknown_args else []
+    # how argparse read a word, when that is what left one over (`-quantization ascend`: -q 'uantization', `ascend`)
+    extra += [n for n in cmd.notes if cmd.unknown_args and "a single-dash word" in n]
     if cmd.config_error:
         extra.append(cmd.config_error)
     if files is not None and files.cli_options.ok:

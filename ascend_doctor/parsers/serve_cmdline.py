@@ -306,6 +306,14 @@ def _read_args(args: list[str], syntax: OptionSyntax, cmd: ServeCommand) -> tupl
             dest = syntax.aliases.get(name)
             if dest is None and name.startswith("-O") and len(name) > 2:
                 dest, eq, value = "compilation_config", "=", name[2:]  # -O3, -O.mode=3
+            elif dest is None and len(name) > 2 and name[:2] in syntax.aliases:
+                # argparse reads a single-dash word that starts with a short option as that option and its value:
+                # `-quantization ascend` is `-q uantization` and a stray `ascend` (vllm-ascend#3494)
+                dest, value = syntax.aliases[name[:2]], name[2:] + eq + value
+                eq = "="
+                if cmd.recognized:
+                    cmd.notes.append(f"{a!r} read as {name[:2]} {value!r} (argparse takes a single-dash word that "
+                                     f"starts with a short option as that option and its value)")
             if dest is None:
                 if cmd.recognized:
                     cmd.notes.append(f"unrecognised short option {a!r}")

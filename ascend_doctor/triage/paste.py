@@ -284,9 +284,11 @@ _VERSION_LINES = [
     ("torch_npu", re.compile(r"^(?:torch_npu|torch-npu|PyTorch NPU) version:\s*(\S+)", re.I), "torch_npu version line"),
     ("cann", re.compile(r"^CANN(?: version)?:\s*(\d\S*)"), "CANN line"),
 ]
-# `name: version` lines of sglang's check_env and similar reports (`vllm: 0.13.0`, `torch_npu: 2.8.0.post2`).
-_NAME_VERSION = re.compile(r"^(vllm|vllm[_-]ascend|torch|torch[_-]npu|PyTorch|transformers|triton|triton[_-]ascend|"
-                           r"sglang|numpy)\s*:\s*(\d[^\s,;]*)\s*$", re.I)
+# `name: version` lines of sglang's check_env and similar reports (`vllm: 0.13.0`, `torch_npu: 2.8.0.post2`), the
+# same with a full-width colon or a space (`Vllm-ascend 0.11.0` / `torch-npu 2.7.1` in an issue body, vllm-ascend#3494),
+# and a two-cell markdown table row (`| torch_npu | 2.10.0.post2 |`, #14296). The whole line is the statement.
+_NAME_VERSION = re.compile(r"^(?:\|\s*)?(vllm|vllm[_-]ascend|torch|torch[_-]npu|PyTorch|transformers|triton|"
+                           r"triton[_-]ascend|sglang|numpy)(?:\s*[:：|]\s*|\s+)v?(\d[^\s,;|]*)\s*\|?\s*$", re.I)
 _BARE_EXCEPTION = re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Exit)(?::\s.*)?$")
 _HCCN = re.compile(r"^(?:\[devid \d+\]\s*)?(link status|ipaddr|net health status|netmask|link up count):", re.I)
 
@@ -363,7 +365,7 @@ def read_paste(text: str) -> PasteFacts:
                                           label="a second environment report (not merged)"))
                 break
             collect_start = ln.no
-        if plain:
+        if plain or (s[:1] == "|" and s.count("|") == 3):  # a two-cell markdown row (`| torch_npu | 2.10.0 |`)
             _one_line_facts(f, t, ln.no)
         m = _PIP_BRACKET.match(t) if plain else None
         if m:

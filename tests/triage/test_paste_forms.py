@@ -55,6 +55,16 @@ def test_name_colon_version_lines():
     assert versions(paste) == {"torch": "2.8.0", "torch_npu": "2.8.0", "vllm": "0.11.0", "vllm_ascend": "0.11.0rc1"}
 
 
+def test_name_space_version_lines_and_two_cell_table_rows():
+    """vllm-ascend#3494 (`Vllm-ascend 0.11.0` / `torch-npu 2.7.1` on their own lines) and #14296 (`| torch_npu |
+    2.10.0.post2 |`, a markdown table); a sentence that holds a version is not such a line."""
+    assert versions("Vllm-ascend 0.11.0\ntorch-npu 2.7.1\n") == {"vllm_ascend": "0.11.0", "torch_npu": "2.7.1"}
+    assert versions("| torch_npu | 2.10.0.post2 |\n| vllm-ascend | v0.26.0rc1 |\n") == {
+        "torch_npu": "2.10.0.post2", "vllm_ascend": "0.26.0rc1"}
+    assert versions("vllm：0.13.0\n") == {"vllm": "0.13.0"}
+    assert versions("torch 2.7.1 is what I have\nI run vllm 0.11.0 here\n") == {}
+
+
 def test_fences_back_to_back_lose_no_line():
     paste = ("```\nvllm                              0.7.3\nvllm_ascend                       0.7.3rc1\n```\n"
              "```\ntorch                             2.5.1\ntorch-npu                         2.5.1\n```\n")
