@@ -216,6 +216,7 @@ def vllm_version_override(ctx):
 ABORT_TIMEOUTS = ("VLLM_MOONCAKE_ABORT_REQUEST_TIMEOUT", "VLLM_NIXL_ABORT_REQUEST_TIMEOUT")
 ABORT_DEFAULT_S = 480  # vLLM's default, and the value of every vllm-ascend P/D tutorial (0.18.0rc1-0.30.0rc2)
 ABORT_FLOOR_S = 60  # below this a decode side that queues or pulls a long prompt under load comes too late
+ABORT_CEILING_S = 3600  # above this the KV of requests whose decode side failed stays allocated for hours
 
 
 @check("SERVE406", "serve-pd-kv-abort-timeout", severity="warning", stage="serve", needs=["serve_cmd", "server_env"])
@@ -224,8 +225,9 @@ def pd_kv_abort_timeout(ctx):
 
     What it checks: `VLLM_MOONCAKE_ABORT_REQUEST_TIMEOUT` and `VLLM_NIXL_ABORT_REQUEST_TIMEOUT` in the server's
     environment, on a prefill/decode deployment (`--kv-transfer-config` with `kv_role` kv_producer or kv_both): a
-    value that is not a whole number of seconds fails; one below 60 seconds warns. Unset passes (vLLM's default, 480
-    s); on a decode-only node (`kv_consumer`) or without `--kv-transfer-config` the variables do nothing.
+    value that is not a whole number of seconds fails; one below 60 seconds or above an hour warns. Unset passes
+    (vLLM's default, 480 s); on a decode-only node (`kv_consumer`) or without `--kv-transfer-config` the variables do
+    nothing.
 
     Why it matters: after a prefill, the P node holds the request's KV blocks until the D node says it read them, and
     frees them anyway once this timeout passes ("Force freed expired request … Resources have been forcibly released",
@@ -233,6 +235,8 @@ def pd_kv_abort_timeout(ctx):
     blocks that already hold another request's KV, and the answer is garbled: vllm-ascend#11140 (5 s, 64K prompts
     at 64 concurrent), #15420 (10 s, "对该问题起决定性作用的是 VLLM_MOONCAKE_ABORT_REQUEST_TIMEOUT=10"). vLLM reads
     the value with `int()`, so `480s` or `4.5` stops the connector at start. Every vllm-ascend P/D tutorial uses 480.
+    The other way round, the KV of a request whose decode node failed stays allocated until the timeout: at 300000 s
+    the prefill node's NPU memory filled up and it stalled (vllm-ascend#13240, worked around with 480).
 
     How to fix: `export VLLM_MOONCAKE_ABORT_REQUEST_TIMEOUT=480` (or leave it unset) on the prefill nodes; lower it
     only as far as your longest prompt's prefill plus the decode side's queueing allows.
@@ -266,9 +270,17 @@ def pd_kv_abort_timeout(ctx):
                           "prefill even when the decode node has not read it, and a late decode node returns garbled "
                           "text (vllm-ascend#11140, #15420); the default is {default} s", parts=parts, role=role,
                           default=ABORT_DEFAULT_S), evidence, remediation=fix)
+    long = [(k, int(v)) for k, v in seen.items() if v is not None and int(v) > ABORT_CEILING_S]
+    if long:
+        parts = ", ".join(f"{k}={s}" for k, s in long)
+        return ctx.warn(T("{parts} on a prefill node (kv_role {role}): the KV of a request whose decode node failed "
+                          "stays allocated that long, and the prefill node's NPU memory fills up (vllm-ascend#13240, "
+                          "at 300000 s); the default is {default} s", parts=parts, role=role,
+                          default=ABORT_DEFAULT_S), evidence, remediation=fix)
     if unseen:
         raise FactUnavailable("server_env." + ", ".join(unseen), next(iter(unseen.values())))
     if evidence:
-        return ctx.ok(T("the P/D abort timeouts leave the decode node at least {floor} s: {parts}", floor=ABORT_FLOOR_S,
-                        parts=", ".join(f"{k}={v}" for k, v in seen.items() if v is not None)), evidence)
+        return ctx.ok(T("the P/D abort timeouts are between {floor} s and {ceiling} s: {parts}", floor=ABORT_FLOOR_S,
+                        ceiling=ABORT_CEILING_S, parts=", ".join(f"{k}={v}" for k, v in seen.items() if v is not None)),
+                      evidence)
     return ctx.ok(T("the P/D abort timeouts are not set: vLLM's default, {default} s", default=ABORT_DEFAULT_S))
