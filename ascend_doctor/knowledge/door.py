@@ -295,6 +295,11 @@ class Knowledge:
         return self.table("signatures/release-fixes")
 
     @property
+    def kv_pool_env(self):
+        """The host versions each release's KV-pool guide requires for its transfer variables (KvPoolEnv)."""
+        return self.table("serve/kv-pool-env")
+
+    @property
     def release_refusals(self):
         """The messages each vllm-ascend release refuses a configuration with at start (ReleaseRefusals)."""
         return self.table("signatures/release-refusals")
