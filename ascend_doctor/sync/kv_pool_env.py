@@ -24,7 +24,7 @@ GUIDES = ("docs/source/user_guide/feature_guide/kv_pool.md",
           "docs/source/user_guide/feature_guide/kv_cache_pool_ascend_store.md")
 HEADINGS = ("Environment Variables Description", "HDK and CANN Version Compatibility Reference")
 _V = r"v?(\d+(?:\.\d+)*)"
-_RANGE = re.compile(r"(\d+(?:\.\d+)*)\s*<=\s*HDK\s*<\s*(\d+(?:\.\d+)*)")
+_RANGE = re.compile(r"<=\s*HDK\s*<\s*(\d+(?:\.\d+)*)")  # `25.5.0<=HDK<26.0.0`: the lower end read backwards
 _HDK = re.compile(r"HDK\s*>=\s*" + _V + r"(?:\s*\(?\s*with\s+mooncake\s*>=\s*" + _V + r"\s*\)?)?", re.I)
 _CANN = re.compile(r"CANN\s*>=\s*" + _V)
 _LINGQU = re.compile(r"LingQu Computing Network\s*>=\s*" + _V)
@@ -49,13 +49,25 @@ def clauses(cell: str, hdk_cell: Optional[str] = None) -> Dict:
     text = _BR.sub(" ", cell)
     hdk_any: List[str] = []
     for m in _RANGE.finditer(text):
-        hdk_any.append(f"hdk>={m.group(1)},hdk<{m.group(2)}")
+        low = _trailing_number(text[:m.start()])
+        if low:
+            hdk_any.append(f"hdk>={low},hdk<{m.group(1)}")
     for m in _HDK.finditer(text):
         hdk_any.append(f"hdk>={m.group(1)}" + (f",mooncake>={m.group(2)}" if m.group(2) else ""))
     all_of = [f"cann>={m.group(1)}" for m in _CANN.finditer(text)]
     unchecked = [f"LingQu Computing Network >= {m.group(1)}" for m in _LINGQU.finditer(text)]
     return {"hdk_any": hdk_any, "all_of": all_of, "unchecked": unchecked,
             "recommended": bool(re.search(r"recommended", hdk_cell or text, re.I)) and bool(hdk_any)}
+
+
+def _trailing_number(text: str) -> str:
+    """The version number `text` ends with ('25.5.0' of 'HDK 25.5.0 '), '' when none: read without a regex (a
+    pattern anchored at the end backtracks over a long run of digits)."""
+    t = text.rstrip()
+    i = len(t)
+    while i > 0 and (t[i - 1].isdigit() or t[i - 1] == "."):
+        i -= 1
+    return t[i:].strip(".") if any(c.isdigit() for c in t[i:]) else ""
 
 
 def _cells(line: str) -> List[str]:

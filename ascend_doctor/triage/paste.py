@@ -282,13 +282,15 @@ _VERSION_LINES = [
     ("vllm", re.compile(r"^vLLM Version:\s*(\S+)"), "collect_env vLLM Version"),
     ("vllm_ascend", re.compile(r"^vLLM Ascend Version:\s*(\S+)"), "collect_env vLLM Ascend Version"),
     ("torch_npu", re.compile(r"^(?:torch_npu|torch-npu|PyTorch NPU) version:\s*(\S+)", re.I), "torch_npu version line"),
-    ("cann", re.compile(r"^CANN(?: version)?:\s*(\d\S*)"), "CANN line"),
+    ("cann", re.compile(r"^(?:[-*]\s+)?CANN(?: version| 版本)?\s*[:：=]\s*v?(\d\S*)"), "CANN line"),
 ]
 # `name: version` lines of sglang's check_env and similar reports (`vllm: 0.13.0`, `torch_npu: 2.8.0.post2`), the
-# same with a full-width colon or a space (`Vllm-ascend 0.11.0` / `torch-npu 2.7.1` in an issue body, vllm-ascend#3494),
+# same with a full-width colon, `=`/`==` or a space (`Vllm-ascend 0.11.0` / `torch-npu 2.7.1` in an issue body,
+# vllm-ascend#3494), a `version`/`版本` label (`vllm-ascend version: v0.11.0`), a markdown bullet (`- vllm: 0.11.0`)
 # and a two-cell markdown table row (`| torch_npu | 2.10.0.post2 |`, #14296). The whole line is the statement.
-_NAME_VERSION = re.compile(r"^(?:\|\s*)?(vllm|vllm[_-]ascend|torch|torch[_-]npu|PyTorch|transformers|triton|"
-                           r"triton[_-]ascend|sglang|numpy)(?:\s*[:：|]\s*|\s+)v?(\d[^\s,;|]*)\s*\|?\s*$", re.I)
+_NAME_VERSION = re.compile(r"^(?:\|\s*|[-*]\s+)?(vllm|vllm[_-]ascend|torch|torch[_-]npu|PyTorch|transformers|triton|"
+                           r"triton[_-]ascend|sglang|numpy)(?:\s*(?:version|版本))?(?:\s*[:：|=]{1,2}\s*|\s+)"
+                           r"v?(\d[^\s,;|]*)\s*\|?\s*$", re.I)
 _BARE_EXCEPTION = re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Exit)(?::\s.*)?$")
 _HCCN = re.compile(r"^(?:\[devid \d+\]\s*)?(link status|ipaddr|net health status|netmask|link up count):", re.I)
 
@@ -365,7 +367,8 @@ def read_paste(text: str) -> PasteFacts:
                                           label="a second environment report (not merged)"))
                 break
             collect_start = ln.no
-        if plain or (s[:1] == "|" and s.count("|") == 3):  # a two-cell markdown row (`| torch_npu | 2.10.0 |`)
+        # a two-cell markdown row (`| torch_npu | 2.10.0 |`) or a bullet (`- vllm: 0.11.0`) may state a version
+        if plain or (s[:1] == "|" and s.count("|") == 3) or s[:2] in ("- ", "* "):
             _one_line_facts(f, t, ln.no)
         m = _PIP_BRACKET.match(t) if plain else None
         if m:

@@ -16,8 +16,8 @@ PP2 = "--tensor-parallel-size 8 --pipeline-parallel-size 2 --nnodes 2 --master-a
     ("--node-rank 1", Status.FAIL, "node 1 of 2 (--node-rank 1) starts without --headless"),
     ("--node-rank 1 --headless", Status.PASS, "runs headless"),
     ("--node-rank 1 --api-server-count 0", Status.PASS, "runs headless"),
-    ("--node-rank 0", Status.PASS, "not a secondary node"),
-    ("", Status.PASS, "not a secondary node"),
+    ("--node-rank 0", Status.PASS, "the head node (--node-rank 0) of 2"),
+    ("", Status.PASS, "the head node (--node-rank 0, the default) of 2"),
 ])
 def test_secondary_node(extra, status, words):
     f = run_check("SERVE319", facts(f"vllm serve {QWEN} {PP2} {extra}"))
@@ -27,4 +27,5 @@ def test_secondary_node(extra, status, words):
 
 
 def test_a_single_node_command_passes():
-    assert run_check("SERVE319", facts(f"vllm serve {QWEN} --node-rank 1")).status == Status.PASS
+    f = run_check("SERVE319", facts(f"vllm serve {QWEN} --node-rank 1"))
+    assert f.status == Status.PASS and "one node: the command gives no --nnodes above 1" in f.message

@@ -62,6 +62,9 @@ def test_name_space_version_lines_and_two_cell_table_rows():
     assert versions("| torch_npu | 2.10.0.post2 |\n| vllm-ascend | v0.26.0rc1 |\n") == {
         "torch_npu": "2.10.0.post2", "vllm_ascend": "0.26.0rc1"}
     assert versions("vllm：0.13.0\n") == {"vllm": "0.13.0"}
+    assert versions("- vllm: 0.11.0\n- vllm-ascend version: v0.11.0rc1\ntorch_npu版本：2.7.1\ntorch==2.7.1\n"
+                    "* CANN: 8.3.RC1\n") == {"vllm": "0.11.0", "vllm_ascend": "0.11.0rc1", "torch_npu": "2.7.1",
+                                              "torch": "2.7.1", "cann": "8.3.RC1"}
     assert versions("torch 2.7.1 is what I have\nI run vllm 0.11.0 here\n") == {}
 
 
@@ -205,7 +208,8 @@ def test_a_collect_env_cut_before_its_package_lines_does_not_say_torch_npu_is_mi
 
     head = ("==============================\n       PyTorch Info\n==============================\n"
             "PyTorch version              : 2.7.1+cpu\nIs debug build               : False\n")
-    assert run_check("TRIAGE105", {"paste": read_paste(head)}).status.value == "unknown"
+    f = run_check("TRIAGE105", {"paste": read_paste(head)})  # torch +cpu alone is every Ascend image's torch
+    assert f.status.value == "skip" and "torch_npu runs on" in f.message
     listed = head + ("==============================\n      Versions of relevant libraries\n"
                      "==============================\n[pip3] torch==2.7.1+cpu\n[pip3] numpy==1.26.4\n")
     assert run_check("TRIAGE105", {"paste": read_paste(listed)}).status.value == "fail"  # its torch lines: no npu
