@@ -241,6 +241,10 @@ def _norm(name: str) -> str:
 # A real `pip list` has hundreds of rows, a big image a few thousand; past this a paste is not a package list, and each
 # row costs a fact (a 600,000-row paste took 20 s and 1 GB).
 MAX_PACKAGE_ROWS = 20_000
+# A list is the whole environment only when it is as long as one: vLLM alone requires some forty distributions and
+# the vllm-ascend images list about two hundred, so a shorter table or run of pins is a filtered list (a `pip list`
+# header pasted over four chosen rows, a requirements file) whose silence about vLLM proves nothing.
+WHOLE_LIST_ROWS = 30
 
 # Line patterns of the reader loop, compiled once (re's cache lookup per line was a tenth of a 10 MB paste's time).
 _PY_VERSION = re.compile(r"^Python(?: version)?:\s*(\d+\.\d+\.\d+)")
@@ -455,8 +459,10 @@ def read_paste(text: str) -> PasteFacts:
                 j += 1
             f.package_rows_dropped += dropped
             if j > first:
-                f.sections.append(Section(kind="pip_list", first=lines[i].no, last=lines[j - 1].no))
-                f.packages_complete = True
+                whole = j - first >= WHOLE_LIST_ROWS
+                f.sections.append(Section(kind="pip_list", first=lines[i].no, last=lines[j - 1].no, label="" if whole
+                                          else f"a pip list of {j - first} rows (a filtered or shortened list)"))
+                f.packages_complete = f.packages_complete or whole
             i = j
             continue
         # --- `pip list | grep -E "torch|vllm"`: pip list rows without the header (vllm-ascend#3793), two or more in
@@ -484,8 +490,10 @@ def read_paste(text: str) -> PasteFacts:
                 for x in lines[i:j]:
                     mm = _FREEZE.match(x.text.strip())
                     _add_pkg(f, mm.group(1), mm.group(2), x.no, "pip freeze")
-                f.sections.append(Section(kind="pip_freeze", first=lines[i].no, last=lines[j - 1].no))
-                f.packages_complete = True
+                whole = j - i >= WHOLE_LIST_ROWS
+                f.sections.append(Section(kind="pip_freeze", first=lines[i].no, last=lines[j - 1].no, label="" if whole
+                                          else f"{j - i} name==version lines (pins, not the whole environment)"))
+                f.packages_complete = f.packages_complete or whole
                 i = j
                 continue
         # --- vllm serve command line (with backslash continuations), or vLLM's `non-default args:` log line

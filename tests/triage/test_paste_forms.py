@@ -192,7 +192,11 @@ def test_triage104_and_triage105_on_every_outcome():
     assert judge("TRIAGE104", "ERROR: No matching distribution found for numpy==99.0\n") == "pass"
     assert judge("TRIAGE104", "vllm                              0.7.3\n") == "skip"
     cpu = "vllm                              0.8.5+cpu\ntorch                             2.6.0+cpu\n"
-    assert judge("TRIAGE105", "Package    Version\n---------- -------\n" + cpu) == "fail"  # a complete list
+    from ascend_doctor.triage.paste import WHOLE_LIST_ROWS
+
+    filler = "".join(f"pkg{i}                              1.0\n" for i in range(WHOLE_LIST_ROWS))
+    assert judge("TRIAGE105", "Package    Version\n---------- -------\n" + cpu + filler) == "fail"  # a whole list
+    assert judge("TRIAGE105", "Package    Version\n---------- -------\n" + cpu) == "unknown"  # two rows: filtered
     assert judge("TRIAGE105", cpu) == "unknown"  # a filtered list
     assert judge("TRIAGE105", cpu + "torch-npu                         2.6.0\n") == "pass"
     assert judge("TRIAGE105", "vllm                              0.8.5\ntorch                             2.6.0\n") == "skip"
@@ -419,3 +423,13 @@ def test_a_literal_dollar_in_a_live_command_is_still_a_bad_number():
 
     f = run_check("SERVE301", facts(f"vllm serve {QWEN} --tensor-parallel-size $7"))
     assert f.status.value == "fail" and "invalid literal for int()" in f.message
+
+
+def test_a_few_pins_are_not_the_whole_environment():
+    """A requirements-style run of pins (or a `pip list` header over a few chosen rows) lists what the reporter chose:
+    vLLM missing from it is not vLLM missing from the machine (VLLM101 had failed critical, "vllm is not installed")."""
+    pins = read_paste("torch==2.7.1\ntorch_npu==2.7.1\nvllm_ascend==0.11.0\n")
+    freeze = next(x for x in pins.sections if x.kind == "pip_freeze")
+    assert not pins.packages_complete and freeze.label.startswith("3 name==version lines")
+    table = read_paste("Package    Version\n---------- -------\ntorch    2.7.1\ntorch-npu    2.7.1\n")
+    assert not table.packages_complete

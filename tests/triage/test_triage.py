@@ -106,10 +106,16 @@ def test_a_contradicting_paste_is_a_finding_with_both_lines():
 
 
 def test_a_full_pip_list_lets_release_pins_be_judged():
-    report = run((TRIAGE / "contradicting.md").read_text())
+    from ascend_doctor.triage.paste import WHOLE_LIST_ROWS
+
+    text = (TRIAGE / "contradicting.md").read_text()
+    filler = "".join(f"pkg-{i:<15}1.0.{i}\n" for i in range(WHOLE_LIST_ROWS))  # as long as an environment's list
+    report = run(text.replace("numpy              1.26.4\n", "numpy              1.26.4\n" + filler, 1))
     pins = next(f for f in report.findings if f.code == "VLLM102")
     # pip list is complete: absent pins are really absent
     assert pins.status.value == "fail" and "triton-ascend not installed" in pins.message
+    short = next(f for f in run(text).findings if f.code == "VLLM102")  # six rows under the header: filtered
+    assert "triton-ascend not installed" not in short.message
     partial = run((TRIAGE / "set-random-seed-issue.md").read_text())
     pins = next(f for f in partial.findings if f.code == "VLLM102")
     # collect_env lists only some packages: what it does not name is "not listed", and the rest is still compared
