@@ -263,20 +263,10 @@ def pd_kv_abort_timeout(ctx):
         if v is not None and not v.strip().isdigit():
             return ctx.fail(T("{key}={value} is not a whole number of seconds: vLLM reads it with int() and the KV "
                               "connector stops with a ValueError", key=k, value=v), evidence, remediation=fix)
-    short = [(k, int(v)) for k, v in seen.items() if v is not None and int(v) < ABORT_FLOOR_S]
-    if short:
-        parts = ", ".join(f"{k}={s}" for k, s in short)
-        return ctx.warn(T("{parts} on a prefill node (kv_role {role}): its KV is freed that many seconds after the "
-                          "prefill even when the decode node has not read it, and a late decode node returns garbled "
-                          "text (vllm-ascend#11140, #15420); the default is {default} s", parts=parts, role=role,
-                          default=ABORT_DEFAULT_S), evidence, remediation=fix)
-    long = [(k, int(v)) for k, v in seen.items() if v is not None and int(v) > ABORT_CEILING_S]
-    if long:
-        parts = ", ".join(f"{k}={s}" for k, s in long)
-        return ctx.warn(T("{parts} on a prefill node (kv_role {role}): the KV of a request whose decode node failed "
-                          "stays allocated that long, and the prefill node's NPU memory fills up (vllm-ascend#13240, "
-                          "at 300000 s); the default is {default} s", parts=parts, role=role,
-                          default=ABORT_DEFAULT_S), evidence, remediation=fix)
+    for too, say in ((lambda secs: secs < ABORT_FLOOR_S, _too_short), (lambda secs: secs > ABORT_CEILING_S, _too_long)):
+        hit = ", ".join(f"{k}={v}" for k, v in seen.items() if v is not None and too(int(v)))
+        if hit:
+            return ctx.warn(say(hit, role), evidence, remediation=fix)
     if unseen:
         raise FactUnavailable("server_env." + ", ".join(unseen), next(iter(unseen.values())))
     if evidence:
@@ -284,3 +274,15 @@ def pd_kv_abort_timeout(ctx):
                         ceiling=ABORT_CEILING_S, parts=", ".join(f"{k}={v}" for k, v in seen.items() if v is not None)),
                       evidence)
     return ctx.ok(T("the P/D abort timeouts are not set: vLLM's default, {default} s", default=ABORT_DEFAULT_S))
+
+
+def _too_short(parts: str, role: str) -> str:
+    return T("{parts} on a prefill node (kv_role {role}): its KV is freed that many seconds after the prefill even "
+             "when the decode node has not read it, and a late decode node returns garbled text (vllm-ascend#11140, "
+             "#15420); the default is {default} s", parts=parts, role=role, default=ABORT_DEFAULT_S)
+
+
+def _too_long(parts: str, role: str) -> str:
+    return T("{parts} on a prefill node (kv_role {role}): the KV of a request whose decode node failed stays allocated "
+             "that long, and the prefill node's NPU memory fills up (vllm-ascend#13240, at 300000 s); the default is "
+             "{default} s", parts=parts, role=role, default=ABORT_DEFAULT_S)

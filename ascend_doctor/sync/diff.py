@@ -32,6 +32,26 @@ class Proposal(Model):
     row: Dict[str, Any]
 
 
+def release_row_proposals(table: str, recorded: Iterable[Any], extracted: Dict[str, Dict], new_words,
+                          more_words) -> List["Proposal"]:
+    """Proposals for a table whose rows carry the `releases` they hold in (signatures/release-refusals,
+    serve/kv-pool-env): a row the table does not record ("new", `new_words(row)` says what), and a recorded one that
+    a release read also holds (the row with those releases added, `more_words(releases)`; a row is never shrunk by
+    a partial read)."""
+    rows = {r.id: r for r in recorded}
+    out = []
+    for rid, fields in extracted.items():
+        have = rows.get(rid)
+        if have is None:
+            out.append(Proposal(table=table, id=rid, change="new", row=fields, differences=[new_words(fields)]))
+            continue
+        more = [v for v in fields["releases"] if v not in have.releases]
+        if more:
+            row = {**have.model_dump(), "releases": sorted(set(have.releases) | set(more), key=parse_version)}
+            out.append(Proposal(table=table, id=rid, change="changed", row=row, differences=[more_words(more)]))
+    return out
+
+
 def _same_version(a: Optional[str], b: Optional[str]) -> bool:
     if a is None or b is None:
         return a is b

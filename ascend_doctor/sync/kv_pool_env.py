@@ -155,21 +155,10 @@ def merge_kv_pool_env(per_release: Dict[str, Tuple[List[Dict], str]]) -> Dict[st
 
 def kv_pool_env_proposals(table, extracted: Dict[str, Dict]) -> List:
     """A proposal for each row the table does not record, and for a recorded one a release read also says."""
-    from ascend_doctor.sync.diff import Proposal
-    from ascend_doctor.text.versions import parse_version
+    from ascend_doctor.sync.diff import release_row_proposals
 
-    rows = {r.id: r for r in (table.requirement if table is not None else [])}
-    out = []
-    for rid, fields in extracted.items():
-        have = rows.get(rid)
-        if have is None:
-            out.append(Proposal(table="kv_pool_env", id=rid, change="new", row=fields,
-                                differences=[f"vllm-ascend {', '.join(fields['releases'])}: {fields['variable']}="
-                                             f"{fields['value']} on {fields['hardware']} needs {fields['says']}"]))
-            continue
-        more = [v for v in fields["releases"] if v not in have.releases]
-        if more:
-            row = {**have.model_dump(), "releases": sorted(set(have.releases) | set(more), key=parse_version)}
-            out.append(Proposal(table="kv_pool_env", id=rid, change="changed", row=row,
-                                differences=[f"also in vllm-ascend {', '.join(more)}'s guide"]))
-    return out
+    return release_row_proposals(
+        "kv_pool_env", table.requirement if table is not None else [], extracted,
+        lambda f: f"vllm-ascend {', '.join(f['releases'])}: {f['variable']}={f['value']} on {f['hardware']} needs "
+                  f"{f['says']}",
+        lambda more: f"also in vllm-ascend {', '.join(more)}'s guide")

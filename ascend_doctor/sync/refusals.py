@@ -139,21 +139,9 @@ def merge_refusals(per_release: Dict[str, Tuple[Dict[str, dict], str]]) -> Dict[
 def refusal_proposals(table, extracted: Dict[str, dict]) -> List:
     """A proposal for each message the table does not record, and for a recorded one that a release read raises
     and the row does not list (the row with those releases added; a row is never shrunk by a partial read)."""
-    from ascend_doctor.sync.diff import Proposal
-    from ascend_doctor.text.versions import parse_version
+    from ascend_doctor.sync.diff import release_row_proposals
 
-    rows = {r.id: r for r in (table.refusal if table is not None else [])}
-    out = []
-    for rid, fields in extracted.items():
-        have = rows.get(rid)
-        if have is None:
-            out.append(Proposal(table="release_refusals", id=rid, change="new", row=fields,
-                                differences=[f"vllm-ascend {', '.join(fields['releases'])}: a refusal the table does "
-                                             "not record"]))
-            continue
-        more = [v for v in fields["releases"] if v not in have.releases]
-        if more:
-            row = {**have.model_dump(), "releases": sorted(set(have.releases) | set(more), key=parse_version)}
-            out.append(Proposal(table="release_refusals", id=rid, change="changed", row=row,
-                                differences=[f"also raised by vllm-ascend {', '.join(more)}"]))
-    return out
+    return release_row_proposals(
+        "release_refusals", table.refusal if table is not None else [], extracted,
+        lambda f: f"vllm-ascend {', '.join(f['releases'])}: a refusal the table does not record",
+        lambda more: f"also raised by vllm-ascend {', '.join(more)}")

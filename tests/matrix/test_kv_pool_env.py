@@ -3,17 +3,12 @@ shipped rows are what it extracts from the stored PyPI sdists (skipped on a plai
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from ascend_doctor.knowledge.door import Knowledge
 from ascend_doctor.knowledge.kv_pool_env import holds, numbers
 from ascend_doctor.sync.kv_pool_env import clauses, merge_kv_pool_env, read_kv_pool_env
-from tests.helpers import REPO
-
-SDISTS = sorted((Path(os.environ.get("ASCEND_DOCTOR_SDISTS", REPO.parent / "sdists")) / "va").glob("*.tar.gz"))
+from tests.matrix.stored import VA_SDISTS as SDISTS
 
 OLD = """# KV pool
 
@@ -72,18 +67,10 @@ def test_versions_compare_on_their_numbers():
 
 @pytest.mark.skipif(not SDISTS, reason="the vllm-ascend sdists are not stored here")
 def test_the_shipped_rows_are_what_sync_extracts_from_the_sdists():
-    from ascend_doctor.sync.archive import open_tree
-    from ascend_doctor.sync.ascend import cite, read_own
+    from tests.matrix.stored import assert_shipped_rows_are, per_release
 
-    per = {}
-    for path in SDISTS:
-        tree = open_tree(path)
-        per[read_own(tree).version] = (read_kv_pool_env(tree.read), cite(tree))
-    extracted = merge_kv_pool_env(per)
-    shipped = {r.id: r.model_dump() for r in Knowledge().kv_pool_env.requirement}
-    assert set(extracted) == set(shipped)
-    for rid, row in extracted.items():
-        assert {k: shipped[rid][k] for k in row} == row, rid
+    assert_shipped_rows_are(merge_kv_pool_env(per_release(read_kv_pool_env)),
+                            {r.id: r.model_dump() for r in Knowledge().kv_pool_env.requirement})
 
 
 def test_sync_proposes_a_row_a_release_adds(tmp_path):

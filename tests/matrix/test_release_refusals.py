@@ -72,18 +72,10 @@ def test_rows_list_every_release_that_raises_a_message_and_a_partial_read_never_
 def test_the_shipped_rows_are_what_sync_extracts_from_the_sdists():
     """Every stored sdist read as `matrix sync` reads it: the shipped table holds exactly its messages, with the same
     releases, place and source."""
-    from ascend_doctor.sync.archive import open_tree
-    from ascend_doctor.sync.ascend import cite, read_own
+    from tests.matrix.stored import assert_shipped_rows_are, per_release
 
-    per = {}
-    for path in SDISTS:
-        tree = open_tree(path)
-        per[read_own(tree).version] = (read_refusals(tree.read), cite(tree))
-    extracted = merge_refusals(per)
-    shipped = {r.id: r.model_dump() for r in Knowledge().release_refusals.refusal}
-    assert set(extracted) == set(shipped)
-    for rid, row in extracted.items():
-        assert {k: shipped[rid][k] for k in row} == row, rid
+    assert_shipped_rows_are(merge_refusals(per_release(read_refusals)),
+                            {r.id: r.model_dump() for r in Knowledge().release_refusals.refusal})
 
 
 def test_the_table_names_the_releases_of_known_refusals():
