@@ -180,6 +180,7 @@ class PasteFacts(Model):
     sections: list[Section] = Field(default_factory=list)
     versions: dict[str, list[Seen]] = Field(default_factory=dict, description="component -> every value seen")
     packages: dict[str, list[Seen]] = Field(default_factory=dict, description="distribution -> every version seen")
+    image: Optional[Seen] = Field(None, description="the vllm-ascend release of an official image tag the paste names")
     packages_complete: bool = Field(False, description="a full package list (pip list / pip freeze) is in the "
                                                         "paste; collect_env's [pip3]/[conda] lines are filtered")
     package_rows: int = Field(0, description="package rows read (pip list, freeze, conda, collect_env)")
@@ -516,8 +517,11 @@ def read_paste(text: str) -> PasteFacts:
     if collect_start is not None:
         end = max((int(s.lines.split("-")[-1]) for vs in f.versions.values() for s in vs), default=collect_start)
         f.sections.insert(0, Section(kind="collect_env", first=collect_start, last=max(end, collect_start)))
-    if "vllm_ascend" not in f.versions and "vllm-ascend" not in f.packages and "vllm_ascend" not in f.packages:
-        _image_release(f, lines)
+    release = _image_release(lines)
+    if release is not None and release.source == IMAGE_SOURCE:
+        f.image = release
+    if release is not None and "vllm_ascend" not in f.versions and not {"vllm-ascend", "vllm_ascend"} & set(f.packages):
+        f.versions["vllm_ascend"] = [release]
     return f
 
 
@@ -529,15 +533,15 @@ _IMAGE_RELEASE = re.compile(r"vllm[-_]ascend(?: image)?[: ]{1,2}v?(\d{1,3}\.\d{1
                             r"(?:\.post\d{1,3})?)(?![\d.])", re.IGNORECASE)
 
 
-def _image_release(f: PasteFacts, lines: list[Line]) -> None:
+def _image_release(lines: list[Line]) -> Optional[Seen]:
+    """The first vllm-ascend release the paste names by its image or in prose (its source says which)."""
     for ln in lines:
         m = _IMAGE_RELEASE.search(ln.text)
         if m:
             image = ":" in m.group(0) or "镜像" in ln.text[m.end():m.end() + 3]  # a tag, `image: vX`, `vX镜像`
-            f.versions["vllm_ascend"] = [Seen(value=m.group(1).lower(), lines=str(ln.no),
-                                              source=IMAGE_SOURCE if image else
-                                              "the vllm-ascend image or release the paste names")]
-            return
+            return Seen(value=m.group(1).lower(), lines=str(ln.no),
+                        source=IMAGE_SOURCE if image else "the vllm-ascend image or release the paste names")
+    return None
 
 
 # What a log puts before each line of a traceback it prints: vLLM's process tags `(EngineCore_DP0 pid=7) (Worker_TP1

@@ -114,12 +114,14 @@ def _health(paste: PasteFacts, smi) -> Any:
 
 def _image_vllm(paste: PasteFacts, matrix) -> None:
     """The vLLM an official vllm-ascend image ships (the release's one paired vLLM in the matrix), when the paste
-    names the image and no vLLM version (in place). A paste that names a release in prose gets none: a pip install
-    of vllm-ascend brings whatever vLLM the user installed."""
-    from ascend_doctor.triage.paste import IMAGE_SOURCE, Seen
+    names the image, states no other vllm-ascend release (a `vllm-ascend 版本: …` line that agrees is fine) and no
+    vLLM version (in place). A paste that names a release in prose gets none: a pip install of vllm-ascend brings
+    whatever vLLM the user installed."""
+    from ascend_doctor.triage.paste import Seen
 
-    seen = paste.first("vllm_ascend")
-    if seen is None or seen.source != IMAGE_SOURCE or paste.first("vllm") is not None or "vllm" in paste.packages:
+    seen, stated = paste.image, paste.first("vllm_ascend")
+    if seen is None or stated is None or stated.value.lower().lstrip("v") != seen.value \
+            or paste.first("vllm") is not None or "vllm" in paste.packages:
         return
     row = matrix.vllm_ascend_release(seen.value)
     if row is not None and len(row.vllm) == 1:

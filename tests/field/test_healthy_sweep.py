@@ -94,8 +94,8 @@ def stack(release, family: str) -> dict:
 
 # Stacks the matrix itself marks known-bad as documented (an advisory on the release's own pins): not healthy, so not
 # part of the sweep — each with the advisory that says so.
-KNOWN_BAD = {"0.7.1rc1": "ADV-2026-010: its table's torch_npu daily build needs a newer CANN/NNAL (vllm-ascend#117, "
-                         "#750)"}
+KNOWN_BAD = {"0.7.1rc1": "ADV-2026-010: its table's torch_npu daily build needs the NNAL it was built against "
+                         "(vllm-ascend#117, #750)"}
 CASES = [(r, f) for r in MATRIX.releases for f in r.hardware if f in FAMILY and r.version not in KNOWN_BAD]
 
 

@@ -433,3 +433,13 @@ def test_a_few_pins_are_not_the_whole_environment():
     assert not pins.packages_complete and freeze.label.startswith("3 name==version lines")
     table = read_paste("Package    Version\n---------- -------\ntorch    2.7.1\ntorch-npu    2.7.1\n")
     assert not table.packages_complete
+
+
+def test_an_image_tag_brings_its_vllm_beside_a_version_line_that_agrees(tmp_path):
+    """A paste that names the official image and also states the release on a `版本` line gets the image's vLLM (the
+    new version-line reading had hidden the image); a line naming another release gets none."""
+    cmd = "\n\nvllm serve /models/Qwen3-8B --tensor-parallel-size 2\n"
+    image = "docker pull quay.io/ascend/vllm-ascend:v0.11.0rc1\n"
+    for stated, vllm in (("vllm-ascend版本：0.11.0rc1\n", "0.11.0"), ("", "0.11.0"), ("vllm-ascend: 0.13.0\n", None)):
+        report, _ = triage_json(tmp_path, image + stated + cmd)
+        assert report["host"]["stack"]["vllm"] == vllm, stated
