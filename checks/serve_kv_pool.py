@@ -23,8 +23,9 @@ def kv_pool_host_versions(ctx):
     tells you to export (`ASCEND_ENABLE_USE_FABRIC_MEM=1` on A3, `HCCL_INTRA_ROCE_ENABLE=1` on A2, the Ascend 950
     `ASCEND_GLOBAL_RESOURCE_CONFIG`) against the host versions the guide's table requires for this chip family: the
     HDK (the driver version), CANN and the mooncake transfer engine (the `serve/kv-pool-env` rows, read from each
-    release's sdist). Below a required version fails; below a recommended one warns; a variable the guide gives
-    for another chip family warns; a version not known is unknown. What no probe reads (the LingQu network version)
+    release's sdist). Below a required version fails; below a recommended one, or above a version the guide gives
+    the variable up to, warns; a variable the guide gives for another chip family warns; a version not known is
+    unknown. What no probe reads (the LingQu network version)
     is named, not judged.
 
     Why it matters: the transfer engine registers the KV memory through the driver at start, and an HDK that lacks
@@ -68,7 +69,7 @@ def kv_pool_host_versions(ctx):
 
 def _judge(ctx, matching, at: str):
     fams = families(ctx.try_fact("npu_smi"))
-    if fams is None:
+    if fams is None or set(fams) == {"?"}:
         return ctx.unknown(T("the NPUs are not known (no npu-smi table): which chip family's requirements apply "
                              "cannot be told"))
     have = _versions(ctx)
@@ -92,7 +93,8 @@ def _judge(ctx, matching, at: str):
             if verdict is None:
                 unknown.append(line)
             elif verdict is False:
-                (warns if r.recommended else fails).append(line)
+                # a recommendation, or only an upper bound missed (the guide gives another variable for newer HDKs)
+                (warns if r.recommended or _only_upper_bounds(r, have) else fails).append(line)
             else:
                 met.append(line)
     fix = T("Upgrade what the finding names (NPU driver and firmware, CANN, mooncake-transfer-engine), or use the "
@@ -105,6 +107,12 @@ def _judge(ctx, matching, at: str):
     if unknown:
         return ctx.unknown("; ".join(unknown) + tail, evidence)
     return ctx.ok("; ".join(met) + tail, evidence)
+
+
+def _only_upper_bounds(r, have: dict) -> bool:
+    """Every term the host misses is a `name<X` (ASCEND_BUFFER_POOL's `HDK < 26.0.0` on a 26.0 driver)."""
+    missed = [t for a in r.hdk_any + r.all_of for t in a.split(",") if holds(t, have) is False]
+    return bool(missed) and all("<" in t and ">=" not in t for t in missed)
 
 
 def _versions(ctx) -> dict:

@@ -49,6 +49,10 @@ def _run(*, release="0.23.0", chip=A3, driver="26.0.rc1", cann="9.0.1", mooncake
     ({"env": {"ASCEND_ENABLE_USE_FABRIC_MEM": "0"}}, Status.PASS, "none of the variables"),
     ({"kv": False}, Status.PASS, "no --kv-transfer-config"),
     ({"release": "0.17.0rc1"}, Status.SKIP, "no requirement table this doctor reads"),
+    ({"release": "0.21.0rc1", "env": {"ASCEND_BUFFER_POOL": "4:8"}, "driver": "26.0.rc1"}, Status.WARN,
+     "ASCEND_BUFFER_POOL=4:8 on A3 needs 25.5.0<=HDK<26.0.0"),  # past the range's top: a warning
+    ({"release": "0.21.0rc1", "env": {"ASCEND_BUFFER_POOL": "4:8"}, "driver": "25.2.0"}, Status.FAIL,
+     "short of HDK >= 25.5.0 with HDK < 26.0.0"),
     ({"chip": "910B3", "env": {"HCCL_INTRA_ROCE_ENABLE": "1"}, "driver": "25.2.0"}, Status.WARN,
      "HCCL_INTRA_ROCE_ENABLE=1 on A2 needs HDK >= 25.5 is recommended"),
 ])
