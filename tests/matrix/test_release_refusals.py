@@ -3,7 +3,6 @@ from its own source (ascend_doctor.sync.refusals), and TRIAGE106 naming a pasted
 
 from __future__ import annotations
 
-import glob
 import re
 
 import pytest
@@ -13,8 +12,9 @@ from ascend_doctor.knowledge.door import Knowledge
 from ascend_doctor.knowledge.refusals import refusal_id
 from ascend_doctor.sync.refusals import merge_refusals, read_refusals, refusal_proposals
 from ascend_doctor.triage.run import triage_text
+from tests.matrix.stored import VA_SDISTS
 
-SDISTS = sorted(glob.glob("/work/sdists/va/vllm_ascend-*.tar.gz"))
+SDISTS = VA_SDISTS  # ASCEND_DOCTOR_SDISTS/va (default ../sdists/va), as every sdist-backed test reads them
 
 SOURCE = '''
 class NPUPlatform:
