@@ -6,7 +6,7 @@ from typing import Optional
 
 from ascend_doctor.i18n import T
 from ascend_doctor.knowledge.hardware import families
-from ascend_doctor.knowledge.kv_pool_env import WHAT, holds, spoken
+from ascend_doctor.knowledge.kv_pool_env import WHAT, holds, spoken, term_name
 from ascend_doctor.plugin import FactUnavailable, check, ev
 
 from ._serve import ascend_release, cmd_or_skip
@@ -134,8 +134,7 @@ def _requirement(r, have: dict) -> tuple[Optional[bool], str]:
         short += [spoken(t) for t, x in rest if x is False]
         return False, T("this host has {seen}, short of {short}", seen=seen or "-", short=" / ".join(short))
     if (alts and not alt_ok) or any(x is None for _, x in rest):
-        missing = sorted({WHAT[t.split(">")[0].split("<")[0]] for a, _ in alts for t in a.split(",")
-                          if holds(t, have) is None} | {WHAT[t.split(">")[0].split("<")[0]] for t, x in rest
-                                                         if x is None})
+        terms = [t for a, _ in alts for t in a.split(",")] + [t for t, _ in rest]
+        missing = sorted({WHAT[term_name(t)] for t in terms if holds(t, have) is None})
         return None, T("not known here: {missing}", missing=", ".join(missing))
     return True, T("met ({seen})", seen=seen)

@@ -18,20 +18,28 @@ from typing import Dict, List, Optional, Tuple
 from pydantic import Field
 
 from ascend_doctor.core.model import Model
-from ascend_doctor.text.versions import parse_version
+from ascend_doctor.text.versions import parse_version, try_parse_version
 
 TERM = re.compile(r"^(hdk|cann|mooncake)(>=|<)(\d+(?:\.\d+)*)$")
-_NUM = re.compile(r"\d+(?:\.\d+)*")
 WHAT = {"hdk": "HDK", "cann": "CANN", "mooncake": "mooncake"}
 
 
 def numbers(version: Optional[str]) -> Optional[Tuple[int, ...]]:
-    """(26, 0) for '26.0.RC1', (0, 3, 11) for 'v0.3.11.post1', None when no number leads it."""
-    m = _NUM.search(version or "")
-    if m is None or m.start() > 1:
+    """The release numbers of a version, padded to three: (26, 0, 0) for '26.0.RC1', (0, 3, 11) for 'v0.3.11.post1';
+    None when it is not a version the project's parser reads."""
+    v = try_parse_version(version)
+    if v is None:
         return None
-    t = tuple(int(x) for x in m.group(0).split("."))
+    t = tuple(v.release)
     return t + (0,) * (3 - len(t)) if len(t) < 3 else t
+
+
+def term_name(term: str) -> str:
+    """'hdk' of 'hdk>=26.0'."""
+    m = TERM.match(term)
+    if m is None:
+        raise ValueError(f"not a requirement term: {term!r}")
+    return m.group(1)
 
 
 def holds(term: str, have: Dict[str, Optional[str]]) -> Optional[bool]:
