@@ -416,10 +416,10 @@ def moe_model(cmd, env, model) -> Answer:
 def _flashcomm_env(env) -> Optional[str]:
     """The FlashComm variable that is on (vllm-ascend 0.11.0rc2-0.14.0rc1 read both with `bool(int(os.getenv(…)))`,
     as the sequence-parallel switches are read), or None."""
-    from ascend_doctor.knowledge.sequence_parallel import _switch
+    from ascend_doctor.knowledge.sequence_parallel import read_switch
 
     for name in ("VLLM_ASCEND_ENABLE_FLASHCOMM", "VLLM_ASCEND_ENABLE_FLASHCOMM1"):
-        on, said = _switch(f"env:{name}", env, {}, {})
+        on, said = read_switch(f"env:{name}", env, {}, {})
         if on:
             return said
     return None

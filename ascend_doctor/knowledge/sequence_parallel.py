@@ -70,7 +70,7 @@ class SequenceParallel(Model, extra="forbid"):
 EP_TP = "ep_tp"  # a switch's condition: vllm-ascend reads it only with expert parallelism and TP > 1
 
 
-def _switch(term: str, env: Mapping[str, str], additional: Mapping[str, Any],
+def read_switch(term: str, env: Mapping[str, str], additional: Mapping[str, Any],
             pass_config: Mapping[str, Any], layout: Optional[tuple[bool, int]] = None
             ) -> tuple[Optional[bool], Optional[str]]:
     """(on, off, or None when the switch is not given or not readable; what was seen, or None). `layout` is
@@ -78,7 +78,7 @@ def _switch(term: str, env: Mapping[str, str], additional: Mapping[str, Any],
     """
     term, _, cond = term.partition("?")
     if cond:
-        value, said = _switch(term, env, additional, pass_config)
+        value, said = read_switch(term, env, additional, pass_config)
         if cond != EP_TP:
             raise ValueError(f"sequence-parallel: unknown switch condition {cond!r}")
         if value and layout is not None and not (layout[0] and layout[1] > 1):
@@ -118,7 +118,7 @@ def sequence_parallel(row: AscendSp, env: Mapping[str, str], additional: Optiona
     for term in row.switches:
         for alt in term.split("|"):
             try:
-                value, said = _switch(alt, env, additional, pass_config, layout)
+                value, said = read_switch(alt, env, additional, pass_config, layout)
             except FactUnavailable as exc:  # a variable a paste does not show: known to be on only by another switch
                 value, said, unshown = None, "", exc
                 unreadable = True

@@ -29,3 +29,8 @@ def test_secondary_node(extra, status, words):
 def test_a_single_node_command_passes():
     f = run_check("SERVE319", facts(f"vllm serve {QWEN} --node-rank 1"))
     assert f.status == Status.PASS and "one node: the command gives no --nnodes above 1" in f.message
+
+
+def test_a_node_rank_that_is_not_a_number_is_unknown():
+    f = run_check("SERVE319", facts(f"vllm serve {QWEN} {PP2} --node-rank one"))
+    assert f.status == Status.UNKNOWN and "not an integer" in f.message
