@@ -1,9 +1,13 @@
 """SERVE204: the quantization of the served checkpoint against `--quantization` and what the installed vllm-ascend
-detects by itself (the `serve/release-features` table)."""
+detects by itself (the `serve/release-features` table); SERVE211: whether its msModelSlim description names every
+layer of the weights beside it."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ascend_doctor.i18n import T
+from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.plugin import check, ev
 
 from ._serve import config_unknown, model_config, model_or_outcome
@@ -90,3 +94,156 @@ def _detects_modelslim(ctx):
                         "quant_model_description.json and sets --quantization ascend itself", version=dist.version),
                       evidence)
     return None
+
+
+@check("SERVE211", "serve-quant-description-coverage", severity="error", stage="serve",
+       needs=["serve_cmd", "serve_model", "python", "npu_smi"])
+def quant_description_coverage(ctx):
+    """The msModelSlim description names every layer of the weights beside it
+
+    What it checks: the tensor entries of `quant_model_description.json` against the checkpoint's `.weight` tensors
+    (its `*.safetensors.index.json`, or each shard's safetensors header), after the renames vllm-ascend applies.
+    msModelSlim writes every saved tensor to both, so a gap means the description was written for other weights or
+    by another tool. What a gap does depends on the layer and the installed release (the `serve/release-features`
+    rows, read at the tags): a shard of a fused layer (q/k/v_proj, gate/up_proj, an expert) is looked up with `[]`
+    in every release (fail); another layer of a decoder block too up to v0.27.1rc1 (fail), while from v0.28.0rc1 it
+    is built unquantized (warn: int8 weights then load into a BF16 layer); the embedding and lm_head in
+    v0.9.1rc2-v0.22.1rc1 and v0.24.0rc1-v0.27.1rc1 (fail), not on 310P from v0.15.0rc1; the MTP layers only with an
+    MTP `--speculative-config`. Norms are never looked up.
+
+    Why it matters: vllm-ascend stops loading with `KeyError: 'model.layers.0.self_attn.q_proj.weight'` from
+    `self.quant_description[...]` (vllm-ascend#3520, a GLM-4.6 INT8 checkpoint — the maintainer: "maybe it's an issue
+    with the weights"; #876 Qwen2.5-7B W8A8; #5564 DeepSeek-R1-Distill-Llama-70B int8); msModelSlim leaves the MTP
+    layer out of the description (vllm-ascend's own note in its quantization config), which stops MTP serving the
+    same way (#5794: GLM-4.7 W8A8, `KeyError: 'model.layers.92.self_attn.q_proj.weight'`, its MTP layer).
+
+    How to fix: serve the weights with the description msModelSlim wrote for them in the same run; quantize a
+    checkpoint made by another tool again with msModelSlim (or serve it in its own format); add the MTP layer's
+    weights to the description as "FLOAT", or serve without MTP.
+    """
+    cmd, m, out = model_or_outcome(ctx)
+    if out:
+        return out
+    if not m.quant_description_files:
+        return ctx.skip(T("{path} has no quant_model_description.json: not an msModelSlim checkpoint", path=m.path))
+    flag = cmd.get("quantization")
+    if flag not in (None, "ascend"):
+        return ctx.skip(T("--quantization {flag}: the msModelSlim description is not read (SERVE204 judges the "
+                          "flag)", flag=flag))
+    cov = m.quant_coverage
+    if cov is None:
+        why = m.quant_coverage_why_not or T("not read")
+        return ctx.unknown(T("whether {file} names every weight of the checkpoint is not known: {why}",
+                             file=m.quant_description_files[0], why=why), cause=why)
+    mtp = _mtp_method(cmd)
+    verdicts = _gap_verdicts(ctx, cov, mtp)
+    evidence = [ev(f"dir: {m.path}", _coverage_text(cov))]
+    if mtp:
+        evidence.append(ev(T("command line"), cmd.source("speculative_config")))
+    worst = max((v for v, _ in verdicts.values()), default="pass", key=_RANK.get)
+    described = T("{file} names {described} tensors; the checkpoint has {weights} weights ({files})",
+                  file=cov.description, described=cov.described, weights=cov.weights, files=", ".join(cov.weights_from))
+    if worst == "pass":
+        notes = [why for v, why in verdicts.values() if why]
+        return ctx.ok(described + (T("; without an entry: {notes}", notes="; ".join(notes)) if notes else ""),
+                      evidence)
+    said = "; ".join(why for v, why in verdicts.values() if v == worst)
+    first = next(n for kind, (v, _) in verdicts.items() if v == worst for n in cov.missing.get(kind, [])[:1])
+    msg = T("{described}. {said}", described=described, said=said)
+    fix = _coverage_fix(verdicts, worst)
+    if worst == "fail":
+        return ctx.fail(msg + T(": loading stops with a KeyError (e.g. KeyError: '{name}')", name=first), evidence,
+                        remediation=fix)
+    return ctx.warn(msg, evidence, remediation=fix)
+
+
+_RANK = {"pass": 0, "warn": 1, "fail": 2}
+
+
+def _mtp_method(cmd) -> Optional[str]:
+    """The MTP method of --speculative-config when its layers come from the served checkpoint, else None."""
+    spec, _ = cmd.json_value("speculative_config")
+    method = spec.get("method") if isinstance(spec, dict) else None
+    draft = spec.get("model") if isinstance(spec, dict) else None
+    if isinstance(method, str) and method.endswith("mtp") and draft in (None, "", cmd.model):
+        return method
+    return None
+
+
+def _feature(ctx, fid: str) -> Optional[bool]:
+    dist = ctx.fact("python").dist("vllm-ascend")
+    return ctx.knowledge.release_features.has(fid, dist.version) if dist is not None else None
+
+
+def _release(ctx) -> str:
+    dist = ctx.fact("python").dist("vllm-ascend")
+    return T("vllm-ascend {version}", version=dist.version) if dist is not None else T("the vllm-ascend release")
+
+
+def _gap_verdicts(ctx, cov, mtp: Optional[str]) -> dict:
+    """kind -> (pass | warn | fail, the sentence saying what the release does with the gap)."""
+    out = {}
+    rel = _release(ctx)
+    for kind, names in cov.missing.items():
+        n, shown = cov.counts.get(kind, len(names)), ", ".join(names) + (", …" if cov.counts.get(kind, 0) > len(names)
+                                                                           else "")
+        if kind in ("mtp_shard", "mtp_layer") and not mtp:
+            out[kind] = ("pass", T("{n} weights of the MTP layers ({names}), which are loaded only with an MTP "
+                                   "--speculative-config", n=n, names=shown))
+            continue
+        base = kind.replace("mtp_", "")
+        out[kind] = _gap(ctx, base, rel, n, shown)
+    return out
+
+
+def _gap(ctx, base: str, rel: str, n: int, shown: str) -> tuple[str, str]:
+    if base == "shard":
+        return "fail", T("{n} shards of fused layers have no entry ({names}); every vllm-ascend release looks each "
+                         "shard up with []", n=n, names=shown)
+    if base == "layer":
+        unq = _feature(ctx, "modelslim-absent-layer-unquantized")
+        if unq is False:
+            return "fail", T("{n} layer weights have no entry ({names}); {release} looks each one up with []",
+                             n=n, names=shown, release=rel)
+        return "warn", T("{n} layer weights have no entry ({names}); {release} {does}", n=n, names=shown, release=rel,
+                         does=T("builds such a layer unquantized, so int8 weights fail to load or answer wrongly")
+                         if unq else T("looks each one up with [] up to v0.27.1rc1 (a KeyError) and builds it "
+                                       "unquantized from v0.28.0rc1"))
+    if base == "embedding":
+        fams = families(ctx.try_fact("npu_smi"))
+        looked = _feature(ctx, "modelslim-embedding-lookup")
+        if looked and fams and set(fams) == {"310P"} and _feature(ctx, "modelslim-310p-embedding-unquantized"):
+            looked = False
+        if looked is None:
+            return "warn", T("{n} embedding weights have no entry ({names}); whether {release} looks them up is not "
+                             "known (v0.9.1rc2-v0.22.1rc1 and v0.24.0rc1-v0.27.1rc1 do, with [])", n=n, names=shown,
+                             release=rel)
+        if looked:
+            return "fail", T("{n} embedding weights have no entry ({names}); {release} looks them up with []", n=n,
+                             names=shown, release=rel)
+        return "pass", T("{n} embedding weights ({names}), which {release} builds unquantized", n=n, names=shown,
+                         release=rel)
+    return "warn", T("{n} weights outside the model's layers have no entry ({names}); vllm-ascend looks each "
+                     "linear layer's weight up", n=n, names=shown)
+
+
+def _coverage_text(cov) -> str:
+    kinds = ", ".join(f"{k}: {v}" for k, v in sorted(cov.counts.items()))
+    return (f"{cov.description}: {cov.described} tensor entries\n"
+            f"weights ({', '.join(cov.weights_from)}): {cov.weights} .weight tensors\n"
+            f"without an entry: {kinds or 'none'}")
+
+
+def _coverage_fix(verdicts: dict, worst: str) -> str:
+    kinds = {k for k, (v, _) in verdicts.items() if v == worst}
+    fixes = []
+    if kinds & {"mtp_shard", "mtp_layer"}:
+        fixes.append(T("add the MTP layers' weights to quant_model_description.json with the value \"FLOAT\" "
+                       "(msModelSlim leaves them out), or serve without the MTP --speculative-config"))
+    if kinds - {"mtp_shard", "mtp_layer"}:
+        fixes.append(T("serve the weights with the quant_model_description.json msModelSlim wrote for them in the "
+                       "same run; a checkpoint quantized by another tool is not an msModelSlim checkpoint: quantize "
+                       "the BF16 weights with msModelSlim, or serve it in its own format without --quantization "
+                       "ascend"))
+    text = "; ".join(fixes)
+    return text[:1].upper() + text[1:] + "."

@@ -13,9 +13,11 @@ from pydantic import Field
 from ascend_doctor.core.errors import FactUnavailable
 from ascend_doctor.core.model import Model
 from ascend_doctor.i18n import T
+from ascend_doctor.parsers.quant_description import QuantCoverage
 from ascend_doctor.parsers.serve_cmdline import Launch, ServeCommand, host_text_reader, launch_of
 from ascend_doctor.parsers.vllm_source import InstalledVllm, editable_root, read_installed
 from ascend_doctor.probes import probe
+from ascend_doctor.probes.model_weights import description_coverage
 from ascend_doctor.seam.host import REPLAY_MISS_NOTE
 from ascend_doctor.seam.modelfolder import allowed_root, refusal
 from ascend_doctor.text.jsonread import loads
@@ -132,6 +134,9 @@ class ServeModelFact(Model):
     chat_template_files: dict[str, str] = Field(default_factory=dict, description="chat_template.jinja/.json content")
     quant_description_files: list[str] = Field(default_factory=list)
     quant_type: Optional[str] = Field(None, description="`model_quant_type` of the quant description (e.g. W8A8)")
+    quant_coverage: Optional[QuantCoverage] = Field(None, description="the description's entries against the "
+                                                                      "checkpoint's weights (SERVE211)")
+    quant_coverage_why_not: str = ""
     chat_template_arg: Optional[str] = Field(None, description="--chat-template: the file's text, or the inline text")
     chat_template_arg_error: Optional[str] = None
     checkpoint_bytes: Optional[int] = Field(None, description="model.safetensors.index.json metadata.total_size")
@@ -316,7 +321,11 @@ def serve_model_probe(host, ctx) -> ServeModelFact:
     fact.quant_description_files = [f for f in fact.files
                                     if f.startswith("quant_model_description") and f.endswith(".json")]
     if fact.quant_description_files:
-        desc, _ = _json(host, j(fact.path, fact.quant_description_files[0]), guard)
+        # vLLM reads the file named quant_model_description.json (AscendQuantConfig.get_config_filenames)
+        name = next((f for f in fact.quant_description_files if f == "quant_model_description.json"),
+                    fact.quant_description_files[0])
+        desc, fact.quant_coverage, fact.quant_coverage_why_not = description_coverage(
+            host, fact.path, fact.files, name, fact.config, guard)
         if isinstance(desc, dict) and desc.get("model_quant_type"):
             fact.quant_type = str(desc["model_quant_type"])
     return fact
