@@ -207,3 +207,29 @@ def stack_names(ctx):
     paired = paired_of(ctx)
     return Names(versions, ctx.knowledge.release_names, files.names if files is not None else None,
                  stand_in={"vllm-ascend": paired} if paired else None)
+
+
+def project_label(p: str) -> str:
+    """How a message names a project: vLLM, vllm-ascend."""
+    return "vLLM" if p == "vllm" else p
+
+
+def rejected_name(v, flag: str, path: str, kind: str) -> str:
+    """What a release-names verdict (`Names.judge`) that refuses a name says: the name, the releases whose lists it is
+    not in, when it was dropped or first appears, a near name, and the list."""
+    from ascend_doctor.i18n import join
+    from ascend_doctor.knowledge.release_names import KINDS
+
+    every = sorted(set().union(*(x.names for x in v.lists)))
+    stack = " + ".join(f"{project_label(x.project)} {x.version}" for x in v.lists)
+    said = T("{flag} {path} '{name}' is not among the {what} of {stack}", flag=flag, path=path, name=v.name,
+             what=KINDS[kind].what, stack=stack)
+    more = []
+    if v.last and v.dropped:
+        more.append(T("{last} was the last release with it; {dropped} removed it", last=v.last, dropped=v.dropped)
+                    + (T(" ({successor} is new in that release)", successor=v.successor) if v.successor else ""))
+    if v.first:
+        more.append(T("it first appears in {first}", first=v.first))
+    if v.close:
+        more.append(T("did you mean {close}?", close=", ".join(v.close)))
+    return join("; ", [said, *more]) + T(" (has: {names})", names=", ".join(every))

@@ -12,17 +12,9 @@ from ascend_doctor.knowledge.release_names import CONFIG_CLASS, OPTION_KEYS, OPT
 from ascend_doctor.plugin import FactUnavailable, check, ev
 from ascend_doctor.text.textsafe import clipped
 
-from ._serve import cmd_or_skip, stack_names
+from ._serve import cmd_or_skip, project_label, rejected_name, stack_names
 
 MAX_VALUES = 500  # keys and values judged per JSON option: one of a million keys is not a deployment
-
-
-def _project(p: str) -> str:
-    return "vLLM" if p == "vllm" else p
-
-
-def _stack(lists) -> str:
-    return " + ".join(f"{_project(x.project)} {x.version}" for x in lists)
 
 
 def _references(cmd) -> tuple[list, list]:
@@ -186,23 +178,6 @@ def _platform_check(names) -> tuple[bool, str]:
     return True, ""
 
 
-def _rejected(v, flag: str, path: str, kind: str) -> str:
-    from ascend_doctor.knowledge.release_names import KINDS
-
-    every = sorted(set().union(*(x.names for x in v.lists)))
-    said = T("{flag} {path} '{name}' is not among the {what} of {stack}", flag=flag, path=path, name=v.name,
-             what=KINDS[kind].what, stack=_stack(v.lists))
-    more = []
-    if v.last and v.dropped:
-        more.append(T("{last} was the last release with it; {dropped} removed it", last=v.last, dropped=v.dropped)
-                    + (T(" ({successor} is new in that release)", successor=v.successor) if v.successor else ""))
-    if v.first:
-        more.append(T("it first appears in {first}", first=v.first))
-    if v.close:
-        more.append(T("did you mean {close}?", close=", ".join(v.close)))
-    return join("; ", [said, *more]) + T(" (has: {names})", names=", ".join(every))
-
-
 def _stops(kind: str, platform: bool) -> str:
     """How the release refuses the name at start."""
     if kind == "kv_connector":
@@ -288,24 +263,24 @@ def release_names(ctx):
         for k, n, p in checks:
             v = names.judge(k, n, p)
             for x in v.lists:
-                sources.setdefault(x.source, f"{_project(x.project)} {x.version}: {len(x.names or ())} {k}")
+                sources.setdefault(x.source, f"{project_label(x.project)} {x.version}: {len(x.names or ())} {k}")
             if not v.lists:
                 continue
             if v.known is None:
                 unseen.append(T("{flag} {path} '{name}': {why}", flag=flag, path=path, name=n,
                                 why="; ".join(x.source for x in v.lists if x.names is None)))
             elif v.known is False:
-                said = _rejected(v, flag, path, k)
+                said = rejected_name(v, flag, path, k)
                 older = [x for x in v.lists if x.how == "nearest older"]
                 paired = [x for x in v.lists if x.how == "paired"]
                 if older:  # a release the doctor has not read (a dev build, a newer tag): its list may differ
                     ignored.append(said + T(" (judged against {releases}, the nearest older recorded release)",
-                                            releases=", ".join(f"{_project(x.project)} {x.row_version}"
+                                            releases=", ".join(f"{project_label(x.project)} {x.row_version}"
                                                                for x in older)))
                 elif paired:  # a development build of main, judged by the release pairing its vLLM
                     ignored.append(said + T(" (a development build, judged against {releases}, the release that "
                                             "pairs the installed vLLM)",
-                                            releases=", ".join(f"{_project(x.project)} {x.row_version}"
+                                            releases=", ".join(f"{project_label(x.project)} {x.row_version}"
                                                                for x in paired)))
                 elif k in OPTION_KEYS.values() and not forbids:
                     ignored.append(said + T("; this vLLM ignores keys its config class does not define")

@@ -10,7 +10,7 @@ from ascend_doctor.i18n import T
 from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.plugin import check, ev
 
-from ._serve import config_unknown, model_config, model_or_outcome
+from ._serve import config_unknown, model_config, model_or_outcome, rejected_name, stack_names
 
 
 @check("SERVE204", "serve-quantization-flag", severity="error", stage="serve",
@@ -97,7 +97,7 @@ def _detects_modelslim(ctx):
 
 
 @check("SERVE211", "serve-quant-description-coverage", severity="error", stage="serve",
-       needs=["serve_cmd", "serve_model", "python", "npu_smi"])
+       needs=["serve_cmd", "serve_model", "python", "npu_smi", "vllm_files"])
 def quant_description_coverage(ctx):
     """The msModelSlim description names every layer of the weights beside it
 
@@ -109,17 +109,23 @@ def quant_description_coverage(ctx):
     in every release (fail); another layer of a decoder block too up to v0.27.1rc1 (fail), while from v0.28.0rc1 it
     is built unquantized (warn: int8 weights then load into a BF16 layer); the embedding and lm_head in
     v0.9.1rc2-v0.22.1rc1 and v0.24.0rc1-v0.27.1rc1 (fail), not on 310P from v0.15.0rc1; the MTP layers only with an
-    MTP `--speculative-config`. Norms are never looked up.
+    MTP `--speculative-config`. Norms are never looked up. A MoE layer the description names only by its experts'
+    shards (`….experts.0.gate_proj.weight`) is looked up as `<layer>.experts.weight` unless the release maps the
+    model type's experts (its `packed_modules_model_mapping`, 0.11.0rc0-0.27.1rc1: the `quant_fused_experts` names
+    of `serve/names-vllm-ascend`, read from each sdist); 0.28.0rc1 on find the shards in the description.
 
     Why it matters: vllm-ascend stops loading with `KeyError: 'model.layers.0.self_attn.q_proj.weight'` from
     `self.quant_description[...]` (vllm-ascend#3520, a GLM-4.6 INT8 checkpoint — the maintainer: "maybe it's an issue
     with the weights"; #876 Qwen2.5-7B W8A8; #5564 DeepSeek-R1-Distill-Llama-70B int8); msModelSlim leaves the MTP
     layer out of the description (vllm-ascend's own note in its quantization config), which stops MTP serving the
-    same way (#5794: GLM-4.7 W8A8, `KeyError: 'model.layers.92.self_attn.q_proj.weight'`, its MTP layer).
+    same way (#5794: GLM-4.7 W8A8, `KeyError: 'model.layers.92.self_attn.q_proj.weight'`, its MTP layer). A model
+    type the release does not map stops on its first MoE layer: `KeyError: 'model.layers.1.mlp.experts.weight'`
+    (#3785, Kimi-K2, fixed by adding `kimi_k2` to the mapping; DeepSeek-V3.2-Exp, #4797).
 
     How to fix: serve the weights with the description msModelSlim wrote for them in the same run; quantize a
     checkpoint made by another tool again with msModelSlim (or serve it in its own format); add the MTP layer's
-    weights to the description as "FLOAT", or serve without MTP.
+    weights to the description as "FLOAT", or serve without MTP; install a release that maps the model type's
+    experts.
     """
     cmd, m, out = model_or_outcome(ctx)
     if out:
@@ -130,25 +136,30 @@ def quant_description_coverage(ctx):
     if flag not in (None, "ascend"):
         return ctx.skip(T("--quantization {flag}: the msModelSlim description is not read (SERVE204 judges the "
                           "flag)", flag=flag))
-    cov = m.quant_coverage
-    if cov is None:
-        why = m.quant_coverage_why_not or T("not read")
-        return ctx.unknown(T("whether {file} names every weight of the checkpoint is not known: {why}",
-                             file=m.quant_description_files[0], why=why), cause=why)
-    mtp = _mtp_method(cmd)
-    verdicts = _gap_verdicts(ctx, cov, mtp)
-    evidence = [ev(f"dir: {m.path}", _coverage_text(cov))]
+    cov, mtp = m.quant_coverage, _mtp_method(cmd)
+    verdicts = _gap_verdicts(ctx, cov, mtp) if cov is not None else {}
+    experts = _experts_verdict(ctx, m)
+    if experts:
+        verdicts["experts"] = experts
+    why_not = m.quant_coverage_why_not or T("not read")
+    evidence = [ev(f"dir: {m.path}", _coverage_text(cov) if cov is not None else why_not)]
     if mtp:
         evidence.append(ev(T("command line"), cmd.source("speculative_config")))
-    worst = max((v for v, _ in verdicts.values()), default="pass", key=_RANK.get)
+    worst = max((v[0] for v in verdicts.values()), default="pass", key=_RANK.get)
     described = T("{file} names {described} tensors; the checkpoint has {weights} weights ({files})",
-                  file=cov.description, described=cov.described, weights=cov.weights, files=", ".join(cov.weights_from))
+                  file=cov.description, described=cov.described, weights=cov.weights,
+                  files=", ".join(cov.weights_from)) if cov is not None else T(
+        "whether {file} names every weight of the checkpoint is not known: {why}", file=m.quant_description_files[0],
+        why=why_not)
+    notes = [v[1] for v in verdicts.values() if v[0] == "pass" and v[1]]
+    if cov is None and worst != "fail":
+        return ctx.unknown(described + "".join(f"; {v[1]}" for v in verdicts.values() if v[1]), evidence,
+                           cause=why_not)
     if worst == "pass":
-        notes = [why for v, why in verdicts.values() if why]
         return ctx.ok(described + (T("; without an entry: {notes}", notes="; ".join(notes)) if notes else ""),
                       evidence)
-    said = "; ".join(why for v, why in verdicts.values() if v == worst)
-    first = next(n for kind, (v, _) in verdicts.items() if v == worst for n in cov.missing.get(kind, [])[:1])
+    said = "; ".join(v[1] for v in verdicts.values() if v[0] == worst)
+    first = next(v[2] for v in verdicts.values() if v[0] == worst)
     msg = T("{described}. {said}", described=described, said=said)
     fix = _coverage_fix(verdicts, worst)
     if worst == "fail":
@@ -181,7 +192,7 @@ def _release(ctx) -> str:
 
 
 def _gap_verdicts(ctx, cov, mtp: Optional[str]) -> dict:
-    """kind -> (pass | warn | fail, the sentence saying what the release does with the gap)."""
+    """kind -> (pass | warn | fail, the sentence saying what the release does with the gap, the first name)."""
     out = {}
     rel = _release(ctx)
     for kind, names in cov.missing.items():
@@ -189,11 +200,34 @@ def _gap_verdicts(ctx, cov, mtp: Optional[str]) -> dict:
                                                                            else "")
         if kind in ("mtp_shard", "mtp_layer") and not mtp:
             out[kind] = ("pass", T("{n} weights of the MTP layers ({names}), which are loaded only with an MTP "
-                                   "--speculative-config", n=n, names=shown))
+                                   "--speculative-config", n=n, names=shown), names[0])
             continue
-        base = kind.replace("mtp_", "")
-        out[kind] = _gap(ctx, base, rel, n, shown)
+        out[kind] = (*_gap(ctx, kind.replace("mtp_", ""), rel, n, shown), names[0])
     return out
+
+
+def _experts_verdict(ctx, m) -> Optional[tuple]:
+    """(verdict, sentence, the key looked up) for a description that names a MoE layer only by its experts' shards,
+    judged by the release's `quant_fused_experts` list (serve/names-vllm-ascend, or the installed files); None when
+    the description names no such layer or the model type is not known."""
+    layer = m.quant_per_expert
+    cfg = m.config if isinstance(m.config, dict) else {}
+    text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    top, inner = cfg.get("model_type"), text.get("model_type")
+    if not layer or not isinstance(top, str):
+        return None
+    names = stack_names(ctx)
+    listed = names.listed("vllm-ascend", "quant_fused_experts")
+    # most releases read hf_config.model_type, 0.13.0rc2-0.13.0 hf_text_config's: either one mapped is enough
+    name = inner if listed is not None and listed.names and inner in listed.names else top
+    v = names.judge("quant_fused_experts", name, ("vllm-ascend",))
+    if v.known is not False:
+        return None
+    said = rejected_name(v, "config.json", "model_type", "quant_fused_experts")
+    if any(x.how in ("nearest older", "paired") for x in v.lists):
+        return "warn", said + T(" (judged against the nearest recorded release)"), layer + ".weight"
+    return "fail", said + T("; it looks {key} up in the description, which names each expert's shards "
+                            "({layer}.0.…)", key=layer + ".weight", layer=layer), layer + ".weight"
 
 
 def _gap(ctx, base: str, rel: str, n: int, shown: str) -> tuple[str, str]:
@@ -235,8 +269,12 @@ def _coverage_text(cov) -> str:
 
 
 def _coverage_fix(verdicts: dict, worst: str) -> str:
-    kinds = {k for k, (v, _) in verdicts.items() if v == worst}
+    kinds = {k for k, v in verdicts.items() if v[0] == worst}
     fixes = []
+    if "experts" in kinds:
+        fixes.append(T("install a vllm-ascend release that maps the model type's experts (the finding names the "
+                       "first), or 0.28.0rc1 or later, which finds the experts' shards in the description itself"))
+        kinds.discard("experts")
     if kinds & {"mtp_shard", "mtp_layer"}:
         fixes.append(T("add the MTP layers' weights to quant_model_description.json with the value \"FLOAT\" "
                        "(msModelSlim leaves them out), or serve without the MTP --speculative-config"))

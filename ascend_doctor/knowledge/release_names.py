@@ -110,6 +110,8 @@ KINDS = {k.kind: k for k in (
     Kind("env", ("vllm", "vllm-ascend"), "environment variables"),
     Kind("env_read", ("vllm-ascend",), "variables read with os.getenv / os.environ"),
     Kind("eplb_model_type", ("vllm-ascend",), "model types EPLB registers", open_ended=True),
+    Kind("quant_fused_experts", ("vllm-ascend",), "model types whose quantized experts the msModelSlim config maps",
+         open_ended=True),
     Kind("compilation_config_key", ("vllm",), "CompilationConfig fields"),
     Kind("attention_config_key", ("vllm",), "AttentionConfig fields"),
     Kind("speculative_config_key", ("vllm",), "SpeculativeConfig fields"),

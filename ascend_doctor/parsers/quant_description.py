@@ -117,6 +117,21 @@ def coverage(description_file: str, description: dict[str, Any], tensors: Iterab
     return out
 
 
+def per_expert_layer(description: dict[str, Any]) -> Optional[str]:
+    """The first FusedMoE layer (`model.layers.3.mlp.experts`) the description names only by each expert's shards
+    (`….experts.0.gate_proj.weight`), with no `<layer>.weight` entry of its own: the key a release without a fused
+    `experts` mapping for the model type looks up. None when it names no expert shards, or names the fused key."""
+    layers = {k.rsplit(".", 3)[0] for k in description if isinstance(k, str) and _expert_shard(k)}
+    missing = [layer for layer in layers if layer + ".weight" not in description]
+    return min(missing, key=_natural) if missing else None
+
+
+def _expert_shard(key: str) -> bool:
+    """`<layer>.experts.<n>.<shard>.weight`."""
+    parts = key.rsplit(".", 4)
+    return len(parts) == 5 and parts[1] == "experts" and parts[2].isdigit() and parts[4] == "weight"
+
+
 def _natural(name: str) -> tuple:
     """Sort key, roughly the order vLLM builds the layers in: the blocks by number (layer 2 before layer 10), in a
     block the attention before the MLP."""

@@ -41,6 +41,13 @@ Where each list lives (read at the tags and sdists; the file a row cites is the 
   and DP-proxy variables of 0.9.x), so envs.py alone called a variable a release acts on unknown. Read by `matrix
   sync` only (`live=False`): the installed package's own list would mean reading every module on a live host; the
   row of the installed release stands in.
+* `quant_fused_experts` — the model types (vLLM's `hf_text_config.model_type`) whose entry in vllm-ascend's
+  `packed_modules_model_mapping` (vllm_ascend/quantization/quant_config.py from 0.11.0rc0, modelslim_config.py from
+  0.14.0rc1, configs/modelslim_config.py in 0.27.1rc1) maps a FusedMoE layer's `experts` to each expert's shards. For any other model type the
+  msModelSlim config looks `<prefix>.experts.weight` up in quant_model_description.json, which msModelSlim does not
+  write (it names `experts.0.gate_proj.weight`, …): `KeyError: 'model.layers.1.mlp.experts.weight'` (vllm-ascend#3785,
+  Kimi-K2, fixed by adding the model type; the DeepSeek-V3.2-Exp fix #4797). From 0.28.0rc1 the mapping is found from
+  the description's own expert names, and no list is defined (any model type).
 * `eplb_model_type` — the model types vllm-ascend's EPLB registers (`model_register` in vllm_ascend/eplb/utils.py,
   0.10.x-0.14.0rc1); its `else` raises `NotImplementedError("EPLB is not supported.")`. Later releases register any
   MoE model, and define no list.
@@ -375,6 +382,20 @@ def _env_read(node: ast.AST) -> Optional[str]:
     return None
 
 
+def fused_expert_model_types(text: str) -> Optional[list]:
+    """The model types whose entry in the module-level `packed_modules_model_mapping` maps `experts` to the shards
+    of each expert (see `quant_fused_experts` above); None when the module has no such dict."""
+    tree = _parse(text)
+    value = _module_assignments(tree).get("packed_modules_model_mapping") if tree is not None else None
+    if not isinstance(value, ast.Dict):
+        return None
+    out = set()
+    for key, entry in zip(value.keys, value.values):
+        if _str(key) and isinstance(entry, ast.Dict) and any(_str(k) == "experts" for k in entry.keys if k):
+            out.add(_str(key))
+    return sorted(out)
+
+
 def dict_keys(name: str) -> Parse:
     """Keys of the module-level dict `name` (the envs.py tables)."""
     from ascend_doctor.parsers.vllm_source import module_dict_keys
@@ -446,6 +467,9 @@ READERS: dict[str, tuple] = {
         Reader("patched_field", ("patch/platform/**.py",), patched_fields,
                "config fields whose type a platform patch rewrites"),
         Reader("option_choice_added", ("platform.py",), appended_choices, "options whose choices the platform widens"),
+        Reader("quant_fused_experts", ("quantization/configs/modelslim_config.py", "quantization/modelslim_config.py",
+                                       "quantization/quant_config.py"),
+               fused_expert_model_types, "packed_modules_model_mapping entries with experts"),
     ),
 }
 PACKAGE = {"vllm": "vllm", "vllm-ascend": "vllm_ascend"}

@@ -186,3 +186,52 @@ def test_what_cannot_be_compared_is_unknown_and_what_does_not_apply_skips(tmp_pa
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "config.json").write_text("{}")
     assert judge(str(tmp_path / "c")).status == Status.SKIP
+
+
+def _moe(model_type: str = "kimi_k2", fused_key: bool = False) -> tuple[list, dict, dict]:
+    """A DeepSeek-shaped MoE checkpoint: layer 0 dense, layer 1 with two experts, as msModelSlim names them."""
+    names = ["model.embed_tokens.weight", "lm_head.weight", "model.norm.weight",
+             "model.layers.0.self_attn.q_a_proj.weight", "model.layers.0.mlp.gate_proj.weight",
+             "model.layers.1.self_attn.q_a_proj.weight", "model.layers.1.mlp.gate.weight"]
+    names += [f"model.layers.1.mlp.experts.{e}.{p}.{t}" for e in range(2) for p in ("gate_proj", "up_proj", "down_proj")
+              for t in ("weight", "weight_scale", "weight_offset")]
+    desc = _description(names)
+    if fused_key:
+        desc["model.layers.1.mlp.experts.weight"] = "W8A8_DYNAMIC"
+    return names, desc, {"model_type": model_type, "num_hidden_layers": 2, "architectures": ["DeepseekV3ForCausalLM"]}
+
+
+def judge_rows(path, ascend, extra=""):
+    """SERVE211 on `ascend`'s serve/names-vllm-ascend row (the fixture's installed files do not hold vllm-ascend)."""
+    f = on_release(facts(f"vllm serve {path} --quantization ascend {extra}".strip()), ascend)
+    del f["vllm_files"]
+    return run_check("SERVE211", f)
+
+
+def test_a_moe_model_type_the_release_does_not_map_fails_on_the_experts_lookup(tmp_path):
+    """vllm-ascend#3785: Kimi-K2 W8A8 stops with KeyError: 'model.layers.1.mlp.experts.weight'; the fix (#3798)
+    added kimi_k2 to the mapping, which the 0.11.0rc2 sdist has."""
+    names, desc, config = _moe()
+    path = model_dir(tmp_path, names, desc, config=config)
+    out = judge_rows(path, "0.11.0rc1")
+    assert out.status == Status.FAIL, out.message
+    assert "config.json model_type 'kimi_k2' is not among the model types whose quantized experts" in out.message
+    assert "it first appears in vllm-ascend 0.11.0rc2" in out.message
+    assert "(e.g. KeyError: 'model.layers.1.mlp.experts.weight')" in out.message
+    assert "0.28.0rc1 or later" in out.remediation
+    assert judge_rows(path, "0.11.0rc2").status == Status.PASS
+    assert judge_rows(path, "0.28.0rc1").status == Status.PASS  # the shards are found in the description
+    assert judge_rows(path, "0.10.2rc1").status == Status.PASS  # no list read for that release: not judged
+
+
+def test_a_description_with_the_fused_experts_key_or_a_mapped_text_model_type_passes(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    names, desc, config = _moe(fused_key=True)
+    assert judge_rows(model_dir(tmp_path / "a", names, desc, config=config), "0.11.0rc1").status == Status.PASS
+    names, desc, config = _moe("qwen3_vl_moe")
+    config["text_config"] = {"model_type": "qwen3_vl_moe_text"}
+    path = model_dir(tmp_path / "b", names, desc, config=config)
+    assert judge_rows(path, "0.13.0").status == Status.PASS  # 0.13.0 reads hf_text_config: qwen3_vl_moe_text
+    assert judge_rows(path, "0.14.0rc1").status == Status.PASS  # 0.14.0rc1 reads hf_config: qwen3_vl_moe
+    assert judge_rows(path, "0.12.0rc1").status == Status.FAIL
