@@ -41,13 +41,15 @@ Where each list lives (read at the tags and sdists; the file a row cites is the 
   and DP-proxy variables of 0.9.x), so envs.py alone called a variable a release acts on unknown. Read by `matrix
   sync` only (`live=False`): the installed package's own list would mean reading every module on a live host; the
   row of the installed release stands in.
-* `quant_fused_experts` — the model types (vLLM's `hf_text_config.model_type`) whose entry in vllm-ascend's
-  `packed_modules_model_mapping` (vllm_ascend/quantization/quant_config.py from 0.11.0rc0, modelslim_config.py from
-  0.14.0rc1, configs/modelslim_config.py in 0.27.1rc1) maps a FusedMoE layer's `experts` to each expert's shards. For any other model type the
-  msModelSlim config looks `<prefix>.experts.weight` up in quant_model_description.json, which msModelSlim does not
-  write (it names `experts.0.gate_proj.weight`, …): `KeyError: 'model.layers.1.mlp.experts.weight'` (vllm-ascend#3785,
-  Kimi-K2, fixed by adding the model type; the DeepSeek-V3.2-Exp fix #4797). From 0.28.0rc1 the mapping is found from
-  the description's own expert names, and no list is defined (any model type).
+* `quant_fused_experts` — the model types whose entry in vllm-ascend's `packed_modules_model_mapping`
+  (vllm_ascend/quantization/quant_config.py from 0.11.0rc0, modelslim_config.py from 0.14.0rc1,
+  configs/modelslim_config.py in 0.27.1rc1) maps a FusedMoE layer's `experts` to each expert's shards; the release
+  looks its model up by `hf_config.model_type` (config.json's), 0.13.0rc2-0.13.0 by `hf_text_config.model_type`. For
+  any other model type the msModelSlim config looks `<prefix>.experts.weight` up in quant_model_description.json,
+  which msModelSlim does not write (it names `experts.0.gate_proj.weight`, …): `KeyError:
+  'model.layers.1.mlp.experts.weight'` (vllm-ascend#3785, Kimi-K2, fixed by adding the model type; the
+  DeepSeek-V3.2-Exp fix #4797). From 0.28.0rc1 the mapping is found from the description's own expert names, and no
+  list is defined (any model type).
 * `eplb_model_type` — the model types vllm-ascend's EPLB registers (`model_register` in vllm_ascend/eplb/utils.py,
   0.10.x-0.14.0rc1); its `else` raises `NotImplementedError("EPLB is not supported.")`. Later releases register any
   MoE model, and define no list.

