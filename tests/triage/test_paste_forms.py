@@ -490,3 +490,5 @@ def test_a_version_label_is_not_an_image_and_a_version_ends_at_its_last_version_
     assert read_paste("quay.io/ascend/vllm-ascend:v0.11.0\n").image.value == "0.11.0"
     prose = read_paste("vllm-ascend 0.11.0rc0镜像\n")
     assert prose.image.value == "0.11.0rc0" and versions("vllm-ascend 0.11.0rc0镜像\n")["vllm_ascend"] == "0.11.0rc0"
+    assert versions("torch-npu 2.7.1（官方镜像）\n") == {"torch_npu": "2.7.1"}
+    assert versions("vllm 0.13.0 fails to start\n") == {}  # prose about a version is not a version line
