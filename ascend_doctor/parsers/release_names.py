@@ -48,8 +48,12 @@ Where each list lives (read at the tags and sdists; the file a row cites is the 
   any other model type the msModelSlim config looks `<prefix>.experts.weight` up in quant_model_description.json,
   which msModelSlim does not write (it names `experts.0.gate_proj.weight`, …): `KeyError:
   'model.layers.1.mlp.experts.weight'` (vllm-ascend#3785, Kimi-K2, fixed by adding the model type; the
-  DeepSeek-V3.2-Exp fix #4797). From 0.28.0rc1 the mapping is found from the description's own expert names, and no
-  list is defined (any model type).
+  DeepSeek-V3.2-Exp fix #4797). The release's own developer guide says so: "Add the model's `model_type` to
+  `packed_modules_model_mapping` … (e.g., `qkv_proj`, `gate_up_proj`, `experts`) to ensure sharding consistency and
+  correct loading" (docs/source/developer_guide/feature_guide/quantization.md:73, 0.13.0). From 0.28.0rc1 the mapping
+  is found from the description's own expert names, and no list is defined (any model type): "Expert shard mappings
+  are auto-discovered from the quantization description" (developer_guide/Design_Documents/quantization.md:72,
+  0.30.0rc2).
 * `eplb_model_type` — the model types vllm-ascend's EPLB registers (`model_register` in vllm_ascend/eplb/utils.py,
   0.10.x-0.14.0rc1); its `else` raises `NotImplementedError("EPLB is not supported.")`. Later releases register any
   MoE model, and define no list.
