@@ -7,7 +7,7 @@ safetensors.py), so a description from the same run names every `.weight` of the
 linear, MoE and (in some releases) embedding layer's `<prefix>.weight` up in that description
 (vllm_ascend/quantization/quant_config.py `is_layer_skipped_ascend`, modelslim_config.py `get_linear_quant_type`): a
 description written for other weights, or by another tool, stops the load with `KeyError: '<prefix>.weight'`
-(vllm-ascend #3520, #5564, #876, #4313).
+(vllm-ascend #3520, #5564, #876; the MTP layer: #5794).
 
 The names are compared after the renames vllm-ascend itself applies to the description (`.shared_head.` dropped,
 `weight_packed` read as `weight`) and after removing the wrappers that differ between exports of the same model
