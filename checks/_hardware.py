@@ -9,17 +9,23 @@ from ascend_doctor.plugin import ev
 
 
 def rules_of_kind(ctx, kind: str):
-    """(rules that apply, evidence, None) or (.., .., outcome): the family from npu-smi, vllm-ascend's version."""
+    """(rules that apply, evidence, None) or (.., .., outcome): the family (the `npu_family` fact: npu-smi's, or a
+    paste's image suffix), vllm-ascend's version."""
     py = ctx.try_fact("python")
     va = py.dist("vllm-ascend") if py is not None else None
-    smi = ctx.fact("npu_smi")  # unavailable (hung, crashed): the engine reports it with the probe's own reason
-    fams = families(smi)
-    if fams is None:
-        why = smi.reason() or "npu-smi gave no chip table"
-        # cause/see: the console groups this with the other checks the same npu-smi problem stopped
-        return [], [], ctx.unknown(T("cannot tell the hardware family: {why}", why=why), cause=why,
-                                   see=["DRV101", "CTR102", "CTR104", "NPU102"])
-    evidence = [ev(T("npu-smi chips"), "; ".join(f"{f}: {len(n)}x {n[0]}" for f, n in sorted(fams.items())))]
+    told = ctx.try_fact("npu_family")  # a paste without an npu-smi table: the family its image's suffix names
+    if told is None or told.source == "npu-smi info":
+        smi = ctx.fact("npu_smi")  # unavailable (hung, crashed): the engine reports it with the probe's own reason
+        fams = families(smi)
+        if fams is None:
+            why = smi.reason() or "npu-smi gave no chip table"
+            # cause/see: the console groups this with the other checks the same npu-smi problem stopped
+            return [], [], ctx.unknown(T("cannot tell the hardware family: {why}", why=why), cause=why,
+                                       see=["DRV101", "CTR102", "CTR104", "NPU102"])
+        evidence = [ev(T("npu-smi chips"), "; ".join(f"{f}: {len(n)}x {n[0]}" for f, n in sorted(fams.items())))]
+    else:
+        fams = told.families
+        evidence = [ev(told.source, ", ".join(sorted(fams)))]
     if va is None:
         return [], evidence, ctx.skip(T("vllm-ascend is not installed in the serving python"), evidence)
     rules = []

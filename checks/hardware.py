@@ -70,7 +70,7 @@ def _effective_dtype(ctx, cmd) -> Tuple[Optional[str], str]:
 
 
 @check("HW101", "hw-serve-dtype", severity="error", stage="serve", needs=["serve_cmd", "serve_model", "python",
-                                                                            "npu_smi"])
+                                                                            "npu_smi", "npu_family"])
 def serve_dtype(ctx):
     """The serving dtype is one this hardware supports
 
@@ -114,7 +114,8 @@ def serve_dtype(ctx):
                   remediation=known(broken[0].fix), dtype=dtype, allowed=allowed)
 
 
-@check("HW102", "hw-serve-eager", severity="warning", stage="serve", needs=["serve_cmd", "python", "npu_smi"])
+@check("HW102", "hw-serve-eager", severity="warning", stage="serve",
+       needs=["serve_cmd", "python", "npu_smi", "npu_family"])
 def serve_eager(ctx):
     """Eager mode is used where the hardware supports only eager mode
 
@@ -148,7 +149,7 @@ def _int_flag(cmd, name: str):
 
 
 @check("HW103", "hw-serve-required-flags", severity="warning", stage="serve",
-       needs=["serve_cmd", "python", "npu_smi", "serve_model"])
+       needs=["serve_cmd", "python", "npu_smi", "npu_family", "serve_model"])
 def serve_required_flags(ctx):
     """The flags this hardware's documentation requires are given
 
@@ -242,7 +243,7 @@ def _derived_len(ctx) -> Tuple[Optional[int], str]:
     return length, f"{length} ({', '.join([key, *rope])})"
 
 
-@check("HW104", "hw-forbidden-packages", severity="error", needs=["python", "npu_smi"])
+@check("HW104", "hw-forbidden-packages", severity="error", needs=["python", "npu_smi", "npu_family"])
 def forbidden_packages(ctx):
     """No package this hardware's documentation forbids is installed
 
@@ -294,7 +295,8 @@ def _removals(ctx, py, rules) -> list:
     return out
 
 
-@check("HW105", "hw-container-image", severity="warning", needs=["python", "npu_smi", "container"])
+@check("HW105", "hw-container-image", severity="warning",
+       needs=["python", "npu_smi", "npu_family", "container"])
 def container_image(ctx):
     """Inside a container, the vllm-ascend image is the one built for this hardware
 
@@ -329,7 +331,7 @@ def container_image(ctx):
 
 
 @check("HW106", "hw-mla-graph-heads", severity="warning", stage="serve", needs=["serve_cmd", "serve_model", "python",
-                                                                               "npu_smi"])
+                                                                               "npu_smi", "npu_family"])
 def mla_graph_heads(ctx):
     """An MLA model in graph mode keeps a head count per TP rank the NPU kernel accepts
 
@@ -386,7 +388,7 @@ def mla_graph_heads(ctx):
                   per_rank=per_rank)
 
 
-@check("HW107", "hw-chip-supported", severity="error", needs=["python", "npu_smi"])
+@check("HW107", "hw-chip-supported", severity="error", needs=["python", "npu_smi", "npu_family"])
 def chip_supported(ctx):
     """Every NPU is a chip the installed vllm-ascend release runs on
 

@@ -10,7 +10,8 @@ from ascend_doctor.plugin import check, ev
 from ._hardware import rules_of_kind, serve_or_skip, violated
 
 
-@check("HW108", "hw-kv-cache-dtype", severity="error", stage="serve", needs=["serve_cmd", "python", "npu_smi"])
+@check("HW108", "hw-kv-cache-dtype", severity="error", stage="serve",
+       needs=["serve_cmd", "python", "npu_smi", "npu_family"])
 def serve_kv_cache_dtype(ctx):
     """The KV cache dtype is one this hardware runs
 

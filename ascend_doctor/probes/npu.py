@@ -149,6 +149,27 @@ def _usable(ctx, name: str) -> NpuSmiFact:
     return fact
 
 
+class NpuFamilyFact(Model):
+    """The chip families of this host (`ascend_doctor.knowledge.hardware.families`): from `npu-smi info` on a host;
+    in a paste without that table, from the official image's chip suffix (`-310p`, `-a3`), whose build names the
+    family the user runs it on."""
+
+    families: dict[str, list[str]] = Field(description="family -> chip names ([] when only the family is known)")
+    source: str = Field(description="what told the family: npu-smi info, or the image tag of a paste")
+
+
+@probe("npu_family", reads=("npu_smi",))
+def npu_family_probe(host, ctx) -> NpuFamilyFact:
+    """The chip families npu-smi shows (nothing is run: the `npu_smi` fact is read)."""
+    from ascend_doctor.knowledge.hardware import families
+
+    smi = ctx.fact("npu_smi")
+    fams = families(smi)
+    if fams is None:
+        raise FactUnavailable("npu_family", smi.reason() or T("npu-smi gave no chip table"))
+    return NpuFamilyFact(families=fams, source="npu-smi info")
+
+
 @probe("npu_health", reads=("npu_smi",))
 def npu_health_probe(host, ctx) -> NpuHealthFact:
     """Every NPU's `-t health` detail, NPU_SMI_IN_FLIGHT at a time, as soon as the table says which NPUs exist."""

@@ -181,6 +181,8 @@ class PasteFacts(Model):
     versions: dict[str, list[Seen]] = Field(default_factory=dict, description="component -> every value seen")
     packages: dict[str, list[Seen]] = Field(default_factory=dict, description="distribution -> every version seen")
     image: Optional[Seen] = Field(None, description="the vllm-ascend release of an official image tag the paste names")
+    image_family: Optional[Seen] = Field(None, description="the chip family an official image tag's suffix is built "
+                                                           "for (`-310p`: 310P, `-a3`: A3)")
     packages_complete: bool = Field(False, description="a full package list (pip list / pip freeze) is in the "
                                                         "paste; collect_env's [pip3]/[conda] lines are filtered")
     package_rows: int = Field(0, description="package rows read (pip list, freeze, conda, collect_env)")
@@ -295,8 +297,8 @@ _VERSION_LINES = [
 # same with a full-width colon, `=`/`==` or a space (`Vllm-ascend 0.11.0` / `torch-npu 2.7.1` in an issue body,
 # vllm-ascend#3494), a `version`/`版本` label (`vllm-ascend version: v0.11.0`), a markdown bullet (`- vllm: 0.11.0`)
 # and a two-cell markdown table row (`| torch_npu | 2.10.0.post2 |`, #14296). The whole line is the statement, but
-# for a note in another script right after the version (`torch-npu 2.7.1（官方镜像）`): the version ends at its last ASCII
-# character.
+# for a note in another script right after the version (`torch-npu 2.7.1（官方镜像）`): the version ends at its
+# last ASCII character.
 _NAME_VERSION = re.compile(r"^(?:\|\s*|[-*]\s+)?(vllm|vllm[_-]ascend|torch|torch[_-]npu|PyTorch|transformers|triton|"
                            r"triton[_-]ascend|sglang|numpy)(?:\s*(?:version|版本))?(?:\s*[:：|=]{1,2}\s*|\s+)"
                            r"v?(\d[0-9A-Za-z.+!_-]*)(?:[^\x00-\x7f].*)?\s*\|?\s*$", re.I)
@@ -527,6 +529,7 @@ def read_paste(text: str) -> PasteFacts:
     release = _image_release(lines)
     if release is not None and release.source == IMAGE_SOURCE:
         f.image = release
+    f.image_family = _image_family(lines)
     if release is not None and "vllm_ascend" not in f.versions and not {"vllm-ascend", "vllm_ascend"} & set(f.packages):
         f.versions["vllm_ascend"] = [release]
     return f
@@ -552,6 +555,23 @@ def _image_release(lines: list[Line]) -> Optional[Seen]:
                 or "镜像" in ln.text[m.end():m.end() + 3]
             return Seen(value=m.group(1).lower(), lines=str(ln.no),
                         source=IMAGE_SOURCE if image else "the vllm-ascend image or release the paste names")
+    return None
+
+
+# The official images are built per chip family: the untagged build for A2, `-a3` for A3, `-310p` for the 300I Duo
+# (HW105; the vllm-ascend quick start and 310P tutorials): `quay.io/ascend/vllm-ascend:v0.10.0rc1-310p`.
+_IMAGE_FAMILY = re.compile(r"vllm[-_]ascend:v?\d{1,3}\.\d{1,3}\.\d{1,3}(?:rc\d{1,3})?(?:\.post\d{1,3})?"
+                           r"-(310p|a3)(?![\w.])", re.IGNORECASE)
+FAMILY_OF_SUFFIX = {"310p": "310P", "a3": "A3"}
+
+
+def _image_family(lines: list[Line]) -> Optional[Seen]:
+    """The chip family the first official image tag with a chip suffix is built for."""
+    for ln in lines:
+        m = _IMAGE_FAMILY.search(ln.text)
+        if m:
+            return Seen(value=FAMILY_OF_SUFFIX[m.group(1).lower()], lines=str(ln.no),
+                        source=f"the image tag the paste names ({m.group(0)})")
     return None
 
 

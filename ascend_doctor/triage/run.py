@@ -182,6 +182,12 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
             have["npu_health"] = _health(paste, fact)
     else:
         lack["npu_smi"] = T("the paste has no `npu-smi info` table")
+        if paste.image_family is not None:  # the build the user runs names the family the chips belong to
+            from ascend_doctor.probes.npu import NpuFamilyFact
+
+            have["npu_family"] = NpuFamilyFact(families={paste.image_family.value: []}, source=T(
+                "the family of {image} (paste line {line}; no npu-smi table)", image=paste.image_family.source,
+                line=paste.image_family.lines))
     if paste.driver_version is not None:
         have["driver"] = DriverFact(found=True, version_info=DriverVersionInfo(version=paste.driver_version.value))
         partial["driver"] = Shown(DRIVER_SHOWN, T("the paste gives the driver version only (not the firmware or "

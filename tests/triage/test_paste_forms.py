@@ -492,3 +492,45 @@ def test_a_version_label_is_not_an_image_and_a_version_ends_at_its_last_version_
     assert prose.image.value == "0.11.0rc0" and versions("vllm-ascend 0.11.0rc0镜像\n")["vllm_ascend"] == "0.11.0rc0"
     assert versions("torch-npu 2.7.1（官方镜像）\n") == {"torch_npu": "2.7.1"}
     assert versions("vllm 0.13.0 fails to start\n") == {}  # prose about a version is not a version line
+
+
+@pytest.mark.parametrize("line, family", [
+    ("docker run -it quay.io/ascend/vllm-ascend:v0.10.0rc1-310p bash", "310P"),
+    ("image: quay.io/ascend/vllm-ascend:v0.11.0rc0-310p-openeuler", "310P"),
+    ("docker pull quay.io/ascend/vllm-ascend:v0.13.0-a3", "A3"),
+    ("docker pull quay.io/ascend/vllm-ascend:v0.13.0", None),
+    ("quay.io/ascend/vllm-ascend:v0.13.0-310px", None),
+])
+def test_the_chip_family_an_image_is_built_for(line, family):
+    """The official images are built per family (the untagged one for A2; HW105): a paste with no npu-smi table
+    still says, by the image it runs, which chips it is for."""
+    seen = read_paste(line + "\n").image_family
+    assert (seen.value if seen else None) == family
+
+
+def test_a_310p_image_lets_the_hardware_rules_judge_a_paste_without_npu_smi():
+    """The classic 300I Duo failures — a bfloat16 model and graph capture on releases that run only eager float16
+    (HW-310P-001, HW-310P-006) — were unknown for want of an npu-smi table, though the paste names the -310p build.
+    An npu-smi table still wins when the paste has one."""
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.triage.run import triage_text
+
+    def by(text):
+        report = triage_text(text, "paste.md", load_registry(entry_points=False), RunOptions())
+        return {x.code: x for x in report.findings}
+
+    image = "docker run -it quay.io/ascend/vllm-ascend:v0.10.0rc1-310p bash\n"
+    out = by(image + "vllm serve Qwen/Qwen3-8B --tensor-parallel-size 1\n")
+    assert out["HW101"].status.value == "warn" and "310P supports only float16" in out["HW101"].message
+    assert any("-310p" in e.source for e in out["HW101"].evidence)
+    assert out["HW102"].status.value == "warn"
+    fixed = by(image + "vllm serve Qwen/Qwen3-8B --dtype float16 --enforce-eager\n")
+    assert fixed["HW101"].status.value == "pass" and fixed["HW102"].status.value == "pass"
+    plain = by("docker run -it quay.io/ascend/vllm-ascend:v0.10.0rc1 bash\nvllm serve Qwen/Qwen3-8B\n")
+    assert plain["HW101"].status.value in ("skip", "unknown")
+    from tests.helpers import DATA
+
+    table = (DATA / "npu_smi" / "info_a2_8x910B3_tp4_procs.txt").read_text(encoding="utf-8")
+    a2 = by(image + "vllm serve Qwen/Qwen3-8B --tensor-parallel-size 1\n```\n" + table + "\n```\n")
+    assert a2["HW101"].status.value != "warn" and "310P" not in a2["HW101"].message
