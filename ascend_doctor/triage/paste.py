@@ -292,6 +292,7 @@ _VERSION_LINES = [
     ("vllm_ascend", re.compile(r"^vLLM Ascend Version:\s*(\S+)"), "collect_env vLLM Ascend Version"),
     ("torch_npu", re.compile(r"^(?:torch_npu|torch-npu|PyTorch NPU) version:\s*(\S+)", re.I), "torch_npu version line"),
     ("cann", re.compile(r"^(?:[-*]\s+)?CANN(?: version| 版本)?\s*[:：=]\s*v?(\d\S*)"), "CANN line"),
+    ("cann", re.compile(r"^(?:[-*]\s+)?CANN\s+v?(\d[0-9A-Za-z.]*)\s*$"), "CANN line"),  # `CANN 8.2.RC1`, the whole line
 ]
 # `name: version` lines of sglang's check_env and similar reports (`vllm: 0.13.0`, `torch_npu: 2.8.0.post2`), the
 # same with a full-width colon, `=`/`==` or a space (`Vllm-ascend 0.11.0` / `torch-npu 2.7.1` in an issue body,

@@ -182,12 +182,7 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
             have["npu_health"] = _health(paste, fact)
     else:
         lack["npu_smi"] = T("the paste has no `npu-smi info` table")
-        if paste.image_family is not None:  # the build the user runs names the family the chips belong to
-            from ascend_doctor.probes.npu import NpuFamilyFact
-
-            have["npu_family"] = NpuFamilyFact(families={paste.image_family.value: []}, source=T(
-                "the family of {image} (paste line {line}; no npu-smi table)", image=paste.image_family.source,
-                line=paste.image_family.lines))
+    _family(paste, have, lack)
     if paste.driver_version is not None:
         have["driver"] = DriverFact(found=True, version_info=DriverVersionInfo(version=paste.driver_version.value))
         partial["driver"] = Shown(DRIVER_SHOWN, T("the paste gives the driver version only (not the firmware or "
@@ -264,6 +259,28 @@ def _seen(paste: PasteFacts) -> dict[str, str]:
         d = paste.driver_version
         out["driver"] = f"{d.value} ({d.source}, line {d.lines})"
     return out
+
+
+def _family(paste, have: dict, lack: dict) -> None:
+    """The `npu_family` fact of a paste: npu-smi's families where it has the table, else the family the official
+    image it names is built for (`-310p`, `-a3`), else missing with the reason."""
+    from ascend_doctor.knowledge.hardware import families
+    from ascend_doctor.probes.npu import NpuFamilyFact
+
+    smi = have.get("npu_smi")
+    if smi is not None:
+        fams = families(smi)
+        if fams is None:
+            lack["npu_family"] = smi.reason() or T("npu-smi gave no chip table")
+        else:
+            have["npu_family"] = NpuFamilyFact(families=fams, source="npu-smi info")
+    elif paste.image_family is not None:  # the build the user runs names the family the chips belong to
+        have["npu_family"] = NpuFamilyFact(families={paste.image_family.value: []}, source=T(
+            "the family of {image} (paste line {line}; no npu-smi table)", image=paste.image_family.source,
+            line=paste.image_family.lines))
+    else:
+        lack["npu_family"] = T("the paste has no `npu-smi info` table and names no image built for one chip family "
+                               "(-310p, -a3)")
 
 
 def _open_command(findings: list, checks: dict) -> None:
