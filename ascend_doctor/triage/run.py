@@ -284,9 +284,9 @@ def _family(paste, have: dict, lack: dict) -> None:
 
 
 def _open_command(findings: list, checks: dict) -> None:
-    """A command the paste shows only in part (an elided `...`, a line continuation the paste ends on): what a check
-    of the command passed or skipped may rest on an option the paste does not show, so it is not known (in place).
-    A failure stands: it rests on what the paste does show."""
+    """A command the paste shows only in part (an elided `...`, a line continuation or a quoted value the paste ends
+    on): what a check of the command passed or skipped may rest on an option the paste does not show, so it is not
+    known (in place). A failure stands: it rests on what the paste does show."""
     from ascend_doctor.report import Status, finding_level
 
     for f in findings:
