@@ -13,18 +13,17 @@ def rules_of_kind(ctx, kind: str):
     paste's image suffix), vllm-ascend's version."""
     py = ctx.try_fact("python")
     va = py.dist("vllm-ascend") if py is not None else None
-    told = ctx.try_fact("npu_family")  # a paste without an npu-smi table: the family its image's suffix names
-    if told is None or told.source == "npu-smi info":
+    told = ctx.try_fact("npu_family")  # npu-smi's; a paste without its table: the family its image's suffix names
+    fams = told.families if told is not None else families(ctx.fact("npu_smi"))
+    if fams is None:
         smi = ctx.fact("npu_smi")  # unavailable (hung, crashed): the engine reports it with the probe's own reason
-        fams = families(smi)
-        if fams is None:
-            why = smi.reason() or "npu-smi gave no chip table"
-            # cause/see: the console groups this with the other checks the same npu-smi problem stopped
-            return [], [], ctx.unknown(T("cannot tell the hardware family: {why}", why=why), cause=why,
-                                       see=["DRV101", "CTR102", "CTR104", "NPU102"])
+        why = smi.reason() or "npu-smi gave no chip table"
+        # cause/see: the console groups this with the other checks the same npu-smi problem stopped
+        return [], [], ctx.unknown(T("cannot tell the hardware family: {why}", why=why), cause=why,
+                                   see=["DRV101", "CTR102", "CTR104", "NPU102"])
+    if all(fams.values()):  # chips named: npu-smi's table
         evidence = [ev(T("npu-smi chips"), "; ".join(f"{f}: {len(n)}x {n[0]}" for f, n in sorted(fams.items())))]
     else:
-        fams = told.families
         evidence = [ev(told.source, ", ".join(sorted(fams)))]
     if va is None:
         return [], evidence, ctx.skip(T("vllm-ascend is not installed in the serving python"), evidence)

@@ -13,7 +13,7 @@ from ascend_doctor.parsers.quant_description import QuantCoverage, coverage
 from ascend_doctor.text.jsonread import loads
 
 DESCRIPTION_MAX = 64 * 1024 * 1024  # DeepSeek-V3's W8A8 description is ~15 MB (one line per saved tensor)
-INDEX_MAX = 32 * 1024 * 1024
+INDEX_MAX = 32 * 1024 * 1024  # a 600 B-parameter checkpoint's index is ~17 MB (one line per tensor)
 HEADER_MAX = 32 * 1024 * 1024
 SHARDS_MAX = 16  # shards read one header each when the checkpoint has no index
 
@@ -23,21 +23,33 @@ def _bytes(text: str) -> bytes:
     return text.encode("utf-8", errors="surrogateescape")
 
 
-def _index_names(host, path: str) -> tuple[Optional[list[str]], str]:
-    r = host.read_file(path, max_bytes=INDEX_MAX)
-    if not r.ok or r.truncated:
-        return None, f"{path}: {r.error_message or r.error or 'larger than 32 MiB'}"
-    try:
-        data = loads(r.content)
-    except ValueError as exc:
-        return None, f"{path}: not valid JSON ({exc})"
-    weight_map = data.get("weight_map") if isinstance(data, dict) else None
+def read_index(host, path: str, cache: dict) -> tuple[Optional[dict], str]:
+    """(a `*.safetensors.index.json`, parsed, or None; why not), read once per probe run: the checkpoint's size and
+    its tensor names come from the same file (`cache` is the run's)."""
+    if path not in cache:
+        r = host.read_file(path, max_bytes=INDEX_MAX)
+        if not r.ok or r.truncated:
+            cache[path] = None, f"{path}: {r.error_message or r.error or 'larger than 32 MiB'}"
+        else:
+            try:
+                data = loads(r.content)
+                cache[path] = (data, "") if isinstance(data, dict) else (None, f"{path}: not a JSON object")
+            except ValueError as exc:
+                cache[path] = None, f"{path}: not valid JSON ({exc})"
+    return cache[path]
+
+
+def _index_names(host, path: str, cache: dict) -> tuple[Optional[list[str]], str]:
+    data, why = read_index(host, path, cache)
+    if data is None:
+        return None, why
+    weight_map = data.get("weight_map")
     if not isinstance(weight_map, dict):
         return None, f"{path}: no weight_map"
     return list(weight_map), ""
 
 
-def _header_names(host, path: str) -> tuple[Optional[list[str]], str]:
+def _header_names(host, path: str, cache: dict) -> tuple[Optional[list[str]], str]:
     """The tensor names of one safetensors file, from its header."""
     head = host.read_file(path, max_bytes=8)
     if not head.ok:
@@ -60,8 +72,8 @@ def _header_names(host, path: str) -> tuple[Optional[list[str]], str]:
     return [k for k in header if k != "__metadata__"], ""
 
 
-def tensor_names(host, folder: str, files: list[str],
-                 guard: Callable[[str], Optional[str]]) -> tuple[Optional[list[str]], list[str], str]:
+def tensor_names(host, folder: str, files: list[str], guard: Callable[[str], Optional[str]],
+                 cache: dict) -> tuple[Optional[list[str]], list[str], str]:
     """(the checkpoint's tensor names, the files they were read from, why not)."""
     indexes = [f for f in files if f.endswith(".safetensors.index.json")]
     sources = indexes or [f for f in files if f.endswith(".safetensors")]
@@ -75,7 +87,7 @@ def tensor_names(host, folder: str, files: list[str],
     for name in sources:
         path = posixpath.join(folder, name)
         why = guard(path)
-        got, why = (None, why) if why else read(host, path)
+        got, why = (None, why) if why else read(host, path, cache)
         if got is None:
             return None, [], why
         names.extend(got)
@@ -83,8 +95,10 @@ def tensor_names(host, folder: str, files: list[str],
 
 
 def description_coverage(host, folder: str, files: list[str], description_file: str, config: Optional[dict],
-                         guard: Callable[[str], Optional[str]]) -> tuple[Optional[dict], Optional[QuantCoverage], str]:
-    """(the description, its coverage of the checkpoint's weights, why the coverage is not known)."""
+                         guard: Callable[[str], Optional[str]],
+                         cache: dict) -> tuple[Optional[dict], Optional[QuantCoverage], str]:
+    """(the description, its coverage of the checkpoint's weights, why the coverage is not known); `cache`: the
+    probe run's parsed index files (read_index)."""
     path = posixpath.join(folder, description_file)
     why = guard(path)
     if why:
@@ -98,7 +112,7 @@ def description_coverage(host, folder: str, files: list[str], description_file: 
         return None, None, f"{path}: not valid JSON ({exc})"
     if not isinstance(desc, dict):
         return None, None, f"{path}: not a JSON object"
-    names, sources, why = tensor_names(host, folder, files, guard)
+    names, sources, why = tensor_names(host, folder, files, guard, cache)
     if names is None:
         return desc, None, why
     return desc, coverage(description_file, desc, names, _layers(config), sources), ""

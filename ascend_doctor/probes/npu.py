@@ -158,16 +158,21 @@ class NpuFamilyFact(Model):
     source: str = Field(description="what told the family: npu-smi info, or the image tag of a paste")
 
 
-@probe("npu_family", reads=("npu_smi",))
-def npu_family_probe(host, ctx) -> NpuFamilyFact:
-    """The chip families npu-smi shows (nothing is run: the `npu_smi` fact is read)."""
+def family_of(smi: NpuSmiFact) -> NpuFamilyFact:
+    """The `npu_family` fact of an `npu_smi` one (a host's probe, a paste's table); FactUnavailable with npu-smi's
+    reason when it gave no table."""
     from ascend_doctor.knowledge.hardware import families
 
-    smi = ctx.fact("npu_smi")
     fams = families(smi)
     if fams is None:
         raise FactUnavailable("npu_family", smi.reason() or T("npu-smi gave no chip table"))
     return NpuFamilyFact(families=fams, source="npu-smi info")
+
+
+@probe("npu_family", reads=("npu_smi",))
+def npu_family_probe(host, ctx) -> NpuFamilyFact:
+    """The chip families npu-smi shows (nothing is run: the `npu_smi` fact is read)."""
+    return family_of(ctx.fact("npu_smi"))
 
 
 @probe("npu_health", reads=("npu_smi",))

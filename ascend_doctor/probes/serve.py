@@ -17,7 +17,7 @@ from ascend_doctor.parsers.quant_description import QuantCoverage, per_expert_la
 from ascend_doctor.parsers.serve_cmdline import Launch, ServeCommand, host_text_reader, launch_of
 from ascend_doctor.parsers.vllm_source import InstalledVllm, editable_root, read_installed
 from ascend_doctor.probes import probe
-from ascend_doctor.probes.model_weights import description_coverage
+from ascend_doctor.probes.model_weights import description_coverage, read_index
 from ascend_doctor.seam.host import REPLAY_MISS_NOTE
 from ascend_doctor.seam.modelfolder import allowed_root, refusal
 from ascend_doctor.text.jsonread import loads
@@ -188,10 +188,9 @@ def _template_text(value: Any) -> Optional[str]:
 
 
 INDEX = "model.safetensors.index.json"
-INDEX_MAX = 16 * 1024 * 1024  # a 600 B-parameter checkpoint's index is ~10 MB (one line per tensor)
 
 
-def _checkpoint_size(host, fact: ServeModelFact, guard) -> None:
+def _checkpoint_size(host, fact: ServeModelFact, guard, cache: dict) -> None:
     """The checkpoint's bytes from its index (what save_pretrained writes as metadata.total_size)."""
     if INDEX not in fact.files:
         fact.checkpoint_source = f"no {INDEX} (a single-file checkpoint is sized from config.json)"
@@ -201,15 +200,11 @@ def _checkpoint_size(host, fact: ServeModelFact, guard) -> None:
     if why:
         fact.checkpoint_source = why
         return
-    r = host.read_file(path, max_bytes=INDEX_MAX)
-    if not r.ok or r.truncated:
-        fact.checkpoint_source = f"{path}: {r.error_message or r.error or 'larger than 16 MiB'}"
+    data, why = read_index(host, path, cache)
+    if data is None:
+        fact.checkpoint_source = why
         return
-    try:
-        meta = loads(r.content).get("metadata")
-    except (ValueError, AttributeError) as exc:
-        fact.checkpoint_source = f"{path}: not valid JSON ({exc})"
-        return
+    meta = data.get("metadata")
     total = meta.get("total_size") if isinstance(meta, dict) else None
     if isinstance(total, (int, float)) and total > 0:
         fact.checkpoint_bytes, fact.checkpoint_source = int(total), f"{path}: metadata.total_size"
@@ -319,7 +314,8 @@ def serve_model_probe(host, ctx) -> ServeModelFact:
             r = host.read_file(j(fact.path, name), max_bytes=MODEL_FILES_MAX)
             if r.ok:
                 fact.chat_template_files[name] = r.content
-    _checkpoint_size(host, fact, guard)
+    indexes: dict = {}  # each *.safetensors.index.json parsed once: the size and the tensor names read it
+    _checkpoint_size(host, fact, guard, indexes)
     fact.quant_description_files = [f for f in fact.files
                                     if f.startswith("quant_model_description") and f.endswith(".json")]
     if fact.quant_description_files:
@@ -327,7 +323,7 @@ def serve_model_probe(host, ctx) -> ServeModelFact:
         name = next((f for f in fact.quant_description_files if f == "quant_model_description.json"),
                     fact.quant_description_files[0])
         desc, fact.quant_coverage, fact.quant_coverage_why_not = description_coverage(
-            host, fact.path, fact.files, name, fact.config, guard)
+            host, fact.path, fact.files, name, fact.config, guard, indexes)
         if isinstance(desc, dict) and desc.get("model_quant_type"):
             fact.quant_type = str(desc["model_quant_type"])
         fact.quant_per_expert = per_expert_layer(desc) if isinstance(desc, dict) else None

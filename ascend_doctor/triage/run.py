@@ -264,16 +264,15 @@ def _seen(paste: PasteFacts) -> dict[str, str]:
 def _family(paste, have: dict, lack: dict) -> None:
     """The `npu_family` fact of a paste: npu-smi's families where it has the table, else the family the official
     image it names is built for (`-310p`, `-a3`), else missing with the reason."""
-    from ascend_doctor.knowledge.hardware import families
-    from ascend_doctor.probes.npu import NpuFamilyFact
+    from ascend_doctor.core.errors import FactUnavailable
+    from ascend_doctor.probes.npu import NpuFamilyFact, family_of
 
     smi = have.get("npu_smi")
     if smi is not None:
-        fams = families(smi)
-        if fams is None:
-            lack["npu_family"] = smi.reason() or T("npu-smi gave no chip table")
-        else:
-            have["npu_family"] = NpuFamilyFact(families=fams, source="npu-smi info")
+        try:
+            have["npu_family"] = family_of(smi)
+        except FactUnavailable as exc:
+            lack["npu_family"] = exc.reason
     elif paste.image_family is not None:  # the build the user runs names the family the chips belong to
         have["npu_family"] = NpuFamilyFact(families={paste.image_family.value: []}, source=T(
             "the family of {image} (paste line {line}; no npu-smi table)", image=paste.image_family.source,
