@@ -161,7 +161,7 @@ def quant_description_coverage(ctx):
     said = "; ".join(v[1] for v in verdicts.values() if v[0] == worst)
     first = next(v[2] for v in verdicts.values() if v[0] == worst)
     msg = T("{described}. {said}", described=described, said=said)
-    fix = _coverage_fix(verdicts, worst)
+    fix = _coverage_fix(ctx, verdicts, worst)
     if worst == "fail":
         return ctx.fail(msg + T(": loading stops with a KeyError (e.g. KeyError: '{name}')", name=first), evidence,
                         remediation=fix)
@@ -184,6 +184,11 @@ def _mtp_method(cmd) -> Optional[str]:
 def _feature(ctx, fid: str) -> Optional[bool]:
     dist = ctx.fact("python").dist("vllm-ascend")
     return ctx.knowledge.release_features.has(fid, dist.version) if dist is not None else None
+
+
+def _ranges(ctx, fid: str) -> str:
+    """The releases a `serve/release-features` row holds for, as the row gives them."""
+    return " or ".join(ctx.knowledge.release_features.row(fid).vllm_ascend)
 
 
 def _release(ctx) -> str:
@@ -241,8 +246,9 @@ def _gap(ctx, base: str, rel: str, n: int, shown: str) -> tuple[str, str]:
                              n=n, names=shown, release=rel)
         return "warn", T("{n} layer weights have no entry ({names}); {release} {does}", n=n, names=shown, release=rel,
                          does=T("builds such a layer unquantized, so int8 weights fail to load or answer wrongly")
-                         if unq else T("looks each one up with [] up to v0.27.1rc1 (a KeyError) and builds it "
-                                       "unquantized from v0.28.0rc1"))
+                         if unq else T("builds such a layer unquantized in vllm-ascend {ranges} and looks it up "
+                                       "with [] before (a KeyError)",
+                                       ranges=_ranges(ctx, "modelslim-absent-layer-unquantized")))
     if base == "embedding":
         fams = families(ctx.try_fact("npu_smi"))
         looked = _feature(ctx, "modelslim-embedding-lookup")
@@ -250,8 +256,8 @@ def _gap(ctx, base: str, rel: str, n: int, shown: str) -> tuple[str, str]:
             looked = False
         if looked is None:
             return "warn", T("{n} embedding weights have no entry ({names}); whether {release} looks them up is not "
-                             "known (v0.9.1rc2-v0.22.1rc1 and v0.24.0rc1-v0.27.1rc1 do, with [])", n=n, names=shown,
-                             release=rel)
+                             "known (vllm-ascend {ranges} do, with [])", n=n, names=shown, release=rel,
+                             ranges=_ranges(ctx, "modelslim-embedding-lookup"))
         if looked:
             return "fail", T("{n} embedding weights have no entry ({names}); {release} looks them up with []", n=n,
                              names=shown, release=rel)
@@ -268,12 +274,14 @@ def _coverage_text(cov) -> str:
             f"without an entry: {kinds or 'none'}")
 
 
-def _coverage_fix(verdicts: dict, worst: str) -> str:
+def _coverage_fix(ctx, verdicts: dict, worst: str) -> str:
     kinds = {k for k, v in verdicts.items() if v[0] == worst}
     fixes = []
     if "experts" in kinds:
+        ends = ctx.knowledge.release_names["vllm-ascend"].list_ends("quant_fused_experts")
         fixes.append(T("install a vllm-ascend release that maps the model type's experts (the finding names the "
-                       "first), or 0.28.0rc1 or later, which finds the experts' shards in the description itself"))
+                       "first)") + (T(", or {version} or later, which finds the experts' shards in the description "
+                                      "itself", version=ends) if ends else ""))
         kinds.discard("experts")
     if kinds & {"mtp_shard", "mtp_layer"}:
         fixes.append(T("add the MTP layers' weights to quant_model_description.json with the value \"FLOAT\" "

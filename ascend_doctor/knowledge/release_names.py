@@ -84,6 +84,13 @@ class NamesTable(Model, extra="forbid"):
     def first_with(self, kind: str, name: str) -> Optional[str]:
         return next((r.version for r in self.releases if name in (r.joined(kind) or ())), None)
 
+    def list_ends(self, kind: str) -> Optional[str]:
+        """The first recorded release after the last one that defines a `kind` list (for an open-ended kind: the one
+        from which any name is taken); None when the newest release still defines it."""
+        rows = self.releases
+        last = max((i for i, r in enumerate(rows) if kind in r.names), default=None)
+        return rows[last + 1].version if last is not None and last + 1 < len(rows) else None
+
     def new_in(self, kind: str, version: str) -> set:
         """Names of `kind` the release `version` has and the recorded release before it had not."""
         rows = [r for r in self.releases if kind in r.names]

@@ -235,3 +235,16 @@ def test_a_description_with_the_fused_experts_key_or_a_mapped_text_model_type_pa
     assert judge_rows(path, "0.13.0").status == Status.PASS  # 0.13.0 reads hf_text_config: qwen3_vl_moe_text
     assert judge_rows(path, "0.14.0rc1").status == Status.PASS  # 0.14.0rc1 reads hf_config: qwen3_vl_moe
     assert judge_rows(path, "0.12.0rc1").status == Status.FAIL
+
+
+def test_without_vllm_ascend_the_gaps_name_the_releases_from_the_rows(tmp_path):
+    """No vllm-ascend in the serving python: what a gap does is told by the serve/release-features rows' ranges (a
+    layer built unquantized from >=0.28.0rc1; embeddings looked up in the rows' ranges), and it warns."""
+    names = _names()
+    path = model_dir(tmp_path, names, _description(names, drop=("o_proj.weight", "embed_tokens")))
+    f = facts(f"vllm serve {path} --quantization ascend")
+    f["python"].distributions = [d for d in f["python"].distributions if d.name != "vllm-ascend"]
+    out = run_check("SERVE211", f)
+    assert out.status == Status.WARN, out.message
+    assert "builds such a layer unquantized in vllm-ascend >=0.28.0rc1" in out.message
+    assert "(vllm-ascend >=0.9.1rc2,<0.9.2rc1 or >=0.10.0rc1,<0.23.0rc1" in out.message
