@@ -540,8 +540,8 @@ def read_paste(text: str) -> PasteFacts:
 # `vllm-ascend image: v0.13.0rc1`, `vllm-ascend 0.11.0rc0镜像` — read only when no package list or collect_env
 # names the installed vllm-ascend (a report of the environment beats a sentence about it).
 IMAGE_SOURCE = "the vllm-ascend image the paste names"
-_IMAGE_RELEASE = re.compile(r"vllm[-_]ascend(?: image)?[: ]{1,2}v?(\d{1,3}\.\d{1,3}\.\d{1,3}(?:rc\d{1,3})?"
-                            r"(?:\.post\d{1,3})?)(?![\d.])", re.IGNORECASE)
+_RELEASE_NUMBER = r"\d{1,3}\.\d{1,3}\.\d{1,3}(?:rc\d{1,3})?(?:\.post\d{1,3})?"  # an image tag's release: 0.11.0rc0
+_IMAGE_RELEASE = re.compile(r"vllm[-_]ascend(?: image)?[: ]{1,2}v?(" + _RELEASE_NUMBER + r")(?![\d.])", re.IGNORECASE)
 
 
 def _image_release(lines: list[Line]) -> Optional[Seen]:
@@ -561,8 +561,7 @@ def _image_release(lines: list[Line]) -> Optional[Seen]:
 
 # The official images are built per chip family: the untagged build for A2, `-a3` for A3, `-310p` for the 300I Duo
 # (HW105; the vllm-ascend quick start and 310P tutorials): `quay.io/ascend/vllm-ascend:v0.10.0rc1-310p`.
-_IMAGE_FAMILY = re.compile(r"vllm[-_]ascend:v?\d{1,3}\.\d{1,3}\.\d{1,3}(?:rc\d{1,3})?(?:\.post\d{1,3})?"
-                           r"-(310p|a3)(?![\w.])", re.IGNORECASE)
+_IMAGE_FAMILY = re.compile(r"vllm[-_]ascend:v?" + _RELEASE_NUMBER + r"-(310p|a3)(?![\w.])", re.IGNORECASE)
 FAMILY_OF_SUFFIX = {"310p": "310P", "a3": "A3"}
 
 

@@ -18,7 +18,10 @@ LAYERS = 2
 
 
 def _names(layers: int = LAYERS, mtp: bool = False) -> list[str]:
-    """A Llama-shaped checkpoint's tensors as msModelSlim saves them (W8A8: scales beside each quantized weight)."""
+    """A Llama-shaped checkpoint's tensors as msModelSlim saves them (W8A8: scales beside each quantized weight), after
+    the layout of msModelSlim's own docs (MindStudio-ModelSlim, the quant_model_weight_w8a8.safetensors and
+    quant_model_description_w8a8.json examples: `model.layers.0.self_attn.q_proj.weight` "W8A8" with its
+    `input_scale`/`deq_scale`, `model.embed_tokens.weight` "FLOAT"), whose saver writes every name to both files."""
     out = ["model.embed_tokens.weight", "model.norm.weight", "lm_head.weight"]
     for i in range(layers + (1 if mtp else 0)):
         for proj in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "mlp.gate_proj",
