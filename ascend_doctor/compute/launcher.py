@@ -158,7 +158,9 @@ while True:
     now = time.monotonic()
     for rec, proc in ranks:
         settle(rec, proc)
-    alive = [(rec, proc) for rec, proc in ranks if proc is not None and proc.poll() is None]
+    # alive is what settle saw: a second poll here could see an exit settle missed, and the loop would end with that
+    # rank's exit code never read
+    alive = [(rec, proc) for rec, proc in ranks if proc is not None and rec["returncode"] is None]
     if not alive and all(rec["eof"] >= 2 for rec, _ in ranks):
         break
     if not alive and now > deadline + grace:  # a grandchild holds a pipe open: stop reading
@@ -182,7 +184,7 @@ for rec, proc in ranks:
     if proc is not None and proc.poll() is None:
         stop(rec, proc, "budget")
         proc.wait()
-        settle(rec, proc)
+    settle(rec, proc)
     out["ranks"].append({
         "rank": rec["rank"] + cfg.get("rank_offset", 0), "pid": rec["pid"], "stage": rec["stage"],
         "steps": rec["steps"],

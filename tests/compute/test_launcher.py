@@ -4,11 +4,15 @@ judged by NPU201."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 import time
 
 import pytest
 
+from ascend_doctor.compute.facts import parse_record
+from ascend_doctor.compute.launcher import LAUNCHER_SCRIPT, MARKER
 from ascend_doctor.probes.compute import run_launcher
 from ascend_doctor.seam.localhost import LocalHost
 from ascend_doctor.testing import run_check
@@ -38,3 +42,29 @@ def test_ranks_that_cannot_import_torch_are_named_with_the_error():
     assert f.status.value == "fail"
     assert "rank(s) 0-1 failed in import (exit 1): ModuleNotFoundError: No module named 'torch'" in f.message
     assert leftovers(t0) == []
+
+
+# The launcher under a poll() that hides every other exit: the loop must read each rank's exit code whichever of its
+# polls sees it. Before, a rank whose exit the loop's settle missed and its liveness test saw was reported with exit
+# code None ("exited (code None) in done before finishing": a false NPU201 fail on a run that passed, CI 2026-12-06).
+_HIDING_POLL = r"""
+import subprocess, sys
+real_poll = subprocess.Popen.poll
+def poll(self):
+    rc = real_poll(self)
+    if rc is None:
+        return None
+    self.seen = getattr(self, "seen", 0) + 1
+    return None if self.seen % 2 else rc
+subprocess.Popen.poll = poll
+exec(sys.argv.pop(1))
+"""
+
+
+def test_every_rank_exit_code_is_read_whichever_poll_sees_it():
+    out = subprocess.run([sys.executable, "-c", _HIDING_POLL, LAUNCHER_SCRIPT, json.dumps(orders())],
+                         capture_output=True, text=True, timeout=60).stdout
+    line = next(x for x in out.splitlines() if x.startswith(MARKER + " "))
+    ranks = parse_record(json.loads(line.split(" ", 1)[1]))
+    assert [r.rank for r in ranks] == [0, 1]
+    assert all(r.returncode is not None for r in ranks), [(r.rank, r.stage, r.returncode) for r in ranks]
