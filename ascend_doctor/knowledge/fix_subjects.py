@@ -1,0 +1,178 @@
+"""Which model, and which features, a vllm-ascend fix names in its subject: the tracker's known bugs, judged before
+launch (SERVE320).
+
+The release notes' "Known issues" list a handful of failures per release; the fixes a release does *not* carry are
+its other known bugs, and the `signatures/release-fixes` table already holds them, read from the project's git
+history with the first release that carries each. A fix's subject usually says what it is for — "[BugFix] Fix
+Qwen3-Next …", "[Bugfix] fix dsv32 MTP in FULL_DECODE_ONLY" — so a deployment serving that model with those features
+on a release below the fix runs code its maintainers have since corrected.
+
+Only a subject that names a model is judged: a fix of a shared file (the model runner, the attention backend) could
+touch any deployment and says nothing specific about this one. The model is recognised by the names vLLM itself
+uses for models — every architecture (its class name without `ForCausalLM` and the like) and model_type of the
+recorded `vllm_models` rows — compared with letters and digits only (`Qwen3-Next`, `qwen3_next` and `Qwen3Next` are
+one name), plus the short spellings vllm-ascend's commit subjects use for DeepSeek (ABBREVIATIONS). The features
+are the names of ascend_doctor.knowledge.serve_features, found by the words a subject uses for them (FEATURE_WORDS);
+a fix that names features applies only where the command uses every one of them.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Iterable, Optional
+
+from ascend_doctor.knowledge.support_matrix import norm
+
+# Class-name endings vLLM's architectures carry (the stem is the model's name).
+_HEADS = ("ForConditionalGeneration", "ForSequenceClassification", "ForCausalLM", "LMHeadModel", "ForEmbedding",
+          "MTPModel", "MTP", "Model")
+
+# Short spellings of vllm-ascend's commit subjects (counted in signatures/release-fixes: `dsv4` 12 subjects, `dsv3`
+# 10, `dsv32`/`DSV3.2` among them) -> the model name they stand for. DeepSeek-R1 is DeepSeek-V3's architecture
+# (config.json model_type deepseek_v3); Kimi-K2 declares both its own model_type and DeepseekV3ForCausalLM, so it
+# needs no entry.
+ABBREVIATIONS = {"dsv3": "deepseekv3", "dsv31": "deepseekv3", "dsr1": "deepseekv3", "deepseekr1": "deepseekv3",
+                 "dsv32": "deepseekv32", "dsv4": "deepseekv4"}
+
+# Names too general to stand for one model in a subject ("Fix model loading", "[Model] …").
+_GENERIC = {"model", "models", "base", "transformers", "mtp", "eagle", "eagle3", "medusa", "mlp", "moe", "vit",
+            "bert", "phi", "step", "glm", "mamba", "llava", "deepseek"}
+
+# A word's edge, between a letter or digit and anything else (`\b` would not end `int8` in `Qwen3_32b_int8`: `_` is
+# a word character to it).
+_B = r"(?:(?<![A-Za-z0-9])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?![A-Za-z0-9]))"
+
+# The words subjects use for a feature -> its ascend_doctor.knowledge.serve_features name.
+FEATURE_WORDS: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p.format(B=_B), re.I), name) for p, name in (
+    (r"{B}mtp{B}", "MTP"),
+    (r"{B}eagle-?3{B}", "Eagle3"),
+    (r"{B}suffix[ _-]?decod", "Suffix Decoding"),
+    (r"{B}expert[ _-]?parallel|{B}EP{B}", "EP"),
+    (r"{B}data[ _-]?parallel|{B}DP{B}", "DP"),
+    (r"{B}pipeline[ _-]?parallel|{B}PP{B}", "Pipeline Parallel"),
+    (r"{B}PCP{B}|prefill[ _-]?context[ _-]?parallel", "PCP"),
+    (r"{B}DCP{B}|decode[ _-]?context[ _-]?parallel", "Context Parallel"),
+    (r"{B}P/?D{B}|disaggregat", "Prefill-decode Disaggregation"),
+    (r"kv[ _-]?pool|ascend[ _-]?store", "KV Cache Pool"),
+    (r"full[ _-]?decode[ _-]?only", "ACLGraph Full_Decode_Only"),
+    (r"acl[ _-]?graph|full[ _-]?graph|graph[ _-]?mode|cuda[ _-]?graph|piecewise", "ACL Graph"),
+    (r"torchair", "Torchair"),
+    (r"{B}eplb{B}", "EPLB"),
+    (r"{B}lora{B}", "LoRA"),
+    (r"flash[ _-]?comm", "Flashcomm1"),
+    (r"{B}mlapo{B}", "Mlapo"),
+    (r"sleep[ _-]?mode", "Sleep Mode"),
+    (r"chunked[ _-]?prefill", "Chunked Prefill"),
+    (r"prefix[ _-]?cach", "Automatic Prefix Cache"),
+    (r"{B}w8a8{B}|{B}int8{B}", "W8A8"),
+    (r"{B}w4a8{B}", "Quantization W4A8"),
+    (r"async[ _-]?sched", "Async Scheduling"),
+))
+
+# The chip a subject names -> the doctor's chip family (ascend_doctor.knowledge.hardware): "[BugFix][310P] …" is a
+# fix for a 300I Duo only.
+CHIP_WORDS: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p.format(B=_B), re.I), name) for p, name in (
+    (r"{B}310p{B}|{B}300i{B}", "310P"),
+    (r"{B}A2{B}", "A2"),
+    (r"{B}A3{B}", "A3"),
+    (r"{B}A5{B}|ascend[ _-]?950|{B}950(?:dt|pr)?{B}", "A5"),
+))
+
+# Words of a subject or a folder name: letters, digits and dots (`Qwen3.5`, `V3.2`); `-`, `_`, `/`, blanks and
+# brackets separate them.
+_WORD = re.compile(r"[A-Za-z0-9.]+")
+_MAX_WINDOW = 3
+
+
+def stem(name: str) -> str:
+    """An architecture's model name, normalized: `Qwen3NextForCausalLM` -> qwen3next, `DeepseekV32ForCausalLM` ->
+    deepseekv32; a model_type as it is (`qwen3_next` -> qwen3next)."""
+    for head in _HEADS:
+        if name.endswith(head) and len(name) > len(head):
+            name = name[: -len(head)]
+            break
+    return norm(name)
+
+
+def vocabulary(architectures: Iterable[str], model_types: Iterable[str]) -> frozenset:
+    """Every model name vLLM uses (architecture stems and model_types), normalized, without the general ones."""
+    names = {stem(a) for a in architectures} | {norm(t) for t in model_types}
+    return frozenset(n for n in names if len(n) >= 3 and not n.isdigit()) - _GENERIC
+
+
+def _canonical(key: str, vocab: frozenset) -> Optional[str]:
+    key = ABBREVIATIONS.get(key, key)
+    return key if key in vocab or key in ABBREVIATIONS.values() else None
+
+
+def _scan(words: list[str], vocab: frozenset, starts: Iterable[int]) -> list[tuple[str, int]]:
+    """(model name, the index of its last word) of the longest model name beginning at each start (joining up to
+    three words), left to right, never overlapping: `Qwen3 Next` is qwen3next, not qwen3."""
+    found, covered = [], -1
+    for i in starts:
+        if i <= covered:
+            continue
+        best = None
+        for j in range(i + 1, min(len(words), i + _MAX_WINDOW) + 1):
+            hit = _canonical(norm("".join(words[i:j])), vocab)
+            if hit is not None:
+                best = (hit, j - 1)
+        if best is not None:
+            found.append(best)
+            covered = best[1]
+    return found
+
+
+def subject_models(subject: str, vocab: frozenset) -> list[str]:
+    """The model names a fix's subject gives (normalized, as `stem` spells them)."""
+    words = _WORD.findall(re.sub(r"\(#\d+\)|#\d+", " ", subject))
+    return list(dict.fromkeys(key for key, _ in _scan(words, vocab, range(len(words)))))
+
+
+def subject_features(subject: str) -> list[str]:
+    """The serve_features names a subject uses words for."""
+    return list(dict.fromkeys(name for pat, name in FEATURE_WORDS if pat.search(subject)))
+
+
+def subject_chips(subject: str) -> list[str]:
+    """The chip families a subject names ([310P], A3, Ascend950)."""
+    return list(dict.fromkeys(name for pat, name in CHIP_WORDS if pat.search(subject)))
+
+
+def folder_model(path: str, vocab: frozenset) -> Optional[tuple[str, str]]:
+    """(the model name a checkpoint folder's name begins with, as the folder spells it) — `/models/Qwen3-Next-80B`
+    -> (qwen3next, Qwen3-Next) — or None: what a paste without the model's config.json shows of it."""
+    base = path.rstrip("/").rsplit("/", 1)[-1]
+    spans = [(m.group(), m.end()) for m in _WORD.finditer(base)]
+    hits = _scan([w for w, _ in spans], vocab, [0])
+    if not hits:
+        return None
+    key, last = hits[0]
+    return key, base[: spans[last][1]]
+
+
+def served_keys(config: Optional[dict]) -> set:
+    """The served model's names as `stem` spells them: its model_type and each architecture's stem (the text
+    config's too, for a multimodal model)."""
+    keys: set = set()
+    for cfg in (config or {}, (config or {}).get("text_config") or {}):
+        if not isinstance(cfg, dict):
+            continue
+        if isinstance(cfg.get("model_type"), str):
+            keys.add(norm(cfg["model_type"]))
+        for arch in cfg.get("architectures") or []:
+            if isinstance(arch, str):
+                keys.add(stem(arch))
+    return {ABBREVIATIONS.get(k, k) for k in keys} - {""}
+
+
+@lru_cache(maxsize=8)
+def _conditions(subjects: tuple, vocab: frozenset) -> tuple:
+    return tuple((tuple(subject_models(s, vocab)), tuple(subject_features(s)), tuple(subject_chips(s)))
+                 for s in subjects)
+
+
+def conditions(subjects: list[str], vocab: frozenset) -> list[tuple[tuple, tuple, tuple]]:
+    """(models, features, chips) of each subject, cached per table."""
+    return list(_conditions(tuple(subjects), vocab))

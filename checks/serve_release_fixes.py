@@ -1,0 +1,151 @@
+"""SERVE320: the fixes later vllm-ascend releases made for the served model, which the installed release lacks (the
+`signatures/release-fixes` table read from the project's git history; which model and features a fix is for, from
+its subject: ascend_doctor.knowledge.fix_subjects)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ascend_doctor.i18n import T, join
+from ascend_doctor.knowledge.fix_subjects import conditions, folder_model, served_keys, vocabulary
+from ascend_doctor.knowledge.hardware import families
+from ascend_doctor.knowledge.serve_features import used
+from ascend_doctor.plugin import check, ev
+from ascend_doctor.text.versions import try_parse_version
+
+from ._serve import unreadable
+
+_SHOWN = 3  # fixes quoted in the message; the evidence lists them all
+
+
+@check("SERVE320", "serve-release-fixes", severity="warning", stage="serve",
+       needs=["python", "server_env", "serve_cmd", "serve_model", "npu_smi"])
+def release_fixes(ctx):
+    """The installed vllm-ascend release carries the fixes later releases made for the served model
+
+    What it checks: every bug fix of vllm-ascend's history (the `signatures/release-fixes` table: each fix with the
+    first release that carries it, read from the project's git history by `matrix sync --vllm-ascend-git`) whose
+    subject names the served model — by vLLM's own names for it: `Qwen3-Next`, `qwen3_next`, `DeepSeek-V3.2`,
+    `dsv32` — and whose named features (MTP, EP, P/D disaggregation, ACL graph, PCP, FlashComm1…) the command
+    uses, against the installed release. The model is known from its config.json (model_type and architectures) or,
+    when the files cannot be read (a paste), from the name its folder begins with. A development build is not
+    judged: which fixes it carries depends on its commit, not its number.
+
+    Why it matters: the release notes list a few known issues per release; the fixes a release does not carry are
+    the rest. Users meet them as a crash at start or the first request, wrong output, or a hang, and report them
+    against the release they run — `Qwen3-Next` on 0.11.0rc0, DeepSeek-V4 with MTP on 0.20.2rc1 — while the fix is
+    already in the next release.
+
+    How to fix: install the release the finding names (the first that carries every fix listed; `ascend-doctor
+    matrix pins --vllm-ascend X` prints its stack), or avoid the feature the fix names until then.
+    """
+    py = ctx.fact("python")
+    dist = py.dist("vllm-ascend")
+    if dist is None:
+        return ctx.skip(T("vllm-ascend is not installed in the serving python: its fixes do not apply"))
+    cmd = ctx.try_fact("serve_cmd")
+    if cmd is None or not cmd.recognized:
+        return ctx.skip(T("no `vllm serve` command: the model and features the fixes name are the command's"))
+    table = ctx.knowledge.release_fixes
+    v, newest = try_parse_version(dist.version), try_parse_version(table.newest)
+    if v is None or newest is None or v.is_devrelease() or v.local:
+        return ctx.unknown(T("vllm-ascend {version} is a development or local build: which fixes it carries depends "
+                             "on its commit, not its number", version=dist.version))
+    keys, how = _model_keys(ctx, cmd)
+    if not keys:
+        return ctx.unknown(how)
+    hits, judged, evidence = _lacking(ctx, cmd, keys, dist.version, table)
+    beyond = T(" (the history read ends at {newest}: later fixes are not recorded)", newest=table.newest) \
+        if v > newest else ""
+    if not hits:
+        return ctx.ok(T("vllm-ascend {version} carries the {n} recorded fix(es) for {model} that apply to this "
+                        "command{beyond}", version=dist.version, n=judged, model=how, beyond=beyond)
+                      if judged else
+                      T("no recorded fix of vllm-ascend names {model} with features this command uses{beyond}",
+                        model=how, beyond=beyond), evidence)
+    released = [f for f in hits if f.first]
+    release = _carrying_all(ctx, released, dist.version, table.newest) if released else None
+    quoted = join("; ", [T("'{subject}' (in {first})", subject=f.subject,
+                           first=f.first or T("no release up to {newest}", newest=table.newest))
+                         for f in hits[:_SHOWN]])
+    more = T(" and {n} more (evidence)", n=len(hits) - _SHOWN) if len(hits) > _SHOWN else ""
+    unreleased = len(hits) - len(released)
+    where = join("; ", [x for x in (
+        (T("{release} carries them all", release=release) if len(released) == len(hits) else
+         T("{release} carries {n} of them", release=release, n=len(released))) if release else None,
+        T("{n} reached no release up to {newest}, the newest the history read holds", n=unreleased,
+          newest=table.newest) if unreleased else None) if x is not None])
+    fix = (T("Install vllm-ascend {release} or later (`ascend-doctor matrix pins --vllm-ascend {release}` prints its "
+             "stack).", release=release) if release else
+           T("Install a vllm-ascend release newer than {newest}: the fixes listed reached none up to it.",
+             newest=table.newest))
+    return ctx.warn(T("vllm-ascend {version} lacks {n} fix(es) later releases made for {model}: {quoted}{more}; "
+                      "{where}", version=dist.version, n=len(hits), model=how, quoted=quoted, more=more,
+                      where=where), evidence, remediation=fix, fixes=[f.pr or f.sha for f in hits],
+                    carried_by=release)
+
+
+def _model_keys(ctx, cmd) -> tuple[set, str]:
+    """(the served model's names as fix subjects are matched, how the doctor knows them — or why it does not)."""
+    m = ctx.try_fact("serve_model")
+    if m is not None and unreadable(m) is None:
+        keys = served_keys(m.config)
+        arch = (m.config.get("architectures") or ["?"])[0] if isinstance(m.config, dict) else "?"
+        return keys, T("{arch} ({path}/config.json)", arch=arch, path=m.path)
+    vocab = _vocabulary(ctx)
+    hit = folder_model(getattr(cmd, "model", None) or "", vocab)
+    if hit:
+        return {hit[0]}, T("{model} (the name of {path}; its config.json was not read)", model=hit[1],
+                           path=cmd.model)
+    why = unreadable(m) if m is not None else T("the served model was not looked at")
+    return set(), T("which model is served is not known: {cause}, and its folder name {path} begins with no model "
+                    "name vLLM uses", cause=why, path=getattr(cmd, "model", None) or "?")
+
+
+def _vocabulary(ctx) -> frozenset:
+    arch, types = set(), set()
+    for row in ctx.knowledge.matrix.vllm_models:
+        arch.update(row.architectures)
+        types.update(row.model_types)
+    return vocabulary(arch, types)
+
+
+def _lacking(ctx, cmd, keys: set, version: str, table) -> tuple[list, int, list]:
+    """(the fixes for this model and command the release lacks, earliest release first; how many fixes for it
+    apply to the command; evidence)."""
+    env = ctx.try_fact("server_env") or {}
+    model = ctx.try_fact("serve_model")
+    fams = families(ctx.try_fact("npu_smi"))
+    here = set(fams) - {"?"} if fams else set()  # a chip not seen: a fix for one chip is not claimed
+    found, judged = [], 0
+    for f, (models, features, chips) in zip(table.fix, conditions([f.subject for f in table.fix], _vocabulary(ctx))):
+        if not keys & set(models) or (chips and not here & set(chips)):
+            continue
+        seen = [_used(name, cmd, env, model) for name in features]
+        if not all(seen):
+            continue
+        judged += 1
+        if f.carried_by(version, table.newest) is False:
+            found.append((f, seen))
+    top = try_parse_version(table.newest)
+    found.sort(key=lambda x: (not x[0].first, try_parse_version(x[0].first) if x[0].first else top, x[0].sha))
+    hits = [f for f, _ in found]
+    evidence = [ev(f"fix {f.sha} (#{f.pr})" if f.pr else f"fix {f.sha}",
+                   T("{subject} — first in {first}{issues}; the command: {seen}", subject=f.subject,
+                     first=f.first or T("no release up to {newest}", newest=table.newest),
+                     issues=T(" (fixes {issues})", issues=", ".join(f"#{i}" for i in f.issues)) if f.issues else "",
+                     seen=", ".join(seen) or T("the model alone"))) for f, seen in found]
+    return hits, judged, evidence
+
+
+def _used(name: str, cmd, env, model) -> Optional[str]:
+    known, words = used(name, cmd, env, model)
+    return words if known else None
+
+
+def _carrying_all(ctx, hits: list, installed: str, newest: str) -> Optional[str]:
+    """The first recorded release above the installed one that carries every fix in `hits`."""
+    v = try_parse_version(installed)
+    later = sorted({r.version for r in ctx.knowledge.matrix.releases
+                    if (try_parse_version(r.version) or v) > v}, key=try_parse_version)
+    return next((r for r in later if all(f.carried_by(r, newest) for f in hits)), None)

@@ -1,0 +1,123 @@
+"""SERVE320: the fixes later vllm-ascend releases made for the served model (signatures/release-fixes, the model and
+features read from each fix's subject), each verdict with its control, on the shipped table."""
+
+from __future__ import annotations
+
+import json
+
+from ascend_doctor.knowledge.fix_subjects import (
+    folder_model,
+    served_keys,
+    subject_chips,
+    subject_features,
+    subject_models,
+    vocabulary,
+)
+from ascend_doctor.parsers.npu_smi import NpuChip
+from ascend_doctor.report import Status
+from tests.checks.test_serve_checks import facts, npu, on_release, run_check
+
+VOCAB = vocabulary(["Qwen3NextForCausalLM", "Qwen3ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV4ForCausalLM",
+                    "Qwen3_5ForConditionalGeneration", "GlmForCausalLM", "BertModel"],
+                   ["qwen3_next", "deepseek_v32", "qwen3_5"])
+
+
+def _model(tmp_path, name: str, model_type: str, arch: str) -> str:
+    d = tmp_path / name
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps({"model_type": model_type, "architectures": [arch]}))
+    return str(d)
+
+
+def _qwen3_next(tmp_path) -> str:
+    return _model(tmp_path, "Qwen3-Next-80B-A3B-Instruct", "qwen3_next", "Qwen3NextForCausalLM")
+
+
+# what a subject names ----------------------------------------------------------------------------------------------
+
+def test_a_subject_names_the_longest_model_name_in_any_spelling():
+    assert subject_models("[BugFix] fix qwen3-next compilation error (#7936)", VOCAB) == ["qwen3next"]
+    assert subject_models("[ModelRunner][Qwen3-Next] Fix attn_group initialization timing (#3477)", VOCAB) == [
+        "qwen3next"]
+    assert subject_models("[BugFix] fix bug of qwen3-next and qwen3.5 + pcp (#9497)", VOCAB) == ["qwen3next", "qwen35"]
+    assert subject_models("[bugfix]fixed block_size incorrect setting issue in dsv3.2 (#7630)", VOCAB) == [
+        "deepseekv32"]
+    assert subject_models("[BugFix]Fix dsv4 quant name issue (#14490)", VOCAB) == ["deepseekv4"]
+    # family words and the model runner are no model: such a fix is not judged before launch
+    assert subject_models("[BugFix] Fix GLM MTP and Bert pooling in the model runner", VOCAB) == []
+
+
+def test_features_and_chips_are_read_at_letter_and_digit_edges():
+    assert subject_features("[BugFix] Fix ACLgraph bug in Qwen3_32b_int8 case (#3204)") == ["ACL Graph", "W8A8"]
+    assert subject_features("[BugFix] fix qwen3.5+pcp+mtp error (#10907)") == ["MTP", "PCP"]
+    assert subject_features("[BugFix][P/D] Fix MooncakeConnectorV1 Deepseek-V3.2 kvcache group bug") == [
+        "Prefill-decode Disaggregation"]
+    assert subject_features("Fix the step counter") == [] and subject_features("keep deep copies") == []
+    assert subject_chips("[BugFix][310P] Repair 310P Qwen3.5 aclgraph precision (#9727)") == ["310P"]
+    assert subject_chips("[BugFix]fix A3 DSV4 precision (#10221)") == ["A3"]
+    assert subject_chips("[BugFix] fix qwen3.5 accuracy (#10442)") == []
+
+
+def test_a_folder_name_gives_the_model_it_begins_with_as_spelled():
+    assert folder_model("/models/Qwen3-Next-80B-A3B-Instruct-w8a8/", VOCAB) == ("qwen3next", "Qwen3-Next")
+    assert folder_model("/data/DeepSeek-V3.2-Exp", VOCAB) == ("deepseekv32", "DeepSeek-V3.2")
+    assert folder_model("/data/my-finetune", VOCAB) is None
+    assert served_keys({"model_type": "kimi_k2", "architectures": ["DeepseekV3ForCausalLM"]}) == {"kimik2",
+                                                                                                 "deepseekv3"}
+
+
+# the check ---------------------------------------------------------------------------------------------------------
+
+def test_a_release_below_the_model_fixes_warns_naming_them_and_the_release_with_all(tmp_path):
+    m = _qwen3_next(tmp_path)
+    out = run_check("SERVE320", on_release(facts(f"vllm serve {m} --tensor-parallel-size 4"), "0.11.0rc0"))
+    assert out.status == Status.WARN, out.message
+    assert "vllm-ascend 0.11.0rc0 lacks" in out.message and "Qwen3NextForCausalLM" in out.message
+    assert "(in 0.11.0rc1)" in out.message and "0.19.1rc1 carries them all" in out.message
+    assert "--vllm-ascend 0.19.1rc1" in out.remediation
+    assert any("#3477" in e.source for e in out.evidence)
+    # control: the release that carries them
+    ok = run_check("SERVE320", on_release(facts(f"vllm serve {m} --tensor-parallel-size 4"), "0.25.1rc1"))
+    assert ok.status == Status.PASS and "carries the" in ok.message
+
+
+def test_a_fix_for_a_feature_applies_only_where_the_command_uses_it(tmp_path):
+    m = _model(tmp_path, "DeepSeek-V4-Flash", "deepseek_v4", "DeepseekV4ForCausalLM")
+    graph = run_check("SERVE320", on_release(facts(f"vllm serve {m}"), "0.20.2rc1"))
+    eager = run_check("SERVE320", on_release(facts(f"vllm serve {m} --enforce-eager"), "0.20.2rc1"))
+    assert graph.status == eager.status == Status.WARN
+    assert any("#10003" in e.source for e in graph.evidence)  # "fix dsv4 piecewise scenario": ACL graph
+    assert not any("#10003" in e.source for e in eager.evidence)
+    # fixes that reached no release the history holds are said to be so, never "in" one
+    assert "reached no release up to 0.25.1rc1" in graph.message
+
+
+def test_a_fix_for_one_chip_applies_on_that_chip_only(tmp_path):
+    m = _model(tmp_path, "Qwen3-Embedding-8B", "qwen3", "Qwen3ForCausalLM")
+    a2 = run_check("SERVE320", on_release(facts(f"vllm serve {m}"), "0.13.0"))
+    duo = npu(2)
+    duo.info.chips = [NpuChip(npu_id=i, chip_id=0, name="310P3", health="OK", hbm_used_mb=0, hbm_total_mb=44280)
+                      for i in range(2)]
+    p310 = run_check("SERVE320", on_release(facts(f"vllm serve {m}", npus=duo), "0.13.0"))
+    assert a2.status == Status.PASS
+    assert p310.status == Status.WARN and "#9854" in p310.message and "0.21.0rc1" in p310.message
+
+
+def test_a_paste_is_judged_by_the_folder_name_and_says_so():
+    out = run_check("SERVE320", on_release(facts("vllm serve /models/Qwen3-Next-80B-w8a8 -tp 4"), "0.11.0rc0"))
+    assert out.status == Status.WARN and "Qwen3-Next (the name of /models/Qwen3-Next-80B-w8a8; its config.json " \
+                                         "was not read)" in out.message
+    unknown = run_check("SERVE320", on_release(facts("vllm serve /models/my-finetune"), "0.11.0rc0"))
+    assert unknown.status == Status.UNKNOWN and "begins with no model name" in unknown.message
+
+
+def test_a_development_build_is_not_judged_by_its_number(tmp_path):
+    m = _qwen3_next(tmp_path)
+    out = run_check("SERVE320", on_release(facts(f"vllm serve {m}"), "0.19.1rc2.dev5+gabc1234"))
+    assert out.status == Status.UNKNOWN and "development or local build" in out.message
+
+
+def test_a_release_newer_than_the_history_says_where_the_history_ends(tmp_path):
+    m = _qwen3_next(tmp_path)
+    out = run_check("SERVE320", on_release(facts(f"vllm serve {m}"), "0.30.0"))
+    assert out.status == Status.PASS and "the history read ends at 0.25.1rc1" in out.message
