@@ -26,8 +26,9 @@ def release_fixes(ctx):
     What it checks: every bug fix of vllm-ascend's history (the `signatures/release-fixes` table: each fix with the
     first release that carries it, read from the project's git history by `matrix sync --vllm-ascend-git`) whose
     subject names the served model — by vLLM's own names for it: `Qwen3-Next`, `qwen3_next`, `DeepSeek-V3.2`,
-    `dsv32` — and whose named features (MTP, EP, P/D disaggregation, ACL graph, PCP, FlashComm1…) the command
-    uses, against the installed release. The model is known from its config.json (model_type and architectures) or,
+    `dsv32` — or, naming no model, a combination of at least two features (`eagle3 … FULL_DECODE_ONLY`, `mtp torchair
+    pd`), and whose named features (MTP, EP, P/D disaggregation, ACL graph, PCP, FlashComm1…) and chip the command
+    and host use, against the installed release. Reverts are not fixes. The model is known from its config.json (model_type and architectures) or,
     when the files cannot be read (a paste), from the name its folder begins with. A development build is not
     judged: which fixes it carries depends on its commit, not its number.
 
@@ -51,18 +52,21 @@ def release_fixes(ctx):
     if v is None or newest is None or v.is_devrelease() or v.local:
         return ctx.unknown(T("vllm-ascend {version} is a development or local build: which fixes it carries depends "
                              "on its commit, not its number", version=dist.version))
-    keys, how = _model_keys(ctx, cmd)
-    if not keys:
-        return ctx.unknown(how)
-    hits, judged, evidence = _lacking(ctx, cmd, keys, dist.version, table)
+    keys, how, short = _model_keys(ctx, cmd)
+    found, judged = _lacking(ctx, cmd, keys, dist.version, table)
     beyond = T(" (the history read ends at {newest}: later fixes are not recorded)", newest=table.newest) \
         if v > newest else ""
-    if not hits:
-        return ctx.ok(T("vllm-ascend {version} carries the {n} recorded fix(es) for {model} that apply to this "
-                        "command{beyond}", version=dist.version, n=judged, model=how, beyond=beyond)
-                      if judged else
-                      T("no recorded fix of vllm-ascend names {model} with features this command uses{beyond}",
-                        model=how, beyond=beyond), evidence)
+    if not found and not keys:
+        return ctx.unknown(T("{cause}; vllm-ascend {version} carries the {n} recorded fix(es) for feature "
+                             "combinations this command uses{beyond}", cause=how, version=dist.version, n=judged,
+                             beyond=beyond) if judged else how)
+    if not found:
+        return ctx.ok(T("vllm-ascend {version} carries the {n} recorded fix(es) for {model} and for feature "
+                        "combinations this command uses{beyond}", version=dist.version, n=judged, model=how,
+                        beyond=beyond) if judged else
+                      T("no recorded fix of vllm-ascend names {model}, or a feature combination, that this command "
+                        "uses{beyond}", model=how, beyond=beyond))
+    hits = [f for f, _, _ in found]
     released = [f for f in hits if f.first]
     release = _carrying_all(ctx, released, dist.version, table.newest) if released else None
     quoted = join("; ", [T("'{subject}' (in {first})", subject=f.subject,
@@ -79,27 +83,39 @@ def release_fixes(ctx):
              "stack).", release=release) if release else
            T("Install a vllm-ascend release newer than {newest}: the fixes listed reached none up to it.",
              newest=table.newest))
-    return ctx.warn(T("vllm-ascend {version} lacks {n} fix(es) later releases made for {model}: {quoted}{more}; "
-                      "{where}", version=dist.version, n=len(hits), model=how, quoted=quoted, more=more,
-                      where=where), evidence, remediation=fix, fixes=[f.pr or f.sha for f in hits],
-                    carried_by=release)
+    groups: dict = {}
+    for _, _, label in found:
+        groups[label] = groups.get(label, 0) + 1
+    what = join("; ", [T("{label}: {n}", label=label or short, n=n) for label, n in groups.items()])
+    if not keys:
+        where = join("; ", [where, T("the model's own fixes were not judged: {cause}", cause=how)])
+    evidence = [ev(f"fix {f.sha} (#{f.pr})" if f.pr else f"fix {f.sha}",
+                   T("{subject} — first in {first}{issues}; the command: {seen}", subject=f.subject,
+                     first=f.first or T("no release up to {newest}", newest=table.newest),
+                     issues=T(" (fixes {issues})", issues=", ".join(f"#{i}" for i in f.issues)) if f.issues else "",
+                     seen=", ".join(seen) or T("the model alone"))) for f, seen, _ in found]
+    return ctx.warn(T("vllm-ascend {version} lacks {n} fix(es) later releases made for what this deployment runs "
+                      "({what}): {quoted}{more}; {where}", version=dist.version, n=len(hits), what=what,
+                      quoted=quoted, more=more, where=where), evidence, remediation=fix,
+                    fixes=[f.pr or f.sha for f in hits], carried_by=release)
 
 
-def _model_keys(ctx, cmd) -> tuple[set, str]:
-    """(the served model's names as fix subjects are matched, how the doctor knows them — or why it does not)."""
+def _model_keys(ctx, cmd) -> tuple[set, str, str]:
+    """(the served model's names as fix subjects are matched, how the doctor knows them — or why it does not —, its
+    name in a few words)."""
     m = ctx.try_fact("serve_model")
     if m is not None and unreadable(m) is None:
         keys = served_keys(m.config)
         arch = (m.config.get("architectures") or ["?"])[0] if isinstance(m.config, dict) else "?"
-        return keys, T("{arch} ({path}/config.json)", arch=arch, path=m.path)
+        return keys, T("{arch} ({path}/config.json)", arch=arch, path=m.path), arch
     vocab = _vocabulary(ctx)
     hit = folder_model(getattr(cmd, "model", None) or "", vocab)
     if hit:
         return {hit[0]}, T("{model} (the name of {path}; its config.json was not read)", model=hit[1],
-                           path=cmd.model)
+                           path=cmd.model), hit[1]
     why = unreadable(m) if m is not None else T("the served model was not looked at")
     return set(), T("which model is served is not known: {cause}, and its folder name {path} begins with no model "
-                    "name vLLM uses", cause=why, path=getattr(cmd, "model", None) or "?")
+                    "name vLLM uses", cause=why, path=getattr(cmd, "model", None) or "?"), ""
 
 
 def _vocabulary(ctx) -> frozenset:
@@ -110,32 +126,32 @@ def _vocabulary(ctx) -> frozenset:
     return vocabulary(arch, types)
 
 
-def _lacking(ctx, cmd, keys: set, version: str, table) -> tuple[list, int, list]:
-    """(the fixes for this model and command the release lacks, earliest release first; how many fixes for it
-    apply to the command; evidence)."""
+def _lacking(ctx, cmd, keys: set, version: str, table) -> tuple[list, int]:
+    """([(fix, what the command shows of its features, "" for a fix of the model or its feature combination)] of
+    the fixes that apply and the release lacks, earliest release first; how many fixes apply). A fix applies when
+    its subject names the served model, or — naming no model — at least two features besides ACL graph (on by
+    default), and the command uses every feature it names on the chip it names."""
     env = ctx.try_fact("server_env") or {}
     model = ctx.try_fact("serve_model")
     fams = families(ctx.try_fact("npu_smi"))
     here = set(fams) - {"?"} if fams else set()  # a chip not seen: a fix for one chip is not claimed
     found, judged = [], 0
     for f, (models, features, chips) in zip(table.fix, conditions([f.subject for f in table.fix], _vocabulary(ctx))):
-        if not keys & set(models) or (chips and not here & set(chips)):
+        if models and not keys & set(models):
+            continue
+        if not models and len(set(features) - {"ACL Graph"}) < 2:
+            continue
+        if chips and not here & set(chips):
             continue
         seen = [_used(name, cmd, env, model) for name in features]
         if not all(seen):
             continue
         judged += 1
         if f.carried_by(version, table.newest) is False:
-            found.append((f, seen))
+            found.append((f, seen, "" if models else " + ".join(features)))
     top = try_parse_version(table.newest)
     found.sort(key=lambda x: (not x[0].first, try_parse_version(x[0].first) if x[0].first else top, x[0].sha))
-    hits = [f for f, _ in found]
-    evidence = [ev(f"fix {f.sha} (#{f.pr})" if f.pr else f"fix {f.sha}",
-                   T("{subject} — first in {first}{issues}; the command: {seen}", subject=f.subject,
-                     first=f.first or T("no release up to {newest}", newest=table.newest),
-                     issues=T(" (fixes {issues})", issues=", ".join(f"#{i}" for i in f.issues)) if f.issues else "",
-                     seen=", ".join(seen) or T("the model alone"))) for f, seen in found]
-    return hits, judged, evidence
+    return found, judged
 
 
 def _used(name: str, cmd, env, model) -> Optional[str]:

@@ -32,8 +32,9 @@ _HEADS = ("ForConditionalGeneration", "ForSequenceClassification", "ForCausalLM"
 # 10, `dsv32`/`DSV3.2` among them) -> the model name they stand for. DeepSeek-R1 is DeepSeek-V3's architecture
 # (config.json model_type deepseek_v3); Kimi-K2 declares both its own model_type and DeepseekV3ForCausalLM, so it
 # needs no entry.
-ABBREVIATIONS = {"dsv3": "deepseekv3", "dsv31": "deepseekv3", "dsr1": "deepseekv3", "deepseekr1": "deepseekv3",
-                 "dsv32": "deepseekv32", "dsv4": "deepseekv4"}
+ABBREVIATIONS = {"dsv3": "deepseekv3", "dsv31": "deepseekv3", "deepseekv31": "deepseekv3", "dsr1": "deepseekv3",
+                 "deepseekr1": "deepseekv3", "dsv32": "deepseekv32", "ds32": "deepseekv32", "deepseek32": "deepseekv32",
+                 "dsv4": "deepseekv4"}
 
 # Names too general to stand for one model in a subject ("Fix model loading", "[Model] …").
 _GENERIC = {"model", "models", "base", "transformers", "mtp", "eagle", "eagle3", "medusa", "mlp", "moe", "vit",
@@ -169,7 +170,9 @@ def served_keys(config: Optional[dict]) -> set:
 
 @lru_cache(maxsize=8)
 def _conditions(subjects: tuple, vocab: frozenset) -> tuple:
-    return tuple((tuple(subject_models(s, vocab)), tuple(subject_features(s)), tuple(subject_chips(s)))
+    # a revert undoes a fix: it names no condition under which a release lacks one
+    return tuple(((), (), ()) if s.lstrip().lower().startswith("revert") else
+                 (tuple(subject_models(s, vocab)), tuple(subject_features(s)), tuple(subject_chips(s)))
                  for s in subjects)
 
 

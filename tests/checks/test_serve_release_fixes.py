@@ -42,6 +42,7 @@ def test_a_subject_names_the_longest_model_name_in_any_spelling():
     assert subject_models("[BugFix] fix bug of qwen3-next and qwen3.5 + pcp (#9497)", VOCAB) == ["qwen3next", "qwen35"]
     assert subject_models("[bugfix]fixed block_size incorrect setting issue in dsv3.2 (#7630)", VOCAB) == [
         "deepseekv32"]
+    assert subject_models("[Bugfix]fix ds3.2 dcp mtp (#7617)", VOCAB) == ["deepseekv32"]
     assert subject_models("[BugFix]Fix dsv4 quant name issue (#14490)", VOCAB) == ["deepseekv4"]
     # family words and the model runner are no model: such a fix is not judged before launch
     assert subject_models("[BugFix] Fix GLM MTP and Bert pooling in the model runner", VOCAB) == []
@@ -72,13 +73,13 @@ def test_a_release_below_the_model_fixes_warns_naming_them_and_the_release_with_
     m = _qwen3_next(tmp_path)
     out = run_check("SERVE320", on_release(facts(f"vllm serve {m} --tensor-parallel-size 4"), "0.11.0rc0"))
     assert out.status == Status.WARN, out.message
-    assert "vllm-ascend 0.11.0rc0 lacks" in out.message and "Qwen3NextForCausalLM" in out.message
+    assert "vllm-ascend 0.11.0rc0 lacks" in out.message and "(Qwen3NextForCausalLM: " in out.message
     assert "(in 0.11.0rc1)" in out.message and "0.19.1rc1 carries them all" in out.message
     assert "--vllm-ascend 0.19.1rc1" in out.remediation
     assert any("#3477" in e.source for e in out.evidence)
     # control: the release that carries them
     ok = run_check("SERVE320", on_release(facts(f"vllm serve {m} --tensor-parallel-size 4"), "0.25.1rc1"))
-    assert ok.status == Status.PASS and "carries the" in ok.message
+    assert ok.status == Status.PASS and "carries the" in ok.message and "for Qwen3NextForCausalLM" in ok.message
 
 
 def test_a_fix_for_a_feature_applies_only_where_the_command_uses_it(tmp_path):
@@ -105,10 +106,45 @@ def test_a_fix_for_one_chip_applies_on_that_chip_only(tmp_path):
 
 def test_a_paste_is_judged_by_the_folder_name_and_says_so():
     out = run_check("SERVE320", on_release(facts("vllm serve /models/Qwen3-Next-80B-w8a8 -tp 4"), "0.11.0rc0"))
-    assert out.status == Status.WARN and "Qwen3-Next (the name of /models/Qwen3-Next-80B-w8a8; its config.json " \
-                                         "was not read)" in out.message
+    assert out.status == Status.WARN and "(Qwen3-Next: " in out.message
+    assert "Qwen3-Next (the name of /models/Qwen3-Next-80B-w8a8; its config.json was not read)" in ok_message(
+        "vllm serve /models/Qwen3-Next-80B-w8a8 -tp 4", "0.25.1rc1")
     unknown = run_check("SERVE320", on_release(facts("vllm serve /models/my-finetune"), "0.11.0rc0"))
     assert unknown.status == Status.UNKNOWN and "begins with no model name" in unknown.message
+
+
+def ok_message(command: str, release: str) -> str:
+    out = run_check("SERVE320", on_release(facts(command), release))
+    assert out.status == Status.PASS, out.message
+    return out.message
+
+
+EAGLE3_FULL_DECODE = (' --speculative-config {"method":"eagle3","model":"/d","num_speculative_tokens":2}'
+                      ' --compilation-config {"cudagraph_mode":"FULL_DECODE_ONLY"}')
+
+
+def test_a_fix_for_a_feature_combination_applies_to_any_model_that_uses_it():
+    # "[main][bugfix] Fixed the problem that eagle3 will crash in FULL_DECODE_ONLY (#7290)", first in 0.18.0rc1
+    out = run_check("SERVE320", on_release(facts("vllm serve /models/my-finetune" + EAGLE3_FULL_DECODE), "0.17.0rc1"))
+    assert out.status == Status.WARN and "#7290" in out.message and "Eagle3 + ACLGraph Full_Decode_Only: 1" in \
+        out.message
+    assert "the model's own fixes were not judged" in out.message  # the partial look says what it did not see
+    # controls: the release with the fix (the model still unknown: no pass), and the command without the pair
+    fixed = run_check("SERVE320", on_release(facts("vllm serve /models/my-finetune" + EAGLE3_FULL_DECODE),
+                                             "0.18.0rc1"))
+    assert fixed.status == Status.UNKNOWN and "carries the 1 recorded fix(es) for feature combinations" in \
+        fixed.message
+    eager = run_check("SERVE320", on_release(facts("vllm serve /models/my-finetune --enforce-eager"), "0.17.0rc1"))
+    assert eager.status == Status.UNKNOWN
+
+
+def test_a_revert_is_no_fix():
+    from ascend_doctor.knowledge.fix_subjects import conditions
+
+    subject = 'Revert "[BUGFIX] Mtp torchair pd fix (#3449)" (#3500)'
+    assert conditions([subject], VOCAB) == [((), (), ())]
+    assert conditions(["[BUGFIX] Mtp torchair pd fix (#3449)"], VOCAB)[0][1] == (
+        "MTP", "Prefill-decode Disaggregation", "Torchair")
 
 
 def test_a_development_build_is_not_judged_by_its_number(tmp_path):
