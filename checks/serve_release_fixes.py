@@ -28,9 +28,9 @@ def release_fixes(ctx):
     subject names the served model — by vLLM's own names for it: `Qwen3-Next`, `qwen3_next`, `DeepSeek-V3.2`,
     `dsv32` — or, naming no model, a combination of at least two features (`eagle3 … FULL_DECODE_ONLY`, `mtp torchair
     pd`), and whose named features (MTP, EP, P/D disaggregation, ACL graph, PCP, FlashComm1…) and chip the command
-    and host use, against the installed release. Reverts are not fixes. The model is known from its config.json (model_type and architectures) or,
-    when the files cannot be read (a paste), from the name its folder begins with. A development build is not
-    judged: which fixes it carries depends on its commit, not its number.
+    and host use, against the installed release. Reverts are not fixes. The model is known from its config.json
+    (model_type and architectures) or, when the files cannot be read (a paste), from the name its folder begins
+    with. A development build is not judged: which fixes it carries depends on its commit, not its number.
 
     Why it matters: the release notes list a few known issues per release; the fixes a release does not carry are
     the rest. Users meet them as a crash at start or the first request, wrong output, or a hang, and report them
@@ -146,8 +146,10 @@ def _lacking(ctx, cmd, keys: set, version: str, table) -> tuple[list, int]:
         seen = [_used(name, cmd, env, model) for name in features]
         if not all(seen):
             continue
+        if not f.present_in(version):
+            continue  # the release never had the code the fix corrects
         judged += 1
-        if f.carried_by(version, table.newest) is False:
+        if f.lacked_by(version, table.newest):
             found.append((f, seen, "" if models else " + ".join(features)))
     top = try_parse_version(table.newest)
     found.sort(key=lambda x: (not x[0].first, try_parse_version(x[0].first) if x[0].first else top, x[0].sha))

@@ -12,7 +12,12 @@ Read from a clone or mirror of github.com/vllm-project/vllm-ascend (`git` is the
 - its functions are the enclosing `def` / `class` git's python diff driver names in each hunk header;
 - a release tag carries it when the tag reaches the commit, or a commit whose subject names the same PR (a
   cherry-pick onto a release branch keeps the original PR number): `first` is the lowest such release and
-  `missing` the releases above `first` that do not carry it (a release branch cut before the fix).
+  `missing` the releases above `first` that do not carry it (a release branch cut before the fix);
+- `since` is the lowest release that has the code the fix removed or changed: `git blame` of those lines in the
+  fix's parent names the commits that wrote them, and the newest of them reached `since` (the same carrier rule).
+  A release below `since` never had what the fix corrects — a regression of 0.18.0 fixed in 0.19.1rc1 is no bug of
+  0.13.0. Empty when the fix only adds lines (the bug is code that was missing: no age); `main` when no release
+  tag has that code.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ _PR = re.compile(r"\(#(\d+)\)")
 _ISSUE = re.compile(r"(?:fix(?:e[sd])?|close[sd]?|resolve[sd]?)\s*:?\s*(?:https://github\.com/vllm-project/"
                     r"vllm-ascend/issues/|#)(\d+)", re.I)
 _HUNK_FUNC = re.compile(r"^@@ [^@]* @@\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
+_HUNK_OLD = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+")
+_BLAMED = re.compile(r"^([0-9a-f]{40}) \d+ \d+")
 _TAG = re.compile(r"^v(\d+\.\d+\.\d+(?:rc\d+|\.post\d+)?)$")
 MAX_FUNCTIONS = 24  # a fix that changes more is a refactor: too broad to point at one raising function
 SEP, END = "\x1f", "\x1e"
@@ -85,8 +92,59 @@ def _functions(patch: str) -> List[str]:
     return list(dict.fromkeys(out))
 
 
+def _removed(patch: str) -> Dict[str, List[tuple]]:
+    """{vllm_ascend/path.py: [(first line, count)]} of the lines each hunk of a `-U0` patch removes or changes, as
+    numbered in the parent (a hunk that only adds lines removes none)."""
+    out: Dict[str, List[tuple]] = {}
+    path = None
+    for line in patch.splitlines():
+        if line.startswith("--- "):
+            path = line[6:] if line.startswith("--- a/") else None
+        elif line.startswith("@@") and path and path.startswith("vllm_ascend/") and path.endswith(".py"):
+            m = _HUNK_OLD.match(line)
+            count = int(m.group(2)) if m and m.group(2) is not None else 1
+            if m and count:
+                out.setdefault(path, []).append((int(m.group(1)), count))
+    return out
+
+
+def _authors(git: Git, sha: str, removed: Dict[str, List[tuple]]) -> Dict[str, str]:
+    """{commit: its subject} of the commits `git blame` gives for the removed lines in the fix's parent."""
+    found: Dict[str, str] = {}
+    for path, ranges in removed.items():
+        args = ["blame", "--porcelain"] + [a for start, n in ranges for a in ("-L", f"{start},+{n}")]
+        try:
+            out = git(args + [sha + "^", "--", path])
+        except subprocess.CalledProcessError:  # a root commit, or a path git cannot follow
+            continue
+        last = None
+        for line in out.splitlines():
+            m = _BLAMED.match(line)
+            if m:
+                last = m.group(1)
+                found.setdefault(last, "")
+            elif line.startswith("summary ") and last:
+                found[last] = line[8:]
+    return found
+
+
+def _since(authors: Dict[str, str], by_commit: Dict[str, set], by_pr: Dict[str, set], order: List[str]) -> str:
+    """The lowest release with every commit in `authors` (its code reached a release by the tag or a cherry-pick
+    naming its PR); "main" when some commit reached none."""
+    since = -1
+    for commit, subject in authors.items():
+        carriers = set(by_commit.get(commit, ()))
+        for pr in _PR.findall(subject):
+            carriers |= by_pr.get(pr, set())
+        index = min((order.index(v) for v in carriers), default=None)
+        if index is None:
+            return "main"
+        since = max(since, index)
+    return order[since] if since >= 0 else ""
+
+
 def read_fixes(git: Git, branch: str = "main") -> List[dict]:
-    """Every fix of `branch`, newest first: sha, pr, subject, issues, functions, first, missing."""
+    """Every fix of `branch`, newest first: sha, pr, subject, issues, functions, first, missing, since."""
     releases = _releases(git)
     order = [v for v, _ in releases]
     by_commit, by_pr = _carriers(git, releases)
@@ -104,9 +162,10 @@ def read_fixes(git: Git, branch: str = "main") -> List[dict]:
         carriers = set(by_commit.get(sha, ())) | (set(by_pr.get(pr, ())) if pr else set())
         first = next((v for v in order if v in carriers), "")
         missing = [v for v in order[order.index(first) + 1:] if v not in carriers] if first else []
+        since = _since(_authors(git, sha, _removed(patch)), by_commit, by_pr, order)
         rows.append({"sha": sha[:10], "pr": int(pr) if pr else 0, "subject": subject.strip()[:160],
                      "issues": sorted({int(n) for n in _ISSUE.findall(subject + "\n" + body)} - {int(pr or 0)}),
-                     "functions": functions, "first": first, "missing": missing})
+                     "functions": functions, "first": first, "missing": missing, "since": since})
     return rows
 
 

@@ -74,23 +74,31 @@ def test_a_release_below_the_model_fixes_warns_naming_them_and_the_release_with_
     out = run_check("SERVE320", on_release(facts(f"vllm serve {m} --tensor-parallel-size 4"), "0.11.0rc0"))
     assert out.status == Status.WARN, out.message
     assert "vllm-ascend 0.11.0rc0 lacks" in out.message and "(Qwen3NextForCausalLM: " in out.message
-    assert "(in 0.11.0rc1)" in out.message and "0.19.1rc1 carries them all" in out.message
-    assert "--vllm-ascend 0.19.1rc1" in out.remediation
-    assert any("#3477" in e.source for e in out.evidence)
+    assert "(in 0.12.0rc1)" in out.message and "0.12.0rc1 carries them all" in out.message
+    assert "--vllm-ascend 0.12.0rc1" in out.remediation
+    assert any("#3812" in e.source for e in out.evidence)  # "fix qwen3next full graph break", ACL graph on
     # control: the release that carries them
     ok = run_check("SERVE320", on_release(facts(f"vllm serve {m} --tensor-parallel-size 4"), "0.25.1rc1"))
     assert ok.status == Status.PASS and "carries the" in ok.message and "for Qwen3NextForCausalLM" in ok.message
 
 
+def test_a_fix_of_code_the_release_never_had_is_not_its_bug(tmp_path):
+    # "[BugFix] fix qwen3-next compilation error (#7936)", first in 0.19.1rc1, changed lines that came in the
+    # 0.19.1rc1 cycle (since = 0.19.1rc1, git blame): 0.13.0 lacks the fix but never had the bug
+    m = _qwen3_next(tmp_path)
+    out = run_check("SERVE320", on_release(facts(f"vllm serve {m} --tensor-parallel-size 4"), "0.13.0"))
+    assert "#7936" not in out.message and not any("#7936" in e.source for e in out.evidence)
+
+
 def test_a_fix_for_a_feature_applies_only_where_the_command_uses_it(tmp_path):
+    # "[BugFix] Resolve multiple DeepSeek V4 PP issues (#9473)": since 0.20.2rc1, first in 0.21.0rc1
     m = _model(tmp_path, "DeepSeek-V4-Flash", "deepseek_v4", "DeepseekV4ForCausalLM")
-    graph = run_check("SERVE320", on_release(facts(f"vllm serve {m}"), "0.20.2rc1"))
-    eager = run_check("SERVE320", on_release(facts(f"vllm serve {m} --enforce-eager"), "0.20.2rc1"))
-    assert graph.status == eager.status == Status.WARN
-    assert any("#10003" in e.source for e in graph.evidence)  # "fix dsv4 piecewise scenario": ACL graph
-    assert not any("#10003" in e.source for e in eager.evidence)
+    pp = run_check("SERVE320", on_release(facts(f"vllm serve {m} --pipeline-parallel-size 2"), "0.20.2rc1"))
+    one = run_check("SERVE320", on_release(facts(f"vllm serve {m}"), "0.20.2rc1"))
+    assert pp.status == Status.WARN and any("#9473" in e.source for e in pp.evidence)
+    assert not any("#9473" in e.source for e in one.evidence)
     # fixes that reached no release the history holds are said to be so, never "in" one
-    assert "reached no release up to 0.25.1rc1" in graph.message
+    assert "reached no release up to 0.25.1rc1" in pp.message
 
 
 def test_a_fix_for_one_chip_applies_on_that_chip_only(tmp_path):
