@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from ascend_doctor.core.errors import FactUnavailable
 from ascend_doctor.i18n import T, join
 from ascend_doctor.knowledge.fix_subjects import conditions, folder_model, served_keys, vocabulary
 from ascend_doctor.knowledge.hardware import families
@@ -53,19 +54,21 @@ def release_fixes(ctx):
         return ctx.unknown(T("vllm-ascend {version} is a development or local build: which fixes it carries depends "
                              "on its commit, not its number", version=dist.version))
     keys, how, short = _model_keys(ctx, cmd)
-    found, judged = _lacking(ctx, cmd, keys, dist.version, table)
+    found, judged, open_ = _lacking(ctx, cmd, keys, dist.version, table)
     beyond = T(" (the history read ends at {newest}: later fixes are not recorded)", newest=table.newest) \
         if v > newest else ""
+    tail = T("; {n} more not judged: they name what this deployment does not show ({words})", n=len(open_),
+             words=", ".join(sorted({w for ws in open_ for w in ws}))) if open_ else ""
     if not found and not keys:
         return ctx.unknown(T("{cause}; vllm-ascend {version} carries the {n} recorded fix(es) for feature "
                              "combinations this command uses{beyond}", cause=how, version=dist.version, n=judged,
-                             beyond=beyond) if judged else how)
+                             beyond=beyond) + tail if judged else how)
     if not found:
         return ctx.ok(T("vllm-ascend {version} carries the {n} recorded fix(es) for {model} and for feature "
                         "combinations this command uses{beyond}", version=dist.version, n=judged, model=how,
-                        beyond=beyond) if judged else
+                        beyond=beyond) + tail if judged else
                       T("no recorded fix of vllm-ascend names {model}, or a feature combination, that this command "
-                        "uses{beyond}", model=how, beyond=beyond))
+                        "uses{beyond}", model=how, beyond=beyond) + tail)
     hits = [f for f, _, _ in found]
     released = [f for f in hits if f.first]
     release = _carrying_all(ctx, released, dist.version, table.newest) if released else None
@@ -89,6 +92,7 @@ def release_fixes(ctx):
     what = join("; ", [T("{label}: {n}", label=label or short, n=n) for label, n in groups.items()])
     if not keys:
         where = join("; ", [where, T("the model's own fixes were not judged: {cause}", cause=how)])
+    where = where + tail
     evidence = [ev(f"fix {f.sha} (#{f.pr})" if f.pr else f"fix {f.sha}",
                    T("{subject} — first in {first}{issues}; the command: {seen}", subject=f.subject,
                      first=f.first or T("no release up to {newest}", newest=table.newest),
@@ -104,12 +108,14 @@ def _model_keys(ctx, cmd) -> tuple[set, str, str]:
     """(the served model's names as fix subjects are matched, how the doctor knows them — or why it does not —, its
     name in a few words)."""
     m = ctx.try_fact("serve_model")
-    if m is not None and unreadable(m) is None:
-        keys = served_keys(m.config)
-        arch = (m.config.get("architectures") or ["?"])[0] if isinstance(m.config, dict) else "?"
-        return keys, T("{arch} ({path}/config.json)", arch=arch, path=m.path), arch
     vocab = _vocabulary(ctx)
     hit = folder_model(getattr(cmd, "model", None) or "", vocab)
+    if m is not None and unreadable(m) is None:
+        keys = served_keys(m.config)
+        if hit and hit[0] not in vocab:  # a variant the folder names (Qwen3-Embedding-8B): its fixes apply too
+            keys.add(hit[0])
+        arch = (m.config.get("architectures") or ["?"])[0] if isinstance(m.config, dict) else "?"
+        return keys, T("{arch} ({path}/config.json)", arch=arch, path=m.path), arch
     if hit:
         return {hit[0]}, T("{model} (the name of {path}; its config.json was not read)", model=hit[1],
                            path=cmd.model), hit[1]
@@ -126,38 +132,49 @@ def _vocabulary(ctx) -> frozenset:
     return vocabulary(arch, types)
 
 
-def _lacking(ctx, cmd, keys: set, version: str, table) -> tuple[list, int]:
+def _lacking(ctx, cmd, keys: set, version: str, table) -> tuple[list, int, list]:
     """([(fix, what the command shows of its features, "" for a fix of the model or its feature combination)] of
-    the fixes that apply and the release lacks, earliest release first; how many fixes apply). A fix applies when
-    its subject names the served model, or — naming no model — at least two features besides ACL graph (on by
-    default), and the command uses every feature it names on the chip it names."""
+    the fixes that apply and the release lacks, earliest release first; how many fixes apply; what kept the others
+    that could apply from being judged). A fix applies when its subject (or the model files it alone changed) names
+    the served model, or — naming no model — at least two features besides ACL graph (on by default); when the
+    command uses every feature it names, on the chip it names; and when the release has the code it corrected."""
     env = ctx.try_fact("server_env") or {}
     model = ctx.try_fact("serve_model")
     fams = families(ctx.try_fact("npu_smi"))
     here = set(fams) - {"?"} if fams else set()  # a chip not seen: a fix for one chip is not claimed
-    found, judged = [], 0
-    for f, (models, features, chips) in zip(table.fix, conditions([f.subject for f in table.fix], _vocabulary(ctx))):
+    found, judged, open_ = [], 0, []
+    pairs = [(f.subject, tuple(f.functions)) for f in table.fix]
+    for f, (models, features, chips, unjudged) in zip(table.fix, conditions(pairs, _vocabulary(ctx))):
         if models and not keys & set(models):
             continue
         if not models and len(set(features) - {"ACL Graph"}) < 2:
             continue
-        if chips and not here & set(chips):
-            continue
+        if (chips and not here & set(chips)) or not f.present_in(version):
+            continue  # another chip's fix; or the release never had the code it corrects
         seen = [_used(name, cmd, env, model) for name in features]
-        if not all(seen):
+        if any(s is None for s in seen):
             continue
-        if not f.present_in(version):
-            continue  # the release never had the code the fix corrects
+        if unjudged or any(s is _UNSEEN for s in seen):
+            open_.append(list(unjudged) + [n for n, s in zip(features, seen) if s is _UNSEEN])
+            continue
         judged += 1
         if f.lacked_by(version, table.newest):
             found.append((f, seen, "" if models else " + ".join(features)))
     top = try_parse_version(table.newest)
     found.sort(key=lambda x: (not x[0].first, try_parse_version(x[0].first) if x[0].first else top, x[0].sha))
-    return found, judged
+    return found, judged, open_
 
 
-def _used(name: str, cmd, env, model) -> Optional[str]:
-    known, words = used(name, cmd, env, model)
+_UNSEEN = object()  # a feature the source does not show (a paste without the environment or the model's files)
+
+
+def _used(name: str, cmd, env, model):
+    """What the command shows of feature `name`; None when it does not use it (or the doctor cannot tell the
+    feature); _UNSEEN when the source does not show what would say."""
+    try:
+        known, words = used(name, cmd, env, model)
+    except FactUnavailable:
+        return _UNSEEN
     return words if known else None
 
 

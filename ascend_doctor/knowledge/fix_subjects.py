@@ -61,13 +61,17 @@ FEATURE_WORDS: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p.format(B
     (r"torchair", "Torchair"),
     (r"{B}eplb{B}", "EPLB"),
     (r"{B}lora{B}", "LoRA"),
-    (r"flash[ _-]?comm", "Flashcomm1"),
+    (r"flash[ _-]?comm(?![ _-]?v?2)", "Flashcomm1"),
     (r"{B}mlapo{B}", "Mlapo"),
     (r"sleep[ _-]?mode", "Sleep Mode"),
     (r"chunked[ _-]?prefill", "Chunked Prefill"),
     (r"prefix[ _-]?cach", "Automatic Prefix Cache"),
     (r"{B}w8a8{B}|{B}int8{B}", "W8A8"),
     (r"{B}w4a8{B}", "Quantization W4A8"),
+    (r"quantiz|{B}quant{B}|{B}fp8{B}|{B}awq{B}|{B}gptq{B}|{B}w4a16{B}|{B}w8a16{B}|{B}int4{B}|modelslim",
+     "Quantization"),
+    (r"spec(?:ulative)?[ _-]?decod|{B}spec[ _-]decode", "Speculative Decoding"),
+    (r"multi[ _-]?stream", "Multistream Moe"),
     (r"async[ _-]?sched", "Async Scheduling"),
 ))
 
@@ -79,6 +83,20 @@ CHIP_WORDS: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p.format(B=_B
     (r"{B}A3{B}", "A3"),
     (r"{B}A5{B}|ascend[ _-]?950|{B}950(?:dt|pr)?{B}", "A5"),
 ))
+
+# Words for a condition the doctor cannot tell from a deployment: a fix that names one is not judged (claiming it
+# would assert a condition nobody looked at). A later vLLM's adaptation is no bug of a release paired with an older
+# one; FlashComm2, sequence parallel, the NZ weight layout, DBO, a C8 KV cache, profiling, RL weight updates, long
+# sequences, tool calls and reasoning, pooling and multi-node layouts are not read from the command here.
+# (Embedding and reranker models are models: _VARIANTS.)
+UNJUDGED_WORDS = re.compile(
+    r"{B}(?:cp|sp|nz|dbo|rl|c8|a8w8|kv[ _-]?int8)(?=[^A-Za-z0-9]|$)|flash[ _-]?comm[ _-]?v?2|sequence[ _-]?parallel"
+    r"|profil|long[ _-]?seq|tool[ _-]?call|tool[ _-]?parser|reasoning|pooling|multi[ _-]?node"
+    r"|{B}adapt|upgrade|compat|main2main|{B}vllm[ _-]?v?\d|weight[ _-]?(?:update|sync|reload)".format(B=_B), re.I)
+
+# The word after a model name that makes it another model of the same architecture: `Qwen3-Embedding` is not the
+# chat Qwen3 a fix of it would be claimed for.
+_VARIANTS = ("embedding", "reranker", "rerank", "reward", "guard", "ocr")
 
 # Words of a subject or a folder name: letters, digits and dots (`Qwen3.5`, `V3.2`); `-`, `_`, `/`, blanks and
 # brackets separate them.
@@ -109,7 +127,8 @@ def _canonical(key: str, vocab: frozenset) -> Optional[str]:
 
 def _scan(words: list[str], vocab: frozenset, starts: Iterable[int]) -> list[tuple[str, int]]:
     """(model name, the index of its last word) of the longest model name beginning at each start (joining up to
-    three words), left to right, never overlapping: `Qwen3 Next` is qwen3next, not qwen3."""
+    three words), left to right, never overlapping: `Qwen3 Next` is qwen3next, not qwen3. A variant word after it
+    (`Qwen3-Embedding`) makes it that variant (qwen3embedding), which only a folder of that name matches."""
     found, covered = [], -1
     for i in starts:
         if i <= covered:
@@ -120,8 +139,11 @@ def _scan(words: list[str], vocab: frozenset, starts: Iterable[int]) -> list[tup
             if hit is not None:
                 best = (hit, j - 1)
         if best is not None:
-            found.append(best)
-            covered = best[1]
+            key, last = best
+            if last + 1 < len(words) and words[last + 1].lower() in _VARIANTS:
+                key, last = key + words[last + 1].lower(), last + 1
+            found.append((key, last))
+            covered = last
     return found
 
 
@@ -168,14 +190,52 @@ def served_keys(config: Optional[dict]) -> set:
     return {ABBREVIATIONS.get(k, k) for k in keys} - {""}
 
 
+# Directories of vllm-ascend whose files are one model's code: a fix that changes only such files is that model's.
+_MODEL_DIRS = re.compile(r"^vllm_ascend/(?:torchair/)?models/(?:torchair_)?([A-Za-z0-9_]+?)(?:_mtp)?(?:\.py|/)")
+
+
+def path_models(functions: Iterable[str], vocab: frozenset) -> Optional[list[str]]:
+    """The models whose own files are all a fix changed (`vllm_ascend/models/qwen3_next.py:forward` -> qwen3next),
+    or None when it changed any other file."""
+    out = []
+    for fn in functions:
+        m = _MODEL_DIRS.match(fn)
+        key = _canonical(norm(m.group(1)), vocab) if m else None
+        if key is None:
+            return None
+        out.append(key)
+    return list(dict.fromkeys(out)) or None
+
+
+def _reverted(subjects: Iterable[str]) -> set:
+    """The subjects a revert in the history names (`Revert "[BUGFIX] Mtp torchair pd fix (#3449)"`): undone, so no
+    release lacks them as fixes."""
+    out = set()
+    for s in subjects:
+        m = re.match(r'\s*Revert\s+"(.+)"', s)
+        if m:
+            out.add(m.group(1).strip())
+    return out
+
+
 @lru_cache(maxsize=8)
-def _conditions(subjects: tuple, vocab: frozenset) -> tuple:
-    # a revert undoes a fix: it names no condition under which a release lacks one
-    return tuple(((), (), ()) if s.lstrip().lower().startswith("revert") else
-                 (tuple(subject_models(s, vocab)), tuple(subject_features(s)), tuple(subject_chips(s)))
-                 for s in subjects)
+def _conditions(fixes: tuple, vocab: frozenset) -> tuple:
+    undone = _reverted(subject for subject, _ in fixes)
+    out = []
+    for subject, functions in fixes:
+        if subject.lstrip().lower().startswith("revert") or subject.strip() in undone:
+            out.append(((), (), (), ()))  # a revert, or a fix a revert undid: no release lacks it as a fix
+            continue
+        models = subject_models(subject, vocab)
+        in_files = path_models(functions, vocab)
+        if in_files and (not models or not set(models) & set(in_files)):
+            models = in_files  # the files it changed are one model's: it is that model's fix, whatever it names
+        out.append((tuple(models), tuple(subject_features(subject)), tuple(subject_chips(subject)),
+                    tuple(dict.fromkeys(m.group().lower() for m in UNJUDGED_WORDS.finditer(subject)))))
+    return tuple(out)
 
 
-def conditions(subjects: list[str], vocab: frozenset) -> list[tuple[tuple, tuple, tuple]]:
-    """(models, features, chips) of each subject, cached per table."""
-    return list(_conditions(tuple(subjects), vocab))
+def conditions(fixes: list[tuple[str, tuple]], vocab: frozenset) -> list[tuple[tuple, tuple, tuple, tuple]]:
+    """(models, features, chips, words of conditions the doctor cannot tell) of each (subject, functions), cached
+    per table."""
+    return list(_conditions(tuple((s, tuple(f)) for s, f in fixes), vocab))

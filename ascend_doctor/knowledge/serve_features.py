@@ -153,6 +153,20 @@ def _quant(kind: str) -> Callable:
     return used
 
 
+def _quantized(cmd, env, model) -> Used:
+    """A quantized checkpoint, by any sign: `--quantization`, an msModelSlim description, or the config's
+    quantization_config."""
+    q = cmd.get("quantization")
+    if isinstance(q, str) and q:
+        return cmd.source("quantization")
+    if model is not None and isinstance(getattr(model, "quant_type", None), str):
+        return f"quant_model_description: model_quant_type {model.quant_type}"
+    cfg = getattr(model, "config", None) if model is not None else None
+    if isinstance(cfg, dict) and isinstance(cfg.get("quantization_config"), dict):
+        return "config.json quantization_config"
+    return None
+
+
 def _multimodal(cmd, env, model) -> Used:
     cfg = getattr(model, "config", None) if model is not None else None
     if isinstance(cfg, dict) and any(k in cfg for k in ("vision_config", "audio_config", "visual")):
@@ -177,6 +191,7 @@ for _names, _used in (
     (("W8A8", "Quantization W8A8"), _quant("W8A8")),
     (("Quantization W4A8",), _quant("W4A8")),
     (("Quantization W4A4",), _quant("W4A4")),
+    (("Quantization",), _quantized),
     (("Chunked Prefill",), lambda c, e, m: _explicit(c, "enable_chunked_prefill")),
     (("Automatic Prefix Cache", "APC"), lambda c, e, m: _explicit(c, "enable_prefix_caching")),
     (("LoRA",), lambda c, e, m: _explicit(c, "enable_lora")),

@@ -11,13 +11,14 @@ Read from a clone or mirror of github.com/vllm-project/vllm-ascend (`git` is the
   (`[BugFix]`, `fix …`), not a CI, test or docs change, touching `vllm_ascend/**/*.py`;
 - its functions are the enclosing `def` / `class` git's python diff driver names in each hunk header;
 - a release tag carries it when the tag reaches the commit, or a commit whose subject names the same PR (a
-  cherry-pick onto a release branch keeps the original PR number): `first` is the lowest such release and
+  cherry-pick onto a release branch keeps the original PR number) or says the same words without its `[…]` tags and
+  numbers (a cherry-pick opened as a new PR, `same_change`): `first` is the lowest such release and
   `missing` the releases above `first` that do not carry it (a release branch cut before the fix);
 - `since` is the lowest release that has the code the fix removed or changed: `git blame` of those lines in the
-  fix's parent names the commits that wrote them, and the newest of them reached `since` (the same carrier rule).
-  A release below `since` never had what the fix corrects — a regression of 0.18.0 fixed in 0.19.1rc1 is no bug of
-  0.13.0. Empty when the fix only adds lines (the bug is code that was missing: no age); `main` when no release
-  tag has that code.
+  fix's parent names the commits that wrote them (for lines only inserted, the line they follow), and the newest
+  of them reached `since` (the same carrier rule). A release below `since` never had what the fix corrects — a
+  regression of 0.18.0 fixed in 0.19.1rc1 is no bug of 0.13.0. Empty when git blame names nothing (a new file);
+  `main` when no release tag has that code.
 """
 
 from __future__ import annotations
@@ -66,17 +67,36 @@ def _releases(git: Git) -> List[tuple]:
     return sorted(out, key=lambda vt: try_parse_version(vt[0]))
 
 
+def same_change(subject: str) -> str:
+    """A subject as a cherry-pick onto a release branch rewrites it, reduced to what stays: without `[…]` tags
+    (`[v0.11.0]`, `[main]`, `[BugFix]`), PR and issue numbers, case and punctuation; '' when under 20 characters
+    remain (too generic to say two commits are one change)."""
+    words = re.sub(r"[^a-z0-9]+", " ", re.sub(r"\[[^\]]*\]|\(?#\d+\)?", " ", subject.lower())).strip()
+    return words if len(words) >= 20 else ""
+
+
 def _carriers(git: Git, releases: List[tuple]) -> tuple[Dict[str, set], Dict[str, set]]:
-    """({commit: releases that reach it}, {PR number: releases with a commit naming it})."""
+    """({commit: releases that reach it}, {PR number or same_change subject: releases with a commit naming it}) —
+    a cherry-pick keeps the original PR number in its subject, or is opened as a new PR with the same words."""
     by_commit: Dict[str, set] = {}
     by_pr: Dict[str, set] = {}
     for version, tag in releases:
         for line in git(["log", "--format=%H" + SEP + "%s", tag]).splitlines():
             sha, _, subject = line.partition(SEP)
             by_commit.setdefault(sha, set()).add(version)
-            for pr in re.findall(r"#(\d+)", subject):
-                by_pr.setdefault(pr, set()).add(version)
+            for key in re.findall(r"#(\d+)", subject) + [same_change(subject)]:
+                if key:
+                    by_pr.setdefault(key, set()).add(version)
     return by_commit, by_pr
+
+
+def _carried_by(sha: str, subject: str, by_commit: Dict[str, set], by_pr: Dict[str, set]) -> set:
+    """The releases that carry a commit: by reaching it, or by a commit naming its PR or saying the same."""
+    out = set(by_commit.get(sha, ()))
+    for key in _PR.findall(subject) + [same_change(subject)]:
+        if key:
+            out |= by_pr.get(key, set())
+    return out
 
 
 def _functions(patch: str) -> List[str]:
@@ -94,7 +114,7 @@ def _functions(patch: str) -> List[str]:
 
 def _removed(patch: str) -> Dict[str, List[tuple]]:
     """{vllm_ascend/path.py: [(first line, count)]} of the lines each hunk of a `-U0` patch removes or changes, as
-    numbered in the parent (a hunk that only adds lines removes none)."""
+    numbered in the parent; for a hunk that only inserts, the line it inserts after."""
     out: Dict[str, List[tuple]] = {}
     path = None
     for line in patch.splitlines():
@@ -102,9 +122,13 @@ def _removed(patch: str) -> Dict[str, List[tuple]]:
             path = line[6:] if line.startswith("--- a/") else None
         elif line.startswith("@@") and path and path.startswith("vllm_ascend/") and path.endswith(".py"):
             m = _HUNK_OLD.match(line)
-            count = int(m.group(2)) if m and m.group(2) is not None else 1
-            if m and count:
-                out.setdefault(path, []).append((int(m.group(1)), count))
+            if not m:
+                continue
+            start, count = int(m.group(1)), int(m.group(2)) if m.group(2) is not None else 1
+            if count:
+                out.setdefault(path, []).append((start, count))
+            elif start:  # lines only inserted after line `start`: the code around them is what it corrects
+                out.setdefault(path, []).append((start, 1))
     return out
 
 
@@ -133,9 +157,7 @@ def _since(authors: Dict[str, str], by_commit: Dict[str, set], by_pr: Dict[str, 
     naming its PR); "main" when some commit reached none."""
     since = -1
     for commit, subject in authors.items():
-        carriers = set(by_commit.get(commit, ()))
-        for pr in _PR.findall(subject):
-            carriers |= by_pr.get(pr, set())
+        carriers = _carried_by(commit, subject, by_commit, by_pr)
         index = min((order.index(v) for v in carriers), default=None)
         if index is None:
             return "main"
@@ -159,7 +181,7 @@ def read_fixes(git: Git, branch: str = "main") -> List[dict]:
         if not functions or len(functions) > MAX_FUNCTIONS:
             continue
         pr = (_PR.findall(subject) or [""])[-1]
-        carriers = set(by_commit.get(sha, ())) | (set(by_pr.get(pr, ())) if pr else set())
+        carriers = _carried_by(sha, subject, by_commit, by_pr)
         first = next((v for v in order if v in carriers), "")
         missing = [v for v in order[order.index(first) + 1:] if v not in carriers] if first else []
         since = _since(_authors(git, sha, _removed(patch)), by_commit, by_pr, order)

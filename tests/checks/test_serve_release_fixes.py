@@ -97,18 +97,24 @@ def test_a_fix_for_a_feature_applies_only_where_the_command_uses_it(tmp_path):
     one = run_check("SERVE320", on_release(facts(f"vllm serve {m}"), "0.20.2rc1"))
     assert pp.status == Status.WARN and any("#9473" in e.source for e in pp.evidence)
     assert not any("#9473" in e.source for e in one.evidence)
-    # fixes that reached no release the history holds are said to be so, never "in" one
-    assert "reached no release up to 0.25.1rc1" in pp.message
+    # a fix that reached no release the history holds is said to be so, never "in" one: "[BugFix]Fix dsv4 quant
+    # name issue (#14490)", on main only, for quantized checkpoints (--quantization ascend)
+    quant = run_check("SERVE320", on_release(facts(f"vllm serve {m} --quantization ascend"), "0.21.0rc1"))
+    plain = run_check("SERVE320", on_release(facts(f"vllm serve {m}"), "0.21.0rc1"))
+    assert "#14490" in str([e.source for e in quant.evidence]) and "reached no release up to 0.25.1rc1" in \
+        quant.message
+    assert "#14490" not in str([e.source for e in plain.evidence])  # a quantized checkpoint's fix
 
 
 def test_a_fix_for_one_chip_applies_on_that_chip_only(tmp_path):
     m = _model(tmp_path, "Qwen3-Embedding-8B", "qwen3", "Qwen3ForCausalLM")
-    a2 = run_check("SERVE320", on_release(facts(f"vllm serve {m}"), "0.13.0"))
+    # "[BugFix][310P] fix Qwen3-Embedding-8B … run failed on 310P (#9854)": since 0.16.0rc1, first in 0.21.0rc1
+    a2 = run_check("SERVE320", on_release(facts(f"vllm serve {m}"), "0.18.0rc1"))
     duo = npu(2)
     duo.info.chips = [NpuChip(npu_id=i, chip_id=0, name="310P3", health="OK", hbm_used_mb=0, hbm_total_mb=44280)
                       for i in range(2)]
-    p310 = run_check("SERVE320", on_release(facts(f"vllm serve {m}", npus=duo), "0.13.0"))
-    assert a2.status == Status.PASS
+    p310 = run_check("SERVE320", on_release(facts(f"vllm serve {m}", npus=duo), "0.18.0rc1"))
+    assert "#9854" not in a2.message
     assert p310.status == Status.WARN and "#9854" in p310.message and "0.21.0rc1" in p310.message
 
 
@@ -140,28 +146,42 @@ def test_a_fix_for_a_feature_combination_applies_to_any_model_that_uses_it():
     # controls: the release with the fix (the model still unknown: no pass), and the command without the pair
     fixed = run_check("SERVE320", on_release(facts("vllm serve /models/my-finetune" + EAGLE3_FULL_DECODE),
                                              "0.18.0rc1"))
-    assert fixed.status == Status.UNKNOWN and "carries the 1 recorded fix(es) for feature combinations" in \
-        fixed.message
+    assert fixed.status == Status.UNKNOWN and "recorded fix(es) for feature combinations" in fixed.message
+    assert "#7290" not in fixed.message
     eager = run_check("SERVE320", on_release(facts("vllm serve /models/my-finetune --enforce-eager"), "0.17.0rc1"))
     assert eager.status == Status.UNKNOWN
 
 
-def test_a_revert_is_no_fix():
+def test_a_revert_and_the_fix_it_undid_are_no_fixes():
     from ascend_doctor.knowledge.fix_subjects import conditions
 
-    subject = 'Revert "[BUGFIX] Mtp torchair pd fix (#3449)" (#3500)'
-    assert conditions([subject], VOCAB) == [((), (), ())]
-    assert conditions(["[BUGFIX] Mtp torchair pd fix (#3449)"], VOCAB)[0][1] == (
-        "MTP", "Prefill-decode Disaggregation", "Torchair")
+    fix = "[BUGFIX] Mtp torchair pd fix (#3449)"
+    undone = conditions([(fix, ()), ('Revert "[BUGFIX] Mtp torchair pd fix (#3449)" (#3500)', ())], VOCAB)
+    assert undone == [((), (), (), ()), ((), (), (), ())]
+    assert conditions([(fix, ())], VOCAB)[0][1] == ("MTP", "Prefill-decode Disaggregation", "Torchair")
 
 
-def test_a_development_build_is_not_judged_by_its_number(tmp_path):
-    m = _qwen3_next(tmp_path)
-    out = run_check("SERVE320", on_release(facts(f"vllm serve {m}"), "0.19.1rc2.dev5+gabc1234"))
-    assert out.status == Status.UNKNOWN and "development or local build" in out.message
+def test_the_model_files_a_fix_alone_changed_say_whose_fix_it_is():
+    from ascend_doctor.knowledge.fix_subjects import conditions, path_models
+
+    assert path_models(["vllm_ascend/models/qwen3_next.py:forward"], VOCAB) == ["qwen3next"]
+    assert path_models(["vllm_ascend/torchair/models/torchair_deepseek_v32.py:forward"], VOCAB) == ["deepseekv32"]
+    assert path_models(["vllm_ascend/models/qwen3_next.py:forward", "vllm_ascend/worker/model_runner_v1.py:x"],
+                       VOCAB) is None
+    # a fix naming two features but changing one model's file is that model's, not every model's
+    assert conditions([("[Bugfix] fix pcp + mtp (#1)", ("vllm_ascend/models/qwen3_next.py:forward",))],
+                      VOCAB)[0][0] == ("qwen3next",)
 
 
-def test_a_release_newer_than_the_history_says_where_the_history_ends(tmp_path):
-    m = _qwen3_next(tmp_path)
-    out = run_check("SERVE320", on_release(facts(f"vllm serve {m}"), "0.30.0"))
-    assert out.status == Status.PASS and "the history read ends at 0.25.1rc1" in out.message
+def test_conditions_nobody_looked_at_keep_a_fix_unjudged():
+    from ascend_doctor.knowledge.fix_subjects import conditions
+
+    (_, features, _, unjudged), = conditions([("[BugFix] Fix dsv4 FlashComm2 o_proj with sp (#2)", ())], VOCAB)
+    assert "Flashcomm1" not in features and unjudged == ("flashcomm2", "sp")
+    (_, _, _, unjudged), = conditions([("[main2main] adapt to vllm 0.12 (#3)", ())], VOCAB)
+    assert unjudged
+
+
+def test_a_variant_of_a_model_is_its_own_model():
+    assert subject_models("[BugFix][310P] fix Qwen3-Embedding-8B run failed (#9854)", VOCAB) == ["qwen3embedding"]
+    assert folder_model("/m/Qwen3-Embedding-8B", VOCAB)[0] == "qwen3embedding"

@@ -45,9 +45,10 @@ def test_the_raising_functions_later_fixes_are_leads_with_their_release():
     why = " ".join(t.leads)
     assert "forward (vllm_ascend/attention/mla_v1.py), where the error was raised, was changed after vllm-ascend " \
            "0.9.1rc1 by 2 fix(es) — read them against the error, they may be unrelated" in why
-    # the fix of the thread, ranked up by the words it shares with the command (chunked prefill, torchair)
+    # the fix of the thread, ranked up by the words it shares with the command (chunked prefill, torchair); #1378 is
+    # its PR on the v0.9.1-dev branch, which 0.9.1rc2 carries (#1844 brought it to main)
     assert '"[BugFix] Fix a bug of running chunked-prefill with torchair. (#1378) (#1844)" (in vllm-ascend ' \
-           '0.10.0rc1)' in why
+           '0.9.1rc2)' in why
     assert "`ascend-doctor matrix pins --vllm-ascend" in why
 
 
