@@ -24,19 +24,27 @@ _SHOWN = 3  # fixes quoted in the message; the evidence lists them all
 def release_fixes(ctx):
     """The installed vllm-ascend release carries the fixes later releases made for the served model
 
-    What it checks: every bug fix of vllm-ascend's history (the `signatures/release-fixes` table: each fix with the
-    first release that carries it, read from the project's git history by `matrix sync --vllm-ascend-git`) whose
-    subject names the served model — by vLLM's own names for it: `Qwen3-Next`, `qwen3_next`, `DeepSeek-V3.2`,
-    `dsv32` — or, naming no model, a combination of at least two features (`eagle3 … FULL_DECODE_ONLY`, `mtp torchair
-    pd`), and whose named features (MTP, EP, P/D disaggregation, ACL graph, PCP, FlashComm1…) and chip the command
-    and host use, against the installed release. Reverts are not fixes. The model is known from its config.json
-    (model_type and architectures) or, when the files cannot be read (a paste), from the name its folder begins
-    with. A development build is not judged: which fixes it carries depends on its commit, not its number.
+    What it checks: every bug fix of vllm-ascend's history (the `signatures/release-fixes` table, read from the
+    project's git history by `matrix sync --vllm-ascend-git`: each fix with the first release that carries it, a
+    cherry-pick by PR number or by the same words included, and `since`, the first release that had the code it
+    corrected, from git blame) that applies to this deployment and that the installed release has the code of but
+    not the fix. A fix applies when its subject names the served model — by vLLM's own names for it: `Qwen3-Next`,
+    `qwen3_next`, `DeepSeek-V3.2`, `dsv32`; a variant such as `Qwen3-Embedding` only to a model of that name — or
+    it changed only that model's files, or, naming no model, a combination of at least two features (`eagle3 …
+    FULL_DECODE_ONLY`, `mtp torchair pd`); and when the command and host use every feature (MTP, EP, P/D
+    disaggregation, ACL graph, PCP, FlashComm1, a quantized checkpoint — also when the fix changed only the
+    quantization code…) and the chip it names. Reverts, and the fixes they undid, are not fixes. A fix whose subject
+    names a condition the doctor cannot tell (a feature turned off, FlashComm2, sequence parallel, model runner v2,
+    an adaptation to a later vLLM…), or one the source does not show (a paste's environment, the chip), is counted
+    as not judged. The model is known from its config.json (model_type and architectures) or, when the files cannot
+    be read (a paste), from the name its folder begins with. A development build is not judged: which fixes it
+    carries depends on its commit, not its number.
 
     Why it matters: the release notes list a few known issues per release; the fixes a release does not carry are
     the rest. Users meet them as a crash at start or the first request, wrong output, or a hang, and report them
-    against the release they run — `Qwen3-Next` on 0.11.0rc0, DeepSeek-V4 with MTP on 0.20.2rc1 — while the fix is
-    already in the next release.
+    against the release they run while the fix is already in the next one: Qwen3-235B-A22B and Qwen3-30B-A3B with
+    ACL graph stopped with `Not all values of RelaxedUnspecConstraint(L['input_ids'].size()[0]) are valid`
+    (vllm-ascend#1368), fixed by #1381 in 0.9.2rc1.
 
     How to fix: install the release the finding names (the first that carries every fix listed; `ascend-doctor
     matrix pins --vllm-ascend X` prints its stack), or avoid the feature the fix names until then.
@@ -141,7 +149,7 @@ def _lacking(ctx, cmd, keys: set, version: str, table) -> tuple[list, int, list]
     env = ctx.try_fact("server_env") or {}
     model = ctx.try_fact("serve_model")
     fams = families(ctx.try_fact("npu_smi"))
-    here = set(fams) - {"?"} if fams else set()  # a chip not seen: a fix for one chip is not claimed
+    here = set(fams) - {"?"} if fams else set()  # a chip not seen: a fix for one chip is not judged
     found, judged, open_ = [], 0, []
     pairs = [(f.subject, tuple(f.functions)) for f in table.fix]
     for f, (models, features, chips, unjudged) in zip(table.fix, conditions(pairs, _vocabulary(ctx))):
@@ -149,14 +157,17 @@ def _lacking(ctx, cmd, keys: set, version: str, table) -> tuple[list, int, list]
             continue
         if not models and len(set(features) - {"ACL Graph"}) < 2:
             continue
-        if (chips and not here & set(chips)) or not f.present_in(version):
+        if (here and chips and not here & set(chips)) or not f.present_in(version):
             continue  # another chip's fix; or the release never had the code it corrects
         seen = [_used(name, cmd, env, model) for name in features]
         if any(s is None for s in seen):
             continue
-        if unjudged or any(s is _UNSEEN for s in seen):
-            open_.append(list(unjudged) + [n for n, s in zip(features, seen) if s is _UNSEEN])
-            continue
+        unseen = list(unjudged) + [n for n, s in zip(features, seen) if s is _UNSEEN] + (
+            [T("the chip ({chips})", chips="/".join(chips))] if chips and not here else [])
+        if unseen:
+            if f.lacked_by(version, table.newest):
+                open_.append(unseen)
+            continue  # a carried fix says nothing, whatever it names
         judged += 1
         if f.lacked_by(version, table.newest):
             found.append((f, seen, "" if models else " + ".join(features)))

@@ -87,12 +87,17 @@ CHIP_WORDS: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p.format(B=_B
 # Words for a condition the doctor cannot tell from a deployment: a fix that names one is not judged (claiming it
 # would assert a condition nobody looked at). A later vLLM's adaptation is no bug of a release paired with an older
 # one; FlashComm2, sequence parallel, the NZ weight layout, DBO, a C8 KV cache, profiling, RL weight updates, long
-# sequences, tool calls and reasoning, pooling and multi-node layouts are not read from the command here.
+# sequences, tool calls and reasoning, pooling and multi-node layouts are not read from the command here; nor is an
+# opt-in engine variant (model runner v2, the V0 engine), which a release may not even run with its vLLM. A
+# negation (`when X is disabled`, `without X`) turns a feature word around: such a fix is not judged either.
 # (Embedding and reranker models are models: _VARIANTS.)
 UNJUDGED_WORDS = re.compile(
     r"{B}(?:cp|sp|nz|dbo|rl|c8|a8w8|kv[ _-]?int8)(?=[^A-Za-z0-9]|$)|flash[ _-]?comm[ _-]?v?2|sequence[ _-]?parallel"
     r"|profil|long[ _-]?seq|tool[ _-]?call|tool[ _-]?parser|reasoning|pooling|multi[ _-]?node"
-    r"|{B}adapt|upgrade|compat|main2main|{B}vllm[ _-]?v?\d|weight[ _-]?(?:update|sync|reload)".format(B=_B), re.I)
+    r"|{B}adapt|upgrade|compat|main2main|{B}vllm[ _-]?v?\d|weight[ _-]?(?:update|sync|reload)"
+    r"|{B}disabl|{B}without{B}|{B}w/o{B}|{B}not[ _-]enabl"
+    r"|{B}mrv2{B}|model[ _-]?runner[ _-]?v2|{B}v2[ _-]?(?:runner|worker){B}|worker[ _-]?v2"
+    r"|{B}v0(?=[^A-Za-z0-9.]|$)".format(B=_B), re.I)
 
 # The word after a model name that makes it another model of the same architecture: `Qwen3-Embedding` is not the
 # chat Qwen3 a fix of it would be claimed for.
@@ -194,6 +199,10 @@ def served_keys(config: Optional[dict]) -> set:
 _MODEL_DIRS = re.compile(r"^vllm_ascend/(?:torchair/)?models/(?:torchair_)?([A-Za-z0-9_]+?)(?:_mtp)?(?:\.py|/)")
 
 
+# vllm-ascend's quantized-checkpoint code: a fix confined to it matters only to a quantized checkpoint.
+_QUANT_FILES = re.compile(r"^vllm_ascend/(?:torchair/)?quantization/")
+
+
 def path_models(functions: Iterable[str], vocab: frozenset) -> Optional[list[str]]:
     """The models whose own files are all a fix changed (`vllm_ascend/models/qwen3_next.py:forward` -> qwen3next),
     or None when it changed any other file."""
@@ -230,7 +239,10 @@ def _conditions(fixes: tuple, vocab: frozenset) -> tuple:
         in_files = path_models(functions, vocab)
         if in_files and (not models or not set(models) & set(in_files)):
             models = in_files  # the files it changed are one model's: it is that model's fix, whatever it names
-        out.append((tuple(models), tuple(subject_features(subject)), tuple(subject_chips(subject)),
+        features = subject_features(subject)
+        if functions and all(_QUANT_FILES.match(fn) for fn in functions) and "Quantization" not in features:
+            features.append("Quantization")  # it changed only the quantized-checkpoint code
+        out.append((tuple(models), tuple(features), tuple(subject_chips(subject)),
                     tuple(dict.fromkeys(m.group().lower() for m in UNJUDGED_WORDS.finditer(subject)))))
     return tuple(out)
 

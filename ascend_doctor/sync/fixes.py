@@ -15,10 +15,11 @@ Read from a clone or mirror of github.com/vllm-project/vllm-ascend (`git` is the
   numbers (a cherry-pick opened as a new PR, `same_change`): `first` is the lowest such release and
   `missing` the releases above `first` that do not carry it (a release branch cut before the fix);
 - `since` is the lowest release that has the code the fix removed or changed: `git blame` of those lines in the
-  fix's parent names the commits that wrote them (for lines only inserted, the line they follow), and the newest
-  of them reached `since` (the same carrier rule). A release below `since` never had what the fix corrects — a
-  regression of 0.18.0 fixed in 0.19.1rc1 is no bug of 0.13.0. Empty when git blame names nothing (a new file);
-  `main` when no release tag has that code.
+  fix's parent names the commits that wrote them (for lines only inserted, the line they follow); a hunk's code is
+  in the first release that has every commit of its lines (the same carrier rule), and `since` is the lowest of
+  the fix's hunks (a fix that also edits a few newer lines still fixes the older code). A release below `since`
+  never had what the fix corrects — a regression of 0.18.0 fixed in 0.19.1rc1 is no bug of 0.13.0. Empty when git
+  blame names nothing (a new file); `main` when no release tag has that code.
 """
 
 from __future__ import annotations
@@ -132,37 +133,49 @@ def _removed(patch: str) -> Dict[str, List[tuple]]:
     return out
 
 
-def _authors(git: Git, sha: str, removed: Dict[str, List[tuple]]) -> Dict[str, str]:
-    """{commit: its subject} of the commits `git blame` gives for the removed lines in the fix's parent."""
-    found: Dict[str, str] = {}
+def _authors(git: Git, sha: str, removed: Dict[str, List[tuple]]) -> List[Dict[str, str]]:
+    """For each hunk of the fix, {commit: its subject} of the commits `git blame` gives for its lines in the fix's
+    parent (one blame per file; each porcelain header names the line it blames)."""
+    hunks: List[Dict[str, str]] = []
     for path, ranges in removed.items():
         args = ["blame", "--porcelain"] + [a for start, n in ranges for a in ("-L", f"{start},+{n}")]
         try:
             out = git(args + [sha + "^", "--", path])
         except subprocess.CalledProcessError:  # a root commit, or a path git cannot follow
             continue
+        mine: List[Dict[str, str]] = [{} for _ in ranges]
+        subjects: Dict[str, str] = {}
         last = None
         for line in out.splitlines():
             m = _BLAMED.match(line)
             if m:
-                last = m.group(1)
-                found.setdefault(last, "")
+                last, at = m.group(1), int(line.split()[2])
+                hit = next((i for i, (start, n) in enumerate(ranges) if start <= at < start + n), None)
+                if hit is not None:
+                    mine[hit][last] = ""
             elif line.startswith("summary ") and last:
-                found[last] = line[8:]
-    return found
+                subjects[last] = line[8:]
+        hunks += [{c: subjects.get(c, "") for c in hunk} for hunk in mine if hunk]
+    return hunks
 
 
-def _since(authors: Dict[str, str], by_commit: Dict[str, set], by_pr: Dict[str, set], order: List[str]) -> str:
-    """The lowest release with every commit in `authors` (its code reached a release by the tag or a cherry-pick
-    naming its PR); "main" when some commit reached none."""
-    since = -1
-    for commit, subject in authors.items():
-        carriers = _carried_by(commit, subject, by_commit, by_pr)
-        index = min((order.index(v) for v in carriers), default=None)
-        if index is None:
-            return "main"
-        since = max(since, index)
-    return order[since] if since >= 0 else ""
+def _since(hunks: List[Dict[str, str]], by_commit: Dict[str, set], by_pr: Dict[str, set], order: List[str]) -> str:
+    """The lowest release with all the code of at least one hunk: for each hunk, the first release with every
+    commit that wrote its lines (by the tag, or a cherry-pick naming its PR or saying the same); the lowest of
+    those. "main" when no hunk's code reached a release; "" when git blame named nothing."""
+    best = None
+    for hunk in hunks:
+        since = -1
+        for commit, subject in hunk.items():
+            index = min((order.index(v) for v in _carried_by(commit, subject, by_commit, by_pr)), default=None)
+            if index is None:
+                since = len(order)
+                break
+            since = max(since, index)
+        best = since if best is None else min(best, since)
+    if best is None or best < 0:
+        return ""
+    return order[best] if best < len(order) else "main"
 
 
 def read_fixes(git: Git, branch: str = "main") -> List[dict]:
@@ -185,6 +198,8 @@ def read_fixes(git: Git, branch: str = "main") -> List[dict]:
         first = next((v for v in order if v in carriers), "")
         missing = [v for v in order[order.index(first) + 1:] if v not in carriers] if first else []
         since = _since(_authors(git, sha, _removed(patch)), by_commit, by_pr, order)
+        if first and (since == "main" or (since and order.index(since) > order.index(first))):
+            since = first  # the release that took the fix had the code it fixes (came by other words than main's)
         rows.append({"sha": sha[:10], "pr": int(pr) if pr else 0, "subject": subject.strip()[:160],
                      "issues": sorted({int(n) for n in _ISSUE.findall(subject + "\n" + body)} - {int(pr or 0)}),
                      "functions": functions, "first": first, "missing": missing, "since": since})

@@ -185,3 +185,31 @@ def test_conditions_nobody_looked_at_keep_a_fix_unjudged():
 def test_a_variant_of_a_model_is_its_own_model():
     assert subject_models("[BugFix][310P] fix Qwen3-Embedding-8B run failed (#9854)", VOCAB) == ["qwen3embedding"]
     assert folder_model("/m/Qwen3-Embedding-8B", VOCAB)[0] == "qwen3embedding"
+
+
+def test_a_negated_feature_or_an_opt_in_engine_keeps_a_fix_unjudged():
+    from ascend_doctor.knowledge.fix_subjects import conditions
+
+    for subject in ("[BugFix] Fix Qwen3-Next crash when prefix caching is disabled (#5)",
+                    "[BugFix][MRV2] Fix dsv4 MTP slot mapping (#6)", "[BugFix] fix qwen3-next without aclgraph (#7)"):
+        (_, _, _, unjudged), = conditions([(subject, ())], VOCAB)
+        assert unjudged, subject
+    # a release tag in a cherry-pick's subject is no V0 engine
+    (_, _, _, unjudged), = conditions([("[v0.9.1][BugFix] Fix Qwen3-Next mtp (#8)", ())], VOCAB)
+    assert unjudged == ()
+
+
+def test_a_fix_of_the_quantization_code_alone_needs_a_quantized_checkpoint():
+    from ascend_doctor.knowledge.fix_subjects import conditions
+
+    (_, features, _, _), = conditions([("[BugFix] Fix Qwen3-Next scale (#9)",
+                                        ("vllm_ascend/quantization/w8a8_dynamic.py:apply",))], VOCAB)
+    assert "Quantization" in features
+
+
+def test_a_fix_for_one_chip_is_not_judged_where_the_chip_is_not_seen(tmp_path):
+    m = _model(tmp_path, "Qwen3-Embedding-8B", "qwen3", "Qwen3ForCausalLM")
+    f = on_release(facts(f"vllm serve {m}"), "0.18.0rc1")
+    f["npu_smi"] = None
+    out = run_check("SERVE320", f)
+    assert "#9854" not in out.message and "the chip (310P)" in out.message
