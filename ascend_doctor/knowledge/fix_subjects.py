@@ -7,13 +7,15 @@ history with the first release that carries each. A fix's subject usually says w
 Qwen3-Next …", "[Bugfix] fix dsv32 MTP in FULL_DECODE_ONLY" — so a deployment serving that model with those features
 on a release below the fix runs code its maintainers have since corrected.
 
-Only a subject that names a model is judged: a fix of a shared file (the model runner, the attention backend) could
-touch any deployment and says nothing specific about this one. The model is recognised by the names vLLM itself
-uses for models — every architecture (its class name without `ForCausalLM` and the like) and model_type of the
-recorded `vllm_models` rows — compared with letters and digits only (`Qwen3-Next`, `qwen3_next` and `Qwen3Next` are
-one name), plus the short spellings vllm-ascend's commit subjects use for DeepSeek (ABBREVIATIONS). The features
+A fix is judged when it names a model (in its subject, or by changing only that model's files) or, naming none, a
+combination of at least two features: a fix of a shared file for one feature (the model runner, the attention
+backend) could touch any deployment and says nothing specific about this one. The model is recognised by the names
+vLLM itself uses for models — every architecture (its class name without `ForCausalLM` and the like) and model_type
+of the recorded `vllm_models` rows — compared with letters and digits only (`Qwen3-Next`, `qwen3_next` and
+`Qwen3Next` are one name), plus the short spellings vllm-ascend's commit subjects use for DeepSeek (ABBREVIATIONS). The features
 are the names of ascend_doctor.knowledge.serve_features, found by the words a subject uses for them (FEATURE_WORDS);
-a fix that names features applies only where the command uses every one of them.
+a fix that names features applies only where the command uses every one of them, and one that names a condition
+the doctor cannot tell (UNJUDGED_WORDS) is left unjudged rather than claimed.
 """
 
 from __future__ import annotations

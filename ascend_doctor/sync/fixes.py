@@ -72,7 +72,7 @@ def same_change(subject: str) -> str:
     """A subject as a cherry-pick onto a release branch rewrites it, reduced to what stays: without `[…]` tags
     (`[v0.11.0]`, `[main]`, `[BugFix]`), PR and issue numbers, case and punctuation; '' when under 20 characters
     remain (too generic to say two commits are one change)."""
-    words = re.sub(r"[^a-z0-9]+", " ", re.sub(r"\[[^\]]*\]|\(?#\d+\)?", " ", subject.lower())).strip()
+    words = re.sub(r"[^a-z0-9]+", " ", re.sub(r"\[[^\[\]]*\]|\(?#\d+\)?", " ", subject.lower())).strip()
     return words if len(words) >= 20 else ""
 
 
