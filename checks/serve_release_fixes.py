@@ -46,6 +46,11 @@ def release_fixes(ctx):
     ACL graph stopped with `Not all values of RelaxedUnspecConstraint(L['input_ids'].size()[0]) are valid`
     (vllm-ascend#1368), fixed by #1381 in 0.9.2rc1.
 
+    Only a fix of a reported failure — its commit says it fixes an issue (`Fixes #1368`) — makes a warning: on 40
+    threads drawn fresh from the tracker (docs/research/holdout-38/h38f.md) the subjects alone named a wrong fix
+    more often than the thread's, so the other fixes that apply are listed as leads (evidence) beside the verdict,
+    never as one.
+
     How to fix: install the release the finding names (the first that carries every fix listed; `ascend-doctor
     matrix pins --vllm-ascend X` prints its stack), or avoid the feature the fix names until then.
     """
@@ -67,19 +72,37 @@ def release_fixes(ctx):
         if v > newest else ""
     tail = T("; {n} more not judged: they name what this deployment does not show ({words})", n=len(open_),
              words=", ".join(sorted({w for ws in open_ for w in ws}))) if open_ else ""
-    if not found and not keys:
-        return ctx.unknown(T("{cause}; vllm-ascend {version} carries the {n} recorded fix(es) for feature "
-                             "combinations this command uses{beyond}", cause=how, version=dist.version, n=judged,
-                             beyond=beyond) + tail if judged else how)
-    if not found:
-        return ctx.ok(T("vllm-ascend {version} carries the {n} recorded fix(es) for {model} and for feature "
-                        "combinations this command uses{beyond}", version=dist.version, n=judged, model=how,
-                        beyond=beyond) + tail if judged else
-                      T("no recorded fix of vllm-ascend names {model}, or a feature combination, that this command "
-                        "uses{beyond}", model=how, beyond=beyond) + tail)
+    reported = [x for x in found if x[0].issues]
+    leads = [x for x in found if not x[0].issues]
+    evidence = [_evidence(f, seen, table) for f, seen, _ in reported + leads]
+    if leads:
+        tail = T("; {n} other later fix(es) touch it, none for a reported failure: leads, not a verdict "
+                 "(evidence)", n=len(leads)) + tail
+    if reported:
+        return _warning(ctx, dist.version, table, reported, keys, how, short, tail, evidence)
+    if not keys:
+        return ctx.unknown(T("{cause}; vllm-ascend {version} lacks no fix of a reported failure for the feature "
+                             "combinations this command uses ({n} recorded){beyond}", cause=how,
+                             version=dist.version, n=judged, beyond=beyond) + tail if judged else how, evidence)
+    return ctx.ok(T("vllm-ascend {version} lacks no fix of a reported failure for {model} or the feature "
+                    "combinations this command uses ({n} recorded fix(es) apply){beyond}", version=dist.version,
+                    n=judged, model=how, beyond=beyond) + tail, evidence)
+
+
+def _evidence(f, seen, table):
+    return ev(f"fix {f.sha} (#{f.pr})" if f.pr else f"fix {f.sha}",
+              T("{subject} — first in {first}{issues}; the command: {seen}", subject=f.subject,
+                first=f.first or T("no release up to {newest}", newest=table.newest),
+                issues=T(" (fixes {issues})", issues=", ".join(f"#{i}" for i in f.issues)) if f.issues else "",
+                seen=", ".join(seen) or T("the model alone")))
+
+
+def _warning(ctx, version, table, found, keys, how, short, tail, evidence):
+    """The warning for the fixes of reported failures the release lacks: the first few quoted, the release that
+    carries them all."""
     hits = [f for f, _, _ in found]
     released = [f for f in hits if f.first]
-    release = _carrying_all(ctx, released, dist.version, table.newest) if released else None
+    release = _carrying_all(ctx, released, version, table.newest) if released else None
     quoted = join("; ", [T("'{subject}' (in {first})", subject=f.subject,
                            first=f.first or T("no release up to {newest}", newest=table.newest))
                          for f in hits[:_SHOWN]])
@@ -100,15 +123,9 @@ def release_fixes(ctx):
     what = join("; ", [T("{label}: {n}", label=label or short, n=n) for label, n in groups.items()])
     if not keys:
         where = join("; ", [where, T("the model's own fixes were not judged: {cause}", cause=how)])
-    where = where + tail
-    evidence = [ev(f"fix {f.sha} (#{f.pr})" if f.pr else f"fix {f.sha}",
-                   T("{subject} — first in {first}{issues}; the command: {seen}", subject=f.subject,
-                     first=f.first or T("no release up to {newest}", newest=table.newest),
-                     issues=T(" (fixes {issues})", issues=", ".join(f"#{i}" for i in f.issues)) if f.issues else "",
-                     seen=", ".join(seen) or T("the model alone"))) for f, seen, _ in found]
-    return ctx.warn(T("vllm-ascend {version} lacks {n} fix(es) later releases made for what this deployment runs "
-                      "({what}): {quoted}{more}; {where}", version=dist.version, n=len(hits), what=what,
-                      quoted=quoted, more=more, where=where), evidence, remediation=fix,
+    return ctx.warn(T("vllm-ascend {version} lacks {n} fix(es) of reported failures that later releases made for "
+                      "what this deployment runs ({what}): {quoted}{more}; {where}", version=version, n=len(hits),
+                      what=what, quoted=quoted, more=more, where=where + tail), evidence, remediation=fix,
                     fixes=[f.pr or f.sha for f in hits], carried_by=release)
 
 

@@ -12,10 +12,10 @@ combination of at least two features: a fix of a shared file for one feature (th
 backend) could touch any deployment and says nothing specific about this one. The model is recognised by the names
 vLLM itself uses for models — every architecture (its class name without `ForCausalLM` and the like) and model_type
 of the recorded `vllm_models` rows — compared with letters and digits only (`Qwen3-Next`, `qwen3_next` and
-`Qwen3Next` are one name), plus the short spellings vllm-ascend's commit subjects use for DeepSeek (ABBREVIATIONS). The features
-are the names of ascend_doctor.knowledge.serve_features, found by the words a subject uses for them (FEATURE_WORDS);
-a fix that names features applies only where the command uses every one of them, and one that names a condition
-the doctor cannot tell (UNJUDGED_WORDS) is left unjudged rather than claimed.
+`Qwen3Next` are one name), plus the short spellings vllm-ascend's commit subjects use for DeepSeek (ABBREVIATIONS).
+The features are the names of ascend_doctor.knowledge.serve_features, found by the words a subject uses for them
+(FEATURE_WORDS); a fix that names features applies only where the command uses every one of them, and one that
+names a condition the doctor cannot tell (UNJUDGED_WORDS) is left unjudged rather than claimed.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ FEATURE_WORDS: tuple[tuple[re.Pattern, str], ...] = tuple((re.compile(p.format(B
     (r"prefix[ _-]?cach", "Automatic Prefix Cache"),
     (r"{B}w8a8{B}|{B}int8{B}", "W8A8"),
     (r"{B}w4a8{B}", "Quantization W4A8"),
-    (r"quantiz|{B}quant{B}|{B}fp8{B}|{B}awq{B}|{B}gptq{B}|{B}w4a16{B}|{B}w8a16{B}|{B}int4{B}|modelslim",
+    (r"(?<![A-Za-z])quantiz|{B}quant{B}|{B}fp8{B}|{B}awq{B}|{B}gptq{B}|{B}w4a16{B}|{B}w8a16{B}|{B}int4{B}|modelslim",
      "Quantization"),
     (r"spec(?:ulative)?[ _-]?decod|{B}spec[ _-]decode", "Speculative Decoding"),
     (r"multi[ _-]?stream", "Multistream Moe"),
@@ -97,7 +97,7 @@ UNJUDGED_WORDS = re.compile(
     r"{B}(?:cp|sp|nz|dbo|rl|c8|a8w8|kv[ _-]?int8)(?=[^A-Za-z0-9]|$)|flash[ _-]?comm[ _-]?v?2|sequence[ _-]?parallel"
     r"|profil|long[ _-]?seq|tool[ _-]?call|tool[ _-]?parser|reasoning|pooling|multi[ _-]?node"
     r"|{B}adapt|upgrade|compat|main2main|{B}vllm[ _-]?v?\d|weight[ _-]?(?:update|sync|reload)"
-    r"|{B}disabl|{B}without{B}|{B}w/o{B}|{B}not[ _-]enabl"
+    r"|{B}disabl|{B}without{B}|{B}w/o{B}|{B}not[ _-]enabl|{B}un[ _-]?quantiz|{B}non[ _-]?quant"
     r"|{B}mrv2{B}|model[ _-]?runner[ _-]?v2|{B}v2[ _-]?(?:runner|worker){B}|worker[ _-]?v2"
     r"|{B}v0(?=[^A-Za-z0-9.]|$)".format(B=_B), re.I)
 
@@ -109,6 +109,7 @@ _VARIANTS = ("embedding", "reranker", "rerank", "reward", "guard", "ocr")
 # brackets separate them.
 _WORD = re.compile(r"[A-Za-z0-9.]+")
 _MAX_WINDOW = 3
+_ACTIVE = re.compile(r"^a\d+(?:\.\d+)?b$", re.I)  # `A3B`, `A22B`: a MoE checkpoint's active parameters
 
 
 def stem(name: str) -> str:
@@ -179,6 +180,8 @@ def folder_model(path: str, vocab: frozenset) -> Optional[tuple[str, str]]:
     if not hits:
         return None
     key, last = hits[0]
+    if key + "moe" in vocab and any(_ACTIVE.match(w) for w, _ in spans[last + 1:]):
+        return key + "moe", base  # Qwen3.5-35B-A3B: the active-parameter count names a MoE checkpoint
     return key, base[: spans[last][1]]
 
 

