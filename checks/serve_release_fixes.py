@@ -8,7 +8,7 @@ from typing import Optional
 
 from ascend_doctor.core.errors import FactUnavailable
 from ascend_doctor.i18n import T, join
-from ascend_doctor.knowledge.fix_subjects import conditions, folder_model, served_keys, vocabulary
+from ascend_doctor.knowledge.fix_subjects import conditions, distinct_features, folder_model, served_keys, vocabulary
 from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.knowledge.serve_features import used
 from ascend_doctor.plugin import check, ev
@@ -161,7 +161,7 @@ def _lacking(ctx, cmd, keys: set, version: str, table) -> tuple[list, int, list]
     """([(fix, what the command shows of its features, "" for a fix of the model or its feature combination)] of
     the fixes that apply and the release lacks, earliest release first; how many fixes apply; what kept the others
     that could apply from being judged). A fix applies when its subject (or the model files it alone changed) names
-    the served model, or — naming no model — at least two features besides ACL graph (on by default); when the
+    the served model, or — naming no model — at least two distinct features (fix_subjects.distinct_features); when the
     command uses every feature it names, on the chip it names; and when the release has the code it corrected."""
     env = ctx.try_fact("server_env") or {}
     model = ctx.try_fact("serve_model")
@@ -172,7 +172,7 @@ def _lacking(ctx, cmd, keys: set, version: str, table) -> tuple[list, int, list]
     for f, (models, features, chips, unjudged) in zip(table.fix, conditions(pairs, _vocabulary(ctx))):
         if models and not keys & set(models):
             continue
-        if not models and len(set(features) - {"ACL Graph"}) < 2:
+        if not models and len(distinct_features(features)) < 2:
             continue
         if (here and chips and not here & set(chips)) or not f.present_in(version):
             continue  # another chip's fix; or the release never had the code it corrects

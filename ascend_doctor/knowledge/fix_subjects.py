@@ -221,6 +221,18 @@ def path_models(functions: Iterable[str], vocab: frozenset) -> Optional[list[str
     return list(dict.fromkeys(out)) or None
 
 
+# Feature names that are one feature for the combination rule: MTP, eagle3 and suffix decoding are speculative
+# decoding (a `[SpecDecode] … MTP` subject names one feature, not two: three false warnings on the h38c-e holdouts).
+# ACL graph itself is on by default, so it never makes a combination; FULL_DECODE_ONLY, a mode chosen by name, does.
+_SAME_FEATURE = {"MTP": "Speculative Decoding", "Eagle3": "Speculative Decoding",
+                 "Suffix Decoding": "Speculative Decoding"}
+
+
+def distinct_features(features: Iterable[str]) -> set:
+    """The features a fix names, counted as the combination rule counts them (see _SAME_FEATURE)."""
+    return {_SAME_FEATURE.get(f, f) for f in features} - {"ACL Graph"}
+
+
 def _reverted(subjects: Iterable[str]) -> set:
     """The subjects a revert in the history names (`Revert "[BUGFIX] Mtp torchair pd fix (#3449)"`): undone, so no
     release lacks them as fixes."""

@@ -15,10 +15,11 @@ Read from a clone or mirror of github.com/vllm-project/vllm-ascend (`git` is the
   numbers (a cherry-pick opened as a new PR, `same_change`): `first` is the lowest such release and
   `missing` the releases above `first` that do not carry it (a release branch cut before the fix);
 - `since` is the lowest release that has the code the fix removed or changed: `git blame` of those lines in the
-  fix's parent names the commits that wrote them (for lines only inserted, the line they follow), and `since` is
-  the first release with every one of them (the same carrier rule), never above `first`. A release below `since`
-  never had what the fix corrects — a regression of 0.18.0 fixed in 0.19.1rc1 is no bug of 0.13.0. Empty when git
-  blame names nothing (a new file); `main` when no release tag has that code.
+  fix's parent names the commits that wrote them, and `since` is the first release with every one of them (the
+  same carrier rule), never above `first`. A release below `since` never had what the fix corrects — a regression
+  of 0.18.0 fixed in 0.19.1rc1 is no bug of 0.13.0. A fix that only adds lines has `since` = `first`: it says
+  nothing of when its bug came, so no earlier release is claimed. Empty when git blame names nothing (a new file);
+  `main` when no release tag has that code.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ def _functions(patch: str) -> List[str]:
 
 def _removed(patch: str) -> Dict[str, List[tuple]]:
     """{vllm_ascend/path.py: [(first line, count)]} of the lines each hunk of a `-U0` patch removes or changes, as
-    numbered in the parent; for a hunk that only inserts, the line it inserts after."""
+    numbered in the parent (a hunk that only inserts lines removes none)."""
     out: Dict[str, List[tuple]] = {}
     path = None
     for line in patch.splitlines():
@@ -122,13 +123,9 @@ def _removed(patch: str) -> Dict[str, List[tuple]]:
             path = line[6:] if line.startswith("--- a/") else None
         elif line.startswith("@@") and path and path.startswith("vllm_ascend/") and path.endswith(".py"):
             m = _HUNK_OLD.match(line)
-            if not m:
-                continue
-            start, count = int(m.group(1)), int(m.group(2)) if m.group(2) is not None else 1
+            count = (int(m.group(2)) if m.group(2) is not None else 1) if m else 0
             if count:
-                out.setdefault(path, []).append((start, count))
-            elif start:  # lines only inserted after line `start`: the code around them is what it corrects
-                out.setdefault(path, []).append((start, 1))
+                out.setdefault(path, []).append((int(m.group(1)), count))
     return out
 
 
@@ -192,7 +189,10 @@ def read_fixes(git: Git, branch: str = "main") -> List[dict]:
         carriers = _carried_by(sha, subject, by_commit, by_pr)
         first = next((v for v in order if v in carriers), "")
         missing = [v for v in order[order.index(first) + 1:] if v not in carriers] if first else []
-        since = _since(_authors(git, sha, _removed(patch)), by_commit, by_pr, order)
+        removed = _removed(patch)
+        # a fix that only adds lines says nothing of when its bug came (the line beside it may be older or newer
+        # than the code it guards: h38f judged one such date wrong): no release before the fix is claimed
+        since = _since(_authors(git, sha, removed), by_commit, by_pr, order) if removed else (first or "main")
         if first and (since == "main" or (since and order.index(since) > order.index(first))):
             since = first  # the release that took the fix had the code it fixes (came by other words than main's)
         rows.append({"sha": sha[:10], "pr": int(pr) if pr else 0, "subject": subject.strip()[:160],

@@ -124,18 +124,27 @@ def test_a_reported_failure_of_a_feature_combination_applies_to_any_model_that_u
 
 
 def test_a_fix_for_one_chip_applies_on_that_chip_only(tmp_path):
-    # "[BugFix][310P] Repair 310P Qwen3.5 aclgraph precision (#9727)", Fixes #9730: since 0.17.0rc1, first 0.21.0rc1
+    # "[BugFix][310p] Qwen3.5 shared-experts linear failuer when out_dim=1 (#11714)": since 0.20.2rc1, first in
+    # 0.24.0rc1, no issue named: a lead on a 300I Duo, nothing on an A2, "not judged" where no chip is seen
     m = _model(tmp_path, "Qwen3.5-27B", "qwen3_5", "Qwen3_5ForConditionalGeneration")
-    a2 = run_check("SERVE320", on_release(facts(f"vllm serve {m}"), "0.18.0rc1"))
+    a2 = run_check("SERVE320", on_release(facts(f"vllm serve {m}"), "0.21.0rc1"))
     duo = npu(2)
     duo.info.chips = [NpuChip(npu_id=i, chip_id=0, name="310P3", health="OK", hbm_used_mb=0, hbm_total_mb=44280)
                       for i in range(2)]
-    p310 = run_check("SERVE320", on_release(facts(f"vllm serve {m}", npus=duo), "0.18.0rc1"))
-    assert "#9727" not in a2.message
-    assert p310.status == Status.WARN and "#9727" in p310.message and "0.21.0rc1" in p310.message
-    unseen = on_release(facts(f"vllm serve {m}"), "0.18.0rc1")
+    p310 = run_check("SERVE320", on_release(facts(f"vllm serve {m}", npus=duo), "0.21.0rc1"))
+    assert not any("#11714" in e.source for e in a2.evidence)
+    assert p310.status == Status.PASS and any("#11714" in e.source for e in p310.evidence)
+    unseen = on_release(facts(f"vllm serve {m}"), "0.21.0rc1")
     unseen["npu_smi"] = None
     assert "the chip (310P)" in run_check("SERVE320", unseen).message
+
+
+def test_speculative_decoding_and_mtp_are_one_feature_not_a_combination():
+    from ascend_doctor.knowledge.fix_subjects import distinct_features
+
+    assert distinct_features(["MTP", "Speculative Decoding"]) == {"Speculative Decoding"}
+    assert len(distinct_features(["Eagle3", "ACLGraph Full_Decode_Only"])) == 2
+    assert distinct_features(["ACL Graph", "MTP"]) == {"Speculative Decoding"}
 
 
 def test_a_paste_is_judged_by_the_folder_name_and_says_so():

@@ -101,13 +101,13 @@ def test_since_is_the_first_release_with_the_code_a_fix_changed(history):
     rows = {r["pr"]: r for r in read_fixes(git_runner(str(repo / ".git")))}
     assert rows[12]["since"] == "0.9.1rc1"  # forward's `return q` came with #10, in v0.9.1rc1
     assert rows[17]["since"] == "0.9.3rc1"  # decode came with #16
-    assert rows[18]["since"] == "0.9.3rc1"  # it only inserts a line: the line it follows came with #16
+    assert rows[18]["since"] == "main"  # it only inserts a line: no release before the fix is claimed (none has it)
     assert rows[19]["since"] == "main"  # `return x + 2` (#17) reached no release tag
     table = ReleaseFixes(schema_version=1, updated="2026-12-06", source="test", newest="0.9.3rc1",
                          fix=[ReleaseFix(**{k: v for k, v in r.items() if v not in ("", [], 0)})
                               for r in rows.values()])
     path = "vllm_ascend/attention/mla_v1.py"
-    assert sorted(f.pr for f in table.after("0.9.3rc1", path, "decode")) == [17, 18]
+    assert sorted(f.pr for f in table.after("0.9.3rc1", path, "decode")) == [17]
     # a cherry-pick opened as a new PR with the same words is the same change
     _git(repo, "checkout", "-q", "-b", "releases/v0.9.3", "v0.9.3rc1")
     _commit(repo, text + "\n\ndef decode(x):\n    return x + 2\n", "[v0.9.3][BugFix] Fix decode of negative offsets (#20)")
