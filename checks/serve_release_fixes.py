@@ -27,11 +27,12 @@ def release_fixes(ctx):
     What it checks: every bug fix of vllm-ascend's history (the `signatures/release-fixes` table, read from the
     project's git history by `matrix sync --vllm-ascend-git`: each fix with the first release that carries it, a
     cherry-pick by PR number or by the same words included, and `since`, the first release that had the code it
-    corrected, from git blame) that applies to this deployment and that the installed release has the code of but
-    not the fix. A fix applies when its subject names the served model — by vLLM's own names for it: `Qwen3-Next`,
-    `qwen3_next`, `DeepSeek-V3.2`, `dsv32`; a variant such as `Qwen3-Embedding` only to a model of that name — or
-    it changed only that model's files, or, naming no model, a combination of at least two features (`eagle3 …
-    FULL_DECODE_ONLY`, `mtp torchair pd`); and when the command and host use every feature (MTP, EP, P/D
+    corrected, from git blame; a fix that only adds lines is dated at its own release) that applies to this
+    deployment and that the installed release has the code of but not the fix. A fix applies when its subject names
+    the served model — by vLLM's own names for it: `Qwen3-Next`, `qwen3_next`, `DeepSeek-V3.2`, `dsv32`; a variant
+    such as `Qwen3-Embedding` only to a model of that name — or it changed only that model's files, or, naming no
+    model, a combination of at least two features (`eagle3 … FULL_DECODE_ONLY`, `mtp torchair pd`; MTP, eagle3 and
+    suffix decoding are one, speculative decoding); and when the command and host use every feature (MTP, EP, P/D
     disaggregation, ACL graph, PCP, FlashComm1, a quantized checkpoint — also when the fix changed only the
     quantization code…) and the chip it names. Reverts, and the fixes they undid, are not fixes. A fix whose subject
     names a condition the doctor cannot tell (a feature turned off, FlashComm2, sequence parallel, model runner v2,

@@ -29,7 +29,9 @@ from ascend_doctor.text.numbers import float_or_none, int_or_none, to_int
 
 EXPECTS = "`npu-smi info` output (a table or a dcmi error)"
 
-_HEADER = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)", re.I)
+# The header row: `| npu-smi 23.0.6   Version: 23.0.6 |`. A field left blank (a paste, a container without the
+# driver's version file) is None, never the table's border (`Version:   |` once read `|` as the driver version).
+_HEADER = re.compile(r"npu-smi[ \t]+(?:([^\s|]+)[ \t]+)?Version:[ \t]*([^\s|]*)", re.I)
 _RET = re.compile(r"\bret(?:\s+is|\s*=|\s*:)?\s*(-?\d+)", re.I)
 _FRACTION = re.compile(r"(?<!\d)(\d+)\s*/\s*(\d+)")  # starts only where a number does: linear
 _BUS = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$")
@@ -168,7 +170,7 @@ def parse_npu_smi_info(text: str) -> NpuSmiInfo:
     for i, ln in enumerate(lines):
         m = _HEADER.search(ln)
         if m and ln.startswith("|"):
-            info.tool_version, info.driver_version = m.group(1), m.group(2)
+            info.tool_version, info.driver_version = m.group(1) or None, m.group(2) or None
             header_at = i
             break
     if header_at is None:

@@ -208,6 +208,8 @@ class PasteFacts(Model):
                                                                    "paste ends inside (not read)")
     serve_open: bool = Field(False, description="the command goes on past what the paste shows: an elided `...`, a "
                                                 "line continuation or a quoted value the paste ends on")
+    serve_commented: bool = Field(False, description="the command is on a `#` line (a root prompt, or a command "
+                                                     "commented out): a later plain command replaces it")
     tracebacks: list[Section] = Field(default_factory=list)
     bare_exceptions: list[Seen] = Field(default_factory=list, description="exception lines outside any traceback "
                                                                           "(the paste kept only the last line)")
@@ -505,9 +507,12 @@ def read_paste(text: str) -> PasteFacts:
                 i = j
                 continue
         # --- vllm serve command line (with backslash continuations), or vLLM's `non-default args:` log line
-        if f.serve_argv is None:
+        if f.serve_argv is None or f.serve_commented:
             argv, last, cut = _serve_command(lines, i)
-            if argv:
+            commented = lines[i].text.lstrip().startswith("#")  # a root prompt `# ` or a comment: provisional
+            if argv and not (f.serve_argv is not None and commented):
+                f.sections = [s for s in f.sections if s.kind != "serve_command"]  # a commented one it replaces
+                f.serve_commented = commented
                 f.serve_argv, f.serve_lines, f.serve_cut = argv, _span(ln.no, lines[last].no), cut
                 words = argv[:-1] if cut else argv  # a cut option's placeholder value is not an elision
                 f.serve_open = bool(cut) or _elided(words) or _runs_off(lines, i, last)
@@ -711,7 +716,10 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int,
     m = _SERVE_LINE.search(t)
     if not m:
         return None, i, []
-    pre = _assignments(t[:m.start(1)])  # `VLLM_X=1 vllm serve …`: the shell's environment for the command
+    before = t[:m.start(1)]
+    if before.lstrip().startswith("#") and len(before.lstrip("# \t").split()) > len(_assignments(before).split()):
+        return None, i, []  # `# then run vllm serve …`: a comment that mentions the command, not the command
+    pre = _assignments(before)  # `VLLM_X=1 vllm serve …`: the shell's environment for the command
     cmd, j = pre + m.group(1), i
     while cmd.rstrip().endswith("\\") and j + 1 < len(lines):
         j += 1

@@ -312,3 +312,15 @@ def test_a_prompt_line_then_cat_n_numbers_on_the_rest():
     text = "(vllm) root@a2-node-03:~# npu-smi info | cat -n\n" + "".join(
         f"{i:6d}\t{ln}\n" for i, ln in enumerate(table.splitlines(), start=1))
     assert parse_npu_smi_info(text).chips == parse_npu_smi_info(table).chips
+
+
+def test_a_blank_version_field_is_no_version_not_the_border():
+    # a header whose fields are blank (a pasted table, a container without the driver's version file): the border
+    # `|` after `Version:` had been read as the driver version, and DRV102 failed on it
+    text = fixture("info_a2_8x910B3_tp4_procs.txt")
+    header = next(ln for ln in text.splitlines() if "Version:" in ln)
+    blank = header.replace("24.1.rc2", " " * len("24.1.rc2"))
+    info = parse_npu_smi_info(text.replace(header, blank))
+    assert (info.tool_version, info.driver_version) == (None, None) and info.npu_ids() == list(range(8))
+    half = header.replace("Version: 24.1.rc2", "Version:         ")
+    assert parse_npu_smi_info(text.replace(header, half)).driver_version is None

@@ -556,3 +556,13 @@ def test_the_chip_family_of_a_paste_with_an_npu_smi_table_comes_from_the_table()
     assert have["npu_family"].families == {"A2": ["910B3"] * 8} and "npu_family" not in lack
     have, lack, _ = presets(read_paste("vllm serve /m\n"), Knowledge())
     assert "npu_family" not in have and "names no image built for one chip family" in lack["npu_family"]
+
+
+def test_a_comment_that_mentions_the_command_is_not_the_command():
+    assert read_paste("# then start it with vllm serve /m --tp 4\n").serve_argv is None
+    # a commented-out command gives way to the command that runs; alone, a `# ` line may be a root prompt: kept
+    assert read_paste("# vllm serve /old --tp 4\nvllm serve /new -tp 2\n").serve_argv == [
+        "vllm", "serve", "/new", "-tp", "2"]
+    assert read_paste("# vllm serve /only\n").serve_argv == ["vllm", "serve", "/only"]
+    assert read_paste("vllm serve /first\n# vllm serve /second\n").serve_argv == ["vllm", "serve", "/first"]
+    assert read_paste("root@host:~# vllm serve /r\n").serve_argv == ["vllm", "serve", "/r"]
