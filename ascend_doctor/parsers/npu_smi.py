@@ -32,6 +32,15 @@ EXPECTS = "`npu-smi info` output (a table or a dcmi error)"
 # The header row: `| npu-smi 23.0.6   Version: 23.0.6 |`. A field left blank (a paste, a container without the
 # driver's version file) is None, never the table's border (`Version:   |` once read `|` as the driver version).
 _HEADER = re.compile(r"npu-smi[ \t]+(?:([^\s|]+)[ \t]+)?Version:[ \t]*([^\s|]*)", re.I)
+
+
+def header_versions(line: str) -> Optional[tuple[Optional[str], Optional[str]]]:
+    """(npu-smi's version, the driver's `Version:`) of a table's header row, a blank field as None; None when the
+    line is no header. The one reading of that row (the table parser, triage's paste reader)."""
+    m = _HEADER.search(line)
+    return (m.group(1) or None, m.group(2) or None) if m else None
+
+
 _RET = re.compile(r"\bret(?:\s+is|\s*=|\s*:)?\s*(-?\d+)", re.I)
 _FRACTION = re.compile(r"(?<!\d)(\d+)\s*/\s*(\d+)")  # starts only where a number does: linear
 _BUS = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$")
@@ -168,9 +177,9 @@ def parse_npu_smi_info(text: str) -> NpuSmiInfo:
     info = NpuSmiInfo()
     header_at = None
     for i, ln in enumerate(lines):
-        m = _HEADER.search(ln)
+        m = header_versions(ln)
         if m and ln.startswith("|"):
-            info.tool_version, info.driver_version = m.group(1) or None, m.group(2) or None
+            info.tool_version, info.driver_version = m
             header_at = i
             break
     if header_at is None:

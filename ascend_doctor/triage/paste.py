@@ -21,6 +21,7 @@ from pydantic import Field, PrivateAttr
 
 from ascend_doctor.core.model import Model
 from ascend_doctor.parsers import _PASTED_COMMANDS
+from ascend_doctor.parsers.npu_smi import header_versions
 from ascend_doctor.text import shellwords
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
@@ -435,9 +436,9 @@ def read_paste(text: str) -> PasteFacts:
             f.npu_smi_text = "\n".join(x.text for x in lines[i:j]) + "\n"
             f.npu_smi_lines = _span(lines[i].no, lines[j - 1].no)
             f.sections.append(Section(kind="npu_smi_info", first=lines[i].no, last=lines[j - 1].no))
-            m = re.search(r"Version:\s*(\S+)", lines[i + 1].text)
-            if m and f.driver_version is None:
-                f.driver_version = Seen(value=m.group(1), lines=str(lines[i + 1].no), source="npu-smi info header")
+            driver = (header_versions(lines[i + 1].text) or (None, None))[1]  # a blank field is no version
+            if driver and f.driver_version is None:
+                f.driver_version = Seen(value=driver, lines=str(lines[i + 1].no), source="npu-smi info header")
             i = j
             continue
         # --- key=value files (CANN install info, the `CANN:` block, version.cfg, driver version.info): the whole

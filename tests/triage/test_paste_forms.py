@@ -566,3 +566,12 @@ def test_a_comment_that_mentions_the_command_is_not_the_command():
     assert read_paste("# vllm serve /only\n").serve_argv == ["vllm", "serve", "/only"]
     assert read_paste("vllm serve /first\n# vllm serve /second\n").serve_argv == ["vllm", "serve", "/first"]
     assert read_paste("root@host:~# vllm serve /r\n").serve_argv == ["vllm", "serve", "/r"]
+
+
+def test_a_pasted_npu_smi_header_with_a_blank_version_names_no_driver():
+    table = ("+--------------------------------------------------------------------------------+\n"
+             "| npu-smi                      Version:                                          |\n"
+             "+---------------------------+---------------+------------------------------------+\n")
+    assert read_paste(table).driver_version is None  # the border `|` had been read as the driver version
+    assert read_paste(table.replace("npu-smi                      Version:         ",
+                                    "npu-smi 24.1.rc2             Version: 24.1.rc2")).driver_version.value == "24.1.rc2"
