@@ -27,13 +27,14 @@ class ReleaseFix(Model, extra="forbid"):
     functions: list[str] = Field(min_length=1, description="`vllm_ascend/path.py:function` it changed")
     first: str = Field("", description="the lowest release that carries it ('': none yet, on main only)")
     missing: list[str] = Field(default_factory=list, description="releases above `first` that do not carry it")
-    since: str = Field("", description="the lowest release with the code the fix removed or changed (git blame); "
-                                       "'' when the fix only adds lines, 'main' when no release tag has that code")
+    since: str = Field("", description="the lowest release with the code the fix removed or changed (git blame; "
+                                       "`first` for a fix that only adds lines); '' when git blame named nothing, "
+                                       "'main' when no release tag has that code")
 
     def present_in(self, version: str) -> bool:
         """Whether release `version` has the code this fix corrects: a release below `since` never had it (a
         regression fixed before it reached that release line is no bug of an older release). A version that is no
-        version, or a fix without `since` (it only adds lines), counts as having it."""
+        version, or a fix without `since` (git blame named nothing), counts as having it."""
         if not self.since:
             return True
         if self.since == "main":
