@@ -67,8 +67,9 @@ def release_fixes(ctx):
     if v is None or newest is None or v.is_devrelease() or v.local:
         return ctx.unknown(T("vllm-ascend {version} is a development or local build: which fixes it carries depends "
                              "on its commit, not its number", version=dist.version))
-    keys, how, short = _model_keys(ctx, cmd)
-    found, judged, open_ = _lacking(ctx, cmd, keys, dist.version, table)
+    vocab = _vocabulary(ctx)
+    keys, how, short = _model_keys(ctx, cmd, vocab)
+    found, judged, open_ = _lacking(ctx, cmd, keys, dist.version, table, vocab)
     beyond = T(" (the history read ends at {newest}: later fixes are not recorded)", newest=table.newest) \
         if v > newest else ""
     tail = T("; {n} more not judged: they name what this deployment does not show ({words})", n=len(open_),
@@ -130,11 +131,10 @@ def _warning(ctx, version, table, found, keys, how, short, tail, evidence):
                     fixes=[f.pr or f.sha for f in hits], carried_by=release)
 
 
-def _model_keys(ctx, cmd) -> tuple[set, str, str]:
+def _model_keys(ctx, cmd, vocab: frozenset) -> tuple[set, str, str]:
     """(the served model's names as fix subjects are matched, how the doctor knows them — or why it does not —, its
     name in a few words)."""
     m = ctx.try_fact("serve_model")
-    vocab = _vocabulary(ctx)
     hit = folder_model(getattr(cmd, "model", None) or "", vocab)
     if m is not None and unreadable(m) is None:
         keys = served_keys(m.config)
@@ -151,6 +151,7 @@ def _model_keys(ctx, cmd) -> tuple[set, str, str]:
 
 
 def _vocabulary(ctx) -> frozenset:
+    """Every model name the recorded vLLM releases use (fix_subjects.vocabulary), once per run of the check."""
     arch, types = set(), set()
     for row in ctx.knowledge.matrix.vllm_models:
         arch.update(row.architectures)
@@ -158,7 +159,7 @@ def _vocabulary(ctx) -> frozenset:
     return vocabulary(arch, types)
 
 
-def _lacking(ctx, cmd, keys: set, version: str, table) -> tuple[list, int, list]:
+def _lacking(ctx, cmd, keys: set, version: str, table, vocab: frozenset) -> tuple[list, int, list]:
     """([(fix, what the command shows of its features, "" for a fix of the model or its feature combination)] of
     the fixes that apply and the release lacks, earliest release first; how many fixes apply; what kept the others
     that could apply from being judged). A fix applies when its subject (or the model files it alone changed) names
@@ -170,7 +171,7 @@ def _lacking(ctx, cmd, keys: set, version: str, table) -> tuple[list, int, list]
     here = set(fams) - {"?"} if fams else set()  # a chip not seen: a fix for one chip is not judged
     found, judged, open_ = [], 0, []
     pairs = [(f.subject, tuple(f.functions)) for f in table.fix]
-    for f, (models, features, chips, unjudged) in zip(table.fix, conditions(pairs, _vocabulary(ctx))):
+    for f, (models, features, chips, unjudged) in zip(table.fix, conditions(pairs, vocab)):
         if models and not keys & set(models):
             continue
         if not models and len(distinct_features(features)) < 2:

@@ -24,9 +24,10 @@ import re
 from functools import lru_cache
 from typing import Iterable, Optional
 
-from ascend_doctor.knowledge.support_matrix import norm
+from ascend_doctor.knowledge.support_matrix import arch_stem, norm
 
-# Class-name endings vLLM's architectures carry (the stem is the model's name).
+# Class-name endings vLLM's architectures carry (the stem is the model's name): the support matrix's, and the
+# draft and embedding classes' (`DeepSeekMTPModel` is DeepSeek's), which fix subjects name by the model.
 _HEADS = ("ForConditionalGeneration", "ForSequenceClassification", "ForCausalLM", "LMHeadModel", "ForEmbedding",
           "MTPModel", "MTP", "Model")
 
@@ -115,11 +116,7 @@ _ACTIVE = re.compile(r"^a\d+(?:\.\d+)?b$", re.I)  # `A3B`, `A22B`: a MoE checkpo
 def stem(name: str) -> str:
     """An architecture's model name, normalized: `Qwen3NextForCausalLM` -> qwen3next, `DeepseekV32ForCausalLM` ->
     deepseekv32; a model_type as it is (`qwen3_next` -> qwen3next)."""
-    for head in _HEADS:
-        if name.endswith(head) and len(name) > len(head):
-            name = name[: -len(head)]
-            break
-    return norm(name)
+    return arch_stem(name, _HEADS)
 
 
 def vocabulary(architectures: Iterable[str], model_types: Iterable[str]) -> frozenset:

@@ -47,6 +47,16 @@ def model_aliases(display: str) -> set:
     return {norm(a) for a in _raw_aliases(display)} - {""}
 
 
+def arch_stem(arch: str, heads: tuple = _HEADS) -> str:
+    """An architecture's model name, normalized: its class name without the first of `heads` it ends with
+    (`Qwen3NextForCausalLM` -> qwen3next)."""
+    for head in heads:
+        if arch.endswith(head) and len(arch) > len(head):
+            arch = arch[: -len(head)]
+            break
+    return norm(arch)
+
+
 def model_keys(model) -> tuple[set, str]:
     """(normalized model_type and architecture names, normalized folder name) of a served model."""
     cfg = getattr(model, "config", None) or {}
@@ -55,12 +65,7 @@ def model_keys(model) -> tuple[set, str]:
         keys.add(norm(cfg["model_type"]))
     for arch in cfg.get("architectures") or []:
         if isinstance(arch, str):
-            stem = arch
-            for head in _HEADS:
-                if stem.endswith(head) and len(stem) > len(head):
-                    stem = stem[: -len(head)]
-                    break
-            keys.add(norm(stem))
+            keys.add(arch_stem(arch))
     return keys - {""}, norm_folder(getattr(model, "path", None) or getattr(model, "model", "") or "")
 
 
