@@ -68,10 +68,11 @@ JUDGED_DISTS = ("vllm-ascend", "vllm", "torch", "torch-npu", "triton-ascend", "t
 def stack_versions(ctx, wanted=()) -> tuple[dict, list]:
     """(name -> version, parts not seen) of the installed stack, as advisories and known issues are matched: the
     distributions in `wanted` and JUDGED_DISTS (their first listing: a paste may list 20,000), Python, the CPU
-    architecture (`machine`), CANN, the NPU driver and firmware (ascend_doctor.facts.stack decides the driver)."""
+    architecture (`machine`), CANN, the NPU driver and firmware (ascend_doctor.facts.stack decides the driver), and
+    NNAL when `wanted` names it."""
     py = ctx.fact("python")
     versions: dict = {}
-    for name in sorted((set(wanted) | set(JUDGED_DISTS)) - {"cann", "driver", "firmware", "python", "machine"}):
+    for name in sorted((set(wanted) | set(JUDGED_DISTS)) - {"cann", "nnal", "driver", "firmware", "python", "machine"}):
         d = py.listed(name)
         if d is not None:
             versions[name] = d.version
@@ -89,6 +90,12 @@ def stack_versions(ctx, wanted=()) -> tuple[dict, list]:
     c = ctx.try_fact("cann")
     if c is not None and c.found and c.version:
         versions["cann"] = c.version
+    if "nnal" in wanted:  # the NNAL (ATB) beside the toolkit: a row about a torch_npu build needs the ATB it links
+        nnal = if_shown(lambda: c.nnal.version if c is not None and c.nnal.found else None)
+        if nnal:
+            versions["nnal"] = nnal
+        else:
+            unseen.append("NNAL")
     st = ctx.fact("stack").stack
     if st.driver:
         versions["driver"] = st.driver

@@ -521,8 +521,9 @@ class Matrix:
 
     # advisories --------------------------------------------------------------------------------------------------
     def matching_advisories(self, versions: Dict[str, str]) -> List[Advisory]:
-        """Advisories whose every condition holds. Keys: PyPI names (any spelling), "cann", "driver", "firmware",
-        "python", and "machine" (uname -m). A condition on something missing from `versions` does not hold."""
+        """Advisories whose every condition holds. Keys: PyPI names (any spelling), "cann", "nnal" (the NNAL/ATB
+        version.info), "driver", "firmware", "python", and "machine" (uname -m). A condition on something missing from
+        `versions` does not hold."""
         known = {normalize_name(k): v for k, v in versions.items() if v is not None}
         out = []
         for adv in self.advisories:
