@@ -133,6 +133,7 @@ KINDS = {k.kind: k for k in (
     Kind("config_literal", ("vllm",), "config fields' Literal values"),
     Kind("engine_arg_field", ("vllm",), "options backed by a config field"),
     Kind("option_choice_added", ("vllm-ascend",), "options whose choices vllm-ascend's platform widens"),
+    Kind("config_strict", ("vllm",), "the config decorator's policy for unknown keys (`forbid`)"),
 )}
 # JSON option -> the kind its top-level keys are, and the kind of the values its Literal-typed fields admit
 # (`field=value`: `kv_role=kv_both`)

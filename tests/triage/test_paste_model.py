@@ -77,6 +77,17 @@ def test_a_failure_the_model_did_not_make_stays_a_failure():
     assert f.status.value == "fail" and "kv_role 'kv_both_'" in f.message
 
 
+def test_a_json_option_on_a_vllm_older_than_the_strictness_rows_is_judged_not_crashed():
+    """An image of 0.9.2rc1 (vLLM 0.9.2, recorded before the config decorator's `extra=` was read) with a
+    `--compilation-config`: whether the release forbids unknown keys is looked up in a row that has no such list,
+    which once crashed SERVE313 (`KeyError: 'config_strict'`); the keys are judged as any other."""
+    text = ("image: quay.io/ascend/vllm-ascend:v0.9.2rc1-310p\n"
+            "vllm serve /models/Qwen3-8B --enforce-eager --dtype float16 "
+            "--compilation-config '{\"custom_ops\":[\"none\", \"+rms_norm\"]}'\n")
+    f = by_code(text)["SERVE313"]
+    assert f.status.value != "error" and "crashed" not in f.message, f.message
+
+
 def test_the_variables_a_paste_sets_are_read_and_values_it_cannot_know_are_not():
     p = read_paste("export VLLM_USE_V1=1 HCCL_BUFFSIZE=\"512\"\nexport HOME_DIR=$HOME\n"
                    "docker run -it -e ASCEND_RT_VISIBLE_DEVICES=0,1 --env=TASK_QUEUE_ENABLE=2 \\\n"
