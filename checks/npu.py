@@ -12,7 +12,7 @@ import re
 from ascend_doctor.i18n import T, join
 from ascend_doctor.knowledge.hardware import BUSY_HBM_FRACTION
 from ascend_doctor.parsers.device_ids import parse_device_ids
-from ascend_doctor.plugin import check, ev, step
+from ascend_doctor.plugin import check, ev, if_shown, step
 
 # HBM a chip uses with nothing running: 2871/32768 MB (8.8 %) on a 910B4 (triton-ascend docs, npu-smi 26.0.rc1),
 # 3314/65536 MB on 910B3 and 4175/65536 MB on 910B1 (../shared/corpus/npu_smi_info). Above IDLE_FRACTION someone
@@ -74,10 +74,11 @@ def table_excerpt(info) -> str:
     lines = []
     for c in info.chips:
         mem = ""
+        # a pasted table shows the totals, not what was in use at launch (ascend_doctor.triage.run): "?" then
         if c.hbm_total_mb:
-            mem = f"HBM {c.hbm_used_mb} / {c.hbm_total_mb} MB"
+            mem = f"HBM {if_shown(lambda: c.hbm_used_mb, '?')} / {c.hbm_total_mb} MB"
         elif c.memory_total_mb:
-            mem = f"Memory {c.memory_used_mb} / {c.memory_total_mb} MB"
+            mem = f"Memory {if_shown(lambda: c.memory_used_mb, '?')} / {c.memory_total_mb} MB"
         lines.append(f"{chip_label(c)}: Health {c.health}" + (f", {mem}" if mem else ""))
     if info.elided:
         lines.append("... (rows elided in this output: the chip list is a lower bound)")

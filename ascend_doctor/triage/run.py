@@ -14,6 +14,7 @@ paste", with what was missing (and the check's own words). No probe runs and not
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import datetime, timezone
 from typing import Any, Optional
@@ -25,6 +26,7 @@ from ascend_doctor.facts import FactStore
 from ascend_doctor.facts.partial import Shown
 from ascend_doctor.facts.server_env import EnvListing, ListedEnv
 from ascend_doctor.i18n import T
+from ascend_doctor.parsers.npu_smi import NpuChip
 from ascend_doctor.report import HostSummary, Report, Status, TriageSection, TriageSummary, build_report
 from ascend_doctor.seam.host import Distribution, PythonEnv
 from ascend_doctor.triage.paste import PasteFacts, read_paste
@@ -90,6 +92,14 @@ def _python_shown(paste: PasteFacts) -> Shown:
 # What a paste shows of CANN and the driver: a version (and where CANN lives when a path is printed), nothing of
 # NNAL, the toolkit's arch, its version files or whether set_env.sh was sourced; nothing of the firmware.
 CANN_SHOWN = ("found", "version", "installs.root", "installs.version", "active.root", "active.version")
+# What a pasted `npu-smi info` table shows of the NPUs at launch: the chips, their health, totals and the driver —
+# not what was in use. A paste is one moment, often taken while the reported server ran (its own workers then hold
+# the memory): memory use, AI Core load and the process table are not the NPUs' state before `vllm serve`.
+NPU_SMI_MOMENT = ("hbm_used_mb", "memory_used_mb", "aicore_pct", "hugepages_used")
+NPU_SMI_SHOWN = ("found", "tool", "command", "parse_error", "usable",
+                 *(f"info.{k}" for k in ("tool_version", "driver_version", "error", "layout", "has_process_table",
+                                         "elided", "warnings")),
+                 *(f"info.chips.{k}" for k in NpuChip.model_fields if k not in NPU_SMI_MOMENT))
 DRIVER_SHOWN = ("found", "version", "version_info.version")
 
 
@@ -127,6 +137,17 @@ def _image_vllm(paste: PasteFacts, matrix) -> None:
     if row is not None and len(row.vllm) == 1:
         paste.versions["vllm"] = [Seen(value=row.vllm[0], lines=seen.lines, source=f"the vLLM of the vllm-ascend "
                                                                                    f"{seen.value} image")]
+
+
+# An out-of-memory error line (torch_npu's, CANN's 207018, vLLM's KV-cache sizing): beside it, a pasted table's memory
+# use is the evidence of that failure (NPU103 then explains it, ascend_doctor.triage.answer).
+_MEMORY_ERROR = re.compile(r"out of memory|\b207018\b|No available memory for the cache blocks", re.I)
+
+
+def _memory_error(paste: PasteFacts) -> bool:
+    """Whether the paste holds an out-of-memory error: then the table's memory use and processes are read as what
+    the failure saw, not as a moment of unknown time."""
+    return bool(_MEMORY_ERROR.search(paste.text))
 
 
 def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str], dict[str, Shown]]:
@@ -178,6 +199,11 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
         except ParseError as exc:
             fact.parse_error = f"{exc} (paste lines {paste.npu_smi_lines})"
         have["npu_smi"] = fact
+        if not _memory_error(paste):  # an out-of-memory error beside the table: its memory use is the evidence
+            partial["npu_smi"] = Shown(NPU_SMI_SHOWN, T(
+                "a pasted `npu-smi info` table is one moment, often taken while the reported server ran: the "
+                "memory, load and processes it shows are not the NPUs' state at launch (run `npu-smi info` on the "
+                "host before `vllm serve`, or `ascend-doctor check` there)"))
         if paste.health_texts:
             have["npu_health"] = _health(paste, fact)
     else:
