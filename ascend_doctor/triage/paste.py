@@ -297,6 +297,19 @@ _VERSION_LINES = [
     ("cann", re.compile(r"^(?:[-*]\s+)?CANN(?: version| 版本)?\s*[:：=]\s*v?(\d\S*)"), "CANN line"),
     ("cann", re.compile(r"^(?:[-*]\s+)?CANN\s+v?(\d[0-9A-Za-z.]*)\s*$"), "CANN line"),  # `CANN 8.2.RC1`, the whole line
 ]
+# The plain lines issue authors write for the Ascend parts, that the forms above miss (h38g: a version stated on
+# such a line was asked for again): any case, an `Ascend` prefix, a `toolkit`/`version`/`版本` word, `:`/`：`/`=`/`==`,
+# a space or a `-` before the version (`torch_npu-2.5.1`), and a note after it in parentheses or another script
+# (`CANN 8.2.RC1 (ascend-toolkit)`). A driver line counts only with an Ascend driver's numbering (`24.1.rc2`,
+# `25.2.1`: a two-digit year first), so an NVIDIA `Driver: 535.104` is not read as one.
+_LABELLED = re.compile(
+    r"^(?:[-*]\s+|\|\s*)?(?:ascend[-_ ]?)?(?P<label>cann(?:[-_ ]?toolkit)?|torch[-_ ]?npu|pytorch[-_ ]npu|"
+    r"vllm[-_ ]ascend|(?:npu[-_ ])?driver|hdk|驱动)(?:\s*(?:version|ver\.?|版本))?"
+    r"(?:\s*[:：=|]{1,2}\s*|\s+|-(?=v?\d))v?(?P<v>\d[0-9A-Za-z.+_]*)\s*(?:[(（][^)）]*[)）]?)?\s*\|?\s*$", re.I)
+_ASCEND_DRIVER = re.compile(r"\d{2}\.\d+\.(?:rc\d+|\d+)", re.I)
+_LABEL_COMPONENT = (("cann", "cann"), ("torch", "torch_npu"), ("pytorch", "torch_npu"), ("vllm", "vllm_ascend"))
+
+
 # `name: version` lines of sglang's check_env and similar reports (`vllm: 0.13.0`, `torch_npu: 2.8.0.post2`), the
 # same with a full-width colon, `=`/`==` or a space (`Vllm-ascend 0.11.0` / `torch-npu 2.7.1` in an issue body,
 # vllm-ascend#3494), a `version`/`版本` label (`vllm-ascend version: v0.11.0`), a markdown bullet (`- vllm: 0.11.0`)
@@ -333,6 +346,8 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
         name = "torch" if m.group(1).lower() == "pytorch" else m.group(1)
         _add_pkg(f, name, m.group(2), no, "name: version line")
         _extend(f, "version_lines", no)
+    elif not any(pat.match(t) for _, pat, _ in _VERSION_LINES):
+        _labelled(f, t, no)
     if _HCCN.match(t):
         _extend(f, "hccn_tool", no)
     if _BARE_EXCEPTION.match(t) and not any(tb.first <= no <= tb.last for tb in f.tracebacks):
@@ -347,6 +362,23 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
         f.machine = "aarch64" if m.group(1) == "arm64" else m.group(1)
     if _CANN_NA.match(t):
         f.cann_not_available = Seen(value="Not Available", lines=str(no), source="collect_env CANN line")
+
+
+def _labelled(f: PasteFacts, t: str, no: int) -> None:
+    """A plain `label version` line of an Ascend part (_LABELLED): CANN, torch_npu, vllm-ascend or the driver."""
+    m = _LABELLED.match(t)
+    if not m:
+        return
+    label, value = m.group("label").lower(), m.group("v")
+    comp = next((c for prefix, c in _LABEL_COMPONENT if label.startswith(prefix)), "driver")
+    if comp == "driver":
+        if _ASCEND_DRIVER.fullmatch(value) and f.driver_version is None:
+            f.driver_version = Seen(value=value, lines=str(no), source="driver line")
+    elif comp == "cann":
+        f.versions.setdefault("cann", []).append(Seen(value=value, lines=str(no), source="CANN line"))
+    else:
+        _add_pkg(f, "torch-npu" if comp == "torch_npu" else "vllm-ascend", value, no, "name: version line")
+    _extend(f, "version_lines", no)
 
 
 def read_paste(text: str) -> PasteFacts:

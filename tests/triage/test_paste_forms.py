@@ -68,6 +68,22 @@ def test_name_space_version_lines_and_two_cell_table_rows():
     assert versions("torch 2.7.1 is what I have\nI run vllm 0.11.0 here\n") == {}
 
 
+def test_plain_lines_for_cann_torch_npu_vllm_ascend_and_the_driver():
+    """The label forms authors write for the Ascend parts (h38g: a version stated on such a line was asked for again
+    by TRIAGE103): any case, an `Ascend` prefix, `toolkit`/`version`/`版本`, `==` or `-` before the version, a note in
+    parentheses after it. A driver line needs an Ascend driver's numbering; a sentence is still no such line."""
+    assert versions("cann 8.1.rc1\n") == {"cann": "8.1.rc1"}
+    assert versions("CANN版本：8.1.RC1\n") == {"cann": "8.1.RC1"}
+    assert versions("Ascend CANN 8.0.0 (ascend-toolkit)\n") == {"cann": "8.0.0"}
+    assert versions("CANN-toolkit==8.0.RC3\n") == {"cann": "8.0.RC3"}
+    assert versions("torch_npu-2.5.1\npytorch_npu 2.5.1\n")["torch_npu"] == "2.5.1"
+    assert versions("vllm ascend 0.9.1\n") == {"vllm_ascend": "0.9.1"}
+    driver = read_paste("Driver: 24.1.rc2\n").driver_version
+    assert driver is not None and driver.value == "24.1.rc2"
+    assert read_paste("Driver: 535.104.05\n").driver_version is None  # an NVIDIA driver's numbering
+    assert versions("CANN 8.0.RC2 and 8.1.RC1 both fail\nI installed cann 8.1.rc1 yesterday\n") == {}
+
+
 def test_fences_back_to_back_lose_no_line():
     paste = ("```\nvllm                              0.7.3\nvllm_ascend                       0.7.3rc1\n```\n"
              "```\ntorch                             2.5.1\ntorch-npu                         2.5.1\n```\n")
