@@ -23,6 +23,7 @@ from ascend_doctor.core.model import Model
 from ascend_doctor.parsers import _PASTED_COMMANDS
 from ascend_doctor.parsers.npu_smi import header_versions
 from ascend_doctor.text import shellwords
+from ascend_doctor.text.versions import try_parse_version
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -469,7 +470,8 @@ def read_paste(text: str) -> PasteFacts:
             f.npu_smi_lines = _span(lines[i].no, lines[j - 1].no)
             f.sections.append(Section(kind="npu_smi_info", first=lines[i].no, last=lines[j - 1].no))
             driver = (header_versions(lines[i + 1].text) or (None, None))[1]  # a blank field is no version
-            if driver and f.driver_version is None:
+            # nor is a placeholder the author wrote for a version left out (`xx.x.x`, `<version>`, `***`)
+            if driver and try_parse_version(driver) is not None and f.driver_version is None:
                 f.driver_version = Seen(value=driver, lines=str(lines[i + 1].no), source="npu-smi info header")
             i = j
             continue

@@ -84,6 +84,23 @@ def test_plain_lines_for_cann_torch_npu_vllm_ascend_and_the_driver():
     assert versions("CANN 8.0.RC2 and 8.1.RC1 both fail\nI installed cann 8.1.rc1 yesterday\n") == {}
 
 
+@pytest.mark.parametrize("placeholder", ["xx.x.x", "<version>", "***", "24.1.x"])
+def test_a_placeholder_in_a_pasted_npu_smi_header_is_no_driver_version(placeholder):
+    """An author who leaves the version out writes a placeholder in its place (h38g: DRV102 failed one as an
+    unreadable installed version): no driver version is read, as for a blank field."""
+    header = f"| npu-smi {placeholder}                   Version: {placeholder}                      |\n"
+    table = ("+-----------------------------------------------------------------------------------------+\n" + header
+             + "+---------------------------+---------------+---------------------------------------------+\n"
+             "| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|\n"
+             "| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |\n"
+             "+===========================+===============+=============================================+\n"
+             "| 0     910B2               | OK            | 94.2        41                0    / 0      |\n"
+             "| 0                         | 0000:C1:00.0  | 0           0    / 0          3000/ 65536   |\n"
+             "+===========================+===============+=============================================+\n")
+    assert read_paste(table).driver_version is None
+    assert read_paste(table.replace(placeholder, "24.1.rc2")).driver_version.value == "24.1.rc2"
+
+
 def test_fences_back_to_back_lose_no_line():
     paste = ("```\nvllm                              0.7.3\nvllm_ascend                       0.7.3rc1\n```\n"
              "```\ntorch                             2.5.1\ntorch-npu                         2.5.1\n```\n")
