@@ -105,8 +105,8 @@ def json_option(ctx, cmd, name: str):
         return None, [], ctx.skip(T("{option} is not given", option=flag))
     evidence = [ev(T("command line"), cmd.source(name))]
     if cmd.is_cut(name):
-        return None, evidence, ctx.unknown(T("{option} is given, but the text ends inside its value: not read",
-                                             option=flag), evidence)
+        return None, evidence, ctx.unknown(T("{option} is given, but the text elides its value or ends inside it: "
+                                             "not read", option=flag), evidence)
     value, err = cmd.json_value(name)
     if err:
         return None, evidence, ctx.fail(T("{option} is not a JSON object vLLM can read: {error}", option=flag,

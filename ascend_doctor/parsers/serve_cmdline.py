@@ -136,15 +136,23 @@ class ServeCommand(Model):
         v = self._number(name)
         return None if v is None else float(v)
 
-    def _number(self, name: str) -> Optional[str]:
-        dest = _dest(name)
-        if dest in self.unexpanded:
-            from ascend_doctor.core.errors import FactUnavailable
-            from ascend_doctor.i18n import T
+    def _not_shown(self, dest: str) -> None:
+        """FactUnavailable when the option's value is not in the source: a shell expansion it does not resolve, or a
+        value it elides or ends inside (`cut`) — not known, never wrong."""
+        from ascend_doctor.core.errors import FactUnavailable
+        from ascend_doctor.i18n import T
 
+        if dest in self.unexpanded:
             raise FactUnavailable(f"serve_cmd.{dest}", T(
                 "--{option} is {value}, a shell expansion the paste does not resolve",
                 option=dest.replace("_", "-"), value=self.unexpanded[dest]))
+        if dest in self.cut:
+            raise FactUnavailable(f"serve_cmd.{dest}", T(
+                "--{option} is given, but the text elides its value or ends inside it", option=dest.replace("_", "-")))
+
+    def _number(self, name: str) -> Optional[str]:
+        dest = _dest(name)
+        self._not_shown(dest)
         v = self.options.get(dest)
         if v is None or isinstance(v, bool):
             return None
@@ -156,6 +164,7 @@ class ServeCommand(Model):
         raw = self.get(name)
         if raw is None or isinstance(raw, bool):
             return None, None
+        self._not_shown(_dest(name))
         if isinstance(raw, dict):  # from a --config YAML
             return raw, None
         try:

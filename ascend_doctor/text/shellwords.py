@@ -58,3 +58,25 @@ def open_quote(text: str, quote: str = "") -> str:
         elif ch in "'\"":
             quote = ch
     return quote
+
+
+def strip_comment(line: str, quote: str = "") -> str:
+    """`line` without its shell comment: from a `#` that starts a word (at the line's start or after a blank),
+    outside quotes, to the end of the line — as a shell reads `--tp 8 \\  # eight cards`. `quote`: a quote already
+    open at the line's start (a value spread over lines). One pass (linear)."""
+    escaped = False
+    prev = " "
+    for k, ch in enumerate(line):
+        if escaped:
+            escaped = False
+        elif ch == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and prev.isspace():
+            return line[:k]
+        prev = ch
+    return line

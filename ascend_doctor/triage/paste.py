@@ -544,14 +544,17 @@ def read_paste(text: str) -> PasteFacts:
         # --- vllm serve command line (with backslash continuations), or vLLM's `non-default args:` log line
         if f.serve_argv is None or f.serve_commented:
             argv, last, cut = _serve_command(lines, i)
+            argv, elided = _elided_values(argv) if argv else (argv, [])
             commented = lines[i].text.lstrip().startswith("#")  # a root prompt `# ` or a comment: provisional
             if argv and not (f.serve_argv is not None and commented):
                 f.sections = [s for s in f.sections if s.kind != "serve_command"]  # a commented one it replaces
                 f.serve_commented = commented
                 f.serve_argv, f.serve_lines, f.serve_cut = argv, _span(ln.no, lines[last].no), cut
-                words = argv[:-1] if cut else argv  # a cut option's placeholder value is not an elision
-                f.serve_open = bool(cut) or _elided(words) or _runs_off(lines, i, last)
-                f.serve_argv = [w for w in words if not _ELISION.fullmatch(w)] + argv[len(words):]
+                f.serve_open = bool(cut) or bool(elided) or _elided(argv) or _runs_off(lines, i, last)
+                # a cut option's placeholder value is its value; any other elision word stands for options left out
+                f.serve_argv = [w for k, w in enumerate(argv) if not (_ELISION.fullmatch(w) and not (
+                    w == CUT_VALUE and k > 0 and argv[k - 1] in cut + elided))]
+                f.serve_cut = list(dict.fromkeys(cut + elided))
                 f.sections.append(Section(kind="serve_command", first=ln.no, last=lines[last].no))
         # --- tracebacks, bare or inside a log (every line behind the same `(Worker pid=7) ERROR … [core.py:5]`), or
         # from a frame on when the paste left the header out
@@ -755,10 +758,11 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int,
     if before.lstrip().startswith("#") and len(before.lstrip("# \t").split()) > len(_assignments(before).split()):
         return None, i, []  # `# then run vllm serve …`: a comment that mentions the command, not the command
     pre = _assignments(before)  # `VLLM_X=1 vllm serve …`: the shell's environment for the command
-    cmd, j = pre + m.group(1), i
-    while cmd.rstrip().endswith("\\") and j + 1 < len(lines):
+    cmd, j = shellwords.strip_comment(pre + m.group(1)), i
+    while j + 1 < len(lines) and _goes_on(cmd, lines[j + 1].text):
         j += 1
-        cmd = cmd.rstrip()[:-1] + " " + lines[j].text.strip()
+        cmd = cmd.rstrip().removesuffix("\\") + " " + shellwords.strip_comment(lines[j].text.strip(),
+                                                                                shellwords.open_quote(cmd))
     quote = shellwords.open_quote(cmd)
     if quote and cmd[cmd.rfind(quote) + 1:].lstrip().startswith(("{", "[")):
         # a quoted JSON value spread over lines (`--kv-transfer-config '{` … `}'`, vllm-ascend#4986); an apostrophe
@@ -782,10 +786,49 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int,
     return _command_only(argv), j, []
 
 
+def _goes_on(cmd: str, following: str) -> bool:
+    """Whether the command line read so far continues on the `following` line: it ends in a continuation (once
+    its comment is gone: `--tp 8 \\  # eight cards`), or that line is the next option (`--port 8000`) — a comment
+    or an elided value the author wrote on a line of their own breaks the shell's continuation, not the command."""
+    if shellwords.open_quote(cmd):
+        return False  # inside a quoted value: the caller joins the lines of a JSON value
+    return cmd.rstrip().endswith("\\") or following.lstrip().startswith("--")
+
+
 CUT_VALUE = "…"  # the value of an option the paste ends inside
 # A word that stands for the options a reporter left out (`vllm serve M --tp 8 ... --port 8000`): no argument of the
 # command (argparse would refuse it as a positional), and a sign that the command is not all there.
 _ELISION = re.compile(r"\.{3,6}|…{1,3}|\[\.{3}\]|<\.{3}>")
+
+
+# A value the author left out in place (`--max-model-len ...`, `--speculative-config '{...}'`, `'{"mode": "..."}'`,
+# `<...>`, `xxx`): the option is given, its value is not shown.
+_ELIDED_VALUE = re.compile(r"""\s*[\[{(<'"]?\s*(?:\.{3,6}|…{1,3}|x{3,}|X{3,})\s*[\]})>'"]?\s*""")
+
+
+def _elided_values(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(argv with each elided option value replaced by CUT_VALUE, those options). A JSON value with `...` or `…` in
+    it counts as elided too: its keys may be shown, but not all of it. A bare elision after an option whose next
+    word is another option is read as that option's value (judged unknown rather than wrong)."""
+    out, opts = [], []
+    for k, w in enumerate(argv):
+        prev = out[-1] if out else ""
+        opt, eq, value = w.partition("=") if w.startswith("--") else ("", "", "")
+        if eq and _is_elided_value(value):
+            out.append(f"{opt}={CUT_VALUE}")
+            opts.append(opt)
+        elif k >= 3 and prev.startswith("--") and "=" not in prev and _is_elided_value(w) and (
+                not _ELISION.fullmatch(w) or k + 1 == len(argv) or argv[k + 1].startswith("--")):
+            out.append(CUT_VALUE)
+            opts.append(prev)
+        else:
+            out.append(w)
+    return out, opts
+
+
+def _is_elided_value(value: str) -> bool:
+    return bool(_ELIDED_VALUE.fullmatch(value)) or (value.lstrip()[:1] in "{[" and value.strip() != "" and (
+        "..." in value or "…" in value))
 
 
 def _elided(argv: list[str]) -> bool:

@@ -29,7 +29,7 @@ from ascend_doctor.i18n import T
 from ascend_doctor.parsers.npu_smi import NpuChip
 from ascend_doctor.report import HostSummary, Report, Status, TriageSection, TriageSummary, build_report
 from ascend_doctor.seam.host import Distribution, PythonEnv
-from ascend_doctor.triage.paste import PasteFacts, read_paste
+from ascend_doctor.triage.paste import CUT_VALUE, PasteFacts, read_paste
 
 STAGES = ("static", "serve", "triage")
 # Sections the report lists (a log of 20,000 tracebacks is 20,000 sections; the first ones say where to look).
@@ -218,8 +218,11 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
     if paste.serve_argv:
         vllm = paste.first("vllm") or next(iter(paste.packages.get("vllm", [])), None)
         cmd = parse_serve_command(paste.serve_argv, knowledge.matrix, vllm_version=vllm.value if vllm else None)
-        have["serve_cmd"] = cmd.model_copy(update={"cut": [o.lstrip("-").replace("-", "_") for o in paste.serve_cut],
-                                                   "unexpanded": shell_expansions(cmd.options)})
+        # an elision after a flag (`--enforce-eager ... --port 8000`) stands for options left out, not a value
+        cut = [d for d in (o.lstrip("-").replace("-", "_") for o in paste.serve_cut)
+               if not isinstance(cmd.options.get(d), bool)]
+        have["serve_cmd"] = cmd.model_copy(update={"cut": cut, "unexpanded": shell_expansions(cmd.options),
+                                                   "unknown_args": [a for a in cmd.unknown_args if a != CUT_VALUE]})
         from ascend_doctor.triage.model import model_fact
 
         known = model_fact(cmd, knowledge.catalogue) if cmd.recognized else None

@@ -297,6 +297,36 @@ def test_a_quoted_json_value_spread_over_lines_is_one_argument():
     assert prose.serve_argv[:3] == ["vllm", "serve", "/m"] and prose.serve_lines == "1"
 
 
+def test_comments_and_elided_values_in_a_pasted_command_are_not_arguments():
+    """h38g: SERVE105 failed a command for its authors' notes (`\\  # two cards`, a note after an elided value) read
+    as positional arguments, and SERVE307/309 parsed an elision as the JSON value. A `#` that starts a word ends the
+    line (outside quotes); a comment or a note on a line of its own does not end the command when the next line is
+    its next option; an elided value (`...`, `'{...}'`, `xxx`, a JSON value with `...` in it) leaves the option given
+    with its value not shown."""
+    text = ("```\nvllm serve /models/Qwen3-8B \\\n  --tensor-parallel-size 2 \\  # two cards\n"
+            "  --max-model-len ... # long context\n  --served-model-name \"a#b\"   # the name\n"
+            "  --speculative-config '{...}' \\\n  --compilation-config '{\"cudagraph_mode\": \"...\"}' \\\n"
+            "  --port 8000\n```\n")
+    p = read_paste(text)
+    assert p.serve_argv == ["vllm", "serve", "/models/Qwen3-8B", "--tensor-parallel-size", "2", "--max-model-len", "…",
+                            "--served-model-name", "a#b", "--speculative-config", "…", "--compilation-config", "…",
+                            "--port", "8000"]
+    assert p.serve_cut == ["--max-model-len", "--speculative-config", "--compilation-config"]
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.triage.run import triage_text
+
+    by = {x.code: x for x in triage_text("vllm-ascend 0.11.0rc0\nvllm 0.11.0rc3\n" + text, "p.md",
+                                         load_registry(entry_points=False), RunOptions()).findings}
+    for code in ("SERVE105", "SERVE303", "SERVE305", "SERVE308", "SERVE317"):
+        assert by[code].status.value not in ("fail", "warn", "error"), (code, by[code].message)
+    # a flag before an elision that stands for more options keeps the elision meaning "options left out"
+    flags = "vllm-ascend 0.11.0rc0\nvllm 0.11.0rc3\nvllm serve /m --enforce-eager ... --port 8000\n"
+    assert read_paste(flags).serve_open
+    by = {x.code: x for x in triage_text(flags, "p.md", load_registry(entry_points=False), RunOptions()).findings}
+    assert by["SERVE105"].status.value != "fail", by["SERVE105"].message
+
+
 @pytest.mark.parametrize("opening", ["--additional-config '{", "--additional-config='{"])
 def test_a_paste_that_ends_inside_a_quoted_value_does_not_judge_that_value(opening):
     """An issue excerpt or a truncated dump can stop inside `--additional-config '{` (a multi-line JSON the
@@ -315,7 +345,7 @@ def test_a_paste_that_ends_inside_a_quoted_value_does_not_judge_that_value(openi
 
     report = triage_text(text, "paste.md", load_registry(entry_points=False), RunOptions())
     by = {x.code: x for x in report.findings}
-    assert by["SERVE307"].status.value == "unknown" and "ends inside its value" in by["SERVE307"].message
+    assert by["SERVE307"].status.value == "unknown" and "ends inside it" in by["SERVE307"].message
     assert not [x.code for x in report.findings if x.code.startswith("SERVE") and x.status.value == "fail"]
 
 
