@@ -306,7 +306,10 @@ _VERSION_LINES = [
 _LABELLED = re.compile(
     r"^(?:[-*]\s+|\|\s*)?(?:ascend[-_ ]?)?(?P<label>cann(?:[-_ ]?toolkit)?|torch[-_ ]?npu|pytorch[-_ ]npu|"
     r"vllm[-_ ]ascend|(?:npu[-_ ])?driver|hdk|驱动)(?:\s*(?:version|ver\.?|版本))?"
-    r"(?:\s*[:：=|]{1,2}\s*|\s+|-(?=v?\d))v?(?P<v>\d[0-9A-Za-z.+_]*)\s*(?:[(（][^)）]*[)）]?)?\s*\|?\s*$", re.I)
+    r"(?:\s*[:：=|]{1,2}\s*|\s+|-(?=v?\d))v?(?P<v>\d[0-9A-Za-z.+_]*)\s*(?P<note>[(（][^)）]*[)）]?)?\s*\|?\s*$", re.I)
+# A note that says the package was built from a branch, not installed as the release (`vllm-ascend 0.11.0rc0 (main
+# branch)`): the number is the last tag, not what runs — not read as the release.
+_BUILT_NOTE = re.compile(r"main|master|dev|source|commit|branch|nightly|git|源码|分支|开发", re.I)
 _ASCEND_DRIVER = re.compile(r"\d{2}\.\d+\.(?:rc\d+|\d+)", re.I)
 _LABEL_COMPONENT = (("cann", "cann"), ("torch", "torch_npu"), ("pytorch", "torch_npu"), ("vllm", "vllm_ascend"))
 
@@ -343,6 +346,8 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
         if m and m.group(1) not in ("N/A", "Could"):
             f.versions.setdefault(comp, []).append(Seen(value=m.group(1), lines=str(no), source=source))
     m = _NAME_VERSION.match(t)
+    if m and m.group(1).lower().startswith("vllm") and _BUILT_NOTE.search(t[m.end(2):]):
+        return  # `vllm-ascend: 0.11.0rc0（源码安装）`: a build from source, named after the last tag it reached
     if m:
         name = "torch" if m.group(1).lower() == "pytorch" else m.group(1)
         _add_pkg(f, name, m.group(2), no, "name: version line")
@@ -372,6 +377,8 @@ def _labelled(f: PasteFacts, t: str, no: int) -> None:
         return
     label, value = m.group("label").lower(), m.group("v")
     comp = next((c for prefix, c in _LABEL_COMPONENT if label.startswith(prefix)), "driver")
+    if comp != "driver" and m.group("note") and _BUILT_NOTE.search(m.group("note")):
+        return
     if comp == "driver":
         if _ASCEND_DRIVER.fullmatch(value) and f.driver_version is None:
             f.driver_version = Seen(value=value, lines=str(no), source="driver line")
@@ -584,19 +591,32 @@ def read_paste(text: str) -> PasteFacts:
 # names the installed vllm-ascend (a report of the environment beats a sentence about it).
 IMAGE_SOURCE = "the vllm-ascend image the paste names"
 _RELEASE_NUMBER = r"\d{1,3}\.\d{1,3}\.\d{1,3}(?:rc\d{1,3})?(?:\.post\d{1,3})?"  # an image tag's release: 0.11.0rc0
-_IMAGE_RELEASE = re.compile(r"vllm[-_]ascend(?: image)?[: ]{1,2}v?(" + _RELEASE_NUMBER + r")(?![\d.])", re.IGNORECASE)
+_IMAGE_RELEASE = re.compile(r"vllm[-_]ascend(?: image)?[: ]{1,2}v?(" + _RELEASE_NUMBER + r")(?![A-Za-z0-9_.]|-?dev)"
+                            r"|vllm[-_]ascend:v?(" + _RELEASE_NUMBER + r")[-.]?dev\b", re.IGNORECASE)
+# A development image (`vllm-ascend:v0.9.1-dev`, the tip of the v0.9.1-dev branch) is a build after its release, on
+# that release's line: it is read as `0.9.1.post0.dev0`, which no recorded release is (VLLM101 does not hold it to the
+# release's pairing) and whose nearest older recorded release is 0.9.1 (the rules of its line apply).
+DEV_IMAGE = ".post0.dev0"
+_NOTE_AFTER = re.compile(r"\s*[(（][^)）]{0,80}")
 
 
 def _image_release(lines: list[Line]) -> Optional[Seen]:
     """The first vllm-ascend release the paste names by its image or in prose (its source says which)."""
     for ln in lines:
         m = _IMAGE_RELEASE.search(ln.text)
+        if m and m.group(2):
+            return Seen(value=m.group(2).lower() + DEV_IMAGE, lines=str(ln.no),
+                        source=f"the vllm-ascend development image the paste names ({m.group(0)}: a build of its "
+                               f"release branch after the tag)")
         if m:
             # a tag (`vllm-ascend:v0.11.0rc0`, the colon right before the version), `image: vX`, `vX镜像`; not a label
             # (`vllm-ascend: 0.11.0`, a version line of its own)
             rest = m.group(0)[len("vllm-ascend"):]
             image = rest.lower().startswith(" image") or (rest.startswith(":") and not rest[1:2].isspace()) \
                 or "镜像" in ln.text[m.end():m.end() + 3]
+            note = _NOTE_AFTER.match(ln.text, m.end())
+            if not image and note and _BUILT_NOTE.search(note.group(0)):
+                continue  # `vllm-ascend 0.11.0rc0 (main branch)`: a build from a branch, not that release
             return Seen(value=m.group(1).lower(), lines=str(ln.no),
                         source=IMAGE_SOURCE if image else "the vllm-ascend image or release the paste names")
     return None

@@ -270,10 +270,21 @@ def test_a_bare_traceback_whose_body_lines_carry_a_worker_tag_is_one_traceback()
     ("镜像：vllm-ascend:0.14.0RC1 / 0.15.0RC1 / 0.17.0RC1", "0.14.0rc1"),          # the first tag a paste names
     ("- vllm-ascend image: v0.13.0rc1 (also reproducible on main)", "0.13.0rc1"),
     ("docker start vllm-ascend 0.11.0rc0镜像", "0.11.0rc0"),
+    # a development image is a build after its release on that line (h38g: VLLM101 held one to the release's vLLM)
+    ("docker run quay.io/ascend/vllm-ascend:v0.9.1-dev bash", "0.9.1.post0.dev0"),
+    ("image: quay.io/ascend/vllm-ascend:v0.11.0rc0.dev", "0.11.0rc0.post0.dev0"),
+    ("image: quay.io/ascend/vllm-ascend:v0.11.0rc0-openeuler", "0.11.0rc0"),
 ])
 def test_the_release_an_issue_names_by_its_image_is_read(line, release):
     """#39 item 1: image tags. Issue bodies often give the release only as the image they ran."""
     assert versions(f"### Your current environment\n{line}\n")["vllm_ascend"] == release
+
+
+def test_a_release_number_noted_as_a_branch_build_is_not_the_release():
+    """`vllm-ascend 0.11.0rc0 (main branch)`: the number is the last tag a source build reached, not what runs."""
+    assert "vllm_ascend" not in versions("vllm-ascend 0.11.0rc0 (main branch)\nvllm 0.10.2\n")
+    assert "vllm_ascend" not in versions("vllm-ascend: 0.11.0rc0（源码安装）\n")
+    assert versions("vllm-ascend 0.11.0rc0 (pip)\n")["vllm_ascend"] == "0.11.0rc0"
 
 
 def test_an_environment_report_beats_an_image_tag():
