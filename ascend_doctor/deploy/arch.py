@@ -180,9 +180,10 @@ def derived_max_len(cfg: dict) -> tuple[Optional[int], str, list[str]]:
 
 def mtp_layers(cfg: dict) -> Optional[int]:
     """The checkpoint's MTP layers (`mtp_num_hidden_layers` of Qwen3.5/Next, `num_nextn_predict_layers` of
-    DeepSeek/GLM), in the text config or the top level; None when config.json names none."""
+    DeepSeek/GLM, or its transformers 5 name `num_mtp_layers`), in the text config or the top level; None when
+    config.json names none."""
     tc = text_config(cfg)
-    for key in ("mtp_num_hidden_layers", "num_nextn_predict_layers"):
+    for key in ("mtp_num_hidden_layers", "num_nextn_predict_layers", "num_mtp_layers"):
         for source in (tc, cfg):
             if isinstance(source.get(key), int):
                 return source[key]

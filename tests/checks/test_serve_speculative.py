@@ -68,3 +68,21 @@ def test_steps_that_are_no_multiple_of_the_layers_fail_like_vllm(tmp_path):
     f = judge(str(d), {"method": "deepseek_mtp", "num_speculative_tokens": 3})
     assert f.status == Status.FAIL and "num_speculative_tokens:3 must be divisible by n_predict=2" in f.message
     assert judge(str(d), {"method": "deepseek_mtp", "num_speculative_tokens": 4}).status == Status.WARN
+
+
+def test_a_count_the_config_class_defaults_or_names_by_its_new_key_is_read(tmp_path):
+    """h38g: a config.json without the MTP count was judged "no MTP layers" where the runtime defaults it. transformers
+    5's DeepseekV3Config and Glm4MoeConfig default `num_mtp_layers` (their attribute_map's name for
+    num_nextn_predict_layers) to 1; a config.json that writes `num_mtp_layers` names the count by that key."""
+    def model(name: str, **keys) -> str:
+        d = tmp_path / name
+        d.mkdir()
+        (d / "config.json").write_text(json.dumps({"architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe",
+                                                   "num_attention_heads": 96, **keys}))
+        return str(d)
+
+    f = judge(model("no-key"), {"method": "mtp", "num_speculative_tokens": 1})
+    assert f.status == Status.PASS and "1 MTP layer(s)" in f.message, f.message
+    assert any("defaults it to 1" in str(e.excerpt) for e in f.evidence)
+    f = judge(model("new-key", num_mtp_layers=2), {"method": "mtp", "num_speculative_tokens": 3})
+    assert f.status == Status.FAIL and "n_predict=2" in f.message
