@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import List, Optional, Tuple
 
+from ascend_doctor.core.errors import FactUnavailable
 from ascend_doctor.i18n import T, join, known
 from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.plugin import check, ev, step
@@ -260,18 +261,26 @@ def forbidden_packages(ctx):
     """
     py = ctx.fact("python")
     anywhere = sorted({v for r in ctx.matrix.serve_rules if r.kind == "forbidden_package" for v in r.values})
-    if not any(py.dist(name) is not None for name in anywhere):
+    if not any(py.listed(name) is not None for name in anywhere) and not any(  # one installed is enough to judge
+            py.dist(name) is not None for name in anywhere):
         return ctx.ok(T("none of {anywhere} is installed (no hardware rule can apply)", anywhere=', '.join(anywhere)),
                       [ev(f"installed in {py.executable}", "none of: " + ", ".join(anywhere))])
     rules, evidence, out = rules_of_kind(ctx, "forbidden_package")
     if out:
         return out
     found: List[str] = []
+    unseen = None  # a package a partial list cannot place: judged only when no other one is installed
     for r in rules:
         for name in r.values:
-            d = py.dist(name)
+            try:
+                d = py.dist(name)
+            except FactUnavailable as exc:
+                unseen = unseen or exc
+                continue
             if d is not None:
                 found.append(f"{d.name} {d.version}")
+    if not found and unseen is not None:
+        raise unseen
     evidence.insert(0, ev(f"installed in {py.executable}", ", ".join(found) or "none of: " + ", ".join(
         sorted({v for r in rules for v in r.values}))))
     if not found:
@@ -285,12 +294,13 @@ def forbidden_packages(ctx):
 
 def _removals(ctx, py, rules) -> list:
     """One pip-remove step per rule, for the family of this host it covers (the renderer checks the rule again)."""
-    fams = families(ctx.fact("npu_smi")) or {}
+    told = ctx.try_fact("npu_family")  # npu-smi's, or the family a pasted image's suffix names
+    fams = told.families if told is not None else {}
     va = py.dist("vllm-ascend")
     out = []
     for r in rules:
         fam = next((f for f in sorted(fams) if f in r.hardware), None)
-        there = [py.dist(n) for n in r.values if py.dist(n) is not None]
+        there = [py.listed(n) for n in r.values if py.listed(n) is not None]
         if fam and va and there:
             out.append(step("pip-remove", rule=r.id, family=fam, vllm_ascend=va.version,
                             packages=[d.name for d in there], was={d.name: d.version for d in there}))

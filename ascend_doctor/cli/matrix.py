@@ -255,7 +255,7 @@ def sync_cmd(ascend, vllm, transformers, pypi_json, ascend_git, extra, fmt, outp
     res = sync(knowledge.matrix, ascend=ascend, vllm=vllm, transformers=transformers, pypi_json=pypi_json,
                additional_config=knowledge.additional_config, names=knowledge.release_names,
                support=knowledge.support_matrix, known_issues=knowledge.known_issues, ascend_git=ascend_git,
-               refusals=knowledge.release_refusals, kv_pool_env=knowledge.kv_pool_env,
+               refusals=knowledge.release_refusals, kv_pool_env=knowledge.kv_pool_env, images=knowledge.images,
                release_fixes=knowledge.release_fixes if ascend_git else None)
     if fmt == "json":
         text = dump_json(res.model_dump(mode="json"))

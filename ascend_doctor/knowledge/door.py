@@ -300,6 +300,11 @@ class Knowledge:
         return self.table("serve/kv-pool-env")
 
     @property
+    def images(self):
+        """What each official vllm-ascend image holds, from its release's own recipe (ImageTable)."""
+        return self.table("serve/images")
+
+    @property
     def release_refusals(self):
         """The messages each vllm-ascend release refuses a configuration with at start (ReleaseRefusals)."""
         return self.table("signatures/release-refusals")

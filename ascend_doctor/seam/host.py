@@ -146,6 +146,9 @@ class PythonEnv(Model):
                                                                           "patterns): a distribution whose name "
                                                                           "holds one and is not listed is not "
                                                                           "installed")
+    absent: list[str] = Field(default_factory=list, description="with `listed_only`: distributions another source "
+                                                                  "says are not installed (the recipe of the "
+                                                                  "official image a paste names)")
     error: Optional[str] = None
     error_message: str = ""
     _names: Optional[tuple] = PrivateAttr(None)  # (list identity, name index): _name_index
@@ -160,7 +163,7 @@ class PythonEnv(Model):
         if not self.listed_only:
             return True
         want = normalize_name(name)
-        return any(p in want for p in self.listed_patterns)
+        return any(p in want for p in self.listed_patterns) or want in self.absent
 
     def listed(self, name: str) -> Optional[Distribution]:
         """The distribution called `name` (PEP 503 normalised) if the list holds it; None otherwise, even when a

@@ -29,6 +29,7 @@ from ascend_doctor.sync.diff import (
     transformers_proposals,
 )
 from ascend_doctor.sync.hf import read_transformers_release
+from ascend_doctor.sync.images import image_proposals, merge_images, read_images
 from ascend_doctor.sync.kv_pool_env import kv_pool_env_proposals, merge_kv_pool_env, read_kv_pool_env
 from ascend_doctor.sync.metadata import read_pypi_json
 from ascend_doctor.sync.names import names_proposals, read_names
@@ -47,12 +48,12 @@ TARGET = {table: shown(f"{name}.toml") for table, name in (
     ("names_vllm", "serve/names-vllm"), ("names_vllm_ascend", "serve/names-vllm-ascend"),
     ("support_matrix", "serve/support-matrix"), ("known_issues", "serve/known-issues"),
     ("release_fixes", "signatures/release-fixes"), ("release_refusals", "signatures/release-refusals"),
-    ("kv_pool_env", "serve/kv-pool-env"))}
+    ("kv_pool_env", "serve/kv-pool-env"), ("images", "serve/images"))}
 ORDER = tuple(TARGET)
 # a table whose rows the file names otherwise (`[[release]]`)
 ARRAY = {"additional_config": "release", "names_vllm": "release", "names_vllm_ascend": "release",
          "support_matrix": "release", "known_issues": "known_issue", "release_fixes": "fix",
-         "release_refusals": "refusal", "kv_pool_env": "requirement"}
+         "release_refusals": "refusal", "kv_pool_env": "requirement", "images": "image"}
 
 
 class SyncResult(Model):
@@ -63,14 +64,15 @@ class SyncResult(Model):
 def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = (), transformers: Sequence[str] = (),
          pypi_json: Sequence[str] = (), today: Optional[date] = None, additional_config=None,
          names: Optional[Dict[str, Any]] = None, support=None, known_issues=None, ascend_git: Optional[str] = None,
-         release_fixes=None, refusals=None, kv_pool_env=None) -> SyncResult:
+         release_fixes=None, refusals=None, kv_pool_env=None, images=None) -> SyncResult:
     """Read the inputs and propose rows. InputError (one line, naming the file) for an input that is not what its
     option says. `additional_config` is the serve/additional-config table the vllm-ascend releases' keys are
     compared with, `names` project -> its serve/names-* table, `support` the serve/support-matrix table,
     `known_issues` the serve/known-issues table (none: every release read is proposed as new); `ascend_git` a
     vllm-ascend repository whose fixes are compared with `release_fixes` (signatures/release-fixes); `refusals` the
     signatures/release-refusals table the releases' start-up refusals are compared with, `kv_pool_env` the
-    serve/kv-pool-env table their KV-pool guides' host requirements are compared with."""
+    serve/kv-pool-env table their KV-pool guides' host requirements are compared with, `images` the serve/images
+    table their image recipes are compared with."""
     res = SyncResult()
     tables: List[AscendTable] = []
     owns: List[AscendOwn] = []
@@ -80,6 +82,7 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
     notes: List[Tuple[Any, Dict[str, Any], str]] = []  # (version, known issues, source) per tree read
     refused: Dict[str, Tuple[Dict[str, dict], str]] = {}  # version -> (its start-up refusals, source)
     kv_env: Dict[str, Tuple[List[dict], str]] = {}  # version -> (its KV-pool guide's requirements, source)
+    recipes: Dict[str, Tuple[List[dict], str]] = {}  # version -> (its image recipes, source)
     for path in ascend:
         tree = open_tree(path)
         table, own = read_release_table(tree), read_own(tree)
@@ -103,6 +106,7 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
                 notes.append((own.version, read_known_issues(text), f"{cite(tree)}{sha}:{NOTES}"))
             refused[own.version] = (read_refusals(tree.read), cite(tree))
             kv_env[own.version] = (read_kv_pool_env(tree.read), cite(tree))
+            recipes[own.version] = (read_images(tree.read, tree.listdir, own.version, cite(tree)), cite(tree))
             matrix_row = read_support_matrix(tree.read, tree.listdir, serve_parser(matrix, own.vllm_tag))
             if matrix_row is not None:
                 supports[own.version] = {"source": f"{cite(tree)}{sha}", **matrix_row}
@@ -136,7 +140,8 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
                      + support_proposals(support, supports)
                      + _known_issue_proposals(known_issues, notes)
                      + refusal_proposals(refusals, merge_refusals(refused))
-                     + kv_pool_env_proposals(kv_pool_env, merge_kv_pool_env(kv_env)))
+                     + kv_pool_env_proposals(kv_pool_env, merge_kv_pool_env(kv_env))
+                     + image_proposals(images, merge_images(recipes)))
     if ascend_git:
         res.proposals += _fix_proposals(ascend_git, release_fixes, res)
     return res

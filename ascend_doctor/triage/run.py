@@ -55,7 +55,29 @@ LISTINGS = {
 }
 
 
-def _python(paste: PasteFacts) -> Optional[PythonEnv]:
+def _image_recipe(paste: PasteFacts, images) -> Any:
+    """The recipe of the official image the paste names (serve/images), when no full package list says what is
+    installed; None otherwise. The image's own tag suffix gives its chip family (`-310p`), else the A2 build."""
+    if paste.image is None or paste.packages_complete or paste.collect_env_packages or images is None:
+        return None
+    return images.find(paste.image.value, paste.image_family.value if paste.image_family else None)
+
+
+def _from_recipe(paste: PasteFacts, recipe) -> list[str]:
+    """Put the packages the image's recipe pins into the paste (where the paste names none of them) and return the
+    ones the recipe says the image does not hold — each sourced to the recipe, never over the paste's own words."""
+    from ascend_doctor.triage.paste import Seen
+
+    source = T("the recipe of the {image} image ({where})", image=recipe.id, where=recipe.source)
+    for name, version in recipe.pinned(paste.machine).items():
+        comp = name.replace("-", "_")
+        if name not in paste.packages and paste.first(comp) is None:
+            paste.packages[name] = [Seen(value=version, lines=paste.image.lines, source=source)]
+    return [n for n in recipe.absent(paste.machine) if n not in paste.packages
+            and paste.first(n.replace("-", "_")) is None]
+
+
+def _python(paste: PasteFacts, absent: Optional[list[str]] = None) -> Optional[PythonEnv]:
     if not paste.packages and not paste.versions:
         return None
     dists: dict[str, Distribution] = {}
@@ -71,14 +93,14 @@ def _python(paste: PasteFacts) -> Optional[PythonEnv]:
     py = paste.python_version.value if paste.python_version else ""
     return PythonEnv(executable="(python of the paste)", version=py, implementation="CPython" if py else "",
                      machine=paste.machine or "", distributions=list(dists.values()),
-                     listed_only=not paste.packages_complete, pointer_bits=paste.python_bits,
+                     listed_only=not paste.packages_complete, pointer_bits=paste.python_bits, absent=absent or [],
                      listed_patterns=list(COLLECT_ENV_PIP_PATTERNS) if paste.collect_env_packages else [])
 
 
 def _python_shown(paste: PasteFacts) -> Shown:
     """What a paste shows of the serving python: names and versions, never requirements, locations or the ABI."""
-    paths = ["executable", "distributions.name", "distributions.version", "listed_only", "listed_patterns", "ok",
-             "error", "error_message"]
+    paths = ["executable", "distributions.name", "distributions.version", "listed_only", "listed_patterns", "absent",
+             "ok", "error", "error_message"]
     if paste.python_version:
         paths += ["version", "implementation"]
     if paste.machine:
@@ -163,7 +185,9 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
     lack: dict[str, str] = {}
     partial: dict[str, Shown] = {}
     _image_vllm(paste, knowledge.matrix)
-    py = _python(paste)
+    recipe = _image_recipe(paste, knowledge.images)
+    absent = _from_recipe(paste, recipe) if recipe is not None else []
+    py = _python(paste, absent)
     if py is not None:
         have["python"] = py
         partial["python"] = _python_shown(paste)
@@ -180,6 +204,12 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
         have["env"] = ListedEnv({}, EnvListing(T("the paste"), (), why=T(
             "the paste has no environment-variable block (collect_env's `ENV Variables:`)")))
     cann = paste.first("cann")
+    if cann is None and recipe is not None and recipe.cann:  # the CANN the image is built FROM
+        from ascend_doctor.triage.paste import Seen
+
+        cann = Seen(value=recipe.cann, lines=paste.image.lines, source=T(
+            "the CANN base image of the {image} image's recipe", image=recipe.id))
+        paste.versions["cann"] = [cann]
     if cann is not None:
         root = paste.cann_path.value if paste.cann_path else "(CANN of the paste)"
         inst = CannInstall(root=root, dir_version=None, version=cann.value)
