@@ -186,6 +186,8 @@ def read_images(read: Callable[[str], Optional[str]], listdir: Callable[[str], O
         text = read(name) if m else None
         if not text:
             continue
+        if not _FROM.search(text):
+            continue  # no base image: not a recipe of an image
         variant, os_ = (m.group(1) or "").lower(), "openeuler" if m.group(2) else "ubuntu"
         rows.append({"id": image_id(release, variant, os_), "release": release, "dockerfile": name,
                      "family": VARIANTS[variant][1], "os": os_, **read_recipe(text, reqs),

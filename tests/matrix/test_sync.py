@@ -116,6 +116,7 @@ def test_sync_proposes_exactly_the_planted_rows(upstream):
                transformers=[upstream["transformers"]], pypi_json=list(upstream["pypi"].values()))
     got = sorted((p.table, p.id, p.change) for p in res.proposals)
     assert got == [("additional_config", "0.31.0rc1", "new"),
+                   ("images", "v0.31.0rc1", "new"),
                    ("package_index", "triton-ascend-not-on-pypi", "new"),
                    ("transformers_models", "5.25.0", "new"),
                    ("vllm_ascend_release", "0.31.0rc1", "new"),
@@ -140,6 +141,7 @@ def test_sync_proposes_exactly_the_planted_rows(upstream):
     assert tf["after"] == "5.24.0" and tf["model_types"] == ["planted_type"] and tf["removed_model_types"] == []
     index = by["package_index"].row
     assert index["versions"] == ["3.2.3"] and "0.31.0rc1" in index["note"]
+    assert by["images"].row["cann"] == "9.1.0" and by["images"].row["python"] == "3.12"  # its Dockerfile's base
     keys = by["additional_config"].row
     assert keys["keys"] == ["enable_cpu_binding", "planted_key"] and keys["strict"] is True
     assert keys["source"].startswith("pypi:vllm_ascend-0.31.0rc1.tar.gz (sha256 ")
@@ -165,7 +167,9 @@ def test_proposed_rows_are_valid_matrix_toml(upstream, tmp_path):
     assert r.exit_code == 1, r.output  # rows proposed
     data = loads_toml(r.output, "sync output")
     assert {k: len(v) for k, v in data.items()} == {"vllm_ascend_release": 1, "vllm_parsers": 1, "vllm_models": 1,
-                                                    "transformers_models": 1, "package_index": 1, "release": 1}
+                                                    "transformers_models": 1, "package_index": 1, "release": 1,
+                                                    "image": 1}
+    data.pop("image")  # serve/images rows go to their own table's file
     keys = tmp_path / "keys.toml"  # the --additional-config row goes to its own table's file
     keys.write_text('table = "serve/additional-config"\n' + emit_rows("release", data.pop("release")))
     assert Knowledge([str(keys)]).additional_config.row_for("0.31.0rc1")[0].top_keys == {"enable_cpu_binding",
