@@ -30,6 +30,10 @@ class ReleaseFix(Model, extra="forbid"):
     since: str = Field("", description="the lowest release with the code the fix removed or changed (git blame; "
                                        "`first` for a fix that only adds lines); '' when git blame named nothing, "
                                        "'main' when no release tag has that code")
+    branch: str = Field("", description="the release branch the fix was made on, never on main ('': main)")
+    unknown_from: str = Field("", description="a release branch's fix: the first main-line release after the "
+                                              "branch's fork; whether it or a later release carries the fix is not "
+                                              "known")
 
     def present_in(self, version: str) -> bool:
         """Whether release `version` has the code this fix corrects: a release below `since` never had it (a
@@ -48,10 +52,14 @@ class ReleaseFix(Model, extra="forbid"):
 
     def carried_by(self, version: str, newest: str) -> Optional[bool]:
         """Whether release `version` has this fix; None when `version` is newer than the history read (`newest`)
-        and the fix is on main only, or when `version` is no version."""
+        and the fix is on main only, when a release branch's fix meets a main-line release at or after
+        `unknown_from`, or when `version` is no version."""
         v, top = try_parse_version(version), try_parse_version(newest)
         if v is None or top is None:
             return None
+        after = try_parse_version(self.unknown_from) if self.unknown_from else None
+        if after is not None and v >= after:
+            return None  # the main line after a release branch's fork: it may have fixed the code otherwise
         if not self.first:
             return False if v <= top else None
         first = try_parse_version(self.first)

@@ -170,13 +170,26 @@ def _since(hunks: List[Dict[str, str]], by_commit: Dict[str, set], by_pr: Dict[s
     return order[since] if since >= 0 else ""
 
 
-def read_fixes(git: Git, branch: str = "main") -> List[dict]:
-    """Every fix of `branch`, newest first: sha, pr, subject, issues, functions, first, missing, since."""
+def read_fixes(git: Git, branch: str = "main", release_branches: bool = True) -> List[dict]:
+    """Every fix of `branch`, newest first: sha, pr, subject, issues, functions, first, missing, since — then, with
+    `release_branches`, the fixes made only on a release branch (`_branch_fixes`)."""
     releases = _releases(git)
     order = [v for v, _ in releases]
     by_commit, by_pr = _carriers(git, releases)
-    log = git(["log", "--first-parent", branch, "-p", "-U0", "--no-color",
+    rows = _fix_rows(git, ["--first-parent", branch], order, by_commit, by_pr)
+    if release_branches:
+        rows += _branch_fixes(git, branch, releases, by_commit, by_pr, rows)
+    return rows
+
+
+def _fix_rows(git: Git, revs: List[str], order: List[str], by_commit: Dict[str, set], by_pr: Dict[str, set],
+              below: str = "") -> List[dict]:
+    """The fix rows of the commits `git log REVS` lists; `below`: the release from which on whether a release
+    carries a fix is not known (a release branch's fix: the main line after the branch's fork), so `missing` stops
+    there."""
+    log = git(["log", *revs, "-p", "-U0", "--no-color",
                "--format=" + END + "%H" + SEP + "%s" + SEP + "%b" + SEP, "--", "vllm_ascend"])
+    stop = order.index(below) if below in order else len(order)
     rows = []
     for record in log.split(END)[1:]:
         sha, subject, body, patch = (record.split(SEP, 3) + ["", "", ""])[:4]
@@ -187,8 +200,8 @@ def read_fixes(git: Git, branch: str = "main") -> List[dict]:
             continue
         pr = (_PR.findall(subject) or [""])[-1]
         carriers = _carried_by(sha, subject, by_commit, by_pr)
-        first = next((v for v in order if v in carriers), "")
-        missing = [v for v in order[order.index(first) + 1:] if v not in carriers] if first else []
+        first = next((v for v in order[:stop] if v in carriers), "")
+        missing = [v for v in order[order.index(first) + 1:stop] if v not in carriers] if first else []
         removed = _removed(patch)
         # a fix that only adds lines says nothing of when its bug came (the line beside it may be older or newer
         # than the code it guards: h38f judged one such date wrong): no release before the fix is claimed
@@ -199,6 +212,45 @@ def read_fixes(git: Git, branch: str = "main") -> List[dict]:
                      "issues": sorted({int(n) for n in _ISSUE.findall(subject + "\n" + body)} - {int(pr or 0)}),
                      "functions": functions, "first": first, "missing": missing, "since": since})
     return rows
+
+
+# The maintained release lines: `releases/v0.13.0`, `releases/v0.20.2rc`, and the older `v0.9.1-dev`
+_RELEASE_BRANCH = re.compile(r"^(?:releases/v\d+\.\d+\.\d+\S*|v\d+\.\d+\.\d+-dev)$")
+
+
+def _branch_fixes(git: Git, main: str, releases: List[tuple], by_commit: Dict[str, set], by_pr: Dict[str, set],
+                  main_rows: List[dict]) -> List[dict]:
+    """The fixes made on a release branch and never on `main` (vllm-ascend#3557 on v0.11.0-dev, #9957 on
+    releases/v0.20.2rc: the releases users run take them, main had them otherwise or not at all). A cherry-pick of a
+    main fix (its PR number or its words) is the main row's. Each row names its `branch` and `unknown_from`: the
+    first main-line release after the branch's fork — whether that release or a later one carries the fix is not
+    known (main may have fixed the code otherwise, or never had it)."""
+    order = [v for v, _ in releases]
+    seen = {str(r["pr"]) for r in main_rows if r["pr"]} | {same_change(r["subject"]) for r in main_rows} - {""}
+    on_main = [v for v, tag in releases if _is_ancestor(git, tag, main)]
+    out: List[dict] = []
+    for name in sorted(git(["for-each-ref", "--format=%(refname:short)", "refs/heads"]).split()):
+        if not _RELEASE_BRANCH.match(name):
+            continue
+        fork = git(["merge-base", main, name]).strip()
+        tags = dict(releases)  # the first main-line release past the fork (a tag at the fork is the branch's base)
+        after = next((v for v in on_main if _is_ancestor(git, fork, tags[v])
+                      and git(["rev-parse", tags[v] + "^{commit}"]).strip() != fork), "")
+        for row in _fix_rows(git, ["--first-parent", name, "^" + main], order, by_commit, by_pr, below=after):
+            keys = set(re.findall(r"#(\d+)", row["subject"])) | {same_change(row["subject"])}
+            if keys & seen:
+                continue
+            seen |= keys - {""}
+            out.append({**row, "branch": name, "unknown_from": after})
+    return out
+
+
+def _is_ancestor(git: Git, a: str, b: str) -> bool:
+    try:
+        git(["merge-base", "--is-ancestor", a, b])
+        return True
+    except subprocess.CalledProcessError:
+        return False
 
 
 def newest_release(git: Git) -> Optional[str]:

@@ -124,6 +124,24 @@ def test_since_is_the_first_release_with_the_code_a_fix_changed(history):
     assert table.after("0.9.2rc1", path, "decode") == []  # 0.9.2rc1 had no decode to fix
 
 
+def test_a_fix_made_only_on_a_release_branch_is_read_with_what_is_not_known(history):
+    """A fix on releases/v0.9.1 that main never took (vllm-ascend#3557 on v0.11.0-dev): v0.9.1.post1 carries it, the
+    branch's base v0.9.1rc1 and its v0.9.1 lack it, and whether main's v0.9.2rc1 (past the fork) has it is not
+    known — main may have fixed the code otherwise. A cherry-pick of a main fix stays the main row's."""
+    _git(history, "checkout", "-q", "releases/v0.9.1")
+    _commit(history, MLA.replace("return q", "return q * 1").replace("return 1", "return 3"),
+            "[BugFix] Fix the MLA helper on 0.9.1 (#20)", "Fixes #19")
+    _git(history, "tag", "v0.9.1.post1")
+    _git(history, "checkout", "-q", "main")
+    rows = {r["pr"]: r for r in read_fixes(git_runner(str(history / ".git")))}
+    branch = rows[20]
+    assert (branch["branch"], branch["first"], branch["unknown_from"]) == ("releases/v0.9.1", "0.9.1.post1", "0.9.2rc1")
+    assert branch["issues"] == [19] and 15 not in rows  # #15 is #12's cherry-pick
+    fix = ReleaseFix(**{k: v for k, v in branch.items() if v not in ("", [], 0)})
+    assert fix.carried_by("0.9.1", "0.9.2rc1") is False and fix.carried_by("0.9.1.post1", "0.9.2rc1") is True
+    assert fix.carried_by("0.9.2rc1", "0.9.2rc1") is None and not fix.lacked_by("0.9.2rc1", "0.9.2rc1")
+
+
 def test_sync_proposes_what_the_table_lacks(history):
     rows = read_fixes(git_runner(str(history / ".git")))
     assert {p.id for p in fix_proposals(None, rows)} == {r["sha"] for r in rows}
