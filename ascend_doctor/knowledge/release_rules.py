@@ -456,6 +456,27 @@ def qwen3_next_model(cmd, env, model) -> Answer:
     return hit, {}, "model_type qwen3_next" if hit else ""
 
 
+# The architectures vLLM builds with encoder-only attention (EncoderOnlyAttention / attn_type "encoder_only"): the
+# registry entries of its bert.py, roberta.py, bert_with_rope.py and modernbert.py (vLLM 0.32.0
+# vllm/model_executor/models/registry.py; 0.10.1.1's bert.py and roberta.py build the same attention).
+ENCODER_ONLY_ARCHITECTURES = frozenset({
+    "BertModel", "BertForMaskedLM", "BertForSequenceClassification", "BertForTokenClassification",
+    "BertSpladeSparseEmbeddingModel", "BgeM3EmbeddingModel", "GteModel", "GteNewModel",
+    "GteNewForSequenceClassification",
+    "ModernBertModel", "ModernBertForSequenceClassification", "ModernBertForTokenClassification", "NomicBertModel",
+    "RobertaModel", "RobertaForMaskedLM", "RobertaForSequenceClassification", "RobertaForTokenClassification",
+    "XLMRobertaModel", "XLMRobertaForSequenceClassification", "XLMRobertaForTokenClassification",
+})
+
+
+def encoder_only_model(cmd, env, model) -> Answer:
+    """An encoder-only model (a BERT/RoBERTa/XLM-RoBERTa embedding model or reranker: bge-m3, bge-reranker)."""
+    if model is None:
+        return None
+    hits = [a for a in model.get("architectures") or [] if a in ENCODER_ONLY_ARCHITECTURES]
+    return bool(hits), {}, (f"architectures {', '.join(hits)}: encoder-only attention" if hits else "")
+
+
 CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
     f.__name__: f for f in (
         prefix_cache_block_size, default_prefix_cache_block_size, cache_block_size, v0_cache_features_default_v0,
@@ -465,7 +486,7 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         quant_fp8_block, lora, lora_v1_opt_in, lora_fully_sharded_tp, lora_expert_parallel, launch_blocking_graph,
         dsv4_block_size, dsv4_block_size_128, index_topk_cache_dtype, kv_nz_not_d_node, kv_nz_not_mla,
         layer_sharding_not_p_node, recompute_scheduler_mixed, moe_model, qwen3_next_model,
-        flashcomm_vl_arch, flashcomm_vl_config)
+        flashcomm_vl_arch, flashcomm_vl_config, encoder_only_model)
 }
 
 

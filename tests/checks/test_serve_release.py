@@ -342,3 +342,15 @@ def test_flashcomm_with_a_vl_model_is_refused_where_the_release_checks_it():  # 
         assert rule not in judge(vl, release, env={"VLLM_ASCEND_ENABLE_FLASHCOMM1": "0"}).message
         assert rule not in judge("", release, env=env).message  # Qwen3-8B: not VL
     assert "REL-B16" not in judge(vl, "0.13.0", env={"VLLM_ASCEND_ENABLE_FLASHCOMM1": "1"}).message
+
+
+def test_an_encoder_only_model_is_refused_by_the_releases_whose_v1_attention_refuses_it():  # vllm-ascend#4796
+    """vLLM 0.10.1.1 runs BERT/RoBERTa models on V1, whose attention in vllm-ascend 0.10.1rc1-0.11.0rc0 raises for
+    any attention type but decoder; 0.11.0rc1 admits ENCODER_ONLY, and 0.10.0rc1's vLLM keeps them on V0."""
+    xlmr = '--hf-overrides {"architectures":["XLMRobertaForSequenceClassification"]}'
+    f = _with(xlmr, "0.10.2rc1")
+    assert f.status == Status.FAIL and "REL-B11-002" in f.message and "PallasAttentionBackendImpl" in f.message
+    assert "0.11.0rc1" in f.remediation
+    assert "REL-B11-002" not in _with(xlmr, "0.11.0rc1").message
+    assert "REL-B11-002" not in _with(xlmr, "0.10.0rc1").message
+    assert "REL-B11-002" not in _with("", "0.10.2rc1").message  # a decoder model
