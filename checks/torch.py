@@ -121,8 +121,9 @@ def torch_npu_pair(ctx):
                          version=npu.version), evidence)
 
 
-def _documented_pairs(m, npu_version: str, cann: str) -> List[str]:
-    """Sources that name this torch_npu together with this CANN (torch_npu table row, vllm-ascend release rows)."""
+def _documented_pairs(m, npu_version: str, cann: str, images=None) -> List[str]:
+    """Sources that name this torch_npu together with this CANN (torch_npu table row, vllm-ascend release rows, an
+    official image whose recipe pins the torch_npu over that CANN base image: a build the release ships)."""
     v = try_parse_version(cann)
     out = []
     row = m.torch_npu_row(npu_version)
@@ -134,6 +135,11 @@ def _documented_pairs(m, npu_version: str, cann: str) -> List[str]:
         if any(version_in(nv, f"=={x}") for x in r.torch_npu) and any(version_in(v, f"=={x}") for x in r.cann):
             out.append(f"vllm-ascend {r.version}: torch_npu {', '.join(r.torch_npu)} ↔ CANN {', '.join(r.cann)} "
                        f"[source: {_row_source(r)}]")
+    for img in images.image if images is not None and v is not None and nv is not None else ():
+        pin = img.installs.get("torch-npu", "")
+        if img.cann and pin.startswith("==") and version_in(nv, pin) and version_in(v, f"=={img.cann}"):
+            out.append(f"the official image {img.id}: torch_npu {pin[2:]} over CANN {img.cann} [source: {img.source}]")
+            break
     return out
 
 
@@ -181,7 +187,7 @@ def torch_npu_cann(ctx):
     source = if_shown(lambda: c.active.version_source)
     evidence.append(ev(f"CANN at {c.active.root}", f"version {c.version}" + (f" (from {source})" if source else "")))
     m = ctx.matrix
-    pairs = _documented_pairs(m, npu.version, c.version)
+    pairs = _documented_pairs(m, npu.version, c.version, ctx.knowledge.images)
     if pairs:
         evidence.append(ev("matrix", "\n".join(pairs)))
         return ctx.ok(T("torch_npu {version} with CANN {version2} is a documented pair", version=npu.version,

@@ -109,3 +109,14 @@ def test_a_paste_that_names_only_the_image_is_judged_by_its_recipe():
     duo = _triage("image: quay.io/ascend/vllm-ascend:v0.18.0rc1-310p\nvllm serve /models/Qwen3-8B --max-model-len "
                   "4096 --dtype float16 --enforce-eager\n")["HW104"]
     assert duo.status.value == "warn" and "triton-ascend 3.2.0" in duo.message, duo.message
+
+
+def test_the_official_image_is_a_documented_torch_npu_and_cann_pair():
+    """The 0.21.0rc1-310p image builds torch_npu 2.10.0 over a CANN 9.1.0 base (the other images of that release over
+    9.0.0): the release ships that pair, so TORCH102 does not call it untested; an advisory about a torch_npu/CANN
+    pair whose other condition (the NNAL) the paste does not show does not match."""
+    f = _triage("image: quay.io/ascend/vllm-ascend:v0.21.0rc1-310p\nvllm serve /models/Qwen3-8B --max-model-len 4096 "
+                "--dtype float16 --enforce-eager\n")["TORCH102"]
+    assert f.status.value == "pass" and "documented pair" in f.message, f.message
+    adv = _triage("image: quay.io/ascend/vllm-ascend:v0.11.0rc1\nvllm serve /models/Qwen3-8B\n")["VLLM103"]
+    assert "ADV-2026-009" not in adv.message and "NNAL" in adv.message, adv.message

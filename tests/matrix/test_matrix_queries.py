@@ -232,7 +232,13 @@ def test_advisories_with_cann_driver_machine(m):
     assert ids({"vllm-ascend": "0.11.0", "torch": "2.8.0"}) == []
     assert not {"ADV-2026-002", "ADV-2026-003", "ADV-2026-004"} & {a.id for a in m.advisories}
     assert ids({"triton": "3.6.0", "triton-ascend": "3.2.0"}) == ["ADV-2026-011"]
-    assert ids({"torch_npu": "2.7.1", "cann": "8.3.RC1"}) == ["ADV-2026-009"]
+    # ADV-2026-009 (Ascend/pytorch#99): an NNAL of another release than the toolkit; the official 0.11.0rc1 image's
+    # own NNAL does not match, nor does an NNAL nobody has seen; the torch_npu daily build wants an NNAL >= 8.0.0
+    assert ids({"torch_npu": "2.7.1", "cann": "8.3.RC1", "nnal": "8.2.RC1"}) == ["ADV-2026-009"]
+    assert ids({"torch_npu": "2.7.1", "cann": "8.3.RC1", "nnal": "8.3.RC1"}) == []
+    assert ids({"torch_npu": "2.7.1", "cann": "8.3.RC1"}) == []
+    assert ids({"torch-npu": "2.5.1.dev20250218", "nnal": "8.0.RC3"}) == ["ADV-2026-010"]
+    assert ids({"torch-npu": "2.5.1.dev20250218", "nnal": "8.0.0"}) == []
     # the release its maintainers withdrew (#267: "Please use v0.7.3rc2 instead."), not its successor
     assert ids({"vllm-ascend": "0.7.3rc1"}) == ["ADV-2026-012"] and ids({"vllm-ascend": "0.7.3rc2"}) == []
 
