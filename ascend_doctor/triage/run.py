@@ -69,6 +69,8 @@ def _from_recipe(paste: PasteFacts, recipe) -> list[str]:
     from ascend_doctor.triage.paste import Seen
 
     source = T("the recipe of the {image} image ({where})", image=recipe.id, where=recipe.source)
+    if paste.python_version is None and recipe.python:  # the base image's interpreter: vLLM runs in it
+        paste.python_version = Seen(value=recipe.python, lines=paste.image.lines, source=source)
     for name, version in recipe.pinned(paste.machine).items():
         comp = name.replace("-", "_")
         if name not in paste.packages and paste.first(comp) is None:
