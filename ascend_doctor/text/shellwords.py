@@ -43,11 +43,13 @@ def split(text: str) -> list[str]:
     return words
 
 
-def open_quote(text: str, quote: str = "") -> str:
-    """The quote (' or ") still open at the end of `text`, starting inside `quote`; "" when none — the shell's own
-    rule: nothing escapes inside '…', a backslash escapes the next character elsewhere. One pass (linear)."""
+def _walk(text: str, quote: str = "", stop=None) -> tuple[str, int]:
+    """One pass of the shell's quoting rules over `text`, starting inside `quote` — nothing escapes inside '…', a
+    backslash escapes the next character elsewhere: (the quote still open at the end, the index of the first
+    character outside quotes that `stop(character, the one before)` accepts, or -1). Linear."""
     escaped = False
-    for ch in text:
+    prev = " "
+    for k, ch in enumerate(text):
         if escaped:
             escaped = False
         elif ch == "\\" and quote != "'":
@@ -57,26 +59,20 @@ def open_quote(text: str, quote: str = "") -> str:
                 quote = ""
         elif ch in "'\"":
             quote = ch
-    return quote
+        elif stop is not None and stop(ch, prev):
+            return quote, k
+        prev = ch
+    return quote, -1
+
+
+def open_quote(text: str, quote: str = "") -> str:
+    """The quote (' or ") still open at the end of `text`, starting inside `quote`; "" when none."""
+    return _walk(text, quote)[0]
 
 
 def strip_comment(line: str, quote: str = "") -> str:
     """`line` without its shell comment: from a `#` that starts a word (at the line's start or after a blank),
     outside quotes, to the end of the line — as a shell reads `--tp 8 \\  # eight cards`. `quote`: a quote already
-    open at the line's start (a value spread over lines). One pass (linear)."""
-    escaped = False
-    prev = " "
-    for k, ch in enumerate(line):
-        if escaped:
-            escaped = False
-        elif ch == "\\" and quote != "'":
-            escaped = True
-        elif quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "#" and prev.isspace():
-            return line[:k]
-        prev = ch
-    return line
+    open at the line's start (a value spread over lines)."""
+    k = _walk(line, quote, lambda ch, prev: ch == "#" and prev.isspace())[1]
+    return line[:k] if k >= 0 else line
