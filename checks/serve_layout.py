@@ -318,6 +318,16 @@ def expert_parallel(ctx):
 _MTP_DEFAULT_ONE = frozenset({"dots3_note", "nemotron_h", "deepseek_v3", "glm4_moe", "deepseek_v4", "hy_v4"})
 
 
+def _has_mtp_module(ctx, model_type: str) -> bool:
+    """Whether vLLM has an MTP draft model for this model type (`<model_type>_mtp` among the MTPModelTypes of the
+    newest vLLM recorded, or DeepSeek's): a count config.json leaves out may then be the config class's default
+    (h38g: one more such model type than _MTP_DEFAULT_ONE knew)."""
+    table = ctx.knowledge.release_names.get("vllm")
+    rows = table.releases if table is not None else ()
+    known = set(rows[-1].names.get("mtp_model_type") or ()) if rows else set()
+    return bool(model_type) and (f"{model_type}_mtp" in known or model_type.startswith("deepseek"))
+
+
 @check("SERVE308", "serve-speculative-config", severity="error", stage="serve", needs=["serve_cmd", "serve_model"])
 def speculative_config(ctx):
     """An MTP `--speculative-config` asks for draft steps the checkpoint's MTP layers can give
@@ -355,6 +365,11 @@ def speculative_config(ctx):
     evidence.append(ev(f"file: {m.path}/config.json", f"model_type: {model_type}, MTP layers: "
                                                        + ("absent" if layers is None else "not named (the config class "
                                                           "defaults it to 1)" if defaulted else str(layers))))
+    if layers is None and _has_mtp_module(ctx, model_type):
+        return ctx.unknown(T("{path}/config.json does not name its MTP layer count (num_nextn_predict_layers / "
+                             "mtp_num_hidden_layers) and vLLM has an MTP module for model_type {model_type}: whether "
+                             "its config class defaults the count is not known here", path=m.path,
+                             model_type=model_type), evidence)
     if not layers:
         return ctx.fail(T("{method} drafts with the checkpoint's MTP layers, but {path}/config.json has none "
                           "(num_nextn_predict_layers / mtp_num_hidden_layers {seen})", method=method, path=m.path,

@@ -72,6 +72,15 @@ def shell_expansions(options: dict) -> dict[str, str]:
     return {k: v for k, v in options.items() if isinstance(v, str) and _SHELL_EXPANSION.search(v)}
 
 
+_WHOLE_EXPANSION = re.compile(r"\$(?:\{[A-Za-z_@*#?0-9][^{}]*\}|\([^()]*\)|[A-Za-z_]\w*|[0-9@*#?])")
+
+
+def is_expansion(word: str) -> bool:
+    """Whether a word is one shell expansion and nothing else (`$EXTRA_ARGS`, `${ARGS[@]}`, `$@`, `$(cat args)`):
+    in a pasted launch script it stands for words the paste does not show."""
+    return bool(_WHOLE_EXPANSION.fullmatch(word))
+
+
 def launch_of(argv: list[str]) -> Launch:
     """The `Launch` of a command line (pure)."""
     rest = list(argv)

@@ -309,6 +309,7 @@ _LABELLED = re.compile(
     r"(?:\s*[:：=|]{1,2}\s*|\s+|-(?=v?\d))v?(?P<v>\d[0-9A-Za-z.+_]*)\s*(?P<note>[(（][^)）]*[)）]?)?\s*\|?\s*$", re.I)
 # A note that says the package was built from a branch, not installed as the release (`vllm-ascend 0.11.0rc0 (main
 # branch)`): the number is the last tag, not what runs — not read as the release.
+_DEV_VERSION = re.compile(r"\.dev\d|\+")  # `0.11.0rc1.dev45+g1a2b3c`: the build names itself
 _BUILT_NOTE = re.compile(r"main|master|dev|source|commit|branch|nightly|git|源码|分支|开发", re.I)
 _ASCEND_DRIVER = re.compile(r"\d{2}\.\d+\.(?:rc\d+|\d+)", re.I)
 _LABEL_COMPONENT = (("cann", "cann"), ("torch", "torch_npu"), ("pytorch", "torch_npu"), ("vllm", "vllm_ascend"))
@@ -338,15 +339,15 @@ def _exports(f: PasteFacts, s: str, no: int) -> None:
         f.exports[name] = Seen(value=value, lines=str(no), source="export line" if head else "docker -e option")
 
 
-def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
-    """The facts one line states by itself: a version line, `name: version`, an hccn_tool answer, a bare exception,
-    collect_env's Python, OS and CANN lines. Every pattern is anchored on the line's first character."""
+def _version_lines(f: PasteFacts, t: str, no: int) -> None:
+    """The versions one line states: collect_env's version lines, `name: version`, a plain label line."""
     for comp, pat, source in _VERSION_LINES:
         m = pat.match(t)
         if m and m.group(1) not in ("N/A", "Could"):
             f.versions.setdefault(comp, []).append(Seen(value=m.group(1), lines=str(no), source=source))
     m = _NAME_VERSION.match(t)
-    if m and m.group(1).lower().startswith("vllm") and _BUILT_NOTE.search(t[m.end(2):]):
+    if m and m.group(1).lower().startswith("vllm") and _BUILT_NOTE.search(t[m.end(2):]) \
+            and not _DEV_VERSION.search(m.group(2)):
         return  # `vllm-ascend: 0.11.0rc0（源码安装）`: a build from source, named after the last tag it reached
     if m:
         name = "torch" if m.group(1).lower() == "pytorch" else m.group(1)
@@ -354,6 +355,13 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
         _extend(f, "version_lines", no)
     elif not any(pat.match(t) for _, pat, _ in _VERSION_LINES):
         _labelled(f, t, no)
+
+
+def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
+    """The facts one line states by itself: a version line, `name: version`, an hccn_tool answer, a bare exception,
+    collect_env's Python, OS and CANN lines. Every pattern is anchored on the line's first character."""
+    cut = t.find(" #")  # `vllm-ascend 0.11.0rc1   # the image's`: the author's comment is not part of the version
+    _version_lines(f, t[:cut].rstrip() if cut > 0 else t, no)
     if _HCCN.match(t):
         _extend(f, "hccn_tool", no)
     if _BARE_EXCEPTION.match(t) and not any(tb.first <= no <= tb.last for tb in f.tracebacks):
@@ -377,8 +385,9 @@ def _labelled(f: PasteFacts, t: str, no: int) -> None:
         return
     label, value = m.group("label").lower(), m.group("v")
     comp = next((c for prefix, c in _LABEL_COMPONENT if label.startswith(prefix)), "driver")
-    if comp != "driver" and m.group("note") and _BUILT_NOTE.search(m.group("note")):
-        return
+    if comp != "driver" and m.group("note") and _BUILT_NOTE.search(m.group("note")) \
+            and not _DEV_VERSION.search(value):
+        return  # a release number noted as a branch build; a full dev-build version says what it is itself
     if comp == "driver":
         if _ASCEND_DRIVER.fullmatch(value) and f.driver_version is None:
             f.driver_version = Seen(value=value, lines=str(no), source="driver line")

@@ -179,7 +179,7 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
     parses the paste's serve command."""
     from ascend_doctor.knowledge.serve_options import parse_serve as parse_serve_command
     from ascend_doctor.parsers.ascend_files import DriverVersionInfo
-    from ascend_doctor.parsers.serve_cmdline import shell_expansions
+    from ascend_doctor.parsers.serve_cmdline import is_expansion, shell_expansions
     from ascend_doctor.probes import load_probes
     from ascend_doctor.probes.cann import CannFact, CannInstall, DriverFact
 
@@ -253,8 +253,13 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
         # an elision after a flag (`--enforce-eager ... --port 8000`) stands for options left out, not a value
         cut = [d for d in (o.lstrip("-").replace("-", "_") for o in paste.serve_cut)
                if not isinstance(cmd.options.get(d), bool)]
+        # a word that is a shell expansion by itself (`$EXTRA_ARGS`, `"$@"`) stands for options the paste does not
+        # resolve: no positional argument, and the command is open (h38g: SERVE105 failed one)
+        spread = [a for a in cmd.unknown_args if is_expansion(a)]
+        paste.serve_open = paste.serve_open or bool(spread)
         have["serve_cmd"] = cmd.model_copy(update={"cut": cut, "unexpanded": shell_expansions(cmd.options),
-                                                   "unknown_args": [a for a in cmd.unknown_args if a != CUT_VALUE]})
+                                                   "unknown_args": [a for a in cmd.unknown_args
+                                                                    if a != CUT_VALUE and a not in spread]})
         from ascend_doctor.triage.model import model_fact
 
         known = model_fact(cmd, knowledge.catalogue) if cmd.recognized else None

@@ -86,3 +86,14 @@ def test_a_count_the_config_class_defaults_or_names_by_its_new_key_is_read(tmp_p
     assert any("defaults it to 1" in str(e.excerpt) for e in f.evidence)
     f = judge(model("new-key", num_mtp_layers=2), {"method": "mtp", "num_speculative_tokens": 3})
     assert f.status == Status.FAIL and "n_predict=2" in f.message
+
+
+def test_a_count_left_out_for_a_model_type_with_an_mtp_module_is_not_known(tmp_path):
+    """h38g: a model type whose MTP module vLLM has (`qwen3_next_mtp`) with no count in config.json: the config
+    class may default it, so not known — not "no MTP layers". A model type with no MTP module still fails."""
+    d = tmp_path / "next"
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps({"architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next",
+                                               "num_attention_heads": 16}))
+    f = judge(str(d), {"method": "qwen3_next_mtp", "num_speculative_tokens": 1})
+    assert f.status == Status.UNKNOWN and "model_type qwen3_next" in f.message, f.message

@@ -101,6 +101,29 @@ def test_a_placeholder_in_a_pasted_npu_smi_header_is_no_driver_version(placehold
     assert read_paste(table.replace(placeholder, "24.1.rc2")).driver_version.value == "24.1.rc2"
 
 
+def test_a_version_line_with_a_comment_or_a_full_dev_build_is_read():
+    """h38g: a version line with the author's `# comment` after it, and a development build's full version with
+    the revision noted after it, were not read (TRIAGE103 asked for them again); a bare release number noted as a
+    branch build still is not taken for the release."""
+    assert versions("vllm-ascend 0.11.0rc1   # from the image\n") == {"vllm_ascend": "0.11.0rc1"}
+    assert versions("vllm-ascend: 0.11.0rc1.dev45+g1a2b3c (commit 1a2b3c)\n") == {
+        "vllm_ascend": "0.11.0rc1.dev45+g1a2b3c"}
+    assert versions("vllm-ascend 0.11.0rc0 (main branch)\n") == {}
+
+
+def test_a_word_that_is_one_shell_expansion_is_no_positional_argument(tmp_path):
+    """h38g: `vllm serve $MODEL $EXTRA_ARGS --port 8000` in a launch script — `$EXTRA_ARGS` stands for options the
+    paste does not resolve, so SERVE105 does not fail it as a positional, and the command counts as shown in part."""
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.triage.run import triage_text
+
+    text = "vllm-ascend 0.11.0rc0\nvllm 0.11.0rc3\nvllm serve /models/Qwen3-8B $EXTRA_ARGS --port 8000\n"
+    by = {x.code: x for x in triage_text(text, "p.md", load_registry(entry_points=False), RunOptions()).findings}
+    assert by["SERVE105"].status.value != "fail", by["SERVE105"].message
+    assert by["SERVE101"].status.value == "unknown"  # an option the expansion may hold is not known
+
+
 def test_fences_back_to_back_lose_no_line():
     paste = ("```\nvllm                              0.7.3\nvllm_ascend                       0.7.3rc1\n```\n"
              "```\ntorch                             2.5.1\ntorch-npu                         2.5.1\n```\n")
