@@ -612,7 +612,10 @@ _NOTE_AFTER = re.compile(r"\s*[(（][^)）]{0,80}")
 def _image_release(lines: list[Line]) -> Optional[Seen]:
     """The first vllm-ascend release the paste names by its image or in prose (its source says which)."""
     for ln in lines:
-        m = _IMAGE_RELEASE.search(ln.text)
+        text, cut = ln.text, ln.text.find(" #")
+        if cut > 0 and (_NAME_VERSION.match(text[:cut].strip()) or _LABELLED.match(text[:cut].strip())):
+            text = text[:cut]  # `vllm 0.10.2rc1  # presumably vllm-ascend v0.10.2rc1`: the line states one version
+        m = _IMAGE_RELEASE.search(text)
         if m and m.group(2):
             return Seen(value=m.group(2).lower() + DEV_IMAGE, lines=str(ln.no),
                         source=f"the vllm-ascend development image the paste names ({m.group(0)}: a build of its "
@@ -622,8 +625,8 @@ def _image_release(lines: list[Line]) -> Optional[Seen]:
             # (`vllm-ascend: 0.11.0`, a version line of its own)
             rest = m.group(0)[len("vllm-ascend"):]
             image = rest.lower().startswith(" image") or (rest.startswith(":") and not rest[1:2].isspace()) \
-                or "镜像" in ln.text[m.end():m.end() + 3]
-            note = _NOTE_AFTER.match(ln.text, m.end())
+                or "镜像" in text[m.end():m.end() + 3]
+            note = _NOTE_AFTER.match(text, m.end())
             if not image and note and _BUILT_NOTE.search(note.group(0)):
                 continue  # `vllm-ascend 0.11.0rc0 (main branch)`: a build from a branch, not that release
             return Seen(value=m.group(1).lower(), lines=str(ln.no),

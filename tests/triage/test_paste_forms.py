@@ -109,6 +109,8 @@ def test_a_version_line_with_a_comment_or_a_full_dev_build_is_read():
     assert versions("vllm-ascend: 0.11.0rc1.dev45+g1a2b3c (commit 1a2b3c)\n") == {
         "vllm_ascend": "0.11.0rc1.dev45+g1a2b3c"}
     assert versions("vllm-ascend 0.11.0rc0 (main branch)\n") == {}
+    # the comment of a version line states nothing of its own (h38g: it was read as the other package's version)
+    assert versions("vllm 0.10.2rc1   # presumably the vllm-ascend v0.10.2rc1 release\n") == {"vllm": "0.10.2rc1"}
 
 
 def test_a_word_that_is_one_shell_expansion_is_no_positional_argument(tmp_path):
