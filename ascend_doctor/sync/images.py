@@ -37,7 +37,6 @@ _PIP = re.compile(r"(?:python3?(?:\.\d+)?\s+-m\s+)?pip3?\s+(install|uninstall)\s
 _X86_ONLY = re.compile(r"""if\s+\[\s+"?\$\(uname\s+-[im]\)"?\s*==?\s*"?x86_64"?\s*\]""")
 _REQ_LINE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*"
                        r"([<>=!~][^;#\s]*(?:\s*,\s*[<>=!~][^;#\s]*)*)?")
-_WHEEL = re.compile(r"([A-Za-z0-9_]+)-(\d[^-/]*)-[^/]*\.whl$")
 _SHELL_SET = re.compile(r"""(?:^|\s)([A-Z_][A-Z0-9_]*)=("[^"]*"|'[^']*'|[^\s;]+)""")
 _SCRIPT = re.compile(r"(?:^|\s)(?:bash\s+|sh\s+|\./)\S*\.sh\b")  # run, not `source …/set_env.sh`
 
@@ -163,10 +162,9 @@ def _installed(words: List[str], reqs: Dict[str, str]) -> Dict[str, str]:
             elif "/vllm" in w:
                 out["vllm"] = ""
             continue
-        wheel = _WHEEL.search(w.replace("%2B", "+").split("${", 1)[0] + (".whl" if "${" in w and w.endswith(".whl")
-                                                                           else ""))
+        wheel = _wheel_name(w)
         if wheel:
-            out[normalize_name(wheel.group(1))] = "wheel"
+            out[wheel] = "wheel"
             continue
         if "://" in w or "$" in w:
             continue
@@ -174,6 +172,17 @@ def _installed(words: List[str], reqs: Dict[str, str]) -> Dict[str, str]:
         if m:
             out[normalize_name(m.group(1))] = (m.group(3) or "")
     return out
+
+
+def _wheel_name(word: str) -> Optional[str]:
+    """The distribution a wheel file or URL installs (`…/torch_npu-2.9.0.post1%2Bgit4c901a4-${PYTHON_TAG}-….whl`:
+    torch-npu), read from the file name's first dash-separated field; None for any other word. No regex: a URL
+    word may be long."""
+    if not word.endswith(".whl"):
+        return None
+    base = word.rsplit("/", 1)[-1]
+    name, _, rest = base.partition("-")
+    return normalize_name(name) if name and rest[:1].isdigit() and name.replace("_", "a").isalnum() else None
 
 
 def read_images(read: Callable[[str], Optional[str]], listdir: Callable[[str], Optional[List[str]]], release: str,

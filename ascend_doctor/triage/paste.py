@@ -606,7 +606,6 @@ _IMAGE_RELEASE = re.compile(r"vllm[-_]ascend(?: image)?[: ]{1,2}v?(" + _RELEASE_
 # that release's line: it is read as `0.9.1.post0.dev0`, which no recorded release is (VLLM101 does not hold it to the
 # release's pairing) and whose nearest older recorded release is 0.9.1 (the rules of its line apply).
 DEV_IMAGE = ".post0.dev0"
-_NOTE_AFTER = re.compile(r"\s*[(（][^)）]{0,80}")
 
 
 def _image_release(lines: list[Line]) -> Optional[Seen]:
@@ -626,8 +625,8 @@ def _image_release(lines: list[Line]) -> Optional[Seen]:
             rest = m.group(0)[len("vllm-ascend"):]
             image = rest.lower().startswith(" image") or (rest.startswith(":") and not rest[1:2].isspace()) \
                 or "镜像" in text[m.end():m.end() + 3]
-            note = _NOTE_AFTER.match(text, m.end())
-            if not image and note and _BUILT_NOTE.search(note.group(0)):
+            after = text[m.end():].lstrip()[:80]  # a note in parentheses right after the number
+            if not image and after[:1] in ("(", "（") and _BUILT_NOTE.search(after):
                 continue  # `vllm-ascend 0.11.0rc0 (main branch)`: a build from a branch, not that release
             return Seen(value=m.group(1).lower(), lines=str(ln.no),
                         source=IMAGE_SOURCE if image else "the vllm-ascend image or release the paste names")
@@ -835,7 +834,7 @@ _ELISION = re.compile(r"\.{3,6}|…{1,3}|\[\.{3}\]|<\.{3}>")
 
 # A value the author left out in place (`--max-model-len ...`, `--speculative-config '{...}'`, `'{"mode": "..."}'`,
 # `<...>`, `xxx`): the option is given, its value is not shown.
-_ELIDED_VALUE = re.compile(r"""\s*[\[{(<'"]?\s*(?:\.{3,6}|…{1,3}|x{3,}|X{3,})\s*[\]})>'"]?\s*""")
+_ELIDED_VALUE = re.compile(r"""[\[{(<'"]?(?:\.{3,6}|…{1,3}|x{3,}|X{3,})[\]})>'"]?""")  # matched without blanks
 
 
 def _elided_values(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -859,8 +858,8 @@ def _elided_values(argv: list[str]) -> tuple[list[str], list[str]]:
 
 
 def _is_elided_value(value: str) -> bool:
-    return bool(_ELIDED_VALUE.fullmatch(value)) or (value.lstrip()[:1] in "{[" and value.strip() != "" and (
-        "..." in value or "…" in value))
+    bare = "".join(value.split())
+    return bool(_ELIDED_VALUE.fullmatch(bare)) or (bare[:1] in ("{", "[") and ("..." in bare or "…" in bare))
 
 
 def _elided(argv: list[str]) -> bool:

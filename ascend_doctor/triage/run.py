@@ -174,14 +174,82 @@ def _memory_error(paste: PasteFacts) -> bool:
     return bool(_MEMORY_ERROR.search(paste.text))
 
 
+def _cann(paste: PasteFacts, recipe, have: dict, lack: dict, partial: dict) -> None:
+    """The `cann` fact of a paste: the version it states, else the CANN base image of the official image it names."""
+    from ascend_doctor.probes.cann import CannFact, CannInstall
+
+    cann = paste.first("cann")
+    if cann is None and recipe is not None and recipe.cann:  # the CANN the image is built FROM
+        from ascend_doctor.triage.paste import Seen
+
+        cann = Seen(value=recipe.cann, lines=paste.image.lines, source=T(
+            "the CANN base image of the {image} image's recipe", image=recipe.id))
+        paste.versions["cann"] = [cann]
+    if cann is None:
+        lack["cann"] = T("the paste does not say which CANN is installed")
+        return
+    root = paste.cann_path.value if paste.cann_path else "(CANN of the paste)"
+    inst = CannInstall(root=root, dir_version=None, version=cann.value)
+    have["cann"] = CannFact(found=True, installs=[inst], active=inst, version=cann.value)
+    partial["cann"] = Shown(CANN_SHOWN, T("the paste gives the CANN version only (not NNAL/ATB, the toolkit's "
+                                          "arch, its version files or whether set_env.sh was sourced)"))
+
+
+def _npu_smi(paste: PasteFacts, have: dict, lack: dict, partial: dict) -> None:
+    """The `npu_smi` fact of a pasted table (its occupancy hidden unless an out-of-memory error explains it) and the
+    health outputs beside it."""
+    if paste.npu_smi_text is None:
+        lack["npu_smi"] = T("the paste has no `npu-smi info` table")
+        return
+    from ascend_doctor.core.errors import ParseError
+    from ascend_doctor.parsers.npu_smi import parse_npu_smi_info
+    from ascend_doctor.probes.npu import CommandSummary, NpuSmiFact
+
+    fact = NpuSmiFact(found=True, tool="npu-smi", command=CommandSummary(argv=["npu-smi", "info"], returncode=0))
+    try:
+        fact.info = parse_npu_smi_info(paste.npu_smi_text)
+    except ParseError as exc:
+        fact.parse_error = f"{exc} (paste lines {paste.npu_smi_lines})"
+    have["npu_smi"] = fact
+    if not _memory_error(paste):  # an out-of-memory error beside the table: its memory use is the evidence
+        partial["npu_smi"] = Shown(NPU_SMI_SHOWN, T(
+            "a pasted `npu-smi info` table is one moment, often taken while the reported server ran: the "
+            "memory, load and processes it shows are not the NPUs' state at launch (run `npu-smi info` on the "
+            "host before `vllm serve`, or `ascend-doctor check` there)"))
+    if paste.health_texts:
+        have["npu_health"] = _health(paste, fact)
+
+
+def _serve(paste: PasteFacts, knowledge, have: dict, partial: dict) -> None:
+    """The `serve_cmd` fact of the paste's command (and the catalogue model it names): what the paste elides or
+    leaves to the shell is given but not shown, never a wrong value or a positional argument."""
+    from ascend_doctor.knowledge.serve_options import parse_serve as parse_serve_command
+    from ascend_doctor.parsers.serve_cmdline import is_expansion, shell_expansions
+    from ascend_doctor.triage.model import model_fact
+
+    vllm = paste.first("vllm") or next(iter(paste.packages.get("vllm", [])), None)
+    cmd = parse_serve_command(paste.serve_argv, knowledge.matrix, vllm_version=vllm.value if vllm else None)
+    # an elision after a flag (`--enforce-eager ... --port 8000`) stands for options left out, not a value
+    cut = [d for d in (o.lstrip("-").replace("-", "_") for o in paste.serve_cut)
+           if not isinstance(cmd.options.get(d), bool)]
+    # a word that is a shell expansion by itself (`$EXTRA_ARGS`, `"$@"`) stands for options the paste does not
+    # resolve: no positional argument, and the command is open (h38g: SERVE105 failed one)
+    spread = [a for a in cmd.unknown_args if is_expansion(a)]
+    paste.serve_open = paste.serve_open or bool(spread)
+    have["serve_cmd"] = cmd.model_copy(update={"cut": cut, "unexpanded": shell_expansions(cmd.options),
+                                               "unknown_args": [a for a in cmd.unknown_args
+                                                                if a != CUT_VALUE and a not in spread]})
+    known = model_fact(cmd, knowledge.catalogue) if cmd.recognized else None
+    if known is not None:
+        have["serve_model"], partial["serve_model"] = known
+
+
 def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str], dict[str, Shown]]:
     """(facts the paste states, facts it lacks -> why, facts it shows in part -> what it shows); `knowledge`
     parses the paste's serve command."""
-    from ascend_doctor.knowledge.serve_options import parse_serve as parse_serve_command
     from ascend_doctor.parsers.ascend_files import DriverVersionInfo
-    from ascend_doctor.parsers.serve_cmdline import is_expansion, shell_expansions
     from ascend_doctor.probes import load_probes
-    from ascend_doctor.probes.cann import CannFact, CannInstall, DriverFact
+    from ascend_doctor.probes.cann import DriverFact
 
     have: dict[str, Any] = {"paste": paste}
     lack: dict[str, str] = {}
@@ -205,41 +273,8 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
     else:  # nothing shown: every variable unknown, but the command line's own `K=V` still count (server_env)
         have["env"] = ListedEnv({}, EnvListing(T("the paste"), (), why=T(
             "the paste has no environment-variable block (collect_env's `ENV Variables:`)")))
-    cann = paste.first("cann")
-    if cann is None and recipe is not None and recipe.cann:  # the CANN the image is built FROM
-        from ascend_doctor.triage.paste import Seen
-
-        cann = Seen(value=recipe.cann, lines=paste.image.lines, source=T(
-            "the CANN base image of the {image} image's recipe", image=recipe.id))
-        paste.versions["cann"] = [cann]
-    if cann is not None:
-        root = paste.cann_path.value if paste.cann_path else "(CANN of the paste)"
-        inst = CannInstall(root=root, dir_version=None, version=cann.value)
-        have["cann"] = CannFact(found=True, installs=[inst], active=inst, version=cann.value)
-        partial["cann"] = Shown(CANN_SHOWN, T("the paste gives the CANN version only (not NNAL/ATB, the toolkit's "
-                                              "arch, its version files or whether set_env.sh was sourced)"))
-    else:
-        lack["cann"] = T("the paste does not say which CANN is installed")
-    if paste.npu_smi_text is not None:
-        from ascend_doctor.core.errors import ParseError
-        from ascend_doctor.parsers.npu_smi import parse_npu_smi_info
-        from ascend_doctor.probes.npu import CommandSummary, NpuSmiFact
-
-        fact = NpuSmiFact(found=True, tool="npu-smi", command=CommandSummary(argv=["npu-smi", "info"], returncode=0))
-        try:
-            fact.info = parse_npu_smi_info(paste.npu_smi_text)
-        except ParseError as exc:
-            fact.parse_error = f"{exc} (paste lines {paste.npu_smi_lines})"
-        have["npu_smi"] = fact
-        if not _memory_error(paste):  # an out-of-memory error beside the table: its memory use is the evidence
-            partial["npu_smi"] = Shown(NPU_SMI_SHOWN, T(
-                "a pasted `npu-smi info` table is one moment, often taken while the reported server ran: the "
-                "memory, load and processes it shows are not the NPUs' state at launch (run `npu-smi info` on the "
-                "host before `vllm serve`, or `ascend-doctor check` there)"))
-        if paste.health_texts:
-            have["npu_health"] = _health(paste, fact)
-    else:
-        lack["npu_smi"] = T("the paste has no `npu-smi info` table")
+    _cann(paste, recipe, have, lack, partial)
+    _npu_smi(paste, have, lack, partial)
     _family(paste, have, lack)
     if paste.driver_version is not None:
         have["driver"] = DriverFact(found=True, version_info=DriverVersionInfo(version=paste.driver_version.value))
@@ -248,23 +283,7 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
     else:
         lack["driver"] = T("the paste does not give the driver version (npu-smi info or driver version.info)")
     if paste.serve_argv:
-        vllm = paste.first("vllm") or next(iter(paste.packages.get("vllm", [])), None)
-        cmd = parse_serve_command(paste.serve_argv, knowledge.matrix, vllm_version=vllm.value if vllm else None)
-        # an elision after a flag (`--enforce-eager ... --port 8000`) stands for options left out, not a value
-        cut = [d for d in (o.lstrip("-").replace("-", "_") for o in paste.serve_cut)
-               if not isinstance(cmd.options.get(d), bool)]
-        # a word that is a shell expansion by itself (`$EXTRA_ARGS`, `"$@"`) stands for options the paste does not
-        # resolve: no positional argument, and the command is open (h38g: SERVE105 failed one)
-        spread = [a for a in cmd.unknown_args if is_expansion(a)]
-        paste.serve_open = paste.serve_open or bool(spread)
-        have["serve_cmd"] = cmd.model_copy(update={"cut": cut, "unexpanded": shell_expansions(cmd.options),
-                                                   "unknown_args": [a for a in cmd.unknown_args
-                                                                    if a != CUT_VALUE and a not in spread]})
-        from ascend_doctor.triage.model import model_fact
-
-        known = model_fact(cmd, knowledge.catalogue) if cmd.recognized else None
-        if known is not None:
-            have["serve_model"], partial["serve_model"] = known
+        _serve(paste, knowledge, have, partial)
     else:
         lack["serve_cmd"] = T("the paste has no `vllm serve` command line")
     lack.setdefault("npu_health", T("the paste has no `npu-smi info -t health -i N` output"))
