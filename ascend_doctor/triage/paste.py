@@ -823,7 +823,8 @@ def _goes_on(cmd: str, following: str) -> bool:
     or an elided value the author wrote on a line of their own breaks the shell's continuation, not the command."""
     if shellwords.open_quote(cmd):
         return False  # inside a quoted value: the caller joins the lines of a JSON value
-    return cmd.rstrip().endswith("\\") or following.lstrip().startswith("--")
+    nxt = following.lstrip()
+    return cmd.rstrip().endswith("\\") or (nxt[:2] == "--" and nxt[2:3].isalpha())  # not a `---` rule
 
 
 CUT_VALUE = "…"  # the value of an option the paste ends inside

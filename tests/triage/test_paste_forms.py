@@ -356,6 +356,8 @@ def test_comments_and_elided_values_in_a_pasted_command_are_not_arguments():
                                          load_registry(entry_points=False), RunOptions()).findings}
     for code in ("SERVE105", "SERVE303", "SERVE305", "SERVE308", "SERVE317"):
         assert by[code].status.value not in ("fail", "warn", "error"), (code, by[code].message)
+    rule = read_paste("vllm serve /models/Qwen3-8B --port 8000\n---\nmore text\n")  # a markdown rule ends it
+    assert rule.serve_argv == ["vllm", "serve", "/models/Qwen3-8B", "--port", "8000"]
     # a flag before an elision that stands for more options keeps the elision meaning "options left out"
     flags = "vllm-ascend 0.11.0rc0\nvllm 0.11.0rc3\nvllm serve /m --enforce-eager ... --port 8000\n"
     assert read_paste(flags).serve_open
