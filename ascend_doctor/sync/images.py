@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Dict, List, Optional, Tuple
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 from ascend_doctor.knowledge.images import VARIANTS, image_id
 from ascend_doctor.seam.host import normalize_name
 
@@ -35,10 +37,18 @@ _PY_TAG = re.compile(r"-py(3\.\d+)\b")
 _SPLIT = re.compile(r"&&|;;?|\|\|")
 _PIP = re.compile(r"(?:python3?(?:\.\d+)?\s+-m\s+)?pip3?\s+(install|uninstall)\s+(.*)")
 _X86_ONLY = re.compile(r"""if\s+\[\s+"?\$\(uname\s+-[im]\)"?\s*==?\s*"?x86_64"?\s*\]""")
-_REQ_LINE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*"
-                       r"([<>=!~][^;#\s]*(?:\s*,\s*[<>=!~][^;#\s]*)*)?")
 _SHELL_SET = re.compile(r"""(?:^|\s)([A-Z_][A-Z0-9_]*)=("[^"]*"|'[^']*'|[^\s;]+)""")
 _SCRIPT = re.compile(r"(?:^|\s)(?:bash\s+|sh\s+|\./)\S*\.sh\b")  # run, not `source …/set_env.sh`
+
+
+def _requirement(text: str) -> Optional[Tuple[str, str]]:
+    """(normalised name, specifier) of one requirement (`ray>=2.47.1,<=2.48.0`, `numpy<2.0.0`), read by
+    `packaging` as pip reads it; None for what is no requirement (an option, a URL, a path)."""
+    try:
+        req = Requirement(text)
+    except InvalidRequirement:
+        return None
+    return normalize_name(req.name), str(req.specifier)
 
 
 def requirements(text: Optional[str]) -> Dict[str, str]:
@@ -48,9 +58,9 @@ def requirements(text: Optional[str]) -> Dict[str, str]:
         line = line.split("#", 1)[0].strip()
         if not line or line.startswith("-") or "://" in line:
             continue
-        m = _REQ_LINE.match(line)
-        if m:
-            out[normalize_name(m.group(1))] = (m.group(3) or "").replace(" ", "")
+        got = _requirement(line)
+        if got:
+            out[got[0]] = got[1]
     return out
 
 
@@ -168,9 +178,9 @@ def _installed(words: List[str], reqs: Dict[str, str]) -> Dict[str, str]:
             continue
         if "://" in w or "$" in w:
             continue
-        m = _REQ_LINE.match(w)
-        if m:
-            out[normalize_name(m.group(1))] = (m.group(3) or "")
+        got = _requirement(w)
+        if got:
+            out[got[0]] = got[1]
     return out
 
 

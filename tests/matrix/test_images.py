@@ -4,6 +4,7 @@ editable install brings), and triage reads a paste that names only an official i
 from __future__ import annotations
 
 import pytest
+from packaging.specifiers import SpecifierSet
 
 from ascend_doctor.knowledge.door import Knowledge
 from ascend_doctor.sync.images import read_images, read_recipe, requirements
@@ -32,7 +33,8 @@ REQUIREMENTS = "# deps\ntorch==2.9.0\ntorch-npu==2.9.0\ntriton-ascend==3.2.0\nnu
 def test_a_recipe_is_read_for_its_base_image_pins_removals_and_wheels():
     row = read_recipe(RECIPE, requirements(REQUIREMENTS))
     assert (row["cann"], row["python"], row["vllm"]) == ("9.2.0", "3.11", "0.18.0")
-    assert row["installs"]["triton-ascend"] == "==3.2.0" and row["installs"]["ray"] == ">=2.47.1,<=2.48.0"
+    assert row["installs"]["triton-ascend"] == "==3.2.0"
+    assert SpecifierSet(row["installs"]["ray"]) == SpecifierSet(">=2.47.1,<=2.48.0")  # as packaging writes it
     assert row["installs"]["torch-npu"] == "wheel"  # the wheel replaced the pin: its version differs per machine
     assert row["removes"] == [] and row["removes_x86_64"] == ["triton"] and row["opaque"] is False
 
