@@ -197,6 +197,21 @@ def paired_of(ctx):
     return paired_release(versions["vllm-ascend"], versions["vllm"], ctx.knowledge.matrix)
 
 
+def judged_release(ctx) -> tuple:
+    """(the installed vllm-ascend version or None, the recorded release standing for it or None). vLLM is read only
+    for a development build, the one case its version decides (paired_of): a paste that lists vllm-ascend alone is
+    judged on a release without asking for vLLM."""
+    from ascend_doctor.text.versions import try_parse_version
+
+    py = ctx.try_fact("python")
+    d = py.dist("vllm-ascend") if py is not None else None
+    va = d.version if d is not None else None
+    v = try_parse_version(va)
+    if v is None or not v.is_devrelease():
+        return va, None
+    return va, paired_of(ctx)
+
+
 def stack_names(ctx):
     """The serving stack's names (ascend_doctor.knowledge.release_names.Names): the installed files' lists where
     they were read, the `serve/names-*` rows of the installed versions where not."""

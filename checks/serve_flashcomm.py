@@ -9,16 +9,15 @@ from ascend_doctor.i18n import T, join
 from ascend_doctor.knowledge.sequence_parallel import has_experts, sequence_parallel
 from ascend_doctor.plugin import check, ev
 
-from ._serve import cmd_or_skip, int_opt, model_config, paired_of, serving_versions, sp_layout, unreadable
+from ._serve import cmd_or_skip, int_opt, judged_release, model_config, sp_layout, unreadable
 
 
 def _row(ctx):
     """(the sequence-parallel row of the installed release or of the release standing for it, the stand-in or
     None, outcome or None)."""
-    va = serving_versions(ctx)["vllm-ascend"]
+    va, stand_in = judged_release(ctx)
     if not va:
         return None, None, ctx.skip(T("vllm-ascend is not installed in the serving python: FlashComm1 does not apply"))
-    stand_in = paired_of(ctx)
     row = ctx.knowledge.sequence_parallel.sp_of(stand_in or va)
     if row is None or not row.refuses:
         return None, None, ctx.skip(T("what vllm-ascend {release} refuses with FlashComm1 on is not recorded",
@@ -61,7 +60,7 @@ def flashcomm1_layout(ctx):
         return ctx.unknown(T("cannot read the command's switches: {error}", error=err or comp_err))
     on, seen = sequence_parallel(row, ctx.fact("server_env"), additional, (comp or {}).get("pass_config"),
                                  sp_layout(cmd))
-    release = stand_in or serving_versions(ctx)["vllm-ascend"]
+    release = stand_in or judged_release(ctx)[0]
     evidence = [ev(T("switches"), join(", ", seen) if seen else T("none given")),
                 ev("serve/sequence-parallel", row.source[0])]
     if on is None:

@@ -305,6 +305,11 @@ class Knowledge:
         return self.table("serve/images")
 
     @property
+    def flashcomm_vl(self):
+        """What each release's guide says and its code does about FlashComm1 on a VL model (FlashcommVl)."""
+        return self.table("serve/flashcomm-vl")
+
+    @property
     def release_refusals(self):
         """The messages each vllm-ascend release refuses a configuration with at start (ReleaseRefusals)."""
         return self.table("signatures/release-refusals")

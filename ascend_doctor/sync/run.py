@@ -28,6 +28,7 @@ from ascend_doctor.sync.diff import (
     release_proposals,
     transformers_proposals,
 )
+from ascend_doctor.sync.flashcomm_vl import flashcomm_vl_proposals, merge_flashcomm_vl, read_flashcomm_vl
 from ascend_doctor.sync.hf import read_transformers_release
 from ascend_doctor.sync.images import image_proposals, merge_images, read_images
 from ascend_doctor.sync.kv_pool_env import kv_pool_env_proposals, merge_kv_pool_env, read_kv_pool_env
@@ -48,12 +49,14 @@ TARGET = {table: shown(f"{name}.toml") for table, name in (
     ("names_vllm", "serve/names-vllm"), ("names_vllm_ascend", "serve/names-vllm-ascend"),
     ("support_matrix", "serve/support-matrix"), ("known_issues", "serve/known-issues"),
     ("release_fixes", "signatures/release-fixes"), ("release_refusals", "signatures/release-refusals"),
-    ("kv_pool_env", "serve/kv-pool-env"), ("images", "serve/images"))}
+    ("kv_pool_env", "serve/kv-pool-env"), ("images", "serve/images"),
+    ("flashcomm_vl", "serve/flashcomm-vl"))}
 ORDER = tuple(TARGET)
 # a table whose rows the file names otherwise (`[[release]]`)
 ARRAY = {"additional_config": "release", "names_vllm": "release", "names_vllm_ascend": "release",
          "support_matrix": "release", "known_issues": "known_issue", "release_fixes": "fix",
-         "release_refusals": "refusal", "kv_pool_env": "requirement", "images": "image"}
+         "release_refusals": "refusal", "kv_pool_env": "requirement", "images": "image",
+         "flashcomm_vl": "release"}
 
 
 class SyncResult(Model):
@@ -64,7 +67,7 @@ class SyncResult(Model):
 def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = (), transformers: Sequence[str] = (),
          pypi_json: Sequence[str] = (), today: Optional[date] = None, additional_config=None,
          names: Optional[Dict[str, Any]] = None, support=None, known_issues=None, ascend_git: Optional[str] = None,
-         release_fixes=None, refusals=None, kv_pool_env=None, images=None) -> SyncResult:
+         release_fixes=None, refusals=None, kv_pool_env=None, images=None, flashcomm_vl=None) -> SyncResult:
     """Read the inputs and propose rows. InputError (one line, naming the file) for an input that is not what its
     option says. `additional_config` is the serve/additional-config table the vllm-ascend releases' keys are
     compared with, `names` project -> its serve/names-* table, `support` the serve/support-matrix table,
@@ -72,7 +75,8 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
     vllm-ascend repository whose fixes are compared with `release_fixes` (signatures/release-fixes); `refusals` the
     signatures/release-refusals table the releases' start-up refusals are compared with, `kv_pool_env` the
     serve/kv-pool-env table their KV-pool guides' host requirements are compared with, `images` the serve/images
-    table their image recipes are compared with."""
+    table their image recipes are compared with, `flashcomm_vl` the serve/flashcomm-vl table what they say and do
+    about FlashComm1 on VL models is compared with."""
     res = SyncResult()
     tables: List[AscendTable] = []
     owns: List[AscendOwn] = []
@@ -83,6 +87,7 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
     refused: Dict[str, Tuple[Dict[str, dict], str]] = {}  # version -> (its start-up refusals, source)
     kv_env: Dict[str, Tuple[List[dict], str]] = {}  # version -> (its KV-pool guide's requirements, source)
     recipes: Dict[str, Tuple[List[dict], str]] = {}  # version -> (its image recipes, source)
+    fcvl: Dict[str, Tuple[List[dict], str]] = {}  # version -> (its FlashComm1-on-VL row, source)
     for path in ascend:
         tree = open_tree(path)
         table, own = read_release_table(tree), read_own(tree)
@@ -107,6 +112,7 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
             refused[own.version] = (read_refusals(tree.read), cite(tree))
             kv_env[own.version] = (read_kv_pool_env(tree.read), cite(tree))
             recipes[own.version] = (read_images(tree.read, tree.listdir, own.version, cite(tree)), cite(tree))
+            fcvl[own.version] = (read_flashcomm_vl(tree.read), cite(tree))
             matrix_row = read_support_matrix(tree.read, tree.listdir, serve_parser(matrix, own.vllm_tag))
             if matrix_row is not None:
                 supports[own.version] = {"source": f"{cite(tree)}{sha}", **matrix_row}
@@ -141,7 +147,8 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
                      + _known_issue_proposals(known_issues, notes)
                      + refusal_proposals(refusals, merge_refusals(refused))
                      + kv_pool_env_proposals(kv_pool_env, merge_kv_pool_env(kv_env))
-                     + image_proposals(images, merge_images(recipes)))
+                     + image_proposals(images, merge_images(recipes))
+                     + flashcomm_vl_proposals(flashcomm_vl, merge_flashcomm_vl(fcvl)))
     if ascend_git:
         res.proposals += _fix_proposals(ascend_git, release_fixes, res)
     return res
