@@ -496,10 +496,15 @@ def rules_for(rules, version: str) -> list:
 
 
 def answer(rule: ReleaseRule, cmd, env: dict, model: Optional[dict]) -> Answer:
-    """The row's condition on this deployment (None: it cannot tell); a model type the row exempts does not match."""
+    """The row's condition on this deployment (None: it cannot tell); a model type the row exempts does not match,
+    and where the model is not known, a row with exemptions cannot tell (its condition may hold, the model may be
+    one it exempts)."""
     if model is not None and str(model.get("model_type") or "") in rule.exempt_model_types:
         return False, {}, ""
-    return CONDITIONS[rule.when](cmd, env, model)
+    got = CONDITIONS[rule.when](cmd, env, model)
+    if model is None and rule.exempt_model_types and got is not None and got[0]:
+        return None
+    return got
 
 
 # The conditions that read the checkpoint alone (its config.json) and --quantization: what `plan` can judge before it

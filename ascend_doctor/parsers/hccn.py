@@ -362,9 +362,9 @@ def parse_hccn_conf(text: str) -> HccnConf:
             else:
                 dev.other[key] = value
             continue
-        m = re.match(r"^([A-Za-z][\w.-]*)\s*=\s*(.*?)\s*$", s)
+        m = re.match(r"^([A-Za-z][\w.-]*)\s*=", s)  # the value by slicing: `(.*?)\s*$` is quadratic on blanks
         if m:
-            conf.settings[m.group(1)] = m.group(2)
+            conf.settings[m.group(1)] = s[m.end():].strip()
         else:
             conf.ignored.append(s)
     if not conf.devices:

@@ -65,6 +65,20 @@ def _walk(text: str, quote: str = "", stop=None) -> tuple[str, int]:
     return quote, -1
 
 
+def closing_quote(text: str, quote: str) -> int:
+    """The index of the character that closes `quote` in `text` (which starts inside it), -1 when it stays open:
+    where a string handed to `bash -c '…'` ends. Linear."""
+    escaped = False
+    for k, ch in enumerate(text):
+        if escaped:
+            escaped = False
+        elif ch == "\\" and quote != "'":
+            escaped = True
+        elif ch == quote:
+            return k
+    return -1
+
+
 def open_quote(text: str, quote: str = "") -> str:
     """The quote (' or ") still open at the end of `text`, starting inside `quote`; "" when none."""
     return _walk(text, quote)[0]

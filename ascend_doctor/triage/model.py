@@ -23,10 +23,29 @@ from typing import Any, Optional
 
 from ascend_doctor.facts.partial import Shown
 from ascend_doctor.i18n import T
+from ascend_doctor.text.textsafe import clipped
 
 # What the catalogue's copy shows of ServeModelFact: the config and where it came from.
 SHOWN = ("model", "path", "resolved_from", "why_not", "unrecorded", "config", "config_error")
 PREFIX = "(catalogue) "
+# Words a converted copy's directory adds after the published name: msModelSlim's quantized exports
+# (`Qwen3.5-27B-w8a8-mtp`, `…-W4A8-dynamic`), a dtype, an Ascend build. The copy keeps the published config.json's
+# architecture, layers, experts and vision keys — what the checks read here; its quantization and files are not in
+# the paste either way (SHOWN). A name ending otherwise is not taken for the published one.
+COPY_SUFFIXES = frozenset({"w8a8", "w4a8", "w8a16", "w4a16", "w4a4", "w8a8c8", "w4a8c8", "w8a8z", "dynamic", "mtp",
+                           "bf16", "fp16", "int8", "int4", "awq", "gptq", "quant", "quantized", "modelslim", "npu",
+                           "ascend"})
+
+
+def published_name(name: str) -> str:
+    """`name` without the copy words at its end ('Qwen3.5-27B-w8a8-mtp' -> 'Qwen3.5-27B'); the name itself when it
+    ends in none."""
+    out = name
+    while True:
+        cut = max(out.rfind("-"), out.rfind("_"))
+        if cut <= 0 or out[cut + 1:].lower() not in COPY_SUFFIXES:
+            return out
+        out = out[:cut]
 
 
 def catalogue_model(cmd: Any, models: list) -> Optional[Any]:
@@ -39,6 +58,9 @@ def catalogue_model(cmd: Any, models: list) -> Optional[Any]:
     hit = find_model(ref, models)
     if hit is None and "/" in ref:
         hit = find_model(posixpath.basename(ref.rstrip("/")), models)
+    if hit is None:
+        base = published_name(posixpath.basename(ref.rstrip("/")))
+        hit = find_model(base, models) if base != posixpath.basename(ref.rstrip("/")) else None
     return hit
 
 
@@ -56,8 +78,13 @@ def model_fact(cmd: Any, models: list) -> Optional[tuple[Any, Shown]]:
         files = catalogue_files(m)
     except InputError:
         return None
-    fact = ServeModelFact(model=cmd.model, path=PREFIX + m.id, resolved_from=T("the catalogue's copy of {id}'s "
-                                                                              "config.json", id=m.id),
+    named = posixpath.basename((cmd.model or "").rstrip("/"))
+    if named.lower() in (m.id.lower(), m.id.split("/")[-1].lower()):
+        came = T("the catalogue's copy of {id}'s config.json", id=m.id)
+    else:
+        came = T("the catalogue's copy of {id}'s config.json, for {name} (named as a converted copy of it)", id=m.id,
+                 name=clipped(named, 120))
+    fact = ServeModelFact(model=cmd.model, path=PREFIX + m.id, resolved_from=came,
                           files=["config.json"], config=files.config)
     why = T("the paste shows none of the model's files; only the published config.json of {id} (the catalogue's copy) "
             "stands in for it", id=m.id)

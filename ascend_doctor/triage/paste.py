@@ -256,15 +256,15 @@ MAX_PACKAGE_ROWS = 20_000
 WHOLE_LIST_ROWS = 30
 
 # Line patterns of the reader loop, compiled once (re's cache lookup per line was a tenth of a 10 MB paste's time).
-_PY_VERSION = re.compile(r"^Python(?: version)?:\s*(\d+\.\d+\.\d+)")
+_PY_VERSION = re.compile(r"^Python(?: version)?(?::\s*|\s+)(\d+\.\d+\.\d+)\b")  # also `Python 3.11.13`
 _PY_BITS = re.compile(r"\((32|64)-bit runtime\)")
 _OS_MACHINE = re.compile(r"^OS:.*\((x86_64|aarch64|arm64)\)")
 _CANN_NA = re.compile(r"^CANN:\s*Not Available", re.I)
 _HEALTH_PROMPT = re.compile(r"^npu-smi info -t health -i (\d+)")
 _PIP_HEADER = re.compile(r"^Package\s{2,}Version\b")
 _NON_DEFAULT_ARGS = re.compile(r"non-default args:\s*(\{.*\})\s*$")
-_SERVE_LINE = re.compile(r"(?:^|\s)((?:\S*/)?vllm\s+serve\s.*|(?:\S*/)?python[0-9.]*\s+-m\s+vllm\.entrypoints\.openai\."
-                         r"api_server(?:\s.*)?)$")
+_SERVE_LINE = re.compile(r"(?:^|\s)['\"]?((?:\S*/)?vllm\s+serve\s.*|(?:\S*/)?python[0-9.]*\s+-m\s+"
+                         r"vllm\.entrypoints\.openai\.api_server(?:\s.*)?)$")
 
 
 def _add_pkg(f: PasteFacts, name: str, version: str, line: int, source: str) -> None:
@@ -297,6 +297,8 @@ _VERSION_LINES = [
     ("torch_npu", re.compile(r"^(?:torch_npu|torch-npu|PyTorch NPU) version:\s*(\S+)", re.I), "torch_npu version line"),
     ("cann", re.compile(r"^(?:[-*]\s+)?CANN(?: version| 版本)?\s*[:：=]\s*v?(\d\S*)"), "CANN line"),
     ("cann", re.compile(r"^(?:[-*]\s+)?CANN\s+v?(\d[0-9A-Za-z.]*)\s*$"), "CANN line"),  # `CANN 8.2.RC1`, the whole line
+    # `CANN: Ascend-cann-toolkit version=8.3.RC1 (innerversion=…), path=…`: the toolkit's install record on one line
+    ("cann", re.compile(r"^CANN\s*[:：]\s*\S*cann\S*\s+version\s*=\s*v?(\d[0-9A-Za-z.]*)", re.I), "CANN line"),
 ]
 # The plain lines issue authors write for the Ascend parts, that the forms above miss (h38g: a version stated on
 # such a line was asked for again): any case, an `Ascend` prefix, a `toolkit`/`version`/`版本` word, `:`/`：`/`=`/`==`,
@@ -311,7 +313,7 @@ _LABELLED = re.compile(
 # branch)`): the number is the last tag, not what runs — not read as the release.
 _DEV_VERSION = re.compile(r"\.dev\d|\+")  # `0.11.0rc1.dev45+g1a2b3c`: the build names itself
 _BUILT_NOTE = re.compile(r"main|master|dev|source|commit|branch|nightly|git|源码|分支|开发", re.I)
-_ASCEND_DRIVER = re.compile(r"\d{2}\.\d+\.(?:rc\d+|\d+)", re.I)
+_ASCEND_DRIVER = re.compile(r"\d{2}\.\d+\.(?:rc\d+|\d+)(?:\.\d+)?", re.I)  # `24.1.rc3.5`: a patch of rc3
 _LABEL_COMPONENT = (("cann", "cann"), ("torch", "torch_npu"), ("pytorch", "torch_npu"), ("vllm", "vllm_ascend"))
 
 
@@ -351,7 +353,11 @@ def _version_lines(f: PasteFacts, t: str, no: int) -> None:
         return  # `vllm-ascend: 0.11.0rc0（源码安装）`: a build from source, named after the last tag it reached
     if m:
         name = "torch" if m.group(1).lower() == "pytorch" else m.group(1)
-        _add_pkg(f, name, m.group(2), no, "name: version line")
+        value = m.group(2)
+        if name.lower().startswith("vllm") and value.lower().endswith("-dev") and value[:-4].count(".") == 2 \
+                and value[:-4].replace(".", "").isdigit():
+            value = value[:-4] + DEV_IMAGE  # `vllm-ascend: v0.11.0-dev`: its release branch, after the tag
+        _add_pkg(f, name, value, no, "name: version line")
         _extend(f, "version_lines", no)
     elif not any(pat.match(t) for _, pat, _ in _VERSION_LINES):
         _labelled(f, t, no)
@@ -362,6 +368,14 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
     collect_env's Python, OS and CANN lines. Every pattern is anchored on the line's first character."""
     cut = t.find(" #")  # `vllm-ascend 0.11.0rc1   # the image's`: the author's comment is not part of the version
     _version_lines(f, t[:cut].rstrip() if cut > 0 else t, no)
+    said = _heading_statement(t)
+    if said:
+        _version_lines(f, said, no)
+    if "CANN" in t or "cann" in t:
+        _cann_changed(f, t, no)
+    if " + " in t or " / " in t:
+        for piece in _pieces(said or t):
+            _version_lines(f, piece, no)
     if _HCCN.match(t):
         _extend(f, "hccn_tool", no)
     if _BARE_EXCEPTION.match(t) and not any(tb.first <= no <= tb.last for tb in f.tracebacks):
@@ -376,6 +390,52 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
         f.machine = "aarch64" if m.group(1) == "arm64" else m.group(1)
     if _CANN_NA.match(t):
         f.cann_not_available = Seen(value="Not Available", lines=str(no), source="collect_env CANN line")
+
+
+# A CANN the author changed from what came with the image (`CANN inside the container manually upgraded to 8.3.0beta1`,
+# `CANN 升级到 8.5.0`): what runs, over the image's own.
+_CANN_CHANGED = re.compile(r"\bCANN\b[^\n.;,]{0,60}?(?:upgraded|updated|changed|switched|replaced|升级|更新|替换)"
+                           r"\s?(?:to|到|至|为)\s?v?(\d{1,2}\.\d{1,2}\.[0-9A-Za-z.]+)", re.IGNORECASE)
+
+
+def _pieces(t: str) -> list[str]:
+    """The statements of a line that joins several (`vllm 0.9.1 + vllm-ascend 0.9.1rc1`, `环境：torch 2.5.1 / torch_npu
+    2.5.1`): split at ` + ` and ` / `, a label before a colon on a piece dropped. Each piece is then read as a whole
+    line, so a piece that says more than `name version` states nothing."""
+    out = []
+    for piece in t.replace(" / ", " + ").split(" + ")[:8]:
+        piece = piece.strip()
+        for colon in (":", "："):
+            head, sep, rest = piece.partition(colon)
+            if sep and rest.strip()[:1].isalpha() and " " not in head.strip():
+                piece = rest.strip()  # `版本: vllm 0.9.1` -> `vllm 0.9.1`; `vllm: 0.9.1` keeps its name
+        if not _IMAGE_TAG_IN.search(piece):  # `镜像：vllm-ascend:0.14.0RC1 / …`: image tags, read as the image
+            out.append(piece)
+    return out
+
+
+_IMAGE_TAG_IN = re.compile(r"[\w-]:v?\d")
+
+
+def _cann_changed(f: PasteFacts, t: str, no: int) -> None:
+    m = _CANN_CHANGED.search(t)
+    if m:
+        f.versions.setdefault("cann", []).append(Seen(value=m.group(1).rstrip("."), lines=str(no),
+                                                      source="CANN the author changed to"))
+
+
+def _heading_statement(t: str) -> str:
+    """The statement a markdown heading or a comment line makes of itself (`# CANN: 8.5.0`, `## vllm-ascend
+    v0.18.0rc1`, `# driver 25.2.0`), '' for any other line. Every reader of a version line is anchored on the
+    whole line, so a comment that says more (`# torch 2.1 is required`) is still no statement."""
+    if not t.startswith("#"):
+        return ""
+    rest = t.lstrip("#")
+    if len(t) - len(rest) > 3 or not rest[:1].isspace():
+        return ""  # `#!/bin/bash`, `####…` rules
+    rest = rest.strip()
+    cut = rest.find(" #")
+    return rest[:cut].rstrip() if cut > 0 else rest
 
 
 def _labelled(f: PasteFacts, t: str, no: int) -> None:
@@ -431,8 +491,9 @@ def read_paste(text: str) -> PasteFacts:
                                           label="a second environment report (not merged)"))
                 break
             collect_start = ln.no
-        # a two-cell markdown row (`| torch_npu | 2.10.0 |`) or a bullet (`- vllm: 0.11.0`) may state a version
-        if plain or (s[:1] == "|" and s.count("|") == 3) or s[:2] in ("- ", "* "):
+        # a two-cell markdown row (`| torch_npu | 2.10.0 |`), a bullet (`- vllm: 0.11.0`) or a heading / comment
+        # (`# CANN: 8.5.0`) may state a version
+        if plain or (s[:1] == "|" and s.count("|") == 3) or s[:2] in ("- ", "* ") or s[:1] == "#":
             _one_line_facts(f, t, ln.no)
         m = _PIP_BRACKET.match(t) if plain else None
         if m:
@@ -566,7 +627,8 @@ def read_paste(text: str) -> PasteFacts:
                 f.sections = [s for s in f.sections if s.kind != "serve_command"]  # a commented one it replaces
                 f.serve_commented = commented
                 f.serve_argv, f.serve_lines, f.serve_cut = argv, _span(ln.no, lines[last].no), cut
-                f.serve_open = bool(cut) or bool(elided) or _elided(argv) or _runs_off(lines, i, last)
+                # a command read off comment lines is a quote of one, never known to be all of it
+                f.serve_open = bool(cut) or bool(elided) or _elided(argv) or _runs_off(lines, i, last) or commented
                 # a cut option's placeholder value is its value; any other elision word stands for options left out
                 f.serve_argv = [w for k, w in enumerate(argv) if not (_ELISION.fullmatch(w) and not (
                     w == CUT_VALUE and k > 0 and argv[k - 1] in cut + elided))]
@@ -637,14 +699,18 @@ def _image_release(lines: list[Line]) -> Optional[Seen]:
 # (HW105; the vllm-ascend quick start and 310P tutorials): `quay.io/ascend/vllm-ascend:v0.10.0rc1-310p`.
 _IMAGE_FAMILY = re.compile(r"vllm[-_]ascend:v?" + _RELEASE_NUMBER + r"-(310p|a3)(?![\w.])", re.IGNORECASE)
 FAMILY_OF_SUFFIX = {"310p": "310P", "a3": "A3"}
+# The family said in a parenthesis right after a tag without its suffix: `vllm-ascend:v0.10.0rc1 (310p image)`.
+_IMAGE_FAMILY_NOTE = re.compile(r"vllm[-_]ascend:v?" + _RELEASE_NUMBER + r"\s?[(（]\s?(310p|300i duo|a3)[ -]?(?:image|"
+                                r"镜像|版本|build|variant)?\s?[)）]", re.IGNORECASE)
 
 
 def _image_family(lines: list[Line]) -> Optional[Seen]:
     """The chip family the first official image tag with a chip suffix is built for."""
     for ln in lines:
-        m = _IMAGE_FAMILY.search(ln.text)
+        m = _IMAGE_FAMILY.search(ln.text) or _IMAGE_FAMILY_NOTE.search(ln.text)
         if m:
-            return Seen(value=FAMILY_OF_SUFFIX[m.group(1).lower()], lines=str(ln.no),
+            word = m.group(1).lower()
+            return Seen(value=FAMILY_OF_SUFFIX.get(word, "310P"), lines=str(ln.no),
                         source=f"the image tag the paste names ({m.group(0)})")
     return None
 
@@ -784,10 +850,13 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int,
         return argv, i, []
     m = _SERVE_LINE.search(t)
     if not m:
-        return None, i, []
+        return _entrypoint_command(lines, i)
     before = t[:m.start(1)]
     if before.lstrip().startswith("#") and len(before.lstrip("# \t").split()) > len(_assignments(before).split()):
         return None, i, []  # `# then run vllm serve …`: a comment that mentions the command, not the command
+    wrapper = shellwords.open_quote(before)
+    if wrapper:
+        return _wrapped_command(lines, i, m.group(1), wrapper)
     pre = _assignments(before)  # `VLLM_X=1 vllm serve …`: the shell's environment for the command
     cmd, j = shellwords.strip_comment(pre + m.group(1)), i
     while j + 1 < len(lines) and _goes_on(cmd, lines[j + 1].text):
@@ -795,7 +864,9 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int,
         cmd = cmd.rstrip().removesuffix("\\") + " " + shellwords.strip_comment(lines[j].text.strip(),
                                                                                 shellwords.open_quote(cmd))
     quote = shellwords.open_quote(cmd)
-    if quote and cmd[cmd.rfind(quote) + 1:].lstrip().startswith(("{", "[")):
+    after = cmd[cmd.rfind(quote) + 1:].strip() if quote else ""
+    if quote and (after.startswith(("{", "[")) or (not after and j + 1 < len(lines)
+                                                   and lines[j + 1].text.lstrip().startswith(("{", "[")))):
         # a quoted JSON value spread over lines (`--kv-transfer-config '{` … `}'`, vllm-ascend#4986); an apostrophe
         # in prose opens no JSON and joins nothing
         joined, k = [cmd], j
@@ -815,6 +886,50 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int,
     if pre:
         argv = ["env", *argv]  # the command-line parser reads `env K=V … vllm serve`
     return _command_only(argv), j, []
+
+
+def _wrapped_command(lines: list[Line], i: int, head: str, quote: str) -> tuple[Optional[list[str]], int, list[str]]:
+    """`nohup bash -c 'vllm serve M \\` … `--port 8000' > log 2>&1 &`, `su -c "vllm serve …"`: the command is the
+    quoted string a wrapper hands to a shell. Its lines (up to MAX_QUOTED_LINES) are read as the command they are,
+    up to the quote that closes it; a string the paste never closes is not read."""
+    body, k, open_ = [head], i, shellwords.open_quote(head, quote)
+    while open_ and k + 1 < len(lines) and k - i < MAX_QUOTED_LINES:
+        k += 1
+        body.append(lines[k].text)
+        open_ = shellwords.open_quote(lines[k].text, open_)
+    if open_:
+        return None, i, []
+    # a shell string's own quotes are literal ('…') or escaped ("…\\"…"): the first closing one ends it
+    body[-1] = body[-1][:shellwords.closing_quote(body[-1], quote)]
+    inner = [Line(lines[i + n].no, text) for n, text in enumerate(body)]
+    argv, end, cutv = _serve_command(inner, 0)
+    return argv, i + end, cutv
+
+
+# `docker run … --entrypoint vllm IMAGE serve M …`: the image's vllm runs `serve` with what follows the image.
+_ENTRYPOINT = re.compile(r"--entrypoint[= ][\"']?(?:\S*/)?vllm[\"']?(?=\s)")
+
+
+def _entrypoint_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int, list[str]]:
+    """The serve command of a `docker run --entrypoint vllm IMAGE serve …` line and its continuations: read from
+    `serve` on, as `vllm serve …`. None when the line sets no vllm entrypoint or `serve` does not follow."""
+    t = lines[i].prompt or lines[i].text.strip()
+    m = _ENTRYPOINT.search(t)
+    if not m:
+        return None, i, []
+    k, text = i, t[m.end():]
+    while k - i < MAX_QUOTED_LINES:
+        words = text.split()
+        if "serve" in words:
+            at = text.index("serve") if text.startswith("serve") else text.index(" serve") + 1
+            inner = [Line(lines[k].no, "vllm " + text[at:])] + lines[k + 1:k + 1 + MAX_QUOTED_LINES]
+            argv, end, cut = _serve_command(inner, 0)
+            return argv, k + end, cut
+        if not text.rstrip().endswith("\\") or k + 1 >= len(lines):
+            return None, i, []
+        k += 1
+        text = lines[k].text
+    return None, i, []
 
 
 def _goes_on(cmd: str, following: str) -> bool:
@@ -849,6 +964,9 @@ def _elided_values(argv: list[str]) -> tuple[list[str], list[str]]:
         if eq and _is_elided_value(value):
             out.append(f"{opt}={CUT_VALUE}")
             opts.append(opt)
+        elif w.startswith("--") and not eq and w.rstrip(".…") != w and len(w) - len(w.rstrip(".…")) >= (
+                1 if w.endswith("…") else 3):
+            out.append("...")  # `--max-num...`: an option cut off mid-name — no option, and the command goes on
         elif k >= 3 and prev.startswith("--") and "=" not in prev and _is_elided_value(w) and (
                 not _ELISION.fullmatch(w) or k + 1 == len(argv) or argv[k + 1].startswith("--")):
             out.append(CUT_VALUE)

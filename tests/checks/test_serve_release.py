@@ -39,6 +39,13 @@ def test_a_model_type_the_release_exempts_keeps_its_block_size():  # refresh_blo
     assert f.status == Status.PASS
 
 
+def test_a_rule_with_exempt_model_types_cannot_tell_without_the_model():
+    """REL-B13-003 exempts Qwen3-Next and DeepSeek-V4: with no config.json read (a paste whose model is "$MODEL"),
+    the block size may be kept — unknown, not a warning (an h38h judge's false warning, generically)."""
+    f = judge("--block-size 16", "0.13.0", model=False)
+    assert f.status == Status.UNKNOWN and "REL-B13-003" in f.message, f.message
+
+
 def test_an_unreadable_vllm_ascend_version_is_unknown():
     f = judge("--block-size 16", "weird-build")
     assert f.status == Status.UNKNOWN and "weird-build" in f.message

@@ -55,10 +55,25 @@ def test_a_catalogue_model_is_judged_on_its_published_config_and_its_failure_is_
 
 
 def test_a_model_outside_the_catalogue_or_a_near_name_is_not_stood_in_for():
-    """Only the catalogue's exact name (id, or a directory of that name): `Qwen3-30B-A3B-w8a8` may be anything."""
-    for model in ("/models/my-finetune", "/models/Qwen3-30B-A3B-w8a8"):
+    """The catalogue's name (id, or a directory of that name), or that name with only a converted copy's words after
+    it; any other word after it (a fine-tune, a distillation) may be anything."""
+    for model in ("/models/my-finetune", "/models/Qwen3-30B-A3B-finetune", "/models/Qwen3-30B-A3B-w8a8-sft"):
         f = by_code(paste(model))["SERVE311"]
         assert f.status.value == "skip" and "serve_model" in f.message, (model, f.message)
+
+
+def test_a_converted_copy_s_directory_is_read_through_the_published_config():
+    """msModelSlim's exports are named after the published model (`Qwen3-30B-A3B-w8a8`, `…-W4A8-dynamic`,
+    `Qwen3.5-27B-w8a8-mtp`): the architecture is the published one's, so #1813's rule judges the copy too, and the
+    finding says which config stood in."""
+    from ascend_doctor.triage.model import published_name
+
+    assert published_name("Qwen3.5-27B-w8a8-mtp") == "Qwen3.5-27B"
+    assert published_name("Qwen3-30B-A3B-W4A8-dynamic") == "Qwen3-30B-A3B"
+    assert published_name("Qwen3-30B-A3B") == "Qwen3-30B-A3B" and published_name("w8a8") == "w8a8"
+    f = by_code(paste("/models/Qwen3-30B-A3B-w8a8"))["SERVE311"]
+    assert f.status.value == "warn" and "REL-A19-001" in f.message, f.message
+    assert "published config.json of Qwen/Qwen3-30B-A3B" in f.evidence[0].excerpt
 
 
 def test_what_the_catalogue_copy_does_not_show_stays_not_in_the_paste():

@@ -1,0 +1,84 @@
+"""How a pasted serve command is wrapped and how a version is stated, in forms issue authors use that the paste
+reader once missed (the h38h judges, generically: a command handed to `bash -c`, a container whose entrypoint is
+vllm, a JSON value that opens on the next line, a version on a markdown heading or comment line). Fixtures written
+here, after those forms."""
+
+from __future__ import annotations
+
+from ascend_doctor.triage.paste import read_paste
+
+SERVE = ["vllm", "serve", "/models/Qwen3-8B", "--tensor-parallel-size", "2", "--max-model-len", "8192"]
+
+
+def test_a_command_handed_to_a_shell_by_a_wrapper_is_the_quoted_string():
+    text = ("nohup bash -c 'vllm serve /models/Qwen3-8B \\\n  --tensor-parallel-size 2 \\\n"
+            "  --max-model-len 8192' > serve.log 2>&1 &\n")
+    f = read_paste(text)
+    assert f.serve_argv == SERVE and f.serve_lines == "1-3" and not f.serve_open
+    one = read_paste('su vllm -c "vllm serve /models/Qwen3-8B --tensor-parallel-size 2 --max-model-len 8192"\n')
+    assert one.serve_argv == SERVE
+    # a string the paste never closes is not read as a command
+    assert read_paste("bash -c 'vllm serve /models/Qwen3-8B \\\n  --tensor-parallel-size 2 \\\n").serve_argv is None
+
+
+def test_a_container_whose_entrypoint_is_vllm_serves_what_follows_the_image():
+    text = ("docker run --rm --name vllm --device /dev/davinci0 \\\n  -e VLLM_USE_V1=1 --entrypoint vllm \\\n"
+            "  quay.io/ascend/vllm-ascend:v0.18.0rc1 serve /models/Qwen3-8B \\\n"
+            "  --tensor-parallel-size 2 --max-model-len 8192\n")
+    assert read_paste(text).serve_argv == SERVE
+    # another entrypoint, or vllm's without `serve`, is no serve command
+    assert read_paste("docker run --entrypoint bash img -c 'echo serve'\n").serve_argv is None
+    assert read_paste("docker run --entrypoint vllm img --version\n").serve_argv is None
+
+
+def test_a_json_value_that_opens_on_the_next_line():
+    text = ("vllm serve /models/Qwen3-8B --tensor-parallel-size 2 --speculative-config '\n{\n"
+            '  "method": "ngram",\n  "num_speculative_tokens": 3\n}\' --max-model-len 8192\n')
+    f = read_paste(text)
+    spec = f.serve_argv[f.serve_argv.index("--speculative-config") + 1]
+    assert '"num_speculative_tokens": 3' in spec and f.serve_argv[-2:] == ["--max-model-len", "8192"]
+
+
+def test_a_version_stated_on_a_heading_or_comment_line():
+    f = read_paste("# vllm-ascend: v0.18.0rc1\n## vllm 0.18.0\n# CANN: 8.5.0\n# torch_npu: 2.9.0\n"
+                   "# driver: 25.2.0\n# hardware: Atlas 800I A2\n")
+    assert f.versions["cann"][0].value == "8.5.0" and f.driver_version.value == "25.2.0"
+    assert f.packages["vllm"][0].value == "0.18.0" and f.packages["torch-npu"][0].value == "2.9.0"
+    # a comment that says more than a version, a shebang and a rule state nothing
+    g = read_paste("#!/bin/bash\n# torch 2.1 is required by the old scripts\n#### CANN 8.0\n")
+    assert "torch" not in g.packages and "cann" not in g.versions
+
+
+def test_statements_the_reader_once_missed():
+    f = read_paste("CANN: Ascend-cann-toolkit version=8.3.RC1 (innerversion=V100R001C23), path=/usr/local/Ascend/x\n"
+                   "Python 3.11.13\ndriver: 24.1.rc3.5\n版本: vllm 0.9.1 + vllm-ascend 0.9.1rc1\n"
+                   "torch 2.5.1 / torch_npu 2.5.1.post1\n")
+    assert f.versions["cann"][0].value == "8.3.RC1" and f.python_version.value == "3.11.13"
+    assert f.driver_version.value == "24.1.rc3.5"
+    assert {k: v[0].value for k, v in f.packages.items()} == {
+        "vllm": "0.9.1", "vllm-ascend": "0.9.1rc1", "torch": "2.5.1", "torch-npu": "2.5.1.post1"}
+    # a piece that says more than `name version` states nothing
+    assert "vllm" not in read_paste("we tried vllm 0.9.1 + a patch / nothing else\n").packages
+
+
+def test_a_release_branch_build_is_after_its_tag():
+    """`vllm-ascend: v0.11.0-dev` names the v0.11.0-dev branch: a build after the tag, not before 0.11.0rc1 (as
+    PEP 440 would order `0.11.0.dev0`)."""
+    f = read_paste("vllm: v0.11.0\nvllm-ascend: v0.11.0-dev\n")
+    assert f.packages["vllm-ascend"][0].value == "0.11.0.post0.dev0"
+
+
+def test_the_cann_an_author_changed_to_beats_the_image_s():
+    f = read_paste("# image: quay.io/ascend/vllm-ascend:v0.11.0rc1 (310p image), CANN inside the container manually "
+                   "upgraded to 8.3.0beta1\n")
+    assert f.image.value == "0.11.0rc1" and f.image_family.value == "310P"
+    assert f.versions["cann"][0].value == "8.3.0beta1"
+    assert read_paste("CANN 升级到 8.5.0\n").versions["cann"][0].value == "8.5.0"
+
+
+def test_a_command_cut_mid_option_or_quoted_in_comments_is_not_all_there():
+    f = read_paste("vllm serve /models/Qwen3-8B \\\n  --tensor-parallel-size 2 \\\n  --max-num...\n# (cut off)\n")
+    assert f.serve_argv == ["vllm", "serve", "/models/Qwen3-8B", "--tensor-parallel-size", "2"] and f.serve_open
+    g = read_paste("# options stated in the thread:\n#   vllm serve /models/Qwen3-8B\n#   --enforce-eager\n")
+    assert g.serve_argv[:3] == ["vllm", "serve", "/models/Qwen3-8B"] and g.serve_open
+    assert not read_paste("vllm serve /models/Qwen3-8B --enforce-eager\n").serve_open
