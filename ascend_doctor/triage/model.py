@@ -48,12 +48,17 @@ def published_name(name: str) -> str:
         out = out[:cut]
 
 
-def catalogue_model(cmd: Any, models: list) -> Optional[Any]:
-    """The catalogue entry the command's model names (its id, or a path whose last part is a catalogue name)."""
+def catalogue_model(cmd: Any, models: list, named: Optional[str] = None) -> Optional[Any]:
+    """The catalogue entry the command's model names (its id, or a path whose last part is a catalogue name). Where
+    the command's model is not shown — none given, or a shell variable the paste never sets (`"$MODEL_PATH"`) — the
+    model a labelled line of the paste names (`named`) stands in."""
     from ascend_doctor.deploy.catalogue import find_model
+    from ascend_doctor.parsers.serve_cmdline import is_expansion
 
     ref = (getattr(cmd, "model", None) or "").strip()
-    if not ref or getattr(cmd, "model_defaulted", False):  # no model given: a paste that lost it, not vLLM's default
+    if not ref or getattr(cmd, "model_defaulted", False) or is_expansion(ref):
+        ref = (named or "").strip()  # no model given: a paste that lost it, not vLLM's default
+    if not ref:
         return None
     hit = find_model(ref, models)
     if hit is None and "/" in ref:
@@ -64,26 +69,34 @@ def catalogue_model(cmd: Any, models: list) -> Optional[Any]:
     return hit
 
 
-def model_fact(cmd: Any, models: list) -> Optional[tuple[Any, Shown]]:
+def model_fact(cmd: Any, models: list, named: Optional[str] = None) -> Optional[tuple[Any, Shown]]:
     """(ServeModelFact from the catalogue's config, what it shows), or None when the catalogue lacks the model or its
     copy cannot be read."""
     from ascend_doctor.core.errors import InputError
     from ascend_doctor.deploy.catalogue import catalogue_files
     from ascend_doctor.probes.serve import ServeModelFact
 
-    m = catalogue_model(cmd, models)
+    m = catalogue_model(cmd, models, named)
     if m is None:
         return None
     try:
         files = catalogue_files(m)
     except InputError:
         return None
-    named = posixpath.basename((cmd.model or "").rstrip("/"))
-    if named.lower() in (m.id.lower(), m.id.split("/")[-1].lower()):
+    from ascend_doctor.parsers.serve_cmdline import is_expansion
+
+    own = (cmd.model or "").strip()
+    from_cmd = bool(own) and not getattr(cmd, "model_defaulted", False) and not is_expansion(own)
+    ref = own if from_cmd else (named or "").strip()
+    base = posixpath.basename(ref.rstrip("/"))
+    if base.lower() in (m.id.lower(), m.id.split("/")[-1].lower()):
         came = T("the catalogue's copy of {id}'s config.json", id=m.id)
     else:
         came = T("the catalogue's copy of {id}'s config.json, for {name} (named as a converted copy of it)", id=m.id,
-                 name=clipped(named, 120))
+                 name=clipped(base, 120))
+    if not from_cmd:
+        came += T(" (the command's model is not shown; the paste names {name} on a line of its own)",
+                  name=clipped(ref, 120))
     fact = ServeModelFact(model=cmd.model, path=PREFIX + m.id, resolved_from=came,
                           files=["config.json"], config=files.config)
     why = T("the paste shows none of the model's files; only the published config.json of {id} (the catalogue's copy) "

@@ -185,6 +185,9 @@ class PasteFacts(Model):
     image: Optional[Seen] = Field(None, description="the vllm-ascend release of an official image tag the paste names")
     image_family: Optional[Seen] = Field(None, description="the chip family an official image tag's suffix is built "
                                                            "for (`-310p`: 310P, `-a3`: A3)")
+    model_named: Optional[Seen] = Field(None, description="the model a labelled line names (`model: Qwen3-8B`, "
+                                                         "`# 模型：Qwen3-8B`): stands in where the command's is not "
+                                                         "shown")
     packages_complete: bool = Field(False, description="a full package list (pip list / pip freeze) is in the "
                                                         "paste; collect_env's [pip3]/[conda] lines are filtered")
     package_rows: int = Field(0, description="package rows read (pip list, freeze, conda, collect_env)")
@@ -652,9 +655,23 @@ def read_paste(text: str) -> PasteFacts:
     if release is not None and release.source == IMAGE_SOURCE:
         f.image = release
     f.image_family = _image_family(lines)
+    f.model_named = _model_named(lines)
     if release is not None and "vllm_ascend" not in f.versions and not {"vllm-ascend", "vllm_ascend"} & set(f.packages):
         f.versions["vllm_ascend"] = [release]
     return f
+
+
+# A line that names the served model by a label (`model: Qwen/Qwen3-8B`, `- Model: Qwen3-8B (w8a8)`, `# 模型：
+# Qwen3-8B`): its first word. Read as the model only where the command's own is not shown (triage.model).
+_MODEL_LINE = re.compile(r"^(?:#{1,3}\s?|[-*]\s)?\s?(?:model|模型)(?:\s?name)?\s?[:：]\s?[`'\"]?([\w./-]{2,200})", re.I)
+
+
+def _model_named(lines: list[Line]) -> Optional[Seen]:
+    for ln in lines:
+        m = _MODEL_LINE.match(ln.text.strip())
+        if m:
+            return Seen(value=m.group(1).rstrip("./-"), lines=str(ln.no), source="the model the paste names")
+    return None
 
 
 # The release an issue names by its image or in prose: `quay.io/ascend/vllm-ascend:v0.11.0rc0`, `vllm-ascend:0.14.0RC1`,

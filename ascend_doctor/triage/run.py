@@ -239,7 +239,8 @@ def _serve(paste: PasteFacts, knowledge, have: dict, partial: dict) -> None:
     have["serve_cmd"] = cmd.model_copy(update={"cut": cut, "unexpanded": shell_expansions(cmd.options),
                                                "unknown_args": [a for a in cmd.unknown_args
                                                                 if a != CUT_VALUE and a not in spread]})
-    known = model_fact(cmd, knowledge.catalogue) if cmd.recognized else None
+    named = paste.model_named.value if paste.model_named else None
+    known = model_fact(cmd, knowledge.catalogue, named) if cmd.recognized else None
     if known is not None:
         have["serve_model"], partial["serve_model"] = known
 

@@ -185,3 +185,14 @@ def test_template_placeholders_and_the_api_server_entry_are_commands_too():
                                                    "python -m vllm.entrypoints.openai.api_server --model "
                                                    "/models/Qwen3-30B-A3B --max-model-len"))["SERVE311"].status.value \
         == "warn"
+
+
+def test_a_model_the_paste_names_on_a_line_stands_in_where_the_command_s_is_not_shown():
+    """`vllm serve "$MODEL_PATH"` with the variable never set, and `# model: Qwen3-30B-A3B` above it: the labelled
+    line names the model (and says so); a command that names its own model is not overridden by such a line."""
+    text = paste('"$MODEL_PATH"').replace("The image is", "# model: Qwen3-30B-A3B (w8a8)\nThe image is")
+    f = by_code(text)["SERVE311"]
+    assert f.status.value == "warn" and "REL-A19-001" in f.message, f.message
+    own = by_code(paste("/models/Qwen3-8B").replace("The image is", "model: Qwen3-30B-A3B\nThe image is"))
+    assert own["SERVE311"].status.value == "pass"  # the command's own model decides
+    assert by_code(paste('"$MODEL_PATH"'))["SERVE311"].status.value == "skip"  # nothing names it
