@@ -32,6 +32,20 @@ class Proposal(Model):
     row: Dict[str, Any]
 
 
+def merge_release_rows(per_release: Dict[str, Tuple[List[Dict], str]], cite) -> Dict[str, Dict]:
+    """id -> row over several releases (version -> (its rows, its source label)) for the tables whose rows carry the
+    `releases` they hold in: every release read that has the row, and `cite(source label, row)` of the newest one as
+    its `source` (the row's own `where` is dropped)."""
+    out: Dict[str, Dict] = {}
+    for version in sorted(per_release, key=parse_version):
+        rows, source = per_release[version]
+        for r in rows:
+            row = out.setdefault(r["id"], {k: v for k, v in r.items() if k != "where"} | {"releases": []})
+            row["releases"].append(version)
+            row["source"] = cite(source, r)
+    return out
+
+
 def release_row_proposals(table: str, recorded: Iterable[Any], extracted: Dict[str, Dict], new_words,
                           more_words) -> List["Proposal"]:
     """Proposals for a table whose rows carry the `releases` they hold in (signatures/release-refusals,

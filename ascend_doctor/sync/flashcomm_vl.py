@@ -110,16 +110,9 @@ def row_id(row: Dict) -> str:
 def merge_flashcomm_vl(per_release: Dict[str, Tuple[List[Dict], str]]) -> Dict[str, Dict]:
     """id -> row over several releases: every release that says and does the same, and where the newest one
     says it."""
-    from ascend_doctor.text.versions import parse_version
+    from ascend_doctor.sync.diff import merge_release_rows
 
-    out: Dict[str, Dict] = {}
-    for version in sorted(per_release, key=parse_version):
-        rows, source = per_release[version]
-        for r in rows:
-            row = out.setdefault(r["id"], {k: v for k, v in r.items() if k != "where"} | {"releases": []})
-            row["releases"].append(version)
-            row["source"] = [f"{source}:{w}" for w in r["where"]] or [source]
-    return out
+    return merge_release_rows(per_release, lambda source, r: [f"{source}:{w}" for w in r["where"]] or [source])
 
 
 def flashcomm_vl_proposals(table, extracted: Dict[str, Dict]) -> List:

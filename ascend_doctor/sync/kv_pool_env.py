@@ -141,16 +141,9 @@ def read_kv_pool_env(read: Callable[[str], Optional[str]]) -> List[Dict]:
 def merge_kv_pool_env(per_release: Dict[str, Tuple[List[Dict], str]]) -> Dict[str, Dict]:
     """id -> row over several releases (version -> (its rows, its source label)): every release whose guide says
     it, and where the newest one does."""
-    from ascend_doctor.text.versions import parse_version
+    from ascend_doctor.sync.diff import merge_release_rows
 
-    out: Dict[str, Dict] = {}
-    for version in sorted(per_release, key=parse_version):
-        rows, source = per_release[version]
-        for r in rows:
-            row = out.setdefault(r["id"], {k: v for k, v in r.items() if k != "where"} | {"releases": []})
-            row["releases"].append(version)
-            row["source"] = f"{source}:{r['where']}"
-    return out
+    return merge_release_rows(per_release, lambda source, r: f"{source}:{r['where']}")
 
 
 def kv_pool_env_proposals(table, extracted: Dict[str, Dict]) -> List:

@@ -14,13 +14,18 @@ MOE = {"model_type": "qwen3_moe", "architectures": ["Qwen3MoeForCausalLM"], "num
        "num_experts_per_tok": 8, "hidden_size": 2048, "num_hidden_layers": 48}
 
 
-def judge(extra: str = "", ascend="0.25.1rc1", vllm="0.25.1", env=None, config=None):
+def stack(extra: str = "", ascend="0.25.1rc1", vllm="0.25.1", env=None, config=None) -> dict:
+    """The facts of `vllm serve QWEN extra` on a vLLM / vllm-ascend pair, with a config.json when given."""
     out = facts(f"vllm serve {QWEN} {extra}".strip(), env=env)
     if config is not None:
         out["serve_model"].config = config
     out["python"] = PythonEnv(distributions=[Distribution(name="vllm", version=vllm),
                                              Distribution(name="vllm-ascend", version=ascend)])
-    return run_check("SERVE318", out)
+    return out
+
+
+def judge(extra: str = "", ascend="0.25.1rc1", vllm="0.25.1", env=None, config=None):
+    return run_check("SERVE318", stack(extra, ascend, vllm, env, config))
 
 
 FC1 = {"VLLM_ASCEND_ENABLE_FLASHCOMM1": "1"}

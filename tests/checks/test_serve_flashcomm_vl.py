@@ -8,6 +8,7 @@ import pytest
 from ascend_doctor.report import Status
 from ascend_doctor.seam.host import Distribution, PythonEnv
 from tests.checks.test_serve_checks import QWEN, facts, run_check
+from tests.checks.test_serve_flashcomm import stack
 
 FC1 = {"VLLM_ASCEND_ENABLE_FLASHCOMM1": "1"}
 # Qwen3.5's published config: a VL model (vision_config) whose text model is dense
@@ -23,12 +24,7 @@ KIMI_VL_MLA = {"model_type": "kimi_k25", "architectures": ["KimiK25ForConditiona
 
 
 def judge(extra="--tensor-parallel-size 2", ascend="0.19.1rc1", vllm="0.19.1", env=FC1, config=QWEN35):
-    out = facts(f"vllm serve {QWEN} {extra}".strip(), env=env)
-    if config is not None:
-        out["serve_model"].config = config
-    out["python"] = PythonEnv(distributions=[Distribution(name="vllm", version=vllm),
-                                             Distribution(name="vllm-ascend", version=ascend)])
-    return run_check("SERVE321", out)
+    return run_check("SERVE321", stack(extra, ascend, vllm, env, config))
 
 
 def test_a_vl_model_the_guide_marks_x_and_the_code_does_not_adapt_warns():
