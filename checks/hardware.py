@@ -211,6 +211,9 @@ def serve_required_flags(ctx):
         return ctx.ok(T("{value} given", value=', '.join(sorted({r.flag for r in rules}))), evidence)
     flags = ", ".join(sorted({r.flag for r in missing}))
     hw = ", ".join(sorted({h for r in missing for h in r.hardware}))
+    if cmd.partial:  # a paste that shows part of the command: not seen is not "not given"
+        return ctx.unknown(T("{flags} not seen, but the source shows only part of the command; the {hw} "
+                             "documentation for this release requires it", flags=flags, hw=hw), evidence)
     text = T("{flags} not given; the {hw} documentation for this release requires it", flags=flags, hw=hw)
     if long_:
         text = T("{flags} not given, so vLLM uses the model's {how}, above the {limit} the {hw} rule allows",

@@ -78,11 +78,16 @@ def _judge(ctx, cmd, row, release: str, stand_in, seen: list, evidence: list):
         return ctx.unknown(T("cannot read the parallel layout: {error}", error=str(exc)), evidence)
     on_by = seen[0]
     problems, fixes, unseen = [], [], []
-    if "tp1" in row.refuses and tp <= 1:
+    if "tp1" in row.refuses and tp <= 1 and cmd.partial and not cmd.has("tensor_parallel_size"):
+        unseen.append(T("the TP size (--tensor-parallel-size is not among the options the source shows)"))
+    elif "tp1" in row.refuses and tp <= 1:
         problems.append(T("FlashComm1 is on ({by}) with --tensor-parallel-size {tp}: vllm-ascend {release} stops "
                           "with `Flash Comm v1 is only supported when tp_size > 1.`", by=on_by, tp=tp, release=release))
         fixes.append(T("serve with --tensor-parallel-size 2 or more"))
-    if "moe_without_ep" in row.refuses and not cmd.flag("enable_expert_parallel"):
+    if "moe_without_ep" in row.refuses and not cmd.flag("enable_expert_parallel") and cmd.partial \
+            and not cmd.has("enable_expert_parallel"):
+        unseen.append(T("whether --enable-expert-parallel is given (the source shows only part of the command)"))
+    elif "moe_without_ep" in row.refuses and not cmd.flag("enable_expert_parallel"):
         m = ctx.try_fact("serve_model")
         why = unreadable(m)
         if why:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import posixpath
+
 from ascend_doctor.deploy.arch import text_config
 from ascend_doctor.i18n import T, join
 from ascend_doctor.knowledge.flashcomm_vl import adapted_for, model_class
@@ -90,11 +92,15 @@ def _judge(ctx, cfg: dict, row, release: str, by: str, quantized: bool, evidence
         return ctx.ok(T("FlashComm1 is on ({by}) for a VL model ({seen}); vllm-ascend {release} adapts it to {what}",
                         by=by, seen=seen, release=release, what=ADAPTED[covered]),
                       evidence + [ev("serve/flashcomm-vl", row.source[-1])])
+    column = model_class(True, has_experts(text))
+    same, kin = _tutorials(ctx, row, ctx.fact("serve_cmd").model or "", column)
+    if same:
+        return ctx.ok(T("FlashComm1 is on ({by}) for a VL model ({seen}): vllm-ascend {release}'s own tutorial serves "
+                        "{model} with it", by=by, seen=seen, release=release, model=same), evidence)
     guide_row, guide_release = ctx.knowledge.flashcomm_vl.guide_for(release)
     if guide_row is None:
         return ctx.skip(T("no sequence-parallelism guide of vllm-ascend {release} or later says whether FlashComm1 "
                           "runs a VL model", release=release))
-    column = model_class(True, has_experts(text))
     cells = guide_row.guide_quantized if quantized else guide_row.guide
     cell = cells.get("flashcomm1", {}).get(column)
     where = next((s for s in guide_row.source if "sequence_parallelism.md" in s), guide_row.source[0])
@@ -107,6 +113,11 @@ def _judge(ctx, cfg: dict, row, release: str, by: str, quantized: bool, evidence
     if cell.strip().lower() != "x":
         return ctx.ok(T("FlashComm1 is on ({by}) for a VL model ({seen}): {whose} runs it for {column} ({cell})",
                         by=by, seen=seen, whose=whose, column=CLASS[column], cell=cell), evidence)
+    if kin:  # the guide's `x` and the release's own tutorials disagree for this class: not picked
+        return ctx.unknown(T("FlashComm1 is on ({by}) for a VL model ({seen}): {whose} marks Flash Comm V1 "
+                             "unsupported (`x`) for {column}, but vllm-ascend {release}'s own tutorials serve {models} "
+                             "({column}) with it; which holds for this model is not known", by=by, seen=seen,
+                             whose=whose, column=CLASS[column], release=release, models=join(", ", kin)), evidence)
     adapted = join(", ", [ADAPTED[a] for a in row.adapted]) if row.adapted else T("no VL model")
     fix = T("Turn FlashComm1 off for this model (VLLM_ASCEND_ENABLE_FLASHCOMM1=0, \"enable_flashcomm1\": false in "
             "--additional-config).")
@@ -119,3 +130,28 @@ def _judge(ctx, cfg: dict, row, release: str, by: str, quantized: bool, evidence
                       "slice error at the first batch)", by=by, seen=seen, whose=whose, column=CLASS[column],
                       quant=T(" with quantization") if quantized else "", adapted=adapted, release=release),
                     evidence, remediation=fix)
+
+
+def _tutorials(ctx, row, served: str, column: str) -> tuple:
+    """(the served model's name when one of the release's own tutorials serves it with FlashComm1 on, else '';
+    the VL models of the same class those tutorials serve with it). A tutorial's model is known by its catalogue
+    entry (its directory named as the published model or a converted copy of it); one the catalogue lacks is not
+    counted."""
+    from ascend_doctor.core.errors import InputError
+    from ascend_doctor.deploy.catalogue import catalogue_files, find_model, published_name
+
+    mine = published_name(posixpath.basename(served.rstrip("/"))).lower()
+    kin = []
+    for name in row.tutorials:
+        base = published_name(name)
+        if mine and base.lower() == mine:
+            return name, []
+        entry = find_model(base, ctx.knowledge.catalogue)
+        try:
+            cfg = catalogue_files(entry).config if entry is not None else None
+        except InputError:
+            cfg = None
+        if isinstance(cfg, dict) and ("vision_config" in cfg or "thinker_config" in cfg) and \
+                model_class(True, has_experts(text_config(cfg))) == column:
+            kin.append(name)
+    return "", kin

@@ -50,6 +50,26 @@ def verify(catalogue: Catalogue, path: str) -> None:
                 raise InputError(T("{path}: {id}: unknown weight format {format}", path=path, id=m.id, format=c.format))
 
 
+# Words a converted copy's directory adds after the published name: msModelSlim's quantized exports
+# (`Qwen3.5-27B-w8a8-mtp`, `…-W4A8-dynamic`), a dtype, an Ascend build. The copy keeps the published config.json's
+# architecture, layers, experts and vision keys — what the checks read here; its quantization and files are not in
+# the paste either way (triage.model.SHOWN). A name ending otherwise is not taken for the published one.
+COPY_SUFFIXES = frozenset({"w8a8", "w4a8", "w8a16", "w4a16", "w4a4", "w8a8c8", "w4a8c8", "w8a8z", "dynamic", "mtp",
+                           "bf16", "fp16", "int8", "int4", "awq", "gptq", "quant", "quantized", "modelslim", "npu",
+                           "ascend"})
+
+
+def published_name(name: str) -> str:
+    """`name` without the copy words at its end ('Qwen3.5-27B-w8a8-mtp' -> 'Qwen3.5-27B'); the name itself when it
+    ends in none."""
+    out = name
+    while True:
+        cut = max(out.rfind("-"), out.rfind("_"))
+        if cut <= 0 or out[cut + 1:].lower() not in COPY_SUFFIXES:
+            return out
+        out = out[:cut]
+
+
 def find_model(name: str, models: list[CatalogueModel]) -> Optional[CatalogueModel]:
     """By its id (`Qwen/Qwen3-32B`) or its name alone (`Qwen3-32B`), case-insensitive."""
     want = name.strip().lower()

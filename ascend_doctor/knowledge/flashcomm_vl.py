@@ -35,6 +35,8 @@ class FlashcommVlRow(Model, extra="forbid"):
     guide_quantized: Cells = Field(default_factory=dict, description="the same, with quantization")
     refuses: bool = Field(description="platform.py stops at start when FlashComm1 is on for a VL model")
     adapted: List[Literal["qwen3_vl", "mla"]] = Field(default_factory=list)
+    tutorials: List[str] = Field(default_factory=list, description="the models (directory names) the release's own "
+                                                                  "tutorials serve with FlashComm1 on")
     releases: List[str] = Field(min_length=1)
     source: List[str] = Field(min_length=1)
 

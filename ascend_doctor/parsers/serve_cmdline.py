@@ -116,6 +116,9 @@ class ServeCommand(Model):
     unexpanded: dict[str, str] = Field(default_factory=dict, description="dest -> a value that is a shell expansion "
                                        "the source does not resolve (`$7`, `${TP}` in a pasted launch script)")
 
+    partial: bool = Field(False, description="the source shows only part of the command (a paste that elides or "
+                                             "quotes some of it): an option not seen may still be given")
+
     def has(self, name: str) -> bool:
         return _dest(name) in self.options
 

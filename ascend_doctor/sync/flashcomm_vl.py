@@ -8,6 +8,8 @@
 * whether vllm_ascend/platform.py refuses it at start (the `VL models doesn't support FLASHCOMM` ValueError of
   0.11.0rc2-0.14.0rc1, the `Flash Comm V1 is not supported for VL models` assert of 0.15.0rc1-0.17.0rc1 — absent from
   the v0.13.0 branch's 0.13.0rc2-0.13.0, which lifted it for Qwen3-VL, vllm-ascend#5848);
+* the models its own tutorials serve with FlashComm1 on (a tutorial is the maintainers' statement of a deployment
+  that works: where the guide's `x` and a tutorial disagree, the check says so rather than pick one);
 * which VL models its code adapts FlashComm1 to: Qwen3-VL when vllm_ascend/patch/worker/patch_qwen3vl.py chunks the
   deepstack embeddings per TP rank (`_get_deepstack_input_embeds = tensor_parallel_wrap(…)`), VL models with MLA when
   vllm_ascend/ops/mla.py asks `is_vl_model` (vllm-ascend#7390, "Support Flash Comm V1 for VL models (with MLA)").
@@ -63,9 +65,35 @@ def read_guide(text: Optional[str]) -> Tuple[Dict[str, Dict[str, Dict[str, str]]
     return out, lines_at
 
 
-def read_flashcomm_vl(read: Callable[[str], Optional[str]]) -> List[Dict]:
+def fc1_tutorial_models(read: Callable[[str], Optional[str]], listdir) -> List[str]:
+    """The models the release's own tutorials serve with FlashComm1 on (`VLLM_ASCEND_ENABLE_FLASHCOMM1=1` or the
+    older variable exported before the command, `"enable_flashcomm1": true` in its --additional-config), by the
+    directory name they give (`Qwen3.5-397B-A17B-w8a8-mtp`), sorted; a placeholder (`<MODEL_PATH>`, `$MODEL`,
+    `your_model_path`) is skipped."""
+    from ascend_doctor.sync.tutorials import model_of, read_tutorials
+    from ascend_doctor.text.jsonread import loads
+
+    out = set()
+    for cmd in read_tutorials(read, listdir):
+        on = any(str(cmd.env.get(v, "")).lower() in ("1", "true") for v in ("VLLM_ASCEND_ENABLE_FLASHCOMM1",
+                                                                              "VLLM_ASCEND_ENABLE_FLASHCOMM"))
+        for k, word in enumerate(cmd.argv):
+            value = word.split("=", 1)[1] if word.startswith("--additional-config=") else \
+                cmd.argv[k + 1] if word == "--additional-config" and k + 1 < len(cmd.argv) else None
+            try:
+                on = on or (value is not None and loads(value).get("enable_flashcomm1") is True)
+            except (ValueError, AttributeError):
+                pass
+        model = model_of(cmd)
+        name = model.rstrip("/").rsplit("/", 1)[-1] if model else ""
+        if on and name and not any(c in name for c in "$<>{}") and "your" not in name.lower():
+            out.add(name)
+    return sorted(out)
+
+
+def read_flashcomm_vl(read: Callable[[str], Optional[str]], listdir=None) -> List[Dict]:
     """The one row of a release (as a list, the shape the other per-release readers give); [] when its platform.py
-    is not in the tree."""
+    is not in the tree. `listdir` lists the tree's folders, for its tutorials (none: the tutorials are not read)."""
     platform = read(PLATFORM)
     if platform is None:
         return []
@@ -82,8 +110,11 @@ def read_flashcomm_vl(read: Callable[[str], Optional[str]]) -> List[Dict]:
     if "is_vl_model(" in (read(MLA) or ""):
         adapted.append("mla")
         where.append(f"{MLA} (is_vl_model)")
+    runs = fc1_tutorial_models(read, listdir) if listdir is not None else []
+    if runs:
+        where.append("docs/source/tutorials/ (the commands that turn FlashComm1 on)")
     row = {"guide": guide.get("unquantized", {}), "guide_quantized": guide.get("quantized", {}),
-           "refuses": refusal is not None, "adapted": adapted}
+           "refuses": refusal is not None, "adapted": adapted, "tutorials": runs}
     return [{"id": row_id(row), **row, "where": where}]
 
 
@@ -103,7 +134,7 @@ def _refusal_line(platform: str) -> Optional[int]:
 def row_id(row: Dict) -> str:
     said = repr((sorted((k, sorted(v.items())) for k, v in row["guide"].items()),
                  sorted((k, sorted(v.items())) for k, v in row["guide_quantized"].items()),
-                 row["refuses"], row["adapted"]))
+                 row["refuses"], row["adapted"], row["tutorials"]))
     return "FCVL-" + hashlib.sha256(said.encode()).hexdigest()[:10]
 
 

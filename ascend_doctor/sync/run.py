@@ -112,7 +112,7 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
             refused[own.version] = (read_refusals(tree.read), cite(tree))
             kv_env[own.version] = (read_kv_pool_env(tree.read), cite(tree))
             recipes[own.version] = (read_images(tree.read, tree.listdir, own.version, cite(tree)), cite(tree))
-            fcvl[own.version] = (read_flashcomm_vl(tree.read), cite(tree))
+            fcvl[own.version] = (read_flashcomm_vl(tree.read, tree.listdir), cite(tree))
             matrix_row = read_support_matrix(tree.read, tree.listdir, serve_parser(matrix, own.vllm_tag))
             if matrix_row is not None:
                 supports[own.version] = {"source": f"{cite(tree)}{sha}", **matrix_row}

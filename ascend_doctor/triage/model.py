@@ -21,6 +21,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any, Optional
 
+from ascend_doctor.deploy.catalogue import published_name
 from ascend_doctor.facts.partial import Shown
 from ascend_doctor.i18n import T
 from ascend_doctor.text.textsafe import clipped
@@ -28,26 +29,6 @@ from ascend_doctor.text.textsafe import clipped
 # What the catalogue's copy shows of ServeModelFact: the config and where it came from.
 SHOWN = ("model", "path", "resolved_from", "why_not", "unrecorded", "config", "config_error")
 PREFIX = "(catalogue) "
-# Words a converted copy's directory adds after the published name: msModelSlim's quantized exports
-# (`Qwen3.5-27B-w8a8-mtp`, `…-W4A8-dynamic`), a dtype, an Ascend build. The copy keeps the published config.json's
-# architecture, layers, experts and vision keys — what the checks read here; its quantization and files are not in
-# the paste either way (SHOWN). A name ending otherwise is not taken for the published one.
-COPY_SUFFIXES = frozenset({"w8a8", "w4a8", "w8a16", "w4a16", "w4a4", "w8a8c8", "w4a8c8", "w8a8z", "dynamic", "mtp",
-                           "bf16", "fp16", "int8", "int4", "awq", "gptq", "quant", "quantized", "modelslim", "npu",
-                           "ascend"})
-
-
-def published_name(name: str) -> str:
-    """`name` without the copy words at its end ('Qwen3.5-27B-w8a8-mtp' -> 'Qwen3.5-27B'); the name itself when it
-    ends in none."""
-    out = name
-    while True:
-        cut = max(out.rfind("-"), out.rfind("_"))
-        if cut <= 0 or out[cut + 1:].lower() not in COPY_SUFFIXES:
-            return out
-        out = out[:cut]
-
-
 def catalogue_model(cmd: Any, models: list, named: Optional[str] = None) -> Optional[Any]:
     """The catalogue entry the command's model names (its id, or a path whose last part is a catalogue name). Where
     the command's model is not shown — none given, or a shell variable the paste never sets (`"$MODEL_PATH"`) — the

@@ -310,7 +310,7 @@ _VERSION_LINES = [
 # `25.2.1`: a two-digit year first), so an NVIDIA `Driver: 535.104` is not read as one.
 _LABELLED = re.compile(
     r"^(?:[-*]\s+|\|\s*)?(?:ascend[-_ ]?)?(?P<label>cann(?:[-_ ]?toolkit)?|torch[-_ ]?npu|pytorch[-_ ]npu|"
-    r"vllm[-_ ]ascend|(?:npu[-_ ])?driver|hdk|驱动)(?:\s*(?:version|ver\.?|版本))?"
+    r"vllm[-_ ]ascend|(?:npu[-_ ])?driver|hdk|驱动)(?:\s*(?:version|ver\.?|版本))?(?:\s?[(（][^()（）]{0,40}[)）])?"
     r"(?:\s*[:：=|]{1,2}\s*|\s+|-(?=v?\d))v?(?P<v>\d[0-9A-Za-z.+_]*)\s*(?P<note>[(（][^)）]*[)）]?)?\s*\|?\s*$", re.I)
 # A note that says the package was built from a branch, not installed as the release (`vllm-ascend 0.11.0rc0 (main
 # branch)`): the number is the last tag, not what runs — not read as the release.
@@ -328,7 +328,7 @@ _LABEL_COMPONENT = (("cann", "cann"), ("torch", "torch_npu"), ("pytorch", "torch
 # last ASCII character.
 _NAME_VERSION = re.compile(r"^(?:\|\s*|[-*]\s+)?(vllm|vllm[_-]ascend|torch|torch[_-]npu|PyTorch|transformers|triton|"
                            r"triton[_-]ascend|sglang|numpy)(?:\s*(?:version|版本))?(?:\s*[:：|=]{1,2}\s*|\s+)"
-                           r"v?(\d[0-9A-Za-z.+!_-]*)(?:[^\x00-\x7f].*)?\s*\|?\s*$", re.I)
+                           r"v?(\d[0-9A-Za-z.+!_-]*)(?:[^\x00-\x7f].*|\s?\([^()]{0,80}\))?\s*\|?\s*$", re.I)
 _BARE_EXCEPTION = re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Exit)(?::\s.*)?$")
 _HCCN = re.compile(r"^(?:\[devid \d+\]\s*)?(link status|ipaddr|net health status|netmask|link up count):", re.I)
 
@@ -376,7 +376,7 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
         _version_lines(f, said, no)
     if "CANN" in t or "cann" in t:
         _cann_changed(f, t, no)
-    if " + " in t or " / " in t:
+    if "+" in t or " / " in t:
         for piece in _pieces(said or t):
             _version_lines(f, piece, no)
     if _HCCN.match(t):
@@ -406,8 +406,11 @@ def _pieces(t: str) -> list[str]:
     2.5.1`): split at ` + ` and ` / `, a label before a colon on a piece dropped. Each piece is then read as a whole
     line, so a piece that says more than `name version` states nothing."""
     out = []
-    for piece in t.replace(" / ", " + ").split(" + ")[:8]:
+    for piece in _JOIN.split(t)[:8]:
+        note = _NOTE_AFTER.search(piece.strip())
         piece = piece.strip()
+        if note and not _BUILT_NOTE.search(note.group(0)):  # `vllm 0.9.1 (official image)`: no part of it; a
+            piece = piece[:note.start()]  # `(source build)` stays, and the build is not read as the release
         for colon in (":", "："):
             head, sep, rest = piece.partition(colon)
             if sep and rest.strip()[:1].isalpha() and " " not in head.strip():
@@ -418,6 +421,8 @@ def _pieces(t: str) -> list[str]:
 
 
 _IMAGE_TAG_IN = re.compile(r"[\w-]:v?\d")
+_JOIN = re.compile(r"\s[+/]\s|(?<=[)）])\s?\+\s?")  # ` + `, ` / `, or `+` right after a note's bracket
+_NOTE_AFTER = re.compile(r"\s?[(（][^()（）]{0,80}[)）]$")
 
 
 def _cann_changed(f: PasteFacts, t: str, no: int) -> None:
@@ -875,27 +880,10 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int,
     if wrapper:
         return _wrapped_command(lines, i, m.group(1), wrapper)
     pre = _assignments(before)  # `VLLM_X=1 vllm serve …`: the shell's environment for the command
-    cmd, j = shellwords.strip_comment(pre + m.group(1)), i
-    while j + 1 < len(lines) and _goes_on(cmd, lines[j + 1].text):
-        j += 1
-        cmd = cmd.rstrip().removesuffix("\\") + " " + shellwords.strip_comment(lines[j].text.strip(),
-                                                                                shellwords.open_quote(cmd))
-    quote = shellwords.open_quote(cmd)
-    after = cmd[cmd.rfind(quote) + 1:].strip() if quote else ""
-    if quote and (after.startswith(("{", "[")) or (not after and j + 1 < len(lines)
-                                                   and lines[j + 1].text.lstrip().startswith(("{", "[")))):
-        # a quoted JSON value spread over lines (`--kv-transfer-config '{` … `}'`, vllm-ascend#4986); an apostrophe
-        # in prose opens no JSON and joins nothing
-        joined, k = [cmd], j
-        while quote and k + 1 < len(lines) and k - j < MAX_QUOTED_LINES:
-            k += 1
-            joined.append(lines[k].text)
-            quote = shellwords.open_quote(lines[k].text, quote)
-        if not quote:
-            cmd, j = "\n".join(joined), k
-        elif k + 1 >= len(lines):  # the paste ends inside the value (an excerpt, a truncated dump): not read
-            head, cut = _cut_at_value(cmd, cmd.rfind(quote))
-            return head, k, cut
+    cmd, j, cut = _join_command(lines, i, shellwords.strip_comment(pre + m.group(1)))
+    if cut is not None:
+        return cut[0], j, cut[1]
+    cmd = cmd.rstrip().removesuffix("\\")  # the paste ends on a continuation: no escaped character follows
     try:
         argv = shellwords.split(cmd)  # linear: shlex.split took 7 s on one 1 MB word (#40 item 8)
     except ValueError:
@@ -903,6 +891,35 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int,
     if pre:
         argv = ["env", *argv]  # the command-line parser reads `env K=V … vllm serve`
     return _command_only(argv), j, []
+
+
+def _join_command(lines: list[Line], i: int, cmd: str) -> tuple[str, int, Optional[tuple[list[str], list[str]]]]:
+    """(the command's text from line i on, its last line, None) — continuations joined, and a quoted JSON value
+    spread over lines (`--kv-transfer-config '{` … `}'`, vllm-ascend#4986) kept whole, after which the command may
+    go on (`}' \\` then `--port 8000`). (…, (argv up to the value, the options cut)) when the paste ends inside a
+    value. An apostrophe in prose opens no JSON and joins nothing."""
+    j = i
+    for _ in range(MAX_QUOTED_LINES):
+        while j + 1 < len(lines) and _goes_on(cmd, lines[j + 1].text):
+            j += 1
+            cmd = cmd.rstrip().removesuffix("\\") + " " + shellwords.strip_comment(lines[j].text.strip(),
+                                                                                    shellwords.open_quote(cmd))
+        quote = shellwords.open_quote(cmd)
+        after = cmd[cmd.rfind(quote) + 1:].strip() if quote else ""
+        if not quote or not (after.startswith(("{", "[")) or (not after and j + 1 < len(lines) and
+                                                                lines[j + 1].text.lstrip().startswith(("{", "[")))):
+            break
+        joined, k = [cmd], j
+        while quote and k + 1 < len(lines) and k - j < MAX_QUOTED_LINES:
+            k += 1
+            joined.append(lines[k].text)
+            quote = shellwords.open_quote(lines[k].text, quote)
+        if quote:
+            if k + 1 >= len(lines):  # the paste ends inside the value (an excerpt, a truncated dump): not read
+                return cmd, k, _cut_at_value(cmd, cmd.rfind(quote))
+            break
+        cmd, j = "\n".join(joined), k
+    return cmd, j, None
 
 
 def _wrapped_command(lines: list[Line], i: int, head: str, quote: str) -> tuple[Optional[list[str]], int, list[str]]:

@@ -95,6 +95,11 @@ def test_max_model_len_required_on_310p():
     assert run_check("HW103", serve(f"vllm serve {QWEN} --max-model-len 16384", va="0.20.2rc1")).status \
         == Status.PASS
     assert run_check("HW103", serve(f"vllm serve {QWEN}", va="0.13.0")).status == Status.SKIP  # no such rule
+    # a paste that shows part of the command: the flag not seen may be given (h38h, generically)
+    part = serve(f"vllm serve {QWEN}", va="0.20.2rc1")
+    part["serve_cmd"] = part["serve_cmd"].model_copy(update={"partial": True})
+    f = run_check("HW103", part)
+    assert f.status == Status.UNKNOWN and "shows only part of the command" in f.message
 
 
 def test_a_long_derived_context_needs_max_model_len_on_a2():  # vLLM PR #27556: stuck above 65536 on A2

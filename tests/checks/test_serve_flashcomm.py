@@ -120,3 +120,12 @@ def test_a_vl_model_with_flashcomm1_is_refused_by_0_15_to_0_17():
     assert judge("--tensor-parallel-size 2", ascend="0.18.0rc1", vllm="0.18.0", env=FC1, config=VL).status \
         == Status.PASS
     assert judge("--tensor-parallel-size 2", ascend="0.17.0rc1", vllm="0.17.0", env=FC1).status == Status.PASS
+
+
+def test_a_command_shown_in_part_is_not_judged_on_the_options_it_does_not_show():
+    """A paste that elides part of the command: TP 1 and "no --enable-expert-parallel" are what it does not show,
+    not what it runs (h38h, generically: SERVE318 failed TP 1 on a command that stopped at `...`)."""
+    out = stack(env=FC1, config=MOE)
+    out["serve_cmd"] = out["serve_cmd"].model_copy(update={"partial": True})
+    f = run_check("SERVE318", out)
+    assert f.status == Status.UNKNOWN and "TP size" in f.message and "--enable-expert-parallel" in f.message

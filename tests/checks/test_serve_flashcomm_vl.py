@@ -77,3 +77,22 @@ def test_quantized_uses_the_guide_s_quantized_table():
     f = judge("--tensor-parallel-size 2 --quantization ascend")
     assert f.status == Status.WARN and "with quantization" in f.message
     assert '"enable_sp": true' not in f.remediation  # the guide's SP cell with quantization is `x`
+
+
+def test_the_release_s_own_tutorials_stand_against_the_guide_s_x():
+    """0.19.1rc1's Qwen3.5-397B-A17B tutorial serves the w8a8-mtp copy with VLLM_ASCEND_ENABLE_FLASHCOMM1=1 and
+    expert parallelism, though its guide marks VL + MoE `x`: that model passes (its tutorial), another VL MoE model
+    is unknown (the two sources disagree for its class), a VL dense model still warns (no tutorial runs one)."""
+    from tests.checks.test_serve_checks import facts as serve_facts
+
+    ep = "--tensor-parallel-size 16 --enable-expert-parallel"
+    out = stack(ep, "0.19.1rc1", "0.19.1", FC1, None)
+    tutorial = serve_facts(f"vllm serve /models/Qwen3.5-397B-A17B-w8a8-mtp {ep}", env=FC1)
+    out["serve_cmd"] = tutorial["serve_cmd"]
+    out["serve_model"].config = {"model_type": "qwen3_5_moe", "vision_config": {"depth": 27},
+                                 "text_config": {"num_experts": 512}}
+    f = run_check("SERVE321", out)
+    assert f.status == Status.PASS and "own tutorial serves Qwen3.5-397B-A17B-w8a8-mtp" in f.message, f.message
+    other = judge(ep, config=OMNI_MOE)
+    assert other.status == Status.UNKNOWN and "Qwen3.5-397B-A17B-w8a8-mtp (VL + MoE)" in other.message, other.message
+    assert judge().status == Status.WARN

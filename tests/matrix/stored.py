@@ -12,15 +12,17 @@ from tests.helpers import REPO
 VA_SDISTS = sorted((Path(os.environ.get("ASCEND_DOCTOR_SDISTS", REPO.parent / "sdists")) / "va").glob("*.tar.gz"))
 
 
-def per_release(read_rows) -> dict:
-    """version -> (read_rows(the tree's read), the tree's citation) for every stored sdist, as sync reads them."""
+def per_release(read_rows, listdir: bool = False) -> dict:
+    """version -> (read_rows(the tree's read[, its listdir]), the tree's citation) for every stored sdist, as sync
+    reads them."""
     from ascend_doctor.sync.archive import open_tree
     from ascend_doctor.sync.ascend import cite, read_own
 
     out = {}
     for path in VA_SDISTS:
         tree = open_tree(path)
-        out[read_own(tree).version] = (read_rows(tree.read), cite(tree))
+        rows = read_rows(tree.read, tree.listdir) if listdir else read_rows(tree.read)
+        out[read_own(tree).version] = (rows, cite(tree))
     return out
 
 

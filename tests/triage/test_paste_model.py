@@ -66,7 +66,7 @@ def test_a_converted_copy_s_directory_is_read_through_the_published_config():
     """msModelSlim's exports are named after the published model (`Qwen3-30B-A3B-w8a8`, `…-W4A8-dynamic`,
     `Qwen3.5-27B-w8a8-mtp`): the architecture is the published one's, so #1813's rule judges the copy too, and the
     finding says which config stood in."""
-    from ascend_doctor.triage.model import published_name
+    from ascend_doctor.deploy.catalogue import published_name
 
     assert published_name("Qwen3.5-27B-w8a8-mtp") == "Qwen3.5-27B"
     assert published_name("Qwen3-30B-A3B-W4A8-dynamic") == "Qwen3-30B-A3B"

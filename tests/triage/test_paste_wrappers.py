@@ -57,6 +57,9 @@ def test_statements_the_reader_once_missed():
     assert f.driver_version.value == "24.1.rc3.5"
     assert {k: v[0].value for k, v in f.packages.items()} == {
         "vllm": "0.9.1", "vllm-ascend": "0.9.1rc1", "torch": "2.5.1", "torch-npu": "2.5.1.post1"}
+    g = read_paste("环境：vllm 0.9.1（官方镜像）+ vllm-ascend 0.9.1rc1 (source build) + torch_npu 2.5.1 (pip)\n")
+    assert g.packages["vllm"][0].value == "0.9.1" and g.packages["torch-npu"][0].value == "2.5.1"
+    assert "vllm-ascend" not in g.packages  # a source build named after its last tag is not that release
     # a piece that says more than `name version` states nothing
     assert "vllm" not in read_paste("we tried vllm 0.9.1 + a patch / nothing else\n").packages
 
@@ -82,3 +85,22 @@ def test_a_command_cut_mid_option_or_quoted_in_comments_is_not_all_there():
     g = read_paste("# options stated in the thread:\n#   vllm serve /models/Qwen3-8B\n#   --enforce-eager\n")
     assert g.serve_argv[:3] == ["vllm", "serve", "/models/Qwen3-8B"] and g.serve_open
     assert not read_paste("vllm serve /models/Qwen3-8B --enforce-eager\n").serve_open
+
+
+def test_a_json_value_on_the_lines_after_its_option_and_the_command_going_on_after_it():
+    """`--speculative-config \\` then `'{…` over lines then `}' \\` then more options: the value whole, and the
+    options after it read (the joined text once ended on a continuation, which no shell reader accepts)."""
+    for text in ("vllm serve /m \\\n  --speculative-config \\\n  '{\"method\": \"mtp\",\n"
+                 "    \"num_speculative_tokens\": 1}' \\\n  --port 8000\n",
+                 "vllm serve /m \\\n  --speculative-config '{\n    \"method\": \"mtp\", \"num_speculative_tokens\": 1\n"
+                 "  }' \\\n  --port 8000\n"):
+        argv = read_paste(text).serve_argv
+        assert argv[-2:] == ["--port", "8000"] and '"num_speculative_tokens": 1' in argv[4], argv
+    assert read_paste("vllm serve /m --tp 2 \\\n").serve_argv == ["vllm", "serve", "/m", "--tp", "2"]
+
+
+def test_a_note_in_brackets_after_a_version_or_a_label():
+    f = read_paste("# vllm: 0.18.0 (from the image)\n# driver (npu-smi): 25.2.0\n"
+                   "# vllm-ascend: 0.18.0rc1 (source build)\n")
+    assert f.packages["vllm"][0].value == "0.18.0" and f.driver_version.value == "25.2.0"
+    assert "vllm-ascend" not in f.packages  # a build noted as from source is not the release
