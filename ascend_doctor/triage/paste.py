@@ -120,6 +120,8 @@ def clean_lines(text: str) -> list[Line]:
             continue
         if "\t" in ln:
             ln = _CAT_N_TAB.sub("", ln, count=1).replace("\t", "    ")
+        if ln[:3] in ("# +", "# |"):  # a table pasted inside comments (`# | NPU   Name  | Health |`): its rows
+            ln = ln[2:]
         m = _PROMPT.match(ln) if ("$" in ln or "#" in ln or ">" in ln) else None
         prompt = None
         if m and m.group("cmd").split()[0] in _COMMANDS and (m.group(2) or ln.lstrip()[:1] in "$#>"):

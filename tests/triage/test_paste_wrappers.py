@@ -104,3 +104,17 @@ def test_a_note_in_brackets_after_a_version_or_a_label():
                    "# vllm-ascend: 0.18.0rc1 (source build)\n")
     assert f.packages["vllm"][0].value == "0.18.0" and f.driver_version.value == "25.2.0"
     assert "vllm-ascend" not in f.packages  # a build noted as from source is not the release
+
+
+def test_an_npu_smi_table_pasted_inside_comments_is_the_table():
+    rows = ["+------------------------------------------------------------------------------------------------+",
+            "| npu-smi 25.2.0                   Version: 25.2.0                                               |",
+            "+---------------------------+---------------+----------------------------------------------------+",
+            "| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|",
+            "| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |",
+            "+===========================+===============+====================================================+",
+            "| 0     910B3               | OK            | 90.3        40                0    / 0             |",
+            "| 0                         | 0000:C1:00.0  | 0           0    / 0          3404 / 65536         |",
+            "+===========================+===============+====================================================+"]
+    f = read_paste("\n".join("# " + r for r in rows) + "\n")
+    assert f.driver_version.value == "25.2.0" and [s.kind for s in f.sections] == ["npu_smi_info"]
