@@ -28,8 +28,10 @@ def flashcomm1_vl(ctx):
     branch and from 0.18.0; VL models with MLA, such as Kimi-K2.5, from 0.18.0rc1), or the support matrix of its
     sequence-parallelism guide marks the model's class (`VL + Dense`, `VL + MoE`) with the modes it runs in (0.23.0,
     0.25.1rc1-0.26.0rc1), not `x` (0.15.0rc1-0.22.1rc1, 0.23.0rc1, 0.24.0rc1). A release without a guide is judged
-    by the first later one, and says so. Releases that refuse it at start (0.11.0rc2-0.14.0rc1 except the 0.13.0rc2
-    line, 0.15.0rc1-0.17.0rc1) are REL-B16's and SERVE318's to fail, not judged here.
+    by the first later one, and says so. The release's own tutorials count too: the model one of them serves with
+    FlashComm1 on passes, and where they serve another VL model of the same class the guide's `x` and the tutorial
+    disagree, which is unknown. Releases that refuse it at start (0.11.0rc2-0.14.0rc1 except the 0.13.0rc2 line,
+    0.15.0rc1-0.17.0rc1) are REL-B16's and SERVE318's to fail, not judged here.
 
     Why it matters: FlashComm1 splits the hidden states across the TP ranks with custom ops written for text models;
     a VL model's vision path adds full-sequence tensors to them. Where the release does not refuse the combination

@@ -12,7 +12,9 @@ say and do the same:
   no guide (before 0.15.0rc1, and from 0.27.1rc1, whose guide no longer has the table);
 * `refuses`: platform.py stops at start (that refusal is release rule REL-B16's and SERVE318's to judge);
 * `adapted`: the VL models its code adapts FlashComm1 to — `qwen3_vl` (Qwen3-VL / Qwen3-VL-MoE), `mla` (a VL
-  model whose text model uses MLA, such as Kimi-K2.5).
+  model whose text model uses MLA, such as Kimi-K2.5);
+* `tutorials`: the models its own tutorials serve with FlashComm1 on (by directory name). 0.18.0-0.20.2rc1 serve
+  Qwen3.5-397B-A17B (a VL MoE model) so, though their guide marks VL + MoE `x`: SERVE321 does not pick between them.
 """
 
 from __future__ import annotations
