@@ -212,6 +212,21 @@ def judged_release(ctx) -> tuple:
     return va, paired_of(ctx)
 
 
+def fc1_switches(ctx, cmd, row) -> tuple:
+    """(FlashComm1 on / off / None when not known, what each switch the release reads was seen as, an outcome when
+    the command's JSON options cannot be read) — for the checks judging FlashComm1 by a `serve/sequence-parallel`
+    row (ascend_doctor.knowledge.sequence_parallel)."""
+    from ascend_doctor.knowledge.sequence_parallel import sequence_parallel
+
+    additional, err = cmd.json_value("additional_config")
+    comp, comp_err = cmd.json_value("compilation_config")
+    if err or comp_err:
+        return None, [], ctx.unknown(T("cannot read the command's switches: {error}", error=err or comp_err))
+    on, seen = sequence_parallel(row, ctx.fact("server_env"), additional, (comp or {}).get("pass_config"),
+                                 sp_layout(cmd))
+    return on, seen, None
+
+
 def stack_names(ctx):
     """The serving stack's names (ascend_doctor.knowledge.release_names.Names): the installed files' lists where
     they were read, the `serve/names-*` rows of the installed versions where not."""

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from ascend_doctor.deploy.arch import text_config
 from ascend_doctor.i18n import T, join
-from ascend_doctor.knowledge.sequence_parallel import has_experts, sequence_parallel
+from ascend_doctor.knowledge.sequence_parallel import has_experts
 from ascend_doctor.plugin import check, ev
 
-from ._serve import cmd_or_skip, int_opt, judged_release, model_config, sp_layout, unreadable
+from ._serve import cmd_or_skip, fc1_switches, int_opt, judged_release, model_config, unreadable
 
 
 def _row(ctx):
@@ -54,12 +54,9 @@ def flashcomm1_layout(ctx):
     row, stand_in, out = _row(ctx)
     if out:
         return out
-    additional, err = cmd.json_value("additional_config")
-    comp, comp_err = cmd.json_value("compilation_config")
-    if err or comp_err:
-        return ctx.unknown(T("cannot read the command's switches: {error}", error=err or comp_err))
-    on, seen = sequence_parallel(row, ctx.fact("server_env"), additional, (comp or {}).get("pass_config"),
-                                 sp_layout(cmd))
+    on, seen, out = fc1_switches(ctx, cmd, row)
+    if out:
+        return out
     release = stand_in or judged_release(ctx)[0]
     evidence = [ev(T("switches"), join(", ", seen) if seen else T("none given")),
                 ev("serve/sequence-parallel", row.source[0])]

@@ -8,10 +8,10 @@ import posixpath
 from ascend_doctor.deploy.arch import text_config
 from ascend_doctor.i18n import T, join
 from ascend_doctor.knowledge.flashcomm_vl import adapted_for, model_class
-from ascend_doctor.knowledge.sequence_parallel import has_experts, sequence_parallel
+from ascend_doctor.knowledge.sequence_parallel import has_experts
 from ascend_doctor.plugin import check, ev
 
-from ._serve import cmd_or_skip, judged_release, model_config, sp_layout, unreadable
+from ._serve import cmd_or_skip, fc1_switches, judged_release, model_config, unreadable
 
 ADAPTED = {"qwen3_vl": "Qwen3-VL (patch_qwen3vl.py)", "mla": "VL models with MLA (ops/mla.py)"}
 CLASS = {"vl_dense": "VL + Dense", "vl_moe": "VL + MoE"}
@@ -59,12 +59,9 @@ def flashcomm1_vl(ctx):
     if row.refuses:
         return ctx.skip(T("vllm-ascend {release} refuses FlashComm1 for a VL model at start (judged by SERVE318 and "
                           "the release rules)", release=release))
-    additional, err = cmd.json_value("additional_config")
-    comp, comp_err = cmd.json_value("compilation_config")
-    if err or comp_err:
-        return ctx.unknown(T("cannot read the command's switches: {error}", error=err or comp_err))
-    on, seen = sequence_parallel(sp, ctx.fact("server_env"), additional, (comp or {}).get("pass_config"),
-                                 sp_layout(cmd))
+    on, seen, out = fc1_switches(ctx, cmd, sp)
+    if out:
+        return out
     evidence = [ev(T("switches"), join(", ", seen) if seen else T("none given"))]
     if on is None:
         return ctx.unknown(T("whether FlashComm1 is on is not known: {seen}", seen=join(", ", seen)), evidence)
