@@ -29,16 +29,26 @@ from ascend_doctor.text.textsafe import clipped
 # What the catalogue's copy shows of ServeModelFact: the config and where it came from.
 SHOWN = ("model", "path", "resolved_from", "why_not", "unrecorded", "config", "config_error")
 PREFIX = "(catalogue) "
-def catalogue_model(cmd: Any, models: list, named: Optional[str] = None) -> Optional[Any]:
-    """The catalogue entry the command's model names (its id, or a path whose last part is a catalogue name). Where
-    the command's model is not shown — none given, or a shell variable the paste never sets (`"$MODEL_PATH"`) — the
-    model a labelled line of the paste names (`named`) stands in."""
-    from ascend_doctor.deploy.catalogue import find_model
+
+
+def _reference(cmd: Any, named: Optional[str]) -> tuple[str, bool]:
+    """(the model reference to look up, whether it is the command's own). The command's, unless it shows none —
+    no model given (a paste that lost it, not vLLM's default) or a shell variable the paste never sets
+    (`"$MODEL_PATH"`) — where the model a labelled line of the paste names (`named`) stands in."""
     from ascend_doctor.parsers.serve_cmdline import is_expansion
 
-    ref = (getattr(cmd, "model", None) or "").strip()
-    if not ref or getattr(cmd, "model_defaulted", False) or is_expansion(ref):
-        ref = (named or "").strip()  # no model given: a paste that lost it, not vLLM's default
+    own = (getattr(cmd, "model", None) or "").strip()
+    if own and not getattr(cmd, "model_defaulted", False) and not is_expansion(own):
+        return own, True
+    return (named or "").strip(), False
+
+
+def catalogue_model(cmd: Any, models: list, named: Optional[str] = None) -> Optional[Any]:
+    """The catalogue entry the model reference names (_reference): its id, a path whose last part is a catalogue
+    name, or that name followed only by a converted copy's words."""
+    from ascend_doctor.deploy.catalogue import find_model
+
+    ref, _ = _reference(cmd, named)
     if not ref:
         return None
     hit = find_model(ref, models)
@@ -64,11 +74,7 @@ def model_fact(cmd: Any, models: list, named: Optional[str] = None) -> Optional[
         files = catalogue_files(m)
     except InputError:
         return None
-    from ascend_doctor.parsers.serve_cmdline import is_expansion
-
-    own = (cmd.model or "").strip()
-    from_cmd = bool(own) and not getattr(cmd, "model_defaulted", False) and not is_expansion(own)
-    ref = own if from_cmd else (named or "").strip()
+    ref, from_cmd = _reference(cmd, named)
     base = posixpath.basename(ref.rstrip("/"))
     if base.lower() in (m.id.lower(), m.id.split("/")[-1].lower()):
         came = T("the catalogue's copy of {id}'s config.json", id=m.id)

@@ -378,9 +378,9 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
         _version_lines(f, said, no)
     if "CANN" in t or "cann" in t:
         _cann_changed(f, t, no)
-    if "+" in t or " / " in t:
-        for piece in _pieces(said or t):
-            _version_lines(f, piece, no)
+    pieces = _pieces(said or t) if ("+" in t or " / " in t) else []
+    for piece in pieces if len(pieces) > 1 else ():  # one piece is the line itself, read above
+        _version_lines(f, piece, no)
     if _HCCN.match(t):
         _extend(f, "hccn_tool", no)
     if _BARE_EXCEPTION.match(t) and not any(tb.first <= no <= tb.last for tb in f.tracebacks):
