@@ -197,19 +197,23 @@ def paired_of(ctx):
     return paired_release(versions["vllm-ascend"], versions["vllm"], ctx.knowledge.matrix)
 
 
-def judged_release(ctx) -> tuple:
-    """(the installed vllm-ascend version or None, the recorded release standing for it or None). vLLM is read only
-    for a development build, the one case its version decides (paired_of): a paste that lists vllm-ascend alone is
-    judged on a release without asking for vLLM."""
+def stand_in_for(ctx, version: Optional[str]) -> Optional[str]:
+    """The recorded release whose rows stand for an installed development build (paired_of), None for a release.
+    vLLM is read only for a development build, the one case its version decides: a paste that lists vllm-ascend
+    alone is judged on a release without asking for vLLM."""
     from ascend_doctor.text.versions import try_parse_version
 
-    py = ctx.try_fact("python")
-    d = py.dist("vllm-ascend") if py is not None else None
-    va = d.version if d is not None else None
-    v = try_parse_version(va)
-    if v is None or not v.is_devrelease():
-        return va, None
-    return va, paired_of(ctx)
+    v = try_parse_version(version)
+    return paired_of(ctx) if v is not None and v.is_devrelease() else None
+
+
+def judged_release(ctx, rules) -> tuple:
+    """(the installed vllm-ascend version, the recorded release standing for it or None, None), or (None, None,
+    outcome) as ascend_release gives one (not installed: skip; not a version: unknown)."""
+    dist, out = ascend_release(ctx, rules)
+    if out is not None:
+        return None, None, out
+    return dist.version, stand_in_for(ctx, dist.version), None
 
 
 def fc1_switches(ctx, cmd, row) -> tuple:

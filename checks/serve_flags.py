@@ -12,7 +12,7 @@ from ascend_doctor.i18n import T, capitalized, join
 from ascend_doctor.plugin import check, ev
 from ascend_doctor.text.versions import try_parse_version
 
-from ._serve import cmd_evidence, cmd_or_skip, installed_names, judged_release, stack_text, vllm_version
+from ._serve import cmd_evidence, cmd_or_skip, installed_names, stack_text, stand_in_for, vllm_version
 
 
 def _upgrade_hint(ctx, kind: str, name: str) -> tuple[str, Optional[str]]:
@@ -319,7 +319,7 @@ def additional_config_keys(ctx):
         return ctx.unknown(T("which vllm-ascend is installed is not known: its --additional-config keys cannot be "
                              "judged"), evidence)
     table = ctx.knowledge.additional_config
-    row, how = table.row_for(version, judged_release(ctx)[1])
+    row, how = table.row_for(version, stand_in_for(ctx, version))
     if row is None:
         return ctx.unknown(T("no recorded key list for vllm-ascend {version}: {why}", version=version, why=how),
                            evidence)

@@ -15,9 +15,9 @@ from ._serve import cmd_or_skip, fc1_switches, int_opt, judged_release, model_co
 def _row(ctx):
     """(the sequence-parallel row of the installed release or of the release standing for it, the stand-in or
     None, outcome or None)."""
-    va, stand_in = judged_release(ctx)
-    if not va:
-        return None, None, ctx.skip(T("vllm-ascend is not installed in the serving python: FlashComm1 does not apply"))
+    va, stand_in, out = judged_release(ctx, T("the FlashComm1 rules"))
+    if out is not None:
+        return None, None, out
     row = ctx.knowledge.sequence_parallel.sp_of(stand_in or va)
     if row is None or not row.refuses:
         return None, None, ctx.skip(T("what vllm-ascend {release} refuses with FlashComm1 on is not recorded",
@@ -57,7 +57,7 @@ def flashcomm1_layout(ctx):
     on, seen, out = fc1_switches(ctx, cmd, row)
     if out:
         return out
-    release = stand_in or judged_release(ctx)[0]
+    release = stand_in or ctx.fact("python").dist("vllm-ascend").version
     evidence = [ev(T("switches"), join(", ", seen) if seen else T("none given")),
                 ev("serve/sequence-parallel", row.source[0])]
     if on is None:

@@ -47,9 +47,9 @@ def flashcomm1_vl(ctx):
     cmd, skip = cmd_or_skip(ctx)
     if skip:
         return skip
-    va, stand_in = judged_release(ctx)
-    if not va:
-        return ctx.skip(T("vllm-ascend is not installed in the serving python: FlashComm1 does not apply"))
+    va, stand_in, out = judged_release(ctx, T("the FlashComm1 rules"))
+    if out is not None:
+        return out
     release = stand_in or va
     sp = ctx.knowledge.sequence_parallel.sp_of(release)
     row = ctx.knowledge.flashcomm_vl.row_of(release)

@@ -11,7 +11,7 @@ from ascend_doctor.knowledge.serve_features import used
 from ascend_doctor.knowledge.support_matrix import doc_families, first_listing, rows_of
 from ascend_doctor.plugin import check, ev
 
-from ._serve import cmd_or_skip, judged_release, unreadable
+from ._serve import cmd_or_skip, stand_in_for, unreadable
 
 
 class _Named:
@@ -125,7 +125,7 @@ def support_matrix(ctx):
     if dist is None:
         return ctx.skip(T("vllm-ascend is not installed in the serving python: its support matrix does not apply"))
     table = ctx.knowledge.support_matrix
-    release, how = table.row_for(dist.version, judged_release(ctx)[1])
+    release, how = table.row_for(dist.version, stand_in_for(ctx, dist.version))
     if release is None:
         return ctx.unknown(T("the support matrix of vllm-ascend {version} is not recorded (matrix sync reads it from "
                              "the release's sdist)", version=dist.version))

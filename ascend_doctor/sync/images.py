@@ -187,7 +187,8 @@ def _installed(words: List[str], reqs: Dict[str, str]) -> Dict[str, str]:
 def _wheel_name(word: str) -> Optional[str]:
     """The distribution a wheel file or URL installs (`…/torch_npu-2.9.0.post1%2Bgit4c901a4-${PYTHON_TAG}-….whl`:
     torch-npu), read from the file name's first dash-separated field; None for any other word. No regex: a URL
-    word may be long."""
+    word may be long. Not packaging.utils.parse_wheel_filename: it rejects the recipes' `${PYTHON_TAG}` tags, and
+    only the name is needed."""
     if not word.endswith(".whl"):
         return None
     base = word.rsplit("/", 1)[-1]

@@ -43,10 +43,11 @@ def split(text: str) -> list[str]:
     return words
 
 
-def _walk(text: str, quote: str = "", stop=None) -> tuple[str, int]:
+def _walk(text: str, quote: str = "", stop=None, until_closed: bool = False) -> tuple[str, int]:
     """One pass of the shell's quoting rules over `text`, starting inside `quote` — nothing escapes inside '…', a
     backslash escapes the next character elsewhere: (the quote still open at the end, the index of the first
-    character outside quotes that `stop(character, the one before)` accepts, or -1). Linear."""
+    character outside quotes that `stop(character, the one before)` accepts, or -1). `until_closed`: the index is
+    that of the character closing the quote `text` starts inside. Linear."""
     escaped = False
     prev = " "
     for k, ch in enumerate(text):
@@ -57,6 +58,8 @@ def _walk(text: str, quote: str = "", stop=None) -> tuple[str, int]:
         elif quote:
             if ch == quote:
                 quote = ""
+                if until_closed:
+                    return quote, k
         elif ch in "'\"":
             quote = ch
         elif stop is not None and stop(ch, prev):
@@ -67,16 +70,8 @@ def _walk(text: str, quote: str = "", stop=None) -> tuple[str, int]:
 
 def closing_quote(text: str, quote: str) -> int:
     """The index of the character that closes `quote` in `text` (which starts inside it), -1 when it stays open:
-    where a string handed to `bash -c '…'` ends. Linear."""
-    escaped = False
-    for k, ch in enumerate(text):
-        if escaped:
-            escaped = False
-        elif ch == "\\" and quote != "'":
-            escaped = True
-        elif ch == quote:
-            return k
-    return -1
+    where a string handed to `bash -c '…'` ends."""
+    return _walk(text, quote, until_closed=True)[1]
 
 
 def open_quote(text: str, quote: str = "") -> str:

@@ -723,6 +723,7 @@ def _image_release(lines: list[Line]) -> Optional[Seen]:
 # (HW105; the vllm-ascend quick start and 310P tutorials): `quay.io/ascend/vllm-ascend:v0.10.0rc1-310p`.
 _IMAGE_FAMILY = re.compile(r"vllm[-_]ascend:v?" + _RELEASE_NUMBER + r"-(310p|a3)(?![\w.])", re.IGNORECASE)
 FAMILY_OF_SUFFIX = {"310p": "310P", "a3": "A3"}
+FAMILY_OF_NOTE = {**FAMILY_OF_SUFFIX, "300i duo": "310P"}
 # The family said in a parenthesis right after a tag without its suffix: `vllm-ascend:v0.10.0rc1 (310p image)`.
 _IMAGE_FAMILY_NOTE = re.compile(r"vllm[-_]ascend:v?" + _RELEASE_NUMBER + r"\s?[(（]\s?(310p|300i duo|a3)[ -]?(?:image|"
                                 r"镜像|版本|build|variant)?\s?[)）]", re.IGNORECASE)
@@ -734,7 +735,7 @@ def _image_family(lines: list[Line]) -> Optional[Seen]:
         m = _IMAGE_FAMILY.search(ln.text) or _IMAGE_FAMILY_NOTE.search(ln.text)
         if m:
             word = m.group(1).lower()
-            return Seen(value=FAMILY_OF_SUFFIX.get(word, "310P"), lines=str(ln.no),
+            return Seen(value=FAMILY_OF_NOTE[word], lines=str(ln.no),
                         source=f"the image tag the paste names ({m.group(0)})")
     return None
 

@@ -1,5 +1,10 @@
 """SERVE321: FlashComm1 on a VL model that the installed vllm-ascend release neither refuses nor supports, judged
-by the release's own guide and code (`serve/flashcomm-vl`)."""
+by the release's own guide and code (`serve/flashcomm-vl`).
+
+The warning cases are written after vllm-ascend#8990 (Qwen3.5-27B w8a8 at TP 2 with VLLM_ASCEND_ENABLE_FLASHCOMM1=1
+on the v0.19.1rc1 image; the maintainer: "vllm-ascend does not support Flash Comm V1 for 27B model", linking the
+sequence-parallelism guide) and vllm-ascend#6261 (Qwen3-Omni-30B-A3B with VLLM_ASCEND_ENABLE_FLASHCOMM=1, TP 2 and
+expert parallelism on 0.13.0rc2, failing in dynamo at start). The configs are reduced to the keys the check reads."""
 
 from __future__ import annotations
 
@@ -96,3 +101,9 @@ def test_the_release_s_own_tutorials_stand_against_the_guide_s_x():
     other = judge(ep, config=OMNI_MOE)
     assert other.status == Status.UNKNOWN and "Qwen3.5-397B-A17B-w8a8-mtp (VL + MoE)" in other.message, other.message
     assert judge().status == Status.WARN
+
+
+def test_a_vllm_ascend_version_that_is_no_version_is_unknown_not_a_crash():
+    for code, f in (("SERVE321", judge(ascend="weird-build")),
+                    ("SERVE318", run_check("SERVE318", stack(ascend="weird-build", env=FC1)))):
+        assert f.status == Status.UNKNOWN and "weird-build" in f.message and "FlashComm1 rules" in f.message, code
