@@ -409,8 +409,9 @@ def chip_supported(ctx):
 
     What it checks: each chip npu-smi lists, by family (`ascend_doctor.knowledge.hardware`): against the rows of
     the matrix's hardware-rules.toml that say a family does not run a release (`kind = "unsupported"`: the
-    first-generation Ascend 910 — 910A, 910ProB, 910PremiumA — on every release; the Ascend 950 before v0.21.0rc1),
-    then against the hardware the release's row in the matrix's vllm-ascend.toml names (its documentation and images).
+    first-generation Ascend 910 — 910A, 910ProB, 910PremiumA — on every release; the Ascend 950 before v0.21.0rc1;
+    a warning for the 300I Duo on v0.11.0rc1-0.13.0, whose own 310P guide says to use v0.10.0rc1 first), then
+    against the hardware the release's row in the matrix's vllm-ascend.toml names (its documentation and images).
 
     Why it matters: on a chip the release was not built for, vLLM starts, loads the platform plugin and then stops:
     `ValueError: Unsupported soc_version: AscendSocVersion.UNDEFINED` (vllm-ascend#2795), `WorkerProc failed to start`
@@ -424,8 +425,12 @@ def chip_supported(ctx):
         chips = sorted({c for fam in {h for r in rules for h in r.hardware} for c in families(ctx.fact("npu_smi"))
                         .get(fam, [])})
         version = ctx.fact("python").dist("vllm-ascend").version
-        return violated(ctx, rules, T("vllm-ascend {version} does not run on {chips}", version=version,
-                                    chips=", ".join(chips)), evidence, remediation=known(rules[0].fix))
+        if any(r.severity in ("critical", "error") for r in rules):
+            said = T("vllm-ascend {version} does not run on {chips}", version=version, chips=", ".join(chips))
+        else:  # a warning row: the release's own words say why it is doubtful there
+            said = T("vllm-ascend {version} on {chips}: {says}", version=version, chips=", ".join(chips),
+                     says=" / ".join(r.says for r in rules))
+        return violated(ctx, rules, said, evidence, remediation=known(rules[0].fix))
     va = ctx.fact("python").dist("vllm-ascend")
     if not evidence or va is None:
         return out  # no npu-smi chip table (unknown), or no vllm-ascend to judge (skip)

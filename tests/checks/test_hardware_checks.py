@@ -193,6 +193,14 @@ def test_the_first_generation_910_fails_on_every_release():  # vllm-ascend#237, 
         assert "HW-910-001" in f.message and "first-generation Ascend 910" in f.remediation
 
 
+def test_a_bare_910b_is_the_first_generation_not_an_a2_chip():
+    """vllm-ascend#10206: npu-smi names a 32 GB card "910B" and torch_npu gives soc_version 104 (Ascend910B, the first
+    generation); vllm-ascend accepts 220-225 for the A2 chips (910B1-910B4_1)."""
+    f = run_check("HW107", {"python": py("0.20.2rc1"), "npu_smi": smi("910B")})
+    assert f.status == Status.FAIL and "HW-910-001" in f.message and "910B" in f.message, f.message
+    assert run_check("HW107", {"python": py("0.20.2rc1"), "npu_smi": smi("910B2C")}).status == Status.PASS
+
+
 def test_chips_the_release_names_pass_and_the_950_before_its_release_warns():
     f = run_check("HW107", {"python": py("0.13.0"), "npu_smi": smi("910B3")})
     assert f.status == Status.PASS and "A2 run vllm-ascend 0.13.0" in f.message
@@ -201,6 +209,17 @@ def test_chips_the_release_names_pass_and_the_950_before_its_release_warns():
     assert run_check("HW107", {"python": py("0.21.0rc1"), "npu_smi": smi("950PR")}).status == Status.PASS
     f = run_check("HW107", {"python": py("0.9.1"), "npu_smi": smi("310P3")})  # the 0.9.1 row names A2 only
     assert f.status == Status.WARN and "names A2" in f.message and "310P3" in f.message
+
+
+def test_the_300i_duo_on_the_releases_whose_own_310p_guide_sends_users_to_v0_10_0rc1_warns():
+    """vllm-ascend#4812: Qwen2.5-VL on the v0.11.0rc2-310p image fails where the v0.10.0rc1-310p image serves; the
+    310P guide of 0.11.0rc1-0.13.0 says "You can use v0.10.0rc1 version first" (HW-310P-014)."""
+    for va in ("0.11.0rc2", "0.13.0"):
+        f = run_check("HW107", {"python": py(va), "npu_smi": smi("310P3")})
+        assert f.status == Status.WARN and "HW-310P-014" in f.message, f.message
+        assert "v0.10.0rc1-310p" in f.remediation
+    for va in ("0.10.0rc1", "0.14.0rc1"):  # the release it points to; the one whose notes say support is back
+        assert "HW-310P-014" not in run_check("HW107", {"python": py(va), "npu_smi": smi("310P3")}).message
 
 
 def test_what_hw107_cannot_tell():
