@@ -256,7 +256,7 @@ def sync_cmd(ascend, vllm, transformers, pypi_json, ascend_git, extra, fmt, outp
                additional_config=knowledge.additional_config, names=knowledge.release_names,
                support=knowledge.support_matrix, known_issues=knowledge.known_issues, ascend_git=ascend_git,
                refusals=knowledge.release_refusals, kv_pool_env=knowledge.kv_pool_env, images=knowledge.images,
-               flashcomm_vl=knowledge.flashcomm_vl,
+               flashcomm_vl=knowledge.flashcomm_vl, quant_schemes=knowledge.quant_schemes,
                release_fixes=knowledge.release_fixes if ascend_git else None)
     if fmt == "json":
         text = dump_json(res.model_dump(mode="json"))

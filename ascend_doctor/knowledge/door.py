@@ -310,6 +310,11 @@ class Knowledge:
         return self.table("serve/flashcomm-vl")
 
     @property
+    def quant_schemes(self):
+        """The msModelSlim quantization types each release builds a method for, per layer kind (QuantSchemes)."""
+        return self.table("serve/quant-schemes")
+
+    @property
     def release_refusals(self):
         """The messages each vllm-ascend release refuses a configuration with at start (ReleaseRefusals)."""
         return self.table("signatures/release-refusals")

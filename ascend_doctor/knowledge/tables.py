@@ -63,6 +63,8 @@ TABLES: dict[str, Table] = {t.name: t for t in (
     Table("serve/images", "ascend_doctor.knowledge.images:ImageTable", "official image recipes", rows={"image": "id"}),
     Table("serve/flashcomm-vl", "ascend_doctor.knowledge.flashcomm_vl:FlashcommVl", "FlashComm1 on VL models",
           rows={"release": "id"}),
+    Table("serve/quant-schemes", "ascend_doctor.knowledge.quant_schemes:QuantSchemes",
+          "quantization methods per release", rows={"release": "id"}),
     Table("serve/known-issues", "ascend_doctor.knowledge.known_issues:KnownIssues", "known-issues table",
           rows={"known_issue": "id"}),
     Table("serve/graph-budget", "ascend_doctor.deploy.graphs:GraphBudgetFile", "graph budget"),

@@ -143,3 +143,25 @@ def _natural(name: str) -> tuple:
 
 _BUILT = {leaf: i for i, leaf in enumerate(("q_proj", "q_a_proj", "kv_a_proj_with_mqa", "q_b_proj", "kv_b_proj",
                                             "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"))}
+
+
+def layer_types(description: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """kind -> quant type -> the first weight (in the file's order) described with it, for the quantized `.weight`
+    entries: `moe` for an expert's weight (`….experts.<n>.…`, what a FusedMoE layer asks its method for), `linear`
+    for every other but the embeddings and lm_head. FLOAT (left unquantized) and entries that are not `.weight`
+    (scales, offsets) need no method."""
+    out: dict[str, dict[str, str]] = {}
+    for key, value in description.items():
+        if not (isinstance(key, str) and key.endswith(".weight") and isinstance(value, str)) or value == "FLOAT":
+            continue
+        if key.rsplit(".", 2)[-2] in EMBEDDINGS:
+            continue  # an embedding or lm_head is not built by the linear methods judged here
+        kind = "moe" if _EXPERT.search(key) else "linear"
+        out.setdefault(kind, {}).setdefault(value, key)
+    return out
+
+
+def group_size(description: dict[str, Any]) -> Optional[int]:
+    """The description's `group_size` (msModelSlim's per-group quantization), None when it gives none."""
+    value = description.get("group_size")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -13,7 +13,7 @@ from pydantic import Field
 from ascend_doctor.core.errors import FactUnavailable
 from ascend_doctor.core.model import Model
 from ascend_doctor.i18n import T
-from ascend_doctor.parsers.quant_description import QuantCoverage, per_expert_layer
+from ascend_doctor.parsers.quant_description import QuantCoverage, group_size, layer_types, per_expert_layer
 from ascend_doctor.parsers.serve_cmdline import Launch, ServeCommand, host_text_reader, launch_of
 from ascend_doctor.parsers.vllm_source import InstalledVllm, editable_root, read_installed
 from ascend_doctor.probes import probe
@@ -139,6 +139,10 @@ class ServeModelFact(Model):
     quant_coverage_why_not: str = ""
     quant_per_expert: Optional[str] = Field(None, description="the first MoE layer the description names only by its "
                                                                "experts' shards (model.layers.3.mlp.experts)")
+    quant_layers: Optional[dict[str, dict[str, str]]] = Field(
+        None, description="layer kind (linear, moe) -> quant type -> the first weight described with it (SERVE322); "
+                          "None when the description was not read")
+    quant_group_size: Optional[int] = Field(None, description="the description's `group_size`, None when it has none")
     chat_template_arg: Optional[str] = Field(None, description="--chat-template: the file's text, or the inline text")
     chat_template_arg_error: Optional[str] = None
     checkpoint_bytes: Optional[int] = Field(None, description="model.safetensors.index.json metadata.total_size")
@@ -327,4 +331,6 @@ def serve_model_probe(host, ctx) -> ServeModelFact:
         if isinstance(desc, dict) and desc.get("model_quant_type"):
             fact.quant_type = str(desc["model_quant_type"])
         fact.quant_per_expert = per_expert_layer(desc) if isinstance(desc, dict) else None
+        if isinstance(desc, dict):
+            fact.quant_layers, fact.quant_group_size = layer_types(desc), group_size(desc)
     return fact

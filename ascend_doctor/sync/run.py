@@ -34,6 +34,7 @@ from ascend_doctor.sync.images import image_proposals, merge_images, read_images
 from ascend_doctor.sync.kv_pool_env import kv_pool_env_proposals, merge_kv_pool_env, read_kv_pool_env
 from ascend_doctor.sync.metadata import read_pypi_json
 from ascend_doctor.sync.names import names_proposals, read_names
+from ascend_doctor.sync.quant_schemes import merge_quant_schemes, quant_scheme_proposals, read_quant_schemes
 from ascend_doctor.sync.refusals import merge_refusals, read_refusals, refusal_proposals
 from ascend_doctor.sync.release_notes import NOTES, known_issue_proposals, merge, read_known_issues
 from ascend_doctor.sync.support_matrix import read_support_matrix, support_proposals
@@ -50,13 +51,16 @@ TARGET = {table: shown(f"{name}.toml") for table, name in (
     ("support_matrix", "serve/support-matrix"), ("known_issues", "serve/known-issues"),
     ("release_fixes", "signatures/release-fixes"), ("release_refusals", "signatures/release-refusals"),
     ("kv_pool_env", "serve/kv-pool-env"), ("images", "serve/images"),
-    ("flashcomm_vl", "serve/flashcomm-vl"))}
+    ("flashcomm_vl", "serve/flashcomm-vl"), ("quant_schemes", "serve/quant-schemes"))}
 ORDER = tuple(TARGET)
 # a table whose rows the file names otherwise (`[[release]]`)
 ARRAY = {"additional_config": "release", "names_vllm": "release", "names_vllm_ascend": "release",
          "support_matrix": "release", "known_issues": "known_issue", "release_fixes": "fix",
          "release_refusals": "refusal", "kv_pool_env": "requirement", "images": "image",
-         "flashcomm_vl": "release"}
+         "flashcomm_vl": "release", "quant_schemes": "release"}
+# the tables read from a release tree with (read, listdir), one row per release: (reader, merger, proposer)
+TREE_ROWS = {"flashcomm_vl": (read_flashcomm_vl, merge_flashcomm_vl, flashcomm_vl_proposals),
+             "quant_schemes": (read_quant_schemes, merge_quant_schemes, quant_scheme_proposals)}
 
 
 class SyncResult(Model):
@@ -67,7 +71,8 @@ class SyncResult(Model):
 def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = (), transformers: Sequence[str] = (),
          pypi_json: Sequence[str] = (), today: Optional[date] = None, additional_config=None,
          names: Optional[Dict[str, Any]] = None, support=None, known_issues=None, ascend_git: Optional[str] = None,
-         release_fixes=None, refusals=None, kv_pool_env=None, images=None, flashcomm_vl=None) -> SyncResult:
+         release_fixes=None, refusals=None, kv_pool_env=None, images=None, flashcomm_vl=None,
+         quant_schemes=None) -> SyncResult:
     """Read the inputs and propose rows. InputError (one line, naming the file) for an input that is not what its
     option says. `additional_config` is the serve/additional-config table the vllm-ascend releases' keys are
     compared with, `names` project -> its serve/names-* table, `support` the serve/support-matrix table,
@@ -76,7 +81,8 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
     signatures/release-refusals table the releases' start-up refusals are compared with, `kv_pool_env` the
     serve/kv-pool-env table their KV-pool guides' host requirements are compared with, `images` the serve/images
     table their image recipes are compared with, `flashcomm_vl` the serve/flashcomm-vl table what they say and do
-    about FlashComm1 on VL models is compared with."""
+    about FlashComm1 on VL models is compared with, `quant_schemes` the serve/quant-schemes table their
+    quantization methods are compared with."""
     res = SyncResult()
     tables: List[AscendTable] = []
     owns: List[AscendOwn] = []
@@ -87,7 +93,7 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
     refused: Dict[str, Tuple[Dict[str, dict], str]] = {}  # version -> (its start-up refusals, source)
     kv_env: Dict[str, Tuple[List[dict], str]] = {}  # version -> (its KV-pool guide's requirements, source)
     recipes: Dict[str, Tuple[List[dict], str]] = {}  # version -> (its image recipes, source)
-    fcvl: Dict[str, Tuple[List[dict], str]] = {}  # version -> (its FlashComm1-on-VL row, source)
+    by_tree: Dict[str, Dict[str, Tuple[List[dict], str]]] = {t: {} for t in TREE_ROWS}  # table -> version -> rows
     for path in ascend:
         tree = open_tree(path)
         table, own = read_release_table(tree), read_own(tree)
@@ -112,7 +118,8 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
             refused[own.version] = (read_refusals(tree.read), cite(tree))
             kv_env[own.version] = (read_kv_pool_env(tree.read), cite(tree))
             recipes[own.version] = (read_images(tree.read, tree.listdir, own.version, cite(tree)), cite(tree))
-            fcvl[own.version] = (read_flashcomm_vl(tree.read, tree.listdir), cite(tree))
+            for name, (reader, _, _) in TREE_ROWS.items():
+                by_tree[name][own.version] = (reader(tree.read, tree.listdir), cite(tree))
             matrix_row = read_support_matrix(tree.read, tree.listdir, serve_parser(matrix, own.vllm_tag))
             if matrix_row is not None:
                 supports[own.version] = {"source": f"{cite(tree)}{sha}", **matrix_row}
@@ -148,7 +155,9 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
                      + refusal_proposals(refusals, merge_refusals(refused))
                      + kv_pool_env_proposals(kv_pool_env, merge_kv_pool_env(kv_env))
                      + image_proposals(images, merge_images(recipes))
-                     + flashcomm_vl_proposals(flashcomm_vl, merge_flashcomm_vl(fcvl)))
+                     + [p for name, (_, merger, proposer) in TREE_ROWS.items()
+                        for p in proposer({"flashcomm_vl": flashcomm_vl, "quant_schemes": quant_schemes}[name],
+                                          merger(by_tree[name]))])
     if ascend_git:
         res.proposals += _fix_proposals(ascend_git, release_fixes, res)
     return res
