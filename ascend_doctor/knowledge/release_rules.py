@@ -206,6 +206,29 @@ def qwen3_next_graph(cmd, env, model) -> Answer:
     return hit, {}, f"model_type qwen3_next with {how}" if hit else ""
 
 
+def full_graph_mtp_gqa(cmd, env, model) -> Answer:
+    """An MTP draft with full ACL graphs (cudagraph_mode FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE) on a model
+    without MLA: the 0.12.0rc1-0.13.0rc1 runner captures the decode graphs in the SpecDecoding state whenever the
+    speculative method is MTP, which only the MLA builders accept (attention_v1's raises NotImplementedError)."""
+    comp, _ = cmd.json_value("compilation_config")
+    mode = str((comp or {}).get("cudagraph_mode") or "").upper() if isinstance(comp, dict) else ""
+    spec, _ = cmd.json_value("speculative_config")
+    method = str(spec.get("method") or "") if isinstance(spec, dict) else ""
+    if cmd.flag("enforce_eager") or "FULL" not in mode or not method.lower().endswith("mtp"):
+        return False, {}, ""
+    if model is None:
+        return None
+    from ascend_doctor.deploy.arch import MLA_MODEL_TYPES, text_config
+
+    cfg = text_config(model)
+    types = {str(model.get("model_type") or ""), str(cfg.get("model_type") or "")}
+    if cfg.get("kv_lora_rank") is not None:
+        # vLLM runs it as MLA when the model type is one it reads so (is_deepseek_mla); another type: not known
+        return (False, {}, "") if types & MLA_MODEL_TYPES else None
+    return True, {}, (f"--speculative-config method {method} with cudagraph_mode {mode} on model_type "
+                      f"{'/'.join(sorted(t for t in types if t))} (no MLA: config.json has no kv_lora_rank)")
+
+
 def _quant_method(cmd, model) -> Optional[str]:
     """The quantization method vLLM will verify: --quantization, else config.json quantization_config.quant_method
     ('' for a checkpoint without one; None when config.json is not readable and no flag is given)."""
@@ -486,7 +509,7 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         quant_fp8_block, lora, lora_v1_opt_in, lora_fully_sharded_tp, lora_expert_parallel, launch_blocking_graph,
         dsv4_block_size, dsv4_block_size_128, index_topk_cache_dtype, kv_nz_not_d_node, kv_nz_not_mla,
         layer_sharding_not_p_node, recompute_scheduler_mixed, moe_model, qwen3_next_model,
-        flashcomm_vl_arch, flashcomm_vl_config, encoder_only_model)
+        flashcomm_vl_arch, flashcomm_vl_config, encoder_only_model, full_graph_mtp_gqa)
 }
 
 

@@ -361,3 +361,20 @@ def test_an_encoder_only_model_is_refused_by_the_releases_whose_v1_attention_ref
     assert "REL-B11-002" not in _with(xlmr, "0.11.0rc1").message
     assert "REL-B11-002" not in _with(xlmr, "0.10.0rc1").message
     assert "REL-B11-002" not in _with("", "0.10.2rc1").message  # a decoder model
+
+
+def test_full_graphs_with_an_mtp_draft_break_a_model_without_mla_on_0_12_to_0_13_0rc1():
+    """vllm-ascend#6085 (GLM-4.7 W8A8 on the v0.13.0rc1 image, cudagraph_mode FULL_DECODE_ONLY with an MTP draft:
+    every worker raised NotImplementedError from attention_v1's build_for_graph_capture)."""
+    full = '--compilation-config {"cudagraph_mode":"FULL_DECODE_ONLY"} '
+    mtp = '--speculative-config {"method":"mtp","num_speculative_tokens":1}'
+    f = judge(full + mtp, "0.13.0rc1")
+    assert f.status == Status.FAIL and "REL-B15-003" in f.message, f.message
+    assert "building dummy metadata for DecodeOnly state" in f.message and "PIECEWISE" in f.remediation
+    assert judge(full + mtp.replace('"mtp"', '"glm4_moe_mtp"'), "0.12.0rc1").status == Status.FAIL
+    assert judge(full + mtp, "0.13.0rc2").status == Status.PASS  # captured in the ChunkedPrefill state
+    assert judge(mtp, "0.13.0rc1").status == Status.PASS  # the default PIECEWISE graphs
+    assert judge(full + mtp + " --enforce-eager", "0.13.0rc1").status == Status.PASS
+    mla = ' --hf-overrides {"model_type":"deepseek_v3","kv_lora_rank":512,"qk_rope_head_dim":64}'
+    assert judge(full + mtp + mla, "0.13.0rc1").status == Status.PASS  # the MLA builder builds SpecDecoding
+    assert judge(full + mtp, "0.13.0rc1", model=False).status == Status.UNKNOWN

@@ -241,6 +241,9 @@ def test_advisories_with_cann_driver_machine(m):
     assert ids({"torch-npu": "2.5.1.dev20250218", "nnal": "8.0.0"}) == []
     # the release its maintainers withdrew (#267: "Please use v0.7.3rc2 instead."), not its successor
     assert ids({"vllm-ascend": "0.7.3rc1"}) == ["ADV-2026-012"] and ids({"vllm-ascend": "0.7.3rc2"}) == []
+    # the v0.9.1 release notes: "the old version of Mindie Turbo is not compatible. Please do not install it."
+    assert ids({"vllm-ascend": "0.9.1", "mindie-turbo": "2.0rc2"}) == ["ADV-2026-013"]
+    assert ids({"vllm-ascend": "0.9.1"}) == [] and ids({"vllm-ascend": "0.7.3", "mindie-turbo": "2.0rc1"}) == []
 
 
 # newest known -------------------------------------------------------------------------------------------------------
