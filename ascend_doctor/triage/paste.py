@@ -217,6 +217,8 @@ class PasteFacts(Model):
                                                 "line continuation or a quoted value the paste ends on")
     serve_commented: bool = Field(False, description="the command is on a `#` line (a root prompt, or a command "
                                                      "commented out): a later plain command replaces it")
+    serve_offline: bool = Field(False, description="the launch is a script's `LLM(...)` call, read as the serve "
+                                                   "options it stands for (ascend_doctor.triage.offline)")
     tracebacks: list[Section] = Field(default_factory=list)
     bare_exceptions: list[Seen] = Field(default_factory=list, description="exception lines outside any traceback "
                                                                           "(the paste kept only the last line)")
@@ -259,6 +261,9 @@ MAX_PACKAGE_ROWS = 20_000
 # the vllm-ascend images list about two hundred, so a shorter table or run of pins is a filtered list (a `pip list`
 # header pasted over four chosen rows, a requirements file) whose silence about vLLM proves nothing.
 WHOLE_LIST_ROWS = 30
+# The key=value files a paste holds (driver version.info, CANN's install info, version.cfg) are a few dozen lines; a
+# longer run of `k=v` lines is something else, read once, not from each of its lines (that was quadratic).
+KV_FILE_LINES = 64
 
 # Line patterns of the reader loop, compiled once (re's cache lookup per line was a tenth of a 10 MB paste's time).
 _PY_VERSION = re.compile(r"^Python(?: version)?(?::\s*|\s+)(\d+\.\d+\.\d+)\b")  # also `Python 3.11.13`
@@ -480,7 +485,7 @@ def read_paste(text: str) -> PasteFacts:
     n = len(lines)
     i = 0
     collect_start: Optional[int] = None
-    rows_seen_to = 0
+    rows_seen_to = kv_seen_to = 0
     while i < n:
         ln = lines[i]
         s = ln.text.strip()
@@ -567,11 +572,15 @@ def read_paste(text: str) -> PasteFacts:
         if t == "CANN:" and i + 1 < n and _KEYVAL.match(lines[i + 1].text.strip()):
             i += 1
             continue
-        if plain and _KEYVAL.match(t) and not t.startswith(("export ", "LD_LIBRARY_PATH=")):
+        if plain and i >= kv_seen_to and _KEYVAL.match(t) and not t.startswith(("export ", "LD_LIBRARY_PATH=")):
             j = i
-            while j < n and _KEYVAL.match(lines[j].text.strip()):
+            while j < n and j - i < KV_FILE_LINES and _KEYVAL.match(lines[j].text.strip()):
                 j += 1
-            if _key_value_file(f, lines[i:j]):
+            if j - i == KV_FILE_LINES:  # no small file: the run is not scanned again from each of its lines
+                while j < n and _KEYVAL.match(lines[j].text.strip()):
+                    j += 1
+                kv_seen_to = j
+            elif _key_value_file(f, lines[i:j]):
                 i = j
                 continue
         # --- pip list table
@@ -655,6 +664,8 @@ def read_paste(text: str) -> PasteFacts:
                 i = last + 1
                 continue
         i += 1
+    if f.serve_argv is None:
+        _offline(f, lines)
     if collect_start is not None:
         end = max((int(s.lines.split("-")[-1]) for vs in f.versions.values() for s in vs), default=collect_start)
         f.sections.insert(0, Section(kind="collect_env", first=collect_start, last=max(end, collect_start)))
@@ -666,6 +677,25 @@ def read_paste(text: str) -> PasteFacts:
     if release is not None and "vllm_ascend" not in f.versions and not {"vllm-ascend", "vllm_ascend"} & set(f.packages):
         f.versions["vllm_ascend"] = [release]
     return f
+
+
+def _offline(f: PasteFacts, lines: list[Line]) -> None:
+    """A script's `LLM(...)` call as the launch where the paste has no serve command (ascend_doctor.triage.offline).
+    Always open: the options only a server takes are not in it, and their absence is not shown."""
+    from ascend_doctor.triage.offline import read_offline_launch
+
+    if "LLM(" not in f.text:
+        return
+    launch = read_offline_launch([(ln.no, ln.text) for ln in lines])
+    if launch is None:
+        return
+    f.serve_argv, f.serve_lines, f.serve_open = launch.argv, _span(launch.first, launch.last), True
+    f.serve_offline = True
+    f.serve_cut = ["--" + k.replace("_", "-") for k in launch.unshown if k != "model" and not k.startswith("**")]
+    f.sections.append(Section(kind="serve_command", first=launch.first, last=launch.last,
+                              label="an offline LLM(...) call, read as the serve options it stands for"))
+    for name, (value, no) in launch.env.items():
+        f.exports.setdefault(name, Seen(value=value, lines=str(no), source="the script's os.environ"))
 
 
 # A line that names the served model by a label (`model: Qwen/Qwen3-8B`, `- Model: Qwen3-8B (w8a8)`, `# 模型：

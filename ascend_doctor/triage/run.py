@@ -369,18 +369,21 @@ def _family(paste, have: dict, lack: dict) -> None:
                                "(-310p, -a3)")
 
 
-def _open_command(findings: list, checks: dict) -> None:
+def _open_command(findings: list, checks: dict, offline: bool = False) -> None:
     """A command the paste shows only in part (an elided `...`, a line continuation or a quoted value the paste ends
-    on): what a check of the command passed or skipped may rest on an option the paste does not show, so it is not
-    known (in place). A failure stands: it rests on what the paste does show."""
+    on), or an offline `LLM(...)` launch (`offline`, which holds none of the options only a server takes): what a
+    check of the command passed or skipped may rest on an option the paste does not show, so it is not known (in
+    place). A failure stands: it rests on what the paste does show."""
     from ascend_doctor.report import Status, finding_level
 
     for f in findings:
         c = checks.get(f.code)
         if c is None or "serve_cmd" not in c.needs or f.status not in (Status.PASS, Status.SKIP):
             continue
-        f.message = T("the paste shows only part of the command (it goes on past an elided `...` or the paste's "
-                      "end), and options it does not show may change this: {said}", said=f.message)
+        f.message = T("the launch is an offline LLM(...) call, read as the vllm serve options it stands for; the "
+                      "options only a server takes are not in it: {said}", said=f.message) if offline else \
+            T("the paste shows only part of the command (it goes on past an elided `...` or the paste's "
+              "end), and options it does not show may change this: {said}", said=f.message)
         f.status = Status.UNKNOWN
         f.level = finding_level(f.status, f.severity)
 
@@ -412,7 +415,7 @@ def triage_text(text: str, source: str, registry, options: Optional[RunOptions] 
             without = evaluate(again, bare, options)
         soften(findings, by_code, have["serve_model"].path.removeprefix(PREFIX), without if again else [])
     if paste.serve_open:
-        _open_command(findings, {c.code: c for c in checks})
+        _open_command(findings, {c.code: c for c in checks}, offline=paste.serve_offline)
     not_judged = not_in_paste(findings, lack)
     matches = log_matches(paste, knowledge.signatures)
     root, why, others = rank(findings, paste, matches, _older_release(paste, knowledge.matrix))

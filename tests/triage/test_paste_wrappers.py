@@ -118,3 +118,18 @@ def test_an_npu_smi_table_pasted_inside_comments_is_the_table():
             "+===========================+===============+====================================================+"]
     f = read_paste("\n".join("# " + r for r in rows) + "\n")
     assert f.driver_version.value == "25.2.0" and [s.kind for s in f.sections] == ["npu_smi_info"]
+
+
+def test_a_long_run_of_key_value_lines_is_read_once():
+    """A run of `k=v` lines was scanned again from each of its lines for a key=value file (quadratic: 50,000 lines
+    took minutes). A file (version.info, CANN's install info) is a few dozen lines; a longer run is read once."""
+    import time
+
+    from ascend_doctor.triage.paste import KV_FILE_LINES
+
+    t0 = time.monotonic()
+    read_paste("  x=1,\n" * 50_000)
+    assert time.monotonic() - t0 < 5.0
+    head = "Version=24.1.rc3\nascendhal_version=7.35.23\n"
+    assert read_paste(head + "k=v\n" * 5).seen("driver_version_info")
+    assert not read_paste(head + "k=v\n" * (KV_FILE_LINES + 5)).seen("driver_version_info")  # that long: no file
