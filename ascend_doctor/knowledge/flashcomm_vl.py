@@ -19,12 +19,12 @@ say and do the same:
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Dict, List, Literal, Optional, Tuple
 
 from pydantic import Field
 
 from ascend_doctor.core.model import Model
+from ascend_doctor.knowledge.release_rows import ReleaseRowsTable
 from ascend_doctor.text.versions import parse_version
 
 Cells = Dict[str, Dict[str, str]]
@@ -43,15 +43,8 @@ class FlashcommVlRow(Model, extra="forbid"):
     source: List[str] = Field(min_length=1)
 
 
-class FlashcommVl(Model, extra="forbid"):
-    schema_version: int
-    updated: date
+class FlashcommVl(ReleaseRowsTable, extra="forbid"):
     release: List[FlashcommVlRow] = Field(min_length=1)
-
-    def row_of(self, version: str) -> Optional[FlashcommVlRow]:
-        """The row that holds `version` exactly (a release the table has not read has none)."""
-        v = parse_version(version)
-        return next((r for r in self.release if any(parse_version(x) == v for x in r.releases)), None)
 
     def guide_for(self, version: str) -> Tuple[Optional[FlashcommVlRow], Optional[str]]:
         """(the row whose guide speaks for `version`, the release it was read from): its own, else the first later

@@ -14,12 +14,12 @@ where CANN's WeightQuantBatchMatmul accepts only a group size of 64 or 128 (vllm
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Dict, List, Literal, Optional
 
 from pydantic import Field
 
 from ascend_doctor.core.model import Model
+from ascend_doctor.knowledge.release_rows import ReleaseRowsTable
 from ascend_doctor.text.versions import parse_version
 
 # CANN's aclnnWeightQuantBatchMatmulV2 on int4 weights in FRACTAL_NZ: "antiquantGroupSize should be 128 or 64, but
@@ -45,15 +45,8 @@ class QuantSchemesRow(Model, extra="forbid"):
     source: List[str] = Field(min_length=1)
 
 
-class QuantSchemes(Model, extra="forbid"):
-    schema_version: int
-    updated: date
+class QuantSchemes(ReleaseRowsTable, extra="forbid"):
     release: List[QuantSchemesRow] = Field(min_length=1)
-
-    def row_of(self, version: str) -> Optional[QuantSchemesRow]:
-        """The row that holds `version` exactly (a release the table has not read has none)."""
-        v = parse_version(version)
-        return next((r for r in self.release if any(parse_version(x) == v for x in r.releases)), None)
 
     def accepting(self, quant_type: str, kind: str) -> str:
         """The recorded releases that build a `quant_type` method for `kind` layers, as runs of consecutive recorded
