@@ -329,6 +329,8 @@ def model_path_ascii(ctx):
     if skip:
         return skip
     problems, evidence = [], []
+    if "model" in cmd.cut:  # an offline LLM(model=…) whose value is no literal, or a value the paste ends inside
+        return ctx.unknown(T("the model path is not shown: the text gives --model without its value"))
     model = cmd.model or cmd.get("model")
     served = cmd.get("served_model_name")
     if isinstance(model, str) and model:

@@ -136,8 +136,8 @@ def read_offline_launch(lines: list[tuple[int, str]]) -> Optional[OfflineLaunch]
             else:
                 unshown.append(kw.arg)
                 argv += ["--" + kw.arg.replace("_", "-"), CUT_VALUE]
-        return OfflineLaunch(["vllm", "serve", model or CUT_VALUE, *argv], no, lines[last][0], unshown,
-                             _environ(lines))
+        head = [model] if model else ["--model", CUT_VALUE]  # a model the paste does not show is a cut value
+        return OfflineLaunch(["vllm", "serve", *head, *argv], no, lines[last][0], unshown, _environ(lines))
     return None
 
 

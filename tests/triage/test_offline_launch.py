@@ -47,7 +47,7 @@ def test_what_is_not_a_launch_it_can_read():
     assert read_offline_launch(lines("# llm = LLM(model='x')\nHLLM(model='x')\n")) is None
     assert read_offline_launch(lines("llm = LLM(model='x',\n  tensor_parallel_size=2\n")) is None  # never closes
     spread = read_offline_launch(lines("llm = LLM(model=name(), **engine_args)\n"))
-    assert spread.argv == ["vllm", "serve", CUT_VALUE] and spread.unshown == ["model", "**engine_args"]
+    assert spread.argv == ["vllm", "serve", "--model", CUT_VALUE] and spread.unshown == ["model", "**engine_args"]
     positional = read_offline_launch(lines('llm = LLM("Qwen/Qwen3-8B", max_model_len=4096); print(llm)\n'))
     assert positional.argv == ["vllm", "serve", "Qwen/Qwen3-8B", "--max-model-len", "4096"]
 
@@ -84,3 +84,12 @@ def test_hostile_scripts_are_read_in_bounded_time():
         t0 = time.monotonic()
         read_paste(text)
         assert time.monotonic() - t0 < 2.0, text[:40]
+
+
+def test_a_model_the_script_does_not_show_is_not_judged_as_a_path():
+    """An h38i judge, generically: the placeholder of a model keyword whose value is no literal was judged by SERVE206
+    as the model path."""
+    report = triage_text("vllm-ascend 0.9.1\n\nllm = LLM(model=args.model_path, tensor_parallel_size=2)\n",
+                         "paste.md", load_registry())
+    f = {x.code: x for x in report.findings}["SERVE206"]
+    assert f.status == Status.UNKNOWN and "not shown" in f.message, f.message
