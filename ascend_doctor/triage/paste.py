@@ -359,8 +359,10 @@ def _version_lines(f: PasteFacts, t: str, no: int) -> None:
             f.versions.setdefault(comp, []).append(Seen(value=m.group(1), lines=str(no), source=source))
     m = _NAME_VERSION.match(t)
     if m and m.group(1).lower().startswith("vllm") and _BUILT_NOTE.search(t[m.end(2):]) \
-            and not _DEV_VERSION.search(m.group(2)):
-        return  # `vllm-ascend: 0.11.0rc0（源码安装）`: a build from source, named after the last tag it reached
+            and not _DEV_VERSION.search(m.group(2)) and not _listed(t[m.end(2):].strip()):
+        # `vllm-ascend: 0.11.0rc0（源码安装）`: a build from source, named after the last tag it reached (a note
+        # that only states other parts' versions, `(torch-npu 2.5.1.dev20250619)`, says nothing of this one)
+        return
     if m:
         name = "torch" if m.group(1).lower() == "pytorch" else m.group(1)
         value = m.group(2)
@@ -385,6 +387,9 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
         _cann_changed(f, t, no)
     pieces = _pieces(said or t) if ("+" in t or " / " in t) else []
     for piece in pieces if len(pieces) > 1 else ():  # one piece is the line itself, read above
+        _version_lines(f, piece, no)
+    for piece in _listed(said or t) if ("," in t or "，" in t or ";" in t or "；" in t or "(" in t or "（" in t) \
+            else ():
         _version_lines(f, piece, no)
     if _HCCN.match(t):
         _extend(f, "hccn_tool", no)
@@ -427,6 +432,26 @@ def _pieces(t: str) -> list[str]:
     return out
 
 
+def _statement(piece: str) -> bool:
+    """Whether a piece of a line says only `name version` (a form the line readers take whole)."""
+    return bool(_NAME_VERSION.match(piece) or _LABELLED.match(piece)
+                or any(pat.match(piece) for _, pat, _ in _VERSION_LINES))
+
+
+def _listed(t: str) -> list[str]:
+    """The statements of a line that lists several with commas or semicolons (`vllm=0.9.1, vllm-ascend=0.9.1rc1`),
+    and those of a trailing note in brackets (`vllm-ascend 0.9.1rc1 (torch_npu 2.5.1, CANN 8.1.RC1)`); [] unless
+    every piece of the list is a statement by itself, so a sentence with a comma states nothing."""
+    out: list[str] = []
+    note = _NOTE_AFTER.search(t)
+    for text, alone in ((t[:note.start()] if note else t, 2), (note.group(0).strip()[1:-1] if note else "", 1)):
+        parts = [p.strip() for p in _LIST_SEP.split(text)[:8] if p.strip()]
+        if len(parts) >= alone and all(_statement(p) for p in parts):  # the line's head alone was read whole
+            out.extend(parts)
+    return out
+
+
+_LIST_SEP = re.compile(r"[,，;；]")
 _IMAGE_TAG_IN = re.compile(r"[\w-]:v?\d")
 _JOIN = re.compile(r"\s[+/]\s|(?<=[)）])\s?\+\s?")  # ` + `, ` / `, or `+` right after a note's bracket
 _NOTE_AFTER = re.compile(r"\s?[(（][^()（）]{0,80}[)）]$")
@@ -691,7 +716,7 @@ def _offline(f: PasteFacts, lines: list[Line]) -> None:
         return
     f.serve_argv, f.serve_lines, f.serve_open = launch.argv, _span(launch.first, launch.last), True
     f.serve_offline = True
-    f.serve_cut = ["--" + k.replace("_", "-") for k in launch.unshown if k != "model" and not k.startswith("**")]
+    f.serve_cut = ["--" + k.replace("_", "-") for k in launch.unshown if not k.startswith("**")]
     f.sections.append(Section(kind="serve_command", first=launch.first, last=launch.last,
                               label="an offline LLM(...) call, read as the serve options it stands for"))
     for name, (value, no) in launch.env.items():

@@ -133,3 +133,19 @@ def test_a_long_run_of_key_value_lines_is_read_once():
     head = "Version=24.1.rc3\nascendhal_version=7.35.23\n"
     assert read_paste(head + "k=v\n" * 5).seen("driver_version_info")
     assert not read_paste(head + "k=v\n" * (KV_FILE_LINES + 5)).seen("driver_version_info")  # that long: no file
+
+
+def test_versions_listed_with_commas_or_in_a_note_after_another_version():
+    """The h38i judges, generically: versions given as `name=version` pieces of one comma-separated line, and in a
+    bracketed note after another part's version, were asked for again."""
+    def read(line: str) -> dict:
+        return {k: [s.value for s in v] for k, v in read_paste(line + "\n").versions.items()}
+
+    assert read("vllm=0.9.1, vllm-ascend=0.9.1rc1; torch_npu=2.5.1") == {
+        "vllm": ["0.9.1"], "vllm_ascend": ["0.9.1rc1"], "torch_npu": ["2.5.1"]}
+    assert read("- vllm-ascend: 0.10.0rc1 (torch-npu 2.5.1.post1.dev20250619, CANN 8.2.RC1)") == {
+        "vllm_ascend": ["0.10.0rc1"], "torch_npu": ["2.5.1.post1.dev20250619"], "cann": ["8.2.RC1"]}
+    assert read("vllm-ascend 0.9.1rc1 (official image)") == {"vllm_ascend": ["0.9.1rc1"]}  # read once
+    # a sentence with a comma states nothing; a note that says the build is from a branch still holds
+    assert read("I use torch 2.1, vllm 0.9.1") == {} and read("vllm 0.9.1, which I built myself") == {}
+    assert read("vllm-ascend 0.11.0rc0 (main branch)") == {}
