@@ -206,6 +206,14 @@ def qwen3_next_graph(cmd, env, model) -> Answer:
     return hit, {}, f"model_type qwen3_next with {how}" if hit else ""
 
 
+def quant_ascend_online(cmd, env, model) -> Answer:
+    """`--quantization ascend` on a server's command line (an offline `LLM(quantization="ascend")` takes no argument
+    parser): vLLM's parser offers only the methods it knows when it is built, and vllm-ascend adds `ascend` to its
+    choices only from 0.9.0rc1 (platform.py pre_register_and_update, #877)."""
+    hit = cmd.get("quantization") == "ascend" and cmd.entry != "LLM()"
+    return hit, {}, f"{cmd.source('quantization')} on `{cmd.entry or 'vllm serve'}`" if hit else ""
+
+
 def full_graph_mtp_gqa(cmd, env, model) -> Answer:
     """An MTP draft with full ACL graphs (cudagraph_mode FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE) on a model
     without MLA: the 0.12.0rc1-0.13.0rc1 runner captures the decode graphs in the SpecDecoding state whenever the
@@ -509,7 +517,7 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         quant_fp8_block, lora, lora_v1_opt_in, lora_fully_sharded_tp, lora_expert_parallel, launch_blocking_graph,
         dsv4_block_size, dsv4_block_size_128, index_topk_cache_dtype, kv_nz_not_d_node, kv_nz_not_mla,
         layer_sharding_not_p_node, recompute_scheduler_mixed, moe_model, qwen3_next_model,
-        flashcomm_vl_arch, flashcomm_vl_config, encoder_only_model, full_graph_mtp_gqa)
+        flashcomm_vl_arch, flashcomm_vl_config, encoder_only_model, full_graph_mtp_gqa, quant_ascend_online)
 }
 
 

@@ -55,7 +55,8 @@ class Launch(Model):
 
     env: dict[str, str] = Field(default_factory=dict, description="`env K=V` assignments before the command")
     argv: list[str] = Field(default_factory=list, description="The command after the assignments")
-    entry: str = Field("", description="'vllm serve' | 'api_server' | 'cli.main serve' | '' (not vLLM)")
+    entry: str = Field("", description="'vllm serve' | 'api_server' | 'cli.main serve' | 'LLM()' (a script's "
+                                       "offline engine, read as the options it stands for) | '' (not vLLM)")
     start: int = Field(-1, description="Index in `argv` of the first argument after the entry point")
 
     @property
@@ -101,7 +102,8 @@ class ServeCommand(Model):
 
     argv: list[str] = Field(description="The command line as given, secrets redacted")
     recognized: bool = Field(False, description="True when this is a vllm serve / api_server command")
-    entry: str = Field("", description="'vllm serve' | 'api_server' | 'cli.main serve' | '' (not vLLM)")
+    entry: str = Field("", description="'vllm serve' | 'api_server' | 'cli.main serve' | 'LLM()' (a script's "
+                                       "offline engine, read as the options it stands for) | '' (not vLLM)")
     model: Optional[str] = None
     model_defaulted: bool = Field(False, description="No model given: vLLM falls back to its default model")
     options: dict[str, Any] = Field(default_factory=dict, description="dest -> value (str, or bool for flags)")

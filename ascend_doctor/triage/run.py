@@ -238,6 +238,7 @@ def _serve(paste: PasteFacts, knowledge, have: dict, partial: dict) -> None:
     paste.serve_open = paste.serve_open or bool(spread)
     have["serve_cmd"] = cmd.model_copy(update={"cut": cut, "unexpanded": shell_expansions(cmd.options),
                                                "partial": paste.serve_open,
+                                               "entry": "LLM()" if paste.serve_offline else cmd.entry,
                                                "unknown_args": [a for a in cmd.unknown_args
                                                                 if a != CUT_VALUE and a not in spread]})
     named = paste.model_named.value if paste.model_named else None

@@ -378,3 +378,27 @@ def test_full_graphs_with_an_mtp_draft_break_a_model_without_mla_on_0_12_to_0_13
     mla = ' --hf-overrides {"model_type":"deepseek_v3","kv_lora_rank":512,"qk_rope_head_dim":64}'
     assert judge(full + mtp + mla, "0.13.0rc1").status == Status.PASS  # the MLA builder builds SpecDecoding
     assert judge(full + mtp, "0.13.0rc1", model=False).status == Status.UNKNOWN
+
+
+def test_quantization_ascend_on_the_server_command_line_is_refused_before_0_9_0rc1():
+    """vllm-ascend#2819 (vllm 0.7.3 + vllm-ascend 0.7.3.post1: `vllm serve … --quantization ascend` is no accepted
+    choice); the v0.9.0rc1 release notes: "online serve with ascend quantization works now" (#877)."""
+    f = judge("--quantization ascend", "0.7.3.post1")
+    assert f.status == Status.FAIL and "REL-B27-010" in f.message and "invalid choice: 'ascend'" in f.message
+    assert "0.9.0rc1" in f.remediation and 'quantization=\"ascend\"' in f.remediation
+    assert "REL-B27-010" in judge("--quantization ascend", "0.8.5rc1").message
+    assert "REL-B27-010" not in judge("--quantization ascend", "0.9.0rc1").message
+    assert "REL-B27-010" not in judge("", "0.8.5rc1").message
+
+
+def test_an_offline_launch_takes_no_argument_parser():
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.triage.run import triage_text
+
+    text = "vllm 0.8.5\nvllm-ascend 0.8.5rc1\n\nllm = LLM(model='/models/Qwen2.5-7B-w8a8', quantization='ascend')\n"
+    f = {x.code: x for x in triage_text(text, "paste.md", load_registry()).findings}["SERVE311"]
+    assert "REL-B27-010" not in f.message, f.message
+    served = text.replace("llm = LLM(model='/models/Qwen2.5-7B-w8a8', quantization='ascend')",
+                          "vllm serve /models/Qwen2.5-7B-w8a8 --quantization ascend")
+    f = {x.code: x for x in triage_text(served, "paste.md", load_registry()).findings}["SERVE311"]
+    assert "REL-B27-010" in f.message, f.message
