@@ -86,7 +86,7 @@ def missing_pieces(paste: Any) -> list[str]:
     else:
         for comp, how in (("vllm", "`pip show vllm`"), ("vllm_ascend", "`pip show vllm-ascend`"),
                           ("torch_npu", "`pip show torch-npu`")):
-            if not paste.versions.get(comp):
+            if not paste.versions.get(comp) and comp not in paste.absent:
                 out.append(T("the {component} version ({how})", component=comp.replace("_", "-"), how=how))
     if paste.npu_smi_text is None:
         out.append(T("`npu-smi info` (the NPUs, their health and the driver version)"))

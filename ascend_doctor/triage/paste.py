@@ -209,6 +209,8 @@ class PasteFacts(Model):
     cann_not_available: Optional[Seen] = None
     cann_path: Optional[Seen] = None
     driver_version: Optional[Seen] = None
+    absent: dict[str, Seen] = Field(default_factory=dict, description="component -> the line that says it is not "
+                                                                     "installed (`torch-npu: not installed`)")
     serve_argv: Optional[list[str]] = None
     serve_lines: Optional[str] = None
     serve_cut: list[str] = Field(default_factory=list, description="options of the command whose quoted value the "
@@ -317,8 +319,9 @@ _VERSION_LINES = [
 # `25.2.1`: a two-digit year first), so an NVIDIA `Driver: 535.104` is not read as one.
 _LABELLED = re.compile(
     r"^(?:[-*]\s+|\|\s*)?(?:ascend[-_ ]?)?(?P<label>cann(?:[-_ ]?toolkit)?|torch[-_ ]?npu|pytorch[-_ ]npu|"
-    r"vllm[-_ ]ascend|(?:npu[-_ ])?driver|hdk|驱动)(?:\s*(?:version|ver\.?|版本))?(?:\s?[(（][^()（）]{0,40}[)）])?"
-    r"(?:\s*[:：=|]{1,2}\s*|\s+|-(?=v?\d))v?(?P<v>\d[0-9A-Za-z.+_]*)\s*(?P<note>[(（][^)）]*[)）]?)?\s*\|?\s*$", re.I)
+    r"vllm[-_ ]ascend|(?:npu[-_ ])?driver|hdk|驱动)(?:[\s_]*(?:version|ver\.?|版本))?(?:\s?[(（][^()（）]{0,40}[)）])?"
+    r"(?:\s*[:：=|]{1,2}\s*|\s+|-(?=v?\d))(?:cann\s)?v?(?P<v>\d[0-9A-Za-z.+_]*)(?:/(?:x86_64|aarch64)-linux)?\s*"
+    r"(?P<note>[(（][^)）]*[)）]?)?\s*\|?\s*$", re.I)
 # A note that says the package was built from a branch, not installed as the release (`vllm-ascend 0.11.0rc0 (main
 # branch)`): the number is the last tag, not what runs — not read as the release.
 _DEV_VERSION = re.compile(r"\.dev\d|\+")  # `0.11.0rc1.dev45+g1a2b3c`: the build names itself
@@ -335,7 +338,8 @@ _LABEL_COMPONENT = (("cann", "cann"), ("torch", "torch_npu"), ("pytorch", "torch
 # last ASCII character.
 _NAME_VERSION = re.compile(r"^(?:\|\s*|[-*]\s+)?(vllm|vllm[_-]ascend|torch|torch[_-]npu|PyTorch|transformers|triton|"
                            r"triton[_-]ascend|sglang|numpy)(?:\s*(?:version|版本))?(?:\s*[:：|=]{1,2}\s*|\s+)"
-                           r"v?(\d[0-9A-Za-z.+!_-]*)(?:[^\x00-\x7f].*|\s?\([^()]{0,80}\))?\s*\|?\s*$", re.I)
+                           r"v?(\d[0-9A-Za-z.+!_-]*)(?:[^\x00-\x7f].*|\s?\([^()]{0,80}\)|\s{2,}/[\w./-]{1,200})?\s*\|?\s*$",
+                           re.I)
 _BARE_EXCEPTION = re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Exit)(?::\s.*)?$")
 _HCCN = re.compile(r"^(?:\[devid \d+\]\s*)?(link status|ipaddr|net health status|netmask|link up count):", re.I)
 
@@ -383,6 +387,13 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
     said = _heading_statement(t)
     if said:
         _version_lines(f, said, no)
+    m = _NOT_INSTALLED.match(said or t)
+    if m:
+        comp = _NOT_INSTALLED_COMPONENT.get(m.group(1).lower().replace("-", "_"))
+        f.absent.setdefault(comp, Seen(value="not installed", lines=str(no), source="a line saying so"))
+    m = _LABELS_ONE_VALUE.match(said or t)
+    if m:  # `CANN / ascend-toolkit / nnal: 8.2RC1`: the value of the first label, CANN's
+        f.versions.setdefault("cann", []).append(Seen(value=m.group(1), lines=str(no), source="CANN line"))
     if "CANN" in t or "cann" in t:
         _cann_changed(f, t, no)
     pieces = _pieces(said or t) if ("+" in t or " / " in t) else []
@@ -411,6 +422,15 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
 # `CANN 升级到 8.5.0`): what runs, over the image's own.
 _CANN_CHANGED = re.compile(r"\bCANN\b[^\n.;,]{0,60}?(?:upgraded|updated|changed|switched|replaced|升级|更新|替换)"
                            r"\s?(?:to|到|至|为)\s?v?(\d{1,2}\.\d{1,2}\.[0-9A-Za-z.]+)", re.IGNORECASE)
+
+
+# A part the author says is missing (`torch-npu: not installed`, `torch_npu 未安装`): absent, not unknown.
+_NOT_INSTALLED = re.compile(r"^(?:[-*]\s+)?(torch[-_]npu|vllm[-_]ascend|vllm)\s*(?:[:：]\s*)?(?:is\s+)?(?:not installed|"
+                            r"missing|absent|none|未安装|没有安装)\.?\s*$", re.I)
+_NOT_INSTALLED_COMPONENT = {"torch_npu": "torch_npu", "vllm_ascend": "vllm_ascend", "vllm": "vllm"}
+# One value for a list of names of the same toolkit (`CANN / ascend-toolkit / nnal: 8.2RC1`).
+_LABELS_ONE_VALUE = re.compile(r"^(?:[-*]\s+)?CANN(?:\s*/\s*(?:ascend[-_ ]toolkit|toolkit|nnal|kernels?|atb)){1,4}"
+                               r"\s*[:：=]\s*v?(\d[0-9A-Za-z.]*)\s*$", re.I)
 
 
 def _pieces(t: str) -> list[str]:

@@ -260,6 +260,8 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
     _image_vllm(paste, knowledge.matrix)
     recipe = _image_recipe(paste, knowledge.images)
     absent = _from_recipe(paste, recipe) if recipe is not None else []
+    # a part the paste says is not installed, and names no version of
+    absent += [d for d in (c.replace("_", "-") for c in paste.absent if paste.first(c) is None) if d not in absent]
     py = _python(paste, absent)
     if py is not None:
         have["python"] = py
