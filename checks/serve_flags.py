@@ -158,6 +158,11 @@ def auto_tool_choice(ctx):
     # disagree (#40 item 16: "add --enable-auto-tool-choice next to --tool-call-parser X" while SERVE101 said X
     # does not exist).
     names, _, _ = installed_names(ctx, "tool_parsers", "tool_parser")
+    if cmd.partial and bool(auto) != bool(parser):  # the other flag may be in the part the source does not show
+        given, other = ("--enable-auto-tool-choice", "--tool-call-parser") if auto else \
+            (f"--tool-call-parser {parser}", "--enable-auto-tool-choice")
+        return ctx.unknown(T("{given} is given; whether {other} is too is not shown (the source shows only part of "
+                             "the command), and vLLM needs both", given=given, other=other), evidence)
     if auto and not parser:
         examples = [p for p in ("hermes", "qwen3_coder", "deepseek_v31", "deepseek_v32", "deepseek_v4")
                     if names is None or p in names]

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import math
-import re
 
 from ascend_doctor.deploy.arch import derived_max_len, mtp_layers, read_architecture, text_config
 from ascend_doctor.deploy.plan import admissible_tp, tp_refusal
@@ -132,13 +131,10 @@ def max_model_len(ctx):
     if out:
         return out
     try:
-        want = cmd.int_opt("max_model_len")
+        want = cmd.int_opt("max_model_len")  # vLLM's human-readable reading: 32k = 32,000, 32K = 32,768
     except ValueError:
         raw = str(cmd.get("max_model_len"))
-        if re.fullmatch(r"\d+[kKmM]", raw.strip()):  # vLLM accepts 32k / 1m
-            want = int(raw[:-1]) * (1024 if raw[-1] in "kK" else 1024 * 1024)
-        else:
-            return ctx.fail(T("--max-model-len {raw} is not a number", raw=raw), [cmd_evidence(cmd)])
+        return ctx.fail(T("--max-model-len {raw} is not a number", raw=raw), [cmd_evidence(cmd)])
     if want is None or want == -1:
         return ctx.skip(T("--max-model-len not given (vLLM derives it from the model config)"))
     if m.config is None:

@@ -15,9 +15,14 @@ SHOWN = 6
 
 def _distinct(values: list[str]) -> list[str]:
     """The values that disagree: a version without a local label (`2.8.0`, as one source prints it) agrees with the
-    same version with one (`2.8.0+cpu`, as another prints it); two different labels disagree."""
-    labelled = {v.split("+", 1)[0] for v in values if "+" in v}
-    return [v for v in values if "+" in v or v not in labelled]
+    same version with one (`2.8.0+cpu`, as another prints it); two different labels disagree. A tag's `v`
+    (`v0.11.0rc1`) and the case of a pre-release (`8.2.RC1`, `8.2.rc1`) are how a version is written, not which."""
+    def key(v: str) -> str:
+        return (v[1:] if v[:1] in ("v", "V") and v[1:2].isdigit() else v).lower()
+
+    values = list({key(v): v for v in reversed(values)}.values())[::-1]  # the first spelling of each
+    labelled = {key(v).split("+", 1)[0] for v in values if "+" in v}
+    return [v for v in values if "+" in v or key(v) not in labelled]
 
 
 @check("TRIAGE101", "paste-consistent", severity="error", needs=["paste"], stage="triage")

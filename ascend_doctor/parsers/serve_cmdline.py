@@ -67,6 +67,27 @@ class Launch(Model):
 _SHELL_EXPANSION = re.compile(r"\$(?:\{|\(|[A-Za-z_]|[0-9@*#?])")
 
 
+# vLLM parses these with `human_readable_int` ('32k' = 32,000, '32K' = 32,768; vllm/engine/arg_utils.py of vLLM 0.9.2:
+# `if name in {"max_model_len", "max_num_batched_tokens"}: kwargs[name]["type"] = human_readable_int`).
+HUMAN_READABLE = frozenset({"max_model_len", "max_num_batched_tokens"})
+_HUMAN_INT = re.compile(r"(\d+(?:\.\d+)?)([kKmMgG])")
+
+
+def human_readable_int(value: str) -> int:
+    """vLLM's reading of '25.6k', '1K', '2M' (a decimal suffix in lower case, a binary one in upper case, which takes
+    no decimals); ValueError as vLLM's own argparse error when it is neither that nor an integer."""
+    m = _HUMAN_INT.fullmatch(value.strip())
+    if not m:
+        return int(value)
+    number, suffix = m.groups()
+    if suffix.islower():
+        return int(float(number) * 10 ** {"k": 3, "m": 6, "g": 9}[suffix])
+    if "." in number:
+        raise ValueError(f"Decimals are not allowed with binary suffixes like {suffix}. Did you mean to use "
+                         f"{number}{suffix.lower()} instead?")
+    return int(number) * 2 ** {"K": 10, "M": 20, "G": 30}[suffix]
+
+
 def shell_expansions(options: dict) -> dict[str, str]:
     """dest -> value, for each option whose value holds an unexpanded shell expansion (`$7`, `${TP}`, `$(nproc)`):
     what a launch script shows before its shell runs it. Only text can hold one; a live command's argv is expanded."""
@@ -144,7 +165,9 @@ class ServeCommand(Model):
         """An integer option, or None when absent; raises ValueError when present but not an integer, and
         FactUnavailable when its value is a shell expansion the source does not resolve (not known, not wrong)."""
         v = self._number(name)
-        return None if v is None else int(v)
+        if v is None:
+            return None
+        return human_readable_int(v) if _dest(name) in HUMAN_READABLE else int(v)
 
     def float_opt(self, name: str) -> Optional[float]:
         v = self._number(name)

@@ -220,7 +220,7 @@ def _npu_smi(paste: PasteFacts, have: dict, lack: dict, partial: dict) -> None:
         have["npu_health"] = _health(paste, fact)
 
 
-def _serve(paste: PasteFacts, knowledge, have: dict, partial: dict) -> None:
+def _serve(paste: PasteFacts, knowledge, have: dict, partial: dict, lack: dict) -> None:
     """The `serve_cmd` fact of the paste's command (and the catalogue model it names): what the paste elides or
     leaves to the shell is given but not shown, never a wrong value or a positional argument."""
     from ascend_doctor.knowledge.serve_options import parse_serve as parse_serve_command
@@ -229,6 +229,12 @@ def _serve(paste: PasteFacts, knowledge, have: dict, partial: dict) -> None:
 
     vllm = paste.first("vllm") or next(iter(paste.packages.get("vllm", [])), None)
     cmd = parse_serve_command(paste.serve_argv, knowledge.matrix, vllm_version=vllm.value if vllm else None)
+    words = [a for a in cmd.unknown_args if a != CUT_VALUE and not is_expansion(a)]
+    if paste.serve_commented and words:  # `# the vllm serve command was not captured`: prose that names it
+        paste.sections = [s for s in paste.sections if s.kind != "serve_command"]
+        lack["serve_cmd"] = T("the only `vllm serve` of the paste is in a comment that reads as prose, not as a "
+                              "command (words vLLM would not take: {words})", words=" ".join(words[:6]))
+        return
     # an elision after a flag (`--enforce-eager ... --port 8000`) stands for options left out, not a value
     cut = [d for d in (o.lstrip("-").replace("-", "_") for o in paste.serve_cut)
            if not isinstance(cmd.options.get(d), bool)]
@@ -288,7 +294,7 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
     else:
         lack["driver"] = T("the paste does not give the driver version (npu-smi info or driver version.info)")
     if paste.serve_argv:
-        _serve(paste, knowledge, have, partial)
+        _serve(paste, knowledge, have, partial, lack)
     else:
         lack["serve_cmd"] = T("the paste has no `vllm serve` command line")
     lack.setdefault("npu_health", T("the paste has no `npu-smi info -t health -i N` output"))

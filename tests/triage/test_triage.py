@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from ascend_doctor.cli import cli
 from ascend_doctor.core.registry import load_registry
+from ascend_doctor.report import Status
 from ascend_doctor.triage.paste import clean_lines, read_paste
 from ascend_doctor.triage.run import triage_text
 from tests.helpers import DATA, corpus_params, read_corpus
@@ -289,3 +290,13 @@ def test_a_version_with_and_without_its_local_label_is_no_contradiction():
 
     assert t101("2.8.0").status.value == "pass"
     assert t101("2.8.0+cu121").status.value == "fail"
+
+
+def test_a_version_written_with_a_tag_v_or_another_case_is_the_same_version():
+    """An h38j OLD judge, generically: one line read twice, with and without a leading `v`, was called a
+    contradiction (a false failure)."""
+    report = run("vllm-ascend: v0.11.0rc1\nvLLM Ascend Version: 0.11.0rc1\nCANN: 8.2.RC1\nCANN version: 8.2.rc1\n")
+    f = next(x for x in report.findings if x.code == "TRIAGE101")
+    assert f.status == Status.PASS, f.message
+    other = run("vllm-ascend: v0.11.0rc1\nvLLM Ascend Version: 0.11.0rc2\n")
+    assert next(x for x in other.findings if x.code == "TRIAGE101").status == Status.FAIL
