@@ -318,7 +318,7 @@ _VERSION_LINES = [
 # (`CANN 8.2.RC1 (ascend-toolkit)`). A driver line counts only with an Ascend driver's numbering (`24.1.rc2`,
 # `25.2.1`: a two-digit year first), so an NVIDIA `Driver: 535.104` is not read as one.
 _LABELLED = re.compile(
-    r"^(?:[-*]\s+|\|\s*)?(?:ascend[-_ ]?)?(?P<label>cann(?:[-_ ]?toolkit)?|torch[-_ ]?npu|pytorch[-_ ]npu|"
+    r"^(?:[-*]\s+|\|\s*)?(?:ascend[-_ ]?)?(?P<label>cann(?:[-_ ]?toolkit)?|toolkit|torch[-_ ]?npu|pytorch[-_ ]npu|"
     r"vllm[-_ ]ascend|(?:npu[-_ ])?driver|hdk|驱动)(?:[\s_]*(?:version|ver\.?|版本))?(?:\s?[(（][^()（）]{0,40}[)）])?"
     r"(?:\s*[:：=|]{1,2}\s*|\s+|-(?=v?\d))(?:cann\s)?v?(?P<v>\d[0-9A-Za-z.+_]*)(?:/(?:x86_64|aarch64)-linux)?\s*"
     r"(?P<note>[(（][^)）]*[)）]?)?\s*\|?\s*$", re.I)
@@ -327,7 +327,8 @@ _LABELLED = re.compile(
 _DEV_VERSION = re.compile(r"\.dev\d|\+")  # `0.11.0rc1.dev45+g1a2b3c`: the build names itself
 _BUILT_NOTE = re.compile(r"main|master|dev|source|commit|branch|nightly|git|源码|分支|开发", re.I)
 _ASCEND_DRIVER = re.compile(r"\d{2}\.\d+\.(?:rc\d+|\d+)(?:\.\d+)?", re.I)  # `24.1.rc3.5`: a patch of rc3
-_LABEL_COMPONENT = (("cann", "cann"), ("torch", "torch_npu"), ("pytorch", "torch_npu"), ("vllm", "vllm_ascend"))
+_LABEL_COMPONENT = (("cann", "cann"), ("toolkit", "cann"), ("torch", "torch_npu"), ("pytorch", "torch_npu"),
+                    ("vllm", "vllm_ascend"))
 
 
 # `name: version` lines of sglang's check_env and similar reports (`vllm: 0.13.0`, `torch_npu: 2.8.0.post2`), the
@@ -394,6 +395,13 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
     m = _LABELS_ONE_VALUE.match(said or t)
     if m:  # `CANN / ascend-toolkit / nnal: 8.2RC1`: the value of the first label, CANN's
         f.versions.setdefault("cann", []).append(Seen(value=m.group(1), lines=str(no), source="CANN line"))
+    bold = _BOLD_LABEL.sub(r"\1", said or t) if "**" in t or "__" in t else ""
+    if bold:  # `**vllm-ascend**: 0.11.0`, `- **CANN版本**：8.3.RC1`: markdown emphasis around the label
+        _version_lines(f, bold, no)
+    m = _SHARED_VALUE.match(said or t)
+    if m:  # `vllm && vllm-ascend: 0.11.0`: one value for the parts named together
+        for name in (m.group(1), m.group(2)):
+            _version_lines(f, f"{name}: {m.group(3)}", no)
     if "CANN" in t or "cann" in t:
         _cann_changed(f, t, no)
     pieces = _pieces(said or t) if ("+" in t or " / " in t) else []
@@ -425,12 +433,17 @@ _CANN_CHANGED = re.compile(r"\bCANN\b[^\n.;,]{0,60}?(?:upgraded|updated|changed|
 
 
 # A part the author says is missing (`torch-npu: not installed`, `torch_npu 未安装`): absent, not unknown.
-_NOT_INSTALLED = re.compile(r"^(?:[-*]\s+)?(torch[-_]npu|vllm[-_]ascend|vllm)\s*(?:[:：]\s*)?(?:is\s+)?(?:not installed|"
-                            r"missing|absent|none|未安装|没有安装)\.?\s*$", re.I)
+_NOT_INSTALLED = re.compile(r"^(?:[-*]\s+)?(torch[-_]npu|vllm[-_]ascend|vllm)\s*(?:[:：]\s*)?(?:is\s+)?"
+                            r"(?:not installed|missing|absent|none|未安装|没有安装)\.?\s*$", re.I)
 _NOT_INSTALLED_COMPONENT = {"torch_npu": "torch_npu", "vllm_ascend": "vllm_ascend", "vllm": "vllm"}
 # One value for a list of names of the same toolkit (`CANN / ascend-toolkit / nnal: 8.2RC1`).
 _LABELS_ONE_VALUE = re.compile(r"^(?:[-*]\s+)?CANN(?:\s*/\s*(?:ascend[-_ ]toolkit|toolkit|nnal|kernels?|atb)){1,4}"
                                r"\s*[:：=]\s*v?(\d[0-9A-Za-z.]*)\s*$", re.I)
+
+
+_BOLD_LABEL = re.compile(r"(?:\*\*|__)([^*_\n]{1,40}?)(?:\*\*|__)")
+_SHARED_VALUE = re.compile(r"^(?:[-*]\s+)?(vllm|vllm[-_]ascend|torch|torch[-_]npu)\s*(?:&&|&|\band\b|和|与)\s*"
+                           r"(vllm|vllm[-_]ascend|torch|torch[-_]npu)\s*[:：=]\s*(v?\d[0-9A-Za-z.+]*)\s*$", re.I)
 
 
 def _pieces(t: str) -> list[str]:
@@ -553,7 +566,7 @@ def read_paste(text: str) -> PasteFacts:
             collect_start = ln.no
         # a two-cell markdown row (`| torch_npu | 2.10.0 |`), a bullet (`- vllm: 0.11.0`) or a heading / comment
         # (`# CANN: 8.5.0`) may state a version
-        if plain or (s[:1] == "|" and s.count("|") == 3) or s[:2] in ("- ", "* ") or s[:1] == "#":
+        if plain or (s[:1] == "|" and s.count("|") == 3) or s[:2] in ("- ", "* ", "**", "__") or s[:1] == "#":
             _one_line_facts(f, t, ln.no)
         m = _PIP_BRACKET.match(t) if plain else None
         if m:

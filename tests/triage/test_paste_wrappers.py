@@ -187,3 +187,16 @@ def test_a_comment_that_names_the_command_in_prose_is_no_command():
                          load_registry())
     found = {f.code: f for f in quoted.findings}
     assert found["SERVE105"].status != Status.FAIL and "reads as prose" not in found["SERVE105"].message
+
+
+def test_a_bold_label_a_shared_value_and_the_toolkit_s_own_name():
+    """The h38j OLD judges, generically: versions on markdown-bold `name: version` lines, one value for two parts
+    named together (`a && b: X`), and CANN under its toolkit's name were asked for again."""
+    def read(line: str) -> dict:
+        return {k: [s.value for s in v] for k, v in read_paste(line + "\n").versions.items()}
+
+    assert read("**vllm-ascend**: 0.11.0") == {"vllm_ascend": ["0.11.0"]}
+    assert read("- **CANN版本**：8.3.RC1") == {"cann": ["8.3.RC1"]}
+    assert read("vllm && vllm-ascend:0.11.0") == {"vllm": ["0.11.0"], "vllm_ascend": ["0.11.0"]}
+    assert read("Ascend-toolkit 8.0.RC2") == {"cann": ["8.0.RC2"]}
+    assert read("**note**: use it") == {} and read("vllm && the rest: see below") == {}
