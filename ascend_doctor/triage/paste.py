@@ -782,6 +782,12 @@ _IMAGE_RELEASE = re.compile(r"vllm[-_]ascend(?: image)?[: ]{1,2}v?(" + _RELEASE_
 DEV_IMAGE = ".post0.dev0"
 
 
+# `image: vllm-ascend v0.19.1rc1`, `镜像：vllm-ascend 0.18.0rc1`, `vllm-ascend v0.19.1rc1 (official image)`: the release
+# is named as the image that runs
+_IMAGE_LABEL = re.compile(r"(?:^|[\s#*-])(?:docker\s+)?(?:image|镜像)\s*[:：]\s*$", re.I)
+_IMAGE_NOTE = re.compile(r"[(（][^()（）]{0,40}(?:\bimage\b|镜像)[^()（）]{0,40}[)）]", re.I)
+
+
 def _image_release(lines: list[Line]) -> Optional[Seen]:
     """The first vllm-ascend release the paste names by its image or in prose (its source says which)."""
     for ln in lines:
@@ -797,9 +803,10 @@ def _image_release(lines: list[Line]) -> Optional[Seen]:
             # a tag (`vllm-ascend:v0.11.0rc0`, the colon right before the version), `image: vX`, `vX镜像`; not a label
             # (`vllm-ascend: 0.11.0`, a version line of its own)
             rest = m.group(0)[len("vllm-ascend"):]
-            image = rest.lower().startswith(" image") or (rest.startswith(":") and not rest[1:2].isspace()) \
-                or "镜像" in text[m.end():m.end() + 3]
             after = text[m.end():].lstrip()[:80]  # a note in parentheses right after the number
+            image = rest.lower().startswith(" image") or (rest.startswith(":") and not rest[1:2].isspace()) \
+                or "镜像" in text[m.end():m.end() + 3] or _IMAGE_LABEL.search(text[:m.start()]) is not None \
+                or (after[:1] in ("(", "（") and _IMAGE_NOTE.match(after) is not None)
             if not image and after[:1] in ("(", "（") and _BUILT_NOTE.search(after):
                 continue  # `vllm-ascend 0.11.0rc0 (main branch)`: a build from a branch, not that release
             return Seen(value=m.group(1).lower(), lines=str(ln.no),

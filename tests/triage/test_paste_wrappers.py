@@ -200,3 +200,14 @@ def test_a_bold_label_a_shared_value_and_the_toolkit_s_own_name():
     assert read("vllm && vllm-ascend:0.11.0") == {"vllm": ["0.11.0"], "vllm_ascend": ["0.11.0"]}
     assert read("Ascend-toolkit 8.0.RC2") == {"cann": ["8.0.RC2"]}
     assert read("**note**: use it") == {} and read("vllm && the rest: see below") == {}
+
+
+def test_a_release_named_as_the_image_that_runs():
+    """vllm-ascend#9009 (development material): `image: vllm-ascend v0.19.1rc1 (official image)` names the official
+    image, whose recipe gives the vLLM it holds (there, one without the speculative method the command asks for)."""
+    for line in ("# image: vllm-ascend v0.19.1rc1 (official image)", "镜像：vllm-ascend 0.19.1rc1",
+                 "vllm-ascend v0.19.1rc1 (the official image)"):
+        f = read_paste(line + "\n")
+        assert f.image is not None and f.image.value == "0.19.1rc1", line
+    assert read_paste("vllm-ascend 0.19.1rc1\n").image is None  # a version line names no image
+    assert read_paste("vllm-ascend 0.11.0rc0 (main branch)\n").image is None
