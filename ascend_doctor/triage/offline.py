@@ -21,6 +21,7 @@ MAX_CALL_CHARS = 20_000  # a launch call is a few hundred characters; past this 
 MAX_CALL_LINES = 200
 MAX_CLOSES = 256  # closing parentheses tried as the call's end: a launch has a few dozen at most
 _CALL = re.compile(r"(?:^|[\s=(,])(?:vllm\.)?LLM\(")
+_COMMENT = re.compile(r"^\s*#+\s?")
 _ASSIGNMENT = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*(.+?)\s*$")
 _ENVIRON = re.compile(r"""os\.environ(?:\[\s*(['"])([A-Z][A-Z0-9_]*)\1\s*\]\s*=\s*|\.setdefault\(\s*(['"])"""
                       r"""([A-Z][A-Z0-9_]*)\3\s*,\s*)(['"])([^'"\n]*)\5""")
@@ -108,11 +109,19 @@ def read_offline_launch(lines: list[tuple[int, str]]) -> Optional[OfflineLaunch]
     """The first `LLM(...)` call of the paste as a launch, None when there is none (or it never closes)."""
     from ascend_doctor.triage.paste import CUT_VALUE
 
+    uncommented: Optional[list[tuple[int, str]]] = None  # the paste with comment marks removed, made once
     for i, (no, text) in enumerate(lines):
         m = _CALL.search(text)
-        if m is None or text.lstrip().startswith("#"):
+        if m is None:
             continue
-        found = _call_text(lines, i, m.end() - len("LLM("))
+        src = lines
+        if text.lstrip().startswith("#"):  # a call quoted in comments: read with the comment marks removed
+            uncommented = uncommented or [(n, _COMMENT.sub("", t, count=1)) for n, t in lines]
+            src = uncommented
+            m = _CALL.search(src[i][1])
+            if m is None:
+                continue
+        found = _call_text(src, i, m.end() - len("LLM("))
         if found is None:
             continue
         call_text, last = found
@@ -137,7 +146,7 @@ def read_offline_launch(lines: list[tuple[int, str]]) -> Optional[OfflineLaunch]
                 unshown.append(kw.arg)
                 argv += ["--" + kw.arg.replace("_", "-"), CUT_VALUE]
         head = [model] if model else ["--model", CUT_VALUE]  # a model the paste does not show is a cut value
-        return OfflineLaunch(["vllm", "serve", *head, *argv], no, lines[last][0], unshown, _environ(lines))
+        return OfflineLaunch(["vllm", "serve", *head, *argv], no, src[last][0], unshown, _environ(lines))
     return None
 
 

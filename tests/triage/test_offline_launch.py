@@ -44,7 +44,7 @@ def test_the_keywords_become_options_and_names_take_the_literal_the_script_gives
 
 
 def test_what_is_not_a_launch_it_can_read():
-    assert read_offline_launch(lines("# llm = LLM(model='x')\nHLLM(model='x')\n")) is None
+    assert read_offline_launch(lines("HLLM(model='x')\nmyLLM(model='x')\n")) is None
     assert read_offline_launch(lines("llm = LLM(model='x',\n  tensor_parallel_size=2\n")) is None  # never closes
     spread = read_offline_launch(lines("llm = LLM(model=name(), **engine_args)\n"))
     assert spread.argv == ["vllm", "serve", "--model", CUT_VALUE] and spread.unshown == ["model", "**engine_args"]
@@ -93,3 +93,14 @@ def test_a_model_the_script_does_not_show_is_not_judged_as_a_path():
                          "paste.md", load_registry())
     f = {x.code: x for x in report.findings}["SERVE206"]
     assert f.status == Status.UNKNOWN and "not shown" in f.message, f.message
+
+
+def test_a_call_quoted_in_comments_is_read_and_many_of_them_cost_little():
+    text = "# the engine line as shown:\n#   llm = LLM(model=\"models/Qwen2-0.5B\",tensor_parallel_size=1,\n" \
+           "#             trust_remote_code=True)\npython xzl.py\n"
+    launch = read_offline_launch(lines(text))
+    assert launch.argv == ["vllm", "serve", "models/Qwen2-0.5B", "--tensor-parallel-size", "1", "--trust-remote-code"]
+    assert (launch.first, launch.last) == (2, 3)
+    t0 = time.monotonic()
+    read_paste("# llm = LLM(\n" * 20_000)
+    assert time.monotonic() - t0 < 5.0
