@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 MAX_CALL_CHARS = 20_000  # a launch call is a few hundred characters; past this it is not one
 MAX_CALL_LINES = 200
+MAX_CALLS = 16  # `LLM(` openings tried as the launch: a paste has one or two, a hostile one thousands
 MAX_CLOSES = 256  # closing parentheses tried as the call's end: a launch has a few dozen at most
 _CALL = re.compile(r"(?:^|[\s=(,])(?:vllm\.)?LLM\(")
 _COMMENT = re.compile(r"^\s*#+\s?")
@@ -110,10 +111,14 @@ def read_offline_launch(lines: list[tuple[int, str]]) -> Optional[OfflineLaunch]
     from ascend_doctor.triage.paste import CUT_VALUE
 
     uncommented: Optional[list[tuple[int, str]]] = None  # the paste with comment marks removed, made once
+    tried = 0
     for i, (no, text) in enumerate(lines):
         m = _CALL.search(text)
         if m is None:
             continue
+        tried += 1
+        if tried > MAX_CALLS:
+            return None
         src = lines
         if text.lstrip().startswith("#"):  # a call quoted in comments: read with the comment marks removed
             uncommented = uncommented or [(n, _COMMENT.sub("", t, count=1)) for n, t in lines]
