@@ -1,5 +1,5 @@
 """An offline launch in a paste: a Python script's `LLM(model=…, tensor_parallel_size=4, …)` read as the
-`vllm serve` options it stands for.
+`vllm serve` options it stands for (also a call the paste quotes in comments, `#   llm = LLM(…)`).
 
 Many reports (and vllm-ascend's own offline examples) start the engine from a script, not from `vllm serve`. The
 keyword arguments of `vllm.LLM` are the engine arguments `vllm serve` takes as options (`EngineArgs`: the option is
@@ -131,7 +131,7 @@ def read_offline_launch(lines: list[tuple[int, str]]) -> Optional[OfflineLaunch]
             continue
         call_text, last = found
         call = ast.parse(call_text, mode="eval").body
-        names = _assigned(lines)
+        names = _assigned(src)  # a call quoted in comments takes the assignments quoted with it
         model, argv, unshown = None, [], []
         if call.args:
             read, value = _literal(call.args[0], names)

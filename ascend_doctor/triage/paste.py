@@ -392,8 +392,9 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
     if m:
         comp = _NOT_INSTALLED_COMPONENT.get(m.group(1).lower().replace("-", "_"))
         f.absent.setdefault(comp, Seen(value="not installed", lines=str(no), source="a line saying so"))
-    m = _LABELS_ONE_VALUE.match(said or t)
-    if m:  # `CANN / ascend-toolkit / nnal: 8.2RC1`: the value of the first label, CANN's
+    m = _LABELS_ONE_VALUE.match(said or t) or _CANN_WORDS.match(said or t)
+    if m and not any(s.lines == str(no) for s in f.versions.get("cann", [])):
+        # `CANN / ascend-toolkit / nnal: 8.2RC1`: the value of the first label, CANN's
         f.versions.setdefault("cann", []).append(Seen(value=m.group(1), lines=str(no), source="CANN line"))
     bold = _BOLD_LABEL.sub(r"\1", said or t) if "**" in t or "__" in t else ""
     if bold:  # `**vllm-ascend**: 0.11.0`, `- **CANN版本**：8.3.RC1`: markdown emphasis around the label
@@ -439,6 +440,10 @@ _NOT_INSTALLED_COMPONENT = {"torch_npu": "torch_npu", "vllm_ascend": "vllm_ascen
 # One value for a list of names of the same toolkit (`CANN / ascend-toolkit / nnal: 8.2RC1`).
 _LABELS_ONE_VALUE = re.compile(r"^(?:[-*]\s+)?CANN(?:\s*/\s*(?:ascend[-_ ]toolkit|toolkit|nnal|kernels?|atb)){1,4}"
                                r"\s*[:：=]\s*v?(\d[0-9A-Za-z.]*)\s*$", re.I)
+# CANN's label with a few words before its colon (`CANN toolkit version (installed): 8.3.RC1`, `CANN
+# Ascend-cann-toolkit: 8.2.RC1`, `CANN package version: 8.1.RC1`): the value after the colon.
+_CANN_WORDS = re.compile(r"^(?:[-*]\s+)?CANN(?:[\s_-]+[A-Za-z][\w-]{0,30}){1,3}(?:\s?[(（][^()（）]{0,30}[)）])?"
+                         r"\s*[:：]\s*(?:CANN\s)?v?(\d{1,2}\.\d[0-9A-Za-z.]*)\s*$", re.I)
 
 
 _BOLD_LABEL = re.compile(r"(?:\*\*|__)([^*_\n]{1,40}?)(?:\*\*|__)")
@@ -806,7 +811,8 @@ def _image_release(lines: list[Line]) -> Optional[Seen]:
             after = text[m.end():].lstrip()[:80]  # a note in parentheses right after the number
             image = rest.lower().startswith(" image") or (rest.startswith(":") and not rest[1:2].isspace()) \
                 or "镜像" in text[m.end():m.end() + 3] or _IMAGE_LABEL.search(text[:m.start()]) is not None \
-                or (after[:1] in ("(", "（") and _IMAGE_NOTE.match(after) is not None)
+                or (after[:1] in ("(", "（") and _IMAGE_NOTE.match(after) is not None
+                    and not _BUILT_NOTE.search(after[:80]))
             if not image and after[:1] in ("(", "（") and _BUILT_NOTE.search(after):
                 continue  # `vllm-ascend 0.11.0rc0 (main branch)`: a build from a branch, not that release
             return Seen(value=m.group(1).lower(), lines=str(ln.no),
@@ -974,6 +980,8 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int,
     before = t[:m.start(1)]
     if before.lstrip().startswith("#") and len(before.lstrip("# \t").split()) > len(_assignments(before).split()):
         return None, i, []  # `# then run vllm serve …`: a comment that mentions the command, not the command
+    if not before.lstrip().startswith("#") and len(shellwords.strip_comment(before)) < len(before.rstrip()):
+        return None, i, []  # `docker run … image bash  # then vllm serve with …`: a trailing comment mentions it
     wrapper = shellwords.open_quote(before)
     if wrapper:
         return _wrapped_command(lines, i, m.group(1), wrapper)

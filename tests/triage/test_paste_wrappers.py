@@ -211,3 +211,19 @@ def test_a_release_named_as_the_image_that_runs():
         assert f.image is not None and f.image.value == "0.19.1rc1", line
     assert read_paste("vllm-ascend 0.19.1rc1\n").image is None  # a version line names no image
     assert read_paste("vllm-ascend 0.11.0rc0 (main branch)\n").image is None
+
+
+def test_more_cann_labels_and_a_trailing_comment_that_names_the_command():
+    """The h38j NEW judges, generically: CANN's label with words before its colon, or the toolkit's name after it,
+    was not read; a trailing comment on a container-start line that mentions `vllm serve` in words was read as the
+    command (SERVE105 failed its words)."""
+    def read(line: str) -> dict:
+        return {k: [s.value for s in v] for k, v in read_paste(line + "\n").versions.items()}
+
+    assert read("CANN toolkit version (installed): 8.3.RC1") == {"cann": ["8.3.RC1"]}
+    assert read("CANN Ascend-cann-toolkit: 8.2.RC1") == {"cann": ["8.2.RC1"]}
+    assert read("CANN is needed: 8") == {} and read("CANN: 8.1.RC1") == {"cann": ["8.1.RC1"]}
+    text = "docker run -it --rm \\\n  quay.io/ascend/vllm-ascend:v0.18.0 bash  # then vllm serve with the model\n"
+    assert read_paste(text).serve_argv is None
+    assert read_paste("VLLM_USE_V1=1 vllm serve /m --max-model-len 4096  # the launch\n").serve_argv[-2:] == [
+        "--max-model-len", "4096"]
