@@ -1,5 +1,7 @@
 """An offline launch in a paste: a Python script's `LLM(model=…, tensor_parallel_size=4, …)` read as the
-`vllm serve` options it stands for (also a call the paste quotes in comments, `#   llm = LLM(…)`).
+`vllm serve` options it stands for (also a call the paste quotes in comments, `#   llm = LLM(…)`), and the same for
+an lm-evaluation-harness run on vLLM (`lm_eval --model vllm --model_args pretrained=…,tensor_parallel_size=8`), whose
+model arguments are `vllm.LLM`'s keywords (lm_eval/models/vllm_causallms.py passes them to `LLM(**…)`).
 
 Many reports (and vllm-ascend's own offline examples) start the engine from a script, not from `vllm serve`. The
 keyword arguments of `vllm.LLM` are the engine arguments `vllm serve` takes as options (`EngineArgs`: the option is
@@ -161,3 +163,65 @@ def _environ(lines: list[tuple[int, str]]) -> dict[str, tuple[str, int]]:
         for m in _ENVIRON.finditer(text):
             out.setdefault(m.group(2) or m.group(4), (m.group(6), no))
     return out
+
+
+_LM_EVAL = re.compile(r"(?:^|[\s/])(?:lm_eval|lm-eval|python3?\s+-m\s+lm_eval)\s")
+_LM_EVAL_LINES = 50
+
+
+def read_lm_eval_launch(lines: list[tuple[int, str]]) -> Optional[OfflineLaunch]:
+    """The first `lm_eval --model vllm --model_args k=v,…` run of the paste as a launch (its continuation lines
+    joined), None when there is none. `pretrained` is the model; a value is read as Python would write it (`True`,
+    numbers), as lm_eval's own `simple_parse_args_string` does."""
+    from ascend_doctor.text import shellwords
+    from ascend_doctor.triage.paste import CUT_VALUE
+
+    tried = 0
+    for i, (no, text) in enumerate(lines):
+        if _LM_EVAL.search(text) is None or text.lstrip().startswith("#"):
+            continue
+        tried += 1
+        if tried > MAX_CALLS:
+            return None
+        last, joined = i, text
+        while joined.rstrip().endswith("\\") and last + 1 < len(lines) and last - i < _LM_EVAL_LINES:
+            last += 1
+            joined = joined.rstrip()[:-1] + " " + lines[last][1]
+        try:
+            words = shellwords.split(shellwords.strip_comment(joined))
+        except ValueError:
+            continue
+        given = dict(_flag_values(words))
+        if given.get("--model") != "vllm" or "--model_args" not in given:
+            continue
+        model, argv = None, []
+        for pair in given["--model_args"].split(",")[:64]:
+            key, sep, raw = pair.partition("=")
+            key = key.strip()
+            if not sep or not key.isidentifier():
+                continue
+            try:
+                value = ast.literal_eval(raw.strip())
+            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                value = raw.strip()
+            if key == "pretrained":
+                model = str(value)
+            else:
+                argv += _option(key, value)
+        return OfflineLaunch(["vllm", "serve", *([model] if model else ["--model", CUT_VALUE]), *argv], no,
+                             lines[last][0], [] if model else ["model"], _environ(lines))
+    return None
+
+
+def _flag_values(words: list[str]):
+    """(flag, value) of each `--flag value` / `--flag=value` pair of an argv (`--model-args` read as `--model_args`,
+    as lm_eval's parser takes both)."""
+    for k, w in enumerate(words):
+        if not w.startswith("--"):
+            continue
+        flag, sep, value = w.partition("=")
+        flag = "--model_args" if flag == "--model-args" else flag
+        if sep:
+            yield flag, value
+        elif k + 1 < len(words):
+            yield flag, words[k + 1]

@@ -743,20 +743,23 @@ def read_paste(text: str) -> PasteFacts:
 
 
 def _offline(f: PasteFacts, lines: list[Line]) -> None:
-    """A script's `LLM(...)` call as the launch where the paste has no serve command (ascend_doctor.triage.offline).
+    """A script's `LLM(...)` call, or an lm_eval run on vLLM, as the launch where the paste has no serve command
+    (ascend_doctor.triage.offline).
     Always open: the options only a server takes are not in it, and their absence is not shown."""
-    from ascend_doctor.triage.offline import read_offline_launch
+    from ascend_doctor.triage.offline import read_lm_eval_launch, read_offline_launch
 
-    if "LLM(" not in f.text:
+    if "LLM(" not in f.text and "lm_eval" not in f.text and "lm-eval" not in f.text:
         return
-    launch = read_offline_launch([(ln.no, ln.text) for ln in lines])
+    numbered = [(ln.no, ln.text) for ln in lines]
+    launch = read_offline_launch(numbered) if "LLM(" in f.text else None
+    launch = launch or read_lm_eval_launch(numbered)
     if launch is None:
         return
     f.serve_argv, f.serve_lines, f.serve_open = launch.argv, _span(launch.first, launch.last), True
     f.serve_offline = True
     f.serve_cut = ["--" + k.replace("_", "-") for k in launch.unshown if not k.startswith("**")]
     f.sections.append(Section(kind="serve_command", first=launch.first, last=launch.last,
-                              label="an offline LLM(...) call, read as the serve options it stands for"))
+                              label="an offline LLM(...) launch, read as the serve options it stands for"))
     for name, (value, no) in launch.env.items():
         f.exports.setdefault(name, Seen(value=value, lines=str(no), source="the script's os.environ"))
 

@@ -104,3 +104,19 @@ def test_a_call_quoted_in_comments_is_read_and_many_of_them_cost_little():
     t0 = time.monotonic()
     read_paste("# llm = LLM(\n" * 20_000)
     assert time.monotonic() - t0 < 5.0
+
+
+def test_an_lm_eval_run_on_vllm_is_an_offline_launch():
+    """An h38j NEW judge, generically: the full engine arguments of an evaluation-harness launch were not read as a
+    launch. lm_eval's `--model vllm --model_args k=v,…` are vllm.LLM's keywords."""
+    text = ("vllm-ascend 0.11.0rc1\nlm_eval --model vllm \\\n"
+            "  --model_args pretrained=/models/Qwen3-8B,tensor_parallel_size=2,max_model_len=4096,enforce_eager=True "
+            "\\\n  --tasks gsm8k --batch_size auto\n")
+    f = read_paste(text)
+    assert f.serve_argv == ["vllm", "serve", "/models/Qwen3-8B", "--tensor-parallel-size", "2", "--max-model-len",
+                            "4096", "--enforce-eager"]
+    assert f.serve_lines == "2-4" and f.serve_offline and f.serve_open
+    assert read_paste("lm_eval --model hf --model_args pretrained=/m\n").serve_argv is None  # not on vLLM
+    assert read_paste("lm_eval --model vllm --tasks gsm8k\n").serve_argv is None  # no model arguments
+    spaced = read_paste("python -m lm_eval --model=vllm --model-args=pretrained=/m,max_model_len=2048\n")
+    assert spaced.serve_argv == ["vllm", "serve", "/m", "--max-model-len", "2048"]
