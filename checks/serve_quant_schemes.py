@@ -10,10 +10,12 @@ from ascend_doctor.core.errors import FactUnavailable
 from ascend_doctor.i18n import T
 from ascend_doctor.knowledge.quant_schemes import NZ_INT4_GROUP_SIZES
 from ascend_doctor.plugin import check, ev
+from ascend_doctor.text.textsafe import clipped
 
 from ._serve import judged_release, model_or_outcome
 
 KINDS = ("linear", "moe")
+SHOWN = 6  # the types a finding names
 NZ = "VLLM_ASCEND_ENABLE_NZ"
 
 
@@ -60,7 +62,8 @@ def quant_scheme(ctx):
     release = stand_in or va
     table = ctx.knowledge.quant_schemes
     row = table.row_of(release)
-    described = "; ".join(f"{kind}: {', '.join(sorted(types))}" for kind, types in sorted(m.quant_layers.items()))
+    described = clipped("; ".join(f"{kind}: {', '.join(sorted(types))}" for kind, types in
+                                  sorted(m.quant_layers.items())), 300)
     evidence = [ev(f"dir: {m.path}", f"{m.quant_description_files[0]}: {described or T('no quantized weights')}"
                    + (f"; group_size {m.quant_group_size}" if m.quant_group_size is not None else ""))]
     if row is None:
@@ -74,8 +77,9 @@ def quant_scheme(ctx):
     if row.mindie_turbo and _installed(ctx, "mindie-turbo", "mindie_turbo"):
         return ctx.unknown(T("mindie_turbo is installed: vllm-ascend {release} hands the quantized layers to its "
                              "quantizer, whose types are not recorded", release=release), evidence)
-    missing = [(kind, qtype, weight) for kind in KINDS for qtype, weight in sorted(m.quant_layers.get(kind, {}).items())
-               if kind not in row.schemes.get(qtype, [])]
+    missing = [(kind, clipped(qtype), clipped(weight, 120)) for kind in KINDS
+               for qtype, weight in sorted(m.quant_layers.get(kind, {}).items())
+               if kind not in row.schemes.get(qtype, [])][:SHOWN]  # a hostile description names a thousand types
     if missing:
         return _missing(ctx, m, release, missing, evidence)
     nz = _nz_group(ctx, m, row, release, evidence)
@@ -117,7 +121,7 @@ def _nz_group(ctx, m, row, release: str, evidence: list) -> Optional[object]:
         return None
     given = T("group_size {group}", group=group) if m.quant_group_size is not None else \
         T("no group_size (vllm-ascend {release} assumes {group})", release=release, group=group)
-    weight = m.quant_layers["linear"]["W4A8_DYNAMIC"]
+    weight = clipped(m.quant_layers["linear"]["W4A8_DYNAMIC"], 120)
     consequence = T("vllm-ascend {release} casts the int4 weights of its W4A8_DYNAMIC linear layers ({weight}) to "
                     "FRACTAL_NZ, where CANN's WeightQuantBatchMatmul accepts a group size of only 64 or 128 "
                     "(`antiquantGroupSize should be 128 or 64`); {file} has {given}", release=release,
@@ -129,8 +133,11 @@ def _nz_group(ctx, m, row, release: str, evidence: list) -> Optional[object]:
     except FactUnavailable as exc:
         return ctx.unknown(T("{consequence}; whether {var} is 0 is not known: {why}", consequence=consequence,
                              var=NZ, why=exc.reason), evidence, remediation=fix)
+    if raw is None and row.nz_default is None:
+        return ctx.unknown(T("{consequence}; {var} is not set, and vllm-ascend {release}'s default for it is not "
+                             "recorded", consequence=consequence, var=NZ, release=release), evidence, remediation=fix)
     value = str(raw if raw is not None else row.nz_default).strip()
-    seen = f"{NZ}={raw}" if raw is not None else T("{var} not set (default {default})", var=NZ,
+    seen = f"{NZ}={clipped(raw)}" if raw is not None else T("{var} not set (default {default})", var=NZ,
                                                    default=row.nz_default)
     evidence.append(ev("env", seen))
     try:

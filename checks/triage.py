@@ -20,7 +20,10 @@ def _distinct(values: list[str]) -> list[str]:
     def key(v: str) -> str:
         return (v[1:] if v[:1] in ("v", "V") and v[1:2].isdigit() else v).lower()
 
-    values = list({key(v): v for v in reversed(values)}.values())[::-1]  # the first spelling of each
+    spelled: dict[str, str] = {}
+    for v in values:
+        spelled.setdefault(key(v), v)  # the first spelling of each
+    values = list(spelled.values())
     labelled = {key(v).split("+", 1)[0] for v in values if "+" in v}
     return [v for v in values if "+" in v or key(v) not in labelled]
 

@@ -102,3 +102,9 @@ def test_the_table_names_the_releases_that_build_a_type():
     assert table.accepting("W4A8_DYNAMIC", "linear") == "0.9.1rc2-0.9.1, 0.10.0rc1-0.26.0rc1"
     assert table.accepting("W8A8", "moe") == "0.9.2rc1-0.12.0rc1"
     assert table.accepting("NO_SUCH", "linear") == ""
+
+
+def test_a_hostile_description_gives_a_bounded_finding(tmp_path):
+    desc = {f"model.layers.{i}.mlp.down_proj.weight": f"TYPE_{i}_" + "X" * 5000 for i in range(200)}
+    f = judge(tmp_path, desc)
+    assert f.status == Status.FAIL and len(f.message) < 3000 and len(f.remediation) < 3000
