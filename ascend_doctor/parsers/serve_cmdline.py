@@ -70,7 +70,7 @@ _SHELL_EXPANSION = re.compile(r"\$(?:\{|\(|[A-Za-z_]|[0-9@*#?])")
 # vLLM parses these with `human_readable_int` ('32k' = 32,000, '32K' = 32,768; vllm/engine/arg_utils.py of vLLM 0.9.2:
 # `if name in {"max_model_len", "max_num_batched_tokens"}: kwargs[name]["type"] = human_readable_int`).
 HUMAN_READABLE = frozenset({"max_model_len", "max_num_batched_tokens"})
-_HUMAN_INT = re.compile(r"(\d+(?:\.\d+)?)([kKmMgG])")
+_HUMAN_INT = re.compile(r"^(\d{1,30}(?:\.\d{1,30})?)([kKmMgG])\Z")
 
 
 def human_readable_int(value: str) -> int:
