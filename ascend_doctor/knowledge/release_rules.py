@@ -226,15 +226,16 @@ def full_graph_mtp_gqa(cmd, env, model) -> Answer:
         return False, {}, ""
     if model is None:
         return None
-    from ascend_doctor.deploy.arch import MLA_MODEL_TYPES, text_config
-
-    cfg = text_config(model)
-    types = {str(model.get("model_type") or ""), str(cfg.get("model_type") or "")}
-    if cfg.get("kv_lora_rank") is not None:
-        # vLLM runs it as MLA when the model type is one it reads so (is_deepseek_mla); another type: not known
-        return (False, {}, "") if types & MLA_MODEL_TYPES else None
+    text = text_config(model)
+    if deepseek_mla(text):
+        return False, {}, ""
     return True, {}, (f"--speculative-config method {method} with cudagraph_mode {mode} on model_type "
-                      f"{'/'.join(sorted(t for t in types if t))} (no MLA: config.json has no kv_lora_rank)")
+                      f"{text.get('model_type')} (no MLA)")
+
+
+def deepseek_mla(text: dict) -> bool:
+    """vLLM's is_deepseek_mla, on the text config: a DeepSeek-style model_type with a kv_lora_rank."""
+    return text.get("model_type") in MLA_MODEL_TYPES and text.get("kv_lora_rank") is not None
 
 
 def _quant_method(cmd, model) -> Optional[str]:
@@ -400,8 +401,7 @@ def kv_nz_not_mla(cmd, env, model) -> Answer:
     text = text_config(model)
     if text.get("compress_ratios") is not None:
         return False, {}, ""
-    # vLLM's is_deepseek_mla: the text config's model_type is DeepSeek-style and it has a kv_lora_rank
-    mla = text.get("model_type") in MLA_MODEL_TYPES and text.get("kv_lora_rank") is not None
+    mla = deepseek_mla(text)
     hit = not mla or text.get("index_topk") is not None
     kind = "DSA (index_topk)" if mla else "not DeepSeek-style MLA"
     return hit, {}, f"enable_kv_nz on model_type {text.get('model_type')} ({kind})" if hit else ""
