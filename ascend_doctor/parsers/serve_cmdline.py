@@ -14,6 +14,7 @@ of vllm/engine/arg_utils.py (`-tp -pp -dp -dcp -pcp -q -n -r -cc -ac -O` and the
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -86,6 +87,29 @@ def human_readable_int(value: str) -> int:
         raise ValueError(f"Decimals are not allowed with binary suffixes like {suffix}. Did you mean to use "
                          f"{number}{suffix.lower()} instead?")
     return int(number) * 2 ** {"K": 10, "M": 20, "G": 30}[suffix]
+
+
+# engine arguments whose default is True in vLLM: False is said on the command line as `--no-<option>`; False for any
+# other is its default, and no option
+DEFAULT_ON = frozenset({"enable_prefix_caching", "enable_chunked_prefill"})
+
+
+def engine_option(key: str, value: Any) -> list[str]:
+    """The `vllm serve` words of one engine argument given as a Python value (vLLM's `non-default args:` log line, an
+    offline `LLM(key=value)`): True a flag, a dict (a JSON option) its JSON text, a list its words (vLLM's list
+    options take nargs: `--served-model-name a b`, `--cuda-graph-sizes 1 2 4`), None or a default's False nothing."""
+    flag = "--" + str(key).replace("_", "-")
+    if value is True:
+        return [flag]
+    if value is False:
+        return ["--no-" + str(key).replace("_", "-")] if key in DEFAULT_ON else []
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        return [flag, json.dumps(value)]
+    if isinstance(value, (list, tuple)):
+        return [flag, *(str(v) for v in value)]
+    return [flag, str(value)]
 
 
 def shell_expansions(options: dict) -> dict[str, str]:

@@ -15,9 +15,10 @@ engine.
 from __future__ import annotations
 
 import ast
-import json
 import re
 from typing import Any, Optional
+
+from ascend_doctor.parsers.serve_cmdline import engine_option
 
 MAX_CALL_CHARS = 20_000  # a launch call is a few hundred characters; past this it is not one
 MAX_CALL_LINES = 200
@@ -28,8 +29,6 @@ _COMMENT = re.compile(r"^\s*#+\s?")
 _ASSIGNMENT = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*(.+?)\s*$")
 _ENVIRON = re.compile(r"""os\.environ(?:\[\s*(['"])([A-Z][A-Z0-9_]*)\1\s*\]\s*=\s*|\.setdefault\(\s*(['"])"""
                       r"""([A-Z][A-Z0-9_]*)\3\s*,\s*)(['"])([^'"\n]*)\5""")
-# engine arguments whose default is True in vLLM: False is said as `--no-<option>`; False for any other is its default
-_DEFAULT_ON = frozenset({"enable_prefix_caching", "enable_chunked_prefill"})
 
 
 class OfflineLaunch:
@@ -93,21 +92,6 @@ def _balanced(text: str) -> Optional[str]:
     return None
 
 
-def _option(key: str, value: Any) -> list[str]:
-    flag = "--" + key.replace("_", "-")
-    if value is True:
-        return [flag]
-    if value is False:
-        return ["--no-" + key.replace("_", "-")] if key in _DEFAULT_ON else []
-    if value is None:
-        return []
-    if isinstance(value, (dict, list)) and key != "served_model_name":
-        return [flag, json.dumps(value)]
-    if isinstance(value, (list, tuple)):
-        return [flag, *(str(v) for v in value)]
-    return [flag, str(value)]
-
-
 def read_offline_launch(lines: list[tuple[int, str]]) -> Optional[OfflineLaunch]:
     """The first `LLM(...)` call of the paste as a launch, None when there is none (or it never closes)."""
     from ascend_doctor.triage.paste import CUT_VALUE
@@ -148,7 +132,7 @@ def read_offline_launch(lines: list[tuple[int, str]]) -> Optional[OfflineLaunch]
                 model = str(value) if read and isinstance(value, str) else None
                 unshown += [] if model else ["model"]
             elif read:
-                argv += _option(kw.arg, value)
+                argv += engine_option(kw.arg, value)
             else:
                 unshown.append(kw.arg)
                 argv += ["--" + kw.arg.replace("_", "-"), CUT_VALUE]
@@ -207,7 +191,7 @@ def read_lm_eval_launch(lines: list[tuple[int, str]]) -> Optional[OfflineLaunch]
             if key == "pretrained":
                 model = str(value)
             else:
-                argv += _option(key, value)
+                argv += engine_option(key, value)
         return OfflineLaunch(["vllm", "serve", *([model] if model else ["--model", CUT_VALUE]), *argv], no,
                              lines[last][0], [] if model else ["model"], _environ(lines))
     return None

@@ -22,6 +22,7 @@ from pydantic import Field, PrivateAttr
 from ascend_doctor.core.model import Model
 from ascend_doctor.parsers import _PASTED_COMMANDS
 from ascend_doctor.parsers.npu_smi import header_versions
+from ascend_doctor.parsers.serve_cmdline import engine_option
 from ascend_doctor.text import shellwords
 from ascend_doctor.text.versions import try_parse_version
 
@@ -967,15 +968,7 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int,
         if tag or model:
             argv.append(str(tag or model))
         for k, v in args.items():
-            opt = "--" + str(k).replace("_", "-")
-            if v is True:
-                argv.append(opt)
-            elif v is False or v is None:
-                continue
-            elif isinstance(v, (list, tuple)):
-                argv += [opt, *[str(x) for x in v]]
-            else:
-                argv += [opt, str(v)]
+            argv += engine_option(k, v)  # a dict value as JSON, as vLLM's own option takes it
         return argv, i, []
     m = _SERVE_LINE.search(t)
     if not m:

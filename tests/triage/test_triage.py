@@ -161,6 +161,21 @@ def test_non_default_args_log_line_becomes_the_command():
                                 "--tool-call-parser", "hermes", "--tensor-parallel-size", "2"]
 
 
+def test_non_default_args_give_json_options_as_json_and_a_default_s_false_as_its_no_flag():
+    """The log line prints Python values: a dict option was passed on as its Python repr (which no JSON option
+    reads), and `enable_prefix_caching: False` (non-default on V1) was dropped, reading as prefix caching on."""
+    import json
+
+    text = ("INFO [utils.py:326] non-default args: {'model': '/models/Qwen3-8B', 'enable_prefix_caching': False, "
+            "'compilation_config': {'cudagraph_mode': 'FULL_DECODE_ONLY', 'cudagraph_capture_sizes': [1, 2]}, "
+            "'served_model_name': ['qwen'], 'trust_remote_code': False}\n")
+    argv = read_paste(text).serve_argv
+    assert argv[:4] == ["vllm", "serve", "/models/Qwen3-8B", "--no-enable-prefix-caching"]
+    assert json.loads(argv[argv.index("--compilation-config") + 1]) == {
+        "cudagraph_mode": "FULL_DECODE_ONLY", "cudagraph_capture_sizes": [1, 2]}
+    assert argv[-2:] == ["--served-model-name", "qwen"] and "--trust-remote-code" not in argv
+
+
 def test_clean_lines_keeps_the_original_numbers():
     lines = clean_lines("```\r\nroot@h:~# npu-smi info\r\n     1\tfirst\r\n\x1b[31mred\x1b[0m &lt;b&gt;\r\n```")
     assert [(ln.no, ln.text) for ln in lines] == [(2, "root@h:~# npu-smi info"), (3, "first"), (4, "red <b>")]
