@@ -393,9 +393,8 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
     if m:
         comp = _NOT_INSTALLED_COMPONENT.get(m.group(1).lower().replace("-", "_"))
         f.absent.setdefault(comp, Seen(value="not installed", lines=str(no), source="a line saying so"))
-    m = _LABELS_ONE_VALUE.match(said or t) or _CANN_WORDS.match(said or t)
+    m = _CANN_WORDS.match(said or t)
     if m and not any(s.lines == str(no) for s in f.versions.get("cann", [])):
-        # `CANN / ascend-toolkit / nnal: 8.2RC1`: the value of the first label, CANN's
         f.versions.setdefault("cann", []).append(Seen(value=m.group(1), lines=str(no), source="CANN line"))
     bold = _BOLD_LABEL.sub(r"\1", said or t) if "**" in t or "__" in t else ""
     if bold:  # `**vllm-ascend**: 0.11.0`, `- **CANN版本**：8.3.RC1`: markdown emphasis around the label
@@ -438,12 +437,9 @@ _CANN_CHANGED = re.compile(r"\bCANN\b[^\n.;,]{0,60}?(?:upgraded|updated|changed|
 _NOT_INSTALLED = re.compile(r"^(?:[-*]\s+)?(torch[-_]npu|vllm[-_]ascend|vllm)\s*(?:[:：]\s*)?(?:is\s+)?"
                             r"(?:not installed|missing|absent|none|未安装|没有安装)\.?\s*$", re.I)
 _NOT_INSTALLED_COMPONENT = {"torch_npu": "torch_npu", "vllm_ascend": "vllm_ascend", "vllm": "vllm"}
-# One value for a list of names of the same toolkit (`CANN / ascend-toolkit / nnal: 8.2RC1`).
-_LABELS_ONE_VALUE = re.compile(r"^(?:[-*]\s+)?CANN(?:\s*/\s*(?:ascend[-_ ]toolkit|toolkit|nnal|kernels?|atb)){1,4}"
-                               r"\s*[:：=]\s*v?(\d[0-9A-Za-z.]*)\s*$", re.I)
 # CANN's label with a few words before its colon (`CANN toolkit version (installed): 8.3.RC1`, `CANN
-# Ascend-cann-toolkit: 8.2.RC1`, `CANN package version: 8.1.RC1`): the value after the colon.
-_CANN_WORDS = re.compile(r"^(?:[-*]\s+)?CANN(?:[\s_-]+[A-Za-z][\w-]{0,30}){1,3}(?:\s?[(（][^()（）]{0,30}[)）])?"
+# Ascend-cann-toolkit: 8.2.RC1`), or one value for the toolkit's names (`CANN / ascend-toolkit / nnal: 8.2RC1`).
+_CANN_WORDS = re.compile(r"^(?:[-*]\s+)?CANN(?:[\s_/-]+[A-Za-z][\w-]{0,30}){1,3}(?:\s?[(（][^()（）]{0,30}[)）])?"
                          r"\s*[:：]\s*(?:CANN\s)?v?(\d{1,2}\.\d[0-9A-Za-z.]*)\s*$", re.I)
 
 
