@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ascend_doctor.i18n import T, join, known
 from ascend_doctor.plugin import check, ev
+from ascend_doctor.text.versions import try_parse_version
 
 SHOWN = 6
 
@@ -16,15 +17,16 @@ SHOWN = 6
 def _distinct(values: list[str]) -> list[str]:
     """The values that disagree: a version without a local label (`2.8.0`, as one source prints it) agrees with the
     same version with one (`2.8.0+cpu`, as another prints it); two different labels disagree. A tag's `v`
-    (`v0.11.0rc1`) and the case of a pre-release (`8.2.RC1`, `8.2.rc1`) are how a version is written, not which."""
-    def key(v: str) -> str:
-        return (v[1:] if v[:1] in ("v", "V") and v[1:2].isdigit() else v).lower()
+    (`v0.11.0rc1`) and the spelling of a pre-release (`8.2.RC1`, `8.2rc1`) are how a version is written, not which."""
+    def key(v: str) -> object:  # the parsed version where it is one (equal and hashed by value), else the text
+        parsed = try_parse_version(v)
+        return parsed if parsed is not None else v.lower()
 
-    spelled: dict[str, str] = {}
+    spelled: dict[object, str] = {}
     for v in values:
         spelled.setdefault(key(v), v)  # the first spelling of each
     values = list(spelled.values())
-    labelled = {key(v).split("+", 1)[0] for v in values if "+" in v}
+    labelled = {key(v.split("+", 1)[0]) for v in values if "+" in v}
     return [v for v in values if "+" in v or key(v) not in labelled]
 
 
