@@ -8,7 +8,6 @@ from typing import Optional
 
 from ascend_doctor.core.errors import FactUnavailable
 from ascend_doctor.i18n import T
-from ascend_doctor.knowledge.quant_schemes import NZ_INT4_GROUP_SIZES
 from ascend_doctor.plugin import check, ev
 from ascend_doctor.text.textsafe import clipped
 
@@ -117,15 +116,20 @@ def _nz_group(ctx, m, row, release: str, evidence: list) -> Optional[object]:
     if not row.w4a8_linear_nz or "W4A8_DYNAMIC" not in m.quant_layers.get("linear", {}):
         return None
     group = m.quant_group_size if m.quant_group_size is not None else row.w4a8_group_default
-    if group is None or group in NZ_INT4_GROUP_SIZES:
+    sizes = ctx.knowledge.quant_schemes.nz_int4_group_sizes
+    if group is None or group in sizes:
         return None
     given = T("group_size {group}", group=group) if m.quant_group_size is not None else \
         T("no group_size (vllm-ascend {release} assumes {group})", release=release, group=group)
     weight = clipped(m.quant_layers["linear"]["W4A8_DYNAMIC"], 120)
     consequence = T("vllm-ascend {release} casts the int4 weights of its W4A8_DYNAMIC linear layers ({weight}) to "
-                    "FRACTAL_NZ, where CANN's WeightQuantBatchMatmul accepts a group size of only 64 or 128 "
+                    "FRACTAL_NZ, where CANN's WeightQuantBatchMatmul accepts a group size of only {sizes} "
                     "(`antiquantGroupSize should be 128 or 64`); {file} has {given}", release=release,
-                    weight=weight, file=m.quant_description_files[0], given=given)
+                    weight=weight, sizes=" or ".join(str(n) for n in sizes), file=m.quant_description_files[0],
+                    given=given)
+    table = ctx.knowledge.quant_schemes
+    evidence.append(ev("matrix: serve/quant-schemes nz_int4_group_sizes",
+                       f"{', '.join(str(n) for n in sizes)}\nsource: {'; '.join(table.nz_int4_source)}"))
     fix = T("Add `export {var}=0` before `vllm serve` (the int4 weights stay ND), or quantize again with msModelSlim's "
             "`--group_size 128`.", var=NZ)
     try:

@@ -9,7 +9,8 @@ was dropped), and `W4A8_DYNAMIC` linear layers, first built in 0.9.1rc2 (not in 
 (only its MoE method is registered).
 
 Beside the types, the facts that decide whether a W4A8_DYNAMIC linear layer's int4 weights are cast to FRACTAL_NZ,
-where CANN's WeightQuantBatchMatmul accepts only a group size of 64 or 128 (vllm-ascend#10834, #8770, #5603).
+where CANN's WeightQuantBatchMatmul accepts only the group sizes `nz_int4_group_sizes` names (64 and 128: a
+hand-written field of the table, vllm-ascend#10834, #8770, #5603).
 """
 
 from __future__ import annotations
@@ -21,12 +22,6 @@ from pydantic import Field
 from ascend_doctor.core.model import Model
 from ascend_doctor.knowledge.release_rows import ReleaseRowsTable
 from ascend_doctor.text.versions import parse_version
-
-# CANN's aclnnWeightQuantBatchMatmulV2 on int4 weights in FRACTAL_NZ: "antiquantGroupSize should be 128 or 64, but
-# actual antiquantGroupSize is [256]" (the error of vllm-ascend#10834 and #8770; the maintainer in #10834: "When
-# group_size is 256, the weight cannot be converted to NZ ... add export VLLM_ASCEND_ENABLE_NZ=0 ... or specify
-# group_size as 128 and re-quantize the weight", the same as #5603).
-NZ_INT4_GROUP_SIZES = (64, 128)
 
 
 class QuantSchemesRow(Model, extra="forbid"):
@@ -46,6 +41,9 @@ class QuantSchemesRow(Model, extra="forbid"):
 
 
 class QuantSchemes(ReleaseRowsTable, extra="forbid"):
+    nz_int4_group_sizes: List[int] = Field(min_length=1, description="the group sizes CANN's WeightQuantBatchMatmul "
+                                                                     "accepts for int4 weights in FRACTAL_NZ")
+    nz_int4_source: List[str] = Field(min_length=1)
     release: List[QuantSchemesRow] = Field(min_length=1)
 
     def accepting(self, quant_type: str, kind: str) -> str:
