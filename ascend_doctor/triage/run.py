@@ -29,6 +29,7 @@ from ascend_doctor.i18n import T
 from ascend_doctor.parsers.npu_smi import NpuChip
 from ascend_doctor.report import HostSummary, Report, Status, TriageSection, TriageSummary, build_report
 from ascend_doctor.seam.host import Distribution, PythonEnv
+from ascend_doctor.text.textsafe import clipped
 from ascend_doctor.triage.paste import CUT_VALUE, PasteFacts, read_paste
 
 STAGES = ("static", "serve", "triage")
@@ -233,7 +234,8 @@ def _serve(paste: PasteFacts, knowledge, have: dict, partial: dict, lack: dict) 
     if paste.serve_commented and words:  # `# the vllm serve command was not captured`: prose that names it
         paste.sections = [s for s in paste.sections if s.kind != "serve_command"]
         lack["serve_cmd"] = T("the only `vllm serve` of the paste is in a comment that reads as prose, not as a "
-                              "command (words vLLM would not take: {words})", words=" ".join(words[:6]))
+                              "command (words vLLM would not take: {words})",
+                              words=" ".join(clipped(w, 40) for w in words[:6]))
         return
     # an elision after a flag (`--enforce-eager ... --port 8000`) stands for options left out, not a value
     cut = [d for d in (o.lstrip("-").replace("-", "_") for o in paste.serve_cut)
