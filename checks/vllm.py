@@ -267,13 +267,14 @@ def _sort_items(items, family: Optional[str], row, py=None):
     return lines, fails, warns, notes, pip_fix
 
 
-@check("VLLM102", "release-pins", severity="error", needs=["python", "cann", "npu_smi"])
+@check("VLLM102", "release-pins", severity="error", needs=["python", "cann", "npu_smi", "npu_family"])
 def release_pins(ctx):
     """The installed stack matches the installed vllm-ascend release's pins
 
     What it checks: torch, torch_npu, triton-ascend, transformers, Python and CANN against the installed
     vllm-ascend's matrix row (its requirements pins, versioning-policy matrix, Dockerfile CANN), as the release's
-    image for this host's chip carries them: the -310p image has its own CANN in several releases and no
+    image for this host's chip carries them (the chip from npu-smi; in a paste without its table, the family of the
+    image it names, `…:v0.21.0rc1-310p`): the -310p image has its own CANN in several releases and no
     triton-ascend from v0.19.1rc1 on (whether triton-ascend may be there is HW104's call, not a pin). Where
     vllm-ascend's own documents disagree (e.g. v0.13.0: README says CANN 8.3.rc2, installation guide 8.5.0) the row
     carries both values and the conflict is reported as such.
@@ -307,7 +308,8 @@ def release_pins(ctx):
             versions[name] = d.version
     if c is not None and c.found and c.version:
         versions["cann"] = c.version
-    fams = families(ctx.try_fact("npu_smi")) or {}
+    told = ctx.try_fact("npu_family")  # npu-smi's; a paste without its table: the family its image's suffix names
+    fams = (told.families if told is not None else families(ctx.try_fact("npu_smi"))) or {}
     family = next(iter(fams)) if len(fams) == 1 else None  # the image variant: one chip family on the host
     items = [i for i in m.compare_stack(versions, family) if i.component != "vllm"]  # vLLM: VLLM101
     evidence = [release_evidence(row)]

@@ -4,7 +4,8 @@
 The recipe is read, not run: the Dockerfile's `ARG` defaults are put in place of `$X`/`${X}`, its `RUN` lines are
 split into commands at `&&`, `;` and `;;`, and only what decides the packages is kept —
 
-* `FROM …cann:8.2.rc1-910b-ubuntu22.04-py3.11`: the CANN (`9.2.0_20260930220649`, a dated build, is read as 9.2.0)
+* `FROM …cann:8.2.rc1-910b-ubuntu22.04-py3.11`: the CANN (`9.1.0-beta.1` as it is; `9.2.0_20260930220649`, a dated
+  build, is read as 9.2.0)
   and the Python of the base image; `ARG VLLM_TAG=v0.10.2`: the vLLM it clones;
 * `pip install NAME 'NAME>=X' …`: those packages; `pip install …/torch_npu-2.9.0…whl`: the wheel's distribution,
   also through a variable the RUN line sets (`PTA_WHEEL="torch_npu-2.9.0.post1%2Bgit…-${PYTHON_TAG}…whl"`; its
@@ -32,7 +33,10 @@ _DOCKERFILE = re.compile(r"^Dockerfile(?:\.(a3|310p|a5))?(\.openEuler)?$")
 _ARG = re.compile(r"^ARG\s+([A-Za-z_]\w*)=(\"[^\"]*\"|'[^']*'|\S*)", re.M)
 _VAR = re.compile(r"\$\{([A-Za-z_]\w*)(?::-[^}]*)?\}|\$([A-Za-z_]\w*)")
 _FROM = re.compile(r"^FROM\s+(\S+)", re.M)
-_CANN_TAG = re.compile(r"cann:(\d+\.\d+\.(?:\d+|rc\d+))(?:[._-]\w+)*?-(?:910b|a3|310p|a5|950)", re.I)
+# A pre-release stays part of the version (`9.1.0-beta.1`: the 310P images of 0.18.0-0.22.x are built on it, and the
+# release rows pin it), a dated build does not (`9.2.0_20260930220649` is 9.2.0).
+_CANN_TAG = re.compile(r"cann:(\d+\.\d+\.(?:\d+|rc\d+)(?:-(?:alpha|beta)\.\d+)?)(?:[._-]\w+)*?-(?:910b|a3|310p|a5|950)",
+                       re.I)
 _PY_TAG = re.compile(r"-py(3\.\d+)\b")
 _SPLIT = re.compile(r"&&|;;?|\|\|")
 _PIP = re.compile(r"(?:python3?(?:\.\d+)?\s+-m\s+)?pip3?\s+(install|uninstall)\s+(.*)")
@@ -106,7 +110,7 @@ def read_recipe(text: str, reqs: Dict[str, str]) -> dict:
         if line.startswith("FROM"):
             image = _FROM.match(line).group(1)
             cann, py = _CANN_TAG.search(image), _PY_TAG.search(image)
-            row["cann"] = cann.group(1).upper().replace("RC", "RC") if cann else row["cann"]
+            row["cann"] = re.sub("rc", "RC", cann.group(1), flags=re.I) if cann else row["cann"]
             row["python"] = py.group(1) if py else row["python"]
             continue
         if not line.startswith("RUN"):

@@ -316,12 +316,15 @@ _VERSION_LINES = [
 # The plain lines issue authors write for the Ascend parts, that the forms above miss (h38g: a version stated on
 # such a line was asked for again): any case, an `Ascend` prefix, a `toolkit`/`version`/`版本` word, `:`/`：`/`=`/`==`,
 # a space or a `-` before the version (`torch_npu-2.5.1`), and a note after it in parentheses or another script
-# (`CANN 8.2.RC1 (ascend-toolkit)`). A driver line counts only with an Ascend driver's numbering (`24.1.rc2`,
-# `25.2.1`: a two-digit year first), so an NVIDIA `Driver: 535.104` is not read as one.
+# (`CANN 8.2.RC1 (ascend-toolkit)`), the package's own name or the driver's bundle before the version
+# (`CANN: cann-9.1.0-beta.1`, `Driver: Ascend HDK 25.2.0`), a pre-release after it (`-beta.1`). A driver line
+# counts only with an Ascend driver's numbering (`24.1.rc2`, `25.2.1`: a two-digit year first), so an NVIDIA
+# `Driver: 535.104` is not read as one.
 _LABELLED = re.compile(
     r"^(?:[-*]\s+|\|\s*)?(?:ascend[-_ ]?)?(?P<label>cann(?:[-_ ]?toolkit)?|toolkit|torch[-_ ]?npu|pytorch[-_ ]npu|"
     r"vllm[-_ ]ascend|(?:npu[-_ ])?driver|hdk|驱动)(?:[\s_]*(?:version|ver\.?|版本))?(?:\s?[(（][^()（）]{0,40}[)）])?"
-    r"(?:\s*[:：=|]{1,2}\s*|\s+|-(?=v?\d))(?:cann\s)?v?(?P<v>\d[0-9A-Za-z.+_]*)(?:/(?:x86_64|aarch64)-linux)?\s*"
+    r"(?:\s*[:：=|]{1,2}\s*|\s+|-(?=v?\d))(?:cann[\s-]|(?:ascend[\s-])?hdk\s)?v?"
+    r"(?P<v>\d[0-9A-Za-z.+_]*(?:-(?:alpha|beta)\.?\d+)?)(?:/(?:x86_64|aarch64)-linux)?\s*"
     r"(?P<note>[(（][^)）]*[)）]?)?\s*\|?\s*$", re.I)
 # A note that says the package was built from a branch, not installed as the release (`vllm-ascend 0.11.0rc0 (main
 # branch)`): the number is the last tag, not what runs — not read as the release.

@@ -84,6 +84,17 @@ def test_plain_lines_for_cann_torch_npu_vllm_ascend_and_the_driver():
     assert versions("CANN 8.0.RC2 and 8.1.RC1 both fail\nI installed cann 8.1.rc1 yesterday\n") == {}
 
 
+def test_a_cann_line_with_the_package_name_or_a_pre_release_and_a_driver_line_with_its_bundle():
+    """h38j (a 300I Duo report): `CANN (in container): cann-9.1.0-beta.1` and `Driver: Ascend HDK 25.2.0 (…)` were
+    not read, so the CANN came from the image's recipe and the driver was asked for again. The pre-release stays in
+    the version: the release rows pin `9.1.0-beta.1`, which is not 9.1.0."""
+    assert versions("CANN (in container): cann-9.1.0-beta.1\n") == {"cann": "9.1.0-beta.1"}
+    assert versions("CANN 9.1.0-beta.1\n") == {"cann": "9.1.0-beta.1"}
+    driver = read_paste("Driver: Ascend HDK 25.2.0 (.run --full, reinstalled)\n").driver_version
+    assert driver is not None and driver.value == "25.2.0"
+    assert versions("CANN: cann-kernels are missing\n") == {}
+
+
 @pytest.mark.parametrize("placeholder", ["xx.x.x", "<version>", "***", "24.1.x"])
 def test_a_placeholder_in_a_pasted_npu_smi_header_is_no_driver_version(placeholder):
     """An author who leaves the version out writes a placeholder in its place (h38g: DRV102 failed one as an
@@ -635,6 +646,25 @@ def test_a_310p_image_lets_the_hardware_rules_judge_a_paste_without_npu_smi():
     table = (DATA / "npu_smi" / "info_a2_8x910B3_tp4_procs.txt").read_text(encoding="utf-8")
     a2 = by(image + "vllm serve Qwen/Qwen3-8B --tensor-parallel-size 1\n```\n" + table + "\n```\n")
     assert a2["HW101"].status.value != "warn" and "310P" not in a2["HW101"].message
+
+
+def test_release_pins_judge_a_pasted_310p_image_by_that_image_not_the_a2_build():
+    """VLLM102 took the chip family from an npu-smi table only: a paste naming the -310p image without one was held to
+    the release's A2 pins — its CANN called a mismatch and triton-ascend, which the 310P image removes on purpose,
+    called missing (an h38j false failure). The image's family now chooses the variant, as for the HW rules."""
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.triage.run import triage_text
+
+    def vllm102(text):
+        report = triage_text(text, "paste.md", load_registry(entry_points=False), RunOptions())
+        return next(x for x in report.findings if x.code == "VLLM102")
+
+    out = vllm102("image: quay.io/ascend/vllm-ascend:v0.21.0rc1-310p\nCANN: cann-9.1.0-beta.1\n")
+    assert out.status.value == "pass", out.message
+    assert "does not ship it" in out.message
+    a2 = vllm102("image: quay.io/ascend/vllm-ascend:v0.21.0rc1\nCANN: cann-9.1.0-beta.1\n")
+    assert a2.status.value == "fail" and "cann 9.1.0-beta.1 (row: 9.0.0)" in a2.message
 
 
 def test_a_bare_cann_line_is_its_version():
