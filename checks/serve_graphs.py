@@ -98,7 +98,7 @@ def _judge(ctx, cmd, comp: dict, spec: dict, driver: str, version: str, g):
                      pcp=int_opt(cmd, "prefill_context_parallel_size", 1),
                      dcp=int_opt(cmd, "decode_context_parallel_size", 1))
         caps = capture_list(comp, cmd.int_opt("max_num_seqs"), cmd.int_opt("max_num_batched_tokens"), tokens,
-                            g.defaults)
+                            g.defaults, version)
     except ValueError as exc:
         return ctx.unknown(T("cannot read the parallel layout: {error}", error=str(exc)))
     fit, formula = budget_sizes(g.budget, lay)

@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Optional
 
+from pydantic import Field
+
 from ascend_doctor.core.model import Model
+from ascend_doctor.text.versions import SpecifierSet
 
 
 class Budget(Model, extra="forbid"):
@@ -31,6 +34,9 @@ class CaptureDefaults(Model, extra="forbid"):
     max_num_seqs: int
     max_num_batched_tokens: int
     max_capture_size: int
+    ascend_ceiling: str = Field(description="the vllm-ascend releases whose default capture ceiling is "
+                                            "max_num_seqs x decode query length (vLLM doubles it)")
+    ceiling_captured: str = Field(description="the releases that add that ceiling itself to the capture list")
     source: list[str]
 
 
@@ -49,11 +55,19 @@ class CaptureList:
     how: str
 
 
+def grid(cap: int) -> list[int]:
+    """vLLM's default capture sizes up to `cap` (vllm/config/vllm.py `_set_cudagraph_sizes`): 1, 2, 4, then multiples
+    of 8 below 256 and of 16 from 256. A ceiling off this grid is not one of them."""
+    return [x for x in (1, 2, 4) if x <= cap] + list(range(8, min(cap + 1, 256), 8)) + list(range(256, cap + 1, 16))
+
+
 def capture_list(comp: dict, max_num_seqs: Optional[int], max_batched: Optional[int], spec_tokens: int,
-                 d: CaptureDefaults) -> CaptureList:
+                 d: CaptureDefaults, version: str) -> CaptureList:
     """An explicit `cudagraph_capture_sizes` (de-duplicated, above max_num_batched_tokens dropped), else vLLM's
-    default list up to min(max_cudagraph_capture_size or max_num_seqs x (1 + speculative tokens) x 2 capped at
-    512, max_num_batched_tokens)."""
+    default grid up to min(max_cudagraph_capture_size or the default ceiling, max_num_batched_tokens). The default
+    ceiling is vLLM's max_num_seqs x (1 + speculative tokens) x 2 capped at 512, but vllm-ascend `version` sets its
+    own without the x 2 from 0.18.0rc1 (`d.ascend_ceiling`, vllm-ascend#7572) and adds it to the list from 0.30.0rc1
+    (`d.ceiling_captured`)."""
     tokens = max_batched or d.max_num_batched_tokens
     given = comp.get("cudagraph_capture_sizes")
     if isinstance(given, list) and given and all(isinstance(x, int) and not isinstance(x, bool) for x in given):
@@ -61,14 +75,20 @@ def capture_list(comp: dict, max_num_seqs: Optional[int], max_batched: Optional[
         return CaptureList(sizes, f"cudagraph_capture_sizes in --compilation-config ({len(given)} given)")
     seqs = max_num_seqs or d.max_num_seqs
     cap = comp.get("max_cudagraph_capture_size")
+    extra: list[int] = []
     if isinstance(cap, int) and not isinstance(cap, bool) and cap > 0:
         how = f"max_cudagraph_capture_size {cap}"
     else:
-        cap = min(seqs * (1 + spec_tokens) * 2, d.max_capture_size)
-        how = (f"vLLM's default list up to min({seqs} sequences x {1 + spec_tokens} x 2, {d.max_capture_size})"
+        ascend = SpecifierSet(d.ascend_ceiling).contains(version)
+        times = "" if ascend else " x 2"
+        cap = min(seqs * (1 + spec_tokens) * (1 if ascend else 2), d.max_capture_size)
+        who = "vllm-ascend" if ascend else "vLLM"
+        how = (f"{who}'s default list up to min({seqs} sequences x {1 + spec_tokens}{times}, {d.max_capture_size})"
                + ("" if max_num_seqs else " (--max-num-seqs not given: vLLM's default)"))
+        if SpecifierSet(d.ceiling_captured).contains(version):
+            extra = [min(cap, tokens)]
     cap = min(cap, tokens)
-    sizes = [x for x in (1, 2, 4) if x <= cap] + list(range(8, min(cap + 1, 256), 8)) + list(range(256, cap + 1, 16))
+    sizes = grid(cap) + extra
     if tokens <= cap:
         sizes.append(tokens)
     return CaptureList(sorted(set(sizes)), f"{how}, max_num_batched_tokens {tokens}")

@@ -233,6 +233,36 @@ def full_graph_mtp_gqa(cmd, env, model) -> Answer:
                       f"{text.get('model_type')} (no MLA)")
 
 
+def off_grid_capture_ceiling(cmd, env, model) -> Answer:
+    """Graphs on, no capture sizes of the user's, and a --max-num-seqs whose decode ceiling (max_num_seqs x decode
+    query length, the release's own default without vLLM's x 2) is off vLLM's capture grid: the largest decode
+    batches have no graph and run eager (vllm-ascend#16049). Only a --max-num-seqs the command sets is judged (vLLM's
+    defaults, 256 and 1024, are on the grid); a speculative config without num_speculative_tokens cannot be told."""
+    from ascend_doctor.deploy.graphs import grid
+
+    on, how = cmd.graph_capture()
+    comp, _ = cmd.json_value("compilation_config")
+    comp = comp if isinstance(comp, dict) else {}
+    given = [k for k in ("cudagraph_capture_sizes", "max_cudagraph_capture_size") if comp.get(k) is not None]
+    given += [n for n in ("cudagraph_capture_sizes", "max_cudagraph_capture_size", "cuda_graph_sizes") if cmd.has(n)]
+    seqs, tokens = cmd.int_opt("max_num_seqs"), cmd.int_opt("max_num_batched_tokens")
+    if not on or given or seqs is None or seqs <= 0:
+        return False, {}, ""
+    spec, _ = cmd.json_value("speculative_config")
+    k = 0
+    if isinstance(spec, dict) and spec:
+        k = spec.get("num_speculative_tokens")
+        if not isinstance(k, int) or isinstance(k, bool) or k < 0:
+            return None
+    ceiling = min(seqs * (1 + k), 512, tokens or 512)
+    largest = grid(ceiling)[-1]
+    if ceiling == largest:
+        return False, {}, ""
+    decode = f" x {1 + k} (1 + num_speculative_tokens)" if k else ""
+    return True, {"ceiling": ceiling, "largest": largest, "first": largest + 1}, (
+        f"{cmd.source('max_num_seqs')}{decode} with {how}: ceiling {ceiling}, largest captured size {largest}")
+
+
 def deepseek_mla(text: dict) -> bool:
     """vLLM's is_deepseek_mla, on the text config: a DeepSeek-style model_type with a kv_lora_rank."""
     return text.get("model_type") in MLA_MODEL_TYPES and text.get("kv_lora_rank") is not None
@@ -517,7 +547,8 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         quant_fp8_block, lora, lora_v1_opt_in, lora_fully_sharded_tp, lora_expert_parallel, launch_blocking_graph,
         dsv4_block_size, dsv4_block_size_128, index_topk_cache_dtype, kv_nz_not_d_node, kv_nz_not_mla,
         layer_sharding_not_p_node, recompute_scheduler_mixed, moe_model, qwen3_next_model,
-        flashcomm_vl_arch, flashcomm_vl_config, encoder_only_model, full_graph_mtp_gqa, quant_ascend_online)
+        flashcomm_vl_arch, flashcomm_vl_config, encoder_only_model, full_graph_mtp_gqa, quant_ascend_online,
+        off_grid_capture_ceiling)
 }
 
 

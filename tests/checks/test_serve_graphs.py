@@ -26,16 +26,24 @@ def judge(extra: str = "", ascend: str = "0.21.0rc1", driver: str = "25.2.0", en
     return run_check("SERVE312", out)
 
 
-def test_vllm_default_capture_list_is_51_sizes_below_70_gib():
-    caps = capture_list({}, None, None, 0, G.defaults)  # 256 sequences x 2 -> 512, 2048 batched tokens
+def test_the_default_capture_list_below_70_gib():
+    """vLLM doubles its default ceiling (256 sequences x 2 -> 512: 51 sizes); vllm-ascend sets its own without the
+    x 2 from 0.18.0rc1 (vllm-ascend#7572): 256 -> 35 sizes, which is what SERVE312's releases capture."""
+    caps = capture_list({}, None, None, 0, G.defaults, "0.17.0rc1")
     assert len(caps.sizes) == 51 and caps.sizes[:4] == [1, 2, 4, 8] and caps.sizes[-1] == 512
+    caps = capture_list({}, None, None, 0, G.defaults, "0.21.0rc1")
+    assert len(caps.sizes) == 35 and caps.sizes[-1] == 256 and "vllm-ascend's default list" in caps.how
 
 
-def test_the_capture_list_follows_vllm():
-    assert capture_list({}, 16, None, 0, G.defaults).sizes == [1, 2, 4, 8, 16, 24, 32]
-    assert capture_list({}, 16, None, 1, G.defaults).sizes[-1] == 64  # one speculative token doubles the decode len
-    assert capture_list({}, 256, 300, 0, G.defaults).sizes[-1] == 300  # max_num_batched_tokens caps and is captured
-    given = capture_list({"cudagraph_capture_sizes": [8, 1, 8, 4096]}, None, None, 0, G.defaults)
+def test_the_capture_list_follows_vllm_and_the_release():
+    assert capture_list({}, 16, None, 0, G.defaults, "0.17.0rc1").sizes == [1, 2, 4, 8, 16, 24, 32]
+    assert capture_list({}, 16, None, 0, G.defaults, "0.18.0rc1").sizes == [1, 2, 4, 8, 16]
+    assert capture_list({}, 16, None, 1, G.defaults, "0.21.0rc1").sizes[-1] == 32  # one speculative token
+    # an off-grid ceiling: 12 is not captured until 0.30.0rc1 adds it (vllm-ascend#16049)
+    assert capture_list({}, 12, None, 0, G.defaults, "0.29.0rc1").sizes == [1, 2, 4, 8]
+    assert capture_list({}, 12, None, 0, G.defaults, "0.30.0rc1").sizes == [1, 2, 4, 8, 12]
+    assert capture_list({}, 256, 300, 0, G.defaults, "0.17.0rc1").sizes[-1] == 300  # batched tokens cap and are captured
+    given = capture_list({"cudagraph_capture_sizes": [8, 1, 8, 4096]}, None, None, 0, G.defaults, "0.21.0rc1")
     assert given.sizes == [1, 8] and "3 given" not in given.how  # duplicates and sizes above 2048 tokens dropped
 
 
@@ -55,15 +63,15 @@ def floor_aiv(layers: int, factor: int) -> int:
 
 
 def test_sample_keeps_the_ends_like_the_plugin():
-    sizes = capture_list({}, None, None, 0, G.defaults).sizes
+    sizes = capture_list({}, None, None, 0, G.defaults, "0.21.0rc1").sizes
     kept = sample(sizes, 15)
-    assert len(kept) == 15 and kept[0] == 1 and kept[-1] == 512 and kept == sorted(kept)
+    assert len(kept) == 15 and kept[0] == 1 and kept[-1] == 256 and kept == sorted(kept)
     assert sample([1, 2], 5) == [1, 2] and sample([1, 2, 3], 1) == [1]
 
 
 def test_a_default_command_on_an_old_driver_fails_with_the_sizes_that_fit():
     f = judge("--tensor-parallel-size 2")
-    assert f.status == Status.FAIL and "captures 51 sizes" in f.message and "streams for 15 with 36 layers, TP 2" \
+    assert f.status == Status.FAIL and "captures 35 sizes" in f.message and "streams for 15 with 36 layers, TP 2" \
         in f.message and "207008" in f.message
     keep = json.loads(f.remediation.split("'")[1])["cudagraph_capture_sizes"]
     assert len(keep) == 15 and "25.5.1" in f.remediation
@@ -80,7 +88,7 @@ def test_what_passes():
     assert judge('--compilation-config {"cudagraph_mode":"NONE"}').status == Status.PASS
     f = judge("--tensor-parallel-size 2", driver="25.5.1")
     assert f.status == Status.PASS and "no old stream budget" in f.message
-    assert judge("--max-num-seqs 8").status == Status.PASS  # 1 2 4 8 16: five sizes
+    assert judge("--max-num-seqs 8").status == Status.PASS  # 1 2 4 8: four sizes (vllm-ascend: no x 2)
     f = judge("--tensor-parallel-size 2", ascend="0.20.2rc1")
     assert f.status == Status.SKIP and "shrinks the capture list" in f.message
 

@@ -402,3 +402,36 @@ def test_an_offline_launch_takes_no_argument_parser():
                           "vllm serve /models/Qwen2.5-7B-w8a8 --quantization ascend")
     f = {x.code: x for x in triage_text(served, "paste.md", load_registry()).findings}["SERVE311"]
     assert "REL-B27-010" in f.message, f.message
+
+
+def test_an_off_grid_max_num_seqs_leaves_the_largest_decode_batches_without_a_graph():
+    """vllm-ascend#16049: from 0.18.0rc1 the release's default capture ceiling is max_num_seqs x decode query length
+    (vLLM's is twice that), and vLLM's grid (1, 2, 4, multiples of 8) does not reach 12: batches 9-12 ran eager.
+    0.30.0rc1 adds the ceiling to the list; a grid value, explicit sizes, eager mode or vLLM's default pass."""
+    f = judge("--max-num-seqs 12", "0.25.1rc1")
+    assert f.status == Status.WARN and "REL-B15-004" in f.message, f.message
+    assert "12 here" in f.message and "stops at 8" in f.message and "9-12 tokens" in f.message
+    assert "0.30.0rc1" in f.remediation and "cudagraph_capture_sizes" in f.remediation
+    mtp = ' --speculative-config {"method":"mtp","num_speculative_tokens":1}'
+    f = judge("--max-num-seqs 10" + mtp, "0.18.0rc1")  # 10 x 2 = 20: stops at 16
+    assert f.status == Status.WARN and "20 here" in f.message and "stops at 16" in f.message
+    assert "REL-B15-004" not in judge("--max-num-seqs 12" + mtp, "0.25.1rc1").message  # 24: on the grid
+    for ok in ("--max-num-seqs 16", "--max-num-seqs 12 --enforce-eager", "--max-num-seqs 600", "",
+               '--max-num-seqs 12 --compilation-config {"cudagraph_capture_sizes":[1,2,4,8,12]}',
+               '--max-num-seqs 12 --compilation-config {"cudagraph_mode":"NONE"}'):
+        assert "REL-B15-004" not in judge(ok, "0.25.1rc1").message, ok
+    assert "REL-B15-004" not in judge("--max-num-seqs 12", "0.30.0rc1").message
+    assert "REL-B15-004" not in judge("--max-num-seqs 12", "0.17.0rc1").message  # vLLM's x 2: 24
+    unknown = judge('--max-num-seqs 12 --speculative-config {"method":"mtp"}', "0.25.1rc1")
+    assert "REL-B15-004" in unknown.message and unknown.status == Status.UNKNOWN, unknown.message
+
+
+def test_the_capture_ceiling_boundaries_are_one_fact_in_two_tables():
+    """REL-B15-004's releases are those whose ceiling is the release's own (serve/graph-budget `ascend_ceiling`) and
+    not yet captured (`ceiling_captured`): the rule and SERVE312's capture-list model cannot drift apart."""
+    from tests.helpers import shipped
+
+    k = shipped()
+    row = next(r for r in k.release_rules if r.id == "REL-B15-004")
+    d = k.graph_budget.defaults
+    assert row.vllm_ascend == f"{d.ascend_ceiling},<{d.ceiling_captured.lstrip('>=')}"
