@@ -352,14 +352,27 @@ def release_pins(ctx):
                     value=T(" ({notes})", notes=join('; ', notes)) if notes else ''), evidence)
 
 
-@check("VLLM103", "advisories", severity="error", needs=["python", "cann", "stack", "serve_cmd"])
+def _for_these_weights(ctx, cmd, hits: list) -> tuple[list, list, str]:
+    """(advisories kept, advisories dropped, how the model is known to be quantized): those about unquantized weights
+    (`weights = "unquantized"`) are dropped for a quantized model; kept when the model is not known (they may apply)."""
+    from ascend_doctor.knowledge.serve_features import quantized_sign
+
+    only = [a for a in hits if a.weights == "unquantized"]
+    sign = quantized_sign(cmd, {}, ctx.try_fact("serve_model"), by_name=True) if only else None
+    if not sign:
+        return hits, [], ""
+    return [a for a in hits if a not in only], only, sign
+
+
+@check("VLLM103", "advisories", severity="error", needs=["python", "cann", "stack", "serve_cmd", "serve_model"])
 def advisories(ctx):
     """No known-bad combination (advisory) matches the installed stack
 
     What it checks: every advisory row of the matrix (the matrix's advisories.toml) against the installed versions:
     all Python distributions, CANN, the NPU driver and firmware, Python, and the CPU architecture. Each matching
     advisory is reported with its id, symptom, fix and source. With a `vllm serve` command (exec), an advisory that
-    a serve check judges on the command itself (`judged_by`: the graph budget, SERVE312) is left to that check.
+    a serve check judges on the command itself (`judged_by`: the graph budget, SERVE312) is left to that check, and
+    one about unquantized weights only (`weights`: NZ slowing bf16 models) is dropped for a quantized model.
 
     Why it matters: some combinations pass every version rule yet fail in a known way, e.g. vllm-ascend ≥ 0.14.0rc1
     on vLLM 0.13.0 → `ImportError: cannot import name 'set_random_seed' from 'vllm.utils.torch_utils'` (ADV-2026-001),
@@ -378,6 +391,13 @@ def advisories(ctx):
     handed = [a for a in hits if a.judged_by] if cmd is not None and cmd.recognized else []
     hits = [a for a in hits if a not in handed]
     evidence += [ev(f"advisory {a.id}", f"judged with the command line by {a.judged_by}") for a in handed]
+    hits, dropped, sign = _for_these_weights(ctx, cmd, hits)
+    evidence += [ev(f"advisory {a.id}", f"concerns unquantized weights; the served model is quantized: {sign}")
+                 for a in dropped]
+    if not hits and dropped:
+        return ctx.ok(T("no advisory applies: {ids} match(es) these versions but concern(s) unquantized weights, and "
+                        "the served model is quantized ({sign})", ids=", ".join(a.id for a in dropped), sign=sign),
+                      evidence)
     if not hits and handed:
         return ctx.ok(T("no advisory to report: {ids} match(es) this stack and depend(s) on the command, which "
                         "{checks} judge(s)", ids=", ".join(a.id for a in handed),

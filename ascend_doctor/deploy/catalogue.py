@@ -5,6 +5,7 @@ claimed)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal, Optional
 
@@ -68,6 +69,22 @@ def published_name(name: str) -> str:
         if cut <= 0 or out[cut + 1:].lower() not in COPY_SUFFIXES:
             return out
         out = out[:cut]
+
+
+QUANT_WORDS = frozenset({"w8a8", "w4a8", "w8a16", "w4a16", "w4a4", "w8a8c8", "w4a8c8", "w8a8z", "int8", "int4", "awq",
+                         "gptq", "quant", "quantized", "fp8"})
+
+
+def quantization_words(name: str) -> list[str]:
+    """The quantization words among the copy words ending a model's name or path (`/m/Qwen3-32B-W8A8-mtp/` -> ['W8A8'];
+    `Qwen3-8B-FP8` -> ['FP8']; `Qwen3-32B` -> [])."""
+    words = re.split(r"[-_]", name.strip().rstrip("/").split("/")[-1])
+    out = []
+    while len(words) > 1 and words[-1].lower() in COPY_SUFFIXES | QUANT_WORDS:
+        w = words.pop()
+        if w.lower() in QUANT_WORDS:
+            out.insert(0, w)
+    return out
 
 
 def find_model(name: str, models: list[CatalogueModel]) -> Optional[CatalogueModel]:

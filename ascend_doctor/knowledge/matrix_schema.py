@@ -432,6 +432,10 @@ class Advisory(Row):
     judged_by: Optional[str] = Field(None, pattern=r"^[A-Z]+\d{3}$",
                                      description="a serve check that judges this with the command line (SERVE312 "
                                                  "for the graph budget): with a command, VLLM103 leaves it to it")
+    weights: Optional[Literal["unquantized"]] = Field(
+        None, description="the advisory concerns only a model served with unquantized (bf16/fp16) weights: VLLM103 "
+                          "drops it when the served model is quantized (--quantization, the checkpoint's "
+                          "quantization config or description, a quantization word ending its name)")
 
     @property
     def key(self) -> str:

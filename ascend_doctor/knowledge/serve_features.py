@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Optional
 
+from ascend_doctor.text.textsafe import clipped
+
 Used = Optional[str]  # what was seen (the command's words), or None when the feature is not used
 
 
@@ -153,10 +155,11 @@ def _quant(kind: str) -> Callable:
     return used
 
 
-def _quantized(cmd, env, model) -> Used:
+def quantized_sign(cmd, env, model, by_name: bool = False) -> Used:
     """A quantized checkpoint, by any sign: `--quantization`, an msModelSlim description, or the config's
-    quantization_config."""
-    q = cmd.get("quantization")
+    quantization_config; with `by_name`, also a quantization word ending the model's name (`Qwen3-32B-W8A8`: weaker,
+    so only where it can only remove a claim, never make one)."""
+    q = cmd.get("quantization") if cmd is not None else None
     if isinstance(q, str) and q:
         return cmd.source("quantization")
     if model is not None and isinstance(getattr(model, "quant_type", None), str):
@@ -164,6 +167,13 @@ def _quantized(cmd, env, model) -> Used:
     cfg = getattr(model, "config", None) if model is not None else None
     if isinstance(cfg, dict) and isinstance(cfg.get("quantization_config"), dict):
         return "config.json quantization_config"
+    if by_name:
+        from ascend_doctor.deploy.catalogue import quantization_words
+
+        for name in (getattr(cmd, "model", None), getattr(model, "model", None)):
+            words = quantization_words(name or "")
+            if words:
+                return f"the model's name ({clipped(name, 80)}: {'-'.join(words)})"
     return None
 
 
@@ -191,7 +201,7 @@ for _names, _used in (
     (("W8A8", "Quantization W8A8"), _quant("W8A8")),
     (("Quantization W4A8",), _quant("W4A8")),
     (("Quantization W4A4",), _quant("W4A4")),
-    (("Quantization",), _quantized),
+    (("Quantization",), quantized_sign),
     (("Chunked Prefill",), lambda c, e, m: _explicit(c, "enable_chunked_prefill")),
     (("Automatic Prefix Cache", "APC"), lambda c, e, m: _explicit(c, "enable_prefix_caching")),
     (("LoRA",), lambda c, e, m: _explicit(c, "enable_lora")),

@@ -281,3 +281,27 @@ def test_a_post_build_the_release_table_does_not_name_is_a_conflict_not_an_image
     unlisted = [d if d[0] != "torch_npu" else ("torch_npu", "2.9.0.post3") for d in listed]
     f = run_check("VLLM104", {"python": py(*unlisted)})
     assert f.status == Status.FAIL and "2.9.0.post3" in f.message
+
+
+def test_an_advisory_about_unquantized_weights_is_not_reported_for_a_quantized_model():
+    """ADV-2026-008 (0.12.0rc1's NZ default slows bf16/fp16 models) was reported beside a quantized checkpoint (an
+    h38k false warning): `weights = "unquantized"` drops it when the model is quantized by any sign — the flag, the
+    checkpoint, or a quantization word ending its name — and keeps it when nothing says so."""
+    from tests.helpers import parse_serve as parse_serve_command
+
+    stack = [("vllm", "0.12.0"), ("vllm_ascend", "0.12.0rc1"), ("torch", "2.8.0"), ("torch_npu", "2.8.0")]
+
+    def with_cmd(line):
+        f = {"python": py(*stack), "cann": cann("8.3.RC2")}
+        if line:
+            f["serve_cmd"] = parse_serve_command(line.split())
+        return run_check("VLLM103", f)
+
+    for line in ("vllm serve /models/Qwen3-32B-W8A8", "vllm serve Qwen/Qwen3-8B-AWQ",
+                 "vllm serve /models/Qwen3-32B --quantization ascend"):
+        f = with_cmd(line)
+        assert "ADV-2026-008" not in (f.details or {}).get("advisories", []), line
+        assert any("ADV-2026-008" in e.source and "quantized" in e.excerpt for e in f.evidence), line
+    for line in ("vllm serve /models/Qwen3-32B", ""):  # unquantized, or not known: it may apply
+        f = with_cmd(line)
+        assert "ADV-2026-008" in f.details["advisories"], line
