@@ -428,6 +428,68 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
         f.machine = "aarch64" if m.group(1) == "arm64" else m.group(1)
     if _CANN_NA.match(t):
         f.cann_not_available = Seen(value="Not Available", lines=str(no), source="collect_env CANN line")
+    if not _read_at(f, no) and ("|" in t or "ASCEND_" in t or "toolkit_" in t.lower()):
+        _cells_and_paths(f, t, no)
+
+
+# More places a paste states a version (h38k, from a judge's generic descriptions): a table row whose label is not
+# in its first cell, or whose value is marked up or is the toolkit's package file (`| 1 | CANN | Ascend-cann-
+# toolkit | `8.3.RC1` |`, `- CANN: Ascend-cann-toolkit_8.3.RC1_linux-aarch64.run`), and the versioned directory an
+# environment variable points CANN at (`ASCEND_TOOLKIT_HOME=/usr/local/Ascend/ascend-toolkit/8.3.RC1`,
+# `ASCEND_HOME_PATH=/usr/local/Ascend/cann-8.5.0`; `latest` names no version).
+_CELL_MARKUP = re.compile(r"[`*]|__")
+_CELL_VERSION = re.compile(r"v?(\d{1,2}\.\d{1,3}(?:\.[0-9A-Za-z]+){0,3}(?:-(?:alpha|beta)\.?\d+)?)")
+_TOOLKIT_WORDS = re.compile(r"(?:ascend[-_ ]?)?(?:cann[-_ ]?)?toolkit[\s_-]+v?(\d{1,2}\.\d[0-9A-Za-z.]*)", re.I)
+_TOOLKIT_RUN = re.compile(r"cann-toolkit_(\d{1,2}\.\d[0-9A-Za-z.]*?)_linux", re.I)
+_CANN_LABEL_START = re.compile(r"^(?:[-*]\s+)?(?:ascend[-_ ]?)?(?:cann|toolkit)", re.I)
+_TOOLKIT_HOME = re.compile(r"^(?:export\s+)?(ASCEND_TOOLKIT_HOME|ASCEND_HOME_PATH|ASCEND_OPP_PATH)=[\"']?[^\s\"']*?/"
+                           r"(?:ascend-toolkit/|cann-)(\d{1,2}\.\d[0-9A-Za-z.]*?)(?=[/\"'\s]|$)")
+
+
+def _read_at(f: PasteFacts, no: int) -> bool:
+    """Whether a version was read off line `no` already (the forms below only add what nothing else took)."""
+    line = str(no)
+    return any(s.lines == line for vs in f.versions.values() for s in vs) or any(
+        s.lines == line for vs in f.packages.values() for s in vs) or (
+        f.driver_version is not None and f.driver_version.lines == line)
+
+
+def _cell_version(cell: str) -> str:
+    """The version a table cell states: the whole cell, the toolkit's name and version, or its package file."""
+    for pat, how in ((_TOOLKIT_RUN, "search"), (_CELL_VERSION, "fullmatch"), (_TOOLKIT_WORDS, "fullmatch")):
+        m = getattr(pat, how)(cell)
+        if m:
+            return m.group(1)
+    return ""
+
+
+def _cells_and_paths(f: PasteFacts, t: str, no: int) -> None:
+    m = _TOOLKIT_HOME.match(t)
+    if m:
+        f.versions.setdefault("cann", []).append(Seen(value=m.group(2), lines=str(no), source=f"{m.group(1)} path"))
+        return
+    if "|" not in t:
+        m = _TOOLKIT_RUN.search(t)
+        if m and _CANN_LABEL_START.match(t):
+            f.versions.setdefault("cann", []).append(Seen(value=m.group(1), lines=str(no), source="CANN package file"))
+        return
+    _table_cells(f, t, no)
+
+
+MAX_ROW_CELLS = 8  # a name/version table; npu-smi's and a log's wider rows are no such table
+
+
+def _table_cells(f: PasteFacts, t: str, no: int) -> None:
+    """A table row's first label cell (a row number skipped) and the first cell after it that states a version,
+    read as `label: version`; any row whose label is no Ascend part or package states nothing."""
+    cells = [c for c in (_CELL_MARKUP.sub("", c).strip() for c in t.strip().strip("|").split("|")[:MAX_ROW_CELLS]) if c]
+    while cells and cells[0].isdigit():  # a row number
+        cells.pop(0)
+    for cell in cells[1:]:
+        value = _cell_version(cell)
+        if value:
+            _version_lines(f, f"{cells[0]}: {value}", no)
+            return
 
 
 # A CANN the author changed from what came with the image (`CANN inside the container manually upgraded to 8.3.0beta1`,
@@ -573,6 +635,8 @@ def read_paste(text: str) -> PasteFacts:
         # (`# CANN: 8.5.0`) may state a version
         if plain or (s[:1] == "|" and s.count("|") == 3) or s[:2] in ("- ", "* ", "**", "__") or s[:1] == "#":
             _one_line_facts(f, t, ln.no)
+        elif s[:1] == "|" and s.count("|") <= MAX_ROW_CELLS + 1:  # a wider row: a label cell, then a version
+            _table_cells(f, s, ln.no)
         m = _PIP_BRACKET.match(t) if plain else None
         if m:
             body = m.group(2).strip()
@@ -969,6 +1033,9 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int,
         for k, v in args.items():
             argv += engine_option(k, v)  # a dict value as JSON, as vLLM's own option takes it
         return argv, i, []
+    exec_form = _exec_form_command(lines, i)
+    if exec_form[0] is not None:
+        return exec_form
     m = _SERVE_LINE.search(t)
     if not m:
         return _entrypoint_command(lines, i)
@@ -1042,6 +1109,64 @@ def _wrapped_command(lines: list[Line], i: int, head: str, quote: str) -> tuple[
 
 
 # `docker run … --entrypoint vllm IMAGE serve M …`: the image's vllm runs `serve` with what follows the image.
+# A container's exec form of the command, a JSON array of words on one line: a Dockerfile's `CMD [...]` /
+# `ENTRYPOINT [...]`, a compose or Kubernetes `command: [...]` (its `args: [...]` on the next line joined to it).
+# The words are exact: no shell splits them.
+_EXEC_FORM = re.compile(r"^(?:-\s+)?(?:(?:CMD|ENTRYPOINT|command|entrypoint|args)\s*[:=]?\s*)?\[\s*\"", re.I)
+_EXEC_ARGS = re.compile(r"^(?:-\s+)?args\s*:\s*\[", re.I)
+EXEC_FORM_CHARS = 20_000  # a longer line is no command an author typed
+
+
+def _json_words(text: str) -> Optional[list[str]]:
+    """The words of a one-line JSON array of strings (`[...]` at the line's end), None for anything else."""
+    from ascend_doctor.text.jsonread import loads
+
+    start, end = text.find("["), text.rfind("]")
+    if start < 0 or end < start or len(text) > EXEC_FORM_CHARS or text[end + 1:].strip():
+        return None
+    try:
+        words = loads(text[start:end + 1])
+    except ValueError:
+        return None
+    return words if isinstance(words, list) and all(isinstance(w, str) for w in words) else None
+
+
+_SHELLS = frozenset({"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash"})
+
+
+def _serve_words(argv: list[str]) -> Optional[list[str]]:
+    """`argv` from its `vllm serve` / `python -m vllm.entrypoints.openai.api_server` on; a `bash -c "…"` word is
+    split as the shell would and read the same way (up to a shell operator). None when no serve command is there."""
+    if len(argv) >= 3 and argv[0] in _SHELLS and argv[1] == "-c":
+        try:
+            argv = shellwords.split(argv[2])
+        except ValueError:
+            return None
+    for k in range(min(len(argv), 8)):
+        name = argv[k].rsplit("/", 1)[-1]
+        if (name == "vllm" and argv[k + 1:k + 2] == ["serve"]) or (
+                name.startswith("python") and argv[k + 1:k + 3] == ["-m", "vllm.entrypoints.openai.api_server"]):
+            return _command_only(argv[k:])
+    return None
+
+
+def _exec_form_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int, list[str]]:
+    """The serve command of an exec-form line (`command: ["vllm", "serve", "/models/m", "--port", "8000"]`), with the
+    `args: [...]` line that follows a bare `["vllm", "serve"]`; (None, i, []) for any other line."""
+    t = lines[i].text.strip()
+    if not _EXEC_FORM.match(t):
+        return None, i, []
+    argv = _serve_words(_json_words(t) or [])
+    if not argv:
+        return None, i, []
+    last = i
+    if i + 1 < len(lines) and _EXEC_ARGS.match(lines[i + 1].text.strip()):
+        more = _json_words(lines[i + 1].text.strip())
+        if more is not None:
+            argv, last = argv + more, i + 1
+    return argv, last, []
+
+
 _ENTRYPOINT = re.compile(r"--entrypoint[= ][\"']?(?:\S*/)?vllm[\"']?(?=\s)")
 
 

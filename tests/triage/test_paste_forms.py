@@ -706,3 +706,50 @@ def test_a_pasted_npu_smi_header_with_a_blank_version_names_no_driver():
     assert read_paste(table).driver_version is None  # the border `|` had been read as the driver version
     assert read_paste(table.replace("npu-smi                      Version:         ",
                                     "npu-smi 24.1.rc2             Version: 24.1.rc2")).driver_version.value == "24.1.rc2"
+
+
+@pytest.mark.parametrize("line, cann", [
+    ("| CANN | Ascend-cann-toolkit | 8.3.RC1 |", "8.3.RC1"),
+    ("| 1 | CANN | `8.3.RC1` |", "8.3.RC1"),
+    ("| **CANN toolkit** | 8.2.RC1 | aarch64 |", "8.2.RC1"),
+    ("| CANN Toolkit | Ascend-cann-toolkit_8.3.RC1_linux-aarch64 |", "8.3.RC1"),
+    ("- CANN: Ascend-cann-toolkit_8.3.RC1_linux-aarch64.run", "8.3.RC1"),
+    ("export ASCEND_TOOLKIT_HOME=/usr/local/Ascend/ascend-toolkit/8.3.RC1", "8.3.RC1"),
+    ("ASCEND_HOME_PATH=/usr/local/Ascend/cann-8.5.0", "8.5.0"),
+])
+def test_cann_in_a_wider_table_row_a_package_file_or_a_versioned_toolkit_home(line, cann):
+    """h38k (an OLD judge's generic descriptions): CANN given as a row of a name/version table naming the toolkit
+    package, or only by the versioned directory ASCEND_TOOLKIT_HOME points at, was asked for again (TRIAGE103)."""
+    assert versions(line + "\n")["cann"] == cann
+
+
+@pytest.mark.parametrize("line", [
+    "ASCEND_TOOLKIT_HOME=/usr/local/Ascend/ascend-toolkit/latest",  # names no version
+    "wget https://example.com/Ascend-cann-toolkit_8.3.RC1_linux-aarch64.run",  # a download is not what is installed
+    "| 0     910B3               | OK            | 93.1        40                0    / 0             |",
+    "| Qwen3-32B | 32 | 8 |",
+])
+def test_rows_and_paths_that_state_no_cann(line):
+    assert "cann" not in versions(line + "\n")
+
+
+@pytest.mark.parametrize("text, argv", [
+    ('command: ["vllm", "serve", "/models/Qwen3-8B", "--tensor-parallel-size", "2"]',
+     ["vllm", "serve", "/models/Qwen3-8B", "--tensor-parallel-size", "2"]),
+    ('CMD ["python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "/m"]',
+     ["python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "/m"]),
+    ('    command: ["vllm", "serve"]\n    args: ["/models/Qwen3-8B", "--port", "8000"]',
+     ["vllm", "serve", "/models/Qwen3-8B", "--port", "8000"]),
+    ('command: ["bash", "-c", "cd /w && vllm serve /m --port 8000 > /log 2>&1"]', ["vllm", "serve", "/m", "--port", "8000"]),
+])
+def test_a_container_exec_form_command_is_the_serve_command(text, argv):
+    """h38k: a serve command given as a container's exec-form JSON array was not read as one, so no SERVE check ran
+    and TRIAGE103 asked for it. The words are the JSON's own (no shell splits them); `bash -c` is split as the
+    shell would."""
+    assert read_paste(text + "\n").serve_argv == argv
+
+
+def test_a_json_array_that_is_no_command_is_not_one():
+    for text in ('x = ["vllm", "serve"]', 'args: ["--model", "/m"]', 'command: ["vllm", "serve", 1]',
+                 'command: ["vllm", "serve", "/m"' + ', "--x"' * 5000 + "]"):
+        assert read_paste(text + "\n").serve_argv is None, text[:40]
