@@ -27,18 +27,27 @@ def _elsewhere(release, names: list, listed: set, fams: dict, here: set, model_p
     tutorial = release.tutorial_serving(model_path, here)
     return (T("{models} is listed for {listed} only in vllm-ascend {version}'s support matrix; this host's NPUs are "
               "{here}", models=" / ".join(names), listed="/".join(sorted(listed)), version=release.version,
-              here=", ".join(f"{f} ({', '.join(sorted(set(fams[f])))})" for f in sorted(here)))
+              here=", ".join(f"{f} ({', '.join(sorted(set(fams[f])))})" if fams[f] else f for f in sorted(here)))
             + (T(" — but the release's own tutorial serves this checkpoint there ({where}): its docs disagree",
                  where=tutorial) if tutorial else ""))
 
 
-def _newer_than_release(table, release, served, cmd) -> list:
+def _newer_than_release(table, release, served, cmd, evidence: list) -> list:
     """A checkpoint with no row in the installed release's matrix that a later release's matrix is the first to list
-    (GLM-5.2 on a release that predates it; blind holdout h38b's gap 1): one warning naming that release."""
+    (GLM-5.2 on a release that predates it; blind holdout h38b's gap 1): one warning naming that release — unless the
+    release's own tutorials serve this checkpoint (on any chip): then the release does not predate it, its model
+    table only lags (an h38k false warning)."""
     if not release.models:  # the release's model table was not read (an older layout): absence says nothing
         return []
     later, rows = first_listing(table, release, served)
     if later is None:
+        return []
+    tutorial = release.tutorial_serving(cmd.model or "", {t.partition(": ")[0] for t in release.tutorial_models})
+    if tutorial:
+        evidence.append(ev(T("support-matrix rows of the model"), T(
+            "none in vllm-ascend {version}'s model table (first listed by {first}), but the release's own tutorial "
+            "serves this checkpoint ({where}): the release does not predate it", version=release.version,
+            first=later.version, where=tutorial)))
         return []
     return [T("{model} has no row in vllm-ascend {version}'s support matrix; the first release whose matrix lists it "
               "is {first} ({rows}): the installed release may predate it",
@@ -90,7 +99,7 @@ def _hardware(release, names: list, fams, model_path: str, evidence: list) -> li
 
 
 @check("SERVE314", "serve-support-matrix", severity="error", stage="serve",
-       needs=["serve_cmd", "python", "serve_model", "server_env", "npu_smi"])
+       needs=["serve_cmd", "python", "serve_model", "server_env", "npu_smi", "npu_family"])
 def support_matrix(ctx):
     """The model, its features and the chip are not what the installed release's support matrix rules out
 
@@ -101,7 +110,8 @@ def support_matrix(ctx):
     hardware), and the hardware the model's rows list against this host's NPUs (naming the release's own tutorial
     when one serves this checkpoint on this chip all the same; a chip no row of the release names — a 300I Duo
     before 0.23.0, whose matrices list A2/A3 only — is not judged by that column); a checkpoint the installed
-    matrix has no row for that a later release's matrix lists warns, naming that release. Rows are matched by
+    matrix has no row for that a later release's matrix lists warns, naming that release (not when the release's own
+    tutorials serve that checkpoint). Rows are matched by
     model_type or architecture and by the most specific row name that begins the checkpoint folder's name. Pairs of
     features the release's feature_matrix.md marks ❌ ("No compatibility": EPLB with W4A8/W4A4 weights, KV Cache
     Pool with a multimodal model, …) are judged for every model; a pair the same release's own tutorials run
@@ -147,8 +157,9 @@ def support_matrix(ctx):
     if names:
         evidence.append(ev(T("support-matrix rows of the model"), ", ".join(names)))
     else:
-        warnings += _newer_than_release(table, release, served, cmd)
-    fams = families(ctx.try_fact("npu_smi"))
+        warnings += _newer_than_release(table, release, served, cmd, evidence)
+    told = ctx.try_fact("npu_family")  # npu-smi's; a paste without its table: the family its image's suffix names
+    fams = told.families if told is not None else families(ctx.try_fact("npu_smi"))
     here = set(fams or ()) - {"?"}
     for name in names:
         if name in release.not_supported:

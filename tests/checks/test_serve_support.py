@@ -137,6 +137,16 @@ def test_a_checkpoint_newer_than_the_release_warns_naming_the_first_matrix_that_
     assert run_check("SERVE314", _on(facts(f"vllm serve {QWEN}"), "0.23.0")).status == Status.PASS
 
 
+def test_a_checkpoint_the_releases_own_tutorial_serves_is_not_newer_than_the_release(tmp_path):
+    """0.13.0rc1's model table has no Kimi-K2-Thinking row (0.13.0rc2's is the first), but its own tutorial serves
+    the checkpoint on A3: the release does not predate the model, so no such warning (an h38k false warning); the
+    evidence says both."""
+    m = _model(tmp_path, "Kimi-K2-Thinking", {"model_type": "kimi_k2", "architectures": ["KimiK2ForCausalLM"]})
+    out = run_check("SERVE314", _on(facts(f"vllm serve {m}"), "0.13.0rc1"))
+    assert "may predate" not in out.message, out.message
+    assert any("Kimi-K2-Thinking.md" in e.excerpt and "0.13.0rc2" in e.excerpt for e in out.evidence)
+
+
 def test_rows_are_matched_by_the_most_specific_name_beginning_the_folder():
     from types import SimpleNamespace
 
