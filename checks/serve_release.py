@@ -45,7 +45,7 @@ def _without(ctx, package: str, said: tuple) -> tuple:
 
 
 @check("SERVE311", "serve-release-combos", severity="error", stage="serve",
-       needs=["serve_cmd", "python", "server_env", "serve_model", "npu_smi"])
+       needs=["serve_cmd", "python", "server_env", "serve_model", "npu_smi", "npu_family"])
 def release_combos(ctx):
     """The installed vllm-ascend release accepts this combination of cache, scheduler, graph and LoRA settings
 
@@ -79,7 +79,8 @@ def release_combos(ctx):
         return out
     rules = rules_for(ctx.knowledge.release_rules, dist.version)
     env, model = _env(ctx, cmd), _model(ctx)
-    fams = families(ctx.try_fact("npu_smi")) or {}
+    told = ctx.try_fact("npu_family")  # npu-smi's; a paste without its table: the family its image's suffix names
+    fams = (told.families if told is not None else families(ctx.try_fact("npu_smi"))) or {}
     hits, unjudged, unchipped, unseen, evidence = [], [], [], {}, [ev(T("command line"), cmd.display)]
     for rule in rules:
         try:
@@ -100,7 +101,8 @@ def release_combos(ctx):
                 unchipped.append(rule.id)
             if not chips:
                 continue
-            fields = {**fields, "chips": ", ".join(f"{f} ({', '.join(sorted(set(n)))})" for f, n in chips.items())}
+            fields = {**fields, "chips": ", ".join(f"{f} ({', '.join(sorted(set(n)))})" if n else f
+                                                   for f, n in chips.items())}
         if hit:
             says = rule.says.format(**fields) if fields else rule.says
             hits.append((rule, says))

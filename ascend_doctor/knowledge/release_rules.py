@@ -538,6 +538,41 @@ def encoder_only_model(cmd, env, model) -> Answer:
     return bool(hits), {}, (f"architectures {', '.join(hits)}: encoder-only attention" if hits else "")
 
 
+# How vLLM resolves `--runner auto` (vLLM 0.10.1.1 vllm/config/__init__.py _RUNNER_TASKS, _RUNNER_CONVERTS,
+# _SUFFIX_TO_DEFAULTS; the same lists in later releases' vllm/config/model.py): the pooling tasks and conversions, and
+# the architecture name endings that choose the pooling runner (the first ending listed that matches decides).
+POOLING_TASKS = frozenset({"embedding", "embed", "classify", "score", "reward"})
+POOLING_CONVERTS = frozenset({"embed", "classify", "reward"})
+_GENERATE_SUFFIXES = ("ForCausalLM", "ForConditionalGeneration", "ChatModel", "LMHeadModel")
+_POOLING_SUFFIXES = ("ForTextEncoding", "EmbeddingModel", "ForSequenceClassification", "ForAudioClassification",
+                     "ForImageClassification", "ForVideoClassification", "ClassificationModel", "ForRewardModeling",
+                     "RewardModel", "Model")
+
+
+def pooling_runner(cmd, env, model) -> Answer:
+    """vLLM runs the model with its pooling runner: `--runner pooling`, a pooling `--task` or `--convert`, or (runner
+    auto) an architecture whose name ends as vLLM's pooling defaults do (`…ForSequenceClassification`, `…Model`).
+    A sentence-transformers checkpoint served under a `…ForCausalLM` name (Qwen3-Embedding) turns pooling through its
+    modules.json, which this does not read: without a flag it is not counted (a miss, never a false claim)."""
+    runner, task, convert = (str(cmd.get(k) or "").lower() for k in ("runner", "task", "convert"))
+    for value, pooling, how in ((runner, {"pooling"}, "--runner"), (task, POOLING_TASKS, "--task"),
+                                (convert, POOLING_CONVERTS, "--convert")):
+        if value in pooling:
+            return True, {}, f"{how} {value}"
+    if runner and runner != "auto":
+        return False, {}, ""
+    if model is None:
+        return None
+    for arch in model.get("architectures") or []:
+        if not isinstance(arch, str):
+            continue
+        if arch.endswith(_GENERATE_SUFFIXES):
+            return False, {}, ""
+        if arch.endswith(_POOLING_SUFFIXES):
+            return True, {}, f"architectures {arch}: vLLM's pooling runner (--runner auto)"
+    return False, {}, ""
+
+
 CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
     f.__name__: f for f in (
         prefix_cache_block_size, default_prefix_cache_block_size, cache_block_size, v0_cache_features_default_v0,
@@ -548,7 +583,7 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         dsv4_block_size, dsv4_block_size_128, index_topk_cache_dtype, kv_nz_not_d_node, kv_nz_not_mla,
         layer_sharding_not_p_node, recompute_scheduler_mixed, moe_model, qwen3_next_model,
         flashcomm_vl_arch, flashcomm_vl_config, encoder_only_model, full_graph_mtp_gqa, quant_ascend_online,
-        off_grid_capture_ceiling)
+        off_grid_capture_ceiling, pooling_runner)
 }
 
 

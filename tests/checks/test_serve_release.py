@@ -435,3 +435,20 @@ def test_the_capture_ceiling_boundaries_are_one_fact_in_two_tables():
     row = next(r for r in k.release_rules if r.id == "REL-B15-004")
     d = k.graph_budget.defaults
     assert row.vllm_ascend == f"{d.ascend_ceiling},<{d.ceiling_captured.lstrip('>=')}"
+
+
+def test_a_pooling_model_on_a_300i_duo_is_refused_by_0_14_to_0_19():
+    """The 310P attention-mask builder of 0.14.0rc1-0.19.1rc1 raises for vLLM's pooling runner (an h38j thread ran
+    an embedding model on a 300I Duo); 0.20.2rc1 serves pooling models there. The runner as vLLM resolves it: a
+    pooling --task/--runner/--convert, or an architecture vLLM's defaults run as pooling; an A2 is not judged."""
+    duo = chips("310P3")
+    for extra in ("--task embed", "--runner pooling", "--convert classify",
+                  '--hf-overrides {"architectures":["XLMRobertaForSequenceClassification"]}'):
+        f = judge(extra, "0.18.0", npus=duo)
+        assert f.status == Status.FAIL and "REL-B11-003" in f.message, (extra, f.message)
+        assert "310P does not support runner_type='pooling'" in f.message and "0.20.2rc1" in f.remediation
+    assert "REL-B11-003" not in judge("--task embed", "0.20.2rc1", npus=duo).message
+    assert "REL-B11-003" not in judge("--task embed", "0.13.0", npus=duo).message
+    assert "REL-B11-003" not in judge("--task embed", "0.18.0", npus=chips("910B3")).message
+    assert "REL-B11-003" not in judge("--runner generate", "0.18.0", npus=duo).message
+    assert "REL-B11-003" not in judge("", "0.18.0", npus=duo).message  # Qwen3ForCausalLM: generate
