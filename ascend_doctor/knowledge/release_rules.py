@@ -573,6 +573,24 @@ def pooling_runner(cmd, env, model) -> Answer:
     return False, {}, ""
 
 
+def pooling_prefix_cache(cmd, env, model) -> Answer:
+    """A decoder pooling model (an embedding model built on a causal LM, LAST pooling: Qwen3-Embedding) with prefix
+    caching left on — vLLM's default for such models — where the release sends every pooling model through its
+    encoder attention (npu_fusion_attention), which ignores the cached prefix: a repeated prompt's embedding is wrong.
+    An encoder-only model is not prefix-cached by vLLM; where the model is not known, neither is that."""
+    if _explicit(cmd, "enable_prefix_caching") is False:
+        return False, {}, ""
+    said = pooling_runner(cmd, env, model)
+    if not said or not said[0]:
+        return said
+    if model is None:
+        return None
+    if encoder_only_model(cmd, env, model)[0]:
+        return False, {}, ""
+    how = "--enable-prefix-caching" if cmd.has("enable_prefix_caching") else "prefix caching (vLLM's default)"
+    return True, {}, f"{said[2]} with {how}"
+
+
 CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
     f.__name__: f for f in (
         prefix_cache_block_size, default_prefix_cache_block_size, cache_block_size, v0_cache_features_default_v0,
@@ -583,7 +601,7 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         dsv4_block_size, dsv4_block_size_128, index_topk_cache_dtype, kv_nz_not_d_node, kv_nz_not_mla,
         layer_sharding_not_p_node, recompute_scheduler_mixed, moe_model, qwen3_next_model,
         flashcomm_vl_arch, flashcomm_vl_config, encoder_only_model, full_graph_mtp_gqa, quant_ascend_online,
-        off_grid_capture_ceiling, pooling_runner)
+        off_grid_capture_ceiling, pooling_runner, pooling_prefix_cache)
 }
 
 

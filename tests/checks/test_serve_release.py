@@ -452,3 +452,19 @@ def test_a_pooling_model_on_a_300i_duo_is_refused_by_0_14_to_0_19():
     assert "REL-B11-003" not in judge("--task embed", "0.18.0", npus=chips("910B3")).message
     assert "REL-B11-003" not in judge("--runner generate", "0.18.0", npus=duo).message
     assert "REL-B11-003" not in judge("", "0.18.0", npus=duo).message  # Qwen3ForCausalLM: generate
+
+
+def test_a_decoder_embedding_model_with_prefix_caching_breaks_on_0_13_to_0_17():
+    """vllm-ascend#5725: on 0.13.0rc1-0.17.0rc1 every pooling model runs through encoder attention, which does not
+    read the prefix cache, so a repeated prompt was embedded wrong; PR #7452 (0.18.0rc1) keeps causal pooling models
+    on the cached path. --no-enable-prefix-caching, an encoder-only model or a generative run pass."""
+    f = judge("--task embed", "0.17.0rc1")  # Qwen3-8B's config: a causal LM, run as a pooling model
+    assert f.status == Status.FAIL and "REL-B13-013" in f.message, f.message
+    assert "prefix caching (vLLM's default)" in next(e.excerpt for e in f.evidence if "REL-B13-013" in e.source)
+    assert "--no-enable-prefix-caching" in f.remediation
+    assert "REL-B13-013" in judge("--runner pooling --enable-prefix-caching", "0.13.0rc1").message
+    for extra, release in (("--task embed --no-enable-prefix-caching", "0.17.0rc1"), ("--task embed", "0.18.0rc1"),
+                           ("--task embed", "0.12.0rc1"), ("", "0.17.0rc1"),
+                           ('--hf-overrides {"architectures":["XLMRobertaForSequenceClassification"]}', "0.17.0rc1")):
+        assert "REL-B13-013" not in judge(extra, release).message, (extra, release)
+    assert judge("--task embed", "0.17.0rc1", model=False).status == Status.UNKNOWN  # BERT or not: not known
