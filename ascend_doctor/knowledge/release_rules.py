@@ -591,6 +591,16 @@ def pooling_prefix_cache(cmd, env, model) -> Answer:
     return True, {}, f"{said[2]} with {how}"
 
 
+def quant_compressed_tensors(cmd, env, model) -> Answer:
+    """A compressed-tensors checkpoint (LLM Compressor: config.json quantization_config.quant_method, or
+    --quantization compressed-tensors)."""
+    method = _quant_method(cmd, model)
+    if method is None:
+        return None
+    hit = method == "compressed-tensors"
+    return hit, {}, ("quantization method compressed-tensors" if hit else "")
+
+
 CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
     f.__name__: f for f in (
         prefix_cache_block_size, default_prefix_cache_block_size, cache_block_size, v0_cache_features_default_v0,
@@ -601,7 +611,8 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         dsv4_block_size, dsv4_block_size_128, index_topk_cache_dtype, kv_nz_not_d_node, kv_nz_not_mla,
         layer_sharding_not_p_node, recompute_scheduler_mixed, moe_model, qwen3_next_model,
         flashcomm_vl_arch, flashcomm_vl_config, encoder_only_model, full_graph_mtp_gqa, quant_ascend_online,
-        off_grid_capture_ceiling, pooling_runner, pooling_prefix_cache)
+        off_grid_capture_ceiling, pooling_runner, pooling_prefix_cache,
+        quant_compressed_tensors)
 }
 
 

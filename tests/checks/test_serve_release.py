@@ -468,3 +468,15 @@ def test_a_decoder_embedding_model_with_prefix_caching_breaks_on_0_13_to_0_17():
                            ('--hf-overrides {"architectures":["XLMRobertaForSequenceClassification"]}', "0.17.0rc1")):
         assert "REL-B13-013" not in judge(extra, release).message, (extra, release)
     assert judge("--task embed", "0.17.0rc1", model=False).status == Status.UNKNOWN  # BERT or not: not known
+
+
+def test_a_compressed_tensors_checkpoint_on_a_300i_duo_does_not_load():
+    """From 0.15.0rc1 the platform registers its compressed-tensors config only off 310P (an h38j thread: an LLM
+    Compressor W8A8 checkpoint on the 0.18.0rc1-310p image failed to load); A2 and msModelSlim checkpoints pass."""
+    ct = '--hf-overrides {"quantization_config":{"quant_method":"compressed-tensors"}}'
+    f = judge(ct, "0.18.0rc1", npus=chips("310P3"))
+    assert f.status == Status.FAIL and "REL-B27-011" in f.message and "AscendModelSlimConfig310" in f.message
+    assert "--quantization ascend" in f.remediation
+    assert "REL-B27-011" not in judge(ct, "0.18.0rc1", npus=chips("910B3")).message
+    assert "REL-B27-011" not in judge(ct, "0.14.0rc1", npus=chips("310P3")).message
+    assert "REL-B27-011" not in judge("--quantization ascend", "0.18.0rc1", npus=chips("310P3")).message
