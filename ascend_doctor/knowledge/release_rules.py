@@ -404,6 +404,14 @@ def layer_sharding_not_p_node(cmd, env, model) -> Answer:
                      "layer_sharding without --kv-transfer-config") if hit else ""
 
 
+def prefill_node(cmd, env, model) -> Answer:
+    """A P/D prefill node: --kv-transfer-config with kv_role kv_producer."""
+    kv, _ = cmd.json_value("kv_transfer_config")
+    hit = isinstance(kv, dict) and kv.get("kv_role") == "kv_producer"
+    return hit, {}, (f"--kv-transfer-config kv_role kv_producer ({kv.get('kv_connector') or 'no connector named'})"
+                     if hit else "")
+
+
 def recompute_scheduler_mixed(cmd, env, model) -> Answer:
     """`recompute_scheduler_enable` true (the top-level --additional-config key, or under `scheduler_config`, where
     0.25.1rc1 moved it) on a PD-mixed server: no --kv-transfer-config, or kv_role kv_both. A false anywhere is taken
@@ -612,7 +620,7 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         layer_sharding_not_p_node, recompute_scheduler_mixed, moe_model, qwen3_next_model,
         flashcomm_vl_arch, flashcomm_vl_config, encoder_only_model, full_graph_mtp_gqa, quant_ascend_online,
         off_grid_capture_ceiling, pooling_runner, pooling_prefix_cache,
-        quant_compressed_tensors)
+        quant_compressed_tensors, prefill_node)
 }
 
 

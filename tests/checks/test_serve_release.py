@@ -480,3 +480,14 @@ def test_a_compressed_tensors_checkpoint_on_a_300i_duo_does_not_load():
     assert "REL-B27-011" not in judge(ct, "0.18.0rc1", npus=chips("910B3")).message
     assert "REL-B27-011" not in judge(ct, "0.14.0rc1", npus=chips("310P3")).message
     assert "REL-B27-011" not in judge("--quantization ascend", "0.18.0rc1", npus=chips("310P3")).message
+
+
+def test_a_prefill_node_on_0_23_0_runs_without_preemption():
+    """vllm-ascend#15802: 0.23.0 and 0.23.0.post1 turn scheduler preemption off on a kv_producer node, which stalled
+    a 1P1D deployment under load; 0.23.0rc1, 0.24.0rc1 and a decode node are not affected."""
+    p = '--kv-transfer-config {"kv_connector":"MooncakeConnectorV1","kv_role":"kv_producer"}'
+    for release in ("0.23.0", "0.23.0.post1"):
+        f = judge(p, release)
+        assert f.status == Status.WARN and "REL-B29-005" in f.message and "preemption is disabled" in f.message
+    for extra, release in ((p, "0.23.0rc1"), (p, "0.24.0rc1"), (p.replace("kv_producer", "kv_consumer"), "0.23.0")):
+        assert "REL-B29-005" not in judge(extra, release).message, (extra, release)
