@@ -16,6 +16,7 @@ from ascend_doctor.i18n import T, capitalized, join, known
 from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.plugin import FactUnavailable, check, ev, if_shown, step
 from ascend_doctor.seam.host import normalize_name
+from ascend_doctor.text.textsafe import clipped
 from ascend_doctor.text.versions import try_parse_version, version_in
 
 from ._vllm import JUDGED_DISTS, ROW_FIELD, install_vllm, pip_spec, release_evidence, stack_versions, torch_clobbered
@@ -310,7 +311,8 @@ def release_pins(ctx):
         versions["cann"] = c.version
     told = ctx.try_fact("npu_family")  # npu-smi's; a paste without its table: the family its image's suffix names
     fams = (told.families if told is not None else families(ctx.try_fact("npu_smi"))) or {}
-    family = next(iter(fams)) if len(fams) == 1 else None  # the image variant: one chip family on the host
+    known = [f for f in fams if f != "?"]
+    family = known[0] if len(known) == 1 else None  # the image variant: one chip family on the host
     items = [i for i in m.compare_stack(versions, family) if i.component != "vllm"]  # vLLM: VLLM101
     evidence = [release_evidence(row)]
     lines, fails, warns, notes, pip_fix = _sort_items(items, family, row, py)
@@ -359,12 +361,16 @@ def _for_these_weights(ctx, cmd, hits: list) -> tuple[list, list, str]:
 
     only = [a for a in hits if a.weights == "unquantized"]
     sign = quantized_sign(cmd, {}, ctx.try_fact("serve_model"), by_name=True) if only else None
+    stated = getattr(ctx.try_fact("paste"), "quantization", None) if only and not sign else None
+    if stated is not None:  # triage: a line of the paste that says how the model is quantized (`model: X (W8A8)`)
+        sign = f"{clipped(stated.value, 20)}, paste line {stated.lines}"
     if not sign:
         return hits, [], ""
     return [a for a in hits if a not in only], only, sign
 
 
-@check("VLLM103", "advisories", severity="error", needs=["python", "cann", "stack", "serve_cmd", "serve_model"])
+@check("VLLM103", "advisories", severity="error",
+       needs=["python", "cann", "stack", "serve_cmd", "serve_model", "paste"])
 def advisories(ctx):
     """No known-bad combination (advisory) matches the installed stack
 

@@ -191,6 +191,9 @@ class PasteFacts(Model):
     model_named: Optional[Seen] = Field(None, description="the model a labelled line names (`model: Qwen3-8B`, "
                                                          "`# 模型：Qwen3-8B`): stands in where the command's is not "
                                                          "shown")
+    quantization: Optional[Seen] = Field(None, description="a quantization the paste states of the served model: a "
+                                                           "quantization word on the line naming it or on a "
+                                                           "`quantization:` line (`model: Qwen3-32B (W8A8)`)")
     packages_complete: bool = Field(False, description="a full package list (pip list / pip freeze) is in the "
                                                         "paste; collect_env's [pip3]/[conda] lines are filtered")
     package_rows: int = Field(0, description="package rows read (pip list, freeze, conda, collect_env)")
@@ -388,7 +391,8 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
     """The facts one line states by itself: a version line, `name: version`, an hccn_tool answer, a bare exception,
     collect_env's Python, OS and CANN lines. Every pattern is anchored on the line's first character."""
     cut = t.find(" #")  # `vllm-ascend 0.11.0rc1   # the image's`: the author's comment is not part of the version
-    _version_lines(f, t[:cut].rstrip() if cut > 0 else t, no)
+    line = t[:cut].rstrip() if cut > 0 else t
+    _version_lines(f, _TRAILING_PATH.sub("", line) if ("," in line or "，" in line or ";" in line) else line, no)
     said = _heading_statement(t)
     if said:
         _version_lines(f, said, no)
@@ -396,7 +400,7 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
     if m:
         comp = _NOT_INSTALLED_COMPONENT.get(m.group(1).lower().replace("-", "_"))
         f.absent.setdefault(comp, Seen(value="not installed", lines=str(no), source="a line saying so"))
-    m = _CANN_WORDS.match(said or t)
+    m = _CANN_WORDS.match(said or t) or _CANN_TOOLKIT_LINE.match(said or t)
     if m and not any(s.lines == str(no) for s in f.versions.get("cann", [])):
         f.versions.setdefault("cann", []).append(Seen(value=m.group(1), lines=str(no), source="CANN line"))
     bold = _BOLD_LABEL.sub(r"\1", said or t) if "**" in t or "__" in t else ""
@@ -428,7 +432,8 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
         f.machine = "aarch64" if m.group(1) == "arm64" else m.group(1)
     if _CANN_NA.match(t):
         f.cann_not_available = Seen(value="Not Available", lines=str(no), source="collect_env CANN line")
-    if not _read_at(f, no) and ("|" in t or "ASCEND_" in t or "toolkit_" in t.lower()):
+    if not _read_at(f, no) and ("|" in t or "ASCEND_" in t or "toolkit_" in t.lower() or "LD_LIBRARY_PATH" in t
+                                or "PYTHONPATH" in t):
         _cells_and_paths(f, t, no)
 
 
@@ -439,11 +444,11 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
 # `ASCEND_HOME_PATH=/usr/local/Ascend/cann-8.5.0`; `latest` names no version).
 _CELL_MARKUP = re.compile(r"[`*]|__")
 _CELL_VERSION = re.compile(r"v?(\d{1,2}\.\d{1,3}(?:\.[0-9A-Za-z]+){0,3}(?:-(?:alpha|beta)\.?\d+)?)")
-_TOOLKIT_WORDS = re.compile(r"(?:ascend[-_ ]?)?(?:cann[-_ ]?)?toolkit[\s_-]+v?(\d{1,2}\.\d[0-9A-Za-z.]*)", re.I)
+_TOOLKIT_WORDS = re.compile(r"^(?:ascend[-_ ]?)?(?:cann[-_ ]?)?toolkit[\s_:=-]+v?(\d{1,2}\.\d[0-9A-Za-z.]*)", re.I)
 _TOOLKIT_RUN = re.compile(r"cann-toolkit_(\d{1,2}\.\d[0-9A-Za-z.]*?)_linux", re.I)
 _CANN_LABEL_START = re.compile(r"^(?:[-*]\s+)?(?:ascend[-_ ]?)?(?:cann|toolkit)", re.I)
-_TOOLKIT_HOME = re.compile(r"^(?:export\s+)?(ASCEND_TOOLKIT_HOME|ASCEND_HOME_PATH|ASCEND_OPP_PATH)=[\"']?[^\s\"']*?/"
-                           r"(?:ascend-toolkit/|cann-)(\d{1,2}\.\d[0-9A-Za-z.]*?)(?=[/\"'\s]|$)")
+_TOOLKIT_HOME = re.compile(r"^(?:export\s+|ENV\s+|-\s+)?(ASCEND_[A-Z_]{1,40}|LD_LIBRARY_PATH|PYTHONPATH)\s?[=:]\s?"
+                           r"[\"']?[^\s\"']*?/(?:ascend-toolkit/|cann-)(\d{1,2}\.\d[0-9A-Za-z.]*?)(?=[/\"'\s:]|$)")
 
 
 def _read_at(f: PasteFacts, no: int) -> bool:
@@ -456,7 +461,7 @@ def _read_at(f: PasteFacts, no: int) -> bool:
 
 def _cell_version(cell: str) -> str:
     """The version a table cell states: the whole cell, the toolkit's name and version, or its package file."""
-    for pat, how in ((_TOOLKIT_RUN, "search"), (_CELL_VERSION, "fullmatch"), (_TOOLKIT_WORDS, "fullmatch")):
+    for pat, how in ((_TOOLKIT_RUN, "search"), (_CELL_VERSION, "fullmatch"), (_TOOLKIT_WORDS, "match")):
         m = getattr(pat, how)(cell)
         if m:
             return m.group(1)
@@ -508,9 +513,20 @@ _CANN_WORDS = re.compile(r"^(?:[-*]\s+)?CANN(?:[\s_/-]+[A-Za-z][\w-]{0,30}){1,3}
                          r"\s*[:：]\s*(?:CANN\s)?v?(\d{1,2}\.\d[0-9A-Za-z.]*)\s*$", re.I)
 
 
+# Where a stated version's package lives, after it (`CANN toolkit: 8.3.RC1, path /usr/local/Ascend/…`): not part of
+# the statement.
+_TRAILING_PATH = re.compile(r"\s?[,，;；]\s?(?:(?:install(?:ed)?\s)?(?:path|location|at|in)\b|(?:安装)?路径)"
+                            r"[^,，;；]*$", re.I)
+# CANN's label, then the toolkit's package name and version, and maybe where it is (`CANN: Ascend-cann-toolkit 8.3.RC1
+# /usr/local/Ascend/ascend-toolkit/8.3.RC1`).
+_CANN_TOOLKIT_LINE = re.compile(r"^(?:[-*]\s+)?CANN\s*[:：]?\s*(?:ascend[-_])?cann[-_]toolkit[\s:=_-]+v?"
+                                r"(\d{1,2}\.\d[0-9A-Za-z.]*)(?:\s+/\S*)?\s*$", re.I)
+
+
 _BOLD_LABEL = re.compile(r"(?:\*\*|__)([^*_\n]{1,40}?)(?:\*\*|__)")
-_SHARED_VALUE = re.compile(r"^(?:[-*]\s+)?(vllm|vllm[-_]ascend|torch|torch[-_]npu)\s*(?:&&|&|\band\b|和|与)\s*"
-                           r"(vllm|vllm[-_]ascend|torch|torch[-_]npu)\s*[:：=]\s*(v?\d[0-9A-Za-z.+]*)\s*$", re.I)
+_SHARED_VALUE = re.compile(r"^(?:[-*]\s+)?(vllm|vllm[-_ ]ascend|torch|torch[-_ ]npu)\s*(?:&&|&|/|\band\b|和|与)\s*"
+                           r"(vllm|vllm[-_ ]ascend|torch|torch[-_ ]npu)(?:\s*(?:version|版本))?\s*[:：=]\s*"
+                           r"(v?\d[0-9A-Za-z.+]*)\s*$", re.I)
 
 
 def _pieces(t: str) -> list[str]:
@@ -801,6 +817,7 @@ def read_paste(text: str) -> PasteFacts:
         f.image = release
     f.image_family = _image_family(lines)
     f.model_named = _model_named(lines)
+    f.quantization = _stated_quantization(lines)
     if release is not None and "vllm_ascend" not in f.versions and not {"vllm-ascend", "vllm_ascend"} & set(f.packages):
         f.versions["vllm_ascend"] = [release]
     return f
@@ -838,6 +855,23 @@ def _model_named(lines: list[Line]) -> Optional[Seen]:
         m = _MODEL_LINE.match(ln.text.strip())
         if m:
             return Seen(value=m.group(1).rstrip("./-"), lines=str(ln.no), source="the model the paste names")
+    return None
+
+
+# A line that states how the served model is quantized: one naming the model (`model: Qwen3-32B (w8a8)`, `# 模型：
+# DeepSeek-R1-W8A8`) or a quantization label (`quantization: W8A8`, `量化方式：w8a8`), holding a quantization word.
+_QUANT_LABEL = re.compile(r"^(?:#{1,3}\s?|[-*]\s)?\s?(?:model|模型|weights?|权重|quantization|quant|"
+                          r"量化(?:方式|类型|格式)?)(?:\s?name)?\s?[:：](.{0,300})$", re.I)
+_QUANT_WORD = re.compile(r"(?<![A-Za-z0-9])(w8a8(?:c8|z|sc)?|w4a8(?:c8)?|w8a16|w4a16|w4a4|int8|int4|awq|gptq|fp8|"
+                         r"mxfp8|mxfp4)(?![A-Za-z0-9])", re.I)
+
+
+def _stated_quantization(lines: list[Line]) -> Optional[Seen]:
+    for ln in lines:
+        m = _QUANT_LABEL.match(ln.text.strip())
+        q = _QUANT_WORD.search(m.group(1)) if m else None
+        if q:
+            return Seen(value=q.group(1), lines=str(ln.no), source="a quantization the paste states")
     return None
 
 

@@ -360,24 +360,30 @@ def _seen(paste: PasteFacts) -> dict[str, str]:
 
 
 def _family(paste, have: dict, lack: dict) -> None:
-    """The `npu_family` fact of a paste: npu-smi's families where it has the table, else the family the official
-    image it names is built for (`-310p`, `-a3`), else missing with the reason."""
+    """The `npu_family` fact of a paste: npu-smi's families where its table names a known chip, else the family the
+    official image it names is built for (`-310p`, `-a3`) — also beside a table cut before its chip names or rows —
+    else the table's unknown chips, else missing with the reason."""
     from ascend_doctor.core.errors import FactUnavailable
     from ascend_doctor.probes.npu import NpuFamilyFact, family_of
 
-    smi = have.get("npu_smi")
+    smi, told, why = have.get("npu_smi"), None, None
     if smi is not None:
         try:
-            have["npu_family"] = family_of(smi)
+            told = family_of(smi)
         except FactUnavailable as exc:
-            lack["npu_family"] = exc.reason
+            why = exc.reason
+    if told is not None and set(told.families) - {"?"}:
+        have["npu_family"] = told
     elif paste.image_family is not None:  # the build the user runs names the family the chips belong to
         have["npu_family"] = NpuFamilyFact(families={paste.image_family.value: []}, source=T(
-            "the family of {image} (paste line {line}; no npu-smi table)", image=paste.image_family.source,
-            line=paste.image_family.lines))
+            "the family of {image} (paste line {line}; {table})", image=paste.image_family.source,
+            line=paste.image_family.lines, table=T("no npu-smi table") if smi is None else T(
+                "the npu-smi table names no chip of a known family")))
+    elif told is not None:
+        have["npu_family"] = told
     else:
-        lack["npu_family"] = T("the paste has no `npu-smi info` table and names no image built for one chip family "
-                               "(-310p, -a3)")
+        lack["npu_family"] = why or T("the paste has no `npu-smi info` table and names no image built for one chip "
+                                      "family (-310p, -a3)")
 
 
 def _open_command(findings: list, checks: dict, offline: bool = False) -> None:

@@ -15,7 +15,7 @@ from ascend_doctor.report import Status
 from ascend_doctor.sync.archive import open_tree
 from ascend_doctor.sync.support_matrix import read_feature_pairs, read_models
 from tests.checks.test_serve_checks import QWEN, facts, npu, on_release, run_check
-from tests.helpers import REPO
+from tests.helpers import REPO, shipped
 
 SDISTS = Path(os.environ.get("ASCEND_DOCTOR_SDISTS", REPO.parent / "sdists"))
 
@@ -349,3 +349,15 @@ def test_the_older_model_tables_are_read_too():
     assert got["notes"] == ["Gemma-3: https://x/496"]
     release, _ = Knowledge().support_matrix.row_for("0.10.0rc1")
     assert "XLM-RoBERTa-based" in release.not_supported and "Whisper" in release.not_supported
+
+
+def test_a_tutorial_checkpoint_spelled_with_or_without_a_hyphen_before_its_version_is_one_checkpoint():
+    """An h38k false warning: the tutorial served `GLM-5.2-w8a8` and the folder was spelled `GLM5.2-w8a8` (or the
+    reverse); row names are already matched without a `-` between a letter and a digit, the tutorials now too."""
+    from ascend_doctor.knowledge.support_matrix import _same_checkpoint
+
+    release = next(r for r in shipped().support_matrix.release if r.version == "0.22.1rc1")
+    assert release.tutorial_serving("/models/GLM5.2-w8a8", {"A2"}).startswith("A2 models/GLM5.2.md")
+    assert release.tutorial_serving("/models/GLM-5.2-w8a8", {"A2"}).startswith("A2 models/GLM5.2.md")
+    assert _same_checkpoint("glm-4.5-air-w8a8", "glm4.5-air-w8a8")
+    assert not _same_checkpoint("glm-5.2-w8a8", "glm-5.1-w8a8") and not _same_checkpoint("qwen3-32b", "qwen3-8b")

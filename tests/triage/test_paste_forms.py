@@ -665,6 +665,12 @@ def test_release_pins_judge_a_pasted_310p_image_by_that_image_not_the_a2_build()
     assert "does not ship it" in out.message
     a2 = vllm102("image: quay.io/ascend/vllm-ascend:v0.21.0rc1\nCANN: cann-9.1.0-beta.1\n")
     assert a2.status.value == "fail" and "cann 9.1.0-beta.1 (row: 9.0.0)" in a2.message
+    # an npu-smi table cut before its chip rows names no family: the image's still does (an h38k NEW false failure)
+    from tests.helpers import DATA
+
+    head = "\n".join((DATA / "npu_smi" / "info_310p3_duo_npu8_32768.txt").read_text().splitlines()[:7])
+    cut = vllm102("image: quay.io/ascend/vllm-ascend:v0.21.0rc1-310p\nCANN: cann-9.1.0-beta.1\n```\n" + head + "\n```\n")
+    assert cut.status.value == "pass", cut.message
 
 
 def test_a_bare_cann_line_is_its_version():
@@ -716,6 +722,11 @@ def test_a_pasted_npu_smi_header_with_a_blank_version_names_no_driver():
     ("- CANN: Ascend-cann-toolkit_8.3.RC1_linux-aarch64.run", "8.3.RC1"),
     ("export ASCEND_TOOLKIT_HOME=/usr/local/Ascend/ascend-toolkit/8.3.RC1", "8.3.RC1"),
     ("ASCEND_HOME_PATH=/usr/local/Ascend/cann-8.5.0", "8.5.0"),
+    ("ENV ASCEND_TOOLKIT_HOME=/usr/local/Ascend/ascend-toolkit/8.0.RC2", "8.0.RC2"),
+    ("LD_LIBRARY_PATH=/usr/local/lib:/usr/local/Ascend/ascend-toolkit/8.0.RC3/lib64:/x", "8.0.RC3"),
+    ("ASCEND_OPP_PATH: /usr/local/Ascend/ascend-toolkit/8.2.RC1/opp", "8.2.RC1"),
+    ("| CANN | ascend-toolkit: 8.3.RC1 |", "8.3.RC1"),
+    ("| CANN | Toolkit 8.3.RC1 + Kernels 8.3.RC1 |", "8.3.RC1"),
 ])
 def test_cann_in_a_wider_table_row_a_package_file_or_a_versioned_toolkit_home(line, cann):
     """h38k (an OLD judge's generic descriptions): CANN given as a row of a name/version table naming the toolkit
@@ -753,3 +764,38 @@ def test_a_json_array_that_is_no_command_is_not_one():
     for text in ('x = ["vllm", "serve"]', 'args: ["--model", "/m"]', 'command: ["vllm", "serve", 1]',
                  'command: ["vllm", "serve", "/m"' + ', "--x"' * 5000 + "]"):
         assert read_paste(text + "\n").serve_argv is None, text[:40]
+
+
+@pytest.mark.parametrize("line, want", [
+    ("CANN: Ascend-cann-toolkit 8.3.RC1 /usr/local/Ascend/ascend-toolkit/8.3.RC1", {"cann": "8.3.RC1"}),
+    ("- CANN toolkit: 8.3.RC1, path /usr/local/Ascend/ascend-toolkit/latest", {"cann": "8.3.RC1"}),
+    ("torch_npu 2.7.1, installed at /usr/lib/python3/site-packages", {"torch_npu": "2.7.1"}),
+    ("vllm && vllm ascend: 0.11.0", {"vllm": "0.11.0", "vllm_ascend": "0.11.0"}),
+    ("vllm & vllm-ascend version: v0.11.0", {"vllm": "0.11.0", "vllm_ascend": "0.11.0"}),
+])
+def test_a_label_with_the_toolkit_name_a_trailing_path_or_an_informal_pair(line, want):
+    """h38j FINAL's generic descriptions: a CANN label followed by the toolkit's name, version and path; a version with
+    where it is installed after a comma; `a && b: X` with an informal name — each asked for again by TRIAGE103."""
+    got = versions(line + "\n")
+    assert {k: got.get(k) for k in want} == want
+
+
+def test_a_quantization_the_paste_states_drops_an_advisory_about_unquantized_weights():
+    """An h38k false warning: ADV-2026-008 (NZ slowing bf16 models on 0.12.0rc1) beside a paste whose model line says
+    the checkpoint is W8A8. A quantization word on the line naming the model, or on a quantization label, is read;
+    a model line without one keeps the advisory (it may apply)."""
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.triage.run import triage_text
+
+    def vllm103(model_line):
+        text = model_line + "\nvllm-ascend: 0.12.0rc1\nvllm: 0.12.0\n"
+        report = triage_text(text, "paste.md", load_registry(entry_points=False), RunOptions())
+        return next(x for x in report.findings if x.code == "VLLM103")
+
+    for line in ("# model: Qwen3-32B (W8A8, msmodelslim)", "- 量化方式：w8a8", "quantization: AWQ"):
+        f = vllm103(line)
+        assert "ADV-2026-008" not in (f.details or {}).get("advisories", []), line
+        assert "quantized" in f.message, f.message
+    assert "ADV-2026-008" in vllm103("# model: Qwen3-32B").details["advisories"]
+    assert read_paste("I will try W8A8 next\n").quantization is None  # a sentence states nothing
