@@ -8,6 +8,18 @@ from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.plugin import ev
 
 
+def host_families(ctx):
+    """family -> chip names of this host: the `npu_family` fact (npu-smi's; in a paste without a usable table, the
+    family its image's suffix names, with no chip names), else npu-smi's table; None when neither tells."""
+    told = ctx.try_fact("npu_family")
+    return told.families if told is not None else families(ctx.try_fact("npu_smi"))
+
+
+def chip_names(fams: dict, family: str) -> list:
+    """The chips of `family` on this host, or the family's own name where only the family is known (an image)."""
+    return fams.get(family) or ([family] if family in fams else [])
+
+
 def rules_of_kind(ctx, kind: str):
     """(rules that apply, evidence, None) or (.., .., outcome): the family (the `npu_family` fact: npu-smi's, or a
     paste's image suffix), vllm-ascend's version."""

@@ -18,10 +18,9 @@ from typing import List, Optional, Tuple
 
 from ascend_doctor.core.errors import FactUnavailable
 from ascend_doctor.i18n import T, join, known
-from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.plugin import check, ev, step
 
-from ._hardware import rules_of_kind, serve_or_skip, violated
+from ._hardware import chip_names, host_families, rules_of_kind, serve_or_skip, violated
 from ._serve import model_config, unreadable
 
 DTYPES = {"half": "float16", "float16": "float16", "fp16": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16",
@@ -422,8 +421,8 @@ def chip_supported(ctx):
     """
     rules, evidence, out = rules_of_kind(ctx, "unsupported")
     if rules:
-        chips = sorted({c for fam in {h for r in rules for h in r.hardware} for c in families(ctx.fact("npu_smi"))
-                        .get(fam, [])})
+        fams = host_families(ctx) or {}
+        chips = sorted({c for fam in {h for r in rules for h in r.hardware} for c in chip_names(fams, fam)})
         version = ctx.fact("python").dist("vllm-ascend").version
         if any(r.severity in ("critical", "error") for r in rules):
             said = T("vllm-ascend {version} does not run on {chips}", version=version, chips=", ".join(chips))
@@ -434,7 +433,7 @@ def chip_supported(ctx):
     va = ctx.fact("python").dist("vllm-ascend")
     if not evidence or va is None:
         return out  # no npu-smi chip table (unknown), or no vllm-ascend to judge (skip)
-    fams = families(ctx.fact("npu_smi"))
+    fams = host_families(ctx) or {}
     if "?" in fams:
         return ctx.unknown(T("chip name(s) {names} are no vllm-ascend hardware family the doctor knows",
                              names=", ".join(sorted(set(fams["?"])))), evidence)
@@ -447,7 +446,7 @@ def chip_supported(ctx):
         return ctx.warn(T("vllm-ascend {version} names {listed} in its documentation and images, not {named} "
                           "({chips}): this release does not claim to run there", version=va.version,
                           listed=", ".join(row.hardware), named=", ".join(named),
-                          chips=", ".join(c for f in named for c in sorted(set(fams[f])))), evidence,
+                          chips=", ".join(c for f in named for c in sorted(set(chip_names(fams, f))))), evidence,
                         remediation=T("Install a release whose row names {named}: `ascend-doctor matrix show` lists "
                                       "the hardware of each.", named=", ".join(named)))
     return ctx.ok(T("{families} run vllm-ascend {version}", families=", ".join(sorted(fams)), version=va.version),

@@ -5,10 +5,10 @@ The rows are the `serve/release-rules` table; their conditions are ascend_doctor
 from __future__ import annotations
 
 from ascend_doctor.i18n import T, join, known
-from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.knowledge.release_rules import answer, rules_for
 from ascend_doctor.plugin import FactUnavailable, check, ev
 
+from ._hardware import host_families
 from ._serve import ascend_release, cmd_or_skip, model_config
 
 EFFECT = {"refuses": T("refuses it at start"), "breaks": T("fails on it at the first request"),
@@ -79,8 +79,7 @@ def release_combos(ctx):
         return out
     rules = rules_for(ctx.knowledge.release_rules, dist.version)
     env, model = _env(ctx, cmd), _model(ctx)
-    told = ctx.try_fact("npu_family")  # npu-smi's; a paste without its table: the family its image's suffix names
-    fams = (told.families if told is not None else families(ctx.try_fact("npu_smi"))) or {}
+    fams = host_families(ctx) or {}  # npu-smi's; a paste without its table: the family its image's suffix names
     hits, unjudged, unchipped, unseen, evidence = [], [], [], {}, [ev(T("command line"), cmd.display)]
     for rule in rules:
         try:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import posixpath
 
 from ascend_doctor.i18n import T, join
-from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.knowledge.serve_features import used
 from ascend_doctor.knowledge.support_matrix import doc_families, first_listing, rows_of
 from ascend_doctor.plugin import check, ev
 
+from ._hardware import host_families
 from ._serve import cmd_or_skip, stand_in_for, unreadable
 
 
@@ -158,8 +158,7 @@ def support_matrix(ctx):
         evidence.append(ev(T("support-matrix rows of the model"), ", ".join(names)))
     else:
         warnings += _newer_than_release(table, release, served, cmd, evidence)
-    told = ctx.try_fact("npu_family")  # npu-smi's; a paste without its table: the family its image's suffix names
-    fams = told.families if told is not None else families(ctx.try_fact("npu_smi"))
+    fams = host_families(ctx)  # npu-smi's; a paste without its table: the family its image's suffix names
     here = set(fams or ()) - {"?"}
     for name in names:
         if name in release.not_supported:

@@ -13,12 +13,12 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from ascend_doctor.i18n import T, capitalized, join, known
-from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.plugin import FactUnavailable, check, ev, if_shown, step
 from ascend_doctor.seam.host import normalize_name
 from ascend_doctor.text.textsafe import clipped
 from ascend_doctor.text.versions import try_parse_version, version_in
 
+from ._hardware import host_families
 from ._vllm import JUDGED_DISTS, ROW_FIELD, install_vllm, pip_spec, release_evidence, stack_versions, torch_clobbered
 
 
@@ -309,8 +309,7 @@ def release_pins(ctx):
             versions[name] = d.version
     if c is not None and c.found and c.version:
         versions["cann"] = c.version
-    told = ctx.try_fact("npu_family")  # npu-smi's; a paste without its table: the family its image's suffix names
-    fams = (told.families if told is not None else families(ctx.try_fact("npu_smi"))) or {}
+    fams = host_families(ctx) or {}  # npu-smi's; a paste without its table: the family its image's suffix names
     known = [f for f in fams if f != "?"]
     family = known[0] if len(known) == 1 else None  # the image variant: one chip family on the host
     items = [i for i in m.compare_stack(versions, family) if i.component != "vllm"]  # vLLM: VLLM101

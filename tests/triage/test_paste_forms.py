@@ -671,6 +671,12 @@ def test_release_pins_judge_a_pasted_310p_image_by_that_image_not_the_a2_build()
     head = "\n".join((DATA / "npu_smi" / "info_310p3_duo_npu8_32768.txt").read_text().splitlines()[:7])
     cut = vllm102("image: quay.io/ascend/vllm-ascend:v0.21.0rc1-310p\nCANN: cann-9.1.0-beta.1\n```\n" + head + "\n```\n")
     assert cut.status.value == "pass", cut.message
+    # and every check that reads the family takes it from there (HW107 crashed on the table's missing chips)
+    text = "image: quay.io/ascend/vllm-ascend:v0.21.0rc1-310p\nCANN: cann-9.1.0-beta.1\n```\n" + head + "\n```\n"
+    report = triage_text(text, "paste.md", load_registry(entry_points=False), RunOptions())
+    assert [x.code for x in report.findings if x.status.value == "error"] == []
+    hw107 = next(x for x in report.findings if x.code == "HW107")
+    assert hw107.status.value == "pass" and "310P" in hw107.message
 
 
 def test_a_bare_cann_line_is_its_version():
