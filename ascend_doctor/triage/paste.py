@@ -448,7 +448,8 @@ _TOOLKIT_WORDS = re.compile(r"^(?:ascend[-_ ]?)?(?:cann[-_ ]?)?toolkit[\s_:=-]+v
 _TOOLKIT_RUN = re.compile(r"cann-toolkit_(\d{1,2}\.\d[0-9A-Za-z.]*?)_linux", re.I)
 _CANN_LABEL_START = re.compile(r"^(?:[-*]\s+)?(?:ascend[-_ ]?)?(?:cann|toolkit)", re.I)
 _TOOLKIT_HOME = re.compile(r"^(?:export\s+|ENV\s+|-\s+)?(ASCEND_[A-Z_]{1,40}|LD_LIBRARY_PATH|PYTHONPATH)\s?[=:]\s?"
-                           r"[\"']?[^\s\"']*?/(?:ascend-toolkit/|cann-)(\d{1,2}\.\d[0-9A-Za-z.]*?)(?=[/\"'\s:]|$)")
+                           r"[\"']?[^\s\"']*?/(?:ascend-toolkit/|cann-)(\d{1,2}\.\d[0-9A-Za-z.]*?(?:-(?:alpha|beta)\.?\d+)?)"
+                           r"(?=[/\"'\s:]|$)")
 
 
 def _read_at(f: PasteFacts, no: int) -> bool:
@@ -468,10 +469,16 @@ def _cell_version(cell: str) -> str:
     return ""
 
 
-def _cells_and_paths(f: PasteFacts, t: str, no: int) -> None:
+def _toolkit_home(f: PasteFacts, t: str, no: int) -> bool:
+    """The CANN version of a versioned toolkit directory an environment variable names (_TOOLKIT_HOME)."""
     m = _TOOLKIT_HOME.match(t)
     if m:
         f.versions.setdefault("cann", []).append(Seen(value=m.group(2), lines=str(no), source=f"{m.group(1)} path"))
+    return m is not None
+
+
+def _cells_and_paths(f: PasteFacts, t: str, no: int) -> None:
+    if _toolkit_home(f, t, no):
         return
     if "|" not in t:
         m = _TOOLKIT_RUN.search(t)
@@ -517,10 +524,10 @@ _CANN_WORDS = re.compile(r"^(?:[-*]\s+)?CANN(?:[\s_/-]+[A-Za-z][\w-]{0,30}){1,3}
 # the statement.
 _TRAILING_PATH = re.compile(r"\s?[,，;；]\s?(?:(?:install(?:ed)?\s)?(?:path|location|at|in)\b|(?:安装)?路径)"
                             r"[^,，;；]*$", re.I)
-# CANN's label, then the toolkit's package name and version, and maybe where it is (`CANN: Ascend-cann-toolkit 8.3.RC1
-# /usr/local/Ascend/ascend-toolkit/8.3.RC1`).
+# CANN's label, then the toolkit's package name and version, and maybe where it is or a note (`CANN: Ascend-cann-toolkit
+# 8.3.RC1 /usr/local/Ascend/ascend-toolkit/8.3.RC1`, `CANN   Ascend-cann-toolkit 9.1.0 (innerversion V100R001…)`).
 _CANN_TOOLKIT_LINE = re.compile(r"^(?:[-*]\s+)?CANN\s*[:：]?\s*(?:ascend[-_])?cann[-_]toolkit[\s:=_-]+v?"
-                                r"(\d{1,2}\.\d[0-9A-Za-z.]*)(?:\s+/\S*)?\s*$", re.I)
+                                r"(\d{1,2}\.\d[0-9A-Za-z.]*)(?:\s+/\S*|\s*[(（][^()（）]{0,80}[)）])?\s*$", re.I)
 
 
 _BOLD_LABEL = re.compile(r"(?:\*\*|__)([^*_\n]{1,40}?)(?:\*\*|__)")
@@ -675,6 +682,8 @@ def read_paste(text: str) -> PasteFacts:
             while j < n and lines[j].text.strip() and _KEYVAL.match(lines[j].text.strip()):
                 k, v = _KEYVAL.match(lines[j].text.strip()).groups()
                 f.env[k] = Seen(value=v, lines=str(lines[j].no), source="collect_env ENV Variables")
+                if "ascend-toolkit/" in v or "cann-" in v:
+                    _toolkit_home(f, lines[j].text.strip(), lines[j].no)
                 j += 1
             if j > i + 1:
                 f.sections.append(Section(kind="env", first=lines[i].no, last=lines[j - 1].no))

@@ -805,3 +805,11 @@ def test_a_quantization_the_paste_states_drops_an_advisory_about_unquantized_wei
         assert "quantized" in f.message, f.message
     assert "ADV-2026-008" in vllm103("# model: Qwen3-32B").details["advisories"]
     assert read_paste("I will try W8A8 next\n").quantization is None  # a sentence states nothing
+
+
+def test_cann_in_collect_env_s_environment_block_and_a_toolkit_line_with_its_inner_version():
+    """h38k, read after it was measured: collect_env's `ENV Variables:` block naming the versioned CANN directory
+    (`cann-9.1.0-beta.1`), and `CANN   Ascend-cann-toolkit 9.1.0 (innerversion …)` — both asked for again."""
+    env = "vLLM Ascend Version: 0.23.0rc1\n\nENV Variables:\nASCEND_TOOLKIT_HOME=/usr/local/Ascend/cann-9.1.0-beta.1\n"
+    assert versions(env)["cann"] == "9.1.0-beta.1"
+    assert versions("CANN        Ascend-cann-toolkit 9.1.0 (innerversion V100R001C11SPC001B243)\n")["cann"] == "9.1.0"
