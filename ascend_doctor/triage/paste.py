@@ -390,6 +390,7 @@ def _version_lines(f: PasteFacts, t: str, no: int) -> None:
 def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
     """The facts one line states by itself: a version line, `name: version`, an hccn_tool answer, a bare exception,
     collect_env's Python, OS and CANN lines. Every pattern is anchored on the line's first character."""
+    before = _read_so_far(f)
     cut = t.find(" #")  # `vllm-ascend 0.11.0rc1   # the image's`: the author's comment is not part of the version
     line = t[:cut].rstrip() if cut > 0 else t
     _version_lines(f, _TRAILING_PATH.sub("", line) if ("," in line or "，" in line or ";" in line) else line, no)
@@ -432,8 +433,8 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
         f.machine = "aarch64" if m.group(1) == "arm64" else m.group(1)
     if _CANN_NA.match(t):
         f.cann_not_available = Seen(value="Not Available", lines=str(no), source="collect_env CANN line")
-    if not _read_at(f, no) and ("|" in t or "ASCEND_" in t or "toolkit_" in t.lower() or "LD_LIBRARY_PATH" in t
-                                or "PYTHONPATH" in t):
+    if ("|" in t or "ASCEND_" in t or "toolkit_" in t.lower() or "LD_LIBRARY_PATH" in t or "PYTHONPATH" in t) \
+            and _read_so_far(f) == before:  # nothing else took this line
         _cells_and_paths(f, t, no)
 
 
@@ -452,12 +453,10 @@ _TOOLKIT_HOME = re.compile(r"^(?:export\s+|ENV\s+|-\s+)?(ASCEND_[A-Z_]{1,40}|LD_
                            r"(?=[/\"'\s:]|$)")
 
 
-def _read_at(f: PasteFacts, no: int) -> bool:
-    """Whether a version was read off line `no` already (the forms below only add what nothing else took)."""
-    line = str(no)
-    return any(s.lines == line for vs in f.versions.values() for s in vs) or any(
-        s.lines == line for vs in f.packages.values() for s in vs) or (
-        f.driver_version is not None and f.driver_version.lines == line)
+def _read_so_far(f: PasteFacts) -> tuple:
+    """How much the reader has taken so far (package rows, versions, the driver): equal before and after a line when
+    the line gave nothing. Counts, not a scan of what was read: a log of a million lines beside a long package list."""
+    return f.package_rows, sum(len(v) for v in f.versions.values()), f.driver_version is not None
 
 
 def _cell_version(cell: str) -> str:
