@@ -254,7 +254,9 @@ def off_grid_capture_ceiling(cmd, env, model) -> Answer:
         k = spec.get("num_speculative_tokens")
         if not isinstance(k, int) or isinstance(k, bool) or k < 0:
             return None
-    ceiling = min(seqs * (1 + k), 512, tokens or 512)
+    ceiling = min(seqs * (1 + k), 512)
+    if tokens is not None and tokens <= ceiling:  # vLLM adds max_num_batched_tokens itself when it is below
+        return False, {}, ""
     largest = grid(ceiling)[-1]
     if ceiling == largest:
         return False, {}, ""

@@ -421,6 +421,8 @@ def test_an_off_grid_max_num_seqs_leaves_the_largest_decode_batches_without_a_gr
                '--max-num-seqs 12 --compilation-config {"cudagraph_mode":"NONE"}'):
         assert "REL-B15-004" not in judge(ok, "0.25.1rc1").message, ok
     assert "REL-B15-004" not in judge("--max-num-seqs 12", "0.30.0rc1").message
+    assert "REL-B15-004" not in judge("--max-num-seqs 12 --max-num-batched-tokens 10", "0.25.1rc1").message  # added
+    assert "REL-B15-004" in judge("--max-num-seqs 12 --max-num-batched-tokens 4096", "0.25.1rc1").message
     assert "REL-B15-004" not in judge("--max-num-seqs 12", "0.17.0rc1").message  # vLLM's x 2: 24
     unknown = judge('--max-num-seqs 12 --speculative-config {"method":"mtp"}', "0.25.1rc1")
     assert "REL-B15-004" in unknown.message and unknown.status == Status.UNKNOWN, unknown.message
