@@ -82,6 +82,8 @@ def release_combos(ctx):
     fams = host_families(ctx) or {}  # npu-smi's; a paste without its table: the family its image's suffix names
     hits, unjudged, unchipped, unseen, evidence = [], [], [], {}, [ev(T("command line"), cmd.display)]
     for rule in rules:
+        if rule.families and set(fams) - {"?"} and not set(fams) & set(rule.families):
+            continue  # a rule of other chips than this host's (known) ones
         try:
             said = answer(rule, cmd, env, model)
             if said is not None and said[0] and rule.missing_package:

@@ -8,6 +8,7 @@ be unjudged, never passed.
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from typing import Any, Callable, Optional
 
@@ -245,7 +246,10 @@ def off_grid_capture_ceiling(cmd, env, model) -> Answer:
     comp = comp if isinstance(comp, dict) else {}
     given = [k for k in ("cudagraph_capture_sizes", "max_cudagraph_capture_size") if comp.get(k) is not None]
     given += [n for n in ("cudagraph_capture_sizes", "max_cudagraph_capture_size", "cuda_graph_sizes") if cmd.has(n)]
-    seqs, tokens = cmd.int_opt("max_num_seqs"), cmd.int_opt("max_num_batched_tokens")
+    try:
+        seqs, tokens = cmd.int_opt("max_num_seqs"), cmd.int_opt("max_num_batched_tokens")
+    except ValueError:  # not a number: vLLM's argument parser refuses the command before any release rule
+        return False, {}, ""
     if not on or given or seqs is None or seqs <= 0:
         return False, {}, ""
     spec, _ = cmd.json_value("speculative_config")
@@ -552,6 +556,10 @@ def encoder_only_model(cmd, env, model) -> Answer:
 # _SUFFIX_TO_DEFAULTS; the same lists in later releases' vllm/config/model.py): the pooling tasks and conversions, and
 # the architecture name endings that choose the pooling runner (the first ending listed that matches decides).
 POOLING_TASKS = frozenset({"embedding", "embed", "classify", "score", "reward"})
+# A model name that suggests a pooling model (`Qwen3-Embedding-4B`, `bge-reranker-v2-m3`): where its config is not
+# read, such a model is not known to run generate; any other name is taken for the generative model it almost always
+# is (its config, once read, decides).
+_POOLING_NAME = re.compile(r"embed|rerank|bge|gte|e5-|retriev|classif|reward|sentence", re.I)
 POOLING_CONVERTS = frozenset({"embed", "classify", "reward"})
 _GENERATE_SUFFIXES = ("ForCausalLM", "ForConditionalGeneration", "ChatModel", "LMHeadModel")
 _POOLING_SUFFIXES = ("ForTextEncoding", "EmbeddingModel", "ForSequenceClassification", "ForAudioClassification",
@@ -571,8 +579,8 @@ def pooling_runner(cmd, env, model) -> Answer:
             return True, {}, f"{how} {value}"
     if runner and runner != "auto":
         return False, {}, ""
-    if model is None:
-        return None
+    if model is None:  # the architecture decides: not known, unless nothing suggests a pooling model at all
+        return None if _POOLING_NAME.search(str(getattr(cmd, "model", "") or "")) else (False, {}, "")
     for arch in model.get("architectures") or []:
         if not isinstance(arch, str):
             continue
