@@ -35,12 +35,21 @@ def _elsewhere(release, names: list, listed: set, fams: dict, here: set, model_p
 def _newer_than_release(table, release, served, cmd, evidence: list) -> list:
     """A checkpoint with no row in the installed release's matrix that a later release's matrix is the first to list
     (GLM-5.2 on a release that predates it; blind holdout h38b's gap 1): one warning naming that release — unless the
-    release's own tutorials serve this checkpoint (on any chip): then the release does not predate it, its model
-    table only lags (an h38k false warning)."""
+    release's own tutorials serve this checkpoint (on any chip), or the later row names it beside a model this
+    release lists (`Qwen3.5-27B / Qwen3.6-27B`): then the release does not predate it, its model table only lags
+    (h38k and h38l false warnings)."""
     if not release.models:  # the release's model table was not read (an older layout): absence says nothing
         return []
     later, rows = first_listing(table, release, served)
     if later is None:
+        return []
+    listed = set(release.models)
+    sibling = next((r for r in rows if r in listed or any(p.strip() in listed for p in r.split(" / "))), "")
+    if sibling:  # the later row names it beside a model this release lists (`Qwen3.5-27B / Qwen3.6-27B`)
+        evidence.append(ev(T("support-matrix rows of the model"), T(
+            "none by this name in vllm-ascend {version}'s model table; {first}'s row {row} names it beside a model "
+            "this release lists: the same model line, not a newer one", version=release.version, first=later.version,
+            row=sibling)))
         return []
     tutorial = release.tutorial_serving(cmd.model or "", {t.partition(": ")[0] for t in release.tutorial_models})
     if tutorial:

@@ -283,7 +283,13 @@ _SERVE_LINE = re.compile(r"(?:^|\s)['\"]?((?:\S*/)?vllm\s+serve\s.*|(?:\S*/)?pyt
                          r"vllm\.entrypoints\.openai\.api_server(?:\s.*)?)$")
 
 
+# A git commit given where a version goes (`vLLM: 54503ecec0f3…`, h38l): it names a source build, not a release.
+_COMMIT = re.compile(r"[0-9a-f]{7,40}")
+
+
 def _add_pkg(f: PasteFacts, name: str, version: str, line: int, source: str) -> None:
+    if _COMMIT.fullmatch(version) and not version.isdigit():
+        return
     if f.package_rows >= MAX_PACKAGE_ROWS:
         f.package_rows_dropped += 1
         return

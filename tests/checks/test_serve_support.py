@@ -361,3 +361,12 @@ def test_a_tutorial_checkpoint_spelled_with_or_without_a_hyphen_before_its_versi
     assert release.tutorial_serving("/models/GLM-5.2-w8a8", {"A2"}).startswith("A2 models/GLM5.2.md")
     assert _same_checkpoint("glm-4.5-air-w8a8", "glm4.5-air-w8a8")
     assert not _same_checkpoint("glm-5.2-w8a8", "glm-5.1-w8a8") and not _same_checkpoint("qwen3-32b", "qwen3-8b")
+
+
+def test_a_checkpoint_a_later_row_names_beside_a_model_the_release_lists_is_not_newer(tmp_path):
+    """h38l: Qwen3.6-27B on 0.19.1rc1, whose table lists Qwen3.5-27B; 0.22.1rc1's row is `Qwen3.5-27B / Qwen3.6-27B`:
+    the same model line, so no "the installed release may predate it". GLM-5.2 on 0.21.0rc1 still warns."""
+    m = _model(tmp_path, "Qwen3.6-27B-w8a8", {"model_type": "qwen3_6_unknown", "architectures": ["NoSuchArch"]})
+    out = run_check("SERVE314", _on(facts(f"vllm serve {m}"), "0.19.1rc1"))
+    assert "may predate" not in out.message, out.message
+    assert any("Qwen3.5-27B / Qwen3.6-27B" in e.excerpt for e in out.evidence)

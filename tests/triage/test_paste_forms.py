@@ -813,3 +813,10 @@ def test_cann_in_collect_env_s_environment_block_and_a_toolkit_line_with_its_inn
     env = "vLLM Ascend Version: 0.23.0rc1\n\nENV Variables:\nASCEND_TOOLKIT_HOME=/usr/local/Ascend/cann-9.1.0-beta.1\n"
     assert versions(env)["cann"] == "9.1.0-beta.1"
     assert versions("CANN        Ascend-cann-toolkit 9.1.0 (innerversion V100R001C11SPC001B243)\n")["cann"] == "9.1.0"
+
+
+def test_a_commit_given_where_a_version_goes_is_no_version():
+    """h38l: `vLLM: 54503ecec0f3…` was read as vLLM version `54503ecec0f3…` (the same paste's vllm-ascend commit was
+    not): a commit names a source build, whose version `pip show` gives."""
+    assert "vllm" not in versions("vLLM: 54503ecec0f3ac31e5ecfc5f28652e4cc42307b5\n")
+    assert versions("vllm: 0.11.0\n") == {"vllm": "0.11.0"}
