@@ -86,7 +86,14 @@ def missing_pieces(paste: Any) -> list[str]:
     else:
         for comp, how in (("vllm", "`pip show vllm`"), ("vllm_ascend", "`pip show vllm-ascend`"),
                           ("torch_npu", "`pip show torch-npu`")):
-            if not paste.versions.get(comp) and comp not in paste.absent:
+            if paste.versions.get(comp) or comp in paste.absent:
+                continue
+            commit = paste.commits.get(comp)
+            if commit is not None:  # a source build: which release it builds on is what its version says
+                out.append(T("the version {how} reports for the {component} built from commit {commit} (line {line}): "
+                             "the release it builds on decides which rules apply", how=how,
+                             component=comp.replace("_", "-"), commit=commit.value, line=commit.lines))
+            else:
                 out.append(T("the {component} version ({how})", component=comp.replace("_", "-"), how=how))
     if paste.npu_smi_text is None:
         out.append(T("`npu-smi info` (the NPUs, their health and the driver version)"))

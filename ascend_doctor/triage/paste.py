@@ -191,6 +191,8 @@ class PasteFacts(Model):
     model_named: Optional[Seen] = Field(None, description="the model a labelled line names (`model: Qwen3-8B`, "
                                                          "`# 模型：Qwen3-8B`): stands in where the command's is not "
                                                          "shown")
+    commits: dict[str, Seen] = Field(default_factory=dict, description="component -> the git commit the paste gives "
+                                                                      "where its version goes (a source build)")
     quantization: Optional[Seen] = Field(None, description="a quantization the paste states of the served model: a "
                                                            "quantization word on the line naming it or on a "
                                                            "`quantization:` line (`model: Qwen3-32B (W8A8)`)")
@@ -287,8 +289,19 @@ _SERVE_LINE = re.compile(r"(?:^|\s)['\"]?((?:\S*/)?vllm\s+serve\s.*|(?:\S*/)?pyt
 _COMMIT = re.compile(r"[0-9a-f]{7,40}")
 
 
+_COMMIT_LINE = re.compile(r"^(?:[-*]\s+)?(vllm|vllm[-_ ]ascend|torch[-_]npu)(?:\s*(?:version|版本|commit))?\s*[:：=]\s*"
+                          r"([0-9a-f]{7,40})(?:\s*[(（][^()（）]{0,80}[)）])?\s*$", re.I)
+
+
+def _add_commit(f: PasteFacts, name: str, commit: str, line: int) -> None:
+    comp = _DIST_ALIASES.get(_norm(name)) or _DIST_ALIASES.get(name.lower())
+    if comp and comp not in f.commits:
+        f.commits[comp] = Seen(value=commit[:12], lines=str(line), source="a commit where the version goes")
+
+
 def _add_pkg(f: PasteFacts, name: str, version: str, line: int, source: str) -> None:
     if _COMMIT.fullmatch(version) and not version.isdigit():
+        _add_commit(f, name, version, line)
         return
     if f.package_rows >= MAX_PACKAGE_ROWS:
         f.package_rows_dropped += 1
@@ -375,7 +388,14 @@ def _version_lines(f: PasteFacts, t: str, no: int) -> None:
         m = pat.match(t)
         if m and m.group(1) not in ("N/A", "Could"):
             f.versions.setdefault(comp, []).append(Seen(value=m.group(1), lines=str(no), source=source))
+    c = _COMMIT_LINE.match(t)
+    if c:  # `vLLM-Ascend: f5b5514… (latest main)`: a source build at a commit
+        _add_commit(f, c.group(1), c.group(2), no)
+        return
     m = _NAME_VERSION.match(t)
+    if m and _COMMIT.fullmatch(m.group(2)) and not m.group(2).isdigit():
+        _add_commit(f, m.group(1), m.group(2), no)  # `vLLM-Ascend: f5b5514… (latest main)`: a source build
+        return
     if m and m.group(1).lower().startswith("vllm") and _BUILT_NOTE.search(t[m.end(2):]) \
             and not _DEV_VERSION.search(m.group(2)) and not _listed(t[m.end(2):].strip()):
         # `vllm-ascend: 0.11.0rc0（源码安装）`: a build from source, named after the last tag it reached (a note

@@ -817,6 +817,14 @@ def test_cann_in_collect_env_s_environment_block_and_a_toolkit_line_with_its_inn
 
 def test_a_commit_given_where_a_version_goes_is_no_version():
     """h38l: `vLLM: 54503ecec0f3…` was read as vLLM version `54503ecec0f3…` (the same paste's vllm-ascend commit was
-    not): a commit names a source build, whose version `pip show` gives."""
+    not read at all): a commit names a source build, whose version `pip show` gives — TRIAGE103 asks for that
+    version and says the commit was seen."""
     assert "vllm" not in versions("vLLM: 54503ecec0f3ac31e5ecfc5f28652e4cc42307b5\n")
     assert versions("vllm: 0.11.0\n") == {"vllm": "0.11.0"}
+    from ascend_doctor.triage.answer import missing_pieces
+
+    f = read_paste("vLLM-Ascend: f5b5514afdb9ed53e7382ce8abdefec0bd0e5c62 (latest main)\n"
+                   "vLLM: 54503ecec0f3ac31e5ecfc5f28652e4cc42307b5\ntorch: 2.10.0\n")
+    assert {k: v.value for k, v in f.commits.items()} == {"vllm_ascend": "f5b5514afdb9", "vllm": "54503ecec0f3"}
+    asks = missing_pieces(f)
+    assert any("built from commit f5b5514afdb9" in a and "pip show vllm-ascend" in a for a in asks), asks
