@@ -18,8 +18,9 @@ def graph_stream_budget(ctx):
     """The ACL graphs this command captures fit the stream budget of the installed NPU driver
 
     What it checks: with vllm-ascend v0.21.0rc1 or later (which no longer shrinks the capture list) on an HDK driver
-    before 25.5.1, and graph mode on: the capture sizes vLLM will use (`cudagraph_capture_sizes`, or vLLM's default
-    list from `--max-num-seqs`, speculative tokens and `--max-num-batched-tokens`) against the number the old
+    before 25.5.1, and graph mode on: the capture sizes vLLM will use (`cudagraph_capture_sizes`, or the default
+    list up to the release's own ceiling — `--max-num-seqs` x (1 + speculative tokens), without vLLM's x 2 — and
+    `--max-num-batched-tokens`) against the number the old
     stream budget holds for this model and layout — vllm-ascend's own formula from v0.20.2rc1 (2048 streams less
     248 kept free; each piecewise graph takes one stream per layer plus one, and as many again for a draft model's
     or MTP head's layers; TP and DP groups take more).
