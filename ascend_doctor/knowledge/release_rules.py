@@ -591,12 +591,27 @@ def pooling_runner(cmd, env, model) -> Answer:
     return False, {}, ""
 
 
+def _pooling_type(cmd) -> str:
+    """The pooling type --pooler-config (or the older --override-pooler-config) sets, upper-cased; '' when none."""
+    for name in ("pooler_config", "override_pooler_config"):
+        cfg, _ = cmd.json_value(name)
+        if isinstance(cfg, dict) and isinstance(cfg.get("pooling_type"), str):
+            return cfg["pooling_type"].upper()
+    return ""
+
+
 def pooling_prefix_cache(cmd, env, model) -> Answer:
-    """A decoder pooling model (an embedding model built on a causal LM, LAST pooling: Qwen3-Embedding) with prefix
-    caching left on — vLLM's default for such models — where the release sends every pooling model through its
-    encoder attention (npu_fusion_attention), which ignores the cached prefix: a repeated prompt's embedding is wrong.
-    An encoder-only model is not prefix-cached by vLLM; where the model is not known, neither is that."""
-    if _explicit(cmd, "enable_prefix_caching") is False:
+    """A decoder pooling model (an embedding model built on a causal LM: Qwen3-Embedding) with prefix caching on,
+    where the release sends every pooling model through its encoder attention (npu_fusion_attention), which ignores
+    the cached prefix: a repeated prompt's embedding is wrong. On: `--enable-prefix-caching`, or vLLM's default for a
+    decoder model with LAST or ALL pooling (vLLM 0.13.0 ModelConfig.is_prefix_caching_supported; MEAN, CLS and STEP
+    pooling leave it off). An encoder-only model is not prefix-cached; a pooling type neither --pooler-config nor
+    the flag shows is not known (the checkpoint's 1_Pooling/config.json is not read)."""
+    from ascend_doctor.core.errors import FactUnavailable
+    from ascend_doctor.i18n import T
+
+    explicit = _explicit(cmd, "enable_prefix_caching")
+    if explicit is False:
         return False, {}, ""
     said = pooling_runner(cmd, env, model)
     if not said or not said[0]:
@@ -605,8 +620,16 @@ def pooling_prefix_cache(cmd, env, model) -> Answer:
         return None
     if encoder_only_model(cmd, env, model)[0]:
         return False, {}, ""
-    how = "--enable-prefix-caching" if cmd.has("enable_prefix_caching") else "prefix caching (vLLM's default)"
-    return True, {}, f"{said[2]} with {how}"
+    if explicit:
+        return True, {}, f"{said[2]} with --enable-prefix-caching"
+    pooling = _pooling_type(cmd)
+    if pooling in ("LAST", "ALL"):
+        return True, {}, f"{said[2]} with {pooling} pooling: prefix caching on (vLLM's default)"
+    if pooling:
+        return False, {}, ""
+    raise FactUnavailable("serve_model.pooling_type", T(
+        "the model's pooling type: vLLM turns prefix caching on by default for a decoder model's LAST or ALL pooling "
+        "(its 1_Pooling/config.json, or --pooler-config, says which)"))
 
 
 def quant_compressed_tensors(cmd, env, model) -> Answer:

@@ -462,17 +462,23 @@ def test_a_pooling_model_on_a_300i_duo_is_refused_by_0_14_to_0_19():
 def test_a_decoder_embedding_model_with_prefix_caching_breaks_on_0_13_to_0_17():
     """vllm-ascend#5725: on 0.13.0rc1-0.17.0rc1 every pooling model runs through encoder attention, which does not
     read the prefix cache, so a repeated prompt was embedded wrong; PR #7452 (0.18.0rc1) keeps causal pooling models
-    on the cached path. --no-enable-prefix-caching, an encoder-only model or a generative run pass."""
-    f = judge("--task embed", "0.17.0rc1")  # Qwen3-8B's config: a causal LM, run as a pooling model
+    on the cached path. Prefix caching is on when the flag says so, or by vLLM's default for LAST/ALL pooling of a
+    decoder model; MEAN pooling, --no-enable-prefix-caching, an encoder-only model or a generative run pass; a
+    pooling type the command does not show is not known."""
+    last = ' --pooler-config {"pooling_type":"LAST"}'
+    f = judge("--task embed" + last, "0.17.0rc1")  # Qwen3-8B's config: a causal LM, run as a pooling model
     assert f.status == Status.FAIL and "REL-B13-013" in f.message, f.message
-    assert "prefix caching (vLLM's default)" in next(e.excerpt for e in f.evidence if "REL-B13-013" in e.source)
+    assert "LAST pooling: prefix caching on" in next(e.excerpt for e in f.evidence if "REL-B13-013" in e.source)
     assert "--no-enable-prefix-caching" in f.remediation
     assert "REL-B13-013" in judge("--runner pooling --enable-prefix-caching", "0.13.0rc1").message
-    for extra, release in (("--task embed --no-enable-prefix-caching", "0.17.0rc1"), ("--task embed", "0.18.0rc1"),
-                           ("--task embed", "0.12.0rc1"), ("", "0.17.0rc1"),
+    for extra, release in (("--task embed --no-enable-prefix-caching" + last, "0.17.0rc1"),
+                           ("--task embed" + last, "0.18.0rc1"), ("--task embed" + last, "0.12.0rc1"),
+                           ("", "0.17.0rc1"), ('--task embed --pooler-config {"pooling_type":"MEAN"}', "0.17.0rc1"),
                            ('--hf-overrides {"architectures":["XLMRobertaForSequenceClassification"]}', "0.17.0rc1")):
         assert "REL-B13-013" not in judge(extra, release).message, (extra, release)
-    assert judge("--task embed", "0.17.0rc1", model=False).status == Status.UNKNOWN  # BERT or not: not known
+    unknown = judge("--task embed", "0.17.0rc1")  # the checkpoint's pooling type is not read
+    assert unknown.status == Status.UNKNOWN and "REL-B13-013" in unknown.message and "pooling type" in unknown.message
+    assert judge("--task embed" + last, "0.17.0rc1", model=False).status == Status.UNKNOWN  # BERT or not
 
 
 def test_a_compressed_tensors_checkpoint_on_a_300i_duo_does_not_load():
