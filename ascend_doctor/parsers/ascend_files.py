@@ -530,3 +530,27 @@ def split_cat_sections(text: str) -> list[tuple[str, str]]:
         else:
             sections[-1][1].append(ln)
     return [(p, "\n".join(body).strip("\n")) for p, body in sections if p or "\n".join(body).strip()]
+
+
+# A CANN install directory named for its version: `cann-8.5.0` (CANN >= 8.5), `ascend-toolkit/8.3.RC1` (older),
+# `nnae-…`; a pre-release stays part of it (`cann-9.1.0-beta.1`). `latest` names no version.
+_DIR_VERSION = re.compile(r"^(?:cann-|nnae-)?(\d{1,3}\.\d{1,3}[\w.]{0,40}?(?:-(?:alpha|beta)\.?\d{1,4})?)$", re.I)
+
+
+def cann_dir_version(name: str) -> Optional[str]:
+    """The version a CANN install directory's own name gives (`cann-8.5.0` -> 8.5.0, `8.3.RC1`), None otherwise."""
+    m = _DIR_VERSION.match(name)
+    return m.group(1) if m else None
+
+
+def cann_path_version(path: str) -> Optional[str]:
+    """The version of the CANN install a path lies in (`/usr/local/Ascend/ascend-toolkit/8.0.RC3/lib64`,
+    `/usr/local/Ascend/cann-9.1.0-beta.1/opp`): a `cann-X`/`nnae-X` component, or the one under `ascend-toolkit` or
+    `nnae`; None for `…/latest/…` and any other path."""
+    parts = [p for p in path.split("/") if p][:64]
+    for i, part in enumerate(parts):
+        if part.lower().startswith(("cann-", "nnae-")) or (i and parts[i - 1] in ("ascend-toolkit", "nnae")):
+            version = cann_dir_version(part)
+            if version:
+                return version
+    return None

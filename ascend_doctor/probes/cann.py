@@ -26,6 +26,7 @@ from ascend_doctor.parsers.ascend_files import (
     InstallInfo,
     NnalVersionInfo,
     VersionCfg,
+    cann_dir_version,
     parse_ascend_install_info,
     parse_component_version_info,
     parse_driver_version_info,
@@ -205,9 +206,7 @@ def _candidate_paths(host, env: dict[str, str]) -> list[tuple[str, str]]:
 
 
 def _dir_version(root: str) -> Optional[str]:
-    name = posixpath.basename(root.rstrip("/"))
-    m = re.match(r"^(?:cann-|nnae-)?(\d+\.\d+[\w.]*)$", name, re.I)
-    return m.group(1) if m else None
+    return cann_dir_version(posixpath.basename(root.rstrip("/")))
 
 
 def _read_install(host, root: str, host_arch: Optional[str]) -> CannInstall:

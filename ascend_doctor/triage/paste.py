@@ -475,8 +475,7 @@ _TOOLKIT_WORDS = re.compile(r"^(?:ascend[-_ ]?)?(?:cann[-_ ]?)?toolkit[\s_:=-]+v
 _TOOLKIT_RUN = re.compile(r"cann-toolkit_(\d{1,2}\.\d[0-9A-Za-z.]*?)_linux", re.I)
 _CANN_LABEL_START = re.compile(r"^(?:[-*]\s+)?(?:ascend[-_ ]?)?(?:cann|toolkit)", re.I)
 _TOOLKIT_HOME = re.compile(r"^(?:export\s+|ENV\s+|-\s+)?(ASCEND_[A-Z_]{1,40}|LD_LIBRARY_PATH|PYTHONPATH)\s?[=:]\s?"
-                           r"[\"']?[^\s\"']*?/(?:ascend-toolkit/|cann-)(\d{1,2}\.\d[0-9A-Za-z.]*?(?:-(?:alpha|beta)\.?\d+)?)"
-                           r"(?=[/\"'\s:]|$)")
+                           r"[\"']?([^\s\"']{1,4000})")
 
 
 def _read_so_far(f: PasteFacts) -> tuple:
@@ -495,11 +494,15 @@ def _cell_version(cell: str) -> str:
 
 
 def _toolkit_home(f: PasteFacts, t: str, no: int) -> bool:
-    """The CANN version of a versioned toolkit directory an environment variable names (_TOOLKIT_HOME)."""
+    """The CANN version of a versioned install directory an environment variable names (_TOOLKIT_HOME; the
+    directory read as the CANN probe reads it, parsers.ascend_files.cann_path_version)."""
+    from ascend_doctor.parsers.ascend_files import cann_path_version
+
     m = _TOOLKIT_HOME.match(t)
-    if m:
-        f.versions.setdefault("cann", []).append(Seen(value=m.group(2), lines=str(no), source=f"{m.group(1)} path"))
-    return m is not None
+    version = next((v for v in map(cann_path_version, m.group(2).split(":")[:32]) if v), None) if m else None
+    if version:
+        f.versions.setdefault("cann", []).append(Seen(value=version, lines=str(no), source=f"{m.group(1)} path"))
+    return version is not None
 
 
 def _cells_and_paths(f: PasteFacts, t: str, no: int) -> None:

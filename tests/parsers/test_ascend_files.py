@@ -336,3 +336,17 @@ def test_undecodable_bytes_and_a_cut_off_last_line_are_flagged():
     assert cut.problems and "looks truncated" in cut.problems[0]
     whole = parse_install_info("package_name=Ascend-cann-toolkit\nversion=8.0.0\n")
     assert whole.problems == []
+
+
+def test_the_version_a_cann_install_directory_names():
+    """One reading for the CANN probe (an install's root) and the paste reader (a path an environment variable
+    names): `cann-X` (CANN >= 8.5), `ascend-toolkit/X`, a pre-release kept (`cann-9.1.0-beta.1`, the 310P images'
+    base), `latest` no version."""
+    from ascend_doctor.parsers.ascend_files import cann_dir_version, cann_path_version
+
+    assert [cann_dir_version(n) for n in ("cann-8.5.0", "8.3.RC1", "cann-9.1.0-beta.1", "latest")] == [
+        "8.5.0", "8.3.RC1", "9.1.0-beta.1", None]
+    assert cann_path_version("/usr/local/Ascend/ascend-toolkit/8.0.RC3/lib64") == "8.0.RC3"
+    assert cann_path_version("/usr/local/Ascend/cann-9.1.0-beta.1/opp") == "9.1.0-beta.1"
+    assert cann_path_version("/usr/local/Ascend/ascend-toolkit/latest/lib64") is None
+    assert cann_path_version("/opt/models/8.3.RC1") is None  # a version-like name outside an install directory
