@@ -71,8 +71,10 @@ def published_name(name: str) -> str:
         out = out[:cut]
 
 
-QUANT_WORDS = frozenset({"w8a8", "w4a8", "w8a16", "w4a16", "w4a4", "w8a8c8", "w4a8c8", "w8a8z", "int8", "int4", "awq",
-                         "gptq", "quant", "quantized", "fp8"})
+# The words that say a checkpoint is quantized, in its name (`Qwen3-32B-W8A8`) or beside it in a paste (`model:
+# Qwen3-32B (w8a8sc)`): msModelSlim's types, the other formats vLLM loads, and the plain words.
+QUANT_WORDS = frozenset({"w8a8", "w4a8", "w8a16", "w4a16", "w4a4", "w8a8c8", "w4a8c8", "w8a8z", "w8a8sc", "int8",
+                         "int4", "awq", "gptq", "fp8", "mxfp8", "mxfp4", "quant", "quantized"})
 
 
 def quantization_words(name: str) -> list[str]:

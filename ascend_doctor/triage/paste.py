@@ -11,6 +11,7 @@ users fence some outputs and not others. Pure functions of text.
 from __future__ import annotations
 
 import ast
+import functools
 import html
 import re
 from bisect import bisect_left
@@ -899,14 +900,21 @@ def _model_named(lines: list[Line]) -> Optional[Seen]:
 # DeepSeek-R1-W8A8`) or a quantization label (`quantization: W8A8`, `量化方式：w8a8`), holding a quantization word.
 _QUANT_LABEL = re.compile(r"^(?:#{1,3}\s?|[-*]\s)?\s?(?:model|模型|weights?|权重|quantization|quant|"
                           r"量化(?:方式|类型|格式)?)(?:\s?name)?\s?[:：](.{0,300})$", re.I)
-_QUANT_WORD = re.compile(r"(?<![A-Za-z0-9])(w8a8(?:c8|z|sc)?|w4a8(?:c8)?|w8a16|w4a16|w4a4|int8|int4|awq|gptq|fp8|"
-                         r"mxfp8|mxfp4)(?![A-Za-z0-9])", re.I)
+
+
+@functools.lru_cache(maxsize=1)
+def _quant_word() -> re.Pattern:
+    """A quantization word (deploy.catalogue.QUANT_WORDS, the list a model's name is read with) standing alone."""
+    from ascend_doctor.deploy.catalogue import QUANT_WORDS
+
+    words = "|".join(sorted(QUANT_WORDS, key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z0-9])({words})(?![A-Za-z0-9])", re.I)
 
 
 def _stated_quantization(lines: list[Line]) -> Optional[Seen]:
     for ln in lines:
         m = _QUANT_LABEL.match(ln.text.strip())
-        q = _QUANT_WORD.search(m.group(1)) if m else None
+        q = _quant_word().search(m.group(1)) if m else None
         if q:
             return Seen(value=q.group(1), lines=str(ln.no), source="a quantization the paste states")
     return None
