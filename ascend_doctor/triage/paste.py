@@ -286,12 +286,12 @@ _SERVE_LINE = re.compile(r"(?:^|\s)['\"]?((?:\S*/)?vllm\s+serve\s.*|(?:\S*/)?pyt
                          r"vllm\.entrypoints\.openai\.api_server(?:\s.*)?)$")
 
 
-# A git commit given where a version goes (`vLLM: 54503ecec0f3…`, h38l): it names a source build, not a release.
+# A git commit given where a version goes (`vLLM: 54503ecec0f3…`, `vllm-ascend f5b5514… (latest main)`, h38l): it
+# names a source build, not a release. A row of a package list (_add_pkg) or a line of its own (_COMMIT_LINE).
 _COMMIT = re.compile(r"[0-9a-f]{7,40}")
-
-
-_COMMIT_LINE = re.compile(r"^(?:[-*]\s+)?(vllm|vllm[-_ ]ascend|torch[-_]npu)(?:\s*(?:version|版本|commit))?\s*[:：=]\s*"
-                          r"([0-9a-f]{7,40})(?:\s*[(（][^()（）]{0,80}[)）])?\s*$", re.I)
+_COMMIT_LINE = re.compile(r"^(?:[-*]\s+)?(vllm|vllm[-_ ]ascend|torch[-_]npu)(?:\s*(?:version|版本|commit))?"
+                          r"(?:\s*[:：=]\s*|\s+)(?=[0-9]{0,39}[a-f])([0-9a-f]{7,40})(?:\s*[(（][^()（）]{0,80}[)）])?\s*$",
+                          re.I)
 
 
 def _add_commit(f: PasteFacts, name: str, commit: str, line: int) -> None:
@@ -394,9 +394,6 @@ def _version_lines(f: PasteFacts, t: str, no: int) -> None:
         _add_commit(f, c.group(1), c.group(2), no)
         return
     m = _NAME_VERSION.match(t)
-    if m and _COMMIT.fullmatch(m.group(2)) and not m.group(2).isdigit():
-        _add_commit(f, m.group(1), m.group(2), no)  # `vLLM-Ascend: f5b5514… (latest main)`: a source build
-        return
     if m and m.group(1).lower().startswith("vllm") and _BUILT_NOTE.search(t[m.end(2):]) \
             and not _DEV_VERSION.search(m.group(2)) and not _listed(t[m.end(2):].strip()):
         # `vllm-ascend: 0.11.0rc0（源码安装）`: a build from source, named after the last tag it reached (a note
