@@ -16,6 +16,7 @@ from pydantic import Field
 
 from ascend_doctor.core.model import Model
 from ascend_doctor.deploy.arch import MLA_MODEL_TYPES, derived_max_len, read_architecture, text_config
+from ascend_doctor.text.textsafe import clipped
 from ascend_doctor.text.versions import SpecifierSet
 
 Answer = Optional[tuple[bool, dict, str]]
@@ -414,8 +415,8 @@ def prefill_node(cmd, env, model) -> Answer:
     """A P/D prefill node: --kv-transfer-config with kv_role kv_producer."""
     kv, _ = cmd.json_value("kv_transfer_config")
     hit = isinstance(kv, dict) and kv.get("kv_role") == "kv_producer"
-    return hit, {}, (f"--kv-transfer-config kv_role kv_producer ({kv.get('kv_connector') or 'no connector named'})"
-                     if hit else "")
+    return hit, {}, (f"--kv-transfer-config kv_role kv_producer "
+                     f"({clipped(str(kv.get('kv_connector') or 'no connector named'), 60)})" if hit else "")
 
 
 def recompute_scheduler_mixed(cmd, env, model) -> Answer:
@@ -576,7 +577,7 @@ def pooling_runner(cmd, env, model) -> Answer:
     for value, pooling, how in ((runner, {"pooling"}, "--runner"), (task, POOLING_TASKS, "--task"),
                                 (convert, POOLING_CONVERTS, "--convert")):
         if value in pooling:
-            return True, {}, f"{how} {value}"
+            return True, {}, f"{how} {clipped(value, 40)}"
     if runner and runner != "auto":
         return False, {}, ""
     if model is None:  # the architecture decides: not known, unless nothing suggests a pooling model at all
@@ -587,7 +588,7 @@ def pooling_runner(cmd, env, model) -> Answer:
         if arch.endswith(_GENERATE_SUFFIXES):
             return False, {}, ""
         if arch.endswith(_POOLING_SUFFIXES):
-            return True, {}, f"architectures {arch}: vLLM's pooling runner (--runner auto)"
+            return True, {}, f"architectures {clipped(arch, 80)}: vLLM's pooling runner (--runner auto)"
     return False, {}, ""
 
 

@@ -491,6 +491,8 @@ def test_a_compressed_tensors_checkpoint_on_a_300i_duo_does_not_load():
     assert "REL-B27-011" not in judge(ct, "0.18.0rc1", npus=chips("910B3")).message
     assert "REL-B27-011" not in judge(ct, "0.14.0rc1", npus=chips("310P3")).message
     assert "REL-B27-011" not in judge("--quantization ascend", "0.18.0rc1", npus=chips("310P3")).message
+    unread = judge("", "0.18.0rc1", npus=chips("310P3"), model=False)  # the checkpoint's method is not known
+    assert unread.status == Status.UNKNOWN and "REL-B27-011" in unread.message
 
 
 def test_a_prefill_node_on_0_23_0_runs_without_preemption():
