@@ -195,6 +195,13 @@ def test_immutable_but_copyable():
         ("8.0.RC3", "===8.0.RC3", True),
         ("8.0.rc3", "===8.0.RC3", False),
         ("7.6.0.1.220:8.0.0", "==8.0.0", True),
+        # either of two groups: a fix in a dev build of the final the release pins
+        ("3.2.0", "<3.2.0.dev20260322 || ==3.2.0", True),
+        ("3.2.0rc1", "<3.2.0.dev20260322 || ==3.2.0", False),
+        ("3.1.0", "<3.2.0.dev20260322 || ==3.2.0", True),
+        ("3.2.0.dev20260322", "<3.2.0.dev20260322 || ==3.2.0", False),
+        ("3.2.1", "<3.2.0.dev20260322 || ==3.2.0", False),
+        ("0.9.5", ">=0.9,<0.10 || >=1.2", True),
         # everything
         ("8.1.T6", "", True),
         ("8.1.T6", "*", True),
@@ -207,7 +214,7 @@ def test_specifiers(version, spec, expected):
 
 @pytest.mark.parametrize(
     "spec",
-    [">=", "=>8.0", ">=8.0,", "==8.RC*", ">=8.5.*", "~=2", "abc def", ">= 8.0 junk", "==2.5.1+cpu.*", "==junk.*"],
+    [">=", "=>8.0", ">=8.0,", "<1.0 ||", "|| ==2.0", "<1.0 || *", "==8.RC*", ">=8.5.*", "~=2", "abc def", ">= 8.0 junk", "==2.5.1+cpu.*", "==junk.*"],
 )
 def test_bad_specifiers_raise(spec):
     with pytest.raises(ParseError):
@@ -217,6 +224,7 @@ def test_bad_specifiers_raise(spec):
 def test_specifier_str_and_unparseable_version():
     assert str(SpecifierSet(" >=3.10, <3.13 ")) == ">=3.10,<3.13"
     assert str(SpecifierSet("")) == ""
+    assert str(SpecifierSet("<3.2.0.dev20260322||==3.2.0")) == "<3.2.0.dev20260322 || ==3.2.0"
     with pytest.raises(ParseError):
         SpecifierSet(">=8.0").contains("not a version")
 

@@ -455,14 +455,26 @@ class _Clause:
 
 
 class SpecifierSet:
-    """Comma-joined version clauses, all of which must hold ("" or "*" matches everything); see module docstring."""
+    """Comma-joined version clauses, all of which must hold ("" or "*" matches everything); see module docstring.
+
+    `a || b` holds when either comma-joined group does: a fix shipped in a development build of the version a release
+    pins (`triton-ascend==3.2.0.dev20260322` after the release pinned the final 3.2.0, built before the fix) leaves
+    `<3.2.0.dev20260322 || ==3.2.0` affected, which no single PEP 440 range says (a .dev build sorts before its final).
+    """
 
     def __init__(self, spec: str):
         if spec is None:
             spec = ""
         self.spec = spec.strip()
         self.clauses: list = []
+        self.alternatives: list = []
         if self.spec in ("", "*"):
+            return
+        if "||" in self.spec:
+            parts = self.spec.split("||")
+            if any(not p.strip() or p.strip() == "*" for p in parts):
+                raise ParseError(f"expected a version specifier on each side of '||', got {spec!r}")
+            self.alternatives = [SpecifierSet(p) for p in parts]
             return
         for part in self.spec.split(","):
             part = part.strip()
@@ -473,12 +485,16 @@ class SpecifierSet:
     def contains(self, version: Union[str, Version]) -> bool:
         """Whether `version` satisfies every clause; an unparseable version string raises ParseError."""
         v = _as_version(version)
+        if self.alternatives:
+            return any(a.contains(v) for a in self.alternatives)
         return all(c.contains(v) for c in self.clauses)
 
     def __contains__(self, version) -> bool:
         return self.contains(version)
 
     def __str__(self) -> str:
+        if self.alternatives:
+            return " || ".join(str(a) for a in self.alternatives)
         return ",".join(str(c) for c in self.clauses) if self.clauses else self.spec
 
     def __repr__(self) -> str:

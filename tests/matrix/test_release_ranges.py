@@ -55,6 +55,12 @@ def _ranges() -> list[Range]:
         for row in data.get("release_rule", []):
             out.append(Range(f"{name}: release_rule {row['id']} vllm_ascend", "vllm-ascend", row["vllm_ascend"],
                              tuple(row.get("source", []))))
+        for row in data.get("known_issue", []):
+            if row.get("vllm_ascend"):
+                out.append(Range(f"{name}: known_issue {row['id']} vllm_ascend", "vllm-ascend", row["vllm_ascend"],
+                                 (row["source"],)))
+            for pkg, spec in (row.get("stack") or {}).items():
+                out.append(Range(f"{name}: known_issue {row['id']} stack.{pkg}", pkg, spec, (row["source"],)))
         for row in data.get("parser_issue", []):
             out.append(Range(f"{name}: parser_issue {row['id']} vllm", "vllm", row["vllm"],
                              tuple(row.get("source", []))))
@@ -97,7 +103,7 @@ def test_the_matrix_has_release_keyed_ranges_to_check():
 def test_no_known_pre_or_post_release_falls_silently_outside_a_final_bound(rng: Range):
     spec = SpecifierSet(rng.spec)
     ambiguous = []
-    for clause in (c.strip() for c in rng.spec.split(",")):
+    for clause in (c.strip() for c in re.split(r",|\|\|", rng.spec)):
         m = OP.match(clause)
         if not m or m.group(2).endswith(".*") or m.group(1) not in ("<", ">="):
             continue  # `==X` names one release exactly; `<=X`, `>X` order pre/post releases as written

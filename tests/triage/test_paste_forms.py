@@ -66,6 +66,8 @@ def test_name_space_version_lines_and_two_cell_table_rows():
                     "* CANN: 8.3.RC1\n") == {"vllm": "0.11.0", "vllm_ascend": "0.11.0rc1", "torch_npu": "2.7.1",
                                               "torch": "2.7.1", "cann": "8.3.RC1"}
     assert versions("torch 2.7.1 is what I have\nI run vllm 0.11.0 here\n") == {}
+    # h38l, read after it was measured: columns aligned before a note in parentheses
+    assert versions("triton-ascend: 3.2.0   (installed per vllm-ascend requirements)\n") == {"triton_ascend": "3.2.0"}
 
 
 def test_plain_lines_for_cann_torch_npu_vllm_ascend_and_the_driver():
