@@ -299,3 +299,51 @@ def release_refusal(ctx):
                         refusal=r.id, refusal_text=r.longest)
     return ctx.ok(T("{n} exception line(s), none of them a refusal a vllm-ascend release makes at start",
                     n=len(lines)))
+
+
+@check("TRIAGE107", "pip-install-cpu-index", severity="warning", needs=["paste"], stage="triage")
+def pip_install_cpu_index(ctx):
+    """An install on x86 takes torch from the PyTorch CPU index
+
+    What it checks: the paste's `pip install` lines that install vllm, vllm-ascend, torch or torch-npu, on a host the
+    paste says is x86_64 (collect_env's OS line, or the words it uses for the host), and whether the PyTorch CPU
+    index (https://download.pytorch.org/whl/cpu, or a mirror of it) appears on that line or anywhere in the paste
+    (`pip config set global.extra-index-url …`, `PIP_EXTRA_INDEX_URL`).
+
+    Why it matters: PyPI's x86_64 torch is the CUDA build. Without the CPU index, installing vllm-ascend (or vLLM,
+    which requires torch) pulls it and its nvidia-* wheels instead of the CPU build torch-npu is made for, and the
+    install fails or leaves a stack torch-npu cannot load. Every vllm-ascend installation guide, 0.7.1rc1's to
+    0.30.0rc2's, adds that index on x86 (vllm-project/vllm-ascend#1411).
+
+    How to fix: `pip config set global.extra-index-url https://download.pytorch.org/whl/cpu/` (or
+    `--extra-index-url https://download.pytorch.org/whl/cpu/` on the install line), then install again.
+    """
+    from ascend_doctor.core.fixsteps import TORCH_CPU_INDEX
+    from ascend_doctor.triage.installs import CPU_INDEX, pip_installs, stated_arch
+
+    paste = ctx.fact("paste")
+    lines = list(zip(paste.line_numbers, paste.text.split("\n")))
+    installs = pip_installs(lines)
+    if not installs:
+        return ctx.skip(T("no `pip install` of vllm, vllm-ascend, torch or torch-npu in the paste"))
+    arch, arch_line = stated_arch(lines, paste.machine)
+    shown = join(", ", [T("line {no}: {names}", no=no, names=" ".join(names)) for no, names, _ in installs[:SHOWN]])
+    evidence = [ev(T("paste line {no}", no=no), " ".join(names)) for no, names, _ in installs[:SHOWN]]
+    if arch in (None, "both"):
+        return ctx.skip(T("the paste does not say whether the host is x86_64 or aarch64 (pip install {lines})",
+                          lines=shown) if arch is None else
+                        T("the paste names both x86 and Arm (first on line {no}); which host ran pip install {lines} "
+                          "is not said", no=arch_line, lines=shown))
+    if arch != "x86_64":
+        return ctx.ok(T("pip install {lines} on an aarch64 host: the guides add the PyTorch CPU index on x86",
+                        lines=shown), evidence)
+    if any(cpu for _, _, cpu in installs) or CPU_INDEX.search(paste.text):
+        return ctx.ok(T("pip install {lines} on x86_64, with the PyTorch CPU index in the paste", lines=shown),
+                      evidence)
+    where = T("collect_env's OS line") if arch_line is None else T("line {no}", no=arch_line)
+    return ctx.warn(T("pip install {lines} on an x86_64 host ({where}) without the PyTorch CPU index: PyPI's x86_64 "
+                      "torch is the CUDA build, which pip then installs instead of the CPU build torch-npu needs",
+                      lines=shown, where=where), evidence,
+                    remediation=T("Run `pip config set global.extra-index-url {url}/` (or add `--extra-index-url "
+                                  "{url}/` to the install), then install again, as the vllm-ascend installation guide "
+                                  "does on x86.", url=TORCH_CPU_INDEX))
