@@ -4,16 +4,16 @@
 from __future__ import annotations
 
 from ascend_doctor.i18n import T, join
-from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.knowledge.known_issues import applies
 from ascend_doctor.plugin import check, ev
 
+from ._hardware import host_families
 from ._serve import unreadable
 from ._vllm import stack_versions
 
 
 @check("SERVE315", "serve-known-issues", severity="warning", stage="serve",
-       needs=["python", "server_env", "stack", "cann", "serve_cmd", "serve_model", "npu_smi"])
+       needs=["python", "server_env", "stack", "cann", "serve_cmd", "serve_model", "npu_smi", "npu_family"])
 def known_issues(ctx):
     """No known issue of the installed release's notes applies to this deployment
 
@@ -48,7 +48,7 @@ def known_issues(ctx):
     model = ctx.try_fact("serve_model") if cmd is not None else None
     model_seen = model is not None and unreadable(model) is None
     versions, _ = stack_versions(ctx, {n for k in judged for n in k.stack})
-    fams = families(ctx.try_fact("npu_smi"))
+    fams = host_families(ctx)  # npu-smi's; a paste without its table: the family its image's suffix names
     here = set(fams) - {"?"} if fams else None
     env = ctx.try_fact("server_env") or {}  # a paste may show no environment: its variables then count as unset
     hits, open_, evidence = [], [], []

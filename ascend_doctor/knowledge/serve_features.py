@@ -95,6 +95,18 @@ def _ascend_or_env(key: str, env_name: str) -> Callable:
     return used
 
 
+def _fused_mc2(cmd, env, model) -> Used:
+    """VLLM_ASCEND_ENABLE_FUSED_MC2 1 or 2 (vllm-ascend reads it as an int; 0, the default, leaves MC2 unfused)."""
+    raw = str(env.get("VLLM_ASCEND_ENABLE_FUSED_MC2", "")).strip()
+    return f"VLLM_ASCEND_ENABLE_FUSED_MC2={raw}" if raw in ("1", "2") else None
+
+
+def _kv_producer(cmd, env, model) -> Used:
+    """A node that prefills for others: --kv-transfer-config kv_role kv_producer or kv_both."""
+    role = _json(cmd, "kv_transfer_config").get("kv_role")
+    return f"--kv-transfer-config kv_role {role}" if role in ("kv_producer", "kv_both") else None
+
+
 def _eplb(cmd, env, model) -> Used:
     cfg = _json(cmd, "additional_config")
     section = cfg.get("eplb_config") if isinstance(cfg.get("eplb_config"), dict) else {}
@@ -233,6 +245,9 @@ for _names, _used in (
     (("Suffix Decoding",), _spec_method("suffix")),
     (("Ray",), _ray),
     (("Ascend Scheduler",), _ascend_scheduler),
+    (("Fused MC2",), _fused_mc2),
+    (("KV Producer",), _kv_producer),
+    (("Sparse SFA C8",), _ascend_or_env("enable_sparse_sfa_c8", "")),
 ):
     for _n in _names:
         FEATURES[_norm(_n)] = _used

@@ -85,9 +85,14 @@ def folder_aliases(display: str, folder: str) -> list[str]:
 
 def is_model(display: str, keys: set, folder: str) -> bool:
     """One docs row is this model: a name of the row is its model_type or architecture, or begins its folder's name
-    at a word boundary with at least 6 letters and digits (a family's bare name, `Qwen3`, never stands for one
-    checkpoint on its own; rows_of picks the most specific row instead)."""
-    return bool(model_aliases(display) & keys) or any(len(norm(a)) >= 6 for a in folder_aliases(display, folder))
+    at a word boundary with at least 6 letters and digits or with a dotted version (a family's bare name, `Qwen3`,
+    never stands for one checkpoint on its own; rows_of picks the most specific row instead; `GLM-5.2` names one
+    generation, whose model_type glm_moe_dsa GLM-5 and GLM-5.1 share)."""
+    return bool(model_aliases(display) & keys) or any(len(norm(a)) >= 6 or _DOTTED.search(a)
+                                                       for a in folder_aliases(display, folder))
+
+
+_DOTTED = re.compile(r"[a-z]-?\d{1,3}\.\d")
 
 
 def _same_checkpoint(a: str, b: str) -> bool:

@@ -135,3 +135,36 @@ def test_the_release_notes_combinations_of_executor_parallelism_and_decoding():
         assert out.status == Status.WARN and kid in out.message, (kid, out.message)
         ok = run_check("SERVE315", _on(facts(f"vllm serve /models/Qwen3-8B {good}"), release))
         assert kid not in ok.message, (kid, ok.message)
+
+
+def test_fused_mc2_on_a3_prefill_with_dp_and_glm52_dcp_with_sfa_c8(tmp_path):
+    """0.18.0's notes: VLLM_ASCEND_ENABLE_FUSED_MC2 with multi-DP on a kv_producer/kv_both node (#8320), a path the
+    release takes only on A3; 0.23.0's: GLM-5.2 with DCP and enable_sparse_sfa_c8 (#14011). Each with its
+    controls: the decode node, DP 1, an A2 host; no sfa_c8."""
+    from ascend_doctor.parsers.npu_smi import NpuChip
+    from tests.checks.test_serve_checks import npu
+
+    a3 = npu(8)
+    a3.info.chips = [NpuChip(npu_id=i, chip_id=0, name="Ascend910_9391", health="OK", hbm_used_mb=3000,
+                             hbm_total_mb=65536) for i in range(8)]
+    kv = '--kv-transfer-config {"kv_connector":"MooncakeConnectorV1","kv_role":"%s"}'
+    env = {"VLLM_ASCEND_ENABLE_FUSED_MC2": "1"}
+
+    def run(cmd, *, env=env, npus=a3, release="0.18.0"):
+        return run_check("SERVE315", _on(facts(f"vllm serve /models/DeepSeek-V3.1 {cmd}", env=env, npus=npus),
+                                         release)).message
+
+    assert "KI-0.18.0-1447ed" in run("-dp 2 " + kv % "kv_producer")
+    assert "KI-0.18.0-1447ed" in run("-dp 2 " + kv % "kv_both")
+    assert "KI-0.18.0-1447ed" not in run("-dp 2 " + kv % "kv_consumer")
+    assert "KI-0.18.0-1447ed" not in run(kv % "kv_producer")
+    assert "KI-0.18.0-1447ed" not in run("-dp 2 " + kv % "kv_producer", npus=npu(8))  # 910B3: A2
+    assert "KI-0.18.0-1447ed" not in run("-dp 2 " + kv % "kv_producer", env={"VLLM_ASCEND_ENABLE_FUSED_MC2": "0"})
+
+    d = tmp_path / "GLM-5.2-W8A8"
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps({"model_type": "glm_moe_dsa", "architectures": ["GlmMoeDsaForCausalLM"]}))
+    c8 = '--additional-config {"enable_sparse_sfa_c8":true}'
+    out = run_check("SERVE315", _on(facts(f"vllm serve {d} -dcp 2 {c8}"), "0.23.0"))
+    assert "KI-0.23.0-7ad20a" in out.message and "enable_sparse_sfa_c8" in out.message
+    assert "KI-0.23.0-7ad20a" not in run_check("SERVE315", _on(facts(f"vllm serve {d} -dcp 2"), "0.23.0")).message

@@ -96,7 +96,10 @@ def test_conditions_match_fail_or_stay_unjudged():
     glm = _Model("/models/GLM-5.1-w8a8", {"model_type": "glm_moe_dsa"})
     row = _issue(models=["GLM-5.1", "glm_moe_dsa"], features=["Expert Parallel", "Fullgraph AclGraph"])
     ok, seen = applies(row, versions={}, families={"A3"}, cmd=cmd, env={}, model=glm, model_seen=True)
-    assert ok is True and "--enable-expert-parallel" in seen and "glm_moe_dsa" in seen
+    assert ok is True and "--enable-expert-parallel" in seen and "GLM-5.1" in seen  # the folder names the generation
+    by_type = _Model("/models/w8a8-ckpt", {"model_type": "glm_moe_dsa"})
+    assert applies(row, versions={}, families={"A3"}, cmd=cmd, env={}, model=by_type, model_seen=True)[1][0] == \
+        "glm_moe_dsa"
     eager = parse_serve("vllm serve /models/GLM-5.1-w8a8 --enable-expert-parallel".split(), k.matrix)
     assert applies(row, versions={}, families=None, cmd=eager, env={}, model=glm, model_seen=True)[0] is False
     qwen = _Model("/models/Qwen3-8B", {"model_type": "qwen3"})
