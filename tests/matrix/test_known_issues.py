@@ -115,3 +115,27 @@ def test_conditions_match_fail_or_stay_unjudged():
     assert applies(stack, versions={}, families={"A3"}, cmd=None, env={}, model=None, model_seen=False)[0] is None
     assert _issue(vllm_ascend=">=0.20.2rc1,<0.22.1rc1").for_release("0.21.0rc1")
     assert not _issue().for_release("0.22.1rc1") and _issue().for_release("0.21.0rc1")
+
+
+def test_a_fix_in_a_development_build_leaves_the_final_the_release_accepts_affected():
+    """A known issue whose workaround installs a development or pre-release build (`triton-ascend==3.2.0.dev20260322`)
+    bounds the affected versions below it; PEP 440 puts that build before its final 3.2.0, which the release itself
+    pins and which was built before the fix (vllm-ascend#8239). Every such row must count the final the release
+    accepts as affected, or say otherwise with an explicit range."""
+    import re
+
+    from ascend_doctor.text.versions import SpecifierSet, parse_version
+
+    k = Knowledge()
+    missing = []
+    for row in k.known_issues.known_issue:
+        release = k.matrix.vllm_ascend_release(row.release)
+        for pkg, spec in row.stack.items():
+            for bound in re.findall(r"<\s*([0-9][0-9A-Za-z.]*)", spec):
+                b = parse_version(bound)
+                final = ".".join(str(x) for x in b.release)
+                accepted = getattr(release, pkg.replace("-", "_"), []) if release is not None else []
+                if b.is_prerelease() and any(parse_version(a) == parse_version(final) for a in accepted) \
+                        and not SpecifierSet(spec).contains(final):
+                    missing.append(f"{row.id} {pkg} {spec!r} leaves {final} out")
+    assert missing == []
