@@ -1,5 +1,6 @@
-"""What the HW checks share (checks/hardware.py, checks/hardware_kv.py): the rules of the matrix's hardware-rules.toml
-that apply to this host's chip families and installed vllm-ascend, and the outcome of violating them."""
+"""What the HW checks share (checks/hardware.py, hardware_kv.py, hardware_nodes.py): the rules of the matrix's
+hardware-rules.toml that apply to this host's chip families and installed vllm-ascend, and the outcome of violating
+them."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ release no row covers is not judged (skip, naming what was looked for).
   HW106      serve stage: MLA heads per rank in graph mode
   HW107      static: the chips are hardware the release runs on at all
   HW108      serve stage: the KV cache dtype (hardware_kv.py)
+  HW109      serve stage: a one-server family not deployed across nodes (hardware_nodes.py)
 """
 
 from __future__ import annotations

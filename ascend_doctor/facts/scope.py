@@ -100,6 +100,33 @@ def used_chips(env: Optional[dict], npu_smi: Any, devices: Any = None) -> tuple[
     return chips, how
 
 
+def _int(cmd, name: str) -> Optional[int]:
+    try:
+        return cmd.int_opt(name)
+    except ValueError:
+        return None
+
+
+def command_spans_nodes(cmd) -> list[tuple[str, str]]:
+    """(option, value) of each sign in a `vllm serve` command that its deployment spans nodes: `--nnodes` > 1,
+    `--headless` (a secondary node), `--data-parallel-start-rank` > 0 (a node after the first), and
+    `--data-parallel-size-local` below `--data-parallel-size` (the other ranks run elsewhere: vLLM's multi-node data
+    parallel launch, docs/serving/data_parallel_deployment.md)."""
+    out = []
+    nnodes = _int(cmd, "nnodes")
+    if nnodes is not None and nnodes > 1:
+        out.append(("--nnodes", str(nnodes)))
+    if cmd.flag("headless"):
+        out.append(("--headless", "true"))
+    start = _int(cmd, "data_parallel_start_rank")
+    if start is not None and start > 0:
+        out.append(("--data-parallel-start-rank", str(start)))
+    local, dp = _int(cmd, "data_parallel_size_local"), _int(cmd, "data_parallel_size")
+    if local is not None and dp is not None and 0 < local < dp:
+        out.append(("--data-parallel-size-local", f"{local} of --data-parallel-size {dp}"))
+    return out
+
+
 def derive_scope(env: Optional[dict], npu_smi: Any, serve_cmd: Any = None, devices: Any = None) -> NpuScope:
     """The scope from the environment, npu-smi, the container's device nodes and (when known) the `vllm serve`
     command line."""
@@ -111,14 +138,7 @@ def derive_scope(env: Optional[dict], npu_smi: Any, serve_cmd: Any = None, devic
     if (peek("HCCL_INTRA_ROCE_ENABLE") or "").strip() == "1":
         hints.append(("HCCL_INTRA_ROCE_ENABLE", "1"))
     if serve_cmd is not None and getattr(serve_cmd, "recognized", False):
-        try:
-            nnodes = serve_cmd.int_opt("nnodes")
-        except ValueError:
-            nnodes = None
-        if nnodes is not None and nnodes > 1:
-            hints.append(("--nnodes", str(nnodes)))
-        if serve_cmd.flag("headless"):
-            hints.append(("--headless", "true"))
+        hints.extend(command_spans_nodes(serve_cmd))
     reason = npu_smi.reason() if npu_smi is not None and getattr(npu_smi, "reason", None) else ""
     chips, how = used_chips(env, npu_smi, devices)
     restricted = chips is not None and bool(how)

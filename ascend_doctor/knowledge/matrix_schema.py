@@ -357,7 +357,7 @@ class PackageIndex(Row):
 
 
 ServeRuleKind = Literal["dtype", "eager", "required_flag", "forbidden_package", "image_suffix", "mla_graph_heads",
-                        "unsupported", "forbidden_kv_cache_dtype"]
+                        "unsupported", "forbidden_kv_cache_dtype", "single_node"]
 
 
 class ServeRule(Row):
@@ -372,7 +372,8 @@ class ServeRule(Row):
       image_suffix       the container image tag should end with `values[0]` (e.g. -310p)
       mla_graph_heads    with MLA attention and graph mode, the heads per TP rank must be one of `values`
       unsupported        the release does not run on this family at all
-      forbidden_kv_cache_dtype  none of `values` may be given as --kv-cache-dtype"""
+      forbidden_kv_cache_dtype  none of `values` may be given as --kv-cache-dtype
+      single_node        the family serves on one server only: no deployment across nodes"""
 
     id: str = Field(pattern=r"^HW-[A-Z0-9]+-\d{3}$")
     hardware: List[Hardware] = Field(min_length=1)

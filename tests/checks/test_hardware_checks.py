@@ -232,3 +232,24 @@ def test_what_hw107_cannot_tell():
     assert f.status == Status.UNKNOWN and "not in the compatibility matrix" in f.message
     no_va = PythonEnv(executable="/opt/v/bin/python", version="3.11.10", distributions=[])
     assert run_check("HW107", {"python": no_va, "npu_smi": smi("910B3")}).status == Status.SKIP
+
+
+def test_a_310p_deployment_across_nodes_fails_and_one_server_passes():
+    """HW-310P-015 (vllm-ascend#7184: the 300I Duo serves on one server only): the command's multi-node signs fail,
+    the multi-node variables alone warn, one server passes, an A2 host has no such rule."""
+    from ascend_doctor.facts.scope import derive_scope
+
+    base = "vllm serve /models/Qwen3-8B --dtype float16 --enforce-eager"
+    for extra, sign in (("--data-parallel-size 4 --data-parallel-size-local 2 --data-parallel-address 10.0.0.1",
+                         "--data-parallel-size-local 2 of --data-parallel-size 4"),
+                        ("--data-parallel-size 4 --data-parallel-start-rank 2 --headless", "--headless true"),
+                        ("--nnodes 2", "--nnodes 2")):
+        f = run_check("HW109", serve(f"{base} {extra}", va="0.14.0rc1"))
+        assert f.status == Status.FAIL and sign in f.message and "HW-310P-015" in f.message, f.message
+    one = serve(f"{base} --data-parallel-size 2", va="0.14.0rc1")
+    assert run_check("HW109", one).status == Status.PASS
+    env = serve(base, va="0.14.0rc1")
+    env["npu_scope"] = derive_scope({"HCCL_IF_IP": "10.0.0.2"}, env["npu_smi"], env["serve_cmd"])
+    w = run_check("HW109", env)
+    assert w.status == Status.WARN and "HCCL_IF_IP=10.0.0.2" in w.message
+    assert run_check("HW109", serve(f"{base} --nnodes 2", va="0.14.0rc1", chip="910B3")).status == Status.SKIP
