@@ -331,11 +331,14 @@ class Matrix:
         """INFERRED incompatibility: every source for this CANN's minor line (8.5.0, 8.5.0-beta.1, 8.5.2 for any
         CANN 8.5.x) names only HDKs of a newer major.minor than the driver (25.5 vs 24.1). No source says the pair
         fails, but none pairs any CANN of the line with a driver that old, and an HDK older than its CANN is what
-        `import torch_npu` segfaults on. None when the line has no rows or any of them names an old-enough driver."""
+        `import torch_npu` segfaults on. None when the line has no rows or any of them names an old-enough driver.
+        A CANN released before every row of its line (8.3.RC1 where only 8.3.RC2 is paired) may have shipped with an
+        older HDK of the same generation: for it only a driver of an older major (24.x against 25.x) is inferred."""
         line = tuple(c.release[:2])
         rows = [h for h in self.hdk if tuple(parse_version(h.cann).release[:2]) == line]
         drivers = [(x, parse_version(x)) for h in rows for x in h.driver]
-        if not drivers or not all(tuple(v.release[:2]) > tuple(d.release[:2]) for _x, v in drivers):
+        depth = 2 if any(parse_version(h.cann) <= c for h in rows) else 1
+        if not drivers or not all(tuple(v.release[:depth]) > tuple(d.release[:depth]) for _x, v in drivers):
             return None
         named = ", ".join(sorted({x for x, _v in drivers}, key=parse_version))
         sources = sorted({s for h in rows for s in h.source})

@@ -341,11 +341,13 @@ _VERSION_LINES = [
 # a space or a `-` before the version (`torch_npu-2.5.1`), and a note after it in parentheses or another script
 # (`CANN 8.2.RC1 (ascend-toolkit)`), the package's own name or the driver's bundle before the version
 # (`CANN: cann-9.1.0-beta.1`, `Driver: Ascend HDK 25.2.0`), a pre-release after it (`-beta.1`). A driver line
-# counts only with an Ascend driver's numbering (`24.1.rc2`, `25.2.1`: a two-digit year first), so an NVIDIA
-# `Driver: 535.104` is not read as one.
+# counts only with an Ascend driver's numbering (`24.1.rc2`, `25.2.1`, the line `24.1`: a two-digit year first), so
+# an NVIDIA `Driver: 535.104` is not read as one. A firmware line is a statement (so a list holding one is read) whose
+# value is not kept.
 _LABELLED = re.compile(
     r"^(?:[-*]\s+|\|\s*)?(?:ascend[-_ ]?)?(?P<label>cann(?:[-_ ]?toolkit)?|toolkit|torch[-_ ]?npu|pytorch[-_ ]npu|"
-    r"vllm[-_ ]ascend|(?:npu[-_ ])?driver|hdk|驱动)(?:[\s_]*(?:version|ver\.?|版本))?(?:\s?[(（][^()（）]{0,40}[)）])?"
+    r"vllm[-_ ]ascend|(?:npu[-_ ])?driver|hdk|驱动|(?:npu[-_ ])?firmware|固件)(?:[\s_]*(?:version|ver\.?|版本))?"
+    r"(?:\s?[(（][^()（）]{0,40}[)）])?"
     r"(?:\s*[:：=|]{1,2}\s*|\s+|-(?=v?\d))(?:cann[\s-]|(?:ascend[\s-])?hdk\s)?v?"
     r"(?P<v>\d[0-9A-Za-z.+_]*(?:-(?:alpha|beta)\.?\d+)?)(?:/(?:x86_64|aarch64)-linux)?\s*"
     r"(?P<note>[(（][^)）]*[)）]?)?\s*\|?\s*$", re.I)
@@ -353,7 +355,8 @@ _LABELLED = re.compile(
 # branch)`): the number is the last tag, not what runs — not read as the release.
 _DEV_VERSION = re.compile(r"\.dev\d|\+")  # `0.11.0rc1.dev45+g1a2b3c`: the build names itself
 _BUILT_NOTE = re.compile(r"main|master|dev|source|commit|branch|nightly|git|源码|分支|开发", re.I)
-_ASCEND_DRIVER = re.compile(r"\d{2}\.\d+\.(?:rc\d+|\d+)(?:\.\d+)?", re.I)  # `24.1.rc3.5`: a patch of rc3
+# `24.1.rc3.5`: a patch of rc3; `24.1`: the line
+_ASCEND_DRIVER = re.compile(r"\d{2}\.\d+\.(?:rc\d+|\d+)(?:\.\d+)?|2\d\.\d{1,2}", re.I)
 _LABEL_COMPONENT = (("cann", "cann"), ("toolkit", "cann"), ("torch", "torch_npu"), ("pytorch", "torch_npu"),
                     ("vllm", "vllm_ascend"))
 
@@ -443,6 +446,11 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
     for piece in _listed(said or t) if ("," in t or "，" in t or ";" in t or "；" in t or "(" in t or "（" in t) \
             else ():
         _version_lines(f, piece, no)
+    m = _PIP_INSTALLED.search(t) if "Successfully installed" in t else None
+    for token in m.group(1).split()[:200] if m else ():  # pip's own record of what it installed
+        d = _DIST_VERSION.match(token.strip("\"'`,"))
+        if d:
+            _add_pkg(f, d.group(1), d.group(2), no, "pip's Successfully installed line")
     if _HCCN.match(t):
         _extend(f, "hccn_tool", no)
     if _BARE_EXCEPTION.match(t) and not any(tb.first <= no <= tb.last for tb in f.tracebacks):
@@ -457,7 +465,8 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
         f.machine = "aarch64" if m.group(1) == "arm64" else m.group(1)
     if _CANN_NA.match(t):
         f.cann_not_available = Seen(value="Not Available", lines=str(no), source="collect_env CANN line")
-    if ("|" in t or "ASCEND_" in t or "toolkit_" in t.lower() or "LD_LIBRARY_PATH" in t or "PYTHONPATH" in t) \
+    if ("|" in t or "ASCEND_" in t or "toolkit_" in t.lower() or "LD_LIBRARY_PATH" in t or "PYTHONPATH" in t
+            or (":/" in t.replace("：", ":").replace(": ", ":") and _CANN_LABEL_START.match(t))) \
             and _read_so_far(f) == before:  # nothing else took this line
         _cells_and_paths(f, t, no)
 
@@ -472,6 +481,12 @@ _CELL_VERSION = re.compile(r"v?(\d{1,2}\.\d{1,3}(?:\.[0-9A-Za-z]+){0,3}(?:-(?:al
 _TOOLKIT_WORDS = re.compile(r"^(?:ascend[-_ ]?)?(?:cann[-_ ]?)?toolkit[\s_:=-]+v?(\d{1,2}\.\d[0-9A-Za-z.]*)", re.I)
 _TOOLKIT_RUN = re.compile(r"cann-toolkit_(\d{1,2}\.\d[0-9A-Za-z.]*?)_linux", re.I)
 _CANN_LABEL_START = re.compile(r"^(?:[-*]\s+)?(?:ascend[-_ ]?)?(?:cann|toolkit)", re.I)
+# pip's last line (`Successfully installed torch-2.9.0 vllm-0.16.0rc2.dev479+g15d76f74e.empty`): each distribution
+# and version it installed, the version after the last `-` that a digit follows (distribution names hold `-`).
+_PIP_INSTALLED = re.compile(r"Successfully installed\s+(.{1,20000})")
+_DIST_VERSION = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]{0,80}?)-(\d[0-9A-Za-z.+!_]{0,80})$")
+_CANN_LABEL_PATH = re.compile(r"^(?:[-*]\s+)?(?:ascend[-_ ]?)?cann(?:[-_ ]?toolkit)?(?:[\s_]*(?:version|path|home|版本|"
+                              r"路径))?\s*[:：=]\s*[\"'`]?(/[^\s\"'`]{1,4000})", re.I)
 _TOOLKIT_HOME = re.compile(r"^(?:export\s+|ENV\s+|-\s+)?(ASCEND_[A-Z_]{1,40}|LD_LIBRARY_PATH|PYTHONPATH)\s?[=:]\s?"
                            r"[\"']?([^\s\"']{1,4000})")
 
@@ -500,6 +515,11 @@ def _toolkit_home(f: PasteFacts, t: str, no: int) -> bool:
     version = next((v for v in map(cann_path_version, m.group(2).split(":")[:32]) if v), None) if m else None
     if version:
         f.versions.setdefault("cann", []).append(Seen(value=version, lines=str(no), source=f"{m.group(1)} path"))
+        return True
+    m = _CANN_LABEL_PATH.match(t)  # `CANN: /usr/local/Ascend/cann-8.5.0`: the install directory as the value
+    version = cann_path_version(m.group(1)) if m else None
+    if version:
+        f.versions.setdefault("cann", []).append(Seen(value=version, lines=str(no), source="CANN install path"))
     return version is not None
 
 
@@ -633,6 +653,8 @@ def _labelled(f: PasteFacts, t: str, no: int) -> None:
     if not m:
         return
     label, value = m.group("label").lower(), m.group("v")
+    if "firmware" in label or label == "固件":
+        return  # a statement of its own (`NPU driver: 24.1.0.3, firmware: 7.5.0.5.220` is a list), not read
     comp = next((c for prefix, c in _LABEL_COMPONENT if label.startswith(prefix)), "driver")
     if comp != "driver" and m.group("note") and _BUILT_NOTE.search(m.group("note")) \
             and not _DEV_VERSION.search(value):

@@ -159,8 +159,20 @@ def test_cann_851_has_no_notes_and_is_inferred_from_both_neighbours():
 
 
 def test_cann_driver_uncovered_pair_is_unknown_not_fail():
-    f = run_check("CANN106", {"cann": cann(version="8.3.RC2"), "driver": driver("24.1.rc3")})
+    f = run_check("CANN106", {"cann": cann(version="8.3.RC1"), "driver": driver("25.2.0")})
     assert f.status == Status.UNKNOWN and "no source" in f.message
+
+
+def test_a_driver_of_an_older_generation_than_the_cann_line_fails_inferred():
+    """CANN 8.3.RC2 is paired with HDK 25.3.RC1 (the maintainer's download link in vllm-ascend#4972, where a 24.1
+    driver gave `aicore execution times out`): 24.1 fails with 8.3.RC2 and with the earlier 8.3.RC1 (a 24.x driver
+    is a generation older); 25.2.0 with 8.3.RC1, which may have shipped with it, stays unknown (above)."""
+    for version in ("8.3.RC2", "8.3.RC1"):
+        f = run_check("CANN106", {"cann": cann(version=version), "driver": driver("24.1.rc3")})
+        assert f.status == Status.FAIL and f.details["inferred"] is True, (version, f.message)
+        assert "25.3.rc1" in f.message and "4972" in f.message
+    ok = run_check("CANN106", {"cann": cann(version="8.3.RC2"), "driver": driver("25.3.rc1")})
+    assert ok.status == Status.PASS, ok.message
 
 
 def test_cann_driver_older_than_published_driver_warns():

@@ -830,3 +830,20 @@ def test_a_commit_given_where_a_version_goes_is_no_version():
     assert {k: v.value for k, v in f.commits.items()} == {"vllm_ascend": "f5b5514afdb9", "vllm": "54503ecec0f3"}
     asks = missing_pieces(f)
     assert any("built from commit f5b5514afdb9" in a and "pip show vllm-ascend" in a for a in asks), asks
+
+
+def test_h38m_forms_a_driver_line_a_cann_install_path_and_pip_s_installed_line():
+    """h38m, read after it was measured: the driver as its line (`driver: 24.1`) or beside the firmware on one line;
+    CANN given as its install directory (`CANN: /usr/local/Ascend/cann-8.5.0 (…)`, read as the CANN probe reads a
+    path); pip's `Successfully installed name-version …` (a docker build's `#8 12.3 Successfully installed …` too).
+    An NVIDIA driver, a `latest` path and pip's uninstall line give nothing."""
+    assert read_paste("driver: 24.1\n").driver_version.value == "24.1"
+    assert read_paste("NPU driver: 24.1.0.3, firmware: 7.5.0.5.220\n").driver_version.value == "24.1.0.3"
+    assert read_paste("Driver: 535.104\n").driver_version is None
+    assert versions("CANN: /usr/local/Ascend/cann-8.5.0 (path shown by a warning)\n") == {"cann": "8.5.0"}
+    assert versions("- cann path: /usr/local/Ascend/ascend-toolkit/8.3.RC1\n") == {"cann": "8.3.RC1"}
+    assert versions("CANN: /usr/local/Ascend/ascend-toolkit/latest\n") == {}
+    f = read_paste("#8 120.5 Successfully installed torch-npu-2.8.0.post2 vllm_ascend-0.13.0rc1 "
+                   "vllm-0.16.0rc2.dev479+g15d76f74e.empty\nSuccessfully uninstalled torch-2.7.1\n")
+    assert {k: v[0].value for k, v in f.packages.items()} == {
+        "torch-npu": "2.8.0.post2", "vllm-ascend": "0.13.0rc1", "vllm": "0.16.0rc2.dev479+g15d76f74e.empty"}
