@@ -419,6 +419,30 @@ def prefill_node(cmd, env, model) -> Answer:
                      f"({clipped(str(kv.get('kv_connector') or 'no connector named'), 60)})" if hit else "")
 
 
+def flashcomm1_overlap_dp(cmd, env, model) -> Answer:
+    """FlashComm1 on (`--additional-config enable_flashcomm1`, which decides where given, else
+    VLLM_ASCEND_ENABLE_FLASHCOMM1), `multistream_overlap_shared_expert` true and --data-parallel-size above 1 (#16446:
+    any two of the three start). A variable a paste does not show leaves it unjudged (read_switch raises)."""
+    from ascend_doctor.knowledge.sequence_parallel import read_switch
+
+    add = _additional(cmd)
+    try:
+        dp = cmd.int_opt("data_parallel_size")
+    except ValueError:
+        return None
+    if add.get("multistream_overlap_shared_expert") is not True or not dp or dp <= 1:
+        return False, {}, ""
+    if "enable_flashcomm1" in add:
+        on, said = bool(add["enable_flashcomm1"]), "--additional-config enable_flashcomm1=" + clipped(
+            repr(add["enable_flashcomm1"]), 20)
+    else:
+        on, said = read_switch("env:VLLM_ASCEND_ENABLE_FLASHCOMM1", env, {}, {})
+    if on is None:  # unset: vllm-ascend's default 0; a value it cannot read as an integer stops it elsewhere
+        return False, {}, ""
+    return on, {}, (f"{said}, --additional-config multistream_overlap_shared_expert=true, --data-parallel-size {dp}"
+                    if on else "")
+
+
 def recompute_scheduler_mixed(cmd, env, model) -> Answer:
     """`recompute_scheduler_enable` true (the top-level --additional-config key, or under `scheduler_config`, where
     0.25.1rc1 moved it) on a PD-mixed server: no --kv-transfer-config, or kv_role kv_both. A false anywhere is taken
@@ -654,7 +678,7 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         layer_sharding_not_p_node, recompute_scheduler_mixed, moe_model, qwen3_next_model,
         flashcomm_vl_arch, flashcomm_vl_config, encoder_only_model, full_graph_mtp_gqa, quant_ascend_online,
         off_grid_capture_ceiling, pooling_runner, pooling_prefix_cache,
-        quant_compressed_tensors, prefill_node)
+        quant_compressed_tensors, prefill_node, flashcomm1_overlap_dp)
 }
 
 
