@@ -12,7 +12,8 @@ from ._hardware import host_families
 from ._serve import ascend_release, cmd_or_skip, model_config
 
 EFFECT = {"refuses": T("refuses it at start"), "breaks": T("fails on it at the first request"),
-          "overrides": T("replaces the setting"), "unsupported": T("does not support it")}
+          "overrides": T("replaces the setting"), "unsupported": T("does not support it"),
+          "may_hang": T("may hang on it at start-up")}
 
 
 def _model(ctx):
@@ -113,7 +114,7 @@ def release_combos(ctx):
         parts = [T("{rule}: vllm-ascend {version} {effect} — \"{says}\"", rule=r.id, version=dist.version,
                    effect=EFFECT[r.effect], says=says) for r, says in hits]
         fix = join(" ", [known(r.fix) for r, _ in hits])
-        if all(r.effect == "overrides" for r, _ in hits):
+        if all(r.effect in ("overrides", "may_hang") for r, _ in hits):  # what a report contradicts only warns
             return ctx.warn(join("; ", parts), evidence, remediation=fix)
         return ctx.fail(join("; ", parts), evidence, remediation=fix)
     if unchipped:

@@ -260,6 +260,11 @@ class Knowledge:
         return self.table("serve/graph-budget")
 
     @property
+    def host_mask(self):
+        """The attention mask some releases pre-build on the host, and what it costs (HostMask)."""
+        return self.table("serve/host-attn-mask")
+
+    @property
     def lora(self):
         """vLLM's LoRA limits (LoraRules)."""
         return self.table("serve/lora")

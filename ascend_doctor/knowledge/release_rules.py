@@ -27,7 +27,7 @@ class ReleaseRule(Model, extra="forbid"):
     cls: str = Field(alias="class")
     vllm_ascend: str
     when: str
-    effect: str = Field(pattern="^(refuses|breaks|overrides|unsupported)$")
+    effect: str = Field(pattern="^(refuses|breaks|overrides|unsupported|may_hang)$")  # may_hang: a warning
     exempt_model_types: list[str] = Field(default_factory=list, description="config.json model_type values the "
                                                                              "release leaves out of this rule")
     families: list[str] = Field(default_factory=list, description="the chip families (knowledge/hardware.py: A2, "

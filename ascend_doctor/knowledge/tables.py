@@ -68,6 +68,8 @@ TABLES: dict[str, Table] = {t.name: t for t in (
     Table("serve/known-issues", "ascend_doctor.knowledge.known_issues:KnownIssues", "known-issues table",
           rows={"known_issue": "id"}),
     Table("serve/graph-budget", "ascend_doctor.deploy.graphs:GraphBudgetFile", "graph budget"),
+    Table("serve/host-attn-mask", "ascend_doctor.knowledge.host_mask:HostMask", "host attention mask",
+          rows={"prebuilt": "vllm_ascend"}),
     Table("serve/lora", "ascend_doctor.knowledge.lora:LoraRules", "LoRA rules"),
     Table("serve/release-features", "ascend_doctor.knowledge.release_features:ReleaseFeatures", "release features",
           rows={"feature": "id"}),

@@ -525,15 +525,17 @@ def test_pooling_rules_on_a_model_whose_config_is_not_read():
 
 
 def test_flashcomm1_with_shared_expert_overlap_and_data_parallel_hangs_on_a3():
-    """vllm-ascend#16446: FlashComm1 + multistream_overlap_shared_expert + DP > 1 hangs at start-up on A3 (any two of
-    the three start; the fix #16450 is in no release through 0.30.0rc2). The variable or the --additional-config key
-    turns FlashComm1 on (the key decides where given); each control drops one of the three."""
+    """vllm-ascend#16446: FlashComm1 + multistream_overlap_shared_expert + DP > 1 hung at start-up on A3 (any two of
+    the three start; the fix #16450 is in no release through 0.30.0rc2). A warning: 0.30.0rc2's GLM-5.2 tutorial runs
+    the three together. The variable or the --additional-config key turns FlashComm1 on (the key decides where
+    given); each control drops one of the three."""
     overlap = '--additional-config {"multistream_overlap_shared_expert":true}'
     both = '--additional-config {"multistream_overlap_shared_expert":true,"enable_flashcomm1":true}'
     fc = {"VLLM_ASCEND_ENABLE_FLASHCOMM1": "1"}
     a3 = chips("Ascend910_9391", 16)
     f = judge(f"-dp 2 -tp 8 {overlap}", "0.28.0rc1", env=fc, npus=a3)
-    assert f.status == Status.FAIL and "REL-B29-006" in f.message and "hangs at start-up" in f.message
+    assert f.status == Status.WARN and "REL-B29-006" in f.message and "hung at start-up" in f.message
+    assert "may hang on it at start-up" in f.message and "tutorial runs the three together" in f.message
     assert any("VLLM_ASCEND_ENABLE_FLASHCOMM1=1" in e.excerpt for e in f.evidence)
     assert "multistream_overlap_shared_expert" in f.remediation
     assert "REL-B29-006" in judge(f"-dp 2 -tp 8 {both}", "0.30.0rc2", npus=a3).message

@@ -94,7 +94,8 @@ def test_hdk_for_cann(m):
     assert m.hdk_for_cann("8.0.RC3")[0].driver == ["24.1.rc2"]
     assert m.hdk_for_cann("8.5.0")[0].driver == ["25.5.0", "25.5.1"]
     assert m.hdk_for_cann("9.2.0_20260930220649") == []  # 9.2.0 final: no pairing
-    assert m.hdk_for_cann("8.3.RC2") == []
+    assert m.hdk_for_cann("8.3.RC2")[0].driver == ["25.3.rc1"]  # the maintainer's download link (#4972)
+    assert m.hdk_for_cann("8.3.RC1") == []
 
 
 @pytest.mark.parametrize("cann, driver, verdict", [
@@ -107,7 +108,8 @@ def test_hdk_for_cann(m):
     ("8.0.0", "24.1.rc2.2", True),    # patch of the tested 24.1.rc2
     ("8.2.RC1", "25.0.rc1.1", True),
     ("8.0.0", "24.1.rc3", None),      # not the tested pair, no grid covers it
-    ("8.3.RC2", "25.0.rc1", None),    # no source pairs 8.3.x
+    ("8.3.RC1", "25.0.rc1", None),    # no source pairs 8.3.RC1; 8.3.RC2's 25.3.rc1 does not bound an earlier CANN
+    ("8.3.RC2", "25.0.rc1", False),   # inferred: older than the 25.3.rc1 paired with 8.3.RC2
     ("garbage", "25.0.rc1", None),
 ])
 def test_cann_driver_compatible(m, cann, driver, verdict):
