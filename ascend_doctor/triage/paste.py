@@ -369,7 +369,8 @@ _LABEL_COMPONENT = (("cann", "cann"), ("toolkit", "cann"), ("torch", "torch_npu"
 # last ASCII character.
 _NAME_VERSION = re.compile(r"^(?:\|\s*|[-*]\s+)?(vllm|vllm[_-]ascend|torch|torch[_-]npu|PyTorch|transformers|triton|"
                            r"triton[_-]ascend|sglang|numpy)(?:\s*(?:version|版本))?(?:\s*[:：|=]{1,2}\s*|\s+)"
-                           r"v?(\d[0-9A-Za-z.+!_-]*)(?:[^\x00-\x7f].*|\s{0,8}\([^()]{0,80}\)|\s{2,}/[\w./-]{1,200})?\s*\|?\s*$",
+                           r"v?(\d[0-9A-Za-z.+!_-]*)(?:\s{0,8}[^\x00-\x7f].*|\s{0,8}[(\[][^()\[\]]{0,200}[)\]]|\s{2,}/[\w./-]{1,200})?"
+                           r"\s*\|?\s*$",
                            re.I)
 _BARE_EXCEPTION = re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Exit)(?::\s.*)?$")
 _HCCN = re.compile(r"^(?:\[devid \d+\]\s*)?(link status|ipaddr|net health status|netmask|link up count):", re.I)

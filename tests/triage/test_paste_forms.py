@@ -66,6 +66,13 @@ def test_name_space_version_lines_and_two_cell_table_rows():
                     "* CANN: 8.3.RC1\n") == {"vllm": "0.11.0", "vllm_ascend": "0.11.0rc1", "torch_npu": "2.7.1",
                                               "torch": "2.7.1", "cann": "8.3.RC1"}
     assert versions("torch 2.7.1 is what I have\nI run vllm 0.11.0 here\n") == {}
+    # h38m, read after it was measured: a note in full-width or square brackets, or a long one, after the version
+    # (TRIAGE103 asked again for a vLLM version stated so)
+    assert versions("vllm: 0.11.0 （配套 vllm-ascend）\nvllm-ascend: v0.11.0rc1 [image]\n") == {
+        "vllm": "0.11.0", "vllm_ascend": "0.11.0rc1"}
+    assert versions("vLLM: 0.11.0rc3 (" + "the version the setup reports, " * 4 + "as printed)\n") == {
+        "vllm": "0.11.0rc3"}
+    assert versions("vllm: 0.11.0 (source build for vllm-ascend)\n") == {}  # a branch build is not the release
     # h38l, read after it was measured: columns aligned before a note in parentheses
     assert versions("triton-ascend: 3.2.0   (installed per vllm-ascend requirements)\n") == {"triton_ascend": "3.2.0"}
 
