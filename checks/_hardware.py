@@ -63,6 +63,16 @@ def violated(ctx, rules, message: str, evidence, remediation: str, **details):
     return ctx.warn(text, evidence, remediation=remediation, rules=[r.id for r in rules], **details)
 
 
+def serve_rules(ctx, kind: str):
+    """(serve_cmd, rules, evidence, None) or (.., .., .., outcome): the command a serve-stage HW check lints and the
+    rules of `kind` for this host's family and release (serve_or_skip, then rules_of_kind)."""
+    cmd, skip = serve_or_skip(ctx)
+    if skip:
+        return None, [], [], skip
+    rules, evidence, out = rules_of_kind(ctx, kind)
+    return cmd, rules, evidence, out
+
+
 def serve_or_skip(ctx):
     """(serve_cmd, None) or (None, skip): the same rule as the SERVE checks' cmd_or_skip (checks/_serve.py)."""
     cmd = ctx.try_fact("serve_cmd")

@@ -21,7 +21,7 @@ from ascend_doctor.core.errors import FactUnavailable
 from ascend_doctor.i18n import T, join, known
 from ascend_doctor.plugin import check, ev, step
 
-from ._hardware import chip_names, host_families, rules_of_kind, serve_or_skip, violated
+from ._hardware import chip_names, host_families, rules_of_kind, serve_or_skip, serve_rules, violated
 from ._serve import model_config, unreadable
 
 DTYPES = {"half": "float16", "float16": "float16", "fp16": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16",
@@ -87,10 +87,7 @@ def serve_dtype(ctx):
 
     How to fix: `--dtype float16`.
     """
-    cmd, skip = serve_or_skip(ctx)
-    if skip:
-        return skip
-    rules, evidence, out = rules_of_kind(ctx, "dtype")
+    cmd, rules, evidence, out = serve_rules(ctx, "dtype")
     if out:
         return out
     rules, evidence, out = _for_quant_type(ctx, rules, evidence)
@@ -127,10 +124,7 @@ def serve_eager(ctx):
 
     How to fix: add `--enforce-eager`.
     """
-    cmd, skip = serve_or_skip(ctx)
-    if skip:
-        return skip
-    rules, evidence, out = rules_of_kind(ctx, "eager")
+    cmd, rules, evidence, out = serve_rules(ctx, "eager")
     if out:
         return out
     evidence.insert(0, ev(T("command line"), cmd.source("enforce_eager") if cmd.has("enforce_eager")
@@ -167,10 +161,7 @@ def serve_required_flags(ctx):
     65536 for a long-context model — the A2 report is of the derived default, so a longer length given explicitly
     passes, named in the message, and the release's own tutorials are cited when they run that length).
     """
-    cmd, skip = serve_or_skip(ctx)
-    if skip:
-        return skip
-    rules, evidence, out = rules_of_kind(ctx, "required_flag")
+    cmd, rules, evidence, out = serve_rules(ctx, "required_flag")
     if out:
         return out
     missing = [r for r in rules if not cmd.has(r.flag.lstrip("-").replace("-", "_"))]

@@ -9,7 +9,7 @@ from ascend_doctor.facts.scope import command_spans_nodes
 from ascend_doctor.i18n import T, known
 from ascend_doctor.plugin import check, ev
 
-from ._hardware import rules_of_kind, serve_or_skip, violated
+from ._hardware import serve_rules, violated
 
 
 @check("HW109", "hw-single-node", severity="error", stage="serve",
@@ -29,10 +29,7 @@ def single_node(ctx):
     How to fix: serve on one server: drop the multi-node options, and size the parallelism to the server's own
     cards (`ascend-doctor plan` sizes it).
     """
-    cmd, skip = serve_or_skip(ctx)
-    if skip:
-        return skip
-    rules, evidence, out = rules_of_kind(ctx, "single_node")
+    cmd, rules, evidence, out = serve_rules(ctx, "single_node")
     if out:
         return out
     signs = command_spans_nodes(cmd)
