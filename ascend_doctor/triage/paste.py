@@ -365,8 +365,8 @@ _LABEL_COMPONENT = (("cann", "cann"), ("toolkit", "cann"), ("torch", "torch_npu"
 # same with a full-width colon, `=`/`==` or a space (`Vllm-ascend 0.11.0` / `torch-npu 2.7.1` in an issue body,
 # vllm-ascend#3494), a `version`/`版本` label (`vllm-ascend version: v0.11.0`), a markdown bullet (`- vllm: 0.11.0`)
 # and a two-cell markdown table row (`| torch_npu | 2.10.0.post2 |`, #14296). The whole line is the statement, but
-# for a note in another script right after the version (`torch-npu 2.7.1（官方镜像）`): the version ends at its
-# last ASCII character.
+# for a note after the version: in another script (`torch-npu 2.7.1（官方镜像）`: the version ends at its last ASCII
+# character), or in round or square brackets (`vllm: 0.11.0 [image]`, up to 200 characters).
 _NAME_VERSION = re.compile(r"^(?:\|\s*|[-*]\s+)?(vllm|vllm[_-]ascend|torch|torch[_-]npu|PyTorch|transformers|triton|"
                            r"triton[_-]ascend|sglang|numpy)(?:\s*(?:version|版本))?(?:\s*[:：|=]{1,2}\s*|\s+)"
                            r"v?(\d[0-9A-Za-z.+!_-]*)(?:\s{0,8}[^\x00-\x7f].*|\s{0,8}[(\[][^()\[\]]{0,200}[)\]]|\s{2,}/[\w./-]{1,200})?"
@@ -508,8 +508,9 @@ def _cell_version(cell: str) -> str:
 
 
 def _toolkit_home(f: PasteFacts, t: str, no: int) -> bool:
-    """The CANN version of a versioned install directory an environment variable names (_TOOLKIT_HOME; the
-    directory read as the CANN probe reads it, parsers.ascend_files.cann_path_version)."""
+    """The CANN version of a versioned install directory an environment variable names (_TOOLKIT_HOME), or a CANN
+    label gives as its value (_CANN_LABEL_PATH); the directory read as the CANN probe reads it
+    (parsers.ascend_files.cann_path_version)."""
     from ascend_doctor.parsers.ascend_files import cann_path_version
 
     m = _TOOLKIT_HOME.match(t)
