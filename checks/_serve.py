@@ -121,6 +121,24 @@ def int_opt(cmd, name: str, default: int) -> int:
     return default if v is None else v
 
 
+def ranks_here(cmd) -> tuple[int, int, int, int, int, str]:
+    """(ranks on this node, TP, PP, local DP, nodes, the shape as words): one worker process per rank. One process
+    per DP rank (`--data-parallel-rank`, vLLM's external load-balancer mode) serves one rank here; over `--nnodes`
+    without `--data-parallel-size-local` the ranks are shared evenly. A size that is not an integer raises
+    ValueError."""
+    import math
+
+    tp = int_opt(cmd, "tensor_parallel_size", 1)
+    pp = int_opt(cmd, "pipeline_parallel_size", 1)
+    dp = cmd.int_opt("data_parallel_size_local") or (1 if cmd.has("data_parallel_rank") else
+                                                      int_opt(cmd, "data_parallel_size", 1))
+    nnodes = int_opt(cmd, "nnodes", 1)
+    total = tp * pp * dp
+    here = math.ceil(total / nnodes) if nnodes > 1 and not cmd.has("data_parallel_size_local") else total
+    shape = f"TP {tp} x PP {pp}" + (f" x DP {dp}" if dp > 1 else "") + (f" over {nnodes} nodes" if nnodes > 1 else "")
+    return here, tp, pp, dp, nnodes, shape
+
+
 def sp_layout(cmd):
     """(--enable-expert-parallel given, TP size) for the sequence-parallel switches that depend on them
     (ascend_doctor.knowledge.sequence_parallel), None when the TP size is not a number."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ascend_doctor.facts.scope import command_spans_nodes
 from ascend_doctor.i18n import T, known
 from ascend_doctor.plugin import check, ev
+from ascend_doctor.text.textsafe import clipped
 
 from ._hardware import serve_rules, violated
 
@@ -35,7 +36,7 @@ def single_node(ctx):
     signs = command_spans_nodes(cmd)
     scope = ctx.try_fact("npu_scope")
     env_hints = [h for h in (scope.hints if scope is not None else []) if not h[0].startswith("--")]
-    said = ", ".join(f"{k} {v}" if k.startswith("--") else f"{k}={v}" for k, v in signs + env_hints)
+    said = ", ".join(f"{k} {v}" if k.startswith("--") else f"{k}={clipped(v, 60)}" for k, v in signs + env_hints)
     hw = ", ".join(sorted({h for r in rules for h in r.hardware}))
     if signs:
         evidence.insert(0, ev(T("command line"), said))

@@ -221,17 +221,15 @@ def host_memory(ctx):
     ctr = ctx.try_fact("container")
     in_container = bool(ctr is not None and ctr.in_container)
     pol = ctx.policy.mem_available_gib
-    total = m.total_kib * 1024
-    avail = (m.available_kib or 0) * 1024
     evidence = [ev("file: /proc/meminfo", f"MemTotal: {m.total_kib} kB\nMemAvailable: {m.available_kib} kB")]
     if m.available_kib is None:
         return ctx.unknown(T("MemAvailable not reported by this kernel"), evidence)
+    total, avail, limited = m.usable()
     scope = ""
     if m.cgroup_limit_bytes is not None:
         used = m.cgroup_usage_bytes or 0
         evidence.append(ev(f"file: {m.cgroup_file}", f"limit {_gib(m.cgroup_limit_bytes)}, in use {_gib(used)}"))
-        if m.cgroup_limit_bytes < total:
-            total, avail = m.cgroup_limit_bytes, min(avail, max(m.cgroup_limit_bytes - used, 0))
+        if limited:
             scope = " (the container's memory limit)"
     elif in_container and m.cgroup_error:
         scope = (" — judged by the host's /proc/meminfo: the container's memory limit could not be read "

@@ -3,21 +3,14 @@
 
 from __future__ import annotations
 
-import math
-
 from ascend_doctor.deploy.arch import derived_max_len, text_config
 from ascend_doctor.i18n import T
 from ascend_doctor.knowledge.host_mask import mask_bytes
 from ascend_doctor.plugin import check, ev
+from ascend_doctor.text.units import human_bytes as _gib
 from ascend_doctor.text.versions import SpecifierSet, try_parse_version
 
-from ._serve import cmd_evidence, cmd_or_skip, int_opt, model_config, unreadable
-
-GIB = 1 << 30
-
-
-def _gib(n: int) -> str:
-    return f"{n / GIB:.1f} GiB"
+from ._serve import cmd_evidence, cmd_or_skip, model_config, ranks_here, unreadable
 
 
 def _length(ctx, cmd):
@@ -33,26 +26,6 @@ def _length(ctx, cmd):
         return None, T("config.json has no max_position_embeddings (or equivalent)")
     return derived, T("no --max-model-len: {derived} derived from config.json ({how})", derived=derived,
                       how=", ".join([base] + rope))
-
-
-def _workers(cmd) -> tuple[int, str]:
-    """The worker processes on this node (one per NPU rank), as SERVE301 counts them."""
-    tp, pp = int_opt(cmd, "tensor_parallel_size", 1), int_opt(cmd, "pipeline_parallel_size", 1)
-    dp = cmd.int_opt("data_parallel_size_local") or (1 if cmd.has("data_parallel_rank") else
-                                                      int_opt(cmd, "data_parallel_size", 1))
-    nnodes = int_opt(cmd, "nnodes", 1)
-    total = tp * pp * dp
-    here = math.ceil(total / nnodes) if nnodes > 1 and not cmd.has("data_parallel_size_local") else total
-    return here, f"TP {tp} x PP {pp} x DP {dp}" + (f" over {nnodes} nodes" if nnodes > 1 else "")
-
-
-def _host_memory(m) -> tuple[int, int, str]:
-    """(total, available, what limits them): /proc/meminfo, or the container's cgroup limit where smaller."""
-    total, avail = m.total_kib * 1024, (m.available_kib if m.available_kib is not None else m.total_kib) * 1024
-    if m.cgroup_limit_bytes is not None and m.cgroup_limit_bytes < total:
-        used = m.cgroup_usage_bytes or 0
-        return m.cgroup_limit_bytes, min(avail, max(m.cgroup_limit_bytes - used, 0)), T("the container's limit")
-    return total, avail, "/proc/meminfo"
 
 
 @check("SERVE323", "serve-host-attn-mask", severity="error", stage="serve",
@@ -96,7 +69,7 @@ def host_attn_mask(ctx):
                             version=dist.version, cann=c.version), evidence)
     try:
         length, how = _length(ctx, cmd)
-        workers, shape = _workers(cmd)
+        workers, _tp, _pp, _dp, _nodes, shape = ranks_here(cmd)
     except ValueError as exc:  # SERVE301/303 fail the option itself
         return ctx.unknown(T("a size on the command line is not an integer: {exc}", exc=exc), evidence)
     if length is None:
@@ -113,7 +86,9 @@ def host_attn_mask(ctx):
     mem = ctx.try_fact("memory")
     if mem is None:  # a paste: the amounts are the finding, the host's memory is what is missing
         return ctx.unknown(T("{said}; the host's memory is not known", said=said), evidence, remediation=fix)
-    total, avail, where = _host_memory(mem)
+    total, avail, limited = mem.usable()
+    avail = total if avail is None else avail  # no MemAvailable: the total is all that is known
+    where = T("the container's limit") if limited else "/proc/meminfo"
     evidence.append(ev(where, T("{total} in total, {avail} available", total=_gib(total), avail=_gib(avail))))
     if kept > total:
         return ctx.fail(T("{said}, more than the host's {total}", said=said, total=_gib(total)), evidence,

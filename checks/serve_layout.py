@@ -18,6 +18,7 @@ from ._serve import (
     json_option,
     model_config,
     model_or_outcome,
+    ranks_here,
     visible_npus,
 )
 
@@ -41,18 +42,10 @@ def parallel_fits(ctx):
     if skip:
         return skip
     try:
-        tp = int_opt(cmd, "tensor_parallel_size", 1)
-        pp = int_opt(cmd, "pipeline_parallel_size", 1)
-        # One process per DP rank (`--data-parallel-rank`, vLLM's external load-balancer mode) serves one rank here.
-        dp = cmd.int_opt("data_parallel_size_local") or (1 if cmd.has("data_parallel_rank") else
-                                                          int_opt(cmd, "data_parallel_size", 1))
-        nnodes = int_opt(cmd, "nnodes", 1)
+        per_node, _tp, pp, dp, _nodes, shape = ranks_here(cmd)
     except ValueError as exc:
         return ctx.fail(T("a parallel size is not an integer: {exc}", exc=exc), [cmd_evidence(cmd)])
-    total = tp * pp * dp
-    per_node = math.ceil(total / nnodes) if nnodes > 1 and not cmd.has("data_parallel_size_local") else total
     chips, evidence, why = visible_npus(ctx, cmd)
-    shape = f"TP {tp} x PP {pp}" + (f" x DP {dp}" if dp > 1 else "") + (f" over {nnodes} nodes" if nnodes > 1 else "")
     evidence.insert(0, ev(T("command line"), shape))
     if chips is None:
         return ctx.unknown(T("{shape} needs {per_node} NPU(s) here, but {why}", shape=shape, per_node=per_node,

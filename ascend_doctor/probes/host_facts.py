@@ -175,6 +175,18 @@ class MemoryFact(Model):
     cgroup_error: Optional[str] = Field(None, description="why no cgroup limit could be read (no file: not limited "
                                                           "or not visible)")
 
+    def usable(self) -> tuple[int, Optional[int], bool]:
+        """(total, available, whether the container's limit decided) in bytes: /proc/meminfo shows the host's memory
+        inside a container, so a cgroup limit below it is the total, and what the cgroup has left caps what is
+        available (None when MemAvailable is not reported and no limit caps it)."""
+        total = self.total_kib * 1024
+        avail = None if self.available_kib is None else self.available_kib * 1024
+        limit = self.cgroup_limit_bytes
+        if limit is not None and limit < total:
+            room = max(limit - (self.cgroup_usage_bytes or 0), 0)
+            return limit, room if avail is None else min(avail, room), True
+        return total, avail, False
+
 # cgroup v2, then v1: /proc/meminfo shows the host's memory inside a container; the cgroup limit is what the server
 # may really use.
 CGROUP_MEMORY = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),

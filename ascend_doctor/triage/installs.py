@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from packaging.utils import canonicalize_name
+
 # The distributions whose install resolves torch (vLLM and vllm-ascend require it), by their canonical name.
 TORCH_PULLERS = ("vllm", "vllm-ascend", "torch", "torch-npu")
 _PIP = re.compile(r"(?:^|[\s;&|(`])(?:uv\s+)?(?:python3?(?:\.\d+)?\s+-m\s+)?pip3?(?:\.\d+)?\s+install\s(.{1,2000})")
@@ -22,10 +24,6 @@ _REQUIREMENT = re.compile(r"^([A-Za-z][A-Za-z0-9._-]{0,40})(?:\[[^\]]{0,80}\])?(
 CPU_INDEX = re.compile(r"download\.pytorch\.org/whl/cpu|pytorch-wheels/cpu|/whl/cpu\b")
 _X86 = re.compile(r"\b(x86_64|x86-64|amd64|x86)\b", re.I)
 _ARM = re.compile(r"\b(aarch64|arm64|kunpeng)\b|鲲鹏", re.I)
-
-
-def _canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def pip_installs(lines: list[tuple[int, str]]) -> list[tuple[int, list[str], bool]]:
@@ -42,8 +40,8 @@ def pip_installs(lines: list[tuple[int, str]]) -> list[tuple[int, list[str], boo
             if word.startswith("-") or "/" in word:
                 continue
             r = _REQUIREMENT.match(word)
-            if r and _canonical(r.group(1)) in TORCH_PULLERS and "+cpu" not in word:
-                names.append(_canonical(r.group(1)))
+            if r and canonicalize_name(r.group(1)) in TORCH_PULLERS and "+cpu" not in word:
+                names.append(canonicalize_name(r.group(1)))
         if names:
             out.append((no, sorted(set(names), key=TORCH_PULLERS.index), bool(CPU_INDEX.search(line))))
     return out

@@ -253,3 +253,16 @@ def test_a_310p_deployment_across_nodes_fails_and_one_server_passes():
     w = run_check("HW109", env)
     assert w.status == Status.WARN and "HCCL_IF_IP=10.0.0.2" in w.message
     assert run_check("HW109", serve(f"{base} --nnodes 2", va="0.14.0rc1", chip="910B3")).status == Status.SKIP
+
+
+def test_without_the_chips_the_one_server_rule_is_unknown():
+    """HW109 with no npu-smi table and no image suffix: which family this is cannot be told."""
+    f = serve("vllm serve /models/Qwen3-8B --nnodes 2", va="0.14.0rc1")
+    f["npu_smi"] = NpuSmiFact(found=False, command=CommandSummary(argv=["npu-smi", "info"], error="not_found"))
+    out = run_check("HW109", f)
+    assert out.status == Status.UNKNOWN and "cannot tell the hardware family" in out.message
+    long = serve("vllm serve /models/Qwen3-8B", va="0.14.0rc1")
+    from ascend_doctor.facts.scope import derive_scope
+
+    long["npu_scope"] = derive_scope({"HCCL_IF_IP": "10.0.0.2" + "x" * 500}, long["npu_smi"], long["serve_cmd"])
+    assert len(run_check("HW109", long).message) < 400  # an environment value is quoted clipped
