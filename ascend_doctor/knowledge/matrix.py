@@ -335,6 +335,10 @@ class Matrix:
         A CANN released before every row of its line (8.3.RC1 where only 8.3.RC2 is paired) may have shipped with an
         older HDK of the same generation: for it only a driver of an older major (24.x against 25.x) is inferred."""
         line = tuple(c.release[:2])
+        dline = tuple(d.release[:2])
+        if any(rule.compatible and _spec_line(s) == line and any(_spec_line(x) == dline for x in rule.driver)
+               for rule in self.driver_rules for s in rule.cann):
+            return None  # a published grid pairs a CANN of this line with a driver of this line (MindIE's, 8.2.RC1)
         rows = [h for h in self.hdk if tuple(parse_version(h.cann).release[:2]) == line]
         drivers = [(x, parse_version(x)) for h in rows for x in h.driver]
         depth = 2 if any(parse_version(h.cann) <= c for h in rows) else 1
@@ -378,9 +382,17 @@ class Matrix:
 
     def has_parser(self, vllm_version: str, kind: str, name: str) -> Optional[bool]:
         """Does this vLLM release accept `name` for `kind`? True/False from its recorded row, None when the release
-        is not recorded or the row does not tell."""
-        exact, _lower, _upper = self._parser_rows(vllm_version, kind)
-        return _says(exact, kind, name) if exact is not None else None
+        is not recorded or the row does not tell. One case of an unrecorded release is told: a name that first
+        appears after the next recorded release, which lacks it (a complete list), is not in the release either
+        (deepseek_v4, first in 0.20.0, is not in 0.11.0rc3: 0.11.0 lacks it). Nothing is guessed for a name some
+        recorded release at or before that next one has (glm4_moe is in 0.10.0 and in neither 0.9.2 nor 0.10.1)."""
+        exact, _lower, upper = self._parser_rows(vllm_version, kind)
+        if exact is not None:
+            return _says(exact, kind, name)
+        first = self.first_vllm_release_with(kind, name) if upper is not None else None
+        if first is not None and parse_version(first) > parse_version(upper.vllm) and _says(upper, kind, name) is False:
+            return False
+        return None
 
     def first_vllm_release_with(self, kind: str, name: str) -> Optional[str]:
         """The first recorded vLLM release whose `kind` list has `name` (deepseek_v4 -> 0.20.0), or None."""
@@ -600,6 +612,13 @@ def _is_build_of_any(v: Version, expected: List[str]) -> bool:
         if r is not None and build_of(v, r):
             return True
     return False
+
+
+def _spec_line(spec: str) -> Optional[tuple]:
+    """The major.minor line a specifier names (`==8.2.RC1` -> (8, 2), `>=24.1.0,<24.1.1` -> (24, 1)); None for one
+    it cannot read."""
+    v = try_parse_version(spec.split(",")[0].lstrip("=<>!~ ").removesuffix(".*"))
+    return tuple(v.release[:2]) if v is not None else None
 
 
 def _driver_matches(installed: Version, listed: str) -> bool:

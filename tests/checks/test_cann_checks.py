@@ -152,10 +152,27 @@ def test_cann_85_with_the_hdks_its_release_notes_list_is_compatible():
     assert any("canncommercial/850/releasenote" in e.excerpt for e in f.evidence)
 
 
-def test_cann_851_has_no_notes_and_is_inferred_from_both_neighbours():
+def test_cann_851_pairs_the_hdks_of_850_as_the_mindie_notes_say():
+    """No CANN 8.5.1 notes exist; the MindIE 26.0.0 notes (which ship 8.5.1) say it pairs the HDKs of 8.5.0."""
     f = run_check("CANN106", {"cann": cann(version="8.5.1", root=ROOT85), "driver": driver("25.5.1")})
-    assert f.status == Status.PASS and "inferred from its neighbours" in f.message
-    assert any("INFERRED" in e.excerpt and "9.1.1/release-notes.md" in e.excerpt for e in f.evidence)
+    assert f.status == Status.PASS and "inferred" not in f.message, f.message
+    assert any("MindIE/26.0.0/release.md" in e.excerpt for e in f.evidence)
+    bad = run_check("CANN106", {"cann": cann(version="8.5.1", root=ROOT85), "driver": driver("24.1.0")})
+    assert bad.status == Status.FAIL and bad.details["inferred"] is True, bad.message
+
+
+def test_cann_82rc1_on_a_24_1_driver_is_compatible_per_the_mindie_grid():
+    """The MindIE 2.1.RC1 notes pair CANN 8.2.RC1 with HDK 24.1.RC2/RC3/24.1.0 (and 25.0.RC1, 25.2.0); vllm-ascend
+    reporters ran CANN 8.2 on 24.1.rc3. Before, the doctor failed it as 'older than any HDK of CANN 8.2' (inferred).
+    CANN 8.2.RC2 on 24.1 is no longer inferred incompatible (a CANN of its line is published with a 24.1 driver),
+    and nothing publishes the pair either: a warning that says so, not a failure."""
+    for drv in ("24.1.rc2.2", "24.1.rc3.b090", "24.1.0.3", "25.0.rc1.1", "25.2.0"):
+        f = run_check("CANN106", {"cann": cann(version="8.2.RC1"), "driver": driver(drv)})
+        assert f.status == Status.PASS and "compat-mindie-2.1.RC1" in f.evidence[-1].excerpt, (drv, f.message)
+    rc2 = run_check("CANN106", {"cann": cann(version="8.2.RC2"), "driver": driver("24.1.rc3")})
+    assert rc2.status == Status.WARN and "no published table" in rc2.message, rc2.message
+    old = run_check("CANN106", {"cann": cann(version="8.2.RC1"), "driver": driver("23.0.3")})
+    assert old.status == Status.FAIL and old.details["inferred"] is True, old.message
 
 
 def test_cann_driver_uncovered_pair_is_unknown_not_fail():

@@ -43,13 +43,13 @@ def test_an_architecture_the_newest_vllm_does_not_list_is_passed_over():
 
 
 def test_a_release_whose_vllm_lacks_the_planned_parser_is_passed_over():
-    """deepseek_v4 first appears in vLLM 0.20.0; driver 24.1.0 runs no CANN from 8.2 on (their HDKs are 25.x), so
-    nothing newer than the CANN 8.0/8.1 releases: no release both runs on that driver and has the parser, so there is
-    no release to name."""
+    """deepseek_v4 first appears in vLLM 0.20.0; driver 24.1.0 runs CANN up to 8.2.RC1 (the MindIE 2.1.RC1 grid
+    pairs it with 24.1.0) and none from 8.3 on (their HDKs are 25.x), so nothing newer than the CANN 8.0-8.2.RC1
+    releases: no release both runs on that driver and has the parser, so there is no release to name."""
     m = shipped().matrix
     assert choose_release(m, "A2", None, parsers={"tool_parser": "hermes"}).passed_over == []
     old = choose_release(m, "A2", None, driver="24.1.0", parsers={"tool_parser": "hermes"})
-    assert old.cann in ("8.0.0", "8.1.RC1"), old
+    assert old.cann in ("8.0.0", "8.1.RC1", "8.2.RC1"), old
     assert choose_release(m, "A2", None, driver="24.1.0", parsers={"tool_parser": "deepseek_v4"}) is None
     r = choose_release(m, "A2", None, parsers={"tool_parser": "deepseek_v4"})
     assert parse_version(r.vllm) >= parse_version(m.first_vllm_release_with("tool_parser", "deepseek_v4"))
