@@ -13,6 +13,8 @@ from ascend_doctor.i18n import T
 from ascend_doctor.plugin import FactUnavailable, check, ev, if_shown
 from ascend_doctor.text.versions import try_parse_version, version_in
 
+from ._driver import driver_version_of
+
 TOOLKIT_SET_ENV = "/usr/local/Ascend/ascend-toolkit/set_env.sh"
 CANN_SET_ENV = "/usr/local/Ascend/cann/set_env.sh"  # CANN >= 8.5 layout (matrix-facts §3.2a)
 NNAL_SET_ENV = "/usr/local/Ascend/nnal/atb/set_env.sh"
@@ -238,15 +240,6 @@ def nnal_atb(ctx):
                                                 "vllm-ascend#10136 and #16773.",
                                                 version=c.version, nnal_set_env=NNAL_SET_ENV))
     return ctx.ok(T("NNAL/ATB {version} installed and sourced", version=n.version or '?'), evidence)
-
-
-def driver_version_of(ctx) -> tuple:
-    """(driver version, evidence) as the `stack` fact decided it (driver version.info, else npu-smi); (None,
-    evidence) when neither."""
-    st = ctx.fact("stack")
-    if st.stack.driver:
-        return st.stack.driver, ev(st.driver_source or "driver", st.driver_excerpt or st.stack.driver)
-    return None, ev("driver", T("version.info: not found\nnpu-smi: no version"))
 
 
 @check("CANN106", "cann-driver-compatible", severity="error", needs=["cann", "stack"])

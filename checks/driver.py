@@ -1,4 +1,5 @@
-"""DRV checks: the NPU driver and firmware (Ascend HDK) under CANN — present, readable, and matched to each other.
+"""DRV checks: the NPU driver and firmware (Ascend HDK) under CANN — present, readable, matched to each other, and new
+enough for the CANN the installed vllm-ascend release is built for.
 
 Facts: `driver` (/usr/local/Ascend/driver/version.info, /etc/ascend_install.info, firmware version.info) and
 `npu_smi` (the `Version:` in the `npu-smi info` header). Formats: matrix-facts §3.2 (d)-(g).
@@ -11,6 +12,9 @@ from typing import Optional
 from ascend_doctor.i18n import T, join
 from ascend_doctor.plugin import check, ev, if_shown
 from ascend_doctor.text.versions import try_parse_version
+
+from ._driver import driver_version_of
+from ._hardware import host_families
 
 DRIVER_INSTALL_FIX = T(
     "Install the Ascend HDK driver and firmware for your board from https://www.hiascend.com/hardware/firmware-drivers "
@@ -211,3 +215,79 @@ def firmware_compatible(ctx):
                           "[{range}])", firmware=fw.version, driver=drv.version, range=rng.raw), evidence)
     return ctx.ok(T("firmware {firmware} is within the range driver {driver} accepts [{range}]", firmware=fw.version,
                     driver=drv.version, range=rng.raw), evidence)
+
+
+@check("DRV104", "driver-for-release", severity="error", needs=["python", "stack", "cann", "npu_family", "npu_smi"])
+def driver_for_release(ctx):
+    """The NPU driver runs the CANN the installed vllm-ascend release is built for
+
+    What it checks: the CANN release(s) the installed vllm-ascend's matrix row names (its Dockerfile, installation
+    guide and README; the image's CANN for this chip family where it has its own) against the driver version, with
+    the CANN ↔ HDK pairing CANN106 uses (published grids, the HDK each CANN shipped with, MindIE's grid for CANN
+    8.2.RC1, the generation rule). It judges the release's CANN, not the installed one: it answers when no CANN is
+    seen (a paste with the versions and the driver but no CANN line) and when the installed CANN is not the
+    release's (VLLM102 then asks for the release's CANN: this says whether the driver will run it). When the
+    installed CANN is the release's, CANN106 judges that pair and this check stands aside.
+
+    Why it matters: vllm-ascend's compiled operators and its image are built on one CANN, and that CANN needs an HDK
+    of its generation. A 24.1 driver under the CANN 8.3.RC2 of vllm-ascend 0.11.0-0.12.x starts, then times out in
+    AICore kernels (`aicore execution times out`, 507014; maintainers in vllm-ascend#4972 point to HDK 25.3.RC1);
+    a CANN further ahead of the driver fails at device open or importing torch_npu (CANN106).
+
+    How to fix: install the Ascend HDK (driver and firmware) the release's CANN was published with (`ascend-doctor
+    matrix pins --vllm-ascend X` names it; https://www.hiascend.com/hardware/firmware-drivers), or stay on the
+    driver and install the newest vllm-ascend release whose CANN it runs (`ascend-doctor plan --keep-driver`).
+    """
+    py = ctx.fact("python")
+    va = py.dist("vllm-ascend")
+    if va is None:
+        return ctx.skip(T("vllm-ascend is not installed"))
+    m = ctx.matrix
+    row = m.vllm_ascend_release(va.version)
+    if row is None:
+        return ctx.skip(T("vllm-ascend {version} is not in the matrix (see VLLM101)", version=va.version))
+    drv_v, drv_ev = driver_version_of(ctx)
+    if drv_v is None:
+        return ctx.unknown(T("no driver version to compare vllm-ascend {version}'s CANN with (see DRV101/DRV102)",
+                             version=row.version), [drv_ev])
+    family = _one_family(ctx)
+    canns = row.pins_for("cann", family)
+    c = ctx.try_fact("cann")
+    installed = if_shown(lambda: c.version if c is not None and c.found else None)
+    if installed and any(_same(installed, x) for x in canns):
+        return ctx.skip(T("the installed CANN {cann} is vllm-ascend {version}'s: CANN106 judges it with driver "
+                          "{driver}", cann=installed, version=row.version, driver=drv_v))
+    verdicts = [(x, m.cann_driver_compatible(x, drv_v)) for x in canns]
+    evidence = [drv_ev, ev(f"vllm-ascend {row.version}: CANN",
+                           " | ".join(canns) + f" [source: {'; '.join(row.source)}]")]
+    evidence += [ev(f"matrix: CANN {x} ↔ HDK", ("INFERRED: " if p.inferred else "") + p.why) for x, p in verdicts]
+    runs = [x for x, p in verdicts if p.compatible is True]
+    if runs:
+        return ctx.ok(T("driver {driver} runs CANN {cann}, which vllm-ascend {version} is built for",
+                        driver=drv_v, cann=runs[0], version=row.version), evidence)
+    if any(p.compatible is None for _x, p in verdicts):
+        return ctx.unknown(T("no source says whether driver {driver} runs CANN {cann} (vllm-ascend {version}'s)",
+                             driver=drv_v, cann=" | ".join(canns), version=row.version), evidence)
+    inferred = any(p.inferred for _x, p in verdicts)
+    seen = T(" (the installed CANN is {cann})", cann=installed) if installed else T(" (no CANN version was seen)")
+    text = T("vllm-ascend {version} is built for CANN {cann}, which needs a newer driver than {driver}{inferred}"
+             "{seen}", version=row.version, cann=" | ".join(canns), driver=drv_v,
+             inferred=T(" (inferred)") if inferred else "", seen=seen)
+    fix = T("Install the Ascend HDK CANN {cann} was published with (`ascend-doctor matrix pins --vllm-ascend "
+            "{version}` names it), or keep driver {driver} and install the newest vllm-ascend whose CANN it runs "
+            "(`ascend-doctor plan --keep-driver`).", cann=canns[0], version=row.version, driver=drv_v)
+    if inferred:
+        return ctx.warn(text, evidence, remediation=fix, inferred=True)
+    return ctx.fail(text, evidence, remediation=fix)
+
+
+def _one_family(ctx) -> Optional[str]:
+    """The chip family of this host when it is one (the image variant whose CANN the release ships), else None."""
+    fams = host_families(ctx) or {}
+    known = [f for f in fams if f != "?"]
+    return known[0] if len(known) == 1 else None
+
+
+def _same(a: str, b: str) -> bool:
+    va, vb = try_parse_version(a), try_parse_version(b)
+    return va is not None and vb is not None and va.main_key == vb.main_key
