@@ -224,7 +224,7 @@ def driver_for_release(ctx):
     What it checks: the CANN release(s) the installed vllm-ascend's matrix row names (its Dockerfile, installation
     guide and README; the image's CANN for this chip family where it has its own) against the driver version, with
     the CANN ↔ HDK pairing CANN106 uses (published grids, the HDK each CANN shipped with, MindIE's grid for CANN
-    8.2.RC1, the generation rule). It judges the release's CANN, not the installed one: it answers when no CANN is
+    8.2.RC1, the generation rule): a published "N" fails, the generation rule's inference warns. It judges the release's CANN, not the installed one: it answers when no CANN is
     seen (a paste with the versions and the driver but no CANN line) and when the installed CANN is not the
     release's (VLLM102 then asks for the release's CANN: this says whether the driver will run it). When the
     installed CANN is the release's, CANN106 judges that pair and this check stands aside.
@@ -247,9 +247,9 @@ def driver_for_release(ctx):
     if row is None:
         return ctx.skip(T("vllm-ascend {version} is not in the matrix (see VLLM101)", version=va.version))
     drv_v, drv_ev = driver_version_of(ctx)
-    if drv_v is None:
-        return ctx.unknown(T("no driver version to compare vllm-ascend {version}'s CANN with (see DRV101/DRV102)",
-                             version=row.version), [drv_ev])
+    if drv_v is None:  # DRV101/DRV102 report a driver not found or unreadable
+        return ctx.skip(T("no driver version to compare vllm-ascend {version}'s CANN with (see DRV101/DRV102)",
+                          version=row.version), [drv_ev])
     family = _one_family(ctx)
     canns = row.pins_for("cann", family)
     c = ctx.try_fact("cann")
@@ -270,9 +270,13 @@ def driver_for_release(ctx):
                              driver=drv_v, cann=" | ".join(canns), version=row.version), evidence)
     inferred = any(p.inferred for _x, p in verdicts)
     seen = T(" (the installed CANN is {cann})", cann=installed) if installed else T(" (no CANN version was seen)")
-    text = T("vllm-ascend {version} is built for CANN {cann}, which needs a newer driver than {driver}{inferred}"
-             "{seen}", version=row.version, cann=" | ".join(canns), driver=drv_v,
-             inferred=T(" (inferred)") if inferred else "", seen=seen)
+    if inferred:  # from silence: no table pairs the CANN's line with a driver this old (CANN106's reading)
+        text = T("vllm-ascend {version} is built for CANN {cann}, and no published table pairs that CANN with a "
+                 "driver as old as {driver} (inferred){seen}", version=row.version, cann=" | ".join(canns),
+                 driver=drv_v, seen=seen)
+    else:
+        text = T("vllm-ascend {version} is built for CANN {cann}, which the published table says does not run on "
+                 "driver {driver}{seen}", version=row.version, cann=" | ".join(canns), driver=drv_v, seen=seen)
     fix = T("Install the Ascend HDK CANN {cann} was published with (`ascend-doctor matrix pins --vllm-ascend "
             "{version}` names it), or keep driver {driver} and install the newest vllm-ascend whose CANN it runs "
             "(`ascend-doctor plan --keep-driver`).", cann=canns[0], version=row.version, driver=drv_v)

@@ -16,7 +16,7 @@ from ascend_doctor.i18n import T, join, known
 from ascend_doctor.knowledge.depcheck import marker_environment
 from ascend_doctor.plugin import check, ev, if_shown, step
 from ascend_doctor.seam.host import normalize_name
-from ascend_doctor.text.versions import try_parse_version, version_in
+from ascend_doctor.text.versions import final_of, try_parse_version, version_in
 
 
 def dist_evidence(py, *names: str) -> list:
@@ -123,7 +123,8 @@ def torch_npu_pair(ctx):
 
 def _documented_pairs(m, npu_version: str, cann: str, images=None) -> List[str]:
     """Sources that name this torch_npu together with this CANN (torch_npu table row, vllm-ascend release rows, an
-    official image whose recipe pins the torch_npu over that CANN base image: a build the release ships)."""
+    official image whose recipe pins the torch_npu over that CANN base image, or over the beta this CANN is the final
+    release of: a build the release ships)."""
     v = try_parse_version(cann)
     out = []
     row = m.torch_npu_row(npu_version)
@@ -137,8 +138,11 @@ def _documented_pairs(m, npu_version: str, cann: str, images=None) -> List[str]:
                        f"[source: {_row_source(r)}]")
     for img in images.image if images is not None and v is not None and nv is not None else ():
         pin = img.installs.get("torch-npu", "")
-        if img.cann and pin.startswith("==") and version_in(nv, pin) and version_in(v, f"=={img.cann}"):
-            out.append(f"the official image {img.id}: torch_npu {pin[2:]} over CANN {img.cann} [source: {img.source}]")
+        same = img.cann and (version_in(v, f"=={img.cann}") or final_of(v, img.cann))
+        if same and pin.startswith("==") and version_in(nv, pin):
+            final = f" (CANN {cann} is its final release)" if not version_in(v, f"=={img.cann}") else ""
+            out.append(f"the official image {img.id}: torch_npu {pin[2:]} over CANN {img.cann}{final} "
+                       f"[source: {img.source}]")
             break
     return out
 

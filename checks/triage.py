@@ -30,6 +30,11 @@ def _distinct(values: list[str]) -> list[str]:
     return [v for v in values if "+" in v or key(v) not in labelled]
 
 
+# The sources of lines an author types (`vllm: 0.11.0`, `CANN 8.3.RC1`), as the paste reader names them: two of them
+# that disagree may be a slip of the label (`vllm v0.11.0rc0` meant for vllm-ascend), not two environments.
+_HAND_WRITTEN = frozenset({"name: version line", "CANN line", "driver line"})
+
+
 @check("TRIAGE101", "paste-consistent", severity="error", needs=["paste"], stage="triage")
 def paste_consistent(ctx):
     """The paste does not contradict itself
@@ -37,7 +42,8 @@ def paste_consistent(ctx):
     What it checks: every version the paste states more than once (the `PyTorch version:` line, `[pip3]` and
     `[conda]` lines, `pip list`/`pip freeze`, the vLLM and vLLM Ascend lines, CANN install info and version.cfg) says
     the same thing everywhere, and `CANN: Not Available` does not stand beside a CANN version, install path or
-    `ASCEND_HOME_PATH`/`ASCEND_TOOLKIT_HOME`.
+    `ASCEND_HOME_PATH`/`ASCEND_TOOLKIT_HOME`. Two tools' outputs that disagree fail; two lines the author typed
+    (`vllm v0.11.0` and `vllm v0.11.0.rc0`, the second meant for vllm-ascend) warn: a slipped label is as likely.
     Why it matters: two values for one component mean two environments were mixed — a pip of another interpreter, a
     conda env over pip, a container's collect_env beside the host's npu-smi. Any diagnosis that silently picks one is a
     guess; the report names both with their lines.
@@ -45,7 +51,7 @@ def paste_consistent(ctx):
     interpreter, `python -m pip list` from the same venv), and paste that.
     """
     paste = ctx.fact("paste")
-    problems, evidence = [], []
+    problems, evidence, by_hand = [], [], 0
     for comp, seen in sorted(paste.versions.items()):
         values = list(dict.fromkeys(s.value for s in seen))
         if len(_distinct(values)) > 1:  # at most SHOWN quoted: a hostile paste may state 300,000 versions of vllm
@@ -53,6 +59,7 @@ def paste_consistent(ctx):
             listed = " vs ".join(values[:SHOWN]) + (f" … ({len(values):,} values)" if len(values) > SHOWN else "")
             problems.append(T("{comp}: {values}", comp=comp, values=listed))
             evidence.append(ev(f"paste: {comp}", where))
+            by_hand += all(s.source in _HAND_WRITTEN for s in seen)
     cann = paste.first("cann")
     home = next((paste.env[k] for k in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME") if k in paste.env), None)
     if paste.cann_not_available is not None and (cann or paste.cann_path or home) is not None:
@@ -67,6 +74,12 @@ def paste_consistent(ctx):
         repeated = sum(1 for seen in paste.versions.values() if len(seen) > 1)
         return ctx.ok(T("no contradictions ({repeated} component(s) stated more than once, all agreeing)",
                         repeated=repeated))
+    if by_hand == len(problems):  # lines the author typed: a label slip as likely as two environments
+        return ctx.warn(T("the paste states two versions of one part on lines the author wrote — {problems}: which "
+                          "one runs is not known (the other checks read the first)", problems=join('; ', problems)),
+                        evidence, contradictions=problems,
+                        remediation=T("Say which version is installed: paste `python collect_env.py` and `python -m "
+                                      "pip list` from the interpreter that runs `vllm serve`."))
     return ctx.fail(T("the paste contradicts itself — {problems}", problems=join('; ', problems)), evidence,
                     remediation=T("Two environments are mixed in this paste: re-run `python collect_env.py` and "
                                   "`python -m pip list` with the interpreter that runs `vllm serve`, and paste those."),

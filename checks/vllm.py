@@ -254,6 +254,10 @@ def _sort_items(items, family: Optional[str], row, py=None):
             notes.append(T("{component} {installed} is a build of {expected} (as official images ship): judged as its "
                            "public release", component=i.component, installed=i.installed,
                            expected=i.expected[0]))
+        elif i.status == "final":
+            notes.append(T("{component} {installed} is the final release of {expected}, which the {family} image "
+                           "ships: judged as it", component=i.component, installed=i.installed,
+                           expected=i.expected[0], family=family or "vllm-ascend"))
         elif i.status == "unknown" and i.installed is None:
             if i.component in PIP_COMPONENTS and py is not None and not py.lists(i.component):
                 notes.append(T("{component}: not listed (row: {exp})", component=i.component, exp=exp))
@@ -345,7 +349,7 @@ def release_pins(ctx):
                         remediation=T("Prefer what the vllm-ascend {version} package pins (`ascend-doctor matrix pins "
                                       "--vllm-ascend {version}`).",
                                       version=row.version))
-    checked = [i.component for i in items if i.status in ("ok", "alternative", "build")]
+    checked = [i.component for i in items if i.status in ("ok", "alternative", "build", "final")]
     if not checked:
         return ctx.unknown(T("nothing of vllm-ascend {version}'s stack could be compared", version=row.version),
                            evidence)

@@ -43,7 +43,7 @@ from ascend_doctor.knowledge.matrix_schema import (
 )
 from ascend_doctor.knowledge.tables import MATRIX as MATRIX_TABLE
 from ascend_doctor.knowledge.tomlread import read_toml, validate
-from ascend_doctor.text.versions import Version, build_of, parse_version, try_parse_version, version_in
+from ascend_doctor.text.versions import Version, build_of, final_of, parse_version, try_parse_version, version_in
 
 VERSION_KEYED = ("vllm_ascend_release", "torch_npu", "torch_python", "vllm_parsers", "vllm_models",
                  "vllm_options", "transformers_models")
@@ -61,7 +61,9 @@ class StackItem(Model):
     component: str  # PyPI name, or "cann" / "python"
     installed: Optional[str]
     expected: List[str]  # versions, first = what the package pins; or one specifier for python / transformers
-    status: str  # ok | alternative (a value another vllm-ascend document names) | mismatch | unpinned | unknown
+    # ok | alternative (a value another vllm-ascend document names) | build (an OBS/dev build of the pin) | final (CANN
+    # only: the final release of the pinned beta) | not-shipped | mismatch | unpinned | unknown
+    status: str
     conflict: str = ""
     # CANN only: what the release's compiled custom ops say (csrc/version.info), "" where not recorded.
     built_for: str = ""  # the CANN they were built against
@@ -230,6 +232,8 @@ class Matrix:
                 status = "alternative"
             elif _is_build_of_any(v, expected):
                 status = "build"  # an OBS/dev build of the pinned release, as the official images ship
+            elif field == "cann" and any(try_parse_version(e) is not None and final_of(v, e) for e in expected):
+                status = "final"  # CANN 9.1.0 where the image ships 9.1.0-beta.1: the release its beta previewed
             else:
                 status = "mismatch"
             item = StackItem(component=component, installed=installed, expected=expected, status=status,

@@ -333,6 +333,14 @@ def build_of(installed: Union[str, Version], release: Union[str, Version]) -> bo
     return all(rank in (_DEV, _POST) for rank, _ in v._tokens)
 
 
+def final_of(installed: Union[str, Version], release: Union[str, Version]) -> bool:
+    """True when `installed` is the final release the pre-release `release` previews: CANN 9.1.0 for 9.1.0-beta.1
+    (the -310p image of vllm-ascend 0.20.2rc1 ships the beta; a host upgraded to the final runs what it previewed)."""
+    v, r = _as_version(installed), _as_version(release)
+    return r.is_prerelease() and not v.is_prerelease() and _stripped(v.release) == _stripped(r.release) \
+        and not v._tokens
+
+
 def _as_version(v: Union[str, Version]) -> Version:
     return v if isinstance(v, Version) else parse_version(v)
 

@@ -309,6 +309,9 @@ def _add_pkg(f: PasteFacts, name: str, version: str, line: int, source: str) -> 
         return
     f.package_rows += 1
     key = _norm(name)
+    if key == "cann":  # `CANN    8.5.1` among the rows of a version list the author wrote: no distribution
+        f.versions.setdefault("cann", []).append(Seen(value=version, lines=str(line), source=f"CANN row ({source})"))
+        return
     f.packages.setdefault(key, []).append(Seen(value=version, lines=str(line), source=source))
     comp = _DIST_ALIASES.get(key) or _DIST_ALIASES.get(name.lower())
     if comp:
@@ -573,9 +576,11 @@ _CANN_WORDS = re.compile(r"^(?:[-*]\s+)?CANN(?:[\s_/-]+[A-Za-z][\w-]{0,30}){1,3}
 _TRAILING_PATH = re.compile(r"\s?[,，;；]\s?(?:(?:install(?:ed)?\s)?(?:path|location|at|in)\b|(?:安装)?路径)"
                             r"[^,，;；]*$", re.I)
 # CANN's label, then the toolkit's package name and version, and maybe where it is or a note (`CANN: Ascend-cann-toolkit
-# 8.3.RC1 /usr/local/Ascend/ascend-toolkit/8.3.RC1`, `CANN   Ascend-cann-toolkit 9.1.0 (innerversion V100R001…)`).
-_CANN_TOOLKIT_LINE = re.compile(r"^(?:[-*]\s+)?CANN\s*[:：]?\s*(?:ascend[-_])?cann[-_]toolkit[\s:=_-]+v?"
-                                r"(\d{1,2}\.\d[0-9A-Za-z.]*)(?:\s+/\S*|\s*[(（][^()（）]{0,80}[)）])?\s*$", re.I)
+# 8.3.RC1 /usr/local/Ascend/ascend-toolkit/8.3.RC1`, `CANN   Ascend-cann-toolkit 9.1.0 (innerversion V100R001…)`,
+# `CANN: ascend-toolkit 8.2.RC1.alpha002 (…)`), and the architecture after it (`… (V100R001C23SPC001B238), aarch64`).
+_CANN_TOOLKIT_LINE = re.compile(r"^(?:[-*]\s+)?CANN\s*[:：]?\s*(?:(?:ascend[-_])?cann|ascend)[-_]toolkit[\s:=_-]+v?"
+                                r"(\d{1,2}\.\d[0-9A-Za-z.]*)(?:\s+/\S*|\s*[(（][^()（）]{0,80}[)）])?"
+                                r"(?:\s?[,，]\s?(?:aarch64|x86_64|arm64))?\s*$", re.I)
 
 
 _BOLD_LABEL = re.compile(r"(?:\*\*|__)([^*_\n]{1,40}?)(?:\*\*|__)")
@@ -753,8 +758,13 @@ def read_paste(text: str) -> PasteFacts:
                                           label=f"NPU {m.group(1)}"))
             i = j
             continue
-        # --- npu-smi info table
-        if _TABLE.match(ln.text) and i + 1 < n and "npu-smi" in lines[i + 1].text and "Version" in lines[i + 1].text:
+        # --- npu-smi info table (from its top border; or from its header row, the border left out: h38n)
+        head = i + 1 if _TABLE.match(ln.text) and i + 1 < n and "npu-smi" in lines[i + 1].text \
+            and "Version" in lines[i + 1].text else None
+        if head is None and s.startswith("| npu-smi") and "Version" in s and i + 1 < n \
+                and lines[i + 1].text.strip().startswith("+-"):
+            head = i
+        if head is not None:
             j = i
             while j < n and (_TABLE.match(lines[j].text) or lines[j].text.strip() in ("", "...", "…")):
                 j += 1  # an elided `...` row inside the table is the reporter's cut, not its end
@@ -763,12 +773,23 @@ def read_paste(text: str) -> PasteFacts:
             f.npu_smi_text = "\n".join(x.text for x in lines[i:j]) + "\n"
             f.npu_smi_lines = _span(lines[i].no, lines[j - 1].no)
             f.sections.append(Section(kind="npu_smi_info", first=lines[i].no, last=lines[j - 1].no))
-            driver = (header_versions(lines[i + 1].text) or (None, None))[1]  # a blank field is no version
+            driver = (header_versions(lines[head].text) or (None, None))[1]  # a blank field is no version
             # nor is a placeholder the author wrote for a version left out (`xx.x.x`, `<version>`, `***`)
             if driver and try_parse_version(driver) is not None and f.driver_version is None:
-                f.driver_version = Seen(value=driver, lines=str(lines[i + 1].no), source="npu-smi info header")
+                f.driver_version = Seen(value=driver, lines=str(lines[head].no), source="npu-smi info header")
             i = j
             continue
+        # --- the same files pasted as comments (`# version=8.3.RC1` under `# CANN:`, h38n): read only as one of
+        # those files, never line by line (a commented-out `# VLLM_USE_V1=1` sets nothing)
+        if s[:2] == "# " and i >= kv_seen_to and _KEYVAL.match(s[2:].strip()):
+            j = i
+            while j < n and j - i < KV_FILE_LINES and lines[j].text.strip()[:2] == "# " \
+                    and _KEYVAL.match(lines[j].text.strip()[2:].strip()):
+                j += 1
+            kv_seen_to = j  # one look at the run, not one from each of its lines
+            if _key_value_file(f, [Line(x.no, x.text.strip()[2:].strip()) for x in lines[i:j]]):
+                i = j
+                continue
         # --- key=value files (CANN install info, the `CANN:` block, version.cfg, driver version.info): the whole
         # block goes to the project's own parser of that file
         if t == "CANN:" and i + 1 < n and _KEYVAL.match(lines[i + 1].text.strip()):
@@ -875,6 +896,10 @@ def read_paste(text: str) -> PasteFacts:
     if release is not None and release.source == IMAGE_SOURCE:
         f.image = release
     f.image_family = _image_family(lines)
+    cann_image, cann_family = _cann_image(lines) if _CANN_WORD.search(f.text) else (None, None)
+    if cann_image is not None and "cann" not in f.versions:  # a stated CANN (a line, a file) beats the image's
+        f.versions["cann"] = [cann_image]
+    f.image_family = f.image_family or cann_family
     f.model_named = _model_named(lines)
     f.quantization = _stated_quantization(lines)
     if release is not None and "vllm_ascend" not in f.versions and not {"vllm-ascend", "vllm_ascend"} & set(f.packages):
@@ -989,7 +1014,7 @@ def _image_release(lines: list[Line]) -> Optional[Seen]:
 
 # The official images are built per chip family: the untagged build for A2, `-a3` for A3, `-310p` for the 300I Duo
 # (HW105; the vllm-ascend quick start and 310P tutorials): `quay.io/ascend/vllm-ascend:v0.10.0rc1-310p`.
-_IMAGE_FAMILY = re.compile(r"vllm[-_]ascend:v?" + _RELEASE_NUMBER + r"-(310p|a3)(?![\w.])", re.IGNORECASE)
+_IMAGE_FAMILY = re.compile(r"vllm[-_]ascend(?::|\s{1,2})v?" + _RELEASE_NUMBER + r"-(310p|a3)(?![\w.])", re.IGNORECASE)
 FAMILY_OF_SUFFIX = {"310p": "310P", "a3": "A3"}
 FAMILY_OF_NOTE = {**FAMILY_OF_SUFFIX, "300i duo": "310P"}
 # The family said in a parenthesis right after a tag without its suffix: `vllm-ascend:v0.10.0rc1 (310p image)`.
@@ -1006,6 +1031,28 @@ def _image_family(lines: list[Line]) -> Optional[Seen]:
             return Seen(value=FAMILY_OF_NOTE[word], lines=str(ln.no),
                         source=f"the image tag the paste names ({m.group(0)})")
     return None
+
+
+# The official CANN images are tagged `<CANN>-<chip>-<os>-py<x.y>` (Ascend/cann-container-image:
+# `quay.io/ascend/cann:8.1.rc1-310p-ubuntu22.04-py3.10`): named by reference (`cann:TAG`) or on a CANN image line
+# (`CANN docker: TAG`), the tag says the CANN inside and the chip family it is built for (910b: the A2).
+_CANN_IMAGE = re.compile(r"(?:\bcann:|^(?:[-*#]\s*)?(?:ascend[-_ ]?)?cann[-_ ]?(?:docker|image|container|镜像)"
+                         r"(?:\s*(?:tag|版本))?\s*[:：]\s*)v?(\d{1,2}\.\d{1,2}\.(?:rc\d{1,2}|\d{1,2})"
+                         r"(?:\.(?:alpha|beta)\d{1,3})?)-(910b|a3|310p)(?![\w.])", re.IGNORECASE)
+FAMILY_OF_CANN_CHIP = {"910b": "A2", "a3": "A3", "310p": "310P"}
+_CANN_WORD = re.compile(r"cann", re.IGNORECASE)  # no lowered copy of a 10 MB paste to look for it
+
+
+def _cann_image(lines: list[Line]) -> tuple[Optional[Seen], Optional[Seen]]:
+    """(the CANN version, the chip family) of the first official CANN image the paste names; (None, None) if none."""
+    for ln in lines:
+        m = _CANN_IMAGE.search(ln.text)
+        if m:
+            version = re.sub(r"rc", "RC", m.group(1), flags=re.I)
+            where = f"the CANN image tag the paste names ({m.group(0).strip()})"
+            return (Seen(value=version, lines=str(ln.no), source=where),
+                    Seen(value=FAMILY_OF_CANN_CHIP[m.group(2).lower()], lines=str(ln.no), source=where))
+    return None, None
 
 
 # What a log puts before each line of a traceback it prints: vLLM's process tags `(EngineCore_DP0 pid=7) (Worker_TP1
