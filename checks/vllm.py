@@ -225,6 +225,18 @@ def _pins_step(m, items, machine: Optional[str]):
                  machine=machine)]
 
 
+def _as_the_image_installs(items, images, release: str, family: Optional[str], machine: Optional[str]) -> None:
+    """Mark the items whose installed version is what the release's official image for this family installs (its
+    recipe's `==` pin: torch-npu 2.8.0.post1 in the v0.13.0rc2 image, where requirements.txt pins 2.8.0): the
+    release's own build, not a deviation from it (h38n: the image was held against its own package's pin)."""
+    recipe = images.find(release, family) if images is not None else None
+    pins = recipe.pinned(machine) if recipe is not None else {}
+    for i in items:
+        want, v = pins.get(i.component), try_parse_version(i.installed or "")
+        if i.status in ("alternative", "mismatch") and want and v is not None and version_in(v, f"=={want}"):
+            i.status, i.image = "image", recipe.id
+
+
 def _sort_items(items, family: Optional[str], row, py=None):
     """VLLM102's reading of compare_stack: (evidence lines, fails, warns, notes, pip specs for the fix). With a
     partial package list (a paste's filtered list: `py.lists`), a pinned distribution it does not name is not listed,
@@ -254,6 +266,9 @@ def _sort_items(items, family: Optional[str], row, py=None):
             notes.append(T("{component} {installed} is a build of {expected} (as official images ship): judged as its "
                            "public release", component=i.component, installed=i.installed,
                            expected=i.expected[0]))
+        elif i.status == "image":
+            notes.append(T("{component} {installed} is what the official {image} image installs", component=i.component,
+                           installed=i.installed, image=i.image))
         elif i.status == "final":
             notes.append(T("{component} {installed} is the final release of {expected}, which the {family} image "
                            "ships: judged as it", component=i.component, installed=i.installed,
@@ -317,6 +332,7 @@ def release_pins(ctx):
     known = [f for f in fams if f != "?"]
     family = known[0] if len(known) == 1 else None  # the image variant: one chip family on the host
     items = [i for i in m.compare_stack(versions, family) if i.component != "vllm"]  # vLLM: VLLM101
+    _as_the_image_installs(items, ctx.knowledge.images, row.version, family, if_shown(lambda: py.machine))
     evidence = [release_evidence(row)]
     lines, fails, warns, notes, pip_fix = _sort_items(items, family, row, py)
     evidence.append(ev(f"installed vs vllm-ascend {row.version}", "\n".join(lines)))
@@ -349,7 +365,7 @@ def release_pins(ctx):
                         remediation=T("Prefer what the vllm-ascend {version} package pins (`ascend-doctor matrix pins "
                                       "--vllm-ascend {version}`).",
                                       version=row.version))
-    checked = [i.component for i in items if i.status in ("ok", "alternative", "build", "final")]
+    checked = [i.component for i in items if i.status in ("ok", "alternative", "build", "final", "image")]
     if not checked:
         return ctx.unknown(T("nothing of vllm-ascend {version}'s stack could be compared", version=row.version),
                            evidence)

@@ -62,12 +62,14 @@ class StackItem(Model):
     installed: Optional[str]
     expected: List[str]  # versions, first = what the package pins; or one specifier for python / transformers
     # ok | alternative (a value another vllm-ascend document names) | build (an OBS/dev build of the pin) | final (CANN
-    # only: the final release of the pinned beta) | not-shipped | mismatch | unpinned | unknown
+    # only: the final release of the pinned beta) | image (what the release's official image installs; set by
+    # VLLM102) | not-shipped | mismatch | unpinned | unknown
     status: str
     conflict: str = ""
     # CANN only: what the release's compiled custom ops say (csrc/version.info), "" where not recorded.
     built_for: str = ""  # the CANN they were built against
     requires: str = ""  # the CANN runtime their package requires (">=9.1.0")
+    image: str = ""  # status "image": the official image whose recipe installs exactly this version
 
 
 # (component, Release field) compared by `Matrix.compare_stack`; python and transformers are specifiers.

@@ -854,3 +854,89 @@ def test_h38m_forms_a_driver_line_a_cann_install_path_and_pip_s_installed_line()
                    "vllm-0.16.0rc2.dev479+g15d76f74e.empty\nSuccessfully uninstalled torch-2.7.1\n")
     assert {k: v[0].value for k, v in f.packages.items()} == {
         "torch-npu": "2.8.0.post2", "vllm-ascend": "0.13.0rc1", "vllm": "0.16.0rc2.dev479+g15d76f74e.empty"}
+
+
+@pytest.mark.parametrize("text, want", [
+    # a hand-written version list in pip's columns, CANN among the rows (vllm-ascend#9578, #9579)
+    ("torch                2.9.0+cpu\ntorch_npu            2.9.0\nvllm_ascend          0.19.1rc1\n"
+     "CANN                 8.5.1\n", {"cann": "8.5.1", "vllm_ascend": "0.19.1rc1"}),
+    # the toolkit's name before the version, a note, an architecture after it (#1278, #4269)
+    ("CANN: ascend-toolkit 8.2.RC1.alpha002 (cann-toolkit, cann-kernels all 8.2.RC1.alpha002)\n",
+     {"cann": "8.2.RC1.alpha002"}),
+    ("#   CANN: Ascend-cann-toolkit 8.3.RC1 (V100R001C23SPC001B238), aarch64\n", {"cann": "8.3.RC1"}),
+    # the toolkit's install info pasted as comments (#4260)
+    ("# CANN:\n# package_name=Ascend-cann-toolkit\n# version=8.3.RC1\n# innerversion=V100R001C23SPC001B235\n"
+     "# arch=x86_64\n", {"cann": "8.3.RC1"}),
+    # the official CANN image the author runs (#1931)
+    ("CANN docker: 8.1.rc1-310p-ubuntu22.04-py3.10\n", {"cann": "8.1.RC1"}),
+    ("docker pull quay.io/ascend/cann:8.2.rc1-910b-ubuntu22.04-py3.11\n", {"cann": "8.2.RC1"}),
+])
+def test_h38n_forms_of_a_cann_version(text, want):
+    got = versions(text)
+    assert {k: got.get(k) for k in want} == want, got
+
+
+def test_h38n_commented_key_value_lines_that_are_no_file_set_nothing():
+    """A commented-out variable is no export, and a comment block that is none of the version files is not read."""
+    paste = read_paste("# VLLM_USE_V1=1\n# HCCL_BUFFSIZE=512\nvllm serve /m\n")
+    assert paste.versions == {} and "VLLM_USE_V1" not in paste.exports
+
+
+def test_h38n_an_image_tag_names_the_chip_family():
+    """`vllm-ascend v0.20.2rc1-310p-openeuler` (a space for the colon, #13449) and a CANN image's chip (#1931)."""
+    assert read_paste("# image: vllm-ascend v0.20.2rc1-310p-openeuler\n").image_family.value == "310P"
+    assert read_paste("CANN docker: 8.1.rc1-310p-ubuntu22.04-py3.10\n").image_family.value == "310P"
+    assert read_paste("image: quay.io/ascend/cann:8.5.0-a3-openeuler24.03-py3.11\n").image_family.value == "A3"
+    assert read_paste("vllm-ascend 0.20.2rc1\n").image_family is None
+
+
+NPU_SMI_FROM_HEADER = """\
+| npu-smi 25.2.0                   Version: 25.2.0                                               |
++---------------------------+---------------+----------------------------------------------------+
+| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|
+| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |
++===========================+===============+====================================================+
+| 0     910B3               | OK            | 94.8        36                0    / 0             |
+| 0                         | 0000:C1:00.0  | 0           0    / 0          3407 / 65536         |
++===========================+===============+====================================================+
+"""
+
+
+def test_h38n_an_npu_smi_table_pasted_from_its_header_row(tmp_path):
+    """#6271, #6429: the table's top border left out; it is still the table (its chips, the driver), and triage does
+    not ask for it again."""
+    paste = read_paste("```text\n" + NPU_SMI_FROM_HEADER + "...\n```\n")
+    assert paste.driver_version.value == "25.2.0" and "910B3" in paste.npu_smi_text
+    report, _ = triage_json(tmp_path, NPU_SMI_FROM_HEADER)
+    asked = " ".join(m if isinstance(m, str) else str(m) for m in report["triage"]["missing"])
+    assert "npu-smi info" not in asked, asked
+
+
+def test_h38n_two_hand_written_lines_that_disagree_warn_and_two_tools_fail(tmp_path):
+    """#5262: `vllm v0.11.0` then `vllm v0.11.0.rc0` (meant for vllm-ascend) is a slipped label as likely as two
+    environments: a warning; a pip list against collect_env still fails."""
+    report, _ = triage_json(tmp_path, "vllm v0.11.0\nvllm v0.11.0.rc0\n")
+    t101 = next(f for f in report["findings"] if f["code"] == "TRIAGE101")
+    assert t101["status"] == "warn" and "0.11.0 vs 0.11.0.rc0" in t101["message"]
+    mixed = ("vLLM Version: 0.11.0\nPackage    Version\n---------- -------\nvllm       0.10.2\n")
+    report, _ = triage_json(tmp_path, mixed)
+    assert next(f for f in report["findings"] if f["code"] == "TRIAGE101")["status"] == "fail"
+
+
+def test_h38n_the_release_s_own_image_is_not_held_against_its_package_pins(tmp_path):
+    """#6271: the v0.13.0rc2 image installs torch-npu 2.8.0.post1 where requirements.txt pins 2.8.0: what the
+    official image installs is the release's own build (a note), not an alternative to warn about. #13449: the -310p
+    image of 0.20.2rc1 ships CANN 9.1.0-beta.1; CANN 9.1.0 is its final release, judged as it (VLLM102 and
+    TORCH102), where before the A2 row's CANN 9.0.0 was held against it (a false failure)."""
+    report, _ = triage_json(tmp_path, "image: quay.io/ascend/vllm-ascend:v0.13.0rc2\n")
+    f = next(x for x in report["findings"] if x["code"] == "VLLM102")
+    assert f["status"] == "pass" and "torch-npu 2.8.0.post1 is what the official v0.13.0rc2 image installs" \
+        in f["message"], f["message"]
+    report, _ = triage_json(tmp_path, "CANN: 9.1.0\nimage: vllm-ascend v0.20.2rc1-310p-openeuler\n")
+    by = {x["code"]: x for x in report["findings"]}
+    assert by["VLLM102"]["status"] == "pass", by["VLLM102"]["message"]
+    assert "cann 9.1.0 is the final release of 9.1.0-beta.1, which the 310P image ships" in by["VLLM102"]["message"]
+    assert by["TORCH102"]["status"] == "pass", by["TORCH102"]["message"]
+    # a CANN that is neither the image's nor its final release still fails
+    report, _ = triage_json(tmp_path, "CANN: 8.5.0\nimage: vllm-ascend v0.20.2rc1-310p-openeuler\n")
+    assert next(x for x in report["findings"] if x["code"] == "VLLM102")["status"] == "fail"
