@@ -9,6 +9,7 @@ from ascend_doctor.deploy.arch import derived_max_len, mtp_layers, read_architec
 from ascend_doctor.deploy.plan import admissible_tp, tp_refusal
 from ascend_doctor.i18n import T, join
 from ascend_doctor.plugin import check, ev
+from ascend_doctor.text.versions import parse_version, try_parse_version
 
 from ._serve import (
     cmd_evidence,
@@ -20,6 +21,7 @@ from ._serve import (
     model_or_outcome,
     ranks_here,
     visible_npus,
+    vllm_version,
 )
 
 
@@ -317,7 +319,14 @@ def _has_mtp_module(ctx, model_type: str) -> bool:
     return bool(model_type) and (f"{model_type}_mtp" in known or model_type.startswith("deepseek"))
 
 
-@check("SERVE308", "serve-speculative-config", severity="error", stage="serve", needs=["serve_cmd", "serve_model"])
+# The first vLLM whose SpeculativeConfig reuses MTP layers for more draft steps than it has ("Ensure divisibility for
+# MTP module reuse", vllm-0.8.0.tar.gz sha256 449e6651d30d6d50 vllm/config.py); vLLM 0.7.3 (sha256 841cc30bd4ffbc03)
+# raises "This speculative model supports a maximum of num_speculative_tokens={n_predict}".
+MTP_REUSE_FROM = "0.8.0"
+
+
+@check("SERVE308", "serve-speculative-config", severity="error", stage="serve",
+       needs=["serve_cmd", "serve_model", "python", "vllm_files"])
 def speculative_config(ctx):
     """An MTP `--speculative-config` asks for draft steps the checkpoint's MTP layers can give
 
@@ -327,8 +336,10 @@ def speculative_config(ctx):
 
     Why it matters: a checkpoint without MTP modules has nothing to draft with (vllm#12755: "the Distill models do
     not have MTP modules"); vLLM stops with `num_speculative_tokens:N must be divisible by n_predict=M`. More draft
-    steps than MTP layers reuse one layer for every step: vllm-ascend users saw tool-call JSON break at 3 tokens and
-    work at 1 (#7580) and precision loss with many (#9111).
+    steps than MTP layers reuse the layers in turn from vLLM 0.8.0 on, which the vllm-ascend tutorials do
+    (`num_speculative_tokens` 3 over one MTP layer for Qwen3.5, DeepSeek-V3.2, GLM-4.x; 5 for GLM-5.3): that
+    passes; vLLM 0.7.x (vllm-ascend 0.7.x) refuses more steps than layers, which fails. The tool-call breakage users
+    saw with MTP (#7580) is a parser's, judged by SERVE210 (row TPI-004), not a count.
 
     How to fix: use the MTP method only with a checkpoint that ships its MTP layers (the full model, not a distill or
     a stripped quantization); set `num_speculative_tokens` to the MTP layer count (1 for DeepSeek-V3/R1, GLM-4.x).
@@ -371,8 +382,17 @@ def speculative_config(ctx):
                           n=n, layers=layers), evidence,
                         remediation=T("Set `\"num_speculative_tokens\": {layers}`.", layers=layers))
     if isinstance(n, int) and n > layers:
-        return ctx.warn(T("num_speculative_tokens {n} with {layers} MTP layer(s): one layer drafts every step; "
-                          "vllm-ascend users saw tool-call JSON break at 3 and work at 1 (#7580)", n=n, layers=layers),
-                        evidence, remediation=T("Set `\"num_speculative_tokens\": {layers}`.", layers=layers))
+        vllm = vllm_version(ctx)
+        v = try_parse_version(vllm or "")
+        if v is not None and v < parse_version(MTP_REUSE_FROM):
+            return ctx.fail(T("num_speculative_tokens {n} is more than the {layers} MTP layer(s), which vLLM {vllm} "
+                              "refuses: `This speculative model supports a maximum of num_speculative_tokens={layers}` "
+                              "(vLLM reuses MTP layers from {first} on)", n=n, layers=layers, vllm=vllm,
+                              first=MTP_REUSE_FROM), evidence,
+                            remediation=T("Set `\"num_speculative_tokens\": {layers}`.", layers=layers))
+        # what the release tutorials configure: no warning of its own
+        return ctx.ok(T("{method} with {n} draft tokens over {layers} MTP layer(s): the layers draft in turn, as the "
+                        "vllm-ascend tutorials configure (3 over 1 for Qwen3.5, DeepSeek-V3.2, GLM)", method=method,
+                        n=n, layers=layers), evidence)
     return ctx.ok(T("{method} with {n} draft token(s) over {layers} MTP layer(s)", method=method,
                     n=n if n is not None else layers, layers=layers), evidence)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 
 from ascend_doctor.i18n import T, join
 from ascend_doctor.knowledge.serve_features import used
@@ -36,8 +37,9 @@ def _newer_than_release(table, release, served, cmd, evidence: list) -> list:
     """A checkpoint with no row in the installed release's matrix that a later release's matrix is the first to list
     (GLM-5.2 on a release that predates it; blind holdout h38b's gap 1): one warning naming that release — unless the
     release's own tutorials serve this checkpoint (on any chip), or the later row names it beside a model this
-    release lists (`Qwen3.5-27B / Qwen3.6-27B`): then the release does not predate it, its model table only lags
-    (h38k and h38l false warnings)."""
+    release lists (`Qwen3.5-27B / Qwen3.6-27B`), or this release's table or tutorials name another size of its model
+    line (Qwen3.5-397B-A17B for Qwen3.5-35B-A3B): then the release does not predate it, its model table only lags
+    (h38k, h38l and h38n false warnings)."""
     if not release.models:  # the release's model table was not read (an older layout): absence says nothing
         return []
     later, rows = first_listing(table, release, served)
@@ -51,6 +53,16 @@ def _newer_than_release(table, release, served, cmd, evidence: list) -> list:
             "this release lists: the same model line, not a newer one", version=release.version, first=later.version,
             row=sibling)))
         return []
+    family = _model_line(posixpath.basename((cmd.model or "").rstrip("/")))
+    served_in_tutorials = {t.partition(": ")[2].rpartition(" ")[0].rstrip("/").rpartition("/")[2]
+                           for t in release.tutorial_models}
+    kin = sorted(m for m in listed | served_in_tutorials if family and _model_line(m) == family)
+    if kin:  # `Qwen3.5-35B-A3B` where the release serves Qwen3.5-397B-A17B: another size of its line
+        evidence.append(ev(T("support-matrix rows of the model"), T(
+            "none by this name in vllm-ascend {version}'s model table; its table or tutorials name {kin} of the same "
+            "model line ({family}): the release does not predate it", version=release.version, kin=", ".join(kin[:4]),
+            family=family)))
+        return []
     tutorial = release.tutorial_serving(cmd.model or "", {t.partition(": ")[0] for t in release.tutorial_models})
     if tutorial:
         evidence.append(ev(T("support-matrix rows of the model"), T(
@@ -62,6 +74,16 @@ def _newer_than_release(table, release, served, cmd, evidence: list) -> list:
               "is {first} ({rows}): the installed release may predate it",
               model=posixpath.basename((cmd.model or "").rstrip("/")) or "?", version=release.version,
               first=later.version, rows=", ".join(rows))]
+
+
+_SIZE = re.compile(r"-\d+(?:\.\d+)?[BM](?=$|[-_])", re.IGNORECASE)
+
+
+def _model_line(name: str) -> str:
+    """The model line a checkpoint name belongs to: the name before its size (`Qwen3.5-35B-A3B` -> `Qwen3.5`,
+    `Qwen3-VL-235B-A22B-Instruct` -> `Qwen3-VL`); "" for a name without a size (`DeepSeek-V3.2`, `GLM-4.6`)."""
+    m = _SIZE.search(name)
+    return name[:m.start()].lower() if m and m.start() > 0 else ""
 
 
 def _pairs(release, cmd, env, model) -> tuple[list, list]:

@@ -300,9 +300,16 @@ def _add_commit(f: PasteFacts, name: str, commit: str, line: int) -> None:
         f.commits[comp] = Seen(value=commit[:12], lines=str(line), source="a commit where the version goes")
 
 
+# Ascend Extension for PyTorch's own release numbers (5.0.RC1 … 7.3.0, `torch_npu (PTA): 7.2.RC1.B130`, h38n): the
+# suite's version, not torch_npu's (which starts with its torch's, 1.11 / 2.x) — not read as torch_npu.
+_PTA_SUITE = re.compile(r"^[5-9]\.\d{1,2}\.(?:rc\d{1,2}|\d{1,2})(?:\.|$)", re.I)
+
+
 def _add_pkg(f: PasteFacts, name: str, version: str, line: int, source: str) -> None:
     if _COMMIT.fullmatch(version) and not version.isdigit():
         _add_commit(f, name, version, line)
+        return
+    if _PTA_SUITE.match(version) and _norm(name) == "torch-npu":
         return
     if f.package_rows >= MAX_PACKAGE_ROWS:
         f.package_rows_dropped += 1

@@ -370,3 +370,17 @@ def test_a_checkpoint_a_later_row_names_beside_a_model_the_release_lists_is_not_
     out = run_check("SERVE314", _on(facts(f"vllm serve {m}"), "0.19.1rc1"))
     assert "may predate" not in out.message, out.message
     assert any("Qwen3.5-27B / Qwen3.6-27B" in e.excerpt for e in out.evidence)
+
+
+def test_another_size_of_a_model_line_the_release_serves_is_not_newer(tmp_path):
+    """h38n (#7944): Qwen3.5-35B-A3B on 0.18.0rc1, whose model table names no Qwen3.5 but whose tutorials serve
+    Qwen3.5-397B-A17B (and 0.23.0 is the first to list the 35B): the release does not predate the model line. A
+    name without a size (GLM-5.2, above) is no line of its own and still warns."""
+    from checks.serve_support import _model_line
+
+    m = _model(tmp_path, "Qwen3.5-35B-A3B", {"model_type": "qwen3_5_unknown", "architectures": ["NoSuchArch"]})
+    out = run_check("SERVE314", _on(facts(f"vllm serve {m}"), "0.18.0rc1"))
+    assert "may predate" not in out.message, out.message
+    assert any("Qwen3.5-397B-A17B" in e.excerpt and "same model line" in e.excerpt for e in out.evidence)
+    assert _model_line("Qwen3-VL-235B-A22B-Instruct") == "qwen3-vl" and _model_line("DeepSeek-V3.2") == ""
+    assert _model_line("Qwen3.5-0.8B") == "qwen3.5" and _model_line("GLM-4.6") == ""

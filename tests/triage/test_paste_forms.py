@@ -940,3 +940,9 @@ def test_h38n_the_release_s_own_image_is_not_held_against_its_package_pins(tmp_p
     # a CANN that is neither the image's nor its final release still fails
     report, _ = triage_json(tmp_path, "CANN: 8.5.0\nimage: vllm-ascend v0.20.2rc1-310p-openeuler\n")
     assert next(x for x in report["findings"] if x["code"] == "VLLM102")["status"] == "fail"
+
+
+def test_h38n_the_pytorch_adapter_s_suite_number_is_no_torch_npu_version():
+    """#5661: `torch_npu (PTA): 7.2.RC1.B130` is Ascend Extension for PyTorch's release, not torch_npu 2.x."""
+    assert "torch_npu" not in versions("torch_npu (PTA): 7.2.RC1.B130\nCANN: 8.5.0.B100\n")
+    assert versions("torch_npu: 2.7.1.post1\n")["torch_npu"] == "2.7.1.post1"
