@@ -569,6 +569,14 @@ ENCODER_ONLY_ARCHITECTURES = frozenset({
 })
 
 
+def deepseek_v3_model(cmd, env, model) -> Answer:
+    """DeepSeek-V3 or R1 (model_type deepseek_v3): the rows of the releases before vllm-ascend ran them."""
+    if model is None:
+        return None
+    hit = _model_type(model) == "deepseek_v3" or "DeepseekV3ForCausalLM" in (model.get("architectures") or [])
+    return hit, {}, "model_type deepseek_v3 (DeepSeek-V3/R1)" if hit else ""
+
+
 def encoder_only_model(cmd, env, model) -> Answer:
     """An encoder-only model (a BERT/RoBERTa/XLM-RoBERTa embedding model or reranker: bge-m3, bge-reranker)."""
     if model is None:
@@ -678,7 +686,7 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         layer_sharding_not_p_node, recompute_scheduler_mixed, moe_model, qwen3_next_model,
         flashcomm_vl_arch, flashcomm_vl_config, encoder_only_model, full_graph_mtp_gqa, quant_ascend_online,
         off_grid_capture_ceiling, pooling_runner, pooling_prefix_cache,
-        quant_compressed_tensors, prefill_node, flashcomm1_overlap_dp)
+        quant_compressed_tensors, prefill_node, flashcomm1_overlap_dp, deepseek_v3_model)
 }
 
 

@@ -544,3 +544,14 @@ def test_flashcomm1_with_shared_expert_overlap_and_data_parallel_hangs_on_a3():
         assert "REL-B29-006" not in judge(extra, "0.28.0rc1", env=env, npus=a3).message, (extra, env)
     assert "REL-B29-006" not in judge(f"-dp 2 -tp 8 {overlap}", "0.27.1rc1", env=fc, npus=a3).message
     assert "REL-B29-006" not in judge(f"-dp 2 -tp 4 {overlap}", "0.28.0rc1", env=fc, npus=chips("910B3")).message
+
+
+def test_deepseek_v3_before_the_release_that_runs_it_breaks():  # vllm-ascend#72, #206
+    """v0.7.1rc1's own table marks DeepSeek v3 ✅, but the maintainers' tracking issue and 0.7.3rc1's release notes
+    say it runs from 0.7.3rc1: on 0.7.1rc1 it stops in load_model ('Torch not compiled with CUDA enabled')."""
+    ds = '--hf-overrides {"model_type":"deepseek_v3","architectures":["DeepseekV3ForCausalLM"]}'
+    f = judge(ds, "0.7.1rc1")
+    assert f.status == Status.FAIL and "REL-B11-004" in f.message and "Torch not compiled with CUDA" in f.message
+    assert "0.7.3rc1" in f.remediation
+    assert "REL-B11-004" not in judge(ds, "0.7.3rc1").message
+    assert "REL-B11-004" not in judge("", "0.7.1rc1").message  # another model
