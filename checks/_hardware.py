@@ -4,6 +4,8 @@ them."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ascend_doctor.i18n import T
 from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.plugin import ev
@@ -14,6 +16,13 @@ def host_families(ctx):
     family its image's suffix names, with no chip names), else npu-smi's table; None when neither tells."""
     told = ctx.try_fact("npu_family")
     return told.families if told is not None else families(ctx.try_fact("npu_smi"))
+
+
+def one_family(ctx) -> Optional[str]:
+    """The chip family of this host when it is exactly one (the image variant whose pins a release ships: VLLM102,
+    DRV104), else None."""
+    known = [f for f in (host_families(ctx) or {}) if f != "?"]
+    return known[0] if len(known) == 1 else None
 
 
 def chip_names(fams: dict, family: str) -> list:

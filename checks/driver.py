@@ -14,7 +14,7 @@ from ascend_doctor.plugin import check, ev, if_shown
 from ascend_doctor.text.versions import try_parse_version
 
 from ._driver import driver_version_of
-from ._hardware import host_families
+from ._hardware import one_family
 
 DRIVER_INSTALL_FIX = T(
     "Install the Ascend HDK driver and firmware for your board from https://www.hiascend.com/hardware/firmware-drivers "
@@ -226,11 +226,10 @@ def driver_for_release(ctx):
     the CANN ↔ HDK pairing CANN106 uses (published grids, the HDK each CANN shipped with, MindIE's grid for CANN
     8.2.RC1, the generation rule): a published "N" fails; the generation rule's inference warns here (CANN106 fails
     on it), as the CANN is the release's, not one seen installed (a host whose npu-smi read 23.0.3 served a CANN 8.5
-    release, vllm-ascend#8350). It judges the
-    release's CANN, not the installed one: it answers when no CANN is seen (a paste with the versions and the driver
-    but no CANN line) and when the installed CANN is not the release's (VLLM102 then asks for the release's CANN:
-    this says whether the driver will run it). When the installed CANN is the release's, CANN106 judges that pair
-    and this check stands aside.
+    release, vllm-ascend#8350). It judges the release's CANN, not the installed one: it answers when no CANN is seen
+    (a paste with the versions and the driver but no CANN line) and when the installed CANN is not the release's
+    (VLLM102 then asks for the release's CANN: this says whether the driver will run it). When the installed CANN is
+    the release's, CANN106 judges that pair and this check stands aside.
 
     Why it matters: vllm-ascend's compiled operators and its image are built on one CANN, and that CANN needs an HDK
     of its generation. A 24.1 driver under the CANN 8.3.RC2 of vllm-ascend 0.11.0-0.12.x starts, then times out in
@@ -253,7 +252,7 @@ def driver_for_release(ctx):
     if drv_v is None:  # DRV101/DRV102 report a driver not found or unreadable
         return ctx.skip(T("no driver version to compare vllm-ascend {version}'s CANN with (see DRV101/DRV102)",
                           version=row.version), [drv_ev])
-    family = _one_family(ctx)
+    family = one_family(ctx)
     canns = row.pins_for("cann", family)
     c = ctx.try_fact("cann")
     installed = if_shown(lambda: c.version if c is not None and c.found else None)
@@ -286,13 +285,6 @@ def driver_for_release(ctx):
     if inferred:
         return ctx.warn(text, evidence, remediation=fix, inferred=True)
     return ctx.fail(text, evidence, remediation=fix)
-
-
-def _one_family(ctx) -> Optional[str]:
-    """The chip family of this host when it is one (the image variant whose CANN the release ships), else None."""
-    fams = host_families(ctx) or {}
-    known = [f for f in fams if f != "?"]
-    return known[0] if len(known) == 1 else None
 
 
 def _same(a: str, b: str) -> bool:

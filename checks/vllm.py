@@ -18,7 +18,7 @@ from ascend_doctor.seam.host import normalize_name
 from ascend_doctor.text.textsafe import clipped
 from ascend_doctor.text.versions import try_parse_version, version_in
 
-from ._hardware import host_families
+from ._hardware import one_family
 from ._vllm import JUDGED_DISTS, ROW_FIELD, install_vllm, pip_spec, release_evidence, stack_versions, torch_clobbered
 
 
@@ -328,9 +328,7 @@ def release_pins(ctx):
             versions[name] = d.version
     if c is not None and c.found and c.version:
         versions["cann"] = c.version
-    fams = host_families(ctx) or {}  # npu-smi's; a paste without its table: the family its image's suffix names
-    known = [f for f in fams if f != "?"]
-    family = known[0] if len(known) == 1 else None  # the image variant: one chip family on the host
+    family = one_family(ctx)  # npu-smi's; a paste without its table: the family its image's suffix names
     items = [i for i in m.compare_stack(versions, family) if i.component != "vllm"]  # vLLM: VLLM101
     _as_the_image_installs(items, ctx.knowledge.images, row.version, family, if_shown(lambda: py.machine))
     evidence = [release_evidence(row)]
