@@ -285,3 +285,17 @@ def rejected_name(v, flag: str, path: str, kind: str) -> str:
     if v.close:
         more.append(T("did you mean {close}?", close=", ".join(v.close)))
     return join("; ", [said, *more]) + T(" (has: {names})", names=", ".join(every))
+
+
+def chat_templates(cmd, m) -> list:
+    """The chat templates vLLM would use for the served model, in its order of preference, as (where, text):
+    `--chat-template` (the file's text or the inline one), the model's chat_template.jinja/.json, then
+    tokenizer_config.json's `chat_template` (SERVE205, SERVE324)."""
+    out = []
+    if m.chat_template_arg is not None:
+        out.append((f"--chat-template {cmd.get('chat_template')}"[:200], m.chat_template_arg))
+    for name, text in sorted(m.chat_template_files.items()):
+        out.append((f"file: {m.path}/{name}", text))
+    if m.tokenizer_chat_template:
+        out.append((f"file: {m.path}/tokenizer_config.json chat_template", m.tokenizer_chat_template))
+    return out

@@ -11,6 +11,7 @@ from ascend_doctor.i18n import T, join
 from ascend_doctor.plugin import check, ev
 
 from ._serve import (
+    chat_templates,
     cmd_evidence,
     cmd_or_skip,
     config_unknown,
@@ -406,13 +407,7 @@ def chat_template_tools(ctx):
                         remediation=T("Fix the --chat-template path (it is read inside the container)."))
     if m.chat_template_arg is None and m.template_refused:
         return ctx.unknown(m.template_refused, [ev(f"dir: {m.path}", ", ".join(m.files[:40]))])
-    candidates = []
-    if m.chat_template_arg is not None:
-        candidates.append((f"--chat-template {cmd.get('chat_template')}"[:200], m.chat_template_arg))
-    for name, text in sorted(m.chat_template_files.items()):
-        candidates.append((f"file: {m.path}/{name}", text))
-    if m.tokenizer_chat_template:
-        candidates.append((f"file: {m.path}/tokenizer_config.json chat_template", m.tokenizer_chat_template))
+    candidates = chat_templates(cmd, m)
     if not candidates:
         if mt in _OWN_ENCODER_MODES:
             return ctx.warn(T("model_type {mt} ships no Jinja chat template and --tokenizer-mode {mt} is not given",
