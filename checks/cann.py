@@ -249,10 +249,11 @@ def cann_driver_compatible(ctx):
     What it checks: the active CANN version with the driver version, against the matrix: published CANN × HDK
     compatibility grids (hicann/release-management release notes) and the driver each CANN release was published
     with (Ascend/docs package_info.js). A pair no source covers is unknown — except a driver older than every HDK
-    published for the CANN's whole minor line (CANN 8.5.x names only HDK 25.x; driver 24.1.x), which fails, marked
-    inferred, with the sources. The field bears the inference out (24.1 under CANN 8.3/8.5: watchdog time-outs,
-    vllm-ascend#5468; AICore time-outs, #4972) where the matrix is complete, and broke it where a grid was missing
-    (CANN 8.2 ran on 24.1.rc3, #4586, before MindIE 2.1.RC1's grid was read in).
+    published for the CANN's whole minor line (CANN 8.5.x names only HDK 25.x; driver 24.1.x), which warns, marked
+    inferred, with the sources. Only a published "N" cell fails: the field has seen such unpublished pairs time out
+    (24.1 under CANN 8.3/8.5: AICore time-outs, vllm-ascend#4972; watchdog time-outs, #5468) and serve (a CANN 8.5
+    release on hosts whose npu-smi reads 23.0.3 and 23.0.6, #8350, #9666), and the inference broke where a grid was
+    missing (CANN 8.2 ran on 24.1.rc3, #4586, before MindIE 2.1.RC1's grid was read in).
 
     Why it matters: CANN's runtime talks to the driver through a versioned interface; a CANN newer than the driver
     supports fails at device open (`aclInit`/`SetDevice` errors such as 507033/EE1001) or crashes importing
@@ -279,9 +280,9 @@ def cann_driver_compatible(ctx):
     if verdict is True:
         return ctx.ok(T("CANN {version} with driver {drv_v}: compatible", version=c.version, drv_v=drv_v), evidence)
     if verdict is False:
-        if pairing.inferred:
-            return ctx.fail(T("CANN {version} needs a newer driver than {drv_v} (inferred): {why}", version=c.version,
-                              drv_v=drv_v, why=why),
+        if pairing.inferred:  # unpublished, and the field has seen such pairs both time out and run: a warning
+            return ctx.warn(T("CANN {version} may need a newer driver than {drv_v} (inferred, no published table "
+                              "covers the pair): {why}", version=c.version, drv_v=drv_v, why=why),
                             evidence, inferred=True,
                             remediation=T("Install the Ascend HDK (driver and firmware) the CANN release notes name "
                                           "(`ascend-doctor matrix pins --vllm-ascend X` lists it), or a CANN release "

@@ -224,12 +224,11 @@ def driver_for_release(ctx):
     What it checks: the CANN release(s) the installed vllm-ascend's matrix row names (its Dockerfile, installation
     guide and README; the image's CANN for this chip family where it has its own) against the driver version, with
     the CANN ↔ HDK pairing CANN106 uses (published grids, the HDK each CANN shipped with, MindIE's grid for CANN
-    8.2.RC1, the generation rule): a published "N" fails; the generation rule's inference warns here (CANN106 fails
-    on it), as the CANN is the release's, not one seen installed (a host whose npu-smi read 23.0.3 served a CANN 8.5
-    release, vllm-ascend#8350). It judges the release's CANN, not the installed one: it answers when no CANN is seen
-    (a paste with the versions and the driver but no CANN line) and when the installed CANN is not the release's
-    (VLLM102 then asks for the release's CANN: this says whether the driver will run it). When the installed CANN is
-    the release's, CANN106 judges that pair and this check stands aside.
+    8.2.RC1, the generation rule): a published "N" fails; the generation rule's inference warns, as in CANN106 (the
+    field has seen such pairs both time out and serve). It judges the release's CANN, not the installed one: it
+    answers when no CANN is seen (a paste with the versions and the driver but no CANN line) and when the installed
+    CANN is not the release's (VLLM102 then asks for the release's CANN: this says whether the driver will run it).
+    When the installed CANN is the release's, CANN106 judges that pair and this check stands aside.
 
     Why it matters: vllm-ascend's compiled operators and its image are built on one CANN, and that CANN needs an HDK
     of its generation. A 24.1 driver under the CANN 8.3.RC2 of vllm-ascend 0.11.0-0.12.x starts, then times out in

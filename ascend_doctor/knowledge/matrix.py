@@ -357,7 +357,7 @@ class Matrix:
             why=(f"driver {d} is older than any HDK published for CANN {line[0]}.{line[1]} (its sources name {named} "
                  f"for {', '.join(sorted({h.cann for h in rows}, key=parse_version))}); no source pairs a CANN "
                  f"{line[0]}.{line[1]} release with a {d.release[0]}.{d.release[1]} driver "
-                 f"[source: {'; '.join(sources)}]"))
+                 f"[source: {'; '.join(sources)}]; {FIELD_ON_OLDER_DRIVERS}"))
 
     # vLLM parser names ------------------------------------------------------------------------------------------
     def _parser_rows(self, vllm_version: str, kind: str):
@@ -618,6 +618,12 @@ def _is_build_of_any(v: Version, expected: List[str]) -> bool:
         if r is not None and build_of(v, r):
             return True
     return False
+
+
+# What users saw on such unpublished pairs (the inference is a warning, never a failure): said with every verdict of
+# `_older_than_the_line`, so the checks that quote it (CANN106, DRV104) say the same.
+FIELD_ON_OLDER_DRIVERS = ("in the field such pairs have both timed out (24.1 under CANN 8.3/8.5: vllm-ascend#4972, "
+                          "#5468) and served (a CANN 8.5 release on npu-smi 23.0.3 and 23.0.6: #8350, #9666)")
 
 
 def _spec_line(spec: str) -> Optional[tuple]:
