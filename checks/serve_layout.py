@@ -391,8 +391,8 @@ def speculative_config(ctx):
                               first=MTP_REUSE_FROM), evidence,
                             remediation=T("Set `\"num_speculative_tokens\": {layers}`.", layers=layers))
         # what the release tutorials configure: no warning of its own
-        return ctx.ok(T("{method} with {n} draft tokens over {layers} MTP layer(s): the layers draft in turn, as the "
-                        "vllm-ascend tutorials configure (3 over 1 for Qwen3.5, DeepSeek-V3.2, GLM)", method=method,
-                        n=n, layers=layers), evidence)
+        return ctx.ok(T("{method} with {n} draft tokens over {layers} MTP layer(s): the layers draft in turn "
+                        "(vllm-ascend's tutorials serve 3 over 1 for Qwen3.5, DeepSeek-V3.2 and GLM-4.x)",
+                        method=method, n=n, layers=layers), evidence)
     return ctx.ok(T("{method} with {n} draft token(s) over {layers} MTP layer(s)", method=method,
                     n=n if n is not None else layers, layers=layers), evidence)

@@ -54,9 +54,7 @@ def _newer_than_release(table, release, served, cmd, evidence: list) -> list:
             row=sibling)))
         return []
     family = _model_line(posixpath.basename((cmd.model or "").rstrip("/")))
-    served_in_tutorials = {t.partition(": ")[2].rpartition(" ")[0].rstrip("/").rpartition("/")[2]
-                           for t in release.tutorial_models}
-    kin = sorted(m for m in listed | served_in_tutorials if family and _model_line(m) == family)
+    kin = sorted(m for m in listed | release.tutorial_checkpoints() if family and _model_line(m) == family)
     if kin:  # `Qwen3.5-35B-A3B` where the release serves Qwen3.5-397B-A17B: another size of its line
         evidence.append(ev(T("support-matrix rows of the model"), T(
             "none by this name in vllm-ascend {version}'s model table; its table or tutorials name {kin} of the same "

@@ -131,6 +131,11 @@ class ReleaseSupport(Model, extra="forbid", frozen=True):
                 return f"{fam} {where}"
         return ""
 
+    def tutorial_checkpoints(self) -> set[str]:
+        """The folder names of the checkpoints the release's tutorials serve, on any chip
+        (`Qwen3.5-397B-A17B-w8a8-mtp` for "A2: Eco-Tech/Qwen3.5-397B-A17B-w8a8-mtp models/Qwen3.5-397B-A17B.md:172")."""
+        return {t.partition(": ")[2].rpartition(" ")[0].rstrip("/").rpartition("/")[2] for t in self.tutorial_models}
+
     def tutorial_length(self, family: str) -> tuple[int, str]:
         """(the longest --max-model-len the release's tutorials run on `family`, where), or (0, "")."""
         for t in self.tutorial_lengths:
