@@ -102,3 +102,18 @@ def stack_versions(ctx, wanted=()) -> tuple[dict, list]:
     if st.firmware:
         versions["firmware"] = st.firmware
     return versions, unseen
+
+
+def installed_release(ctx) -> tuple:
+    """(python, the vllm-ascend distribution, its matrix row, None), or (.., .., None, skip) when vllm-ascend is not
+    installed or its release is not in the matrix (VLLM101 says which): the start of the checks that judge the
+    installed release's row (VLLM102, DRV104)."""
+    py = ctx.fact("python")
+    va = py.dist("vllm-ascend")
+    if va is None:
+        return py, None, None, ctx.skip(T("vllm-ascend is not installed"))
+    row = ctx.matrix.vllm_ascend_release(va.version)
+    if row is None:
+        return py, va, None, ctx.skip(T("vllm-ascend {version} is not in the matrix (see VLLM101)",
+                                        version=va.version))
+    return py, va, row, None

@@ -15,6 +15,7 @@ from ascend_doctor.text.versions import try_parse_version
 
 from ._driver import driver_version_of
 from ._hardware import one_family
+from ._vllm import installed_release
 
 DRIVER_INSTALL_FIX = T(
     "Install the Ascend HDK driver and firmware for your board from https://www.hiascend.com/hardware/firmware-drivers "
@@ -239,14 +240,10 @@ def driver_for_release(ctx):
     matrix pins --vllm-ascend X` names it; https://www.hiascend.com/hardware/firmware-drivers), or stay on the
     driver and install the newest vllm-ascend release whose CANN it runs (`ascend-doctor plan --keep-driver`).
     """
-    py = ctx.fact("python")
-    va = py.dist("vllm-ascend")
-    if va is None:
-        return ctx.skip(T("vllm-ascend is not installed"))
+    _py, _va, row, skip = installed_release(ctx)
+    if skip:
+        return skip
     m = ctx.matrix
-    row = m.vllm_ascend_release(va.version)
-    if row is None:
-        return ctx.skip(T("vllm-ascend {version} is not in the matrix (see VLLM101)", version=va.version))
     drv_v, drv_ev = driver_version_of(ctx)
     if drv_v is None:  # DRV101/DRV102 report a driver not found or unreadable
         return ctx.skip(T("no driver version to compare vllm-ascend {version}'s CANN with (see DRV101/DRV102)",

@@ -19,7 +19,16 @@ from ascend_doctor.text.textsafe import clipped
 from ascend_doctor.text.versions import try_parse_version, version_in
 
 from ._hardware import one_family
-from ._vllm import JUDGED_DISTS, ROW_FIELD, install_vllm, pip_spec, release_evidence, stack_versions, torch_clobbered
+from ._vllm import (
+    JUDGED_DISTS,
+    ROW_FIELD,
+    install_vllm,
+    installed_release,
+    pip_spec,
+    release_evidence,
+    stack_versions,
+    torch_clobbered,
+)
 
 
 def _is_dev_build(version: str) -> bool:
@@ -312,14 +321,10 @@ def release_pins(ctx):
     `ascend-doctor matrix pins --vllm-ascend X > constraints.txt && pip install -c constraints.txt vllm-ascend==X`;
     install the CANN release named there; use a Python the row allows.
     """
-    py = ctx.fact("python")
-    va = py.dist("vllm-ascend")
-    if va is None:
-        return ctx.skip(T("vllm-ascend is not installed"))
+    py, va, row, skip = installed_release(ctx)
+    if skip:
+        return skip
     m = ctx.matrix
-    row = m.vllm_ascend_release(va.version)
-    if row is None:
-        return ctx.skip(T("vllm-ascend {version} is not in the matrix (see VLLM101)", version=va.version))
     c = ctx.try_fact("cann")
     versions: Dict[str, str] = {"vllm-ascend": va.version, "python": py.version}
     for name in PIP_COMPONENTS:
