@@ -250,10 +250,11 @@ def cann_driver_compatible(ctx):
     compatibility grids (hicann/release-management release notes) and the driver each CANN release was published
     with (Ascend/docs package_info.js). A pair no source covers is unknown — except a driver older than every HDK
     published for the CANN's whole minor line (CANN 8.5.x names only HDK 25.x; driver 24.1.x), which warns, marked
-    inferred, with the sources. Only a published "N" cell fails: the field has seen such unpublished pairs time out
-    (24.1 under CANN 8.3/8.5: AICore time-outs, vllm-ascend#4972; watchdog time-outs, #5468) and serve (a CANN 8.5
-    release on hosts whose npu-smi reads 23.0.3 and 23.0.6, #8350, #9666), and the inference broke where a grid was
-    missing (CANN 8.2 ran on 24.1.rc3, #4586, before MindIE 2.1.RC1's grid was read in).
+    inferred, with the sources. Only a published "N" cell fails: the field has seen such unpublished pairs fail
+    (24.1 under CANN 8.3/8.5: AICore time-outs, vllm-ascend#4972; watchdog time-outs, #5468; 23.0.7 under CANN
+    8.5.1: HCCL resource allocation, #9005) and serve (CANN 8.5 releases on hosts whose npu-smi reads 23.0.3 and
+    23.0.6, #8350, #9666, #6909), and the inference broke where a grid was missing (CANN 8.2 ran on 24.1.rc3, #4586,
+    before MindIE 2.1.RC1's grid was read in).
 
     Why it matters: CANN's runtime talks to the driver through a versioned interface; a CANN newer than the driver
     supports fails at device open (`aclInit`/`SetDevice` errors such as 507033/EE1001) or crashes importing

@@ -622,8 +622,10 @@ def _is_build_of_any(v: Version, expected: List[str]) -> bool:
 
 # What users saw on such unpublished pairs (the inference is a warning, never a failure): said with every verdict of
 # `_older_than_the_line`, so the checks that quote it (CANN106, DRV104) say the same.
-FIELD_ON_OLDER_DRIVERS = ("in the field such pairs have both timed out (24.1 under CANN 8.3/8.5: vllm-ascend#4972, "
-                          "#5468) and served (a CANN 8.5 release on npu-smi 23.0.3 and 23.0.6: #8350, #9666)")
+FIELD_ON_OLDER_DRIVERS = ("in the field such pairs have both failed (24.1 under CANN 8.3/8.5: AICore and watchdog "
+                          "time-outs, vllm-ascend#4972, #5468; 23.0.7 under CANN 8.5.1: HCCL could not allocate its "
+                          "resources until HDK 25.5.0, #9005) and served (CANN 8.5 releases on npu-smi 23.0.3 and "
+                          "23.0.6: #8350, #9666, #6909)")
 
 
 def _spec_line(spec: str) -> Optional[tuple]:

@@ -188,7 +188,7 @@ def test_a_driver_of_an_older_generation_than_the_cann_line_warns_inferred():
     for version in ("8.3.RC2", "8.3.RC1"):
         f = run_check("CANN106", {"cann": cann(version=version), "driver": driver("24.1.rc3")})
         assert f.status == Status.WARN and f.details["inferred"] is True, (version, f.message)
-        assert "#4972, #5468) and served" in f.message and "#8350, #9666" in f.message
+        assert "#4972, #5468" in f.message and "#9005) and served" in f.message and "#8350, #9666" in f.message
         assert "25.3.rc1" in f.message and "4972" in f.message
     ok = run_check("CANN106", {"cann": cann(version="8.3.RC2"), "driver": driver("25.3.rc1")})
     assert ok.status == Status.PASS, ok.message
