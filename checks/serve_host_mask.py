@@ -87,12 +87,15 @@ def host_attn_mask(ctx):
     if mem is None:  # a paste: the amounts are the finding, the host's memory is what is missing
         return ctx.unknown(T("{said}; the host's memory is not known", said=said), evidence, remediation=fix)
     total, avail, limited = mem.usable()
-    avail = total if avail is None else avail  # no MemAvailable: the total is all that is known
     where = T("the container's limit") if limited else "/proc/meminfo"
-    evidence.append(ev(where, T("{total} in total, {avail} available", total=_gib(total), avail=_gib(avail))))
+    evidence.append(ev(where, T("{total} in total, {avail} available", total=_gib(total),
+                                avail=_gib(avail) if avail is not None else "?")))
     if kept > total:
         return ctx.fail(T("{said}, more than the host's {total}", said=said, total=_gib(total)), evidence,
                         remediation=fix)
+    if avail is None:  # an old kernel without MemAvailable: the total is all that is known
+        return ctx.unknown(T("{said}, within the host's {total}; what is available is not reported (no "
+                             "MemAvailable)", said=said, total=_gib(total)), evidence, remediation=fix)
     if peak > avail:
         return ctx.warn(T("{said}, more than the {avail} available if the workers build it at once", said=said,
                           avail=_gib(avail)), evidence, remediation=fix)

@@ -71,3 +71,13 @@ def test_what_cannot_be_seen_is_unknown_with_the_reason():
     paste["python"] = PythonEnv(distributions=[Distribution(name="vllm-ascend", version="0.10.2rc1")])
     f = run_check("SERVE323", paste)
     assert f.status == Status.UNKNOWN and "1 TiB kept" in f.message and "memory is not known" in f.message
+
+
+def test_without_mem_available_a_mask_within_the_total_is_unknown_not_a_pass():
+    """An old kernel reports no MemAvailable: the total bounds the kept masks (a failure above it), but whether the
+    peak fits what is free is not known — no pass on the total alone."""
+    out = facts(f"vllm serve {QWEN} --max-model-len 32768 -tp 2")
+    out["python"] = PythonEnv(distributions=[Distribution(name="vllm-ascend", version="0.10.1rc1")])
+    out["memory"] = MemoryFact(total_kib=1024 * GIB // 1024, available_kib=None)
+    f = run_check("SERVE323", out)
+    assert f.status == Status.UNKNOWN and "no MemAvailable" in f.message, f.message
