@@ -329,3 +329,15 @@ def test_every_matrix_draft_version_parses(field, text):
 
 def test_version_class_is_the_parse_result():
     assert isinstance(parse_version("8.0.0"), Version)
+
+
+def test_release_line_is_the_major_minor_of_the_first_clause():
+    """What the CANN x HDK inference reads of a published grid's cells (Matrix._older_than_the_line)."""
+    from ascend_doctor.text.versions import SpecifierSet
+
+    assert SpecifierSet("==8.2.RC1").release_line() == (8, 2)
+    assert SpecifierSet(">=24.1.rc2,<24.1.1").release_line() == (24, 1)
+    assert SpecifierSet("==25.0.rc1.*").release_line() == (25, 0)
+    assert SpecifierSet("==25.0.*").release_line() == (25, 0)
+    assert SpecifierSet("<3.2.0.dev1 || ==3.2.0").release_line() == (3, 2)
+    assert SpecifierSet("").release_line() is None

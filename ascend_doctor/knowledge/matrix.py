@@ -43,7 +43,15 @@ from ascend_doctor.knowledge.matrix_schema import (
 )
 from ascend_doctor.knowledge.tables import MATRIX as MATRIX_TABLE
 from ascend_doctor.knowledge.tomlread import read_toml, validate
-from ascend_doctor.text.versions import Version, build_of, final_of, parse_version, try_parse_version, version_in
+from ascend_doctor.text.versions import (
+    SpecifierSet,
+    Version,
+    build_of,
+    final_of,
+    parse_version,
+    try_parse_version,
+    version_in,
+)
 
 VERSION_KEYED = ("vllm_ascend_release", "torch_npu", "torch_python", "vllm_parsers", "vllm_models",
                  "vllm_options", "transformers_models")
@@ -629,10 +637,8 @@ FIELD_ON_OLDER_DRIVERS = ("in the field such pairs have both failed (24.1 under 
 
 
 def _spec_line(spec: str) -> Optional[tuple]:
-    """The major.minor line a specifier names (`==8.2.RC1` -> (8, 2), `>=24.1.0,<24.1.1` -> (24, 1)); None for one
-    it cannot read."""
-    v = try_parse_version(spec.split(",")[0].lstrip("=<>!~ ").removesuffix(".*"))
-    return tuple(v.release[:2]) if v is not None else None
+    """The major.minor line a specifier names (`==8.2.RC1` -> (8, 2), `>=24.1.rc2,<24.1.1` -> (24, 1))."""
+    return SpecifierSet(spec).release_line()
 
 
 def _driver_matches(installed: Version, listed: str) -> bool:

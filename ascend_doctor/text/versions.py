@@ -500,6 +500,18 @@ class SpecifierSet:
     def __contains__(self, version) -> bool:
         return self.contains(version)
 
+    def release_line(self) -> Optional[tuple]:
+        """The major.minor its first clause names (`==8.2.RC1` -> (8, 2), `>=24.1.rc2,<24.1.1` -> (24, 1),
+        `==25.0.*` -> (25, 0)); None for an empty or `===` set."""
+        clauses = self.alternatives[0].clauses if self.alternatives else self.clauses
+        if not clauses:
+            return None
+        c = clauses[0]
+        if c.prefix is not None:
+            return tuple(c.prefix[:2])
+        named = c.tag_prefix or c.bound
+        return tuple(named.release[:2]) if named is not None else None
+
     def __str__(self) -> str:
         if self.alternatives:
             return " || ".join(str(a) for a in self.alternatives)
