@@ -17,9 +17,10 @@ from ascend_doctor.plugin import check, ev
 
 from ._serve import chat_templates, json_option, model_or_outcome
 
-# The switch of the Qwen3 chat template (Qwen/Qwen3-8B tokenizer_config.json `chat_template`, and the Qwen3.5/3.6
-# templates after it): `{%- if enable_thinking is defined and enable_thinking is false %}` writes an empty think
-# block, so the model thinks unless a request says otherwise. Only this switch is recognised: a template that thinks
+# The switch of the Qwen3 chat template, which the Qwen3.5 templates carry too (as copies of both in public
+# repositories quote it; the Qwen3.5 form adds `{%- else %}{{- '<think>\n' }}`): `{%- if enable_thinking is
+# defined and enable_thinking is false %}` writes an empty think block, so the model thinks unless a request says
+# otherwise. Only this switch is recognised: a template that thinks
 # only when asked (DeepSeek-V3.1's `thinking`, Gemma 4's `enable_thinking` default off) is not held to a parser.
 _THINKS_UNLESS_OFF = re.compile(r"enable_thinking\s+is\s+defined\s+and\s+enable_thinking\s+is\s+false")
 # vLLM's name for the Qwen3 series' reasoning parser (the reasoning_outputs.md table above)

@@ -8,11 +8,16 @@ import json
 from ascend_doctor.report import Status
 from tests.checks.test_serve_checks import PLAIN, facts, run_check
 
-# The generation-prompt end of the Qwen3 template (Qwen/Qwen3-8B tokenizer_config.json `chat_template`): the switch
-# that writes an empty think block only when a request turns thinking off.
+# The generation-prompt end of the Qwen3 template, as public copies of it quote it (Qwen/Qwen3-8B's
+# tokenizer_config.json `chat_template`): the switch that writes an empty think block only when a request turns
+# thinking off. The Qwen3.5 form (QWEN35_TAIL) opens `<think>` itself otherwise.
 QWEN3_TAIL = ("{%- if add_generation_prompt %}\n    {{- '<|im_start|>assistant\\n' }}\n"
               "    {%- if enable_thinking is defined and enable_thinking is false %}\n"
               "        {{- '<think>\\n\\n</think>\\n\\n' }}\n    {%- endif %}\n{%- endif %}")
+QWEN35_TAIL = ("{%- if add_generation_prompt %}\n    {{- '<|im_start|>assistant\\n' }}\n"
+               "    {%- if enable_thinking is defined and enable_thinking is false %}\n"
+               "        {{- '<think>\\n\\n</think>\\n\\n' }}\n    {%- else %}\n        {{- '<think>\\n' }}\n"
+               "    {%- endif %}\n{%- endif %}")
 # DeepSeek-V3.1's: thinks only when asked (`thinking` true)
 ASKED_ONLY = "{% if thinking %}{{'<think>'}}{% else %}{{'</think>'}}{% endif %}"
 
@@ -55,3 +60,12 @@ def test_a_chat_template_given_on_the_command_line_is_the_one_read(tmp_path):
     tpl = tmp_path / "qwen3.jinja"
     tpl.write_text(QWEN3_TAIL)
     assert judge(f"vllm serve {m} --chat-template {tpl}").status == Status.WARN
+
+
+def test_a_model_that_cannot_be_read_is_unknown():
+    f = run_check("SERVE324", facts("vllm serve /nowhere/model"))
+    assert f.status == Status.UNKNOWN, f.message
+
+
+def test_the_qwen35_form_of_the_switch_warns_too(tmp_path):
+    assert judge(f"vllm serve {_model(tmp_path, QWEN35_TAIL)}").status == Status.WARN
