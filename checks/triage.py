@@ -32,7 +32,7 @@ def _distinct(values: list[str]) -> list[str]:
 
 # The sources of lines an author types (`vllm: 0.11.0`, `CANN 8.3.RC1`), as the paste reader names them: two of them
 # that disagree may be a slip of the label (`vllm v0.11.0rc0` meant for vllm-ascend), not two environments.
-_HAND_WRITTEN = frozenset({"name: version line", "CANN line", "driver line"})
+_HAND_WRITTEN = frozenset({"name: version line", "CANN line"})  # the driver is one value, never two
 
 
 @check("TRIAGE101", "paste-consistent", severity="error", needs=["paste"], stage="triage")
