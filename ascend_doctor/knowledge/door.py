@@ -255,6 +255,11 @@ class Knowledge:
         return self.table("serve/known-issues")
 
     @property
+    def open_bugs(self):
+        """The bugs the release checklists list as open when a release shipped, with their conditions (OpenBugs)."""
+        return self.table("serve/open-bugs")
+
+    @property
     def graph_budget(self):
         """The ACL graph stream budget of old drivers (GraphBudgetFile)."""
         return self.table("serve/graph-budget")

@@ -19,15 +19,13 @@ from ascend_doctor.core.model import Model
 from ascend_doctor.text.versions import try_parse_version, version_in
 
 
-class KnownIssue(Model, extra="forbid"):
-    id: str = Field(pattern=r"^KI-[0-9][0-9a-z.]*-[0-9a-f]{6}$")
-    release: str  # the release whose notes list it
-    text: str
-    links: list[str] = []
-    quoted: list[str] = []  # `…` spans of the bullet: log lines and errors a paste can carry
-    source: str
-    # when it bites (empty: the notes state no condition a deployment shows; the row is kept, not judged)
-    vllm_ascend: Optional[str] = None  # releases it applies to; default ==release
+class IssueConditions(Model):
+    """When a release's bug bites, written by a maintainer from its source's own words: the releases, the models,
+    the features of the command (ascend_doctor.knowledge.serve_features), the stack (CANN, driver, packages), the CPU
+    and the chip; and what to say of it. Shared by every table of bugs a release carries (release notes' known
+    issues, the release checklists' open bugs), so `applies` judges them one way."""
+
+    vllm_ascend: Optional[str] = None  # releases it applies to
     models: list[str] = []
     features: list[str] = []
     stack: dict[str, str] = {}
@@ -38,7 +36,7 @@ class KnownIssue(Model, extra="forbid"):
 
     @property
     def releases(self) -> str:
-        return self.vllm_ascend or f"=={self.release}"
+        return self.vllm_ascend or ""
 
     @property
     def conditioned(self) -> bool:
@@ -46,7 +44,21 @@ class KnownIssue(Model, extra="forbid"):
 
     def for_release(self, version: str) -> bool:
         v = try_parse_version(version)
-        return v is not None and version_in(v, self.releases)
+        return v is not None and bool(self.releases) and version_in(v, self.releases)
+
+
+class KnownIssue(IssueConditions, extra="forbid"):
+    id: str = Field(pattern=r"^KI-[0-9][0-9a-z.]*-[0-9a-f]{6}$")
+    release: str  # the release whose notes list it
+    text: str
+    links: list[str] = []
+    quoted: list[str] = []  # `…` spans of the bullet: log lines and errors a paste can carry
+    source: str
+    # vllm_ascend: default ==release; empty conditions: the notes state none a deployment shows (kept, not judged)
+
+    @property
+    def releases(self) -> str:
+        return self.vllm_ascend or f"=={self.release}"
 
 
 class KnownIssues(Model, extra="forbid"):
@@ -55,7 +67,7 @@ class KnownIssues(Model, extra="forbid"):
     known_issue: list[KnownIssue] = []
 
 
-def applies(issue: KnownIssue, *, versions: dict, families: Optional[set], cmd, env: dict, model: Any,
+def applies(issue: IssueConditions, *, versions: dict, families: Optional[set], cmd, env: dict, model: Any,
             model_seen: bool) -> tuple[Optional[bool], list[str]]:
     """(True, what matched) when every condition holds, (False, []) when one does not, (None, what was not seen)
     when none fails but one could not be looked at."""

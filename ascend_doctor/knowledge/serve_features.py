@@ -248,6 +248,7 @@ for _names, _used in (
     (("Fused MC2",), _fused_mc2),
     (("KV Producer",), _kv_producer),
     (("Sparse SFA C8",), _ascend_or_env("enable_sparse_sfa_c8", "")),
+    (("Tool Calling",), lambda c, e, m: _explicit(c, "enable_auto_tool_choice")),
 ):
     for _n in _names:
         FEATURES[_norm(_n)] = _used

@@ -61,6 +61,9 @@ def _ranges() -> list[Range]:
                                  (row["source"],)))
             for pkg, spec in (row.get("stack") or {}).items():
                 out.append(Range(f"{name}: known_issue {row['id']} stack.{pkg}", pkg, spec, (row["source"],)))
+        for row in data.get("open_bug", []):
+            out.append(Range(f"{name}: open_bug {row['id']} vllm_ascend", "vllm-ascend", row["vllm_ascend"],
+                             tuple(row.get("source", []))))
         for row in data.get("parser_issue", []):
             out.append(Range(f"{name}: parser_issue {row['id']} vllm", "vllm", row["vllm"],
                              tuple(row.get("source", []))))
