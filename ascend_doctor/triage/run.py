@@ -230,6 +230,13 @@ def _serve(paste: PasteFacts, knowledge, have: dict, partial: dict, lack: dict) 
 
     vllm = paste.first("vllm") or next(iter(paste.packages.get("vllm", [])), None)
     cmd = parse_serve_command(paste.serve_argv, knowledge.matrix, vllm_version=vllm.value if vllm else None)
+    # the paste reader takes an elision after an option for its value; after a flag (`--enable-prefix-caching \`
+    # then `...  # the rest not shown`, h38o) argparse would read it as the model: it stands for options left out
+    flags = {o for o in paste.serve_cut if isinstance(cmd.options.get(o.lstrip("-").replace("-", "_")), bool)}
+    given = paste.serve_argv
+    argv = [w for k, w in enumerate(given) if not (w == CUT_VALUE and k and given[k - 1] in flags)]
+    if len(argv) < len(given):
+        cmd = parse_serve_command(argv, knowledge.matrix, vllm_version=vllm.value if vllm else None)
     words = [a for a in cmd.unknown_args if a != CUT_VALUE and not is_expansion(a)]
     if paste.serve_commented and words:  # `# the vllm serve command was not captured`: prose that names it
         paste.sections = [s for s in paste.sections if s.kind != "serve_command"]
