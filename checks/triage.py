@@ -7,8 +7,12 @@ what is missing to decide the rest.
 
 from __future__ import annotations
 
+import re
+from typing import Optional
+
 from ascend_doctor.i18n import T, join, known
 from ascend_doctor.plugin import check, ev
+from ascend_doctor.text.textsafe import clipped
 from ascend_doctor.text.versions import try_parse_version
 
 SHOWN = 6
@@ -35,6 +39,27 @@ def _distinct(values: list[str]) -> list[str]:
 _HAND_WRITTEN = frozenset({"name: version line", "CANN line"})  # the driver is one value, never two
 
 
+# A heading that introduces the versions below it as alternatives the author tried (`Images tried:`, `Tested
+# versions:`, `尝试过的镜像：`; h38o: three images listed so were failed as a contradiction).
+_TRIED = re.compile(r"^\W*(?:[\w -]{0,30}\b(?:tried|tested|attempted)\b[\w ()-]{0,30}|(?:tried|tested)\b[\w ()-]{0,40}"
+                    r"|[^\x00-\x7f]{0,10}(?:尝试|试过|测试过)[^\x00-\x7f\w]{0,10}[\w ()-]{0,20})\s*[:：]\s*$", re.I)
+
+
+def _tried_list(paste, seen) -> Optional[tuple[int, str]]:
+    """(line number, text) of the heading when every line stating the part sits in one block under a heading
+    that says the author tried them (no blank line inside), else None."""
+    rows = dict(zip(paste.line_numbers, paste.text.split("\n")))
+    numbers = sorted({int(s.lines.split("-")[0]) for s in seen if s.lines.split("-")[0].isdigit()})
+    if len(numbers) < 2 or numbers[-1] - numbers[0] > 40:
+        return None
+    if any(not rows.get(n, "").strip() for n in range(numbers[0], numbers[-1] + 1)):
+        return None
+    above = next((n for n in range(numbers[0] - 1, max(numbers[0] - 4, 0), -1) if rows.get(n, "").strip()), None)
+    if above is None or not _TRIED.match(rows[above].strip()):
+        return None
+    return above, rows[above].strip()
+
+
 @check("TRIAGE101", "paste-consistent", severity="error", needs=["paste"], stage="triage")
 def paste_consistent(ctx):
     """The paste does not contradict itself
@@ -51,10 +76,14 @@ def paste_consistent(ctx):
     interpreter, `python -m pip list` from the same venv), and paste that.
     """
     paste = ctx.fact("paste")
-    problems, evidence, by_hand = [], [], 0
+    problems, evidence, by_hand, tried = [], [], 0, []
     for comp, seen in sorted(paste.versions.items()):
         values = list(dict.fromkeys(s.value for s in seen))
-        if len(_distinct(values)) > 1:  # at most SHOWN quoted: a hostile paste may state 300,000 versions of vllm
+        heading = _tried_list(paste, seen) if len(_distinct(values)) > 1 else None
+        if heading is not None:
+            tried.append(T("{comp}: {values} (the versions tried, line {line}: {heading})", comp=comp,
+                           values=", ".join(values[:SHOWN]), line=heading[0], heading=repr(clipped(heading[1], 60))))
+        elif len(_distinct(values)) > 1:  # at most SHOWN quoted: a hostile paste may state 300,000 versions of vllm
             where = "; ".join(f"{s.value} ({s.source}, line {s.lines})" for s in seen[:SHOWN])
             listed = " vs ".join(values[:SHOWN]) + (f" … ({len(values):,} values)" if len(values) > SHOWN else "")
             problems.append(T("{comp}: {values}", comp=comp, values=listed))
@@ -72,6 +101,9 @@ def paste_consistent(ctx):
         if not paste.versions and paste.cann_not_available is None:
             return ctx.skip(T("the paste states no versions to compare"))
         repeated = sum(1 for seen in paste.versions.values() if len(seen) > 1)
+        if tried:  # alternatives the author lists as such: no contradiction, but the checks judge the first only
+            return ctx.ok(T("no contradictions; the paste lists alternatives the author tried — {tried}: the other "
+                            "checks judge the first of each", tried=join("; ", tried)), tried=tried)
         return ctx.ok(T("no contradictions ({repeated} component(s) stated more than once, all agreeing)",
                         repeated=repeated))
     if by_hand == len(problems):  # lines the author typed: a label slip as likely as two environments

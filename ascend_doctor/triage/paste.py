@@ -353,10 +353,11 @@ _VERSION_LINES = [
 # (`CANN: cann-9.1.0-beta.1`, `Driver: Ascend HDK 25.2.0`), a pre-release after it (`-beta.1`). A driver line
 # counts only with an Ascend driver's numbering (`24.1.rc2`, `25.2.1`, the line `24.1`: a two-digit year first), so
 # an NVIDIA `Driver: 535.104` is not read as one. A firmware line is a statement (so a list holding one is read) whose
-# value is not kept.
+# value is not kept; `driver/firmware: 25.3.rc1` (one HDK number for both) is the driver's.
 _LABELLED = re.compile(
     r"^(?:[-*]\s+|\|\s*)?(?:ascend[-_ ]?)?(?P<label>cann(?:[-_ ]?toolkit)?|toolkit|torch[-_ ]?npu|pytorch[-_ ]npu|"
-    r"vllm[-_ ]ascend|(?:npu[-_ ])?driver|hdk|驱动|(?:npu[-_ ])?firmware|固件)(?:[\s_]*(?:version|ver\.?|版本))?"
+    r"vllm[-_ ]ascend|(?:npu[-_ ])?driver\s?[/&]\s?firmware|(?:npu[-_ ])?driver|hdk|驱动|(?:npu[-_ ])?firmware|固件)"
+    r"(?:[\s_]*(?:version|ver\.?|版本))?"
     r"(?:\s?[(（][^()（）]{0,40}[)）])?"
     r"(?:\s*[:：=|]{1,2}\s*|\s+|-(?=v?\d))(?:cann[\s-]|(?:ascend[\s-])?hdk\s)?v?"
     r"(?P<v>\d[0-9A-Za-z.+_]*(?:-(?:alpha|beta)\.?\d+)?)(?:/(?:x86_64|aarch64)-linux)?\s*"
@@ -667,8 +668,9 @@ def _labelled(f: PasteFacts, t: str, no: int) -> None:
     if not m:
         return
     label, value = m.group("label").lower(), m.group("v")
-    if "firmware" in label or label == "固件":
+    if ("firmware" in label and "driver" not in label) or label == "固件":
         return  # a statement of its own (`NPU driver: 24.1.0.3, firmware: 7.5.0.5.220` is a list), not read
+    # `driver/firmware: 25.3.rc1`: one HDK release number for both, the driver's
     comp = next((c for prefix, c in _LABEL_COMPONENT if label.startswith(prefix)), "driver")
     if comp != "driver" and m.group("note") and _BUILT_NOTE.search(m.group("note")) \
             and not _DEV_VERSION.search(value):
@@ -979,9 +981,11 @@ def _stated_quantization(lines: list[Line]) -> Optional[Seen]:
 IMAGE_SOURCE = "the vllm-ascend image the paste names"
 _RELEASE_NUMBER = r"\d{1,3}\.\d{1,3}\.\d{1,3}(?:rc\d{1,3})?(?:\.post\d{1,3})?"  # an image tag's release: 0.11.0rc0
 _IMAGE_RELEASE = re.compile(r"vllm[-_]ascend(?: image)?[: ]{1,2}v?(" + _RELEASE_NUMBER + r")(?![A-Za-z0-9_.]|-?dev)"
-                            r"|vllm[-_]ascend:v?(" + _RELEASE_NUMBER + r")[-.]?dev\b", re.IGNORECASE)
-# A development image (`vllm-ascend:v0.9.1-dev`, the tip of the v0.9.1-dev branch) is a build after its release, on
-# that release's line: it is read as `0.9.1.post0.dev0`, which no recorded release is (VLLM101 does not hold it to the
+                            r"|vllm[-_]ascend:(?:v?(" + _RELEASE_NUMBER + r")[-.]?dev\b|(?:nightly-)?releases-v?("
+                            + _RELEASE_NUMBER + r")(?![A-Za-z0-9_.]))", re.IGNORECASE)
+# A development image (`vllm-ascend:v0.9.1-dev`, the tip of the v0.9.1-dev branch; `vllm-ascend:releases-v0.18.0-a3`,
+# the daily build of the releases/v0.18.0 branch, vllm-ascend#7662) is a build after its release, on that release's
+# line: it is read as `0.9.1.post0.dev0`, which no recorded release is (VLLM101 does not hold it to the
 # release's pairing) and whose nearest older recorded release is 0.9.1 (the rules of its line apply).
 DEV_IMAGE = ".post0.dev0"
 
@@ -999,8 +1003,8 @@ def _image_release(lines: list[Line]) -> Optional[Seen]:
         if cut > 0 and (_NAME_VERSION.match(text[:cut].strip()) or _LABELLED.match(text[:cut].strip())):
             text = text[:cut]  # `vllm 0.10.2rc1  # presumably vllm-ascend v0.10.2rc1`: the line states one version
         m = _IMAGE_RELEASE.search(text)
-        if m and m.group(2):
-            return Seen(value=m.group(2).lower() + DEV_IMAGE, lines=str(ln.no),
+        if m and (m.group(2) or m.group(3)):
+            return Seen(value=(m.group(2) or m.group(3)).lower() + DEV_IMAGE, lines=str(ln.no),
                         source=f"the vllm-ascend development image the paste names ({m.group(0)}: a build of its "
                                f"release branch after the tag)")
         if m:
@@ -1021,7 +1025,8 @@ def _image_release(lines: list[Line]) -> Optional[Seen]:
 
 # The official images are built per chip family: the untagged build for A2, `-a3` for A3, `-310p` for the 300I Duo
 # (HW105; the vllm-ascend quick start and 310P tutorials): `quay.io/ascend/vllm-ascend:v0.10.0rc1-310p`.
-_IMAGE_FAMILY = re.compile(r"vllm[-_]ascend(?::|\s{1,2})v?" + _RELEASE_NUMBER + r"-(310p|a3)(?![\w.])", re.IGNORECASE)
+_IMAGE_FAMILY = re.compile(r"vllm[-_]ascend(?::(?:nightly-)?(?:releases-)?|\s{1,2})v?" + _RELEASE_NUMBER
+                           + r"-(310p|a3)(?![\w.])", re.IGNORECASE)
 FAMILY_OF_SUFFIX = {"310p": "310P", "a3": "A3"}
 FAMILY_OF_NOTE = {**FAMILY_OF_SUFFIX, "300i duo": "310P"}
 # The family said in a parenthesis right after a tag without its suffix: `vllm-ascend:v0.10.0rc1 (310p image)`.

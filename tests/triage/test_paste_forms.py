@@ -953,3 +953,32 @@ def test_h38n_the_pytorch_adapter_s_suite_number_is_no_torch_npu_version():
     """#5661: `torch_npu (PTA): 7.2.RC1.B130` is Ascend Extension for PyTorch's release, not torch_npu 2.x."""
     assert "torch_npu" not in versions("torch_npu (PTA): 7.2.RC1.B130\nCANN: 8.5.0.B100\n")
     assert versions("torch_npu: 2.7.1.post1\n")["torch_npu"] == "2.7.1.post1"
+
+
+def test_h38o_versions_listed_as_the_ones_tried_are_alternatives_not_a_contradiction(tmp_path):
+    """Three images under `Images tried:` are what the author tried, not two environments mixed: TRIAGE101 passes
+    and says the checks judge the first; the same lines without the heading still warn, and a heading that says
+    nothing of trying does not count."""
+    images = "  vllm-ascend:v0.9.1rc2\n  vllm-ascend:v0.7.3\n  vllm-ascend:v0.8.5\n"
+    for heading in ("Images tried:", "尝试过的镜像：", "Tested versions:"):
+        report, _ = triage_json(tmp_path, f"# Environment\n{heading}\n{images}Driver: 25.0.RC1.1\n")
+        t101 = next(f for f in report["findings"] if f["code"] == "TRIAGE101")
+        assert t101["status"] == "pass" and "0.9.1rc2, 0.7.3, 0.8.5" in t101["message"], (heading, t101["message"])
+        assert "the other checks judge the first" in t101["message"]
+    for other in ("Images:", ""):
+        report, _ = triage_json(tmp_path, f"{other}\n{images}")
+        assert next(f for f in report["findings"] if f["code"] == "TRIAGE101")["status"] == "warn", other
+    # a blank line splits the block: the last line is not under the heading
+    report, _ = triage_json(tmp_path, "Images tried:\n  vllm-ascend:v0.9.1rc2\n\nvllm-ascend: 0.7.3\n")
+    assert next(f for f in report["findings"] if f["code"] == "TRIAGE101")["status"] == "warn"
+
+
+def test_h38o_a_release_branch_s_daily_image_and_a_driver_firmware_line():
+    """`vllm-ascend:releases-v0.18.0-a3` is the daily build of the releases/v0.18.0 branch (vllm-ascend#7662: the
+    tag is the branch's name with `-`): a development build after 0.18.0, for A3. `driver/firmware: 25.3.rc1` states
+    one HDK number, the driver's."""
+    p = read_paste("image: quay.io/ascend/vllm-ascend:releases-v0.18.0-a3\n")
+    assert p.first("vllm_ascend").value == "0.18.0.post0.dev0" and p.image_family.value == "A3"
+    assert read_paste("image: quay.io/ascend/vllm-ascend:releases-v0.26.0rc-310p\n").first("vllm_ascend") is None
+    assert read_paste("# driver/firmware: 25.3.rc1\n").driver_version.value == "25.3.rc1"
+    assert read_paste("firmware: 7.5.0.5.220\n").driver_version is None
