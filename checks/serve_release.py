@@ -14,6 +14,8 @@ from ._serve import ascend_release, cmd_or_skip, model_config
 EFFECT = {"refuses": T("refuses it at start"), "breaks": T("fails on it at the first request"),
           "overrides": T("replaces the setting"), "unsupported": T("does not support it"),
           "may_hang": T("may hang on it at start-up")}
+WHEEL = T(" (installed from its PyPI package; an editable install of its source, as in the official images, is not "
+          "affected)")
 
 
 def _model(ctx):
@@ -45,8 +47,17 @@ def _without(ctx, package: str, said: tuple) -> tuple:
     return hit, fields, T("{seen}; {package} is not installed in the serving python", seen=seen, package=package)
 
 
+def _from_wheel(ctx, said: tuple) -> tuple:
+    """A rule that holds only for an install from the release's PyPI package: no hit when the paste names the
+    official image (an editable install of the source tree); else a hit, whose message says what it assumes."""
+    paste = ctx.try_fact("paste")
+    if paste is not None and getattr(paste, "image", None) is not None:
+        return False, {}, ""
+    return said
+
+
 @check("SERVE311", "serve-release-combos", severity="error", stage="serve",
-       needs=["serve_cmd", "python", "server_env", "serve_model", "npu_smi", "npu_family"])
+       needs=["serve_cmd", "python", "server_env", "serve_model", "npu_smi", "npu_family", "paste"])
 def release_combos(ctx):
     """The installed vllm-ascend release accepts this combination of cache, scheduler, graph and LoRA settings
 
@@ -61,9 +72,11 @@ def release_combos(ctx):
     on A2/A3, twice the memory: a warning), LoRA on the releases without it (0.7.3 V1, 0.8.x V1, the
     0.8.4rc1 wheel without `vllm_ascend.lora`, 0.10.2rc1, `--fully-sharded-loras` with TP > 1 before 0.17.0rc1,
     expert parallelism on 0.23-0.24), Qwen3-Next without triton-ascend (its tutorials' required step from
-    0.10.2rc1), FlashComm with a VL model (0.11.0rc2-0.13.0rc1, 0.14.0rc1), and the engine itself: with
+    0.10.2rc1), FlashComm with a VL model (0.11.0rc2-0.13.0rc1, 0.14.0rc1), the engine itself: with
     VLLM_USE_V1 unset, vLLM 0.8.0-0.9.1 run V0 on NPU (vllm-ascend 0.8.4rc1-0.9.1; 0.9.1 does not support V0 at
-    all, vllm-ascend#1305).
+    all, vllm-ascend#1305), and a subpackage the release's own wheel leaves out where the deployment imports it
+    (0.9.0rc1 `vllm_ascend.compilation` under V1 graphs, #1156; 0.13.0rc3 `vllm_ascend.models.layer`;
+    0.19.1rc1 with the model runner v2: a warning, since the official images' editable install has them).
 
     Why it matters: each of these stops the start after the model has loaded, fails the first request that hits
     the cache, or changes what the user asked for without saying so (vllm-ascend#7563: `--block-size 16` ran as
@@ -89,6 +102,8 @@ def release_combos(ctx):
             said = answer(rule, cmd, env, model)
             if said is not None and said[0] and rule.missing_package:
                 said = _without(ctx, rule.missing_package, said)
+            if said is not None and said[0] and rule.wheel_only:
+                said = _from_wheel(ctx, said)
         except FactUnavailable as exc:  # a variable or package its source does not show: this rule only
             unseen[rule.id] = exc.reason
             ctx.unread.setdefault(exc.fact, exc.reason)
@@ -112,9 +127,10 @@ def release_combos(ctx):
                                ok=False))
     if hits:
         parts = [T("{rule}: vllm-ascend {version} {effect} — \"{says}\"", rule=r.id, version=dist.version,
-                   effect=EFFECT[r.effect], says=says) for r, says in hits]
+                   effect=EFFECT[r.effect], says=says) + (WHEEL if r.wheel_only else "") for r, says in hits]
         fix = join(" ", [known(r.fix) for r, _ in hits])
-        if all(r.effect in ("overrides", "may_hang") for r, _ in hits):  # what a report contradicts only warns
+        # what a report contradicts only warns; so does what only a wheel install meets, unless the install is known
+        if all(r.effect in ("overrides", "may_hang") or r.wheel_only for r, _ in hits):
             return ctx.warn(join("; ", parts), evidence, remediation=fix)
         return ctx.fail(join("; ", parts), evidence, remediation=fix)
     if unchipped:

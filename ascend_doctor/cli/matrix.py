@@ -237,7 +237,8 @@ PINNED = (("torch", "torch"), ("torch-npu", "torch_npu"), ("triton-ascend", "tri
 def sync_cmd(ascend, vllm, transformers, pypi_json, ascend_git, extra, fmt, output):
     """For maintainers: read upstream release files and propose matrix rows, with their sources, as a diff against
     the shipped matrix. Never uses the network: pass sdists/wheels and saved PyPI JSON files. Exit 0 when there is
-    nothing to propose, 1 when rows are proposed, 2 when an input cannot be read."""
+    nothing to propose, 1 when rows are proposed or something is left to review by hand (a subpackage a release's
+    wheel leaves out that no release rule names), 2 when an input cannot be read."""
     from ascend_doctor.cli.output import write_output
     from ascend_doctor.sync.run import render_text, render_toml, sync
 
@@ -257,7 +258,7 @@ def sync_cmd(ascend, vllm, transformers, pypi_json, ascend_git, extra, fmt, outp
                support=knowledge.support_matrix, known_issues=knowledge.known_issues, ascend_git=ascend_git,
                refusals=knowledge.release_refusals, kv_pool_env=knowledge.kv_pool_env, images=knowledge.images,
                flashcomm_vl=knowledge.flashcomm_vl, quant_schemes=knowledge.quant_schemes,
-               release_fixes=knowledge.release_fixes if ascend_git else None)
+               release_fixes=knowledge.release_fixes if ascend_git else None, release_rules=knowledge.release_rules)
     if fmt == "json":
         text = dump_json(res.model_dump(mode="json"))
     elif fmt == "toml":
@@ -265,4 +266,4 @@ def sync_cmd(ascend, vllm, transformers, pypi_json, ascend_git, extra, fmt, outp
     else:
         text = render_text(res)
     write_output(output, text, "proposals")
-    raise SystemExit(1 if res.proposals else 0)
+    raise SystemExit(1 if res.proposals or res.review else 0)

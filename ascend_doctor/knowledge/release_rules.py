@@ -34,6 +34,9 @@ class ReleaseRule(Model, extra="forbid"):
                                                                   "A3, 310P, A5) the rule holds on; empty: every one")
     missing_package: Optional[str] = Field(None, description="the rule holds only while this distribution (its PyPI "
                                                               "name) is not installed in the serving python")
+    wheel_only: bool = Field(False, description="the rule holds for an install from the release's PyPI package (its "
+                                                "wheel, or a wheel built from its sdist), not for an editable install "
+                                                "of its source tree, as the official images have")
     says: str
     fix: str
     source: list[str] = Field(min_length=1)
@@ -577,6 +580,45 @@ def deepseek_v3_model(cmd, env, model) -> Answer:
     return hit, {}, "model_type deepseek_v3 (DeepSeek-V3/R1)" if hit else ""
 
 
+# --- the subpackages a release's wheel leaves out (ascend_doctor.sync.package_holes): what reaches their import ---
+
+def any_deployment(cmd, env, model) -> Answer:
+    """Every deployment: the module is imported when the worker starts (0.13.0rc3's worker imports
+    vllm_ascend.models.layer through its model runner)."""
+    return True, {}, "any deployment (its worker imports the module at start)"
+
+
+def _env_on(env, name: str) -> bool:
+    """A variable vLLM or vllm-ascend reads as `bool(int(os.getenv(NAME, "0")))` is on."""
+    value = str(env.get(name, "0") or "0").strip()
+    return value.lstrip("-").isdigit() and int(value) != 0
+
+
+def v1_piecewise_graph(cmd, env, model) -> Answer:
+    """VLLM_USE_V1=1 (vLLM 0.8-0.9 keep the NPU on V0 without it) with graph capture on and torchair off: vllm-ascend
+    0.9.0rc1 compiles the model piecewise with the backend its platform names
+    (`vllm_ascend.compilation.piecewise_backend.NPUPiecewiseBackend`, platform.py get_piecewise_backend_cls)."""
+    if str(env.get("VLLM_USE_V1", "") or "").strip() != "1":
+        return False, {}, ""
+    on, how = cmd.graph_capture()
+    if not on or _ascend_section(cmd, "torchair_graph_config").get("enabled") is True:
+        return False, {}, ""
+    return True, {}, f"VLLM_USE_V1=1 with {how}"
+
+
+def multi_block_pool(cmd, env, model) -> Answer:
+    """USE_MULTI_BLOCK_POOL on (vllm_ascend/envs.py): 0.13.0rc3's platform patches then import its DeepSeek-V4
+    config (vllm_ascend.transformers_utils)."""
+    hit = _env_on(env, "USE_MULTI_BLOCK_POOL")
+    return hit, {}, "USE_MULTI_BLOCK_POOL=" + str(env.get("USE_MULTI_BLOCK_POOL")) if hit else ""
+
+
+def v2_model_runner(cmd, env, model) -> Answer:
+    """VLLM_USE_V2_MODEL_RUNNER on (vLLM's envs.py): vllm-ascend's worker then imports its model runner v2."""
+    hit = _env_on(env, "VLLM_USE_V2_MODEL_RUNNER")
+    return hit, {}, "VLLM_USE_V2_MODEL_RUNNER=" + str(env.get("VLLM_USE_V2_MODEL_RUNNER")) if hit else ""
+
+
 def encoder_only_model(cmd, env, model) -> Answer:
     """An encoder-only model (a BERT/RoBERTa/XLM-RoBERTa embedding model or reranker: bge-m3, bge-reranker)."""
     if model is None:
@@ -686,7 +728,8 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         layer_sharding_not_p_node, recompute_scheduler_mixed, moe_model, qwen3_next_model,
         flashcomm_vl_arch, flashcomm_vl_config, encoder_only_model, full_graph_mtp_gqa, quant_ascend_online,
         off_grid_capture_ceiling, pooling_runner, pooling_prefix_cache,
-        quant_compressed_tensors, prefill_node, flashcomm1_overlap_dp, deepseek_v3_model)
+        quant_compressed_tensors, prefill_node, flashcomm1_overlap_dp, deepseek_v3_model, any_deployment,
+        v1_piecewise_graph, multi_block_pool, v2_model_runner)
 }
 
 

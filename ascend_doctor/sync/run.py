@@ -34,6 +34,7 @@ from ascend_doctor.sync.images import image_proposals, merge_images, read_images
 from ascend_doctor.sync.kv_pool_env import kv_pool_env_proposals, merge_kv_pool_env, read_kv_pool_env
 from ascend_doctor.sync.metadata import read_pypi_json
 from ascend_doctor.sync.names import names_proposals, read_names
+from ascend_doctor.sync.package_holes import hole_review, package_holes
 from ascend_doctor.sync.quant_schemes import merge_quant_schemes, quant_scheme_proposals, read_quant_schemes
 from ascend_doctor.sync.refusals import merge_refusals, read_refusals, refusal_proposals
 from ascend_doctor.sync.release_notes import NOTES, known_issue_proposals, merge, read_known_issues
@@ -66,13 +67,14 @@ TREE_ROWS = {"flashcomm_vl": (read_flashcomm_vl, merge_flashcomm_vl, flashcomm_v
 class SyncResult(Model):
     read: List[str] = []  # one line per input: what it was read as
     proposals: List[Proposal] = []
+    review: List[str] = []  # what a maintainer must read and write by hand (a release's package holes)
 
 
 def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = (), transformers: Sequence[str] = (),
          pypi_json: Sequence[str] = (), today: Optional[date] = None, additional_config=None,
          names: Optional[Dict[str, Any]] = None, support=None, known_issues=None, ascend_git: Optional[str] = None,
          release_fixes=None, refusals=None, kv_pool_env=None, images=None, flashcomm_vl=None,
-         quant_schemes=None) -> SyncResult:
+         quant_schemes=None, release_rules=None) -> SyncResult:
     """Read the inputs and propose rows. InputError (one line, naming the file) for an input that is not what its
     option says. `additional_config` is the serve/additional-config table the vllm-ascend releases' keys are
     compared with, `names` project -> its serve/names-* table, `support` the serve/support-matrix table,
@@ -82,7 +84,8 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
     serve/kv-pool-env table their KV-pool guides' host requirements are compared with, `images` the serve/images
     table their image recipes are compared with, `flashcomm_vl` the serve/flashcomm-vl table what they say and do
     about FlashComm1 on VL models is compared with, `quant_schemes` the serve/quant-schemes table their
-    quantization methods are compared with."""
+    quantization methods are compared with; `release_rules` the serve/release-rules table whose wheel-only rules the
+    releases' package holes are compared with (each hole none names is a `review` line)."""
     res = SyncResult()
     tables: List[AscendTable] = []
     owns: List[AscendOwn] = []
@@ -93,6 +96,7 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
     refused: Dict[str, Tuple[Dict[str, dict], str]] = {}  # version -> (its start-up refusals, source)
     kv_env: Dict[str, Tuple[List[dict], str]] = {}  # version -> (its KV-pool guide's requirements, source)
     recipes: Dict[str, Tuple[List[dict], str]] = {}  # version -> (its image recipes, source)
+    holes: Dict[str, Tuple[list, str]] = {}  # version -> (the subpackages its wheel leaves out, source)
     by_tree: Dict[str, Dict[str, Tuple[List[dict], str]]] = {t: {} for t in TREE_ROWS}  # table -> version -> rows
     for path in ascend:
         tree = open_tree(path)
@@ -118,6 +122,7 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
             refused[own.version] = (read_refusals(tree.read), cite(tree))
             kv_env[own.version] = (read_kv_pool_env(tree.read), cite(tree))
             recipes[own.version] = (read_images(tree.read, tree.listdir, own.version, cite(tree)), cite(tree))
+            holes[own.version] = (package_holes(tree.files), cite(tree))
             for name, (reader, _, _) in TREE_ROWS.items():
                 by_tree[name][own.version] = (reader(tree.read, tree.listdir), cite(tree))
             matrix_row = read_support_matrix(tree.read, tree.listdir, serve_parser(matrix, own.vllm_tag))
@@ -125,22 +130,7 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
                 supports[own.version] = {"source": f"{cite(tree)}{sha}", **matrix_row}
         res.read.append(f"vllm-ascend {own.version if own else '(checkout)'}: {tree.label}"
                         + (f" (release table: {len(table.rows)} rows)" if table else " (no release table)"))
-    vllm_releases = []
-    for path in vllm:
-        rel = read_vllm_release(path)
-        vllm_releases.append(rel)
-        unread = [k for k, v in rel.names.items() if v is None]
-        res.read.append(f"vLLM {rel.version}: {rel.archive}" + (f" (not read: {', '.join(unread)})" if unread else ""))
-    tf_releases = []
-    for path in transformers:
-        rel = read_transformers_release(path)
-        tf_releases.append(rel)
-        res.read.append(f"transformers {rel.version}: {rel.archive} ({len(rel.model_types)} model types)")
-    projects = {}
-    for path in pypi_json:
-        project = read_pypi_json(path)
-        projects[project.name] = project
-        res.read.append(f"PyPI {project.name}: {path} ({len(project.releases)} releases)")
+    vllm_releases, tf_releases, projects = _read_others(res, vllm, transformers, pypi_json)
     releases = release_proposals(matrix, tables, owns, projects.get("vllm-ascend")) if (tables or owns) else []
     res.proposals = (releases + parser_proposals(matrix, vllm_releases) + model_proposals(matrix, vllm_releases)
                      + option_proposals(matrix, vllm_releases)
@@ -160,6 +150,7 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
                                           merger(by_tree[name]))])
     if ascend_git:
         res.proposals += _fix_proposals(ascend_git, release_fixes, res)
+    res.review = hole_review(release_rules or [], holes)
     return res
 
 
@@ -202,8 +193,31 @@ def _known_issue_proposals(table, notes) -> List[Proposal]:
     return known_issue_proposals(table, merged, source)
 
 
+def _read_others(res: SyncResult, vllm: Sequence[str], transformers: Sequence[str], pypi_json: Sequence[str]):
+    """(vLLM releases, transformers releases, PyPI projects by name) read from their files, each noted in `res`."""
+    vllm_releases = []
+    for path in vllm:
+        rel = read_vllm_release(path)
+        vllm_releases.append(rel)
+        unread = [k for k, v in rel.names.items() if v is None]
+        res.read.append(f"vLLM {rel.version}: {rel.archive}" + (f" (not read: {', '.join(unread)})" if unread else ""))
+    tf_releases = []
+    for path in transformers:
+        rel = read_transformers_release(path)
+        tf_releases.append(rel)
+        res.read.append(f"transformers {rel.version}: {rel.archive} ({len(rel.model_types)} model types)")
+    projects = {}
+    for path in pypi_json:
+        project = read_pypi_json(path)
+        projects[project.name] = project
+        res.read.append(f"PyPI {project.name}: {path} ({len(project.releases)} releases)")
+    return vllm_releases, tf_releases, projects
+
+
 def render_text(res: SyncResult) -> str:
     lines = ["read:"] + [f"  {r}" for r in res.read] + [""]
+    if res.review:
+        lines += ["to read and write by hand:"] + [f"  {r}" for r in res.review] + [""]
     if not res.proposals:
         lines.append("the matrix already says what these sources say: nothing to propose")
         return "\n".join(lines) + "\n"

@@ -555,3 +555,37 @@ def test_deepseek_v3_before_the_release_that_runs_it_breaks():  # vllm-ascend#72
     assert "0.7.3rc1" in f.remediation
     assert "REL-B11-004" not in judge(ds, "0.7.3rc1").message
     assert "REL-B11-004" not in judge("", "0.7.1rc1").message  # another model
+
+
+def test_a_module_the_release_s_wheel_leaves_out_warns_for_what_imports_it():
+    """REL-A2-*: the subpackages a release's wheel leaves out (no __init__.py, so find_packages skips them) and what
+    reaches their import — a warning, since the official images' editable install is not affected (vllm-ascend#1156:
+    `pip install vllm-ascend==v0.9.0rc1`, VLLM_USE_V1=1, "No module named 'vllm_ascend.compilation'")."""
+    f = judge("", "0.9.0rc1", env={"VLLM_USE_V1": "1"})
+    assert f.status == Status.WARN and "REL-A2-001" in f.message and "vllm_ascend.compilation" in f.message
+    assert "PyPI package" in f.message and "0.9.0rc2" in f.remediation
+    assert "REL-A2-001" not in judge("--enforce-eager", "0.9.0rc1", env={"VLLM_USE_V1": "1"}).message
+    assert "REL-A2-001" not in judge("", "0.9.0rc1", env={"VLLM_USE_V1": "0"}).message  # V0: no torch.compile
+    torchair = '--additional-config {"torchair_graph_config":{"enabled":true}}'
+    assert "REL-A2-001" not in judge(torchair, "0.9.0rc1", env={"VLLM_USE_V1": "1"}).message
+    assert "REL-A2-001" not in judge("", "0.9.0rc2", env={"VLLM_USE_V1": "1"}).message
+    f = judge("", "0.13.0rc3")  # its worker imports vllm_ascend.models.layer: every deployment
+    assert f.status == Status.WARN and "REL-A2-002" in f.message and "REL-A2-003" not in f.message
+    assert "REL-A2-003" in judge("", "0.13.0rc3", env={"USE_MULTI_BLOCK_POOL": "1"}).message
+    assert judge("", "0.13.0").status == Status.PASS
+    assert "REL-A2-004" in judge("", "0.19.1rc1", env={"VLLM_USE_V2_MODEL_RUNNER": "1"}).message
+    assert "REL-A2-004" not in judge("", "0.19.1rc1", env={"VLLM_USE_V2_MODEL_RUNNER": "0"}).message
+
+
+def test_a_paste_that_names_the_official_image_is_not_held_to_the_wheel_s_holes(tmp_path):
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.triage.run import triage_text
+
+    cmd = "export VLLM_USE_V1=1\nvllm serve /models/Qwen3-8B --tensor-parallel-size 1\n"
+    reg = load_registry(entry_points=False)
+    wheel = triage_text("vllm-ascend: 0.9.0rc1\nvllm: 0.9.0\n" + cmd, "p.md", reg, RunOptions())
+    f = next(x for x in wheel.findings if x.code == "SERVE311")
+    assert f.status == Status.WARN and "REL-A2-001" in f.message
+    image = triage_text("image: quay.io/ascend/vllm-ascend:v0.9.0rc1\n" + cmd, "p.md", reg, RunOptions())
+    assert "REL-A2-001" not in next(x for x in image.findings if x.code == "SERVE311").message
