@@ -258,7 +258,8 @@ def sync_cmd(ascend, vllm, transformers, pypi_json, ascend_git, extra, fmt, outp
                support=knowledge.support_matrix, known_issues=knowledge.known_issues, ascend_git=ascend_git,
                refusals=knowledge.release_refusals, kv_pool_env=knowledge.kv_pool_env, images=knowledge.images,
                flashcomm_vl=knowledge.flashcomm_vl, quant_schemes=knowledge.quant_schemes,
-               release_fixes=knowledge.release_fixes if ascend_git else None, release_rules=knowledge.release_rules)
+               release_fixes=knowledge.release_fixes if ascend_git else None, release_rules=knowledge.release_rules,
+               release_changes=knowledge.release_changes)
     if fmt == "json":
         text = dump_json(res.model_dump(mode="json"))
     elif fmt == "toml":

@@ -260,6 +260,11 @@ class Knowledge:
         return self.table("serve/open-bugs")
 
     @property
+    def release_changes(self):
+        """What each release's notes say it removed, renamed or stopped honouring (ReleaseChanges)."""
+        return self.table("serve/release-changes")
+
+    @property
     def graph_budget(self):
         """The ACL graph stream budget of old drivers (GraphBudgetFile)."""
         return self.table("serve/graph-budget")

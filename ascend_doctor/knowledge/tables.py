@@ -69,6 +69,8 @@ TABLES: dict[str, Table] = {t.name: t for t in (
           rows={"known_issue": "id"}),
     Table("serve/open-bugs", "ascend_doctor.knowledge.open_bugs:OpenBugs", "open-bugs table",
           rows={"open_bug": "id"}),
+    Table("serve/release-changes", "ascend_doctor.knowledge.release_changes:ReleaseChanges",
+          "release-changes table", rows={"change": "id"}),
     Table("serve/graph-budget", "ascend_doctor.deploy.graphs:GraphBudgetFile", "graph budget"),
     Table("serve/host-attn-mask", "ascend_doctor.knowledge.host_mask:HostMask", "host attention mask",
           rows={"prebuilt": "vllm_ascend"}),

@@ -37,6 +37,7 @@ from ascend_doctor.sync.names import names_proposals, read_names
 from ascend_doctor.sync.package_holes import hole_review, package_holes
 from ascend_doctor.sync.quant_schemes import merge_quant_schemes, quant_scheme_proposals, read_quant_schemes
 from ascend_doctor.sync.refusals import merge_refusals, read_refusals, refusal_proposals
+from ascend_doctor.sync.release_changes import change_proposals, merge_changes, read_release_changes
 from ascend_doctor.sync.release_notes import NOTES, known_issue_proposals, merge, read_known_issues
 from ascend_doctor.sync.support_matrix import read_support_matrix, support_proposals
 from ascend_doctor.sync.tomlout import emit_rows
@@ -52,13 +53,14 @@ TARGET = {table: shown(f"{name}.toml") for table, name in (
     ("support_matrix", "serve/support-matrix"), ("known_issues", "serve/known-issues"),
     ("release_fixes", "signatures/release-fixes"), ("release_refusals", "signatures/release-refusals"),
     ("kv_pool_env", "serve/kv-pool-env"), ("images", "serve/images"),
-    ("flashcomm_vl", "serve/flashcomm-vl"), ("quant_schemes", "serve/quant-schemes"))}
+    ("flashcomm_vl", "serve/flashcomm-vl"), ("quant_schemes", "serve/quant-schemes"),
+    ("release_changes", "serve/release-changes"))}
 ORDER = tuple(TARGET)
 # a table whose rows the file names otherwise (`[[release]]`)
 ARRAY = {"additional_config": "release", "names_vllm": "release", "names_vllm_ascend": "release",
          "support_matrix": "release", "known_issues": "known_issue", "release_fixes": "fix",
          "release_refusals": "refusal", "kv_pool_env": "requirement", "images": "image",
-         "flashcomm_vl": "release", "quant_schemes": "release"}
+         "flashcomm_vl": "release", "quant_schemes": "release", "release_changes": "change"}
 # the tables read from a release tree with (read, listdir), one row per release: (reader, merger, proposer)
 TREE_ROWS = {"flashcomm_vl": (read_flashcomm_vl, merge_flashcomm_vl, flashcomm_vl_proposals),
              "quant_schemes": (read_quant_schemes, merge_quant_schemes, quant_scheme_proposals)}
@@ -74,7 +76,7 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
          pypi_json: Sequence[str] = (), today: Optional[date] = None, additional_config=None,
          names: Optional[Dict[str, Any]] = None, support=None, known_issues=None, ascend_git: Optional[str] = None,
          release_fixes=None, refusals=None, kv_pool_env=None, images=None, flashcomm_vl=None,
-         quant_schemes=None, release_rules=None) -> SyncResult:
+         quant_schemes=None, release_rules=None, release_changes=None) -> SyncResult:
     """Read the inputs and propose rows. InputError (one line, naming the file) for an input that is not what its
     option says. `additional_config` is the serve/additional-config table the vllm-ascend releases' keys are
     compared with, `names` project -> its serve/names-* table, `support` the serve/support-matrix table,
@@ -85,14 +87,15 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
     table their image recipes are compared with, `flashcomm_vl` the serve/flashcomm-vl table what they say and do
     about FlashComm1 on VL models is compared with, `quant_schemes` the serve/quant-schemes table their
     quantization methods are compared with; `release_rules` the serve/release-rules table whose wheel-only rules the
-    releases' package holes are compared with (each hole none names is a `review` line)."""
+    releases' package holes are compared with (each hole none names is a `review` line); `release_changes` the
+    serve/release-changes table the notes' change sections are compared with."""
     res = SyncResult()
     tables: List[AscendTable] = []
     owns: List[AscendOwn] = []
     config_keys = {}
     ascend_names: Dict[str, Dict[str, Any]] = {}
     supports: Dict[str, Dict[str, Any]] = {}
-    notes: List[Tuple[Any, Dict[str, Any], str]] = []  # (version, known issues, source) per tree read
+    notes: List[Tuple[Any, Dict[str, Any], str, Dict[str, Any]]] = []  # (version, known issues, source, changes)
     refused: Dict[str, Tuple[Dict[str, dict], str]] = {}  # version -> (its start-up refusals, source)
     kv_env: Dict[str, Tuple[List[dict], str]] = {}  # version -> (its KV-pool guide's requirements, source)
     recipes: Dict[str, Tuple[List[dict], str]] = {}  # version -> (its image recipes, source)
@@ -118,7 +121,8 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
                 ascend_names[own.version] = row
             text = tree.read(NOTES)
             if text is not None:
-                notes.append((own.version, read_known_issues(text), f"{cite(tree)}{sha}:{NOTES}"))
+                notes.append((own.version, read_known_issues(text), f"{cite(tree)}{sha}:{NOTES}",
+                              read_release_changes(text)))
             refused[own.version] = (read_refusals(tree.read), cite(tree))
             kv_env[own.version] = (read_kv_pool_env(tree.read), cite(tree))
             recipes[own.version] = (read_images(tree.read, tree.listdir, own.version, cite(tree)), cite(tree))
@@ -142,6 +146,7 @@ def sync(matrix: Matrix, *, ascend: Sequence[str] = (), vllm: Sequence[str] = ()
                      + names_proposals("vllm-ascend", (names or {}).get("vllm-ascend"), ascend_names)
                      + support_proposals(support, supports)
                      + _known_issue_proposals(known_issues, notes)
+                     + _change_proposals(release_changes, notes)
                      + refusal_proposals(refusals, merge_refusals(refused))
                      + kv_pool_env_proposals(kv_pool_env, merge_kv_pool_env(kv_env))
                      + image_proposals(images, merge_images(recipes))
@@ -181,16 +186,27 @@ def serve_parser(matrix: Matrix, vllm_tag: Optional[str]):
     return lambda argv: parse_serve(list(argv), matrix, vllm_version=version)
 
 
+def _newest_first(notes, k: int) -> Tuple[List[Dict[str, Dict[str, dict]]], Dict[str, str]]:
+    """(item `k` of each tree's notes reading, newest tree first; id -> the newest tree that has it)."""
+    ordered = sorted(notes, key=lambda n: parse_version(n[0]), reverse=True)
+    source: Dict[str, str] = {}
+    for n in ordered:
+        for version_items in n[k].values():
+            for i in version_items:
+                source.setdefault(i, n[2])
+    return [n[k] for n in ordered], source
+
+
 def _known_issue_proposals(table, notes) -> List[Proposal]:
     """The notes of the newest tree first (its wording of a bullet wins); a row cites the newest tree that has it."""
-    ordered = sorted(notes, key=lambda n: parse_version(n[0]), reverse=True)
-    merged = merge([n[1] for n in ordered])
-    source = {}
-    for _, items, src in ordered:
-        for version_items in items.values():
-            for i in version_items:
-                source.setdefault(i, src)
-    return known_issue_proposals(table, merged, source)
+    trees, source = _newest_first(notes, 1)
+    return known_issue_proposals(table, merge(trees), source)
+
+
+def _change_proposals(table, notes) -> List[Proposal]:
+    """The release-changes rows, as the known issues': the newest tree's reading of a bullet wins."""
+    trees, source = _newest_first(notes, 3)
+    return change_proposals(table, merge_changes(trees), source)
 
 
 def _read_others(res: SyncResult, vllm: Sequence[str], transformers: Sequence[str], pypi_json: Sequence[str]):
