@@ -36,7 +36,8 @@ def _distinct(values: list[str]) -> list[str]:
 
 # The sources of lines an author types (`vllm: 0.11.0`, `CANN 8.3.RC1`), as the paste reader names them: two of them
 # that disagree may be a slip of the label (`vllm v0.11.0rc0` meant for vllm-ascend), not two environments.
-_HAND_WRITTEN = frozenset({"name: version line", "CANN line"})  # the driver is one value, never two
+# (a `pip install X==V` line too: what was asked for, which a later install may have replaced)
+_HAND_WRITTEN = frozenset({"name: version line", "CANN line", "pip install line"})  # the driver is one value
 
 
 # A heading that introduces the versions below it as alternatives the author tried (`Images tried:`, `Tested
@@ -88,7 +89,10 @@ def paste_consistent(ctx):
             listed = " vs ".join(values[:SHOWN]) + (f" … ({len(values):,} values)" if len(values) > SHOWN else "")
             problems.append(T("{comp}: {values}", comp=comp, values=listed))
             evidence.append(ev(f"paste: {comp}", where))
-            by_hand += all(s.source in _HAND_WRITTEN for s in seen)
+            # lines the author typed, or a `pip install X==V` against one reading of what is installed (a later
+            # install may have replaced what it asked for)
+            by_hand += all(s.source in _HAND_WRITTEN for s in seen) or len(_distinct(list(dict.fromkeys(
+                s.value for s in seen if s.source != "pip install line")))) <= 1
     cann = paste.first("cann")
     home = next((paste.env[k] for k in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME") if k in paste.env), None)
     if paste.cann_not_available is not None and (cann or paste.cann_path or home) is not None:

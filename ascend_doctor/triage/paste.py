@@ -426,6 +426,15 @@ def _version_lines(f: PasteFacts, t: str, no: int) -> None:
         _labelled(f, t, no)
 
 
+def _pip_install(f: PasteFacts, t: str, no: int) -> None:
+    """The stack's `==` pins of a `pip install` line (`pip install vllm-ascend==v0.9.0rc1`): what was asked for."""
+    m = _PIP_INSTALL.match(t)
+    for token in m.group(1).split()[:50] if m else ():
+        d = _PIN.match(token.strip("\"'`,"))
+        if d and _norm(d.group(1)) in _PINNED_PARTS:
+            _add_pkg(f, d.group(1), d.group(2), no, PIP_INSTALL_LINE)
+
+
 def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
     """The facts one line states by itself: a version line, `name: version`, an hccn_tool answer, a bare exception,
     collect_env's Python, OS and CANN lines. Every pattern is anchored on the line's first character."""
@@ -463,6 +472,8 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
         d = _DIST_VERSION.match(token.strip("\"'`,"))
         if d:
             _add_pkg(f, d.group(1), d.group(2), no, "pip's Successfully installed line")
+    if "install" in t:
+        _pip_install(f, t, no)
     if _HCCN.match(t):
         _extend(f, "hccn_tool", no)
     if _BARE_EXCEPTION.match(t) and not any(tb.first <= no <= tb.last for tb in f.tracebacks):
@@ -496,6 +507,14 @@ _CANN_LABEL_START = re.compile(r"^(?:[-*]\s+)?(?:ascend[-_ ]?)?(?:cann|toolkit)"
 # pip's last line (`Successfully installed torch-2.9.0 vllm-0.16.0rc2.dev479+g15d76f74e.empty`): each distribution
 # and version it installed, the version after the last `-` that a digit follows (distribution names hold `-`).
 _PIP_INSTALLED = re.compile(r"Successfully installed\s+(.{1,20000})")
+# A `pip install` the paste shows with `==` pins of the stack's parts (vllm-ascend#1156: `pip install
+# vllm-ascend==v0.9.0rc1`): the versions asked for, read as a line the author wrote (TRIAGE101 warns, not fails, when
+# a tool's output says otherwise). Other packages' pins say nothing of the stack.
+_PIP_INSTALL = re.compile(r"^(?:[$#]\s{0,4})?(?:sudo\s+)?(?:python3?(?:\.\d{1,2})?\s+-m\s+)?(?:uv\s+)?pip3?\s+"
+                          r"install\s+(.{1,2000})$")
+_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.\-]{0,80})==v?(\d[0-9A-Za-z.+!_]{0,80})$")
+_PINNED_PARTS = frozenset({"vllm", "vllm-ascend", "torch", "torch-npu"})
+PIP_INSTALL_LINE = "pip install line"
 _DIST_VERSION = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]{0,80}?)-(\d[0-9A-Za-z.+!_]{0,80})$")
 _CANN_LABEL_PATH = re.compile(r"^(?:[-*]\s+)?(?:ascend[-_ ]?)?cann(?:[-_ ]?toolkit)?(?:[\s_]*(?:version|path|home|版本|"
                               r"路径))?\s*[:：=]\s*[\"'`]?(/[^\s\"'`]{1,4000})", re.I)
@@ -722,6 +741,8 @@ def read_paste(text: str) -> PasteFacts:
         # (`# CANN: 8.5.0`) may state a version
         if plain or (s[:1] == "|" and s.count("|") == 3) or s[:2] in ("- ", "* ", "**", "__") or s[:1] == "#":
             _one_line_facts(f, t, ln.no)
+        if ln.prompt and ln.prompt.startswith(("pip", "python", "sudo")) and "install" in ln.prompt:
+            _pip_install(f, ln.prompt, ln.no)  # `$ pip install vllm==0.9.1`, `root@host:~# pip install …`
         elif s[:1] == "|" and s.count("|") <= MAX_ROW_CELLS + 1:  # a wider row: a label cell, then a version
             _table_cells(f, s, ln.no)
         m = _PIP_BRACKET.match(t) if plain else None

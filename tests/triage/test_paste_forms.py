@@ -982,3 +982,18 @@ def test_h38o_a_release_branch_s_daily_image_and_a_driver_firmware_line():
     assert read_paste("image: quay.io/ascend/vllm-ascend:releases-v0.26.0rc-310p\n").first("vllm_ascend") is None
     assert read_paste("# driver/firmware: 25.3.rc1\n").driver_version.value == "25.3.rc1"
     assert read_paste("firmware: 7.5.0.5.220\n").driver_version is None
+
+
+def test_a_pip_install_line_states_the_versions_it_pins(tmp_path):
+    """vllm-ascend#1156 (h38o): `pip install vllm-ascend==v0.9.0rc1` is the version asked for — read as a line the
+    author wrote (bare, after a shell prompt, with other pins), only for the stack's parts; a tool's output that
+    says otherwise makes TRIAGE101 warn, not fail (a later install may have replaced it)."""
+    assert versions("pip install vllm-ascend==v0.9.0rc1\n")["vllm_ascend"] == "0.9.0rc1"
+    both = read_paste("$ pip install vllm==0.9.1 vllm-ascend==0.9.1rc1 numpy==1.26.4\n")
+    assert both.first("vllm").value == "0.9.1" and both.first("vllm_ascend").source == "pip install line"
+    assert "numpy" not in both.packages
+    assert read_paste("root@host:~# python3 -m pip install torch-npu==2.5.1.post1\n").first("torch_npu").value \
+        == "2.5.1.post1"
+    assert read_paste("pip install -e .\npip install vllm-ascend\n").versions == {}
+    report, _ = triage_json(tmp_path, "pip install vllm-ascend==0.9.0rc1\nvLLM Ascend Version: 0.9.1\n")
+    assert next(f for f in report["findings"] if f["code"] == "TRIAGE101")["status"] == "warn"
