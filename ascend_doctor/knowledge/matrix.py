@@ -314,7 +314,7 @@ class Matrix:
         for wanted in (False, True):
             for rule in self.driver_rules:
                 if rule.compatible is wanted and any(version_in(c, s) for s in rule.cann) \
-                        and any(version_in(d, s) for s in rule.driver):
+                        and any(_driver_in(d, s) for s in rule.driver):
                     verdict = "compatible" if wanted else "NOT compatible"
                     return PairingVerdict(
                         compatible=wanted, sources=list(rule.source), inferred=rule.inferred,
@@ -647,6 +647,15 @@ def _driver_matches(installed: Version, listed: str) -> bool:
     if _vkey(installed) == _vkey(lv):
         return True
     return str(installed).lower().startswith(str(lv).lower() + ".")
+
+
+def _driver_in(d: Version, spec: str) -> bool:
+    """A driver within a grid cell's specifier; `==25.7.RC1` also holds its patches (25.7.rc1.1: the HDK's patch
+    build, which npu-smi reports; h38p: CANN106 warned a pair the CANN 9.1.0 grid marks Y)."""
+    bare = spec.strip()
+    if bare.startswith("==") and not any(ch in bare for ch in "*,<>!~"):
+        return _driver_matches(d, bare[2:].strip())
+    return version_in(d, spec)
 
 
 def _says(row: VllmParsers, kind: str, name: str) -> Optional[bool]:

@@ -287,3 +287,16 @@ def test_compare_stack(m):
     assert items["triton-ascend"].status == "unpinned"
     assert m.compare_stack({"vllm-ascend": "0.99.0"}) == []
     assert m.compare_stack({"vllm": "0.13.0"}) == []
+
+
+def test_a_grid_cell_for_an_hdk_holds_its_patch_builds():
+    """npu-smi reports the HDK's patch build (25.7.rc1.1); the CANN 9.1.0 notes' grid says "Y" for HDK 25.7.RC1, and
+    that is the same HDK (h38p: CANN106 warned the pair was older than every driver CANN 9.1.0 shipped with)."""
+    from tests.helpers import shipped
+
+    m = shipped().matrix
+    for driver in ("25.7.rc1", "25.7.rc1.1", "25.7.RC1.3"):
+        v = m.cann_driver_compatible("9.1.0", driver)
+        assert v.compatible is True and "compat-9.1.0-notes" in v.why, (driver, v.why)
+    assert m.cann_driver_compatible("9.1.0", "25.7.rc2").compatible is not True  # another HDK, not a patch
+    assert m.cann_driver_compatible("9.1.0", "25.7.rc10").compatible is not True
