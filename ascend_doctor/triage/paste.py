@@ -328,7 +328,7 @@ def _add_pkg(f: PasteFacts, name: str, version: str, line: int, source: str) -> 
 _PIP_BRACKET = re.compile(r"^\[(pip3?|conda)\]\s+(.+)$")
 _FREEZE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.\-]*)==([^\s;#]+)\s*$")
 _LIST_ROW = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.\-]*)\s{2,}(\d[^\s]*)(\s+\S.*)?$")
-_KEYVAL = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_KEYVAL = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(?!=)(.*)$")  # not `name==version`: a pin
 # A variable set for the server: `export K=V …`, a Dockerfile's `ENV K=V`, `docker run -e K=V` / `--env K=V`. Upper
 # case names only (the variables vLLM, CANN and HCCL read); a value that refers to another ($X, `cmd`) is not known.
 _EXPORT_LINE = re.compile(r"^(?:export|ENV)\s+(?=[A-Z])")
@@ -426,6 +426,33 @@ def _version_lines(f: PasteFacts, t: str, no: int) -> None:
         _labelled(f, t, no)
 
 
+# Names run into their versions on one line (`vllm0.8.4+vllm_ascend0.8.4rc2（驱动24.1rc2，cann8.1rc1，torch_npu2.5.1）`,
+# h38p): read only from a line holding at least two such parts, in a paste that stated no version otherwise; the
+# first of each part (a second, `cann8.0也试过`, is what else was tried).
+_GLUED = re.compile(r"(?<![A-Za-z_-])(vllm[-_]ascend|vllm|torch[-_]npu|cann|驱动)v?(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?"
+                    r"(?:\.?rc\d{1,2})?(?:\.post\d{1,2})?)(?![\d.])", re.IGNORECASE)
+_GLUED_PART = {"vllm": "vllm", "vllm-ascend": "vllm-ascend", "vllm_ascend": "vllm-ascend", "torch-npu": "torch-npu",
+               "torch_npu": "torch-npu", "cann": "cann", "驱动": "driver"}
+
+
+def _glued(f: PasteFacts, t: str, no: int) -> None:
+    found: dict = {}
+    for m in _GLUED.finditer(t[:2000]):
+        found.setdefault(_GLUED_PART[m.group(1).lower()], m.group(2))
+    if len(found) < 2:
+        return
+    for part, value in found.items():
+        dotted = re.sub(r"(?<=\d)rc", ".rc", value, flags=re.I)  # 8.1rc1 -> 8.1.rc1, as CANN and the driver write it
+        if part == "driver":
+            if f.driver_version is None and _ASCEND_DRIVER.fullmatch(dotted):
+                f.driver_version = Seen(value=dotted, lines=str(no), source="driver line")
+        elif part == "cann":
+            f.versions.setdefault("cann", []).append(Seen(value=dotted.replace("rc", "RC"), lines=str(no),
+                                                          source="CANN line"))
+        else:
+            _add_pkg(f, part, value, no, "name: version line")
+
+
 def _pip_install(f: PasteFacts, t: str, no: int) -> None:
     """The stack's `==` pins of a `pip install` line (`pip install vllm-ascend==v0.9.0rc1`): what was asked for."""
     m = _PIP_INSTALL.match(t)
@@ -459,9 +486,13 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
     if m:  # `vllm && vllm-ascend: 0.11.0`: one value for the parts named together
         for name in (m.group(1), m.group(2)):
             _version_lines(f, f"{name}: {m.group(3)}", no)
+    paired = _PAIRED_VALUES.match(said or t) if "/" in t or "," in t or "&" in t else None
+    if paired:  # `PyTorch / torch_npu: 2.10.0 / 2.10.0.post4`: two parts, two values, in order (not pieces)
+        for name, value in ((paired.group(1), paired.group(3)), (paired.group(2), paired.group(4))):
+            _version_lines(f, f"{name}: {value}", no)
     if "CANN" in t or "cann" in t:
         _cann_changed(f, t, no)
-    pieces = _pieces(said or t) if ("+" in t or " / " in t) else []
+    pieces = _pieces(said or t) if ("+" in t or " / " in t) and not paired else []
     for piece in pieces if len(pieces) > 1 else ():  # one piece is the line itself, read above
         _version_lines(f, piece, no)
     for piece in _listed(said or t) if ("," in t or "，" in t or ";" in t or "；" in t or "(" in t or "（" in t) \
@@ -474,6 +505,8 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
             _add_pkg(f, d.group(1), d.group(2), no, "pip's Successfully installed line")
     if "install" in t:
         _pip_install(f, t, no)
+    if ("vllm" in t or "cann" in t or "torch" in t) and not f.versions:
+        _glued(f, t, no)
     if _HCCN.match(t):
         _extend(f, "hccn_tool", no)
     if _BARE_EXCEPTION.match(t) and not any(tb.first <= no <= tb.last for tb in f.tracebacks):
@@ -611,6 +644,10 @@ _CANN_TOOLKIT_LINE = re.compile(r"^(?:[-*]\s+)?CANN\s*[:：]?\s*(?:(?:ascend[-_]
 
 
 _BOLD_LABEL = re.compile(r"(?:\*\*|__)([^*_\n]{1,40}?)(?:\*\*|__)")
+_PART = r"(vllm|vllm[-_ ]ascend|torch|pytorch|torch[-_ ]npu|CANN)"
+_PAIRED_VALUES = re.compile(r"^(?:[-*]\s+)?" + _PART + r"\s{0,3}[/&,]\s{0,3}" + _PART + r"(?:\s{0,3}(?:version|版本))?"
+                            r"\s{0,3}[:：=]\s{0,3}(v?\d[0-9A-Za-z.+]{0,40})\s{0,3}[/&,]\s{0,3}(v?\d[0-9A-Za-z.+]{0,40})\s*$",
+                            re.I)
 _SHARED_VALUE = re.compile(r"^(?:[-*]\s+)?(vllm|vllm[-_ ]ascend|torch|torch[-_ ]npu)\s*(?:&&|&|/|\band\b|和|与)\s*"
                            r"(vllm|vllm[-_ ]ascend|torch|torch[-_ ]npu)(?:\s*(?:version|版本))?\s*[:：=]\s*"
                            r"(v?\d[0-9A-Za-z.+]*)\s*$", re.I)
@@ -1014,6 +1051,11 @@ DEV_IMAGE = ".post0.dev0"
 # `image: vllm-ascend v0.19.1rc1`, `镜像：vllm-ascend 0.18.0rc1`, `vllm-ascend v0.19.1rc1 (official image)`: the release
 # is named as the image that runs
 _IMAGE_LABEL = re.compile(r"(?:^|[\s#*-])(?:docker\s+)?(?:image|镜像)\s*[:：]\s*$", re.I)
+# Prose that names a release other than the one running (h38p: "the linked fix … targets vllm-ascend 0.12.0rc1" was
+# read as the installed release): the words right before the mention.
+_OTHER_RELEASE = re.compile(r"\b(?:fix(?:ed|es)?|targets?|targeting|upgrad\w*|updat\w*|bump\w*|since|until|before|"
+                            r"after|from|backport\w*|cherry-pick\w*|tested with|compared (?:to|with)|vs\.?|instead of|"
+                            r"next|later|newer|older|previous)\s+(?:[\w.-]+\s+){0,3}$", re.IGNORECASE)
 _IMAGE_NOTE = re.compile(r"[(（][^()（）]{0,40}(?:\bimage\b|镜像)[^()（）]{0,40}[)）]", re.I)
 
 
@@ -1039,6 +1081,8 @@ def _image_release(lines: list[Line]) -> Optional[Seen]:
                     and not _BUILT_NOTE.search(after[:80]))
             if not image and after[:1] in ("(", "（") and _BUILT_NOTE.search(after):
                 continue  # `vllm-ascend 0.11.0rc0 (main branch)`: a build from a branch, not that release
+            if not image and _OTHER_RELEASE.search(text[max(0, m.start() - 40):m.start()]):
+                continue  # `the fix targets vllm-ascend 0.12.0rc1`: a release the prose names, not the one that runs
             return Seen(value=m.group(1).lower(), lines=str(ln.no),
                         source=IMAGE_SOURCE if image else "the vllm-ascend image or release the paste names")
     return None

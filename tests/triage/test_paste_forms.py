@@ -997,3 +997,31 @@ def test_a_pip_install_line_states_the_versions_it_pins(tmp_path):
     assert read_paste("pip install -e .\npip install vllm-ascend\n").versions == {}
     report, _ = triage_json(tmp_path, "pip install vllm-ascend==0.9.0rc1\nvLLM Ascend Version: 0.9.1\n")
     assert next(f for f in report["findings"] if f["code"] == "TRIAGE101")["status"] == "warn"
+
+
+def test_h38p_prose_naming_another_release_is_not_the_installed_one():
+    """"the linked fix … targets vllm-ascend 0.12.0rc1" names the fix's release, not the one that runs (h38p: DRV104
+    judged the driver against it); a plain mention and an image tag still are."""
+    assert versions("# the linked fix PR targets vllm-ascend 0.12.0rc1\n") == {}
+    assert versions("fixed in vllm-ascend 0.12.0rc1, see the PR\n") == {}
+    assert versions("I run vllm-ascend 0.12.0rc1 on an A2\n")["vllm_ascend"] == "0.12.0rc1"
+    assert versions("the fix targets main; image: quay.io/ascend/vllm-ascend:v0.12.0rc1\n")["vllm_ascend"] == "0.12.0rc1"
+
+
+def test_h38p_two_parts_with_two_values_and_names_run_into_their_versions():
+    """`PyTorch / torch_npu: 2.10.0 / 2.10.0.post4` pairs the values in order (the pieces reader had taken
+    `torch_npu: 2.10.0`); `vllm0.8.4+vllm_ascend0.8.4rc2（驱动24.1rc2，cann8.1rc1(cann8.0也试过)，torch_npu2.5.1）` states
+    every part, the first of each (the second CANN is what else was tried); one glued name alone states nothing."""
+    assert versions("PyTorch / torch_npu: 2.10.0 / 2.10.0.post4\n") == {"torch": "2.10.0", "torch_npu": "2.10.0.post4"}
+    p = read_paste("vllm0.8.4+vllm_ascend0.8.4rc2（驱动24.1rc2，cann8.1rc1(cann8.0也试过)，torch_npu2.5.1）\n")
+    assert {k: [x.value for x in v] for k, v in p.versions.items()} == {
+        "vllm": ["0.8.4"], "vllm_ascend": ["0.8.4rc2"], "cann": ["8.1.RC1"], "torch_npu": ["2.5.1"]}
+    assert p.driver_version.value == "24.1.rc2"
+    assert versions("we tried vllm0.9.1 yesterday\n") == {}
+
+
+def test_h38p_pins_after_a_cann_install_info_block_are_packages():
+    """`torch==2.7.1+cpu` right after the toolkit's key=value lines is a pin, not a key of that file."""
+    text = ("CANN:\npackage_name=Ascend-cann-toolkit\nversion=8.3.RC1\narch=x86_64\n"
+            "path=/usr/local/Ascend/ascend-toolkit/8.3.RC1/x86_64-linux\ntorch==2.7.1+cpu\ntorch_npu==2.7.1\n")
+    assert versions(text) == {"cann": "8.3.RC1", "torch": "2.7.1+cpu", "torch_npu": "2.7.1"}
