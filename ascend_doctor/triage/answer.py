@@ -199,7 +199,9 @@ def rank(findings: list, paste: Any, matches: list[dict],
     if named and errors and not any(n.lower() in text.lower() for n in named for text, _ in errors):
         issue = None
     if root is None and issue is not None:
-        root, why = issue.code, T("a known issue of the installed release's notes matches this deployment")
+        root, why = issue.code, (T("a known issue of the installed release's notes matches this deployment")
+                                 if issue.details.get("known_issues") or not issue.details.get("open_bugs") else
+                                 T("a bug the installed release's checklist tracked open matches this deployment"))
     errors_known = [m for m in matches if m["kind"] == "error"]
     if root is None and errors_known and all(m.get("wrapper") for m in errors_known) and paste.tracebacks:
         # ERR99999 says nothing the traceback does not

@@ -77,3 +77,20 @@ def test_every_row_spans_the_releases_its_sources_show_it_on_and_no_more():
                          key=try_parse_version)
         assert between[0] == min(seen, key=try_parse_version) and between[-1] == max(seen, key=try_parse_version)
         assert row.conditioned and all(c.split()[0].startswith("v") for c in row.checklists)
+
+
+def test_triage_names_an_open_bug_as_the_answer_to_a_failure_of_its_release():
+    """A paste with the tutorial's command on 0.17.0rc1 and a traceback: the open bug is the answer, worded as the
+    checklist's (not as a note of the release)."""
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.triage.run import triage_text
+
+    text = ("vLLM Ascend Version: 0.17.0rc1\nvLLM Version: 0.17.0\n"
+            "vllm serve /models/Qwen3.5-27B-w8a8-mtp -tp 2 --quantization ascend --async-scheduling "
+            "--speculative-config '{\"method\":\"qwen3_5_mtp\",\"num_speculative_tokens\":3}' "
+            "--compilation-config '{\"cudagraph_mode\":\"FULL_DECODE_ONLY\"}'\n"
+            "Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\nRuntimeError: boom\n")
+    report = triage_text(text, "p.md", load_registry(entry_points=False))
+    f = next(x for x in report.findings if x.code == "SERVE315")
+    assert f.status.value == "warn" and "vllm-ascend#7595" in f.message
+    assert report.triage.root_cause == "SERVE315" and "checklist" in report.triage.root_cause_why
