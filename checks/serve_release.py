@@ -14,7 +14,7 @@ from ._serve import ascend_release, cmd_or_skip, model_config
 EFFECT = {"refuses": T("refuses it at start"), "breaks": T("fails on it at the first request"),
           "overrides": T("replaces the setting"), "unsupported": T("does not support it"),
           "may_hang": T("may hang on it at start-up")}
-WHEEL = T(" (installed from its PyPI package; an editable install of its source, as in the official images, is not "
+WHEEL = T(" (if installed from its PyPI package; an editable install of its source, as in the official images, is not "
           "affected)")
 
 
@@ -48,16 +48,18 @@ def _without(ctx, package: str, said: tuple) -> tuple:
 
 
 def _from_wheel(ctx, said: tuple) -> tuple:
-    """A rule that holds only for an install from the release's PyPI package: no hit when the paste names the
-    official image (an editable install of the source tree); else a hit, whose message says what it assumes."""
+    """A rule that holds only for an install from the release's PyPI package: no hit for an editable install of the
+    source tree (the host's vllm_files say so) or where the paste names the official image (which installs it so);
+    else a hit, whose message says what it assumes."""
+    files = ctx.try_fact("vllm_files")
     paste = ctx.try_fact("paste")
-    if paste is not None and getattr(paste, "image", None) is not None:
+    if getattr(files, "vllm_ascend_editable", None) or getattr(paste, "image", None) is not None:
         return False, {}, ""
     return said
 
 
 @check("SERVE311", "serve-release-combos", severity="error", stage="serve",
-       needs=["serve_cmd", "python", "server_env", "serve_model", "npu_smi", "npu_family", "paste"])
+       needs=["serve_cmd", "python", "server_env", "serve_model", "npu_smi", "npu_family", "paste", "vllm_files"])
 def release_combos(ctx):
     """The installed vllm-ascend release accepts this combination of cache, scheduler, graph and LoRA settings
 
@@ -129,7 +131,8 @@ def release_combos(ctx):
         parts = [T("{rule}: vllm-ascend {version} {effect} — \"{says}\"", rule=r.id, version=dist.version,
                    effect=EFFECT[r.effect], says=says) + (WHEEL if r.wheel_only else "") for r, says in hits]
         fix = join(" ", [known(r.fix) for r, _ in hits])
-        # what a report contradicts only warns; so does what only a wheel install meets, unless the install is known
+        # what a report contradicts only warns; so does what only a wheel install meets (the install's kind is not
+        # known here: an editable one was ruled out above)
         if all(r.effect in ("overrides", "may_hang") or r.wheel_only for r, _ in hits):
             return ctx.warn(join("; ", parts), evidence, remediation=fix)
         return ctx.fail(join("; ", parts), evidence, remediation=fix)

@@ -56,6 +56,8 @@ class InstalledVllm(Model):
     vllm_dir: Optional[str] = None
     vllm_version: Optional[str] = None
     vllm_ascend_version: Optional[str] = None
+    vllm_ascend_editable: Optional[bool] = Field(None, description="vllm-ascend is an editable install of a source "
+                                                                   "tree (the official images'); None: not read")
     transformers_version: Optional[str] = None
     tool_parsers: NameList = Field(default_factory=NameList)
     reasoning_parsers: NameList = Field(default_factory=NameList)

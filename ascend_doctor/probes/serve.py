@@ -110,6 +110,7 @@ def vllm_files_probe(host, ctx) -> InstalledVllm:
     fact.vllm_version = vllm.version if vllm else None
     va = py.dist("vllm-ascend")
     fact.vllm_ascend_version = va.version if va else None
+    fact.vllm_ascend_editable = ("vllm_ascend" in roots) if va else None
     tf = py.dist("transformers")
     fact.transformers_version = tf.version if tf else None
     if tf is not None and tf.location and tf.location != site and not fact.transformers_model_types.ok:

@@ -589,3 +589,17 @@ def test_a_paste_that_names_the_official_image_is_not_held_to_the_wheel_s_holes(
     assert f.status == Status.WARN and "REL-A2-001" in f.message
     image = triage_text("image: quay.io/ascend/vllm-ascend:v0.9.0rc1\n" + cmd, "p.md", reg, RunOptions())
     assert "REL-A2-001" not in next(x for x in image.findings if x.code == "SERVE311").message
+
+
+def test_an_editable_install_of_the_release_s_source_has_the_modules_its_wheel_leaves_out():
+    from ascend_doctor.parsers.vllm_source import InstalledVllm
+
+    out = facts(f"vllm serve {QWEN}", env={"VLLM_USE_V1": "1"}, model=True)
+    out["python"] = PythonEnv(distributions=[Distribution(name="vllm-ascend", version="0.9.0rc1"),
+                                             Distribution(name="vllm", version="0.9.0")])
+    out.setdefault("env", {"VLLM_USE_V1": "1"})
+    out["vllm_files"] = InstalledVllm(vllm_ascend_version="0.9.0rc1", vllm_ascend_editable=True)
+    assert "REL-A2-001" not in run_check("SERVE311", out).message
+    out["vllm_files"] = InstalledVllm(vllm_ascend_version="0.9.0rc1", vllm_ascend_editable=False)
+    f = run_check("SERVE311", out)
+    assert f.status == Status.WARN and "REL-A2-001" in f.message and "if installed from its PyPI package" in f.message

@@ -317,3 +317,22 @@ def test_tokenizer_modes_include_the_registry():
     f = read_installed(".", t.read, t.listdir)
     assert f.tokenizer_modes.names == ["auto", "deepseek_v41", "hf", "kimi_audio", "mistral", "slow"]
     assert "registry.py" in f.tokenizer_modes.source
+
+
+def test_probe_says_whether_vllm_ascend_is_an_editable_install(tmp_path):
+    """The images' `pip install -e` of vllm-ascend runs its source tree, which holds the subpackages a release's
+    wheel leaves out (SERVE311's wheel-only rules stand aside for it)."""
+    site = tmp_path / "site-packages"
+    info = site / "vllm_ascend-0.9.0rc1.dist-info"
+    info.mkdir(parents=True)
+    checkout = tmp_path / "vllm-ascend"
+    (checkout / "vllm_ascend").mkdir(parents=True)
+    (checkout / "vllm_ascend" / "__init__.py").write_text("")
+    py = PythonEnv(purelib=str(site), distributions=[Distribution(name="vllm-ascend", version="0.9.0rc1",
+                                                                  location=str(site))])
+    host = DirHost(python=py)
+    store = FactStore(host, RunOptions(), probes={"python": lambda h, c: h.python_env()})
+    (info / "direct_url.json").write_text('{"url": "file://%s", "dir_info": {"editable": true}}' % checkout)
+    assert vllm_files_probe(host, store).vllm_ascend_editable is True
+    (info / "direct_url.json").write_text('{"url": "file:///x", "dir_info": {}}')
+    assert vllm_files_probe(host, store).vllm_ascend_editable is False
