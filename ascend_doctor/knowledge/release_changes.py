@@ -33,7 +33,8 @@ _GONE = re.compile(r"\b(?:remov\w*|dropped|drop|renamed|split|moved|cleaned up|r
 _INSTEAD = re.compile(r"\b(?:use|using|instead|replaced? by|replace[sd]? (?:it|them)? ?(?:with|by)|renamed(?: back)? "
                       r"to|moved to|split into|now controlled|controlled via|in favou?r of|recommended|migrat\w*"
                       r"(?: [\w-]+){0,4} to)\b", re.IGNORECASE)
-_RECOMMENDED = re.compile(r"(?:is|are)\s+(?:now\s+)?recommended|(?:as|is)\s+(?:a|the)\s+replacement", re.IGNORECASE)
+_RECOMMENDED = re.compile(r"(?:is|are)\s+(?:now\s+)?recommend(?:ed)?|(?:as|is)\s+(?:a|the)\s+replacement",
+                          re.IGNORECASE)
 _SPAN = re.compile(r"`([^`]{2,80})`|\*\*([^*]{2,80})\*\*")
 _ENV = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*\b")

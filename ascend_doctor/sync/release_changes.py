@@ -10,11 +10,10 @@ row. Nothing here is written by hand, so the table is exactly what sync reads fr
 from __future__ import annotations
 
 import hashlib
-import re
 from typing import Dict, List
 
 from ascend_doctor.knowledge.release_changes import SECTION, retired_names
-from ascend_doctor.sync.release_notes import _LINK, _SECTION, _bullets
+from ascend_doctor.sync.release_notes import section_bullets
 
 
 def change_id(version: str, text: str) -> str:
@@ -24,28 +23,10 @@ def change_id(version: str, text: str) -> str:
 def read_release_changes(text: str) -> Dict[str, Dict[str, dict]]:
     """version -> id -> {section, text, links, old, new}: the bullets of every release's change sections."""
     out: Dict[str, Dict[str, dict]] = {}
-    sections = list(_SECTION.finditer(text))
-    for i, m in enumerate(sections):
-        body = text[m.end(): sections[i + 1].start() if i + 1 < len(sections) else len(text)]
-        for head in SECTION.finditer(body):
-            block = body[head.end():]
-            nxt = re.search(r"^#{2,3}\s", block, re.MULTILINE)
-            for raw in _bullets(block[: nxt.start()] if nxt else block):
-                plain = " ".join(_LINK.sub(lambda x: x.group(1), raw).split())
-                old, new = retired_names(plain)
-                out.setdefault(m.group(1), {})[change_id(m.group(1), plain)] = {
-                    "section": head.group(0)[4:].strip(), "text": plain, "old": old, "new": new,
-                    "links": [u for _, u in _LINK.findall(raw) if u.startswith("http")]}
-    return out
-
-
-def merge_changes(per_tree: List[Dict[str, Dict[str, dict]]]) -> Dict[str, dict]:
-    """id -> row fields over several trees' notes, newest tree first (the first wording of an id wins)."""
-    out: Dict[str, dict] = {}
-    for notes in per_tree:
-        for version, items in notes.items():
-            for i, fields in items.items():
-                out.setdefault(i, {"release": version, **fields})
+    for version, head, plain, links in section_bullets(text, SECTION, every=True):
+        old, new = retired_names(plain)
+        out.setdefault(version, {})[change_id(version, plain)] = {
+            "section": head[4:].strip(), "text": plain, "old": old, "new": new, "links": links}
     return out
 
 

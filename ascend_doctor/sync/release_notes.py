@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Dict, List
+from typing import Dict, Iterator, List, Tuple
 
 import re2
 
@@ -39,23 +39,27 @@ def issue_id(version: str, text: str) -> str:
     return f"KI-{version}-{hashlib.sha256(text.encode()).hexdigest()[:6]}"
 
 
-def read_known_issues(text: str) -> Dict[str, Dict[str, dict]]:
-    """version -> id -> {text, links, quoted}: the Known issues bullets of every release section in the notes."""
-    out: Dict[str, Dict[str, dict]] = {}
+def section_bullets(text: str, heading, every: bool = False) -> Iterator[Tuple[str, str, str, List[str]]]:
+    """(release, heading line, bullet as plain text, its http links) of each bullet under `heading` in every
+    release's section of the notes: the first such heading of a section, or with `every` each of them."""
     sections = list(_SECTION.finditer(text))
     for i, m in enumerate(sections):
         body = text[m.end(): sections[i + 1].start() if i + 1 < len(sections) else len(text)]
-        k = _KNOWN.search(body)
-        if k is None:
-            continue
-        block = body[k.end():]
-        nxt = re.search(r"^#{2,3}\s", block, re.MULTILINE)
-        block = block[: nxt.start()] if nxt else block
-        for raw in _bullets(block):
-            plain = " ".join(_LINK.sub(lambda x: x.group(1), raw).split())
-            links = [u for _, u in _LINK.findall(raw) if u.startswith("http")]
-            out.setdefault(m.group(1), {})[issue_id(m.group(1), plain)] = {
-                "text": plain, "links": links, "quoted": sorted(set(_TICKED.findall(plain)))}
+        heads = list(heading.finditer(body)) if every else [h for h in (heading.search(body),) if h is not None]
+        for head in heads:
+            block = body[head.end():]
+            nxt = re.search(r"^#{2,3}\s", block, re.MULTILINE)
+            for raw in _bullets(block[: nxt.start()] if nxt else block):
+                plain = " ".join(_LINK.sub(lambda x: x.group(1), raw).split())
+                yield m.group(1), head.group(0), plain, [u for _, u in _LINK.findall(raw) if u.startswith("http")]
+
+
+def read_known_issues(text: str) -> Dict[str, Dict[str, dict]]:
+    """version -> id -> {text, links, quoted}: the Known issues bullets of every release section in the notes."""
+    out: Dict[str, Dict[str, dict]] = {}
+    for version, _, plain, links in section_bullets(text, _KNOWN):
+        out.setdefault(version, {})[issue_id(version, plain)] = {
+            "text": plain, "links": links, "quoted": sorted(set(_TICKED.findall(plain)))}
     return out
 
 

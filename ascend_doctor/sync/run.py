@@ -37,7 +37,7 @@ from ascend_doctor.sync.names import names_proposals, read_names
 from ascend_doctor.sync.package_holes import hole_review, package_holes
 from ascend_doctor.sync.quant_schemes import merge_quant_schemes, quant_scheme_proposals, read_quant_schemes
 from ascend_doctor.sync.refusals import merge_refusals, read_refusals, refusal_proposals
-from ascend_doctor.sync.release_changes import change_proposals, merge_changes, read_release_changes
+from ascend_doctor.sync.release_changes import change_proposals, read_release_changes
 from ascend_doctor.sync.release_notes import NOTES, known_issue_proposals, merge, read_known_issues
 from ascend_doctor.sync.support_matrix import read_support_matrix, support_proposals
 from ascend_doctor.sync.tomlout import emit_rows
@@ -206,7 +206,7 @@ def _known_issue_proposals(table, notes) -> List[Proposal]:
 def _change_proposals(table, notes) -> List[Proposal]:
     """The release-changes rows, as the known issues': the newest tree's reading of a bullet wins."""
     trees, source = _newest_first(notes, 3)
-    return change_proposals(table, merge_changes(trees), source)
+    return change_proposals(table, merge(trees), source)
 
 
 def _read_others(res: SyncResult, vllm: Sequence[str], transformers: Sequence[str], pypi_json: Sequence[str]):

@@ -20,6 +20,7 @@ SDISTS = Path(os.environ.get("ASCEND_DOCTOR_SDISTS", REPO.parent / "sdists")) / 
     ("`OLD_KNOB` was removed. Use `NEW_KNOB=1` or `OTHER_KNOB=1` instead.", ["OLD_KNOB"], ["NEW_KNOB", "OTHER_KNOB"]),
     ("**FOO_OPTIMIZE** is removed and `FOO_PREFETCH` is recommended to replace it.", ["FOO_OPTIMIZE"],
      ["FOO_PREFETCH"]),
+    ("`FOO_OPTIMIZE` is removed and `FOO_PREFETCH` is recommend to replace it.", ["FOO_OPTIMIZE"], ["FOO_PREFETCH"]),
     ("`old_key` in `additional_config` is renamed to `new_key_path`.", ["old_key"], ["new_key_path"]),
     ("The former `both_c8` option was split into `left_c8` and `right_c8`.", ["both_c8"], ["left_c8", "right_c8"]),
     ("`AcmeConnector` is deprecated. We'll remove it in the next release.", [], []),  # still works
