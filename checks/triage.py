@@ -84,6 +84,10 @@ def paste_consistent(ctx):
         if heading is not None:
             tried.append(T("{comp}: {values} (the versions tried, line {line}: {heading})", comp=comp,
                            values=", ".join(values[:SHOWN]), line=heading[0], heading=repr(clipped(heading[1], 60))))
+        elif len(_distinct(values)) > 1 and all(s.source == "pip install line" for s in seen):
+            # `pip install X==A`, then `pip install X==B`: installs asked for in turn, a history, not two environments
+            tried.append(T("{comp}: {values} (pip install lines, lines {lines})", comp=comp,
+                           values=", ".join(values[:SHOWN]), lines=", ".join(s.lines for s in seen[:SHOWN])))
         elif len(_distinct(values)) > 1:  # at most SHOWN quoted: a hostile paste may state 300,000 versions of vllm
             where = "; ".join(f"{s.value} ({s.source}, line {s.lines})" for s in seen[:SHOWN])
             listed = " vs ".join(values[:SHOWN]) + (f" … ({len(values):,} values)" if len(values) > SHOWN else "")

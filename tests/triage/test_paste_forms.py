@@ -997,6 +997,10 @@ def test_a_pip_install_line_states_the_versions_it_pins(tmp_path):
     assert read_paste("pip install -e .\npip install vllm-ascend\n").versions == {}
     report, _ = triage_json(tmp_path, "pip install vllm-ascend==0.9.0rc1\nvLLM Ascend Version: 0.9.1\n")
     assert next(f for f in report["findings"] if f["code"] == "TRIAGE101")["status"] == "warn"
+    # two install lines asking for different versions are a history, not a contradiction (h38k: a comparison run)
+    report, _ = triage_json(tmp_path, "pip install vllm-ascend==0.7.3rc2\n# also ran:\npip install vllm-ascend==0.7.3rc1\n")
+    t101 = next(f for f in report["findings"] if f["code"] == "TRIAGE101")
+    assert t101["status"] == "pass" and "0.7.3rc2, 0.7.3rc1 (pip install lines" in t101["message"], t101["message"]
 
 
 def test_h38p_prose_naming_another_release_is_not_the_installed_one():
