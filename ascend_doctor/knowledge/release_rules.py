@@ -619,6 +619,25 @@ def v2_model_runner(cmd, env, model) -> Answer:
     return hit, {}, "VLLM_USE_V2_MODEL_RUNNER=" + str(env.get("VLLM_USE_V2_MODEL_RUNNER")) if hit else ""
 
 
+# --- vLLM 0.7.3-0.8.x: reasoning parsing only behind --enable-reasoning (vllm/entrypoints/openai) ---------------
+
+def reasoning_parser_without_enable(cmd, env, model) -> Answer:
+    """--reasoning-parser without --enable-reasoning: vLLM before 0.9.0 builds the parser only when
+    `enable_reasoning` is set (serving_chat.py `if self.enable_reasoning:`)."""
+    hit = bool(cmd.get("reasoning_parser")) and not cmd.flag("enable_reasoning")
+    return hit, {}, f"{cmd.source('reasoning_parser')} without --enable-reasoning" if hit else ""
+
+
+def enable_reasoning_without_parser(cmd, env, model) -> Answer:
+    hit = bool(cmd.flag("enable_reasoning")) and not cmd.get("reasoning_parser")
+    return hit, {}, "--enable-reasoning without --reasoning-parser" if hit else ""
+
+
+def tool_choice_with_reasoning(cmd, env, model) -> Answer:
+    hit = bool(cmd.flag("enable_auto_tool_choice")) and bool(cmd.flag("enable_reasoning"))
+    return hit, {}, "--enable-auto-tool-choice with --enable-reasoning" if hit else ""
+
+
 def encoder_only_model(cmd, env, model) -> Answer:
     """An encoder-only model (a BERT/RoBERTa/XLM-RoBERTa embedding model or reranker: bge-m3, bge-reranker)."""
     if model is None:
@@ -729,7 +748,8 @@ CONDITIONS: dict[str, Callable[[Any, dict, Optional[dict]], Answer]] = {
         flashcomm_vl_arch, flashcomm_vl_config, encoder_only_model, full_graph_mtp_gqa, quant_ascend_online,
         off_grid_capture_ceiling, pooling_runner, pooling_prefix_cache,
         quant_compressed_tensors, prefill_node, flashcomm1_overlap_dp, deepseek_v3_model, any_deployment,
-        v1_piecewise_graph, multi_block_pool, v2_model_runner)
+        v1_piecewise_graph, multi_block_pool, v2_model_runner, reasoning_parser_without_enable,
+        enable_reasoning_without_parser, tool_choice_with_reasoning)
 }
 
 

@@ -603,3 +603,18 @@ def test_an_editable_install_of_the_release_s_source_has_the_modules_its_wheel_l
     out["vllm_files"] = InstalledVllm(vllm_ascend_version="0.9.0rc1", vllm_ascend_editable=False)
     f = run_check("SERVE311", out)
     assert f.status == Status.WARN and "REL-A2-001" in f.message and "if installed from its PyPI package" in f.message
+
+
+def test_reasoning_behind_enable_reasoning_on_vllm_0_7_and_0_8():
+    """vLLM 0.7.3-0.8.5 (vllm-ascend 0.7.3rc1-0.8.5rc1) parse reasoning only with --enable-reasoning, refuse it
+    without a parser, and (0.7.3) refuse it beside tool calling; from 0.9 the parser alone is enough."""
+    f = judge("--reasoning-parser deepseek_r1", "0.8.4rc1")
+    assert f.status == Status.WARN and "REL-B6-001" in f.message and "--enable-reasoning" in f.remediation
+    assert "REL-B6-001" not in judge("--enable-reasoning --reasoning-parser deepseek_r1", "0.8.4rc1").message
+    assert "REL-B6-001" not in judge("--reasoning-parser deepseek_r1", "0.9.1", env={"VLLM_USE_V1": "1"}).message
+    f = judge("--enable-reasoning", "0.8.5rc1", env={"VLLM_USE_V1": "0"})
+    assert f.status == Status.FAIL and "REL-B6-002" in f.message
+    both = "--enable-reasoning --reasoning-parser deepseek_r1 --enable-auto-tool-choice --tool-call-parser hermes"
+    f = judge(both, "0.7.3")
+    assert f.status == Status.FAIL and "REL-B6-003" in f.message
+    assert "REL-B6-003" not in judge(both, "0.8.4rc1").message
