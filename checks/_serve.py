@@ -116,6 +116,23 @@ def json_option(ctx, cmd, name: str):
     return value, evidence, None
 
 
+def kv_connectors(kv: dict) -> list[tuple[str, str]]:
+    """(json path, name) of each KV connector a --kv-transfer-config object names: its `kv_connector` and each
+    MultiConnector member's; one loaded from `kv_connector_module_path` is the user's own, not a release's name."""
+    out = []
+    if kv.get("kv_connector_module_path"):
+        return out
+    if isinstance(kv.get("kv_connector"), str):
+        out.append(("kv_connector", kv["kv_connector"]))
+    extra = kv.get("kv_connector_extra_config")
+    subs = extra.get("connectors") if isinstance(extra, dict) else None
+    for i, sub in enumerate(subs if isinstance(subs, list) else []):
+        if isinstance(sub, dict) and isinstance(sub.get("kv_connector"), str) \
+                and not sub.get("kv_connector_module_path"):
+            out.append((f"kv_connector_extra_config.connectors[{i}].kv_connector", sub["kv_connector"]))
+    return out
+
+
 def int_opt(cmd, name: str, default: int) -> int:
     v = cmd.int_opt(name)
     return default if v is None else v

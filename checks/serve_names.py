@@ -12,7 +12,7 @@ from ascend_doctor.knowledge.release_names import CONFIG_CLASS, OPTION_KEYS, OPT
 from ascend_doctor.plugin import FactUnavailable, check, ev
 from ascend_doctor.text.textsafe import clipped
 
-from ._serve import cmd_or_skip, project_label, rejected_name, stack_names
+from ._serve import cmd_or_skip, kv_connectors, project_label, rejected_name, stack_names
 
 MAX_VALUES = 500  # keys and values judged per JSON option: one of a million keys is not a deployment
 
@@ -33,16 +33,8 @@ def _references(cmd) -> tuple[list, list]:
         return value if isinstance(value, dict) else None
 
     kv = obj("kv_transfer_config")
-    if kv is not None and not kv.get("kv_connector_module_path"):
-        if isinstance(kv.get("kv_connector"), str):
-            refs.append(("--kv-transfer-config", "kv_connector", "kv_connector", kv["kv_connector"], None))
-        extra = kv.get("kv_connector_extra_config")
-        subs = extra.get("connectors") if isinstance(extra, dict) else None
-        for i, sub in enumerate(subs if isinstance(subs, list) else []):  # MultiConnector's members
-            if isinstance(sub, dict) and isinstance(sub.get("kv_connector"), str) \
-                    and not sub.get("kv_connector_module_path"):
-                refs.append(("--kv-transfer-config", f"kv_connector_extra_config.connectors[{i}].kv_connector",
-                             "kv_connector", sub["kv_connector"], None))
+    for path, name in kv_connectors(kv) if kv is not None else ():  # with MultiConnector's members
+        refs.append(("--kv-transfer-config", path, "kv_connector", name, None))
     spec = obj("speculative_config")
     if spec is not None and isinstance(spec.get("method"), str):
         refs.append(("--speculative-config", "method", "speculative_method", spec["method"], ("vllm",)))

@@ -7,10 +7,11 @@ from ascend_doctor.core.errors import FactUnavailable
 from ascend_doctor.i18n import T, join
 from ascend_doctor.knowledge.release_changes import flag_dest
 from ascend_doctor.plugin import check, ev
+from ascend_doctor.text.redact import REDACTED, is_secret_name
 from ascend_doctor.text.textsafe import clipped
 from ascend_doctor.text.versions import try_parse_version
 
-from ._serve import cmd_or_skip
+from ._serve import cmd_or_skip, kv_connectors
 
 
 @check("SERVE325", "serve-release-changes", severity="warning", stage="serve",
@@ -88,7 +89,8 @@ def _used(cmd, env, retired: dict) -> tuple[dict, dict]:
         elif name.isupper() or name[:1].isupper() and "_" in name:
             try:
                 if name in env:
-                    used[name] = f"{name}={clipped(str(env.get(name)), 40)}"
+                    shown = REDACTED if is_secret_name(name) else clipped(str(env.get(name)), 40)
+                    used[name] = f"{name}={shown}"
             except FactUnavailable as exc:
                 unseen[name] = exc.reason
     keys = _config_keys(cmd)
@@ -101,25 +103,31 @@ def _used(cmd, env, retired: dict) -> tuple[dict, dict]:
     return used, unseen
 
 
+def _json(cmd, name: str):
+    """The JSON object an option gives, or None (not given, cut by the paste, or not an object vLLM can read)."""
+    if not cmd.has(name) or cmd.is_cut(name):
+        return None
+    value, err = cmd.json_value(name)
+    return value if not err and isinstance(value, dict) else None
+
+
 def _config_keys(cmd) -> dict:
-    """key -> its dotted path, for every key of --additional-config at any depth."""
-    value, err = cmd.json_value("additional_config") if cmd.has("additional_config") else (None, None)
+    """key -> its dotted path, for every key of --additional-config down to MAX_DEPTH levels."""
     out: dict = {}
 
     def walk(node, path):
-        if isinstance(node, dict):
+        if isinstance(node, dict) and len(path) < MAX_DEPTH:
             for k, v in list(node.items())[:500]:
                 if isinstance(k, str):
                     out.setdefault(k, ".".join(path + [k]))
                     walk(v, path + [k])
-    walk(value if not err else None, [])
+    walk(_json(cmd, "additional_config"), [])
     return out
 
 
+MAX_DEPTH = 8  # vllm-ascend's deepest section is two levels (`ascend_compilation_config.…`); a hostile paste nests more
+
+
 def _connectors(cmd) -> list:
-    value, err = cmd.json_value("kv_transfer_config") if cmd.has("kv_transfer_config") else (None, None)
-    if err or not isinstance(value, dict):
-        return []
-    members = (value.get("kv_connector_extra_config") or {}).get("connectors") or []
-    names = [value.get("kv_connector")] + [m.get("kv_connector") for m in members if isinstance(m, dict)]
-    return [n for n in names if isinstance(n, str)]
+    kv = _json(cmd, "kv_transfer_config")
+    return [name for _, name in kv_connectors(kv)] if kv is not None else []

@@ -90,3 +90,18 @@ def test_the_shipped_table_is_what_sync_reads_from_the_stored_newest_sdist():
         r = rows[i]
         assert (r.release, r.section, r.text, r.links, r.old, r.new) == (
             f["release"], f["section"], f["text"], f["links"], f["old"], f["new"]), i
+
+
+def test_an_unordered_version_is_unknown_and_no_vllm_ascend_skips():
+    out = _on("vllm serve /m", "not-a-version", env={"ASCEND_BUFFER_POOL": "4:8"})
+    assert out.status == Status.UNKNOWN and "not-a-version" in out.message
+    f = facts("vllm serve /m", env={"ASCEND_BUFFER_POOL": "4:8"})
+    f["python"].distributions = [d for d in f["python"].distributions if d.name != "vllm-ascend"]
+    assert run_check("SERVE325", f).status == Status.SKIP
+
+
+def test_hostile_nesting_is_read_to_a_bounded_depth():
+    """A key buried deeper than vllm-ascend's sections go is not looked for (a paste may nest thousands deep)."""
+    deep = "{" + '"a":{' * 40 + '"dump_config":{}' + "}" * 40 + "}"
+    out = _on(f"vllm serve /m --additional-config {deep}", "0.13.0")
+    assert out.status == Status.PASS
