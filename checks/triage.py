@@ -14,6 +14,7 @@ from ascend_doctor.i18n import T, join, known
 from ascend_doctor.plugin import check, ev
 from ascend_doctor.text.textsafe import clipped
 from ascend_doctor.text.versions import try_parse_version
+from ascend_doctor.triage.paste import PIP_INSTALL_LINE
 
 SHOWN = 6
 
@@ -37,7 +38,7 @@ def _distinct(values: list[str]) -> list[str]:
 # The sources of lines an author types (`vllm: 0.11.0`, `CANN 8.3.RC1`), as the paste reader names them: two of them
 # that disagree may be a slip of the label (`vllm v0.11.0rc0` meant for vllm-ascend), not two environments.
 # (a `pip install X==V` line too: what was asked for, which a later install may have replaced)
-_HAND_WRITTEN = frozenset({"name: version line", "CANN line", "pip install line"})  # the driver is one value
+_HAND_WRITTEN = frozenset({"name: version line", "CANN line", PIP_INSTALL_LINE})  # the driver is one value
 
 
 # A heading that introduces the versions below it as alternatives the author tried (`Images tried:`, `Tested
@@ -84,7 +85,7 @@ def paste_consistent(ctx):
         if heading is not None:
             tried.append(T("{comp}: {values} (the versions tried, line {line}: {heading})", comp=comp,
                            values=", ".join(values[:SHOWN]), line=heading[0], heading=repr(clipped(heading[1], 60))))
-        elif len(_distinct(values)) > 1 and all(s.source == "pip install line" for s in seen):
+        elif len(_distinct(values)) > 1 and all(s.source == PIP_INSTALL_LINE for s in seen):
             # `pip install X==A`, then `pip install X==B`: installs asked for in turn, a history, not two environments
             tried.append(T("{comp}: {values} (pip install lines, lines {lines})", comp=comp,
                            values=", ".join(values[:SHOWN]), lines=", ".join(s.lines for s in seen[:SHOWN])))
@@ -96,7 +97,7 @@ def paste_consistent(ctx):
             # lines the author typed, or a `pip install X==V` against one reading of what is installed (a later
             # install may have replaced what it asked for)
             by_hand += all(s.source in _HAND_WRITTEN for s in seen) or len(_distinct(list(dict.fromkeys(
-                s.value for s in seen if s.source != "pip install line")))) <= 1
+                s.value for s in seen if s.source != PIP_INSTALL_LINE)))) <= 1
     cann = paste.first("cann")
     home = next((paste.env[k] for k in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME") if k in paste.env), None)
     if paste.cann_not_available is not None and (cann or paste.cann_path or home) is not None:

@@ -457,9 +457,9 @@ def _pip_install(f: PasteFacts, t: str, no: int) -> None:
     """The stack's `==` pins of a `pip install` line (`pip install vllm-ascend==v0.9.0rc1`): what was asked for."""
     m = _PIP_INSTALL.match(t)
     for token in m.group(1).split()[:50] if m else ():
-        d = _PIN.match(token.strip("\"'`,"))
+        d = _FREEZE.match(token.strip("\"'`,"))  # a pin, as pip freeze writes it; `==v0.9.0rc1` as pip takes it
         if d and _norm(d.group(1)) in _PINNED_PARTS:
-            _add_pkg(f, d.group(1), d.group(2), no, PIP_INSTALL_LINE)
+            _add_pkg(f, d.group(1), re.sub(r"^v(?=\d)", "", d.group(2)), no, PIP_INSTALL_LINE)
 
 
 def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
@@ -545,7 +545,6 @@ _PIP_INSTALLED = re.compile(r"Successfully installed\s+(.{1,20000})")
 # a tool's output says otherwise). Other packages' pins say nothing of the stack.
 _PIP_INSTALL = re.compile(r"^(?:[$#]\s{0,4})?(?:sudo\s+)?(?:python3?(?:\.\d{1,2})?\s+-m\s+)?(?:uv\s+)?pip3?\s+"
                           r"install\s+(.{1,2000})$")
-_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.\-]{0,80})==v?(\d[0-9A-Za-z.+!_]{0,80})$")
 _PINNED_PARTS = frozenset({"vllm", "vllm-ascend", "torch", "torch-npu"})
 PIP_INSTALL_LINE = "pip install line"
 _DIST_VERSION = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]{0,80}?)-(\d[0-9A-Za-z.+!_]{0,80})$")
