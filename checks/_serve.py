@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ascend_doctor.core.evaluator import ev
+from ascend_doctor.deploy.arch import derived_max_len, text_config
 from ascend_doctor.i18n import T
 from ascend_doctor.text.jsonread import loads
 
@@ -316,3 +317,19 @@ def chat_templates(cmd, m) -> list:
     if m.tokenizer_chat_template:
         out.append((f"file: {m.path}/tokenizer_config.json chat_template", m.tokenizer_chat_template))
     return out
+
+
+def served_length(ctx, cmd):
+    """(max_model_len, how it was decided) or (None, why not): --max-model-len, else the length vLLM derives from
+    config.json. Raises ValueError for a --max-model-len that is not an integer."""
+    want = cmd.int_opt("max_model_len")
+    if want is not None and want > 0:
+        return want, f"--max-model-len {want}"
+    m = ctx.try_fact("serve_model")
+    if m is None or m.config is None:
+        return None, unreadable(m)
+    derived, base, rope = derived_max_len(text_config(model_config(ctx, m)))
+    if derived is None:
+        return None, T("config.json has no max_position_embeddings (or equivalent)")
+    return derived, T("no --max-model-len: {derived} derived from config.json ({how})", derived=derived,
+                      how=", ".join([base] + rope))

@@ -3,29 +3,13 @@
 
 from __future__ import annotations
 
-from ascend_doctor.deploy.arch import derived_max_len, text_config
 from ascend_doctor.i18n import T
 from ascend_doctor.knowledge.host_mask import mask_bytes
 from ascend_doctor.plugin import check, ev
 from ascend_doctor.text.units import human_bytes as _gib
 from ascend_doctor.text.versions import SpecifierSet, try_parse_version
 
-from ._serve import cmd_evidence, cmd_or_skip, model_config, ranks_here, unreadable
-
-
-def _length(ctx, cmd):
-    """(max_model_len, how it was decided) or (None, why not)."""
-    want = cmd.int_opt("max_model_len")
-    if want is not None and want > 0:
-        return want, f"--max-model-len {want}"
-    m = ctx.try_fact("serve_model")
-    if m is None or m.config is None:
-        return None, unreadable(m)
-    derived, base, rope = derived_max_len(text_config(model_config(ctx, m)))
-    if derived is None:
-        return None, T("config.json has no max_position_embeddings (or equivalent)")
-    return derived, T("no --max-model-len: {derived} derived from config.json ({how})", derived=derived,
-                      how=", ".join([base] + rope))
+from ._serve import cmd_evidence, cmd_or_skip, ranks_here, served_length
 
 
 @check("SERVE323", "serve-host-attn-mask", severity="error", stage="serve",
@@ -68,7 +52,7 @@ def host_attn_mask(ctx):
             return ctx.ok(T("vllm-ascend {version} with CANN {cann} builds the mask from max_num_batched_tokens",
                             version=dist.version, cann=c.version), evidence)
     try:
-        length, how = _length(ctx, cmd)
+        length, how = served_length(ctx, cmd)
         workers, _tp, _pp, _dp, _nodes, shape = ranks_here(cmd)
     except ValueError as exc:  # SERVE301/303 fail the option itself
         return ctx.unknown(T("a size on the command line is not an integer: {exc}", exc=exc), evidence)

@@ -136,6 +136,12 @@ def test_graph_mode_limits_of_the_chosen_layout_are_noted():
     assert any("310P with TP 4" in n for n in graph_mode_notes(q, find_chip("310P3", shipped().chips), Layout(tp=4)))
 
 
+# The catalogue models plan cannot size, each with the reason it says: DeepSeek-V4 is there for the checks that read
+# its config.json on a paste (SERVE326's compressed-attention unit, the V4 block-size rules); how vLLM caches its
+# compressed layers is not modelled, and plan says so rather than guess.
+NOT_SIZED = {"deepseek-ai/DeepSeek-V4-Flash": "compressed attention (DeepSeek-V4"}
+
+
 def test_every_catalogue_model_is_sized():
     """#41: no model `plan --model NAME` knows stops at `cannot_size` — hybrids, MLA, sliding windows, nested text
     configs and vision towers included — at the release a plan proposes and at the oldest hybrid rule."""
@@ -143,6 +149,9 @@ def test_every_catalogue_model_is_sized():
 
     for m in shipped().catalogue:
         files = catalogue_files(m)
+        if m.id in NOT_SIZED:
+            assert any(NOT_SIZED[m.id] in str(c) for c in files.arch.cannot_size), m.id
+            continue
         assert files.arch.cannot_size == [], m.id
         for release in (None, "0.13.0rc3", "0.18.0rc1"):
             kv = kv_per_token(files.arch, tp=4 if files.arch.heads % 4 == 0 else 1, kv_dtype_bytes=2, release=release,
