@@ -19,13 +19,17 @@ from ascend_doctor.knowledge.prefix_unit import (
     v4_takes_32,
 )
 from ascend_doctor.plugin import check, ev
+from ascend_doctor.report import Status
 from ascend_doctor.text.versions import try_parse_version
 
 from ._serve import cmd_evidence, cmd_or_skip, model_config, served_length, unreadable
 
 
 def _speculation(cmd):
-    """(method, speculative tokens) of --speculative-config; ("", 0) without one or when it cannot be read."""
+    """(method, speculative tokens) of --speculative-config; ("", 0) without one or when it cannot be read; (None, 0)
+    when the paste cuts its value (the method is not known)."""
+    if cmd.is_cut("speculative_config"):
+        return None, 0
     spec, err = cmd.json_value("speculative_config") if cmd.has("speculative_config") else (None, None)
     if err or not isinstance(spec, dict):
         return "", 0
@@ -122,16 +126,28 @@ def prefix_unit_check(ctx):
     if block is None:
         return ctx.unknown(T("the block the server runs with is not known: {why}", why=why), [cmd_evidence(cmd)])
     unit = prefix_unit(block, why, ratio, dcp, pcp, eagle_style(method))
+    outcome = _verdict(ctx, cmd, cfg, unit, block, method, length, how, dist.version)
+    if method is None and outcome.status != Status.WARN:
+        doubled = prefix_unit(block, why, ratio, dcp, pcp, True)
+        if doubled.least_shared >= LARGE_SHARE or (length is not None and doubled.least_shared >= length):
+            return ctx.unknown(T("{said}; --speculative-config is cut in the paste, and with an EAGLE or MTP method a "
+                                 "request must share {least} tokens", said=outcome.message,
+                                 least=doubled.least_shared), outcome.evidence)
+    return outcome
+
+
+def _verdict(ctx, cmd, cfg, unit, block, method, length, how, release):
+    """warn when what a request must share is at least LARGE_SHARE or not below max_model_len; pass otherwise."""
     factors = " × ".join(unit.factors)
     evidence = [cmd_evidence(cmd), ev(T("prefix-cache unit"), T("{factors}; block: {why}", factors=factors,
                                                                    why=unit.block_why))]
     said = T("vllm-ascend {version} reuses cached prefixes in whole units of {unit} tokens ({factors}; block: "
              "{why}); a request reuses nothing unless it shares at least {least} tokens with an earlier one and is "
-             "longer than that", version=dist.version, unit=unit.unit, factors=factors, why=unit.block_why,
+             "longer than that", version=release, unit=unit.unit, factors=factors, why=unit.block_why,
              least=unit.least_shared)
     if unit.eagle:
         said = T("{said} (speculative method {method} recomputes the last matched unit)", said=said, method=method)
-    fix = _fix(ctx, cfg, unit, block, dist.version)
+    fix = _fix(ctx, cfg, unit, block, release)
     if length is not None and unit.least_shared >= length:
         return ctx.warn(T("{said}, and no request is that long ({how}): the prefix cache can never hit", said=said,
                           how=how), evidence, remediation=fix)

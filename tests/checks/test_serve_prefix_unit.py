@@ -109,3 +109,22 @@ def test_a_paste_naming_deepseek_v4_is_judged_on_the_catalogue_copy():
     f = next(x for x in report.findings if x.code == "SERVE326")
     assert f.status == Status.WARN and "16384" in f.message, f.message
     assert json.dumps(f.details).count("catalogue:deepseek-ai/DeepSeek-V4-Flash") == 1
+
+
+def test_a_cut_speculative_config_leaves_open_what_it_would_double():
+    """A paste that ends inside --speculative-config: at block 32 the unit is 4096 tokens, 8192 with an MTP method
+    — which the paste does not show, so no pass; at block 128 it warns either way."""
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.triage.run import triage_text
+
+    def on(block: int):
+        paste = ("vllm-ascend: 0.23.0\nvllm: 0.23.0\n"
+                 f"vllm serve /models/DeepSeek-V4-Flash-w8a8-mtp -tp 8 --enable-prefix-caching --block-size {block} "
+                 "--speculative-config '{\"method\": \"deepseek_mtp\",\n")
+        report = triage_text(paste, "p.md", load_registry(entry_points=False), RunOptions())
+        return next(x for x in report.findings if x.code == "SERVE326")
+
+    f = on(32)
+    assert f.status == Status.UNKNOWN and "cut in the paste" in f.message and "8192" in f.message, f.message
+    assert on(128).status == Status.WARN
