@@ -190,6 +190,9 @@ def torch_npu_cann(ctx):
         return ctx.skip(T("CANN not found or its version unknown (see CANN101)"), evidence)
     source = if_shown(lambda: c.active.version_source)
     evidence.append(ev(f"CANN at {c.active.root}", f"version {c.version}" + (f" (from {source})" if source else "")))
+    if try_parse_version(c.version) is None:  # a paste's "9.0.x": no release to pair with
+        return ctx.unknown(T("CANN {version} is not a release number: which CANN torch_npu {version2} runs on cannot "
+                             "be judged", version=c.version, version2=npu.version), evidence)
     m = ctx.matrix
     pairs = _documented_pairs(m, npu.version, c.version, ctx.knowledge.images)
     if pairs:

@@ -90,6 +90,12 @@ def test_torch_npu_cann_skip_and_unknown():
 
 
 # TORCH103 -------------------------------------------------------------------------------------------------------
+def test_a_cann_version_that_is_not_a_release_number_is_unknown_not_a_crash():
+    """A paste's `CANN: 9.0.x` (h38q): no release to pair torch_npu with — said, not a ParseError."""
+    f = run_check("TORCH102", {"python": py(TORCH_29, NPU_29), "cann": cann("9.0.x")})
+    assert f.status == Status.UNKNOWN and "9.0.x is not a release number" in f.message, f.message
+
+
 def test_python_supported_passes():
     f = run_check("TORCH103", {"python": py(("torch", "2.8.0"), NPU_28P2)})
     assert f.status == Status.PASS and "cp311" in f.message
