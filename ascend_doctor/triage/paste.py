@@ -366,6 +366,13 @@ _LABELLED = re.compile(
 # branch)`): the number is the last tag, not what runs — not read as the release.
 _DEV_VERSION = re.compile(r"\.dev\d|\+")  # `0.11.0rc1.dev45+g1a2b3c`: the build names itself
 _BUILT_NOTE = re.compile(r"main|master|dev|source|commit|branch|nightly|git|源码|分支|开发", re.I)
+
+
+def _built(note: str, value: str) -> bool:
+    """The note says the package was built from a branch (_BUILT_NOTE) — unless it names the release's own tag, where
+    the commit it gives is the release's (`0.23.0 (tag v0.23.0, commit 5cb98ca)`, h38q)."""
+    tag = re.search(r"\btag\b\W{0,3}v?" + re.escape(value) + r"(?![\w.])", note, re.I)
+    return bool(_BUILT_NOTE.search(note)) and tag is None
 # `24.1.rc3.5`: a patch of rc3; `24.1`: the line
 _ASCEND_DRIVER = re.compile(r"\d{2}\.\d+\.(?:rc\d+|\d+)(?:\.\d+)?|2\d\.\d{1,2}", re.I)
 _LABEL_COMPONENT = (("cann", "cann"), ("toolkit", "cann"), ("torch", "torch_npu"), ("pytorch", "torch_npu"),
@@ -409,7 +416,7 @@ def _version_lines(f: PasteFacts, t: str, no: int) -> None:
         _add_commit(f, c.group(1), c.group(2), no)
         return
     m = _NAME_VERSION.match(t)
-    if m and m.group(1).lower().startswith("vllm") and _BUILT_NOTE.search(t[m.end(2):]) \
+    if m and m.group(1).lower().startswith("vllm") and _built(t[m.end(2):], m.group(2)) \
             and not _DEV_VERSION.search(m.group(2)) and not _listed(t[m.end(2):].strip()):
         # `vllm-ascend: 0.11.0rc0（源码安装）`: a build from source, named after the last tag it reached (a note
         # that only states other parts' versions, `(torch-npu 2.5.1.dev20250619)`, says nothing of this one)
@@ -625,10 +632,11 @@ _NOT_INSTALLED = re.compile(r"^(?:[-*]\s+)?(torch[-_]npu|vllm[-_]ascend|vllm)\s*
                             r"(?:not installed|missing|absent|none|未安装|没有安装)\.?\s*$", re.I)
 _NOT_INSTALLED_COMPONENT = {"torch_npu": "torch_npu", "vllm_ascend": "vllm_ascend", "vllm": "vllm"}
 # CANN's label with a few words before its colon (`CANN toolkit version (installed): 8.3.RC1`, `CANN
-# Ascend-cann-toolkit: 8.2.RC1`), or one value for the toolkit's names (`CANN / ascend-toolkit / nnal: 8.2RC1`).
-_CANN_WORDS = re.compile(r"^(?:[-*]\s+)?CANN(?:[\s_/-]+[A-Za-z][\w-]{0,30}){1,3}(?:\s?[(（][^()（）]{0,30}[)）])?"
-                         r"\s*[:：]\s*(?:CANN\s)?v?(\d{1,2}\.\d[0-9A-Za-z.]*)\s*$", re.I)
-
+# Ascend-cann-toolkit: 8.2.RC1`), or one value for the toolkit's names (`CANN / ascend-toolkit / nnal: 8.2RC1`) —
+# not a custom-operator project built on CANN with a version of its own (`cann_ops_transformer: 1.0.0`, h38q).
+_CANN_WORDS = re.compile(r"^(?:[-*]\s+)?CANN(?![-_]ops)(?:[\s_/-]+[A-Za-z][\w-]{0,30}){1,3}"
+                         r"(?:\s?[(（][^()（）]{0,30}[)）])?\s*[:：]\s*(?:CANN\s)?v?(\d{1,2}\.\d[0-9A-Za-z.]*)"
+                         r"(?:\s?[(（][^()（）]{0,80}[)）])?\s*$", re.I)
 
 # Where a stated version's package lives, after it (`CANN toolkit: 8.3.RC1, path /usr/local/Ascend/…`): not part of
 # the statement.
@@ -727,7 +735,7 @@ def _labelled(f: PasteFacts, t: str, no: int) -> None:
         return  # a statement of its own (`NPU driver: 24.1.0.3, firmware: 7.5.0.5.220` is a list), not read
     # `driver/firmware: 25.3.rc1`: one HDK release number for both, the driver's
     comp = next((c for prefix, c in _LABEL_COMPONENT if label.startswith(prefix)), "driver")
-    if comp != "driver" and m.group("note") and _BUILT_NOTE.search(m.group("note")) \
+    if comp != "driver" and m.group("note") and _built(m.group("note"), value) \
             and not _DEV_VERSION.search(value):
         return  # a release number noted as a branch build; a full dev-build version says what it is itself
     if comp == "driver":

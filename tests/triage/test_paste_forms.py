@@ -1029,3 +1029,13 @@ def test_h38p_pins_after_a_cann_install_info_block_are_packages():
     text = ("CANN:\npackage_name=Ascend-cann-toolkit\nversion=8.3.RC1\narch=x86_64\n"
             "path=/usr/local/Ascend/ascend-toolkit/8.3.RC1/x86_64-linux\ntorch==2.7.1+cpu\ntorch_npu==2.7.1\n")
     assert versions(text) == {"cann": "8.3.RC1", "torch": "2.7.1+cpu", "torch_npu": "2.7.1"}
+
+
+def test_h38q_a_tag_note_a_custom_ops_project_and_a_note_after_one_value_for_the_toolkit():
+    """A release noted with its own tag and commit is that release, not a branch build; `cann_ops_transformer:
+    1.0.0` is a custom-operator project's version, not CANN's; `CANN / nnal: 8.5.1 (…)` keeps its value past a note."""
+    assert versions("vLLM Ascend version: 0.23.0 (tag `v0.23.0`, commit `5cb98ca`)\n")["vllm_ascend"] == "0.23.0"
+    assert versions("vllm-ascend: 0.23.0 (commit 5cb98ca)\n") == {}  # a commit alone: a build from source
+    assert versions("vllm-ascend: 0.23.0 (tag v0.23.0rc1, commit 5cb98ca)\n") == {}  # another tag: not the release
+    assert versions("CANN toolkit / nnal / A3-ops: 9.2.0\ncann_ops_transformer: 1.0.0\n") == {"cann": "9.2.0"}
+    assert versions("CANN / nnal: 8.5.1 (aarch64 build)\n") == {"cann": "8.5.1"}
