@@ -126,6 +126,9 @@ class Release(Row):
     triton_ascend: List[VersionStr] = []
     transformers: Optional[SpecStr] = None
     mooncake: Optional[VersionStr] = None
+    # The MindIE Turbo the official table pairs with the release (its "MindIE Turbo" column, v0.7.3 and v0.7.3.post1:
+    # 2.0rc1); None: the table pairs none (v0.9.1's notes: "the old version of Mindie Turbo is not compatible").
+    mindie_turbo: Optional[VersionStr] = None
     hardware: List[Hardware] = Field(min_length=1)
     experimental_hardware: List[Hardware] = []
     pypi: PypiState

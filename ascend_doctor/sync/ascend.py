@@ -34,6 +34,7 @@ class TableRow(Model):
     torch_npu: Optional[str] = None
     triton_ascend: Optional[str] = None
     mooncake: Optional[str] = None
+    mindie_turbo: Optional[str] = None  # the MindIE Turbo column (v0.7.3-v0.9.1 tables): empty but for v0.7.3(.post1)
 
 
 class AscendTable(Model):
@@ -97,6 +98,8 @@ def _columns(header: List[str]) -> Dict[str, int]:
             cols["triton_ascend"] = i
         elif "mooncake" in k:
             cols["mooncake"] = i
+        elif "mindie" in k:
+            cols["mindie_turbo"] = i
     return cols
 
 
@@ -145,7 +148,7 @@ def parse_release_table(text: str) -> List[TableRow]:
             parts = [p.strip() for p in cells[cols["torch"]].split("/")]
             row.torch = _cell(parts[0]) if parts else None
             row.torch_npu = _cell(parts[1]) if len(parts) > 1 else None
-        for key in ("triton_ascend", "mooncake"):
+        for key in ("triton_ascend", "mooncake", "mindie_turbo"):
             if key in cols:
                 setattr(row, key, _cell(cells[cols[key]]))
         rows.append(row)

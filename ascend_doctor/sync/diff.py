@@ -298,6 +298,8 @@ def _upstream_release(version: str, trow: Optional[Tuple[TableRow, str]], own: O
             fields[field] = values
             if len(values) > 1:
                 conflict[field] = f"{own.where.get(pkg, 'own files')} pins {values[0]}; the official table says {tv}"
+    if t and t.mindie_turbo:
+        fields["mindie_turbo"] = t.mindie_turbo
     if t and t.mooncake:
         fields["mooncake"] = t.mooncake
     elif own is not None and own.mooncake:
@@ -384,7 +386,8 @@ def release_proposals(matrix: Matrix, tables: List[AscendTable], owns: List[Asce
             row["source"] = sources
             out.append(Proposal(table="vllm_ascend_release", id=version, change="new", row=_ordered(row, (
                 "version", "listed", "released", "vllm", "python", "cann", "ops_cann", "ops_cann_requires", "torch",
-                "torch_npu", "triton_ascend", "transformers", "mooncake", "hardware", "pypi", "wheel_cp", "conflict")),
+                "torch_npu", "triton_ascend", "transformers", "mooncake", "mindie_turbo", "hardware", "pypi",
+                "wheel_cp", "conflict")),
                 differences=[f"vllm-ascend {version} is not recorded"] + notes))
             continue
         pinned = {f for f, pkg in (("torch", "torch"), ("torch_npu", "torch-npu"), ("triton_ascend", "triton-ascend"))

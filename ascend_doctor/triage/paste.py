@@ -386,7 +386,7 @@ _LABEL_COMPONENT = (("cann", "cann"), ("toolkit", "cann"), ("torch", "torch_npu"
 # for a note after the version: in another script (`torch-npu 2.7.1（官方镜像）`: the version ends at its last ASCII
 # character), or in round or square brackets (`vllm: 0.11.0 [image]`, up to 200 characters).
 _NAME_VERSION = re.compile(r"^(?:\|\s*|[-*]\s+)?(vllm|vllm[_-]ascend|torch|torch[_-]npu|PyTorch|transformers|triton|"
-                           r"triton[_-]ascend|sglang|numpy)(?:\s*(?:version|版本))?(?:\s*[:：|=]{1,2}\s*|\s+)"
+                           r"triton[_-]ascend|sglang|numpy|mindie[_-]turbo)(?:\s*(?:version|版本))?(?:\s*[:：|=]{1,2}\s*|\s+)"
                            r"v?(\d[0-9A-Za-z.+!_-]*)(?:\s{0,8}[^\x00-\x7f].*|\s{0,8}[(\[][^()\[\]]{0,200}[)\]]|\s{2,}/[\w./-]{1,200})?"
                            r"\s*\|?\s*$",
                            re.I)

@@ -1,0 +1,59 @@
+"""VLLM108: MindIE Turbo against the vllm-ascend release's official table (its "MindIE Turbo" column: 2.0rc1 with
+v0.7.3 and v0.7.3.post1 only). Threads: vllm-ascend#2451 (2.1.rc1 on v0.9.1rc2: "MindIE Turbo is installed" never
+logged), #1534 (2.0rc2 on v0.9.1rc1: graph capture fails in its operators)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ascend_doctor.report import Status
+from ascend_doctor.seam.host import Distribution, PythonEnv
+from ascend_doctor.sync.ascend import parse_release_table
+from tests.helpers import run_check
+
+SDIST = Path("/work/sdists/va/vllm_ascend-0.9.1.tar.gz")
+
+
+def judge(ascend: str, turbo):
+    dists = [Distribution(name="vllm-ascend", version=ascend), Distribution(name="vllm", version="0.9.1")]
+    if turbo:
+        dists.append(Distribution(name="mindie-turbo", version=turbo))
+    return run_check("VLLM108", {"python": PythonEnv(distributions=dists)})
+
+
+def test_mindie_turbo_on_a_release_that_pairs_none_warns():
+    f = judge("0.9.1rc2", "2.1rc1")
+    assert f.status == Status.WARN and "pairs no MindIE Turbo with vllm-ascend 0.9.1rc2" in f.message, f.message
+    assert "pip uninstall mindie-turbo" in f.remediation
+    assert judge("0.9.1rc1", "2.0rc2").status == Status.WARN
+
+
+def test_the_paired_line_passes_and_another_line_warns():
+    assert judge("0.7.3", "2.0rc1").status == Status.PASS
+    assert judge("0.7.3.post1", "2.0.rc2").status == Status.PASS  # the 2.0 line
+    f = judge("0.7.3", "2.1.rc1")
+    assert f.status == Status.WARN and "paired with MindIE Turbo 2.0rc1" in f.message
+    assert "mindie-turbo==2.0rc1" in f.remediation
+
+
+def test_not_installed_or_not_known():
+    assert judge("0.9.1", None).status == Status.SKIP
+    assert judge("9.9.9", "2.1rc1").status == Status.UNKNOWN
+
+
+@pytest.mark.skipif(not SDIST.exists(), reason=f"{SDIST} not stored here")
+def test_the_column_is_read_from_the_release_table_and_the_shipped_rows_hold_it():
+    import tarfile
+
+    from ascend_doctor.knowledge.matrix import load_matrix
+
+    with tarfile.open(SDIST) as t:
+        text = t.extractfile("vllm_ascend-0.9.1/docs/source/community/versioning_policy.md").read().decode()
+    rows = {r.version: r.mindie_turbo for r in parse_release_table(text)}
+    assert rows["0.7.3"] == rows["0.7.3.post1"] == "2.0rc1" and rows["0.9.1rc2"] is None
+    m = load_matrix()
+    for version, paired in rows.items():
+        row = m.vllm_ascend_release(version)
+        assert row is not None and row.mindie_turbo == paired, version
