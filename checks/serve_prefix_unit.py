@@ -107,8 +107,11 @@ def prefix_unit_check(ctx):
     if not (cmd.has("enable_prefix_caching") and cmd.flag("enable_prefix_caching")):
         return ctx.skip(T("the command does not turn on --enable-prefix-caching"))
     dist = ctx.fact("python").dist("vllm-ascend")
-    if dist is None or try_parse_version(dist.version) is None:
+    if dist is None:
         return ctx.skip(T("vllm-ascend is not installed in the serving python"))
+    if try_parse_version(dist.version) is None:
+        return ctx.unknown(T("vllm-ascend {version} is not a release number: the block it runs with is not known",
+                             version=dist.version))
     m = ctx.try_fact("serve_model")
     if m is None or m.config is None:
         why = unreadable(m)

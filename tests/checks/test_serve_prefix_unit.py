@@ -128,3 +128,8 @@ def test_a_cut_speculative_config_leaves_open_what_it_would_double():
     f = on(32)
     assert f.status == Status.UNKNOWN and "cut in the paste" in f.message and "8192" in f.message, f.message
     assert on(128).status == Status.WARN
+
+
+def test_a_release_that_is_not_a_version_is_unknown():
+    f = judge(QWEN, "--enable-prefix-caching", "main")
+    assert f.status == Status.UNKNOWN and "main is not a release number" in f.message, f.message
