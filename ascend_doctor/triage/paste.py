@@ -192,6 +192,8 @@ class PasteFacts(Model):
     model_named: Optional[Seen] = Field(None, description="the model a labelled line names (`model: Qwen3-8B`, "
                                                          "`# 模型：Qwen3-8B`): stands in where the command's is not "
                                                          "shown")
+    pip_named: list[str] = Field(default_factory=list, description="the packages `pip install` lines name (normalised "
+                                                                  "names), pinned or not")
     commits: dict[str, Seen] = Field(default_factory=dict, description="component -> the git commit the paste gives "
                                                                       "where its version goes (a source build)")
     quantization: Optional[Seen] = Field(None, description="a quantization the paste states of the served model: a "
@@ -461,12 +463,17 @@ def _glued(f: PasteFacts, t: str, no: int) -> None:
 
 
 def _pip_install(f: PasteFacts, t: str, no: int) -> None:
-    """The stack's `==` pins of a `pip install` line (`pip install vllm-ascend==v0.9.0rc1`): what was asked for."""
+    """The stack's `==` pins of a `pip install` line (`pip install vllm-ascend==v0.9.0rc1`): what was asked for; and
+    every package it names, pinned or not (`pip install mindie_turbo` on top of an image: not what the image holds)."""
     m = _PIP_INSTALL.match(t)
     for token in m.group(1).split()[:50] if m else ():
-        d = _FREEZE.match(token.strip("\"'`,"))  # a pin, as pip freeze writes it; `==v0.9.0rc1` as pip takes it
+        token = token.strip("\"'`,")
+        d = _FREEZE.match(token)  # a pin, as pip freeze writes it; `==v0.9.0rc1` as pip takes it
         if d and _norm(d.group(1)) in _PINNED_PARTS:
             _add_pkg(f, d.group(1), re.sub(r"^v(?=\d)", "", d.group(2)), no, PIP_INSTALL_LINE)
+        name = re.match(r"[A-Za-z][A-Za-z0-9._-]{0,80}", token) if not token.startswith("-") else None
+        if name and _norm(name.group(0)) not in f.pip_named:
+            f.pip_named.append(_norm(name.group(0)))
 
 
 def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
@@ -552,7 +559,7 @@ _PIP_INSTALLED = re.compile(r"Successfully installed\s+(.{1,20000})")
 # a tool's output says otherwise). Other packages' pins say nothing of the stack.
 _PIP_INSTALL = re.compile(r"^(?:[$#]\s{0,4})?(?:sudo\s+)?(?:python3?(?:\.\d{1,2})?\s+-m\s+)?(?:uv\s+)?pip3?\s+"
                           r"install\s+(.{1,2000})$")
-_PINNED_PARTS = frozenset({"vllm", "vllm-ascend", "torch", "torch-npu"})
+_PINNED_PARTS = frozenset({"vllm", "vllm-ascend", "torch", "torch-npu", "mindie-turbo"})
 PIP_INSTALL_LINE = "pip install line"
 _DIST_VERSION = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]{0,80}?)-(\d[0-9A-Za-z.+!_]{0,80})$")
 _CANN_LABEL_PATH = re.compile(r"^(?:[-*]\s+)?(?:ascend[-_ ]?)?cann(?:[-_ ]?toolkit)?(?:[\s_]*(?:version|path|home|版本|"

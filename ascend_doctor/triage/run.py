@@ -19,6 +19,8 @@ import time
 from datetime import datetime, timezone
 from typing import Any, Optional
 
+from packaging.utils import canonicalize_name
+
 from ascend_doctor import __version__
 from ascend_doctor.core.evaluator import evaluate
 from ascend_doctor.core.options import RunOptions
@@ -77,7 +79,7 @@ def _from_recipe(paste: PasteFacts, recipe) -> list[str]:
         if name not in paste.packages and paste.first(comp) is None:
             paste.packages[name] = [Seen(value=version, lines=paste.image.lines, source=source)]
     return [n for n in recipe.absent(paste.machine) if n not in paste.packages
-            and paste.first(n.replace("-", "_")) is None]
+            and paste.first(n.replace("-", "_")) is None and canonicalize_name(n) not in paste.pip_named]
 
 
 def _python(paste: PasteFacts, absent: Optional[list[str]] = None) -> Optional[PythonEnv]:

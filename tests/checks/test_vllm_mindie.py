@@ -57,3 +57,22 @@ def test_the_column_is_read_from_the_release_table_and_the_shipped_rows_hold_it(
     for version, paired in rows.items():
         row = m.vllm_ascend_release(version)
         assert row is not None and row.mindie_turbo == paired, version
+
+
+def test_a_paste_that_installs_it_on_top_of_an_image_is_not_told_it_is_not_installed():
+    """The image's recipe lists what the image holds; `pip install mindie_turbo` after it adds a package the recipe
+    does not know, so VLLM108 says it read no version, never "not installed"."""
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.triage.run import triage_text
+
+    def finding(text: str):
+        report = triage_text(text, "p.md", load_registry(entry_points=False), RunOptions())
+        return next(x for x in report.findings if x.code == "VLLM108")
+
+    image = "docker pull quay.io/ascend/vllm-ascend:v0.7.3.post1\n"
+    assert "not installed" in finding(image).message
+    f = finding(image + "pip install mindie_turbo\n")
+    assert f.status == Status.SKIP and "no mindie-turbo among the packages read" in f.message, f.message
+    pinned = finding("docker pull quay.io/ascend/vllm-ascend:v0.9.1rc2\npip install mindie-turbo==2.1rc1\n")
+    assert pinned.status == Status.WARN and "2.1rc1" in pinned.message, pinned.message
