@@ -130,6 +130,12 @@ def prefix_unit_check(ctx):
         return ctx.unknown(T("the block the server runs with is not known: {why}", why=why), [cmd_evidence(cmd)])
     unit = prefix_unit(block, why, ratio, dcp, pcp, eagle_style(method))
     outcome = _verdict(ctx, cmd, cfg, unit, block, method, length, how, dist.version)
+    smaller = smaller_v4_unit(unit, block) if str(cfg.get("model_type") or "") == "deepseek_v4" else None
+    if outcome.status == Status.WARN and getattr(cmd, "partial", False) and given is None and smaller \
+            and v4_takes_32(ctx.knowledge.release_rules, dist.version):
+        return ctx.unknown(T("{said}; the paste shows only part of the command, and a --block-size where it is cut "
+                             "would change the unit (at 32: {smaller} tokens)", said=outcome.message,
+                             smaller=smaller), outcome.evidence)
     if method is None and outcome.status != Status.WARN:
         doubled = prefix_unit(block, why, ratio, dcp, pcp, True)
         if doubled.least_shared >= LARGE_SHARE or (length is not None and doubled.least_shared >= length):

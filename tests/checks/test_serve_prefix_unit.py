@@ -133,3 +133,22 @@ def test_a_cut_speculative_config_leaves_open_what_it_would_double():
 def test_a_release_that_is_not_a_version_is_unknown():
     f = judge(QWEN, "--enable-prefix-caching", "main")
     assert f.status == Status.UNKNOWN and "main is not a release number" in f.message, f.message
+
+
+def test_a_paste_that_cuts_the_command_before_any_block_size_leaves_the_deepseek_v4_unit_open():
+    """On 0.21.0rc1+ DeepSeek-V4 keeps a --block-size of 32: a command the paste cuts may give one past the cut, so the
+    16k unit of the default is not a finding; on 0.20.2rc1 (128 whatever it says) it still is."""
+    from ascend_doctor.core.options import RunOptions
+    from ascend_doctor.core.registry import load_registry
+    from ascend_doctor.triage.run import triage_text
+
+    def on(release: str):
+        paste = (f"vllm-ascend: {release}\n"
+                 "vllm serve /models/DeepSeek-V4-Flash-w8a8-mtp -tp 8 --enable-prefix-caching \\\n"
+                 "  --max-model-len 131072 ...\n")
+        report = triage_text(paste, "p.md", load_registry(entry_points=False), RunOptions())
+        return next(x for x in report.findings if x.code == "SERVE326")
+
+    f = on("0.23.0")
+    assert f.status == Status.UNKNOWN and "a --block-size where it is cut" in f.message, f.message
+    assert on("0.20.2rc1").status == Status.WARN
