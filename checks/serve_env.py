@@ -199,6 +199,14 @@ def vllm_version_override(ctx):
                           "`Invalid vllm version`", value=value), evidence,
                         remediation=T("`export VLLM_VERSION=X.Y.Z` (the vLLM release), or unset it."))
     if dev_build:
+        named = try_parse_version(value.strip())
+        if release not in (None, "0.1.0") and named is not None and named < try_parse_version(release):
+            # `0.20.2rc1.dev45+g…` is a tree past the 0.20.2rc1 tag: an older release's code path is not its code
+            return ctx.warn(T("VLLM_VERSION={value} names a release older than the development build {installed} "
+                              "(a tree past {release}): vllm-ascend takes the older release's code path", value=value,
+                              installed=installed, release=release), evidence,
+                            remediation=T("Set VLLM_VERSION to the release your vLLM source is ({release} or later)."
+                                          , release=release))
         return ctx.ok(T("VLLM_VERSION={value} names the release of the development build {installed}", value=value,
                         installed=installed), evidence)
     if value.strip() != release:

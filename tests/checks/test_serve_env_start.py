@@ -45,6 +45,9 @@ def _with_vllm(version: str, env: dict) -> dict:
     ("0.1.dev1+ge5588e49b", {}, Status.WARN, "development build and VLLM_VERSION is not set"),  # vllm-omni#5350
     ("0.16.0rc2.dev55+g65bb4942b.empty", {}, Status.WARN, "development build"),  # vllm-ascend#7488
     ("0.1.dev1+ge5588e49b", {"VLLM_VERSION": "0.20.2"}, Status.PASS, "names the release of the development build"),
+    # a tree past a tag names an older release: the older release's code path (h38r: a wrong pass)
+    ("0.20.2rc1.dev45+g1a2b3c4", {"VLLM_VERSION": "0.18.0"}, Status.WARN, "older than the development build"),
+    ("0.20.2rc1.dev45+g1a2b3c4", {"VLLM_VERSION": "0.20.2"}, Status.PASS, "names the release of the development build"),
 ])
 def test_vllm_version_override(installed, env, status, words):
     f = run_check("SERVE405", _with_vllm(installed, env))
