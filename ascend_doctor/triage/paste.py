@@ -187,6 +187,7 @@ class PasteFacts(Model):
     versions: dict[str, list[Seen]] = Field(default_factory=dict, description="component -> every value seen")
     packages: dict[str, list[Seen]] = Field(default_factory=dict, description="distribution -> every version seen")
     image: Optional[Seen] = Field(None, description="the vllm-ascend release of an official image tag the paste names")
+    image_os: Optional[str] = Field(None, description="\"openeuler\" when the image tag is the openEuler build")
     image_family: Optional[Seen] = Field(None, description="the chip family an official image tag's suffix is built "
                                                            "for (`-310p`: 310P, `-a3`: A3)")
     model_named: Optional[Seen] = Field(None, description="the model a labelled line names (`model: Qwen3-8B`, "
@@ -977,6 +978,7 @@ def read_paste(text: str) -> PasteFacts:
     if release is not None and release.source == IMAGE_SOURCE:
         f.image = release
     f.image_family = _image_family(lines)
+    f.image_os = _image_os(lines) if f.image is not None else None
     cann_image, cann_family = _cann_image(lines) if _CANN_WORD.search(f.text) else (None, None)
     if cann_image is not None and "cann" not in f.versions:  # a stated CANN (a line, a file) beats the image's
         f.versions["cann"] = [cann_image]
@@ -1111,6 +1113,20 @@ FAMILY_OF_NOTE = {**FAMILY_OF_SUFFIX, "300i duo": "310P"}
 # The family said in a parenthesis right after a tag without its suffix: `vllm-ascend:v0.10.0rc1 (310p image)`.
 _IMAGE_FAMILY_NOTE = re.compile(r"vllm[-_]ascend:v?" + _RELEASE_NUMBER + r"\s?[(（]\s?(310p|300i duo|a3)[ -]?(?:image|"
                                 r"镜像|版本|build|variant)?\s?[)）]", re.IGNORECASE)
+
+
+# The official images are built on Ubuntu unless the tag ends `-openeuler` (`vllm-ascend:v0.13.0-a3-openeuler`), and
+# the two builds do not always hold the same packages (serve/images rows per os).
+_IMAGE_OS = re.compile(r"vllm[-_]ascend:(?:nightly-)?(?:releases-)?v?" + _RELEASE_NUMBER
+                       + r"(?:-(?:310p|a3))?-openeuler(?![\w.])", re.IGNORECASE)
+
+
+def _image_os(lines: list[Line]) -> Optional[str]:
+    """"openeuler" when the first official image tag the paste names is the openEuler build."""
+    for ln in lines:
+        if "vllm" in ln.text.lower() and _IMAGE_RELEASE.search(ln.text):
+            return "openeuler" if _IMAGE_OS.search(ln.text) else None
+    return None
 
 
 def _image_family(lines: list[Line]) -> Optional[Seen]:

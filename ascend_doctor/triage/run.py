@@ -32,6 +32,7 @@ from ascend_doctor.parsers.npu_smi import NpuChip
 from ascend_doctor.report import HostSummary, Report, Status, TriageSection, TriageSummary, build_report
 from ascend_doctor.seam.host import Distribution, PythonEnv
 from ascend_doctor.text.textsafe import clipped
+from ascend_doctor.text.versions import try_parse_version
 from ascend_doctor.triage.paste import CUT_VALUE, PasteFacts, read_paste
 
 STAGES = ("static", "serve", "triage")
@@ -63,7 +64,8 @@ def _image_recipe(paste: PasteFacts, images) -> Any:
     installed; None otherwise. The image's own tag suffix gives its chip family (`-310p`), else the A2 build."""
     if paste.image is None or paste.packages_complete or paste.collect_env_packages or images is None:
         return None
-    return images.find(paste.image.value, paste.image_family.value if paste.image_family else None)
+    return images.find(paste.image.value, paste.image_family.value if paste.image_family else None,
+                       paste.image_os or "ubuntu")
 
 
 def _from_recipe(paste: PasteFacts, recipe) -> list[str]:
@@ -149,16 +151,21 @@ def _health(paste: PasteFacts, smi) -> Any:
     return NpuHealthFact(results=results, unanswered=[n for n in listed if n not in paste.health_texts])
 
 
-def _image_vllm(paste: PasteFacts, matrix) -> None:
-    """The vLLM an official vllm-ascend image ships (the release's one paired vLLM in the matrix), when the paste
-    names the image, states no other vllm-ascend release (a `vllm-ascend 版本: …` line that agrees is fine) and no
-    vLLM version (in place). A paste that names a release in prose gets none: a pip install of vllm-ascend brings
-    whatever vLLM the user installed."""
+def _image_vllm(paste: PasteFacts, matrix, recipe=None) -> None:
+    """The vLLM an official vllm-ascend image ships — its recipe's (serve/images: the v0.11.0rc3 openEuler build holds
+    vLLM 0.11.2, h38r), else the release's one paired vLLM in the matrix — when the paste names the image, states no
+    other vllm-ascend release (a `vllm-ascend 版本: …` line that agrees is fine) and no vLLM version (in place). A
+    paste that names a release in prose gets none: a pip install of vllm-ascend brings whatever vLLM the user
+    installed."""
     from ascend_doctor.triage.paste import Seen
 
     seen, stated = paste.image, paste.first("vllm_ascend")
     if seen is None or stated is None or stated.value.lower().lstrip("v") != seen.value \
             or paste.first("vllm") is not None or "vllm" in paste.packages:
+        return
+    if recipe is not None and try_parse_version(recipe.vllm or "") is not None:
+        paste.versions["vllm"] = [Seen(value=recipe.vllm, lines=seen.lines,
+                                       source=f"the vLLM of the vllm-ascend {recipe.id} image")]
         return
     row = matrix.vllm_ascend_release(seen.value)
     if row is not None and len(row.vllm) == 1:
@@ -274,8 +281,8 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
     have: dict[str, Any] = {"paste": paste}
     lack: dict[str, str] = {}
     partial: dict[str, Shown] = {}
-    _image_vllm(paste, knowledge.matrix)
     recipe = _image_recipe(paste, knowledge.images)
+    _image_vllm(paste, knowledge.matrix, recipe)
     absent = _from_recipe(paste, recipe) if recipe is not None else []
     # a part the paste says is not installed, and names no version of
     absent += [d for d in (c.replace("_", "-") for c in paste.absent if paste.first(c) is None) if d not in absent]

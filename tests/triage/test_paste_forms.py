@@ -1039,3 +1039,18 @@ def test_h38q_a_tag_note_a_custom_ops_project_and_a_note_after_one_value_for_the
     assert versions("vllm-ascend: 0.23.0 (tag v0.23.0rc1, commit 5cb98ca)\n") == {}  # another tag: not the release
     assert versions("CANN toolkit / nnal / A3-ops: 9.2.0\ncann_ops_transformer: 1.0.0\n") == {"cann": "9.2.0"}
     assert versions("CANN / nnal: 8.5.1 (aarch64 build)\n") == {"cann": "8.5.1"}
+
+
+def test_an_openeuler_image_tag_brings_the_openeuler_recipe(tmp_path):
+    """The openEuler build of v0.11.0rc3 holds vLLM 0.11.2, the Ubuntu one 0.11.0 (serve/images): the tag's
+    `-openeuler` picks its own recipe, and the image's vLLM is the recipe's (h38r: VLLM101 passed on the Ubuntu
+    build's vLLM)."""
+    assert read_paste("quay.io/ascend/vllm-ascend:v0.13.0-a3-openeuler\n").image_os == "openeuler"
+    assert read_paste("quay.io/ascend/vllm-ascend:v0.13.0\n").image_os is None
+    cmd = "\n\nvllm serve /models/Qwen3-8B --tensor-parallel-size 2\n"
+    ubuntu, _ = triage_json(tmp_path, "docker pull quay.io/ascend/vllm-ascend:v0.11.0rc3\n" + cmd)
+    euler, _ = triage_json(tmp_path, "docker pull quay.io/ascend/vllm-ascend:v0.11.0rc3-openeuler\n" + cmd)
+    assert ubuntu["host"]["stack"]["vllm"] == "0.11.0"
+    assert euler["host"]["stack"]["vllm"] == "0.11.2", euler["host"]["stack"]
+    pair = next(f for f in euler["findings"] if f["code"] == "VLLM101")
+    assert pair["status"] == "fail" and "targets vLLM 0.11.0, but vLLM 0.11.2" in pair["message"]
