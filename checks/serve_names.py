@@ -156,14 +156,17 @@ def _platform_method(names, method: str) -> str:
 
 def _platform_check(names) -> tuple[bool, str]:
     """(judge vllm-ascend's dispatcher too, why not). Only where the release takes the method as vLLM leaves it:
-    its dispatcher handles `mtp`. vllm-ascend 0.10.2rc1-0.11.0 patch SpeculativeConfig and re-detect the method
-    from the draft model (`deepseek_mtp`, `ernie_mtp`, …; vllm_ascend/patch/platform/patch_config.py), and releases
-    before 0.10.2rc1 have no dispatcher of their own to read."""
+    its dispatcher handles `mtp`, or it is the drafter chain of NPUModelRunner (0.9.0rc1-0.10.1rc1, which compares
+    the method vLLM 0.9-0.10 passes on as given: `deepseek_mtp`, `eagle3`). vllm-ascend 0.10.2rc1-0.11.0 patch
+    SpeculativeConfig and re-detect the method from the draft model (`deepseek_mtp`, `ernie_mtp`, …;
+    vllm_ascend/patch/platform/patch_config.py)."""
     listed = names.listed("vllm-ascend", "speculative_method")
     if listed is None:
         return False, ""
     if listed.names is None:
         return False, T("vllm-ascend's own method list not judged: {why}", why=listed.source)
+    if "model_runner_v1.py" in (listed.source or ""):
+        return True, ""
     if "mtp" not in listed.names:
         return False, T("vllm-ascend {version} re-detects the method itself: its dispatcher is not judged",
                         version=listed.version)

@@ -228,7 +228,8 @@ class Names:
         row, how = self.tables[project].row_for(self.stand_in.get(project) or version)
         if project in self.stand_in and row is not None:
             how = "paired"
-        if row is not None and kind not in row.names and KINDS[kind].open_ended:
+        spec = KINDS.get(kind)  # a kind read only to interpret another (mtp_model_type) has no Kind of its own
+        if row is not None and kind not in row.names and spec is not None and spec.open_ended:
             return Listed(project, version, None, f"matrix: {TABLE[project]}.toml ({project} {row.version}): no "
                           f"{kind} list (any is accepted)", how, unrestricted=True)
         if row is None or kind not in row.names:

@@ -168,6 +168,49 @@ def dispatched_strings(text: str, function: str, variable: str) -> Optional[list
     return sorted(out)
 
 
+def drafter_chain(text: str) -> Optional[list]:
+    """The methods an if/elif chain on `….speculative_config.method` builds a drafter for, where its final `else`
+    raises "Unknown speculative decoding method" — NPUModelRunner's chain in worker/model_runner_v1.py before
+    vllm-ascend had a dispatcher of its own (0.9.0rc1-0.10.1rc1: `eagle3` in 0.9.1rc1, not in 0.9.1rc2-0.9.1, again
+    from 0.9.2rc1). None when the module has no such chain."""
+    tree = _parse(text)
+    if tree is None:
+        return None
+    out: Optional[set] = None
+    elifs: set = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or id(node) in elifs:
+            continue
+        tests, last = [node.test], node
+        while len(last.orelse) == 1 and isinstance(last.orelse[0], ast.If):
+            last = last.orelse[0]
+            elifs.add(id(last))
+            tests.append(last.test)
+        raised = next((n for n in last.orelse if isinstance(n, ast.Raise)), None)
+        if raised is None or "Unknown speculative decoding method" not in ast.unparse(raised):
+            continue
+        names: set = set()
+        for test in tests:
+            for c in ast.walk(test):
+                if not (isinstance(c, ast.Compare) and len(c.ops) == 1
+                        and ast.unparse(c.left).endswith("speculative_config.method")):
+                    continue
+                right = c.comparators[0]
+                if isinstance(c.ops[0], ast.Eq) and _str(right):
+                    names.add(_str(right))
+                elif isinstance(c.ops[0], ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+                    names.update(s for s in (_str(e) for e in right.elts) if s)
+        out = (out or set()) | names
+    return sorted(out) if out is not None else None
+
+
+def spec_methods(text: str) -> Optional[list]:
+    """vllm-ascend's speculative methods: `get_spec_decode_method`'s (spec_decode/__init__.py, 0.10.2rc1 on), else
+    NPUModelRunner's drafter chain (drafter_chain)."""
+    got = dispatched_strings(text, "get_spec_decode_method", "method")
+    return got if got is not None else drafter_chain(text)
+
+
 def class_fields(text: str, cls: str) -> Optional[list]:
     """The init fields of a module-level dataclass `cls` (annotated names of its body, not `_private`, not
     ClassVar, not `field(init=False)`): the keys its JSON option accepts. None when the module has no such class."""
@@ -462,8 +505,8 @@ READERS: dict[str, tuple] = {
     ),
     "vllm-ascend": (
         Reader("kv_connector", ("distributed/",), register_connector_names, "register_connector calls"),
-        Reader("speculative_method", ("spec_decode/__init__.py",),
-               lambda t: dispatched_strings(t, "get_spec_decode_method", "method"), "get_spec_decode_method"),
+        Reader("speculative_method", ("spec_decode/__init__.py", "worker/model_runner_v1.py"), spec_methods,
+               "get_spec_decode_method, or NPUModelRunner's drafter chain"),
         Reader("env", ("envs.py",), dict_keys("env_variables"), "env_variables keys"),
         Reader("env_read", ("**.py",), env_reads, "os.getenv / os.environ reads outside envs.py", live=False,
                skip=("envs.py",)),

@@ -480,3 +480,29 @@ def test_which_fields_a_platform_patch_retypes():
     assert retypes(patched, "AttentionConfig.indexer_kv_dtype") and retypes(patched, "indexer_kv_dtype")
     assert retypes(patched, "EplbConfig.policy")  # patched through a variable: matched by the field's name
     assert not retypes(patched, "SchedulerConfig.indexer_kv_dtype") and not retypes(patched, "CacheConfig.cache_dtype")
+
+
+def test_eagle3_before_vllm_ascend_had_a_dispatcher_follows_the_drafter_chain(tmp_path):
+    """0.9.0rc1-0.10.1rc1 build the drafter in an if/elif chain of NPUModelRunner whose `else` raises `Unknown
+    speculative decoding method`: eagle3 is in 0.9.1rc1's chain, not in 0.9.1rc2-0.9.1's (vllm-ascend#2562: "only
+    submitted to version 0.9.1rc1 and is missing in versions 0.9.1rc2 and 0.9.1rc3"), again from 0.9.2rc1."""
+    from ascend_doctor.parsers.release_names import drafter_chain
+
+    chain = ("class R:\n  def __init__(self):\n    if self.speculative_config.method == 'ngram':\n      pass\n"
+             "    elif self.speculative_config.method in ['eagle', 'eagle3']:\n      pass\n"
+             "    else:\n      raise ValueError('Unknown speculative decoding method: x')\n")
+    assert drafter_chain(chain) == ["eagle", "eagle3", "ngram"]
+    assert drafter_chain("if x.method == 'ngram':\n  pass\n") is None  # no refusing else: not the chain
+    k = Knowledge()
+    for ascend, known in (("0.9.1rc1", True), ("0.9.1rc3", False), ("0.9.1", False), ("0.9.2rc1", True)):
+        v = Names({"vllm": "0.9.1", "vllm-ascend": ascend}, k.release_names).judge(
+            "speculative_method", "eagle3", ("vllm-ascend",))
+        assert v.known is known, (ascend, v)
+    snap = _snapshot_with(tmp_path, **{"vllm-ascend": "0.9.1rc3", "vllm": "0.9.1"})
+    code, f = _exec("--speculative-config", '{"method":"eagle3","model":"/m/eagle3","num_speculative_tokens":2}',
+                    snapshot=snap)
+    assert f["status"] == "fail" and "vllm-ascend 0.9.1rc3" in f["message"], f["message"]
+    assert "Unknown speculative decoding method" in f["message"]
+    code, f = _exec("--speculative-config", '{"method":"eagle","model":"/m/eagle","num_speculative_tokens":2}',
+                    snapshot=snap)
+    assert f["status"] == "pass", f["message"]
