@@ -151,19 +151,29 @@ def _health(paste: PasteFacts, smi) -> Any:
     return NpuHealthFact(results=results, unanswered=[n for n in listed if n not in paste.health_texts])
 
 
-def _image_vllm(paste: PasteFacts, matrix, recipe=None) -> None:
-    """The vLLM an official vllm-ascend image ships — its recipe's (serve/images: the v0.11.0rc3 openEuler build holds
-    vLLM 0.11.2, h38r), else the release's one paired vLLM in the matrix — when the paste names the image, states no
-    other vllm-ascend release (a `vllm-ascend 版本: …` line that agrees is fine) and no vLLM version (in place). A
-    paste that names a release in prose gets none: a pip install of vllm-ascend brings whatever vLLM the user
-    installed."""
+def _variant_vllm(recipe, images) -> Optional[str]:
+    """The vLLM of an image variant whose recipe records another vLLM than the release's Ubuntu A2 image (the
+    v0.11.0rc3 openEuler build holds vLLM 0.11.2, its Dockerfile.openEuler at the tag; h38r); None otherwise. Where
+    every variant agrees the matrix's pair stands: the recipes are read from the PyPI sdists, and one sdist's
+    Dockerfile is not its tag's (vllm_ascend-0.21.0rc1.tar.gz: VLLM_TAG v0.22.1; the tag v0.21.0rc1: v0.21.0)."""
+    default = images.find(recipe.release, None, "ubuntu") if images is not None else None
+    if try_parse_version(recipe.vllm or "") is None or default is None or default.vllm == recipe.vllm:
+        return None
+    return recipe.vllm
+
+
+def _image_vllm(paste: PasteFacts, matrix, recipe=None, images=None) -> None:
+    """The vLLM an official vllm-ascend image ships — a variant's own (_variant_vllm), else the release's one paired
+    vLLM in the matrix — when the paste names the image, states no other vllm-ascend release (a `vllm-ascend 版本:
+    …` line that agrees is fine) and no vLLM version (in place). A paste that names a release in prose gets none: a
+    pip install of vllm-ascend brings whatever vLLM the user installed."""
     from ascend_doctor.triage.paste import Seen
 
     seen, stated = paste.image, paste.first("vllm_ascend")
     if seen is None or stated is None or stated.value.lower().lstrip("v") != seen.value \
             or paste.first("vllm") is not None or "vllm" in paste.packages:
         return
-    if recipe is not None and try_parse_version(recipe.vllm or "") is not None:
+    if recipe is not None and _variant_vllm(recipe, images) is not None:
         paste.versions["vllm"] = [Seen(value=recipe.vllm, lines=seen.lines,
                                        source=f"the vLLM of the vllm-ascend {recipe.id} image")]
         return
@@ -282,7 +292,7 @@ def presets(paste: PasteFacts, knowledge) -> tuple[dict[str, Any], dict[str, str
     lack: dict[str, str] = {}
     partial: dict[str, Shown] = {}
     recipe = _image_recipe(paste, knowledge.images)
-    _image_vllm(paste, knowledge.matrix, recipe)
+    _image_vllm(paste, knowledge.matrix, recipe, knowledge.images)
     absent = _from_recipe(paste, recipe) if recipe is not None else []
     # a part the paste says is not installed, and names no version of
     absent += [d for d in (c.replace("_", "-") for c in paste.absent if paste.first(c) is None) if d not in absent]

@@ -1054,3 +1054,6 @@ def test_an_openeuler_image_tag_brings_the_openeuler_recipe(tmp_path):
     assert euler["host"]["stack"]["vllm"] == "0.11.2", euler["host"]["stack"]
     pair = next(f for f in euler["findings"] if f["code"] == "VLLM101")
     assert pair["status"] == "fail" and "targets vLLM 0.11.0, but vLLM 0.11.2" in pair["message"]
+    # every 0.21.0rc1 recipe says 0.22.1 (the PyPI sdist's Dockerfile, not the tag's v0.21.0): the matrix pair stands
+    a3, _ = triage_json(tmp_path, "docker pull quay.io/ascend/vllm-ascend:v0.21.0rc1-310p-openeuler\n" + cmd)
+    assert a3["host"]["stack"]["vllm"] == "0.21.0", a3["host"]["stack"]

@@ -129,13 +129,13 @@ def test_an_unset_variable_is_not_concluded_from_a_paste_that_shows_only_its_exp
 
 
 def test_an_official_image_brings_its_vllm_a_release_named_in_prose_does_not():
-    """quay.io/ascend/vllm-ascend:v0.9.2rc1-310p ships vLLM 0.9.2 (its recipe in serve/images): the stack
+    """quay.io/ascend/vllm-ascend:v0.9.2rc1-310p ships vLLM 0.9.2 (the release's one pair in the matrix): the stack
     checks that need vLLM run; "we use vllm-ascend 0.9.2rc1" says nothing of the vLLM beside it."""
     from ascend_doctor.triage.run import triage_text as run
 
     cmd = "```\nvllm serve /models/Qwen3-8B --max-model-len 8192\n```\n"
     seen = run("docker pull quay.io/ascend/vllm-ascend:v0.9.2rc1-310p\n" + cmd, "p.md", REG).triage.seen
-    assert seen["vllm"] == "0.9.2 (the vLLM of the vllm-ascend v0.9.2rc1-310p image, line 1)", seen
+    assert seen["vllm"] == "0.9.2 (the vLLM of the vllm-ascend 0.9.2rc1 image, line 1)", seen
     assert seen["vllm_ascend"].startswith("0.9.2rc1 (the vllm-ascend image the paste names")
     prose = run("We installed vllm-ascend 0.9.2rc1 with pip.\n" + cmd, "p.md", REG).triage.seen
     assert "vllm" not in prose and prose["vllm_ascend"].startswith("0.9.2rc1")
