@@ -376,6 +376,8 @@ def _built(note: str, value: str) -> bool:
     the commit it gives is the release's (`0.23.0 (tag v0.23.0, commit 5cb98ca)`, h38q)."""
     tag = re.search(r"\btag\b\W{0,3}v?" + re.escape(value) + r"(?![\w.])", note, re.I)
     return bool(_BUILT_NOTE.search(note)) and tag is None
+
+
 # `24.1.rc3.5`: a patch of rc3; `24.1`: the line
 _ASCEND_DRIVER = re.compile(r"\d{2}\.\d+\.(?:rc\d+|\d+)(?:\.\d+)?|2\d\.\d{1,2}", re.I)
 _LABEL_COMPONENT = (("cann", "cann"), ("toolkit", "cann"), ("torch", "torch_npu"), ("pytorch", "torch_npu"),
