@@ -156,16 +156,22 @@ def dispatched_strings(text: str, function: str, variable: str) -> Optional[list
     fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function), None)
     if fn is None:
         return None
+    return sorted(_compared(ast.walk(fn), lambda left: left == variable))
+
+
+def _compared(nodes, left_is) -> set:
+    """The strings the comparisons among `nodes` whose left side (unparsed) passes `left_is` compare it with: `==`
+    one string, `in` a literal tuple, list or set of them."""
     out: set = set()
-    for node in ast.walk(fn):
-        if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and ast.unparse(node.left) == variable):
+    for node in nodes:
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and left_is(ast.unparse(node.left))):
             continue
         right = node.comparators[0]
         if isinstance(node.ops[0], ast.Eq) and _str(right):
             out.add(_str(right))
         elif isinstance(node.ops[0], ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
             out.update(s for s in (_str(e) for e in right.elts) if s)
-    return sorted(out)
+    return out
 
 
 def drafter_chain(text: str) -> Optional[list]:
@@ -189,17 +195,8 @@ def drafter_chain(text: str) -> Optional[list]:
         raised = next((n for n in last.orelse if isinstance(n, ast.Raise)), None)
         if raised is None or "Unknown speculative decoding method" not in ast.unparse(raised):
             continue
-        names: set = set()
-        for test in tests:
-            for c in ast.walk(test):
-                if not (isinstance(c, ast.Compare) and len(c.ops) == 1
-                        and ast.unparse(c.left).endswith("speculative_config.method")):
-                    continue
-                right = c.comparators[0]
-                if isinstance(c.ops[0], ast.Eq) and _str(right):
-                    names.add(_str(right))
-                elif isinstance(c.ops[0], ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
-                    names.update(s for s in (_str(e) for e in right.elts) if s)
+        names = _compared((c for test in tests for c in ast.walk(test)),
+                          lambda left: left.endswith("speculative_config.method"))
         out = (out or set()) | names
     return sorted(out) if out is not None else None
 
