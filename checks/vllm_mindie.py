@@ -10,6 +10,9 @@ from ascend_doctor.text.versions import try_parse_version
 from .torch import dist_evidence
 
 MINDIE = "mindie-turbo"
+# The last release whose worker imports it (`try_register_lib("mindie_turbo", …)`): read in the PyPI sdists,
+# 0.7.1rc1-0.11.0 have the call, 0.12.0rc1 on do not (2026-12-07).
+IMPORTED_UNTIL = "0.11.0"
 
 
 def _same_line(installed: str, paired: str) -> bool:
@@ -24,7 +27,7 @@ def mindie_turbo_pair(ctx):
 
     What it checks: when the serving environment has `mindie-turbo`, the MindIE Turbo the official compatibility
     table pairs with the installed vllm-ascend release (its "MindIE Turbo" column: 2.0rc1 for v0.7.3 and
-    v0.7.3.post1, none for any other release).
+    v0.7.3.post1, none for any other release). From 0.12.0rc1 the release no longer imports it: a pass.
 
     Why it matters: vllm-ascend imports `mindie_turbo` when it is installed and swallows any error, so a build made
     for another vLLM either changes nothing ("MindIE Turbo is installed" never logged, vllm-project/vllm-ascend#2451
@@ -51,6 +54,10 @@ def mindie_turbo_pair(ctx):
                              "known", version=ascend.version), evidence)
     evidence.append(ev(f"matrix: vllm-ascend {row.version} row", T("MindIE Turbo: {paired}",
                                                                    paired=row.mindie_turbo or T("none"))))
+    if row.mindie_turbo is None and try_parse_version(ascend.version) > try_parse_version(IMPORTED_UNTIL):
+        return ctx.ok(T("mindie-turbo {turbo} is installed, and vllm-ascend {version} does not import it (no release "
+                        "after {last} does): it has no effect", turbo=turbo.version, version=ascend.version,
+                        last=IMPORTED_UNTIL), evidence)
     if row.mindie_turbo is None:
         return ctx.warn(T("mindie-turbo {turbo} is installed, but the official table pairs no MindIE Turbo with "
                           "vllm-ascend {version} (only 2.0rc1 with v0.7.3 and v0.7.3.post1): vllm-ascend imports it "

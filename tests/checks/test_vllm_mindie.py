@@ -76,3 +76,9 @@ def test_a_paste_that_installs_it_on_top_of_an_image_is_not_told_it_is_not_insta
     assert f.status == Status.SKIP and "no mindie-turbo among the packages read" in f.message, f.message
     pinned = finding("docker pull quay.io/ascend/vllm-ascend:v0.9.1rc2\npip install mindie-turbo==2.1rc1\n")
     assert pinned.status == Status.WARN and "2.1rc1" in pinned.message, pinned.message
+
+
+def test_a_release_that_no_longer_imports_it_passes():
+    f = judge("0.13.0", "2.1rc1")
+    assert f.status == Status.PASS and "does not import it" in f.message, f.message
+    assert judge("0.11.0", "2.1rc1").status == Status.WARN  # the last release that still imports it
