@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ascend_doctor.deploy.arch import read_architecture
 from ascend_doctor.deploy.hybrid import GDN_MODEL_TYPES, HybridPages, gdn_pages
-from ascend_doctor.i18n import T
+from ascend_doctor.i18n import T, join
 from ascend_doctor.knowledge.prefix_unit import (
     HYBRID_PREFIX_FROM,
     LARGE_SHARE,
@@ -79,7 +79,7 @@ def _fix(ctx, cfg, unit, block, release):
     if unit.context_parallel:
         ways.append(T("a smaller --decode-context-parallel-size or --prefill-context-parallel-size"))
     ways.append(T("turn prefix caching off (--no-enable-prefix-caching) if requests do not share that much"))
-    return T("To reuse shorter prefixes: {ways}.", ways="; or ".join(str(w) for w in ways))
+    return T("To reuse shorter prefixes: {ways}.", ways=join("; or ", ways))
 
 
 @check("SERVE326", "serve-prefix-unit", severity="warning", stage="serve",
@@ -147,7 +147,7 @@ def prefix_unit_check(ctx):
 
 def _verdict(ctx, cmd, cfg, unit, block, method, length, how, release):
     """warn when what a request must share is at least LARGE_SHARE or not below max_model_len; pass otherwise."""
-    factors = " × ".join(unit.factors)
+    factors = join(" × ", unit.factors)
     evidence = [cmd_evidence(cmd), ev(T("prefix-cache unit"), T("{factors}; block: {why}", factors=factors,
                                                                    why=unit.block_why))]
     said = T("vllm-ascend {version} reuses cached prefixes in whole units of {unit} tokens ({factors}; block: "

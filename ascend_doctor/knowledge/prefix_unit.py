@@ -99,8 +99,8 @@ class PrefixUnit(Model):
     """The scheduler's block when prefix caching is on, what makes it, and what a request must share to reuse."""
 
     unit: int
-    factors: list[str]
-    block_why: str
+    factors: list[Localized]  # messages, kept as such so a zh report renders them in Chinese
+    block_why: Localized
     eagle: bool = False
     context_parallel: bool = False
 
@@ -121,7 +121,7 @@ def prefix_unit(block: int, why: Localized, ratio: int = 1, dcp: int = 1, pcp: i
     if pcp > 1:
         factors.append(T("{pcp} (prefill context parallel)", pcp=pcp))
     unit = block * max(1, ratio) * max(1, dcp) * max(1, pcp)
-    return PrefixUnit(unit=unit, factors=[str(f) for f in factors], block_why=str(why), eagle=eagle,
+    return PrefixUnit(unit=unit, factors=factors, block_why=why, eagle=eagle,
                       context_parallel=dcp > 1 or pcp > 1)
 
 
