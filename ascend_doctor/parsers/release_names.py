@@ -13,6 +13,8 @@ Where each list lives (read at the tags and sdists; the file a row cites is the 
   vllm/distributed/kv_transfer/kv_connector/factory.py; vllm-ascend's own calls under vllm_ascend/distributed/ (its
   `register_connector()`, run when the plugin loads). `create_connector` raises `ValueError: Unsupported connector
   type: X` for any other name unless `kv_connector_module_path` names a module.
+* `kv_connector_module` — `Name=module` of each of vllm-ascend's own register_connector calls (read by `matrix sync`
+  only): the files a connector's code lives in, so a bug fix confined to them is that connector's (SERVE320).
 * `speculative_method` — vLLM's `SpeculativeMethod` Literal (vllm/config/speculative.py; nested Literal aliases
   resolved), validated by pydantic; vllm-ascend's `get_spec_decode_method` (vllm_ascend/spec_decode/__init__.py,
   0.11.0rc0 on), whose `else` raises `Unknown speculative decoding method`.
@@ -143,6 +145,18 @@ def register_connector_names(text: str) -> Optional[list]:
         return None
     out = {s for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
            and node.func.attr == "register_connector" and node.args for s in [_str(node.args[0])] if s}
+    return sorted(out) if out else None
+
+
+def register_connector_modules(text: str) -> Optional[list]:
+    """`Name=module` for every `….register_connector("Name", "module", "Class")` call in a file (the module the
+    name loads); None when it has none."""
+    tree = _parse(text)
+    if tree is None:
+        return None
+    out = {f"{name}={module}" for node in ast.walk(tree) if isinstance(node, ast.Call)
+           and isinstance(node.func, ast.Attribute) and node.func.attr == "register_connector"
+           and len(node.args) >= 2 for name, module in [(_str(node.args[0]), _str(node.args[1]))] if name and module}
     return sorted(out) if out else None
 
 
@@ -502,6 +516,8 @@ READERS: dict[str, tuple] = {
     ),
     "vllm-ascend": (
         Reader("kv_connector", ("distributed/",), register_connector_names, "register_connector calls"),
+        Reader("kv_connector_module", ("distributed/",), register_connector_modules,
+               "register_connector calls' modules", live=False),
         Reader("speculative_method", ("spec_decode/__init__.py", "worker/model_runner_v1.py"), spec_methods,
                "get_spec_decode_method, or NPUModelRunner's drafter chain"),
         Reader("env", ("envs.py",), dict_keys("env_variables"), "env_variables keys"),

@@ -89,7 +89,8 @@ def test_sync_reads_every_kind_from_planted_sdists(tmp_path):
     rows = {(p.table, p.id): p for p in res.proposals if p.table.startswith("names")}
     assert set(rows) == {("names_vllm_ascend", "0.31.0rc1"), ("names_vllm", "0.99.0")}
     a = rows["names_vllm_ascend", "0.31.0rc1"].row
-    assert a["names"] == {"kv_connector": ["PlantedConnector"], "speculative_method": ["mtp"],
+    assert a["names"] == {"kv_connector": ["PlantedConnector"], "kv_connector_module": ["PlantedConnector=m"],
+                          "speculative_method": ["mtp"],
                           "env": ["VLLM_ASCEND_PLANTED"], "patched_field": [],  # no patch modules: none retyped
                           "env_read": ["HCCL_PLANTED", "LD_PLANTED", "VLLM_ASCEND_OLD_SWITCH"]}
     assert "env_read: vllm_ascend/ (3 modules: os.getenv / os.environ reads outside envs.py)" in a["where"]
