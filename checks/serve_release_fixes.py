@@ -8,13 +8,20 @@ from typing import Optional
 
 from ascend_doctor.core.errors import FactUnavailable
 from ascend_doctor.i18n import T, join
-from ascend_doctor.knowledge.fix_subjects import conditions, distinct_features, folder_model, served_keys, vocabulary
+from ascend_doctor.knowledge.fix_subjects import (
+    conditions,
+    connector_areas,
+    distinct_features,
+    folder_model,
+    served_keys,
+    vocabulary,
+)
 from ascend_doctor.knowledge.hardware import families
 from ascend_doctor.knowledge.serve_features import used
 from ascend_doctor.plugin import check, ev
 from ascend_doctor.text.versions import try_parse_version
 
-from ._serve import unreadable
+from ._serve import kv_connectors, unreadable
 
 _SHOWN = 3  # fixes quoted in the message; the evidence lists them all
 
@@ -30,7 +37,9 @@ def release_fixes(ctx):
     corrected, from git blame; a fix that only adds lines is dated at its own release) that applies to this
     deployment and that the installed release has the code of but not the fix. A fix applies when its subject names
     the served model — by vLLM's own names for it: `Qwen3-Next`, `qwen3_next`, `DeepSeek-V3.2`, `dsv32`; a variant
-    such as `Qwen3-Embedding` only to a model of that name — or it changed only that model's files, or, naming no
+    such as `Qwen3-Embedding` only to a model of that name — or it changed only that model's files, or it changed
+    only one KV connector's code (the module vllm-ascend's register_connector call loads for it, and the package
+    that module has to itself: AscendStore's `kvpool/`) and --kv-transfer-config names that connector, or, naming no
     model, a combination of at least two features (`eagle3 … FULL_DECODE_ONLY`, `mtp torchair pd`; MTP, eagle3 and
     suffix decoding are one, speculative decoding); and when the command and host use every feature (MTP, EP, P/D
     disaggregation, ACL graph, PCP, FlashComm1, a quantized checkpoint — also when the fix changed only the
@@ -171,10 +180,13 @@ def _lacking(ctx, cmd, keys: set, version: str, table, vocab: frozenset) -> tupl
     here = set(fams) - {"?"} if fams else set()  # a chip not seen: a fix for one chip is not judged
     found, judged, open_ = [], 0, []
     pairs = [(f.subject, tuple(f.functions)) for f in table.fix]
-    for f, (models, features, chips, unjudged) in zip(table.fix, conditions(pairs, vocab)):
+    mine = _connectors(cmd)
+    for f, (models, features, chips, unjudged, connectors) in zip(table.fix, conditions(pairs, vocab, _areas(ctx))):
         if models and not keys & set(models):
             continue
-        if not models and len(distinct_features(features)) < 2:
+        if connectors and mine is not _UNSEEN and not mine & set(connectors):
+            continue  # another KV connector's fix, or the command uses none
+        if not models and not connectors and len(distinct_features(features)) < 2:
             continue
         if (here and chips and not here & set(chips)) or not f.present_in(version):
             continue  # another chip's fix; or the release never had the code it corrects
@@ -182,20 +194,43 @@ def _lacking(ctx, cmd, keys: set, version: str, table, vocab: frozenset) -> tupl
         if any(s is None for s in seen):
             continue
         unseen = list(unjudged) + [n for n, s in zip(features, seen) if s is _UNSEEN] + (
-            [T("the chip ({chips})", chips="/".join(chips))] if chips and not here else [])
+            [T("the chip ({chips})", chips="/".join(chips))] if chips and not here else []) + (
+            [T("the KV connector (--kv-transfer-config not read)")] if connectors and mine is _UNSEEN else [])
         if unseen:
             if f.lacked_by(version, table.newest):
                 open_.append(unseen)
             continue  # a carried fix says nothing, whatever it names
         judged += 1
         if f.lacked_by(version, table.newest):
-            found.append((f, seen, "" if models else " + ".join(features)))
+            used_here = sorted(mine & set(connectors)) if connectors else []
+            found.append((f, used_here + seen, "" if models else " + ".join(used_here or features)))
     top = try_parse_version(table.newest)
     found.sort(key=lambda x: (not x[0].first, try_parse_version(x[0].first) if x[0].first else top, x[0].sha))
     return found, judged, open_
 
 
 _UNSEEN = object()  # a feature the source does not show (a paste without the environment or the model's files)
+
+
+def _areas(ctx) -> dict:
+    """Where each vllm-ascend KV connector's code lives (fix_subjects.connector_areas), from every recorded
+    release's register_connector modules."""
+    table = ctx.knowledge.release_names.get("vllm-ascend")
+    pairs = {p for r in (table.releases if table is not None else ()) for p in r.names.get("kv_connector_module", ())}
+    return connector_areas(pairs)
+
+
+def _connectors(cmd):
+    """The KV connectors the command's --kv-transfer-config names (a set, empty without the option), or _UNSEEN
+    when the text cuts the option or its JSON does not parse (SERVE313 reports that)."""
+    if not cmd.has("kv_transfer_config"):
+        return set()
+    if cmd.is_cut("kv_transfer_config"):
+        return _UNSEEN
+    value, err = cmd.json_value("kv_transfer_config")
+    if err or not isinstance(value, dict):
+        return _UNSEEN
+    return {name for _, name in kv_connectors(value)}
 
 
 def _used(name: str, cmd, env, model):

@@ -16,6 +16,10 @@ of the recorded `vllm_models` rows — compared with letters and digits only (`Q
 The features are the names of ascend_doctor.knowledge.serve_features, found by the words a subject uses for them
 (FEATURE_WORDS); a fix that names features applies only where the command uses every one of them, and one that
 names a condition the doctor cannot tell (UNJUDGED_WORDS) is left unjudged rather than claimed.
+
+A fix confined to one KV connector's code (connector_areas: the files of the modules vllm-ascend's register_connector
+calls load, read per release into `serve/names-vllm-ascend`) is that connector's, as a fix confined to one model's
+files is that model's: it applies to a command whose --kv-transfer-config names the connector, and to no other.
 """
 
 from __future__ import annotations
@@ -218,6 +222,43 @@ def path_models(functions: Iterable[str], vocab: frozenset) -> Optional[list[str
     return list(dict.fromkeys(out)) or None
 
 
+def connector_areas(modules: Iterable[str]) -> dict[str, frozenset]:
+    """Path (a file, or a directory ending in `/`) -> the connector names registered to load code from it, from
+    `Name=module` pairs of every release (a connector moved between releases has an area at each place). A module
+    alone among the registered ones in its directory owns the directory (`distributed/kvpool/` is AscendStore's, its
+    backends included); one that shares its directory with another connector's module owns only its file
+    (`distributed/mooncake_connector.py`)."""
+    by_module: dict[str, set] = {}
+    for pair in modules:
+        name, _, module = pair.partition("=")
+        if name and module.startswith("vllm_ascend."):
+            by_module.setdefault(module.replace(".", "/"), set()).add(name)
+    dirs: dict[str, set] = {}
+    for path in by_module:
+        dirs.setdefault(path.rsplit("/", 1)[0], set()).add(path)
+    out: dict[str, frozenset] = {}
+    for path, names in by_module.items():
+        parent = path.rsplit("/", 1)[0]
+        own_dir = len(dirs[parent]) == 1 and parent.count("/") >= 2  # never vllm_ascend/distributed itself
+        key = parent + "/" if own_dir else path + ".py"
+        out[key] = out.get(key, frozenset()) | frozenset(names)
+    return out
+
+
+def path_connectors(functions: Iterable[str], areas: dict) -> Optional[list[str]]:
+    """The connectors whose code holds every file a fix changed (`…/kv_p2p/mooncake_connector.py:_send` ->
+    MooncakeConnectorV1), or None when it changed any other file."""
+    out: set = set()
+    for fn in functions:
+        path = fn.split(":", 1)[0]
+        hit = next((names for area, names in areas.items()
+                    if (path.startswith(area) if area.endswith("/") else path == area)), None)
+        if hit is None:
+            return None
+        out |= hit
+    return sorted(out) or None
+
+
 # Feature names that are one feature for the combination rule: MTP, eagle3 and suffix decoding are speculative
 # decoding (a `[SpecDecode] … MTP` subject names one feature, not two: three false warnings on the h38c-e holdouts).
 # ACL graph itself is on by default, so it never makes a combination; FULL_DECODE_ONLY, a mode chosen by name, does.
@@ -242,12 +283,12 @@ def _reverted(subjects: Iterable[str]) -> set:
 
 
 @lru_cache(maxsize=8)
-def _conditions(fixes: tuple, vocab: frozenset) -> tuple:
+def _conditions(fixes: tuple, vocab: frozenset, areas: tuple) -> tuple:
     undone = _reverted(subject for subject, _ in fixes)
     out = []
     for subject, functions in fixes:
         if subject.lstrip().lower().startswith("revert") or subject.strip() in undone:
-            out.append(((), (), (), ()))  # a revert, or a fix a revert undid: no release lacks it as a fix
+            out.append(((), (), (), (), ()))  # a revert, or a fix a revert undid: no release lacks it as a fix
             continue
         models = subject_models(subject, vocab)
         in_files = path_models(functions, vocab)
@@ -257,11 +298,13 @@ def _conditions(fixes: tuple, vocab: frozenset) -> tuple:
         if functions and all(_QUANT_FILES.match(fn) for fn in functions) and "Quantization" not in features:
             features.append("Quantization")  # it changed only the quantized-checkpoint code
         out.append((tuple(models), tuple(features), tuple(subject_chips(subject)),
-                    tuple(dict.fromkeys(m.group().lower() for m in UNJUDGED_WORDS.finditer(subject)))))
+                    tuple(dict.fromkeys(m.group().lower() for m in UNJUDGED_WORDS.finditer(subject))),
+                    tuple(path_connectors(functions, dict(areas)) or ()) if functions else ()))
     return tuple(out)
 
 
-def conditions(fixes: list[tuple[str, tuple]], vocab: frozenset) -> list[tuple[tuple, tuple, tuple, tuple]]:
-    """(models, features, chips, words of conditions the doctor cannot tell) of each (subject, functions), cached
-    per table."""
-    return list(_conditions(tuple((s, tuple(f)) for s, f in fixes), vocab))
+def conditions(fixes: list[tuple[str, tuple]], vocab: frozenset, areas: Optional[dict] = None
+               ) -> list[tuple[tuple, tuple, tuple, tuple, tuple]]:
+    """(models, features, chips, words of conditions the doctor cannot tell, KV connectors) of each (subject,
+    functions), cached per table; `areas` from connector_areas."""
+    return list(_conditions(tuple((s, tuple(f)) for s, f in fixes), vocab, tuple(sorted((areas or {}).items()))))

@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 
 from ascend_doctor.knowledge.fix_subjects import (
+    conditions,
+    connector_areas,
     folder_model,
+    path_connectors,
     served_keys,
     subject_chips,
     subject_features,
@@ -182,7 +185,7 @@ def test_a_revert_and_the_fix_it_undid_are_no_fixes():
 
     fix = "[BUGFIX] Mtp torchair pd fix (#3449)"
     undone = conditions([(fix, ()), ('Revert "[BUGFIX] Mtp torchair pd fix (#3449)" (#3500)', ())], VOCAB)
-    assert undone == [((), (), (), ()), ((), (), (), ())]
+    assert undone == [((), (), (), (), ()), ((), (), (), (), ())]
     assert conditions([(fix, ())], VOCAB)[0][1] == ("MTP", "Prefill-decode Disaggregation", "Torchair")
 
 
@@ -201,9 +204,9 @@ def test_the_model_files_a_fix_alone_changed_say_whose_fix_it_is():
 def test_conditions_nobody_looked_at_keep_a_fix_unjudged():
     from ascend_doctor.knowledge.fix_subjects import conditions
 
-    (_, features, _, unjudged), = conditions([("[BugFix] Fix dsv4 FlashComm2 o_proj with sp (#2)", ())], VOCAB)
+    (_, features, _, unjudged, _), = conditions([("[BugFix] Fix dsv4 FlashComm2 o_proj with sp (#2)", ())], VOCAB)
     assert "Flashcomm1" not in features and unjudged == ("flashcomm2", "sp")
-    (_, _, _, unjudged), = conditions([("[main2main] adapt to vllm 0.12 (#3)", ())], VOCAB)
+    (_, _, _, unjudged, _), = conditions([("[main2main] adapt to vllm 0.12 (#3)", ())], VOCAB)
     assert unjudged
 
 
@@ -217,16 +220,78 @@ def test_a_negated_feature_or_an_opt_in_engine_keeps_a_fix_unjudged():
 
     for subject in ("[BugFix] Fix Qwen3-Next crash when prefix caching is disabled (#5)",
                     "[BugFix][MRV2] Fix dsv4 MTP slot mapping (#6)", "[BugFix] fix qwen3-next without aclgraph (#7)"):
-        (_, _, _, unjudged), = conditions([(subject, ())], VOCAB)
+        (_, _, _, unjudged, _), = conditions([(subject, ())], VOCAB)
         assert unjudged, subject
     # a release tag in a cherry-pick's subject is no V0 engine
-    (_, _, _, unjudged), = conditions([("[v0.9.1][BugFix] Fix Qwen3-Next mtp (#8)", ())], VOCAB)
+    (_, _, _, unjudged, _), = conditions([("[v0.9.1][BugFix] Fix Qwen3-Next mtp (#8)", ())], VOCAB)
     assert unjudged == ()
 
 
 def test_a_fix_of_the_quantization_code_alone_needs_a_quantized_checkpoint():
     from ascend_doctor.knowledge.fix_subjects import conditions
 
-    (_, features, _, _), = conditions([("[BugFix] Fix Qwen3-Next scale (#9)",
+    (_, features, _, _, _), = conditions([("[BugFix] Fix Qwen3-Next scale (#9)",
                                         ("vllm_ascend/quantization/w8a8_dynamic.py:apply",))], VOCAB)
     assert "Quantization" in features
+
+
+# a KV connector's own fixes --------------------------------------------------------------------------------------
+
+# Name=module pairs as vllm-ascend registers them (serve/names-vllm-ascend, kv_connector_module): 0.13.0's and 0.23.0's
+MODULES = ["MooncakeConnectorV1=vllm_ascend.distributed.mooncake_connector",
+           "MooncakeLayerwiseConnector=vllm_ascend.distributed.mooncake_layerwise_connector",
+           "UCMConnector=vllm_ascend.distributed.ucm_connector",
+           "AscendStoreConnector=vllm_ascend.distributed.kvpool.ascend_store_connector",
+           "MooncakeConnectorStoreV1=vllm_ascend.distributed.kvpool.ascend_store_connector",
+           "MooncakeConnectorV1=vllm_ascend.distributed.kv_transfer.kv_p2p.mooncake_connector",
+           "MooncakeHybridConnector=vllm_ascend.distributed.kv_transfer.kv_p2p.mooncake_hybrid_connector",
+           "AscendStoreConnector=vllm_ascend.distributed.kv_transfer.kv_pool.ascend_store.ascend_store_connector"]
+
+
+def test_a_connector_owns_its_package_or_only_its_file():
+    areas = connector_areas(MODULES)
+    # alone in its package: the package, backends included; beside other connectors' modules: the file alone
+    assert areas["vllm_ascend/distributed/kvpool/"] == {"AscendStoreConnector", "MooncakeConnectorStoreV1"}
+    assert areas["vllm_ascend/distributed/mooncake_connector.py"] == {"MooncakeConnectorV1"}
+    assert "vllm_ascend/distributed/" not in areas
+    assert path_connectors(["vllm_ascend/distributed/kvpool/backend/mooncake_backend.py:put"], areas) == [
+        "AscendStoreConnector", "MooncakeConnectorStoreV1"]
+    assert path_connectors(["vllm_ascend/distributed/kv_transfer/kv_p2p/mooncake_connector.py:_send",
+                            "vllm_ascend/distributed/mooncake_layerwise_connector.py:_send"], areas) == [
+        "MooncakeConnectorV1", "MooncakeLayerwiseConnector"]
+    # any file outside the connectors' code: a shared fix, not one connector's
+    assert path_connectors(["vllm_ascend/distributed/mooncake_connector.py:f",
+                            "vllm_ascend/worker/model_runner_v1.py:g"], areas) is None
+    assert path_connectors(["vllm_ascend/distributed/parallel_state.py:init"], areas) is None
+    (_, _, _, _, connectors), = conditions(
+        [("[BugFix] fix transfer (#1)", ("vllm_ascend/distributed/mooncake_connector.py:_send",))], VOCAB, areas)
+    assert connectors == ("MooncakeConnectorV1",)
+
+
+def _pd(connector: str) -> str:
+    return " --kv-transfer-config " + json.dumps({"kv_connector": connector, "kv_role": "kv_producer"}, separators=(",", ":"))
+
+
+def test_a_reported_failure_fixed_in_the_connector_the_command_uses_warns(tmp_path):
+    # "[P/D][BugFix] Fix for transmit kv cache failure (#8959)", Fixes #7871: it changed only
+    # mooncake_connector.py and mooncake_layerwise_connector.py; since 0.19.1rc1, first in 0.20.2rc1
+    m = _model(tmp_path, "my-model", "llama", "LlamaForCausalLM")
+    out = run_check("SERVE320", on_release(facts(f"vllm serve {m}" + _pd("MooncakeConnectorV1")), "0.19.1rc1"))
+    assert out.status == Status.WARN, out.message
+    assert "'[P/D][BugFix] Fix for transmit kv cache failure (#8959)' (in 0.20.2rc1)" in out.message
+    assert "MooncakeConnectorV1: " in out.message
+    assert any("(fixes #7871)" in str(e.excerpt) and "MooncakeConnectorV1" in str(e.excerpt) for e in out.evidence)
+    # controls: another connector, no connector at all, and the release that carries the fix
+    for cmd, release in ((f"vllm serve {m}" + _pd("AscendStoreConnector"), "0.19.1rc1"),
+                         (f"vllm serve {m}", "0.19.1rc1"),
+                         (f"vllm serve {m}" + _pd("MooncakeConnectorV1"), "0.20.2rc1")):
+        other = run_check("SERVE320", on_release(facts(cmd), release))
+        assert "#8959" not in other.message and not any("#8959" in e.source for e in other.evidence), cmd
+
+
+def test_a_cut_kv_transfer_config_leaves_the_connector_fixes_unjudged(tmp_path):
+    m = _model(tmp_path, "my-model", "llama", "LlamaForCausalLM")
+    out = run_check("SERVE320", on_release(facts(f"vllm serve {m} --kv-transfer-config '{{\"kv_connector\": ...'"),
+                                           "0.19.1rc1"))
+    assert "#8959" not in out.message
+    assert "the KV connector (--kv-transfer-config not read)" in out.message, out.message
