@@ -154,6 +154,14 @@ class Matrix:
                 aliases[row.alias] = dest(row.option)
         return frozenset(flags), frozenset(multi), aliases
 
+    def serve_option_levels(self, vllm_version: Optional[str] = None) -> frozenset:
+        """The options (dest names) whose bare 0-3 this vLLM release reads as a compilation level (the `level`
+        serve_option_kind rows); a release the matrix does not record gets every row's, so a form some release
+        accepts is never called wrong without knowing the release."""
+        v = try_parse_version(vllm_version) if vllm_version and self.vllm_serve_options(vllm_version) else None
+        return frozenset(row.option.replace("-", "_") for row in self.serve_option_kinds if row.kind == "level"
+                         and not (row.vllm and v is not None and not version_in(v, row.vllm)))
+
     # model families ---------------------------------------------------------------------------------------------
     def tool_parsers_for(self, model_type: str, model_name: str = "") -> Optional[Tuple[List[str], List[str]]]:
         """(expected parsers, every parser some release of this model_type uses) for a config.json `model_type`,

@@ -493,10 +493,11 @@ class ModelFamily(Row):
 class ServeOptionKind(Row):
     """How one `vllm serve` option parses beyond what its name says (see matrices/vllm-options.toml): `flag` takes no
     value, `value` takes one even though a `no-X` form exists, `multi` takes every value up to the next option,
-    `alias` is a short spelling of `option`. `vllm`: the releases it holds for (all recorded ones when absent)."""
+    `alias` is a short spelling of `option`, `level` reads a bare 0-3 as `{"level": n}` (`--compilation-config 3`).
+    `vllm`: the releases it holds for (all recorded ones when absent)."""
 
     id: str
-    kind: Literal["flag", "value", "multi", "alias"]
+    kind: Literal["flag", "value", "multi", "alias", "level"]
     option: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     alias: Optional[str] = Field(None, pattern=r"^-[A-Za-z][A-Za-z0-9]*$")
     vllm: Optional[SpecStr] = None

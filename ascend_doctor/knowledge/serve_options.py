@@ -14,7 +14,8 @@ def option_syntax(matrix: Any, vllm_version: Optional[str] = None) -> OptionSynt
     flags, multi, aliases = matrix.serve_option_syntax(vllm_version)
     names = matrix.vllm_serve_options(vllm_version) if vllm_version else None
     options = frozenset(n.replace("-", "_") for n in names) if names else frozenset()
-    return OptionSyntax(flags=flags, multi=multi, aliases=aliases, options=options)
+    return OptionSyntax(flags=flags, multi=multi, aliases=aliases, options=options,
+                        levels=matrix.serve_option_levels(vllm_version))
 
 
 def parse_serve(argv: list[str], matrix: Any, read_text: Optional[Callable[[str], Optional[str]]] = None,

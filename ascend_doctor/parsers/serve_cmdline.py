@@ -41,7 +41,16 @@ class OptionSyntax:
     # every option of the release (dest names) when it is recorded: argparse takes a unique prefix of one
     # (`--tensor-parallel 4` is `--tensor-parallel-size 4`, allow_abbrev); empty when the release is not known
     options: frozenset = frozenset()
+    # the options whose bare 0-3 the release reads as the compilation level (`--compilation-config 3`, vLLM <= 0.9.1)
+    levels: frozenset = frozenset()
 
+    def optimization_level(self) -> str:
+        """Where `-O3` / `-O 3` lands: vLLM's --optimization-level where the release has it (0.12.0 on), else the
+        compilation config's `level` (`-O.level=3`, what FlexibleArgumentParser rewrote it to before)."""
+        return "optimization_level" if "optimization_level" in self.options else "compilation_config.level"
+
+
+_LEVELS = frozenset({"0", "1", "2", "3"})
 
 API_SERVER_MODULES = ("vllm.entrypoints.openai.api_server",)
 CLI_MODULES = ("vllm.entrypoints.cli.main", "vllm")
@@ -374,8 +383,13 @@ def _read_args(args: list[str], syntax: OptionSyntax, cmd: ServeCommand) -> tupl
         else:
             name, eq, value = a.partition("=")
             dest = syntax.aliases.get(name)
-            if dest is None and name.startswith("-O") and len(name) > 2:
-                dest, eq, value = "compilation_config", "=", name[2:]  # -O3, -O.mode=3
+            if name.startswith("-O.") and len(name) > 3:
+                dest = "compilation_config" + name[2:]  # -O.mode=3: a key of the compilation config
+            elif name.startswith("-O") and len(name) > 2:
+                dest, eq, value = "compilation_config", "=", name[2:]  # -O3, -O{"mode": 3}
+            if (name[2:] in _LEVELS and name[:2] == "-O") or (name == "-O" and (
+                    value if eq else "".join(args[i:i + 1])) in _LEVELS):
+                dest = syntax.optimization_level()  # -O3, -O=3, -O 3: the optimization level, not a JSON object
             elif dest is None and len(name) > 2 and name[:2] in syntax.aliases:
                 # argparse reads a single-dash word that starts with a short option as that option and its value:
                 # `-quantization ascend` is `-q uantization` and a stray `ascend` (vllm-ascend#3494)
@@ -388,6 +402,8 @@ def _read_args(args: list[str], syntax: OptionSyntax, cmd: ServeCommand) -> tupl
                 if cmd.recognized:
                     cmd.notes.append(f"unrecognised short option {a!r}")
                 dest = _dest(name)
+        if dest in syntax.levels and (value if eq else "".join(args[i:i + 1])) in _LEVELS:
+            dest = "compilation_config.level"  # `--compilation-config 3`: the level, in the releases that read it so
         if eq:
             cli_opts[dest] = value
             continue

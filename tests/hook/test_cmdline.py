@@ -67,8 +67,33 @@ def test_short_aliases_are_the_ones_vllm_declares():
 
 
 def test_O_level_and_negative_numbers():
+    # no vLLM release named: -O3 is the compilation config's level (FlexibleArgumentParser's `-O.level=3`)
     c = parse_serve_command("vllm serve m -O3 --seed -1".split())
-    assert c.options["compilation_config"] == "3" and c.options["seed"] == "-1"
+    assert c.options["compilation_config.level"] == "3" and c.options["seed"] == "-1"
+
+
+@pytest.mark.parametrize("vllm,level", [("0.9.1", "compilation_config.level"), ("0.11.0", "compilation_config.level"),
+                                        ("0.13.0", "optimization_level"), (None, "compilation_config.level")])
+def test_every_spelling_of_the_O_level(vllm, level):
+    # vLLM 0.9.2-0.11.0 utils: `-O3`/`-O=3` -> `-O.level=3`, `-O 3` -> `-O.level 3`; 0.13.0 argparse_utils:
+    # `--optimization-level 3` (read in the sdists)
+    for argv in ("m -O3", "m -O=3", "m -O 3"):
+        c = parse_serve_command(["vllm", "serve", *argv.split()], vllm_version=vllm)
+        assert c.options == {level: "3"} and c.unknown_args == [], argv
+    dotted = parse_serve_command("vllm serve m -O.mode=3".split(), vllm_version=vllm)
+    assert dotted.options == {"compilation_config.mode": "3"}
+    as_json = parse_serve_command(["vllm", "serve", "m", "-O", '{"level": 3}'], vllm_version=vllm)
+    assert as_json.json_value("compilation_config") == ({"level": 3}, None)
+
+
+def test_a_bare_level_after_the_long_option_only_where_the_release_reads_it():
+    # CompilationConfig.from_cli took "0".."3" as the level up to vLLM 0.9.1; 0.9.2 on validate the value as JSON
+    old = parse_serve_command("vllm serve m --compilation-config 3".split(), vllm_version="0.9.1")
+    assert old.options == {"compilation_config.level": "3"}
+    new = parse_serve_command("vllm serve m --compilation-config 3".split(), vllm_version="0.13.0")
+    assert new.options == {"compilation_config": "3"} and new.json_value("compilation_config")[1]
+    unknown = parse_serve_command("vllm serve m --compilation-config=1".split())  # which vLLM runs is not known
+    assert unknown.options == {"compilation_config.level": "1"}
 
 
 def test_multi_value_served_model_name():
