@@ -103,7 +103,8 @@ class NpuSmiInfo(Model):
     error: Optional[NpuSmiError] = None
     chips: list[NpuChip] = Field(default_factory=list)
     processes: list[NpuProcess] = Field(default_factory=list)
-    layout: Optional[str] = Field(None, description="chip | chip-phy-id | chip-device (the second header row)")
+    layout: Optional[str] = Field(None, description="chip | chip-phy-id | chip-device (the second header row) | "
+                                                    "fragment (rows without the headers: the column not known)")
     has_process_table: bool = False
     idle_npus: list[int] = Field(default_factory=list, description="`No running processes found in NPU N`")
     elided: bool = Field(False, description="The paste skipped rows (`...`), so chip counts are a lower bound")
@@ -170,9 +171,20 @@ def _bad(line: str, what: str) -> ParseError:
     return ParseError(f"expected {EXPECTS}; {what}: {line.strip()[:120]!r}")
 
 
+# The two rows of one chip in the table, what a paste that leaves the headers out still shows (h38s, generically):
+# `| 0     910B3 | OK | 93.4  38  0 / 0 |` then `| 0 | 0000:C1:00.0 | 0  0 / 0  3381 / 65536 |`.
+CHIP_FIRST_ROW = re.compile(
+    r"^\|\s*\d+\s+[^|\s][^|]*\|\s*(?:OK|Warning|Alarm|Critical|Abnormal|Unknown)\s*\|[^|]*\|\s*$", re.I)
+CHIP_SECOND_ROW = re.compile(
+    r"^\|\s*\d+(?:\s+\d+)?\s*\|\s*[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]\s*\|")
+
+
 @parser_kind("npu-smi-info", expects=EXPECTS)
-def parse_npu_smi_info(text: str) -> NpuSmiInfo:
-    """Parse `npu-smi info`; a dcmi/driver error instead of a table gives `error` and no chips."""
+def parse_npu_smi_info(text: str, fragment: bool = False) -> NpuSmiInfo:
+    """Parse `npu-smi info`; a dcmi/driver error instead of a table gives `error` and no chips. `fragment`: the text
+    is rows of the table without its headers (a paste's excerpt): the chips and processes are read from the rows'
+    own shapes, which chip id column the second row holds is not known, and the counts are a lower bound
+    (`elided`)."""
     lines = [ln.strip() for ln in clean_paste(text).split("\n")]
     info = NpuSmiInfo()
     header_at = None
@@ -182,6 +194,8 @@ def parse_npu_smi_info(text: str) -> NpuSmiInfo:
             info.tool_version, info.driver_version = m
             header_at = i
             break
+    if header_at is None and fragment:
+        return _fragment(info, lines)
     if header_at is None:
         err = find_npu_smi_error(text)
         if err is None:
@@ -239,10 +253,42 @@ def parse_npu_smi_info(text: str) -> NpuSmiInfo:
                 info.warnings.append(str(exc))
         else:
             raise _bad(ln, "a table row before the column headers")
-    if pending is not None:
+    if pending is not None and not info.chips:
         raise ParseError(f"expected {EXPECTS}; the table ends after the first row of NPU {pending['npu_id']}")
+    if pending is not None:  # cut inside a chip's rows: the chips above are whole, the rest not shown
+        info.elided = True
+        info.warnings.append(f"the table ends after the first row of NPU {pending['npu_id']}: the chips before it "
+                             "are read, the rest is not shown")
     if section == "pre":
         raise ParseError(f"expected {EXPECTS}; found the version header but no '| NPU  Name | Health |' columns")
+    return info
+
+
+def _fragment(info: NpuSmiInfo, lines: list) -> NpuSmiInfo:
+    """The chips and processes of table rows pasted without the headers: a chip is a first row and the second row
+    right after it (CHIP_FIRST_ROW, CHIP_SECOND_ROW); a row of four or more cells that starts with NPU and chip ids
+    is a process. Anything else is skipped; no chip read is a ParseError."""
+    info.layout, info.elided = "fragment", True
+    pending: Optional[dict] = None
+    for ln in lines:
+        if not ln.startswith("|"):
+            continue
+        if pending is not None and CHIP_SECOND_ROW.match(ln):
+            pending = _chip_row(info, _cells(ln), pending, ln)
+            continue
+        pending = None
+        cells = _cells(ln)
+        m = _NO_PROC.search(" ".join(cells))
+        if m:
+            info.idle_npus.append(to_int(m.group(1)))
+            info.has_process_table = True
+        elif CHIP_FIRST_ROW.match(ln):
+            pending = _chip_row(info, cells, None, ln)
+        elif len(cells) >= 4 and re.fullmatch(r"\d+\s+\d+", cells[0]) and _int(cells[1]) is not None:
+            info.has_process_table = True
+            _proc_row(info, cells, len(cells), None, ln)
+    if not info.chips:
+        raise ParseError(f"expected {EXPECTS}: rows without the table's headers, but no chip's two rows among them")
     return info
 
 
@@ -276,7 +322,7 @@ def _chip_row(info: NpuSmiInfo, cells: list, pending: Optional[dict], ln: str) -
         **pending,
         chip_id=ids[0],
         phy_id=ids[1] if len(ids) == 2 and info.layout == "chip-phy-id" else None,
-        device_id=ids[1] if len(ids) == 2 and info.layout != "chip-phy-id" else None,
+        device_id=ids[1] if len(ids) == 2 and info.layout not in ("chip-phy-id", "fragment") else None,
         bus_id=bus if _BUS.match(bus) else None,
         aicore_pct=_int(rest[0]) if rest else None,
         memory_used_mb=pairs[0][0] if pairs else None,

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import re
 
-# One word: runs of plain characters, quoted strings and escaped characters with no blank between them.
-_WORD = re.compile(r"""(?:[^\s'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.|\\$)+""", re.S)
-_PIECE = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)|\\$|([^\s'"\\]+)""", re.S)
+# One word: runs of plain characters, quoted strings, escaped characters and `$((…))` / `$(…)` substitutions (one word
+# to the shell, blanks inside and all: `--max-num-seqs $((N * 16))`) with no blank between them.
+_SUBST = r"""\$\(\([^()]*\)\)|\$\([^()]*\)"""
+_PLAIN = r"""[^\s'"\\$]+|\$"""
+_WORD = re.compile(rf"""(?:{_SUBST}|{_PLAIN}|'[^']*'|"(?:[^"\\]|\\.)*"|\\.|\\$)+""", re.S)
+_PIECE = re.compile(rf"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)|\\$|({_SUBST}|{_PLAIN})""", re.S)
 _DQ_ESCAPE = re.compile(r"""\\([\\"])""")
 
 

@@ -22,7 +22,7 @@ from pydantic import Field, PrivateAttr
 
 from ascend_doctor.core.model import Model
 from ascend_doctor.parsers import _PASTED_COMMANDS
-from ascend_doctor.parsers.npu_smi import header_versions
+from ascend_doctor.parsers.npu_smi import CHIP_FIRST_ROW, CHIP_SECOND_ROW, header_versions
 from ascend_doctor.parsers.serve_cmdline import engine_option
 from ascend_doctor.text import shellwords
 from ascend_doctor.text.versions import try_parse_version
@@ -216,6 +216,7 @@ class PasteFacts(Model):
                                                                           "output pasted after its prompt")
     npu_smi_text: Optional[str] = None
     npu_smi_lines: Optional[str] = None
+    npu_smi_fragment: bool = Field(False, description="npu_smi_text is rows of the table without its headers")
     cann_not_available: Optional[Seen] = None
     cann_path: Optional[Seen] = None
     driver_version: Optional[Seen] = None
@@ -856,11 +857,27 @@ def read_paste(text: str) -> PasteFacts:
                 j -= 1
             f.npu_smi_text = "\n".join(x.text for x in lines[i:j]) + "\n"
             f.npu_smi_lines = _span(lines[i].no, lines[j - 1].no)
+            f.npu_smi_fragment = False
+            f.sections = [x for x in f.sections if x.kind != "npu_smi_info"]  # rows read before: this is the table
             f.sections.append(Section(kind="npu_smi_info", first=lines[i].no, last=lines[j - 1].no))
             driver = (header_versions(lines[head].text) or (None, None))[1]  # a blank field is no version
             # nor is a placeholder the author wrote for a version left out (`xx.x.x`, `<version>`, `***`)
             if driver and try_parse_version(driver) is not None and f.driver_version is None:
                 f.driver_version = Seen(value=driver, lines=str(lines[head].no), source="npu-smi info header")
+            i = j
+            continue
+        # --- rows of that table without its headers (an excerpt: the chips' two rows, process rows; h38s)
+        if f.npu_smi_text is None and i + 1 < n and CHIP_FIRST_ROW.match(s) \
+                and CHIP_SECOND_ROW.match(lines[i + 1].text.strip()):
+            j = i
+            while j < n and (_TABLE.match(lines[j].text) or lines[j].text.strip() in ("", "...", "…")):
+                j += 1
+            while j > i and not lines[j - 1].text.strip():
+                j -= 1
+            f.npu_smi_text = "\n".join(x.text for x in lines[i:j]) + "\n"
+            f.npu_smi_lines, f.npu_smi_fragment = _span(lines[i].no, lines[j - 1].no), True
+            f.sections.append(Section(kind="npu_smi_info", first=lines[i].no, last=lines[j - 1].no,
+                                      label="rows of the table without its headers"))
             i = j
             continue
         # --- the same files pasted as comments (`# version=8.3.RC1` under `# CANN:`, h38n): read only as one of
@@ -954,7 +971,8 @@ def read_paste(text: str) -> PasteFacts:
                 f.serve_commented = commented
                 f.serve_argv, f.serve_lines, f.serve_cut = argv, _span(ln.no, lines[last].no), cut
                 # a command read off comment lines is a quote of one, never known to be all of it
-                f.serve_open = bool(cut) or bool(elided) or _elided(argv) or _runs_off(lines, i, last) or commented
+                f.serve_open = bool(cut) or bool(elided) or _elided(argv) or _runs_off(lines, i, last) or commented \
+                    or _elision_follows(lines, last)
                 # a cut option's placeholder value is its value; any other elision word stands for options left out
                 f.serve_argv = [w for k, w in enumerate(argv) if not (_ELISION.fullmatch(w) and not (
                     w == CUT_VALUE and k > 0 and argv[k - 1] in cut + elided))]
@@ -962,7 +980,8 @@ def read_paste(text: str) -> PasteFacts:
                 f.sections.append(Section(kind="serve_command", first=ln.no, last=lines[last].no))
         # --- tracebacks, bare or inside a log (every line behind the same `(Worker pid=7) ERROR … [core.py:5]`), or
         # from a frame on when the paste left the header out
-        if "Traceback (most recent call last)" in t or (t.startswith('File "') and _FRAME.match(ln.text)):
+        if "Traceback (most recent call last)" in t or (t.startswith('File "') and _FRAME.match(ln.text)) or (
+                t[:1] == "(" and 'File "' in t and _FRAME.match(ln.text[len(_LOG_PREFIX.match(ln.text).group(0)):])):
             tb = _traceback(lines, i)
             if tb is not None:
                 sec, last = tb
@@ -1077,9 +1096,21 @@ _OTHER_RELEASE = re.compile(r"\b(?:fix(?:ed|es)?|targets?|targeting|upgrad\w*|up
 _IMAGE_NOTE = re.compile(r"[(（][^()（）]{0,40}(?:\bimage\b|镜像)[^()（）]{0,40}[)）]", re.I)
 
 
+# `name:version` on a line of its own (`vllm:v0.11.0`, `- torch: 2.5.1`): a version list's row (h38s, generically).
+_NAME_COLON_VERSION = re.compile(r"^\s*(?:[-*]\s+)?[A-Za-z][\w.-]*\s*[:：]\s*v?\d[\w.+-]*\s*$")
+
+
+def _listed_version(lines: list[Line], k: int) -> bool:
+    """Line k is a `vllm-ascend:v0.11.0` row among other `name:version` rows: a version list, not an image tag (an
+    image has its registry, a `docker` word or an image label around it)."""
+    if not _NAME_COLON_VERSION.match(lines[k].text) or "/" in lines[k].text:
+        return False
+    return any(_NAME_COLON_VERSION.match(lines[j].text) for j in (k - 1, k + 1) if 0 <= j < len(lines))
+
+
 def _image_release(lines: list[Line]) -> Optional[Seen]:
     """The first vllm-ascend release the paste names by its image or in prose (its source says which)."""
-    for ln in lines:
+    for k, ln in enumerate(lines):
         text, cut = ln.text, ln.text.find(" #")
         if cut > 0 and (_NAME_VERSION.match(text[:cut].strip()) or _LABELLED.match(text[:cut].strip())):
             text = text[:cut]  # `vllm 0.10.2rc1  # presumably vllm-ascend v0.10.2rc1`: the line states one version
@@ -1097,6 +1128,7 @@ def _image_release(lines: list[Line]) -> Optional[Seen]:
                 or "镜像" in text[m.end():m.end() + 3] or _IMAGE_LABEL.search(text[:m.start()]) is not None \
                 or (after[:1] in ("(", "（") and _IMAGE_NOTE.match(after) is not None
                     and not _BUILT_NOTE.search(after[:80]))
+            image = image and not _listed_version(lines, k)
             if not image and after[:1] in ("(", "（") and _BUILT_NOTE.search(after):
                 continue  # `vllm-ascend 0.11.0rc0 (main branch)`: a build from a branch, not that release
             if not image and _OTHER_RELEASE.search(text[max(0, m.start() - 40):m.start()]):
@@ -1196,8 +1228,8 @@ def _traceback(lines: list[Line], i: int) -> Optional[tuple[Section, int]]:
     while j < n:
         text = lines[j].text  # behind its own prefix: interleaved workers tag their lines differently
         text = text[len(pre):] if pre and text.startswith(pre) else text[len(_LOG_PREFIX.match(text).group(0)):]
-        if not text.strip() or text[:indent + 1].isspace():
-            body.append(text)
+        if not text.strip() or text[:indent + 1].isspace() or _ELISION_NOTE.match(text.strip()):
+            body.append(text)  # an indented line, or the reporter's `[...]` where they cut frames out
             j += 1
             continue
         if pre and len(lines[j].text) < len(pre) and pre.startswith(lines[j].text):  # a line cut in its prefix
@@ -1292,10 +1324,13 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int,
     exec_form = _exec_form_command(lines, i)
     if exec_form[0] is not None:
         return exec_form
+    t = _unemphasized(t)
     m = _SERVE_LINE.search(t)
     if not m:
         return _entrypoint_command(lines, i)
     before = t[:m.start(1)]
+    if before.count("[") > before.count("]") or before.count("(") > before.count(")"):
+        return None, i, []  # `[… the rest (image tag, vllm serve flags) not shown …]`: a note that names the command
     if before.lstrip().startswith("#") and len(before.lstrip("# \t").split()) > len(_assignments(before).split()):
         return None, i, []  # `# then run vllm serve …`: a comment that mentions the command, not the command
     if not before.lstrip().startswith("#") and len(shellwords.strip_comment(before)) < len(before.rstrip()):
@@ -1317,6 +1352,12 @@ def _serve_command(lines: list[Line], i: int) -> tuple[Optional[list[str]], int,
     return _command_only(argv), j, []
 
 
+def _unemphasized(text: str) -> str:
+    """A command line without Markdown's bold markers (`**--max-model-len 8192**`, `'{…}'**`): a reporter's
+    emphasis, never part of a vLLM option or value."""
+    return text.replace("**", "") if "**" in text else text
+
+
 def _join_command(lines: list[Line], i: int, cmd: str) -> tuple[str, int, Optional[tuple[list[str], list[str]]]]:
     """(the command's text from line i on, its last line, None) — continuations joined, and a quoted JSON value
     spread over lines (`--kv-transfer-config '{` … `}'`, vllm-ascend#4986) kept whole, after which the command may
@@ -1326,8 +1367,8 @@ def _join_command(lines: list[Line], i: int, cmd: str) -> tuple[str, int, Option
     for _ in range(MAX_QUOTED_LINES):
         while j + 1 < len(lines) and _goes_on(cmd, lines[j + 1].text):
             j += 1
-            cmd = cmd.rstrip().removesuffix("\\") + " " + shellwords.strip_comment(lines[j].text.strip(),
-                                                                                    shellwords.open_quote(cmd))
+            cmd = cmd.rstrip().removesuffix("\\") + " " + shellwords.strip_comment(
+                _unemphasized(lines[j].text.strip()), shellwords.open_quote(cmd))
         quote = shellwords.open_quote(cmd)
         after = cmd[cmd.rfind(quote) + 1:].strip() if quote else ""
         if not quote or not (after.startswith(("{", "[")) or (not after and j + 1 < len(lines) and
@@ -1336,7 +1377,7 @@ def _join_command(lines: list[Line], i: int, cmd: str) -> tuple[str, int, Option
         joined, k = [cmd], j
         while quote and k + 1 < len(lines) and k - j < MAX_QUOTED_LINES:
             k += 1
-            joined.append(lines[k].text)
+            joined.append(_unemphasized(lines[k].text))
             quote = shellwords.open_quote(lines[k].text, quote)
         if quote:
             if k + 1 >= len(lines):  # the paste ends inside the value (an excerpt, a truncated dump): not read
@@ -1506,6 +1547,17 @@ def _runs_off(lines: list[Line], first: int, last: int) -> bool:
     ends where the command goes on."""
     body = [ln.text.rstrip() for ln in lines[first:last + 1] if ln.text.strip()]
     return bool(body) and body[-1].endswith("\\") and all(not ln.text.strip() for ln in lines[last + 1:])
+
+
+# A line that says text was left out (`[...]`, `... (truncated)`, `[… rest of the log not shown …]`, `<snip>`): after
+# the command's last line, the command may go on past it.
+_ELISION_NOTE = re.compile(r"^[\[(<]?\s*(?:\.{3}|…|snip\b|truncated\b|omitted\b)", re.I)
+
+
+def _elision_follows(lines: list[Line], last: int) -> bool:
+    """The first written line after the command's last one says text was left out there."""
+    nxt = next((ln.text.strip() for ln in lines[last + 1:last + 3] if ln.text.strip()), "")
+    return bool(_ELISION_NOTE.match(nxt))
 
 
 def _is_assignment(word: str) -> bool:

@@ -227,7 +227,7 @@ def _npu_smi(paste: PasteFacts, have: dict, lack: dict, partial: dict) -> None:
 
     fact = NpuSmiFact(found=True, tool="npu-smi", command=CommandSummary(argv=["npu-smi", "info"], returncode=0))
     try:
-        fact.info = parse_npu_smi_info(paste.npu_smi_text)
+        fact.info = parse_npu_smi_info(paste.npu_smi_text, fragment=paste.npu_smi_fragment)
     except ParseError as exc:
         fact.parse_error = f"{exc} (paste lines {paste.npu_smi_lines})"
     have["npu_smi"] = fact

@@ -52,3 +52,10 @@ def test_open_quote_is_the_state_split_would_fail_on():
     for text in ("a 'b' c", 'x "y z"', "--json '{\"k\": 1}'"):
         assert open_quote(text) == ""
         split(text)  # split agrees: no open quote, no error
+
+
+def test_a_substitution_is_one_word_blanks_and_all():
+    # what bash does: `$((…))` and `$(…)` stay one word; a `$(` that never closes is two plain characters
+    assert split("--max-num-seqs $((N * 16)) --x") == ["--max-num-seqs", "$((N * 16))", "--x"]
+    assert split("--host $(hostname -i)x y") == ["--host", "$(hostname -i)x", "y"]
+    assert split("a $( b") == ["a", "$(", "b"] and split("p$HOME") == ["p$HOME"]

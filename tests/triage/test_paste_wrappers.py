@@ -227,3 +227,58 @@ def test_more_cann_labels_and_a_trailing_comment_that_names_the_command():
     assert read_paste(text).serve_argv is None
     assert read_paste("VLLM_USE_V1=1 vllm serve /m --max-model-len 4096  # the launch\n").serve_argv[-2:] == [
         "--max-model-len", "4096"]
+
+
+def test_bold_markers_a_bracketed_note_and_an_arithmetic_expansion():
+    # the h38s judges, generically: a reporter's Markdown bold inside the command, a note in brackets that names the
+    # command, and `$((…))` with blanks inside were read as options and positional arguments (false SERVE105 fails)
+    bold = read_paste("```\n**vllm serve /models/Qwen3-8B** --tensor-parallel-size 2 \\\n"
+                      "  **--max-model-len 8192**\n```\n")
+    assert bold.serve_argv == SERVE
+    spread = read_paste("vllm serve /models/Qwen3-8B --kv-transfer-config \\\n  '{\n  \"kv_connector\": \"X\",\n"
+                        "  \"kv_role\": \"kv_both\"**\n}'\n")
+    assert spread.serve_argv[-1].replace(" ", "").replace("\n", "") == '{"kv_connector":"X","kv_role":"kv_both"}'
+    assert read_paste("[... the rest of the script (image tag, vllm serve flags) is not shown ...]\n").serve_argv is None
+    assert read_paste("(then vllm serve with the usual flags)\n").serve_argv is None
+    arith = read_paste("vllm serve /models/Qwen3-8B --max-num-seqs $((CARDS * 16)) --port 8000\n")
+    assert arith.serve_argv == ["vllm", "serve", "/models/Qwen3-8B", "--max-num-seqs", "$((CARDS * 16))",
+                                "--port", "8000"]
+
+
+def test_npu_smi_rows_pasted_without_the_headers():
+    from tests.helpers import DATA
+
+    lines = (DATA / "npu_smi" / "info_a2_8x910B3_tp4_procs.txt").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("| 0     910B3"))
+    f = read_paste("The NPUs:\n" + "\n".join(lines[start:start + 6]) + "\n\nvllm serve /models/Qwen3-8B\n")
+    assert f.npu_smi_fragment and f.npu_smi_lines == "2-7" and f.serve_argv is not None
+    # a whole table later in the paste is the table
+    whole = read_paste("\n".join(lines[start:start + 6]) + "\n\n" + "\n".join(lines) + "\n")
+    assert not whole.npu_smi_fragment and [s.kind for s in whole.sections].count("npu_smi_info") == 1
+
+
+def test_a_command_followed_by_a_note_that_text_was_left_out_is_open():
+    cut = read_paste("vllm serve /models/Qwen3-8B --tensor-parallel-size 2 --gpu-m\n[... the rest is not shown ...]\n")
+    assert cut.serve_open
+    for note in ("...\n", "<snip>\n", "(truncated)\n"):
+        assert read_paste("vllm serve /models/Qwen3-8B --tensor-parallel-size 2\n\n" + note).serve_open, note
+    assert not read_paste("vllm serve /models/Qwen3-8B --tensor-parallel-size 2\n\nINFO server started\n").serve_open
+
+
+def test_a_name_colon_version_row_among_others_is_a_version_not_an_image():
+    listed = read_paste("Environment:\nvllm:v0.11.0\nvllm-ascend:v0.11.0\ntorch-npu:2.7.1\n")
+    assert listed.image is None and listed.versions["vllm_ascend"][0].value == "0.11.0"
+    # controls: a registry path, and a tag on a line of its own, are the image
+    assert read_paste("docker pull quay.io/ascend/vllm-ascend:v0.11.0\n").image.value == "0.11.0"
+    assert read_paste("vllm-ascend:v0.11.0\n").image.value == "0.11.0"
+
+
+def test_a_traceback_behind_process_tags_without_its_header_and_one_with_frames_cut_out():
+    tagged = read_paste('(ApiServer_0 pid=559)   File "/vllm/v1/engine/core_client.py", line 496, in __init__\n'
+                        '(ApiServer_0 pid=559)     raise TimeoutError("Timed out waiting for engines")\n'
+                        "(ApiServer_0 pid=559) TimeoutError: Timed out waiting for engines\n")
+    assert [(t.label, t.cut) for t in tagged.tracebacks] == [("TimeoutError: Timed out waiting for engines", False)]
+    elided = read_paste('Traceback (most recent call last):\n  File "/a.py", line 1, in f\n    g()\n[...]\n'
+                        '  File "/b.py", line 9, in g\n    raise ValueError("x")\nValueError: x\n')
+    assert [(t.label, t.cut) for t in elided.tracebacks] == [("ValueError: x", False)]
+    assert elided.tracebacks[0].frames == ["/a.py:1 in f", "/b.py:9 in g"]
