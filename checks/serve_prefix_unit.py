@@ -67,6 +67,33 @@ def _block(ctx, cmd, cfg, release, given, spec_tokens):
     return block, why, 1
 
 
+# Options that make the server a pooling model, whose prefix-caching default depends on its pooling type.
+_POOLING = ("runner", "convert", "task")
+# The first vllm-ascend release on vLLM's V1 engine alone (vLLM 0.11.0 removed V0); before it the engine, and with it
+# the prefix-caching default, followed VLLM_USE_V1 (vllm_ascend/platform.py 0.8.5rc1-0.9.1rc1 branches on it).
+V1_ONLY_FROM = "0.11.0rc0"
+
+
+def _off_by_default(cmd, cfg, release):
+    """Why prefix caching is off for a command that does not set it, or None when vLLM's V1 engine turns it on:
+    vLLM (EngineArgs: `enable_prefix_caching` None -> ModelConfig.is_prefix_caching_supported, read in the 0.13.0,
+    0.17.0, 0.20.2 and 0.22.1 sdists) enables it for a decoder-only generative model, DeepSeek-V4 among them, and
+    not for a hybrid (Gated DeltaNet, Mamba) model — "Hybrid models does not support prefix caching since the feature
+    is still experimental". A pooling model's default depends on its pooling type: not judged."""
+    v, first = try_parse_version(release), try_parse_version(V1_ONLY_FROM)
+    if v is not None and v < first:
+        return T("vllm-ascend {version} predates the V1-only engine ({first}): whether prefix caching is on by "
+                 "default follows VLLM_USE_V1, and the command does not turn it on (--enable-prefix-caching)",
+                 version=release, first=V1_ONLY_FROM)
+    if str(cfg.get("model_type") or "") in GDN_MODEL_TYPES:
+        return T("vLLM leaves prefix caching off by default for a hybrid model; the command does not turn it on "
+                 "(--enable-prefix-caching)")
+    if any(cmd.get(o) not in (None, "generate", "auto", "none") for o in _POOLING):
+        return T("a pooling model's prefix-caching default depends on its pooling type; the command does not set "
+                 "it (--enable-prefix-caching)")
+    return None
+
+
 def _fix(ctx, cfg, unit, block, release):
     """What makes the unit smaller on this deployment, and the way out where nothing does."""
     smaller = smaller_v4_unit(unit, block) if str(cfg.get("model_type") or "") == "deepseek_v4" else None
@@ -87,12 +114,14 @@ def _fix(ctx, cfg, unit, block, release):
 def prefix_unit_check(ctx):
     """Requests can share enough to hit the prefix cache
 
-    What it checks: with `--enable-prefix-caching`, the unit in which the server records and reuses prefixes — the
-    block vllm-ascend runs with (128 for most models whatever --block-size says; DeepSeek-V4's 32/64/128; a Gated
-    DeltaNet hybrid's state-sized block), times DeepSeek-V4's 1:128 compression, times the decode and prefill
-    context-parallel sizes — and what a request must share with an earlier one before anything is reused (one unit,
-    two with EAGLE/MTP speculative decoding, which recomputes the last matched block). It warns when that is at
-    least 8,192 tokens or not below --max-model-len.
+    What it checks: with prefix caching on — `--enable-prefix-caching`, or vLLM's V1 default for a decoder-only
+    generative model (DeepSeek-V4 too; not a hybrid model, not a pooling model), which `--no-enable-prefix-caching`
+    turns off — the unit in which the server records and reuses prefixes — the block vllm-ascend runs with (128 for
+    most models whatever --block-size says; DeepSeek-V4's 32/64/128; a Gated DeltaNet hybrid's state-sized block),
+    times DeepSeek-V4's 1:128 compression, times the decode and prefill context-parallel sizes — and what a request
+    must share with an earlier one before anything is reused (one unit, two with EAGLE/MTP speculative decoding,
+    which recomputes the last matched block). It warns when that is at least 8,192 tokens or not below
+    --max-model-len.
 
     Why it matters: nothing fails — the prefix cache just never hits, and every repeated system prompt is prefilled
     again. DeepSeek-V4 at block 128 needs 16,384 shared tokens, 32,768 with MTP (vllm-project/vllm-ascend#10710);
@@ -104,8 +133,9 @@ def prefix_unit_check(ctx):
     cmd, skip = cmd_or_skip(ctx)
     if skip:
         return skip
-    if not (cmd.has("enable_prefix_caching") and cmd.flag("enable_prefix_caching")):
-        return ctx.skip(T("the command does not turn on --enable-prefix-caching"))
+    explicit = cmd.has("enable_prefix_caching")
+    if explicit and not cmd.flag("enable_prefix_caching"):
+        return ctx.skip(T("the command turns prefix caching off (--no-enable-prefix-caching)"))
     dist = ctx.fact("python").dist("vllm-ascend")
     if dist is None:
         return ctx.skip(T("vllm-ascend is not installed in the serving python"))
@@ -117,6 +147,9 @@ def prefix_unit_check(ctx):
         why = unreadable(m)
         return ctx.unknown(T("the unit depends on the model, which is not read: {why}", why=why), cause=why)
     cfg = model_config(ctx, m)
+    off = None if explicit else _off_by_default(cmd, cfg, dist.version)
+    if off is not None:
+        return ctx.skip(off)
     method, spec_tokens = _speculation(cmd)
     try:
         given = cmd.int_opt("block_size")
@@ -129,13 +162,17 @@ def prefix_unit_check(ctx):
     if block is None:
         return ctx.unknown(T("the block the server runs with is not known: {why}", why=why), [cmd_evidence(cmd)])
     unit = prefix_unit(block, why, ratio, dcp, pcp, eagle_style(method))
-    outcome = _verdict(ctx, cmd, cfg, unit, block, method, length, how, dist.version)
+    outcome = _verdict(ctx, cmd, cfg, unit, block, method, length, how, dist.version, by_default=not explicit)
     smaller = smaller_v4_unit(unit, block) if str(cfg.get("model_type") or "") == "deepseek_v4" else None
     if outcome.status == Status.WARN and getattr(cmd, "partial", False) and given is None and smaller \
             and v4_takes_32(ctx.knowledge.release_rules, dist.version):
         return ctx.unknown(T("{said}; the paste shows only part of the command, and a --block-size where it is cut "
                              "would change the unit (at 32: {smaller} tokens)", said=outcome.message,
                              smaller=smaller), outcome.evidence)
+    if outcome.status == Status.WARN and not explicit and getattr(cmd, "partial", False):
+        return ctx.unknown(T("{said}; prefix caching is on by default here, and the paste shows only part of the "
+                             "command: a --no-enable-prefix-caching where it is cut would turn it off",
+                             said=outcome.message), outcome.evidence)
     if method is None and outcome.status != Status.WARN:
         doubled = prefix_unit(block, why, ratio, dcp, pcp, True)
         if doubled.least_shared >= LARGE_SHARE or (length is not None and doubled.least_shared >= length):
@@ -145,11 +182,15 @@ def prefix_unit_check(ctx):
     return outcome
 
 
-def _verdict(ctx, cmd, cfg, unit, block, method, length, how, release):
+def _verdict(ctx, cmd, cfg, unit, block, method, length, how, release, by_default=False):
     """warn when what a request must share is at least LARGE_SHARE or not below max_model_len; pass otherwise."""
     factors = join(" × ", unit.factors)
     evidence = [cmd_evidence(cmd), ev(T("prefix-cache unit"), T("{factors}; block: {why}", factors=factors,
                                                                    why=unit.block_why))]
+    if by_default:
+        evidence.append(ev(T("prefix caching"), T("on by default: vLLM's V1 engine turns it on for a decoder-only "
+                                                  "generative model; the command does not turn it off "
+                                                  "(--no-enable-prefix-caching)")))
     said = T("vllm-ascend {version} reuses cached prefixes in whole units of {unit} tokens ({factors}; block: "
              "{why}); a request reuses nothing unless it shares at least {least} tokens with an earlier one and is "
              "longer than that", version=release, unit=unit.unit, factors=factors, why=unit.block_why,

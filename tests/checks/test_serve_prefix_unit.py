@@ -79,7 +79,6 @@ def test_decode_context_parallel_multiplies_the_block():
 
 
 def test_what_it_does_not_judge_or_cannot_see():
-    assert judge(QWEN, "-tp 1", "0.23.0").status == Status.SKIP
     assert judge(QWEN, "--no-enable-prefix-caching", "0.23.0").status == Status.SKIP
     blind = on_release(facts("vllm serve /nowhere/model --enable-prefix-caching", model=False), "0.23.0")
     f = run_check("SERVE326", blind)
@@ -152,3 +151,37 @@ def test_a_paste_that_cuts_the_command_before_any_block_size_leaves_the_deepseek
     f = on("0.23.0")
     assert f.status == Status.UNKNOWN and "a --block-size where it is cut" in f.message, f.message
     assert on("0.20.2rc1").status == Status.WARN
+
+
+def test_prefix_caching_on_by_default_for_a_decoder_model_and_off_for_a_hybrid(models):
+    # vLLM's EngineArgs: enable_prefix_caching None -> ModelConfig.is_prefix_caching_supported (0.13.0-0.22.1 sdists):
+    # on for a decoder-only generative model (DeepSeek-V4 too), off for a hybrid ("still experimental")
+    v4 = judge(models / "DeepSeek-V4-Flash", "-tp 8", "0.23.0")
+    assert v4.status == Status.WARN and "16384" in v4.message, v4.message
+    assert any("on by default" in str(e.excerpt) for e in v4.evidence)
+    plain = judge(QWEN, "-tp 1", "0.23.0")
+    assert plain.status == Status.PASS and "whole units of 128 tokens" in plain.message
+    hybrid = judge(models / "Qwen3.5-35B-A3B", "-tp 2 --max-model-len 2048", "0.23.0")
+    assert hybrid.status == Status.SKIP and "hybrid" in hybrid.message
+    pooling = judge(QWEN, "--runner pooling", "0.23.0")
+    assert pooling.status == Status.SKIP and "pooling" in pooling.message
+    v0 = judge(QWEN, "-tp 1", "0.10.0rc1")
+    assert v0.status == Status.SKIP and "VLLM_USE_V1" in v0.message
+    off = judge(models / "DeepSeek-V4-Flash", "-tp 8 --no-enable-prefix-caching", "0.23.0")
+    assert off.status == Status.SKIP and "turns prefix caching off" in off.message
+
+
+def test_a_cut_command_leaves_the_default_open(models):
+    from ascend_doctor.parsers.serve_cmdline import ServeCommand
+
+    f = facts(f"vllm serve {models / 'DeepSeek-V4-Flash'} -tp 8 --block-size 32")
+    cmd = f["serve_cmd"]
+    assert isinstance(cmd, ServeCommand)
+    cmd.partial = True
+    cut = run_check("SERVE326", on_release(f, "0.23.0"))
+    # at block 32 the unit is 4096: a pass needs no caveat; at 128 (the default) a warning would
+    assert cut.status == Status.PASS
+    g = facts(f"vllm serve {models / 'DeepSeek-V4-Flash'} -tp 8 --block-size 128")
+    g["serve_cmd"].partial = True
+    open_ = run_check("SERVE326", on_release(g, "0.20.2rc1"))
+    assert open_.status == Status.UNKNOWN and "prefix caching is on by default here" in open_.message
