@@ -180,8 +180,10 @@ def _lacking(ctx, cmd, keys: set, version: str, table, vocab: frozenset) -> tupl
     here = set(fams) - {"?"} if fams else set()  # a chip not seen: a fix for one chip is not judged
     found, judged, open_ = [], 0, []
     pairs = [(f.subject, tuple(f.functions)) for f in table.fix]
-    mine = _connectors(cmd)
-    for f, (models, features, chips, unjudged, connectors) in zip(table.fix, conditions(pairs, vocab, _areas(ctx))):
+    modules = _modules(ctx)
+    mine = _connectors(cmd, modules)
+    for f, (models, features, chips, unjudged, connectors) in zip(table.fix, conditions(pairs, vocab,
+                                                                                      connector_areas(modules))):
         if models and not keys & set(models):
             continue
         if connectors and mine is not _UNSEEN and not mine & set(connectors):
@@ -212,17 +214,17 @@ def _lacking(ctx, cmd, keys: set, version: str, table, vocab: frozenset) -> tupl
 _UNSEEN = object()  # a feature the source does not show (a paste without the environment or the model's files)
 
 
-def _areas(ctx) -> dict:
-    """Where each vllm-ascend KV connector's code lives (fix_subjects.connector_areas), from every recorded
-    release's register_connector modules."""
+def _modules(ctx) -> set:
+    """`Name=module` of every recorded vllm-ascend release's register_connector calls (where each connector's code
+    lives: fix_subjects.connector_areas)."""
     table = ctx.knowledge.release_names.get("vllm-ascend")
-    pairs = {p for r in (table.releases if table is not None else ()) for p in r.names.get("kv_connector_module", ())}
-    return connector_areas(pairs)
+    return {p for r in (table.releases if table is not None else ()) for p in r.names.get("kv_connector_module", ())}
 
 
-def _connectors(cmd):
-    """The KV connectors the command's --kv-transfer-config names (a set, empty without the option), or _UNSEEN
-    when the text cuts the option or its JSON does not parse (SERVE313 reports that)."""
+def _connectors(cmd, modules: set):
+    """The KV connectors the command's --kv-transfer-config names (a set, empty without the option) — by name, or by
+    a `kv_connector_module_path` that loads one of vllm-ascend's own modules —, or _UNSEEN when the text cuts the
+    option or its JSON does not parse (SERVE313 reports that)."""
     if not cmd.has("kv_transfer_config"):
         return set()
     if cmd.is_cut("kv_transfer_config"):
@@ -230,7 +232,12 @@ def _connectors(cmd):
     value, err = cmd.json_value("kv_transfer_config")
     if err or not isinstance(value, dict):
         return _UNSEEN
-    return {name for _, name in kv_connectors(value)}
+    extra = value.get("kv_connector_extra_config")
+    subs = extra.get("connectors") if isinstance(extra, dict) else None
+    paths = {c.get("kv_connector_module_path") for c in [value, *(subs if isinstance(subs, list) else [])]
+             if isinstance(c, dict)}
+    by_path = {pair.partition("=")[0] for pair in modules if pair.partition("=")[2] in paths}
+    return {name for _, name in kv_connectors(value)} | by_path
 
 
 def _used(name: str, cmd, env, model):

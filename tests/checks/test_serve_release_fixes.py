@@ -295,3 +295,14 @@ def test_a_cut_kv_transfer_config_leaves_the_connector_fixes_unjudged(tmp_path):
                                            "0.19.1rc1"))
     assert "#8959" not in out.message
     assert "the KV connector (--kv-transfer-config not read)" in out.message, out.message
+
+
+def test_a_module_path_that_loads_the_release_s_own_connector_is_that_connector(tmp_path):
+    m = _model(tmp_path, "my-model", "llama", "LlamaForCausalLM")
+    kv = json.dumps({"kv_connector": "MyMooncake", "kv_role": "kv_producer",
+                     "kv_connector_module_path": "vllm_ascend.distributed.mooncake_connector"}, separators=(",", ":"))
+    out = run_check("SERVE320", on_release(facts(f"vllm serve {m} --kv-transfer-config {kv}"), "0.19.1rc1"))
+    assert out.status == Status.WARN and "#8959" in out.message, out.message
+    own = kv.replace("vllm_ascend.distributed.mooncake_connector", "my_pkg.connector")
+    mine = run_check("SERVE320", on_release(facts(f"vllm serve {m} --kv-transfer-config {own}"), "0.19.1rc1"))
+    assert "#8959" not in mine.message
