@@ -17,6 +17,9 @@ from typing import Any, Optional
 
 from ascend_doctor.i18n import T, join, known
 
+# The checks that judge the installed stack's versions: "the stack checks passing" means one of them passed.
+STACK_FAMILIES = ("VLLM", "TORCH", "CANN", "DRV")
+
 # Check code -> what in an error line it explains.
 EXPLAINS = {
     "VLLM101": re.compile(r"cannot import name .* from 'vllm|No module named 'vllm|vllm_ascend|Invalid vllm version",
@@ -36,7 +39,7 @@ EXPLAINS = {
 }
 
 
-def unexplained(tb: Any, releases: Optional[tuple[str, str]] = None):
+def unexplained(tb: Any, releases: Optional[tuple[str, str]] = None, stack_passed: bool = True):
     """Why an error no signature and no check explains is still the answer: where it was raised. Raised inside
     vllm_ascend (or vllm) with a stack the checks pass, it is most often a bug of that release fixed in a later one
     (most of the real threads measured in docs/research/triage-2026-12/ were). `releases`: (the paste's vllm-ascend,
@@ -45,18 +48,24 @@ def unexplained(tb: Any, releases: Optional[tuple[str, str]] = None):
     label = repr(tb.label[:160]) if tb.label else T("the traceback's end (the paste stops before its exception line)")
     owner = ("vllm-ascend" if "vllm_ascend/" in frame else "vLLM" if "/vllm/" in frame
              else "torch_npu" if "torch_npu/" in frame else "")
-    if owner:
+    if not owner:
+        return T("no known signature or check explains {label} (lines {lines}{where})", label=label,
+                 lines=tb.lines, where=T(", raised in {frame}", frame=frame) if frame else "")
+    if stack_passed:
         why = T("no known signature or check explains {label} (lines {lines}); it was raised inside {owner} "
                 "({frame}): with the stack checks passing, most such errors are a bug of the installed {owner} "
                 "release — search its tracker for the exception line, and try the newest release",
                 label=label, lines=tb.lines, owner=owner, frame=frame)
-        if releases and owner in ("vllm-ascend", "vLLM"):
-            why = join("", [why, T(" (the paste runs vllm-ascend {installed}; the newest release known here is "
-                                   "{newest}: `ascend-doctor matrix pins --vllm-ascend {newest}` prints its stack)",
-                                   installed=releases[0], newest=releases[1])])
-        return why
-    return T("no known signature or check explains {label} (lines {lines}{where})", label=label,
-             lines=tb.lines, where=T(", raised in {frame}", frame=frame) if frame else "")
+    else:  # no version the stack checks could pass: nothing says the versions fit each other
+        why = T("no known signature or check explains {label} (lines {lines}); it was raised inside {owner} "
+                "({frame}), and the paste shows no versions the stack checks could judge: paste the environment "
+                "(`python collect_env.py`) so a mismatch can be ruled out, then search {owner}'s tracker for the "
+                "exception line", label=label, lines=tb.lines, owner=owner, frame=frame)
+    if releases and owner in ("vllm-ascend", "vLLM"):
+        why = join("", [why, T(" (the paste runs vllm-ascend {installed}; the newest release known here is "
+                               "{newest}: `ascend-doctor matrix pins --vllm-ascend {newest}` prints its stack)",
+                               installed=releases[0], newest=releases[1])])
+    return why
 
 
 def to_confirm(root: Optional[str], findings: list, matches: list[dict]) -> list[str]:
@@ -155,6 +164,7 @@ def rank(findings: list, paste: Any, matches: list[dict],
     sev = {"critical": 0, "error": 1, "warning": 2, "info": 3}
     bad.sort(key=lambda f: sev.get(f.severity.value, 4))
     stack_bad = [f for f in bad if not f.code.startswith("TRIAGE")]
+    stack_passed = any(f.status.value == "pass" and f.code.startswith(STACK_FAMILIES) for f in findings)
     errors = _error_lines(paste, matches)
     root, why = None, ""
     declared = [f for f in bad if f.root_cause]  # a check that knows it explains the rest (TRIAGE105: not Ascend)
@@ -205,7 +215,7 @@ def rank(findings: list, paste: Any, matches: list[dict],
     errors_known = [m for m in matches if m["kind"] == "error"]
     if root is None and errors_known and all(m.get("wrapper") for m in errors_known) and paste.tracebacks:
         # ERR99999 says nothing the traceback does not
-        root, why = "TRIAGE102", unexplained(paste.tracebacks[0], releases)
+        root, why = "TRIAGE102", unexplained(paste.tracebacks[0], releases, stack_passed)
     tb = paste.tracebacks[0] if paste.tracebacks else None
     inside = [m for m in errors_known if tb is not None and tb.first <= m["line"] <= tb.last and not m.get("wrapper")]
     if root is None and inside:
@@ -218,7 +228,7 @@ def rank(findings: list, paste: Any, matches: list[dict],
         root, why = timeless[0].code, T("the most severe failing finding (the paste has no error to explain)")
     if root is None and paste.tracebacks:  # an error nothing here knows: say where it was raised and what to do
         tb = paste.tracebacks[0]
-        root, why = "TRIAGE102", unexplained(tb, releases)
+        root, why = "TRIAGE102", unexplained(tb, releases, stack_passed)
     warned = [m for m in matches if m["kind"] == "warning" and not m["also_seen"]]
     if root is None and warned:  # e.g. "Failed to import vllm_ascend_C" logged at ERROR level: known, and harmless
         root, why = "TRIAGE102", T("the paste's only known signal is a warning (line {line}): {meaning}",

@@ -92,6 +92,9 @@ def test_an_error_nothing_explains_is_answered_with_where_it_was_raised():
     t = report.triage
     assert t.root_cause == "TRIAGE102"
     assert "raised inside vllm-ascend" in t.root_cause_why and "mla_v1.py:612" in t.root_cause_why
+    # no version in the paste, so no stack check passed: the answer does not say they did (h38s judges, generically)
+    assert "the paste shows no versions the stack checks could judge" in t.root_cause_why
+    assert "with the stack checks passing" not in t.root_cause_why
     # the paste has its error: TRIAGE103 does not ask for a traceback
     assert not any("the error itself" in m for m in t.missing)
 
