@@ -1008,7 +1008,17 @@ def read_paste(text: str) -> PasteFacts:
     f.quantization = _stated_quantization(lines)
     if release is not None and "vllm_ascend" not in f.versions and not {"vllm-ascend", "vllm_ascend"} & set(f.packages):
         f.versions["vllm_ascend"] = [release]
+    _sentence_ends(f)
     return f
+
+
+def _sentence_ends(f: PasteFacts) -> None:
+    """A version that ends a sentence (`vllm-ascend: v0.11.0.`) without its full stop: no release number ends in
+    one, and `0.11.0.` is no version any check can judge (h38s judges, generically)."""
+    for seen in [*f.versions.values(), *f.packages.values()]:
+        for s in seen:
+            if s.value.endswith(".") and s.value[-2:-1].isalnum():
+                s.value = s.value[:-1]
 
 
 def _offline(f: PasteFacts, lines: list[Line]) -> None:

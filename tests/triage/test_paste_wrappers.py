@@ -282,3 +282,9 @@ def test_a_traceback_behind_process_tags_without_its_header_and_one_with_frames_
                         '  File "/b.py", line 9, in g\n    raise ValueError("x")\nValueError: x\n')
     assert [(t.label, t.cut) for t in elided.tracebacks] == [("ValueError: x", False)]
     assert elided.tracebacks[0].frames == ["/a.py:1 in f", "/b.py:9 in g"]
+
+
+def test_a_version_that_ends_a_sentence_loses_its_full_stop():
+    for text in ("vllm-ascend: v0.11.0.\n", "vllm-ascend：v0.11.0.\n"):
+        assert read_paste(text).versions["vllm_ascend"][0].value == "0.11.0", text
+    assert read_paste("CANN: 8.2.RC1.\n").versions["cann"][0].value == "8.2.RC1"
