@@ -10,9 +10,19 @@ from ascend_doctor.text.versions import try_parse_version
 from .torch import dist_evidence
 
 MINDIE = "mindie-turbo"
-# The last release whose worker imports it (`try_register_lib("mindie_turbo", …)`): read in the PyPI sdists,
-# 0.7.1rc1-0.11.0 have the call, 0.12.0rc1 on do not (2026-12-07).
-IMPORTED_UNTIL = "0.11.0"
+MODULE = "mindie_turbo"  # what the worker's `try_register_lib("mindie_turbo", …)` imports (names kind registered_lib)
+
+
+def _imports_turbo(ctx, version: str):
+    """(whether the release's worker imports mindie_turbo, the last recorded release that does), from the
+    `registered_lib` names `matrix sync` reads in each sdist (0.7.1rc1-0.11.0 call try_register_lib("mindie_turbo"),
+    0.12.0rc1 on do not); None when no row says (an older release than the table, a table without the kind)."""
+    table = ctx.knowledge.release_names.get("vllm-ascend")
+    row, _ = table.row_for(version) if table is not None else (None, "")
+    libs = row.joined("registered_lib") if row is not None else None
+    if libs is None:
+        return None
+    return MODULE in libs, table.history("registered_lib", MODULE, version)[0]
 
 
 def _same_line(installed: str, paired: str) -> bool:
@@ -54,10 +64,12 @@ def mindie_turbo_pair(ctx):
                              "known", version=ascend.version), evidence)
     evidence.append(ev(f"matrix: vllm-ascend {row.version} row", T("MindIE Turbo: {paired}",
                                                                    paired=row.mindie_turbo or T("none"))))
-    if row.mindie_turbo is None and try_parse_version(ascend.version) > try_parse_version(IMPORTED_UNTIL):
-        return ctx.ok(T("mindie-turbo {turbo} is installed, and vllm-ascend {version} does not import it (no release "
-                        "after {last} does): it has no effect", turbo=turbo.version, version=ascend.version,
-                        last=IMPORTED_UNTIL), evidence)
+    imported = _imports_turbo(ctx, ascend.version)
+    if row.mindie_turbo is None and imported is not None and not imported[0]:
+        return ctx.ok(T("mindie-turbo {turbo} is installed, and vllm-ascend {version} does not import it (its source "
+                        "has no try_register_lib(\"mindie_turbo\") call; the last release with one: {last}): it has "
+                        "no effect", turbo=turbo.version, version=ascend.version, last=imported[1] or T("none")),
+                      evidence)
     if row.mindie_turbo is None:
         return ctx.warn(T("mindie-turbo {turbo} is installed, but the official table pairs no MindIE Turbo with "
                           "vllm-ascend {version} (only 2.0rc1 with v0.7.3 and v0.7.3.post1): vllm-ascend imports it "

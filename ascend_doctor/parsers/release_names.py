@@ -43,6 +43,9 @@ Where each list lives (read at the tags and sdists; the file a row cites is the 
   and DP-proxy variables of 0.9.x), so envs.py alone called a variable a release acts on unknown. Read by `matrix
   sync` only (`live=False`): the installed package's own list would mean reading every module on a live host; the
   row of the installed release stands in.
+* `registered_lib` — the optional libraries vllm-ascend's worker imports when installed (`try_register_lib("name",
+  …)` anywhere in the package; read by `matrix sync` only): `mindie_turbo` in 0.7.1rc1-0.11.0, none from 0.12.0rc1
+  (VLLM108).
 * `quant_fused_experts` — the model types whose entry in vllm-ascend's `packed_modules_model_mapping`
   (vllm_ascend/quantization/quant_config.py from 0.11.0rc0, modelslim_config.py from 0.14.0rc1,
   configs/modelslim_config.py in 0.27.1rc1) maps a FusedMoE layer's `experts` to each expert's shards; the release
@@ -423,6 +426,17 @@ def env_reads(text: str) -> Optional[list]:
     return sorted(out)
 
 
+def registered_libs(text: str) -> Optional[list]:
+    """The optional libraries a module loads with `try_register_lib("name", …)` (vllm-ascend's utils: import it if
+    installed, log and go on if not); None when the module does not parse."""
+    tree = _parse(text)
+    if tree is None:
+        return None
+    return sorted({s for node in ast.walk(tree) if isinstance(node, ast.Call) and node.args
+                   and getattr(node.func, "id", getattr(node.func, "attr", "")) == "try_register_lib"
+                   for s in [_str(node.args[0])] if s})
+
+
 def _is_environ(node: ast.AST) -> bool:
     return (isinstance(node, ast.Attribute) and node.attr == "environ") or (
         isinstance(node, ast.Name) and node.id == "environ")
@@ -523,6 +537,7 @@ READERS: dict[str, tuple] = {
         Reader("env", ("envs.py",), dict_keys("env_variables"), "env_variables keys"),
         Reader("env_read", ("**.py",), env_reads, "os.getenv / os.environ reads outside envs.py", live=False,
                skip=("envs.py",)),
+        Reader("registered_lib", ("**.py",), registered_libs, "try_register_lib calls", live=False),
         Reader("eplb_model_type", ("eplb/utils.py",),
                lambda t: dispatched_strings(t, "model_register", "config.model_type") or None, "model_register"),
         # platform patches run when the plugin loads, before vLLM validates its configs; worker patches run after

@@ -52,5 +52,7 @@ def _differences(old: Dict[str, List[str]], new: Dict[str, List[str]]) -> List[s
         a, b = set(old.get(kind, ())), set(new.get(kind, ()))
         if a != b:
             out.append(f"{kind}: upstream adds {sorted(b - a)[:8]}, drops {sorted(a - b)[:8]}")
+        elif (kind in old) != (kind in new):  # an empty list read is a fact ("none"), an absent one is "not read"
+            out.append(f"{kind}: upstream {'defines' if kind in new else 'does not define'} the list (empty)")
     return out
 

@@ -81,4 +81,17 @@ def test_a_paste_that_installs_it_on_top_of_an_image_is_not_told_it_is_not_insta
 def test_a_release_that_no_longer_imports_it_passes():
     f = judge("0.13.0", "2.1rc1")
     assert f.status == Status.PASS and "does not import it" in f.message, f.message
+    assert "the last release with one: 0.11.0" in f.message  # the registered_lib rows matrix sync reads
     assert judge("0.11.0", "2.1rc1").status == Status.WARN  # the last release that still imports it
+
+
+def test_which_releases_import_it_is_read_from_their_sources():
+    from ascend_doctor.knowledge.door import Knowledge
+    from ascend_doctor.parsers.release_names import registered_libs
+
+    assert registered_libs('try_register_lib(\n    "mindie_turbo",\n    "MindIE Turbo is installed.")\n') == [
+        "mindie_turbo"]
+    assert registered_libs("from x import try_register_lib\n") == [] and registered_libs("def (") is None
+    table = Knowledge().release_names["vllm-ascend"]
+    imports = {r.version: "mindie_turbo" in r.names["registered_lib"] for r in table.releases}
+    assert imports["0.9.1rc1"] and imports["0.11.0"] and not imports["0.12.0rc1"] and not imports["0.13.0"]

@@ -90,7 +90,7 @@ def test_sync_reads_every_kind_from_planted_sdists(tmp_path):
     assert set(rows) == {("names_vllm_ascend", "0.31.0rc1"), ("names_vllm", "0.99.0")}
     a = rows["names_vllm_ascend", "0.31.0rc1"].row
     assert a["names"] == {"kv_connector": ["PlantedConnector"], "kv_connector_module": ["PlantedConnector=m"],
-                          "speculative_method": ["mtp"],
+                          "speculative_method": ["mtp"], "registered_lib": [],
                           "env": ["VLLM_ASCEND_PLANTED"], "patched_field": [],  # no patch modules: none retyped
                           "env_read": ["HCCL_PLANTED", "LD_PLANTED", "VLLM_ASCEND_OLD_SWITCH"]}
     assert "env_read: vllm_ascend/ (3 modules: os.getenv / os.environ reads outside envs.py)" in a["where"]
@@ -112,7 +112,8 @@ def test_proposed_rows_load_as_a_layer_of_the_table(tmp_path):
     layer = tmp_path / "names.toml"
     layer.write_text('table = "serve/names-vllm-ascend"\n' + block.split("\n\n")[0] + "\n")
     row, how = Knowledge([str(layer)]).release_names["vllm-ascend"].row_for("0.31.0rc1")
-    assert how == "exact" and row.names == {"env": ["VLLM_ASCEND_PLANTED"], "env_read": [], "patched_field": []}
+    assert how == "exact" and row.names == {"env": ["VLLM_ASCEND_PLANTED"], "env_read": [], "patched_field": [],
+                                            "registered_lib": []}
 
 
 SAMPLE = (("va", "vllm_ascend-0.13.0.tar.gz"), ("va", "vllm_ascend-0.30.0rc2.tar.gz"), ("va", "vllm_ascend-0.9.1.tar.gz"),
