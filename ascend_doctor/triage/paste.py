@@ -480,6 +480,11 @@ def _pip_install(f: PasteFacts, t: str, no: int) -> None:
             f.pip_named.append(_norm(name.group(0)))
 
 
+# `npu-smi info -t board -i N`'s `Software Version : 25.2.0`: the driver the card reports (its `Firmware Version`
+# is the firmware's own numbering, not kept).
+_BOARD_SOFTWARE = re.compile(r"^Software Version\s*:\s*(\S+)$")
+
+
 def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
     """The facts one line states by itself: a version line, `name: version`, an hccn_tool answer, a bare exception,
     collect_env's Python, OS and CANN lines. Every pattern is anchored on the line's first character."""
@@ -490,6 +495,9 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
     said = _heading_statement(t)
     if said:
         _version_lines(f, said, no)
+    m = _BOARD_SOFTWARE.match(t)
+    if m and f.driver_version is None and _ASCEND_DRIVER.fullmatch(m.group(1)):
+        f.driver_version = Seen(value=m.group(1), lines=str(no), source="npu-smi info -t board: Software Version")
     m = _NOT_INSTALLED.match(said or t)
     if m:
         comp = _NOT_INSTALLED_COMPONENT.get(m.group(1).lower().replace("-", "_"))

@@ -288,3 +288,11 @@ def test_a_version_that_ends_a_sentence_loses_its_full_stop():
     for text in ("vllm-ascend: v0.11.0.\n", "vllm-ascend：v0.11.0.\n"):
         assert read_paste(text).versions["vllm_ascend"][0].value == "0.11.0", text
     assert read_paste("CANN: 8.2.RC1.\n").versions["cann"][0].value == "8.2.RC1"
+
+
+def test_the_driver_an_npu_smi_board_view_reports():
+    board = read_paste("npu-smi info -t board -i 0\n        NPU ID                         : 0\n"
+                       "        Software Version               : 25.2.0\n"
+                       "        Firmware Version               : 7.7.0.6.236\n")
+    assert board.driver_version.value == "25.2.0" and "Software Version" in board.driver_version.source
+    assert read_paste("Software Version: 3.1.4\n").driver_version is None  # not an Ascend driver's numbering
