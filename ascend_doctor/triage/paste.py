@@ -282,6 +282,9 @@ KV_FILE_LINES = 64
 _PY_VERSION = re.compile(r"^Python(?: version)?(?::\s*|\s+)(\d+\.\d+\.\d+)\b")  # also `Python 3.11.13`
 _PY_BITS = re.compile(r"\((32|64)-bit runtime\)")
 _OS_MACHINE = re.compile(r"^OS:.*\((x86_64|aarch64|arm64)\)")
+# hostnamectl's `Architecture: arm64`, lscpu's `Architecture: aarch64`, `uname -m`'s answer after its prompt line:
+# the host's machine, where collect_env's OS line is not pasted.
+_ARCH_LINE = re.compile(r"^Architecture\s*:\s*(x86[-_]64|aarch64|arm64)$", re.I)
 _CANN_NA = re.compile(r"^CANN:\s*Not Available", re.I)
 _HEALTH_PROMPT = re.compile(r"^npu-smi info -t health -i (\d+)")
 _PIP_HEADER = re.compile(r"^Package\s{2,}Version\b")
@@ -542,9 +545,10 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
         f.python_version = Seen(value=m.group(1), lines=str(no), source="collect_env Python version")
         bits = _PY_BITS.search(t)
         f.python_bits = int(bits.group(1)) if bits else f.python_bits
-    m = _OS_MACHINE.match(t)
+    m = _OS_MACHINE.match(t) or (_ARCH_LINE.match(t) if f.machine is None else None)
     if m:
-        f.machine = "aarch64" if m.group(1) == "arm64" else m.group(1)
+        arch = m.group(1).lower().replace("-", "_")
+        f.machine = "aarch64" if arch == "arm64" else arch
     if _CANN_NA.match(t):
         f.cann_not_available = Seen(value="Not Available", lines=str(no), source="collect_env CANN line")
     if ("|" in t or "ASCEND_" in t or "toolkit_" in t.lower() or "LD_LIBRARY_PATH" in t or "PYTHONPATH" in t

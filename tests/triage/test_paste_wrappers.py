@@ -296,3 +296,9 @@ def test_the_driver_an_npu_smi_board_view_reports():
                        "        Firmware Version               : 7.7.0.6.236\n")
     assert board.driver_version.value == "25.2.0" and "Software Version" in board.driver_version.source
     assert read_paste("Software Version: 3.1.4\n").driver_version is None  # not an Ascend driver's numbering
+
+
+def test_the_machine_a_hostnamectl_or_lscpu_block_names():
+    assert read_paste("  Operating System: Ubuntu 22.04.4 LTS\n      Architecture: arm64\n").machine == "aarch64"
+    assert read_paste("Architecture:            x86_64\nCPU op-mode(s):        32-bit, 64-bit\n").machine == "x86_64"
+    assert read_paste("Architecture: see the design doc\n").machine is None
