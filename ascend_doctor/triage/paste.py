@@ -1268,9 +1268,27 @@ def _traceback(lines: list[Line], i: int) -> Optional[tuple[Section, int]]:
         last = j - 1 if j < n else n - 1
         while last > i and not lines[last].text.strip():
             last -= 1
+        above = _error_above(lines, i)
+        if above:  # the reporter put the error first, then its traceback (which the paste cut): that is its label
+            label, cut = above, False
     frames = [f"{m.group(1)}:{m.group(2)} in {m.group(3)}"[:300] for m in map(_FRAME.match, body) if m]
     return Section(kind="traceback", first=lines[i].no, last=lines[last].no, label="" if cut else label[:200],
                    frame=frames[-1] if frames else "", frames=frames[-MAX_FRAMES:], cut=cut), last
+
+
+# An exception line as Python prints it, with the word that makes it one (`ValueError: …`, `torch.OutOfMemoryError:`).
+_NAMED_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)(?::\s|$)")
+
+
+def _error_above(lines: list[Line], i: int) -> str:
+    """The exception line right above a traceback's header (blank lines between allowed), or ''."""
+    k = i - 1
+    while k >= 0 and i - k <= 3 and not lines[k].text.strip():
+        k -= 1
+    if k < 0 or i - k > 3:
+        return ""
+    text = lines[k].text[len(_LOG_PREFIX.match(lines[k].text).group(0)):].strip()
+    return text if _NAMED_EXCEPTION.match(text) else ""
 
 
 def _key_value_file(f: PasteFacts, block: list[Line]) -> bool:

@@ -302,3 +302,12 @@ def test_the_machine_a_hostnamectl_or_lscpu_block_names():
     assert read_paste("  Operating System: Ubuntu 22.04.4 LTS\n      Architecture: arm64\n").machine == "aarch64"
     assert read_paste("Architecture:            x86_64\nCPU op-mode(s):        32-bit, 64-bit\n").machine == "x86_64"
     assert read_paste("Architecture: see the design doc\n").machine is None
+
+
+def test_an_error_put_above_its_cut_traceback_is_its_label():
+    first = read_paste('RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\nTraceback (most recent call last):\n'
+                       '  File "/a.py", line 1, in f\n    g()\n')
+    assert [(t.label, t.cut) for t in first.tracebacks] == [
+        ("RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB", False)]
+    prose = read_paste('It fails like this:\nTraceback (most recent call last):\n  File "/a.py", line 1, in f\n')
+    assert [(t.label, t.cut) for t in prose.tracebacks] == [("", True)]
