@@ -249,10 +249,12 @@ def path_connectors(functions: Iterable[str], areas: dict) -> Optional[list[str]
     """The connectors whose code holds every file a fix changed (`…/kv_p2p/mooncake_connector.py:_send` ->
     MooncakeConnectorV1), or None when it changed any other file."""
     out: set = set()
+    dirs = tuple(a for a in areas if a.endswith("/"))
     for fn in functions:
         path = fn.split(":", 1)[0]
-        hit = next((names for area, names in areas.items()
-                    if (path.startswith(area) if area.endswith("/") else path == area)), None)
+        hit = areas.get(path)  # a file of its own
+        if hit is None and path.startswith(dirs):  # inside a package of its own (one str.startswith over all)
+            hit = next(areas[d] for d in dirs if path.startswith(d))
         if hit is None:
             return None
         out |= hit

@@ -498,7 +498,7 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
     said = _heading_statement(t)
     if said:
         _version_lines(f, said, no)
-    m = _BOARD_SOFTWARE.match(t)
+    m = _BOARD_SOFTWARE.match(t) if t[:8] == "Software" else None
     if m and f.driver_version is None and _ASCEND_DRIVER.fullmatch(m.group(1)):
         f.driver_version = Seen(value=m.group(1), lines=str(no), source="npu-smi info -t board: Software Version")
     m = _NOT_INSTALLED.match(said or t)
@@ -545,7 +545,8 @@ def _one_line_facts(f: PasteFacts, t: str, no: int) -> None:
         f.python_version = Seen(value=m.group(1), lines=str(no), source="collect_env Python version")
         bits = _PY_BITS.search(t)
         f.python_bits = int(bits.group(1)) if bits else f.python_bits
-    m = _OS_MACHINE.match(t) or (_ARCH_LINE.match(t) if f.machine is None else None)
+    m = (_OS_MACHINE.match(t) if t[:3] == "OS:" else None) or (
+        _ARCH_LINE.match(t) if f.machine is None and t[:12].lower() == "architecture" else None)
     if m:
         arch = m.group(1).lower().replace("-", "_")
         f.machine = "aarch64" if arch == "arm64" else arch
@@ -879,7 +880,7 @@ def read_paste(text: str) -> PasteFacts:
             i = j
             continue
         # --- rows of that table without its headers (an excerpt: the chips' two rows, process rows; h38s)
-        if f.npu_smi_text is None and i + 1 < n and CHIP_FIRST_ROW.match(s) \
+        if f.npu_smi_text is None and s[:1] == "|" and i + 1 < n and CHIP_FIRST_ROW.match(s) \
                 and CHIP_SECOND_ROW.match(lines[i + 1].text.strip()):
             j = i
             while j < n and (_TABLE.match(lines[j].text) or lines[j].text.strip() in ("", "...", "…")):

@@ -55,7 +55,10 @@ allocated)
 """
 
 
-BUDGET_S = 4.0  # CPU seconds, the better of two runs (see above)
+# CPU seconds, the better of two runs (see above). 4.0 until 2026-12-08, when this build machine, idle, took 4.0-4.4 s
+# for the tree that had passed CI the day before (e2e565c: 4.19, 4.29 s) and for that day's HEAD alike (4.03-4.36 s):
+# 5.0 still fails a regression that doubles the 2.0-2.9 s this paste took here before.
+BUDGET_S = 5.0
 
 
 def _cpu_of(argv: list, env: dict) -> dict:
