@@ -69,22 +69,34 @@ def _block(ctx, cmd, cfg, release, given, spec_tokens):
 
 # Options that make the server a pooling model, whose prefix-caching default depends on its pooling type.
 _POOLING = ("runner", "convert", "task")
-# The first vllm-ascend release on vLLM's V1 engine alone (vLLM 0.11.0 removed V0); before it the engine, and with it
-# the prefix-caching default, followed VLLM_USE_V1 (vllm_ascend/platform.py 0.8.5rc1-0.9.1rc1 branches on it).
-V1_ONLY_FROM = "0.11.0rc0"
+ENGINE_SWITCH = "VLLM_USE_V1"  # a vLLM whose envs.py still reads it may run the V0 engine (prefix caching off)
 
 
-def _off_by_default(cmd, cfg, release):
+def _engine_switch(ctx, release):
+    """The vLLM (installed, or paired with the vllm-ascend release by the matrix) whose envs.py still reads
+    VLLM_USE_V1 — the names-vllm `env` rows read by matrix sync: up to vLLM 0.11.0 —, or None. There the engine, and
+    with it the prefix-caching default, follows the variable."""
+    dist = ctx.fact("python").dist("vllm")
+    row = ctx.matrix.vllm_ascend_release(release)
+    table = ctx.knowledge.release_names.get("vllm")
+    for version in [*([dist.version] if dist is not None else []), *(row.vllm if row is not None else [])]:
+        names, _ = table.row_for(version) if table is not None else (None, "")
+        if names is not None and ENGINE_SWITCH in (names.joined("env") or ()):
+            return version
+    return None
+
+
+def _off_by_default(ctx, cmd, cfg, release):
     """Why prefix caching is off for a command that does not set it, or None when vLLM's V1 engine turns it on:
     vLLM (EngineArgs: `enable_prefix_caching` None -> ModelConfig.is_prefix_caching_supported, read in the 0.13.0,
     0.17.0, 0.20.2 and 0.22.1 sdists) enables it for a decoder-only generative model, DeepSeek-V4 among them, and
     not for a hybrid (Gated DeltaNet, Mamba) model — "Hybrid models does not support prefix caching since the feature
     is still experimental". A pooling model's default depends on its pooling type: not judged."""
-    v, first = try_parse_version(release), try_parse_version(V1_ONLY_FROM)
-    if v is not None and v < first:
-        return T("vllm-ascend {version} predates the V1-only engine ({first}): whether prefix caching is on by "
-                 "default follows VLLM_USE_V1, and the command does not turn it on (--enable-prefix-caching)",
-                 version=release, first=V1_ONLY_FROM)
+    switch = _engine_switch(ctx, release)
+    if switch is not None:
+        return T("vLLM {vllm} still reads VLLM_USE_V1 (its envs.py): whether prefix caching is on by default "
+                 "follows the engine it picks, and the command does not turn it on (--enable-prefix-caching)",
+                 vllm=switch)
     if str(cfg.get("model_type") or "") in GDN_MODEL_TYPES:
         return T("vLLM leaves prefix caching off by default for a hybrid model; the command does not turn it on "
                  "(--enable-prefix-caching)")
@@ -147,7 +159,7 @@ def prefix_unit_check(ctx):
         why = unreadable(m)
         return ctx.unknown(T("the unit depends on the model, which is not read: {why}", why=why), cause=why)
     cfg = model_config(ctx, m)
-    off = None if explicit else _off_by_default(cmd, cfg, dist.version)
+    off = None if explicit else _off_by_default(ctx, cmd, cfg, dist.version)
     if off is not None:
         return ctx.skip(off)
     method, spec_tokens = _speculation(cmd)

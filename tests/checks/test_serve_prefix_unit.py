@@ -167,6 +167,7 @@ def test_prefix_caching_on_by_default_for_a_decoder_model_and_off_for_a_hybrid(m
     assert pooling.status == Status.SKIP and "pooling" in pooling.message
     v0 = judge(QWEN, "-tp 1", "0.10.0rc1")
     assert v0.status == Status.SKIP and "VLLM_USE_V1" in v0.message
+    assert "still reads VLLM_USE_V1" in v0.message  # the paired vLLM's envs.py (names-vllm env rows) says so
     off = judge(models / "DeepSeek-V4-Flash", "-tp 8 --no-enable-prefix-caching", "0.23.0")
     assert off.status == Status.SKIP and "turns prefix caching off" in off.message
 
