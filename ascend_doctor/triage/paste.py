@@ -871,7 +871,7 @@ def read_paste(text: str) -> PasteFacts:
             f.npu_smi_text = "\n".join(x.text for x in lines[i:j]) + "\n"
             f.npu_smi_lines = _span(lines[i].no, lines[j - 1].no)
             f.npu_smi_fragment = False
-            f.sections = [x for x in f.sections if x.kind != "npu_smi_info"]  # rows read before: this is the table
+            f.sections = [x for x in f.sections if x.label != FRAGMENT_LABEL]  # rows read before: this is the table
             f.sections.append(Section(kind="npu_smi_info", first=lines[i].no, last=lines[j - 1].no))
             driver = (header_versions(lines[head].text) or (None, None))[1]  # a blank field is no version
             # nor is a placeholder the author wrote for a version left out (`xx.x.x`, `<version>`, `***`)
@@ -890,7 +890,7 @@ def read_paste(text: str) -> PasteFacts:
             f.npu_smi_text = "\n".join(x.text for x in lines[i:j]) + "\n"
             f.npu_smi_lines, f.npu_smi_fragment = _span(lines[i].no, lines[j - 1].no), True
             f.sections.append(Section(kind="npu_smi_info", first=lines[i].no, last=lines[j - 1].no,
-                                      label="rows of the table without its headers"))
+                                      label=FRAGMENT_LABEL))
             i = j
             continue
         # --- the same files pasted as comments (`# version=8.3.RC1` under `# CANN:`, h38n): read only as one of
@@ -1588,6 +1588,9 @@ def _runs_off(lines: list[Line], first: int, last: int) -> bool:
     ends where the command goes on."""
     body = [ln.text.rstrip() for ln in lines[first:last + 1] if ln.text.strip()]
     return bool(body) and body[-1].endswith("\\") and all(not ln.text.strip() for ln in lines[last + 1:])
+
+
+FRAGMENT_LABEL = "rows of the table without its headers"  # an npu-smi info section read as a fragment
 
 
 # A line that says text was left out (`[...]`, `... (truncated)`, `[… rest of the log not shown …]`, `<snip>`): after
