@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -350,3 +351,21 @@ def test_rows_without_the_headers_are_read_as_a_fragment():
         parse_npu_smi_info("| 0       0                 | 12345         | python3.11   | 56789  |\n", fragment=True)
     with pytest.raises(ParseError):
         parse_npu_smi_info(rows)  # without `fragment`, a table needs its header
+
+
+@pytest.mark.parametrize("path", corpus_params("npu_smi_info"))
+def test_corpus_rows_without_the_headers_read_as_the_table_does(path):
+    """Each real capture with its version header and column headers cut off (what a pasted excerpt keeps): the
+    fragment reader finds the same chips, HBM and processes as the whole table, or none of it is claimed."""
+    _, body = read_corpus(path)
+    whole = parse_npu_smi_info(body)
+    lines = body.splitlines()
+    first = next((i for i, ln in enumerate(lines) if ln.strip().startswith("|") and whole.chips
+                  and re.match(r"\|\s*%d\s+\S" % whole.chips[0].npu_id, ln.strip())), None)
+    if first is None or whole.layout == "chip-phy-id" or any(c.bus_id is None for c in whole.chips):
+        pytest.skip("no two-row chips with a Bus-Id to read without the headers")
+    info = parse_npu_smi_info("\n".join(lines[first:]), fragment=True)
+    assert info.npu_ids() == whole.npu_ids() and info.elided
+    assert [(c.hbm_used_mb, c.hbm_total_mb) for c in info.chips] == [(c.hbm_used_mb, c.hbm_total_mb)
+                                                                     for c in whole.chips]
+    assert {c.health for c in info.chips} == {c.health for c in whole.chips}
